@@ -1,0 +1,305 @@
+/*
+ * jhDNN public C API.
+ *
+ * Mirrors cuDNN 9's legacy API name for name: every `cudnnX` used here exists as `jhdnnX`, with
+ * the same arguments, the same enumerator names (CUDNN_ -> JHDNN_) and the same numeric values,
+ * so a framework that calls cuDNN can call jhDNN by renaming.
+ *
+ * Every call returns a jhdnnStatus_t. When a call fails, jhdnnGetLastErrorString() returns a
+ * message (kept per thread) that names the constraint that failed, e.g.
+ *   "filter C*groups (96) != input C (64)".
+ *
+ * Scaling parameters (alpha, beta) are host pointers: `float` for FLOAT/HALF/BFLOAT16 data, `double`
+ * for DOUBLE data, exactly as in cuDNN. y = alpha * op(x, w) + beta * y; when *beta == 0, y is never
+ * read (it may hold NaN).
+ */
+#ifndef JHDNN_H_
+#define JHDNN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#define JHDNN_MAJOR 0
+#define JHDNN_MINOR 1
+#define JHDNN_PATCHLEVEL 0
+#define JHDNN_VERSION (JHDNN_MAJOR * 10000 + JHDNN_MINOR * 100 + JHDNN_PATCHLEVEL)
+
+/* Most dimensions a tensor descriptor holds (as CUDNN_DIM_MAX). */
+#define JHDNN_DIM_MAX 8
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum {
+    JHDNN_STATUS_SUCCESS = 0,
+
+    JHDNN_STATUS_NOT_INITIALIZED = 1001,
+    JHDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH = 1002,
+    JHDNN_STATUS_SERIALIZATION_VERSION_MISMATCH = 1003,
+    JHDNN_STATUS_DEPRECATED = 1004,
+    JHDNN_STATUS_LICENSE_ERROR = 1005,
+    JHDNN_STATUS_RUNTIME_IN_PROGRESS = 1006,
+    JHDNN_STATUS_RUNTIME_FP_OVERFLOW = 1007,
+    JHDNN_STATUS_SUBLIBRARY_LOADING_FAILED = 1008,
+
+    JHDNN_STATUS_BAD_PARAM = 2000,
+    JHDNN_STATUS_BAD_PARAM_NULL_POINTER = 2002,
+    JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER = 2003,
+    JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED = 2004,
+    JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND = 2005,
+    JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT = 2006,
+    JHDNN_STATUS_BAD_PARAM_STREAM_MISMATCH = 2007,
+    JHDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH = 2008,
+    JHDNN_STATUS_BAD_PARAM_DUPLICATED_ENTRIES = 2009,
+    JHDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE = 2010,
+    JHDNN_STATUS_BAD_PARAM_CUDA_GRAPH_MISMATCH = 2011,
+    JHDNN_STATUS_BAD_PARAM_DESCRIPTOR_TYPE = 2012,
+
+    JHDNN_STATUS_NOT_SUPPORTED = 3000,
+    JHDNN_STATUS_NOT_SUPPORTED_GRAPH_PATTERN = 3001,
+    JHDNN_STATUS_NOT_SUPPORTED_SHAPE = 3002,
+    JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE = 3003,
+    JHDNN_STATUS_NOT_SUPPORTED_LAYOUT = 3004,
+    JHDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER = 3005,
+    JHDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART = 3006,
+    JHDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH = 3007,
+    JHDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING = 3008,
+    JHDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE = 3009,
+    JHDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT = 3010,
+    JHDNN_STATUS_NOT_SUPPORTED_PADDING = 3011,
+    JHDNN_STATUS_NOT_SUPPORTED_BAD_LAUNCH_PARAM = 3012,
+    JHDNN_STATUS_NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API = 3013,
+    JHDNN_STATUS_NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE = 3014,
+
+    JHDNN_STATUS_INTERNAL_ERROR = 4000,
+    JHDNN_STATUS_INTERNAL_ERROR_COMPILATION_FAILED = 4001,
+    JHDNN_STATUS_INTERNAL_ERROR_UNEXPECTED_VALUE = 4002,
+    JHDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED = 4003,
+    JHDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED = 4004,
+    JHDNN_STATUS_INTERNAL_ERROR_BAD_LAUNCH_PARAM = 4005,
+    JHDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED = 4006,
+
+    JHDNN_STATUS_EXECUTION_FAILED = 5000,
+    JHDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER = 5001,
+    JHDNN_STATUS_EXECUTION_FAILED_CUBLAS = 5002,
+    JHDNN_STATUS_EXECUTION_FAILED_CUDART = 5003,
+    JHDNN_STATUS_EXECUTION_FAILED_CURAND = 5004,
+
+    /* cuDNN 9's deprecated aliases, kept so renamed code still compiles. */
+    JHDNN_STATUS_ALLOC_FAILED = JHDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED,
+    JHDNN_STATUS_INVALID_VALUE = 2001,
+    JHDNN_STATUS_ARCH_MISMATCH = JHDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH,
+    JHDNN_STATUS_MAPPING_ERROR = JHDNN_STATUS_INTERNAL_ERROR_TEXTURE_CREATION_FAILED,
+    JHDNN_STATUS_RUNTIME_PREREQUISITE_MISSING = JHDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING,
+    JHDNN_STATUS_VERSION_MISMATCH = JHDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH,
+} jhdnnStatus_t;
+
+#define JHDNN_STATUS_CATEGORY(full_error_code) ((full_error_code) / 1000 * 1000)
+#define JHDNN_STATUS_SPECIFIC_ERROR(full_error_code) ((full_error_code) % 1000)
+
+/* The status's name, e.g. "JHDNN_STATUS_BAD_PARAM_NULL_POINTER". Never NULL. */
+const char *jhdnnGetErrorString(jhdnnStatus_t status);
+
+/* Copies the calling thread's last error message (empty after a success) into message,
+ * truncated to max_size - 1 characters and NUL-terminated. */
+void jhdnnGetLastErrorString(char *message, size_t max_size);
+
+/* JHDNN_VERSION of the library actually loaded. */
+size_t jhdnnGetVersion(void);
+
+/* ---------------------------------------------------------------- enums */
+
+typedef enum {
+    JHDNN_DATA_FLOAT = 0,
+    JHDNN_DATA_DOUBLE = 1,
+    JHDNN_DATA_HALF = 2,
+    JHDNN_DATA_INT8 = 3,
+    JHDNN_DATA_INT32 = 4,
+    JHDNN_DATA_UINT8 = 6,
+    JHDNN_DATA_BFLOAT16 = 9,
+    JHDNN_DATA_INT64 = 10,
+    JHDNN_DATA_BOOLEAN = 11,
+} jhdnnDataType_t;
+
+typedef enum {
+    JHDNN_DEFAULT_MATH = 0,
+    JHDNN_TENSOR_OP_MATH = 1,
+    JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION = 2,
+    JHDNN_FMA_MATH = 3,
+} jhdnnMathType_t;
+
+typedef enum {
+    JHDNN_TENSOR_NCHW = 0,        /* row major (wStride = 1, hStride = w) */
+    JHDNN_TENSOR_NHWC = 1,        /* feature maps interleaved (cStride = 1) */
+    JHDNN_TENSOR_NCHW_VECT_C = 2, /* accepted by no jhDNN call yet: NOT_SUPPORTED_LAYOUT */
+} jhdnnTensorFormat_t;
+
+typedef enum { JHDNN_CONVOLUTION = 0, JHDNN_CROSS_CORRELATION = 1 } jhdnnConvolutionMode_t;
+
+typedef enum {
+    JHDNN_NON_DETERMINISTIC = 0,
+    JHDNN_DETERMINISTIC = 1,
+} jhdnnDeterminism_t;
+
+typedef enum {
+    JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM = 0,
+    JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM = 1,
+    JHDNN_CONVOLUTION_FWD_ALGO_GEMM = 2,
+    JHDNN_CONVOLUTION_FWD_ALGO_DIRECT = 3,
+    JHDNN_CONVOLUTION_FWD_ALGO_FFT = 4,
+    JHDNN_CONVOLUTION_FWD_ALGO_FFT_TILING = 5,
+    JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD = 6,
+    JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED = 7,
+    JHDNN_CONVOLUTION_FWD_ALGO_COUNT = 8,
+} jhdnnConvolutionFwdAlgo_t;
+
+/* ---------------------------------------------------------------- handle */
+
+typedef struct jhdnnContext *jhdnnHandle_t;
+
+/* Binds the handle to the current CUDA device. NOT_INITIALIZED when there is no usable device. */
+jhdnnStatus_t jhdnnCreate(jhdnnHandle_t *handle);
+jhdnnStatus_t jhdnnDestroy(jhdnnHandle_t handle);
+jhdnnStatus_t jhdnnSetStream(jhdnnHandle_t handle, cudaStream_t streamId);
+jhdnnStatus_t jhdnnGetStream(jhdnnHandle_t handle, cudaStream_t *streamId);
+
+/* ---------------------------------------------------------------- tensors */
+
+typedef struct jhdnnTensorStruct *jhdnnTensorDescriptor_t;
+
+jhdnnStatus_t jhdnnCreateTensorDescriptor(jhdnnTensorDescriptor_t *tensorDesc);
+jhdnnStatus_t jhdnnDestroyTensorDescriptor(jhdnnTensorDescriptor_t tensorDesc);
+
+jhdnnStatus_t jhdnnSetTensor4dDescriptor(jhdnnTensorDescriptor_t tensorDesc, jhdnnTensorFormat_t format,
+                                         jhdnnDataType_t dataType, int n, int c, int h, int w);
+jhdnnStatus_t jhdnnSetTensor4dDescriptorEx(jhdnnTensorDescriptor_t tensorDesc, jhdnnDataType_t dataType,
+                                           int n, int c, int h, int w, int nStride, int cStride,
+                                           int hStride, int wStride);
+jhdnnStatus_t jhdnnGetTensor4dDescriptor(const jhdnnTensorDescriptor_t tensorDesc,
+                                         jhdnnDataType_t *dataType, int *n, int *c, int *h, int *w,
+                                         int *nStride, int *cStride, int *hStride, int *wStride);
+/* dimA = {n, c, spatial...}, strides in elements; 3 <= nbDims <= JHDNN_DIM_MAX. */
+jhdnnStatus_t jhdnnSetTensorNdDescriptor(jhdnnTensorDescriptor_t tensorDesc, jhdnnDataType_t dataType,
+                                         int nbDims, const int dimA[], const int strideA[]);
+jhdnnStatus_t jhdnnSetTensorNdDescriptorEx(jhdnnTensorDescriptor_t tensorDesc, jhdnnTensorFormat_t format,
+                                           jhdnnDataType_t dataType, int nbDims, const int dimA[]);
+jhdnnStatus_t jhdnnGetTensorNdDescriptor(const jhdnnTensorDescriptor_t tensorDesc, int nbDimsRequested,
+                                         jhdnnDataType_t *dataType, int *nbDims, int dimA[],
+                                         int strideA[]);
+/* Bytes spanned by the tensor: (1 + sum (dim_i - 1) * stride_i) * element size. */
+jhdnnStatus_t jhdnnGetTensorSizeInBytes(const jhdnnTensorDescriptor_t tensorDesc, size_t *size);
+
+/* ---------------------------------------------------------------- filters */
+
+typedef struct jhdnnFilterStruct *jhdnnFilterDescriptor_t;
+
+jhdnnStatus_t jhdnnCreateFilterDescriptor(jhdnnFilterDescriptor_t *filterDesc);
+jhdnnStatus_t jhdnnDestroyFilterDescriptor(jhdnnFilterDescriptor_t filterDesc);
+/* format NCHW: KCRS in memory; NHWC: KRSC. c is the channels of one group. */
+jhdnnStatus_t jhdnnSetFilter4dDescriptor(jhdnnFilterDescriptor_t filterDesc, jhdnnDataType_t dataType,
+                                         jhdnnTensorFormat_t format, int k, int c, int h, int w);
+jhdnnStatus_t jhdnnGetFilter4dDescriptor(const jhdnnFilterDescriptor_t filterDesc,
+                                         jhdnnDataType_t *dataType, jhdnnTensorFormat_t *format, int *k,
+                                         int *c, int *h, int *w);
+jhdnnStatus_t jhdnnSetFilterNdDescriptor(jhdnnFilterDescriptor_t filterDesc, jhdnnDataType_t dataType,
+                                         jhdnnTensorFormat_t format, int nbDims, const int filterDimA[]);
+jhdnnStatus_t jhdnnGetFilterNdDescriptor(const jhdnnFilterDescriptor_t filterDesc, int nbDimsRequested,
+                                         jhdnnDataType_t *dataType, jhdnnTensorFormat_t *format,
+                                         int *nbDims, int filterDimA[]);
+jhdnnStatus_t jhdnnGetFilterSizeInBytes(const jhdnnFilterDescriptor_t filterDesc, size_t *size);
+
+/* ---------------------------------------------------------------- convolution */
+
+typedef struct jhdnnConvolutionStruct *jhdnnConvolutionDescriptor_t;
+
+typedef struct jhdnnConvolutionFwdAlgoPerfStruct {
+    jhdnnConvolutionFwdAlgo_t algo;
+    jhdnnStatus_t status;
+    float time; /* milliseconds; -1 when not timed */
+    size_t memory;
+    jhdnnDeterminism_t determinism;
+    jhdnnMathType_t mathType;
+    int reserved[3];
+} jhdnnConvolutionFwdAlgoPerf_t;
+
+jhdnnStatus_t jhdnnCreateConvolutionDescriptor(jhdnnConvolutionDescriptor_t *convDesc);
+jhdnnStatus_t jhdnnDestroyConvolutionDescriptor(jhdnnConvolutionDescriptor_t convDesc);
+jhdnnStatus_t jhdnnSetConvolutionMathType(jhdnnConvolutionDescriptor_t convDesc, jhdnnMathType_t mathType);
+jhdnnStatus_t jhdnnGetConvolutionMathType(jhdnnConvolutionDescriptor_t convDesc, jhdnnMathType_t *mathType);
+jhdnnStatus_t jhdnnSetConvolutionGroupCount(jhdnnConvolutionDescriptor_t convDesc, int groupCount);
+jhdnnStatus_t jhdnnGetConvolutionGroupCount(jhdnnConvolutionDescriptor_t convDesc, int *groupCount);
+jhdnnStatus_t jhdnnSetConvolution2dDescriptor(jhdnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w,
+                                              int u, int v, int dilation_h, int dilation_w,
+                                              jhdnnConvolutionMode_t mode, jhdnnDataType_t computeType);
+jhdnnStatus_t jhdnnGetConvolution2dDescriptor(const jhdnnConvolutionDescriptor_t convDesc, int *pad_h,
+                                              int *pad_w, int *u, int *v, int *dilation_h,
+                                              int *dilation_w, jhdnnConvolutionMode_t *mode,
+                                              jhdnnDataType_t *computeType);
+/* arrayLength = number of spatial dimensions (2 or 3). */
+jhdnnStatus_t jhdnnSetConvolutionNdDescriptor(jhdnnConvolutionDescriptor_t convDesc, int arrayLength,
+                                              const int padA[], const int filterStrideA[],
+                                              const int dilationA[], jhdnnConvolutionMode_t mode,
+                                              jhdnnDataType_t computeType);
+jhdnnStatus_t jhdnnGetConvolutionNdDescriptor(const jhdnnConvolutionDescriptor_t convDesc,
+                                              int arrayLengthRequested, int *arrayLength, int padA[],
+                                              int strideA[], int dilationA[],
+                                              jhdnnConvolutionMode_t *mode, jhdnnDataType_t *computeType);
+jhdnnStatus_t jhdnnGetConvolution2dForwardOutputDim(const jhdnnConvolutionDescriptor_t convDesc,
+                                                    const jhdnnTensorDescriptor_t inputTensorDesc,
+                                                    const jhdnnFilterDescriptor_t filterDesc, int *n,
+                                                    int *c, int *h, int *w);
+jhdnnStatus_t jhdnnGetConvolutionNdForwardOutputDim(const jhdnnConvolutionDescriptor_t convDesc,
+                                                    const jhdnnTensorDescriptor_t inputTensorDesc,
+                                                    const jhdnnFilterDescriptor_t filterDesc, int nbDims,
+                                                    int tensorOuputDimA[]);
+
+/* JHDNN_CONVOLUTION_FWD_ALGO_COUNT. */
+jhdnnStatus_t jhdnnGetConvolutionForwardAlgorithmMaxCount(jhdnnHandle_t handle, int *count);
+
+/* Every algorithm, ranked by heuristic (fastest expected first); entries whose status is not
+ * SUCCESS cannot run this problem and come last. Nothing is run. */
+jhdnnStatus_t jhdnnGetConvolutionForwardAlgorithm_v7(
+    jhdnnHandle_t handle, const jhdnnTensorDescriptor_t srcDesc, const jhdnnFilterDescriptor_t filterDesc,
+    const jhdnnConvolutionDescriptor_t convDesc, const jhdnnTensorDescriptor_t destDesc,
+    const int requestedAlgoCount, int *returnedAlgoCount, jhdnnConvolutionFwdAlgoPerf_t *perfResults);
+
+/* Times every applicable algorithm on buffers it allocates itself; sorted by time. */
+jhdnnStatus_t jhdnnFindConvolutionForwardAlgorithm(
+    jhdnnHandle_t handle, const jhdnnTensorDescriptor_t xDesc, const jhdnnFilterDescriptor_t wDesc,
+    const jhdnnConvolutionDescriptor_t convDesc, const jhdnnTensorDescriptor_t yDesc,
+    const int requestedAlgoCount, int *returnedAlgoCount, jhdnnConvolutionFwdAlgoPerf_t *perfResults);
+
+/* As above on the caller's buffers; y is overwritten. Algorithms needing more than
+ * workSpaceSizeInBytes answer BAD_PARAM_SIZE_INSUFFICIENT in their entry. */
+jhdnnStatus_t jhdnnFindConvolutionForwardAlgorithmEx(
+    jhdnnHandle_t handle, const jhdnnTensorDescriptor_t xDesc, const void *x,
+    const jhdnnFilterDescriptor_t wDesc, const void *w, const jhdnnConvolutionDescriptor_t convDesc,
+    const jhdnnTensorDescriptor_t yDesc, void *y, const int requestedAlgoCount, int *returnedAlgoCount,
+    jhdnnConvolutionFwdAlgoPerf_t *perfResults, void *workSpace, size_t workSpaceSizeInBytes);
+
+jhdnnStatus_t jhdnnGetConvolutionForwardWorkspaceSize(jhdnnHandle_t handle,
+                                                      const jhdnnTensorDescriptor_t xDesc,
+                                                      const jhdnnFilterDescriptor_t wDesc,
+                                                      const jhdnnConvolutionDescriptor_t convDesc,
+                                                      const jhdnnTensorDescriptor_t yDesc,
+                                                      jhdnnConvolutionFwdAlgo_t algo, size_t *sizeInBytes);
+
+/* y = alpha * conv(x, w) + beta * y, on the handle's stream. */
+jhdnnStatus_t jhdnnConvolutionForward(jhdnnHandle_t handle, const void *alpha,
+                                      const jhdnnTensorDescriptor_t xDesc, const void *x,
+                                      const jhdnnFilterDescriptor_t wDesc, const void *w,
+                                      const jhdnnConvolutionDescriptor_t convDesc,
+                                      jhdnnConvolutionFwdAlgo_t algo, void *workSpace,
+                                      size_t workSpaceSizeInBytes, const void *beta,
+                                      const jhdnnTensorDescriptor_t yDesc, void *y);
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* JHDNN_H_ */

@@ -1,0 +1,27 @@
+// From descriptors to a running solver: the one path every convolution API call takes.
+#pragma once
+
+#include "conv/solver.h"
+#include "core/descriptors.h"
+
+namespace jhdnn::conv {
+
+// Builds a fully validated ConvProblem from the four descriptors: shapes agree, y has exactly the
+// output dims, data and compute types are a supported combination, y's strides do not overlap.
+Status make_problem(const jhdnnTensorStruct& x, const jhdnnFilterStruct& w, const jhdnnConvolutionStruct& conv,
+                    const jhdnnTensorStruct& y, ConvProblem* out);
+
+// The first enabled solver for algo that can implement p (registry order). NOT_SUPPORTED, with a
+// message naming each solver's reason, when none can; BAD_PARAM for an algo outside the enum.
+Status select_solver(const ConvProblem& p, const DeviceInfo& dev, jhdnnConvolutionFwdAlgo_t algo,
+                     const ConvSolver** out);
+
+// Checks that a user buffer can be handed to a kernel: aligned to the element size and reachable
+// from the device (plain host memory is refused unless the device can read pageable memory).
+Status check_buffer(const void* ptr, size_t elem_bytes, const char* name, const DeviceInfo& dev);
+
+// Runs solver s with the user's workspace, after checking the workspace is large enough.
+Status run_solver(const ConvSolver& s, const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes,
+                  cudaStream_t stream);
+
+}  // namespace jhdnn::conv

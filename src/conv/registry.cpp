@@ -1,0 +1,29 @@
+// The ordered solver list. Explicit (no static self-registration, which static linking drops);
+// within one algorithm the expected-fastest solver comes first, because dispatch takes the first
+// applicable one.
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "conv/direct/direct.h"
+#include "conv/solver.h"
+
+namespace jhdnn::conv {
+
+const std::vector<const ConvSolver*>& all_solvers() {
+  static const std::vector<const ConvSolver*> solvers = {
+      &direct_tiled_solver(),
+      &direct_naive_solver(),
+  };
+  return solvers;
+}
+
+bool solver_enabled(const ConvSolver& s) {
+  // Read on every call so a test or tool can change it at run time; the cost is a getenv.
+  const char* off = std::getenv("JHDNN_DISABLE");
+  if (off == nullptr || *off == '\0') return true;
+  const std::string list = std::string(",") + off + ",";
+  return list.find(std::string(",") + s.name() + ",") == std::string::npos;
+}
+
+}  // namespace jhdnn::conv

@@ -1,0 +1,61 @@
+// The solver contract: one stateless object per way of computing a convolution. Several solvers may
+// serve one public algorithm (e.g. a naive and a tiled DIRECT kernel); dispatch takes the first
+// applicable one in registry order unless JHDNN_DISABLE switches it off.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "core/conv_problem.h"
+#include "core/device_info.h"
+#include "core/status.h"
+
+namespace jhdnn::conv {
+
+using core::ConvProblem;
+using core::DeviceInfo;
+using core::Status;
+
+// Why a solver cannot take a problem. reason is a string literal or points to static storage.
+struct Verdict {
+  bool ok;
+  const char* reason;
+  static Verdict yes() { return {true, ""}; }
+  static Verdict no(const char* why) { return {false, why}; }
+};
+
+// Device pointers and scaling factors of one call. alpha/beta arrive as float (or double for DOUBLE
+// data) from the user; they are widened to double here and narrowed by each kernel.
+struct ConvArgs {
+  const void* x = nullptr;
+  const void* w = nullptr;
+  void* y = nullptr;
+  double alpha = 1.0;
+  double beta = 0.0;
+};
+
+class ConvSolver {
+ public:
+  virtual ~ConvSolver() = default;
+  // Stable id used in logs, JHDNN_DISABLE and benchmark names, e.g. "direct_tiled".
+  virtual const char* name() const = 0;
+  virtual jhdnnConvolutionFwdAlgo_t algo() const = 0;
+  // A flat list of early returns, each with its reason.
+  virtual Verdict can_implement(const ConvProblem& p, const DeviceInfo& dev) const = 0;
+  virtual size_t workspace_bytes(const ConvProblem&) const { return 0; }
+  // Enqueues the convolution on stream. Re-checks ws_bytes; never synchronizes.
+  virtual Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes,
+                     cudaStream_t stream) const = 0;
+  // Deterministic: the same inputs give bitwise the same outputs.
+  virtual bool deterministic() const { return true; }
+};
+
+// Every solver in preference order (fastest expected first within an algorithm).
+const std::vector<const ConvSolver*>& all_solvers();
+
+// Solvers not switched off by JHDNN_DISABLE (a comma list of solver names), in registry order.
+bool solver_enabled(const ConvSolver& s);
+
+}  // namespace jhdnn::conv

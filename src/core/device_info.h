@@ -1,0 +1,26 @@
+// What solvers may ask about the GPU, read once when a handle is created.
+#pragma once
+
+#include <cstddef>
+
+#include "core/status.h"
+
+namespace jhdnn::core {
+
+struct DeviceInfo {
+  int device = -1;
+  int cc_major = 0, cc_minor = 0;   // compute capability
+  int sm_count = 0;
+  size_t smem_per_block_optin = 0;  // bytes a block may use after cudaFuncSetAttribute
+  size_t smem_per_sm = 0;
+  size_t l2_bytes = 0;
+  bool pageable_memory_access = false;  // kernels may read plain host memory (HMM / ATS)
+  char name[256] = {};
+
+  int sm() const { return cc_major * 10 + cc_minor; }  // 90 for Hopper
+};
+
+// Reads the current device. NOT_INITIALIZED when no device can be used.
+Status query_device(DeviceInfo* info);
+
+}  // namespace jhdnn::core

@@ -1,0 +1,122 @@
+#include "core/status.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace jhdnn::core {
+
+Status fail(jhdnnStatus_t code, const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return Status{code, buf};
+}
+
+namespace {
+thread_local std::string t_last_error;
+}
+
+void set_last_error(const std::string& message) { t_last_error = message; }
+const std::string& last_error() { return t_last_error; }
+
+const char* status_name(jhdnnStatus_t s) {
+  switch (s) {
+#define NAME(x) \
+  case JHDNN_STATUS_##x: return "JHDNN_STATUS_" #x;
+    NAME(SUCCESS)
+    NAME(NOT_INITIALIZED)
+    NAME(SUBLIBRARY_VERSION_MISMATCH)
+    NAME(SERIALIZATION_VERSION_MISMATCH)
+    NAME(DEPRECATED)
+    NAME(LICENSE_ERROR)
+    NAME(RUNTIME_IN_PROGRESS)
+    NAME(RUNTIME_FP_OVERFLOW)
+    NAME(SUBLIBRARY_LOADING_FAILED)
+    NAME(BAD_PARAM)
+    NAME(INVALID_VALUE)
+    NAME(BAD_PARAM_NULL_POINTER)
+    NAME(BAD_PARAM_MISALIGNED_POINTER)
+    NAME(BAD_PARAM_NOT_FINALIZED)
+    NAME(BAD_PARAM_OUT_OF_BOUND)
+    NAME(BAD_PARAM_SIZE_INSUFFICIENT)
+    NAME(BAD_PARAM_STREAM_MISMATCH)
+    NAME(BAD_PARAM_SHAPE_MISMATCH)
+    NAME(BAD_PARAM_DUPLICATED_ENTRIES)
+    NAME(BAD_PARAM_ATTRIBUTE_TYPE)
+    NAME(BAD_PARAM_CUDA_GRAPH_MISMATCH)
+    NAME(BAD_PARAM_DESCRIPTOR_TYPE)
+    NAME(NOT_SUPPORTED)
+    NAME(NOT_SUPPORTED_GRAPH_PATTERN)
+    NAME(NOT_SUPPORTED_SHAPE)
+    NAME(NOT_SUPPORTED_DATA_TYPE)
+    NAME(NOT_SUPPORTED_LAYOUT)
+    NAME(NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER)
+    NAME(NOT_SUPPORTED_INCOMPATIBLE_CUDART)
+    NAME(NOT_SUPPORTED_ARCH_MISMATCH)
+    NAME(NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING)
+    NAME(NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE)
+    NAME(NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT)
+    NAME(NOT_SUPPORTED_PADDING)
+    NAME(NOT_SUPPORTED_BAD_LAUNCH_PARAM)
+    NAME(NOT_SUPPORTED_CUDA_GRAPH_NATIVE_API)
+    NAME(NOT_SUPPORTED_INVALID_DYNAMIC_SHAPE)
+    NAME(INTERNAL_ERROR)
+    NAME(INTERNAL_ERROR_COMPILATION_FAILED)
+    NAME(INTERNAL_ERROR_UNEXPECTED_VALUE)
+    NAME(INTERNAL_ERROR_HOST_ALLOCATION_FAILED)
+    NAME(INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+    NAME(INTERNAL_ERROR_BAD_LAUNCH_PARAM)
+    NAME(INTERNAL_ERROR_TEXTURE_CREATION_FAILED)
+    NAME(EXECUTION_FAILED)
+    NAME(EXECUTION_FAILED_CUDA_DRIVER)
+    NAME(EXECUTION_FAILED_CUBLAS)
+    NAME(EXECUTION_FAILED_CUDART)
+    NAME(EXECUTION_FAILED_CURAND)
+#undef NAME
+  }
+  return "JHDNN_STATUS_UNKNOWN";
+}
+
+const char* data_type_name(jhdnnDataType_t t) {
+  switch (t) {
+    case JHDNN_DATA_FLOAT: return "FLOAT";
+    case JHDNN_DATA_DOUBLE: return "DOUBLE";
+    case JHDNN_DATA_HALF: return "HALF";
+    case JHDNN_DATA_INT8: return "INT8";
+    case JHDNN_DATA_INT32: return "INT32";
+    case JHDNN_DATA_UINT8: return "UINT8";
+    case JHDNN_DATA_BFLOAT16: return "BFLOAT16";
+    case JHDNN_DATA_INT64: return "INT64";
+    case JHDNN_DATA_BOOLEAN: return "BOOLEAN";
+  }
+  return "UNKNOWN";
+}
+
+const char* algo_name(jhdnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM: return "IMPLICIT_GEMM";
+    case JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM: return "IMPLICIT_PRECOMP_GEMM";
+    case JHDNN_CONVOLUTION_FWD_ALGO_GEMM: return "GEMM";
+    case JHDNN_CONVOLUTION_FWD_ALGO_DIRECT: return "DIRECT";
+    case JHDNN_CONVOLUTION_FWD_ALGO_FFT: return "FFT";
+    case JHDNN_CONVOLUTION_FWD_ALGO_FFT_TILING: return "FFT_TILING";
+    case JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD: return "WINOGRAD";
+    case JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+    case JHDNN_CONVOLUTION_FWD_ALGO_COUNT: break;
+  }
+  return "UNKNOWN";
+}
+
+size_t data_type_size(jhdnnDataType_t t) {
+  switch (t) {
+    case JHDNN_DATA_FLOAT: return 4;
+    case JHDNN_DATA_DOUBLE: return 8;
+    case JHDNN_DATA_HALF:
+    case JHDNN_DATA_BFLOAT16: return 2;
+    default: return 0;
+  }
+}
+
+}  // namespace jhdnn::core
