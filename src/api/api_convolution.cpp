@@ -94,10 +94,11 @@ Status copy_out(const std::vector<jhdnnConvolutionFwdAlgoPerf_t>& v, int request
   return Status::success();
 }
 
-Status check_request(int requested, int* returned, jhdnnConvolutionFwdAlgoPerf_t* perf) {
-  if (requested < 1) return fail(JHDNN_STATUS_BAD_PARAM, "requestedAlgoCount (%d) must be >= 1", requested);
-  JHDNN_CHECK_NULL(returned);
-  JHDNN_CHECK_NULL(perf);
+Status check_request(int requestedAlgoCount, int* returnedAlgoCount, jhdnnConvolutionFwdAlgoPerf_t* perfResults) {
+  if (requestedAlgoCount < 1)
+    return fail(JHDNN_STATUS_BAD_PARAM, "requestedAlgoCount (%d) must be >= 1", requestedAlgoCount);
+  JHDNN_CHECK_NULL(returnedAlgoCount);
+  JHDNN_CHECK_NULL(perfResults);
   return Status::success();
 }
 
