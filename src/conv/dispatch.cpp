@@ -55,8 +55,11 @@ void to5(const int64_t* s, int spatial, int64_t out[5]) {
 // step over everything the smaller axes span.
 bool overlapping(const int64_t* dims, const int64_t* strides, int n) {
   int order[JHDNN_DIM_MAX];
-  for (int i = 0; i < n; ++i) order[i] = i;
-  std::sort(order, order + n, [&](int a, int b) { return strides[a] < strides[b]; });
+  for (int i = 0; i < n && i < JHDNN_DIM_MAX; ++i) {  // insertion sort by stride: n <= 8
+    int j = i;
+    for (; j > 0 && strides[order[j - 1]] > strides[i]; --j) order[j] = order[j - 1];
+    order[j] = i;
+  }
   int64_t covered = 1;  // elements spanned by the axes seen so far
   for (int i = 0; i < n; ++i) {
     const int a = order[i];

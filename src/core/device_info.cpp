@@ -1,6 +1,6 @@
 #include "core/device_info.h"
 
-#include <cstring>
+#include <cstdio>
 
 #include <cuda_runtime_api.h>
 
@@ -28,7 +28,7 @@ Status query_device(DeviceInfo* info) {
   info->smem_per_sm = prop.sharedMemPerMultiprocessor;
   info->l2_bytes = size_t(prop.l2CacheSize);
   info->pageable_memory_access = prop.pageableMemoryAccess != 0;
-  std::strncpy(info->name, prop.name, sizeof info->name - 1);
+  std::snprintf(info->name, sizeof info->name, "%s", prop.name);
   return Status::success();
 }
 

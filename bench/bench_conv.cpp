@@ -1,0 +1,147 @@
+// Google Benchmark suite: each jhDNN solver and cuDNN's fastest algorithm (by cudnnFind) on the
+// default layer suite, for people who compare with their own harness.
+//
+// GPU time from CUDA events around each run (manual time), L2 flushed before each run outside the
+// timed region. Counters: FLOP/s (2 * multiply-adds) and minimum bytes moved per second (x, w read
+// once, y written once). Benchmark names: conv/<layer>/<type>_<layout>/<impl>.
+// --benchmark_filter selects, e.g. --benchmark_filter='rn50.*f16.*direct_tiled'.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "common/gpu_util.h"
+#include "common/suites.h"
+#include "common/test_util.h"
+#include "conv/dispatch.h"
+
+using namespace jhdnn;
+using namespace jhdnn::test;
+
+namespace {
+
+struct Gpu {
+  JhdnnHandle jh;
+  CudnnHandle ch;
+  CudaStream stream;
+  core::DeviceInfo dev;
+  std::unique_ptr<DeviceBuffer> flush;
+  Gpu() {
+    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
+    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
+    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
+  }
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+// Inputs of one configuration, random in [-1, 1].
+struct Inputs {
+  DeviceBuffer x, w, y;
+  explicit Inputs(const core::ConvProblem& p) {
+    const size_t es = dtype_size(p.dtype);
+    std::vector<double> hx(p.x_span()), hw(p.w_span());
+    fill_random(hx, p.dtype, 1);
+    fill_random(hw, p.dtype, 2);
+    x = DeviceBuffer(hx.size() * es, 0);
+    w = DeviceBuffer(hw.size() * es, 0);
+    y = DeviceBuffer(size_t(p.y_span()) * es, 0);
+    x.upload(to_device_bytes(hx, p.dtype));
+    w.upload(to_device_bytes(hw, p.dtype));
+  }
+};
+
+// Runs `run` under the benchmark loop with event timing; sets the counters.
+template <class F>
+void timed_loop(benchmark::State& st, const core::ConvProblem& p, F run) {
+  Gpu& g = gpu();
+  cudaEvent_t a, b;
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&b));
+  run();  // warm-up
+  for (auto _ : st) {
+    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
+    CUDA_CHECK(cudaEventRecord(a, g.stream.get()));
+    run();
+    CUDA_CHECK(cudaEventRecord(b, g.stream.get()));
+    CUDA_CHECK(cudaEventSynchronize(b));
+    float ms;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    st.SetIterationTime(ms * 1e-3);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  const double es = double(dtype_size(p.dtype));
+  st.counters["FLOP/s"] = benchmark::Counter(p.flops(), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["B/s"] = benchmark::Counter(es * double(p.x_elems() + p.w_elems() + p.y_elems()),
+                                          benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* s) {
+  Gpu& g = gpu();
+  const conv::Verdict v = s->can_implement(p, g.dev);
+  if (!v.ok) {
+    st.SkipWithError(v.reason);
+    return;
+  }
+  Inputs in(p);
+  DeviceBuffer ws(s->workspace_bytes(p), 0);
+  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
+  timed_loop(st, p, [&] {
+    const core::Status r = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
+    if (!r.ok()) throw std::runtime_error(r.message);
+  });
+}
+
+void bench_cudnn(benchmark::State& st, core::ConvProblem p) {
+  Gpu& g = gpu();
+  Inputs in(p);
+  CudnnConvDescs cd(p);
+  DeviceBuffer ws;
+  // cudnnFind picks the algorithm (and its math type); the benchmark then times that one.
+  CudnnRun pick = cudnn_best_forward(g.ch.get(), cd, in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
+  if (!pick.ok()) {
+    st.SkipWithError(("cuDNN: " + pick.log).c_str());
+    return;
+  }
+  CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, pick.math));
+  const float one = 1.0f, zero = 0.0f;
+  st.SetLabel(cudnn_algo_name(pick.algo));
+  timed_loop(st, p, [&] {
+    CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, pick.algo,
+                                        ws.get(), pick.workspace_bytes, &zero, cd.y, in.y.get()));
+  });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr, "bench_conv: no usable GPU (%s)\n", why.c_str());
+    return 1;
+  }
+  struct Cfg { jhdnnDataType_t dt; bool nhwc; const char* name; };
+  const Cfg cfgs[] = {{JHDNN_DATA_FLOAT, false, "f32_nchw"}, {JHDNN_DATA_HALF, true, "f16_nhwc"},
+                      {JHDNN_DATA_BFLOAT16, true, "bf16_nhwc"}};
+  for (const NamedProblem& np : default_bench_suite()) {
+    for (const Cfg& c : cfgs) {
+      core::ConvProblem p = with_layout(np.p, c.dt, c.nhwc);
+      if (c.dt == JHDNN_DATA_FLOAT) p.math_type = JHDNN_FMA_MATH;  // fp32 vs fp32: no TF32 on either side
+      const std::string base = "conv/" + np.name + "/" + c.name + "/";
+      for (const conv::ConvSolver* s : conv::all_solvers())
+        benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_solver, p, s)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+      benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_cudnn, p)
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
