@@ -4,10 +4,10 @@
 # summary.md to OUTDIR.
 #
 #   JHDNN_COMMIT=<sha> scripts/gpu-check.sh OUTDIR      (the commit, when .git did not travel)
-#   MEMCHECK=0 / BENCH=0 skip those steps.
+#   MEMCHECK=0 / BENCH=0 skip those steps; *_TIMEOUT (seconds) bound each step.
 set -uo pipefail
 OUT=${1:?usage: gpu-check.sh OUTDIR}
-mkdir -p "$OUT"
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/cuda/bin
 BUILD_DIR=${BUILD_DIR:-build-gpu}
@@ -21,7 +21,7 @@ if ! { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake -
 fi
 
 step ctest
-ctest --test-dir "$BUILD_DIR" --output-on-failure --output-junit "$PWD/$OUT/ctest-junit.xml" >"$OUT/ctest.log" 2>&1
+timeout "${CTEST_TIMEOUT:-400}" ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 300 --output-junit "$OUT/ctest-junit.xml" >"$OUT/ctest.log" 2>&1
 ctest_rc=$?
 tail -5 "$OUT/ctest.log"
 cp "$BUILD_DIR/Testing/Temporary/LastTest.log" "$OUT/ctest-full.log" 2>/dev/null
@@ -29,7 +29,7 @@ cp "$BUILD_DIR/Testing/Temporary/LastTest.log" "$OUT/ctest-full.log" 2>/dev/null
 memcheck="not run"
 if [ "${MEMCHECK:-1}" = 1 ]; then
   step memcheck
-  compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
+  timeout "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
     "$BUILD_DIR/tests/test_conv_direct" ${MEMCHECK_ARGS:-} >"$OUT/memcheck.log" 2>&1
   mc_rc=$?
   tail -4 "$OUT/memcheck.log"
@@ -38,9 +38,9 @@ fi
 
 if [ "${BENCH:-1}" = 1 ]; then
   step compare
-  "$BUILD_DIR/examples/jhdnn_compare" --csv "$OUT/compare.csv" >"$OUT/compare.txt" 2>&1
+  timeout "${COMPARE_TIMEOUT:-240}" "$BUILD_DIR/examples/jhdnn_compare" ${COMPARE_ARGS:-} --csv "$OUT/compare.csv" >"$OUT/compare.txt" 2>&1
   step benchmarks
-  "$BUILD_DIR/bench/bench_conv" --benchmark_format=console --benchmark_out="$OUT/bench.json" \
+  timeout "${BENCH_TIMEOUT:-180}" "$BUILD_DIR/bench/bench_conv" --benchmark_format=console --benchmark_out="$OUT/bench.json" \
     --benchmark_out_format=json ${BENCH_ARGS:-} >"$OUT/bench.txt" 2>&1
 fi
 

@@ -22,6 +22,7 @@
 #include "jhdnn/jhdnn.h"
 
 using namespace jhdnn;
+using Status = core::Status;
 
 namespace {
 
@@ -80,8 +81,6 @@ struct Descs {
   }
   Status problem(core::ConvProblem* p) const { return conv::make_problem(*x, *w, *conv, *y, p); }
 };
-
-using Status = core::Status;
 
 jhdnnStatus_t code_of(const Status& s) {
   core::set_last_error(s.message);
@@ -164,6 +163,10 @@ TEST_CASE("descriptor bad inputs", "[api]") {
   REQUIRE(jhdnnCreateTensorDescriptor(&t) == JHDNN_STATUS_SUCCESS);
   REQUIRE(jhdnnCreateFilterDescriptor(&f) == JHDNN_STATUS_SUCCESS);
   REQUIRE(jhdnnCreateConvolutionDescriptor(&cv) == JHDNN_STATUS_SUCCESS);
+  jhdnnTensorDescriptor_t unset_t;  // created, never set
+  jhdnnFilterDescriptor_t unset_f;
+  REQUIRE(jhdnnCreateTensorDescriptor(&unset_t) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnCreateFilterDescriptor(&unset_f) == JHDNN_STATUS_SUCCESS);
   const int d4[4] = {2, 3, 4, 5}, s4[4] = {60, 20, 5, 1};
   const int big[8] = {2147483647, 2147483647, 2147483647, 2147483647, 2147483647, 2147483647, 2, 2};
   const int big_s[8] = {1, 1, 1, 1, 1, 1, 1, 1};
@@ -208,13 +211,7 @@ TEST_CASE("descriptor bad inputs", "[api]") {
        [&] { return jhdnnSetTensorNdDescriptor(t, JHDNN_DATA_FLOAT, 8, big, big_s); },
        JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "overflows 64-bit indexing"},
       {"get4d on a never-set tensor",
-       [&] {
-         jhdnnTensorDescriptor_t u;
-         jhdnnCreateTensorDescriptor(&u);
-         const jhdnnStatus_t s = jhdnnGetTensor4dDescriptor(u, &dt, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8);
-         jhdnnDestroyTensorDescriptor(u);
-         return s;
-       },
+       [&] { return jhdnnGetTensor4dDescriptor(unset_t, &dt, &i1, &i2, &i3, &i4, &i5, &i6, &i7, &i8); },
        JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "tensor descriptor was never set"},
       {"get4d on a 5-D tensor",
        [&] {
@@ -241,13 +238,7 @@ TEST_CASE("descriptor bad inputs", "[api]") {
        [&] { return jhdnnSetFilterNdDescriptor(f, JHDNN_DATA_FLOAT, JHDNN_TENSOR_NCHW, 8, big); },
        JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "overflows 64-bit indexing"},
       {"get filter on a never-set filter",
-       [&] {
-         jhdnnFilterDescriptor_t u;
-         jhdnnCreateFilterDescriptor(&u);
-         const jhdnnStatus_t s = jhdnnGetFilter4dDescriptor(u, &dt, &fmt, &i1, &i2, &i3, &i4);
-         jhdnnDestroyFilterDescriptor(u);
-         return s;
-       },
+       [&] { return jhdnnGetFilter4dDescriptor(unset_f, &dt, &fmt, &i1, &i2, &i3, &i4); },
        JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "filter descriptor was never set"},
 
       {"conv pad_h = -1",
@@ -289,6 +280,8 @@ TEST_CASE("descriptor bad inputs", "[api]") {
        JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "convolution descriptor was never set"},
   };
   check_rows(rows);
+  jhdnnDestroyTensorDescriptor(unset_t);
+  jhdnnDestroyFilterDescriptor(unset_f);
   jhdnnDestroyTensorDescriptor(t);
   jhdnnDestroyFilterDescriptor(f);
   jhdnnDestroyConvolutionDescriptor(cv);
