@@ -576,13 +576,21 @@ TEST_CASE("API calls with a NULL handle or missing arguments (no GPU needed)", "
   check_rows(rows);
 }
 
-TEST_CASE("jhdnnCreate without a GPU says why", "[api]") {
+TEST_CASE("jhdnnCreate: a handle with a GPU, NOT_INITIALIZED with the reason without one", "[api]") {
   std::string why;
-  if (test::gpu_available(&why)) SKIP("a GPU is present: the no-GPU path cannot be exercised here");
   jhdnnHandle_t h = reinterpret_cast<jhdnnHandle_t>(0x1);
-  CHECK(jhdnnCreate(&h) == JHDNN_STATUS_NOT_INITIALIZED);
-  CHECK(h == nullptr);
-  CHECK(last_error().find("no usable CUDA device") != std::string::npos);
+  if (test::gpu_available(&why)) {
+    REQUIRE(jhdnnCreate(&h) == JHDNN_STATUS_SUCCESS);
+    CHECK(h != nullptr);
+    cudaStream_t s = reinterpret_cast<cudaStream_t>(0x1);
+    CHECK(jhdnnGetStream(h, &s) == JHDNN_STATUS_SUCCESS);
+    CHECK(s == nullptr);  // the default stream until jhdnnSetStream
+    CHECK(jhdnnDestroy(h) == JHDNN_STATUS_SUCCESS);
+  } else {
+    CHECK(jhdnnCreate(&h) == JHDNN_STATUS_NOT_INITIALIZED);
+    CHECK(h == nullptr);
+    CHECK(last_error().find("no usable CUDA device") != std::string::npos);
+  }
 }
 
 // ------------------------------------------------------------------ with a GPU

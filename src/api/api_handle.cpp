@@ -1,4 +1,5 @@
 #include "api/api_common.h"
+#include "conv/solver.h"
 #include "core/descriptors.h"
 
 using namespace jhdnn;
@@ -12,6 +13,7 @@ jhdnnStatus_t jhdnnCreate(jhdnnHandle_t* handle) {
     *handle = nullptr;
     core::DeviceInfo info;
     JHDNN_TRY(core::query_device(&info));
+    JHDNN_TRY(conv::load_all_kernels(info.device));
     auto* h = new jhdnnContext;
     h->device = info;
     *handle = h;

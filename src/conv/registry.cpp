@@ -3,6 +3,8 @@
 // applicable one.
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "conv/direct/direct.h"
@@ -16,6 +18,16 @@ const std::vector<const ConvSolver*>& all_solvers() {
       &direct_naive_solver(),
   };
   return solvers;
+}
+
+Status load_all_kernels(int device) {
+  static std::mutex mu;
+  static std::set<int> loaded;
+  std::lock_guard<std::mutex> lock(mu);
+  if (loaded.count(device)) return Status::success();
+  for (const ConvSolver* s : all_solvers()) JHDNN_TRY(s->load_kernels());
+  loaded.insert(device);
+  return Status::success();
 }
 
 bool solver_enabled(const ConvSolver& s) {

@@ -50,10 +50,18 @@ class ConvSolver {
                      cudaStream_t stream) const = 0;
   // Deterministic: the same inputs give bitwise the same outputs.
   virtual bool deterministic() const { return true; }
+  // Loads every kernel the solver may launch into the current context. CUDA loads modules lazily
+  // by default, and a first launch that loads one can wait for the whole device -- including
+  // streams the caller holds back. jhdnnCreate calls this once per device so no forward call pays
+  // for, or synchronizes on, module loading.
+  virtual Status load_kernels() const { return Status::success(); }
 };
 
 // Every solver in preference order (fastest expected first within an algorithm).
 const std::vector<const ConvSolver*>& all_solvers();
+
+// load_kernels() of every solver, once per device per process.
+Status load_all_kernels(int device);
 
 // Solvers not switched off by JHDNN_DISABLE (a comma list of solver names), in registry order.
 bool solver_enabled(const ConvSolver& s);

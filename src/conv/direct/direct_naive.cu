@@ -133,6 +133,22 @@ class DirectNaiveSolver final : public ConvSolver {
     }
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "direct_naive: unsupported data type");
   }
+
+  Status load_kernels() const override {
+    JHDNN_TRY(load<float>());
+    JHDNN_TRY(load<double>());
+    JHDNN_TRY(load<__half>());
+    return load<__nv_bfloat16>();
+  }
+
+ private:
+  template <class T>
+  static Status load() {
+    cudaFuncAttributes attr;
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_naive_kernel<T, int32_t>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_naive_kernel<T, int64_t>));
+    return Status::success();
+  }
 };
 
 }  // namespace

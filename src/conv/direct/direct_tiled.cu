@@ -317,6 +317,21 @@ class DirectTiledSolver final : public ConvSolver {
     }
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "direct_tiled: unsupported data type");
   }
+
+  Status load_kernels() const override {
+    JHDNN_TRY(load<float>());
+    JHDNN_TRY(load<__half>());
+    return load<__nv_bfloat16>();
+  }
+
+ private:
+  template <class T>
+  static Status load() {
+    cudaFuncAttributes attr;
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_tiled_kernel<T, WideK>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_tiled_kernel<T, NarrowK>));
+    return Status::success();
+  }
 };
 
 }  // namespace
