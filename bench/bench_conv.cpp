@@ -131,7 +131,8 @@ int main(int argc, char** argv) {
   for (const NamedProblem& np : default_bench_suite()) {
     for (const Cfg& c : cfgs) {
       core::ConvProblem p = with_layout(np.p, c.dt, c.nhwc);
-      if (c.dt == JHDNN_DATA_FLOAT) p.math_type = JHDNN_FMA_MATH;  // fp32 vs fp32: no TF32 on either side
+      // fp32 vs fp32 (no TF32 on either side); half types may use tensor cores, as frameworks ask.
+      p.math_type = c.dt == JHDNN_DATA_FLOAT ? JHDNN_FMA_MATH : JHDNN_TENSOR_OP_MATH;
       const std::string base = "conv/" + np.name + "/" + c.name + "/";
       for (const conv::ConvSolver* s : conv::all_solvers())
         benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_solver, p, s)

@@ -5,7 +5,9 @@
 // (max |diff| / max |ref|) and timed (GPU time by CUDA events, median of --reps runs after a
 // warm-up, L2 flushed before each run). One row per (layer, type, layout).
 //
-// FLOAT problems run with FMA math on both sides (no TF32), so fp32 is compared with fp32.
+// Math types: FLOAT problems run with FMA math on both sides (no TF32), so fp32 is compared with
+// fp32. HALF / BFLOAT16 problems ask for TENSOR_OP_MATH, as frameworks do (cuDNN 9 on the H200
+// does not use tensor cores for them under DEFAULT_MATH); jhDNN's DIRECT solvers ignore it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
           const jhdnnDataType_t dt = cfg.dt;
           const bool nhwc = cfg.nhwc;
           core::ConvProblem p = with_layout(np.p, dt, nhwc);
-          if (dt == JHDNN_DATA_FLOAT) p.math_type = JHDNN_FMA_MATH;
+          p.math_type = dt == JHDNN_DATA_FLOAT ? JHDNN_FMA_MATH : JHDNN_TENSOR_OP_MATH;
           const size_t es = dtype_size(dt);
           DeviceBuffer x(hx.size() * es), w(hw.size() * es), y(size_t(p.y_span()) * es);
           x.upload(to_device_bytes(hx, dt));

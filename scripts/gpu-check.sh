@@ -25,6 +25,8 @@ timeout "${CTEST_TIMEOUT:-400}" ctest --test-dir "$BUILD_DIR" --output-on-failur
 ctest_rc=$?
 tail -5 "$OUT/ctest.log"
 cp "$BUILD_DIR/Testing/Temporary/LastTest.log" "$OUT/ctest-full.log" 2>/dev/null
+# The bad-input table (status | message | input) with the GPU rows included: docs/bad-inputs.txt.
+JHDNN_PRINT_BAD_INPUTS=1 "$BUILD_DIR/tests/test_api" 2>&1 | sed -n 's/^BAD-INPUT | //p' >"$OUT/bad-inputs.txt"
 
 memcheck="not run"
 if [ "${MEMCHECK:-1}" = 1 ]; then
