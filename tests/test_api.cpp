@@ -447,6 +447,17 @@ TEST_CASE("problem validation bad inputs (no GPU needed)", "[api]") {
          return jhdnnGetConvolutionNdForwardOutputDim(d.conv, d.x, d.w, 5, out);
        },
        JHDNN_STATUS_BAD_PARAM, "nbDims (5) != 4 for this convolution"},
+      {"output height past INT_MAX (1000x1000 input, 1x1 filter, pad_h 2^30)",
+       [&] {
+         jhdnnSetTensor4dDescriptor(d.x, JHDNN_TENSOR_NCHW, JHDNN_DATA_FLOAT, 1, 1, 1000, 1000);
+         jhdnnSetFilter4dDescriptor(d.w, JHDNN_DATA_FLOAT, JHDNN_TENSOR_NCHW, 1, 1, 1, 1);
+         jhdnnSetConvolutionGroupCount(d.conv, 1);
+         jhdnnSetConvolution2dDescriptor(d.conv, 1 << 30, 0, 1, 1, 1, 1, JHDNN_CROSS_CORRELATION, JHDNN_DATA_FLOAT);
+         int n = 7, c = 7, h = 7, w = 7;
+         const jhdnnStatus_t st = jhdnnGetConvolution2dForwardOutputDim(d.conv, d.x, d.w, &n, &c, &h, &w);
+         return h == 7 ? st : JHDNN_STATUS_INTERNAL_ERROR;  // nothing written on failure
+       },
+       JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "output dimension (2147484648) does not fit in int"},
       {"output dim query with NULL filter",
        [&] {
          int n, c, h, w;
@@ -525,6 +536,23 @@ TEST_CASE("dispatch decisions (no GPU needed)", "[api]") {
 
   REQUIRE(conv::select_solver(p, h200, JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s).ok());
   CHECK(std::string(s->name()) == "direct_tiled");  // the fast one first
+
+  // Halos too large for shared memory, whose sizes would overflow int64 if multiplied naively:
+  // the tiled kernel refuses them and dispatch falls back to the naive one.
+  const int huge_dil = 2147483640;  // 2^31 - 8
+  const core::ConvProblem wide_halo =
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 1, 1, 1, 64, 2, 2, 1 << 30, 1 << 30, 1, 1, huge_dil, huge_dil);
+  REQUIRE(wide_halo.P == 9);
+  const conv::Verdict v = conv::direct_tiled_solver().can_implement(wide_halo, h200);
+  CHECK_FALSE(v.ok);
+  CHECK(std::string(v.reason).find("shared") != std::string::npos);
+  const core::ConvProblem far_stride =
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 1, 5, 5, 8, 1, 1, 0, 0, 2147483647, 2147483647, 1, 1);
+  CHECK_FALSE(conv::direct_tiled_solver().can_implement(far_stride, h200).ok);
+  for (const core::ConvProblem* q : {&wide_halo, &far_stride}) {
+    REQUIRE(conv::select_solver(*q, h200, JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s).ok());
+    CHECK(std::string(s->name()) == "direct_naive");
+  }
   setenv("JHDNN_DISABLE", "direct_tiled", 1);
   REQUIRE(conv::select_solver(p, h200, JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s).ok());
   CHECK(std::string(s->name()) == "direct_naive");

@@ -242,6 +242,7 @@ struct Notes {
   int64_t configs = 0, solver_runs = 0, api_runs = 0;
   int64_t cudnn_ran = 0, cudnn_not_supported = 0, cudnn_refused = 0;
   std::map<std::string, int64_t> not_applicable;  // "solver: reason" -> count
+  std::map<std::string, int64_t> runs_by_solver;  // solver name -> configurations it ran
   std::vector<std::string> cudnn_examples;        // the first few skipped cuDNN configurations
 
   explicit Notes(std::string t) : title(std::move(t)) {}
@@ -259,6 +260,9 @@ struct Notes {
       std::printf("[%s]   not applicable x%" PRId64 ": %s\n", title.c_str(), n, why.c_str());
     for (const std::string& e : cudnn_examples) std::printf("[%s]   cuDNN skipped: %s\n", title.c_str(), e.c_str());
     std::fflush(stdout);
+    // Every refusal must be NOT_SUPPORTED: a BAD_PARAM from cuDNN means the harness built a wrong
+    // descriptor, and skipping it would hide that.
+    CHECK(cudnn_refused == 0);
   }
 };
 
@@ -301,6 +305,7 @@ void run_solvers(DeviceProblem& d, const HostProblem& h, Tolerance tol, Notes& n
     CHECK(st.ok());
     if (!st.ok()) continue;
     ++notes.solver_runs;
+    ++notes.runs_by_solver[s->name()];
     check_result(std::string("solver ") + s->name(), d, h, tol, true, &ws);
   }
 }
@@ -346,8 +351,12 @@ void run_cudnn(DeviceProblem& d, const HostProblem& h, const std::vector<double>
   Gpu& g = gpu();
   const std::string what = h.name + " " + dt_name(d.p.dtype) + " " + layout_name(d.p);
   std::unique_ptr<CudnnConvDescs> cd;
+  // FLOAT: FMA math, so cuDNN computes in fp32 as jhDNN does and the comparison can use the fp32
+  // tolerance (under DEFAULT_MATH cuDNN may use TF32 products, whose error hides a wrong tap).
+  ConvProblem cp = d.p;
+  if (cp.dtype == JHDNN_DATA_FLOAT) cp.math_type = JHDNN_FMA_MATH;
   try {
-    cd = std::make_unique<CudnnConvDescs>(d.p);
+    cd = std::make_unique<CudnnConvDescs>(cp);
   } catch (const CudnnError& e) {
     notes.cudnn_skip(cudnn_not_supported(e.status), what + ": descriptor refused: " + e.what());
     return;
@@ -474,6 +483,9 @@ void run_problem_set(jhdnnDataType_t dt) {
   run_problem_list(set, dt, Scale{}, notes);
   notes.print();
   CHECK(notes.cudnn_ran > 0);  // a harness that never reaches cuDNN checks nothing against it
+  // The tiled kernel must actually run: every problem of the set fits its shared-memory budget,
+  // so a refusal (and a silent fallback to direct_naive in the API path) is a regression.
+  CHECK(notes.runs_by_solver["direct_tiled"] == notes.configs);
 }
 
 }  // namespace

@@ -47,9 +47,20 @@ bool ranges_overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_byt
   return lo_a < lo_b + uintptr_t(b_bytes) && lo_b < lo_a + uintptr_t(a_bytes);
 }
 
+// Kernels launch on the current device: it must be the one the handle was created on.
+Status check_current_device(const core::DeviceInfo& dev) {
+  int current = -1;
+  JHDNN_CUDA_TRY(cudaGetDevice(&current));
+  if (current != dev.device)
+    return fail(JHDNN_STATUS_BAD_PARAM, "the current device is %d but the handle was created on device %d",
+                current, dev.device);
+  return Status::success();
+}
+
 // Pointer checks shared by Forward and FindEx.
 Status check_buffers(const ConvProblem& p, const core::DeviceInfo& dev, const void* x, const void* w,
                      const void* y) {
+  JHDNN_TRY(check_current_device(dev));
   const size_t es = core::data_type_size(p.dtype);
   JHDNN_TRY(conv::check_buffer(x, es, "x", dev));
   JHDNN_TRY(conv::check_buffer(w, es, "w", dev));
@@ -114,6 +125,8 @@ Status time_once(jhdnnHandle_t h, const ConvSolver& s, const ConvProblem& p, con
 }
 
 // Times every runnable algorithm on the given buffers: the median of a few runs after a warm-up.
+// An algorithm whose run fails gets that status in its entry and the others are still timed, as
+// cuDNN does; only a failure to create the timing events fails the whole call.
 Status find_on(jhdnnHandle_t h, const ConvProblem& p, const ConvArgs& args, void* ws, size_t ws_bytes,
                std::vector<jhdnnConvolutionFwdAlgoPerf_t>* out) {
   constexpr int kRuns = 5;
@@ -127,11 +140,15 @@ Status find_on(jhdnnHandle_t h, const ConvProblem& p, const ConvArgs& args, void
     if (s != nullptr && r.memory > ws_bytes) r.status = JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT;
     if (r.status == JHDNN_STATUS_SUCCESS) {
       float t[kRuns + 1];
-      for (int i = 0; i <= kRuns && result.ok(); ++i)  // run 0 warms up
-        result = time_once(h, *s, p, args, ws, ws_bytes, start, stop, &t[i]);
-      if (!result.ok()) break;
-      std::sort(t + 1, t + kRuns + 1);
-      r.time = t[1 + kRuns / 2];
+      Status run;
+      for (int i = 0; i <= kRuns && run.ok(); ++i)  // run 0 warms up
+        run = time_once(h, *s, p, args, ws, ws_bytes, start, stop, &t[i]);
+      if (run.ok()) {
+        std::sort(t + 1, t + kRuns + 1);
+        r.time = t[1 + kRuns / 2];
+      } else {
+        r.status = run.code;
+      }
     }
     out->push_back(r);
   }
@@ -198,6 +215,7 @@ jhdnnStatus_t jhdnnFindConvolutionForwardAlgorithm(jhdnnHandle_t handle, const j
     ConvProblem p;
     JHDNN_TRY(problem_from(handle, xDesc, wDesc, convDesc, yDesc, &p));
     JHDNN_TRY(check_request(requestedAlgoCount, returnedAlgoCount, perfResults));
+    JHDNN_TRY(check_current_device(handle->device));
     // Buffers of our own: x and w filled with a small non-zero pattern (0x3c bytes: about 0.01 in
     // FLOAT and BFLOAT16, about 1.06 in HALF) so timings are those of real data, not of zeros.
     const size_t es = core::data_type_size(p.dtype);

@@ -1,4 +1,5 @@
 // Descriptor shims: create/destroy/set/get for tensors, filters and convolutions.
+#include <algorithm>
 #include <climits>
 
 #include "api/api_common.h"
@@ -382,7 +383,8 @@ jhdnnStatus_t jhdnnGetConvolution2dForwardOutputDim(const jhdnnConvolutionDescri
     JHDNN_CHECK_NULL(n); JHDNN_CHECK_NULL(c); JHDNN_CHECK_NULL(h); JHDNN_CHECK_NULL(w);
     int64_t out[4];
     JHDNN_TRY(core::forward_output_dims(*convDesc, *inputTensorDesc, *filterDesc, 4, out));
-    *n = int(out[0]), *c = int(out[1]), *h = int(out[2]), *w = int(out[3]);
+    int* dst[4] = {n, c, h, w};
+    for (int i = 0; i < 4; ++i) JHDNN_TRY(to_int(out[i], dst[i], "output dimension"));
     return Status::success();
   });
 }
@@ -398,7 +400,9 @@ jhdnnStatus_t jhdnnGetConvolutionNdForwardOutputDim(const jhdnnConvolutionDescri
     JHDNN_CHECK_NULL(tensorOuputDimA);
     int64_t out[JHDNN_DIM_MAX];
     JHDNN_TRY(core::forward_output_dims(*convDesc, *inputTensorDesc, *filterDesc, nbDims, out));
-    for (int i = 0; i < nbDims; ++i) tensorOuputDimA[i] = int(out[i]);
+    int dims[JHDNN_DIM_MAX];
+    for (int i = 0; i < nbDims; ++i) JHDNN_TRY(to_int(out[i], &dims[i], "output dimension"));
+    std::copy(dims, dims + nbDims, tensorOuputDimA);  // written only when every dim fits
     return Status::success();
   });
 }

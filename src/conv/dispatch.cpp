@@ -159,6 +159,9 @@ Status check_buffer(const void* ptr, size_t elem_bytes, const char* name, const 
   }
   if (attr.type == cudaMemoryTypeUnregistered && !dev.pageable_memory_access)
     return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) is plain host memory, which this GPU cannot read", name, ptr);
+  if (attr.type == cudaMemoryTypeDevice && attr.device != dev.device)
+    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) lives on device %d but the handle uses device %d", name, ptr,
+                attr.device, dev.device);
   return Status::success();
 }
 

@@ -234,8 +234,15 @@ int64_t floats_per_channel(const ConvProblem& p, int64_t* ph, int64_t* pw) {
 
 template <class Cfg>
 bool fits(const ConvProblem& p) {
+  // Each factor is bounded before any product is formed: with strides, dilations and filter
+  // sizes up to 2^31 the products below would overflow int64 and wrap to a small "fit".
+  constexpr int64_t kMaxFloats = kSmemMaxBytes / int64_t(sizeof(float));
+  if (p.R > kMaxFloats || p.S > kMaxFloats || p.R * p.S > kMaxFloats) return false;
+  if (p.stride_h > kMaxFloats || p.stride_w > kMaxFloats || p.dil_h > kMaxFloats || p.dil_w > kMaxFloats)
+    return false;
   int64_t ph, pw;
-  return floats_per_channel<Cfg>(p, &ph, &pw) * int64_t(sizeof(float)) <= kSmemMaxBytes;
+  const int64_t floats = floats_per_channel<Cfg>(p, &ph, &pw);  // now at most a few 10^9 per factor
+  return ph <= kMaxFloats && pw <= kMaxFloats && floats <= kMaxFloats;
 }
 
 enum class Pick { kNone, kWide, kNarrow };
