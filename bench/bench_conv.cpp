@@ -7,6 +7,7 @@
 // --benchmark_filter selects, e.g. --benchmark_filter='rn50.*f16.*direct_tiled'.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -91,6 +92,21 @@ void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSol
   Inputs in(p);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
   const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
+  // Checked once before timing: y starts as NaN and every output must come back finite. (Values are
+  // checked against cuDNN by jhdnn_compare and against the float64 reference by the tests.)
+  in.y.poison();
+  const core::Status first = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
+  g.stream.sync();
+  if (!first.ok()) {
+    st.SkipWithError(first.message.c_str());
+    return;
+  }
+  const auto yb = in.y.download();
+  for (double v : from_device_bytes(yb.data(), size_t(p.y_span()), p.dtype))
+    if (!std::isfinite(v)) {
+      st.SkipWithError("an output was not written (NaN poison left) or is not finite");
+      return;
+    }
   timed_loop(st, p, [&] {
     const core::Status r = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
     if (!r.ok()) throw std::runtime_error(r.message);

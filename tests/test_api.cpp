@@ -101,6 +101,8 @@ TEST_CASE("status strings, version and the last-error message", "[api]") {
   CHECK(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT == 3004);
   CHECK(JHDNN_STATUS_INTERNAL_ERROR == 4000);
   CHECK(JHDNN_STATUS_EXECUTION_FAILED == 5000);
+  CHECK(JHDNN_DATA_BFLOAT16 == 9);
+  CHECK(JHDNN_DATA_COMPLEX_FP64 == 21);
   CHECK(JHDNN_STATUS_CATEGORY(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND) == JHDNN_STATUS_BAD_PARAM);
   CHECK(jhdnnGetVersion() == JHDNN_VERSION);
 
@@ -401,6 +403,12 @@ TEST_CASE("problem validation bad inputs (no GPU needed)", "[api]") {
          return code_of(d.problem(&p));
        },
        JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "data type INT8 is not supported for convolution"},
+      {"FP8_E4M3 data (a cuDNN 9 type no jhDNN kernel computes with yet)",
+       [&] {
+         d.set_valid(JHDNN_DATA_FP8_E4M3);
+         return code_of(d.problem(&p));
+       },
+       JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "data type FP8_E4M3 is not supported for convolution"},
       {"FLOAT data with HALF compute",
        [&] {
          d.set_valid();

@@ -114,16 +114,31 @@ size_t jhdnnGetVersion(void);
 
 /* ---------------------------------------------------------------- enums */
 
+/* cuDNN 9's data types, value for value. Descriptors accept every one; convolution computes with
+ * FLOAT, DOUBLE, HALF and BFLOAT16 and answers NOT_SUPPORTED_DATA_TYPE for the rest. */
 typedef enum {
     JHDNN_DATA_FLOAT = 0,
     JHDNN_DATA_DOUBLE = 1,
     JHDNN_DATA_HALF = 2,
     JHDNN_DATA_INT8 = 3,
     JHDNN_DATA_INT32 = 4,
+    JHDNN_DATA_INT8x4 = 5, /* deprecated in cuDNN 9 */
     JHDNN_DATA_UINT8 = 6,
+    JHDNN_DATA_UINT8x4 = 7,  /* deprecated in cuDNN 9 */
+    JHDNN_DATA_INT8x32 = 8,  /* deprecated in cuDNN 9 */
     JHDNN_DATA_BFLOAT16 = 9,
     JHDNN_DATA_INT64 = 10,
     JHDNN_DATA_BOOLEAN = 11,
+    JHDNN_DATA_FP8_E4M3 = 12,
+    JHDNN_DATA_FP8_E5M2 = 13,
+    JHDNN_DATA_FAST_FLOAT_FOR_FP8 = 14,
+    JHDNN_DATA_FP8_E8M0 = 15,
+    JHDNN_DATA_FP4_E2M1 = 16,
+    JHDNN_DATA_INT4 = 17,
+    JHDNN_DATA_UINT4 = 18,
+    JHDNN_DATA_UINT32 = 19,
+    JHDNN_DATA_COMPLEX_FP32 = 20,
+    JHDNN_DATA_COMPLEX_FP64 = 21,
 } jhdnnDataType_t;
 
 typedef enum {

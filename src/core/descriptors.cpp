@@ -10,21 +10,18 @@ namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-bool known_dtype(jhdnnDataType_t t) {
-  switch (t) {
-    case JHDNN_DATA_FLOAT: case JHDNN_DATA_DOUBLE: case JHDNN_DATA_HALF: case JHDNN_DATA_INT8:
-    case JHDNN_DATA_INT32: case JHDNN_DATA_UINT8: case JHDNN_DATA_BFLOAT16: case JHDNN_DATA_INT64:
-    case JHDNN_DATA_BOOLEAN:
-      return true;
-  }
-  return false;
-}
+bool known_dtype(jhdnnDataType_t t) { return int(t) >= JHDNN_DATA_FLOAT && int(t) <= JHDNN_DATA_COMPLEX_FP64; }
 
 // Element size for any known type (descriptors may hold types no kernel computes with).
+// Sub-byte types (INT4, UINT4, FP4) are counted as one byte: no jhDNN operation computes with them,
+// so the size only has to be an upper bound.
 int64_t elem_bytes(jhdnnDataType_t t) {
   switch (t) {
-    case JHDNN_DATA_DOUBLE: case JHDNN_DATA_INT64: return 8;
-    case JHDNN_DATA_FLOAT: case JHDNN_DATA_INT32: return 4;
+    case JHDNN_DATA_DOUBLE: case JHDNN_DATA_INT64: case JHDNN_DATA_COMPLEX_FP32: return 8;
+    case JHDNN_DATA_COMPLEX_FP64: return 16;
+    case JHDNN_DATA_FLOAT: case JHDNN_DATA_INT32: case JHDNN_DATA_UINT32: case JHDNN_DATA_INT8x4:
+    case JHDNN_DATA_UINT8x4: return 4;
+    case JHDNN_DATA_INT8x32: return 32;
     case JHDNN_DATA_HALF: case JHDNN_DATA_BFLOAT16: return 2;
     default: return 1;
   }

@@ -81,15 +81,31 @@ const char* status_name(jhdnnStatus_t s) {
 
 const char* data_type_name(jhdnnDataType_t t) {
   switch (t) {
-    case JHDNN_DATA_FLOAT: return "FLOAT";
-    case JHDNN_DATA_DOUBLE: return "DOUBLE";
-    case JHDNN_DATA_HALF: return "HALF";
-    case JHDNN_DATA_INT8: return "INT8";
-    case JHDNN_DATA_INT32: return "INT32";
-    case JHDNN_DATA_UINT8: return "UINT8";
-    case JHDNN_DATA_BFLOAT16: return "BFLOAT16";
-    case JHDNN_DATA_INT64: return "INT64";
-    case JHDNN_DATA_BOOLEAN: return "BOOLEAN";
+#define NAME(x) \
+  case JHDNN_DATA_##x: return #x;
+    NAME(FLOAT)
+    NAME(DOUBLE)
+    NAME(HALF)
+    NAME(INT8)
+    NAME(INT32)
+    NAME(INT8x4)
+    NAME(UINT8)
+    NAME(UINT8x4)
+    NAME(INT8x32)
+    NAME(BFLOAT16)
+    NAME(INT64)
+    NAME(BOOLEAN)
+    NAME(FP8_E4M3)
+    NAME(FP8_E5M2)
+    NAME(FAST_FLOAT_FOR_FP8)
+    NAME(FP8_E8M0)
+    NAME(FP4_E2M1)
+    NAME(INT4)
+    NAME(UINT4)
+    NAME(UINT32)
+    NAME(COMPLEX_FP32)
+    NAME(COMPLEX_FP64)
+#undef NAME
   }
   return "UNKNOWN";
 }
