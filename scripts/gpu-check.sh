@@ -10,6 +10,7 @@ OUT=${1:?usage: gpu-check.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/cuda/bin
+export JHDNN_REQUIRE_GPU=1  # here a GPU test that cannot find the GPU fails instead of skipping
 BUILD_DIR=${BUILD_DIR:-build-gpu}
 commit=${JHDNN_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
 t0=$(date +%s)
