@@ -10,6 +10,24 @@
 namespace jhdnn::test {
 namespace {
 
+// A strided 5-D tensor (dims n, c, d, h, w) copied packed as n, d, h, w, c; with mirror, the three
+// spatial axes are read reversed (the CONVOLUTION-mode filter flip).
+std::vector<double> pack_channels_last(const double* src, const int64_t dims[5], const int64_t st[5], bool mirror) {
+  std::vector<double> out(static_cast<size_t>(dims[0] * dims[1] * dims[2] * dims[3] * dims[4]));
+  size_t i = 0;
+  for (int64_t n = 0; n < dims[0]; ++n)
+    for (int64_t d = 0; d < dims[2]; ++d)
+      for (int64_t h = 0; h < dims[3]; ++h)
+        for (int64_t w = 0; w < dims[4]; ++w) {
+          const int64_t ds = mirror ? dims[2] - 1 - d : d, hs = mirror ? dims[3] - 1 - h : h,
+                        ws = mirror ? dims[4] - 1 - w : w;
+          const double* at = src + n * st[0] + ds * st[2] + hs * st[3] + ws * st[4];
+          for (int64_t c = 0; c < dims[1]; ++c) out[i++] = at[c * st[1]];
+        }
+  return out;
+}
+
+
 // The filter taps [lo, hi) of one spatial dimension that land inside the input for output index
 // `out`: in = out*stride - pad + tap*dil must satisfy 0 <= in < in_size. Computing these once per
 // output coordinate takes every bounds check out of the inner loops.
@@ -68,33 +86,12 @@ void conv_fwd_reference(const core::ConvProblem& p, const double* x, const doubl
   const bool flip = p.mode == JHDNN_CONVOLUTION;
 
   // x repacked as N x D x H x W x C (channels last): one group's channels of one pixel are contiguous.
-  std::vector<double> xp(static_cast<size_t>(p.x_elems()));
-  {
-    const int64_t* xs = p.x_stride;
-    size_t i = 0;
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t d = 0; d < D; ++d)
-        for (int64_t h = 0; h < H; ++h)
-          for (int64_t ww = 0; ww < W; ++ww) {
-            const double* src = x + n * xs[0] + d * xs[2] + h * xs[3] + ww * xs[4];
-            for (int64_t c = 0; c < C; ++c) xp[i++] = src[c * xs[1]];
-          }
-  }
+  const int64_t xd[5] = {N, C, D, H, W};
+  const std::vector<double> xp = pack_channels_last(x, xd, p.x_stride, false);
   // w repacked as K x T x R x S x Cg, with the CONVOLUTION flip applied here so the loops below
   // are always a cross-correlation.
-  std::vector<double> wp(static_cast<size_t>(p.w_elems()));
-  {
-    const int64_t* ws = p.w_stride;
-    size_t i = 0;
-    for (int64_t k = 0; k < K; ++k)
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t r = 0; r < R; ++r)
-          for (int64_t s = 0; s < S; ++s) {
-            const int64_t ts = flip ? T - 1 - t : t, rs = flip ? R - 1 - r : r, ss = flip ? S - 1 - s : s;
-            const double* src = w + k * ws[0] + ts * ws[2] + rs * ws[3] + ss * ws[4];
-            for (int64_t c = 0; c < Cg; ++c) wp[i++] = src[c * ws[1]];
-          }
-  }
+  const int64_t wd[5] = {K, Cg, T, R, S};
+  const std::vector<double> wp = pack_channels_last(w, wd, p.w_stride, flip);
 
   const std::vector<TapRange> tr_d = tap_ranges(O, D, T, p.pad_d, p.stride_d, p.dil_d);
   const std::vector<TapRange> tr_h = tap_ranges(P, H, R, p.pad_h, p.stride_h, p.dil_h);

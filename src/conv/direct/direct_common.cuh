@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 
 #include "core/conv_problem.h"
+#include "core/cuda_check.h"
 
 namespace jhdnn::conv::direct {
 
@@ -104,6 +105,15 @@ inline const char* check_common(const core::ConvProblem& p, bool allow_double) {
     if (p.x_stride[i] < 0 || p.w_stride[i] < 0 || p.y_stride[i] < 0)
       return "negative tensor strides are not supported";
   return nullptr;
+}
+
+// Loads kernels into the current context (ConvSolver::load_kernels): cudaFuncGetAttributes on each.
+template <class... Kernel>
+inline core::Status load_kernels(Kernel... kernels) {
+  cudaFuncAttributes attr;
+  for (const void* k : {reinterpret_cast<const void*>(kernels)...})
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, k));
+  return core::Status::success();
 }
 
 // Blocks launched for a grid-stride loop over `items` units of work; gridDim.x allows 2^31 - 1.

@@ -135,19 +135,11 @@ class DirectNaiveSolver final : public ConvSolver {
   }
 
   Status load_kernels() const override {
-    JHDNN_TRY(load<float>());
-    JHDNN_TRY(load<double>());
-    JHDNN_TRY(load<__half>());
-    return load<__nv_bfloat16>();
-  }
-
- private:
-  template <class T>
-  static Status load() {
-    cudaFuncAttributes attr;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_naive_kernel<T, int32_t>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_naive_kernel<T, int64_t>));
-    return Status::success();
+    return direct::load_kernels(direct_naive_kernel<float, int32_t>, direct_naive_kernel<float, int64_t>,
+                                direct_naive_kernel<double, int32_t>, direct_naive_kernel<double, int64_t>,
+                                direct_naive_kernel<__half, int32_t>, direct_naive_kernel<__half, int64_t>,
+                                direct_naive_kernel<__nv_bfloat16, int32_t>,
+                                direct_naive_kernel<__nv_bfloat16, int64_t>);
   }
 };
 

@@ -326,18 +326,9 @@ class DirectTiledSolver final : public ConvSolver {
   }
 
   Status load_kernels() const override {
-    JHDNN_TRY(load<float>());
-    JHDNN_TRY(load<__half>());
-    return load<__nv_bfloat16>();
-  }
-
- private:
-  template <class T>
-  static Status load() {
-    cudaFuncAttributes attr;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_tiled_kernel<T, WideK>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, direct_tiled_kernel<T, NarrowK>));
-    return Status::success();
+    return direct::load_kernels(direct_tiled_kernel<float, WideK>, direct_tiled_kernel<float, NarrowK>,
+                                direct_tiled_kernel<__half, WideK>, direct_tiled_kernel<__half, NarrowK>,
+                                direct_tiled_kernel<__nv_bfloat16, WideK>, direct_tiled_kernel<__nv_bfloat16, NarrowK>);
   }
 };
 
