@@ -93,7 +93,7 @@ void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSol
   DeviceBuffer ws(s->workspace_bytes(p), 0);
   const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
   // Checked once before timing: y starts as NaN and every output must come back finite. (Values are
-  // checked against cuDNN by jhdnn_compare and against the float64 reference by the tests.)
+  // checked against cuDNN by jhdnn-bench and against the float64 reference by the tests.)
   in.y.poison();
   const core::Status first = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
   g.stream.sync();
