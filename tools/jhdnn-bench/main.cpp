@@ -98,10 +98,10 @@ uint64_t hash64(uint64_t x) {
   return x ^ (x >> 33);
 }
 
-// Runs f(begin, end) over [0, n) on every core.
+// Runs f(begin, end) over [0, n) on every core, at least `grain` items per thread.
 template <class F>
-void parallel_for(int64_t n, F f) {
-  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), n / 65536 + 1));
+void parallel_for(int64_t n, F f, int64_t grain = 65536) {
+  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), n / grain + 1));
   std::vector<std::thread> pool;
   for (int64_t t = 0; t < threads; ++t)
     pool.emplace_back([&, t] { f(n * t / threads, n * (t + 1) / threads); });
@@ -163,14 +163,14 @@ Reference make_reference(const core::ConvProblem& p, const std::vector<double>& 
                    int64_t(g.next() % uint64_t(p.Q))});
   r.offset.resize(idx.size());
   r.value.resize(idx.size());
-  parallel_for(int64_t(idx.size()) * 65536, [&](int64_t a, int64_t b) {  // * 65536: one thread per core
-    for (int64_t i = a / 65536; i < b / 65536; ++i) {
+  parallel_for(int64_t(idx.size()), [&](int64_t a, int64_t b) {
+    for (int64_t i = a; i < b; ++i) {
       const auto& c = idx[size_t(i)];
       r.offset[size_t(i)] = c[0] * p.y_stride[0] + c[1] * p.y_stride[1] + c[2] * p.y_stride[2] +
                             c[3] * p.y_stride[3] + c[4] * p.y_stride[4];
       r.value[size_t(i)] = conv_reference_at(p, x.data(), w.data(), c[0], c[1], c[2], c[3], c[4]);
     }
-  });
+  }, 64);
   return r;
 }
 
@@ -188,8 +188,12 @@ RefCheck check_reference(const Reference& ref, const DeviceBuffer& y, const core
   const Tolerance tol = ref_tolerance(p, dt);
   double max_d = 0, max_r = 0, d2 = 0, r2 = 0;
   bool nonfinite = false;
+  // Whole output: convert it once; samples: one element each.
+  const std::vector<double> all = ref.full ? from_device_bytes(bytes.data(), size_t(p.y_span()), p.dtype)
+                                           : std::vector<double>();
   for (size_t i = 0; i < ref.offset.size(); ++i) {
-    const double g = from_device_bytes(bytes.data() + size_t(ref.offset[i]) * es, 1, p.dtype)[0];
+    const double g = ref.full ? all[size_t(ref.offset[i])]
+                              : from_device_bytes(bytes.data() + size_t(ref.offset[i]) * es, 1, p.dtype)[0];
     const double r = ref.value[ref.full ? size_t(ref.offset[i]) : i];
     ++c.checked;
     if (!std::isfinite(g)) {
@@ -233,10 +237,10 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-std::string csv_escape(std::string s) {
-  for (char& c : s)
-    if (c == '"') c = '\'';
-  return "\"" + s + "\"";
+std::string csv_escape(const std::string& s) {  // RFC 4180: quotes doubled inside a quoted field
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
 }
 
 std::string json_escape(const std::string& s) {

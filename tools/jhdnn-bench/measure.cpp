@@ -135,8 +135,9 @@ Timing measure(const Launch& graph_launch, const Launch& eager_launch, int copie
   t.gpu_samples = int(v.size());
 
   // Eager: batches of back-to-back API calls, host clock, one sync per batch. A batch lasts about
-  // 2 ms of GPU time (at least one call, at most 200).
-  const int batch = std::max(1, std::min(200, int(2000.0 / est_us)));
+  // 1 ms of GPU time (at least one call, at most 200), long enough that the one synchronize per
+  // batch is small next to it.
+  const int batch = std::max(1, std::min(200, int(1000.0 / est_us)));
   const int eager_samples = samples_for(est_us * batch * 1e-3, reps, budget_ms);
   v.clear();
   int next = 0;

@@ -70,7 +70,7 @@ problems   benchdnn-style strings, e.g. mb32ic64ih56oc64oh56kh3ph1 or 'g32mb8ic2
 --cudnn=all|same|none  cuDNN algorithms to run: all, those of the selected algorithms, none [all]
 --mode=verify|time|both   [both]; verify exits 1 on any jhDNN result beyond its tolerance
 --reps=N               timing samples, median taken [20]
---budget-ms=MS         time per algorithm and timing method before fewer (>= 5) samples are taken [300]
+--budget-ms=MS         time per algorithm and timing method before fewer (>= 5) samples are taken [200]
 --mb=N                 override the batch of every problem
 --filter=TEXT          only problems whose name contains TEXT
 --conv-mode=convolution|cross-correlation   [cross-correlation]

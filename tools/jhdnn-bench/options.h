@@ -24,7 +24,7 @@ struct BenchOptions {
   std::string cudnn = "all";         // all | same | none: which cuDNN algorithms run
   bool conv_mode = false;            // true: CONVOLUTION (flipped filter); false: CROSS_CORRELATION
   int reps = 20;                     // timing samples (medians); at least 20 unless the budget says less
-  double budget_ms = 300;            // per algorithm and timing method: past it, fewer samples (>= 5)
+  double budget_ms = 200;            // per algorithm and timing method: past it, fewer samples (>= 5)
   int mb = 0;                        // > 0: overrides every problem's batch
   std::string suite;                 // suite name or file ("" with no problems: default)
   std::vector<test::NamedProblem> problems;  // given on the command line
