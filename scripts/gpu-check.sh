@@ -4,7 +4,8 @@
 # summary.md to OUTDIR.
 #
 #   JHDNN_COMMIT=<sha> scripts/gpu-check.sh OUTDIR      (the commit, when .git did not travel)
-#   MEMCHECK=0 / BENCH=0 skip those steps; *_TIMEOUT (seconds) bound each step.
+#   MEMCHECK=0 / BENCH=0 / VERIFY_SUITE=0 skip those steps; *_TIMEOUT (seconds) bound each step;
+#   COMPARE_ARGS go to jhdnn-bench, BENCH_ARGS to bench_conv (default: the rn50 c2/c3 layers only).
 set -uo pipefail
 OUT=${1:?usage: gpu-check.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -53,7 +54,7 @@ if [ "${BENCH:-1}" = 1 ]; then
   python3 scripts/report.py "$OUT/bench.csv" "$OUT/report" >/dev/null 2>&1 || echo "report.py failed (matplotlib missing?)"
   step benchmarks
   timeout "${BENCH_TIMEOUT:-180}" "$BUILD_DIR/bench/bench_conv" --benchmark_format=console --benchmark_out="$OUT/bench.json" \
-    --benchmark_out_format=json ${BENCH_ARGS:-} >"$OUT/bench.txt" 2>&1
+    --benchmark_out_format=json ${BENCH_ARGS:---benchmark_filter=rn50_c[23]} >"$OUT/bench.txt" 2>&1
 fi
 
 step summary
