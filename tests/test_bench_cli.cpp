@@ -3,6 +3,7 @@
 // problem, parsed back by the driver's parser). The last case logs a real API call (GPU).
 #include <catch2/catch_test_macros.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "common/test_util.h"
 #include "core/problem_string.h"
 #include "options.h"
+#include "verify.h"
 
 using namespace jhdnn;
 using namespace jhdnn::test;
@@ -242,6 +244,72 @@ TEST_CASE("JHDNN_LOG replay line parses back into the same problem", "[bench][cp
       CHECK(o.conv_mode == (p.mode == JHDNN_CONVOLUTION));
       CHECK(o.algos == std::vector<std::string>{"IMPLICIT_GEMM"});
     }
+}
+
+TEST_CASE("jhdnn-bench inputs: deterministic, rounded, in range, bytes as to_device_bytes", "[bench][cpu]") {
+  for (const jhdnnDataType_t dt : {JHDNN_DATA_FLOAT, JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_DOUBLE}) {
+    const auto a = bench::make_input(300001, 42, dt);
+    const auto b = bench::make_input(300001, 42, dt);
+    const auto c = bench::make_input(300001, 43, dt);
+    CHECK(a == b);
+    CHECK(a != c);
+    double lo = 1, hi = -1;
+    std::set<double> distinct;
+    for (double v : a) {
+      lo = std::min(lo, v), hi = std::max(hi, v);
+      CHECK(v == round_to(v, dt));
+      if (distinct.size() < 1000) distinct.insert(v);
+    }
+    CHECK(lo >= -1.0);
+    CHECK(hi <= 1.0);
+    CHECK(lo < -0.99);
+    CHECK(hi > 0.99);
+    CHECK(distinct.size() >= 200);
+    CHECK(bench::to_bytes_parallel(a, dt) == to_device_bytes(a, dt));
+  }
+}
+
+TEST_CASE("jhdnn-bench reference: sampled agrees with whole; the check catches bad outputs", "[bench][cpu]") {
+  for (const bool nhwc : {false, true}) {
+    core::ConvProblem p = with_layout(parse_ok("g2mb3ic6ih11iw9oc8kh3kw2sh2ph1pw0dh2"), JHDNN_DATA_HALF, nhwc);
+    p.mode = nhwc ? JHDNN_CONVOLUTION : JHDNN_CROSS_CORRELATION;
+    const auto x = bench::make_input(p.x_span(), 1, p.dtype);
+    const auto w = bench::make_input(p.w_span(), 2, p.dtype);
+    const bench::Reference full = bench::make_reference(p, x, w, 7, 1e18);
+    const bench::Reference some = bench::make_reference(p, x, w, 7, 0);
+    REQUIRE(full.full);
+    REQUIRE_FALSE(some.full);
+    REQUIRE(full.offset.size() == size_t(p.y_elems()));
+    REQUIRE(some.offset.size() == 4096);
+    CHECK(some.offset[0] == 0);  // corner (0, 0, 0, 0)
+    for (size_t i = 0; i < some.offset.size(); ++i) {
+      const double a = some.value[i], b = full.value[size_t(some.offset[i])];
+      CHECK(std::fabs(a - b) <= 1e-12 * (1 + std::fabs(b)));
+    }
+    // The float64 output itself, rounded to HALF, passes; one wrong element or a NaN fails.
+    std::vector<double> y(size_t(p.y_span()));
+    for (size_t i = 0; i < y.size(); ++i) y[i] = full.value[i];
+    auto bytes = to_device_bytes(y, p.dtype);
+    for (const bench::Reference* r : {&full, &some}) {
+      const bench::RefCheck good = bench::check_reference(*r, bytes, p, "f16", false);
+      CHECK(good.ok);
+      CHECK(good.bad == 0);
+      CHECK(good.err < 1e-3);
+    }
+    std::vector<double> off = y;
+    off[size_t(some.offset[5])] += 0.25;  // a sampled element, so both checks see it
+    const bench::RefCheck bad = bench::check_reference(full, to_device_bytes(off, p.dtype), p, "f16", false);
+    CHECK_FALSE(bad.ok);
+    CHECK(bad.bad == 1);
+    CHECK_FALSE(bench::check_reference(some, to_device_bytes(off, p.dtype), p, "f16", false).ok);
+    std::vector<double> nan = y;
+    nan[0] = std::nan("");
+    const bench::RefCheck nn = bench::check_reference(some, to_device_bytes(nan, p.dtype), p, "f16", false);
+    CHECK_FALSE(nn.ok);
+    CHECK(std::isinf(nn.err));
+    CHECK_FALSE(bench::check_reference(full, to_device_bytes(nan, p.dtype), p, "f16", true).ok);  // norm-wise too
+    CHECK(bench::check_reference(full, bytes, p, "f16", true).ok);
+  }
 }
 
 // The library's own log of a real call (needs a GPU: jhdnnCreate). JHDNN_LOG is read once per
