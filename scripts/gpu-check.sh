@@ -42,11 +42,11 @@ fi
 
 if [ "${BENCH:-1}" = 1 ]; then
   step jhdnn-bench
-  timeout "${COMPARE_TIMEOUT:-300}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" ${COMPARE_ARGS:-} --csv="$OUT/bench.csv" >"$OUT/compare.txt" 2>&1
+  timeout "${COMPARE_TIMEOUT:-420}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" ${COMPARE_ARGS:-} --csv="$OUT/bench.csv" >"$OUT/compare.txt" 2>&1
   echo "jhdnn-bench exit $?" >>"$OUT/compare.txt"
   if [ "${VERIFY_SUITE:-1}" = 1 ]; then
     step jhdnn-bench verify public-nets
-    timeout "${VERIFY_TIMEOUT:-300}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" --suite=bench/suites/public-nets.txt --mode=verify \
+    timeout "${VERIFY_TIMEOUT:-420}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" --suite=bench/suites/public-nets.txt --mode=verify --cudnn=none \
       --csv="$OUT/verify-public-nets.csv" >"$OUT/verify-public-nets.txt" 2>&1
     echo "jhdnn-bench exit $?" >>"$OUT/verify-public-nets.txt"
     tail -3 "$OUT/verify-public-nets.txt"
