@@ -168,6 +168,8 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
     }
     Y.emplace_back(yb, 0);
   }
+  // The copies ran on the legacy stream, which our non-blocking stream does not wait for.
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
   DeviceBuffer y_ref(yb, 0);
 
   // References.
@@ -335,6 +337,15 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
     std::string force = user_disable;
     for (const conv::ConvSolver* other : conv::all_solvers())
       if (other != s && other->algo() == s->algo()) force += (force.empty() ? "" : ",") + std::string(other->name());
+    // Restores the user's JHDNN_DISABLE however this iteration ends (an exception included).
+    struct EnvRestore {
+      const std::string& value;
+      bool had;
+      ~EnvRestore() {
+        if (had) setenv("JHDNN_DISABLE", value.c_str(), 1);
+        else unsetenv("JHDNN_DISABLE");
+      }
+    } restore{user_disable, user_disable_env != nullptr};
     setenv("JHDNN_DISABLE", force.c_str(), 1);
     Y[0].poison();
     std::string why;
@@ -359,8 +370,6 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
         }
       }
     }
-    if (user_disable_env) setenv("JHDNN_DISABLE", user_disable.c_str(), 1);
-    else unsetenv("JHDNN_DISABLE");
     rows.push_back(r);
   }
 
