@@ -91,7 +91,10 @@ for k, n in rows: L.append(f"  - {k}: {n}")
 cmp = os.path.join(out, "compare.txt")
 if os.path.exists(cmp):
     L.append("\n## jhdnn-bench (every solver vs cuDNN; full report in report/report.md)\n")
-    L.append("```"); L.append(open(cmp).read().rstrip()); L.append("```")
+    # The full table (one row per algorithm, with its command) is in compare.txt / report/report.md;
+    # here: the header, every mismatch and the totals.
+    keep = [l for l in open(cmp).read().splitlines() if l.startswith(("#", "MISMATCH", "  repro:", "jhdnn-bench"))]
+    L.append("```"); L.append("\n".join(keep)); L.append("```")
 vp = os.path.join(out, "verify-public-nets.txt")
 if os.path.exists(vp):
     L.append("\n## jhdnn-bench --mode=verify over bench/suites/public-nets.txt (last lines)\n")
