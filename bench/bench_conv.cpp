@@ -1,9 +1,12 @@
-// Google Benchmark suite: each jhDNN solver and cuDNN's fastest algorithm (by cudnnFind) on the
-// default layer suite, for people who compare with their own harness.
+// Google Benchmark suite: each jhDNN solver, each cuDNN algorithm and cuDNN's fastest (by
+// cudnnFind) on a layer suite, for people who compare with their own harness. The suite is
+// jhdnn-bench's: --suite=default|resnet50|vgg16|mobilenet|odd|<file> (default: default), taken
+// off the command line before Google Benchmark sees it; solvers come from conv::all_solvers().
 //
 // GPU time from CUDA events around each run (manual time), L2 flushed before each run outside the
 // timed region. Counters: FLOP/s (2 * multiply-adds) and minimum bytes moved per second (x, w read
-// once, y written once). Benchmark names: conv/<layer>/<type>_<layout>/<impl>.
+// once, y written once). Benchmark names: conv/<layer>/<type>_<layout>/<impl>, impl being a solver
+// name, cudnn_<ALGO> or cudnn_best.
 // --benchmark_filter selects, e.g. --benchmark_filter='rn50.*f16.*direct_tiled'.
 #include <benchmark/benchmark.h>
 
@@ -56,6 +59,19 @@ struct Inputs {
   }
 };
 
+// The inputs of the last problem: benchmarks of one problem are registered together, so each
+// problem's (possibly 400 MB) host fill happens once, not once per algorithm.
+Inputs& inputs_for(const core::ConvProblem& p) {
+  static std::string key;
+  static std::unique_ptr<Inputs> cached;
+  if (!cached || key != p.key()) {
+    cached.reset();
+    cached = std::make_unique<Inputs>(p);
+    key = p.key();
+  }
+  return *cached;
+}
+
 // Runs `run` under the benchmark loop with event timing; sets the counters.
 template <class F>
 void timed_loop(benchmark::State& st, const core::ConvProblem& p, F run) {
@@ -89,11 +105,11 @@ void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSol
     st.SkipWithError(v.reason);
     return;
   }
-  Inputs in(p);
+  Inputs& in = inputs_for(p);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
   const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
   // Checked once before timing: y starts as NaN and every output must come back finite. (Values are
-  // checked against cuDNN by jhdnn_compare and against the float64 reference by the tests.)
+  // checked against cuDNN by jhdnn-bench and against the float64 reference by the tests.)
   in.y.poison();
   const core::Status first = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
   g.stream.sync();
@@ -115,7 +131,7 @@ void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSol
 
 void bench_cudnn(benchmark::State& st, core::ConvProblem p) {
   Gpu& g = gpu();
-  Inputs in(p);
+  Inputs& in = inputs_for(p);
   CudnnConvDescs cd(p);
   DeviceBuffer ws;
   // cudnnFind picks the algorithm (and its math type); the benchmark then times that one.
@@ -133,9 +149,54 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p) {
   });
 }
 
+// One cuDNN algorithm, as cuDNN runs it under the problem's math type.
+void bench_cudnn_algo(benchmark::State& st, core::ConvProblem p, cudnnConvolutionFwdAlgo_t algo) {
+  Gpu& g = gpu();
+  Inputs& in = inputs_for(p);
+  CudnnConvDescs cd(p);
+  size_t wsb = 0;
+  cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(g.ch.get(), cd.x, cd.w, cd.conv, cd.y, algo, &wsb);
+  DeviceBuffer ws(s == CUDNN_STATUS_SUCCESS ? wsb : 0, 0);
+  const float one = 1.0f, zero = 0.0f;
+  const auto run = [&] {
+    return cudnnConvolutionForward(g.ch.get(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, algo, ws.get(), wsb,
+                                   &zero, cd.y, in.y.get());
+  };
+  if (s == CUDNN_STATUS_SUCCESS) {
+    s = run();
+    g.stream.sync();
+  }
+  if (s != CUDNN_STATUS_SUCCESS) {
+    st.SkipWithError((std::string("cuDNN: ") + cudnnGetErrorString(s)).c_str());
+    return;
+  }
+  timed_loop(st, p, [&] { CUDNN_CHECK(run()); });
+}
+
+// Removes --suite=X / --suite X from argv (Google Benchmark rejects flags it does not know).
+std::string take_suite_flag(int* argc, char** argv) {
+  std::string suite = "default";
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--suite=", 0) == 0) suite = a.substr(8);
+    else if (a == "--suite" && i + 1 < *argc) suite = argv[++i];
+    else argv[out++] = argv[i];
+  }
+  *argc = out;
+  return suite;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::vector<NamedProblem> problems;
+  try {
+    problems = named_suite(take_suite_flag(&argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_conv: %s\n", e.what());
+    return 2;
+  }
   std::string why;
   if (!gpu_available(&why)) {
     std::fprintf(stderr, "bench_conv: no usable GPU (%s)\n", why.c_str());
@@ -144,7 +205,7 @@ int main(int argc, char** argv) {
   struct Cfg { jhdnnDataType_t dt; bool nhwc; const char* name; };
   const Cfg cfgs[] = {{JHDNN_DATA_FLOAT, false, "f32_nchw"}, {JHDNN_DATA_HALF, true, "f16_nhwc"},
                       {JHDNN_DATA_BFLOAT16, true, "bf16_nhwc"}};
-  for (const NamedProblem& np : default_bench_suite()) {
+  for (const NamedProblem& np : problems) {
     for (const Cfg& c : cfgs) {
       core::ConvProblem p = with_layout(np.p, c.dt, c.nhwc);
       // fp32 vs fp32 (no TF32 on either side); half types may use tensor cores, as frameworks ask.
@@ -152,6 +213,10 @@ int main(int argc, char** argv) {
       const std::string base = "conv/" + np.name + "/" + c.name + "/";
       for (const conv::ConvSolver* s : conv::all_solvers())
         benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_solver, p, s)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+      for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a)
+        benchmark::RegisterBenchmark((base + "cudnn_" + cudnn_algo_name(cudnnConvolutionFwdAlgo_t(a))).c_str(),
+                                     bench_cudnn_algo, p, cudnnConvolutionFwdAlgo_t(a))
             ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
       benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_cudnn, p)
           ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);

@@ -4,7 +4,8 @@
 # summary.md to OUTDIR.
 #
 #   JHDNN_COMMIT=<sha> scripts/gpu-check.sh OUTDIR      (the commit, when .git did not travel)
-#   MEMCHECK=0 / BENCH=0 skip those steps; *_TIMEOUT (seconds) bound each step.
+#   MEMCHECK=0 / BENCH=0 / VERIFY_SUITE=0 skip those steps; *_TIMEOUT (seconds) bound each step;
+#   COMPARE_ARGS go to jhdnn-bench, BENCH_ARGS to bench_conv (default: the rn50 c2/c3 layers only).
 set -uo pipefail
 OUT=${1:?usage: gpu-check.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -40,11 +41,20 @@ if [ "${MEMCHECK:-1}" = 1 ]; then
 fi
 
 if [ "${BENCH:-1}" = 1 ]; then
-  step compare
-  timeout "${COMPARE_TIMEOUT:-240}" "$BUILD_DIR/examples/jhdnn_compare" ${COMPARE_ARGS:-} --csv "$OUT/compare.csv" >"$OUT/compare.txt" 2>&1
+  step jhdnn-bench
+  timeout "${COMPARE_TIMEOUT:-420}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" ${COMPARE_ARGS:-} --csv="$OUT/bench.csv" >"$OUT/compare.txt" 2>&1
+  echo "jhdnn-bench exit $?" >>"$OUT/compare.txt"
+  if [ "${VERIFY_SUITE:-1}" = 1 ]; then
+    step jhdnn-bench verify public-nets
+    timeout "${VERIFY_TIMEOUT:-420}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" --suite=bench/suites/public-nets.txt --mode=verify --cudnn=none \
+      --csv="$OUT/verify-public-nets.csv" >"$OUT/verify-public-nets.txt" 2>&1
+    echo "jhdnn-bench exit $?" >>"$OUT/verify-public-nets.txt"
+    tail -3 "$OUT/verify-public-nets.txt"
+  fi
+  python3 scripts/report.py "$OUT/bench.csv" "$OUT/report" >/dev/null 2>&1 || echo "report.py failed (matplotlib missing?)"
   step benchmarks
   timeout "${BENCH_TIMEOUT:-180}" "$BUILD_DIR/bench/bench_conv" --benchmark_format=console --benchmark_out="$OUT/bench.json" \
-    --benchmark_out_format=json ${BENCH_ARGS:-} >"$OUT/bench.txt" 2>&1
+    --benchmark_out_format=json ${BENCH_ARGS:---benchmark_filter=rn50_c[23]} >"$OUT/bench.txt" 2>&1
 fi
 
 step summary
@@ -80,8 +90,15 @@ L.append(f"- compute-sanitizer memcheck of test_conv_direct: {memcheck}")
 for k, n in rows: L.append(f"  - {k}: {n}")
 cmp = os.path.join(out, "compare.txt")
 if os.path.exists(cmp):
-    L.append("\n## jhdnn_compare (every solver vs cuDNN, GPU time)\n")
-    L.append("```"); L.append(open(cmp).read().rstrip()); L.append("```")
+    L.append("\n## jhdnn-bench (every solver vs cuDNN; full report in report/report.md)\n")
+    # The full table (one row per algorithm, with its command) is in compare.txt / report/report.md;
+    # here: the header, every mismatch and the totals.
+    keep = [l for l in open(cmp).read().splitlines() if l.startswith(("#", "MISMATCH", "  repro:", "jhdnn-bench"))]
+    L.append("```"); L.append("\n".join(keep)); L.append("```")
+vp = os.path.join(out, "verify-public-nets.txt")
+if os.path.exists(vp):
+    L.append("\n## jhdnn-bench --mode=verify over bench/suites/public-nets.txt (last lines)\n")
+    L.append("```"); L.append("\n".join(open(vp).read().rstrip().splitlines()[-5:])); L.append("```")
 b = os.path.join(out, "bench.txt")
 if os.path.exists(b):
     L.append("\n## Google Benchmark (bench_conv)\n")

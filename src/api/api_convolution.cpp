@@ -7,6 +7,8 @@
 #include "api/api_common.h"
 #include "conv/dispatch.h"
 #include "core/cuda_check.h"
+#include "core/log.h"
+#include "core/problem_string.h"
 
 using namespace jhdnn;
 using conv::ConvArgs;
@@ -214,6 +216,7 @@ jhdnnStatus_t jhdnnFindConvolutionForwardAlgorithm(jhdnnHandle_t handle, const j
   return api::guarded([&]() -> Status {
     ConvProblem p;
     JHDNN_TRY(problem_from(handle, xDesc, wDesc, convDesc, yDesc, &p));
+    if (core::log_enabled()) core::log_line(std::string("jhdnnFindConvolutionForwardAlgorithm: ") + core::bench_command(p, "all"));
     JHDNN_TRY(check_request(requestedAlgoCount, returnedAlgoCount, perfResults));
     JHDNN_TRY(check_current_device(handle->device));
     // Buffers of our own: x and w filled with a small non-zero pattern (0x3c bytes: about 0.01 in
@@ -254,6 +257,7 @@ jhdnnStatus_t jhdnnFindConvolutionForwardAlgorithmEx(
   return api::guarded([&]() -> Status {
     ConvProblem p;
     JHDNN_TRY(problem_from(handle, xDesc, wDesc, convDesc, yDesc, &p));
+    if (core::log_enabled()) core::log_line(std::string("jhdnnFindConvolutionForwardAlgorithmEx: ") + core::bench_command(p, "all"));
     JHDNN_TRY(check_request(requestedAlgoCount, returnedAlgoCount, perfResults));
     JHDNN_TRY(check_buffers(p, handle->device, x, w, y));
     if (workSpace == nullptr) workSpaceSizeInBytes = 0;
@@ -275,7 +279,9 @@ jhdnnStatus_t jhdnnConvolutionForward(jhdnnHandle_t handle, const void* alpha, c
     JHDNN_CHECK_NULL(alpha);
     JHDNN_CHECK_NULL(beta);
     const ConvSolver* s = nullptr;
-    JHDNN_TRY(conv::select_solver(p, handle->device, algo, &s));
+    const Status sel = conv::select_solver(p, handle->device, algo, &s);
+    conv::log_dispatch("jhdnnConvolutionForward", p, handle->device, algo, s, sel);
+    JHDNN_TRY(sel);
     JHDNN_TRY(check_buffers(p, handle->device, x, w, y));
     const ConvArgs args{x, w, y, read_scale(alpha, p.dtype), read_scale(beta, p.dtype)};
     return conv::run_solver(*s, p, args, workSpace, workSpaceSizeInBytes, handle->stream);

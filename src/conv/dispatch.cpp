@@ -5,6 +5,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include "core/log.h"
+#include "core/problem_string.h"
+
 namespace jhdnn::conv {
 
 using core::fail;
@@ -174,6 +177,32 @@ Status run_solver(const ConvSolver& s, const ConvProblem& p, const ConvArgs& a, 
   if (need > 0 && ws == nullptr)
     return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "workSpace is NULL but %s needs %zu bytes", s.name(), need);
   return s.run(p, a, ws, ws_bytes, stream);
+}
+
+void log_dispatch(const char* call, const ConvProblem& p, const DeviceInfo& dev, jhdnnConvolutionFwdAlgo_t algo,
+                  const ConvSolver* chosen, const Status& outcome) {
+  if (!core::log_enabled()) return;
+  const bool valid_algo = int(algo) >= 0 && algo < JHDNN_CONVOLUTION_FWD_ALGO_COUNT;
+  core::log_line(std::string(call) + ": " + core::bench_command(p, valid_algo ? core::algo_name(algo) : "all"));
+  if (!valid_algo) {
+    core::log_line("  " + outcome.message);
+    return;
+  }
+  for (const ConvSolver* s : all_solvers()) {
+    if (s->algo() != algo) continue;
+    if (s == chosen) {
+      core::log_line(std::string("  chose ") + s->name() + " (workspace " + std::to_string(s->workspace_bytes(p)) +
+                     " bytes)");
+      return;  // later solvers were not considered
+    }
+    if (!solver_enabled(*s)) {
+      core::log_line(std::string("  skipped ") + s->name() + ": disabled by JHDNN_DISABLE");
+      continue;
+    }
+    const Verdict v = s->can_implement(p, dev);
+    core::log_line(std::string("  rejected ") + s->name() + ": " + (v.ok ? "(applicable, not reached)" : v.reason));
+  }
+  if (chosen == nullptr) core::log_line("  no solver: " + outcome.message);
 }
 
 }  // namespace jhdnn::conv

@@ -24,4 +24,10 @@ Status check_buffer(const void* ptr, size_t elem_bytes, const char* name, const 
 Status run_solver(const ConvSolver& s, const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes,
                   cudaStream_t stream);
 
+// JHDNN_LOG: writes `call`'s replay command for p (see core/log.h), then, for each solver of algo,
+// "disabled", "rejected: <reason>" or "chose"; `outcome` (the status of the selection) ends it when
+// it failed. No-op when logging is off.
+void log_dispatch(const char* call, const ConvProblem& p, const DeviceInfo& dev, jhdnnConvolutionFwdAlgo_t algo,
+                  const ConvSolver* chosen, const Status& outcome);
+
 }  // namespace jhdnn::conv

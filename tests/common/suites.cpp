@@ -1,5 +1,11 @@
 #include "common/suites.h"
 
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/problem_string.h"
+
 namespace jhdnn::test {
 namespace {
 
@@ -84,6 +90,48 @@ std::vector<NamedProblem> default_bench_suite() {
   for (const auto& part : {resnet50_layers(32), vgg16_layers(16), mobilenet_v2_layers(32), odd_layers()})
     all.insert(all.end(), part.begin(), part.end());
   return all;
+}
+
+std::vector<NamedProblem> parse_suite_text(const std::string& text, const std::string& origin) {
+  std::string stem = origin.substr(origin.find_last_of('/') + 1);
+  stem = stem.substr(0, stem.find('.'));
+  std::vector<NamedProblem> out;
+  std::istringstream in(text);
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    line = line.substr(0, line.find('#'));
+    const size_t a = line.find_first_not_of(" \t\r");
+    if (a == std::string::npos) continue;
+    line = line.substr(a, line.find_last_not_of(" \t\r") + 1 - a);
+    NamedProblem np;
+    const core::Status st = core::parse_problem_string(line, &np.p, &np.name);
+    if (!st.ok()) throw std::runtime_error(origin + ":" + std::to_string(lineno) + ": " + st.message);
+    if (np.name.empty()) np.name = stem + "_l" + std::to_string(lineno);
+    out.push_back(np);
+  }
+  return out;
+}
+
+std::vector<NamedProblem> load_suite_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw std::runtime_error("cannot open suite file '" + path + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_suite_text(ss.str(), path);
+}
+
+std::vector<NamedProblem> named_suite(const std::string& name, int mb) {
+  if (name == "default" || name == "resnet50" || name == "vgg16" || name == "mobilenet" || name == "odd") {
+    if (name == "resnet50") return resnet50_layers(mb > 0 ? mb : 32);
+    if (name == "vgg16") return vgg16_layers(mb > 0 ? mb : 16);
+    if (name == "mobilenet") return mobilenet_v2_layers(mb > 0 ? mb : 32);
+    if (name == "odd") return odd_layers();
+    return default_bench_suite();
+  }
+  if (name.find('/') == std::string::npos && name.find('.') == std::string::npos)
+    throw std::runtime_error("unknown suite '" + name +
+                             "' (default, resnet50, vgg16, mobilenet, odd, or a path such as bench/suites/public-nets.txt)");
+  return load_suite_file(name);
 }
 
 }  // namespace jhdnn::test

@@ -20,4 +20,14 @@ std::vector<NamedProblem> odd_layers();
 // All of the above: the default suite of jhdnn_compare and bench_conv.
 std::vector<NamedProblem> default_bench_suite();
 
+// Suite files (bench/suites/*.txt): one problem string per line (core/problem_string.h), '#'
+// starts a comment, blank lines are skipped. A line without n"name" is named "<file stem>_l<line>".
+// Throws std::runtime_error naming the file, the line and the parser's message on a bad line.
+std::vector<NamedProblem> parse_suite_text(const std::string& text, const std::string& origin);
+std::vector<NamedProblem> load_suite_file(const std::string& path);
+
+// "default", "resnet50", "vgg16", "mobilenet", "odd" (the functions above; mb overrides the batch
+// when > 0), else a suite file path. Throws std::runtime_error for an unknown name / bad file.
+std::vector<NamedProblem> named_suite(const std::string& name_or_path, int mb = 0);
+
 }  // namespace jhdnn::test
