@@ -1,0 +1,513 @@
+// implicit_gemm / implicit_precomp_gemm: convolution as a tiled fp32 GEMM whose A operand (the
+// im2col matrix) is gathered from x while it is staged, never materialized.
+//
+// GEMM view, one group g at a time (grid z):
+//   C[m, n] = sum_k A[m, k] * B[k, n]
+//   m in [0, M):     output pixel (n, o, p, q),  M = N*O*P*Q          (rows, "pixels")
+//   n in [0, K/G):   output channel of the group                      (columns)
+//   k in [0, Kgemm): reduction index (t, r, s, c), Kgemm = (C/G)*T*R*S, c fastest
+//   A[m, k] = x[n, g*C/G + c, o*sd - pd + t*dd, p*sh - ph + r*dh, q*sw - pw + s*dw]  (0 in padding)
+//   B[k, n] = w[g*K/G + n, c, t', r', s']   (t' = T-1-t etc. in CONVOLUTION mode)
+//
+// One block computes a BM x BN tile of C with 256 threads, each holding a TM x TN register tile;
+// the reduction advances BK = 8 at a time through double-buffered shared memory (one barrier per
+// step): while the block multiplies step i out of one buffer, each thread already holds step i+1's
+// global loads in registers and writes them into the other buffer afterwards.
+//
+// The two algorithms differ only in how a thread finds the addresses of its A and B elements:
+//   IMPLICIT_GEMM:  the reduction runs tap-outer, channel-block-inner: for each filter tap (t, r, s),
+//     channels c0 .. c0+BK-1. A thread's pixel is fixed, so one bounds check per step covers all of
+//     its A elements, and the tap advances by counters (no division in the loop). Costs: a
+//     channel block past C/G is masked, so C/G that is not a multiple of 8 wastes part of a step
+//     (C/G = 3: 5/8; depthwise C/G = 1: 7/8).
+//   IMPLICIT_PRECOMP_GEMM: the reduction runs over a flat k; a table in the workspace gives, per
+//     k, the x offset and the w offset (relative to the pixel's / channel's base) and the
+//     dilated tap offsets (dt, dh, dw) for the bounds check. No waste for any C/G; each element
+//     costs a table read (an L1 broadcast: all lanes of a warp read the same few entries).
+// See README.md for the reasoning and the limits.
+#include "conv/implicit_gemm/implicit_gemm.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "conv/direct/direct_common.cuh"
+#include "core/cuda_check.h"
+
+namespace jhdnn::conv {
+namespace igemm {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kBK = 8;  // reduction step; also the padding granule of the PRECOMP table
+
+// Everything a kernel needs; passed by value. Sizes are int32 (can_implement proves they fit),
+// memory offsets int64 (a tensor may exceed 2^31 elements).
+struct Params {
+  int M;                   // N*O*P*Q
+  int O, P, Q;
+  int D, H, W;
+  int T, R, S;
+  int cpg, kpg;            // channels per group: input (C/G), output (K/G)
+  int kgemm;               // cpg*T*R*S
+  int pad_d, pad_h, pad_w;
+  int stride_d, stride_h, stride_w;
+  int dil_d, dil_h, dil_w;
+  int flip;                // 1 in CONVOLUTION mode
+  int64_t xs[5], ws[5], ys[5];
+};
+
+// Block tile BM x BN, thread tile TM x TN. Threads form a TPM x TPN grid; a warp is an 8 x 4 patch
+// of it, so per reduction step a warp reads 8 distinct float4 of A and 4 of B from shared memory
+// (one wavefront each) instead of 16 and 2. A thread's TM rows are TM/4 runs of 4 rows spaced
+// 4*TPM apart (and likewise its columns when TN >= 4), so each run is one float4 read.
+template <int BM_, int BN_, int TM_, int TN_, int MinBlocks>
+struct Tile {
+  static constexpr int BM = BM_, BN = BN_, TM = TM_, TN = TN_;
+  static constexpr int kMinBlocks = MinBlocks;
+  static constexpr int TPM = BM / TM, TPN = BN / TN;
+  static_assert(TPM * TPN == kThreads, "one output tile per 256 threads");
+  static_assert(TPM % 8 == 0 && TPN % 4 == 0, "warps are 8 x 4 thread patches");
+  static_assert(TM % 4 == 0 && (TN % 4 == 0 || TN < 4), "float4 runs of A (and of B when TN >= 4)");
+  static constexpr int kALoads = BM * kBK / kThreads;      // A elements each thread stages per step
+  static constexpr int kThreadsPerPixel = kBK / kALoads;
+  static_assert(kALoads * kThreadsPerPixel == kBK, "a pixel's BK elements split evenly");
+  static constexpr int kBElems = kBK * BN;
+  static constexpr int kBLoads = (kBElems + kThreads - 1) / kThreads;
+  // Row pitch of the shared tiles: +4 floats keeps float4 alignment and turns the 2-way bank
+  // conflicts of the channel-fast A stores (and of the B stores) into none.
+  static constexpr int AS = BM + 4, BS = BN + 4;
+};
+
+using Tile128x128 = Tile<128, 128, 8, 8, 2>;  // K/G >= 128: 64 FMAs per 4 shared loads
+using Tile128x64 = Tile<128, 64, 8, 4, 2>;    // K/G = 64 (ResNet's narrow layers)
+using Tile64x64 = Tile<64, 64, 4, 4, 3>;      // more blocks when the grid would not fill the GPU
+using Tile256x8 = Tile<256, 8, 8, 1, 2>;      // K/G < 24, depthwise: few columns, many pixels
+
+// PRECOMP table entry for reduction index k (two 16-byte arrays, kpad = Kgemm rounded up to kBK):
+//   off[k] = {x offset of (c, t*dd, r*dh, s*dw) from x[n, g*C/G, d0, h0, w0],
+//             w offset of (c, t', r', s') from w[g*K/G + n, 0, 0, 0, 0]}
+//   tap[k] = {t*dd, r*dh, s*dw, 1}; entries past Kgemm are {0, 0, 0, 0}: the 0 masks them.
+__global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__ off, int4* __restrict__ tap) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= kpad) return;
+  if (k >= p.kgemm) {
+    off[k] = make_longlong2(0, 0);
+    tap[k] = make_int4(0, 0, 0, 0);
+    return;
+  }
+  const int c = k % p.cpg;
+  int rest = k / p.cpg;
+  const int s = rest % p.S;
+  rest /= p.S;
+  const int r = rest % p.R;
+  const int t = rest / p.R;
+  const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
+  const int dt = t * p.dil_d, dh = r * p.dil_h, dw = s * p.dil_w;
+  off[k] = make_longlong2(c * p.xs[1] + dt * p.xs[2] + dh * p.xs[3] + dw * p.xs[4],
+                          c * p.ws[1] + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
+  tap[k] = make_int4(dt, dh, dw, 1);
+}
+
+template <class Cfg, bool kPrecomp>
+__global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
+    igemm_kernel(Params p, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+                 const longlong2* __restrict__ toff, const int4* __restrict__ ttap, float alpha, float beta,
+                 int a_channel_fast) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, TM = Cfg::TM, TN = Cfg::TN, TPM = Cfg::TPM;
+  constexpr int AS = Cfg::AS, BS = Cfg::BS;
+  constexpr int kALoads = Cfg::kALoads, kBLoads = Cfg::kBLoads;
+  __shared__ __align__(16) float As[2][kBK][AS];  // (k, pixel) slices of A
+  __shared__ __align__(16) float Bs[2][kBK][BS];  // (k, channel) slices of B
+
+  const int tid = threadIdx.x;
+  const int g = blockIdx.z;
+  const int m0 = blockIdx.x * BM;
+  const int n0 = blockIdx.y * BN;
+
+  // ---- staging roles. A: one pixel, kALoads reduction slots. Channel-fast when x has channels
+  // innermost (NHWC: a thread's slots are adjacent channels, neighbouring lanes read the same
+  // 32-byte sector), pixel-fast otherwise (NCHW: lanes take adjacent pixels, adjacent along W).
+  int a_m, a_k0, a_kstep;
+  if (a_channel_fast) {
+    a_m = tid / Cfg::kThreadsPerPixel;
+    a_k0 = (tid % Cfg::kThreadsPerPixel) * kALoads;
+    a_kstep = 1;
+  } else {
+    a_m = tid % BM;
+    a_k0 = tid / BM;
+    a_kstep = Cfg::kThreadsPerPixel;
+  }
+  const int am = m0 + a_m;
+  const bool a_pixel = am < p.M;
+  int64_t x_base;  // x[n, g*C/G, 0, 0, 0]
+  int d0, h0, w0;  // input coordinates of tap (0, 0, 0)
+  {
+    const int mm = a_pixel ? am : 0;
+    const int q = mm % p.Q;
+    int rest = mm / p.Q;
+    const int pp = rest % p.P;
+    rest /= p.P;
+    const int o = rest % p.O;
+    const int n = rest / p.O;
+    x_base = n * p.xs[0] + int64_t(g) * p.cpg * p.xs[1];
+    d0 = o * p.stride_d - p.pad_d;
+    h0 = pp * p.stride_h - p.pad_h;
+    w0 = q * p.stride_w - p.pad_w;
+  }
+  // x[n, g*C/G, d0, h0, w0] (may lie in the padding: only offsets from it that pass the bounds
+  // check are dereferenced). The PRECOMP table offsets are relative to it.
+  const int64_t x_pix = x_base + d0 * p.xs[2] + h0 * p.xs[3] + w0 * p.xs[4];
+  // B: reduction slot b_k, channels b_n + j * (kThreads / kBK).
+  constexpr int kBRowStep = kThreads / kBK;
+  const int b_k = tid % kBK;
+  const int b_n = tid / kBK;
+  const int64_t w_base = (int64_t(g) * p.kpg + n0 + b_n) * p.ws[0];  // w[g*K/G + n0 + b_n, 0, 0, 0, 0]
+  const int64_t w_step = kBRowStep * p.ws[0];
+
+  // ---- compute roles: warp = 8 x 4 patch of the TPM x TPN thread grid.
+  const int warp = tid / 32, lane = tid % 32;
+  const int tm = (warp % (TPM / 8)) * 8 + lane % 8;
+  const int tn = (warp / (TPM / 8)) * 4 + lane / 8;
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+  float a_reg[kALoads], b_reg[kBLoads];
+
+  // IMPLICIT state: channel block c0 of tap (t, r, s).
+  int c0 = 0, t = 0, r = 0, s = 0;
+  // PRECOMP state: reduction index of the step.
+  int k0 = 0;
+  const int steps = kPrecomp ? (p.kgemm + kBK - 1) / kBK : p.T * p.R * p.S * ((p.cpg + kBK - 1) / kBK);
+
+  // Global -> registers for the current step.
+  auto load = [&]() {
+    if constexpr (kPrecomp) {
+#pragma unroll
+      for (int j = 0; j < kALoads; ++j) {
+        const int k = k0 + a_k0 + j * a_kstep;
+        const int4 tp = __ldg(ttap + k);
+        const int d = d0 + tp.x, h = h0 + tp.y, wi = w0 + tp.z;
+        const bool ok = a_pixel && tp.w != 0 && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) &&
+                        unsigned(wi) < unsigned(p.W);
+        a_reg[j] = ok ? __ldg(x + x_pix + __ldg(&toff[k].x)) : 0.f;
+      }
+      const int k = k0 + b_k;
+      const bool k_ok = __ldg(&ttap[k].w) != 0;
+      const int64_t w_off = __ldg(&toff[k].y);
+#pragma unroll
+      for (int j = 0; j < kBLoads; ++j) {
+        const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
+        const int n = n0 + b_n + j * kBRowStep;
+        b_reg[j] = (in && k_ok && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
+      }
+    } else {
+      const int d = d0 + t * p.dil_d, h = h0 + r * p.dil_h, wi = w0 + s * p.dil_w;
+      const bool ok =
+          a_pixel && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W);
+      const int64_t x_off = x_base + d * p.xs[2] + h * p.xs[3] + wi * p.xs[4];  // x[n, g*C/G, d, h, wi]
+#pragma unroll
+      for (int j = 0; j < kALoads; ++j) {
+        const int c = c0 + a_k0 + j * a_kstep;
+        a_reg[j] = (ok && c < p.cpg) ? __ldg(x + x_off + c * p.xs[1]) : 0.f;
+      }
+      const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
+      const int c = c0 + b_k;
+      const int64_t w_off = c * p.ws[1] + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4];
+#pragma unroll
+      for (int j = 0; j < kBLoads; ++j) {
+        const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
+        const int n = n0 + b_n + j * kBRowStep;
+        b_reg[j] = (in && c < p.cpg && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
+      }
+    }
+  };
+  auto advance = [&]() {
+    if constexpr (kPrecomp) {
+      k0 += kBK;
+    } else {
+      c0 += kBK;
+      if (c0 >= p.cpg) {
+        c0 = 0;
+        if (++s == p.S) {
+          s = 0;
+          if (++r == p.R) {
+            r = 0;
+            ++t;
+          }
+        }
+      }
+    }
+  };
+  // Registers -> shared buffer b.
+  auto store = [&](int b) {
+#pragma unroll
+    for (int j = 0; j < kALoads; ++j) As[b][a_k0 + j * a_kstep][a_m] = a_reg[j];
+#pragma unroll
+    for (int j = 0; j < kBLoads; ++j)
+      if (Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems) Bs[b][b_k][b_n + j * kBRowStep] = b_reg[j];
+  };
+
+  load();
+  store(0);
+  __syncthreads();
+  int buf = 0;
+  for (int step = 0; step < steps; ++step) {
+    const bool more = step + 1 < steps;
+    if (more) {
+      advance();
+      load();  // in flight while the FMAs below run
+    }
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      float a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM / 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(&As[buf][kk][i * 4 * TPM + tm * 4]);
+        a[4 * i + 0] = v.x, a[4 * i + 1] = v.y, a[4 * i + 2] = v.z, a[4 * i + 3] = v.w;
+      }
+      if constexpr (TN % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < TN / 4; ++j) {
+          const float4 v = *reinterpret_cast<const float4*>(&Bs[buf][kk][j * 4 * Cfg::TPN + tn * 4]);
+          b[4 * j + 0] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) b[j] = Bs[buf][kk][j * Cfg::TPN + tn];
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    if (more) store(buf ^ 1);  // buf ^ 1 was last read before the previous barrier
+    __syncthreads();
+    buf ^= 1;
+  }
+
+  // ---- epilogue straight from registers; beta == 0 never reads y.
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
+    if (m >= p.M) continue;
+    const int q = m % p.Q;
+    int rest = m / p.Q;
+    const int pp = rest % p.P;
+    rest /= p.P;
+    const int o = rest % p.O;
+    const int n = rest / p.O;
+    float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int col = TN % 4 == 0 ? (j / 4) * 4 * Cfg::TPN + tn * 4 + j % 4 : j * Cfg::TPN + tn;
+      const int nn = n0 + col;
+      if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], acc[i][j], alpha, beta);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- host side
+
+// True when every coordinate the kernel forms along one dimension fits comfortably in int32:
+// out * stride + pad and (filt - 1) * dil + in stay below 2^30. Each factor is bounded first so
+// the products cannot overflow int64.
+bool coords_fit(int64_t in, int64_t out, int64_t filt, int stride, int pad, int dil) {
+  constexpr int64_t kLim = int64_t(1) << 30;
+  if (in >= kLim || out >= kLim || filt >= kLim || stride >= kLim || pad >= kLim || dil >= kLim) return false;
+  return out * stride + pad < kLim && (filt - 1) * dil + in + pad < kLim;
+}
+
+const char* check_problem(const ConvProblem& p) {
+  if (p.dtype != JHDNN_DATA_FLOAT)
+    return "FLOAT data only (the FMA implicit GEMM; HALF / BFLOAT16 / DOUBLE are not instantiated)";
+  if (const char* why = direct::check_common(p, /*allow_double=*/false)) return why;
+  // Any math type is served: full fp32 FMA is at least as accurate as TF32 would be.
+  constexpr int64_t kMaxRows = int64_t(INT_MAX) - 1024;  // m0 + BM stays in int32
+  if (p.N > kMaxRows || p.O > kMaxRows || p.P > kMaxRows || p.Q > kMaxRows ||
+      p.N * p.O > kMaxRows || p.N * p.O * p.P > kMaxRows || p.N * p.O * p.P * p.Q > kMaxRows)
+    return "N*O*P*Q (GEMM rows) must be below 2^31 - 1024 (32-bit pixel index)";
+  if (p.C > kMaxRows || p.K > kMaxRows || p.T > kMaxRows || p.R > kMaxRows || p.S > kMaxRows ||
+      p.c_per_group() * p.T > kMaxRows || p.c_per_group() * p.T * p.R > kMaxRows ||
+      p.reduction() > kMaxRows)
+    return "(C/G)*T*R*S (GEMM reduction) must be below 2^31 - 1024 (32-bit reduction index)";
+  if (!coords_fit(p.D, p.O, p.T, p.stride_d, p.pad_d, p.dil_d) ||
+      !coords_fit(p.H, p.P, p.R, p.stride_h, p.pad_h, p.dil_h) ||
+      !coords_fit(p.W, p.Q, p.S, p.stride_w, p.pad_w, p.dil_w))
+    return "a spatial coordinate (size, stride * output size, pad or dilated filter extent) reaches 2^30 "
+           "(32-bit coordinates)";
+  if (p.G > 65535) return "more than 65535 groups (grid z)";
+  return nullptr;
+}
+
+Params make_params(const ConvProblem& p) {
+  Params k{};
+  k.M = int(p.N * p.O * p.P * p.Q);
+  k.O = int(p.O), k.P = int(p.P), k.Q = int(p.Q);
+  k.D = int(p.D), k.H = int(p.H), k.W = int(p.W);
+  k.T = int(p.T), k.R = int(p.R), k.S = int(p.S);
+  k.cpg = int(p.c_per_group()), k.kpg = int(p.k_per_group());
+  k.kgemm = int(p.reduction());
+  k.pad_d = p.pad_d, k.pad_h = p.pad_h, k.pad_w = p.pad_w;
+  k.stride_d = p.stride_d, k.stride_h = p.stride_h, k.stride_w = p.stride_w;
+  k.dil_d = p.dil_d, k.dil_h = p.dil_h, k.dil_w = p.dil_w;
+  k.flip = p.mode == JHDNN_CONVOLUTION ? 1 : 0;
+  for (int i = 0; i < 5; ++i) k.xs[i] = p.x_stride[i], k.ws[i] = p.w_stride[i], k.ys[i] = p.y_stride[i];
+  return k;
+}
+
+enum class Pick { k128x128, k128x64, k64x64, k256x8 };
+
+template <class Cfg>
+int64_t blocks_of(const ConvProblem& p) {
+  const int64_t M = p.N * p.O * p.P * p.Q;
+  return ((M + Cfg::BM - 1) / Cfg::BM) * ((p.k_per_group() + Cfg::BN - 1) / Cfg::BN) * p.G;
+}
+
+// JHDNN_IGEMM_TILE=128x128|128x64|64x64|256x8 forces a tile shape (tests run every shape on
+// small problems, which would otherwise always get the small tiles; benchmarks compare shapes).
+// Any shape is correct for any problem; only the speed differs.
+bool forced_tile(Pick* out) {
+  const char* e = std::getenv("JHDNN_IGEMM_TILE");
+  if (e == nullptr) return false;
+  const std::string v(e);
+  if (v == "128x128") *out = Pick::k128x128;
+  else if (v == "128x64") *out = Pick::k128x64;
+  else if (v == "64x64") *out = Pick::k64x64;
+  else if (v == "256x8") *out = Pick::k256x8;
+  else return false;
+  return true;
+}
+
+// Widest tile the channel count fills; stepped down while the grid would leave SMs idle (a
+// 128 x 128 tile on ResNet's 7x7 layers makes 52 blocks for 132 SMs).
+Pick pick_tile(const ConvProblem& p, int sm_count) {
+  Pick forced;
+  if (forced_tile(&forced)) return forced;
+  const int64_t kpg = p.k_per_group();
+  if (kpg < 24) return Pick::k256x8;
+  if (kpg >= 96 && blocks_of<Tile128x128>(p) >= sm_count) return Pick::k128x128;
+  if (blocks_of<Tile128x64>(p) >= sm_count) return Pick::k128x64;
+  return Pick::k64x64;
+}
+
+int current_sm_count() {
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 132;  // only steers the tile choice
+  }
+  return n;
+}
+
+// PRECOMP table size: kpad entries of 32 bytes, plus 16 bytes to align a user pointer up.
+int64_t table_entries(const ConvProblem& p) { return (p.reduction() + kBK - 1) / kBK * kBK; }
+size_t table_bytes(const ConvProblem& p) {
+  return size_t(table_entries(p)) * (sizeof(longlong2) + sizeof(int4)) + 16;
+}
+
+template <class Cfg, bool kPrecomp>
+Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, const longlong2* off, const int4* tap,
+                   cudaStream_t stream) {
+  const dim3 grid(unsigned((k.M + Cfg::BM - 1) / Cfg::BM), unsigned((k.kpg + Cfg::BN - 1) / Cfg::BN), unsigned(p.G));
+  if (grid.y > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y");
+  igemm_kernel<Cfg, kPrecomp><<<grid, kThreads, 0, stream>>>(
+      k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
+      float(a.alpha), float(a.beta), p.x_stride[1] == 1 && p.C > 1 ? 1 : 0);
+  JHDNN_LAUNCH_CHECK();
+  return Status::success();
+}
+
+template <bool kPrecomp>
+Status launch(const ConvProblem& p, const ConvArgs& a, const longlong2* off, const int4* tap, cudaStream_t stream) {
+  const Params k = make_params(p);
+  switch (pick_tile(p, current_sm_count())) {
+    case Pick::k128x128: return launch_tile<Tile128x128, kPrecomp>(p, k, a, off, tap, stream);
+    case Pick::k128x64: return launch_tile<Tile128x64, kPrecomp>(p, k, a, off, tap, stream);
+    case Pick::k64x64: return launch_tile<Tile64x64, kPrecomp>(p, k, a, off, tap, stream);
+    case Pick::k256x8: break;
+  }
+  return launch_tile<Tile256x8, kPrecomp>(p, k, a, off, tap, stream);
+}
+
+template <bool kPrecomp>
+Status load_all() {
+  return direct::load_kernels(igemm_kernel<Tile128x128, kPrecomp>, igemm_kernel<Tile128x64, kPrecomp>,
+                              igemm_kernel<Tile64x64, kPrecomp>, igemm_kernel<Tile256x8, kPrecomp>);
+}
+
+class ImplicitGemmSolver final : public ConvSolver {
+ public:
+  const char* name() const override { return "implicit_gemm"; }
+  jhdnnConvolutionFwdAlgo_t algo() const override { return JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM; }
+  Verdict can_implement(const ConvProblem& p, const DeviceInfo&) const override {
+    if (const char* why = check_problem(p)) return Verdict::no(why);
+    return Verdict::yes();
+  }
+  size_t workspace_bytes(const ConvProblem&) const override { return 0; }
+  Status run(const ConvProblem& p, const ConvArgs& a, void*, size_t, cudaStream_t stream) const override {
+    if (const char* why = check_problem(p)) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit_gemm: %s", why);
+    if (!a.x || !a.w || !a.y)
+      return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "implicit_gemm: x, w or y is null");
+    return launch<false>(p, a, nullptr, nullptr, stream);
+  }
+  Status load_kernels() const override { return load_all<false>(); }
+};
+
+class ImplicitPrecompGemmSolver final : public ConvSolver {
+ public:
+  const char* name() const override { return "implicit_precomp_gemm"; }
+  jhdnnConvolutionFwdAlgo_t algo() const override { return JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM; }
+  Verdict can_implement(const ConvProblem& p, const DeviceInfo&) const override {
+    if (const char* why = check_problem(p)) return Verdict::no(why);
+    return Verdict::yes();
+  }
+  size_t workspace_bytes(const ConvProblem& p) const override { return check_problem(p) ? 0 : table_bytes(p); }
+  Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
+    if (const char* why = check_problem(p))
+      return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit_precomp_gemm: %s", why);
+    if (!a.x || !a.w || !a.y)
+      return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "implicit_precomp_gemm: x, w or y is null");
+    const size_t need = table_bytes(p);
+    if (ws == nullptr || ws_bytes < need)
+      return core::fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
+                        "implicit_precomp_gemm: workspace of %zu bytes < %zu needed for the offset table", ws_bytes,
+                        need);
+    // The table: off[kpad] then tap[kpad], from the first 16-byte boundary of ws.
+    const uintptr_t base = (reinterpret_cast<uintptr_t>(ws) + 15) & ~uintptr_t(15);
+    const int64_t kpad = table_entries(p);
+    auto* off = reinterpret_cast<longlong2*>(base);
+    auto* tap = reinterpret_cast<int4*>(off + kpad);
+    const Params k = make_params(p);
+    constexpr int kSetupThreads = 256;
+    precomp_table_kernel<<<unsigned((kpad + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
+        k, int(kpad), off, tap);
+    JHDNN_LAUNCH_CHECK();
+    return launch<true>(p, a, off, tap, stream);
+  }
+  Status load_kernels() const override {
+    JHDNN_TRY(direct::load_kernels(precomp_table_kernel));
+    return load_all<true>();
+  }
+};
+
+}  // namespace
+}  // namespace igemm
+
+const ConvSolver& implicit_gemm_solver() {
+  static const igemm::ImplicitGemmSolver s;
+  return s;
+}
+
+const ConvSolver& implicit_precomp_gemm_solver() {
+  static const igemm::ImplicitPrecompGemmSolver s;
+  return s;
+}
+
+}  // namespace jhdnn::conv
