@@ -20,6 +20,8 @@
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
+#include <climits>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -41,6 +43,7 @@
 #include "common/problems.h"
 #include "common/reference.h"
 #include "common/test_util.h"
+#include "conv/implicit_gemm/fast_divmod.h"
 #include "conv/implicit_gemm/implicit_gemm.h"
 #include "conv/solver.h"
 #include "core/conv_problem.h"
@@ -685,6 +688,40 @@ TEST_CASE("implicit gemm: non-packed (4dEx-style) x and y strides", "[gpu][impli
     }
   }
   check_all_ran(notes);
+}
+
+// No GPU needed: the division-free decode of implicit_gemm's flat reduction (the device half
+// differs only in using __umulhi, the same multiply-high).
+TEST_CASE("implicit gemm: FastDivmod equals integer division", "[implicit_gemm][fast_divmod]") {
+  SplitMix64 rng(mix_seed(test_seed(), hash_string("fast_divmod")));
+  int64_t bad = 0, checked = 0;
+  std::string first;
+  auto check = [&](int32_t d, int32_t n) {
+    const conv::igemm::FastDivmod f(d);
+    int32_t r = -1;
+    const int32_t q = f.divmod(n, &r);
+    ++checked;
+    if ((q != n / d || r != n % d) && bad++ == 0)
+      first = std::to_string(n) + " / " + std::to_string(d) + " gave " + std::to_string(q) + " rem " + std::to_string(r);
+  };
+  constexpr int32_t kMaxN = INT32_MAX;
+  for (int32_t d = 1; d <= 4096; ++d) {
+    for (int32_t n = 0; n < 1024; ++n) check(d, n);
+    for (int i = 0; i < 64; ++i) check(d, int32_t(rng.next() % uint64_t(kMaxN)));
+    check(d, kMaxN);
+    check(d, kMaxN - 1);
+  }
+  for (int sh = 0; sh < 31; ++sh)
+    for (int64_t d : {(int64_t(1) << sh) - 1, int64_t(1) << sh, (int64_t(1) << sh) + 1}) {
+      if (d < 1 || d > kMaxN) continue;
+      check(int32_t(d), kMaxN);
+      check(int32_t(d), int32_t(d));
+      check(int32_t(d), int32_t(d - 1));
+      for (int i = 0; i < 256; ++i) check(int32_t(d), int32_t(rng.next() % uint64_t(kMaxN)));
+    }
+  for (int i = 0; i < 200000; ++i) check(int32_t(rng.next() % uint64_t(kMaxN)) + 1, int32_t(rng.next() % uint64_t(kMaxN)));
+  INFO(bad << " of " << checked << " wrong; first " << first);
+  CHECK(bad == 0);
 }
 
 // No GPU needed: the refusals and the workspace formula are host logic.

@@ -14,16 +14,19 @@
 // step): while the block multiplies step i out of one buffer, each thread already holds step i+1's
 // global loads in registers and writes them into the other buffer afterwards.
 //
-// The two algorithms differ only in how a thread finds the addresses of its A and B elements:
-//   IMPLICIT_GEMM:  the reduction runs tap-outer, channel-block-inner: for each filter tap (t, r, s),
-//     channels c0 .. c0+BK-1. A thread's pixel is fixed, so one bounds check per step covers all of
-//     its A elements, and the tap advances by counters (no division in the loop). Costs: a
-//     channel block past C/G is masked, so C/G that is not a multiple of 8 wastes part of a step
-//     (C/G = 3: 5/8; depthwise C/G = 1: 7/8).
-//   IMPLICIT_PRECOMP_GEMM: the reduction runs over a flat k; a table in the workspace gives, per
-//     k, the x offset and the w offset (relative to the pixel's / channel's base) and the
-//     dilated tap offsets (dt, dh, dw) for the bounds check. No waste for any C/G; each element
-//     costs a table read (an L1 broadcast: all lanes of a warp read the same few entries).
+// The two algorithms differ only in how a thread finds the addresses of its A and B elements
+// (the kernel's Mode parameter):
+//   IMPLICIT_GEMM, C/G a multiple of 8 (kTapBlock): the reduction runs tap-outer,
+//     channel-block-inner: for each filter tap (t, r, s), channels c0 .. c0+7. A thread's pixel is
+//     fixed, so one bounds check per step covers all of its A elements, and the tap advances by
+//     counters (no division in the loop).
+//   IMPLICIT_GEMM, other C/G (kFlat): channel blocks would be partly padding (C/G = 3: 5/8 of the
+//     work wasted), so the reduction runs over a flat k and each element decodes its k into
+//     (c, t, r, s) by division by invariant integers (fast_divmod.h: multiply-high, add, shift).
+//   IMPLICIT_PRECOMP_GEMM (kTable): flat k; a table in the workspace gives, per k, the x offset
+//     and the w offset (relative to the pixel's / channel's base) and the dilated tap offsets
+//     (dt, dh, dw) for the bounds check. Each element costs a table read (an L1 broadcast: all
+//     lanes of a warp read the same few entries) instead of the decode.
 // See README.md for the reasoning and the limits.
 #include "conv/implicit_gemm/implicit_gemm.h"
 
@@ -34,6 +37,7 @@
 #include <string>
 
 #include "conv/direct/direct_common.cuh"
+#include "conv/implicit_gemm/fast_divmod.h"
 #include "core/cuda_check.h"
 
 namespace jhdnn::conv {
@@ -57,6 +61,14 @@ struct Params {
   int dil_d, dil_h, dil_w;
   int flip;                // 1 in CONVOLUTION mode
   int64_t xs[5], ws[5], ys[5];
+  FastDivmod div_cpg, div_S, div_R;  // k -> (tap, c), tap -> (t*R + r, s), t*R + r -> (t, r)
+};
+
+// How a thread finds its elements' addresses along the reduction (see the file comment).
+enum Mode {
+  kTapBlock = 0,  // implicit_gemm when C/G % 8 == 0: tap-outer, channel-block-inner counters
+  kFlat = 1,      // implicit_gemm otherwise: flat k, decoded per element by fast division
+  kTable = 2,     // implicit_precomp_gemm: flat k, offsets from the workspace table
 };
 
 // Block tile BM x BN, thread tile TM x TN. Threads form a TPM x TPN grid; a warp is an 8 x 4 patch
@@ -111,7 +123,7 @@ __global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__
   tap[k] = make_int4(dt, dh, dw, 1);
 }
 
-template <class Cfg, bool kPrecomp>
+template <class Cfg, int kMode>
 __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     igemm_kernel(Params p, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                  const longlong2* __restrict__ toff, const int4* __restrict__ ttap, float alpha, float beta,
@@ -180,15 +192,22 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
 
   float a_reg[kALoads], b_reg[kBLoads];
 
-  // IMPLICIT state: channel block c0 of tap (t, r, s).
+  // kTapBlock state: channel block c0 of tap (t, r, s).
   int c0 = 0, t = 0, r = 0, s = 0;
-  // PRECOMP state: reduction index of the step.
+  // kFlat / kTable state: reduction index of the step.
   int k0 = 0;
-  const int steps = kPrecomp ? (p.kgemm + kBK - 1) / kBK : p.T * p.R * p.S * ((p.cpg + kBK - 1) / kBK);
+  const int steps = kMode != kTapBlock ? (p.kgemm + kBK - 1) / kBK : p.T * p.R * p.S * ((p.cpg + kBK - 1) / kBK);
+
+  // kFlat: reduction index k -> (c, t, r, s), no division instruction.
+  auto decode = [&](int k, int* c, int* tt, int* rr, int* ss) {
+    const int tap = p.div_cpg.divmod(k, c);
+    const int rt = p.div_S.divmod(tap, ss);
+    *tt = p.div_R.divmod(rt, rr);
+  };
 
   // Global -> registers for the current step.
   auto load = [&]() {
-    if constexpr (kPrecomp) {
+    if constexpr (kMode == kTable) {
 #pragma unroll
       for (int j = 0; j < kALoads; ++j) {
         const int k = k0 + a_k0 + j * a_kstep;
@@ -201,6 +220,35 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
       const int k = k0 + b_k;
       const bool k_ok = __ldg(&ttap[k].w) != 0;
       const int64_t w_off = __ldg(&toff[k].y);
+#pragma unroll
+      for (int j = 0; j < kBLoads; ++j) {
+        const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
+        const int n = n0 + b_n + j * kBRowStep;
+        b_reg[j] = (in && k_ok && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
+      }
+    } else if constexpr (kMode == kFlat) {
+#pragma unroll
+      for (int j = 0; j < kALoads; ++j) {
+        const int k = k0 + a_k0 + j * a_kstep;
+        float v = 0.f;
+        if (a_pixel && k < p.kgemm) {
+          int c, tt, rr, ss;
+          decode(k, &c, &tt, &rr, &ss);
+          const int d = d0 + tt * p.dil_d, h = h0 + rr * p.dil_h, wi = w0 + ss * p.dil_w;
+          if (unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W))
+            v = __ldg(x + x_base + c * p.xs[1] + d * p.xs[2] + h * p.xs[3] + wi * p.xs[4]);
+        }
+        a_reg[j] = v;
+      }
+      const int k = k0 + b_k;
+      const bool k_ok = k < p.kgemm;
+      int64_t w_off = 0;
+      if (k_ok) {
+        int c, tt, rr, ss;
+        decode(k, &c, &tt, &rr, &ss);
+        if (p.flip) tt = p.T - 1 - tt, rr = p.R - 1 - rr, ss = p.S - 1 - ss;
+        w_off = c * p.ws[1] + tt * p.ws[2] + rr * p.ws[3] + ss * p.ws[4];
+      }
 #pragma unroll
       for (int j = 0; j < kBLoads; ++j) {
         const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
@@ -229,7 +277,7 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     }
   };
   auto advance = [&]() {
-    if constexpr (kPrecomp) {
+    if constexpr (kMode != kTapBlock) {
       k0 += kBK;
     } else {
       c0 += kBK;
@@ -359,6 +407,9 @@ Params make_params(const ConvProblem& p) {
   k.dil_d = p.dil_d, k.dil_h = p.dil_h, k.dil_w = p.dil_w;
   k.flip = p.mode == JHDNN_CONVOLUTION ? 1 : 0;
   for (int i = 0; i < 5; ++i) k.xs[i] = p.x_stride[i], k.ws[i] = p.w_stride[i], k.ys[i] = p.y_stride[i];
+  k.div_cpg = FastDivmod(k.cpg);
+  k.div_S = FastDivmod(k.S);
+  k.div_R = FastDivmod(k.R);
   return k;
 }
 
@@ -412,34 +463,34 @@ size_t table_bytes(const ConvProblem& p) {
   return size_t(table_entries(p)) * (sizeof(longlong2) + sizeof(int4)) + 16;
 }
 
-template <class Cfg, bool kPrecomp>
+template <class Cfg, int kMode>
 Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, const longlong2* off, const int4* tap,
                    cudaStream_t stream) {
   const dim3 grid(unsigned((k.M + Cfg::BM - 1) / Cfg::BM), unsigned((k.kpg + Cfg::BN - 1) / Cfg::BN), unsigned(p.G));
   if (grid.y > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y");
-  igemm_kernel<Cfg, kPrecomp><<<grid, kThreads, 0, stream>>>(
+  igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
       k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
       float(a.alpha), float(a.beta), p.x_stride[1] == 1 && p.C > 1 ? 1 : 0);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
 
-template <bool kPrecomp>
+template <int kMode>
 Status launch(const ConvProblem& p, const ConvArgs& a, const longlong2* off, const int4* tap, cudaStream_t stream) {
   const Params k = make_params(p);
   switch (pick_tile(p, current_sm_count())) {
-    case Pick::k128x128: return launch_tile<Tile128x128, kPrecomp>(p, k, a, off, tap, stream);
-    case Pick::k128x64: return launch_tile<Tile128x64, kPrecomp>(p, k, a, off, tap, stream);
-    case Pick::k64x64: return launch_tile<Tile64x64, kPrecomp>(p, k, a, off, tap, stream);
+    case Pick::k128x128: return launch_tile<Tile128x128, kMode>(p, k, a, off, tap, stream);
+    case Pick::k128x64: return launch_tile<Tile128x64, kMode>(p, k, a, off, tap, stream);
+    case Pick::k64x64: return launch_tile<Tile64x64, kMode>(p, k, a, off, tap, stream);
     case Pick::k256x8: break;
   }
-  return launch_tile<Tile256x8, kPrecomp>(p, k, a, off, tap, stream);
+  return launch_tile<Tile256x8, kMode>(p, k, a, off, tap, stream);
 }
 
-template <bool kPrecomp>
+template <int kMode>
 Status load_all() {
-  return direct::load_kernels(igemm_kernel<Tile128x128, kPrecomp>, igemm_kernel<Tile128x64, kPrecomp>,
-                              igemm_kernel<Tile64x64, kPrecomp>, igemm_kernel<Tile256x8, kPrecomp>);
+  return direct::load_kernels(igemm_kernel<Tile128x128, kMode>, igemm_kernel<Tile128x64, kMode>,
+                              igemm_kernel<Tile64x64, kMode>, igemm_kernel<Tile256x8, kMode>);
 }
 
 class ImplicitGemmSolver final : public ConvSolver {
@@ -455,9 +506,15 @@ class ImplicitGemmSolver final : public ConvSolver {
     if (const char* why = check_problem(p)) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit_gemm: %s", why);
     if (!a.x || !a.w || !a.y)
       return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "implicit_gemm: x, w or y is null");
-    return launch<false>(p, a, nullptr, nullptr, stream);
+    // Whole channel blocks: counters, one bounds check per step. Otherwise a block would be
+    // partly padding (C/G = 3: 5/8 wasted), so the flat reduction with fast division instead.
+    if (p.c_per_group() % kBK == 0) return launch<kTapBlock>(p, a, nullptr, nullptr, stream);
+    return launch<kFlat>(p, a, nullptr, nullptr, stream);
   }
-  Status load_kernels() const override { return load_all<false>(); }
+  Status load_kernels() const override {
+    JHDNN_TRY(load_all<kTapBlock>());
+    return load_all<kFlat>();
+  }
 };
 
 class ImplicitPrecompGemmSolver final : public ConvSolver {
@@ -489,11 +546,11 @@ class ImplicitPrecompGemmSolver final : public ConvSolver {
     precomp_table_kernel<<<unsigned((kpad + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
         k, int(kpad), off, tap);
     JHDNN_LAUNCH_CHECK();
-    return launch<true>(p, a, off, tap, stream);
+    return launch<kTable>(p, a, off, tap, stream);
   }
   Status load_kernels() const override {
     JHDNN_TRY(direct::load_kernels(precomp_table_kernel));
-    return load_all<true>();
+    return load_all<kTable>();
   }
 };
 
