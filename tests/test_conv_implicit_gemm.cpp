@@ -183,6 +183,9 @@ struct DeviceProblem {
   std::vector<uint8_t> y_mask;        // logical elements of y; empty when y has no gaps
 
   DeviceProblem(const HostProblem& h, const ConvProblem& layout) : p(layout) {
+    // The issue's configuration: fp32 data with FMA math. (Under DEFAULT math a TF32 tensor-core
+    // solver registered for the same algorithm could take FLOAT problems before these solvers.)
+    p.math_type = JHDNN_FMA_MATH;
     const jhdnnDataType_t dt = p.dtype;
     const size_t es = dtype_size(dt);
     const auto xd = x_dims(p), wd = w_dims(p), yd = y_dims(p);
@@ -769,6 +772,11 @@ TEST_CASE("implicit gemm: refusals name their reason; workspace formula", "[impl
       ConvProblem p = ok;
       p.dil_h = 1 << 30;
       refused(p, "32-bit coordinates");
+    }
+    {
+      ConvProblem p = ok;
+      p.K = 600000;  // 75000 blocks of 8 channels > grid y
+      refused(p, "grid y");
     }
     // A null pointer on an acceptable problem is a BAD_PARAM, not a crash.
     const size_t ws = s.workspace_bytes(ok);

@@ -391,6 +391,7 @@ const char* check_problem(const ConvProblem& p) {
     return "a spatial coordinate (size, stride * output size, pad or dilated filter extent) reaches 2^30 "
            "(32-bit coordinates)";
   if (p.G > 65535) return "more than 65535 groups (grid z)";
+  if (p.k_per_group() > 65535 * 8) return "K/G above 524280 (grid y of the narrowest tile)";
   return nullptr;
 }
 
@@ -467,7 +468,9 @@ template <class Cfg, int kMode>
 Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, const longlong2* off, const int4* tap,
                    cudaStream_t stream) {
   const dim3 grid(unsigned((k.M + Cfg::BM - 1) / Cfg::BM), unsigned((k.kpg + Cfg::BN - 1) / Cfg::BN), unsigned(p.G));
-  if (grid.y > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y");
+  if (grid.y > 65535) {  // only reachable with a forced wide-K tile shape on a huge K/G
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y with this tile shape");
+  }
   igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
       k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
       float(a.alpha), float(a.beta), p.x_stride[1] == 1 && p.C > 1 ? 1 : 0);
