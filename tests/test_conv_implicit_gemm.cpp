@@ -870,3 +870,103 @@ TEST_CASE("implicit gemm: FLOAT tensors of more than 2^31 elements (64-bit offse
     CHECK(bad == 0);
   }
 }
+
+// The workspace path of the public API: the query reports PRECOMP's table size, Get_v7 / Find /
+// FindEx list both algorithms runnable with that memory, FindEx without a workspace marks PRECOMP
+// SIZE_INSUFFICIENT (and still runs IMPLICIT_GEMM), and FindEx's output (the last timed run) is
+// right.
+TEST_CASE("implicit gemm: workspace through Get_v7 / Find / FindEx", "[gpu][implicit_gemm][find]") {
+  START_GPU_CASE();
+  Gpu& g = gpu();
+  const std::vector<NamedProblem> set = conv_problem_set();
+  for (size_t idx : {size_t(0), set.size() / 2}) {
+    const NamedProblem& np = set[idx];
+    const HostProblem h = make_host_problem(np.name, with_layout(np.p, JHDNN_DATA_FLOAT, false), Scale{});
+    for (bool nhwc : {false, true}) {
+      DeviceProblem d(h, with_layout(np.p, JHDNN_DATA_FLOAT, nhwc));
+      INFO("problem " << np.name << " [" << d.p.key() << "]");
+      JhdnnConvDescs descs(d.p);
+      const size_t need = conv::implicit_precomp_gemm_solver().workspace_bytes(d.p);
+      REQUIRE(need > 0);
+      size_t ws_bytes = 0;
+      REQUIRE(jhdnnGetConvolutionForwardWorkspaceSize(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
+                                                      JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                                      &ws_bytes) == JHDNN_STATUS_SUCCESS);
+      CHECK(ws_bytes == need);
+      REQUIRE(jhdnnGetConvolutionForwardWorkspaceSize(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
+                                                      JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                                      &ws_bytes) == JHDNN_STATUS_SUCCESS);
+      CHECK(ws_bytes == 0);
+
+      jhdnnConvolutionFwdAlgoPerf_t perf[JHDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      auto entry = [&](int returned, jhdnnConvolutionFwdAlgo_t algo) -> const jhdnnConvolutionFwdAlgoPerf_t* {
+        for (int i = 0; i < returned; ++i)
+          if (perf[i].algo == algo) return &perf[i];
+        return nullptr;
+      };
+      auto check_entries = [&](int returned, bool timed, bool precomp_fits) {
+        for (jhdnnConvolutionFwdAlgo_t algo : kAlgos) {
+          const jhdnnConvolutionFwdAlgoPerf_t* e = entry(returned, algo);
+          INFO("algorithm " << jhdnn_algo_name(algo));
+          REQUIRE(e != nullptr);
+          const bool precomp = algo == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+          if (precomp && !precomp_fits) {
+            CHECK(e->status == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+            continue;
+          }
+          CHECK(e->status == JHDNN_STATUS_SUCCESS);
+          CHECK(e->memory == (precomp ? need : 0));
+          CHECK(e->determinism == JHDNN_DETERMINISTIC);
+          if (timed) CHECK(e->time > 0.0f);
+        }
+      };
+      int returned = -1;
+      REQUIRE(jhdnnGetConvolutionForwardAlgorithm_v7(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
+                                                     JHDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                     perf) == JHDNN_STATUS_SUCCESS);
+      check_entries(returned, false, true);
+      REQUIRE(jhdnnFindConvolutionForwardAlgorithm(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
+                                                   JHDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                   perf) == JHDNN_STATUS_SUCCESS);
+      check_entries(returned, true, true);
+      {
+        d.reset_y();
+        REQUIRE(jhdnnFindConvolutionForwardAlgorithmEx(g.jh.get(), descs.x, d.x.get(), descs.w, d.w.get(), descs.conv,
+                                                       descs.y, d.y.get(), JHDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                       perf, nullptr, 0) == JHDNN_STATUS_SUCCESS);
+        g.stream.sync();
+        check_entries(returned, true, false);
+      }
+      {
+        DeviceBuffer ws(need);
+        d.reset_y();
+        REQUIRE(jhdnnFindConvolutionForwardAlgorithmEx(g.jh.get(), descs.x, d.x.get(), descs.w, d.w.get(), descs.conv,
+                                                       descs.y, d.y.get(), JHDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned,
+                                                       perf, ws.get(), need) == JHDNN_STATUS_SUCCESS);
+        g.stream.sync();
+        check_entries(returned, true, true);
+        CHECK(ws.guard_intact());
+        // y holds the last timed algorithm's result (beta = 0). When every runnable algorithm is
+        // a dot product (DIRECT, IMPLICIT_GEMM, IMPLICIT_PRECOMP_GEMM) it is within the fp32
+        // tolerance; an FFT / Winograd solver merged later gets a norm-wise bound.
+        bool dot_only = true;
+        for (int i = 0; i < returned; ++i)
+          if (perf[i].status == JHDNN_STATUS_SUCCESS && perf[i].algo != JHDNN_CONVOLUTION_FWD_ALGO_DIRECT &&
+              perf[i].algo != JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM &&
+              perf[i].algo != JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+            dot_only = false;
+        if (dot_only) {
+          check_result("FindEx output", d, h, conv_tolerance(JHDNN_DATA_FLOAT, h.base.reduction()), true, &ws);
+        } else {
+          const std::vector<double> got = from_device_bytes(d.y.download().data(), size_t(d.p.y_span()), d.p.dtype);
+          std::vector<double> got_base(h.ref.size());
+          const auto yd = y_dims(d.p);
+          copy_tensor(got.data(), d.p.y_stride, got_base.data(), h.base.y_stride, yd.data());
+          const double rel = relative_l2_error(got_base.data(), h.ref.data(), yd.data(), h.base.y_stride);
+          INFO("FindEx output relative L2 error " << rel);
+          CHECK(rel < 1e-3);
+        }
+      }
+    }
+  }
+}
