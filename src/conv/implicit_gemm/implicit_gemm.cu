@@ -127,7 +127,7 @@ template <class Cfg, int kMode>
 __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     igemm_kernel(Params p, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                  const longlong2* __restrict__ toff, const int4* __restrict__ ttap, float alpha, float beta,
-                 int a_channel_fast) {
+                 int a_channel_fast, int a_vec4) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, TM = Cfg::TM, TN = Cfg::TN, TPM = Cfg::TPM;
   constexpr int AS = Cfg::AS, BS = Cfg::BS;
   constexpr int kALoads = Cfg::kALoads, kBLoads = Cfg::kBLoads;
@@ -260,10 +260,21 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
       const bool ok =
           a_pixel && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W);
       const int64_t x_off = x_base + d * p.xs[2] + h * p.xs[3] + wi * p.xs[4];  // x[n, g*C/G, d, h, wi]
+      if (kALoads % 4 == 0 && a_vec4) {
+        // NHWC, C/G % 8 == 0, 16-byte aligned pixels (host-checked): the thread's kALoads slots
+        // are adjacent channels inside one channel block, so always < C/G, one float4 per 4.
 #pragma unroll
-      for (int j = 0; j < kALoads; ++j) {
-        const int c = c0 + a_k0 + j * a_kstep;
-        a_reg[j] = (ok && c < p.cpg) ? __ldg(x + x_off + c * p.xs[1]) : 0.f;
+        for (int v = 0; v < kALoads / 4; ++v) {
+          const float4 f = ok ? __ldg(reinterpret_cast<const float4*>(x + x_off + c0 + a_k0 + 4 * v))
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
+          a_reg[4 * v + 0] = f.x, a_reg[4 * v + 1] = f.y, a_reg[4 * v + 2] = f.z, a_reg[4 * v + 3] = f.w;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kALoads; ++j) {
+          const int c = c0 + a_k0 + j * a_kstep;
+          a_reg[j] = (ok && c < p.cpg) ? __ldg(x + x_off + c * p.xs[1]) : 0.f;
+        }
       }
       const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
       const int c = c0 + b_k;
@@ -471,9 +482,15 @@ Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, con
   if (grid.y > 65535) {  // only reachable with a forced wide-K tile shape on a huge K/G
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y with this tile shape");
   }
+  const int channel_fast = p.x_stride[1] == 1 && p.C > 1 ? 1 : 0;
+  // float4 staging of A (kTapBlock only): channels innermost and every pixel's channel run
+  // 16-byte aligned: x aligned, the other strides and C/G multiples of 4 (blocks start at c0 % 8 == 0).
+  const bool vec4 = kMode == kTapBlock && channel_fast && p.c_per_group() % kBK == 0 &&
+                    reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && p.x_stride[0] % 4 == 0 &&
+                    p.x_stride[2] % 4 == 0 && p.x_stride[3] % 4 == 0 && p.x_stride[4] % 4 == 0;
   igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
       k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
-      float(a.alpha), float(a.beta), p.x_stride[1] == 1 && p.C > 1 ? 1 : 0);
+      float(a.alpha), float(a.beta), channel_fast, vec4 ? 1 : 0);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
