@@ -62,7 +62,15 @@ struct Params {
   int flip;                // 1 in CONVOLUTION mode
   int64_t xs[5], ws[5], ys[5];
   FastDivmod div_cpg, div_S, div_R;  // k -> (tap, c), tap -> (t*R + r, s), t*R + r -> (t, r)
+  FastDivmod div_Q, div_P, div_O;    // m -> (n, o, p, q)
 };
+
+// Output pixel m -> (n, o, p, q), by multiply-high instead of integer division.
+__device__ __forceinline__ void decode_pixel(const Params& p, int m, int* n, int* o, int* pp, int* q) {
+  const int npo = p.div_Q.divmod(m, q);
+  const int no = p.div_P.divmod(npo, pp);
+  *n = p.div_O.divmod(no, o);
+}
 
 // How a thread finds its elements' addresses along the reduction (see the file comment).
 enum Mode {
@@ -157,13 +165,8 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
   int64_t x_base;  // x[n, g*C/G, 0, 0, 0]
   int d0, h0, w0;  // input coordinates of tap (0, 0, 0)
   {
-    const int mm = a_pixel ? am : 0;
-    const int q = mm % p.Q;
-    int rest = mm / p.Q;
-    const int pp = rest % p.P;
-    rest /= p.P;
-    const int o = rest % p.O;
-    const int n = rest / p.O;
+    int n, o, pp, q;
+    decode_pixel(p, a_pixel ? am : 0, &n, &o, &pp, &q);
     x_base = n * p.xs[0] + int64_t(g) * p.cpg * p.xs[1];
     d0 = o * p.stride_d - p.pad_d;
     h0 = pp * p.stride_h - p.pad_h;
@@ -356,12 +359,8 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
   for (int i = 0; i < TM; ++i) {
     const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
     if (m >= p.M) continue;
-    const int q = m % p.Q;
-    int rest = m / p.Q;
-    const int pp = rest % p.P;
-    rest /= p.P;
-    const int o = rest % p.O;
-    const int n = rest / p.O;
+    int n, o, pp, q;
+    decode_pixel(p, m, &n, &o, &pp, &q);
     float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
 #pragma unroll
     for (int j = 0; j < TN; ++j) {
@@ -422,6 +421,9 @@ Params make_params(const ConvProblem& p) {
   k.div_cpg = FastDivmod(k.cpg);
   k.div_S = FastDivmod(k.S);
   k.div_R = FastDivmod(k.R);
+  k.div_Q = FastDivmod(k.Q);
+  k.div_P = FastDivmod(k.P);
+  k.div_O = FastDivmod(k.O);
   return k;
 }
 
