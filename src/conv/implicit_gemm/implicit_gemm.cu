@@ -5,7 +5,7 @@
 //   C[m, n] = sum_k A[m, k] * B[k, n]
 //   m in [0, M):     output pixel (n, o, p, q),  M = N*O*P*Q          (rows, "pixels")
 //   n in [0, K/G):   output channel of the group                      (columns)
-//   k in [0, Kgemm): reduction index (t, r, s, c), Kgemm = (C/G)*T*R*S, c fastest
+//   k in [0, Kgemm): reduction index (c, t, r, s), Kgemm = (C/G)*T*R*S (order: see Mode)
 //   A[m, k] = x[n, g*C/G + c, o*sd - pd + t*dd, p*sh - ph + r*dh, q*sw - pw + s*dw]  (0 in padding)
 //   B[k, n] = w[g*K/G + n, c, t', r', s']   (t' = T-1-t etc. in CONVOLUTION mode)
 //
@@ -16,8 +16,8 @@
 //
 // The two algorithms differ only in how a thread finds the addresses of its A and B elements
 // (the kernel's Mode parameter):
-//   IMPLICIT_GEMM, C/G a multiple of 8 (kTapBlock): the reduction runs tap-outer,
-//     channel-block-inner: for each filter tap (t, r, s), channels c0 .. c0+7. A thread's pixel is
+//   IMPLICIT_GEMM, C/G a multiple of 8 (kTapBlock): the reduction runs channel-block-outer,
+//     tap-inner: for each block of 8 channels, every filter tap (t, r, s). A thread's pixel is
 //     fixed, so one bounds check per step covers all of its A elements, and the tap advances by
 //     counters (no division in the loop).
 //   IMPLICIT_GEMM, other C/G (kFlat): channel blocks would be partly padding (C/G = 3: 5/8 of the
@@ -74,7 +74,7 @@ __device__ __forceinline__ void decode_pixel(const Params& p, int m, int* n, int
 
 // How a thread finds its elements' addresses along the reduction (see the file comment).
 enum Mode {
-  kTapBlock = 0,  // implicit_gemm when C/G % 8 == 0: tap-outer, channel-block-inner counters
+  kTapBlock = 0,  // implicit_gemm when C/G % 8 == 0: (channel block, tap) counters
   kFlat = 1,      // implicit_gemm otherwise: flat k, decoded per element by fast division
   kTable = 2,     // implicit_precomp_gemm: flat k, offsets from the workspace table
 };
@@ -118,8 +118,20 @@ __global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__
     tap[k] = make_int4(0, 0, 0, 0);
     return;
   }
-  const int c = k % p.cpg;
-  int rest = k / p.cpg;
+  // Order of the reduction: with whole channel blocks, (channel block, tap, channel in block)
+  // like implicit_gemm's counters (consecutive steps share filter and input sectors, see the
+  // kernel); otherwise (tap, channel), which wastes no step on padding.
+  int c, rest;
+  if (p.cpg % kBK == 0) {
+    const int taps = p.T * p.R * p.S;
+    const int ci = k % kBK;
+    const int blk = k / kBK;  // = cb * taps + tap
+    c = (blk / taps) * kBK + ci;
+    rest = blk % taps;
+  } else {
+    c = k % p.cpg;
+    rest = k / p.cpg;
+  }
   const int s = rest % p.S;
   rest /= p.S;
   const int r = rest % p.R;
@@ -294,14 +306,16 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     if constexpr (kMode != kTapBlock) {
       k0 += kBK;
     } else {
-      c0 += kBK;
-      if (c0 >= p.cpg) {
-        c0 = 0;
-        if (++s == p.S) {
-          s = 0;
-          if (++r == p.R) {
-            r = 0;
-            ++t;
+      // Channel block outer, tap inner: consecutive steps read the same 32-byte sectors of a
+      // KCRS filter (taps adjacent) and of NCHW x rows (shifted by one tap), so they hit L1;
+      // tap-outer order would come back to them only after C/G/8 steps.
+      if (++s == p.S) {
+        s = 0;
+        if (++r == p.R) {
+          r = 0;
+          if (++t == p.T) {
+            t = 0;
+            c0 += kBK;
           }
         }
       }
