@@ -514,7 +514,7 @@ std::vector<NamedProblem> tail_problems() {
       {"tail_filter_eq_input", mk(3, 6, 5, 5, 12, 5, 5, 0, 1, 1)},
       {"tail_grouped_g3_k99", mk(2, 12, 10, 10, 99, 3, 3, 1, 1, 1, 3)},
       {"tail_depthwise_c40", mk(2, 40, 12, 12, 40, 3, 3, 1, 2, 1, 40)},
-      {"tail_m257_k136_c64", mk(1, 64, 1, 257, 136, 1, 3, 0, 1, 1)},
+      {"tail_q255_k136_c64", mk(1, 64, 1, 257, 136, 1, 3, 0, 1, 1)},
   };
 }
 
