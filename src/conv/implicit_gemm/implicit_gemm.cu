@@ -368,19 +368,59 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     buf ^= 1;
   }
 
-  // ---- epilogue straight from registers; beta == 0 never reads y.
+  // ---- epilogue; beta == 0 never reads y.
+  if constexpr (TN % 4 == 0) {
+    // Through shared memory, one warp at a time: a warp holds, per (row run ic, column run jc),
+    // a 32 x 16 block of C (each lane a 4 x 4 piece). Transposed through a per-warp buffer, lane
+    // l then owns row (pixel) l of the block and writes its 16 channels: in NCHW the 32 lanes
+    // store 32 adjacent pixels of one channel (whole 128-byte lines instead of 4-byte pieces of
+    // 16-byte strides), and only TM/4 pixel decodes per thread are needed instead of TM.
+    constexpr int kPitch = 17;  // odd: the column reads (lane = row) hit 32 different banks
+    __shared__ float epi[kThreads / 32][32][kPitch];
+    float(*e)[kPitch] = epi[warp];
+    const int wr = (warp % (TPM / 8)) * 32;  // the warp's first row within a row run
+    const int wc = (warp / (TPM / 8)) * 16;  // the warp's first column within a column run
 #pragma unroll
-  for (int i = 0; i < TM; ++i) {
-    const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
-    if (m >= p.M) continue;
-    int n, o, pp, q;
-    decode_pixel(p, m, &n, &o, &pp, &q);
-    float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+    for (int ic = 0; ic < TM / 4; ++ic) {
+      const int m = m0 + ic * 4 * TPM + wr + lane;  // the row this lane writes out
+      const bool m_ok = m < p.M;
+      float* yp = y;
+      if (m_ok) {
+        int n, o, pp, q;
+        decode_pixel(p, m, &n, &o, &pp, &q);
+        yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+      }
 #pragma unroll
-    for (int j = 0; j < TN; ++j) {
-      const int col = TN % 4 == 0 ? (j / 4) * 4 * Cfg::TPN + tn * 4 + j % 4 : j * Cfg::TPN + tn;
-      const int nn = n0 + col;
-      if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], acc[i][j], alpha, beta);
+      for (int jc = 0; jc < TN / 4; ++jc) {
+        __syncwarp();  // the previous block's reads are done
+#pragma unroll
+        for (int r4 = 0; r4 < 4; ++r4)
+#pragma unroll
+          for (int c4 = 0; c4 < 4; ++c4) e[(lane % 8) * 4 + r4][(lane / 8) * 4 + c4] = acc[ic * 4 + r4][jc * 4 + c4];
+        __syncwarp();
+        if (m_ok) {
+#pragma unroll 4
+          for (int col = 0; col < 16; ++col) {
+            const int nn = n0 + jc * 4 * Cfg::TPN + wc + col;
+            if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], e[lane][col], alpha, beta);
+          }
+        }
+      }
+    }
+  } else {
+    // One column per thread (the 256 x 8 tile): straight from registers.
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
+      if (m >= p.M) continue;
+      int n, o, pp, q;
+      decode_pixel(p, m, &n, &o, &pp, &q);
+      float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const int nn = n0 + j * Cfg::TPN + tn;
+        if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], acc[i][j], alpha, beta);
+      }
     }
   }
 }
