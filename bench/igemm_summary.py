@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Summarizes bench_conv_igemm's JSON output into issue 4's ratios.
+
+  bench_conv_igemm --benchmark_format=json --benchmark_out=igemm.json
+  python3 bench/igemm_summary.py igemm.json
+
+Per layout (nchw, nhwc): a per-layer table of times (ms, median over repetitions if any) and the
+geometric means over the layers where both sides ran of
+  implicit_gemm / cudnn_IMPLICIT_GEMM                       (target: cuDNN time / ours >= 1.0)
+  implicit_precomp_gemm / cudnn_IMPLICIT_PRECOMP_GEMM       (target >= 1.0)
+  min(ours) / cudnn_best_fma                                (target >= 0.8)
+Speedups are printed as cuDNN time / our time (higher is better).
+"""
+import json
+import math
+import sys
+from collections import defaultdict
+
+IMPLS = ["implicit_gemm", "implicit_precomp_gemm", "cudnn_IMPLICIT_GEMM", "cudnn_IMPLICIT_PRECOMP_GEMM",
+         "cudnn_best_fma"]
+
+
+def main(path):
+    with open(path) as f:
+        data = json.load(f)
+    t = defaultdict(dict)  # (layout, layer) -> impl -> ms
+    labels = {}
+    for b in data["benchmarks"]:
+        if b.get("error_occurred") or b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        parts = b["name"].split("/")
+        if len(parts) < 4 or parts[0] != "igemm":
+            continue
+        layer, layout, impl = parts[1], parts[2], parts[3]
+        ms = b["real_time"]
+        if b.get("time_unit") == "us":
+            ms /= 1e3
+        t[(layout, layer)][impl] = ms
+        if impl == "cudnn_best_fma":
+            labels[(layout, layer)] = b.get("label", "")
+
+    def geo(v):
+        return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+    for layout in sorted({k[0] for k in t}):
+        rows = [(k[1], t[k]) for k in t if k[0] == layout]
+        print(f"\n== {layout}")
+        print(f"{'layer':28s} " + " ".join(f"{i[:14]:>14s}" for i in IMPLS) + "  best")
+        r0, r1, rb = [], [], []
+        for layer, d in rows:
+            print(f"{layer:28s} " + " ".join(f"{d.get(i, float('nan')):14.4f}" for i in IMPLS) +
+                  f"  {labels.get((layout, layer), '')}")
+            if "implicit_gemm" in d and "cudnn_IMPLICIT_GEMM" in d:
+                r0.append(d["cudnn_IMPLICIT_GEMM"] / d["implicit_gemm"])
+            if "implicit_precomp_gemm" in d and "cudnn_IMPLICIT_PRECOMP_GEMM" in d:
+                r1.append(d["cudnn_IMPLICIT_PRECOMP_GEMM"] / d["implicit_precomp_gemm"])
+            ours = [d[i] for i in IMPLS[:2] if i in d]
+            if ours and "cudnn_best_fma" in d:
+                rb.append(d["cudnn_best_fma"] / min(ours))
+        print(f"geomean speedup vs cuDNN IMPLICIT_GEMM:         {geo(r0):.3f}  ({len(r0)} layers, target >= 1.0)")
+        print(f"geomean speedup vs cuDNN IMPLICIT_PRECOMP_GEMM: {geo(r1):.3f}  ({len(r1)} layers, target >= 1.0)")
+        print(f"geomean our best vs cuDNN best FMA:             {geo(rb):.3f}  ({len(rb)} layers, target >= 0.8)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "igemm.json")
