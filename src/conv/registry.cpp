@@ -9,11 +9,13 @@
 
 #include "conv/direct/direct.h"
 #include "conv/solver.h"
+#include "conv/tensorcore/tensorcore.h"
 
 namespace jhdnn::conv {
 
 const std::vector<const ConvSolver*>& all_solvers() {
   static const std::vector<const ConvSolver*> solvers = {
+      &tensorcore_mma_solver(),  // refuses FMA_MATH and what the math type keeps off tensor cores
       &direct_tiled_solver(),
       &direct_naive_solver(),
   };
