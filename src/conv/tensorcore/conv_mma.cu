@@ -111,7 +111,7 @@ const char* check_problem(const core::ConvProblem& p, const core::DeviceInfo& de
       !coord_ok(p.W, p.Q, p.S, p.pad_w, p.stride_w, p.dil_w))
     return "a spatial coordinate would exceed 2^30";
   if (p.reduction() >= kLim || p.c_per_group() >= kLim) return "reduction length C/G*T*R*S must be below 2^30";
-  if (p.k_per_group() >= kLim) return "K/G must be below 2^30";
+  if (p.k_per_group() > int64_t(65535) * 64) return "K/G above 65535*64 (gridDim.y limit of 64-wide tiles)";
   if (p.G > 65535) return "more than 65535 groups (gridDim.z limit)";
   if (p.N * p.O * p.P * p.Q > (int64_t(1) << 31) * 64) return "N*O*P*Q exceeds 2^37 output pixels";
   return nullptr;
