@@ -104,6 +104,23 @@ TEST_CASE("tensorcore: the solver refuses with reasons", "[tensorcore][rules]") 
   CHECK_FALSE(solver().can_implement(many, h200).ok);
 }
 
+TEST_CASE("tensorcore: every problem of the shared set is accepted (H200 rules)", "[tensorcore][rules]") {
+  // The GPU tests REQUIRE a run on every configuration; this finds a refusal without a GPU.
+  const core::DeviceInfo h200 = fake_device(9, 0);
+  int64_t checked = 0;
+  for (const NamedProblem& np : conv_problem_set())
+    for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
+      for (bool nhwc : {true, false}) {
+        ConvProblem p = with_layout(np.p, dt, nhwc);
+        p.math_type = JHDNN_TENSOR_OP_MATH;
+        const conv::Verdict v = solver().can_implement(p, h200);
+        INFO(np.name << " " << p.key() << ": " << v.reason);
+        CHECK(v.ok);
+        ++checked;
+      }
+  CHECK(checked >= 300);
+}
+
 // ================================================================ GPU
 
 namespace {

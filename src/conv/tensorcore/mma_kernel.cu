@@ -250,18 +250,38 @@ __global__ void __launch_bounds__(C::kThreads, C::kMinBlocks)
       const int64_t yrow = n * prm.ys[0] + o * prm.ys[2] + p * prm.ys[3] + q * prm.ys[4];
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
+        const int k = n0 + warp_n * C::kWarpN + ni * 8 + (lane & 3) * 2;  // even; k + 1 is the pair
+        if (k >= prm.Kg) continue;
+        const int64_t kabs = int64_t(g) * prm.Kg + k;
+        const int64_t off = yrow + kabs * prm.ys[1];
+        float v[2] = {0.f, 0.f};
+        const int nv = k + 1 < prm.Kg ? 2 : 1;
+        // Channels innermost (NHWC) and the pair 2-element aligned: one 4- / 8-byte access.
+        const bool paired = nv == 2 && prm.ys[1] == 1 &&
+                            (reinterpret_cast<uintptr_t>(y + off) % (2 * sizeof(T))) == 0;
+        float old[2] = {0.f, 0.f};
+        if (prm.beta != 0.f) {  // beta == 0 never reads y
+          if (paired) {
+            const float2 f = tc::Pair<T>::to_f32(*reinterpret_cast<const typename tc::Pair<T>::type*>(y + off));
+            old[0] = f.x, old[1] = f.y;
+          } else {
+            for (int j = 0; j < nv; ++j) old[j] = tc::to_f32(y[off + j * prm.ys[1]]);
+          }
+        }
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const int k = n0 + warp_n * C::kWarpN + ni * 8 + (lane & 3) * 2 + j;
-          if (k >= prm.Kg) continue;
-          const int64_t kabs = int64_t(g) * prm.Kg + k;
-          const int64_t off = yrow + kabs * prm.ys[1];
-          float v = prm.alpha * acc[mi][ni][half * 2 + j];
-          if (prm.beta != 0.f) v += prm.beta * tc::to_f32(y[off]);  // beta == 0 never reads y
-          if (z != nullptr) v += prm.alpha2 * tc::to_f32(z[off]);
-          if (bias != nullptr) v += tc::to_f32(bias[kabs]);
-          if (prm.relu) v = fmaxf(v, 0.f);
-          y[off] = tc::from_f32<T>(v);
+          if (j >= nv) break;
+          const int64_t oj = off + j * prm.ys[1];
+          float t = prm.alpha * acc[mi][ni][half * 2 + j] + prm.beta * old[j];
+          if (z != nullptr) t += prm.alpha2 * tc::to_f32(z[oj]);
+          if (bias != nullptr) t += tc::to_f32(bias[kabs + j]);
+          if (prm.relu) t = fmaxf(t, 0.f);
+          v[j] = t;
+        }
+        if (paired) {
+          *reinterpret_cast<typename tc::Pair<T>::type*>(y + off) = tc::Pair<T>::from_f32(v[0], v[1]);
+        } else {
+          for (int j = 0; j < nv; ++j) y[off + j * prm.ys[1]] = tc::from_f32<T>(v[j]);
         }
       }
     }

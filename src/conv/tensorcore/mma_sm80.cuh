@@ -94,4 +94,22 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_f32<__nv_bfloat16>(flo
   return __float2bfloat16_rn(v);
 }
 
+// Two adjacent elements as one 4- or 8-byte access (the epilogue's paired stores).
+template <class T> struct Pair;
+template <> struct Pair<__half> {
+  using type = __half2;
+  __device__ __forceinline__ static float2 to_f32(type v) { return __half22float2(v); }
+  __device__ __forceinline__ static type from_f32(float a, float b) { return __floats2half2_rn(a, b); }
+};
+template <> struct Pair<__nv_bfloat16> {
+  using type = __nv_bfloat162;
+  __device__ __forceinline__ static float2 to_f32(type v) { return __bfloat1622float2(v); }
+  __device__ __forceinline__ static type from_f32(float a, float b) { return __floats2bfloat162_rn(a, b); }
+};
+template <> struct Pair<float> {
+  using type = float2;
+  __device__ __forceinline__ static float2 to_f32(type v) { return v; }
+  __device__ __forceinline__ static type from_f32(float a, float b) { return make_float2(a, b); }
+};
+
 }  // namespace jhdnn::tc
