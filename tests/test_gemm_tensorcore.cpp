@@ -85,13 +85,42 @@ void run_shape(jhdnnDataType_t dt, const Shape& s, cublasHandle_t cublas, cudaSt
     return got;
   };
 
-  reset_c();
-  const core::Status st = gemm::tensorcore::gemm(dt, s.ta, s.tb, s.M, s.N, s.K, s.alpha, dA.get(), lda, dB.get(), ldb,
-                                                 s.beta, dC.get(), ldc, stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  INFO("gemm: " << core::status_name(st.code) << " " << st.message);
-  REQUIRE(st.ok());
-  const std::vector<double> jh = compare("jhdnn tensor-core gemm", tol);
+  // Each generation explicitly, then the automatic choice. gemm_wgmma serves only "TN" with
+  // 16-byte-multiple leading dimensions on sm_90; elsewhere it must refuse with NOT_SUPPORTED /
+  // ARCH_MISMATCH (and gemm() falls back to gemm_mma).
+  std::vector<double> jh;
+  int dev = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  const bool wgmma_fits = !s.ta && s.tb && major == 9 &&
+                          gemm::tensorcore::wgmma_unsupported(dt, s.M, s.N, s.K, dA.get(), lda, dB.get(), ldb, dC.get(),
+                                                              ldc) == nullptr;
+  for (int which = 0; which < 3; ++which) {
+    const char* name = which == 0 ? "gemm_mma" : which == 1 ? "gemm_wgmma" : "gemm (auto)";
+    INFO(name);
+    if (which == 1 && (s.ta || !s.tb)) continue;  // gemm_wgmma has no transpose arguments: "TN" only
+    reset_c();
+    core::Status st;
+    if (which == 0)
+      st = gemm::tensorcore::gemm_mma(dt, s.ta, s.tb, s.M, s.N, s.K, s.alpha, dA.get(), lda, dB.get(), ldb, s.beta,
+                                      dC.get(), ldc, stream);
+    else if (which == 1)
+      st = gemm::tensorcore::gemm_wgmma(dt, s.M, s.N, s.K, s.alpha, dA.get(), lda, dB.get(), ldb, s.beta, dC.get(),
+                                        ldc, stream);
+    else
+      st = gemm::tensorcore::gemm(dt, s.ta, s.tb, s.M, s.N, s.K, s.alpha, dA.get(), lda, dB.get(), ldb, s.beta,
+                                  dC.get(), ldc, stream);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaGetLastError());
+    INFO("status: " << core::status_name(st.code) << " " << st.message);
+    if (which == 1 && !wgmma_fits) {
+      CHECK((st.code == JHDNN_STATUS_NOT_SUPPORTED || st.code == JHDNN_STATUS_ARCH_MISMATCH));
+      continue;
+    }
+    REQUIRE(st.ok());
+    std::vector<double> got = compare(name, tol);
+    if (which == 0) jh = std::move(got);
+  }
 
   // cuBLAS (column-major): C^T (N x M, ld ldc) = op(B)^T op(A)^T; a row-major stored matrix is its
   // transpose in column-major, so B's op flag is "T" exactly when B is stored N x K (trans_b).
@@ -125,6 +154,8 @@ TEST_CASE("tensorcore gemm: fp16 / bf16 / TF32 vs float64 and cuBLAS", "[gpu][ge
       {300, 1, 96, false, true, 0.5f, 0.75f},  {200, 520, 1000, false, true, -1.f, 1.f},
       {96, 80, 72, false, false, 1.f, 0.f},    {96, 80, 72, true, true, 1.f, 0.f},
       {65, 33, 31, true, false, 2.f, 0.5f},    {512, 512, 2048, false, true, 1.f, 0.f},
+      // more output tiles than SMs (the persistent loop, stage phases wrapping across tiles)
+      {2048, 1152, 256, false, true, 1.f, 0.f}, {1000, 1000, 200, false, true, 0.5f, -0.5f},
   };
   for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
     for (const Shape& s : shapes) run_shape(dt, s, cublas, stream.get());

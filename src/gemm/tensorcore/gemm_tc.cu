@@ -5,9 +5,34 @@
 
 namespace jhdnn::gemm::tensorcore {
 
+const char* wgmma_unsupported(jhdnnDataType_t dtype, int64_t M, int64_t N, int64_t K, const void* A, int64_t lda,
+                              const void* B, int64_t ldb, const void* C, int64_t ldc) {
+  if (dtype != JHDNN_DATA_HALF && dtype != JHDNN_DATA_BFLOAT16 && dtype != JHDNN_DATA_FLOAT)
+    return "data type must be HALF, BFLOAT16 or FLOAT";
+  if (M <= 0 || N <= 0 || K <= 0) return "M, N, K must be positive";
+  if (M >= (int64_t(1) << 31) || N >= (int64_t(1) << 31) || K >= (int64_t(1) << 31)) return "M, N or K past 2^31";
+  if ((M / 128 + 1) * (N / 128 + 1) >= (int64_t(1) << 31)) return "too many output tiles";
+  if (lda < K || ldb < K || ldc < N) return "a leading dimension is smaller than its row";
+  const int64_t es = dtype == JHDNN_DATA_FLOAT ? 4 : 2;
+  if ((lda * es) % 16 != 0 || (ldb * es) % 16 != 0) return "TMA needs lda and ldb to be multiples of 16 bytes";
+  if ((reinterpret_cast<uintptr_t>(A) | reinterpret_cast<uintptr_t>(B)) % 16 != 0)
+    return "TMA needs A and B 16-byte aligned";
+  if (A == nullptr || B == nullptr || C == nullptr) return "A, B or C is null";
+  return nullptr;
+}
+
 core::Status gemm(jhdnnDataType_t dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                   const void* A, int64_t lda, const void* B, int64_t ldb, float beta, void* C, int64_t ldc,
                   cudaStream_t stream) {
+  if (!trans_a && trans_b && conv::tensorcore::cached_device_info().sm() == 90 &&
+      wgmma_unsupported(dtype, M, N, K, A, lda, B, ldb, C, ldc) == nullptr)
+    return gemm_wgmma(dtype, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+  return gemm_mma(dtype, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+core::Status gemm_mma(jhdnnDataType_t dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+                      const void* A, int64_t lda, const void* B, int64_t ldb, float beta, void* C, int64_t ldc,
+                      cudaStream_t stream) {
   using core::fail;
   if (dtype != JHDNN_DATA_HALF && dtype != JHDNN_DATA_BFLOAT16 && dtype != JHDNN_DATA_FLOAT)
     return fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "tensor-core gemm: data type %s (HALF, BFLOAT16, FLOAT only)",
