@@ -1,5 +1,5 @@
 // Tensor Core benchmarks (Google Benchmark, GPU time from CUDA events, L2 flushed before each run):
-//   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,cudnn_best}   ResNet-50 (batch 32) and VGG-16
+//   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,cudnn_best} ResNet-50 (batch 32) and VGG-16
 //        (batch 16) layers; cuDNN's best by cudnnFind under TENSOR_OP_MATH, measured in this process
 //   gemm/<f16|bf16|tf32>/<n>^3/{tensorcore_mma,tensorcore_wgmma,cublas}             row-major "TN" (K contiguous in
 //        both operands), n = 4096 and 8192, cublasGemmEx with fp32 accumulation (TF32 for fp32)
@@ -91,9 +91,9 @@ void timed_loop(benchmark::State& st, double flops, F run) {
 
 // ---------------------------------------------------------------- convolution
 
-void bench_conv_tc(benchmark::State& st, core::ConvProblem p) {
+void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver) {
   Gpu& g = gpu();
-  const conv::ConvSolver& s = conv::tensorcore_mma_solver();
+  const conv::ConvSolver& s = *solver;
   const conv::Verdict v = s.can_implement(p, g.dev);
   if (!v.ok) return st.SkipWithError(v.reason);
   DeviceBuffer x = random_buffer(p.x_span(), p.dtype, 1), w = random_buffer(p.w_span(), p.dtype, 2);
@@ -226,8 +226,9 @@ int main(int argc, char** argv) {
       core::ConvProblem p = with_layout(np.p, c.dt, true);
       p.math_type = JHDNN_TENSOR_OP_MATH;
       const std::string base = "conv/" + np.name + "/" + c.name + "/";
-      benchmark::RegisterBenchmark((base + "tensorcore_mma").c_str(), bench_conv_tc, p)
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+      for (const conv::ConvSolver* s : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()})
+        benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
       benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_conv_cudnn, p)
           ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
     }

@@ -88,7 +88,15 @@ TEST_CASE("tensorcore: math-type rules (cuDNN 9)", "[tensorcore][rules]") {
 TEST_CASE("tensorcore: the solver refuses with reasons", "[tensorcore][rules]") {
   const core::DeviceInfo h200 = fake_device(9, 0);
   CHECK(solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
-  CHECK(conv::all_solvers().front() == &solver());  // first in the registry: dispatch prefers it
+  // First in the registry (generation 2, then 1): dispatch prefers them.
+  CHECK(conv::all_solvers().at(0) == &conv::tensorcore_wgmma_solver());
+  CHECK(conv::all_solvers().at(1) == &solver());
+  CHECK(conv::tensorcore_wgmma_solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+  CHECK_FALSE(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH),
+                                                            fake_device(8, 0)).ok);
+  CHECK(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH), h200).ok);
+  CHECK_FALSE(
+      conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH, false), h200).ok);
   conv::Verdict v = solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_FMA_MATH), h200);
   CHECK_FALSE(v.ok);
   CHECK(std::string(v.reason).find("FMA_MATH") != std::string::npos);
@@ -270,6 +278,7 @@ std::vector<double> check_y(const std::string& who, const Dev& d, const Case& c,
 
 struct Counts {
   int64_t configs = 0, solver_runs = 0, api_runs = 0, cudnn_ran = 0, cudnn_skipped = 0;
+  std::map<std::string, int64_t> runs, refusals;  // by solver; by "solver: reason"
 };
 
 // The solver (or forward_mma with the fusion), then the API and cuDNN when there is no fusion.
@@ -279,28 +288,40 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
   INFO("case " << c.name << " " << layout.key() << " alpha " << c.alpha << " beta " << c.beta);
   ++n.configs;
   Dev d(c, h, layout);
-  const conv::Verdict v = solver().can_implement(d.p, g.dev);
-  INFO("can_implement: " << v.reason);
-  REQUIRE(v.ok);  // the solver must serve every configuration of these lists
-  d.reset_y();
-  core::Status st;
-  if (fused) {
-    conv::tensorcore::Epilogue ep;
-    ep.alpha = float(c.alpha), ep.beta = float(c.beta), ep.alpha2 = c.fu.alpha2, ep.relu = c.fu.relu;
-    ep.z = c.fu.z ? d.z.get() : nullptr;
-    ep.bias = c.fu.bias ? d.bias.get() : nullptr;
-    st = conv::tensorcore::forward_mma(d.p, d.x.get(), d.w.get(), d.y.get(), ep, g.stream.get());
-  } else {
-    const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
-    st = solver().run(d.p, args, nullptr, 0, g.stream.get());
-  }
-  g.stream.sync();
-  CUDA_CHECK(cudaGetLastError());
-  INFO("run: " << core::status_name(st.code) << " " << st.message);
-  REQUIRE(st.ok());
-  ++n.solver_runs;
   const Tolerance tol = tol_of(d.p);
-  check_y("tensorcore_mma", d, c, h.ref, tol);
+  // Generation 1 must take every configuration; generation 2 takes what it can (sm_90, NHWC,
+  // groups 1, ...), and its refusals are counted by reason.
+  for (const conv::ConvSolver* sv : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()}) {
+    const bool gen1 = sv == &conv::tensorcore_mma_solver();
+    INFO("solver " << sv->name());
+    const conv::Verdict v = sv->can_implement(d.p, g.dev);
+    INFO("can_implement: " << v.reason);
+    if (gen1) REQUIRE(v.ok);
+    if (!v.ok) {
+      ++n.refusals[std::string(sv->name()) + ": " + v.reason];
+      continue;
+    }
+    if (fused && !gen1) continue;  // the fused epilogue is generation 1's (forward_mma)
+    d.reset_y();
+    core::Status st;
+    if (fused) {
+      conv::tensorcore::Epilogue ep;
+      ep.alpha = float(c.alpha), ep.beta = float(c.beta), ep.alpha2 = c.fu.alpha2, ep.relu = c.fu.relu;
+      ep.z = c.fu.z ? d.z.get() : nullptr;
+      ep.bias = c.fu.bias ? d.bias.get() : nullptr;
+      st = conv::tensorcore::forward_mma(d.p, d.x.get(), d.w.get(), d.y.get(), ep, g.stream.get());
+    } else {
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      st = sv->run(d.p, args, nullptr, 0, g.stream.get());
+    }
+    g.stream.sync();
+    CUDA_CHECK(cudaGetLastError());
+    INFO("run: " << core::status_name(st.code) << " " << st.message);
+    REQUIRE(st.ok());
+    ++n.runs[sv->name()];
+    if (gen1) ++n.solver_runs;
+    check_y(sv->name(), d, c, h.ref, tol);
+  }
   if (fused) return;
 
   // The public API: IMPLICIT_PRECOMP_GEMM must select the tensor-core solver (workspace 0 proves
@@ -364,6 +385,8 @@ Counts run_cases(const std::vector<Case>& cases, bool with_cudnn = true) {
   std::printf("[tensorcore] %" PRId64 " configurations: %" PRId64 " solver runs, %" PRId64 " API runs, cuDNN ran %"
               PRId64 " skipped %" PRId64 "\n",
               n.configs, n.solver_runs, n.api_runs, n.cudnn_ran, n.cudnn_skipped);
+  for (const auto& [name, k] : n.runs) std::printf("[tensorcore]   %s ran %" PRId64 "\n", name.c_str(), k);
+  for (const auto& [why, k] : n.refusals) std::printf("[tensorcore]   refused x%" PRId64 ": %s\n", k, why.c_str());
   std::fflush(stdout);
   return n;
 }
@@ -390,6 +413,8 @@ void run_problem_set(jhdnnDataType_t dt) {
   CHECK(n.solver_runs == n.configs);
   CHECK(n.api_runs == n.configs);
   CHECK(n.cudnn_ran > 0);
+  // On Hopper generation 2 must take a fair share of the set (its NHWC, groups-1 problems).
+  if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") >= 10));
 }
 
 ConvProblem p2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad, int stride,

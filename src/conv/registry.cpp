@@ -15,6 +15,7 @@ namespace jhdnn::conv {
 
 const std::vector<const ConvSolver*>& all_solvers() {
   static const std::vector<const ConvSolver*> solvers = {
+      &tensorcore_wgmma_solver(),  // sm_90 NHWC / KRSC, groups 1; the rest falls to tensorcore_mma
       &tensorcore_mma_solver(),  // refuses FMA_MATH and what the math type keeps off tensor cores
       &direct_tiled_solver(),
       &direct_naive_solver(),

@@ -13,6 +13,10 @@ namespace jhdnn::conv {
 // BFLOAT16 data (fp32 accumulation, output in the data type), FLOAT data on TF32 tensor cores.
 // Reports JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, as cuDNN does for its tensor-core kernels.
 const ConvSolver& tensorcore_mma_solver();
+// Generation 2 (sm_90a): wgmma fed by TMA (the input box of each filter tap is one 4-D TMA copy)
+// through an mbarrier pipeline, warp-specialized, persistent. 2-D, groups 1, NHWC x with C a
+// multiple of 16 bytes, KRSC w, strides <= 8; anything else is tensorcore_mma's.
+const ConvSolver& tensorcore_wgmma_solver();
 
 namespace tensorcore {
 
