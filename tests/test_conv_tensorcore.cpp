@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <map>
 #include <memory>
@@ -374,8 +375,13 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
 // Each case in NHWC and NCHW.
 Counts run_cases(const std::vector<Case>& cases, bool with_cudnn = true) {
   Counts n;
-  for (const Case& c : cases) {
-    const Host h = make_host(c);
+  if (cases.empty()) return n;
+  // The next case's float64 reference is computed on a worker thread while the GPU checks this one.
+  std::future<Host> next = std::async(std::launch::async, make_host, cases[0]);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const Host h = next.get();
+    if (i + 1 < cases.size()) next = std::async(std::launch::async, make_host, cases[i + 1]);
     for (bool nhwc : {true, false}) {
       ConvProblem lp = with_layout(c.base, c.base.dtype, nhwc);
       lp.math_type = c.base.math_type;
