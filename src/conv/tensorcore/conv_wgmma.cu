@@ -196,14 +196,16 @@ const char* check_wgmma(const core::ConvProblem& p, const core::DeviceInfo& dev)
 // waste) first, then the smallest input footprint per tile (halo included), which favours compact
 // boxes (16 x 8 over 1 x 64 x 2) for L2 reuse and long contiguous TMA rows.
 void pick_box(const core::ConvProblem& p, WgParams& w) {
-  int64_t best_tiles = -1, best_halo = 0;
+  int64_t best_tiles = -1;
+  double best_halo = 0;
   for (int bw = 1; bw <= 64; bw *= 2)
     for (int bh = 1; bh * bw <= kBM && bh <= 64; bh *= 2) {
       const int bn = kBM / (bw * bh);
       if (bw * p.stride_w > 256 || bh * p.stride_h > 256) continue;
       const int64_t tiles = ((p.Q + bw - 1) / bw) * ((p.P + bh - 1) / bh) * ((p.N + bn - 1) / bn);
-      const int64_t halo = (int64_t(bw - 1) * p.stride_w + (p.S - 1) * p.dil_w + 1) *
-                           (int64_t(bh - 1) * p.stride_h + (p.R - 1) * p.dil_h + 1) * bn;
+      // double: with huge dilations the product could overflow int64
+      const double halo = (double(bw - 1) * p.stride_w + double(p.S - 1) * p.dil_w + 1) *
+                          (double(bh - 1) * p.stride_h + double(p.R - 1) * p.dil_h + 1) * bn;
       if (best_tiles < 0 || tiles < best_tiles || (tiles == best_tiles && halo < best_halo)) {
         best_tiles = tiles, best_halo = halo;
         w.bw = bw, w.bh = bh, w.bn = bn;
