@@ -119,6 +119,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int kb = 0; kb < prm.kblocks; ++kb, ++it) {
       const uint32_t st = it % kStages, phase = (it / kStages) & 1;
       mbar_wait(smem_addr(&full[st]), phase);
+      __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
       const uint32_t sa = tiles + st * kStageBytes + cg * 64 * kRowBytes;
       const uint32_t sb = tiles + st * kStageBytes + kTileBytes;
       wgmma_fence();

@@ -113,6 +113,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int kb = 0; kb < kblocks; ++kb, ++it) {
       const uint32_t s = it % kStages, phase = (it / kStages) & 1;
       mbar_wait(tc::smem_addr(&full[s]), phase);
+      __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
       const uint32_t sa = tiles + s * kStageBytes + cg * 64 * kRowBytes;
       const uint32_t sb = tiles + s * kStageBytes + kTileBytes;
       wgmma_fence();
