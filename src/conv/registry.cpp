@@ -10,11 +10,14 @@
 #include "conv/direct/direct.h"
 #include "conv/implicit_gemm/implicit_gemm.h"
 #include "conv/solver.h"
+#include "conv/tensorcore/tensorcore.h"
 
 namespace jhdnn::conv {
 
 const std::vector<const ConvSolver*>& all_solvers() {
   static const std::vector<const ConvSolver*> solvers = {
+      &tensorcore_wgmma_solver(),  // sm_90 NHWC / KRSC, groups 1; the rest falls to tensorcore_mma
+      &tensorcore_mma_solver(),  // refuses FMA_MATH and what the math type keeps off tensor cores
       &direct_tiled_solver(),
       &direct_naive_solver(),
       &implicit_gemm_solver(),

@@ -1,0 +1,274 @@
+// Tensor Core benchmarks (Google Benchmark, GPU time from CUDA events, L2 flushed before each run):
+//   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,cudnn_best} ResNet-50 (batch 32) and VGG-16
+//        (batch 16) layers; cuDNN's best by cudnnFind under TENSOR_OP_MATH, measured in this process
+//   gemm/<f16|bf16|tf32>/<n>^3/{tensorcore_mma,tensorcore_wgmma,cublas}             row-major "TN" (K contiguous in
+//        both operands), n = 4096 and 8192, cublasGemmEx with fp32 accumulation (TF32 for fp32)
+//   eager/<layer>/f16_nhwc/{jhdnn,cudnn}                             host wall-clock per call of 200
+//        back-to-back jhdnnConvolutionForward / cudnnConvolutionForward calls (batch 1, 14x14), one
+//        sync at the end: the per-call cost a framework's eager mode pays
+// Counters: FLOP/s. Filter e.g. --benchmark_filter='conv/.*f16'. Runtime on an H200: not yet measured
+// (297 conv + 18 GEMM + 6 eager benchmarks; each conv layer runs cudnnFind once per data type).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <cublas_v2.h>
+
+#include "common/gpu_util.h"
+#include "common/suites.h"
+#include "common/test_util.h"
+#include "conv/dispatch.h"
+#include "conv/tensorcore/tensorcore.h"
+#include "gemm/tensorcore/gemm_tc.h"
+
+using namespace jhdnn;
+using namespace jhdnn::test;
+
+namespace {
+
+struct Gpu {
+  JhdnnHandle jh;
+  CudnnHandle ch;
+  CudaStream stream;
+  cublasHandle_t cublas = nullptr;
+  core::DeviceInfo dev;
+  std::unique_ptr<DeviceBuffer> flush;
+  Gpu() {
+    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
+    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
+    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
+    JHDNN_CHECK(jhdnnSetStream(jh.get(), stream.get()));
+    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+    cublasSetStream(cublas, stream.get());
+  }
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+// Random values in [-1, 1): a block of up to 2^20 host-generated values, uploaded once and repeated
+// on the device by doubling copies (filling a 50M-element VGG input on the host would take seconds).
+DeviceBuffer random_buffer(int64_t elems, jhdnnDataType_t dt, uint64_t seed) {
+  const int64_t es = int64_t(dtype_size(dt));
+  const int64_t block = std::min<int64_t>(elems, int64_t(1) << 20);
+  std::vector<double> h(static_cast<size_t>(block));
+  fill_random(h, dt, seed);
+  DeviceBuffer b(size_t(elems * es), 0);
+  b.upload(to_device_bytes(h, dt).data(), size_t(block * es));
+  char* base = b.as<char>();
+  for (int64_t done = block; done < elems;) {
+    const int64_t n = std::min(done, elems - done);
+    CUDA_CHECK(cudaMemcpy(base + done * es, base, size_t(n * es), cudaMemcpyDeviceToDevice));
+    done += n;
+  }
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // D2D copies may return early; the bench stream is non-blocking
+  return b;
+}
+
+// True when every element is finite (the buffer started as NaN poison).
+bool all_finite(const DeviceBuffer& b, int64_t elems, jhdnnDataType_t dt) {
+  const auto bytes = b.download();
+  for (double v : from_device_bytes(bytes.data(), size_t(elems), dt))
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+template <class F>
+void timed_loop(benchmark::State& st, double flops, F run) {
+  Gpu& g = gpu();
+  cudaEvent_t a, b;
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&b));
+  run();  // warm-up
+  for (auto _ : st) {
+    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
+    CUDA_CHECK(cudaEventRecord(a, g.stream.get()));
+    run();
+    CUDA_CHECK(cudaEventRecord(b, g.stream.get()));
+    CUDA_CHECK(cudaEventSynchronize(b));
+    float ms;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    st.SetIterationTime(ms * 1e-3);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// ---------------------------------------------------------------- convolution
+
+void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver) {
+  Gpu& g = gpu();
+  const conv::ConvSolver& s = *solver;
+  const conv::Verdict v = s.can_implement(p, g.dev);
+  if (!v.ok) return st.SkipWithError(v.reason);
+  DeviceBuffer x = random_buffer(p.x_span(), p.dtype, 1), w = random_buffer(p.w_span(), p.dtype, 2);
+  DeviceBuffer y(size_t(p.y_span()) * dtype_size(p.dtype), 0);  // poisoned
+  const conv::ConvArgs args{x.get(), w.get(), y.get(), 1.0, 0.0};
+  const core::Status first = s.run(p, args, nullptr, 0, g.stream.get());
+  g.stream.sync();
+  if (!first.ok()) return st.SkipWithError(first.message.c_str());
+  if (!all_finite(y, p.y_span(), p.dtype)) return st.SkipWithError("an output was not written or is not finite");
+  timed_loop(st, p.flops(), [&] {
+    const core::Status r = s.run(p, args, nullptr, 0, g.stream.get());
+    if (!r.ok()) throw std::runtime_error(r.message);
+  });
+}
+
+void bench_conv_cudnn(benchmark::State& st, core::ConvProblem p) {
+  Gpu& g = gpu();
+  DeviceBuffer x = random_buffer(p.x_span(), p.dtype, 1), w = random_buffer(p.w_span(), p.dtype, 2);
+  DeviceBuffer y(size_t(p.y_span()) * dtype_size(p.dtype), 0);
+  CudnnConvDescs cd(p);
+  DeviceBuffer ws;
+  const CudnnRun pick = cudnn_best_forward(g.ch.get(), cd, x.get(), w.get(), y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
+  if (!pick.ok()) return st.SkipWithError(("cuDNN: " + pick.log).c_str());
+  CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, pick.math));
+  st.SetLabel(cudnn_algo_name(pick.algo));
+  const float one = 1.f, zero = 0.f;
+  timed_loop(st, p.flops(), [&] {
+    CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd.x, x.get(), cd.w, w.get(), cd.conv, pick.algo, ws.get(),
+                                        pick.workspace_bytes, &zero, cd.y, y.get()));
+  });
+}
+
+// ---------------------------------------------------------------- GEMM
+
+cudaDataType_t cuda_type(jhdnnDataType_t dt) {
+  return dt == JHDNN_DATA_HALF ? CUDA_R_16F : dt == JHDNN_DATA_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// impl: 0 = gemm_mma (generation 1), 1 = gemm_wgmma (generation 2), 2 = cublasGemmEx.
+void bench_gemm(benchmark::State& st, jhdnnDataType_t dt, int64_t n, int impl) {
+  const bool use_cublas = impl == 2;
+  Gpu& g = gpu();
+  DeviceBuffer A = random_buffer(n * n, dt, 3), B = random_buffer(n * n, dt, 4);
+  DeviceBuffer C(size_t(n * n) * dtype_size(dt), 0);
+  const float one = 1.f, zero = 0.f;
+  auto run = [&] {
+    if (use_cublas) {
+      // Row-major C = A * B^T (B stored n x k) is column-major C^T = op_T(B) * A.
+      const cublasStatus_t s = cublasGemmEx(g.cublas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(n), &one, B.get(),
+                                            cuda_type(dt), int(n), A.get(), cuda_type(dt), int(n), &zero, C.get(),
+                                            cuda_type(dt), int(n),
+                                            dt == JHDNN_DATA_FLOAT ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                            CUBLAS_GEMM_DEFAULT);
+      if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
+    } else {
+      const core::Status s =
+          impl == 0 ? gemm::tensorcore::gemm_mma(dt, false, true, n, n, n, 1.f, A.get(), n, B.get(), n, 0.f, C.get(), n,
+                                                 g.stream.get())
+                    : gemm::tensorcore::gemm_wgmma(dt, n, n, n, 1.f, A.get(), n, B.get(), n, 0.f, C.get(), n,
+                                                   g.stream.get());
+      if (!s.ok()) throw std::runtime_error(s.message);
+    }
+  };
+  try {
+    run();
+  } catch (const std::exception& e) {
+    return st.SkipWithError(e.what());
+  }
+  g.stream.sync();
+  if (!all_finite(C, n * n, dt)) return st.SkipWithError("an output was not written or is not finite");
+  timed_loop(st, 2.0 * double(n) * double(n) * double(n), run);
+}
+
+// ---------------------------------------------------------------- eager per-call time
+
+constexpr int kEagerCalls = 200;
+
+void bench_eager(benchmark::State& st, core::ConvProblem p, bool use_cudnn) {
+  Gpu& g = gpu();
+  DeviceBuffer x = random_buffer(p.x_span(), p.dtype, 1), w = random_buffer(p.w_span(), p.dtype, 2);
+  DeviceBuffer y(size_t(p.y_span()) * dtype_size(p.dtype), 0);
+  const float one = 1.f, zero = 0.f;
+  std::unique_ptr<CudnnConvDescs> cd;
+  std::unique_ptr<JhdnnConvDescs> jd;
+  DeviceBuffer ws;
+  CudnnRun pick;
+  if (use_cudnn) {
+    cd = std::make_unique<CudnnConvDescs>(p);
+    pick = cudnn_best_forward(g.ch.get(), *cd, x.get(), w.get(), y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
+    if (!pick.ok()) return st.SkipWithError(("cuDNN: " + pick.log).c_str());
+    CUDNN_CHECK(cudnnSetConvolutionMathType(cd->conv, pick.math));
+    st.SetLabel(cudnn_algo_name(pick.algo));
+  } else {
+    jd = std::make_unique<JhdnnConvDescs>(p);
+  }
+  auto call = [&] {
+    if (use_cudnn)
+      CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd->x, x.get(), cd->w, w.get(), cd->conv, pick.algo,
+                                          ws.get(), pick.workspace_bytes, &zero, cd->y, y.get()));
+    else
+      JHDNN_CHECK(jhdnnConvolutionForward(g.jh.get(), &one, jd->x, x.get(), jd->w, w.get(), jd->conv,
+                                          JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0, &zero, jd->y,
+                                          y.get()));
+  };
+  call();
+  g.stream.sync();
+  for (auto _ : st) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kEagerCalls; ++i) call();
+    g.stream.sync();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.SetIterationTime(s / kEagerCalls);  // wall clock per call, GPU included
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr, "bench_tensorcore: no usable GPU (%s)\n", why.c_str());
+    return 1;
+  }
+  struct Cfg { jhdnnDataType_t dt; const char* name; };
+  const Cfg cfgs[] = {{JHDNN_DATA_HALF, "f16_nhwc"}, {JHDNN_DATA_BFLOAT16, "bf16_nhwc"}, {JHDNN_DATA_FLOAT, "tf32_nhwc"}};
+  std::vector<NamedProblem> layers = resnet50_layers(32);
+  for (const NamedProblem& np : vgg16_layers(16)) layers.push_back(np);
+  for (const NamedProblem& np : layers)
+    for (const Cfg& c : cfgs) {
+      core::ConvProblem p = with_layout(np.p, c.dt, true);
+      p.math_type = JHDNN_TENSOR_OP_MATH;
+      const std::string base = "conv/" + np.name + "/" + c.name + "/";
+      for (const conv::ConvSolver* s : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()})
+        benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+      benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_conv_cudnn, p)
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+    }
+  const char* gnames[] = {"f16", "bf16", "tf32"};
+  for (int i = 0; i < 3; ++i)
+    for (int64_t n : {4096, 8192})
+      for (int impl : {0, 1, 2})
+        benchmark::RegisterBenchmark(("gemm/" + std::string(gnames[i]) + "/" + std::to_string(n) + "^3/" +
+                                      (impl == 2 ? "cublas" : impl == 1 ? "tensorcore_wgmma" : "tensorcore_mma")).c_str(),
+                                     bench_gemm, cfgs[i].dt, n, impl)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+  // Batch-1 14x14 layers (ResNet-50 conv4_x shapes).
+  const std::pair<const char*, core::ConvProblem> eager[] = {
+      {"b1_14x14_c256_k256_3x3", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1)},
+      {"b1_14x14_c1024_k256_1x1", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 1024, 14, 14, 256, 1, 1, 0, 0, 1, 1, 1, 1)},
+      {"b1_14x14_c256_k1024_1x1", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 256, 14, 14, 1024, 1, 1, 0, 0, 1, 1, 1, 1)},
+  };
+  for (const auto& [name, p0] : eager) {
+    core::ConvProblem p = with_layout(p0, JHDNN_DATA_HALF, true);
+    p.math_type = JHDNN_TENSOR_OP_MATH;
+    for (bool cu : {false, true})
+      benchmark::RegisterBenchmark((std::string("eager/") + name + "/f16_nhwc/" + (cu ? "cudnn" : "jhdnn")).c_str(),
+                                   bench_eager, p, cu)
+          ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5);
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

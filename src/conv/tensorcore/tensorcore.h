@@ -1,0 +1,47 @@
+// Tensor Core implicit-GEMM forward convolution (see README.md in this folder).
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "conv/solver.h"
+
+namespace jhdnn::conv {
+
+// Generation 1: mma.sync + ldmatrix + a 4-stage cp.async pipeline (sm_80 and later). HALF and
+// BFLOAT16 data (fp32 accumulation, output in the data type), FLOAT data on TF32 tensor cores.
+// Reports JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, as cuDNN does for its tensor-core kernels.
+const ConvSolver& tensorcore_mma_solver();
+// Generation 2 (sm_90a): wgmma fed by TMA (the input box of each filter tap is one 4-D TMA copy)
+// through an mbarrier pipeline, warp-specialized, persistent. 2-D, groups 1, NHWC x with C a
+// multiple of 16 bytes, KRSC w, strides <= 8; anything else is tensorcore_mma's.
+const ConvSolver& tensorcore_wgmma_solver();
+
+namespace tensorcore {
+
+// cuDNN 9's math-type rules, in one place (README.md, "Math-type rules"): true when a problem with
+// this data type and math type may run on tensor cores on a device of this compute capability.
+// FMA_MATH never does; DEFAULT_MATH, TENSOR_OP_MATH and TENSOR_OP_MATH_ALLOW_CONVERSION do for HALF
+// and BFLOAT16, and for FLOAT (as TF32) unless NVIDIA_TF32_OVERRIDE=0 was set when the process first
+// asked. DOUBLE and the integer types never do. *why (optional) names the rule that said no.
+bool uses_tensor_cores(const core::ConvProblem& p, const core::DeviceInfo& dev, const char** why = nullptr);
+
+// The epilogue every tensor-core kernel applies to each output before storing it:
+//   v = alpha * acc + beta * y + alpha2 * z + bias[k];  y = relu ? max(v, 0) : v
+// y is read only when beta != 0 (it may hold NaN otherwise); z (a tensor with y's strides and data
+// type) only when it is not null; bias (K elements of the data type) only when it is not null.
+struct Epilogue {
+  float alpha = 1.f, beta = 0.f, alpha2 = 1.f;
+  const void* bias = nullptr;
+  const void* z = nullptr;
+  bool relu = false;
+};
+
+// Runs the generation-1 kernel with a full epilogue (the fusion entry point; the solver calls it
+// with alpha / beta only). The problem must pass tensorcore_mma_solver().can_implement.
+core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* w, void* y, const Epilogue& ep,
+                         cudaStream_t stream);
+
+}  // namespace tensorcore
+}  // namespace jhdnn::conv

@@ -1,0 +1,543 @@
+// Correctness of the Tensor Core convolution (src/conv/tensorcore): the math-type rules (no GPU
+// needed), and on the GPU every data type it serves (HALF, BFLOAT16 with fp32 accumulation; FLOAT on
+// TF32) over the shared problem set in NHWC and NCHW, odd channel counts that take the general
+// loader, alpha / beta, CONVOLUTION mode, and the fused epilogue (bias, ReLU, residual z):
+//   - inputs uniform in [-1, 1), rounded to the data type, seeded (JHDNN_TEST_SEED replays);
+//   - reference: conv_fwd_reference in float64 on those rounded inputs;
+//   - y poisoned with NaN (beta == 0 must not read it) or random (beta != 0); guard bytes checked;
+//   - tolerance: conv_tolerance(dtype, C/G*T*R*S, tf32_products = FLOAT);
+//   - paths: the solver through ConvSolver::run, the public API with ALGO_IMPLICIT_PRECOMP_GEMM
+//     (which must pick tensorcore_mma), and cuDNN's best algorithm under TENSOR_OP_MATH on the same
+//     buffers (vs the reference, and jhDNN vs cuDNN at twice the tolerance).
+// The solver must run on every configuration of the set: a refusal is a failure, not a skip.
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <future>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <catch2/catch_message.hpp>
+#include <catch2/catch_test_macros.hpp>
+
+#include "common/catch_gpu.h"
+#include "common/gpu_util.h"
+#include "common/problems.h"
+#include "common/reference.h"
+#include "common/test_util.h"
+#include "conv/solver.h"
+#include "conv/tensorcore/tensorcore.h"
+#include "core/conv_problem.h"
+#include "core/device_info.h"
+#include "core/status.h"
+
+using namespace jhdnn;
+using namespace jhdnn::test;
+using core::ConvProblem;
+
+namespace {
+
+const conv::ConvSolver& solver() { return conv::tensorcore_mma_solver(); }
+
+core::DeviceInfo fake_device(int major, int minor) {
+  core::DeviceInfo d;
+  d.device = 0;
+  d.cc_major = major;
+  d.cc_minor = minor;
+  d.sm_count = 132;
+  return d;
+}
+
+ConvProblem small_problem(jhdnnDataType_t dt, jhdnnMathType_t math, bool nhwc = true) {
+  ConvProblem p = with_layout(core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 9, 9, 24, 3, 3, 1, 1, 1, 1, 1, 1),
+                              dt, nhwc);
+  p.math_type = math;
+  return p;
+}
+
+}  // namespace
+
+// ================================================================ rules (no GPU)
+
+TEST_CASE("tensorcore: math-type rules (cuDNN 9)", "[tensorcore][rules]") {
+  const core::DeviceInfo h200 = fake_device(9, 0), turing = fake_device(7, 5);
+  const char* why = nullptr;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT}) {
+    INFO("data type " << core::data_type_name(dt));
+    CHECK_FALSE(conv::tensorcore::uses_tensor_cores(small_problem(dt, JHDNN_FMA_MATH), h200, &why));
+    CHECK(std::string(why) == "FMA_MATH never uses tensor cores");
+    CHECK_FALSE(conv::tensorcore::uses_tensor_cores(small_problem(dt, JHDNN_TENSOR_OP_MATH), turing, &why));
+    CHECK(std::strlen(why) > 0);
+    const char* tf32_env = std::getenv("NVIDIA_TF32_OVERRIDE");
+    const bool tf32_off = tf32_env != nullptr && std::strcmp(tf32_env, "0") == 0;
+    const bool expect = !(dt == JHDNN_DATA_FLOAT && tf32_off);
+    for (jhdnnMathType_t m : {JHDNN_DEFAULT_MATH, JHDNN_TENSOR_OP_MATH, JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION}) {
+      INFO("math type " << int(m));
+      CHECK(conv::tensorcore::uses_tensor_cores(small_problem(dt, m), h200, &why) == expect);
+    }
+  }
+  ConvProblem d = small_problem(JHDNN_DATA_FLOAT, JHDNN_TENSOR_OP_MATH);
+  d.dtype = JHDNN_DATA_DOUBLE;
+  d.compute_type = JHDNN_DATA_DOUBLE;
+  CHECK_FALSE(conv::tensorcore::uses_tensor_cores(d, h200, &why));
+}
+
+TEST_CASE("tensorcore: the solver refuses with reasons", "[tensorcore][rules]") {
+  const core::DeviceInfo h200 = fake_device(9, 0);
+  CHECK(solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+  // First in the registry (generation 2, then 1): dispatch prefers them.
+  CHECK(conv::all_solvers().at(0) == &conv::tensorcore_wgmma_solver());
+  CHECK(conv::all_solvers().at(1) == &solver());
+  CHECK(conv::tensorcore_wgmma_solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+  CHECK_FALSE(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH),
+                                                            fake_device(8, 0)).ok);
+  CHECK(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH), h200).ok);
+  CHECK_FALSE(
+      conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH, false), h200).ok);
+  conv::Verdict v = solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_FMA_MATH), h200);
+  CHECK_FALSE(v.ok);
+  CHECK(std::string(v.reason).find("FMA_MATH") != std::string::npos);
+  CHECK(solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH), h200).ok);
+  CHECK(solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH, false), h200).ok);
+  ConvProblem bad = small_problem(JHDNN_DATA_FLOAT, JHDNN_TENSOR_OP_MATH);
+  bad.compute_type = JHDNN_DATA_HALF;
+  v = solver().can_implement(bad, h200);
+  CHECK_FALSE(v.ok);
+  CHECK(std::strlen(v.reason) > 0);
+  ConvProblem many = small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH);
+  many.G = 65536 * 2, many.C = many.G, many.K = many.G;
+  CHECK_FALSE(solver().can_implement(many, h200).ok);
+}
+
+TEST_CASE("tensorcore: every problem of the shared set is accepted (H200 rules)", "[tensorcore][rules]") {
+  // The GPU tests REQUIRE a run on every configuration; this finds a refusal without a GPU.
+  const core::DeviceInfo h200 = fake_device(9, 0);
+  int64_t checked = 0;
+  for (const NamedProblem& np : conv_problem_set())
+    for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
+      for (bool nhwc : {true, false}) {
+        ConvProblem p = with_layout(np.p, dt, nhwc);
+        p.math_type = JHDNN_TENSOR_OP_MATH;
+        const conv::Verdict v = solver().can_implement(p, h200);
+        INFO(np.name << " " << p.key() << ": " << v.reason);
+        CHECK(v.ok);
+        ++checked;
+      }
+  CHECK(checked >= 300);
+}
+
+// ================================================================ GPU
+
+namespace {
+
+struct Gpu {
+  CudaStream stream;
+  JhdnnHandle jh;
+  CudnnHandle ch;
+  core::DeviceInfo dev;
+  DeviceBuffer cudnn_ws;
+  Gpu() {
+    JHDNN_CHECK(jhdnnSetStream(jh.get(), stream.get()));
+    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
+    const core::Status s = core::query_device(&dev);
+    if (!s.ok()) throw std::runtime_error("core::query_device: " + s.message);
+    std::printf("test_conv_tensorcore: %s; seed %" PRIu64 " (rerun with JHDNN_TEST_SEED=%" PRIu64 ")\n",
+                gpu_description().c_str(), test_seed(), test_seed());
+    std::fflush(stdout);
+  }
+};
+
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+std::string last_error() {
+  char buf[2048] = {};
+  jhdnnGetLastErrorString(buf, sizeof buf);
+  return buf;
+}
+
+// What the epilogue adds besides alpha / beta (forward_mma only).
+struct Fusion {
+  bool bias = false, z = false, relu = false;
+  float alpha2 = 1.f;
+};
+
+struct Case {
+  std::string name;
+  ConvProblem base;  // packed NCHW / KCRS, final data type
+  double alpha = 1.0, beta = 0.0;
+  Fusion fu;
+};
+
+// Host data of one case, in the base's NCHW strides: rounded inputs, initial y, residual z, bias
+// and the float64 reference of the whole epilogue.
+struct Host {
+  std::vector<double> x, w, y0, z, bias, ref;
+};
+
+Host make_host(const Case& c) {
+  const ConvProblem& p = c.base;
+  const jhdnnDataType_t dt = p.dtype;
+  const uint64_t salt = hash_string(c.name + "|" + core::data_type_name(dt));
+  Host h;
+  h.x.resize(size_t(p.x_span()));
+  h.w.resize(size_t(p.w_span()));
+  fill_random(h.x, dt, mix_seed(test_seed(), salt + 1));
+  fill_random(h.w, dt, mix_seed(test_seed(), salt + 2));
+  h.ref.assign(size_t(p.y_span()), 0.0);
+  if (c.beta != 0.0) {
+    h.y0.resize(size_t(p.y_span()));
+    fill_random(h.y0, dt, mix_seed(test_seed(), salt + 3));
+    h.ref = h.y0;
+  }
+  conv_fwd_reference(p, h.x.data(), h.w.data(), h.ref.data(), c.alpha, c.beta);
+  if (c.fu.z) {
+    h.z.resize(size_t(p.y_span()));
+    fill_random(h.z, dt, mix_seed(test_seed(), salt + 4));
+  }
+  if (c.fu.bias) {
+    h.bias.resize(size_t(p.K));
+    fill_random(h.bias, dt, mix_seed(test_seed(), salt + 5));
+  }
+  if (c.fu.z || c.fu.bias || c.fu.relu) {
+    const auto yd = y_dims(p);
+    for (int64_t n = 0; n < yd[0]; ++n)
+      for (int64_t k = 0; k < yd[1]; ++k)
+        for (int64_t i = 0; i < yd[2] * yd[3] * yd[4]; ++i) {
+          const size_t off = size_t(n * p.y_stride[0] + k * p.y_stride[1] + i);  // packed NCHW
+          double v = h.ref[off];
+          if (c.fu.z) v += double(c.fu.alpha2) * h.z[off];
+          if (c.fu.bias) v += h.bias[size_t(k)];
+          if (c.fu.relu) v = std::max(v, 0.0);
+          h.ref[off] = v;
+        }
+  }
+  return h;
+}
+
+std::vector<unsigned char> relaid(const std::vector<double>& v, const int64_t src[5], const std::array<int64_t, 5>& d,
+                                  const int64_t dst[5], int64_t span, jhdnnDataType_t dt) {
+  std::vector<double> out(size_t(span), std::numeric_limits<double>::quiet_NaN());
+  copy_tensor(v.data(), src, out.data(), dst, d.data());
+  return to_device_bytes(out, dt);
+}
+
+struct Dev {
+  ConvProblem p;
+  DeviceBuffer x, w, y, z, bias;
+  std::vector<unsigned char> y_init;
+  Dev(const Case& c, const Host& h, const ConvProblem& layout) : p(layout) {
+    const jhdnnDataType_t dt = p.dtype;
+    const size_t es = dtype_size(dt);
+    x = DeviceBuffer(size_t(p.x_span()) * es);
+    w = DeviceBuffer(size_t(p.w_span()) * es);
+    y = DeviceBuffer(size_t(p.y_span()) * es);
+    x.upload(relaid(h.x, c.base.x_stride, x_dims(p), p.x_stride, p.x_span(), dt));
+    w.upload(relaid(h.w, c.base.w_stride, w_dims(p), p.w_stride, p.w_span(), dt));
+    y_init = c.beta != 0.0 ? relaid(h.y0, c.base.y_stride, y_dims(p), p.y_stride, p.y_span(), dt)
+                           : std::vector<unsigned char>(y.bytes(), 0xFF);
+    if (!h.z.empty()) {
+      z = DeviceBuffer(size_t(p.y_span()) * es);
+      z.upload(relaid(h.z, c.base.y_stride, y_dims(p), p.y_stride, p.y_span(), dt));
+    }
+    if (!h.bias.empty()) {
+      bias = DeviceBuffer(h.bias.size() * es);
+      bias.upload(to_device_bytes(h.bias, dt));
+    }
+  }
+  void reset_y() { y.upload(y_init); }
+};
+
+Tolerance tol_of(const ConvProblem& p, double scale = 1.0) {
+  const Tolerance t = conv_tolerance(p.dtype, p.reduction(), p.dtype == JHDNN_DATA_FLOAT);
+  return {t.atol * scale, t.rtol * scale};
+}
+
+// y (downloaded) in the base's strides, after checking the guards and comparing with ref.
+std::vector<double> check_y(const std::string& who, const Dev& d, const Case& c, const std::vector<double>& ref,
+                            Tolerance tol) {
+  INFO("result of " << who);
+  CHECK(d.x.guard_intact());
+  CHECK(d.w.guard_intact());
+  CHECK(d.y.guard_intact());
+  const std::vector<unsigned char> bytes = d.y.download();
+  const std::vector<double> got = from_device_bytes(bytes.data(), size_t(d.p.y_span()), d.p.dtype);
+  const auto yd = y_dims(d.p);
+  std::vector<double> base(ref.size());
+  copy_tensor(got.data(), d.p.y_stride, base.data(), c.base.y_stride, yd.data());
+  const CompareResult r = compare_tensor(base.data(), ref.data(), yd.data(), c.base.y_stride, tol);
+  INFO(r.summary());
+  CHECK(r.ok);
+  return base;
+}
+
+struct Counts {
+  int64_t configs = 0, solver_runs = 0, api_runs = 0, cudnn_ran = 0, cudnn_skipped = 0;
+  std::map<std::string, int64_t> runs, refusals;  // by solver; by "solver: reason"
+};
+
+// The solver (or forward_mma with the fusion), then the API and cuDNN when there is no fusion.
+void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n, bool with_cudnn) {
+  Gpu& g = gpu();
+  const bool fused = c.fu.bias || c.fu.z || c.fu.relu;
+  INFO("case " << c.name << " " << layout.key() << " alpha " << c.alpha << " beta " << c.beta);
+  ++n.configs;
+  Dev d(c, h, layout);
+  const Tolerance tol = tol_of(d.p);
+  // Generation 1 must take every configuration; generation 2 takes what it can (sm_90, NHWC,
+  // groups 1, ...), and its refusals are counted by reason.
+  for (const conv::ConvSolver* sv : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()}) {
+    const bool gen1 = sv == &conv::tensorcore_mma_solver();
+    INFO("solver " << sv->name());
+    const conv::Verdict v = sv->can_implement(d.p, g.dev);
+    INFO("can_implement: " << v.reason);
+    if (gen1) REQUIRE(v.ok);
+    if (!v.ok) {
+      ++n.refusals[std::string(sv->name()) + ": " + v.reason];
+      continue;
+    }
+    if (fused && !gen1) continue;  // the fused epilogue is generation 1's (forward_mma)
+    d.reset_y();
+    core::Status st;
+    if (fused) {
+      conv::tensorcore::Epilogue ep;
+      ep.alpha = float(c.alpha), ep.beta = float(c.beta), ep.alpha2 = c.fu.alpha2, ep.relu = c.fu.relu;
+      ep.z = c.fu.z ? d.z.get() : nullptr;
+      ep.bias = c.fu.bias ? d.bias.get() : nullptr;
+      st = conv::tensorcore::forward_mma(d.p, d.x.get(), d.w.get(), d.y.get(), ep, g.stream.get());
+    } else {
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      st = sv->run(d.p, args, nullptr, 0, g.stream.get());
+    }
+    g.stream.sync();
+    CUDA_CHECK(cudaGetLastError());
+    INFO("run: " << core::status_name(st.code) << " " << st.message);
+    REQUIRE(st.ok());
+    ++n.runs[sv->name()];
+    if (gen1) ++n.solver_runs;
+    check_y(sv->name(), d, c, h.ref, tol);
+  }
+  if (fused) return;
+
+  // The public API: IMPLICIT_PRECOMP_GEMM must select the tensor-core solver (workspace 0 proves
+  // it did not fall to a solver needing one; the values prove the result).
+  JhdnnConvDescs descs(d.p);
+  size_t ws_bytes = 1;
+  CHECK(jhdnnGetConvolutionForwardWorkspaceSize(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
+                                                JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                                &ws_bytes) == JHDNN_STATUS_SUCCESS);
+  CHECK(ws_bytes == 0);
+  d.reset_y();
+  const float af = float(c.alpha), bf = float(c.beta);
+  const jhdnnStatus_t s = jhdnnConvolutionForward(g.jh.get(), &af, descs.x, d.x.get(), descs.w, d.w.get(), descs.conv,
+                                                  JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0, &bf,
+                                                  descs.y, d.y.get());
+  g.stream.sync();
+  INFO("jhdnnConvolutionForward: " << jhdnnGetErrorString(s) << " " << last_error());
+  REQUIRE(s == JHDNN_STATUS_SUCCESS);
+  ++n.api_runs;
+  const std::vector<double> jh = check_y("jhdnnConvolutionForward(IMPLICIT_PRECOMP_GEMM)", d, c, h.ref, tol);
+  if (!with_cudnn) return;
+
+  // cuDNN under the same math type (tensor cores allowed) on the same buffers.
+  std::unique_ptr<CudnnConvDescs> cd;
+  try {
+    cd = std::make_unique<CudnnConvDescs>(d.p);
+  } catch (const CudnnError& e) {
+    CHECK(cudnn_not_supported(e.status));
+    ++n.cudnn_skipped;
+    return;
+  }
+  d.reset_y();
+  const CudnnRun r = cudnn_best_forward(g.ch.get(), *cd, d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta,
+                                        CudnnPick::kHeuristic, &g.cudnn_ws, size_t(1) << 31, kCudnnDotProductAlgos);
+  g.stream.sync();
+  if (!r.ok()) {
+    CHECK(r.not_supported());
+    ++n.cudnn_skipped;
+    return;
+  }
+  ++n.cudnn_ran;
+  INFO("cuDNN " << cudnn_algo_name(r.algo) << " (" << r.log << ")");
+  const std::vector<double> cu = check_y("cuDNN", d, c, h.ref, tol);
+  const auto yd = y_dims(d.p);
+  const CompareResult cmp = compare_tensor(jh.data(), cu.data(), yd.data(), c.base.y_stride, tol_of(d.p, 2.0));
+  INFO("jhDNN vs cuDNN: " << cmp.summary());
+  CHECK(cmp.ok);
+}
+
+// Each case in NHWC and NCHW.
+Counts run_cases(const std::vector<Case>& cases, bool with_cudnn = true) {
+  Counts n;
+  if (cases.empty()) return n;
+  // The next case's float64 reference is computed on a worker thread while the GPU checks this one.
+  std::future<Host> next = std::async(std::launch::async, make_host, cases[0]);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const Host h = next.get();
+    if (i + 1 < cases.size()) next = std::async(std::launch::async, make_host, cases[i + 1]);
+    for (bool nhwc : {true, false}) {
+      ConvProblem lp = with_layout(c.base, c.base.dtype, nhwc);
+      lp.math_type = c.base.math_type;
+      run_case(c, h, lp, n, with_cudnn);
+    }
+  }
+  std::printf("[tensorcore] %" PRId64 " configurations: %" PRId64 " solver runs, %" PRId64 " API runs, cuDNN ran %"
+              PRId64 " skipped %" PRId64 "\n",
+              n.configs, n.solver_runs, n.api_runs, n.cudnn_ran, n.cudnn_skipped);
+  for (const auto& [name, k] : n.runs) std::printf("[tensorcore]   %s ran %" PRId64 "\n", name.c_str(), k);
+  for (const auto& [why, k] : n.refusals) std::printf("[tensorcore]   refused x%" PRId64 ": %s\n", k, why.c_str());
+  std::fflush(stdout);
+  return n;
+}
+
+Case make_case(const std::string& name, const ConvProblem& fp32_nchw, jhdnnDataType_t dt, double alpha = 1.0,
+               double beta = 0.0) {
+  Case c;
+  c.name = name;
+  c.base = with_layout(fp32_nchw, dt, false);
+  c.base.math_type = JHDNN_TENSOR_OP_MATH;
+  c.alpha = alpha;
+  c.beta = beta;
+  return c;
+}
+
+void run_problem_set(jhdnnDataType_t dt) {
+  std::vector<Case> cases;
+  for (const NamedProblem& np : conv_problem_set()) {
+    if (np.p.spatial_dims != 2) continue;  // 3-D: see the 3-D case below
+    cases.push_back(make_case(np.name, np.p, dt));
+  }
+  REQUIRE(cases.size() >= 50);
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+  CHECK(n.api_runs == n.configs);
+  CHECK(n.cudnn_ran > 0);
+  // On Hopper generation 2 must take a fair share of the set (its NHWC, groups-1 problems).
+  if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") >= 10));
+}
+
+ConvProblem p2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad, int stride,
+                int dil = 1, int64_t G = 1, jhdnnConvolutionMode_t mode = JHDNN_CROSS_CORRELATION) {
+  return core::make_problem_2d(JHDNN_DATA_FLOAT, false, N, C, H, W, K, R, S, pad, pad, stride, stride, dil, dil, G, mode);
+}
+
+// Shapes aimed at the kernel's own edges: tile tails in M and K/G, both tile widths, the general
+// loader (C/G or K/G not a multiple of 8 / 4), long reductions, groups.
+std::vector<std::pair<std::string, ConvProblem>> edge_problems() {
+  return {
+      {"c3_k64_first_layer", p2d(2, 3, 23, 23, 64, 7, 7, 3, 2)},
+      {"c7_k5_odd", p2d(3, 7, 11, 13, 5, 3, 3, 1, 1)},
+      {"c12_k20_vec_fp32_only", p2d(2, 12, 10, 10, 20, 3, 3, 1, 1)},
+      {"c16_k200_wide_tail", p2d(2, 16, 17, 9, 200, 3, 3, 1, 1)},
+      {"c64_k136_m_tail", p2d(1, 64, 15, 15, 136, 1, 1, 0, 1)},
+      {"c256_k64_long_reduction", p2d(1, 256, 8, 8, 64, 3, 3, 1, 1)},
+      {"g4_c32_k64_grouped", p2d(2, 32, 9, 9, 64, 3, 3, 1, 1, 1, 4)},
+      {"g2_c24_k40_grouped_odd", p2d(2, 24, 9, 9, 40, 3, 3, 1, 2, 1, 2)},
+      {"depthwise_c16", p2d(2, 16, 12, 12, 16, 3, 3, 1, 1, 1, 16)},
+      {"dil2_s3_pad2", p2d(2, 32, 20, 19, 48, 3, 3, 2, 3, 2)},
+      {"wide_1x1_k512", p2d(4, 64, 14, 14, 512, 1, 1, 0, 1)},
+      {"convmode_5x5", p2d(2, 16, 12, 12, 32, 5, 5, 2, 1, 1, 1, JHDNN_CONVOLUTION)},
+  };
+}
+
+#define START_GPU_CASE()  \
+  JHDNN_REQUIRE_GPU();    \
+  (void)gpu();            \
+  INFO("JHDNN_TEST_SEED=" << test_seed() << " replays this run's inputs")
+
+}  // namespace
+
+TEST_CASE("tensorcore: problem set, HALF, NHWC and NCHW", "[gpu][tensorcore][problem_set]") {
+  START_GPU_CASE();
+  run_problem_set(JHDNN_DATA_HALF);
+}
+
+TEST_CASE("tensorcore: problem set, BFLOAT16, NHWC and NCHW", "[gpu][tensorcore][problem_set]") {
+  START_GPU_CASE();
+  run_problem_set(JHDNN_DATA_BFLOAT16);
+}
+
+TEST_CASE("tensorcore: problem set, FLOAT on TF32, NHWC and NCHW", "[gpu][tensorcore][problem_set]") {
+  START_GPU_CASE();
+  run_problem_set(JHDNN_DATA_FLOAT);
+}
+
+TEST_CASE("tensorcore: edge shapes (tails, general loader, groups), all types", "[gpu][tensorcore][edges]") {
+  START_GPU_CASE();
+  std::vector<Case> cases;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
+    for (const auto& [name, p] : edge_problems()) cases.push_back(make_case(name, p, dt));
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+}
+
+TEST_CASE("tensorcore: alpha and beta (beta == 0 never reads y)", "[gpu][tensorcore][alpha_beta]") {
+  START_GPU_CASE();
+  std::vector<Case> cases;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT}) {
+    cases.push_back(make_case("ab_0.5_0.75", p2d(2, 32, 9, 9, 48, 3, 3, 1, 1), dt, 0.5, 0.75));
+    cases.push_back(make_case("ab_-1.5_1", p2d(2, 7, 9, 9, 5, 3, 3, 1, 1), dt, -1.5, 1.0));
+    cases.push_back(make_case("ab_2_0", p2d(1, 16, 7, 7, 16, 1, 1, 0, 1), dt, 2.0, 0.0));
+  }
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+}
+
+TEST_CASE("tensorcore: fused epilogue (bias, ReLU, residual z)", "[gpu][tensorcore][fusion]") {
+  START_GPU_CASE();
+  std::vector<Case> cases;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT}) {
+    Case a = make_case("bias_relu", p2d(2, 32, 9, 9, 48, 3, 3, 1, 1), dt);
+    a.fu.bias = a.fu.relu = true;
+    Case b = make_case("z_bias_relu_beta", p2d(2, 16, 8, 8, 24, 3, 3, 1, 1), dt, 0.5, 0.25);
+    b.fu.bias = b.fu.z = b.fu.relu = true;
+    b.fu.alpha2 = 0.75f;
+    Case c = make_case("z_only_odd", p2d(1, 5, 7, 7, 3, 3, 3, 1, 1), dt);
+    c.fu.z = true;
+    cases.insert(cases.end(), {a, b, c});
+  }
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+}
+
+TEST_CASE("tensorcore: 3-D problems", "[gpu][tensorcore][3d]") {
+  START_GPU_CASE();
+  std::vector<Case> cases;
+  for (const NamedProblem& np : conv_problem_set())
+    if (np.p.spatial_dims == 3)
+      for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_FLOAT}) cases.push_back(make_case(np.name, np.p, dt));
+  if (cases.empty()) SKIP("the shared problem set has no 3-D problem");
+  const Counts n = run_cases(cases, /*with_cudnn=*/false);
+  CHECK(n.solver_runs == n.configs);
+}
+
+TEST_CASE("tensorcore: FMA_MATH keeps the API off tensor cores", "[gpu][tensorcore][rules]") {
+  START_GPU_CASE();
+  Gpu& g = gpu();
+  ConvProblem p = small_problem(JHDNN_DATA_HALF, JHDNN_FMA_MATH);
+  const conv::Verdict v = solver().can_implement(p, g.dev);
+  CHECK_FALSE(v.ok);
+  // With every other IMPLICIT_PRECOMP_GEMM solver switched off, the API must refuse and name the rule.
+  std::string others;
+  for (const conv::ConvSolver* s : conv::all_solvers())
+    if (s != &solver()) others += std::string(others.empty() ? "" : ",") + s->name();
+  if (others.empty()) others = "none";
+  setenv("JHDNN_DISABLE", others.c_str(), 1);
+  JhdnnConvDescs descs(p);
+  const size_t es = dtype_size(p.dtype);
+  DeviceBuffer x(size_t(p.x_span()) * es), w(size_t(p.w_span()) * es), y(size_t(p.y_span()) * es);
+  const float one = 1.f, zero = 0.f;
+  const jhdnnStatus_t s = jhdnnConvolutionForward(g.jh.get(), &one, descs.x, x.get(), descs.w, w.get(), descs.conv,
+                                                  JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0,
+                                                  &zero, descs.y, y.get());
+  unsetenv("JHDNN_DISABLE");
+  CHECK(s == JHDNN_STATUS_NOT_SUPPORTED);
+  CHECK(last_error().find("FMA_MATH never uses tensor cores") != std::string::npos);
+}
