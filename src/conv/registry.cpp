@@ -8,6 +8,7 @@
 #include <string>
 
 #include "conv/direct/direct.h"
+#include "conv/gemm/conv_gemm.h"
 #include "conv/solver.h"
 
 namespace jhdnn::conv {
@@ -16,6 +17,8 @@ const std::vector<const ConvSolver*>& all_solvers() {
   static const std::vector<const ConvSolver*> solvers = {
       &direct_tiled_solver(),
       &direct_naive_solver(),
+      &gemm_ours_solver(),
+      &gemm_cublas_solver(),
   };
   return solvers;
 }
