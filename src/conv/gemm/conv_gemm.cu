@@ -3,6 +3,7 @@
 #include "conv/gemm/conv_gemm.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 
 #include <cublas_v2.h>
@@ -19,6 +20,15 @@ using core::fail;
 // The im2col buffer of one chunk of images may not exceed this (the workspace is one chunk);
 // larger batches are processed in chunks. A single image needing more is refused.
 constexpr int64_t kWorkspaceCap = int64_t(1) << 30;  // 1 GiB
+
+// The cap in force: kWorkspaceCap, or a smaller positive byte count from JHDNN_CONV_GEMM_WS_CAP
+// (read on every call, like JHDNN_DISABLE, so tests can force the chunked path on small problems).
+int64_t workspace_cap() {
+  const char* env = std::getenv("JHDNN_CONV_GEMM_WS_CAP");
+  if (env == nullptr || *env == '\0') return kWorkspaceCap;
+  const long long v = std::strtoll(env, nullptr, 10);
+  return v > 0 && v < kWorkspaceCap ? int64_t(v) : kWorkspaceCap;
+}
 constexpr int kIm2colThreads = 256;
 
 // The two GEMM shapes. y's layout picks one, so C is always written in place:
@@ -70,9 +80,9 @@ const char* make_plan(const core::ConvProblem& p, Plan* pl) {
     return nullptr;
   }
   const int64_t per_img_bytes = pl->col_per_img * int64_t(sizeof(float));
-  if (per_img_bytes > kWorkspaceCap)
-    return "the im2col matrix of one image exceeds the 1 GiB workspace cap";
-  pl->chunk = kWorkspaceCap / per_img_bytes;
+  const int64_t cap = workspace_cap();
+  if (per_img_bytes > cap) return "the im2col matrix of one image exceeds the workspace cap (1 GiB)";
+  pl->chunk = cap / per_img_bytes;
   if (pl->chunk > p.N) pl->chunk = p.N;
   return nullptr;
 }
