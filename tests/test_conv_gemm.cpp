@@ -535,27 +535,48 @@ TEST_CASE("conv gemm: 3-D convolutions", "[gpu][conv_gemm][3d]") {
   check_both_solvers_ran(notes);
 }
 
-TEST_CASE("conv gemm: chunked im2col under a small workspace cap", "[gpu][conv_gemm][chunked]") {
+TEST_CASE("conv gemm: problem set, NCHW forced through each GEMM strategy", "[gpu][conv_gemm][nchw_modes]") {
   START_GPU_CASE();
-  // N = 5 images, one image's im2col = O*P*Q * C*R*S floats; a cap of 2.5 images gives chunks 2, 2, 1.
-  const ConvProblem base =
-      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 6, 9, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2);
-  const int64_t per_img = base.P * base.Q * base.C * base.R * base.S * int64_t(sizeof(float));
-  const conv::ConvSolver& ours = conv::gemm_ours_solver();
-  {
-    ScopedEnv cap("JHDNN_CONV_GEMM_WS_CAP", std::to_string(per_img * 5 / 2));
-    for (bool nhwc : {false, true}) {
-      const ConvProblem lp = with_layout(base, JHDNN_DATA_FLOAT, nhwc);
-      CHECK(ours.workspace_bytes(lp) == size_t(2 * per_img));
-    }
-    Notes notes("gemm: chunked");
-    run_problem_list({NamedProblem{"chunked_n5_g2", base}}, JHDNN_DATA_FLOAT, Scale{0.5, -1.0}, notes);
+  // y NCHW normally picks per-image GEMMs or the all-images GEMM + transpose by tile fill; force
+  // each so both are covered on every kind of problem.
+  for (const char* mode : {"per_image", "transpose"}) {
+    INFO("JHDNN_CONV_GEMM_NCHW=" << mode);
+    ScopedEnv env("JHDNN_CONV_GEMM_NCHW", mode);
+    Notes notes(std::string("gemm: NCHW forced ") + mode);
+    run_problem_list(every_nth(conv_problem_set(), 2), JHDNN_DATA_FLOAT, Scale{0.5, -1.0}, notes);
     notes.print();
     check_both_solvers_ran(notes);
   }
+}
+
+TEST_CASE("conv gemm: chunked im2col under a small workspace cap", "[gpu][conv_gemm][chunked]") {
+  START_GPU_CASE();
+  // N = 5 images; a cap of 2.5 images' workspace gives chunks of 2, 2, 1.
+  const ConvProblem base =
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 6, 9, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2);
+  const HostProblem h = make_host_problem("chunked_n5_g2", base, Scale{0.5, -1.0});
+  const Tolerance tol = conv_tolerance(JHDNN_DATA_FLOAT, base.reduction());
+  const int64_t col = base.P * base.Q * base.C * base.R * base.S;  // im2col floats per image
+  const int64_t tmp = base.P * base.Q * base.K;                    // transposition buffer per image
+  struct Combo { bool nhwc; const char* mode; int64_t per_img_bytes; };
+  const Combo combos[] = {{false, "per_image", col * 4}, {false, "transpose", (col + tmp) * 4}, {true, "", col * 4}};
+  Notes notes("gemm: chunked");
+  for (const Combo& c : combos) {
+    INFO((c.nhwc ? "NHWC" : "NCHW") << " mode '" << c.mode << "'");
+    ScopedEnv mode("JHDNN_CONV_GEMM_NCHW", c.mode);
+    ScopedEnv cap("JHDNN_CONV_GEMM_WS_CAP", std::to_string(c.per_img_bytes * 5 / 2));
+    const ConvProblem lp = with_layout(base, JHDNN_DATA_FLOAT, c.nhwc);
+    CHECK(conv::gemm_ours_solver().workspace_bytes(lp) == size_t(2 * c.per_img_bytes));
+    DeviceProblem d(h, lp);
+    ++notes.configs;
+    run_solvers(d, h, tol, notes);
+    run_api(d, h, tol, notes);
+  }
+  check_both_solvers_ran(notes);
   {
-    ScopedEnv cap("JHDNN_CONV_GEMM_WS_CAP", std::to_string(per_img - 4));
-    const conv::Verdict v = ours.can_implement(base, gpu().dev);
+    ScopedEnv mode("JHDNN_CONV_GEMM_NCHW", "per_image");
+    ScopedEnv cap("JHDNN_CONV_GEMM_WS_CAP", std::to_string(col * 4 - 4));
+    const conv::Verdict v = conv::gemm_ours_solver().can_implement(base, gpu().dev);
     CHECK_FALSE(v.ok);
     CHECK(std::string(v.reason).find("workspace cap") != std::string::npos);
   }
@@ -564,8 +585,9 @@ TEST_CASE("conv gemm: chunked im2col under a small workspace cap", "[gpu][conv_g
 TEST_CASE("conv gemm: 1x1 convolutions need no workspace; 3x3 ones report theirs", "[gpu][conv_gemm][workspace]") {
   START_GPU_CASE();
   Gpu& g = gpu();
-  const ConvProblem pw = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 7, 7, 8, 1, 1, 0, 0, 1, 1, 1, 1);
-  const ConvProblem k3 = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  // 16 x 16 outputs fill two 128-row tiles exactly, so NCHW takes the per-image GEMMs (in place).
+  const ConvProblem pw = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 16, 16, 8, 1, 1, 0, 0, 1, 1, 1, 1);
+  const ConvProblem k3 = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1);
   for (bool nhwc : {false, true}) {
     for (const ConvProblem& base : {pw, k3}) {
       const ConvProblem p = with_layout(base, JHDNN_DATA_FLOAT, nhwc);

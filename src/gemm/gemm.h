@@ -15,6 +15,9 @@ namespace jhdnn::gemm {
 
 using core::Status;
 
+// The library kernel's block tile (sgemm_kernel.cuh), for callers that shape work around it.
+constexpr int kTileM = 128, kTileN = 128;
+
 // One column-major GEMM, possibly batched over two nested levels (outer x inner); batch b is
 // (b / batch_inner, b % batch_inner) and operand X of batch (o, i) starts at X + o*x_outer + i*x_inner.
 // Two levels let the GEMM convolution run every (image, group) pair in one launch.

@@ -8,6 +8,9 @@
 #include "gemm/sgemm_kernel.cuh"
 
 namespace jhdnn::gemm {
+
+static_assert(kernel::kBM == kTileM && kernel::kBN == kTileN, "gemm.h's tile constants describe the kernel");
+
 namespace {
 
 using core::fail;

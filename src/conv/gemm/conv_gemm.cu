@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include <cublas_v2.h>
@@ -31,22 +32,44 @@ int64_t workspace_cap() {
 }
 constexpr int kIm2colThreads = 256;
 
-// The two GEMM shapes. y's layout picks one, so C is always written in place:
+// The two GEMM shapes:
 //   kNchw: per (image, group)  y(opq, k) = col(opq, red) * w(red, k);  col is [img][g][red][opq]
 //   kNhwc: per group, all images at once  y(k, npq) = w(k, red) * col(red, npq); col is [npq][g][red]
 // red runs over (c, t, r, s) in the filter's own order (c first for KCRS, c last for KRSC), so the
 // filter is read in place as a (red x k) matrix with leading dimension C/G*T*R*S.
+// y NHWC takes kNhwc, writing y in place. y NCHW takes kNchw, writing y in place, unless an image
+// has so few output pixels that the per-image GEMMs (M = O*P*Q) would leave much of each 128-row
+// tile idle (late ResNet layers: 7x7 = 49 rows); then it takes kNhwc into the workspace and a
+// transposing pass writes y ("via_transpose").
 enum class Form { kNchw, kNhwc };
 
 struct Plan {
   Form form;
+  bool via_transpose;   // kNhwc GEMM into the workspace, then transposed into NCHW y
   bool identity;        // 1x1, stride 1, no padding, x packed like y: x is already the matrix
   bool c_last;          // reduction order (t, r, s, c) for a KRSC filter
   int64_t red;          // C/G * T * R * S
   int64_t opq;          // O * P * Q
   int64_t chunk;        // images per im2col chunk
   int64_t col_per_img;  // elements of col per image
+  int64_t tmp_per_img;  // elements of the transposition buffer per image (via_transpose)
 };
+
+// Fraction of the rows of 128-row tiles that m rows fill.
+double tile_fill(int64_t m) {
+  const int64_t tiles = (m + gemm::kTileM - 1) / gemm::kTileM;
+  return double(m) / double(tiles * gemm::kTileM);
+}
+
+// JHDNN_CONV_GEMM_NCHW=per_image|transpose forces the NCHW strategy (tests cover both with it);
+// anything else (or unset) chooses by tile fill.
+int forced_nchw_mode() {
+  const char* env = std::getenv("JHDNN_CONV_GEMM_NCHW");
+  if (env == nullptr) return 0;
+  if (std::strcmp(env, "per_image") == 0) return 1;
+  if (std::strcmp(env, "transpose") == 0) return 2;
+  return 0;
+}
 
 // nullptr and a filled plan when the problem is served, else the reason.
 const char* make_plan(const core::ConvProblem& p, Plan* pl) {
@@ -68,18 +91,28 @@ const char* make_plan(const core::ConvProblem& p, Plan* pl) {
   else return "w must be packed KCRS or KRSC (the GEMM reads w in place)";
   pl->red = p.reduction();
   pl->opq = p.O * p.P * p.Q;
+  pl->via_transpose = false;
+  if (pl->form == Form::kNchw) {
+    const int forced = forced_nchw_mode();
+    if (forced == 2 || (forced == 0 && tile_fill(pl->opq) < 0.8)) {
+      pl->form = Form::kNhwc;
+      pl->via_transpose = true;
+    }
+  }
   if (pl->red > INT32_MAX || p.k_per_group() > INT32_MAX) return "C/G*T*R*S and K/G must fit 31 bits";
   const bool one_by_one = p.T == 1 && p.R == 1 && p.S == 1 && p.stride_d == 1 && p.stride_h == 1 &&
                           p.stride_w == 1 && p.pad_d == 0 && p.pad_h == 0 && p.pad_w == 0;
-  pl->identity = one_by_one && (pl->form == Form::kNchw ? p.x_packed_nchw() : p.x_packed_nhwc());
+  pl->identity = one_by_one && !pl->via_transpose &&
+                 (pl->form == Form::kNchw ? p.x_packed_nchw() : p.x_packed_nhwc());
   pl->col_per_img = pl->opq * p.C * p.T * p.R * p.S;
+  pl->tmp_per_img = pl->via_transpose ? pl->opq * p.K : 0;
   if (pl->identity) {
     pl->chunk = p.N;
     if (pl->form == Form::kNhwc && p.N * pl->opq > INT32_MAX) return "N*O*P*Q must fit 31 bits";
     if (pl->form == Form::kNchw && pl->opq > INT32_MAX) return "O*P*Q must fit 31 bits";
     return nullptr;
   }
-  const int64_t per_img_bytes = pl->col_per_img * int64_t(sizeof(float));
+  const int64_t per_img_bytes = (pl->col_per_img + pl->tmp_per_img) * int64_t(sizeof(float));
   const int64_t cap = workspace_cap();
   if (per_img_bytes > cap) return "the im2col matrix of one image exceeds the workspace cap (1 GiB)";
   pl->chunk = cap / per_img_bytes;
@@ -131,6 +164,26 @@ __global__ void __launch_bounds__(kIm2colThreads)
   }
 }
 
+// y (packed NCHW, this chunk's images) = alpha * tmp + beta * y, where tmp holds the same outputs
+// as [image][opq][k] (the kNhwc GEMM's C). One thread per y element, y order (coalesced writes;
+// the strided reads of tmp hit L2, it is small when this path is taken).
+__global__ void __launch_bounds__(kIm2colThreads)
+    transpose_out_kernel(const float* __restrict__ tmp, float* __restrict__ y, int K, int opq, int total,
+                         float alpha, float beta) {
+  for (int i = blockIdx.x * kIm2colThreads + threadIdx.x; i < total; i += gridDim.x * kIm2colThreads) {
+    const int q = i % opq, rest = i / opq;
+    const int k = rest % K, img = rest / K;
+    float v = alpha * tmp[(int64_t(img) * opq + q) * K + k];
+    if (beta != 0.f) v += beta * y[i];  // beta == 0: y is never read (it may hold NaN)
+    y[i] = v;
+  }
+}
+
+unsigned blocks_for(int64_t total) {
+  const int64_t want = (total + kIm2colThreads - 1) / kIm2colThreads;
+  return unsigned(want < 65535 * 16 ? want : 65535 * 16);
+}
+
 Im2colParams im2col_params(const core::ConvProblem& p, const Plan& pl) {
   Im2colParams q{};
   q.G = int(p.G); q.cpg = int(p.c_per_group());
@@ -157,9 +210,10 @@ bool coords_fit(const core::ConvProblem& p) {
          fits(p.Q, p.stride_w, p.S, p.dil_w, p.pad_w, p.W);
 }
 
-// The GEMM of images [n0, n0 + nc) as a GemmDesc (alpha, beta included); `a_mat` is col (or x).
+// The GEMM of images [n0, n0 + nc) as a GemmDesc (alpha, beta included); `mat` is col (or x).
+// With tmp (via_transpose), C is tmp ([image][opq][K]) with alpha 1, beta 0.
 gemm::GemmDesc chunk_gemm(const core::ConvProblem& p, const Plan& pl, const ConvArgs& a, const float* mat,
-                          int64_t n0, int64_t nc) {
+                          int64_t n0, int64_t nc, float* tmp) {
   const int64_t G = p.G, cpg = p.c_per_group(), kpg = p.k_per_group();
   const float* w = static_cast<const float*>(a.w);
   float* y = static_cast<float*>(a.y);
@@ -209,7 +263,8 @@ gemm::GemmDesc chunk_gemm(const core::ConvProblem& p, const Plan& pl, const Conv
       d.ldb = G * pl.red;
       d.b_inner = pl.red;
     }
-    d.c = y + n0 * pl.opq * p.K;
+    d.c = tmp != nullptr ? tmp : y + n0 * pl.opq * p.K;
+    if (tmp != nullptr) d.alpha = 1.f, d.beta = 0.f;
     d.ldc = p.K;
     d.c_inner = kpg;
     d.batch_outer = 1;
@@ -277,7 +332,7 @@ class ConvGemmSolver final : public ConvSolver {
   size_t workspace_bytes(const ConvProblem& p) const override {
     Plan pl;
     if (make_plan(p, &pl) != nullptr || pl.identity) return 0;
-    return size_t(pl.chunk * pl.col_per_img) * sizeof(float);
+    return size_t(pl.chunk * (pl.col_per_img + pl.tmp_per_img)) * sizeof(float);
   }
 
   Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
@@ -290,14 +345,14 @@ class ConvGemmSolver final : public ConvSolver {
                   ws_bytes, need);
     const float* x = static_cast<const float*>(a.x);
     float* col = static_cast<float*>(ws);
+    float* tmp = pl.via_transpose ? col + pl.chunk * pl.col_per_img : nullptr;
     const Im2colParams ip = im2col_params(p, pl);
     for (int64_t n0 = 0; n0 < p.N; n0 += pl.chunk) {
       const int64_t nc = n0 + pl.chunk <= p.N ? pl.chunk : p.N - n0;
       const float* mat = x;
       if (!pl.identity) {
         const int total = int(nc * pl.col_per_img);  // <= 2^28 by the workspace cap
-        const int64_t want = (int64_t(total) + kIm2colThreads - 1) / kIm2colThreads;
-        const unsigned blocks = unsigned(want < 65535 * 16 ? want : 65535 * 16);
+        const unsigned blocks = blocks_for(total);
         const float* xn = x + n0 * p.x_stride[0];
         if (pl.form == Form::kNchw)
           im2col_kernel<Form::kNchw><<<blocks, kIm2colThreads, 0, stream>>>(ip, xn, col, total);
@@ -306,8 +361,15 @@ class ConvGemmSolver final : public ConvSolver {
         JHDNN_LAUNCH_CHECK();
         mat = col;
       }
-      const gemm::GemmDesc d = chunk_gemm(p, pl, a, mat, n0, nc);
+      const gemm::GemmDesc d = chunk_gemm(p, pl, a, mat, n0, nc, tmp);
       JHDNN_TRY(cublas_ ? run_cublas(d, stream) : gemm::sgemm(d, stream));
+      if (tmp != nullptr) {
+        const int total = int(nc * pl.tmp_per_img);  // <= 2^28 by the workspace cap
+        transpose_out_kernel<<<blocks_for(total), kIm2colThreads, 0, stream>>>(
+            tmp, static_cast<float*>(a.y) + n0 * p.K * pl.opq, int(p.K), int(pl.opq), total, float(a.alpha),
+            float(a.beta));
+        JHDNN_LAUNCH_CHECK();
+      }
     }
     return Status::success();
   }
@@ -316,6 +378,7 @@ class ConvGemmSolver final : public ConvSolver {
     cudaFuncAttributes attr;
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_kernel<Form::kNchw>)));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_kernel<Form::kNhwc>)));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(transpose_out_kernel)));
     if (cublas_) {
       cublasHandle_t h;  // created here so the first forward call does not pay for it
       return cublas_handle(&h);
