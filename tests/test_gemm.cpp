@@ -292,8 +292,10 @@ const jhdnnGemmOp_t kOps[] = {JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_T};
 TEST_CASE("gemm: every order and transpose, odd sizes, padded ld, alpha/beta", "[gpu][gemm][api]") {
   START_GPU_CASE();
   struct Shape { int64_t m, n, k; };
-  const Shape shapes[] = {{1, 1, 1},     {7, 5, 3},     {128, 128, 8},  {129, 65, 17},
-                          {257, 130, 200}, {33, 300, 1000}, {64, 1, 513}, {1, 77, 9}};
+  // n = 64, 130, 192, 300 (column-major; m for row-major) take the 128 x 64 tile variant, the
+  // others the 128 x 128 one (sgemm.cu picks by tile fill).
+  const Shape shapes[] = {{1, 1, 1},       {7, 5, 3},        {128, 128, 8}, {129, 65, 17}, {257, 130, 200},
+                          {33, 300, 1000}, {64, 1, 513},     {1, 77, 9},    {100, 64, 50}, {70, 192, 33}};
   for (jhdnnGemmOrder_t order : kOrders)
     for (jhdnnGemmOp_t ta : kOps)
       for (jhdnnGemmOp_t tb : kOps)

@@ -9,7 +9,7 @@
 
 namespace jhdnn::gemm {
 
-static_assert(kernel::kBM == kTileM && kernel::kBN == kTileN, "gemm.h's tile constants describe the kernel");
+static_assert(kernel::kBM == kTileM && kernel::kBN == kTileN, "gemm.h's tile constants describe the wide kernel");
 
 namespace {
 
@@ -32,13 +32,28 @@ bool span_of(int64_t rows, int64_t cols, int64_t ld, int64_t bo, int64_t so, int
   return mul_add(bi - 1, si, s, out);
 }
 
-template <bool kA, bool kB>
-Status launch(const kernel::Params& prm, const LinearCombination& epi, cudaStream_t stream) {
-  const int64_t work = int64_t(prm.tiles_m) * prm.tiles_n * prm.batch_count;
+template <bool kA, bool kB, int kBn>
+Status launch(kernel::Params prm, const LinearCombination& epi, cudaStream_t stream) {
+  prm.tiles_n = int((int64_t(prm.n) + kBn - 1) / kBn);
+  int64_t work;
+  if (__builtin_mul_overflow(int64_t(prm.tiles_m) * prm.tiles_n, prm.batch_count, &work))
+    return core::fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "sgemm: tile count overflows int64");
   const unsigned blocks = unsigned(work < INT_MAX ? work : INT_MAX);
-  kernel::sgemm_kernel<kA, kB, LinearCombination><<<blocks, kernel::kThreads, 0, stream>>>(prm, epi);
+  kernel::sgemm_kernel<kA, kB, kBn, LinearCombination><<<blocks, kernel::threads_for(kBn), 0, stream>>>(prm, epi);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
+}
+
+// Fraction of the columns of bn-wide tiles that n columns fill.
+double fill(int64_t n, int bn) { return double(n) / double((n + bn - 1) / bn * bn); }
+
+template <bool kA, bool kB>
+Status launch_tile(const kernel::Params& prm, const LinearCombination& epi, cudaStream_t stream) {
+  // The narrow (128 x 64) tile when it wastes clearly less of its columns (n = 64, 192, ...): it
+  // reuses each loaded element fewer times, so it only pays where the wide tile would idle.
+  if (fill(prm.n, kernel::kBN / 2) >= fill(prm.n, kernel::kBN) + 0.15)
+    return launch<kA, kB, kernel::kBN / 2>(prm, epi, stream);
+  return launch<kA, kB, kernel::kBN>(prm, epi, stream);
 }
 
 }  // namespace
@@ -78,7 +93,7 @@ Status sgemm(const GemmDesc& d, cudaStream_t stream) {
   prm.n = int(d.n);
   prm.k = int(d.k);
   prm.tiles_m = int((d.m + kernel::kBM - 1) / kernel::kBM);
-  prm.tiles_n = int((d.n + kernel::kBN - 1) / kernel::kBN);
+  prm.tiles_n = 0;  // set by launch() for the tile width it picks
   prm.a = d.a;
   prm.b = d.b;
   prm.c = d.c;
@@ -95,27 +110,30 @@ Status sgemm(const GemmDesc& d, cudaStream_t stream) {
   prm.c_inner = d.c_inner;
   prm.c_vec = reinterpret_cast<uintptr_t>(d.c) % 16 == 0 && d.ldc % 4 == 0 && d.c_outer % 4 == 0 &&
               d.c_inner % 4 == 0;
-  int64_t total;
-  if (__builtin_mul_overflow(int64_t(prm.tiles_m) * prm.tiles_n, batches, &total))
-    return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "sgemm: tile count overflows int64");
 
   LinearCombination epi;
   epi.alpha = d.alpha;
   epi.beta = d.beta;
   // A is K-major (contiguous along k) when transposed; B when not transposed.
-  if (!d.trans_a && !d.trans_b) return launch<false, true>(prm, epi, stream);
-  if (!d.trans_a && d.trans_b) return launch<false, false>(prm, epi, stream);
-  if (d.trans_a && !d.trans_b) return launch<true, true>(prm, epi, stream);
-  return launch<true, false>(prm, epi, stream);
+  if (!d.trans_a && !d.trans_b) return launch_tile<false, true>(prm, epi, stream);
+  if (!d.trans_a && d.trans_b) return launch_tile<false, false>(prm, epi, stream);
+  if (d.trans_a && !d.trans_b) return launch_tile<true, true>(prm, epi, stream);
+  return launch_tile<true, false>(prm, epi, stream);
 }
 
 Status load_kernels() {
   cudaFuncAttributes attr;
+  using E = LinearCombination;
+  constexpr int kW = kernel::kBN, kN = kernel::kBN / 2;
   const void* ks[] = {
-      reinterpret_cast<const void*>(kernel::sgemm_kernel<false, true, LinearCombination>),
-      reinterpret_cast<const void*>(kernel::sgemm_kernel<false, false, LinearCombination>),
-      reinterpret_cast<const void*>(kernel::sgemm_kernel<true, true, LinearCombination>),
-      reinterpret_cast<const void*>(kernel::sgemm_kernel<true, false, LinearCombination>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<false, true, kW, E>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<false, false, kW, E>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<true, true, kW, E>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<true, false, kW, E>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<false, true, kN, E>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<false, false, kN, E>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<true, true, kN, E>),
+      reinterpret_cast<const void*>(kernel::sgemm_kernel<true, false, kN, E>),
   };
   for (const void* k : ks) JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, k));
   return Status::success();

@@ -1,6 +1,7 @@
 // The library SGEMM kernel: series step 08 (see sgemm_series/) made general.
 //
-//   block tile 128 x 128, K tile 8, 256 threads (8 warps as 2 (m) x 4 (n), each warp 64 x 32),
+//   block tile 128 x kBN (kBN = 128, or 64 for n <= 64-ish problems), K tile 8, 2 * kBN threads
+//   (warps as 2 (m) x kBN/32 (n), each warp 64 x 32),
 //   each thread an 8 x 8 outer product (two 4-wide groups in m and in n, 32 / 16 apart, so the
 //   fragments load as float4 and one warp reads 128 contiguous bytes per operand per k),
 //   both operands staged in shared memory as [k][m] / [k][n] (A transposed on the way in),
@@ -19,13 +20,11 @@
 
 namespace jhdnn::gemm::kernel {
 
-constexpr int kBM = 128, kBN = 128, kBK = 8;
-constexpr int kThreads = 256;
-constexpr int kPad = 4;                 // keeps 16-byte alignment of rows; see the header comment
-constexpr int kLd = kBM + kPad;         // shared row length (kBM == kBN)
-constexpr int kLoads = kBM * kBK / kThreads;  // elements each thread stages per operand per tile (4)
-static_assert(kBM == kBN, "one shared row length serves both operands");
-static_assert(kLoads == 4, "thread maps below assume 4 elements per thread");
+constexpr int kBM = 128, kBN = 128, kBK = 8;  // kBN: the wide variant; kBN / 2 is the narrow one
+constexpr int kPad = 4;  // keeps 16-byte alignment of rows; see the header comment
+
+// Threads of the variant with block tile 128 x bn: one warp per 64 x 32 piece.
+constexpr int threads_for(int bn) { return (kBM / 64) * (bn / 32) * 32; }
 
 struct Params {
   int m, n, k;
@@ -39,11 +38,16 @@ struct Params {
   bool c_vec;  // C and ldc allow aligned float4 stores
 };
 
-// Stages one (kBK x kBM) tile of an operand X whose element (i, kk) sits at
+// Stages one (kBK x kRows) tile of an operand X whose element (i, kk) sits at
 // X[i * stride_i + kk * stride_k]: for K-major X stride_k == 1, for MN-major stride_i == 1.
 // `base` already points at element (tile_i0, k0); rows/cols past (rows_left, k_left) read as 0.
-template <bool kKMajor>
+// kT threads share the tile, kLoads elements each.
+template <bool kKMajor, int kRows, int kT>
 struct TileLoader {
+  static constexpr int kLoads = kRows * kBK / kT;
+  static constexpr int kLd = kRows + kPad;
+  static_assert(kT % kBK == 0 && kT % kRows == 0 && kLoads * kT == kRows * kBK, "thread map must tile exactly");
+
   const float* ptr;  // this thread's first element
   int64_t step;      // distance between this thread's 4 elements
   int64_t k_step;    // advance per K tile
@@ -54,18 +58,18 @@ struct TileLoader {
     if (kKMajor) {
       // 8 consecutive threads read 8 consecutive k (one 32-byte sector) of one row i.
       k_off = tid % kBK;
-      i_off = tid / kBK;                  // 0..31, then +32 per load
-      i_step_elems = kThreads / kBK;      // 32
+      i_off = tid / kBK;                  // 0 .. kT/8 - 1, then + kT/8 per load
+      i_step_elems = kT / kBK;
       ptr = base + int64_t(i_off) * ld + k_off;
       step = int64_t(i_step_elems) * ld;
       k_step = kBK;
     } else {
       // A warp reads 32 consecutive i (128 bytes) of one k.
-      i_off = tid % kBM;
-      k_off = tid / kBM;                  // 0..1, then +2 per load
+      i_off = tid % kRows;
+      k_off = tid / kRows;                // 0 .. kT/kRows - 1, then + kT/kRows per load
       i_step_elems = 0;
       ptr = base + int64_t(k_off) * ld + i_off;
-      step = int64_t(kThreads / kBM) * ld;
+      step = int64_t(kT / kRows) * ld;
       k_step = int64_t(kBK) * ld;
     }
   }
@@ -73,7 +77,7 @@ struct TileLoader {
 #pragma unroll
     for (int l = 0; l < kLoads; ++l) {
       const int i = i_off + l * i_step_elems;
-      const int kk = kKMajor ? k_off : k_off + l * (kThreads / kBM);
+      const int kk = kKMajor ? k_off : k_off + l * (kT / kRows);
       r[l] = (i < rows_left && kk < k_left) ? __ldg(ptr + l * step) : 0.f;
     }
   }
@@ -81,21 +85,29 @@ struct TileLoader {
 #pragma unroll
     for (int l = 0; l < kLoads; ++l) {
       const int i = i_off + l * i_step_elems;
-      const int kk = kKMajor ? k_off : k_off + l * (kThreads / kBM);
-      s[kk * kLd + i] = r[l];  // (kBK, kBM) tile, transposed for K-major operands
+      const int kk = kKMajor ? k_off : k_off + l * (kT / kRows);
+      s[kk * kLd + i] = r[l];  // (kBK, kRows) tile, transposed for K-major operands
     }
   }
   __device__ __forceinline__ void advance() { ptr += k_step; }
 };
 
-template <bool kAKMajor, bool kBKMajor, class Epi>
-__global__ void __launch_bounds__(kThreads, 2) sgemm_kernel(Params p, Epi epi) {
-  __shared__ __align__(16) float as[2][kBK * kLd];  // A tile, [k][m]
-  __shared__ __align__(16) float bs[2][kBK * kLd];  // B tile, [k][n]
+// Blocks per SM the register budget is sized for: 2 x 256 or 4 x 128 threads, <= 128 registers.
+template <int kBn>
+constexpr int min_blocks() { return 512 / threads_for(kBn); }
+
+template <bool kAKMajor, bool kBKMajor, int kBn, class Epi>
+__global__ void __launch_bounds__(threads_for(kBn), min_blocks<kBn>()) sgemm_kernel(Params p, Epi epi) {
+  constexpr int kT = threads_for(kBn);
+  using LoaderA = TileLoader<kAKMajor, kBM, kT>;
+  using LoaderB = TileLoader<kBKMajor, kBn, kT>;
+  constexpr int kLdA = LoaderA::kLd, kLdB = LoaderB::kLd;
+  __shared__ __align__(16) float as[2][kBK * kLdA];  // A tile, [k][m]
+  __shared__ __align__(16) float bs[2][kBK * kLdB];  // B tile, [k][n]
 
   const int tid = threadIdx.x;
   const int warp = tid / 32, lane = tid % 32;
-  const int warp_m = warp % 2, warp_n = warp / 2;   // 2 x 4 warps of 64 x 32
+  const int warp_m = warp % 2, warp_n = warp / 2;   // 2 x kBn/32 warps of 64 x 32
   const int lane_m = lane % 8, lane_n = lane / 8;   // 8 x 4 lanes, each 2 x 2 groups of 4 x 4
   const int frag_m = warp_m * 64 + lane_m * 4;      // + {0, 32}
   const int frag_n = warp_n * 32 + lane_n * 4;      // + {0, 16}
@@ -106,14 +118,14 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_kernel(Params p, Epi epi) {
     const int64_t batch = work / tiles;
     const int64_t tile = work % tiles;
     const int m0 = int(tile % p.tiles_m) * kBM;  // m fastest: neighbouring blocks share B's tile
-    const int n0 = int(tile / p.tiles_m) * kBN;
+    const int n0 = int(tile / p.tiles_m) * kBn;
     const int64_t bo = batch / p.batch_inner, bi = batch % p.batch_inner;
     const float* a = p.a + bo * p.a_outer + bi * p.a_inner;
     const float* b = p.b + bo * p.b_outer + bi * p.b_inner;
     float* c = p.c + bo * p.c_outer + bi * p.c_inner;
 
-    TileLoader<kAKMajor> la;
-    TileLoader<kBKMajor> lb;
+    LoaderA la;
+    LoaderB lb;
     la.init(a + (kAKMajor ? int64_t(m0) * p.lda : int64_t(m0)), p.lda, tid);
     lb.init(b + (kBKMajor ? int64_t(n0) * p.ldb : int64_t(n0)), p.ldb, tid);
     const int m_left = p.m - m0, n_left = p.n - n0;
@@ -125,7 +137,7 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_kernel(Params p, Epi epi) {
       for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
 
     const int k_tiles = (p.k + kBK - 1) / kBK;
-    float ra[kLoads], rb[kLoads];
+    float ra[LoaderA::kLoads], rb[LoaderB::kLoads];
     if (k_tiles > 0) {
       la.fetch(ra, m_left, p.k);
       lb.fetch(rb, n_left, p.k);
@@ -149,10 +161,10 @@ __global__ void __launch_bounds__(kThreads, 2) sgemm_kernel(Params p, Epi epi) {
 #pragma unroll
       for (int kk = 0; kk < kBK; ++kk) {
         float fa[8], fb[8];
-        *reinterpret_cast<float4*>(fa) = *reinterpret_cast<const float4*>(sa + kk * kLd + frag_m);
-        *reinterpret_cast<float4*>(fa + 4) = *reinterpret_cast<const float4*>(sa + kk * kLd + frag_m + 32);
-        *reinterpret_cast<float4*>(fb) = *reinterpret_cast<const float4*>(sb + kk * kLd + frag_n);
-        *reinterpret_cast<float4*>(fb + 4) = *reinterpret_cast<const float4*>(sb + kk * kLd + frag_n + 16);
+        *reinterpret_cast<float4*>(fa) = *reinterpret_cast<const float4*>(sa + kk * kLdA + frag_m);
+        *reinterpret_cast<float4*>(fa + 4) = *reinterpret_cast<const float4*>(sa + kk * kLdA + frag_m + 32);
+        *reinterpret_cast<float4*>(fb) = *reinterpret_cast<const float4*>(sb + kk * kLdB + frag_n);
+        *reinterpret_cast<float4*>(fb + 4) = *reinterpret_cast<const float4*>(sb + kk * kLdB + frag_n + 16);
 #pragma unroll
         for (int i = 0; i < 8; ++i)
 #pragma unroll
