@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(threads_for(kBn), min_blocks<kBn>()) sgemm_ker
 #pragma unroll
       for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
 
-    const int k_tiles = (p.k + kBK - 1) / kBK;
+    const int k_tiles = p.k / kBK + (p.k % kBK != 0);  // no overflow for k near 2^31
     float ra[LoaderA::kLoads], rb[LoaderB::kLoads];
     if (k_tiles > 0) {
       la.fetch(ra, m_left, p.k);
