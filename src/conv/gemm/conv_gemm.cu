@@ -129,39 +129,137 @@ struct Im2colParams {
   int64_t xs[5];
 };
 
-// One thread per col element, the fastest index of col fastest (coalesced writes). total < 2^31
-// (the workspace cap guarantees it), so the decode uses 32-bit division.
-template <Form kForm>
-__global__ void __launch_bounds__(kIm2colThreads)
-    im2col_kernel(Im2colParams p, const float* __restrict__ x, float* __restrict__ col, int total) {
-  for (int i = blockIdx.x * kIm2colThreads + threadIdx.x; i < total; i += gridDim.x * kIm2colThreads) {
-    int rest = i, opq, red, g, img;
-    if (kForm == Form::kNchw) {  // [img][g][red][opq]
-      opq = rest % p.opq; rest /= p.opq;
-      red = rest % p.red; rest /= p.red;
-      g = rest % p.G;
-      img = rest / p.G;
-    } else {  // [img*opq][g][red]
-      red = rest % p.red; rest /= p.red;
-      g = rest % p.G; rest /= p.G;
-      opq = rest % p.opq;
-      img = rest / p.opq;
-    }
-    const int q = opq % p.Q, p_ = (opq / p.Q) % p.P, o = opq / (p.Q * p.P);
-    int c, trs;
+// im2col. Each thread fixes one coordinate of col's fast index (decoded once, with divisions) and
+// walks kRun consecutive values of the other, stepping its sub-indices with carries instead of
+// dividing again: a division-heavy decode per element would cost more than the GEMM on large
+// layers. Warps run along col's contiguous index, so the writes are coalesced. Every index fits
+// 32 bits (the workspace cap keeps col below 2^28 elements); x offsets are 64-bit.
+constexpr int kRun = 8;
+
+// A reduction index as the filter orders it: (c, t, r, s) with s fastest (KCRS), or (t, r, s, c)
+// with c fastest (KRSC).
+struct Tap {
+  int c, t, r, s;
+  __device__ void decode(int red, const Im2colParams& p) {
     const int taps = p.T * p.R * p.S;
+    int trs;
     if (p.c_last) { c = red % p.cpg; trs = red / p.cpg; }
     else          { c = red / taps;  trs = red % taps; }
-    int s = trs % p.S, r = (trs / p.S) % p.R, t = trs / (p.S * p.R);
-    if (p.flip) { s = p.S - 1 - s; r = p.R - 1 - r; t = p.T - 1 - t; }  // CONVOLUTION reads w mirrored
-    const int d = o * p.stride_d - p.pad_d + t * p.dil_d;
-    const int h = p_ * p.stride_h - p.pad_h + r * p.dil_h;
-    const int w = q * p.stride_w - p.pad_w + s * p.dil_w;
-    float v = 0.f;  // zero padding
-    if (d >= 0 && d < p.D && h >= 0 && h < p.H && w >= 0 && w < p.W)
-      v = x[img * p.xs[0] + int64_t(g * p.cpg + c) * p.xs[1] + d * p.xs[2] + h * p.xs[3] + w * p.xs[4]];
-    col[i] = v;
+    s = trs % p.S;
+    r = (trs / p.S) % p.R;
+    t = trs / (p.S * p.R);
   }
+  __device__ void next(const Im2colParams& p) {  // red + 1
+    if (p.c_last) {
+      if (++c < p.cpg) return;
+      c = 0;
+      if (++s < p.S) return;
+      s = 0;
+      if (++r < p.R) return;
+      r = 0;
+      ++t;
+    } else {
+      if (++s < p.S) return;
+      s = 0;
+      if (++r < p.R) return;
+      r = 0;
+      if (++t < p.T) return;
+      t = 0;
+      ++c;
+    }
+  }
+};
+
+// x[img, g*cpg + c, o*sd - pd + t'*dd, ...] or 0 in the padding, with t' the mirrored tap in
+// CONVOLUTION mode (the filter is read mirrored).
+__device__ __forceinline__ float x_at(const Im2colParams& p, const float* __restrict__ x, int img, int g,
+                                      const Tap& tp, int o, int p_, int q) {
+  const int t = p.flip ? p.T - 1 - tp.t : tp.t;
+  const int r = p.flip ? p.R - 1 - tp.r : tp.r;
+  const int s = p.flip ? p.S - 1 - tp.s : tp.s;
+  const int d = o * p.stride_d - p.pad_d + t * p.dil_d;
+  const int h = p_ * p.stride_h - p.pad_h + r * p.dil_h;
+  const int w = q * p.stride_w - p.pad_w + s * p.dil_w;
+  if (d < 0 || d >= p.D || h < 0 || h >= p.H || w < 0 || w >= p.W) return 0.f;
+  return x[img * p.xs[0] + int64_t(g * p.cpg + tp.c) * p.xs[1] + d * p.xs[2] + h * p.xs[3] + w * p.xs[4]];
+}
+
+// kNchw col, [img][g][red][opq]: threadIdx.x along opq (decoded once), kRun consecutive red per
+// thread. Block (kAx, kAy); grid x over opq, y over runs of red, z over (img, g).
+constexpr int kAx = 128, kAy = 2;
+__global__ void __launch_bounds__(kAx * kAy)
+    im2col_nchw_kernel(Im2colParams p, const float* __restrict__ x, float* __restrict__ col, int pairs) {
+  const int opq = blockIdx.x * kAx + threadIdx.x;
+  if (opq >= p.opq) return;  // no barriers below
+  const int q = opq % p.Q, p_ = (opq / p.Q) % p.P, o = opq / (p.Q * p.P);
+  const int runs = (p.red + kRun - 1) / kRun;
+  for (int z = blockIdx.z; z < pairs; z += gridDim.z) {  // z = img * G + g
+    const int img = z / p.G, g = z % p.G;
+    for (int run = blockIdx.y * kAy + threadIdx.y; run < runs; run += gridDim.y * kAy) {
+      const int red0 = run * kRun;
+      Tap tp;
+      tp.decode(red0, p);
+      float* out = col + (int64_t(z) * p.red + red0) * p.opq + opq;
+      for (int j = 0; j < kRun && red0 + j < p.red; ++j) {
+        out[int64_t(j) * p.opq] = x_at(p, x, img, g, tp, o, p_, q);
+        tp.next(p);
+      }
+    }
+  }
+}
+
+// kNhwc col, [img*opq][g][red]: threadIdx.x along red (decoded once), kRun consecutive output
+// pixels per thread. Block (kBx, kBy); grid x over red, y over runs of pixels, z over g.
+constexpr int kBx = 32, kBy = 8;
+__global__ void __launch_bounds__(kBx * kBy)
+    im2col_nhwc_kernel(Im2colParams p, const float* __restrict__ x, float* __restrict__ col, int pixels) {
+  const int red = blockIdx.x * kBx + threadIdx.x;
+  if (red >= p.red) return;  // no barriers below
+  Tap tp;
+  tp.decode(red, p);
+  const int runs = (pixels + kRun - 1) / kRun;
+  for (int g = blockIdx.z; g < p.G; g += gridDim.z) {
+    for (int run = blockIdx.y * kBy + threadIdx.y; run < runs; run += gridDim.y * kBy) {
+      const int npq0 = run * kRun;
+      int q = npq0 % p.Q, p_ = (npq0 / p.Q) % p.P, o = (npq0 / (p.Q * p.P)) % p.O, img = npq0 / p.opq;
+      float* out = col + (int64_t(npq0) * p.G + g) * p.red + red;
+      const int64_t step = int64_t(p.G) * p.red;
+      for (int j = 0; j < kRun && npq0 + j < pixels; ++j) {
+        out[j * step] = x_at(p, x, img, g, tp, o, p_, q);
+        if (++q == p.Q) {  // next output pixel
+          q = 0;
+          if (++p_ == p.P) {
+            p_ = 0;
+            if (++o == p.O) {
+              o = 0;
+              ++img;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+unsigned cap_grid(int64_t v, int64_t cap) { return unsigned(v < 1 ? 1 : v < cap ? v : cap); }
+
+// im2col of nc images starting at xn into col.
+Status launch_im2col(const Plan& pl, const Im2colParams& ip, const float* xn, float* col, int64_t nc, int64_t G,
+                     cudaStream_t stream) {
+  if (pl.form == Form::kNchw) {
+    const int64_t runs = (pl.red + kRun - 1) / kRun;
+    const dim3 grid(cap_grid((pl.opq + kAx - 1) / kAx, INT32_MAX), cap_grid((runs + kAy - 1) / kAy, 65535),
+                    cap_grid(nc * G, 65535));
+    im2col_nchw_kernel<<<grid, dim3(kAx, kAy), 0, stream>>>(ip, xn, col, int(nc * G));
+  } else {
+    const int64_t pixels = nc * pl.opq;
+    const int64_t runs = (pixels + kRun - 1) / kRun;
+    const dim3 grid(cap_grid((pl.red + kBx - 1) / kBx, INT32_MAX), cap_grid((runs + kBy - 1) / kBy, 65535),
+                    cap_grid(G, 65535));
+    im2col_nhwc_kernel<<<grid, dim3(kBx, kBy), 0, stream>>>(ip, xn, col, int(pixels));
+  }
+  JHDNN_LAUNCH_CHECK();
+  return Status::success();
 }
 
 // y (packed NCHW, this chunk's images) = alpha * tmp + beta * y, where tmp holds the same outputs
@@ -351,14 +449,7 @@ class ConvGemmSolver final : public ConvSolver {
       const int64_t nc = n0 + pl.chunk <= p.N ? pl.chunk : p.N - n0;
       const float* mat = x;
       if (!pl.identity) {
-        const int total = int(nc * pl.col_per_img);  // <= 2^28 by the workspace cap
-        const unsigned blocks = blocks_for(total);
-        const float* xn = x + n0 * p.x_stride[0];
-        if (pl.form == Form::kNchw)
-          im2col_kernel<Form::kNchw><<<blocks, kIm2colThreads, 0, stream>>>(ip, xn, col, total);
-        else
-          im2col_kernel<Form::kNhwc><<<blocks, kIm2colThreads, 0, stream>>>(ip, xn, col, total);
-        JHDNN_LAUNCH_CHECK();
+        JHDNN_TRY(launch_im2col(pl, ip, x + n0 * p.x_stride[0], col, nc, p.G, stream));
         mat = col;
       }
       const gemm::GemmDesc d = chunk_gemm(p, pl, a, mat, n0, nc, tmp);
@@ -376,8 +467,8 @@ class ConvGemmSolver final : public ConvSolver {
 
   Status load_kernels() const override {
     cudaFuncAttributes attr;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_kernel<Form::kNchw>)));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_kernel<Form::kNhwc>)));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_nchw_kernel)));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_nhwc_kernel)));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(transpose_out_kernel)));
     if (cublas_) {
       cublasHandle_t h;  // created here so the first forward call does not pay for it
