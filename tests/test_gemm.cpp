@@ -34,6 +34,7 @@
 #include "common/gpu_util.h"
 #include "common/test_util.h"
 #include "gemm/gemm.h"
+#include "gemm_epilogue_launch.h"
 #include "gemm/sgemm_series/series.h"
 
 using namespace jhdnn;
@@ -563,4 +564,56 @@ TEST_CASE("gemm: bad inputs get a clear status and message", "[gpu][gemm][bad_in
   CHECK(jhdnnGemmStridedBatched(h, F, col, N, N, 8, 8, 8, &one, pa, 8, 64, pb, 8, 64, &zero, pc, 8, 64, 0) ==
         JHDNN_STATUS_SUCCESS);
   CHECK(jhdnnGemm(h, F, col, N, N, 0, 8, 8, &one, nullptr, 1, nullptr, 8, &zero, nullptr, 1) == JHDNN_STATUS_SUCCESS);
+}
+
+// ================================================================ the fusion-ready epilogue
+
+TEST_CASE("gemm: the BiasActivation<Relu> epilogue (bias per row / column, residual)", "[gpu][gemm][epilogue]") {
+  START_GPU_CASE();
+  const int m = 150, n = 70, k = 37, lda = m + 1, ldb = k, ldc = m + 3, ldr = m;
+  std::vector<double> av(size_t(lda) * k), bv(size_t(ldb) * n), cv(size_t(ldc) * n), biasv(size_t(std::max(m, n))),
+      resv(size_t(ldr) * n);
+  fill_random_ints(av, mix_seed(test_seed(), 31), -3, 3);
+  fill_random_ints(bv, mix_seed(test_seed(), 32), -3, 3);
+  fill_random_ints(cv, mix_seed(test_seed(), 33), -3, 3);
+  fill_random_ints(biasv, mix_seed(test_seed(), 34), -20, 20);
+  fill_random_ints(resv, mix_seed(test_seed(), 35), -3, 3);
+  auto to_f = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  const std::vector<float> a = to_f(av), b = to_f(bv), c0 = to_f(cv), bias = to_f(biasv), res = to_f(resv);
+  DeviceBuffer da(a.size() * 4), db(b.size() * 4), dc(c0.size() * 4), dbias(bias.size() * 4), dres(res.size() * 4);
+  da.upload(a.data(), a.size() * 4);
+  db.upload(b.data(), b.size() * 4);
+  dbias.upload(bias.data(), bias.size() * 4);
+  dres.upload(res.data(), res.size() * 4);
+  for (bool per_row : {true, false}) {
+    INFO("bias per " << (per_row ? "row" : "column"));
+    dc.upload(c0.data(), c0.size() * 4);
+    const float alpha = 0.5f, beta = -1.f;
+    const core::Status st = gemm_bias_relu_residual(m, n, k, alpha, da.as<float>(), lda, db.as<float>(), ldb, beta,
+                                                    dc.as<float>(), ldc, dbias.as<float>(), per_row,
+                                                    dres.as<float>(), ldr, gpu().stream.get());
+    gpu().stream.sync();
+    INFO(st.message);
+    REQUIRE(st.ok());
+    std::vector<float> got(c0.size());
+    dc.download(got.data(), got.size() * 4);
+    CHECK(dc.guard_intact());
+    int64_t bad = 0, negatives_clamped = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < ldc; ++i) {
+        const size_t o = size_t(i) + size_t(j) * ldc;
+        if (i >= m) {  // rows between m and ldc: untouched
+          bad += got[o] != c0[o];
+          continue;
+        }
+        double s = 0;
+        for (int kk = 0; kk < k; ++kk) s += double(a[size_t(i) + size_t(kk) * lda]) * b[size_t(kk) + size_t(j) * ldb];
+        double v = alpha * s + beta * c0[o] + bias[size_t(per_row ? i : j)];
+        if (v < 0) v = 0, ++negatives_clamped;
+        v += res[size_t(i) + size_t(j) * ldr];
+        bad += double(got[o]) != v;
+      }
+    CHECK(bad == 0);
+    CHECK(negatives_clamped > 0);  // the activation was exercised
+  }
 }

@@ -24,7 +24,7 @@ constexpr int kBM = 128, kBN = 128, kBK = 8;  // kBN: the wide variant; kBN / 2 
 constexpr int kPad = 4;  // keeps 16-byte alignment of rows; see the header comment
 
 // Threads of the variant with block tile 128 x bn: one warp per 64 x 32 piece.
-constexpr int threads_for(int bn) { return (kBM / 64) * (bn / 32) * 32; }
+__host__ __device__ constexpr int threads_for(int bn) { return (kBM / 64) * (bn / 32) * 32; }
 
 struct Params {
   int m, n, k;
@@ -94,7 +94,7 @@ struct TileLoader {
 
 // Blocks per SM the register budget is sized for: 2 x 256 or 4 x 128 threads, <= 128 registers.
 template <int kBn>
-constexpr int min_blocks() { return 512 / threads_for(kBn); }
+__host__ __device__ constexpr int min_blocks() { return 512 / threads_for(kBn); }
 
 template <bool kAKMajor, bool kBKMajor, int kBn, class Epi>
 __global__ void __launch_bounds__(threads_for(kBn), min_blocks<kBn>()) sgemm_kernel(Params p, Epi epi) {
