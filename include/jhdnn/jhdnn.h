@@ -313,6 +313,31 @@ jhdnnStatus_t jhdnnConvolutionForward(jhdnnHandle_t handle, const void *alpha,
                                       size_t workSpaceSizeInBytes, const void *beta,
                                       const jhdnnTensorDescriptor_t yDesc, void *y);
 
+/* ---------------------------------------------------------------- GEMM (jhDNN extension) */
+
+/* Not part of cuDNN (cuBLAS's job there); shaped like cublasSgemmStridedBatched with an explicit
+ * storage order. C = alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
+ * ld* are the distances between consecutive columns (COL_MAJOR) or rows (ROW_MAJOR) of the stored
+ * matrices; stride* between consecutive matrices of a batch. alpha, beta: host float for FLOAT.
+ * When *beta == 0, C is never read (it may hold NaN). k == 0 gives C = beta * C. */
+typedef enum { JHDNN_GEMM_ROW_MAJOR = 0, JHDNN_GEMM_COL_MAJOR = 1 } jhdnnGemmOrder_t;
+typedef enum { JHDNN_GEMM_OP_N = 0, JHDNN_GEMM_OP_T = 1 } jhdnnGemmOp_t;
+
+/* FLOAT only for now (FMA math, no tensor cores); other types answer NOT_SUPPORTED_DATA_TYPE. */
+jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGemmOrder_t order,
+                        jhdnnGemmOp_t transA, jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k,
+                        const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                        const void *beta, void *C, int64_t ldc);
+
+/* batchCount GEMMs; matrix i of X starts at X + i * strideX elements. strideA / strideB may be 0
+ * (shared operand); C's batches must not overlap. batchCount == 0 does nothing. */
+jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGemmOrder_t order,
+                                      jhdnnGemmOp_t transA, jhdnnGemmOp_t transB, int64_t m, int64_t n,
+                                      int64_t k, const void *alpha, const void *A, int64_t lda,
+                                      int64_t strideA, const void *B, int64_t ldb, int64_t strideB,
+                                      const void *beta, void *C, int64_t ldc, int64_t strideC,
+                                      int64_t batchCount);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -9,6 +9,7 @@
 
 #include "conv/direct/direct.h"
 #include "conv/implicit_gemm/implicit_gemm.h"
+#include "conv/gemm/conv_gemm.h"
 #include "conv/solver.h"
 #include "conv/tensorcore/tensorcore.h"
 
@@ -22,6 +23,8 @@ const std::vector<const ConvSolver*>& all_solvers() {
       &direct_naive_solver(),
       &implicit_gemm_solver(),
       &implicit_precomp_gemm_solver(),
+      &gemm_ours_solver(),
+      &gemm_cublas_solver(),
   };
   return solvers;
 }
