@@ -75,6 +75,16 @@ TEST_CASE("generator: every width has 32 nonzeros per row and per column, all 1/
   CHECK(spdnn::generate_layer(n, 7, 1).idx != spdnn::generate_layer(n, 7, 2).idx);
   CHECK(spdnn::generate_layer(n, 3, 1).idx == spdnn::generate_layer(n, 3, 2).idx);
   const std::vector<int> p = spdnn::cycle_permutation(n, 1, 5);
+  // The direct ELL of W^T (what the GPU loads) is the transpose of the CSR, entry for entry.
+  for (int64_t w : {64, 1024, 4096})
+    for (int layer : {1, 4, 9, 20}) {
+      INFO("N " << w << " layer " << layer);
+      const spdnn::Ell a = spdnn::generate_layer_ell(w, layer, 3);
+      const spdnn::Ell b = spdnn::transpose_to_ell(spdnn::generate_layer(w, layer, 3));
+      CHECK((a.width == 32 && b.width == 32));
+      CHECK(a.idx == b.idx);
+      CHECK(a.val == b.val);
+    }
   CHECK(std::set<int>(p.begin(), p.end()).size() == size_t(n));
 }
 

@@ -198,6 +198,35 @@ Csr generate_layer(int64_t n, int layer, uint64_t seed) {
   return w;
 }
 
+Ell generate_layer_ell(int64_t n, int layer, uint64_t seed) {
+  const int64_t m = n / 16;
+  int s_count = 0;
+  while ((int64_t(1) << s_count) < m) ++s_count;
+  const int c = (layer - 1) / s_count, s = (layer - 1) % s_count;
+  std::vector<int> inv(n);  // inv[perm(i)] = i: rows of residue q are inv[q + t M]
+  if (c == 0) {
+    for (int64_t i = 0; i < n; ++i) inv[i] = int(i);
+  } else {
+    const std::vector<int> perm = cycle_permutation(n, c, seed);
+    for (int64_t i = 0; i < n; ++i) inv[perm[i]] = int(i);
+  }
+  Ell e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.resize(n * 32);
+  e.val.assign(n * 32, 0.0625f);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t q = j % m, q2 = (q + (int64_t(1) << s)) % m;
+    int* out = &e.idx[j * 32];
+    for (int64_t t = 0; t < 16; ++t) {
+      out[t] = inv[q + t * m];
+      out[16 + t] = inv[q2 + t * m];
+    }
+    std::sort(out, out + 32);
+  }
+  return e;
+}
+
 Csr transpose(const Csr& w) {
   Csr t;
   t.rows = w.cols;

@@ -49,6 +49,10 @@ std::vector<int> cycle_permutation(int64_t n, int cycle, uint64_t seed);
 // W (rows = inputs, cols = outputs) -> W transposed as ELL (row j = the inputs of output j), the
 // form jhdnnSparseDnnLayerForward takes. width = the largest column count of W.
 Ell transpose_to_ell(const Csr& w);
+// The same ELL built directly from the spec (no CSR, no transpose; rows ascending, so it equals
+// transpose_to_ell(generate_layer(n, layer, seed))): output j's inputs are the 16 rows of residue
+// j mod M and the 16 of residue (j mod M + 2^s) mod M.
+Ell generate_layer_ell(int64_t n, int layer, uint64_t seed);
 Csr transpose(const Csr& w);
 
 // Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f).
