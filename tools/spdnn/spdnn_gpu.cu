@@ -40,6 +40,16 @@ __global__ void gather_kernel(const float* __restrict__ src, int64_t ld_src, flo
   for (int64_t i = blockIdx.y; i < n_rows; i += gridDim.y) dst[i * ld_dst + t] = src[i * ld_src + c];
 }
 
+__global__ void fill_kernel(float* __restrict__ a, int64_t total, uint32_t threshold, uint64_t seed) {
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t z = uint64_t(t) * 0x9E3779B97F4A7C15ull + seed;  // splitmix64 finaliser as a hash
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    a[t] = uint32_t(z) < threshold ? 1.f + float(z >> 40) * (1.f / 16777216.f) : 0.f;
+  }
+}
+
 template <class T>
 T* dalloc(size_t count, size_t* total) {
   T* p = nullptr;
@@ -105,6 +115,12 @@ void gather_columns(const float* src, int64_t ld_src, float* dst, int64_t ld_dst
   if (count == 0) return;
   const dim3 grid{unsigned((count + 255) / 256), unsigned(std::min<int64_t>(n_rows, 1024)), 1u};
   gather_kernel<<<grid, 256, 0, s>>>(src, ld_src, dst, ld_dst, n_rows, cols, count);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void fill_sparse_dense(float* a, int64_t rows, int64_t cols, double density, uint64_t seed, cudaStream_t s) {
+  const uint32_t threshold = uint32_t(std::min(density, 1.0) * 4294967295.0);
+  fill_kernel<<<4096, 256, 0, s>>>(a, rows * cols, threshold, seed);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -77,4 +77,8 @@ void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, fl
 void gather_columns(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t n_rows, const int* cols,
                     int64_t count, cudaStream_t s);
 
+// Bench input: a rows x cols row-major matrix, each entry nonzero (in [1, 2)) with probability
+// `density`, from a counter-based hash of (index, seed), generated on the device.
+void fill_sparse_dense(float* a, int64_t rows, int64_t cols, double density, uint64_t seed, cudaStream_t s);
+
 }  // namespace spdnn
