@@ -253,10 +253,10 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers) {
   const spdnn::Csr imgs = images_for(n);
   spdnn::DeviceNetwork net;
   net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
-  (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias, 4);  // warm-up
+  (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias);  // warm-up
   spdnn::InferenceResult r;
   for (auto _ : st) {
-    r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, 4);
+    r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias);
     st.SetIterationTime(r.loop_ms * 1e-3);
   }
   g_fused_categories[{n, layers}] = r.categories;

@@ -3,7 +3,7 @@
 // categories, the validation, TeraEdges/s, GPU vs host time, active images per layer and memory.
 //
 //   spdnn_infer [--width 1024,4096,...] [--layers 120,480,...] [--images 60000] [--seed 42]
-//               [--network auto|official|generated] [--validate auto|yes|no] [--refresh 4]
+//               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
   long long images_total = 60000;
   uint64_t seed = 42;
   std::string network = "auto", validate = "auto", csv, active_csv, cats_out;
-  int refresh = 4;
+  int refresh = -1;  // adaptive (see spdnn_gpu.h)
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {

@@ -27,7 +27,11 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight registers busy)
 
-template <bool kWidth32>
+// kIpt images per lane (a tile of 32 * kIpt images per block): each (index, weight) pair broadcast by
+// __shfl_sync then serves kIpt coalesced loads and FMAs, which matters while many images are alive
+// (shuffles and loads compete for the same issue slots). kIpt = 1 once few are left, so that the
+// tiles still cover the GPU.
+template <bool kWidth32, int kIpt>
 __global__ void __launch_bounds__(kWarps * 32)
 dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                  float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
@@ -35,29 +39,47 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
                  int* __restrict__ row_nonzero, int64_t slice) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int count = *active_count;
-  const int r = blockIdx.x * 32 + lane;
-  if (int(blockIdx.x) * 32 >= count) return;  // the whole tile is past the survivors
-  const bool valid = r < count;
-  const int64_t src = valid ? active_rows[r] : 0;
-  const float* xs = x + src;
+  const int tile0 = int(blockIdx.x) * 32 * kIpt;
+  if (tile0 >= count) return;  // the whole tile is past the survivors
+  const float* xs[kIpt];
+  bool valid[kIpt], alive[kIpt];
+#pragma unroll
+  for (int q = 0; q < kIpt; ++q) {
+    const int r = tile0 + q * 32 + lane;
+    valid[q] = r < count;
+    xs[q] = x + (valid[q] ? int64_t(active_rows[r]) : 0);
+    alive[q] = false;
+  }
   const int64_t j_begin = int64_t(blockIdx.y) * slice;
   const int64_t j_end = min(n_out, j_begin + slice);
-  bool alive = false;
   for (int64_t j = j_begin + warp; j < j_end; j += kWarps) {
     const int* rowi = wi + j * width;
     const float* rowv = wv + j * width;
-    float acc = 0.f;
+    float acc[kIpt];
+#pragma unroll
+    for (int q = 0; q < kIpt; ++q) acc[q] = 0.f;
     if constexpr (kWidth32) {
       const int my_i = rowi[lane];
       const float my_w = rowv[lane];
-      float xv[32];
+      if constexpr (kIpt == 1) {
+        float xv[32];
 #pragma unroll
-      for (int t = 0; t < 32; ++t) {  // all 32 loads issued before the FMAs (independent addresses)
-        const int i = __shfl_sync(0xffffffffu, my_i, t);
-        xv[t] = (valid && i >= 0) ? __ldg(xs + int64_t(i) * ldx) : 0.f;
+        for (int t = 0; t < 32; ++t) {  // all 32 loads issued before the FMAs (independent addresses)
+          const int i = __shfl_sync(0xffffffffu, my_i, t);
+          xv[t] = (valid[0] && i >= 0) ? __ldg(xs[0] + int64_t(i) * ldx) : 0.f;
+        }
+#pragma unroll
+        for (int t = 0; t < 32; ++t) acc[0] += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
+      } else {
+#pragma unroll 8
+        for (int t = 0; t < 32; ++t) {
+          const int i = __shfl_sync(0xffffffffu, my_i, t);
+          const float w = __shfl_sync(0xffffffffu, my_w, t);
+          const int64_t off = int64_t(i) * ldx;
+#pragma unroll
+          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? __ldg(xs[q] + off) : 0.f);
+        }
       }
-#pragma unroll
-      for (int t = 0; t < 32; ++t) acc += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
     } else {
       for (int k0 = 0; k0 < width; k0 += 32) {
         const int k = k0 + lane;
@@ -67,17 +89,24 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
         for (int t = 0; t < cnt; ++t) {
           const int i = __shfl_sync(0xffffffffu, my_i, t);
           const float w = __shfl_sync(0xffffffffu, my_w, t);
-          if (valid && i >= 0) acc += w * __ldg(xs + int64_t(i) * ldx);
+#pragma unroll
+          for (int q = 0; q < kIpt; ++q)
+            if (valid[q] && i >= 0) acc[q] += w * __ldg(xs[q] + int64_t(i) * ldx);
         }
       }
     }
-    const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
-    if (valid) {
-      y[j * ldy + r] = v;
-      alive |= v != 0.f;
+#pragma unroll
+    for (int q = 0; q < kIpt; ++q) {
+      const float v = fminf(fmaxf(acc[q] + bias, 0.f), clamp_max);
+      if (valid[q]) {
+        y[j * ldy + tile0 + q * 32 + lane] = v;
+        alive[q] |= v != 0.f;
+      }
     }
   }
-  if (alive) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags were zeroed)
+#pragma unroll
+  for (int q = 0; q < kIpt; ++q)
+    if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
 // flags -> 0/1 (the API accepts any nonzero int).
@@ -114,7 +143,9 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   if (max_active == 0) return Status::success();
   JHDNN_CUDA_TRY(cudaMemsetAsync(row_nonzero, 0, size_t(max_active) * sizeof(int), s));
   const int64_t n_out = wt.rows;
-  const int64_t tiles = (int64_t(max_active) + 31) / 32;
+  // Four images per lane while there are enough 128-image tiles for two waves, else one.
+  const int ipt = (int64_t(max_active) + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
+  const int64_t tiles = (int64_t(max_active) + 32 * ipt - 1) / (32 * ipt);
   // Enough blocks for ~4 waves even when few images are left: split the outputs into slices.
   int64_t slices = std::max<int64_t>(1, (4 * int64_t(sm_count) + tiles - 1) / tiles);
   slices = std::min<int64_t>(slices, std::max<int64_t>(1, n_out / kMinSlice));
@@ -122,13 +153,15 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   const int64_t slice = (n_out + slices - 1) / slices;
   slices = (n_out + slice - 1) / slice;
   const dim3 grid{unsigned(tiles), unsigned(slices), 1u};
-  if (wt.width == 32)
-    dnn_layer_kernel<true><<<grid, kWarps * 32, 0, s>>>(n_out, 32, wt.col_ind, wt.values, bias, clamp_max,
-                                                        active_count, active_rows, x, ldx, y, ldy, row_nonzero, slice);
+  const int width = int(wt.width);
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, kWarps * 32, 0, s>>>(n_out, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
+                                        active_rows, x, ldx, y, ldy, row_nonzero, slice);
+  };
+  if (width == 32)
+    ipt == 4 ? launch(dnn_layer_kernel<true, 4>) : launch(dnn_layer_kernel<true, 1>);
   else
-    dnn_layer_kernel<false><<<grid, kWarps * 32, 0, s>>>(n_out, int(wt.width), wt.col_ind, wt.values, bias,
-                                                         clamp_max, active_count, active_rows, x, ldx, y, ldy,
-                                                         row_nonzero, slice);
+    ipt == 4 ? launch(dnn_layer_kernel<false, 4>) : launch(dnn_layer_kernel<false, 1>);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }

@@ -185,7 +185,9 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
       for (int64_t i = 0; i < n; ++i)
         for (int t = 0; t < c; ++t) (*keep_out)[i * c + t] = all[i * rows + pos[t]];
     }
-    if (refresh > 0 && l % refresh == 0) {
+    const bool refresh_now =
+        refresh > 0 ? l % refresh == 0 : refresh < 0 && (l <= 16 || (l & (l - 1)) == 0);
+    if (refresh_now) {
       CUDA_CHECK(cudaMemcpyAsync(&bound, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
       CUDA_CHECK(cudaStreamSynchronize(s));
     }

@@ -59,11 +59,12 @@ struct InferenceResult {
 
 // Runs net.layers() layers with the fused jhDNN layer on `rows` images: image r is row r % images.rows
 // of `images` (so 1200 distinct images can be tiled to 60000 without building the copy).
-// refresh: read the survivor count back every `refresh` layers to shrink the launch bound (0: never).
+// refresh: read the survivor count back every `refresh` layers to shrink the launch bound; 0: never;
+// -1 (adaptive): after each of the first 16 layers (where images die) and then at powers of two.
 // keep_layer/keep_out: if keep_layer > 0, the dense feature-major output (N x active) after that
 // layer and the image number of each column are copied to keep_out / keep_ids.
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
-                              int refresh = 4, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
+                              int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr);
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
