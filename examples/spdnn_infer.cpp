@@ -41,7 +41,7 @@ void usage() {
   std::printf(
       "usage: spdnn_infer [--width 1024,4096,16384,65536] [--layers 120,480,1920] [--images 60000]\n"
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
-      "                   [--refresh 4] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
+      "                   [--refresh -1] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
 }
 
 }  // namespace

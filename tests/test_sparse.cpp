@@ -170,6 +170,16 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
   REQUIRE(jhdnnSetEllMatrixDescriptor(d, 64, 64, 32, ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, 0.5f, 32.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
         JHDNN_STATUS_BAD_PARAM);  // bias > 0
+  {
+    std::vector<int> ord(64);
+    for (int t = 0; t < 64; ++t) ord[t] = 63 - t;
+    DeviceBuffer dord = to_dev(ord);
+    CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()) == JHDNN_STATUS_SUCCESS);
+    ord[5] = ord[6];  // a duplicate
+    DeviceBuffer dbad = to_dev(ord);
+    CHECK(jhdnnSetSparseMatrixRowOrder(d, dbad.as<int>()) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(jhdnnSetSparseMatrixRowOrder(d, nullptr) == JHDNN_STATUS_SUCCESS);
+  }
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 0.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
         JHDNN_STATUS_BAD_PARAM);  // clamp <= 0
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 65, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
@@ -406,6 +416,12 @@ TEST_CASE("fused layer and compaction: random ELL (widths 32, 7, 45, padded), sp
     jhdnnSparseMatrixDescriptor_t d;
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, cs.n_out, cs.n_in, cs.width, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+    // Every other case processes the outputs in a random order (the row-order hint): same results.
+    std::vector<int> order(cs.n_out);
+    for (int64_t j = 0; j < cs.n_out; ++j) order[j] = int(j);
+    for (int64_t j = cs.n_out - 1; j > 0; --j) std::swap(order[j], order[g.next() % uint64_t(j + 1)]);
+    DeviceBuffer dorder = to_dev(order);
+    if (salt % 2 == 0) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dorder.as<int>()));
     const float bias = -0.3f;
     JHDNN_CHECK(jhdnnSparseDnnLayerForward(h.get(), d, bias, 32.f, int(cs.max_active), dcount.as<int>(), drows.as<int>(),
                                            dx.get(), cs.cols, dy.get(), ldy, dflags.as<int>()));
@@ -508,6 +524,11 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
     const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, refresh);
     CHECK(r.categories == truth);
     CHECK(r.active.back() == 19);
+  }
+  {  // without the row-order hint
+    spdnn::DeviceNetwork plain;
+    plain.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); }, false);
+    CHECK(spdnn::run_inference(h.get(), plain, images, 1200, -0.3f).categories == truth);
   }
   // The same network tiled to the challenge's 60000 rows: image t is image t % 1200.
   {

@@ -75,6 +75,14 @@ TEST_CASE("generator: every width has 32 nonzeros per row and per column, all 1/
   CHECK(spdnn::generate_layer(n, 7, 1).idx != spdnn::generate_layer(n, 7, 2).idx);
   CHECK(spdnn::generate_layer(n, 3, 1).idx == spdnn::generate_layer(n, 3, 2).idx);
   const std::vector<int> p = spdnn::cycle_permutation(n, 1, 5);
+  // reuse_order groups the 16 outputs of each residue (identical input lists) together.
+  {
+    const spdnn::Ell e = spdnn::generate_layer_ell(1024, 9, 3);
+    const std::vector<int> o = spdnn::reuse_order(e);
+    REQUIRE(std::set<int>(o.begin(), o.end()).size() == 1024);
+    for (size_t t = 0; t < o.size(); t += 16)
+      for (size_t u = t; u < t + 16; ++u) REQUIRE(o[u] % 64 == o[t] % 64);
+  }
   // The direct ELL of W^T (what the GPU loads) is the transpose of the CSR, entry for entry.
   for (int64_t w : {64, 1024, 4096})
     for (int layer : {1, 4, 9, 20}) {

@@ -2,6 +2,7 @@
 // naming it) before a launcher in sparse/*.cu runs, so the kernels may assume well-formed input.
 #include <climits>
 #include <cstdint>
+#include <vector>
 
 #include "api/api_common.h"
 #include "core/cuda_check.h"
@@ -128,6 +129,32 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
     spDesc->nnz = rows * width;
     spDesc->col_ind = colInd;
     spDesc->values = static_cast<float*>(values);
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc, const int* rowOrder) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    CHECK_SP_SET(spDesc);
+    if (rowOrder == nullptr) {
+      spDesc->row_order = nullptr;
+      return Status::success();
+    }
+    if (reinterpret_cast<uintptr_t>(rowOrder) % sizeof(int) != 0)
+      return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "rowOrder (%p) is not aligned to int", (const void*)rowOrder);
+    // One copy to the host so a bad order is refused here instead of leaving outputs unwritten.
+    std::vector<int> host(size_t(spDesc->rows));
+    JHDNN_CUDA_TRY(cudaMemcpy(host.data(), rowOrder, host.size() * sizeof(int), cudaMemcpyDefault));
+    std::vector<char> seen(host.size(), 0);
+    for (size_t t = 0; t < host.size(); ++t) {
+      const int r = host[t];
+      if (r < 0 || int64_t(r) >= spDesc->rows || seen[r])
+        return fail(JHDNN_STATUS_BAD_PARAM, "rowOrder is not a permutation of 0..%lld (entry %zu is %d)",
+                    (long long)(spDesc->rows - 1), t, r);
+      seen[r] = 1;
+    }
+    spDesc->row_order = rowOrder;
     return Status::success();
   });
 }

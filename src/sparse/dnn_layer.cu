@@ -5,7 +5,9 @@
 // coalesced segment. W is given transposed in ELL form (row j = the input neurons of output j).
 //
 // A block is 8 warps over one tile of 32 active images (blockIdx.x) and one slice of output neurons
-// (blockIdx.y); warp w takes outputs slice_begin + w, + 8, ... For each output the warp loads the
+// (blockIdx.y); warp w takes outputs slice_begin + w, + 8, ... of the descriptor's row order (if
+// set): outputs that share inputs then run back to back and their feature lines are reused from L1
+// (in the challenge networks the 16 outputs with the same residue mod N/16 have the same inputs). For each output the warp loads the
 // row's 32 (index, weight) pairs with one coalesced load and keeps them in registers; __shfl_sync
 // broadcasts them, so weights cost 8 bytes per 32 edges and every feature load is a coalesced line,
 // whatever the permutation of the network. The bias, ReLU and clamp are applied in registers and
@@ -36,7 +38,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                  float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
                  const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
-                 int* __restrict__ row_nonzero, int64_t slice) {
+                 int* __restrict__ row_nonzero, int64_t slice, const int* __restrict__ order) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int count = *active_count;
   const int tile0 = int(blockIdx.x) * 32 * kIpt;
@@ -52,7 +54,8 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
   }
   const int64_t j_begin = int64_t(blockIdx.y) * slice;
   const int64_t j_end = min(n_out, j_begin + slice);
-  for (int64_t j = j_begin + warp; j < j_end; j += kWarps) {
+  for (int64_t t_out = j_begin + warp; t_out < j_end; t_out += kWarps) {
+    const int64_t j = order ? int64_t(order[t_out]) : t_out;  // output neuron (see jhdnnSetSparseMatrixRowOrder)
     const int* rowi = wi + j * width;
     const float* rowv = wv + j * width;
     float acc[kIpt];
@@ -156,7 +159,7 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   const int width = int(wt.width);
   auto launch = [&](auto kernel) {
     kernel<<<grid, kWarps * 32, 0, s>>>(n_out, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
-                                        active_rows, x, ldx, y, ldy, row_nonzero, slice);
+                                        active_rows, x, ldx, y, ldy, row_nonzero, slice, wt.row_order);
   };
   if (width == 32)
     ipt == 4 ? launch(dnn_layer_kernel<true, 4>) : launch(dnn_layer_kernel<true, 1>);

@@ -19,6 +19,7 @@ struct jhdnnSparseMatrixStruct {
   int* row_ptr = nullptr;  // CSR only
   int* col_ind = nullptr;
   float* values = nullptr;
+  const int* row_order = nullptr;  // optional processing order (jhdnnSetSparseMatrixRowOrder)
 };
 
 namespace jhdnn::sparse {

@@ -246,6 +246,17 @@ Csr transpose(const Csr& w) {
   return t;
 }
 
+std::vector<int> reuse_order(const Ell& e) {
+  std::vector<int> order(e.rows);
+  for (int64_t j = 0; j < e.rows; ++j) order[j] = int(j);
+  const int* base = e.idx.data();
+  const int64_t w = e.width;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::lexicographical_compare(base + a * w, base + (a + 1) * w, base + b * w, base + (b + 1) * w);
+  });
+  return order;
+}
+
 Ell transpose_to_ell(const Csr& w) {
   const Csr t = transpose(w);
   Ell e;

@@ -54,6 +54,9 @@ Ell transpose_to_ell(const Csr& w);
 // j mod M and the 16 of residue (j mod M + 2^s) mod M.
 Ell generate_layer_ell(int64_t n, int layer, uint64_t seed);
 Csr transpose(const Csr& w);
+// A processing order for the rows of an ELL in which rows with the same input list are adjacent
+// (rows sorted by their entries; ties keep their order): the hint jhdnnSetSparseMatrixRowOrder takes.
+std::vector<int> reuse_order(const Ell& e);
 
 // Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f).
 Csr scale_images(const Csr& img1024, int64_t n);

@@ -65,10 +65,11 @@ DeviceNetwork::~DeviceNetwork() {
     if (l.desc) jhdnnDestroySparseMatrixDescriptor(l.desc);
     cudaFree(l.idx);
     cudaFree(l.val);
+    cudaFree(l.order);
   }
 }
 
-void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get) {
+void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, bool reorder) {
   n_ = n;
   for (int l = 1; l <= layers; ++l) {
     const Ell e = get(l);
@@ -81,6 +82,12 @@ void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& g
     CUDA_CHECK(cudaMemcpy(d.val, e.val.data(), e.val.size() * sizeof(float), cudaMemcpyHostToDevice));
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&layers_.back().desc));
     JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(layers_.back().desc, n, n, e.width, d.idx, d.val, JHDNN_DATA_FLOAT));
+    if (reorder) {
+      const std::vector<int> order = reuse_order(e);
+      layers_.back().order = dalloc<int>(order.size(), &bytes_);
+      CUDA_CHECK(cudaMemcpy(layers_.back().order, order.data(), order.size() * sizeof(int), cudaMemcpyHostToDevice));
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(layers_.back().desc, layers_.back().order));
+    }
   }
 }
 

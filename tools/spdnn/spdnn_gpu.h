@@ -26,6 +26,7 @@ namespace spdnn {
 struct DeviceLayer {
   int* idx = nullptr;
   float* val = nullptr;
+  int* order = nullptr;  // reuse_order of the ELL, set as the descriptor's row order (or null)
   jhdnnSparseMatrixDescriptor_t desc = nullptr;
 };
 
@@ -35,8 +36,9 @@ class DeviceNetwork {
   DeviceNetwork(const DeviceNetwork&) = delete;
   DeviceNetwork& operator=(const DeviceNetwork&) = delete;
   ~DeviceNetwork();
-  // Uploads every layer (get(l) for l = 1..layers). All layers stay resident.
-  void load(int64_t n, int layers, const std::function<Ell(int)>& get);
+  // Uploads every layer (get(l) for l = 1..layers). All layers stay resident. reorder: also set
+  // reuse_order() as each descriptor's row order (the fused layer's L1-reuse hint).
+  void load(int64_t n, int layers, const std::function<Ell(int)>& get, bool reorder = true);
   int64_t width() const { return n_; }
   int layers() const { return int(layers_.size()); }
   const DeviceLayer& layer(int l) const { return layers_[l - 1]; }  // 1-based
