@@ -63,7 +63,7 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
     for (int q = 0; q < kIpt; ++q) acc[q] = 0.f;
     if constexpr (kWidth32) {
       const int my_i = rowi[lane];
-      const float my_w = rowv[lane];
+      const float my_w = my_i >= 0 ? rowv[lane] : 0.f;  // padding: its value is never used (may be NaN)
       if constexpr (kIpt == 1) {
         float xv[32];
 #pragma unroll
