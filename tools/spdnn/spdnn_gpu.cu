@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <numeric>
 #include <utility>
 
@@ -50,10 +51,17 @@ __global__ void fill_kernel(float* __restrict__ a, int64_t total, uint32_t thres
   }
 }
 
+// Device memory freed when the owner goes out of scope, also when a check throws half way.
+struct CudaFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+using Owned = std::vector<std::unique_ptr<void, CudaFree>>;
+
 template <class T>
-T* dalloc(size_t count, size_t* total) {
+T* dalloc(size_t count, size_t* total, Owned* owned = nullptr) {
   T* p = nullptr;
   CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
+  if (owned) owned->emplace_back(p);
   *total += std::max<size_t>(count, 1) * sizeof(T);
   return p;
 }
@@ -93,9 +101,10 @@ void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& g
 
 void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s) {
   size_t unused = 0;
-  int64_t* ptr = dalloc<int64_t>(images.ptr.size(), &unused);
-  int* idx = dalloc<int>(images.idx.size(), &unused);
-  float* val = dalloc<float>(images.val.size(), &unused);
+  Owned owned;
+  int64_t* ptr = dalloc<int64_t>(images.ptr.size(), &unused, &owned);
+  int* idx = dalloc<int>(images.idx.size(), &unused, &owned);
+  float* val = dalloc<float>(images.val.size(), &unused, &owned);
   CUDA_CHECK(cudaMemcpy(ptr, images.ptr.data(), images.ptr.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(idx, images.idx.data(), images.idx.size() * sizeof(int), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(val, images.val.data(), images.val.size() * sizeof(float), cudaMemcpyHostToDevice));
@@ -103,9 +112,6 @@ void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s) {
   scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, ld);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaStreamSynchronize(s));
-  cudaFree(ptr);
-  cudaFree(idx);
-  cudaFree(val);
 }
 
 void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp, int* flags,
@@ -141,16 +147,17 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   cudaStream_t s = nullptr;
   JHDNN_CHECK(jhdnnGetStream(h, &s));
   size_t bytes = 0;
-  float* x[2] = {dalloc<float>(size_t(n) * rows, &bytes), dalloc<float>(size_t(n) * rows, &bytes)};
-  int* act_rows[2] = {dalloc<int>(rows, &bytes), dalloc<int>(rows, &bytes)};
-  int* ids[2] = {dalloc<int>(rows, &bytes), dalloc<int>(rows, &bytes)};
-  int* count[2] = {dalloc<int>(1, &bytes), dalloc<int>(1, &bytes)};
-  int* flags = dalloc<int>(rows, &bytes);
+  Owned o;
+  float* x[2] = {dalloc<float>(size_t(n) * rows, &bytes, &o), dalloc<float>(size_t(n) * rows, &bytes, &o)};
+  int* act_rows[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
+  int* ids[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
+  int* count[2] = {dalloc<int>(1, &bytes, &o), dalloc<int>(1, &bytes, &o)};
+  int* flags = dalloc<int>(rows, &bytes, &o);
   const int layers = net.layers();
-  int* hist = dalloc<int>(layers, &bytes);
+  int* hist = dalloc<int>(layers, &bytes, &o);
   size_t ws_size = 0;
   JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(h, int(rows), &ws_size));
-  void* ws = dalloc<char>(ws_size, &bytes);
+  void* ws = dalloc<char>(ws_size, &bytes, &o);
   res.device_bytes = bytes;
 
   upload_features(images, x[0], rows, s);
@@ -216,16 +223,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
 
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  for (int b = 0; b < 2; ++b) {
-    cudaFree(x[b]);
-    cudaFree(act_rows[b]);
-    cudaFree(ids[b]);
-    cudaFree(count[b]);
-  }
-  cudaFree(flags);
-  cudaFree(hist);
-  cudaFree(ws);
-  return res;
+  return res;  // `o` frees the buffers
 }
 
 }  // namespace spdnn
