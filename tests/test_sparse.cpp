@@ -276,7 +276,8 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
   CUSPARSE_CHECK(cusparseCreate(&sp));
   struct Case { int64_t m, k, n, avg; bool skewed; };
   const Case cases[] = {{1, 1, 1, 1, false},     {37, 53, 5, 4, false},  {300, 200, 33, 20, true},
-                        {1000, 700, 64, 8, true}, {129, 4000, 130, 300, true}, {64, 64, 128, 64, false}};
+                        {1000, 700, 64, 8, true}, {129, 4000, 130, 300, true}, {64, 64, 128, 64, false},
+                        {200, 300, 1100, 10, false}, {90, 70, 1037, 5, true}};  // n > 512: several column bands
   int salt = 0;
   for (const Case& cs : cases) {
     const spdnn::Csr a = random_csr(cs.m, cs.k, cs.avg, cs.skewed, seed_for(200 + salt++));

@@ -1,7 +1,8 @@
 // CSR x dense SpMM, C = alpha * A * B + beta * C, three kernels that teach the load-balance story:
 //   THREAD_ROW  one thread per row of A, looping over every column of B: simple, but a warp's
 //               threads walk rows of different lengths (divergence) and read B rows far apart.
-//   WARP_ROW    one warp per row of A. Row-major B/C: lanes own columns of B (float4 when aligned),
+//   WARP_ROW    one warp per row of A (and one 512-column band of B per blockIdx.y, so the rows
+//               sweep B band by band while it sits in L2). Row-major B/C: lanes own columns of B (float4 when aligned),
 //               the row's (col, value) pairs are loaded 32 at a time and broadcast with __shfl_sync,
 //               so every B access is a coalesced row segment. Column-major: lanes split the row's
 //               nonzeros and a warp reduction sums each output.
@@ -19,6 +20,8 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 constexpr int kChunk = 256;  // nonzeros per warp in NNZ_SPLIT
+constexpr int kBand = 512;   // columns of B per block in row-major WARP_ROW (a multiple of 128)
+static_assert(kBand % 128 == 0, "a lane's float4 must never straddle two bands");
 
 __device__ __forceinline__ int64_t at(jhdnnDenseOrder_t order, int64_t r, int64_t c, int64_t ld) {
   return order == JHDNN_ORDER_ROW ? r * ld + c : c * ld + r;
@@ -52,7 +55,10 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
   const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   if (row >= m) return;
   const int e0 = rp[row], e1 = rp[row + 1];
-  for (int64_t j0 = 0; j0 < n; j0 += 32 * V) {
+  // blockIdx.y picks a band of kBand columns: blocks run x-fastest, so all rows of A work on the same
+  // band of B at the same time and that band (k x kBand floats) is served from L2, not HBM.
+  const int64_t j_lo = int64_t(blockIdx.y) * kBand, j_hi = min(n, j_lo + kBand);
+  for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V) {
     const int64_t j = j0 + int64_t(lane) * V;
     float acc[V] = {};
     for (int eb = e0; eb < e1; eb += 32) {
@@ -160,12 +166,15 @@ Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseM
     }
     case JHDNN_SPMM_ALG_WARP_ROW: {
       const unsigned grid = unsigned((m + kWarps - 1) / kWarps);
+      const unsigned bands = unsigned((n + kBand - 1) / kBand);
+      if (bands > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "n (%lld) is too large", (long long)n);
+      const dim3 grid2{grid, bands, 1u};
       if (order == JHDNN_ORDER_COL) {
         spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
       } else if (n % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && aligned16(b) && aligned16(c)) {
-        spmm_warp_row_rm<4><<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_rm<4><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
       } else {
-        spmm_warp_row_rm<1><<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_rm<1><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
       }
       break;
     }
