@@ -64,6 +64,14 @@ Status check_dims(int64_t rows, int64_t cols) {
 
 }  // namespace
 
+namespace jhdnn::sparse {
+Status load_kernels() {
+  JHDNN_TRY(load_dense_to_csr_kernels());
+  JHDNN_TRY(load_spmm_kernels());
+  return load_dnn_kernels();
+}
+}  // namespace jhdnn::sparse
+
 extern "C" {
 
 jhdnnStatus_t jhdnnCreateSparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t* spDesc) {

@@ -105,6 +105,13 @@ size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
 
 }  // namespace
 
+Status load_dense_to_csr_kernels() {
+  cudaFuncAttributes attr;
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, count_rows));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, scatter_rows));
+  return Status::success();
+}
+
 size_t dense_to_csr_workspace(int64_t rows) {
   return align256(size_t(rows + 1) * sizeof(int)) + scan_temp_bytes(int(rows + 1));
 }

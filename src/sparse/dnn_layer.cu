@@ -140,6 +140,17 @@ size_t scan_temp_bytes(int n) {
 
 }  // namespace
 
+Status load_dnn_kernels() {
+  cudaFuncAttributes attr;
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<true, 1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<true, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, normalize_flags));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, scatter_survivors));
+  return Status::success();
+}
+
 Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias, float clamp_max,
                  int max_active, const int* active_count, const int* active_rows, const float* x, int64_t ldx,
                  float* y, int64_t ldy, int* row_nonzero) {

@@ -26,6 +26,14 @@ namespace jhdnn::sparse {
 
 using core::Status;
 
+// Loads the sparse kernels into the current context (cudaFuncGetAttributes on each), so that no
+// lazy module load happens inside a later call; jhdnnCreate runs it. CUB's scan kernels still load
+// on first use.
+Status load_kernels();
+Status load_dense_to_csr_kernels();
+Status load_spmm_kernels();
+Status load_dnn_kernels();
+
 // Dense to CSR (row-major dense, FLOAT).
 size_t dense_to_csr_workspace(int64_t rows);
 Status dense_to_csr_analysis(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,

@@ -153,6 +153,17 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 
 }  // namespace
 
+Status load_spmm_kernels() {
+  cudaFuncAttributes attr;
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_thread_row));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_cm));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, scale_c));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split));
+  return Status::success();
+}
+
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
             jhdnnDenseOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const int64_t m = a.rows;
