@@ -338,6 +338,96 @@ jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t data
                                       const void *beta, void *C, int64_t ldc, int64_t strideC,
                                       int64_t batchCount);
 
+/* ================================================================ sparse (issue 6)
+ * Sparse matrices, dense-to-CSR, CSR x dense SpMM and the Sparse DNN Graph Challenge layer.
+ * cuSPARSE-flavoured, jhDNN-styled: a descriptor holds device pointers the caller owns; every call
+ * runs on the handle's stream; indices are 0-based int32; values are FLOAT. docs/sparse.md has the
+ * rules and an example. */
+
+typedef enum {
+    JHDNN_SPARSE_FORMAT_CSR = 0, /* rowPtr[rows + 1], colInd[nnz], values[nnz] */
+    JHDNN_SPARSE_FORMAT_ELL = 1, /* row-major [rows][width]; padding entries have colInd = -1 */
+} jhdnnSparseFormat_t;
+
+typedef enum {
+    JHDNN_ORDER_ROW = 0, /* element (r, c) at r * ld + c */
+    JHDNN_ORDER_COL = 1, /* element (r, c) at c * ld + r */
+} jhdnnDenseOrder_t;
+
+typedef enum {
+    JHDNN_SPMM_ALG_DEFAULT = 0,    /* WARP_ROW */
+    JHDNN_SPMM_ALG_THREAD_ROW = 1, /* one thread per row of A: the simplest, slow on long rows */
+    JHDNN_SPMM_ALG_WARP_ROW = 2,   /* one warp per row of A, lanes over columns of B (float4 loads) */
+    JHDNN_SPMM_ALG_NNZ_SPLIT = 3,  /* equal nonzero chunks per warp (load balance for skewed rows) */
+    JHDNN_SPMM_ALG_COUNT = 4,
+} jhdnnSpMMAlg_t;
+
+typedef struct jhdnnSparseMatrixStruct *jhdnnSparseMatrixDescriptor_t;
+
+jhdnnStatus_t jhdnnCreateSparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t *spDesc);
+jhdnnStatus_t jhdnnDestroySparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc);
+/* CSR, rows x cols with nnz stored entries. rowPtr has rows + 1 entries (rowPtr[0] = 0,
+ * rowPtr[rows] = nnz); colInd and values may be NULL only when nnz == 0. The contents are not
+ * read here (they live on the device); kernels assume them well formed. */
+jhdnnStatus_t jhdnnSetCsrMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, int64_t rows, int64_t cols,
+                                          int64_t nnz, int *rowPtr, int *colInd, void *values,
+                                          jhdnnDataType_t valueType);
+/* ELL, rows x cols with width entries per row, row-major: entry k of row r at r * width + k;
+ * padding has colInd = -1 (its value is ignored). */
+jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, int64_t rows, int64_t cols,
+                                          int64_t width, int *colInd, void *values, jhdnnDataType_t valueType);
+/* An order in which calls may process the rows (device, `rows` ints, a permutation of 0..rows-1;
+ * NULL: natural order). A performance hint with no effect on results: jhdnnSparseDnnLayerForward
+ * computes output neurons in this order, so rows that share inputs should be adjacent (their
+ * feature loads then hit in L1). Checked here (copied to the host once): BAD_PARAM if not a
+ * permutation. Setting the matrix again clears it. */
+jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc, const int *rowOrder);
+/* nnz is rows * width for ELL. Any output pointer may be NULL. */
+jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t spDesc,
+                                             jhdnnSparseFormat_t *format, int64_t *rows, int64_t *cols,
+                                             int64_t *nnz);
+
+/* Dense (FLOAT, rows x cols, row-major with leading dimension lda) to CSR, in two steps:
+ *   1. jhdnnDenseToCsrAnalysis writes csrRowPtr (rows + 1 entries, device) and returns the number
+ *      of nonzeros in *nnz (host; the call waits for it);
+ *   2. the caller allocates colInd/values of nnz entries, sets a CSR descriptor with them, and
+ *      jhdnnDenseToCsrConvert fills them (column indices ascending within each row).
+ * The workspace (device, jhdnnDenseToCsr_bufferSize bytes) is only used by the analysis. */
+jhdnnStatus_t jhdnnDenseToCsr_bufferSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t *sizeInBytes);
+jhdnnStatus_t jhdnnDenseToCsrAnalysis(jhdnnHandle_t handle, int64_t rows, int64_t cols, const void *A,
+                                      int64_t lda, int *csrRowPtr, int64_t *nnz, void *workSpace,
+                                      size_t workSpaceSizeInBytes);
+jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void *A, int64_t lda,
+                                     jhdnnSparseMatrixDescriptor_t csrDesc);
+
+/* C = alpha * A * B + beta * C. A: CSR descriptor (m x k); B: k x n, C: m x n, both dense FLOAT in
+ * the given order with leading dimensions ldb, ldc. beta == 0 never reads C. */
+jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float *alpha,
+                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnDenseOrder_t order,
+                        const void *B, int64_t ldb, const float *beta, void *C, int64_t ldc);
+
+/* One Sparse DNN Graph Challenge layer, fused, on a compacted list of active images:
+ *   y(j, r) = min(max(sum_i x(i, activeRows[r]) * W(i, j) + bias, 0), clampMax)   for r < *activeCount
+ * Features are stored feature-major (the seed paper's transposed layout): x(i, img) at
+ * x[i * ldx + img], y(j, r) at y[j * ldy + r], so a warp reads 32 images of one feature at once.
+ * wtDesc is W transposed in ELL form: row j lists the input neurons of output neuron j (width any,
+ * 32 in the challenge). activeCount is a DEVICE pointer (so no host sync between layers);
+ * maxActive >= *activeCount bounds the launch. rowNonzero (device, maxActive ints) receives 1 for
+ * each r < *activeCount whose output row has a nonzero, else 0 (also for r >= *activeCount).
+ * bias must be <= 0 (so a zero row stays zero and pruning is exact) and clampMax > 0. */
+jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
+                                         float bias, float clampMax, int maxActive, const int *activeCount,
+                                         const int *activeRows, const void *x, int64_t ldx, void *y,
+                                         int64_t ldy, int *rowNonzero);
+
+/* Compaction between layers: keeps the r < maxActive with rowNonzero[r] != 0, in order:
+ * rowsOut[t] = r (the position of the survivor in the layer's output) and idsOut[t] = idsIn[r]
+ * (whatever the caller tracks, e.g. image numbers); *countOut (device) = number kept. */
+jhdnnStatus_t jhdnnSparseDnnCompact_bufferSize(jhdnnHandle_t handle, int maxActive, size_t *sizeInBytes);
+jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const int *rowNonzero,
+                                    const int *idsIn, int *rowsOut, int *idsOut, int *countOut,
+                                    void *workSpace, size_t workSpaceSizeInBytes);
+
 #if defined(__cplusplus)
 }
 #endif

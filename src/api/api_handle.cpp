@@ -1,6 +1,7 @@
 #include "api/api_common.h"
 #include "conv/solver.h"
 #include "core/descriptors.h"
+#include "sparse/sparse.h"
 
 using namespace jhdnn;
 using core::Status;
@@ -14,6 +15,7 @@ jhdnnStatus_t jhdnnCreate(jhdnnHandle_t* handle) {
     core::DeviceInfo info;
     JHDNN_TRY(core::query_device(&info));
     JHDNN_TRY(conv::load_all_kernels(info.device));
+    JHDNN_TRY(sparse::load_kernels());
     auto* h = new jhdnnContext;
     h->device = info;
     *handle = h;

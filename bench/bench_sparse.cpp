@@ -1,0 +1,450 @@
+// Sparse benchmarks (issue 6), jhDNN and cuSPARSE in the same binary, on the same data:
+//   DenseToCsr/<impl>/<rows>x<cols>/d<density%>   jhdnnDenseToCsrAnalysis+Convert vs cusparseDenseToSparse
+//       (analysis + convert). Counters: B/s (2 reads of A + the CSR written) and HBM (fraction of the
+//       H200's measured 4.16 TB/s copy rate).
+//   SpMM/<impl>/<matrix>/<order>                   challenge layers (W^T, N x N, 32 per row, times the
+//       layer-1 features of 60000 images) and power-law matrices; jhDNN's algorithms vs cusparseSpMM
+//       CSR ALG1/ALG2/ALG3. Counter: FLOP/s (2 * nnz * n).
+//   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline
+//       (cusparseSpMM + bias/ReLU/clamp kernel + the same compaction + gather). One iteration each;
+//       counters TE/s (60000 * 32 * N * L / t), survivors, and `valid` (1 = categories equal the
+//       fused run's / the truth).
+// Options (before the Google Benchmark ones): --spdnn "1024:120,480;4096:120" (width:layers lists),
+// --baseline "1024:120;4096:120" (which of them also run the cuSPARSE pipeline), --quick.
+// The inputs are the official first 1200 images (data/spdnn or JHDNN_SPDNN_DIR), scaled to the
+// width and tiled to 60000 rows; the SpDNN and challenge-SpMM benches are skipped without them.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <cusparse.h>
+
+#include "common/gpu_util.h"
+#include "common/test_util.h"
+#include "spdnn/spdnn.h"
+#include "spdnn/spdnn_gpu.h"
+
+using jhdnn::test::DeviceBuffer;
+
+namespace {
+
+constexpr double kHbmBytesPerS = 4.16e12;  // measured copy rate of the H200 (common brief)
+constexpr int64_t kImages = 60000;
+
+#define SP_CHECK(call)                                                                                   \
+  do {                                                                                                   \
+    cusparseStatus_t st_ = (call);                                                                       \
+    if (st_ != CUSPARSE_STATUS_SUCCESS)                                                                  \
+      throw std::runtime_error(std::string(#call) + " failed: " + cusparseGetErrorString(st_));          \
+  } while (0)
+
+struct Ctx {
+  jhdnn::test::JhdnnHandle h;
+  cusparseHandle_t sp = nullptr;
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  Ctx() {
+    SP_CHECK(cusparseCreate(&sp));
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+  }
+  ~Ctx() {
+    cusparseDestroy(sp);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+  }
+  void start() { CUDA_CHECK(cudaEventRecord(e0, nullptr)); }
+  double stop_ms() {
+    CUDA_CHECK(cudaEventRecord(e1, nullptr));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms;
+  }
+};
+Ctx* g_ctx = nullptr;
+
+spdnn::Csr g_images1024;
+bool g_have_images = false;
+std::vector<int> g_truth1200;
+
+// ---------------------------------------------------------------- dense to CSR
+
+void bench_dense_to_csr(benchmark::State& st, bool cusparse, int64_t rows, int64_t cols, double density) {
+  Ctx& c = *g_ctx;
+  DeviceBuffer a(size_t(rows) * cols * 4, 0);
+  spdnn::fill_sparse_dense(a.as<float>(), rows, cols, density, 12345, nullptr);
+  DeviceBuffer rp((rows + 1) * 4, 0);
+  size_t ws = 0;
+  if (jhdnnDenseToCsr_bufferSize(c.h.get(), rows, cols, &ws) != JHDNN_STATUS_SUCCESS) {
+    st.SkipWithError("bufferSize failed");
+    return;
+  }
+  DeviceBuffer dws(ws, 0);
+  int64_t nnz = 0;
+  JHDNN_CHECK(jhdnnDenseToCsrAnalysis(c.h.get(), rows, cols, a.get(), cols, rp.as<int>(), &nnz, dws.get(), ws));
+  DeviceBuffer ci(nnz * 4 + 4, 0), va(nnz * 4 + 4, 0);
+  jhdnnSparseMatrixDescriptor_t d;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, rows, cols, nnz, rp.as<int>(), ci.as<int>(), va.get(), JHDNN_DATA_FLOAT));
+  cusparseDnMatDescr_t dn = nullptr;
+  cusparseSpMatDescr_t csr = nullptr;
+  std::unique_ptr<DeviceBuffer> cbuf;
+  if (cusparse) {
+    SP_CHECK(cusparseCreateDnMat(&dn, rows, cols, cols, a.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    SP_CHECK(cusparseCreateCsr(&csr, rows, cols, 0, rp.get(), nullptr, nullptr, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                               CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    size_t bs = 0;
+    SP_CHECK(cusparseDenseToSparse_bufferSize(c.sp, dn, csr, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, &bs));
+    cbuf = std::make_unique<DeviceBuffer>(bs, 0);
+  }
+  auto run = [&]() {
+    if (!cusparse) {
+      int64_t z = 0;
+      JHDNN_CHECK(jhdnnDenseToCsrAnalysis(c.h.get(), rows, cols, a.get(), cols, rp.as<int>(), &z, dws.get(), ws));
+      JHDNN_CHECK(jhdnnDenseToCsrConvert(c.h.get(), a.get(), cols, d));
+    } else {
+      SP_CHECK(cusparseDenseToSparse_analysis(c.sp, dn, csr, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, cbuf->get()));
+      int64_t r_, c_, z = 0;
+      SP_CHECK(cusparseSpMatGetSize(csr, &r_, &c_, &z));  // the caller needs nnz to allocate: part of the cost
+      SP_CHECK(cusparseCsrSetPointers(csr, rp.get(), ci.get(), va.get()));
+      SP_CHECK(cusparseDenseToSparse_convert(c.sp, dn, csr, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, cbuf->get()));
+    }
+  };
+  run();  // warm-up
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (auto _ : st) {
+    c.start();
+    run();
+    st.SetIterationTime(c.stop_ms() * 1e-3);
+  }
+  const double bytes = 2.0 * rows * cols * 4 + double(nnz) * 8 + double(rows + 1) * 4;
+  st.counters["B/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["nnz"] = double(nnz);
+  if (csr) cusparseDestroySpMat(csr);
+  if (dn) cusparseDestroyDnMat(dn);
+  jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// ---------------------------------------------------------------- SpMM
+
+struct DevCsr {
+  int64_t m = 0, k = 0, nnz = 0;
+  DeviceBuffer rp, ci, va;
+};
+
+DevCsr upload_csr(const spdnn::Csr& a) {
+  DevCsr d;
+  d.m = a.rows;
+  d.k = a.cols;
+  d.nnz = a.nnz();
+  std::vector<int> rp(a.ptr.begin(), a.ptr.end());
+  d.rp = DeviceBuffer(rp.size() * 4, 0);
+  d.rp.upload(rp.data(), rp.size() * 4);
+  d.ci = DeviceBuffer(a.idx.size() * 4 + 4, 0);
+  d.va = DeviceBuffer(a.val.size() * 4 + 4, 0);
+  if (!a.idx.empty()) {
+    d.ci.upload(a.idx.data(), a.idx.size() * 4);
+    d.va.upload(a.val.data(), a.val.size() * 4);
+  }
+  return d;
+}
+
+spdnn::Csr power_law(int64_t m, int64_t k, double avg, uint64_t seed) {
+  jhdnn::test::SplitMix64 g(seed);
+  spdnn::Csr a;
+  a.rows = m;
+  a.cols = k;
+  a.ptr.assign(m + 1, 0);
+  for (int64_t r = 0; r < m; ++r) {
+    // Pareto(alpha = 1.5) lengths with mean `avg`, capped at k.
+    const double u = g.uniform() + 1e-12;
+    int64_t len = std::min<int64_t>(k, int64_t(avg / 3.0 * std::pow(u, -1.0 / 1.5)));
+    std::vector<int> cols(len);
+    for (auto& c : cols) c = int(g.next() % uint64_t(k));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (int c : cols) {
+      a.idx.push_back(c);
+      a.val.push_back(float(g.uniform()));
+    }
+    a.ptr[r + 1] = int64_t(a.idx.size());
+  }
+  return a;
+}
+
+// impl: 0..3 jhDNN algorithm, 10 + k cuSPARSE CSR ALG k (1, 2, 3).
+void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdnnDenseOrder_t order, int impl,
+                std::shared_ptr<DeviceBuffer> b) {
+  Ctx& c = *g_ctx;
+  const int64_t ldb = order == JHDNN_ORDER_ROW ? n : a->k, ldc = order == JHDNN_ORDER_ROW ? n : a->m;
+  DeviceBuffer cbuf(size_t(a->m) * n * 4, 0);
+  const float alpha = 1.f, beta = 0.f;
+  std::function<void()> run;
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  cusparseSpMatDescr_t sa = nullptr;
+  cusparseDnMatDescr_t sb = nullptr, sc = nullptr;
+  std::unique_ptr<DeviceBuffer> work;
+  if (impl < 10) {
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, a->m, a->k, a->nnz, a->rp.as<int>(), a->ci.as<int>(), a->va.get(),
+                                            JHDNN_DATA_FLOAT));
+    run = [&, d]() {
+      JHDNN_CHECK(jhdnnSpMM(c.h.get(), jhdnnSpMMAlg_t(impl), &alpha, d, n, order, b->get(), ldb, &beta, cbuf.get(), ldc));
+    };
+  } else {
+    const cusparseSpMMAlg_t alg = impl == 11 ? CUSPARSE_SPMM_CSR_ALG1 : impl == 12 ? CUSPARSE_SPMM_CSR_ALG2
+                                                                                   : CUSPARSE_SPMM_CSR_ALG3;
+    const cusparseOrder_t co = order == JHDNN_ORDER_ROW ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
+    SP_CHECK(cusparseCreateCsr(&sa, a->m, a->k, a->nnz, a->rp.get(), a->ci.get(), a->va.get(), CUSPARSE_INDEX_32I,
+                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    SP_CHECK(cusparseCreateDnMat(&sb, a->k, n, ldb, b->get(), CUDA_R_32F, co));
+    SP_CHECK(cusparseCreateDnMat(&sc, a->m, n, ldc, cbuf.get(), CUDA_R_32F, co));
+    size_t bs = 0;
+    const cusparseStatus_t s = cusparseSpMM_bufferSize(c.sp, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                       CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sa, sb, &beta, sc,
+                                                       CUDA_R_32F, alg, &bs);
+    if (s != CUSPARSE_STATUS_SUCCESS) {
+      st.SkipWithError((std::string("cuSPARSE refuses: ") + cusparseGetErrorString(s)).c_str());
+      cusparseDestroySpMat(sa);
+      cusparseDestroyDnMat(sb);
+      cusparseDestroyDnMat(sc);
+      return;
+    }
+    work = std::make_unique<DeviceBuffer>(bs, 0);
+    if (alg == CUSPARSE_SPMM_CSR_ALG3)  // preprocessing once per matrix, outside the timed region
+      SP_CHECK(cusparseSpMM_preprocess(c.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                       sa, sb, &beta, sc, CUDA_R_32F, alg, work->get()));
+    run = [&, alg]() {
+      SP_CHECK(cusparseSpMM(c.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, sa, sb,
+                            &beta, sc, CUDA_R_32F, alg, work->get()));
+    };
+  }
+  run();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (auto _ : st) {
+    c.start();
+    run();
+    st.SetIterationTime(c.stop_ms() * 1e-3);
+  }
+  st.counters["FLOP/s"] = benchmark::Counter(2.0 * double(a->nnz) * double(n), benchmark::Counter::kIsIterationInvariantRate);
+  if (d) jhdnnDestroySparseMatrixDescriptor(d);
+  if (sa) cusparseDestroySpMat(sa);
+  if (sb) cusparseDestroyDnMat(sb);
+  if (sc) cusparseDestroyDnMat(sc);
+}
+
+// ---------------------------------------------------------------- SpDNN inference
+
+spdnn::Csr images_for(int64_t n) { return n == 1024 ? g_images1024 : spdnn::scale_images(g_images1024, n); }
+
+std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for the baseline's `valid`
+
+void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers) {
+  Ctx& c = *g_ctx;
+  const float bias = spdnn::challenge_bias(n);
+  const spdnn::Csr imgs = images_for(n);
+  spdnn::DeviceNetwork net;
+  net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
+  (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias);  // warm-up
+  spdnn::InferenceResult r;
+  for (auto _ : st) {
+    r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias);
+    st.SetIterationTime(r.loop_ms * 1e-3);
+  }
+  g_fused_categories[{n, layers}] = r.categories;
+  st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (r.loop_ms * 1e-3) / 1e12;
+  st.counters["survivors"] = double(r.categories.size());
+  st.counters["host_ms"] = r.host_ms;
+  st.counters["peak_GiB"] = double(r.peak_used_bytes) / (1u << 30);
+  st.SetLabel("generated network, 1200 official images scaled+tiled to 60000");
+}
+
+// cuSPARSE pipeline: per layer cusparseSpMM (W^T CSR x active feature columns) into Y, a separate
+// bias/ReLU/clamp kernel that flags live columns, the same compaction as the fused path, a gather
+// of the surviving columns into X; the survivor count is read back every layer (it sizes n).
+void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
+  Ctx& c = *g_ctx;
+  const float bias = spdnn::challenge_bias(n);
+  const spdnn::Csr imgs = images_for(n);
+  spdnn::DeviceNetwork net;
+  net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
+  std::vector<int> rp_host(n + 1);
+  for (int64_t j = 0; j <= n; ++j) rp_host[j] = int(j * 32);  // ELL width 32, no padding -> CSR
+  DeviceBuffer rp((n + 1) * 4, 0);
+  rp.upload(rp_host.data(), rp_host.size() * 4);
+  const int64_t R = kImages;
+  DeviceBuffer x(size_t(n) * R * 4, 0), y(size_t(n) * R * 4, 0), flags(R * 4, 0), ids_a(R * 4, 0), ids_b(R * 4, 0),
+      rows_out(R * 4, 0), cnt(4, 0);
+  size_t cws = 0;
+  JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(c.h.get(), int(R), &cws));
+  DeviceBuffer dcws(cws, 0);
+  const float alpha = 1.f, beta = 0.f;
+  std::vector<cusparseSpMatDescr_t> mats(layers);
+  for (int l = 0; l < layers; ++l)
+    SP_CHECK(cusparseCreateCsr(&mats[l], n, n, n * 32, rp.get(), net.layer(l + 1).idx, net.layer(l + 1).val,
+                               CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+  std::unique_ptr<DeviceBuffer> work;
+  size_t work_bytes = 0;
+  std::vector<int> iota(R);
+  for (int64_t t = 0; t < R; ++t) iota[t] = int(t);
+  std::vector<int> cats;
+  double ms_total = 0;
+  for (auto _ : st) {
+    spdnn::upload_features(imgs, x.as<float>(), R, nullptr);
+    ids_a.upload(iota.data(), R * 4);
+    int active = int(R);
+    int* ids_cur = ids_a.as<int>();
+    int* ids_nxt = ids_b.as<int>();
+    c.start();
+    for (int l = 0; l < layers && active > 0; ++l) {
+      cusparseDnMatDescr_t db, dc;
+      SP_CHECK(cusparseCreateDnMat(&db, n, active, R, x.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+      SP_CHECK(cusparseCreateDnMat(&dc, n, active, R, y.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+      size_t bs = 0;
+      SP_CHECK(cusparseSpMM_bufferSize(c.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
+                                       mats[l], db, &beta, dc, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, &bs));
+      if (!work || bs > work_bytes) {
+        work = std::make_unique<DeviceBuffer>(std::max<size_t>(bs, 1), 0);
+        work_bytes = std::max<size_t>(bs, 1);
+      }
+      SP_CHECK(cusparseSpMM(c.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mats[l],
+                            db, &beta, dc, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, work->get()));
+      spdnn::bias_relu_clamp_flags(y.as<float>(), n, active, R, bias, 32.f, flags.as<int>(), nullptr);
+      JHDNN_CHECK(jhdnnSparseDnnCompact(c.h.get(), active, flags.as<int>(), ids_cur, rows_out.as<int>(), ids_nxt,
+                                        cnt.as<int>(), dcws.get(), cws));
+      int next = 0;
+      CUDA_CHECK(cudaMemcpy(&next, cnt.get(), 4, cudaMemcpyDeviceToHost));
+      spdnn::gather_columns(y.as<float>(), R, x.as<float>(), R, n, rows_out.as<int>(), next, nullptr);
+      std::swap(ids_cur, ids_nxt);
+      active = next;
+      cusparseDestroyDnMat(db);
+      cusparseDestroyDnMat(dc);
+    }
+    const double ms = c.stop_ms();
+    ms_total = ms;
+    st.SetIterationTime(ms * 1e-3);
+    cats.resize(active);
+    if (active > 0) CUDA_CHECK(cudaMemcpy(cats.data(), ids_cur, active * 4, cudaMemcpyDeviceToHost));
+    std::sort(cats.begin(), cats.end());
+  }
+  for (auto m : mats) cusparseDestroySpMat(m);
+  st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (ms_total * 1e-3) / 1e12;
+  st.counters["survivors"] = double(cats.size());
+  auto it = g_fused_categories.find({n, layers});
+  st.counters["valid"] = it == g_fused_categories.end() ? -1.0 : double(it->second == cats);
+  st.SetLabel("cusparseSpMM CSR_ALG2 + bias/ReLU/clamp + compaction + gather");
+}
+
+std::vector<std::pair<int64_t, std::vector<int>>> parse_configs(const std::string& s) {
+  std::vector<std::pair<int64_t, std::vector<int>>> out;
+  std::stringstream ss(s);
+  std::string group;
+  while (std::getline(ss, group, ';')) {
+    const size_t colon = group.find(':');
+    if (colon == std::string::npos) continue;
+    std::pair<int64_t, std::vector<int>> p{std::atoll(group.substr(0, colon).c_str()), {}};
+    std::stringstream ls(group.substr(colon + 1));
+    std::string l;
+    while (std::getline(ls, l, ',')) p.second.push_back(std::atoi(l.c_str()));
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string spdnn_cfg = "1024:120,480,1920;4096:120,480,1920;16384:120,480;65536:120";
+  std::string base_cfg = "1024:120;4096:120;16384:120";
+  bool quick = false;
+  std::vector<char*> rest{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--spdnn") && i + 1 < argc) spdnn_cfg = argv[++i];
+    else if (!std::strcmp(argv[i], "--baseline") && i + 1 < argc) base_cfg = argv[++i];
+    else if (!std::strcmp(argv[i], "--quick")) quick = true;
+    else rest.push_back(argv[i]);
+  }
+  int rargc = int(rest.size());
+  benchmark::Initialize(&rargc, rest.data());
+  std::string why;
+  if (!jhdnn::test::gpu_available(&why)) {
+    std::fprintf(stderr, "bench_sparse: no usable GPU: %s\n", why.c_str());
+    return 0;
+  }
+  Ctx ctx;
+  g_ctx = &ctx;
+  std::string err;
+  g_have_images = spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200,
+                                         &g_images1024, &err);
+  if (!g_have_images) std::fprintf(stderr, "bench_sparse: %s: SpDNN and challenge SpMM benches skipped\n", err.c_str());
+  std::printf("# %s\n", jhdnn::test::gpu_description().c_str());
+
+  // Dense to CSR: 60000 x {1024, 4096, 16384} at 3% and 10%.
+  for (int64_t cols : {1024, 4096, 16384})
+    for (double dens : {0.03, 0.10})
+      for (bool cus : {false, true}) {
+        const std::string name = std::string("DenseToCsr/") + (cus ? "cusparse" : "jhdnn") + "/60000x" +
+                                 std::to_string(cols) + "/d" + std::to_string(int(dens * 100));
+        benchmark::RegisterBenchmark(name.c_str(), bench_dense_to_csr, cus, int64_t(60000), cols, dens)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(quick ? 2 : 10);
+      }
+
+  // SpMM: challenge layers (W^T of generated layer 7, the first permuted one) x layer-1 features.
+  struct Mat { std::string name; std::shared_ptr<DevCsr> a; int64_t n; std::shared_ptr<DeviceBuffer> b; };
+  std::vector<Mat> mats;
+  if (g_have_images)
+    for (int64_t n : {1024, 4096, 16384}) {
+      const spdnn::Csr wt = spdnn::transpose(spdnn::generate_layer(n, 7, 42));
+      auto a = std::make_shared<DevCsr>(upload_csr(wt));
+      const int64_t cols = quick ? 6000 : kImages;
+      auto b = std::make_shared<DeviceBuffer>(size_t(n) * cols * 4, 0);
+      spdnn::upload_features(images_for(n), b->as<float>(), cols, nullptr);  // N x cols, row-major
+      mats.push_back({"challenge_N" + std::to_string(n), a, cols, b});
+    }
+  for (int64_t m : {int64_t(1) << 17, int64_t(1) << 20}) {
+    auto a = std::make_shared<DevCsr>(upload_csr(power_law(m, m, 16, 99 + m)));
+    const int64_t n = 64;
+    auto b = std::make_shared<DeviceBuffer>(size_t(m) * n * 4, 0);
+    spdnn::fill_sparse_dense(b->as<float>(), m, n, 1.0, 7, nullptr);
+    mats.push_back({"powerlaw_m" + std::to_string(m) + "_avg16_n64", a, n, b});
+  }
+  for (const Mat& mt : mats)
+    for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
+      if (mt.name.rfind("challenge", 0) == 0 && order == JHDNN_ORDER_COL) continue;  // features are row-major here
+      const char* on = order == JHDNN_ORDER_ROW ? "row" : "col";
+      for (int impl : {1, 2, 3, 11, 12, 13}) {
+        if (impl == 1 && mt.n > 64) continue;  // THREAD_ROW (teaching only) loops over all n columns per thread
+        static const char* names[] = {"default", "thread_row", "warp_row", "nnz_split"};
+        const std::string impl_name = impl < 10 ? std::string("jhdnn_") + names[impl]
+                                                : "cusparse_csr_alg" + std::to_string(impl - 10);
+        const std::string name = "SpMM/" + impl_name + "/" + mt.name + "/" + on;
+        benchmark::RegisterBenchmark(name.c_str(), bench_spmm, mt.a, mt.n, order, impl, mt.b)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(quick ? 2 : 5);
+      }
+    }
+
+  if (g_have_images) {
+    for (auto& [n, ls] : parse_configs(spdnn_cfg))
+      for (int l : ls)
+        benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                     bench_spdnn_fused, n, l)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+    for (auto& [n, ls] : parse_configs(base_cfg))
+      for (int l : ls)
+        benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                     bench_spdnn_cusparse, n, l)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  mats.clear();
+  return 0;
+}

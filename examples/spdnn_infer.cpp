@@ -1,0 +1,197 @@
+// Sparse DNN Graph Challenge inference on jhDNN: reads the challenge formats (or generates a
+// challenge-style network), runs L layers with the fused layer + compaction, and reports the
+// categories, the validation, TeraEdges/s, GPU vs host time, active images per layer and memory.
+//
+//   spdnn_infer [--width 1024,4096,...] [--layers 120,480,...] [--images 60000] [--seed 42]
+//               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
+//               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
+//
+// Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
+// scaled up (nearest neighbour) to 64x64, 128x128, 256x256 for the larger widths, and tiled to
+// --images rows (image t is image t mod 1200). Networks: N = 1024 with L <= 120 uses the official
+// files (--network auto); everything else is generated (tools/spdnn, seed --seed).
+// Validation: the official truth (tiled) for the official network at L = 120; otherwise the
+// float64 CPU reference on the 1200 distinct images (auto: where that is cheap, N*L <= 16384*120,
+// about 6 s on one core; --validate yes for the rest, N = 65536 L = 120 takes about 30 s).
+// TeraEdges/s = 60000 * 32 * N * L / t (the challenge's count, t = GPU time of the layer loop), and
+// the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/gpu_util.h"
+#include "spdnn/spdnn.h"
+#include "spdnn/spdnn_gpu.h"
+
+namespace {
+
+std::vector<long long> parse_list(const char* s) {
+  std::vector<long long> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) v.push_back(std::atoll(item.c_str()));
+  return v;
+}
+
+void usage() {
+  std::printf(
+      "usage: spdnn_infer [--width 1024,4096,16384,65536] [--layers 120,480,1920] [--images 60000]\n"
+      "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
+      "                   [--refresh -1] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<long long> widths{1024}, layer_counts{120};
+  long long images_total = 60000;
+  uint64_t seed = 42;
+  std::string network = "auto", validate = "auto", csv, active_csv, cats_out;
+  int refresh = -1;  // adaptive (see spdnn_gpu.h)
+  for (int i = 1; i < argc; ++i) {
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (!std::strcmp(argv[i], "--width")) widths = parse_list(next());
+    else if (!std::strcmp(argv[i], "--layers")) layer_counts = parse_list(next());
+    else if (!std::strcmp(argv[i], "--images")) images_total = std::atoll(next());
+    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(next(), nullptr, 0);
+    else if (!std::strcmp(argv[i], "--network")) network = next();
+    else if (!std::strcmp(argv[i], "--validate")) validate = next();
+    else if (!std::strcmp(argv[i], "--refresh")) refresh = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--csv")) csv = next();
+    else if (!std::strcmp(argv[i], "--active-csv")) active_csv = next();
+    else if (!std::strcmp(argv[i], "--categories")) cats_out = next();
+    else if (!std::strcmp(argv[i], "--data")) setenv("JHDNN_SPDNN_DIR", next(), 1);
+    else {
+      usage();
+      return !std::strcmp(argv[i], "--help") ? 0 : 2;
+    }
+  }
+  std::string why;
+  if (!jhdnn::test::gpu_available(&why)) {
+    std::fprintf(stderr, "spdnn_infer: no usable GPU: %s\n", why.c_str());
+    return 77;
+  }
+  const std::string dir = spdnn::data_dir();
+  spdnn::Csr images1024;
+  std::vector<int> truth1200;
+  std::string err;
+  if (!spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024, &err) ||
+      !spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", &truth1200, &err)) {
+    std::fprintf(stderr, "spdnn_infer: %s (run scripts/fetch-spdnn-data.sh or pass --data)\n", err.c_str());
+    return 2;
+  }
+  std::printf("# %s\n# inputs: the first %lld official images, scaled to each width, tiled to %lld rows\n",
+              jhdnn::test::gpu_description().c_str(), (long long)images1024.rows, images_total);
+  FILE* fcsv = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
+  FILE* fact = active_csv.empty() ? nullptr : std::fopen(active_csv.c_str(), "w");
+  const char* header =
+      "width,layers,network,images,loop_ms,host_ms,teraedges_per_s,teraedges_per_s_images_run,survivors,"
+      "validation,weights_mib,features_mib,peak_used_mib";
+  if (fcsv) std::fprintf(fcsv, "%s\n", header);
+  if (fact) std::fprintf(fact, "width,layers,layer,active\n");
+  std::printf("%8s %6s %-9s %7s %10s %10s %8s %8s %9s %-22s %9s %9s %9s\n", "width", "layers", "network", "images",
+              "loop_ms", "host_ms", "TE/s", "TE/s_run", "survivors", "validation", "W_MiB", "Y_MiB", "peak_MiB");
+  bool all_ok = true;
+  jhdnn::test::JhdnnHandle h;
+  for (long long n : widths) {
+    bool ok_width = false;
+    const float bias = spdnn::challenge_bias(n, &ok_width);
+    if (!ok_width) {
+      std::fprintf(stderr, "spdnn_infer: width %lld is not a challenge width\n", n);
+      return 2;
+    }
+    const spdnn::Csr images = n == 1024 ? images1024 : spdnn::scale_images(images1024, n);
+    for (long long layers : layer_counts) {
+      const bool official = network == "official" || (network == "auto" && n == 1024 && layers <= 120);
+      if (official && (n != 1024 || layers > 120)) {
+        std::fprintf(stderr, "spdnn_infer: the official network here is N = 1024, L <= 120\n");
+        return 2;
+      }
+      spdnn::DeviceNetwork net;
+      std::vector<spdnn::Csr> official_layers;
+      try {
+        if (official) {
+          for (int l = 1; l <= layers; ++l) {
+            spdnn::Csr w;
+            if (!spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err)) {
+              std::fprintf(stderr, "spdnn_infer: %s\n", err.c_str());
+              return 2;
+            }
+            official_layers.push_back(std::move(w));
+          }
+          net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_layers[l - 1]); });
+        } else {
+          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); });
+        }
+        // Warm-up on the distinct images (first launches, caches), then the measured run.
+        (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh);
+        const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, images_total, bias, refresh);
+
+        // Validation.
+        std::string verdict = "not validated";
+        std::vector<int> truth;
+        bool have_truth = false;
+        if (official && layers == 120) {
+          truth = truth1200;
+          have_truth = true;
+        } else if (validate == "yes" || (validate == "auto" && n * layers <= 16384LL * 120)) {
+          spdnn::CpuInference cpu(images);
+          for (int l = 1; l <= layers; ++l)
+            cpu.layer(official ? official_layers[l - 1] : spdnn::generate_layer(n, l, seed), bias);
+          truth = cpu.categories();
+          have_truth = true;
+        }
+        if (have_truth) {
+          std::vector<int> tiled;
+          for (long long t = 0; t < images_total; ++t)
+            if (std::binary_search(truth.begin(), truth.end(), int(t % images.rows))) tiled.push_back(int(t));
+          const bool ok = tiled == r.categories;
+          all_ok &= ok;
+          verdict = ok ? (official && layers == 120 ? "exact (official truth)" : "exact (CPU reference)")
+                       : "FAILED";
+        }
+        const double t_s = r.loop_ms * 1e-3;
+        const double te = 60000.0 * 32 * double(n) * double(layers) / t_s / 1e12;
+        const double te_run = double(images_total) * 32 * double(n) * double(layers) / t_s / 1e12;
+        const double mib = 1024.0 * 1024.0;
+        std::printf("%8lld %6lld %-9s %7lld %10.3f %10.3f %8.2f %8.2f %9zu %-22s %9.1f %9.1f %9.1f\n", n, layers,
+                    official ? "official" : "generated", images_total, r.loop_ms, r.host_ms, te, te_run,
+                    r.categories.size(), verdict.c_str(), net.bytes() / mib, r.device_bytes / mib,
+                    r.peak_used_bytes / mib);
+        std::fflush(stdout);
+        if (fcsv)
+          std::fprintf(fcsv, "%lld,%lld,%s,%lld,%.4f,%.4f,%.4f,%.4f,%zu,%s,%.1f,%.1f,%.1f\n", n, layers,
+                       official ? "official" : "generated", images_total, r.loop_ms, r.host_ms, te, te_run,
+                       r.categories.size(), verdict.c_str(), net.bytes() / mib, r.device_bytes / mib,
+                       r.peak_used_bytes / mib);
+        if (fact)
+          for (size_t l = 0; l < r.active.size(); ++l) std::fprintf(fact, "%lld,%lld,%zu,%d\n", n, layers, l + 1, r.active[l]);
+        if (!cats_out.empty()) {
+          FILE* f = std::fopen(cats_out.c_str(), "w");
+          if (f) {
+            for (int c : r.categories) std::fprintf(f, "%d\n", c + 1);
+            std::fclose(f);
+          }
+        }
+      } catch (const std::exception& e) {
+        std::printf("%8lld %6lld skipped: %s\n", n, layers, e.what());
+        if (fcsv) std::fprintf(fcsv, "%lld,%lld,,%lld,,,,,,skipped: %s,,,\n", n, layers, images_total, e.what());
+        cudaGetLastError();
+      }
+    }
+  }
+  if (fcsv) std::fclose(fcsv);
+  if (fact) std::fclose(fact);
+  return all_ok ? 0 : 1;
+}

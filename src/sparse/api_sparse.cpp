@@ -1,0 +1,346 @@
+// extern "C" shims of the sparse section of jhdnn.h: every argument is checked here (with a message
+// naming it) before a launcher in sparse/*.cu runs, so the kernels may assume well-formed input.
+#include <climits>
+#include <cstdint>
+#include <vector>
+
+#include "api/api_common.h"
+#include "core/cuda_check.h"
+#include "core/descriptors.h"
+#include "sparse/sparse.h"
+
+using namespace jhdnn;
+using core::fail;
+using core::Status;
+
+namespace {
+
+Status check_device(jhdnnHandle_t h) {
+  int current = -1;
+  JHDNN_CUDA_TRY(cudaGetDevice(&current));
+  if (current != h->device.device)
+    return fail(JHDNN_STATUS_BAD_PARAM, "the current device is %d but the handle was created on device %d", current,
+                h->device.device);
+  return Status::success();
+}
+
+// A device-readable buffer, aligned to its elements, on the handle's device.
+Status check_ptr(const void* p, size_t elem, const char* name, const core::DeviceInfo& dev) {
+  if (p == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s is NULL", name);
+  if (reinterpret_cast<uintptr_t>(p) % elem != 0)
+    return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "%s (%p) is not aligned to its %zu-byte elements", name,
+                p, elem);
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, p);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p): cudaPointerGetAttributes failed: %s", name, p, cudaGetErrorString(e));
+  }
+  if (attr.type == cudaMemoryTypeUnregistered && !dev.pageable_memory_access)
+    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) is plain host memory, which this GPU cannot read", name, p);
+  if (attr.type == cudaMemoryTypeDevice && attr.device != dev.device)
+    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) lives on device %d but the handle uses device %d", name, p,
+                attr.device, dev.device);
+  return Status::success();
+}
+
+Status check_value_type(jhdnnDataType_t t) {
+  if (t != JHDNN_DATA_FLOAT)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "sparse values must be FLOAT (got %s)", core::data_type_name(t));
+  return Status::success();
+}
+
+Status check_dims(int64_t rows, int64_t cols) {
+  if (rows <= 0 || cols <= 0)
+    return fail(JHDNN_STATUS_BAD_PARAM, "rows (%lld) and cols (%lld) must be > 0", (long long)rows, (long long)cols);
+  if (rows >= INT_MAX || cols > INT_MAX)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "rows (%lld) and cols (%lld) must fit the int32 indices",
+                (long long)rows, (long long)cols);
+  return Status::success();
+}
+
+#define CHECK_SP_SET(d) \
+  if (!(d)->is_set) return fail(JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "%s was never set", #d)
+
+}  // namespace
+
+namespace jhdnn::sparse {
+Status load_kernels() {
+  JHDNN_TRY(load_dense_to_csr_kernels());
+  JHDNN_TRY(load_spmm_kernels());
+  return load_dnn_kernels();
+}
+}  // namespace jhdnn::sparse
+
+extern "C" {
+
+jhdnnStatus_t jhdnnCreateSparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t* spDesc) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    *spDesc = new jhdnnSparseMatrixStruct;
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnDestroySparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    delete spDesc;
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnSetCsrMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, int64_t rows, int64_t cols,
+                                          int64_t nnz, int* rowPtr, int* colInd, void* values,
+                                          jhdnnDataType_t valueType) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    JHDNN_TRY(check_dims(rows, cols));
+    JHDNN_TRY(check_value_type(valueType));
+    if (nnz < 0 || nnz > rows * cols || nnz > INT_MAX)
+      return fail(JHDNN_STATUS_BAD_PARAM, "nnz (%lld) must be in [0, min(rows * cols, INT_MAX)]", (long long)nnz);
+    JHDNN_CHECK_NULL(rowPtr);
+    if (nnz > 0) {
+      JHDNN_CHECK_NULL(colInd);
+      JHDNN_CHECK_NULL(values);
+    }
+    *spDesc = jhdnnSparseMatrixStruct{};
+    spDesc->is_set = true;
+    spDesc->format = JHDNN_SPARSE_FORMAT_CSR;
+    spDesc->rows = rows;
+    spDesc->cols = cols;
+    spDesc->nnz = nnz;
+    spDesc->row_ptr = rowPtr;
+    spDesc->col_ind = colInd;
+    spDesc->values = static_cast<float*>(values);
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, int64_t rows, int64_t cols,
+                                          int64_t width, int* colInd, void* values, jhdnnDataType_t valueType) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    JHDNN_TRY(check_dims(rows, cols));
+    JHDNN_TRY(check_value_type(valueType));
+    if (width <= 0 || width > cols)
+      return fail(JHDNN_STATUS_BAD_PARAM, "ELL width (%lld) must be in [1, cols = %lld]", (long long)width,
+                  (long long)cols);
+    JHDNN_CHECK_NULL(colInd);
+    JHDNN_CHECK_NULL(values);
+    *spDesc = jhdnnSparseMatrixStruct{};
+    spDesc->is_set = true;
+    spDesc->format = JHDNN_SPARSE_FORMAT_ELL;
+    spDesc->rows = rows;
+    spDesc->cols = cols;
+    spDesc->width = width;
+    spDesc->nnz = rows * width;
+    spDesc->col_ind = colInd;
+    spDesc->values = static_cast<float*>(values);
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc, const int* rowOrder) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    CHECK_SP_SET(spDesc);
+    if (rowOrder == nullptr) {
+      spDesc->row_order = nullptr;
+      return Status::success();
+    }
+    if (reinterpret_cast<uintptr_t>(rowOrder) % sizeof(int) != 0)
+      return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "rowOrder (%p) is not aligned to int", (const void*)rowOrder);
+    // One copy to the host so a bad order is refused here instead of leaving outputs unwritten.
+    std::vector<int> host(size_t(spDesc->rows));
+    JHDNN_CUDA_TRY(cudaMemcpy(host.data(), rowOrder, host.size() * sizeof(int), cudaMemcpyDefault));
+    std::vector<char> seen(host.size(), 0);
+    for (size_t t = 0; t < host.size(); ++t) {
+      const int r = host[t];
+      if (r < 0 || int64_t(r) >= spDesc->rows || seen[r])
+        return fail(JHDNN_STATUS_BAD_PARAM, "rowOrder is not a permutation of 0..%lld (entry %zu is %d)",
+                    (long long)(spDesc->rows - 1), t, r);
+      seen[r] = 1;
+    }
+    spDesc->row_order = rowOrder;
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnSparseFormat_t* format,
+                                             int64_t* rows, int64_t* cols, int64_t* nnz) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    CHECK_SP_SET(spDesc);
+    if (format) *format = spDesc->format;
+    if (rows) *rows = spDesc->rows;
+    if (cols) *cols = spDesc->cols;
+    if (nnz) *nnz = spDesc->nnz;
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnDenseToCsr_bufferSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t* sizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    JHDNN_CHECK_NULL(sizeInBytes);
+    JHDNN_TRY(check_dims(rows, cols));
+    *sizeInBytes = sparse::dense_to_csr_workspace(rows);
+    return Status::success();
+  });
+}
+
+namespace {
+Status check_dense_source(jhdnnHandle_t handle, int64_t rows, int64_t cols, const void* A, int64_t lda) {
+  JHDNN_CHECK_NULL(handle);
+  JHDNN_TRY(check_dims(rows, cols));
+  if (rows * cols > INT_MAX)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "rows * cols (%lld) must be <= INT_MAX so nnz fits int32",
+                (long long)(rows * cols));
+  if (lda < cols)
+    return fail(JHDNN_STATUS_BAD_PARAM, "lda (%lld) < cols (%lld)", (long long)lda, (long long)cols);
+  JHDNN_TRY(check_device(handle));
+  return check_ptr(A, sizeof(float), "A", handle->device);
+}
+}  // namespace
+
+jhdnnStatus_t jhdnnDenseToCsrAnalysis(jhdnnHandle_t handle, int64_t rows, int64_t cols, const void* A, int64_t lda,
+                                      int* csrRowPtr, int64_t* nnz, void* workSpace, size_t workSpaceSizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_TRY(check_dense_source(handle, rows, cols, A, lda));
+    JHDNN_CHECK_NULL(nnz);
+    JHDNN_TRY(check_ptr(csrRowPtr, sizeof(int), "csrRowPtr", handle->device));
+    const size_t need = sparse::dense_to_csr_workspace(rows);
+    if (workSpaceSizeInBytes < need)
+      return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
+                  workSpaceSizeInBytes, need);
+    JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+    return sparse::dense_to_csr_analysis(handle->stream, rows, cols, static_cast<const float*>(A), lda, csrRowPtr,
+                                         nnz, workSpace, workSpaceSizeInBytes);
+  });
+}
+
+jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void* A, int64_t lda,
+                                     jhdnnSparseMatrixDescriptor_t csrDesc) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(csrDesc);
+    CHECK_SP_SET(csrDesc);
+    if (csrDesc->format != JHDNN_SPARSE_FORMAT_CSR)
+      return fail(JHDNN_STATUS_BAD_PARAM, "csrDesc is not a CSR descriptor");
+    JHDNN_TRY(check_dense_source(handle, csrDesc->rows, csrDesc->cols, A, lda));
+    JHDNN_TRY(check_ptr(csrDesc->row_ptr, sizeof(int), "csrDesc rowPtr", handle->device));
+    if (csrDesc->nnz > 0) {
+      JHDNN_TRY(check_ptr(csrDesc->col_ind, sizeof(int), "csrDesc colInd", handle->device));
+      JHDNN_TRY(check_ptr(csrDesc->values, sizeof(float), "csrDesc values", handle->device));
+    }
+    return sparse::dense_to_csr_convert(handle->stream, csrDesc->rows, csrDesc->cols, static_cast<const float*>(A),
+                                        lda, csrDesc->row_ptr, csrDesc->col_ind, csrDesc->values);
+  });
+}
+
+jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float* alpha,
+                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnDenseOrder_t order, const void* B,
+                        int64_t ldb, const float* beta, void* C, int64_t ldc) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    JHDNN_CHECK_NULL(alpha);
+    JHDNN_CHECK_NULL(beta);
+    JHDNN_CHECK_NULL(aDesc);
+    CHECK_SP_SET(aDesc);
+    if (aDesc->format != JHDNN_SPARSE_FORMAT_CSR)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "SpMM takes a CSR matrix (aDesc is ELL)");
+    if (int(algo) < 0 || algo >= JHDNN_SPMM_ALG_COUNT)
+      return fail(JHDNN_STATUS_BAD_PARAM, "unknown SpMM algorithm %d", int(algo));
+    if (order != JHDNN_ORDER_ROW && order != JHDNN_ORDER_COL)
+      return fail(JHDNN_STATUS_BAD_PARAM, "unknown dense order %d", int(order));
+    if (n <= 0 || n > INT_MAX) return fail(JHDNN_STATUS_BAD_PARAM, "n (%lld) must be in [1, INT_MAX]", (long long)n);
+    const int64_t m = aDesc->rows, k = aDesc->cols;
+    const int64_t need_ldb = order == JHDNN_ORDER_ROW ? n : k, need_ldc = order == JHDNN_ORDER_ROW ? n : m;
+    if (ldb < need_ldb)
+      return fail(JHDNN_STATUS_BAD_PARAM, "ldb (%lld) < %lld", (long long)ldb, (long long)need_ldb);
+    if (ldc < need_ldc)
+      return fail(JHDNN_STATUS_BAD_PARAM, "ldc (%lld) < %lld", (long long)ldc, (long long)need_ldc);
+    JHDNN_TRY(check_device(handle));
+    JHDNN_TRY(check_ptr(aDesc->row_ptr, sizeof(int), "aDesc rowPtr", handle->device));
+    if (aDesc->nnz > 0) {
+      JHDNN_TRY(check_ptr(aDesc->col_ind, sizeof(int), "aDesc colInd", handle->device));
+      JHDNN_TRY(check_ptr(aDesc->values, sizeof(float), "aDesc values", handle->device));
+    }
+    JHDNN_TRY(check_ptr(B, sizeof(float), "B", handle->device));
+    JHDNN_TRY(check_ptr(C, sizeof(float), "C", handle->device));
+    return sparse::spmm(handle->stream, algo, *alpha, *aDesc, n, order, static_cast<const float*>(B), ldb, *beta,
+                        static_cast<float*>(C), ldc);
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias,
+                                         float clampMax, int maxActive, const int* activeCount,
+                                         const int* activeRows, const void* x, int64_t ldx, void* y, int64_t ldy,
+                                         int* rowNonzero) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    JHDNN_CHECK_NULL(wtDesc);
+    CHECK_SP_SET(wtDesc);
+    if (wtDesc->format != JHDNN_SPARSE_FORMAT_ELL)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "the layer takes W transposed in ELL form (wtDesc is CSR)");
+    if (!(bias <= 0.f))
+      return fail(JHDNN_STATUS_BAD_PARAM, "bias (%g) must be <= 0 (a zero row must stay zero for pruning)",
+                  double(bias));
+    if (!(clampMax > 0.f)) return fail(JHDNN_STATUS_BAD_PARAM, "clampMax (%g) must be > 0", double(clampMax));
+    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    if (ldx < 1)
+      return fail(JHDNN_STATUS_BAD_PARAM, "ldx (%lld) must be >= 1", (long long)ldx);
+    if (ldy < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ldy (%lld) < maxActive (%d)", (long long)ldy, maxActive);
+    if (maxActive > int64_t(65535) * 32 * 1024)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "maxActive (%d) is too large", maxActive);
+    JHDNN_TRY(check_device(handle));
+    JHDNN_TRY(check_ptr(activeCount, sizeof(int), "activeCount", handle->device));
+    if (maxActive == 0) return Status::success();
+    JHDNN_TRY(check_ptr(activeRows, sizeof(int), "activeRows", handle->device));
+    JHDNN_TRY(check_ptr(x, sizeof(float), "x", handle->device));
+    JHDNN_TRY(check_ptr(y, sizeof(float), "y", handle->device));
+    JHDNN_TRY(check_ptr(rowNonzero, sizeof(int), "rowNonzero", handle->device));
+    JHDNN_TRY(check_ptr(wtDesc->col_ind, sizeof(int), "wtDesc colInd", handle->device));
+    JHDNN_TRY(check_ptr(wtDesc->values, sizeof(float), "wtDesc values", handle->device));
+    if (x == y) return fail(JHDNN_STATUS_BAD_PARAM, "x and y must be different buffers (in-place is not supported)");
+    return sparse::dnn_layer(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive, activeCount,
+                             activeRows, static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowNonzero);
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnCompact_bufferSize(jhdnnHandle_t handle, int maxActive, size_t* sizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    JHDNN_CHECK_NULL(sizeInBytes);
+    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    *sizeInBytes = sparse::compact_workspace(maxActive);
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const int* rowNonzero, const int* idsIn,
+                                    int* rowsOut, int* idsOut, int* countOut, void* workSpace,
+                                    size_t workSpaceSizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    JHDNN_TRY(check_device(handle));
+    JHDNN_TRY(check_ptr(countOut, sizeof(int), "countOut", handle->device));
+    if (maxActive > 0) {
+      JHDNN_TRY(check_ptr(rowNonzero, sizeof(int), "rowNonzero", handle->device));
+      JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
+      JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
+      JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
+      if (idsOut == idsIn) return fail(JHDNN_STATUS_BAD_PARAM, "idsOut must not alias idsIn");
+      const size_t need = sparse::compact_workspace(maxActive);
+      if (workSpaceSizeInBytes < need)
+        return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
+                    workSpaceSizeInBytes, need);
+      JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+    }
+    return sparse::compact(handle->stream, maxActive, rowNonzero, idsIn, rowsOut, idsOut, countOut, workSpace,
+                           workSpaceSizeInBytes);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,145 @@
+// Dense (row-major FLOAT) to CSR in three passes, all warp-per-row:
+//   1. count: each warp walks its row with float4 loads; __ballot_sync + __popc count the nonzeros of
+//      32 lanes at once, so every lane ends with the row's count and no reduction is needed;
+//   2. exclusive scan of the counts (CUB) gives rowPtr and nnz;
+//   3. scatter: the warp walks the row again; each lane's slot is the row offset plus the number of
+//      nonzeros held by lower lanes (a warp scan of per-lane counts), so column order is kept.
+// Reading A twice is the price of not knowing nnz in advance (cuSPARSE's DenseToSparse does the same).
+#include <cub/device/device_scan.cuh>
+
+#include "core/cuda_check.h"
+#include "sparse/sparse.h"
+
+namespace jhdnn::sparse {
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+
+__device__ __forceinline__ bool vec_ok(const float* a, int64_t lda) {
+  return (lda % 4 == 0) && ((reinterpret_cast<uintptr_t>(a) & 15) == 0);
+}
+
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+count_rows(int64_t rows, int64_t cols, const float* __restrict__ a, int64_t lda, int* __restrict__ counts) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= rows) return;  // whole warp leaves together
+  const float* r = a + row * lda;
+  int count = 0;
+  int64_t done = 0;
+  if (vec_ok(a, lda)) {
+    const int64_t nvec = cols / 4;
+    const float4* r4 = reinterpret_cast<const float4*>(r);
+    for (int64_t v0 = 0; v0 < nvec; v0 += 32) {
+      const int64_t v = v0 + lane;
+      float4 x = v < nvec ? __ldg(r4 + v) : make_float4(0.f, 0.f, 0.f, 0.f);
+      count += __popc(__ballot_sync(0xffffffffu, x.x != 0.f)) + __popc(__ballot_sync(0xffffffffu, x.y != 0.f)) +
+               __popc(__ballot_sync(0xffffffffu, x.z != 0.f)) + __popc(__ballot_sync(0xffffffffu, x.w != 0.f));
+    }
+    done = nvec * 4;
+  }
+  for (int64_t c0 = done; c0 < cols; c0 += 32) {
+    const int64_t c = c0 + lane;
+    const bool nz = c < cols && __ldg(r + c) != 0.f;
+    count += __popc(__ballot_sync(0xffffffffu, nz));
+  }
+  if (lane == 0) counts[row] = count;
+}
+
+__global__ void __launch_bounds__(kWarpsPerBlock * 32)
+scatter_rows(int64_t rows, int64_t cols, const float* __restrict__ a, int64_t lda, const int* __restrict__ row_ptr,
+             int* __restrict__ col_ind, float* __restrict__ values) {
+  const int lane = threadIdx.x & 31;
+  const unsigned lower = (1u << lane) - 1u;  // lanes below this one
+  const int64_t row = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const float* r = a + row * lda;
+  int base = row_ptr[row];
+  int64_t done = 0;
+  if (vec_ok(a, lda)) {
+    const int64_t nvec = cols / 4;
+    const float4* r4 = reinterpret_cast<const float4*>(r);
+    for (int64_t v0 = 0; v0 < nvec; v0 += 32) {
+      const int64_t v = v0 + lane;
+      float4 x = v < nvec ? __ldg(r4 + v) : make_float4(0.f, 0.f, 0.f, 0.f);
+      const float e[4] = {x.x, x.y, x.z, x.w};
+      int mine = (e[0] != 0.f) + (e[1] != 0.f) + (e[2] != 0.f) + (e[3] != 0.f);
+      int incl = mine;  // inclusive warp scan of the per-lane counts
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1) {
+        const int t = __shfl_up_sync(0xffffffffu, incl, d);
+        if (lane >= d) incl += t;
+      }
+      int pos = base + incl - mine;
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (e[q] != 0.f) {
+          col_ind[pos] = int(v * 4 + q);
+          values[pos] = e[q];
+          ++pos;
+        }
+      base += __shfl_sync(0xffffffffu, incl, 31);
+    }
+    done = nvec * 4;
+  }
+  for (int64_t c0 = done; c0 < cols; c0 += 32) {
+    const int64_t c = c0 + lane;
+    const float x = c < cols ? __ldg(r + c) : 0.f;
+    const unsigned mask = __ballot_sync(0xffffffffu, x != 0.f);
+    if (x != 0.f) {
+      const int pos = base + __popc(mask & lower);
+      col_ind[pos] = int(c);
+      values[pos] = x;
+    }
+    base += __popc(mask);
+  }
+}
+
+size_t scan_temp_bytes(int n) {
+  size_t bytes = 0;
+  cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const int*>(nullptr), static_cast<int*>(nullptr), n);
+  return bytes;
+}
+
+size_t align256(size_t b) { return (b + 255) & ~size_t(255); }
+
+}  // namespace
+
+Status load_dense_to_csr_kernels() {
+  cudaFuncAttributes attr;
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, count_rows));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, scatter_rows));
+  return Status::success();
+}
+
+size_t dense_to_csr_workspace(int64_t rows) {
+  return align256(size_t(rows + 1) * sizeof(int)) + scan_temp_bytes(int(rows + 1));
+}
+
+Status dense_to_csr_analysis(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
+                             int* row_ptr, int64_t* nnz, void* ws, size_t ws_size) {
+  int* counts = static_cast<int*>(ws);
+  void* temp = static_cast<char*>(ws) + align256(size_t(rows + 1) * sizeof(int));
+  size_t temp_bytes = ws_size - align256(size_t(rows + 1) * sizeof(int));
+  // counts[rows] = 0, so the exclusive scan's last entry is nnz.
+  JHDNN_CUDA_TRY(cudaMemsetAsync(counts + rows, 0, sizeof(int), s));
+  const unsigned grid = unsigned((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  count_rows<<<grid, kWarpsPerBlock * 32, 0, s>>>(rows, cols, a, lda, counts);
+  JHDNN_LAUNCH_CHECK();
+  JHDNN_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, counts, row_ptr, int(rows + 1), s));
+  int total = 0;
+  JHDNN_CUDA_TRY(cudaMemcpyAsync(&total, row_ptr + rows, sizeof(int), cudaMemcpyDeviceToHost, s));
+  JHDNN_CUDA_TRY(cudaStreamSynchronize(s));
+  *nnz = total;
+  return Status::success();
+}
+
+Status dense_to_csr_convert(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
+                            const int* row_ptr, int* col_ind, float* values) {
+  const unsigned grid = unsigned((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
+  scatter_rows<<<grid, kWarpsPerBlock * 32, 0, s>>>(rows, cols, a, lda, row_ptr, col_ind, values);
+  JHDNN_LAUNCH_CHECK();
+  return Status::success();
+}
+
+}  // namespace jhdnn::sparse

@@ -1,0 +1,56 @@
+// Internal side of the sparse API: the descriptor and the launchers the extern "C" shims call.
+// The launchers assume the shims have checked every argument (see api_sparse.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "core/status.h"
+#include "jhdnn/jhdnn.h"
+
+struct jhdnnSparseMatrixStruct {
+  bool is_set = false;
+  jhdnnSparseFormat_t format = JHDNN_SPARSE_FORMAT_CSR;
+  int64_t rows = 0, cols = 0;
+  int64_t nnz = 0;    // CSR: stored entries; ELL: rows * width
+  int64_t width = 0;  // ELL only
+  int* row_ptr = nullptr;  // CSR only
+  int* col_ind = nullptr;
+  float* values = nullptr;
+  const int* row_order = nullptr;  // optional processing order (jhdnnSetSparseMatrixRowOrder)
+};
+
+namespace jhdnn::sparse {
+
+using core::Status;
+
+// Loads the sparse kernels into the current context (cudaFuncGetAttributes on each), so that no
+// lazy module load happens inside a later call; jhdnnCreate runs it. CUB's scan kernels still load
+// on first use.
+Status load_kernels();
+Status load_dense_to_csr_kernels();
+Status load_spmm_kernels();
+Status load_dnn_kernels();
+
+// Dense to CSR (row-major dense, FLOAT).
+size_t dense_to_csr_workspace(int64_t rows);
+Status dense_to_csr_analysis(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
+                             int* row_ptr, int64_t* nnz, void* ws, size_t ws_size);
+Status dense_to_csr_convert(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
+                            const int* row_ptr, int* col_ind, float* values);
+
+// C = alpha * A * B + beta * C.
+Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
+            jhdnnDenseOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Fused challenge layer and the compaction after it.
+Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias, float clamp_max,
+                 int max_active, const int* active_count, const int* active_rows, const float* x, int64_t ldx,
+                 float* y, int64_t ldy, int* row_nonzero);
+size_t compact_workspace(int max_active);
+Status compact(cudaStream_t s, int max_active, const int* flags, const int* ids_in, int* rows_out, int* ids_out,
+               int* count_out, void* ws, size_t ws_size);
+
+}  // namespace jhdnn::sparse

@@ -1,0 +1,589 @@
+// Sparse path on the GPU (issue 6): dense-to-CSR against a host conversion and cusparseDenseToSparse,
+// every SpMM algorithm in both orders against a float64 CPU product and cusparseSpMM, the fused
+// challenge layer and the compaction against the CPU, whole-network inference on the official data
+// (exact categories) and on generated networks (exact categories against the CPU reference).
+// Bad inputs of the descriptor calls are tested without a GPU.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <cusparse.h>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "common/catch_gpu.h"
+#include "common/gpu_util.h"
+#include "common/test_util.h"
+#include "spdnn/spdnn.h"
+#include "spdnn/spdnn_gpu.h"
+
+using jhdnn::test::DeviceBuffer;
+using jhdnn::test::JhdnnHandle;
+using jhdnn::test::SplitMix64;
+
+namespace {
+
+#define CUSPARSE_CHECK(call)                                                                      \
+  do {                                                                                            \
+    cusparseStatus_t st_ = (call);                                                                \
+    if (st_ != CUSPARSE_STATUS_SUCCESS) FAIL(#call << " failed: " << cusparseGetErrorString(st_)); \
+  } while (0)
+
+template <class T>
+DeviceBuffer to_dev(const std::vector<T>& v) {
+  DeviceBuffer b(v.size() * sizeof(T));
+  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
+  return b;
+}
+template <class T>
+std::vector<T> from_dev(const DeviceBuffer& b, size_t n) {
+  std::vector<T> v(n);
+  if (n) b.download(v.data(), n * sizeof(T));
+  return v;
+}
+
+uint64_t seed_for(uint64_t salt) { return jhdnn::test::mix_seed(jhdnn::test::test_seed(), salt); }
+
+// Random dense row-major matrix with leading dimension lda; about `density` of it nonzero
+// (values in [0.5, 1.5) or their negatives, never 0); padding columns hold NaN (must never be read).
+std::vector<float> random_dense(int64_t rows, int64_t cols, int64_t lda, double density, uint64_t seed) {
+  SplitMix64 g(seed);
+  std::vector<float> a(size_t(rows) * lda, std::numeric_limits<float>::quiet_NaN());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const bool nz = g.uniform() < density;
+      const float v = float(0.5 + g.uniform());
+      a[r * lda + c] = nz ? (g.uniform() < 0.5 ? -v : v) : 0.f;
+    }
+  return a;
+}
+
+// Host CSR with power-law-ish row lengths (some rows empty, a few very long).
+spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t seed) {
+  SplitMix64 g(seed);
+  spdnn::Csr a;
+  a.rows = m;
+  a.cols = k;
+  a.ptr.assign(m + 1, 0);
+  for (int64_t r = 0; r < m; ++r) {
+    int64_t len = skewed ? int64_t(double(avg) * 0.2 / std::pow(g.uniform() + 1e-3, 1.0)) : int64_t(g.uniform() * 2 * avg);
+    if (skewed && g.uniform() < 0.1) len = 0;
+    len = std::min(len, k);
+    std::vector<int> cols;
+    for (int64_t t = 0; t < len; ++t) cols.push_back(int(g.next() % uint64_t(k)));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (int c : cols) {
+      a.idx.push_back(c);
+      a.val.push_back(float(g.uniform() * 2 - 1));
+    }
+    a.ptr[r + 1] = int64_t(a.idx.size());
+  }
+  return a;
+}
+
+std::vector<int> ptr32(const spdnn::Csr& a) { return std::vector<int>(a.ptr.begin(), a.ptr.end()); }
+
+int64_t at(jhdnnDenseOrder_t o, int64_t r, int64_t c, int64_t ld) { return o == JHDNN_ORDER_ROW ? r * ld + c : c * ld + r; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- descriptor bad inputs (no GPU)
+
+TEST_CASE("sparse descriptor: bad inputs get a status and a message", "[sparse][api]") {
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(nullptr) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&d) == JHDNN_STATUS_SUCCESS);
+  int dummy_i[4] = {};
+  float dummy_f[4] = {};
+  int64_t rows = -1;
+  CHECK(jhdnnGetSparseMatrixDescriptor(d, nullptr, &rows, nullptr, nullptr) == JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED);
+  CHECK(jhdnnSetCsrMatrixDescriptor(d, 0, 4, 0, dummy_i, nullptr, nullptr, JHDNN_DATA_FLOAT) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnnSetCsrMatrixDescriptor(d, 4, -1, 0, dummy_i, nullptr, nullptr, JHDNN_DATA_FLOAT) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnnSetCsrMatrixDescriptor(d, 2, 2, 5, dummy_i, dummy_i, dummy_f, JHDNN_DATA_FLOAT) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnnSetCsrMatrixDescriptor(d, 2, 2, 1, nullptr, dummy_i, dummy_f, JHDNN_DATA_FLOAT) ==
+        JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(jhdnnSetCsrMatrixDescriptor(d, 2, 2, 1, dummy_i, nullptr, dummy_f, JHDNN_DATA_FLOAT) ==
+        JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(jhdnnSetCsrMatrixDescriptor(d, 2, 2, 1, dummy_i, dummy_i, dummy_f, JHDNN_DATA_HALF) ==
+        JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE);
+  CHECK(jhdnnSetCsrMatrixDescriptor(d, int64_t(1) << 32, 2, 1, dummy_i, dummy_i, dummy_f, JHDNN_DATA_FLOAT) ==
+        JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  CHECK(jhdnnSetEllMatrixDescriptor(d, 4, 4, 0, dummy_i, dummy_f, JHDNN_DATA_FLOAT) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnnSetEllMatrixDescriptor(d, 4, 4, 5, dummy_i, dummy_f, JHDNN_DATA_FLOAT) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnnSetEllMatrixDescriptor(d, 4, 4, 2, nullptr, dummy_f, JHDNN_DATA_FLOAT) ==
+        JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("colInd") != std::string::npos);
+  // Still unset after all those failures.
+  CHECK(jhdnnGetSparseMatrixDescriptor(d, nullptr, nullptr, nullptr, nullptr) == JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED);
+  REQUIRE(jhdnnSetEllMatrixDescriptor(d, 4, 6, 2, dummy_i, dummy_f, JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
+  jhdnnSparseFormat_t f;
+  int64_t cols = 0, nnz = 0;
+  REQUIRE(jhdnnGetSparseMatrixDescriptor(d, &f, &rows, &cols, &nnz) == JHDNN_STATUS_SUCCESS);
+  CHECK((f == JHDNN_SPARSE_FORMAT_ELL && rows == 4 && cols == 6 && nnz == 8));
+  CHECK(jhdnnDestroySparseMatrixDescriptor(d) == JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnDestroySparseMatrixDescriptor(nullptr) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+}
+
+TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  DeviceBuffer a(64 * 64 * 4), rp(65 * 4), ci(64 * 64 * 4), va(64 * 64 * 4), c(64 * 64 * 4);
+  size_t ws = 0;
+  int64_t nnz = 0;
+  CHECK(jhdnnDenseToCsr_bufferSize(h.get(), 64, 64, nullptr) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  REQUIRE(jhdnnDenseToCsr_bufferSize(h.get(), 64, 64, &ws) == JHDNN_STATUS_SUCCESS);
+  DeviceBuffer w(ws);
+  CHECK(jhdnnDenseToCsrAnalysis(h.get(), 64, 64, a.get(), 63, rp.as<int>(), &nnz, w.get(), ws) ==
+        JHDNN_STATUS_BAD_PARAM);  // lda < cols
+  CHECK(jhdnnDenseToCsrAnalysis(h.get(), 64, 64, a.get(), 64, rp.as<int>(), &nnz, w.get(), ws - 1) ==
+        JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+  CHECK(jhdnnDenseToCsrAnalysis(h.get(), 64, 64, nullptr, 64, rp.as<int>(), &nnz, w.get(), ws) ==
+        JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(jhdnnDenseToCsrAnalysis(h.get(), 64, 64, a.as<char>() + 1, 64, rp.as<int>(), &nnz, w.get(), ws) ==
+        JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  jhdnnSparseMatrixDescriptor_t d;
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&d) == JHDNN_STATUS_SUCCESS);
+  const float one = 1.f, zero = 0.f;
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 8, JHDNN_ORDER_ROW, a.get(), 64, &zero, c.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM_NOT_FINALIZED);
+  REQUIRE(jhdnnSetCsrMatrixDescriptor(d, 64, 64, 10, rp.as<int>(), ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) ==
+          JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_COUNT, &one, d, 8, JHDNN_ORDER_ROW, a.get(), 64, &zero, c.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 8, JHDNN_ORDER_ROW, a.get(), 7, &zero, c.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM);  // ldb < n
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 8, JHDNN_ORDER_COL, a.get(), 64, &zero, c.get(), 63) ==
+        JHDNN_STATUS_BAD_PARAM);  // ldc < m
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, nullptr, d, 8, JHDNN_ORDER_ROW, a.get(), 64, &zero, c.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 0, JHDNN_ORDER_ROW, a.get(), 64, &zero, c.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM);
+  int* cnt = rp.as<int>();
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
+        JHDNN_STATUS_NOT_SUPPORTED_LAYOUT);  // CSR given
+  REQUIRE(jhdnnSetEllMatrixDescriptor(d, 64, 64, 32, ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, 0.5f, 32.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
+        JHDNN_STATUS_BAD_PARAM);  // bias > 0
+  {
+    std::vector<int> ord(64);
+    for (int t = 0; t < 64; ++t) ord[t] = 63 - t;
+    DeviceBuffer dord = to_dev(ord);
+    CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()) == JHDNN_STATUS_SUCCESS);
+    ord[5] = ord[6];  // a duplicate
+    DeviceBuffer dbad = to_dev(ord);
+    CHECK(jhdnnSetSparseMatrixRowOrder(d, dbad.as<int>()) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(jhdnnSetSparseMatrixRowOrder(d, nullptr) == JHDNN_STATUS_SUCCESS);
+  }
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 0.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
+        JHDNN_STATUS_BAD_PARAM);  // clamp <= 0
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 65, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
+        JHDNN_STATUS_BAD_PARAM);  // ldy < maxActive
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), 64, a.get(), 64, cnt) ==
+        JHDNN_STATUS_BAD_PARAM);  // in place
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, nullptr, cnt, a.get(), 64, c.get(), 64, cnt) ==
+        JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  size_t cws = 0;
+  REQUIRE(jhdnnSparseDnnCompact_bufferSize(h.get(), 100, &cws) == JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnSparseDnnCompact(h.get(), 100, cnt, cnt, cnt, cnt, cnt, w.get(), cws) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnnSparseDnnCompact(h.get(), 100, cnt, cnt, cnt, ci.as<int>(), cnt, w.get(), cws - 1) ==
+        JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+  jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// ---------------------------------------------------------------- dense to CSR
+
+TEST_CASE("dense to CSR: exact against the host conversion and cusparseDenseToSparse", "[sparse][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  cusparseHandle_t sp;
+  CUSPARSE_CHECK(cusparseCreate(&sp));
+  struct Case { int64_t rows, cols, lda; double density; };
+  const Case cases[] = {{1, 1, 1, 1.0},     {37, 3, 3, 0.5},     {129, 130, 133, 0.03}, {1000, 1027, 1028, 0.1},
+                        {64, 128, 128, 0.0}, {333, 256, 260, 1.0}, {2048, 1024, 1024, 0.03}, {7, 4099, 4100, 0.3}};
+  int salt = 0;
+  for (const Case& cs : cases) {
+    INFO("rows " << cs.rows << " cols " << cs.cols << " lda " << cs.lda << " density " << cs.density);
+    const std::vector<float> a = random_dense(cs.rows, cs.cols, cs.lda, cs.density, seed_for(100 + salt++));
+    // Host truth.
+    std::vector<int> rp{0}, ci;
+    std::vector<float> va;
+    for (int64_t r = 0; r < cs.rows; ++r) {
+      for (int64_t c = 0; c < cs.cols; ++c)
+        if (a[r * cs.lda + c] != 0.f) {
+          ci.push_back(int(c));
+          va.push_back(a[r * cs.lda + c]);
+        }
+      rp.push_back(int(ci.size()));
+    }
+    DeviceBuffer da = to_dev(a), drp((cs.rows + 1) * 4);
+    size_t ws = 0;
+    REQUIRE(jhdnnDenseToCsr_bufferSize(h.get(), cs.rows, cs.cols, &ws) == JHDNN_STATUS_SUCCESS);
+    DeviceBuffer dws(ws);
+    int64_t nnz = -1;
+    JHDNN_CHECK(jhdnnDenseToCsrAnalysis(h.get(), cs.rows, cs.cols, da.get(), cs.lda, drp.as<int>(), &nnz, dws.get(), ws));
+    REQUIRE(nnz == int64_t(ci.size()));
+    DeviceBuffer dci(nnz * 4), dva(nnz * 4);  // poisoned, guarded
+    jhdnnSparseMatrixDescriptor_t d;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, cs.rows, cs.cols, nnz, drp.as<int>(), dci.as<int>(), dva.get(),
+                                            JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), da.get(), cs.lda, d));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(drp, rp.size()) == rp);
+    CHECK(from_dev<int>(dci, ci.size()) == ci);
+    CHECK(from_dev<float>(dva, va.size()) == va);
+    CHECK((drp.guard_intact() && dci.guard_intact() && dva.guard_intact()));
+    jhdnnDestroySparseMatrixDescriptor(d);
+
+    // cuSPARSE on the same data gives the same CSR.
+    cusparseDnMatDescr_t dn;
+    cusparseSpMatDescr_t csr;
+    DeviceBuffer crp((cs.rows + 1) * 4);
+    CUSPARSE_CHECK(cusparseCreateDnMat(&dn, cs.rows, cs.cols, cs.lda, da.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    CUSPARSE_CHECK(cusparseCreateCsr(&csr, cs.rows, cs.cols, 0, crp.get(), nullptr, nullptr, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    size_t cbuf = 0;
+    CUSPARSE_CHECK(cusparseDenseToSparse_bufferSize(sp, dn, csr, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, &cbuf));
+    DeviceBuffer cb(cbuf);
+    CUSPARSE_CHECK(cusparseDenseToSparse_analysis(sp, dn, csr, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, cb.get()));
+    int64_t r_, c_, cnnz = 0;
+    CUSPARSE_CHECK(cusparseSpMatGetSize(csr, &r_, &c_, &cnnz));
+    REQUIRE(cnnz == nnz);
+    DeviceBuffer cci(cnnz * 4 + 4), cva(cnnz * 4 + 4);
+    CUSPARSE_CHECK(cusparseCsrSetPointers(csr, crp.get(), cci.get(), cva.get()));
+    CUSPARSE_CHECK(cusparseDenseToSparse_convert(sp, dn, csr, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, cb.get()));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(crp, rp.size()) == rp);
+    CHECK(from_dev<int>(cci, ci.size()) == ci);
+    cusparseDestroyDnMat(dn);
+    cusparseDestroySpMat(csr);
+  }
+  cusparseDestroy(sp);
+}
+
+// ---------------------------------------------------------------- SpMM
+
+TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and cusparseSpMM", "[sparse][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  cusparseHandle_t sp;
+  CUSPARSE_CHECK(cusparseCreate(&sp));
+  struct Case { int64_t m, k, n, avg; bool skewed; };
+  const Case cases[] = {{1, 1, 1, 1, false},     {37, 53, 5, 4, false},  {300, 200, 33, 20, true},
+                        {1000, 700, 64, 8, true}, {129, 4000, 130, 300, true}, {64, 64, 128, 64, false},
+                        {200, 300, 1100, 10, false}, {90, 70, 1037, 5, true}};  // n > 512: several column bands
+  int salt = 0;
+  for (const Case& cs : cases) {
+    const spdnn::Csr a = random_csr(cs.m, cs.k, cs.avg, cs.skewed, seed_for(200 + salt++));
+    const std::vector<int> rp = ptr32(a);
+    DeviceBuffer drp = to_dev(rp), dci = to_dev(a.idx), dva = to_dev(a.val);
+    jhdnnSparseMatrixDescriptor_t d;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, cs.m, cs.k, a.nnz(), drp.as<int>(), dci.as<int>(), dva.get(),
+                                            JHDNN_DATA_FLOAT));
+    for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
+      const int64_t pad = cs.n % 4 == 0 ? 4 : 3;  // multiples of 4 take the float4 path of WARP_ROW
+      const int64_t ldb = (order == JHDNN_ORDER_ROW ? cs.n : cs.k) + pad;
+      const int64_t ldc = (order == JHDNN_ORDER_ROW ? cs.n : cs.m) + pad;
+      const int64_t b_size = ldb * (order == JHDNN_ORDER_ROW ? cs.k : cs.n);
+      const int64_t c_size = ldc * (order == JHDNN_ORDER_ROW ? cs.m : cs.n);
+      std::vector<double> bd(b_size), c0d(c_size);
+      jhdnn::test::fill_random(bd, JHDNN_DATA_FLOAT, seed_for(300 + salt), -1, 1);
+      jhdnn::test::fill_random(c0d, JHDNN_DATA_FLOAT, seed_for(400 + salt), -1, 1);
+      std::vector<float> b(bd.begin(), bd.end()), c0(c0d.begin(), c0d.end());
+      DeviceBuffer db = to_dev(b);
+      for (float beta : {0.f, 0.5f}) {
+        const float alpha = 1.25f;
+        // float64 truth and an error bound: |sum| of products times a few ulps.
+        std::vector<double> ref(c_size), mag(c_size, 0.0);
+        for (int64_t r = 0; r < cs.m; ++r)
+          for (int64_t j = 0; j < cs.n; ++j) {
+            double s = 0, sa = 0;
+            for (int64_t e = a.ptr[r]; e < a.ptr[r + 1]; ++e) {
+              const double p = double(a.val[e]) * b[at(order, a.idx[e], j, ldb)];
+              s += p;
+              sa += std::fabs(p);
+            }
+            const int64_t o = at(order, r, j, ldc);
+            ref[o] = alpha * s + (beta != 0.f ? beta * double(c0[o]) : 0.0);
+            mag[o] = alpha * sa + std::fabs(beta * double(c0[o]));
+          }
+        for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo < JHDNN_SPMM_ALG_COUNT; ++algo) {
+          INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " order " << order
+                    << " beta " << beta << " algo " << algo);
+          std::vector<float> cinit = c0;
+          if (beta == 0.f)  // beta = 0 must not read C: NaN there must not come through
+            std::fill(cinit.begin(), cinit.end(), std::numeric_limits<float>::quiet_NaN());
+          DeviceBuffer dc = to_dev(cinit);
+          JHDNN_CHECK(jhdnnSpMM(h.get(), jhdnnSpMMAlg_t(algo), &alpha, d, cs.n, order, db.get(), ldb, &beta, dc.get(), ldc));
+          CUDA_CHECK(cudaDeviceSynchronize());
+          const std::vector<float> got = from_dev<float>(dc, c_size);
+          int bad = 0;
+          for (int64_t r = 0; r < cs.m; ++r)
+            for (int64_t j = 0; j < cs.n; ++j) {
+              const int64_t o = at(order, r, j, ldc);
+              const double tol = 1e-5 * mag[o] + 1e-30;
+              if (!(std::fabs(double(got[o]) - ref[o]) <= tol) && bad++ < 3)
+                UNSCOPED_INFO("C(" << r << "," << j << ") = " << got[o] << " expected " << ref[o]);
+            }
+          // Padding of C (between rows/columns) is never written.
+          const int64_t outer = order == JHDNN_ORDER_ROW ? cs.m : cs.n, inner = order == JHDNN_ORDER_ROW ? cs.n : cs.m;
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t p = inner; p < ldc; ++p) {
+              const float g = got[o * ldc + p], e = cinit[o * ldc + p];
+              if (std::memcmp(&g, &e, 4) != 0) ++bad;
+            }
+          CHECK(bad == 0);
+          CHECK(dc.guard_intact());
+        }
+        // cusparseSpMM on the same data agrees with the float64 truth to the same bound.
+        DeviceBuffer dc = to_dev(c0);
+        cusparseSpMatDescr_t ca;
+        cusparseDnMatDescr_t cb, cc;
+        const cusparseOrder_t co = order == JHDNN_ORDER_ROW ? CUSPARSE_ORDER_ROW : CUSPARSE_ORDER_COL;
+        CUSPARSE_CHECK(cusparseCreateCsr(&ca, cs.m, cs.k, a.nnz(), drp.get(), dci.get(), dva.get(), CUSPARSE_INDEX_32I,
+                                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+        CUSPARSE_CHECK(cusparseCreateDnMat(&cb, cs.k, cs.n, ldb, db.get(), CUDA_R_32F, co));
+        CUSPARSE_CHECK(cusparseCreateDnMat(&cc, cs.m, cs.n, ldc, dc.get(), CUDA_R_32F, co));
+        size_t bs = 0;
+        CUSPARSE_CHECK(cusparseSpMM_bufferSize(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                               &alpha, ca, cb, &beta, cc, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, &bs));
+        DeviceBuffer buf(bs);
+        CUSPARSE_CHECK(cusparseSpMM(sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, ca,
+                                    cb, &beta, cc, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, buf.get()));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<float> got = from_dev<float>(dc, c_size);
+        int bad = 0;
+        for (int64_t r = 0; r < cs.m; ++r)
+          for (int64_t j = 0; j < cs.n; ++j) {
+            const int64_t o = at(order, r, j, ldc);
+            bad += !(std::fabs(double(got[o]) - ref[o]) <= 1e-5 * mag[o] + 1e-30);
+          }
+        CHECK(bad == 0);
+        cusparseDestroySpMat(ca);
+        cusparseDestroyDnMat(cb);
+        cusparseDestroyDnMat(cc);
+      }
+    }
+    jhdnnDestroySparseMatrixDescriptor(d);
+  }
+  cusparseDestroy(sp);
+}
+
+// ---------------------------------------------------------------- fused layer and compaction
+
+TEST_CASE("fused layer and compaction: random ELL (widths 32, 7, 45, padded), sparse active list", "[sparse][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  struct Case { int64_t n_in, n_out, width, cols, max_active; };
+  // The last two have enough images (>= 2 * SMs * 128 on an H200) for the four-images-per-lane kernels.
+  const Case cases[] = {{64, 96, 32, 100, 70},      {1024, 1024, 32, 3000, 2500}, {50, 33, 7, 40, 33},
+                        {300, 200, 45, 77, 64},     {128, 4096, 32, 40, 1},       {64, 64, 32, 52000, 36000},
+                        {50, 40, 7, 50000, 35000}};
+  int salt = 0;
+  for (const Case& cs : cases) {
+    INFO("n_in " << cs.n_in << " n_out " << cs.n_out << " width " << cs.width << " cols " << cs.cols);
+    SplitMix64 g(seed_for(500 + salt++));
+    spdnn::Ell e;
+    e.rows = cs.n_out;
+    e.cols = cs.n_in;
+    e.width = cs.width;
+    for (int64_t j = 0; j < cs.n_out; ++j)
+      for (int64_t k = 0; k < cs.width; ++k) {
+        const bool pad = g.uniform() < 0.1;
+        e.idx.push_back(pad ? -1 : int(g.next() % uint64_t(cs.n_in)));
+        // weights in [-0.01, 0.04): sums spread over below-zero, (0, 32) and clamped
+        e.val.push_back(pad ? std::numeric_limits<float>::quiet_NaN() : float(g.uniform() * 0.05 - 0.01));
+      }
+    // Features: x(i, c), about half zero, values in [0, 32].
+    std::vector<float> x(size_t(cs.n_in) * cs.cols);
+    for (auto& v : x) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * 32);
+    // Active list: every other column or so, ascending; count below maxActive.
+    std::vector<int> rows;
+    for (int64_t c = 0; c < cs.cols && int64_t(rows.size()) < cs.max_active; ++c)
+      if (g.uniform() < 0.7) rows.push_back(int(c));
+    const int count = int(rows.size());
+    rows.resize(cs.max_active, 0);
+    const int64_t ldy = cs.max_active + 5;
+    DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dx = to_dev(x), drows = to_dev(rows),
+                 dcount = to_dev(std::vector<int>{count}), dy(size_t(cs.n_out) * ldy * 4),
+                 dflags(cs.max_active * 4);
+    jhdnnSparseMatrixDescriptor_t d;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, cs.n_out, cs.n_in, cs.width, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+    // Every other case processes the outputs in a random order (the row-order hint): same results.
+    std::vector<int> order(cs.n_out);
+    for (int64_t j = 0; j < cs.n_out; ++j) order[j] = int(j);
+    for (int64_t j = cs.n_out - 1; j > 0; --j) std::swap(order[j], order[g.next() % uint64_t(j + 1)]);
+    DeviceBuffer dorder = to_dev(order);
+    if (salt % 2 == 0) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dorder.as<int>()));
+    const float bias = -0.3f;
+    JHDNN_CHECK(jhdnnSparseDnnLayerForward(h.get(), d, bias, 32.f, int(cs.max_active), dcount.as<int>(), drows.as<int>(),
+                                           dx.get(), cs.cols, dy.get(), ldy, dflags.as<int>()));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> y = from_dev<float>(dy, size_t(cs.n_out) * ldy);
+    const std::vector<int> flags = from_dev<int>(dflags, cs.max_active);
+    int bad = 0;
+    for (int r = 0; r < cs.max_active; ++r) {
+      bool alive = false;
+      for (int64_t j = 0; j < cs.n_out; ++j) {
+        const float got = y[j * ldy + r];
+        if (r >= count) {  // never written: still the 0xFF poison
+          uint32_t bits;
+          std::memcpy(&bits, &got, 4);
+          bad += bits != 0xFFFFFFFFu;
+          continue;
+        }
+        double s = 0, sa = 0;
+        for (int64_t k = 0; k < cs.width; ++k) {
+          const int i = e.idx[j * cs.width + k];
+          if (i < 0) continue;
+          const double p = double(x[i * cs.cols + rows[r]]) * e.val[j * cs.width + k];
+          s += p;
+          sa += std::fabs(p);
+        }
+        const double ref = std::min(std::max(s + bias, 0.0), 32.0);
+        if (!(std::fabs(got - ref) <= 1e-5 * (sa + 1)) && bad++ < 3)
+          UNSCOPED_INFO("y(" << j << "," << r << ") = " << got << " expected " << ref);
+        alive |= got != 0.f;
+      }
+      if (flags[r] != (alive ? 1 : 0) && bad++ < 3) UNSCOPED_INFO("flag " << r << " = " << flags[r]);
+    }
+    CHECK(bad == 0);
+    CHECK(dy.guard_intact());
+
+    // Compaction of those flags (plus arbitrary nonzero ints) keeps the order.
+    std::vector<int> f2 = flags;
+    for (size_t t = 0; t < f2.size(); t += 3) f2[t] = f2[t] ? int(7 + t) : 0;
+    std::vector<int> ids(cs.max_active);
+    for (int t = 0; t < cs.max_active; ++t) ids[t] = 1000 + 3 * t;
+    DeviceBuffer df = to_dev(f2), dids = to_dev(ids), dro(cs.max_active * 4), dio(cs.max_active * 4), dco(4);
+    size_t ws = 0;
+    JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(h.get(), int(cs.max_active), &ws));
+    DeviceBuffer dws(ws);
+    JHDNN_CHECK(jhdnnSparseDnnCompact(h.get(), int(cs.max_active), df.as<int>(), dids.as<int>(), dro.as<int>(),
+                                      dio.as<int>(), dco.as<int>(), dws.get(), ws));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<int> want_rows, want_ids;
+    for (int t = 0; t < cs.max_active; ++t)
+      if (f2[t]) {
+        want_rows.push_back(t);
+        want_ids.push_back(ids[t]);
+      }
+    const int got_count = from_dev<int>(dco, 1)[0];
+    REQUIRE(got_count == int(want_rows.size()));
+    CHECK(from_dev<int>(dro, got_count) == want_rows);
+    CHECK(from_dev<int>(dio, got_count) == want_ids);
+    jhdnnDestroySparseMatrixDescriptor(d);
+  }
+}
+
+// ---------------------------------------------------------------- whole networks
+
+namespace {
+
+#define REQUIRE_SPDNN_DATA_GPU()                                                                        \
+  do {                                                                                                  \
+    if (!spdnn::file_exists(spdnn::data_dir() + "/neuron1024/n1024-l120.tsv"))                          \
+      SKIP("spdnn data not found in " << spdnn::data_dir()                                              \
+                                      << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");  \
+  } while (0)
+
+spdnn::Csr official_layer(int l) {
+  spdnn::Csr w;
+  std::string err;
+  if (!spdnn::read_layer_tsv(spdnn::data_dir() + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err))
+    throw std::runtime_error(err);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact categories", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_GPU();
+  const std::string dir = spdnn::data_dir();
+  spdnn::Csr images;
+  std::vector<int> truth;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", &truth, &err));
+  REQUIRE(truth.size() == 19);
+  std::vector<spdnn::Csr> layers;
+  for (int l = 1; l <= 120; ++l) layers.push_back(official_layer(l));
+  JhdnnHandle h;
+  spdnn::DeviceNetwork net;
+  net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); });
+  for (int refresh : {0, 1, 4, -1}) {
+    INFO("refresh " << refresh);
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, refresh);
+    CHECK(r.categories == truth);
+    CHECK(r.active.back() == 19);
+  }
+  {  // without the row-order hint
+    spdnn::DeviceNetwork plain;
+    plain.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); }, false);
+    CHECK(spdnn::run_inference(h.get(), plain, images, 1200, -0.3f).categories == truth);
+  }
+  // The same network tiled to the challenge's 60000 rows: image t is image t % 1200.
+  {
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1);
+    std::vector<int> want;
+    for (int t = 0; t < 60000; ++t)
+      if (std::binary_search(truth.begin(), truth.end(), t % 1200)) want.push_back(t);
+    CHECK(r.categories == want);
+  }
+  // Layer by layer against the float64 CPU reference for the first three layers.
+  spdnn::CpuInference cpu(images);
+  for (int l = 1; l <= 3; ++l) {
+    INFO("layer " << l);
+    cpu.layer(layers[l - 1], -0.3);
+    spdnn::DeviceNetwork part;
+    part.load(1024, l, [&](int k) { return spdnn::transpose_to_ell(layers[k - 1]); });
+    std::vector<float> out;
+    std::vector<int> ids;
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), part, images, 1200, -0.3f, 1, l, &out, &ids);
+    REQUIRE(ids == cpu.categories());
+    int bad = 0;
+    for (size_t t = 0; t < ids.size(); ++t) {
+      const std::vector<double> ref = cpu.dense_row(ids[t]);
+      for (int64_t i = 0; i < 1024; ++i)
+        bad += !(std::fabs(out[i * ids.size() + t] - ref[i]) <= 1e-5 * (std::fabs(ref[i]) + 1));
+    }
+    CHECK(bad == 0);
+    CHECK(r.active.back() == int(ids.size()));
+  }
+}
+
+TEST_CASE("inference: generated networks match the CPU reference exactly", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_GPU();
+  spdnn::Csr images1024;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024, &err));
+  JhdnnHandle h;
+  struct Case { int64_t n; int layers; int64_t images; };
+  for (const Case cs : {Case{1024, 120, 1200}, Case{4096, 60, 300}, Case{16384, 24, 64}}) {
+    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images);
+    spdnn::Csr first = images1024;
+    first.rows = cs.images;
+    first.ptr.resize(cs.images + 1);
+    first.idx.resize(first.ptr.back());
+    first.val.resize(first.ptr.back());
+    const spdnn::Csr imgs = cs.n == 1024 ? first : spdnn::scale_images(first, cs.n);
+    const float bias = spdnn::challenge_bias(cs.n);
+    spdnn::CpuInference cpu(imgs);
+    for (int l = 1; l <= cs.layers; ++l) cpu.layer(spdnn::generate_layer(cs.n, l, 42), bias);
+    spdnn::DeviceNetwork net;
+    net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, 4);
+    UNSCOPED_INFO("survivors: " << r.categories.size());
+    CHECK(r.categories == cpu.categories());
+  }
+}

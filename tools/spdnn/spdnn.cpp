@@ -1,0 +1,385 @@
+#include "spdnn/spdnn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace spdnn {
+
+float challenge_bias(int64_t n, bool* ok) {
+  if (ok) *ok = true;
+  switch (n) {
+    case 1024: return -0.3f;
+    case 4096: return -0.35f;
+    case 16384: return -0.4f;
+    case 65536: return -0.45f;
+    default:
+      if (ok) *ok = false;
+      return 0.f;
+  }
+}
+
+namespace {
+
+// Reads "a<TAB>b<TAB>v" triples (1-based a, b); fast enough for 32 MB files.
+bool read_triples(const std::string& path, std::vector<int64_t>* a, std::vector<int64_t>* b, std::vector<float>* v,
+                  std::string* err) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) {
+    *err = "cannot open " + path;
+    return false;
+  }
+  char line[256];
+  int64_t lineno = 0;
+  while (std::fgets(line, sizeof line, f)) {
+    ++lineno;
+    char* p = line;
+    char* end = nullptr;
+    const long long x = std::strtoll(p, &end, 10);
+    if (end == p) {
+      if (std::strspn(line, " \t\r\n") == std::strlen(line)) continue;  // blank line
+      *err = path + ":" + std::to_string(lineno) + ": malformed line";
+      std::fclose(f);
+      return false;
+    }
+    p = end;
+    const long long y = std::strtoll(p, &end, 10);
+    if (end == p) {
+      *err = path + ":" + std::to_string(lineno) + ": malformed line";
+      std::fclose(f);
+      return false;
+    }
+    p = end;
+    const float z = std::strtof(p, &end);
+    a->push_back(x);
+    b->push_back(y);
+    v->push_back(end == p ? 1.f : z);
+  }
+  std::fclose(f);
+  return true;
+}
+
+Csr build_csr(int64_t rows, int64_t cols, const std::vector<int64_t>& r, const std::vector<int64_t>& c,
+              const std::vector<float>& v) {
+  Csr m;
+  m.rows = rows;
+  m.cols = cols;
+  m.ptr.assign(rows + 1, 0);
+  for (int64_t t : r) ++m.ptr[t + 1];
+  for (int64_t i = 0; i < rows; ++i) m.ptr[i + 1] += m.ptr[i];
+  m.idx.resize(r.size());
+  m.val.resize(r.size());
+  std::vector<int64_t> fill(m.ptr.begin(), m.ptr.end() - 1);
+  for (size_t t = 0; t < r.size(); ++t) {
+    const int64_t at = fill[r[t]]++;
+    m.idx[at] = int(c[t]);
+    m.val[at] = v[t];
+  }
+  for (int64_t i = 0; i < rows; ++i) {  // sort each row by column
+    std::vector<std::pair<int, float>> e;
+    for (int64_t k = m.ptr[i]; k < m.ptr[i + 1]; ++k) e.emplace_back(m.idx[k], m.val[k]);
+    std::sort(e.begin(), e.end());
+    for (size_t k = 0; k < e.size(); ++k) {
+      m.idx[m.ptr[i] + k] = e[k].first;
+      m.val[m.ptr[i] + k] = e[k].second;
+    }
+  }
+  return m;
+}
+
+// splitmix64: a tiny, fully specified generator, so networks are the same on every platform.
+struct SplitMix {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t below(uint64_t n) {  // unbiased: reject the top partial block
+    const uint64_t lim = ~uint64_t(0) - (~uint64_t(0) % n);
+    uint64_t x;
+    do x = next(); while (x >= lim);
+    return x % n;
+  }
+};
+
+}  // namespace
+
+bool read_layer_tsv(const std::string& path, int64_t n, Csr* w, std::string* err) {
+  std::vector<int64_t> r, c;
+  std::vector<float> v;
+  if (!read_triples(path, &r, &c, &v, err)) return false;
+  for (size_t t = 0; t < r.size(); ++t) {
+    if (r[t] < 1 || r[t] > n || c[t] < 1 || c[t] > n) {
+      *err = path + ": entry " + std::to_string(t + 1) + " is outside 1.." + std::to_string(n);
+      return false;
+    }
+    --r[t];
+    --c[t];
+  }
+  *w = build_csr(n, n, r, c, v);
+  return true;
+}
+
+bool read_images_tsv(const std::string& path, int64_t n, int64_t rows_hint, Csr* y, std::string* err) {
+  std::vector<int64_t> r, c;
+  std::vector<float> v;
+  if (!read_triples(path, &r, &c, &v, err)) return false;
+  int64_t rows = rows_hint;
+  for (size_t t = 0; t < r.size(); ++t) {
+    if (r[t] < 1 || c[t] < 1 || c[t] > n) {
+      *err = path + ": entry " + std::to_string(t + 1) + " is out of range";
+      return false;
+    }
+    --r[t];
+    --c[t];
+    rows = std::max(rows, r[t] + 1);
+  }
+  *y = build_csr(rows, n, r, c, v);
+  return true;
+}
+
+bool read_categories(const std::string& path, std::vector<int>* cats, std::string* err) {
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) {
+    *err = "cannot open " + path;
+    return false;
+  }
+  cats->clear();
+  long long x;
+  while (std::fscanf(f, "%lld", &x) == 1) cats->push_back(int(x - 1));
+  std::fclose(f);
+  std::sort(cats->begin(), cats->end());
+  return true;
+}
+
+bool generator_width_ok(int64_t n) {
+  if (n < 32 || n % 16 != 0) return false;
+  const int64_t m = n / 16;
+  return (m & (m - 1)) == 0;
+}
+
+std::vector<int> cycle_permutation(int64_t n, int cycle, uint64_t seed) {
+  std::vector<int> p(n);
+  for (int64_t i = 0; i < n; ++i) p[i] = int(i);
+  SplitMix rng{seed * 0x100000001B3ull + uint64_t(cycle) * 0x9E3779B97F4A7C15ull + uint64_t(n)};
+  for (int64_t i = n - 1; i > 0; --i) std::swap(p[i], p[rng.below(uint64_t(i + 1))]);  // Fisher-Yates
+  return p;
+}
+
+Csr generate_layer(int64_t n, int layer, uint64_t seed) {
+  const int64_t m = n / 16;
+  int s_count = 0;
+  while ((int64_t(1) << s_count) < m) ++s_count;
+  const int c = (layer - 1) / s_count, s = (layer - 1) % s_count;
+  std::vector<int> perm;
+  if (c > 0) perm = cycle_permutation(n, c, seed);
+  Csr w;
+  w.rows = w.cols = n;
+  w.ptr.resize(n + 1);
+  w.idx.resize(n * 32);
+  w.val.assign(n * 32, 0.0625f);
+  for (int64_t i = 0; i < n; ++i) {
+    w.ptr[i] = i * 32;
+    const int64_t r = (c == 0 ? i : perm[i]) % m;
+    const int64_t r2 = ((r - (int64_t(1) << s)) % m + m) % m;
+    const int64_t lo = std::min(r, r2), hi = std::max(r, r2);
+    int* out = &w.idx[i * 32];
+    for (int64_t t = 0; t < 16; ++t) {  // ascending: lo + tM < hi + tM < lo + (t+1)M
+      out[2 * t] = int(lo + t * m);
+      out[2 * t + 1] = int(hi + t * m);
+    }
+  }
+  w.ptr[n] = n * 32;
+  return w;
+}
+
+Ell generate_layer_ell(int64_t n, int layer, uint64_t seed) {
+  const int64_t m = n / 16;
+  int s_count = 0;
+  while ((int64_t(1) << s_count) < m) ++s_count;
+  const int c = (layer - 1) / s_count, s = (layer - 1) % s_count;
+  std::vector<int> inv(n);  // inv[perm(i)] = i: rows of residue q are inv[q + t M]
+  if (c == 0) {
+    for (int64_t i = 0; i < n; ++i) inv[i] = int(i);
+  } else {
+    const std::vector<int> perm = cycle_permutation(n, c, seed);
+    for (int64_t i = 0; i < n; ++i) inv[perm[i]] = int(i);
+  }
+  Ell e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.resize(n * 32);
+  e.val.assign(n * 32, 0.0625f);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t q = j % m, q2 = (q + (int64_t(1) << s)) % m;
+    int* out = &e.idx[j * 32];
+    for (int64_t t = 0; t < 16; ++t) {
+      out[t] = inv[q + t * m];
+      out[16 + t] = inv[q2 + t * m];
+    }
+    std::sort(out, out + 32);
+  }
+  return e;
+}
+
+Csr transpose(const Csr& w) {
+  Csr t;
+  t.rows = w.cols;
+  t.cols = w.rows;
+  t.ptr.assign(t.rows + 1, 0);
+  for (int j : w.idx) ++t.ptr[j + 1];
+  for (int64_t j = 0; j < t.rows; ++j) t.ptr[j + 1] += t.ptr[j];
+  t.idx.resize(w.idx.size());
+  t.val.resize(w.idx.size());
+  std::vector<int64_t> fill(t.ptr.begin(), t.ptr.end() - 1);
+  for (int64_t i = 0; i < w.rows; ++i)  // rows in order, so each column's list stays ascending
+    for (int64_t k = w.ptr[i]; k < w.ptr[i + 1]; ++k) {
+      const int64_t at = fill[w.idx[k]]++;
+      t.idx[at] = int(i);
+      t.val[at] = w.val[k];
+    }
+  return t;
+}
+
+std::vector<int> reuse_order(const Ell& e) {
+  std::vector<int> order(e.rows);
+  for (int64_t j = 0; j < e.rows; ++j) order[j] = int(j);
+  const int* base = e.idx.data();
+  const int64_t w = e.width;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return std::lexicographical_compare(base + a * w, base + (a + 1) * w, base + b * w, base + (b + 1) * w);
+  });
+  return order;
+}
+
+Ell transpose_to_ell(const Csr& w) {
+  const Csr t = transpose(w);
+  Ell e;
+  e.rows = t.rows;
+  e.cols = t.cols;
+  for (int64_t j = 0; j < t.rows; ++j) e.width = std::max(e.width, t.ptr[j + 1] - t.ptr[j]);
+  if (e.width == 0) e.width = 1;
+  e.idx.assign(e.rows * e.width, -1);
+  e.val.assign(e.rows * e.width, 0.f);
+  for (int64_t j = 0; j < t.rows; ++j)
+    for (int64_t k = t.ptr[j]; k < t.ptr[j + 1]; ++k) {
+      e.idx[j * e.width + (k - t.ptr[j])] = t.idx[k];
+      e.val[j * e.width + (k - t.ptr[j])] = t.val[k];
+    }
+  return e;
+}
+
+Csr scale_images(const Csr& img, int64_t n) {
+  int64_t f = 1;
+  while (1024 * f * f < n) ++f;
+  Csr out;
+  out.rows = img.rows;
+  out.cols = n;
+  out.ptr.assign(img.rows + 1, 0);
+  const int64_t side = 32 * f;
+  for (int64_t r = 0; r < img.rows; ++r) {
+    std::vector<std::pair<int, float>> e;
+    for (int64_t k = img.ptr[r]; k < img.ptr[r + 1]; ++k) {
+      const int64_t py = img.idx[k] / 32, px = img.idx[k] % 32;
+      for (int64_t dy = 0; dy < f; ++dy)
+        for (int64_t dx = 0; dx < f; ++dx) e.emplace_back(int((py * f + dy) * side + px * f + dx), img.val[k]);
+    }
+    std::sort(e.begin(), e.end());
+    for (auto& p : e) {
+      out.idx.push_back(p.first);
+      out.val.push_back(p.second);
+    }
+    out.ptr[r + 1] = int64_t(out.idx.size());
+  }
+  return out;
+}
+
+Csr tile_rows(const Csr& y, int64_t rows) {
+  Csr out;
+  out.rows = rows;
+  out.cols = y.cols;
+  out.ptr.assign(rows + 1, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t s = r % y.rows;
+    for (int64_t k = y.ptr[s]; k < y.ptr[s + 1]; ++k) {
+      out.idx.push_back(y.idx[k]);
+      out.val.push_back(y.val[k]);
+    }
+    out.ptr[r + 1] = int64_t(out.idx.size());
+  }
+  return out;
+}
+
+CpuInference::CpuInference(const Csr& images) : n_(images.cols), rows_(images.rows) {
+  for (int64_t r = 0; r < images.rows; ++r)
+    for (int64_t k = images.ptr[r]; k < images.ptr[r + 1]; ++k)
+      if (images.val[k] != 0.f) rows_[r].emplace_back(images.idx[k], double(images.val[k]));
+}
+
+void CpuInference::layer(const Csr& w, double bias, double clamp) {
+  std::vector<double> acc(n_, 0.0);
+  std::vector<char> touched(n_, 0);
+  std::vector<int> list;
+  for (auto& row : rows_) {
+    if (row.empty()) continue;  // a zero row stays zero (bias <= 0)
+    list.clear();
+    for (const auto& [i, y] : row)
+      for (int64_t k = w.ptr[i]; k < w.ptr[i + 1]; ++k) {
+        const int j = w.idx[k];
+        if (!touched[j]) {
+          touched[j] = 1;
+          list.push_back(j);
+        }
+        acc[j] += y * double(w.val[k]);
+      }
+    std::sort(list.begin(), list.end());
+    row.clear();
+    for (int j : list) {
+      // The bias is added where the product is nonzero (for bias <= 0 the same as everywhere).
+      const double v = std::min(std::max(acc[j] + bias, 0.0), clamp);
+      if (v != 0.0) row.emplace_back(j, v);
+      acc[j] = 0.0;
+      touched[j] = 0;
+    }
+  }
+}
+
+int64_t CpuInference::active_rows() const {
+  int64_t a = 0;
+  for (const auto& r : rows_) a += !r.empty();
+  return a;
+}
+
+std::vector<int> CpuInference::categories() const {
+  std::vector<int> c;
+  for (size_t r = 0; r < rows_.size(); ++r)
+    if (!rows_[r].empty()) c.push_back(int(r));
+  return c;
+}
+
+std::vector<double> CpuInference::dense_row(int64_t r) const {
+  std::vector<double> d(n_, 0.0);
+  for (const auto& [j, v] : rows_[r]) d[j] = v;
+  return d;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string data_dir() {
+  if (const char* e = std::getenv("JHDNN_SPDNN_DIR"); e && *e) return e;
+#ifdef JHDNN_SOURCE_DIR
+  return std::string(JHDNN_SOURCE_DIR) + "/data/spdnn";
+#else
+  return "data/spdnn";
+#endif
+}
+
+}  // namespace spdnn

@@ -1,0 +1,86 @@
+// Sparse DNN Graph Challenge helpers shared by the tests, the bench and examples/spdnn_infer. They
+// do not depend on the jhDNN library: readers of the challenge's TSV formats, the RadiX-Net-style
+// network generator, input scaling/tiling, and the float64 CPU reference inference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace spdnn {
+
+// Host CSR, 0-based, int32 indices, columns ascending within a row.
+struct Csr {
+  int64_t rows = 0, cols = 0;
+  std::vector<int64_t> ptr;  // rows + 1
+  std::vector<int> idx;
+  std::vector<float> val;
+  int64_t nnz() const { return int64_t(idx.size()); }
+};
+
+// Row-major ELL: entry k of row r at r * width + k; padding idx = -1, val = 0.
+struct Ell {
+  int64_t rows = 0, cols = 0, width = 0;
+  std::vector<int> idx;
+  std::vector<float> val;
+};
+
+// The challenge's bias for a width: -0.3 (1024), -0.35 (4096), -0.4 (16384), -0.45 (65536).
+// Returns 0 and sets *ok = false for any other width.
+float challenge_bias(int64_t n, bool* ok = nullptr);
+
+// `n{N}-l{i}.tsv`: "row<TAB>col<TAB>value", 1-based; rows = source neuron, cols = destination.
+bool read_layer_tsv(const std::string& path, int64_t n, Csr* w, std::string* err);
+// `sparse-images-{N}.tsv`: "image<TAB>neuron<TAB>value", 1-based; rows = images (rows_hint rows at
+// least; more if the file names a higher image).
+bool read_images_tsv(const std::string& path, int64_t n, int64_t rows_hint, Csr* y, std::string* err);
+// Categories: one 1-based image number a line; returned 0-based, ascending.
+bool read_categories(const std::string& path, std::vector<int>* cats, std::string* err);
+
+// The generator (issue 6's spec): M = N/16, S = log2 M; layer l (1-based) is in cycle
+// c = (l-1) / S, stage s = (l-1) % S; residue r(i) = i mod M in cycle 0 and perm_c(i) mod M later,
+// perm_c a permutation of the N rows drawn from (seed, c); W(i, j) = 1/16 exactly when j mod M is
+// r(i) or (r(i) - 2^s) mod M. N must be 16 * a power of two >= 2 (so S >= 1).
+bool generator_width_ok(int64_t n);
+Csr generate_layer(int64_t n, int layer, uint64_t seed);
+// perm_c for cycle c >= 1 (exposed for tests).
+std::vector<int> cycle_permutation(int64_t n, int cycle, uint64_t seed);
+
+// W (rows = inputs, cols = outputs) -> W transposed as ELL (row j = the inputs of output j), the
+// form jhdnnSparseDnnLayerForward takes. width = the largest column count of W.
+Ell transpose_to_ell(const Csr& w);
+// The same ELL built directly from the spec (no CSR, no transpose; rows ascending, so it equals
+// transpose_to_ell(generate_layer(n, layer, seed))): output j's inputs are the 16 rows of residue
+// j mod M and the 16 of residue (j mod M + 2^s) mod M.
+Ell generate_layer_ell(int64_t n, int layer, uint64_t seed);
+Csr transpose(const Csr& w);
+// A processing order for the rows of an ELL in which rows with the same input list are adjacent
+// (rows sorted by their entries; ties keep their order): the hint jhdnnSetSparseMatrixRowOrder takes.
+std::vector<int> reuse_order(const Ell& e);
+
+// Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f).
+Csr scale_images(const Csr& img1024, int64_t n);
+// rows copies of the input rows in turn: row t is input row t % input.rows.
+Csr tile_rows(const Csr& y, int64_t rows);
+
+// Float64 CPU reference: Y <- min(max(Y * W + bias, 0), clamp), rows stored sparse.
+class CpuInference {
+ public:
+  explicit CpuInference(const Csr& images);
+  void layer(const Csr& w, double bias, double clamp = 32.0);
+  int64_t active_rows() const;           // rows with a nonzero
+  std::vector<int> categories() const;   // those rows, ascending
+  // Row r of the current Y, dense (N doubles).
+  std::vector<double> dense_row(int64_t r) const;
+  const std::vector<std::vector<std::pair<int, double>>>& rows() const { return rows_; }
+
+ private:
+  int64_t n_;
+  std::vector<std::vector<std::pair<int, double>>> rows_;
+};
+
+// Where the shared data lives: $JHDNN_SPDNN_DIR, else <repo>/data/spdnn (repo from the build).
+std::string data_dir();
+bool file_exists(const std::string& path);
+
+}  // namespace spdnn

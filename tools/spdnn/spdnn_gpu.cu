@@ -1,0 +1,229 @@
+#include "spdnn/spdnn_gpu.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <numeric>
+#include <utility>
+
+#include "common/gpu_util.h"
+
+namespace spdnn {
+namespace {
+
+// Block r writes image r (source row r % src_rows) into column r of the feature-major x.
+__global__ void scatter_images(const int64_t* __restrict__ ptr, const int* __restrict__ idx,
+                               const float* __restrict__ val, int64_t src_rows, float* __restrict__ x, int64_t ld) {
+  const int64_t r = blockIdx.x;
+  const int64_t s = r % src_rows;
+  for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x) x[int64_t(idx[k]) * ld + r] = val[k];
+}
+
+__global__ void brc_kernel(float* __restrict__ y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp,
+                           int* __restrict__ flags) {
+  const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (c >= cols) return;
+  bool alive = false;
+  for (int64_t j = blockIdx.y; j < n_out; j += gridDim.y) {
+    float* p = y + j * ld + c;
+    const float v = fminf(fmaxf(*p + bias, 0.f), clamp);
+    *p = v;
+    alive |= v != 0.f;
+  }
+  if (alive) flags[c] = 1;
+}
+
+__global__ void gather_kernel(const float* __restrict__ src, int64_t ld_src, float* __restrict__ dst, int64_t ld_dst,
+                              int64_t n_rows, const int* __restrict__ cols, int64_t count) {
+  const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= count) return;
+  const int64_t c = cols[t];
+  for (int64_t i = blockIdx.y; i < n_rows; i += gridDim.y) dst[i * ld_dst + t] = src[i * ld_src + c];
+}
+
+__global__ void fill_kernel(float* __restrict__ a, int64_t total, uint32_t threshold, uint64_t seed) {
+  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
+    uint64_t z = uint64_t(t) * 0x9E3779B97F4A7C15ull + seed;  // splitmix64 finaliser as a hash
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    a[t] = uint32_t(z) < threshold ? 1.f + float(z >> 40) * (1.f / 16777216.f) : 0.f;
+  }
+}
+
+// Device memory freed when the owner goes out of scope, also when a check throws half way.
+struct CudaFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+using Owned = std::vector<std::unique_ptr<void, CudaFree>>;
+
+template <class T>
+T* dalloc(size_t count, size_t* total, Owned* owned = nullptr) {
+  T* p = nullptr;
+  CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)));
+  if (owned) owned->emplace_back(p);
+  *total += std::max<size_t>(count, 1) * sizeof(T);
+  return p;
+}
+
+}  // namespace
+
+DeviceNetwork::~DeviceNetwork() {
+  for (auto& l : layers_) {
+    if (l.desc) jhdnnDestroySparseMatrixDescriptor(l.desc);
+    cudaFree(l.idx);
+    cudaFree(l.val);
+    cudaFree(l.order);
+  }
+}
+
+void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, bool reorder) {
+  n_ = n;
+  for (int l = 1; l <= layers; ++l) {
+    const Ell e = get(l);
+    if (e.rows != n || e.cols != n) throw std::runtime_error("layer " + std::to_string(l) + " has the wrong shape");
+    DeviceLayer d;
+    d.idx = dalloc<int>(e.idx.size(), &bytes_);
+    d.val = dalloc<float>(e.val.size(), &bytes_);
+    layers_.push_back(d);  // owned from here on, freed by the destructor even if a check throws
+    CUDA_CHECK(cudaMemcpy(d.idx, e.idx.data(), e.idx.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d.val, e.val.data(), e.val.size() * sizeof(float), cudaMemcpyHostToDevice));
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&layers_.back().desc));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(layers_.back().desc, n, n, e.width, d.idx, d.val, JHDNN_DATA_FLOAT));
+    if (reorder) {
+      const std::vector<int> order = reuse_order(e);
+      layers_.back().order = dalloc<int>(order.size(), &bytes_);
+      CUDA_CHECK(cudaMemcpy(layers_.back().order, order.data(), order.size() * sizeof(int), cudaMemcpyHostToDevice));
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(layers_.back().desc, layers_.back().order));
+    }
+  }
+}
+
+void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s) {
+  size_t unused = 0;
+  Owned owned;
+  int64_t* ptr = dalloc<int64_t>(images.ptr.size(), &unused, &owned);
+  int* idx = dalloc<int>(images.idx.size(), &unused, &owned);
+  float* val = dalloc<float>(images.val.size(), &unused, &owned);
+  CUDA_CHECK(cudaMemcpy(ptr, images.ptr.data(), images.ptr.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(idx, images.idx.data(), images.idx.size() * sizeof(int), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(val, images.val.data(), images.val.size() * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemsetAsync(x, 0, size_t(images.cols) * size_t(ld) * sizeof(float), s));
+  scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, ld);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp, int* flags,
+                           cudaStream_t s) {
+  if (cols == 0) return;
+  CUDA_CHECK(cudaMemsetAsync(flags, 0, size_t(cols) * sizeof(int), s));
+  const dim3 grid{unsigned((cols + 255) / 256), unsigned(std::min<int64_t>(n_out, 1024)), 1u};
+  brc_kernel<<<grid, 256, 0, s>>>(y, n_out, cols, ld, bias, clamp, flags);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void gather_columns(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t n_rows, const int* cols,
+                    int64_t count, cudaStream_t s) {
+  if (count == 0) return;
+  const dim3 grid{unsigned((count + 255) / 256), unsigned(std::min<int64_t>(n_rows, 1024)), 1u};
+  gather_kernel<<<grid, 256, 0, s>>>(src, ld_src, dst, ld_dst, n_rows, cols, count);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+void fill_sparse_dense(float* a, int64_t rows, int64_t cols, double density, uint64_t seed, cudaStream_t s) {
+  const uint32_t threshold = uint32_t(std::min(density, 1.0) * 4294967295.0);
+  fill_kernel<<<4096, 256, 0, s>>>(a, rows * cols, threshold, seed);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
+                              int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids) {
+  InferenceResult res;
+  const int64_t n = net.width();
+  if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
+  if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
+                                                 std::to_string(n));
+  cudaStream_t s = nullptr;
+  JHDNN_CHECK(jhdnnGetStream(h, &s));
+  size_t bytes = 0;
+  Owned o;
+  float* x[2] = {dalloc<float>(size_t(n) * rows, &bytes, &o), dalloc<float>(size_t(n) * rows, &bytes, &o)};
+  int* act_rows[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
+  int* ids[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
+  int* count[2] = {dalloc<int>(1, &bytes, &o), dalloc<int>(1, &bytes, &o)};
+  int* flags = dalloc<int>(rows, &bytes, &o);
+  const int layers = net.layers();
+  int* hist = dalloc<int>(layers, &bytes, &o);
+  size_t ws_size = 0;
+  JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(h, int(rows), &ws_size));
+  void* ws = dalloc<char>(ws_size, &bytes, &o);
+  res.device_bytes = bytes;
+
+  upload_features(images, x[0], rows, s);
+  std::vector<int> iota(rows);
+  std::iota(iota.begin(), iota.end(), 0);
+  CUDA_CHECK(cudaMemcpy(act_rows[0], iota.data(), rows * sizeof(int), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(ids[0], iota.data(), rows * sizeof(int), cudaMemcpyHostToDevice));
+  const int r32 = int(rows);
+  CUDA_CHECK(cudaMemcpy(count[0], &r32, sizeof(int), cudaMemcpyHostToDevice));
+  size_t free_b = 0, total_b = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  res.peak_used_bytes = total_b - free_b;
+
+  cudaEvent_t e0, e1;
+  CUDA_CHECK(cudaEventCreate(&e0));
+  CUDA_CHECK(cudaEventCreate(&e1));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  int cur = 0, bound = r32;
+  const auto t0 = std::chrono::steady_clock::now();
+  CUDA_CHECK(cudaEventRecord(e0, s));
+  for (int l = 1; l <= layers; ++l) {
+    const int nx = 1 - cur;
+    JHDNN_CHECK(jhdnnSparseDnnLayerForward(h, net.layer(l).desc, bias, 32.f, bound, count[cur], act_rows[cur], x[cur],
+                                           rows, x[nx], rows, flags));
+    JHDNN_CHECK(jhdnnSparseDnnCompact(h, bound, flags, ids[cur], act_rows[nx], ids[nx], count[nx], ws, ws_size));
+    CUDA_CHECK(cudaMemcpyAsync(hist + (l - 1), count[nx], sizeof(int), cudaMemcpyDeviceToDevice, s));
+    cur = nx;
+    if (l == keep_layer && keep_out && keep_ids) {
+      int c = 0;
+      CUDA_CHECK(cudaMemcpyAsync(&c, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+      std::vector<float> all(size_t(n) * rows);
+      std::vector<int> pos(c);
+      keep_ids->resize(c);
+      CUDA_CHECK(cudaMemcpy(all.data(), x[cur], all.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(pos.data(), act_rows[cur], c * sizeof(int), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(keep_ids->data(), ids[cur], c * sizeof(int), cudaMemcpyDeviceToHost));
+      keep_out->assign(size_t(n) * c, 0.f);
+      for (int64_t i = 0; i < n; ++i)
+        for (int t = 0; t < c; ++t) (*keep_out)[i * c + t] = all[i * rows + pos[t]];
+    }
+    const bool refresh_now =
+        refresh > 0 ? l % refresh == 0 : refresh < 0 && (l <= 16 || (l & (l - 1)) == 0);
+    if (refresh_now) {
+      CUDA_CHECK(cudaMemcpyAsync(&bound, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
+    }
+  }
+  CUDA_CHECK(cudaEventRecord(e1, s));
+  CUDA_CHECK(cudaEventSynchronize(e1));
+  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  float ms = 0.f;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+  res.loop_ms = ms;
+
+  int c = 0;
+  CUDA_CHECK(cudaMemcpy(&c, count[cur], sizeof(int), cudaMemcpyDeviceToHost));
+  res.categories.resize(c);
+  if (c > 0) CUDA_CHECK(cudaMemcpy(res.categories.data(), ids[cur], c * sizeof(int), cudaMemcpyDeviceToHost));
+  std::sort(res.categories.begin(), res.categories.end());
+  res.active.resize(layers);
+  CUDA_CHECK(cudaMemcpy(res.active.data(), hist, layers * sizeof(int), cudaMemcpyDeviceToHost));
+
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  return res;  // `o` frees the buffers
+}
+
+}  // namespace spdnn

@@ -1,0 +1,87 @@
+// GPU side of the Sparse DNN challenge driver, shared by tests/test_sparse.cpp, bench/bench_sparse.cpp
+// and examples/spdnn_infer.cpp: device-resident networks (ELL of W transposed, one per layer), the
+// inference loop on the jhDNN API (fused layer + compaction, no host round trip except every
+// `refresh` layers to shrink the launch bound), and the cuSPARSE-pipeline baseline's helper kernels.
+//
+// Multi-GPU design: the images are independent rows, so a run over several GPUs gives each GPU a
+// contiguous block of images (`first_image`, `images`) with the whole network replicated; the
+// categories are the union of the per-GPU lists (offset by first_image). One GPU is used today.
+//
+// Errors throw std::runtime_error (CUDA_CHECK / JHDNN_CHECK from tests/common/gpu_util.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "jhdnn/jhdnn.h"
+#include "spdnn/spdnn.h"
+
+namespace spdnn {
+
+// One layer on the device: W transposed as ELL (row j = inputs of output j) and its descriptor.
+struct DeviceLayer {
+  int* idx = nullptr;
+  float* val = nullptr;
+  int* order = nullptr;  // reuse_order of the ELL, set as the descriptor's row order (or null)
+  jhdnnSparseMatrixDescriptor_t desc = nullptr;
+};
+
+class DeviceNetwork {
+ public:
+  DeviceNetwork() = default;
+  DeviceNetwork(const DeviceNetwork&) = delete;
+  DeviceNetwork& operator=(const DeviceNetwork&) = delete;
+  ~DeviceNetwork();
+  // Uploads every layer (get(l) for l = 1..layers). All layers stay resident. reorder: also set
+  // reuse_order() as each descriptor's row order (the fused layer's L1-reuse hint).
+  void load(int64_t n, int layers, const std::function<Ell(int)>& get, bool reorder = true);
+  int64_t width() const { return n_; }
+  int layers() const { return int(layers_.size()); }
+  const DeviceLayer& layer(int l) const { return layers_[l - 1]; }  // 1-based
+  size_t bytes() const { return bytes_; }
+
+ private:
+  int64_t n_ = 0;
+  std::vector<DeviceLayer> layers_;
+  size_t bytes_ = 0;
+};
+
+struct InferenceResult {
+  std::vector<int> categories;     // image numbers (0-based) with a nonzero output row, ascending
+  std::vector<int> active;         // active images after each layer (layers entries)
+  double loop_ms = 0;              // GPU time of the layer loop (CUDA events)
+  double host_ms = 0;              // host wall time of the same loop (launches + bound refreshes)
+  size_t device_bytes = 0;         // what the run allocated (features, lists, workspace), weights excluded
+  size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
+};
+
+// Runs net.layers() layers with the fused jhDNN layer on `rows` images: image r is row r % images.rows
+// of `images` (so 1200 distinct images can be tiled to 60000 without building the copy).
+// refresh: read the survivor count back every `refresh` layers to shrink the launch bound; 0: never;
+// -1 (adaptive): after each of the first 16 layers (where images die) and then at powers of two.
+// keep_layer/keep_out: if keep_layer > 0, the dense feature-major output (N x active) after that
+// layer and the image number of each column are copied to keep_out / keep_ids.
+InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
+                              int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
+                              std::vector<int>* keep_ids = nullptr);
+
+// Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
+void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s);
+
+// Baseline helpers (cuSPARSE pipeline): y = clamp(relu(y + bias)) over an n_out x cols feature-major
+// block, flags[c] = 1 for columns with a nonzero (flags zeroed first); then compacted columns
+// gathered: dst[:, t] = src[:, rows[t]] for t < count (count read on the host).
+void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp, int* flags,
+                           cudaStream_t s);
+void gather_columns(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t n_rows, const int* cols,
+                    int64_t count, cudaStream_t s);
+
+// Bench input: a rows x cols row-major matrix, each entry nonzero (in [1, 2)) with probability
+// `density`, from a counter-based hash of (index, seed), generated on the device.
+void fill_sparse_dense(float* a, int64_t rows, int64_t cols, double density, uint64_t seed, cudaStream_t s);
+
+}  // namespace spdnn
