@@ -6,6 +6,10 @@
 #   JHDNN_COMMIT=<sha> scripts/gpu-check.sh OUTDIR      (the commit, when .git did not travel)
 #   MEMCHECK=0 / BENCH=0 / VERIFY_SUITE=0 skip those steps; *_TIMEOUT (seconds) bound each step;
 #   COMPARE_ARGS go to jhdnn-bench, BENCH_ARGS to bench_conv (default: the rn50 c2/c3 layers only).
+#   TESTS=0 skips ctest (CTEST_ARGS are added to it, e.g. -j3); MEMCHECK_BINS lists the test binaries
+#   run under memcheck (default test_conv_direct, MEMCHECK_ARGS their Catch2 filter).
+#   FAMILIES=1 also runs the per-family benchmarks: bench_gemm (GEMM_ARGS), bench_tensorcore (TC_ARGS),
+#   bench_conv_igemm (IGEMM_ARGS) and the sparse path (spdnn_infer SPDNN_ARGS, bench_sparse SPARSE_ARGS).
 set -uo pipefail
 OUT=${1:?usage: gpu-check.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -22,22 +26,29 @@ if ! { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake -
   tail -50 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
 fi
 
+ctest_rc="not run"
+if [ "${TESTS:-1}" = 1 ]; then
 step ctest
-timeout "${CTEST_TIMEOUT:-400}" ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 300 --output-junit "$OUT/ctest-junit.xml" >"$OUT/ctest.log" 2>&1
+[ -d data/spdnn ] || scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || true
+timeout "${CTEST_TIMEOUT:-400}" ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 300 --output-junit "$OUT/ctest-junit.xml" ${CTEST_ARGS:-} >"$OUT/ctest.log" 2>&1
 ctest_rc=$?
 tail -5 "$OUT/ctest.log"
 cp "$BUILD_DIR/Testing/Temporary/LastTest.log" "$OUT/ctest-full.log" 2>/dev/null
 # The bad-input table (status | message | input) with the GPU rows included: docs/bad-inputs.txt.
 JHDNN_PRINT_BAD_INPUTS=1 "$BUILD_DIR/tests/test_api" 2>&1 | sed -n 's/^BAD-INPUT | //p' >"$OUT/bad-inputs.txt"
+fi
 
 memcheck="not run"
 if [ "${MEMCHECK:-1}" = 1 ]; then
   step memcheck
-  timeout "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
-    "$BUILD_DIR/tests/test_conv_direct" ${MEMCHECK_ARGS:-} >"$OUT/memcheck.log" 2>&1
-  mc_rc=$?
-  tail -4 "$OUT/memcheck.log"
-  memcheck="exit $mc_rc; $(grep -E "ERROR SUMMARY" "$OUT/memcheck.log" | tail -1)"
+  memcheck=""
+  for bin in ${MEMCHECK_BINS:-test_conv_direct}; do
+    timeout "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
+      "$BUILD_DIR/tests/$bin" ${MEMCHECK_ARGS:-} >"$OUT/memcheck-$bin.log" 2>&1
+    mc_rc=$?
+    tail -3 "$OUT/memcheck-$bin.log"
+    memcheck="$memcheck $bin: exit $mc_rc, $(grep -E "ERROR SUMMARY" "$OUT/memcheck-$bin.log" | tail -1 | sed 's/=* *//');"
+  done
 fi
 
 if [ "${BENCH:-1}" = 1 ]; then
@@ -55,6 +66,21 @@ if [ "${BENCH:-1}" = 1 ]; then
   step benchmarks
   timeout "${BENCH_TIMEOUT:-180}" "$BUILD_DIR/bench/bench_conv" --benchmark_format=console --benchmark_out="$OUT/bench.json" \
     --benchmark_out_format=json ${BENCH_ARGS:---benchmark_filter=rn50_c[23]} >"$OUT/bench.txt" 2>&1
+fi
+
+if [ "${FAMILIES:-0}" = 1 ]; then
+  fam() {  # name timeout binary args...
+    local name=$1 t=$2; shift 2
+    step "$name"
+    timeout "$t" "$@" >"$OUT/$name.txt" 2>&1; echo "$name exit $?" >>"$OUT/$name.txt"; tail -2 "$OUT/$name.txt"
+  }
+  fam bench_gemm "${GEMM_TIMEOUT:-90}" "$BUILD_DIR/bench/bench_gemm" --benchmark_out="$OUT/bench_gemm.json" --benchmark_out_format=json ${GEMM_ARGS:-}
+  fam bench_tensorcore "${TC_TIMEOUT:-120}" "$BUILD_DIR/bench/bench_tensorcore" --benchmark_out="$OUT/bench_tensorcore.json" --benchmark_out_format=json ${TC_ARGS:-}
+  fam bench_conv_igemm "${IGEMM_TIMEOUT:-120}" "$BUILD_DIR/bench/bench_conv_igemm" --benchmark_out="$OUT/bench_conv_igemm.json" --benchmark_out_format=json ${IGEMM_ARGS:-}
+  [ -d data/spdnn ] || scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || true
+  fam spdnn_infer "${SPDNN_TIMEOUT:-200}" "$BUILD_DIR/examples/spdnn_infer" ${SPDNN_ARGS:---width 1024,4096,16384,65536 --layers 120 --validate yes} \
+    --csv "$OUT/spdnn_infer.csv" --active-csv "$OUT/spdnn_active.csv"
+  fam bench_sparse "${SPARSE_TIMEOUT:-240}" "$BUILD_DIR/bench/bench_sparse" --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json ${SPARSE_ARGS:-}
 fi
 
 step summary
@@ -86,7 +112,7 @@ L.append(f"- GPU: {gpu}")
 L.append(f"- CUDA: {cuda}")
 L.append(f"- cuDNN: {cudnn}")
 L.append(f"- tests (ctest): {run} run, {passed} passed, {failed} failed, {skipped} skipped (ctest exit {ctest_rc})")
-L.append(f"- compute-sanitizer memcheck of test_conv_direct: {memcheck}")
+L.append(f"- compute-sanitizer memcheck: {memcheck}")
 for k, n in rows: L.append(f"  - {k}: {n}")
 cmp = os.path.join(out, "compare.txt")
 if os.path.exists(cmp):
@@ -103,6 +129,11 @@ b = os.path.join(out, "bench.txt")
 if os.path.exists(b):
     L.append("\n## Google Benchmark (bench_conv)\n")
     L.append("```"); L.append("\n".join(l for l in open(b).read().splitlines() if not l.startswith("***"))); L.append("```")
+for name in ("bench_gemm", "bench_tensorcore", "bench_conv_igemm", "spdnn_infer", "bench_sparse"):
+    f = os.path.join(out, name + ".txt")
+    if os.path.exists(f):
+        L.append(f"\n## {name}\n")
+        L.append("```"); L.append("\n".join(l for l in open(f).read().splitlines() if not l.startswith("***"))); L.append("```")
 open(os.path.join(out, "summary.md"), "w").write("\n".join(L) + "\n")
 print("\n".join(L[:8]))
 PY
