@@ -4,7 +4,7 @@
 # summary.md to OUTDIR.
 #
 #   JHDNN_COMMIT=<sha> scripts/gpu-check.sh OUTDIR      (the commit, when .git did not travel)
-#   MEMCHECK=0 / BENCH=0 / VERIFY_SUITE=0 skip those steps; *_TIMEOUT (seconds) bound each step;
+#   MEMCHECK=0 / BENCH=0 / VERIFY_SUITE=0 / BENCH_CONV=0 skip those steps; *_TIMEOUT (seconds) bound each step;
 #   COMPARE_ARGS go to jhdnn-bench, BENCH_ARGS to bench_conv (default: the rn50 c2/c3 layers only).
 #   TESTS=0 skips ctest (CTEST_ARGS are added to it, e.g. -j3); MEMCHECK_BINS lists the test binaries
 #   run under memcheck (default test_conv_direct, MEMCHECK_ARGS their Catch2 filter).
@@ -26,6 +26,19 @@ if ! { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake -
   tail -50 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
 fi
 
+# The public-nets suite in verify mode (no timing), so it may share the GPU with the tests: it runs in
+# the background while ctest runs.
+verify_suite() {
+  timeout "${VERIFY_TIMEOUT:-420}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" --suite=bench/suites/public-nets.txt --mode=verify --cudnn=none \
+    --csv="$OUT/verify-public-nets.csv" >"$OUT/verify-public-nets.txt" 2>&1
+  echo "jhdnn-bench exit $?" >>"$OUT/verify-public-nets.txt"
+}
+verify_pid=""
+if [ "${BENCH:-1}" = 1 ] && [ "${VERIFY_SUITE:-1}" = 1 ]; then
+  step "jhdnn-bench verify public-nets (background)"
+  verify_suite & verify_pid=$!
+fi
+
 ctest_rc="not run"
 if [ "${TESTS:-1}" = 1 ]; then
 step ctest
@@ -36,6 +49,10 @@ tail -5 "$OUT/ctest.log"
 cp "$BUILD_DIR/Testing/Temporary/LastTest.log" "$OUT/ctest-full.log" 2>/dev/null
 # The bad-input table (status | message | input) with the GPU rows included: docs/bad-inputs.txt.
 JHDNN_PRINT_BAD_INPUTS=1 "$BUILD_DIR/tests/test_api" 2>&1 | sed -n 's/^BAD-INPUT | //p' >"$OUT/bad-inputs.txt"
+fi
+
+if [ -n "$verify_pid" ]; then
+  wait "$verify_pid"; step "jhdnn-bench verify public-nets done"; tail -3 "$OUT/verify-public-nets.txt"
 fi
 
 memcheck="not run"
@@ -55,16 +72,9 @@ if [ "${BENCH:-1}" = 1 ]; then
   step jhdnn-bench
   timeout "${COMPARE_TIMEOUT:-420}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" ${COMPARE_ARGS:-} --csv="$OUT/bench.csv" >"$OUT/compare.txt" 2>&1
   echo "jhdnn-bench exit $?" >>"$OUT/compare.txt"
-  if [ "${VERIFY_SUITE:-1}" = 1 ]; then
-    step jhdnn-bench verify public-nets
-    timeout "${VERIFY_TIMEOUT:-420}" "$BUILD_DIR/tools/jhdnn-bench/jhdnn-bench" --suite=bench/suites/public-nets.txt --mode=verify --cudnn=none \
-      --csv="$OUT/verify-public-nets.csv" >"$OUT/verify-public-nets.txt" 2>&1
-    echo "jhdnn-bench exit $?" >>"$OUT/verify-public-nets.txt"
-    tail -3 "$OUT/verify-public-nets.txt"
-  fi
   python3 scripts/report.py "$OUT/bench.csv" "$OUT/report" >/dev/null 2>&1 || echo "report.py failed (matplotlib missing?)"
   step benchmarks
-  timeout "${BENCH_TIMEOUT:-180}" "$BUILD_DIR/bench/bench_conv" --benchmark_format=console --benchmark_out="$OUT/bench.json" \
+  [ "${BENCH_CONV:-1}" = 1 ] && timeout "${BENCH_TIMEOUT:-180}" "$BUILD_DIR/bench/bench_conv" --benchmark_format=console --benchmark_out="$OUT/bench.json" \
     --benchmark_out_format=json ${BENCH_ARGS:---benchmark_filter=rn50_c[23]} >"$OUT/bench.txt" 2>&1
 fi
 
