@@ -77,13 +77,15 @@ struct Case {
   jhdnnDataType_t ab, c;
   float alpha = 1.0f, beta = 0.0f;
   int64_t lda_pad = 0, ldb_pad = 0, ldc_pad = 0;
+  bool b_kn = false;  // B given K x N (N contiguous) instead of N x K
 };
 
 std::string describe(const Case& c) {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "m=%lld n=%lld k=%lld %s->%s alpha=%g beta=%g lda=k+%lld ldb=k+%lld ldc=n+%lld",
+  std::snprintf(buf, sizeof buf, "m=%lld n=%lld k=%lld %s->%s alpha=%g beta=%g B %s lda=k+%lld ldb=%s+%lld ldc=n+%lld",
                 (long long)c.m, (long long)c.n, (long long)c.k, tname(c.ab), tname(c.c), c.alpha, c.beta,
-                (long long)c.lda_pad, (long long)c.ldb_pad, (long long)c.ldc_pad);
+                c.b_kn ? "KxN" : "NxK", (long long)c.lda_pad, c.b_kn ? "n" : "k", (long long)c.ldb_pad,
+                (long long)c.ldc_pad);
   return buf;
 }
 
@@ -108,12 +110,13 @@ std::vector<int64_t> rows_to_check(int64_t m, int64_t n, int64_t k) {
 void run_case(const Case& cs) {
   INFO(describe(cs) << " (seed " << test_seed() << ")");
   const int64_t M = cs.m, N = cs.n, K = cs.k;
-  const int64_t lda = K + cs.lda_pad, ldb = K + cs.ldb_pad, ldc = N + cs.ldc_pad;
+  const int64_t lda = K + cs.lda_pad, ldb = (cs.b_kn ? N : K) + cs.ldb_pad, ldc = N + cs.ldc_pad;
+  const int64_t b_rows = cs.b_kn ? K : N;
   const size_t es_in = dtype_size(cs.ab), es_c = dtype_size(cs.c);
 
   // Host inputs (rounded to the input type); padding elements get values too (never read).
   const uint64_t salt = hash_string(describe(cs));
-  std::vector<double> ha(size_t(M * lda)), hb(size_t(N * ldb));
+  std::vector<double> ha(size_t(M * lda)), hb(size_t(b_rows * ldb));
   fill_random(ha, cs.ab, mix_seed(test_seed(), salt + 1));
   fill_random(hb, cs.ab, mix_seed(test_seed(), salt + 2));
   DeviceBuffer da(ha.size() * es_in), db(hb.size() * es_in), dc(size_t(M * ldc) * es_c);
@@ -134,7 +137,7 @@ void run_case(const Case& cs) {
   GemmArgs args;
   args.m = M, args.n = N, args.k = K;
   args.a = da.get(), args.lda = lda;
-  args.b = db.get(), args.ldb = ldb;
+  args.b = db.get(), args.ldb = ldb, args.b_kn = cs.b_kn;
   args.c = dc.get(), args.ldc = ldc;
   args.ab_type = cs.ab, args.c_type = cs.c;
   args.alpha = cs.alpha, args.beta = cs.beta;
@@ -145,12 +148,13 @@ void run_case(const Case& cs) {
   const std::vector<unsigned char> c_bytes = dc.download();
   const std::vector<double> got = from_device_bytes(c_bytes.data(), size_t(M * ldc), cs.c);
 
-  // cuBLAS on the same inputs: column-major C^T (N x M, ldc) = Bt^T (op T of the K x N col-major
-  // view of Bt) * A^T (the K x M col-major view of A).
+  // cuBLAS on the same inputs: column-major C^T (N x M, ldc) = B^T * A^T, where A^T is the K x M
+  // col-major view of A and B^T is op T of the K x N col-major view of Bt (N x K storage) or,
+  // for K x N storage, the N x K col-major view itself.
   DeviceBuffer dcb(size_t(M * ldc) * es_c);
   dcb.upload(c_init);
   CUBLAS_CHECK(cublasSetStream(cublas().h, nullptr));
-  CUBLAS_CHECK(cublasGemmEx(cublas().h, CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &cs.alpha, db.get(),
+  CUBLAS_CHECK(cublasGemmEx(cublas().h, cs.b_kn ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &cs.alpha, db.get(),
                             cuda_type(cs.ab), int(ldb), da.get(), cuda_type(cs.ab), int(lda), &cs.beta, dcb.get(),
                             cuda_type(cs.c), int(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -168,10 +172,13 @@ void run_case(const Case& cs) {
     for (int64_t j = 0; j < N; ++j) {
       double s = 0, sabs = 0;
       const double* ar = &ha[size_t(r * lda)];
-      const double* br = &hb[size_t(j * ldb)];
+      // B(k, j): Bt storage hb[j * ldb + k], K x N storage hb[k * ldb + j].
+      const double* br = cs.b_kn ? &hb[size_t(j)] : &hb[size_t(j * ldb)];
+      const int64_t bstep = cs.b_kn ? ldb : 1;
       for (int64_t kk = 0; kk < K; ++kk) {
-        s += ar[kk] * br[kk];
-        sabs += std::fabs(ar[kk] * br[kk]);
+        const double p = ar[kk] * br[kk * bstep];
+        s += p;
+        sabs += std::fabs(p);
       }
       const double c0 = hc0[size_t(r * N + j)];
       const double ref = alpha * s + (beta != 0 ? beta * c0 : 0.0);
@@ -287,6 +294,22 @@ TEST_CASE("hopper gemm: alpha, beta, padded leading dimensions", "[gemm][hopper]
   run_types(d);
   Case e{256, 512, 128, JHDNN_DATA_HALF, JHDNN_DATA_HALF, 1.0f, 1.0f, 0, 0, 0};
   run_types(e);
+}
+
+TEST_CASE("hopper gemm: B given K x N (transposed wgmma operand)", "[gemm][hopper][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  Case c{128, 256, 64, JHDNN_DATA_HALF, JHDNN_DATA_HALF};
+  c.b_kn = true;
+  run_types(c);
+  Case d{1000, 1000, 1000, JHDNN_DATA_HALF, JHDNN_DATA_HALF};  // N tail inside a 64-column chunk
+  d.b_kn = true;
+  run_types(d);
+  Case e{129, 200, 72, JHDNN_DATA_HALF, JHDNN_DATA_HALF, 0.5f, -1.25f, 8, 16, 3};  // whole chunks out of bounds
+  e.b_kn = true;
+  run_types(e);
+  Case f{2560, 3328, 520, JHDNN_DATA_BFLOAT16, JHDNN_DATA_BFLOAT16};  // several tiles per CTA
+  f.b_kn = true;
+  run_case(f);
 }
 
 TEST_CASE("hopper gemm: refusals carry a status and a reason", "[gemm][hopper]") {

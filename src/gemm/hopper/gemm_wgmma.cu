@@ -5,6 +5,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "gemm/hopper/sm90_ptx.cuh"
 #include "gemm/hopper/tensor_map.h"
 #include "gemm/hopper/wgmma_m64n256k16.cuh"
@@ -25,6 +27,7 @@ constexpr int kGroupRows = 8;  // tile-rows per raster group (L2 reuse of B tile
 constexpr uint32_t kABytes = kBM * kBK * 2;  // 16 KiB
 constexpr uint32_t kBBytes = kBN * kBK * 2;  // 32 KiB
 constexpr uint32_t kStageBytes = kABytes + kBBytes;
+constexpr uint32_t kBChunkBytes = 64 * kBK * 2;  // K x N B: one 64-column chunk of a stage (8 KiB)
 // Stages, the full / empty barriers (8 bytes each), and slack to align the tiles to 1024 bytes
 // (the 128B swizzle repeats every 1024 bytes; descriptors assume base offset 0).
 constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + 2 * kStages * 8;
@@ -71,15 +74,12 @@ __device__ __forceinline__ void store2(float* p, float a, float b) {
   *reinterpret_cast<float2*>(p) = make_float2(a, b);
 }
 
-template <class TIn>
-__device__ __forceinline__ void wgmma_k16(float (&acc)[128], uint64_t da, uint64_t db);
-template <>
-__device__ __forceinline__ void wgmma_k16<__half>(float (&acc)[128], uint64_t da, uint64_t db) {
-  wgmma_m64n256k16_f16(acc, da, db);
-}
-template <>
-__device__ __forceinline__ void wgmma_k16<__nv_bfloat16>(float (&acc)[128], uint64_t da, uint64_t db) {
-  wgmma_m64n256k16_bf16(acc, da, db);
+template <class TIn, int TransB>
+__device__ __forceinline__ void wgmma_k16(float (&acc)[128], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same_v<TIn, __half>)
+    wgmma_m64n256k16_f16<TransB>(acc, da, db);
+  else
+    wgmma_m64n256k16_bf16<TransB>(acc, da, db);
 }
 
 // ---------------------------------------------------------------- tile scheduler
@@ -102,7 +102,9 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 // 64 rows of the 128 x 256 tile. Persistent: CTA b handles tiles b, b + gridDim.x, ...
 // Pipeline counters run across tiles: iteration `it` uses stage it % kStages in round
 // it / kStages, whose parity selects the barrier phase.
-template <class TIn, class TOut, class Epilogue>
+// BKN: B is given K x N (N contiguous) instead of N x K; its stage then holds 4 N-major chunks of
+// 64 columns x 64 k-rows (8 KiB each), loaded by 4 TMA boxes, read with the transpose bit set.
+template <class TIn, class TOut, class Epilogue, bool BKN>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                       TOut* __restrict__ c, int64_t ldc, int M, int N, int K, Epilogue epi, bool pair_ok) {
@@ -144,7 +146,13 @@ __global__ void __launch_bounds__(kThreads, 1)
           ptx::mbar_wait(empty_bar + 8 * s, parity ^ 1u);  // round 0 passes at once
           ptx::mbar_arrive_expect_tx(full_bar + 8 * s, kStageBytes);
           ptx::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
-          ptx::tma_load_2d(smem_b + s * kBBytes, &tm_b, full_bar + 8 * s, kb * kBK, tn * kBN);
+          if constexpr (BKN) {
+            for (int q = 0; q < kBN / 64; ++q)
+              ptx::tma_load_2d(smem_b + s * kBBytes + q * kBChunkBytes, &tm_b, full_bar + 8 * s, tn * kBN + q * 64,
+                               kb * kBK);
+          } else {
+            ptx::tma_load_2d(smem_b + s * kBBytes, &tm_b, full_bar + 8 * s, kb * kBK, tn * kBN);
+          }
         }
       }
     }
@@ -174,8 +182,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       const uint32_t b_base = smem_b + s * kBBytes;
       ptx::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk)
-        wgmma_k16<TIn>(acc, ptx::make_desc_k_sw128(a_base + kk * 32), ptx::make_desc_k_sw128(b_base + kk * 32));
+      for (int kk = 0; kk < kBK / 16; ++kk) {
+        // K-major B: 32 bytes along the row per k16 step, like A. N-major B: 16 k-rows of 128 bytes
+        // (two whole swizzle atoms, so the swizzle phase is unchanged).
+        const uint64_t db = BKN ? ptx::make_desc_mn_sw128(b_base + kk * 16 * 128, kBChunkBytes)
+                                : ptx::make_desc_k_sw128(b_base + kk * 32);
+        wgmma_k16<TIn, BKN ? 1 : 0>(acc, ptx::make_desc_k_sw128(a_base + kk * 32), db);
+      }
       ptx::wgmma_commit();
       if (kb > 0) {
         // The previous k-block's wgmmas have finished reading their stage: hand it back.
@@ -219,15 +232,18 @@ __global__ void __launch_bounds__(kThreads, 1)
 bool is16(jhdnnDataType_t t) { return t == JHDNN_DATA_HALF || t == JHDNN_DATA_BFLOAT16; }
 bool aligned(const void* p, size_t n) { return reinterpret_cast<uintptr_t>(p) % n == 0; }
 
-template <class TIn, class TOut>
+template <class TIn, class TOut, bool BKN>
 core::Status launch(const GemmArgs& a, cudaStream_t stream, int sm_count) {
   const CUtensorMapDataType tt =
       a.ab_type == JHDNN_DATA_HALF ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   CUtensorMap map_a, map_b;
   JHDNN_TRY(encode_tma_2d_16bit(&map_a, tt, a.a, uint64_t(a.m), uint64_t(a.k), uint64_t(a.lda), kBM, kBK));
-  JHDNN_TRY(encode_tma_2d_16bit(&map_b, tt, a.b, uint64_t(a.n), uint64_t(a.k), uint64_t(a.ldb), kBN, kBK));
+  if (BKN)
+    JHDNN_TRY(encode_tma_2d_16bit(&map_b, tt, a.b, uint64_t(a.k), uint64_t(a.n), uint64_t(a.ldb), kBK, 64));
+  else
+    JHDNN_TRY(encode_tma_2d_16bit(&map_b, tt, a.b, uint64_t(a.n), uint64_t(a.k), uint64_t(a.ldb), kBN, kBK));
 
-  auto kernel = wgmma_gemm_kernel<TIn, TOut, EpilogueAlphaBeta>;
+  auto kernel = wgmma_gemm_kernel<TIn, TOut, EpilogueAlphaBeta, BKN>;
   // Per call (the attribute is per device, and this costs far less than the GEMM).
   cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
   if (e != cudaSuccess)
@@ -243,6 +259,15 @@ core::Status launch(const GemmArgs& a, cudaStream_t stream, int sm_count) {
   if (e != cudaSuccess)
     return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "hopper gemm: kernel launch: %s", cudaGetErrorString(e));
   return core::Status::success();
+}
+
+template <bool BKN>
+core::Status dispatch_types(const GemmArgs& a, cudaStream_t stream, int sms) {
+  if (a.ab_type == JHDNN_DATA_HALF)
+    return a.c_type == JHDNN_DATA_FLOAT ? launch<__half, float, BKN>(a, stream, sms)
+                                        : launch<__half, __half, BKN>(a, stream, sms);
+  return a.c_type == JHDNN_DATA_FLOAT ? launch<__nv_bfloat16, float, BKN>(a, stream, sms)
+                                      : launch<__nv_bfloat16, __nv_bfloat16, BKN>(a, stream, sms);
 }
 
 }  // namespace
@@ -267,9 +292,10 @@ core::Status gemm_wgmma_check(const GemmArgs& a) {
                       "hopper gemm: k == 0 (C = beta * C is left to the caller's general path)");
   if (a.a == nullptr || a.b == nullptr || a.c == nullptr)
     return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "hopper gemm: null A, B or C");
-  if (a.lda < a.k || a.ldb < a.k || a.ldc < a.n)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "hopper gemm: lda=%lld ldb=%lld (>= k=%lld) ldc=%lld (>= n=%lld)",
-                      (long long)a.lda, (long long)a.ldb, (long long)a.k, (long long)a.ldc, (long long)a.n);
+  if (a.lda < a.k || a.ldb < (a.b_kn ? a.n : a.k) || a.ldc < a.n)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "hopper gemm: lda=%lld (>= k=%lld) ldb=%lld (>= %s) ldc=%lld (>= n=%lld)",
+                      (long long)a.lda, (long long)a.k, (long long)a.ldb, a.b_kn ? "n" : "k", (long long)a.ldc,
+                      (long long)a.n);
   if (a.lda % 8 != 0 || a.ldb % 8 != 0)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT,
                       "hopper gemm: lda=%lld, ldb=%lld must be multiples of 8 elements (TMA needs 16-byte row strides)",
@@ -304,10 +330,8 @@ core::Status gemm_wgmma(const GemmArgs& a, cudaStream_t stream) {
   if (e != cudaSuccess)
     return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "hopper gemm: device query: %s", cudaGetErrorString(e));
 
-  if (a.ab_type == JHDNN_DATA_HALF)
-    return a.c_type == JHDNN_DATA_FLOAT ? launch<__half, float>(a, stream, sms) : launch<__half, __half>(a, stream, sms);
-  return a.c_type == JHDNN_DATA_FLOAT ? launch<__nv_bfloat16, float>(a, stream, sms)
-                                      : launch<__nv_bfloat16, __nv_bfloat16>(a, stream, sms);
+  if (a.b_kn) return dispatch_types<true>(a, stream, sms);
+  return dispatch_types<false>(a, stream, sms);
 }
 
 }  // namespace jhdnn::gemm::hopper

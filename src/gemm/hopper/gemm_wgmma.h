@@ -3,7 +3,10 @@
 //
 //   C = alpha * A * B + beta * C, all row-major:
 //     A  M x K, element (m, k) at a[m * lda + k]          (K contiguous)
-//     B  given as Bt, N x K, element (n, k) at b[n * ldb + k] (K contiguous: "TN" in BLAS terms)
+//     B  either given as Bt, N x K, element (n, k) at b[n * ldb + k] (K contiguous: "TN" in BLAS
+//        terms; b_kn = false, the layout wgmma reads without transposition), or as B, K x N,
+//        element (k, n) at b[k * ldb + n] (N contiguous; b_kn = true, read through the wgmma
+//        descriptor's transpose bit)
 //     C  M x N, element (m, n) at c[m * ldc + n]
 //   A and B are HALF or BFLOAT16 (both the same), accumulation is fp32, C is the input type or
 //   FLOAT. alpha / beta are fp32; beta == 0 never reads C (C may hold NaN / garbage).
@@ -26,7 +29,8 @@ struct GemmArgs {
   const void* a = nullptr;
   int64_t lda = 0;  // >= k, multiple of 8 (TMA: 16-byte row strides)
   const void* b = nullptr;
-  int64_t ldb = 0;  // >= k, multiple of 8
+  int64_t ldb = 0;  // >= k (b_kn: >= n), multiple of 8
+  bool b_kn = false;  // B is K x N row-major instead of N x K
   void* c = nullptr;
   int64_t ldc = 0;  // >= n
   jhdnnDataType_t ab_type = JHDNN_DATA_HALF;  // HALF or BFLOAT16

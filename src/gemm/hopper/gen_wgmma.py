@@ -10,10 +10,12 @@ NREG = N // 2  # fp32 accumulators per thread for m64nNk16: 64*N / 128 threads
 def wrapper(name, ab):
     regs = ", ".join(f"%{i}" for i in range(NREG))
     outs = ",\n      ".join(", ".join(f'"+f"(d[{i + j}])' for j in range(8)) for i in range(0, NREG, 8))
-    a, b, scale = NREG, NREG + 1, NREG + 2
+    a, b, scale, tb = NREG, NREG + 1, NREG + 2, NREG + 3
     return f'''
-// D(64x256, fp32) += A(64x16, {ab}, smem desc) * B(16x256, {ab}, smem desc), both K-major
-// (transpose bits 0), scale-d = 1 (accumulate): the caller zeroes d at the start of a tile.
+// D(64x256, fp32) += A(64x16, {ab}, smem desc) * B(16x256, {ab}, smem desc). A is K-major
+// (transpose bit 0); B is K-major for TransB = 0, N-major for TransB = 1. scale-d = 1
+// (accumulate): the caller zeroes d at the start of a tile.
+template <int TransB>
 __device__ __forceinline__ void {name}(float (&d)[{NREG}], uint64_t desc_a, uint64_t desc_b) {{
   asm volatile(
       "{{\\n"
@@ -21,10 +23,10 @@ __device__ __forceinline__ void {name}(float (&d)[{NREG}], uint64_t desc_a, uint
       "setp.ne.b32 p, %{scale}, 0;\\n"
       "wgmma.mma_async.sync.aligned.m64n{N}k16.f32.{ab}.{ab} "
       "{{{regs}}}, "
-      "%{a}, %{b}, p, 1, 1, 0, 0;\\n"
+      "%{a}, %{b}, p, 1, 1, 0, %{tb};\\n"
       "}}\\n"
       : {outs}
-      : "l"(desc_a), "l"(desc_b), "r"(1));
+      : "l"(desc_a), "l"(desc_b), "r"(1), "n"(TransB));
 }}
 '''
 

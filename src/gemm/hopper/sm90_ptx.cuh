@@ -139,6 +139,20 @@ __device__ __forceinline__ uint64_t make_desc_k_sw128(uint32_t smem_byte_addr) {
   return d;
 }
 
+// The same descriptor for an MN-major 128B-swizzled tile (B given K x N, N contiguous): TMA writes
+// it as chunks of 64 N-elements (128-byte rows), one row per k, 8-row / 1024-byte swizzle atoms.
+// The canonical MN-major SW128 layout is ((8 x 16 B, m chunks), (8 rows, k groups)) with strides
+// ((16 B, LBO), (128 B, SBO)): LBO = bytes from one 64-element N chunk to the next,
+// SBO = bytes from one 8-row k group to the next (1024 when the rows are dense).
+__device__ __forceinline__ uint64_t make_desc_mn_sw128(uint32_t smem_byte_addr, uint32_t chunk_bytes) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_byte_addr & 0x3FFFFu) >> 4);
+  d |= static_cast<uint64_t>((chunk_bytes >> 4) & 0x3FFFu) << 16;
+  d |= static_cast<uint64_t>(1024 >> 4) << 32;
+  d |= static_cast<uint64_t>(1) << 62;
+  return d;
+}
+
 // ---------------------------------------------------------------- register reallocation
 
 template <int N>
