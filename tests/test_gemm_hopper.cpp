@@ -304,7 +304,8 @@ TEST_CASE("hopper gemm: B given K x N (transposed wgmma operand)", "[gemm][hoppe
   Case d{1000, 1000, 1000, JHDNN_DATA_HALF, JHDNN_DATA_HALF};  // N tail inside a 64-column chunk
   d.b_kn = true;
   run_types(d);
-  Case e{129, 200, 72, JHDNN_DATA_HALF, JHDNN_DATA_HALF, 0.5f, -1.25f, 8, 16, 3};  // whole chunks out of bounds
+  // N = 130: the tile's 4th 64-column chunk lies wholly past N (not loaded), the 3rd partly.
+  Case e{129, 130, 72, JHDNN_DATA_HALF, JHDNN_DATA_HALF, 0.5f, -1.25f, 8, 14, 3};
   e.b_kn = true;
   run_types(e);
   Case f{2560, 3328, 520, JHDNN_DATA_BFLOAT16, JHDNN_DATA_BFLOAT16};  // several tiles per CTA

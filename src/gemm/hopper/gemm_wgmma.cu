@@ -144,13 +144,19 @@ __global__ void __launch_bounds__(kThreads, 1)
           const uint32_t s = it % kStages;
           const uint32_t parity = (it / kStages) & 1u;
           ptx::mbar_wait(empty_bar + 8 * s, parity ^ 1u);  // round 0 passes at once
-          ptx::mbar_arrive_expect_tx(full_bar + 8 * s, kStageBytes);
-          ptx::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
           if constexpr (BKN) {
-            for (int q = 0; q < kBN / 64; ++q)
+            // Only the 64-column chunks that start inside N are loaded. A chunk wholly past N
+            // keeps stale data, which only reaches output columns >= N (column n of C depends
+            // on column n of B alone), and those are never stored.
+            const int chunks = min(kBN / 64, (N - tn * kBN + 63) / 64);
+            ptx::mbar_arrive_expect_tx(full_bar + 8 * s, kABytes + uint32_t(chunks) * kBChunkBytes);
+            ptx::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
+            for (int q = 0; q < chunks; ++q)
               ptx::tma_load_2d(smem_b + s * kBBytes + q * kBChunkBytes, &tm_b, full_bar + 8 * s, tn * kBN + q * 64,
                                kb * kBK);
           } else {
+            ptx::mbar_arrive_expect_tx(full_bar + 8 * s, kStageBytes);
+            ptx::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
             ptx::tma_load_2d(smem_b + s * kBBytes, &tm_b, full_bar + 8 * s, kb * kBK, tn * kBN);
           }
         }
