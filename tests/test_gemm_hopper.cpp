@@ -116,9 +116,13 @@ void run_case(const Case& cs) {
 
   // Host inputs (rounded to the input type); padding elements get values too (never read).
   const uint64_t salt = hash_string(describe(cs));
+  // FLOAT (tf32) inputs get values with an fp16 significand (11 bits): exact in tf32, so the
+  // result does not depend on how the tensor cores shorten fp32 operands (truncation or rounding)
+  // and the tolerance stays the fp32-accumulation one.
+  const jhdnnDataType_t fill_type = cs.ab == JHDNN_DATA_FLOAT ? JHDNN_DATA_HALF : cs.ab;
   std::vector<double> ha(size_t(M * lda)), hb(size_t(b_rows * ldb));
-  fill_random(ha, cs.ab, mix_seed(test_seed(), salt + 1));
-  fill_random(hb, cs.ab, mix_seed(test_seed(), salt + 2));
+  fill_random(ha, fill_type, mix_seed(test_seed(), salt + 1));
+  fill_random(hb, fill_type, mix_seed(test_seed(), salt + 2));
   DeviceBuffer da(ha.size() * es_in), db(hb.size() * es_in), dc(size_t(M * ldc) * es_c);
   da.upload(to_device_bytes(ha, cs.ab));
   db.upload(to_device_bytes(hb, cs.ab));
@@ -156,7 +160,9 @@ void run_case(const Case& cs) {
   CUBLAS_CHECK(cublasSetStream(cublas().h, nullptr));
   CUBLAS_CHECK(cublasGemmEx(cublas().h, cs.b_kn ? CUBLAS_OP_N : CUBLAS_OP_T, CUBLAS_OP_N, int(N), int(M), int(K), &cs.alpha, db.get(),
                             cuda_type(cs.ab), int(ldb), da.get(), cuda_type(cs.ab), int(lda), &cs.beta, dcb.get(),
-                            cuda_type(cs.c), int(ldc), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                            cuda_type(cs.c), int(ldc),
+                            cs.ab == JHDNN_DATA_FLOAT ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                            CUBLAS_GEMM_DEFAULT));
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<unsigned char> cb_bytes = dcb.download();
   const std::vector<double> cub = from_device_bytes(cb_bytes.data(), size_t(M * ldc), cs.c);
@@ -313,6 +319,18 @@ TEST_CASE("hopper gemm: B given K x N (transposed wgmma operand)", "[gemm][hoppe
   run_case(f);
 }
 
+TEST_CASE("hopper gemm: tf32 (FLOAT inputs and output)", "[gemm][hopper][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  // tf32 k-blocks are 32 elements (128 bytes): K = 36 and 264 leave partial k-blocks; lda / ldb
+  // need only be multiples of 4.
+  run_case({128, 256, 32, JHDNN_DATA_FLOAT, JHDNN_DATA_FLOAT});
+  run_case({1000, 1000, 1000, JHDNN_DATA_FLOAT, JHDNN_DATA_FLOAT});
+  run_case({129, 257, 36, JHDNN_DATA_FLOAT, JHDNN_DATA_FLOAT, 0.5f, -1.25f, 4, 12, 1});
+  run_case({4096, 512, 264, JHDNN_DATA_FLOAT, JHDNN_DATA_FLOAT});
+  run_case({2560, 3328, 520, JHDNN_DATA_FLOAT, JHDNN_DATA_FLOAT});  // several tiles per CTA
+  run_case({1, 300, 128, JHDNN_DATA_FLOAT, JHDNN_DATA_FLOAT, 2.0f, 0.0f});
+}
+
 TEST_CASE("hopper gemm: refusals carry a status and a reason", "[gemm][hopper]") {
   // These checks come before any device query, so they also run (and must pass) without a GPU.
   GemmArgs a;
@@ -330,10 +348,22 @@ TEST_CASE("hopper gemm: refusals carry a status and a reason", "[gemm][hopper]")
   CHECK(s.code == JHDNN_STATUS_NOT_SUPPORTED_LAYOUT);
   a.a = buf;
 
-  a.ab_type = JHDNN_DATA_FLOAT;
+  a.ab_type = JHDNN_DATA_DOUBLE;
   s = gemm::hopper::gemm_wgmma_check(a);
   CHECK(s.code == JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE);
+  a.ab_type = JHDNN_DATA_FLOAT;  // tf32: C must be FLOAT, B must be N x K
+  a.c_type = JHDNN_DATA_HALF;
+  s = gemm::hopper::gemm_wgmma_check(a);
+  CHECK(s.code == JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE);
+  a.c_type = JHDNN_DATA_FLOAT;
+  a.b_kn = true;
+  a.ldb = 104;
+  s = gemm::hopper::gemm_wgmma_check(a);
+  CHECK(s.code == JHDNN_STATUS_NOT_SUPPORTED_LAYOUT);
+  a.b_kn = false;
+  a.ldb = 1000;
   a.ab_type = JHDNN_DATA_HALF;
+  a.c_type = JHDNN_DATA_HALF;
   a.c_type = JHDNN_DATA_BFLOAT16;
   s = gemm::hopper::gemm_wgmma_check(a);
   CHECK(s.code == JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE);

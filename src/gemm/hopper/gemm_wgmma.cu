@@ -1,5 +1,5 @@
 // Hopper wgmma GEMM: kernel and host launcher. Design notes in README.md; the PTX wrappers are in
-// sm90_ptx.cuh and wgmma_m64n256k16.cuh.
+// sm90_ptx.cuh and wgmma_m64n256.cuh.
 #include "gemm/hopper/gemm_wgmma.h"
 
 #include <cuda_bf16.h>
@@ -9,7 +9,7 @@
 
 #include "gemm/hopper/sm90_ptx.cuh"
 #include "gemm/hopper/tensor_map.h"
-#include "gemm/hopper/wgmma_m64n256k16.cuh"
+#include "gemm/hopper/wgmma_m64n256.cuh"
 
 namespace jhdnn::gemm::hopper {
 namespace {
@@ -18,16 +18,22 @@ namespace {
 
 constexpr int kBM = 128;  // CTA tile rows (2 consumer warpgroups x 64)
 constexpr int kBN = 256;  // CTA tile columns (one m64n256 wgmma per consumer per k16 step)
-constexpr int kBK = 64;   // k-block: 64 16-bit elements = 128 bytes = one 128B-swizzle row
+// k-block: 128 bytes of K = one 128B-swizzle row: 64 16-bit elements, 32 fp32 (tf32) elements.
+// Every tile size in bytes below is therefore the same for all input types.
+template <class TIn>
+constexpr int kBKOf = 128 / int(sizeof(TIn));
+constexpr int kKRowBytes = 128;
+// One wgmma k step reads 32 bytes of K (k16 for 16-bit types, k8 for tf32).
+constexpr int kKStepBytes = 32;
 constexpr int kStages = 4;
 constexpr int kConsumerWarpgroups = 2;
 constexpr int kThreads = 128 * (1 + kConsumerWarpgroups);
 constexpr int kGroupRows = 8;  // tile-rows per raster group (L2 reuse of B tiles)
 
-constexpr uint32_t kABytes = kBM * kBK * 2;  // 16 KiB
-constexpr uint32_t kBBytes = kBN * kBK * 2;  // 32 KiB
+constexpr uint32_t kABytes = kBM * kKRowBytes;  // 16 KiB
+constexpr uint32_t kBBytes = kBN * kKRowBytes;  // 32 KiB
 constexpr uint32_t kStageBytes = kABytes + kBBytes;
-constexpr uint32_t kBChunkBytes = 64 * kBK * 2;  // K x N B: one 64-column chunk of a stage (8 KiB)
+constexpr uint32_t kBChunkBytes = 64 * 64 * 2;  // K x N B (16-bit only): 64 columns x 64 k-rows (8 KiB)
 // Stages, the full / empty barriers (8 bytes each), and slack to align the tiles to 1024 bytes
 // (the 128B swizzle repeats every 1024 bytes; descriptors assume base offset 0).
 constexpr size_t kSmemBytes = 1024 + size_t(kStages) * kStageBytes + 2 * kStages * 8;
@@ -74,12 +80,17 @@ __device__ __forceinline__ void store2(float* p, float a, float b) {
   *reinterpret_cast<float2*>(p) = make_float2(a, b);
 }
 
+// One k step (32 bytes of K) of the 64 x 256 block.
 template <class TIn, int TransB>
-__device__ __forceinline__ void wgmma_k16(float (&acc)[128], uint64_t da, uint64_t db) {
-  if constexpr (std::is_same_v<TIn, __half>)
+__device__ __forceinline__ void wgmma_kstep(float (&acc)[128], uint64_t da, uint64_t db) {
+  if constexpr (std::is_same_v<TIn, __half>) {
     wgmma_m64n256k16_f16<TransB>(acc, da, db);
-  else
+  } else if constexpr (std::is_same_v<TIn, __nv_bfloat16>) {
     wgmma_m64n256k16_bf16<TransB>(acc, da, db);
+  } else {
+    static_assert(std::is_same_v<TIn, float> && TransB == 0, "tf32 wgmma reads K-major operands only");
+    wgmma_m64n256k8_tf32(acc, da, db);
+  }
 }
 
 // ---------------------------------------------------------------- tile scheduler
@@ -108,6 +119,8 @@ template <class TIn, class TOut, class Epilogue, bool BKN>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap tm_a, const __grid_constant__ CUtensorMap tm_b,
                       TOut* __restrict__ c, int64_t ldc, int M, int N, int K, Epilogue epi, bool pair_ok) {
+  constexpr int kBK = kBKOf<TIn>;
+  static_assert(!BKN || sizeof(TIn) == 2, "B given K x N is supported for 16-bit types only");
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
   const uint32_t smem_a = base;                          // kStages x [128 rows][128 B]
@@ -182,18 +195,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       const uint32_t s = it % kStages;
       ptx::mbar_wait(full_bar + 8 * s, (it / kStages) & 1u);
       // This consumer's 64 rows start 64 * 128 B = 8 KiB into the A stage (1024-aligned, so the
-      // swizzle phase is unchanged). Each k16 step is 32 bytes further along the 128-byte row;
+      // swizzle phase is unchanged). Each k step is 32 bytes further along the 128-byte row;
       // the hardware applies the 128B swizzle to the computed addresses.
       const uint32_t a_base = smem_a + s * kABytes + cw * (64 * 128);
       const uint32_t b_base = smem_b + s * kBBytes;
       ptx::wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < kBK / 16; ++kk) {
+      for (int kk = 0; kk < kKRowBytes / kKStepBytes; ++kk) {
         // K-major B: 32 bytes along the row per k16 step, like A. N-major B: 16 k-rows of 128 bytes
         // (two whole swizzle atoms, so the swizzle phase is unchanged).
         const uint64_t db = BKN ? ptx::make_desc_mn_sw128(b_base + kk * 16 * 128, kBChunkBytes)
-                                : ptx::make_desc_k_sw128(b_base + kk * 32);
-        wgmma_k16<TIn, BKN ? 1 : 0>(acc, ptx::make_desc_k_sw128(a_base + kk * 32), db);
+                                : ptx::make_desc_k_sw128(b_base + kk * kKStepBytes);
+        wgmma_kstep<TIn, BKN ? 1 : 0>(acc, ptx::make_desc_k_sw128(a_base + kk * kKStepBytes), db);
       }
       ptx::wgmma_commit();
       if (kb > 0) {
@@ -236,18 +249,23 @@ __global__ void __launch_bounds__(kThreads, 1)
 // ---------------------------------------------------------------- host side
 
 bool is16(jhdnnDataType_t t) { return t == JHDNN_DATA_HALF || t == JHDNN_DATA_BFLOAT16; }
+CUtensorMapDataType tma_type(jhdnnDataType_t t) {
+  return t == JHDNN_DATA_HALF       ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+         : t == JHDNN_DATA_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+}
 bool aligned(const void* p, size_t n) { return reinterpret_cast<uintptr_t>(p) % n == 0; }
 
 template <class TIn, class TOut, bool BKN>
 core::Status launch(const GemmArgs& a, cudaStream_t stream, int sm_count) {
-  const CUtensorMapDataType tt =
-      a.ab_type == JHDNN_DATA_HALF ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMapDataType tt = tma_type(a.ab_type);
+  constexpr uint32_t es = sizeof(TIn), bk = kBKOf<TIn>;
   CUtensorMap map_a, map_b;
-  JHDNN_TRY(encode_tma_2d_16bit(&map_a, tt, a.a, uint64_t(a.m), uint64_t(a.k), uint64_t(a.lda), kBM, kBK));
+  JHDNN_TRY(encode_tma_2d(&map_a, tt, es, a.a, uint64_t(a.m), uint64_t(a.k), uint64_t(a.lda), kBM, bk));
   if (BKN)
-    JHDNN_TRY(encode_tma_2d_16bit(&map_b, tt, a.b, uint64_t(a.k), uint64_t(a.n), uint64_t(a.ldb), kBK, 64));
+    JHDNN_TRY(encode_tma_2d(&map_b, tt, es, a.b, uint64_t(a.k), uint64_t(a.n), uint64_t(a.ldb), bk, 64));
   else
-    JHDNN_TRY(encode_tma_2d_16bit(&map_b, tt, a.b, uint64_t(a.n), uint64_t(a.k), uint64_t(a.ldb), kBN, kBK));
+    JHDNN_TRY(encode_tma_2d(&map_b, tt, es, a.b, uint64_t(a.n), uint64_t(a.k), uint64_t(a.ldb), kBN, bk));
 
   auto kernel = wgmma_gemm_kernel<TIn, TOut, EpilogueAlphaBeta, BKN>;
   // Per call (the attribute is per device, and this costs far less than the GEMM).
@@ -279,12 +297,15 @@ core::Status dispatch_types(const GemmArgs& a, cudaStream_t stream, int sms) {
 }  // namespace
 
 core::Status gemm_wgmma_check(const GemmArgs& a) {
-  if (!is16(a.ab_type))
-    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "hopper gemm: A/B type %s (HALF or BFLOAT16 only)",
+  if (!is16(a.ab_type) && a.ab_type != JHDNN_DATA_FLOAT)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "hopper gemm: A/B type %s (HALF, BFLOAT16 or FLOAT (tf32) only)",
                       core::data_type_name(a.ab_type));
   if (a.c_type != a.ab_type && a.c_type != JHDNN_DATA_FLOAT)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "hopper gemm: C type %s with A/B %s (C must be %s or FLOAT)",
                       core::data_type_name(a.c_type), core::data_type_name(a.ab_type), core::data_type_name(a.ab_type));
+  if (a.ab_type == JHDNN_DATA_FLOAT && a.b_kn)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT,
+                      "hopper gemm: tf32 wgmma reads K-major operands only: B must be given N x K (b_kn = false)");
   if (a.m < 0 || a.n < 0 || a.k < 0)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "hopper gemm: negative size m=%lld n=%lld k=%lld", (long long)a.m,
                       (long long)a.n, (long long)a.k);
@@ -302,10 +323,11 @@ core::Status gemm_wgmma_check(const GemmArgs& a) {
     return core::fail(JHDNN_STATUS_BAD_PARAM, "hopper gemm: lda=%lld (>= k=%lld) ldb=%lld (>= %s) ldc=%lld (>= n=%lld)",
                       (long long)a.lda, (long long)a.k, (long long)a.ldb, a.b_kn ? "n" : "k", (long long)a.ldc,
                       (long long)a.n);
-  if (a.lda % 8 != 0 || a.ldb % 8 != 0)
+  const int64_t ld_mult = 16 / int64_t(core::data_type_size(a.ab_type));  // 8 (16-bit) or 4 (fp32)
+  if (a.lda % ld_mult != 0 || a.ldb % ld_mult != 0)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT,
-                      "hopper gemm: lda=%lld, ldb=%lld must be multiples of 8 elements (TMA needs 16-byte row strides)",
-                      (long long)a.lda, (long long)a.ldb);
+                      "hopper gemm: lda=%lld, ldb=%lld must be multiples of %lld elements (TMA needs 16-byte row strides)",
+                      (long long)a.lda, (long long)a.ldb, (long long)ld_mult);
   if (!aligned(a.a, 16) || !aligned(a.b, 16))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "hopper gemm: A and B must be 16-byte aligned for TMA");
   if (!aligned(a.c, core::data_type_size(a.c_type)))
@@ -336,6 +358,7 @@ core::Status gemm_wgmma(const GemmArgs& a, cudaStream_t stream) {
   if (e != cudaSuccess)
     return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "hopper gemm: device query: %s", cudaGetErrorString(e));
 
+  if (a.ab_type == JHDNN_DATA_FLOAT) return launch<float, float, false>(a, stream, sms);  // tf32
   if (a.b_kn) return dispatch_types<true>(a, stream, sms);
   return dispatch_types<false>(a, stream, sms);
 }

@@ -25,9 +25,8 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn(cudaError_t* err, cudaDriverEntryPoi
 
 }  // namespace
 
-core::Status encode_tma_2d_16bit(CUtensorMap* map, CUtensorMapDataType type, const void* base,
-                                 uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_rows,
-                                 uint32_t box_cols) {
+core::Status encode_tma_2d(CUtensorMap* map, CUtensorMapDataType type, uint32_t elem_bytes, const void* base,
+                           uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_rows, uint32_t box_cols) {
   cudaError_t err;
   cudaDriverEntryPointQueryResult q;
   PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn(&err, &q);
@@ -37,7 +36,7 @@ core::Status encode_tma_2d_16bit(CUtensorMap* map, CUtensorMapDataType type, con
                       cudaGetErrorString(err), int(q));
   // Dimension 0 is the contiguous one (columns), dimension 1 the rows.
   const cuuint64_t dims[2] = {cols, rows};
-  const cuuint64_t strides[1] = {ld * 2};  // bytes between rows
+  const cuuint64_t strides[1] = {ld * elem_bytes};  // bytes between rows
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t elem_strides[2] = {1, 1};
   const CUresult r = fn(map, type, 2, const_cast<void*>(base), dims, strides, box, elem_strides,
