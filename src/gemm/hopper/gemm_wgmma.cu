@@ -11,6 +11,12 @@
 #include "gemm/hopper/tensor_map.h"
 #include "gemm/hopper/wgmma_m64n256.cuh"
 
+// In a build for more architectures than sm_90a, the device pass of every other architecture
+// compiles an empty kernel body (see the kernel), leaving the helpers below unreferenced there.
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#pragma nv_diag_suppress 177
+#endif
+
 namespace jhdnn::gemm::hopper {
 namespace {
 
@@ -121,6 +127,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                       TOut* __restrict__ c, int64_t ldc, int M, int N, int K, Epilogue epi, bool pair_ok) {
   constexpr int kBK = kBKOf<TIn>;
   static_assert(!BKN || sizeof(TIn) == 2, "B given K x N is supported for 16-bit types only");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
   const uint32_t smem_a = base;                          // kStages x [128 rows][128 B]
@@ -244,6 +251,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   }
+#else
+  // Compiled for an architecture without wgmma / setmaxnreg (a build for more than sm_90a): an
+  // empty body. The launcher never runs it (it checks the kernel's PTX version first).
+  (void)c, (void)ldc, (void)M, (void)N, (void)K, (void)epi, (void)pair_ok;
+#endif
 }
 
 // ---------------------------------------------------------------- host side
@@ -268,8 +280,18 @@ core::Status launch(const GemmArgs& a, cudaStream_t stream, int sm_count) {
     JHDNN_TRY(encode_tma_2d(&map_b, tt, es, a.b, uint64_t(a.n), uint64_t(a.k), uint64_t(a.ldb), kBN, bk));
 
   auto kernel = wgmma_gemm_kernel<TIn, TOut, EpilogueAlphaBeta, BKN>;
+  // The device code exists only in the sm_90a image; on a library built without 90a the runtime
+  // would pick (JIT) another architecture's empty body.
+  cudaFuncAttributes fa{};
+  cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
+  if (e != cudaSuccess)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH, "hopper gemm: no kernel image for this device: %s",
+                      cudaGetErrorString(e));
+  if (fa.ptxVersion != 90)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH,
+                      "hopper gemm: the library was not built for sm_90a (kernel image from compute_%d)", fa.ptxVersion);
   // Per call (the attribute is per device, and this costs far less than the GEMM).
-  cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes));
   if (e != cudaSuccess)
     return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "hopper gemm: cudaFuncSetAttribute(%zu B smem): %s",
                       kSmemBytes, cudaGetErrorString(e));

@@ -13,7 +13,7 @@
 // watchdog, a wait that has not completed after ~10 s of GPU time traps: the launch fails with
 // cudaErrorLaunchFailure ("unspecified launch failure") instead of hanging. (No printf: a call in
 // the kernel makes ptxas serialize the wgmma pipeline, C7510.) The check only runs
-// on the retry path (every 2^16 failed try_waits), so it costs nothing while the pipeline flows;
+// on the retry path (every 1024 failed try_waits), so it costs nothing while the pipeline flows;
 // it is on by default; build with -DJHDNN_HOPPER_WATCHDOG=0 to remove it.
 #ifndef JHDNN_HOPPER_WATCHDOG
 #define JHDNN_HOPPER_WATCHDOG 1
@@ -75,7 +75,7 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   uint32_t spins = 0;
   uint64_t t0 = 0;
   while (!mbar_try_wait(bar, parity)) {
-    if ((++spins & 0xFFFFu) == 0) {
+    if ((++spins & 0x3FFu) == 0) {
       const uint64_t now = global_timer_ns();
       if (t0 == 0) {
         t0 = now;
