@@ -287,7 +287,7 @@ core::Status launch(const GemmArgs& a, cudaStream_t stream, int sm_count) {
   if (e != cudaSuccess)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH, "hopper gemm: no kernel image for this device: %s",
                       cudaGetErrorString(e));
-  if (fa.ptxVersion != 90)
+  if (fa.ptxVersion < 90)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH,
                       "hopper gemm: the library was not built for sm_90a (kernel image from compute_%d)", fa.ptxVersion);
   // Per call (the attribute is per device, and this costs far less than the GEMM).
