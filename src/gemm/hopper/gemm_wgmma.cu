@@ -201,6 +201,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int kb = 0; kb < k_blocks; ++kb, ++it) {
       const uint32_t s = it % kStages;
       ptx::mbar_wait(full_bar + 8 * s, (it / kStages) & 1u);
+      // Lanes can leave the spin at different iterations (and the epilogue / the lane-0 arrives
+      // diverge): reconverge explicitly before the .sync.aligned wgmma instructions.
+      __syncwarp();
       // This consumer's 64 rows start 64 * 128 B = 8 KiB into the A stage (1024-aligned, so the
       // swizzle phase is unchanged). Each k step is 32 bytes further along the 128-byte row;
       // the hardware applies the 128B swizzle to the computed addresses.
