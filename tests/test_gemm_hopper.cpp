@@ -171,9 +171,10 @@ void run_case(const Case& cs) {
   const double alpha = cs.alpha, beta = cs.beta;
 
   // 1) float64 reference on the sampled rows.
-  int64_t bad = 0, bad_cublas_ref = 0, checked = 0;
+  int64_t bad = 0, bad_cublas_ref = 0, checked = 0, bad_nan = 0;
   double max_err = 0;
   std::string first_bad, first_bad_cublas;
+  std::vector<char> bad_row(size_t(M), 0), bad_col(size_t(N), 0);  // where the wrong elements are
   for (int64_t r : rows_to_check(M, N, K)) {
     for (int64_t j = 0; j < N; ++j) {
       double s = 0, sabs = 0;
@@ -195,10 +196,19 @@ void run_case(const Case& cs) {
       const double err = std::fabs(g - ref);
       if (std::isfinite(g)) max_err = std::max(max_err, err);
       if (!(err <= tol)) {  // NaN fails
+        bad_row[size_t(r)] = bad_col[size_t(j)] = 1;
+        bad_nan += !std::isfinite(g);
         if (bad++ == 0) {
-          char buf[256];
-          std::snprintf(buf, sizeof buf, "first mismatch at (row %lld, col %lld): got %.9g ref %.9g |err| %.3g > tol %.3g",
-                        (long long)r, (long long)j, g, ref, err, tol);
+          // Where the element sits in the kernel: 128 x 256 tile, consumer warpgroup (64 rows),
+          // warp (16 rows), accumulator fragment (row g + 8h, column 8j + 2t + e).
+          char buf[512];
+          std::snprintf(buf, sizeof buf,
+                        "first mismatch at (row %lld, col %lld): got %.9g ref %.9g |err| %.3g > tol %.3g "
+                        "[tile (%lld, %lld), consumer %lld, warp %lld, fragment row g=%lld h=%lld, n8 block %lld, "
+                        "quad thread t=%lld e=%lld]",
+                        (long long)r, (long long)j, g, ref, err, tol, (long long)(r / 128), (long long)(j / 256),
+                        (long long)(r % 128 / 64), (long long)(r % 64 / 16), (long long)(r % 8), (long long)(r % 16 / 8),
+                        (long long)(j % 256 / 8), (long long)(j % 8 / 2), (long long)(j % 2));
           first_bad = buf;
         }
       }
@@ -210,9 +220,17 @@ void run_case(const Case& cs) {
       }
     }
   }
-  std::printf("  hopper gemm %s: %lld elements vs float64, max |err| %.3g, %lld bad\n", describe(cs).c_str(),
+  const int64_t n_bad_rows = std::count(bad_row.begin(), bad_row.end(), 1);
+  const int64_t n_bad_cols = std::count(bad_col.begin(), bad_col.end(), 1);
+  std::printf("  hopper gemm %s: %lld elements vs float64, max |err| %.3g, %lld bad", describe(cs).c_str(),
               (long long)checked, max_err, (long long)bad);
-  INFO(first_bad);
+  if (bad > 0)
+    std::printf(" (%lld non-finite: never written or NaN math; spread over %lld rows and %lld of %lld columns)",
+                (long long)bad_nan, (long long)n_bad_rows, (long long)n_bad_cols, (long long)N);
+  std::printf("\n");
+  INFO(first_bad << (bad > 0 ? " -- " + std::to_string(bad) + " bad, " + std::to_string(bad_nan) + " non-finite, in " +
+                                   std::to_string(n_bad_rows) + " rows x " + std::to_string(n_bad_cols) + " columns"
+                             : std::string()));
   CHECK(bad == 0);
   INFO(first_bad_cublas);
   CHECK(bad_cublas_ref == 0);
