@@ -7,7 +7,7 @@
 //        back-to-back jhdnnConvolutionForward / cudnnConvolutionForward calls (batch 1, 14x14), one
 //        sync at the end: the per-call cost a framework's eager mode pays
 // Counters: FLOP/s. Filter e.g. --benchmark_filter='conv/.*f16'. Runtime on an H200: not yet measured
-// (297 conv + 18 GEMM + 6 eager benchmarks; each conv layer runs cudnnFind once per data type).
+// (297 conv + 24 GEMM + 6 eager benchmarks; each conv layer runs cudnnFind once per data type).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
