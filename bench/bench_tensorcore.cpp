@@ -1,13 +1,13 @@
 // Tensor Core benchmarks (Google Benchmark, GPU time from CUDA events, L2 flushed before each run):
 //   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,cudnn_best} ResNet-50 (batch 32) and VGG-16
 //        (batch 16) layers; cuDNN's best by cudnnFind under TENSOR_OP_MATH, measured in this process
-//   gemm/<f16|bf16|tf32>/<n>^3/{tensorcore_mma,tensorcore_wgmma,cublas}             row-major "TN" (K contiguous in
+//   gemm/<f16|bf16|tf32>/<n>^3/{tensorcore_mma,tensorcore_wgmma,tensorcore_hopper,cublas}  row-major "TN" (K contiguous in
 //        both operands), n = 4096 and 8192, cublasGemmEx with fp32 accumulation (TF32 for fp32)
 //   eager/<layer>/f16_nhwc/{jhdnn,cudnn}                             host wall-clock per call of 200
 //        back-to-back jhdnnConvolutionForward / cudnnConvolutionForward calls (batch 1, 14x14), one
 //        sync at the end: the per-call cost a framework's eager mode pays
 // Counters: FLOP/s. Filter e.g. --benchmark_filter='conv/.*f16'. Runtime on an H200: not yet measured
-// (297 conv + 18 GEMM + 6 eager benchmarks; each conv layer runs cudnnFind once per data type).
+// (297 conv + 24 GEMM + 6 eager benchmarks; each conv layer runs cudnnFind once per data type).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -145,7 +145,8 @@ cudaDataType_t cuda_type(jhdnnDataType_t dt) {
   return dt == JHDNN_DATA_HALF ? CUDA_R_16F : dt == JHDNN_DATA_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
 }
 
-// impl: 0 = gemm_mma (generation 1), 1 = gemm_wgmma (generation 2), 2 = cublasGemmEx.
+// impl: 0 = gemm_mma (generation 1), 1 = gemm_wgmma (generation 2, 128x128), 2 = cublasGemmEx,
+// 3 = gemm_hopper (128x256, src/gemm/hopper).
 void bench_gemm(benchmark::State& st, jhdnnDataType_t dt, int64_t n, int impl) {
   const bool use_cublas = impl == 2;
   Gpu& g = gpu();
@@ -163,10 +164,12 @@ void bench_gemm(benchmark::State& st, jhdnnDataType_t dt, int64_t n, int impl) {
       if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasGemmEx failed");
     } else {
       const core::Status s =
-          impl == 0 ? gemm::tensorcore::gemm_mma(dt, false, true, n, n, n, 1.f, A.get(), n, B.get(), n, 0.f, C.get(), n,
-                                                 g.stream.get())
-                    : gemm::tensorcore::gemm_wgmma(dt, n, n, n, 1.f, A.get(), n, B.get(), n, 0.f, C.get(), n,
-                                                   g.stream.get());
+          impl == 0   ? gemm::tensorcore::gemm_mma(dt, false, true, n, n, n, 1.f, A.get(), n, B.get(), n, 0.f, C.get(),
+                                                   n, g.stream.get())
+          : impl == 3 ? gemm::tensorcore::gemm_hopper(dt, dt, true, n, n, n, 1.f, A.get(), n, B.get(), n, 0.f, C.get(),
+                                                      n, g.stream.get())
+                      : gemm::tensorcore::gemm_wgmma(dt, n, n, n, 1.f, A.get(), n, B.get(), n, 0.f, C.get(), n,
+                                                     g.stream.get());
       if (!s.ok()) throw std::runtime_error(s.message);
     }
   };
@@ -248,9 +251,12 @@ int main(int argc, char** argv) {
   const char* gnames[] = {"f16", "bf16", "tf32"};
   for (int i = 0; i < 3; ++i)
     for (int64_t n : {4096, 8192})
-      for (int impl : {0, 1, 2})
+      for (int impl : {0, 1, 3, 2})
         benchmark::RegisterBenchmark(("gemm/" + std::string(gnames[i]) + "/" + std::to_string(n) + "^3/" +
-                                      (impl == 2 ? "cublas" : impl == 1 ? "tensorcore_wgmma" : "tensorcore_mma")).c_str(),
+                                      (impl == 2   ? "cublas"
+                                       : impl == 3 ? "tensorcore_hopper"
+                                       : impl == 1 ? "tensorcore_wgmma"
+                                                   : "tensorcore_mma")).c_str(),
                                      bench_gemm, cfgs[i].dt, n, impl)
             ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
   // Batch-1 14x14 layers (ResNet-50 conv4_x shapes).

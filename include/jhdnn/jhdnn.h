@@ -318,12 +318,15 @@ jhdnnStatus_t jhdnnConvolutionForward(jhdnnHandle_t handle, const void *alpha,
 /* Not part of cuDNN (cuBLAS's job there); shaped like cublasSgemmStridedBatched with an explicit
  * storage order. C = alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
  * ld* are the distances between consecutive columns (COL_MAJOR) or rows (ROW_MAJOR) of the stored
- * matrices; stride* between consecutive matrices of a batch. alpha, beta: host float for FLOAT.
+ * matrices; stride* between consecutive matrices of a batch. alpha, beta: host floats (every data type).
  * When *beta == 0, C is never read (it may hold NaN). k == 0 gives C = beta * C. */
 typedef enum { JHDNN_GEMM_ROW_MAJOR = 0, JHDNN_GEMM_COL_MAJOR = 1 } jhdnnGemmOrder_t;
 typedef enum { JHDNN_GEMM_OP_N = 0, JHDNN_GEMM_OP_T = 1 } jhdnnGemmOp_t;
 
-/* FLOAT only for now (FMA math, no tensor cores); other types answer NOT_SUPPORTED_DATA_TYPE. */
+/* dataType FLOAT: fp32 on the CUDA cores (FMA, never tensor cores: jhdnnGemmEx with a tensor-op
+ * math type asks for TF32). HALF / BFLOAT16: tensor cores, fp32 accumulation, C in dataType
+ * (jhdnnGemmEx's DEFAULT_MATH). alpha and beta are host floats for every data type. Other types
+ * answer NOT_SUPPORTED_DATA_TYPE. */
 jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGemmOrder_t order,
                         jhdnnGemmOp_t transA, jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k,
                         const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
@@ -337,6 +340,31 @@ jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t data
                                       int64_t strideA, const void *B, int64_t ldb, int64_t strideB,
                                       const void *beta, void *C, int64_t ldc, int64_t strideC,
                                       int64_t batchCount);
+
+/* The GEMM with explicit types and math type (cublasGemmEx's role). Accumulation is always fp32;
+ * alpha and beta are host floats.
+ *   abType   the type of A and B: FLOAT, HALF or BFLOAT16.
+ *   cType    the type of C: abType, or FLOAT with HALF / BFLOAT16 inputs (fp32 output; sm_90 and
+ *            the layouts of the 128x256 Hopper kernel only, see docs/api.md: else NOT_SUPPORTED).
+ *   mathType FMA_MATH: never tensor cores (FLOAT runs the fp32 CUDA-core GEMM; HALF / BFLOAT16
+ *            answer NOT_SUPPORTED, jhDNN has no CUDA-core 16-bit GEMM).
+ *            DEFAULT_MATH, TENSOR_OP_MATH, TENSOR_OP_MATH_ALLOW_CONVERSION: tensor cores; FLOAT
+ *            data runs on TF32 tensor cores (10-bit mantissa products, fp32 accumulation) unless
+ *            NVIDIA_TF32_OVERRIDE=0 is set or the GPU is older than sm_80, in which case it runs
+ *            the fp32 CUDA-core GEMM (as cuDNN's math-type rules).
+ * The environment variable JHDNN_TC_GEMM = auto | hopper | wgmma | mma caps the tensor-core
+ * kernel choice (a bypass for a misbehaving kernel; docs/api.md). */
+jhdnnStatus_t jhdnnGemmEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA, jhdnnGemmOp_t transB,
+                          int64_t m, int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
+                          const void *B, int64_t ldb, jhdnnDataType_t abType, const void *beta, void *C,
+                          int64_t ldc, jhdnnDataType_t cType, jhdnnMathType_t mathType);
+
+jhdnnStatus_t jhdnnGemmStridedBatchedEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA,
+                                        jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k, const void *alpha,
+                                        const void *A, int64_t lda, int64_t strideA, const void *B, int64_t ldb,
+                                        int64_t strideB, jhdnnDataType_t abType, const void *beta, void *C,
+                                        int64_t ldc, int64_t strideC, jhdnnDataType_t cType,
+                                        jhdnnMathType_t mathType, int64_t batchCount);
 
 /* ================================================================ sparse (issue 6)
  * Sparse matrices, dense-to-CSR, CSR x dense SpMM and the Sparse DNN Graph Challenge layer.

@@ -1,6 +1,9 @@
-// GEMM shims: validate the public arguments, map the storage order onto the column-major library
-// GEMM (gemm.h), run on the handle's stream.
+// GEMM shims: validate the public arguments, then run FLOAT FMA GEMMs on the column-major library
+// GEMM (gemm.h) and tensor-core GEMMs (HALF, BFLOAT16, FLOAT as TF32) on the row-major tensor-core
+// GEMM (gemm/tensorcore/gemm_tc.h), on the handle's stream.
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 
 #include <cuda_runtime_api.h>
 
@@ -9,6 +12,7 @@
 #include "core/cuda_check.h"
 #include "core/descriptors.h"
 #include "gemm/gemm.h"
+#include "gemm/tensorcore/gemm_tc.h"
 
 using namespace jhdnn;
 using core::fail;
@@ -31,18 +35,76 @@ int64_t extent(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t b
   return s;
 }
 
-Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t dtype, jhdnnGemmOrder_t order, jhdnnGemmOp_t ta,
-                 jhdnnGemmOp_t tb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, int64_t lda,
-                 int64_t strideA, const void* B, int64_t ldb, int64_t strideB, const void* beta, void* C,
-                 int64_t ldc, int64_t strideC, int64_t batch) {
+// NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library; read once, like them.
+bool tf32_allowed_by_env() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("NVIDIA_TF32_OVERRIDE");
+    return !(v != nullptr && std::strcmp(v, "0") == 0);
+  }();
+  return allowed;
+}
+
+bool is_tc_type(jhdnnDataType_t t) {
+  return t == JHDNN_DATA_HALF || t == JHDNN_DATA_BFLOAT16 || t == JHDNN_DATA_FLOAT;
+}
+
+// The tensor-core path: the storage order maps onto the row-major tensor-core GEMM, one launch per
+// batch (the kernels are persistent and fill the GPU on their own for any sizable matrix).
+// Row-major C = op(A) op(B) as is; column-major C is the row-major C^T (n x m) = op(B)^T op(A)^T,
+// where op(B)^T is B's storage read as a row-major n x k (K contiguous when transB == N) and
+// op(A)^T is A's storage read as a row-major k x m, or m x k when transA == T ("N x K" storage).
+Status tc_gemm(jhdnnDataType_t ab_type, jhdnnDataType_t c_type, bool row, bool op_a, bool op_b, int64_t m, int64_t n,
+               int64_t k, float alpha, const void* A, int64_t lda, int64_t strideA, const void* B, int64_t ldb,
+               int64_t strideB, float beta, void* C, int64_t ldc, int64_t strideC, int64_t batch,
+               cudaStream_t stream) {
+  gemm::tensorcore::TcKernel ceiling;
+  JHDNN_TRY(gemm::tensorcore::tc_kernel_from_env(&ceiling));
+  const int64_t es_ab = int64_t(core::data_type_size(ab_type)), es_c = int64_t(core::data_type_size(c_type));
+  // Row-major problem: M x N output, A' (trans_a: stored K x M), B' (trans_b: stored N x K).
+  const int64_t M = row ? m : n, N = row ? n : m;
+  const bool trans_a = row ? op_a : op_b, trans_b = row ? op_b : op_a;
+  const char* a0 = static_cast<const char*>(row ? A : B);
+  const char* b0 = static_cast<const char*>(row ? B : A);
+  const int64_t lda2 = row ? lda : ldb, ldb2 = row ? ldb : lda;
+  const int64_t sa = (row ? strideA : strideB) * es_ab, sb = (row ? strideB : strideA) * es_ab, sc = strideC * es_c;
+  for (int64_t i = 0; i < batch; ++i) {
+    void* c = static_cast<char*>(C) + i * sc;
+    if (k == 0) {
+      JHDNN_TRY(gemm::tensorcore::scale_c(c_type, M, N, beta, c, ldc, stream));
+      continue;
+    }
+    JHDNN_TRY(gemm::tensorcore::gemm_ex(ab_type, c_type, trans_a, trans_b, M, N, k, alpha, a0 + i * sa, lda2,
+                                        b0 + i * sb, ldb2, beta, c, ldc, ceiling, stream));
+  }
+  return Status::success();
+}
+
+// Every GEMM entry point. jhdnnGemm passes (dtype, dtype, FMA_MATH) for FLOAT and
+// (dtype, dtype, DEFAULT_MATH) otherwise; jhdnnGemmEx passes the caller's types and math type.
+Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t ab_type, jhdnnDataType_t c_type, jhdnnMathType_t math,
+                 jhdnnGemmOrder_t order, jhdnnGemmOp_t ta, jhdnnGemmOp_t tb, int64_t m, int64_t n, int64_t k,
+                 const void* alpha, const void* A, int64_t lda, int64_t strideA, const void* B, int64_t ldb,
+                 int64_t strideB, const void* beta, void* C, int64_t ldc, int64_t strideC, int64_t batch) {
   JHDNN_CHECK_NULL(handle);
   if (order != JHDNN_GEMM_ROW_MAJOR && order != JHDNN_GEMM_COL_MAJOR)
     return fail(JHDNN_STATUS_BAD_PARAM, "order (%d) is not a jhdnnGemmOrder_t", int(order));
   if ((ta != JHDNN_GEMM_OP_N && ta != JHDNN_GEMM_OP_T) || (tb != JHDNN_GEMM_OP_N && tb != JHDNN_GEMM_OP_T))
     return fail(JHDNN_STATUS_BAD_PARAM, "transA (%d) / transB (%d) is not a jhdnnGemmOp_t", int(ta), int(tb));
-  if (dtype != JHDNN_DATA_FLOAT)
-    return fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "GEMM data type %s is not supported (FLOAT only)",
-                core::data_type_name(dtype));
+  if (!is_tc_type(ab_type))
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE,
+                "GEMM data type %s is not supported (FLOAT, HALF or BFLOAT16 for A and B)",
+                core::data_type_name(ab_type));
+  if (c_type != ab_type && !(c_type == JHDNN_DATA_FLOAT && ab_type != JHDNN_DATA_FLOAT))
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "GEMM C type %s with A/B type %s is not supported (C must be %s%s)",
+                core::data_type_name(c_type), core::data_type_name(ab_type), core::data_type_name(ab_type),
+                ab_type == JHDNN_DATA_FLOAT ? "" : " or FLOAT");
+  if (math != JHDNN_DEFAULT_MATH && math != JHDNN_TENSOR_OP_MATH && math != JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION &&
+      math != JHDNN_FMA_MATH)
+    return fail(JHDNN_STATUS_BAD_PARAM, "mathType (%d) is not a jhdnnMathType_t", int(math));
+  if (math == JHDNN_FMA_MATH && ab_type != JHDNN_DATA_FLOAT)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED,
+                "FMA_MATH never uses tensor cores, and jhDNN runs %s GEMMs on tensor cores only (use DEFAULT_MATH)",
+                core::data_type_name(ab_type));
   if (m < 0 || n < 0 || k < 0)
     return fail(JHDNN_STATUS_BAD_PARAM, "m (%lld), n (%lld) and k (%lld) must be >= 0", (long long)m, (long long)n,
                 (long long)k);
@@ -89,13 +151,23 @@ Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t dtype, jhdnnGemmOrder_t o
   if (current != handle->device.device)
     return fail(JHDNN_STATUS_BAD_PARAM, "the current device is %d but the handle was created on device %d", current,
                 handle->device.device);
-  JHDNN_TRY(conv::check_buffer(C, sizeof(float), "C", handle->device));
+  const int64_t es_ab = int64_t(core::data_type_size(ab_type)), es_c = int64_t(core::data_type_size(c_type));
+  JHDNN_TRY(conv::check_buffer(C, size_t(es_c), "C", handle->device));
   if (k > 0) {
-    JHDNN_TRY(conv::check_buffer(A, sizeof(float), "A", handle->device));
-    JHDNN_TRY(conv::check_buffer(B, sizeof(float), "B", handle->device));
-    if (overlaps(C, ec * 4, A, ea * 4)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps A");
-    if (overlaps(C, ec * 4, B, eb * 4)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
+    JHDNN_TRY(conv::check_buffer(A, size_t(es_ab), "A", handle->device));
+    JHDNN_TRY(conv::check_buffer(B, size_t(es_ab), "B", handle->device));
+    if (overlaps(C, ec * es_c, A, ea * es_ab)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps A");
+    if (overlaps(C, ec * es_c, B, eb * es_ab)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
   }
+  const float alpha_f = *static_cast<const float*>(alpha), beta_f = *static_cast<const float*>(beta);
+
+  // Tensor cores: HALF / BFLOAT16 always (FMA_MATH was refused above); FLOAT as TF32 unless the
+  // math type, NVIDIA_TF32_OVERRIDE=0 or a pre-sm_80 GPU keeps it on the CUDA cores.
+  const bool tensor_cores = ab_type != JHDNN_DATA_FLOAT ||
+                            (math != JHDNN_FMA_MATH && tf32_allowed_by_env() && handle->device.sm() >= 80);
+  if (tensor_cores) return tc_gemm(ab_type, c_type, row, ta == JHDNN_GEMM_OP_T, tb == JHDNN_GEMM_OP_T, m, n, k,
+                                   alpha_f, A, lda, strideA, B, ldb, strideB, beta_f, C, ldc, strideC, batch,
+                                   handle->stream);
 
   gemm::GemmDesc d;
   const bool op_a = ta == JHDNN_GEMM_OP_T, op_b = tb == JHDNN_GEMM_OP_T;
@@ -112,8 +184,8 @@ Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t dtype, jhdnnGemmOrder_t o
   d.ldc = ldc;
   d.c_outer = strideC;
   d.batch_outer = batch;
-  d.alpha = *static_cast<const float*>(alpha);
-  d.beta = *static_cast<const float*>(beta);
+  d.alpha = alpha_f;
+  d.beta = beta_f;
   return gemm::sgemm(d, handle->stream);
 }
 
@@ -126,8 +198,9 @@ jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGem
                         const void* alpha, const void* A, int64_t lda, const void* B, int64_t ldb,
                         const void* beta, void* C, int64_t ldc) {
   return api::guarded([&]() -> Status {
-    return gemm_impl(handle, dataType, order, transA, transB, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc,
-                     0, 1);
+    const jhdnnMathType_t math = dataType == JHDNN_DATA_FLOAT ? JHDNN_FMA_MATH : JHDNN_DEFAULT_MATH;
+    return gemm_impl(handle, dataType, dataType, math, order, transA, transB, m, n, k, alpha, A, lda, 0, B, ldb, 0,
+                     beta, C, ldc, 0, 1);
   });
 }
 
@@ -138,8 +211,31 @@ jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t data
                                       const void* beta, void* C, int64_t ldc, int64_t strideC,
                                       int64_t batchCount) {
   return api::guarded([&]() -> Status {
-    return gemm_impl(handle, dataType, order, transA, transB, m, n, k, alpha, A, lda, strideA, B, ldb, strideB,
-                     beta, C, ldc, strideC, batchCount);
+    const jhdnnMathType_t math = dataType == JHDNN_DATA_FLOAT ? JHDNN_FMA_MATH : JHDNN_DEFAULT_MATH;
+    return gemm_impl(handle, dataType, dataType, math, order, transA, transB, m, n, k, alpha, A, lda, strideA, B, ldb,
+                     strideB, beta, C, ldc, strideC, batchCount);
+  });
+}
+
+jhdnnStatus_t jhdnnGemmEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA, jhdnnGemmOp_t transB,
+                          int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, int64_t lda,
+                          const void* B, int64_t ldb, jhdnnDataType_t abType, const void* beta, void* C, int64_t ldc,
+                          jhdnnDataType_t cType, jhdnnMathType_t mathType) {
+  return api::guarded([&]() -> Status {
+    return gemm_impl(handle, abType, cType, mathType, order, transA, transB, m, n, k, alpha, A, lda, 0, B, ldb, 0,
+                     beta, C, ldc, 0, 1);
+  });
+}
+
+jhdnnStatus_t jhdnnGemmStridedBatchedEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA,
+                                        jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k, const void* alpha,
+                                        const void* A, int64_t lda, int64_t strideA, const void* B, int64_t ldb,
+                                        int64_t strideB, jhdnnDataType_t abType, const void* beta, void* C,
+                                        int64_t ldc, int64_t strideC, jhdnnDataType_t cType,
+                                        jhdnnMathType_t mathType, int64_t batchCount) {
+  return api::guarded([&]() -> Status {
+    return gemm_impl(handle, abType, cType, mathType, order, transA, transB, m, n, k, alpha, A, lda, strideA, B, ldb,
+                     strideB, beta, C, ldc, strideC, batchCount);
   });
 }
 

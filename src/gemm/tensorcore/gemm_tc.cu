@@ -1,7 +1,14 @@
-// The tensor-core GEMM as a 1x1 convolution on the shared mma.sync kernel (gemm_tc.h).
+// The tensor-core GEMM as a 1x1 convolution on the shared mma.sync kernel (gemm_tc.h), the
+// argument check of the 128x128 wgmma kernel, and the K == 0 GEMM (C = beta * C).
 #include "gemm/tensorcore/gemm_tc.h"
 
+#include <algorithm>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "conv/tensorcore/mma_launch.h"
+#include "core/cuda_check.h"
 
 namespace jhdnn::gemm::tensorcore {
 
@@ -19,15 +26,6 @@ const char* wgmma_unsupported(jhdnnDataType_t dtype, int64_t M, int64_t N, int64
     return "TMA needs A and B 16-byte aligned";
   if (A == nullptr || B == nullptr || C == nullptr) return "A, B or C is null";
   return nullptr;
-}
-
-core::Status gemm(jhdnnDataType_t dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
-                  const void* A, int64_t lda, const void* B, int64_t ldb, float beta, void* C, int64_t ldc,
-                  cudaStream_t stream) {
-  if (!trans_a && trans_b && conv::tensorcore::cached_device_info().sm() == 90 &&
-      wgmma_unsupported(dtype, M, N, K, A, lda, B, ldb, C, ldc) == nullptr)
-    return gemm_wgmma(dtype, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
-  return gemm_mma(dtype, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 }
 
 core::Status gemm_mma(jhdnnDataType_t dtype, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
@@ -66,6 +64,50 @@ core::Status gemm_mma(jhdnnDataType_t dtype, bool trans_a, bool trans_b, int64_t
   p.beta = beta;
   p.alpha2 = 1.f;
   return conv::tensorcore::launch_mma(dtype, p, 1, A, B, C, dev.sm_count, stream);
+}
+
+namespace {
+
+__device__ __forceinline__ float load_f(const float* p) { return *p; }
+__device__ __forceinline__ float load_f(const __half* p) { return __half2float(*p); }
+__device__ __forceinline__ float load_f(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ __forceinline__ void store_f(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store_f(__half* p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void store_f(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
+
+// Grid-stride over the M x N logical elements; beta == 0 never reads C.
+template <class T>
+__global__ void scale_c_kernel(T* c, int64_t M, int64_t N, int64_t ldc, float beta) {
+  const int64_t total = M * N;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
+    T* p = c + (i / N) * ldc + i % N;
+    store_f(p, beta == 0.f ? 0.f : beta * load_f(p));
+  }
+}
+
+template <class T>
+core::Status launch_scale(int64_t M, int64_t N, float beta, void* C, int64_t ldc, cudaStream_t stream) {
+  const int64_t blocks = std::min<int64_t>((M * N + 255) / 256, 4096);
+  scale_c_kernel<T><<<unsigned(blocks), 256, 0, stream>>>(static_cast<T*>(C), M, N, ldc, beta);
+  JHDNN_LAUNCH_CHECK();
+  return core::Status::success();
+}
+
+}  // namespace
+
+core::Status scale_c(jhdnnDataType_t dtype, int64_t M, int64_t N, float beta, void* C, int64_t ldc,
+                     cudaStream_t stream) {
+  using core::fail;
+  if (M <= 0 || N <= 0) return core::Status::success();
+  if (ldc < N) return fail(JHDNN_STATUS_BAD_PARAM, "scale_c: ldc (%lld) < N (%lld)", (long long)ldc, (long long)N);
+  if (C == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "scale_c: C is null");
+  switch (dtype) {
+    case JHDNN_DATA_HALF: return launch_scale<__half>(M, N, beta, C, ldc, stream);
+    case JHDNN_DATA_BFLOAT16: return launch_scale<__nv_bfloat16>(M, N, beta, C, ldc, stream);
+    case JHDNN_DATA_FLOAT: return launch_scale<float>(M, N, beta, C, ldc, stream);
+    default:
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "scale_c: data type %s", core::data_type_name(dtype));
+  }
 }
 
 }  // namespace jhdnn::gemm::tensorcore

@@ -1,0 +1,244 @@
+// Google Benchmark: every tensor-core GEMM kernel of jhDNN against cublasGemmEx on the same
+// buffers, row-major C = A * Bt^T (A M x K, Bt N x K, packed: "TN" in cuBLAS's words, the layout
+// every kernel takes), at 4096^3 and 8192^3:
+//   hopper  gemm::tensorcore::gemm_hopper  128x256 tiles, 2 consumer warpgroups of m64n256, 4 stages (src/gemm/hopper)
+//   wgmma   gemm::tensorcore::gemm_wgmma   128x128 tiles, m64n128, 6 stages (GPU-verified generation 2)
+//   mma     gemm::tensorcore::gemm_mma     mma.sync (generation 1)
+//   api     jhdnnGemmEx (row-major, N / T), the kernel the selection picks (JHDNN_TC_GEMM respected)
+//   cublas  cublasGemmEx, CUBLAS_COMPUTE_32F (fp16 / bf16, C in the input type) or
+//           CUBLAS_COMPUTE_32F_FAST_TF32 (FLOAT)
+// f16 and bf16 inputs write C in the input type; tf32 is FLOAT in and out.
+//
+// GPU time from CUDA events around each launch (manual time), the L2 cleared before each
+// iteration (as bench_tensorcore). Counter FLOP/s = 2 M N K / time. Before timing, each jhDNN
+// configuration is checked once against cuBLAS on ~64k sampled elements; a wrong answer is
+// reported as an error ("WRONG RESULT ...") instead of a time.
+// Names: gemm/<f16|bf16|tf32>/<n>^3/<hopper|wgmma|mma|api|cublas>. About 25 s on an H200.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <cublas_v2.h>
+
+#include "common/gpu_util.h"
+#include "common/test_util.h"
+#include "core/device_info.h"
+#include "gemm/tensorcore/gemm_tc.h"
+
+using namespace jhdnn;
+using namespace jhdnn::test;
+
+namespace {
+
+enum Impl { kHopper, kWgmma, kMma, kApi, kCublas };
+const char* impl_name(Impl i) {
+  switch (i) {
+    case kHopper: return "hopper";
+    case kWgmma: return "wgmma";
+    case kMma: return "mma";
+    case kApi: return "api";
+    case kCublas: return "cublas";
+  }
+  return "?";
+}
+
+void cublas_check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: cublasStatus " + std::to_string(int(s)));
+}
+
+struct Gpu {
+  cublasHandle_t cublas = nullptr;
+  CudaStream stream;
+  JhdnnHandle jh;
+  std::unique_ptr<DeviceBuffer> flush;
+  Gpu() {
+    core::DeviceInfo dev;
+    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
+    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
+    cublas_check(cublasCreate(&cublas), "cublasCreate");
+    cublas_check(cublasSetStream(cublas, stream.get()), "cublasSetStream");
+    JHDNN_CHECK(jhdnnSetStream(jh.get(), stream.get()));
+  }
+  ~Gpu() { cublasDestroy(cublas); }
+};
+Gpu& gpu() {
+  static Gpu g;
+  return g;
+}
+
+// Random values in [-1, 1): 2^20 host-generated values, repeated on the device by doubling copies.
+DeviceBuffer random_buffer(int64_t elems, jhdnnDataType_t dt, uint64_t seed) {
+  const int64_t es = int64_t(dtype_size(dt));
+  const int64_t block = std::min<int64_t>(elems, int64_t(1) << 20);
+  std::vector<double> h(static_cast<size_t>(block));
+  fill_random(h, dt, seed);
+  DeviceBuffer b(size_t(elems * es), 0);
+  b.upload(to_device_bytes(h, dt).data(), size_t(block * es));
+  char* base = b.as<char>();
+  for (int64_t done = block; done < elems;) {
+    const int64_t n = std::min(done, elems - done);
+    CUDA_CHECK(cudaMemcpy(base + done * es, base, size_t(n * es), cudaMemcpyDeviceToDevice));
+    done += n;
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return b;
+}
+
+// Operands of one (type, size), kept while the benchmarks of that configuration run (they are
+// registered consecutively), with cuBLAS's answer downloaded once for the checks.
+struct Operands {
+  jhdnnDataType_t dt;
+  int64_t n;
+  DeviceBuffer a, b, c;
+  std::vector<unsigned char> ref;  // cuBLAS's C
+};
+std::unique_ptr<Operands> g_ops;
+
+cudaDataType_t cuda_type(jhdnnDataType_t t) {
+  return t == JHDNN_DATA_HALF ? CUDA_R_16F : t == JHDNN_DATA_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+void run_impl(Impl impl, Operands& op) {
+  Gpu& g = gpu();
+  const int64_t n = op.n;
+  const float one = 1.f, zero = 0.f;
+  core::Status s;
+  switch (impl) {
+    case kCublas:  // row-major C = A Bt^T is column-major C^T = op_T(Bt) A^T
+      cublas_check(cublasGemmEx(g.cublas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(n), &one, op.b.get(),
+                                cuda_type(op.dt), int(n), op.a.get(), cuda_type(op.dt), int(n), &zero, op.c.get(),
+                                cuda_type(op.dt), int(n),
+                                op.dt == JHDNN_DATA_FLOAT ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                CUBLAS_GEMM_DEFAULT),
+                   "cublasGemmEx");
+      return;
+    case kHopper:
+      s = gemm::tensorcore::gemm_hopper(op.dt, op.dt, true, n, n, n, 1.f, op.a.get(), n, op.b.get(), n, 0.f,
+                                        op.c.get(), n, g.stream.get());
+      break;
+    case kWgmma:
+      s = gemm::tensorcore::gemm_wgmma(op.dt, n, n, n, 1.f, op.a.get(), n, op.b.get(), n, 0.f, op.c.get(), n,
+                                       g.stream.get());
+      break;
+    case kMma:
+      s = gemm::tensorcore::gemm_mma(op.dt, false, true, n, n, n, 1.f, op.a.get(), n, op.b.get(), n, 0.f, op.c.get(),
+                                     n, g.stream.get());
+      break;
+    case kApi: {
+      const jhdnnStatus_t st =
+          jhdnnGemmEx(g.jh.get(), JHDNN_GEMM_ROW_MAJOR, JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_T, n, n, n, &one, op.a.get(), n,
+                      op.b.get(), n, op.dt, &zero, op.c.get(), n, op.dt, JHDNN_DEFAULT_MATH);
+      if (st != JHDNN_STATUS_SUCCESS) {
+        char buf[1024];
+        jhdnnGetLastErrorString(buf, sizeof buf);
+        throw std::runtime_error(std::string("jhdnnGemmEx: ") + buf);
+      }
+      return;
+    }
+  }
+  if (!s.ok()) throw std::runtime_error(s.message);
+}
+
+Operands& operands(jhdnnDataType_t dt, int64_t n) {
+  if (!g_ops || g_ops->dt != dt || g_ops->n != n) {
+    g_ops.reset();
+    auto op = std::make_unique<Operands>();
+    op->dt = dt;
+    op->n = n;
+    op->a = random_buffer(n * n, dt, 3);
+    op->b = random_buffer(n * n, dt, 4);
+    op->c = DeviceBuffer(size_t(n * n) * dtype_size(dt), 0);
+    run_impl(kCublas, *op);
+    gpu().stream.sync();
+    op->ref = op->c.download();
+    g_ops = std::move(op);
+  }
+  return *g_ops;
+}
+
+// Ours vs cuBLAS on ~64k elements spread over C: |ours - cublas| <= 2^-6 * (|cublas| + 1) catches
+// any indexing / pipeline error (O(1) or NaN) without tripping on rounding.
+std::string check_against_cublas(Impl impl, Operands& op) {
+  CUDA_CHECK(cudaMemsetAsync(op.c.get(), 0xFF, op.c.bytes(), gpu().stream.get()));  // NaN
+  run_impl(impl, op);
+  gpu().stream.sync();
+  const std::vector<unsigned char> ours = op.c.download();
+  const size_t es = dtype_size(op.dt);
+  const int64_t total = op.n * op.n, step = std::max<int64_t>(1, total / 65536) | 1;
+  for (int64_t i = 0; i < total; i += step) {
+    const double g = from_device_bytes(&ours[size_t(i) * es], 1, op.dt)[0];
+    const double c = from_device_bytes(&op.ref[size_t(i) * es], 1, op.dt)[0];
+    if (!(std::fabs(g - c) <= std::ldexp(1.0, -6) * (std::fabs(c) + 1.0))) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "WRONG RESULT at (row %lld, col %lld): got %g, cuBLAS %g",
+                    (long long)(i / op.n), (long long)(i % op.n), g, c);
+      return buf;
+    }
+  }
+  return "";
+}
+
+void bench(benchmark::State& st, jhdnnDataType_t dt, int64_t n, Impl impl) {
+  Gpu& g = gpu();
+  Operands* op = nullptr;
+  try {
+    op = &operands(dt, n);
+    if (impl != kCublas) {
+      const std::string err = check_against_cublas(impl, *op);
+      if (!err.empty()) return st.SkipWithError(err.c_str());
+    }
+    run_impl(impl, *op);  // warm-up
+  } catch (const std::exception& e) {
+    return st.SkipWithError(e.what());
+  }
+  cudaEvent_t e0, e1;
+  CUDA_CHECK(cudaEventCreate(&e0));
+  CUDA_CHECK(cudaEventCreate(&e1));
+  for (auto _ : st) {
+    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
+    CUDA_CHECK(cudaEventRecord(e0, g.stream.get()));
+    run_impl(impl, *op);
+    CUDA_CHECK(cudaEventRecord(e1, g.stream.get()));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    st.SetIterationTime(ms * 1e-3);
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  st.counters["FLOP/s"] =
+      benchmark::Counter(2.0 * double(n) * double(n) * double(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr, "bench_gemm_hopper: no usable GPU (%s)\n", why.c_str());
+    return 1;
+  }
+  std::printf("%s\n", gpu_description().c_str());
+  const std::pair<jhdnnDataType_t, const char*> types[] = {
+      {JHDNN_DATA_HALF, "f16"}, {JHDNN_DATA_BFLOAT16, "bf16"}, {JHDNN_DATA_FLOAT, "tf32"}};
+  for (const auto& [dt, tname] : types)
+    for (int64_t n : {4096, 8192})
+      for (Impl impl : {kHopper, kWgmma, kMma, kApi, kCublas})
+        benchmark::RegisterBenchmark(("gemm/" + std::string(tname) + "/" + std::to_string(n) + "^3/" + impl_name(impl))
+                                         .c_str(),
+                                     bench, dt, n, impl)
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond)
+            ->Iterations(impl == kMma ? 5 : 20);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  g_ops.reset();
+  return 0;
+}

@@ -1,0 +1,167 @@
+// Thin inline-PTX wrappers for the sm_90a pieces the wgmma GEMM uses: mbarriers (init, arrive,
+// arrive.expect_tx, try_wait.parity), TMA 2-D tile loads, the wgmma fence / commit / wait, the
+// shared-memory matrix descriptor, and setmaxnreg. Each wrapper is one PTX instruction with the
+// operands spelled out, so the kernel reads like the PTX ISA's own pseudocode.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>  // CUtensorMap (a 128-byte opaque struct; no driver library is linked)
+
+// Watchdog on every mbarrier wait. A wrong transaction byte count or a lost arrive makes an
+// mbarrier wait spin forever, which hangs the process (and ctest until its timeout). With the
+// watchdog, a wait that has not completed after ~10 s of GPU time traps: the launch fails with
+// cudaErrorLaunchFailure ("unspecified launch failure") instead of hanging. (No printf: a call in
+// the kernel makes ptxas serialize the wgmma pipeline, C7510.) The check only runs
+// on the retry path (every 1024 failed try_waits), so it costs nothing while the pipeline flows;
+// it is on by default; build with -DJHDNN_HOPPER_WATCHDOG=0 to remove it.
+#ifndef JHDNN_HOPPER_WATCHDOG
+#define JHDNN_HOPPER_WATCHDOG 1
+#endif
+
+namespace jhdnn::gemm::hopper::ptx {
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// ---------------------------------------------------------------- mbarrier
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t arrive_count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrive_count) : "memory");
+}
+
+// Makes the initialized barriers visible to the other threads and to the async proxy (TMA).
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+// One arrive plus "expect `bytes` more transaction bytes in this phase" (the TMA loads that
+// follow complete them).
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+__device__ __forceinline__ uint64_t global_timer_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Waits until the phase with the given parity has completed. Parity convention: a fresh barrier
+// is in phase 0, so waiting for parity 1 returns at once ("the previous phase completed"); that is
+// how the producer's first pass over the empty barriers goes through.
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+#if JHDNN_HOPPER_WATCHDOG
+  uint32_t spins = 0;
+  uint64_t t0 = 0;
+  while (!mbar_try_wait(bar, parity)) {
+    if ((++spins & 0x3FFu) == 0) {
+      const uint64_t now = global_timer_ns();
+      if (t0 == 0) {
+        t0 = now;
+      } else if (now - t0 > 10000000000ull) {
+        __trap();
+      }
+    }
+  }
+#else
+  while (!mbar_try_wait(bar, parity)) {
+  }
+#endif
+}
+
+// ---------------------------------------------------------------- TMA
+
+__device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+}
+
+// Loads the box at (c0 = innermost coordinate, c1) of `map` into shared memory at dst; the bytes
+// are counted on barrier bar (complete_tx). Out-of-bounds elements are written as zeros and are
+// counted too, so every load completes exactly the box size.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0,
+                                            int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+// ---------------------------------------------------------------- wgmma
+
+// Orders this thread's register / shared-memory accesses before the wgmma.mma_async that follow.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+// Waits until at most N committed wgmma groups of this thread are still pending.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+// Keeps the compiler from moving reads / writes of an accumulator register across the fences
+// above (the registers are written asynchronously by the tensor cores between issue and wait).
+__device__ __forceinline__ void reg_fence(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// Shared-memory matrix descriptor (PTX ISA "Matrix Descriptor Format" of wgmma):
+//   bits  0-13  start address >> 4
+//   bits 16-29  leading dimension byte offset >> 4 (unused by K-major swizzled layouts; 1)
+//   bits 32-45  stride dimension byte offset >> 4 (K-major: bytes from one 8-row group to the next)
+//   bits 49-51  base offset (0: the swizzle pattern starts at a 1024-byte aligned address)
+//   bits 62-63  layout: 1 = 128-byte swizzle
+// For the K-major 128B-swizzled tiles written by TMA (rows of 64 16-bit elements = 128 bytes,
+// 8-row / 1024-byte swizzle atoms stacked densely), SBO = 1024.
+__device__ __forceinline__ uint64_t make_desc_k_sw128(uint32_t smem_byte_addr) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_byte_addr & 0x3FFFFu) >> 4);
+  d |= static_cast<uint64_t>(1) << 16;
+  d |= static_cast<uint64_t>(1024 >> 4) << 32;
+  d |= static_cast<uint64_t>(1) << 62;
+  return d;
+}
+
+// The same descriptor for an MN-major 128B-swizzled tile (B given K x N, N contiguous): TMA writes
+// it as chunks of 64 N-elements (128-byte rows), one row per k, 8-row / 1024-byte swizzle atoms.
+// The canonical MN-major SW128 layout is ((8 x 16 B, m chunks), (8 rows, k groups)) with strides
+// ((16 B, LBO), (128 B, SBO)): LBO = bytes from one 64-element N chunk to the next,
+// SBO = bytes from one 8-row k group to the next (1024 when the rows are dense).
+__device__ __forceinline__ uint64_t make_desc_mn_sw128(uint32_t smem_byte_addr, uint32_t chunk_bytes) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_byte_addr & 0x3FFFFu) >> 4);
+  d |= static_cast<uint64_t>((chunk_bytes >> 4) & 0x3FFFu) << 16;
+  d |= static_cast<uint64_t>(1024 >> 4) << 32;
+  d |= static_cast<uint64_t>(1) << 62;
+  return d;
+}
+
+// ---------------------------------------------------------------- register reallocation
+
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+}  // namespace jhdnn::gemm::hopper::ptx
