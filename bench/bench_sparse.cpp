@@ -142,6 +142,7 @@ void bench_dense_to_csr(benchmark::State& st, bool cusparse, int64_t rows, int64
 struct DevCsr {
   int64_t m = 0, k = 0, nnz = 0;
   DeviceBuffer rp, ci, va;
+  DeviceBuffer order;  // optional row-order hint (jhdnn_warp_row_ordered); empty: none
 };
 
 DevCsr upload_csr(const spdnn::Csr& a) {
@@ -184,7 +185,8 @@ spdnn::Csr power_law(int64_t m, int64_t k, double avg, uint64_t seed) {
   return a;
 }
 
-// impl: 0..3 jhDNN algorithm, 10 + k cuSPARSE CSR ALG k (1, 2, 3).
+// impl: 0..3 jhDNN algorithm, 4 WARP_ROW with the row-order hint (rows with equal columns adjacent),
+// 10 + k cuSPARSE CSR ALG k (1, 2, 3).
 void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdnnDenseOrder_t order, int impl,
                 std::shared_ptr<DeviceBuffer> b) {
   Ctx& c = *g_ctx;
@@ -200,8 +202,10 @@ void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdn
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, a->m, a->k, a->nnz, a->rp.as<int>(), a->ci.as<int>(), a->va.get(),
                                             JHDNN_DATA_FLOAT));
-    run = [&, d]() {
-      JHDNN_CHECK(jhdnnSpMM(c.h.get(), jhdnnSpMMAlg_t(impl), &alpha, d, n, order, b->get(), ldb, &beta, cbuf.get(), ldc));
+    if (impl == 4) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, a->order.as<int>()));
+    const jhdnnSpMMAlg_t alg = impl == 4 ? JHDNN_SPMM_ALG_WARP_ROW : jhdnnSpMMAlg_t(impl);
+    run = [&, d, alg]() {
+      JHDNN_CHECK(jhdnnSpMM(c.h.get(), alg, &alpha, d, n, order, b->get(), ldb, &beta, cbuf.get(), ldc));
     };
   } else {
     const cusparseSpMMAlg_t alg = impl == 11 ? CUSPARSE_SPMM_CSR_ALG1 : impl == 12 ? CUSPARSE_SPMM_CSR_ALG2
@@ -453,6 +457,10 @@ int main(int argc, char** argv) {
     for (int64_t n : {1024, 4096, 16384}) {
       const spdnn::Csr wt = spdnn::transpose(spdnn::generate_layer(n, 7, 42));
       auto a = std::make_shared<DevCsr>(upload_csr(wt));
+      // Row j of W^T lists the inputs of output j, the same rows as the ELL's: its reuse order.
+      const std::vector<int> ord = spdnn::reuse_order(spdnn::generate_layer_ell(n, 7, 42));
+      a->order = DeviceBuffer(ord.size() * 4, 0);
+      a->order.upload(ord.data(), ord.size() * 4);
       const int64_t cols = quick ? 6000 : kImages;
       auto b = std::make_shared<DeviceBuffer>(size_t(n) * cols * 4, 0);
       spdnn::upload_features(images_for(n), b->as<float>(), cols, nullptr);  // N x cols, row-major
@@ -469,9 +477,10 @@ int main(int argc, char** argv) {
     for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       if (mt.name.rfind("challenge", 0) == 0 && order == JHDNN_ORDER_COL) continue;  // features are row-major here
       const char* on = order == JHDNN_ORDER_ROW ? "row" : "col";
-      for (int impl : {1, 2, 3, 11, 12, 13}) {
+      for (int impl : {1, 2, 4, 3, 11, 12, 13}) {
         if (impl == 1 && mt.n > 64) continue;  // THREAD_ROW (teaching only) loops over all n columns per thread
-        static const char* names[] = {"default", "thread_row", "warp_row", "nnz_split"};
+        if (impl == 4 && mt.a->order.bytes() == 0) continue;
+        static const char* names[] = {"default", "thread_row", "warp_row", "nnz_split", "warp_row_ordered"};
         const std::string impl_name = impl < 10 ? std::string("jhdnn_") + names[impl]
                                                 : "cusparse_csr_alg" + std::to_string(impl - 10);
         const std::string name = "SpMM/" + impl_name + "/" + mt.name + "/" + on;

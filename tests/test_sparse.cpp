@@ -306,6 +306,11 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, cs.m, cs.k, a.nnz(), drp.as<int>(), dci.as<int>(), dva.get(),
                                             JHDNN_DATA_FLOAT));
+    std::vector<int> row_order(cs.m);
+    for (int64_t r = 0; r < cs.m; ++r) row_order[r] = int(r);
+    SplitMix64 og(seed_for(250 + salt));
+    for (int64_t r = cs.m - 1; r > 0; --r) std::swap(row_order[r], row_order[og.next() % uint64_t(r + 1)]);
+    DeviceBuffer drow_order = to_dev(row_order);
     for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       const int64_t pad = cs.n % 4 == 0 ? 4 : 3;  // multiples of 4 take the float4 path of WARP_ROW
       const int64_t ldb = (order == JHDNN_ORDER_ROW ? cs.n : cs.k) + pad;
@@ -333,14 +338,18 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
             ref[o] = alpha * s + (beta != 0.f ? beta * double(c0[o]) : 0.0);
             mag[o] = alpha * sa + std::fabs(beta * double(c0[o]));
           }
-        for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo < JHDNN_SPMM_ALG_COUNT; ++algo) {
+        // algo == JHDNN_SPMM_ALG_COUNT: WARP_ROW again with a random row-order hint (same results).
+        for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo <= JHDNN_SPMM_ALG_COUNT; ++algo) {
+          const bool ordered = algo == JHDNN_SPMM_ALG_COUNT;
           INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " order " << order
-                    << " beta " << beta << " algo " << algo);
+                    << " beta " << beta << " algo " << (ordered ? "WARP_ROW with a row order" : std::to_string(algo)));
+          JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, ordered ? drow_order.as<int>() : nullptr));
           std::vector<float> cinit = c0;
           if (beta == 0.f)  // beta = 0 must not read C: NaN there must not come through
             std::fill(cinit.begin(), cinit.end(), std::numeric_limits<float>::quiet_NaN());
           DeviceBuffer dc = to_dev(cinit);
-          JHDNN_CHECK(jhdnnSpMM(h.get(), jhdnnSpMMAlg_t(algo), &alpha, d, cs.n, order, db.get(), ldb, &beta, dc.get(), ldc));
+          JHDNN_CHECK(jhdnnSpMM(h.get(), ordered ? JHDNN_SPMM_ALG_WARP_ROW : jhdnnSpMMAlg_t(algo), &alpha, d, cs.n, order,
+                                db.get(), ldb, &beta, dc.get(), ldc));
           CUDA_CHECK(cudaDeviceSynchronize());
           const std::vector<float> got = from_dev<float>(dc, c_size);
           int bad = 0;

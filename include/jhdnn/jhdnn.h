@@ -378,8 +378,9 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
                                           int64_t width, int *colInd, void *values, jhdnnDataType_t valueType);
 /* An order in which calls may process the rows (device, `rows` ints, a permutation of 0..rows-1;
  * NULL: natural order). A performance hint with no effect on results: jhdnnSparseDnnLayerForward
- * computes output neurons in this order, so rows that share inputs should be adjacent (their
- * feature loads then hit in L1). Checked here (copied to the host once): BAD_PARAM if not a
+ * (and ...Compact) computes output neurons in this order, and jhdnnSpMM WARP_ROW (and DEFAULT)
+ * visits rows in it, so rows that share columns should be adjacent (their feature / B loads then
+ * hit in L1). Checked here (copied to the host once): BAD_PARAM if not a
  * permutation. Setting the matrix again clears it. */
 jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc, const int *rowOrder);
 /* nnz is rows * width for ELL. Any output pointer may be NULL. */

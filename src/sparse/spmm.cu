@@ -52,10 +52,14 @@ template <int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
-                 float* __restrict__ c, int64_t ldc) {
+                 float* __restrict__ c, int64_t ldc,
+                 const int* __restrict__ order) {
   const int lane = threadIdx.x & 31;
-  const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (row >= m) return;
+  const int64_t t_row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  if (t_row >= m) return;
+  // The descriptor's row order (a hint): rows with the same columns run in the same block, so their
+  // B rows are served from L1 after the first warp fetched them.
+  const int64_t row = order ? int64_t(order[t_row]) : t_row;
   const int e0 = rp[row], e1 = rp[row + 1];
   // blockIdx.y picks a band of kBand columns: blocks run x-fastest, so all rows of A work on the same
   // band of B at the same time and that band (k x kBand floats) is served from L2, not HBM.
@@ -92,10 +96,12 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
 __global__ void __launch_bounds__(kBlock)
 spmm_warp_row_cm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
-                 float* __restrict__ c, int64_t ldc) {
+                 float* __restrict__ c, int64_t ldc,
+                 const int* __restrict__ order) {
   const int lane = threadIdx.x & 31;
-  const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (row >= m) return;
+  const int64_t t_row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  if (t_row >= m) return;
+  const int64_t row = order ? int64_t(order[t_row]) : t_row;  // the row-order hint, as in spmm_warp_row_rm
   const int e0 = rp[row], e1 = rp[row + 1];
   for (int64_t j = 0; j < n; ++j) {
     float acc = 0.f;
@@ -250,11 +256,14 @@ Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseM
       if (bands > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "n (%lld) is too large", (long long)n);
       const dim3 grid2{grid, bands, 1u};
       if (order == JHDNN_ORDER_COL) {
-        spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
+                                                 a.row_order);
       } else if (n % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && aligned16(b) && aligned16(c)) {
-        spmm_warp_row_rm<4><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_rm<4><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
+                                                     a.row_order);
       } else {
-        spmm_warp_row_rm<1><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_rm<1><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
+                                                     a.row_order);
       }
       break;
     }
