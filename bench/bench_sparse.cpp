@@ -279,7 +279,8 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   st.counters["host_ms"] = r.host_ms;
   st.counters["peak_GiB"] = double(r.peak_used_bytes) / (1u << 30);
   if (path == spdnn::Path::kGraph) st.counters["graph_build_ms"] = r.build_ms;
-  st.SetLabel(std::string(spdnn::path_name(path)) + " path, generated network, 1200 official images scaled+tiled to 60000");
+  st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path, generated network, 1200 official images " +
+             "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
 }
 
 // cuSPARSE pipeline: per layer cusparseSpMM (W^T CSR x active feature columns) into Y, a separate

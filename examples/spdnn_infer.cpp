@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
         (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path);
         const spdnn::InferenceResult r =
             spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path);
+        if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
 
         // Validation.
         std::string verdict = "not validated";

@@ -616,6 +616,8 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
     for (int rep = 0; rep < 2; ++rep) {  // twice: the survivors' order differs from run to run
       const spdnn::InferenceResult r =
           spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr, p);
+      INFO(r.note);
+      CHECK(r.path_used == p);  // kGraph: the capture worked (else it fell back to kFused)
       CHECK(r.categories == truth);
       CHECK(r.active == active_separate);
     }
@@ -633,6 +635,7 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
     for (spdnn::Path p : {spdnn::Path::kSeparate, spdnn::Path::kGraph}) {
       INFO(spdnn::path_name(p) << " path, 60000 rows");
       const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr, p);
+      CHECK(r.path_used == p);
       CHECK(r.categories == want);
     }
   }
@@ -648,6 +651,7 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
       std::vector<float> out;
       std::vector<int> ids;
       const spdnn::InferenceResult r = spdnn::run_inference(h.get(), part, images, 1200, -0.3f, 1, l, &out, &ids, p);
+      CHECK(r.path_used == p);
       REQUIRE(ids == cpu.categories());
       int bad = 0;
       for (size_t t = 0; t < ids.size(); ++t) {
@@ -685,7 +689,8 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
     for (spdnn::Path p : {spdnn::Path::kSeparate, spdnn::Path::kGraph}) {
       INFO(spdnn::path_name(p) << " path");
       const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, 4, 0, nullptr, nullptr, p);
-      UNSCOPED_INFO("survivors: " << r.categories.size());
+      UNSCOPED_INFO("survivors: " << r.categories.size() << " " << r.note);
+      CHECK(r.path_used == p);
       CHECK(r.categories == cpu.categories());
     }
   }

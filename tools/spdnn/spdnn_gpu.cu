@@ -258,57 +258,77 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     final_list = cur;
     final_count = count[cur];
-  } else if (path == Path::kFused) {
-    const auto t0 = std::chrono::steady_clock::now();
-    CUDA_CHECK(cudaEventRecord(e0, s));
-    for (int l = 1; l <= layers; ++l) {
-      fused_layer(l);
-      if (l == keep_layer && keep) copy_out(l & 1, counts + l);
-    }
-    CUDA_CHECK(cudaEventRecord(e1, s));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    final_list = layers & 1;
-    final_count = counts + layers;
-  } else {  // kGraph: capture on a private stream (the handle's may be the legacy default stream)
-    cudaStream_t gs = nullptr;
-    CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
-    cudaGraph_t graph = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    const auto tb = std::chrono::steady_clock::now();
-    JHDNN_CHECK(jhdnnSetStream(h, gs));
-    try {
-      // Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not
-      // stream work and may run while capturing.
-      CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
+    res.path_used = Path::kSeparate;
+  } else {
+    // kGraph: capture the L launches once on a private stream (the handle's may be the legacy
+    // default stream, which cannot be captured), instantiate, launch. If the capture or the
+    // instantiation fails (nothing has run then), say why in res.note and run the fused loop
+    // instead: res.path_used tells which ran (the tests check it).
+    bool graph_ran = false;
+    if (path == Path::kGraph) {
+      cudaStream_t gs = nullptr;
+      CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      auto cleanup = [&]() {
+        jhdnnSetStream(h, s);
+        if (exec) cudaGraphExecDestroy(exec);
+        if (graph) cudaGraphDestroy(graph);
+        cudaStreamDestroy(gs);
+      };
+      const auto tb = std::chrono::steady_clock::now();
+      bool built = false;
       try {
-        for (int l = 1; l <= layers; ++l) fused_layer(l);
-      } catch (...) {
-        cudaStreamEndCapture(gs, &graph);
-        throw;
+        JHDNN_CHECK(jhdnnSetStream(h, gs));
+        // Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not
+        // stream work and may run while capturing.
+        CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
+        try {
+          for (int l = 1; l <= layers; ++l) fused_layer(l);
+        } catch (...) {
+          cudaGraph_t partial = nullptr;
+          cudaStreamEndCapture(gs, &partial);
+          if (partial) cudaGraphDestroy(partial);
+          throw;
+        }
+        CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
+        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        built = true;
+      } catch (const std::exception& e) {
+        res.note = std::string("CUDA graph capture failed (") + e.what() + "); ran the fused path instead";
+        cudaGetLastError();
       }
-      CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
-      CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-      res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
-      CUDA_CHECK(cudaGraphUpload(exec, gs));
-      CUDA_CHECK(cudaStreamSynchronize(gs));
+      if (built) {
+        try {
+          res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
+          CUDA_CHECK(cudaGraphUpload(exec, gs));
+          CUDA_CHECK(cudaStreamSynchronize(gs));
+          const auto t0 = std::chrono::steady_clock::now();
+          CUDA_CHECK(cudaEventRecord(e0, gs));
+          CUDA_CHECK(cudaGraphLaunch(exec, gs));
+          CUDA_CHECK(cudaEventRecord(e1, gs));
+          CUDA_CHECK(cudaEventSynchronize(e1));
+          res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          graph_ran = true;
+        } catch (...) {
+          cleanup();
+          throw;
+        }
+      }
+      cleanup();
+    }
+    if (!graph_ran) {  // kFused (or the graph's fallback)
       const auto t0 = std::chrono::steady_clock::now();
-      CUDA_CHECK(cudaEventRecord(e0, gs));
-      CUDA_CHECK(cudaGraphLaunch(exec, gs));
-      CUDA_CHECK(cudaEventRecord(e1, gs));
+      CUDA_CHECK(cudaEventRecord(e0, s));
+      for (int l = 1; l <= layers; ++l) {
+        fused_layer(l);
+        if (l == keep_layer && keep) copy_out(l & 1, counts + l);
+      }
+      CUDA_CHECK(cudaEventRecord(e1, s));
       CUDA_CHECK(cudaEventSynchronize(e1));
       res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    } catch (...) {
-      jhdnnSetStream(h, s);
-      if (exec) cudaGraphExecDestroy(exec);
-      if (graph) cudaGraphDestroy(graph);
-      cudaStreamDestroy(gs);
-      throw;
     }
-    JHDNN_CHECK(jhdnnSetStream(h, s));
-    CUDA_CHECK(cudaGraphExecDestroy(exec));
-    CUDA_CHECK(cudaGraphDestroy(graph));
-    CUDA_CHECK(cudaStreamDestroy(gs));
+    res.path_used = graph_ran ? Path::kGraph : Path::kFused;
     final_list = layers & 1;
     final_count = counts + layers;
   }

@@ -55,7 +55,8 @@ class DeviceNetwork {
 //              survivor count read back per `refresh` to shrink the launch bound): round 1's path.
 //   kFused     jhdnnSparseDnnLayerForwardCompact, one launch per layer, no host readback.
 //   kGraph     kFused captured once into a CUDA graph (on a private stream), then launched: the
-//              capture + instantiation is outside loop_ms but inside build_ms.
+//              capture + instantiation is outside loop_ms but inside build_ms. If the capture
+//              fails, the fused loop runs instead (path_used = kFused, note says why).
 enum class Path { kSeparate, kFused, kGraph };
 const char* path_name(Path p);
 
@@ -67,6 +68,8 @@ struct InferenceResult {
   size_t device_bytes = 0;         // what the run allocated (features, lists, workspace), weights excluded
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
+  Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails)
+  std::string note;                // why a fallback happened, else empty
 };
 
 // Runs net.layers() layers with the fused jhDNN layer on `rows` images: image r is row r % images.rows
