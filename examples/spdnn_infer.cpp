@@ -12,7 +12,8 @@
 // files (--network auto); everything else is generated (tools/spdnn, seed --seed).
 // Validation: the official truth (tiled) for the official network at L = 120; otherwise the
 // float64 CPU reference on the 1200 distinct images (auto: where that is cheap, N*L <= 16384*120,
-// about 6 s on one core; --validate yes for the rest, N = 65536 L = 120 takes about 30 s).
+// about 6 s on one core; --validate yes for the rest, N = 65536 L = 120 takes 65 s on one core; the
+// reference runs the images on all cores, so ~5-10 s on the 16-core GPU host).
 // TeraEdges/s = 60000 * 32 * N * L / t (the challenge's count, t = GPU time of the layer loop), and
 // the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure.
 // --path: graph (default: one fused layer+compaction kernel per layer, the L layers in one CUDA
