@@ -379,6 +379,9 @@ void parse_configs(const std::string& s, const char* flag, std::vector<std::pair
   };
   std::string norm = s;
   std::replace(norm.begin(), norm.end(), ';', ',');
+  // Literal quotes arrive when the list came through an unquoted shell variable (SPARSE_ARGS): drop them.
+  norm.erase(std::remove_if(norm.begin(), norm.end(), [](char ch) { return ch == '"' || ch == '\'' || ch == ' '; }),
+             norm.end());
   std::stringstream ns(norm);
   while (std::getline(ns, tok, ',')) {
     if (tok.empty()) continue;
