@@ -9,14 +9,18 @@
 //       (cusparseSpMM + bias/ReLU/clamp kernel + the same compaction + gather). One iteration each;
 //       counters TE/s (60000 * 32 * N * L / t), survivors, and `valid` (1 = categories equal the
 //       fused run's / the truth).
-// Options (before the Google Benchmark ones): --spdnn "1024:120,480;4096:120" (width:layers lists),
-// --baseline "1024:120;4096:120" (which of them also run the cuSPARSE pipeline), --quick.
+// Options (before the Google Benchmark ones): --spdnn "1024:120,480;4096:120" (width:layers lists:
+// "N:L" starts a width, a bare "L" adds layers to the width before it, ',' and ';' both separate, so
+// "1024:120,4096:120" is N=1024 L=120 and N=4096 L=120; repeated flags append), --baseline (same
+// syntax: which also run round 1's separate path and the cuSPARSE pipeline), --quick. The parsed
+// lists are printed to stderr first.
 // The inputs are the official first 1200 images (data/spdnn or JHDNN_SPDNN_DIR), scaled to the
 // width and tiled to 60000 rows; the SpDNN and challenge-SpMM benches are skipped without them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -138,6 +142,7 @@ void bench_dense_to_csr(benchmark::State& st, bool cusparse, int64_t rows, int64
 struct DevCsr {
   int64_t m = 0, k = 0, nnz = 0;
   DeviceBuffer rp, ci, va;
+  DeviceBuffer order;  // optional row-order hint (jhdnn_warp_row_ordered); empty: none
 };
 
 DevCsr upload_csr(const spdnn::Csr& a) {
@@ -180,7 +185,8 @@ spdnn::Csr power_law(int64_t m, int64_t k, double avg, uint64_t seed) {
   return a;
 }
 
-// impl: 0..3 jhDNN algorithm, 10 + k cuSPARSE CSR ALG k (1, 2, 3).
+// impl: 0..3 jhDNN algorithm, 4 WARP_ROW with the row-order hint (rows with equal columns adjacent),
+// 10 + k cuSPARSE CSR ALG k (1, 2, 3).
 void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdnnDenseOrder_t order, int impl,
                 std::shared_ptr<DeviceBuffer> b) {
   Ctx& c = *g_ctx;
@@ -196,8 +202,10 @@ void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdn
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, a->m, a->k, a->nnz, a->rp.as<int>(), a->ci.as<int>(), a->va.get(),
                                             JHDNN_DATA_FLOAT));
-    run = [&, d]() {
-      JHDNN_CHECK(jhdnnSpMM(c.h.get(), jhdnnSpMMAlg_t(impl), &alpha, d, n, order, b->get(), ldb, &beta, cbuf.get(), ldc));
+    if (impl == 4) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, a->order.as<int>()));
+    const jhdnnSpMMAlg_t alg = impl == 4 ? JHDNN_SPMM_ALG_WARP_ROW : jhdnnSpMMAlg_t(impl);
+    run = [&, d, alg]() {
+      JHDNN_CHECK(jhdnnSpMM(c.h.get(), alg, &alpha, d, n, order, b->get(), ldb, &beta, cbuf.get(), ldc));
     };
   } else {
     const cusparseSpMMAlg_t alg = impl == 11 ? CUSPARSE_SPMM_CSR_ALG1 : impl == 12 ? CUSPARSE_SPMM_CSR_ALG2
@@ -247,24 +255,32 @@ spdnn::Csr images_for(int64_t n) { return n == 1024 ? g_images1024 : spdnn::scal
 
 std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for the baseline's `valid`
 
-void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers) {
+// path kGraph: the fused layer+compaction kernels in one CUDA graph (the default); kSeparate: round 1's
+// layer + 4-launch compaction with survivor readbacks (kept for comparison).
+void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
   const spdnn::Csr imgs = images_for(n);
   spdnn::DeviceNetwork net;
   net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
-  (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias);  // warm-up
+  (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias, -1, 0, nullptr, nullptr, path);  // warm-up
   spdnn::InferenceResult r;
   for (auto _ : st) {
-    r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias);
+    r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, -1, 0, nullptr, nullptr, path);
     st.SetIterationTime(r.loop_ms * 1e-3);
   }
-  g_fused_categories[{n, layers}] = r.categories;
+  auto it = g_fused_categories.find({n, layers});
+  if (it == g_fused_categories.end())
+    g_fused_categories[{n, layers}] = r.categories;
+  else
+    st.counters["valid"] = double(it->second == r.categories);  // the separate path against the graph run
   st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (r.loop_ms * 1e-3) / 1e12;
   st.counters["survivors"] = double(r.categories.size());
   st.counters["host_ms"] = r.host_ms;
   st.counters["peak_GiB"] = double(r.peak_used_bytes) / (1u << 30);
-  st.SetLabel("generated network, 1200 official images scaled+tiled to 60000");
+  if (path == spdnn::Path::kGraph) st.counters["graph_build_ms"] = r.build_ms;
+  st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path, generated network, 1200 official images " +
+             "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
 }
 
 // cuSPARSE pipeline: per layer cusparseSpMM (W^T CSR x active feature columns) into Y, a separate
@@ -343,35 +359,76 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   st.SetLabel("cusparseSpMM CSR_ALG2 + bias/ReLU/clamp + compaction + gather");
 }
 
-std::vector<std::pair<int64_t, std::vector<int>>> parse_configs(const std::string& s) {
-  std::vector<std::pair<int64_t, std::vector<int>>> out;
-  std::stringstream ss(s);
-  std::string group;
-  while (std::getline(ss, group, ';')) {
-    const size_t colon = group.find(':');
-    if (colon == std::string::npos) continue;
-    std::pair<int64_t, std::vector<int>> p{std::atoll(group.substr(0, colon).c_str()), {}};
-    std::stringstream ls(group.substr(colon + 1));
-    std::string l;
-    while (std::getline(ls, l, ',')) p.second.push_back(std::atoi(l.c_str()));
-    out.push_back(p);
+// Width:layers lists. Tokens are separated by ',' or ';'; a token "N:L" starts width N with L layers,
+// a bare "L" adds L layers to the width before it. So "1024:120,480;4096:120" and
+// "1024:120,480,4096:120" both mean N=1024 with L=120 and 480, and N=4096 with L=120. Repeating the
+// flag appends. Anything else (a bare L before any width, a non-number) is an error: exit 2.
+void parse_configs(const std::string& s, const char* flag, std::vector<std::pair<int64_t, std::vector<int>>>* out) {
+  std::string tok;
+  bool first = true;
+  auto bad = [&](const std::string& t) {
+    std::fprintf(stderr, "bench_sparse: %s \"%s\": bad token \"%s\" (want N:L[,L...][;N:L...])\n", flag, s.c_str(),
+                 t.c_str());
+    std::exit(2);
+  };
+  auto num = [&](const std::string& t) -> long long {
+    if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) bad(t);
+    const long long v = std::atoll(t.c_str());
+    if (v <= 0) bad(t);
+    return v;
+  };
+  std::string norm = s;
+  std::replace(norm.begin(), norm.end(), ';', ',');
+  // Literal quotes arrive when the list came through an unquoted shell variable (SPARSE_ARGS): drop them.
+  norm.erase(std::remove_if(norm.begin(), norm.end(), [](char ch) { return ch == '"' || ch == '\'' || ch == ' '; }),
+             norm.end());
+  std::stringstream ns(norm);
+  while (std::getline(ns, tok, ',')) {
+    if (tok.empty()) continue;
+    const size_t colon = tok.find(':');
+    if (colon != std::string::npos) {
+      out->push_back({num(tok.substr(0, colon)), {int(num(tok.substr(colon + 1)))}});
+      first = false;
+    } else {
+      if (first) bad(tok);
+      out->back().second.push_back(int(num(tok)));
+    }
   }
-  return out;
+}
+
+std::string describe(const std::vector<std::pair<int64_t, std::vector<int>>>& cfg) {
+  std::string d;
+  for (const auto& [n, ls] : cfg) {
+    d += (d.empty() ? "" : "; ") + std::string("N=") + std::to_string(n) + " L=";
+    for (size_t i = 0; i < ls.size(); ++i) d += (i ? "," : "") + std::to_string(ls[i]);
+  }
+  return d.empty() ? "(none)" : d;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string spdnn_cfg = "1024:120,480,1920;4096:120,480,1920;16384:120,480;65536:120";
-  std::string base_cfg = "1024:120;4096:120;16384:120";
+  std::vector<std::pair<int64_t, std::vector<int>>> spdnn_cfg, base_cfg;
+  bool spdnn_given = false, base_given = false;
   bool quick = false;
   std::vector<char*> rest{argv[0]};
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--spdnn") && i + 1 < argc) spdnn_cfg = argv[++i];
-    else if (!std::strcmp(argv[i], "--baseline") && i + 1 < argc) base_cfg = argv[++i];
-    else if (!std::strcmp(argv[i], "--quick")) quick = true;
-    else rest.push_back(argv[i]);
+    if (!std::strcmp(argv[i], "--spdnn") && i + 1 < argc) {
+      parse_configs(argv[++i], "--spdnn", &spdnn_cfg);
+      spdnn_given = true;
+    } else if (!std::strcmp(argv[i], "--baseline") && i + 1 < argc) {
+      parse_configs(argv[++i], "--baseline", &base_cfg);
+      base_given = true;
+    } else if (!std::strcmp(argv[i], "--quick")) {
+      quick = true;
+    } else {
+      rest.push_back(argv[i]);
+    }
   }
+  if (!spdnn_given) parse_configs("1024:120,480,1920;4096:120,480,1920;16384:120,480;65536:120", "--spdnn", &spdnn_cfg);
+  if (!base_given) parse_configs("1024:120;4096:120;16384:120", "--baseline", &base_cfg);
+  std::fprintf(stderr, "bench_sparse: SpDNN fused (graph): %s\nbench_sparse: SpDNN baselines (separate path, cuSPARSE): %s\n",
+               describe(spdnn_cfg).c_str(), describe(base_cfg).c_str());
   int rargc = int(rest.size());
   benchmark::Initialize(&rargc, rest.data());
   std::string why;
@@ -404,6 +461,10 @@ int main(int argc, char** argv) {
     for (int64_t n : {1024, 4096, 16384}) {
       const spdnn::Csr wt = spdnn::transpose(spdnn::generate_layer(n, 7, 42));
       auto a = std::make_shared<DevCsr>(upload_csr(wt));
+      // Row j of W^T lists the inputs of output j, the same rows as the ELL's: its reuse order.
+      const std::vector<int> ord = spdnn::reuse_order(spdnn::generate_layer_ell(n, 7, 42));
+      a->order = DeviceBuffer(ord.size() * 4, 0);
+      a->order.upload(ord.data(), ord.size() * 4);
       const int64_t cols = quick ? 6000 : kImages;
       auto b = std::make_shared<DeviceBuffer>(size_t(n) * cols * 4, 0);
       spdnn::upload_features(images_for(n), b->as<float>(), cols, nullptr);  // N x cols, row-major
@@ -420,9 +481,10 @@ int main(int argc, char** argv) {
     for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       if (mt.name.rfind("challenge", 0) == 0 && order == JHDNN_ORDER_COL) continue;  // features are row-major here
       const char* on = order == JHDNN_ORDER_ROW ? "row" : "col";
-      for (int impl : {1, 2, 3, 11, 12, 13}) {
+      for (int impl : {1, 2, 4, 3, 11, 12, 13}) {
         if (impl == 1 && mt.n > 64) continue;  // THREAD_ROW (teaching only) loops over all n columns per thread
-        static const char* names[] = {"default", "thread_row", "warp_row", "nnz_split"};
+        if (impl == 4 && mt.a->order.bytes() == 0) continue;
+        static const char* names[] = {"default", "thread_row", "warp_row", "nnz_split", "warp_row_ordered"};
         const std::string impl_name = impl < 10 ? std::string("jhdnn_") + names[impl]
                                                 : "cusparse_csr_alg" + std::to_string(impl - 10);
         const std::string name = "SpMM/" + impl_name + "/" + mt.name + "/" + on;
@@ -432,16 +494,20 @@ int main(int argc, char** argv) {
     }
 
   if (g_have_images) {
-    for (auto& [n, ls] : parse_configs(spdnn_cfg))
+    for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls)
         benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                     bench_spdnn_fused, n, l)
+                                     bench_spdnn_fused, n, l, spdnn::Path::kGraph)
             ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-    for (auto& [n, ls] : parse_configs(base_cfg))
-      for (int l : ls)
+    for (auto& [n, ls] : base_cfg)
+      for (int l : ls) {
+        benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                     bench_spdnn_fused, n, l, spdnn::Path::kSeparate)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
         benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                      bench_spdnn_cusparse, n, l)
             ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+      }
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -4,7 +4,7 @@
 //
 //   spdnn_infer [--width 1024,4096,...] [--layers 120,480,...] [--images 60000] [--seed 42]
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
-//               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
+//               [--path graph|fused|separate] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
 // scaled up (nearest neighbour) to 64x64, 128x128, 256x256 for the larger widths, and tiled to
@@ -12,9 +12,13 @@
 // files (--network auto); everything else is generated (tools/spdnn, seed --seed).
 // Validation: the official truth (tiled) for the official network at L = 120; otherwise the
 // float64 CPU reference on the 1200 distinct images (auto: where that is cheap, N*L <= 16384*120,
-// about 6 s on one core; --validate yes for the rest, N = 65536 L = 120 takes about 30 s).
+// about 6 s on one core; --validate yes for the rest, N = 65536 L = 120 takes 65 s on one core; the
+// reference runs the images on all cores, so ~5-10 s on the 16-core GPU host).
 // TeraEdges/s = 60000 * 32 * N * L / t (the challenge's count, t = GPU time of the layer loop), and
 // the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure.
+// --path: graph (default: one fused layer+compaction kernel per layer, the L layers in one CUDA
+// graph; loop_ms is the graph's GPU time, the capture is not in it), fused (the same kernels
+// launched one by one), separate (round 1: layer + 4-launch compaction, --refresh readbacks).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,7 +46,7 @@ void usage() {
   std::printf(
       "usage: spdnn_infer [--width 1024,4096,16384,65536] [--layers 120,480,1920] [--images 60000]\n"
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
-      "                   [--refresh -1] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
+      "                   [--refresh -1] [--path graph|fused|separate] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
 }
 
 }  // namespace
@@ -53,6 +57,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 42;
   std::string network = "auto", validate = "auto", csv, active_csv, cats_out;
   int refresh = -1;  // adaptive (see spdnn_gpu.h)
+  spdnn::Path path = spdnn::Path::kGraph;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -68,6 +73,16 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--network")) network = next();
     else if (!std::strcmp(argv[i], "--validate")) validate = next();
     else if (!std::strcmp(argv[i], "--refresh")) refresh = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--path")) {
+      const std::string p = next();
+      if (p == "graph") path = spdnn::Path::kGraph;
+      else if (p == "fused") path = spdnn::Path::kFused;
+      else if (p == "separate") path = spdnn::Path::kSeparate;
+      else {
+        usage();
+        return 2;
+      }
+    }
     else if (!std::strcmp(argv[i], "--csv")) csv = next();
     else if (!std::strcmp(argv[i], "--active-csv")) active_csv = next();
     else if (!std::strcmp(argv[i], "--categories")) cats_out = next();
@@ -91,8 +106,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "spdnn_infer: %s (run scripts/fetch-spdnn-data.sh or pass --data)\n", err.c_str());
     return 2;
   }
-  std::printf("# %s\n# inputs: the first %lld official images, scaled to each width, tiled to %lld rows\n",
-              jhdnn::test::gpu_description().c_str(), (long long)images1024.rows, images_total);
+  std::printf("# %s\n# inputs: the first %lld official images, scaled to each width, tiled to %lld rows; path %s\n",
+              jhdnn::test::gpu_description().c_str(), (long long)images1024.rows, images_total,
+              spdnn::path_name(path));
   FILE* fcsv = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
   FILE* fact = active_csv.empty() ? nullptr : std::fopen(active_csv.c_str(), "w");
   const char* header =
@@ -135,8 +151,10 @@ int main(int argc, char** argv) {
           net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); });
         }
         // Warm-up on the distinct images (first launches, caches), then the measured run.
-        (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh);
-        const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, images_total, bias, refresh);
+        (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path);
+        const spdnn::InferenceResult r =
+            spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path);
+        if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
 
         // Validation.
         std::string verdict = "not validated";

@@ -59,17 +59,18 @@ def main():
     # ---- SpDNN
     fused = {}
     base = {}
+    separate = {}  # round 1's path (layer + 4-launch compaction), kept for comparison
     for name, b in rows.items():
-        m = re.match(r"SpDNN/(fused|cusparse)/N(\d+)/L(\d+)$", name)
+        m = re.match(r"SpDNN/(fused|cusparse|separate)/N(\d+)/L(\d+)$", name)
         if not m:
             continue
         key = (int(m.group(2)), int(m.group(3)))
-        (fused if m.group(1) == "fused" else base)[key] = b
+        {"fused": fused, "cusparse": base, "separate": separate}[m.group(1)][key] = b
     if fused:
         md += ["## Sparse DNN inference (fused jhDNN layer vs the seed paper's A100 and a cuSPARSE pipeline)", "",
                "| N | L | time (ms) | TE/s | A100 paper | x paper | target (2x paper) | survivors | host ms | "
-               "peak GiB | cuSPARSE pipeline TE/s | x cuSPARSE | same categories |",
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+               "peak GiB | cuSPARSE pipeline TE/s | x cuSPARSE | same categories | round-1 path TE/s |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for key in sorted(fused):
             b = fused[key]
             n, l = key
@@ -80,11 +81,14 @@ def main():
             p = PAPER.get(n, {}).get(l)
             pb = base.get(key)
             pte = pb.get("TE/s") if pb and not pb.get("error_occurred") else None
-            md.append("| {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} | {} | {} |".format(
+            sb = separate.get(key)
+            ste = sb.get("TE/s") if sb and not sb.get("error_occurred") else None
+            md.append("| {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} | {} | {} | {} |".format(
                 n, l, ms(b), te, f"{p:.1f}" if p else "-", f"{te / p:.2f}" if p else "-",
                 f"{2 * p:.1f}" if p else "-", b.get("survivors", float("nan")), b.get("host_ms", float("nan")),
                 b.get("peak_GiB", float("nan")), f"{pte:.3f}" if pte else "-", f"{te / pte:.1f}" if pte else "-",
-                {1.0: "yes", 0.0: "NO", -1.0: "-"}.get(pb.get("valid"), "-") if pb else "-"))
+                {1.0: "yes", 0.0: "NO", -1.0: "-"}.get(pb.get("valid"), "-") if pb else "-",
+                f"{ste:.2f}" if ste else "-"))
         md.append("")
 
     # ---- SpMM
@@ -95,14 +99,15 @@ def main():
             spmm.setdefault((m.group(2), m.group(3)), {})[m.group(1)] = b
     if spmm:
         md += ["## CSR x dense SpMM (GFLOP/s, 2 * nnz * n)", "",
-               "| matrix | order | " + " | ".join(["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_nnz_split",
-                                                     "cusparse_csr_alg1", "cusparse_csr_alg2", "cusparse_csr_alg3"]) +
-               " | best jhDNN / best cuSPARSE |", "|---|---|---|---|---|---|---|---|---|"]
+               "| matrix | order | " + " | ".join(["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_warp_row_ordered",
+                                                     "jhdnn_nnz_split", "cusparse_csr_alg1", "cusparse_csr_alg2",
+                                                     "cusparse_csr_alg3"]) +
+               " | best jhDNN / best cuSPARSE |", "|---|---|---|---|---|---|---|---|---|---|"]
         for (mat, order), impls in sorted(spmm.items()):
             cells = []
             best_j = best_c = 0.0
-            for impl in ["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_nnz_split", "cusparse_csr_alg1",
-                         "cusparse_csr_alg2", "cusparse_csr_alg3"]:
+            for impl in ["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_warp_row_ordered", "jhdnn_nnz_split",
+                         "cusparse_csr_alg1", "cusparse_csr_alg2", "cusparse_csr_alg3"]:
                 b = impls.get(impl)
                 if not b:
                     cells.append("-")

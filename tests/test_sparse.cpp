@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cusparse.h>
@@ -260,7 +261,25 @@ TEST_CASE("dense to CSR: exact against the host conversion and cusparseDenseToSp
     CUSPARSE_CHECK(cusparseDenseToSparse_convert(sp, dn, csr, CUSPARSE_DENSETOSPARSE_ALG_DEFAULT, cb.get()));
     CUDA_CHECK(cudaDeviceSynchronize());
     CHECK(from_dev<int>(crp, rp.size()) == rp);
-    CHECK(from_dev<int>(cci, ci.size()) == ci);
+    // cusparseDenseToSparse_convert does not promise ascending columns within a row (the H200 run
+    // showed unsorted rows; NVIDIA/CUDALibrarySamples#21: "this is the expected behavior ... even if
+    // CSR column indices are not sorted, it is still a valid CSR format"): each row is its own set of
+    // (column, value) pairs in some order. So compare per row as sorted pairs, values included.
+    {
+      const std::vector<int> gci = from_dev<int>(cci, ci.size());
+      const std::vector<float> gva = from_dev<float>(cva, va.size());
+      int bad_rows = 0;
+      for (int64_t r = 0; r < cs.rows; ++r) {
+        std::vector<std::pair<int, float>> want, got;
+        for (int e = rp[r]; e < rp[r + 1]; ++e) {
+          want.emplace_back(ci[e], va[e]);
+          got.emplace_back(gci[e], gva[e]);
+        }
+        std::sort(got.begin(), got.end());  // `want` is ascending already
+        if (got != want && bad_rows++ < 3) UNSCOPED_INFO("cuSPARSE row " << r << " differs as a set of (col, value)");
+      }
+      CHECK(bad_rows == 0);
+    }
     cusparseDestroyDnMat(dn);
     cusparseDestroySpMat(csr);
   }
@@ -287,6 +306,11 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, cs.m, cs.k, a.nnz(), drp.as<int>(), dci.as<int>(), dva.get(),
                                             JHDNN_DATA_FLOAT));
+    std::vector<int> row_order(cs.m);
+    for (int64_t r = 0; r < cs.m; ++r) row_order[r] = int(r);
+    SplitMix64 og(seed_for(250 + salt));
+    for (int64_t r = cs.m - 1; r > 0; --r) std::swap(row_order[r], row_order[og.next() % uint64_t(r + 1)]);
+    DeviceBuffer drow_order = to_dev(row_order);
     for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       const int64_t pad = cs.n % 4 == 0 ? 4 : 3;  // multiples of 4 take the float4 path of WARP_ROW
       const int64_t ldb = (order == JHDNN_ORDER_ROW ? cs.n : cs.k) + pad;
@@ -314,14 +338,18 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
             ref[o] = alpha * s + (beta != 0.f ? beta * double(c0[o]) : 0.0);
             mag[o] = alpha * sa + std::fabs(beta * double(c0[o]));
           }
-        for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo < JHDNN_SPMM_ALG_COUNT; ++algo) {
+        // algo == JHDNN_SPMM_ALG_COUNT: WARP_ROW again with a random row-order hint (same results).
+        for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo <= JHDNN_SPMM_ALG_COUNT; ++algo) {
+          const bool ordered = algo == JHDNN_SPMM_ALG_COUNT;
           INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " order " << order
-                    << " beta " << beta << " algo " << algo);
+                    << " beta " << beta << " algo " << (ordered ? "WARP_ROW with a row order" : std::to_string(algo)));
+          JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, ordered ? drow_order.as<int>() : nullptr));
           std::vector<float> cinit = c0;
           if (beta == 0.f)  // beta = 0 must not read C: NaN there must not come through
             std::fill(cinit.begin(), cinit.end(), std::numeric_limits<float>::quiet_NaN());
           DeviceBuffer dc = to_dev(cinit);
-          JHDNN_CHECK(jhdnnSpMM(h.get(), jhdnnSpMMAlg_t(algo), &alpha, d, cs.n, order, db.get(), ldb, &beta, dc.get(), ldc));
+          JHDNN_CHECK(jhdnnSpMM(h.get(), ordered ? JHDNN_SPMM_ALG_WARP_ROW : jhdnnSpMMAlg_t(algo), &alpha, d, cs.n, order,
+                                db.get(), ldb, &beta, dc.get(), ldc));
           CUDA_CHECK(cudaDeviceSynchronize());
           const std::vector<float> got = from_dev<float>(dc, c_size);
           int bad = 0;
@@ -480,6 +508,60 @@ TEST_CASE("fused layer and compaction: random ELL (widths 32, 7, 45, padded), sp
     REQUIRE(got_count == int(want_rows.size()));
     CHECK(from_dev<int>(dro, got_count) == want_rows);
     CHECK(from_dev<int>(dio, got_count) == want_ids);
+
+    // jhdnnSparseDnnLayerForwardCompact (the fused path) on the same inputs: the same y, the
+    // survivors of the verified flags above as a set of (row, id) (their order is unspecified), and
+    // the workspace left zeroed, so a second call with it gives the same again.
+    {
+      size_t fws = 0;
+      JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact_bufferSize(h.get(), int(cs.max_active), &fws));
+      DeviceBuffer dfws(fws), dy2(size_t(cs.n_out) * ldy * 4), dro2(cs.max_active * 4), dio2(cs.max_active * 4),
+          dco2(4), dids2 = to_dev(ids);
+      CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
+      std::vector<std::pair<int, int>> want;
+      for (int r = 0; r < count; ++r)
+        if (flags[r]) want.emplace_back(r, ids[r]);
+      for (int rep = 0; rep < 2; ++rep) {
+        INFO("fused call " << rep);
+        CUDA_CHECK(cudaMemset(dco2.get(), 0, 4));
+        JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, bias, 32.f, int(cs.max_active), dcount.as<int>(),
+                                                      drows.as<int>(), dids2.as<int>(), dx.get(), cs.cols, dy2.get(),
+                                                      ldy, dro2.as<int>(), dio2.as<int>(), dco2.as<int>(), dfws.get(),
+                                                      fws));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        const std::vector<float> y2 = from_dev<float>(dy2, size_t(cs.n_out) * ldy);
+        int bad2 = 0;
+        for (int64_t j = 0; j < cs.n_out; ++j)
+          for (int r = 0; r < cs.max_active; ++r) {
+            const float a = y[j * ldy + r], b = y2[j * ldy + r];
+            uint32_t bits;
+            std::memcpy(&bits, &b, 4);
+            const bool ok = r < count ? std::fabs(a - b) <= 1e-6f * (std::fabs(a) + 1.f) : bits == 0xFFFFFFFFu;
+            if (!ok && bad2++ < 3) UNSCOPED_INFO("fused y(" << j << "," << r << ") = " << b << " separate " << a);
+          }
+        CHECK(bad2 == 0);
+        CHECK(dy2.guard_intact());
+        const int c2 = from_dev<int>(dco2, 1)[0];
+        REQUIRE(c2 == int(want.size()));
+        const std::vector<int> ro = from_dev<int>(dro2, c2), io = from_dev<int>(dio2, c2);
+        std::vector<std::pair<int, int>> got;
+        for (int t = 0; t < c2; ++t) got.emplace_back(ro[t], io[t]);
+        std::sort(got.begin(), got.end());
+        CHECK(got == want);
+        const std::vector<int> left = from_dev<int>(dfws, fws / 4);
+        CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
+        CHECK((dro2.guard_intact() && dio2.guard_intact() && dfws.guard_intact()));
+      }
+      // Aliasing and a short workspace are refused.
+      CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, bias, 32.f, int(cs.max_active), dcount.as<int>(),
+                                              drows.as<int>(), dids2.as<int>(), dx.get(), cs.cols, dy2.get(), ldy,
+                                              dro2.as<int>(), dio2.as<int>(), dcount.as<int>(), dfws.get(),
+                                              fws) == JHDNN_STATUS_BAD_PARAM);
+      CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, bias, 32.f, int(cs.max_active), dcount.as<int>(),
+                                              drows.as<int>(), dids2.as<int>(), dx.get(), cs.cols, dy2.get(), ldy,
+                                              dro2.as<int>(), dio2.as<int>(), dco2.as<int>(), dfws.get(),
+                                              fws - 1) == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+    }
     jhdnnDestroySparseMatrixDescriptor(d);
   }
 }
@@ -521,10 +603,24 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
   spdnn::DeviceNetwork net;
   net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); });
   for (int refresh : {0, 1, 4, -1}) {
-    INFO("refresh " << refresh);
-    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, refresh);
+    INFO("separate path, refresh " << refresh);
+    const spdnn::InferenceResult r =
+        spdnn::run_inference(h.get(), net, images, 1200, -0.3f, refresh, 0, nullptr, nullptr, spdnn::Path::kSeparate);
     CHECK(r.categories == truth);
     CHECK(r.active.back() == 19);
+  }
+  std::vector<int> active_separate =
+      spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr, spdnn::Path::kSeparate).active;
+  for (spdnn::Path p : {spdnn::Path::kFused, spdnn::Path::kGraph}) {
+    INFO(spdnn::path_name(p) << " path");
+    for (int rep = 0; rep < 2; ++rep) {  // twice: the survivors' order differs from run to run
+      const spdnn::InferenceResult r =
+          spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr, p);
+      INFO(r.note);
+      CHECK(r.path_used == p);  // kGraph: the capture worked (else it fell back to kFused)
+      CHECK(r.categories == truth);
+      CHECK(r.active == active_separate);
+    }
   }
   {  // without the row-order hint
     spdnn::DeviceNetwork plain;
@@ -533,11 +629,15 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
   }
   // The same network tiled to the challenge's 60000 rows: image t is image t % 1200.
   {
-    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1);
     std::vector<int> want;
     for (int t = 0; t < 60000; ++t)
       if (std::binary_search(truth.begin(), truth.end(), t % 1200)) want.push_back(t);
-    CHECK(r.categories == want);
+    for (spdnn::Path p : {spdnn::Path::kSeparate, spdnn::Path::kGraph}) {
+      INFO(spdnn::path_name(p) << " path, 60000 rows");
+      const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr, p);
+      CHECK(r.path_used == p);
+      CHECK(r.categories == want);
+    }
   }
   // Layer by layer against the float64 CPU reference for the first three layers.
   spdnn::CpuInference cpu(images);
@@ -546,18 +646,22 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
     cpu.layer(layers[l - 1], -0.3);
     spdnn::DeviceNetwork part;
     part.load(1024, l, [&](int k) { return spdnn::transpose_to_ell(layers[k - 1]); });
-    std::vector<float> out;
-    std::vector<int> ids;
-    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), part, images, 1200, -0.3f, 1, l, &out, &ids);
-    REQUIRE(ids == cpu.categories());
-    int bad = 0;
-    for (size_t t = 0; t < ids.size(); ++t) {
-      const std::vector<double> ref = cpu.dense_row(ids[t]);
-      for (int64_t i = 0; i < 1024; ++i)
-        bad += !(std::fabs(out[i * ids.size() + t] - ref[i]) <= 1e-5 * (std::fabs(ref[i]) + 1));
+    for (spdnn::Path p : {spdnn::Path::kSeparate, spdnn::Path::kFused}) {
+      INFO(spdnn::path_name(p) << " path");
+      std::vector<float> out;
+      std::vector<int> ids;
+      const spdnn::InferenceResult r = spdnn::run_inference(h.get(), part, images, 1200, -0.3f, 1, l, &out, &ids, p);
+      CHECK(r.path_used == p);
+      REQUIRE(ids == cpu.categories());
+      int bad = 0;
+      for (size_t t = 0; t < ids.size(); ++t) {
+        const std::vector<double> ref = cpu.dense_row(ids[t]);
+        for (int64_t i = 0; i < 1024; ++i)
+          bad += !(std::fabs(out[i * ids.size() + t] - ref[i]) <= 1e-5 * (std::fabs(ref[i]) + 1));
+      }
+      CHECK(bad == 0);
+      CHECK(r.active.back() == int(ids.size()));
     }
-    CHECK(bad == 0);
-    CHECK(r.active.back() == int(ids.size()));
   }
 }
 
@@ -582,8 +686,12 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
     for (int l = 1; l <= cs.layers; ++l) cpu.layer(spdnn::generate_layer(cs.n, l, 42), bias);
     spdnn::DeviceNetwork net;
     net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
-    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, 4);
-    UNSCOPED_INFO("survivors: " << r.categories.size());
-    CHECK(r.categories == cpu.categories());
+    for (spdnn::Path p : {spdnn::Path::kSeparate, spdnn::Path::kGraph}) {
+      INFO(spdnn::path_name(p) << " path");
+      const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, 4, 0, nullptr, nullptr, p);
+      UNSCOPED_INFO("survivors: " << r.categories.size() << " " << r.note);
+      CHECK(r.path_used == p);
+      CHECK(r.categories == cpu.categories());
+    }
   }
 }

@@ -406,8 +406,9 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
                                           int64_t width, int *colInd, void *values, jhdnnDataType_t valueType);
 /* An order in which calls may process the rows (device, `rows` ints, a permutation of 0..rows-1;
  * NULL: natural order). A performance hint with no effect on results: jhdnnSparseDnnLayerForward
- * computes output neurons in this order, so rows that share inputs should be adjacent (their
- * feature loads then hit in L1). Checked here (copied to the host once): BAD_PARAM if not a
+ * (and ...Compact) computes output neurons in this order, and jhdnnSpMM WARP_ROW (and DEFAULT)
+ * visits rows in it, so rows that share columns should be adjacent (their feature / B loads then
+ * hit in L1). Checked here (copied to the host once): BAD_PARAM if not a
  * permutation. Setting the matrix again clears it. */
 jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc, const int *rowOrder);
 /* nnz is rows * width for ELL. Any output pointer may be NULL. */
@@ -455,6 +456,26 @@ jhdnnStatus_t jhdnnSparseDnnCompact_bufferSize(jhdnnHandle_t handle, int maxActi
 jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const int *rowNonzero,
                                     const int *idsIn, int *rowsOut, int *idsOut, int *countOut,
                                     void *workSpace, size_t workSpaceSizeInBytes);
+
+/* The challenge layer with the compaction fused in: ONE kernel per layer, whose launch shape does
+ * not depend on the host (a persistent grid that sizes its work from *activeCount on the device),
+ * so a whole network can be captured in a CUDA graph with no host round trip.
+ *   y as in jhdnnSparseDnnLayerForward (for r < min(*activeCount, maxActive)); then every r whose
+ *   output row has a nonzero is appended to the next list: rowsOut[t] = r, idsOut[t] = idsIn[r],
+ *   t = the old *countOut + a slot from an atomic counter, so *countOut (device) must be 0 on entry
+ *   and ends as the number kept. The ORDER of the kept entries is unspecified (it varies run to run;
+ *   each image's values do not depend on it).
+ * workSpace: jhdnnSparseDnnLayerForwardCompact_bufferSize(maxActive) bytes, device, which the caller
+ * zeroes ONCE before the first call: every call leaves it zeroed again, so one workspace serves a
+ * whole network. rowsOut, idsOut, countOut must not alias activeRows, idsIn, activeCount (other
+ * blocks still read those while survivors are appended). */
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact_bufferSize(jhdnnHandle_t handle, int maxActive,
+                                                           size_t *sizeInBytes);
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
+                                                float bias, float clampMax, int maxActive, const int *activeCount,
+                                                const int *activeRows, const int *idsIn, const void *x,
+                                                int64_t ldx, void *y, int64_t ldy, int *rowsOut, int *idsOut,
+                                                int *countOut, void *workSpace, size_t workSpaceSizeInBytes);
 
 #if defined(__cplusplus)
 }

@@ -273,38 +273,85 @@ jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float* 
   });
 }
 
+namespace {
+// The checks shared by the two layer calls (everything but the flags / compaction outputs).
+Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax,
+                   int maxActive, const int* activeCount, const int* activeRows, const void* x, int64_t ldx,
+                   const void* y, int64_t ldy) {
+  JHDNN_CHECK_NULL(handle);
+  JHDNN_CHECK_NULL(wtDesc);
+  CHECK_SP_SET(wtDesc);
+  if (wtDesc->format != JHDNN_SPARSE_FORMAT_ELL)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "the layer takes W transposed in ELL form (wtDesc is CSR)");
+  if (!(bias <= 0.f))
+    return fail(JHDNN_STATUS_BAD_PARAM, "bias (%g) must be <= 0 (a zero row must stay zero for pruning)",
+                double(bias));
+  if (!(clampMax > 0.f)) return fail(JHDNN_STATUS_BAD_PARAM, "clampMax (%g) must be > 0", double(clampMax));
+  if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+  if (ldx < 1)
+    return fail(JHDNN_STATUS_BAD_PARAM, "ldx (%lld) must be >= 1", (long long)ldx);
+  if (ldy < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ldy (%lld) < maxActive (%d)", (long long)ldy, maxActive);
+  if (maxActive > int64_t(65535) * 32 * 1024)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "maxActive (%d) is too large", maxActive);
+  JHDNN_TRY(check_device(handle));
+  JHDNN_TRY(check_ptr(activeCount, sizeof(int), "activeCount", handle->device));
+  if (maxActive == 0) return Status::success();
+  JHDNN_TRY(check_ptr(activeRows, sizeof(int), "activeRows", handle->device));
+  JHDNN_TRY(check_ptr(x, sizeof(float), "x", handle->device));
+  JHDNN_TRY(check_ptr(y, sizeof(float), "y", handle->device));
+  JHDNN_TRY(check_ptr(wtDesc->col_ind, sizeof(int), "wtDesc colInd", handle->device));
+  JHDNN_TRY(check_ptr(wtDesc->values, sizeof(float), "wtDesc values", handle->device));
+  if (x == y) return fail(JHDNN_STATUS_BAD_PARAM, "x and y must be different buffers (in-place is not supported)");
+  return Status::success();
+}
+}  // namespace
+
 jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias,
                                          float clampMax, int maxActive, const int* activeCount,
                                          const int* activeRows, const void* x, int64_t ldx, void* y, int64_t ldy,
                                          int* rowNonzero) {
   return api::guarded([&]() -> Status {
-    JHDNN_CHECK_NULL(handle);
-    JHDNN_CHECK_NULL(wtDesc);
-    CHECK_SP_SET(wtDesc);
-    if (wtDesc->format != JHDNN_SPARSE_FORMAT_ELL)
-      return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "the layer takes W transposed in ELL form (wtDesc is CSR)");
-    if (!(bias <= 0.f))
-      return fail(JHDNN_STATUS_BAD_PARAM, "bias (%g) must be <= 0 (a zero row must stay zero for pruning)",
-                  double(bias));
-    if (!(clampMax > 0.f)) return fail(JHDNN_STATUS_BAD_PARAM, "clampMax (%g) must be > 0", double(clampMax));
-    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
-    if (ldx < 1)
-      return fail(JHDNN_STATUS_BAD_PARAM, "ldx (%lld) must be >= 1", (long long)ldx);
-    if (ldy < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ldy (%lld) < maxActive (%d)", (long long)ldy, maxActive);
-    if (maxActive > int64_t(65535) * 32 * 1024)
-      return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "maxActive (%d) is too large", maxActive);
-    JHDNN_TRY(check_device(handle));
-    JHDNN_TRY(check_ptr(activeCount, sizeof(int), "activeCount", handle->device));
+    JHDNN_TRY(check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy));
     if (maxActive == 0) return Status::success();
-    JHDNN_TRY(check_ptr(activeRows, sizeof(int), "activeRows", handle->device));
-    JHDNN_TRY(check_ptr(x, sizeof(float), "x", handle->device));
-    JHDNN_TRY(check_ptr(y, sizeof(float), "y", handle->device));
     JHDNN_TRY(check_ptr(rowNonzero, sizeof(int), "rowNonzero", handle->device));
-    JHDNN_TRY(check_ptr(wtDesc->col_ind, sizeof(int), "wtDesc colInd", handle->device));
-    JHDNN_TRY(check_ptr(wtDesc->values, sizeof(float), "wtDesc values", handle->device));
-    if (x == y) return fail(JHDNN_STATUS_BAD_PARAM, "x and y must be different buffers (in-place is not supported)");
     return sparse::dnn_layer(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive, activeCount,
                              activeRows, static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowNonzero);
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact_bufferSize(jhdnnHandle_t handle, int maxActive, size_t* sizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    JHDNN_CHECK_NULL(sizeInBytes);
+    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    *sizeInBytes = sparse::fused_workspace(maxActive);
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
+                                                float bias, float clampMax, int maxActive, const int* activeCount,
+                                                const int* activeRows, const int* idsIn, const void* x, int64_t ldx,
+                                                void* y, int64_t ldy, int* rowsOut, int* idsOut, int* countOut,
+                                                void* workSpace, size_t workSpaceSizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_TRY(check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy));
+    JHDNN_TRY(check_ptr(countOut, sizeof(int), "countOut", handle->device));
+    if (countOut == activeCount) return fail(JHDNN_STATUS_BAD_PARAM, "countOut must not alias activeCount");
+    if (maxActive == 0) return Status::success();
+    JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
+    JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
+    JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
+    if (rowsOut == activeRows) return fail(JHDNN_STATUS_BAD_PARAM, "rowsOut must not alias activeRows");
+    if (idsOut == idsIn) return fail(JHDNN_STATUS_BAD_PARAM, "idsOut must not alias idsIn");
+    const size_t need = sparse::fused_workspace(maxActive);
+    if (workSpaceSizeInBytes < need)
+      return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
+                  workSpaceSizeInBytes, need);
+    JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+    return sparse::dnn_layer_compact(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive,
+                                     activeCount, activeRows, idsIn, static_cast<const float*>(x), ldx,
+                                     static_cast<float*>(y), ldy, rowsOut, idsOut, countOut, workSpace);
   });
 }
 

@@ -33,16 +33,17 @@ constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight r
 // __shfl_sync then serves kIpt coalesced loads and FMAs, which matters while many images are alive
 // (shuffles and loads compete for the same issue slots). kIpt = 1 once few are left, so that the
 // tiles still cover the GPU.
+// One work item: the images tile0 .. tile0 + 32 * kIpt - 1 (those below count) of the active list,
+// output neurons t_out in [j_begin, j_end) of the row order, warp w taking j_begin + w, + kWarps, ...
+// Writes y for every valid image and sets row_nonzero[r] = 1 for each image that has a nonzero
+// output among these neurons (benign race: every writer writes 1; the flags were zero).
 template <bool kWidth32, int kIpt>
-__global__ void __launch_bounds__(kWarps * 32)
-dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
-                 float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
-                 const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
-                 int* __restrict__ row_nonzero, int64_t slice, const int* __restrict__ order) {
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int count = *active_count;
-  const int tile0 = int(blockIdx.x) * 32 * kIpt;
-  if (tile0 >= count) return;  // the whole tile is past the survivors
+__device__ __forceinline__ void layer_tile(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
+                                           int width, const int* __restrict__ wi, const float* __restrict__ wv,
+                                           float bias, float clamp_max, const int* __restrict__ active_rows,
+                                           const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
+                                           int64_t ldy, int* __restrict__ row_nonzero,
+                                           const int* __restrict__ order) {
   const float* xs[kIpt];
   bool valid[kIpt], alive[kIpt];
 #pragma unroll
@@ -52,8 +53,6 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
     xs[q] = x + (valid[q] ? int64_t(active_rows[r]) : 0);
     alive[q] = false;
   }
-  const int64_t j_begin = int64_t(blockIdx.y) * slice;
-  const int64_t j_end = min(n_out, j_begin + slice);
   for (int64_t t_out = j_begin + warp; t_out < j_end; t_out += kWarps) {
     const int64_t j = order ? int64_t(order[t_out]) : t_out;  // output neuron (see jhdnnSetSparseMatrixRowOrder)
     const int* rowi = wi + j * width;
@@ -112,6 +111,200 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
     if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
+// The fused kernel's version of layer_tile for ELL width 32: per output the same 32 products summed in
+// the same order (so the same results), but the loads the NEXT output needs are issued before the
+// current output's feature loads. The warp's output numbers (order[]) come in 32 at a time with one
+// load (lane k holds the k-th), and the next output's (index, weight) pair is fetched while the
+// current one computes. layer_tile has three dependent round trips per output (order, then the
+// row's pairs, then the features); this keeps one on the critical path, which is what bounds the
+// late layers, where a few hundred images leave each warp a short chain of outputs and nothing to
+// overlap it with.
+template <int kIpt>
+__device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
+                                              const int* __restrict__ wi, const float* __restrict__ wv, float bias,
+                                              float clamp_max, const int* __restrict__ active_rows,
+                                              const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
+                                              int64_t ldy, int* __restrict__ row_nonzero,
+                                              const int* __restrict__ order) {
+  const float* xs[kIpt];
+  bool valid[kIpt], alive[kIpt];
+#pragma unroll
+  for (int q = 0; q < kIpt; ++q) {
+    const int r = tile0 + q * 32 + lane;
+    valid[q] = r < count;
+    xs[q] = x + (valid[q] ? int64_t(active_rows[r]) : 0);
+    alive[q] = false;
+  }
+  // This warp's outputs are t = j_begin + warp + k * kWarps (< j_end); groups of 32 of them.
+  for (int64_t g0 = j_begin + warp; g0 < j_end; g0 += 32 * kWarps) {
+    const int64_t my_t = g0 + int64_t(lane) * kWarps;
+    const int my_j = my_t < j_end ? (order ? order[my_t] : int(my_t)) : 0;
+    const int cnt = int(min(int64_t(32), (j_end - g0 + kWarps - 1) / kWarps));  // >= 1 since g0 < j_end
+    int j = __shfl_sync(0xffffffffu, my_j, 0);
+    int cur_i = wi[int64_t(j) * 32 + lane];
+    float cur_w = wv[int64_t(j) * 32 + lane];
+    for (int k = 0; k < cnt; ++k) {
+      // Prefetch: the next output's pair (the last iteration reloads its own row, harmlessly).
+      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1 < cnt ? k + 1 : k);
+      const int nxt_i = wi[int64_t(jn) * 32 + lane];
+      const float nxt_w = wv[int64_t(jn) * 32 + lane];
+      const float my_w = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
+      float acc[kIpt];
+#pragma unroll
+      for (int q = 0; q < kIpt; ++q) acc[q] = 0.f;
+      if constexpr (kIpt == 1) {
+        float xv[32];
+#pragma unroll
+        for (int t = 0; t < 32; ++t) {
+          const int i = __shfl_sync(0xffffffffu, cur_i, t);
+          xv[t] = (valid[0] && i >= 0) ? __ldg(xs[0] + int64_t(i) * ldx) : 0.f;
+        }
+#pragma unroll
+        for (int t = 0; t < 32; ++t) acc[0] += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
+      } else {
+#pragma unroll 8
+        for (int t = 0; t < 32; ++t) {
+          const int i = __shfl_sync(0xffffffffu, cur_i, t);
+          const float w = __shfl_sync(0xffffffffu, my_w, t);
+          const int64_t off = int64_t(i) * ldx;
+#pragma unroll
+          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? __ldg(xs[q] + off) : 0.f);
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < kIpt; ++q) {
+        const float v = fminf(fmaxf(acc[q] + bias, 0.f), clamp_max);
+        if (valid[q]) {
+          y[int64_t(j) * ldy + tile0 + q * 32 + lane] = v;
+          alive[q] |= v != 0.f;
+        }
+      }
+      j = jn;
+      cur_i = nxt_i;
+      cur_w = nxt_w;
+    }
+  }
+#pragma unroll
+  for (int q = 0; q < kIpt; ++q)
+    if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
+}
+
+// The separate-compaction path (jhdnnSparseDnnLayerForward): grid = (tiles, slices) sized on the host
+// from maxActive; tiles past the device count leave at once.
+template <bool kWidth32, int kIpt>
+__global__ void __launch_bounds__(kWarps * 32)
+dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
+                 float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
+                 const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
+                 int* __restrict__ row_nonzero, int64_t slice, const int* __restrict__ order) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int count = *active_count;
+  const int tile0 = int(blockIdx.x) * 32 * kIpt;
+  if (tile0 >= count) return;  // the whole tile is past the survivors
+  const int64_t j_begin = int64_t(blockIdx.y) * slice;
+  const int64_t j_end = min(n_out, j_begin + slice);
+  layer_tile<kWidth32, kIpt>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max, active_rows, x,
+                             ldx, y, ldy, row_nonzero, order);
+}
+
+// The fused kernel's launch shape for `count` active images (the host launcher of round 1 computes
+// the equivalent with target = 4 * SMs, rounded up): four images per lane while there are enough
+// 128-image tiles for two waves, else one; the outputs split into slices so that about `target`
+// work items exist even when few images are left (but at least kMinSlice outputs per slice). The
+// fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
+// hundred images) every item runs in the first and only round: a second round would double the
+// chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
+struct Shape {
+  int ipt;
+  int64_t tiles, slices, slice;
+};
+
+__device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+  Shape sh;
+  sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
+  sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
+  // Many tiles (the first layers): ~4 rounds of items, so the last, partial round is a small tail.
+  if (2 * sh.tiles >= target) target *= 4;
+  int64_t slices = target / sh.tiles;
+  if (slices < 1) slices = 1;
+  const int64_t max_slices = n_out / kMinSlice > 1 ? n_out / kMinSlice : 1;
+  if (slices > max_slices) slices = max_slices;
+  if (slices > 65535) slices = 65535;
+  sh.slice = (n_out + slices - 1) / slices;
+  sh.slices = (n_out + sh.slice - 1) / sh.slice;
+  return sh;
+}
+
+// The fused path (jhdnnSparseDnnLayerForwardCompact): one launch per layer whose shape does not
+// depend on the host (a persistent grid of resident blocks), so a whole network can be captured in
+// a CUDA graph with no host readback. Every block reads the device count, derives the same Shape,
+// and walks the work items (tile, slice) with a grid stride. After an item, the block counts it in
+// done[tile]; the block that completes a tile's last slice (threadFenceReduction pattern: every
+// writer fences, then one atomic per item) knows that tile's flags are final, so it compacts them:
+// each surviving image gets a slot in the next list from one atomicAdd per warp on *count_out
+// (so the order of the next list is unspecified), and the flags and done[tile] go back to zero.
+template <bool kWidth32>
+__global__ void __launch_bounds__(kWarps * 32, 3)
+dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv,
+                         float bias, float clamp_max, const int* __restrict__ active_count,
+                         const int* __restrict__ active_rows, const int* __restrict__ ids_in,
+                         const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
+                         int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
+                         int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
+                         int sm_count, int max_active) {
+  __shared__ int s_last;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
+  if (count <= 0) return;  // nothing alive: *count_out stays 0
+  const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x));
+  const int tile_images = 32 * sh.ipt;
+  const int64_t items = sh.tiles * sh.slices;
+  for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const int tile = int(item % sh.tiles);
+    const int64_t j_begin = (item / sh.tiles) * sh.slice;
+    const int64_t j_end = min(n_out, j_begin + sh.slice);
+    const int tile0 = tile * tile_images;
+    if constexpr (kWidth32) {
+      if (sh.ipt == 4)
+        layer_tile_pf<4>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y,
+                         ldy, flags, order);
+      else
+        layer_tile_pf<1>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y,
+                         ldy, flags, order);
+    } else {
+      if (sh.ipt == 4)
+        layer_tile<false, 4>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max, active_rows,
+                             x, ldx, y, ldy, flags, order);
+      else
+        layer_tile<false, 1>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max, active_rows,
+                             x, ldx, y, ldy, flags, order);
+    }
+    __threadfence();  // this thread's flag stores are visible device-wide before the item is counted
+    __syncthreads();
+    if (threadIdx.x == 0) s_last = atomicAdd(done + tile, 1) == int(sh.slices) - 1;
+    __syncthreads();
+    if (s_last) {  // block-uniform: every slice of this tile is finished and fenced
+      __threadfence();
+      if (threadIdx.x < tile_images) {  // whole warps (tile_images is 32 or 128 <= blockDim.x)
+        const int r = tile0 + int(threadIdx.x);
+        // atomicExch reads the flag at L2 (never a stale L1 line) and leaves it zero for the next layer.
+        const bool alive = r < count && atomicExch(flags + r, 0) != 0;
+        const unsigned mask = __ballot_sync(0xffffffffu, alive);
+        int base = 0;
+        if (lane == 0 && mask != 0u) base = atomicAdd(count_out, __popc(mask));
+        base = __shfl_sync(0xffffffffu, base, 0);
+        if (alive) {
+          const int pos = base + __popc(mask & ((1u << lane) - 1u));
+          rows_out[pos] = r;
+          ids_out[pos] = ids_in[r];
+        }
+      }
+      if (threadIdx.x == 0) done[tile] = 0;  // no other block touches this tile again in this launch
+    }
+    __syncthreads();  // s_last is rewritten by the next item
+  }
+}
+
 // flags -> 0/1 (the API accepts any nonzero int).
 __global__ void normalize_flags(int n, const int* __restrict__ flags, int* __restrict__ out) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -146,6 +339,8 @@ Status load_dnn_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<true, 4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, normalize_flags));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, scatter_survivors));
   return Status::success();
@@ -178,6 +373,36 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
     ipt == 4 ? launch(dnn_layer_kernel<false, 4>) : launch(dnn_layer_kernel<false, 1>);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
+}
+
+// Workspace of the fused layer: flags for maxActive images, then one done counter per 32-image tile
+// (the most tiles any launch shape has). Zeroed by the caller once; every launch leaves it zeroed.
+size_t fused_workspace(int max_active) {
+  const size_t n = size_t(std::max(max_active, 1));
+  return align256(n * sizeof(int)) + align256((n + 31) / 32 * sizeof(int));
+}
+
+Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias,
+                         float clamp_max, int max_active, const int* active_count, const int* active_rows,
+                         const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                         int* ids_out, int* count_out, void* ws) {
+  if (max_active == 0) return Status::success();
+  int* flags = static_cast<int*>(ws);
+  int* done = reinterpret_cast<int*>(static_cast<char*>(ws) + align256(size_t(max_active) * sizeof(int)));
+  const int width = int(wt.width);
+  // Grid: as many blocks as are resident on the GPU at once; the kernel loops over the work items
+  // (blocks without an item leave at once: ~1k empty blocks cost a microsecond or two).
+  auto launch = [&](auto kernel) -> Status {
+    int per_sm = 0;
+    JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0));
+    const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
+    kernel<<<grid, kWarps * 32, 0, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
+                                        active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
+                                        done, wt.row_order, sm_count, max_active);
+    JHDNN_LAUNCH_CHECK();
+    return Status::success();
+  };
+  return width == 32 ? launch(dnn_layer_compact_kernel<true>) : launch(dnn_layer_compact_kernel<false>);
 }
 
 size_t compact_workspace(int max_active) {

@@ -53,4 +53,11 @@ size_t compact_workspace(int max_active);
 Status compact(cudaStream_t s, int max_active, const int* flags, const int* ids_in, int* rows_out, int* ids_out,
                int* count_out, void* ws, size_t ws_size);
 
+// The fused layer + compaction (one launch, shape independent of the host; see dnn_layer.cu).
+size_t fused_workspace(int max_active);
+Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias,
+                         float clamp_max, int max_active, const int* active_count, const int* active_rows,
+                         const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                         int* ids_out, int* count_out, void* ws);
+
 }  // namespace jhdnn::sparse

@@ -7,8 +7,10 @@
 //               so every B access is a coalesced row segment. Column-major: lanes split the row's
 //               nonzeros and a warp reduction sums each output.
 //   NNZ_SPLIT   every warp takes the same number of nonzeros (kChunk), whatever rows they belong to
-//               (binary search of rowPtr finds the first row): one 100k-entry row is spread over many
-//               warps. Partial row sums are added with atomicAdd after a pass that scales C by beta.
+//               (binary search of rowPtr finds the first row), times a band of columns per blockIdx.y:
+//               one 100k-entry row is spread over many warps. Rows inside one chunk are stored
+//               directly; pieces of rows cut by a chunk boundary are added with atomicAdd after a
+//               pass that scales just those rows by beta (see spmm_nnz_split).
 #include <algorithm>
 
 #include "core/cuda_check.h"
@@ -50,10 +52,14 @@ template <int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
-                 float* __restrict__ c, int64_t ldc) {
+                 float* __restrict__ c, int64_t ldc,
+                 const int* __restrict__ order) {
   const int lane = threadIdx.x & 31;
-  const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (row >= m) return;
+  const int64_t t_row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  if (t_row >= m) return;
+  // The descriptor's row order (a hint): rows with the same columns run in the same block, so their
+  // B rows are served from L1 after the first warp fetched them.
+  const int64_t row = order ? int64_t(order[t_row]) : t_row;
   const int e0 = rp[row], e1 = rp[row + 1];
   // blockIdx.y picks a band of kBand columns: blocks run x-fastest, so all rows of A work on the same
   // band of B at the same time and that band (k x kBand floats) is served from L2, not HBM.
@@ -90,10 +96,12 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
 __global__ void __launch_bounds__(kBlock)
 spmm_warp_row_cm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
-                 float* __restrict__ c, int64_t ldc) {
+                 float* __restrict__ c, int64_t ldc,
+                 const int* __restrict__ order) {
   const int lane = threadIdx.x & 31;
-  const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
-  if (row >= m) return;
+  const int64_t t_row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  if (t_row >= m) return;
+  const int64_t row = order ? int64_t(order[t_row]) : t_row;  // the row-order hint, as in spmm_warp_row_rm
   const int e0 = rp[row], e1 = rp[row + 1];
   for (int64_t j = 0; j < n; ++j) {
     float acc = 0.f;
@@ -104,21 +112,55 @@ spmm_warp_row_cm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
   }
 }
 
-__global__ void scale_c(int64_t m, int64_t n, jhdnnDenseOrder_t order, float beta, float* __restrict__ c, int64_t ldc) {
-  const int64_t total = m * n;
-  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += int64_t(gridDim.x) * blockDim.x) {
-    // t walks the contiguous dimension fastest.
-    const int64_t inner = order == JHDNN_ORDER_ROW ? n : m;
-    const int64_t o = t / inner, i = t % inner;
-    float* p = c + o * ldc + i;
+// NNZ_SPLIT. Warp w of blockIdx.x owns the nonzeros [w * kChunk, (w + 1) * kChunk) wherever they
+// fall; blockIdx.y (with a grid stride) picks a band of 32 * V columns of B and C, lane l owning
+// columns band * 32 * V + l * V .. + V - 1 (V = 4/2: float4/float2 loads of row-major B). Rows are
+// walked as segments (the part of a row inside the chunk): a segment's (col, value) pairs come in
+// with one coalesced load per 32 and are broadcast by shuffles, so each lane issues independent B
+// loads back to back (round 1 loaded one pair at a time, and parallelised over the nonzeros only: a
+// challenge layer has 32k nonzeros = 128 warps for the whole GPU, each looping over 60000 columns,
+// which is what made it 100x slower than WARP_ROW).
+// A row that lies inside one chunk has exactly one writer per column: it is stored directly
+// (alpha * acc + beta * C). A row cut by a chunk boundary has several: split_rows_prepare first
+// scales those rows (and sets empty rows, which nobody visits) by beta, then each piece is added
+// with atomicAdd. So results are bitwise deterministic except in rows longer than a chunk's cut.
+__device__ __forceinline__ bool row_in_one_chunk(int64_t rs, int64_t re) {
+  return re > rs && rs / kChunk == (re - 1) / kChunk;
+}
+
+// One warp per row: C(row, :) = beta * C(row, :) (0 when beta == 0) for empty and chunk-cut rows.
+__global__ void __launch_bounds__(kBlock)
+split_rows_prepare(int64_t m, int64_t n, const int* __restrict__ rp, jhdnnDenseOrder_t order, float beta,
+                   float* __restrict__ c, int64_t ldc) {
+  const int lane = threadIdx.x & 31;
+  const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  if (row >= m) return;
+  if (row_in_one_chunk(rp[row], rp[row + 1])) return;
+  for (int64_t j = lane; j < n; j += 32) {
+    float* p = c + at(order, row, j, ldc);
     *p = beta == 0.f ? 0.f : beta * *p;
   }
 }
 
+template <int V>
+__device__ __forceinline__ void load_v(const float* p, float (&x)[V]) {
+  if constexpr (V == 1) {
+    x[0] = __ldg(p);
+  } else if constexpr (V == 2) {
+    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
+    x[0] = t.x; x[1] = t.y;
+  } else {
+    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+    x[0] = t.x; x[1] = t.y; x[2] = t.z; x[3] = t.w;
+  }
+}
+
+// V > 1 only for row-major B and C (n, ldb, ldc multiples of V, pointers aligned to V floats).
+template <int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
                const float* __restrict__ va, jhdnnDenseOrder_t order, const float* __restrict__ b, int64_t ldb,
-               float alpha, float* __restrict__ c, int64_t ldc) {
+               float alpha, float beta, float* __restrict__ c, int64_t ldc) {
   const int lane = threadIdx.x & 31;
   const int64_t w = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   const int64_t e_begin = w * kChunk;
@@ -131,21 +173,52 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
     if (rp[mid] <= e_begin) lo = mid; else hi = mid;
   }
   const int64_t first_row = lo;
-  for (int64_t j0 = 0; j0 < n; j0 += 32) {
-    const int64_t j = j0 + lane;
+  const int64_t bands = (n + 32 * V - 1) / (32 * V);
+  for (int64_t band = blockIdx.y; band < bands; band += gridDim.y) {
+    const int64_t j = band * 32 * V + int64_t(lane) * V;  // this lane's first column (V columns, all < n or none)
+    const bool has = j < n;
     int64_t row = first_row;
-    int64_t row_end = rp[row + 1];
-    float acc = 0.f;
-    for (int64_t e = e_begin; e < e_end; ++e) {
-      while (e >= row_end) {  // the row ended inside the chunk: flush it, move to the next non-empty one
-        if (j < n) atomicAdd(c + at(order, row, j, ldc), alpha * acc);
-        acc = 0.f;
-        ++row;
-        row_end = rp[row + 1];
+    int64_t rs = rp[row];
+    for (int64_t e = e_begin; e < e_end; ++row) {  // warp-uniform: e, row, rs, re
+      const int64_t re = rp[row + 1];
+      const int64_t se = min(re, e_end);  // this row's segment is [e, se) (empty for an empty row)
+      if (se > e) {
+        float acc[V];
+#pragma unroll
+        for (int q = 0; q < V; ++q) acc[q] = 0.f;
+        for (int64_t eb = e; eb < se; eb += 32) {
+          const int64_t mine = eb + lane;
+          const int col = mine < se ? ci[mine] : 0;
+          const float val = mine < se ? va[mine] : 0.f;
+          const int cnt = se - eb < 32 ? int(se - eb) : 32;
+#pragma unroll 4
+          for (int t = 0; t < cnt; ++t) {
+            const int64_t k = __shfl_sync(0xffffffffu, col, t);
+            const float wv = __shfl_sync(0xffffffffu, val, t);
+            if (has) {
+              float x[V];
+              if constexpr (V == 1)
+                x[0] = __ldg(b + at(order, k, j, ldb));
+              else
+                load_v<V>(b + k * ldb + j, x);
+#pragma unroll
+              for (int q = 0; q < V; ++q) acc[q] += wv * x[q];
+            }
+          }
+        }
+        if (has) {
+          if (row_in_one_chunk(rs, re)) {  // the only writer of C(row, j..j+V-1)
+#pragma unroll
+            for (int q = 0; q < V; ++q) store(c, at(order, row, j + q, ldc), alpha, acc[q], beta);
+          } else {  // C(row, :) was scaled by beta in split_rows_prepare; other warps add their pieces
+#pragma unroll
+            for (int q = 0; q < V; ++q) atomicAdd(c + at(order, row, j + q, ldc), alpha * acc[q]);
+          }
+        }
+        e = se;
       }
-      if (j < n) acc += va[e] * __ldg(b + at(order, ci[e], j, ldb));
+      rs = re;
     }
-    if (j < n) atomicAdd(c + at(order, row, j, ldc), alpha * acc);
   }
 }
 
@@ -159,8 +232,10 @@ Status load_spmm_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_cm));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, scale_c));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, split_rows_prepare));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<2>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<4>));
   return Status::success();
 }
 
@@ -181,21 +256,42 @@ Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseM
       if (bands > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "n (%lld) is too large", (long long)n);
       const dim3 grid2{grid, bands, 1u};
       if (order == JHDNN_ORDER_COL) {
-        spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
+                                                 a.row_order);
       } else if (n % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && aligned16(b) && aligned16(c)) {
-        spmm_warp_row_rm<4><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_rm<4><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
+                                                     a.row_order);
       } else {
-        spmm_warp_row_rm<1><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc);
+        spmm_warp_row_rm<1><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
+                                                     a.row_order);
       }
       break;
     }
     case JHDNN_SPMM_ALG_NNZ_SPLIT: {
-      scale_c<<<unsigned(std::min<int64_t>((m * n + 255) / 256, 65536)), 256, 0, s>>>(m, n, order, beta, c, ldc);
+      split_rows_prepare<<<unsigned((m + kWarps - 1) / kWarps), kBlock, 0, s>>>(m, n, a.row_ptr, order, beta, c, ldc);
       JHDNN_LAUNCH_CHECK();
       if (a.nnz == 0) break;
       const int64_t warps = (a.nnz + kChunk - 1) / kChunk;
-      spmm_nnz_split<<<unsigned((warps + kWarps - 1) / kWarps), kBlock, 0, s>>>(
-          m, n, a.nnz, a.row_ptr, a.col_ind, a.values, order, b, ldb, alpha, c, ldc);
+      const int64_t xblocks = (warps + kWarps - 1) / kWarps;
+      if (xblocks > INT32_MAX) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz is too large");
+      // Vector width: the widest that divides n, ldb, ldc and the alignment, but no wider than n needs
+      // (n = 64 with float4 would leave half the lanes idle).
+      int v = 1;
+      if (order == JHDNN_ORDER_ROW) {
+        auto fits = [&](int q) {
+          return n % q == 0 && ldb % q == 0 && ldc % q == 0 &&
+                 reinterpret_cast<uintptr_t>(b) % (4 * q) == 0 && reinterpret_cast<uintptr_t>(c) % (4 * q) == 0;
+        };
+        if (n >= 128 && fits(4)) v = 4;
+        else if (n >= 64 && fits(2)) v = 2;
+      }
+      const int64_t bands = (n + 32 * v - 1) / (32 * v);
+      const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
+      auto launch = [&](auto kernel) {
+        kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, order, b, ldb, alpha, beta, c,
+                                       ldc);
+      };
+      v == 4 ? launch(spmm_nnz_split<4>) : v == 2 ? launch(spmm_nnz_split<2>) : launch(spmm_nnz_split<1>);
       break;
     }
     default:

@@ -1,6 +1,7 @@
 #include "spdnn/spdnn.h"
 
 #include <algorithm>
+#include <thread>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -322,31 +323,52 @@ CpuInference::CpuInference(const Csr& images) : n_(images.cols), rows_(images.ro
 }
 
 void CpuInference::layer(const Csr& w, double bias, double clamp) {
-  std::vector<double> acc(n_, 0.0);
-  std::vector<char> touched(n_, 0);
-  std::vector<int> list;
-  for (auto& row : rows_) {
-    if (row.empty()) continue;  // a zero row stays zero (bias <= 0)
-    list.clear();
-    for (const auto& [i, y] : row)
-      for (int64_t k = w.ptr[i]; k < w.ptr[i + 1]; ++k) {
-        const int j = w.idx[k];
-        if (!touched[j]) {
-          touched[j] = 1;
-          list.push_back(j);
+  // Rows (images) are independent: split them over threads, each with its own scratch. Every row is
+  // computed exactly as a single thread would (same order of additions), so results do not depend
+  // on the thread count. (N = 65536, 1200 images x 120 layers: ~65 s on one core.)
+  auto run = [&](size_t r0, size_t r1) {
+    std::vector<double> acc(n_, 0.0);
+    std::vector<char> touched(n_, 0);
+    std::vector<int> list;
+    for (size_t r = r0; r < r1; ++r) {
+      auto& row = rows_[r];
+      if (row.empty()) continue;  // a zero row stays zero (bias <= 0)
+      list.clear();
+      for (const auto& [i, y] : row)
+        for (int64_t k = w.ptr[i]; k < w.ptr[i + 1]; ++k) {
+          const int j = w.idx[k];
+          if (!touched[j]) {
+            touched[j] = 1;
+            list.push_back(j);
+          }
+          acc[j] += y * double(w.val[k]);
         }
-        acc[j] += y * double(w.val[k]);
+      std::sort(list.begin(), list.end());
+      row.clear();
+      for (int j : list) {
+        // The bias is added where the product is nonzero (for bias <= 0 the same as everywhere).
+        const double v = std::min(std::max(acc[j] + bias, 0.0), clamp);
+        if (v != 0.0) row.emplace_back(j, v);
+        acc[j] = 0.0;
+        touched[j] = 0;
       }
-    std::sort(list.begin(), list.end());
-    row.clear();
-    for (int j : list) {
-      // The bias is added where the product is nonzero (for bias <= 0 the same as everywhere).
-      const double v = std::min(std::max(acc[j] + bias, 0.0), clamp);
-      if (v != 0.0) row.emplace_back(j, v);
-      acc[j] = 0.0;
-      touched[j] = 0;
     }
+  };
+  size_t live = 0;
+  for (const auto& row : rows_) live += !row.empty();
+  const size_t threads = std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), size_t(32),
+                                           std::max<size_t>(1, live / 8)});
+  if (threads <= 1) {
+    run(0, rows_.size());
+    return;
   }
+  std::vector<std::thread> pool;
+  const size_t per = (rows_.size() + threads - 1) / threads;
+  for (size_t t = 0; t < threads; ++t) {
+    const size_t r0 = std::min(rows_.size(), t * per), r1 = std::min(rows_.size(), r0 + per);
+    if (r0 < r1) pool.emplace_back(run, r0, r1);
+  }
+  for (auto& th : pool) th.join();
 }
 
 int64_t CpuInference::active_rows() const {

@@ -137,13 +137,25 @@ void fill_sparse_dense(float* a, int64_t rows, int64_t cols, double density, uin
   CUDA_CHECK(cudaGetLastError());
 }
 
+const char* path_name(Path p) {
+  switch (p) {
+    case Path::kSeparate: return "separate";
+    case Path::kFused: return "fused";
+    case Path::kGraph: return "graph";
+  }
+  return "?";
+}
+
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
-                              int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids) {
+                              int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
+                              Path path) {
   InferenceResult res;
   const int64_t n = net.width();
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
+  const bool keep = keep_layer > 0 && keep_out && keep_ids;
+  if (keep && path == Path::kGraph) path = Path::kFused;
   cudaStream_t s = nullptr;
   JHDNN_CHECK(jhdnnGetStream(h, &s));
   size_t bytes = 0;
@@ -151,13 +163,26 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   float* x[2] = {dalloc<float>(size_t(n) * rows, &bytes, &o), dalloc<float>(size_t(n) * rows, &bytes, &o)};
   int* act_rows[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
   int* ids[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
-  int* count[2] = {dalloc<int>(1, &bytes, &o), dalloc<int>(1, &bytes, &o)};
-  int* flags = dalloc<int>(rows, &bytes, &o);
   const int layers = net.layers();
-  int* hist = dalloc<int>(layers, &bytes, &o);
+  const int r32 = int(rows);
+  // kSeparate: ping-pong counts, flags, the compaction workspace and a history of the counts.
+  // Fused paths: counts[l] = active images after layer l (counts[0] = rows), one counter per layer so
+  // that none has to be zeroed inside the loop, and the fused workspace (zeroed once).
+  int* count[2] = {nullptr, nullptr};
+  int *flags = nullptr, *hist = nullptr, *counts = nullptr;
+  void* ws = nullptr;
   size_t ws_size = 0;
-  JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(h, int(rows), &ws_size));
-  void* ws = dalloc<char>(ws_size, &bytes, &o);
+  if (path == Path::kSeparate) {
+    count[0] = dalloc<int>(1, &bytes, &o);
+    count[1] = dalloc<int>(1, &bytes, &o);
+    flags = dalloc<int>(rows, &bytes, &o);
+    hist = dalloc<int>(layers, &bytes, &o);
+    JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(h, r32, &ws_size));
+  } else {
+    counts = dalloc<int>(size_t(layers) + 1, &bytes, &o);
+    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact_bufferSize(h, r32, &ws_size));
+  }
+  ws = dalloc<char>(ws_size, &bytes, &o);
   res.device_bytes = bytes;
 
   upload_features(images, x[0], rows, s);
@@ -165,61 +190,160 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   std::iota(iota.begin(), iota.end(), 0);
   CUDA_CHECK(cudaMemcpy(act_rows[0], iota.data(), rows * sizeof(int), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(ids[0], iota.data(), rows * sizeof(int), cudaMemcpyHostToDevice));
-  const int r32 = int(rows);
-  CUDA_CHECK(cudaMemcpy(count[0], &r32, sizeof(int), cudaMemcpyHostToDevice));
+  if (path == Path::kSeparate) {
+    CUDA_CHECK(cudaMemcpy(count[0], &r32, sizeof(int), cudaMemcpyHostToDevice));
+  } else {
+    CUDA_CHECK(cudaMemset(counts, 0, (size_t(layers) + 1) * sizeof(int)));
+    CUDA_CHECK(cudaMemcpy(counts, &r32, sizeof(int), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(ws, 0, ws_size));
+  }
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   res.peak_used_bytes = total_b - free_b;
+
+  // The dense output after a layer, columns = the list `list` (count at dcount), sorted by image.
+  auto copy_out = [&](int list, const int* dcount) {
+    int c = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&c, dcount, sizeof(int), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    std::vector<float> all(size_t(n) * rows);
+    std::vector<int> pos(c), id(c), perm(c);
+    CUDA_CHECK(cudaMemcpy(all.data(), x[list], all.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(pos.data(), act_rows[list], c * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(id.data(), ids[list], c * sizeof(int), cudaMemcpyDeviceToHost));
+    std::iota(perm.begin(), perm.end(), 0);
+    std::sort(perm.begin(), perm.end(), [&](int a, int b) { return id[a] < id[b]; });
+    keep_ids->resize(c);
+    keep_out->assign(size_t(n) * c, 0.f);
+    for (int t = 0; t < c; ++t) {
+      (*keep_ids)[t] = id[perm[t]];
+      for (int64_t i = 0; i < n; ++i) (*keep_out)[i * c + t] = all[i * rows + pos[perm[t]]];
+    }
+  };
+  // Fused layer l (1-based): list (l-1)&1 -> list l&1, counts[l-1] -> counts[l].
+  auto fused_layer = [&](int l) {
+    const int cur = (l - 1) & 1, nx = l & 1;
+    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(h, net.layer(l).desc, bias, 32.f, r32, counts + (l - 1),
+                                                  act_rows[cur], ids[cur], x[cur], rows, x[nx], rows, act_rows[nx],
+                                                  ids[nx], counts + l, ws, ws_size));
+  };
 
   cudaEvent_t e0, e1;
   CUDA_CHECK(cudaEventCreate(&e0));
   CUDA_CHECK(cudaEventCreate(&e1));
   CUDA_CHECK(cudaDeviceSynchronize());
-  int cur = 0, bound = r32;
-  const auto t0 = std::chrono::steady_clock::now();
-  CUDA_CHECK(cudaEventRecord(e0, s));
-  for (int l = 1; l <= layers; ++l) {
-    const int nx = 1 - cur;
-    JHDNN_CHECK(jhdnnSparseDnnLayerForward(h, net.layer(l).desc, bias, 32.f, bound, count[cur], act_rows[cur], x[cur],
-                                           rows, x[nx], rows, flags));
-    JHDNN_CHECK(jhdnnSparseDnnCompact(h, bound, flags, ids[cur], act_rows[nx], ids[nx], count[nx], ws, ws_size));
-    CUDA_CHECK(cudaMemcpyAsync(hist + (l - 1), count[nx], sizeof(int), cudaMemcpyDeviceToDevice, s));
-    cur = nx;
-    if (l == keep_layer && keep_out && keep_ids) {
-      int c = 0;
-      CUDA_CHECK(cudaMemcpyAsync(&c, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
-      CUDA_CHECK(cudaStreamSynchronize(s));
-      std::vector<float> all(size_t(n) * rows);
-      std::vector<int> pos(c);
-      keep_ids->resize(c);
-      CUDA_CHECK(cudaMemcpy(all.data(), x[cur], all.size() * sizeof(float), cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(pos.data(), act_rows[cur], c * sizeof(int), cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(keep_ids->data(), ids[cur], c * sizeof(int), cudaMemcpyDeviceToHost));
-      keep_out->assign(size_t(n) * c, 0.f);
-      for (int64_t i = 0; i < n; ++i)
-        for (int t = 0; t < c; ++t) (*keep_out)[i * c + t] = all[i * rows + pos[t]];
+  int final_list = 0;
+  const int* final_count = nullptr;
+  if (path == Path::kSeparate) {
+    int cur = 0, bound = r32;
+    const auto t0 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaEventRecord(e0, s));
+    for (int l = 1; l <= layers; ++l) {
+      const int nx = 1 - cur;
+      JHDNN_CHECK(jhdnnSparseDnnLayerForward(h, net.layer(l).desc, bias, 32.f, bound, count[cur], act_rows[cur],
+                                             x[cur], rows, x[nx], rows, flags));
+      JHDNN_CHECK(jhdnnSparseDnnCompact(h, bound, flags, ids[cur], act_rows[nx], ids[nx], count[nx], ws, ws_size));
+      CUDA_CHECK(cudaMemcpyAsync(hist + (l - 1), count[nx], sizeof(int), cudaMemcpyDeviceToDevice, s));
+      cur = nx;
+      if (l == keep_layer && keep) copy_out(cur, count[cur]);
+      const bool refresh_now =
+          refresh > 0 ? l % refresh == 0 : refresh < 0 && (l <= 16 || (l & (l - 1)) == 0);
+      if (refresh_now) {
+        CUDA_CHECK(cudaMemcpyAsync(&bound, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+      }
     }
-    const bool refresh_now =
-        refresh > 0 ? l % refresh == 0 : refresh < 0 && (l <= 16 || (l & (l - 1)) == 0);
-    if (refresh_now) {
-      CUDA_CHECK(cudaMemcpyAsync(&bound, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
-      CUDA_CHECK(cudaStreamSynchronize(s));
+    CUDA_CHECK(cudaEventRecord(e1, s));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    final_list = cur;
+    final_count = count[cur];
+    res.path_used = Path::kSeparate;
+  } else {
+    // kGraph: capture the L launches once on a private stream (the handle's may be the legacy
+    // default stream, which cannot be captured), instantiate, launch. If the capture or the
+    // instantiation fails (nothing has run then), say why in res.note and run the fused loop
+    // instead: res.path_used tells which ran (the tests check it).
+    bool graph_ran = false;
+    if (path == Path::kGraph) {
+      cudaStream_t gs = nullptr;
+      CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      auto cleanup = [&]() {
+        jhdnnSetStream(h, s);
+        if (exec) cudaGraphExecDestroy(exec);
+        if (graph) cudaGraphDestroy(graph);
+        cudaStreamDestroy(gs);
+      };
+      const auto tb = std::chrono::steady_clock::now();
+      bool built = false;
+      try {
+        JHDNN_CHECK(jhdnnSetStream(h, gs));
+        // Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not
+        // stream work and may run while capturing.
+        CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
+        try {
+          for (int l = 1; l <= layers; ++l) fused_layer(l);
+        } catch (...) {
+          cudaGraph_t partial = nullptr;
+          cudaStreamEndCapture(gs, &partial);
+          if (partial) cudaGraphDestroy(partial);
+          throw;
+        }
+        CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
+        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+        built = true;
+      } catch (const std::exception& e) {
+        res.note = std::string("CUDA graph capture failed (") + e.what() + "); ran the fused path instead";
+        cudaGetLastError();
+      }
+      if (built) {
+        try {
+          res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
+          CUDA_CHECK(cudaGraphUpload(exec, gs));
+          CUDA_CHECK(cudaStreamSynchronize(gs));
+          const auto t0 = std::chrono::steady_clock::now();
+          CUDA_CHECK(cudaEventRecord(e0, gs));
+          CUDA_CHECK(cudaGraphLaunch(exec, gs));
+          CUDA_CHECK(cudaEventRecord(e1, gs));
+          CUDA_CHECK(cudaEventSynchronize(e1));
+          res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+          graph_ran = true;
+        } catch (...) {
+          cleanup();
+          throw;
+        }
+      }
+      cleanup();
     }
+    if (!graph_ran) {  // kFused (or the graph's fallback)
+      const auto t0 = std::chrono::steady_clock::now();
+      CUDA_CHECK(cudaEventRecord(e0, s));
+      for (int l = 1; l <= layers; ++l) {
+        fused_layer(l);
+        if (l == keep_layer && keep) copy_out(l & 1, counts + l);
+      }
+      CUDA_CHECK(cudaEventRecord(e1, s));
+      CUDA_CHECK(cudaEventSynchronize(e1));
+      res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    res.path_used = graph_ran ? Path::kGraph : Path::kFused;
+    final_list = layers & 1;
+    final_count = counts + layers;
   }
-  CUDA_CHECK(cudaEventRecord(e1, s));
-  CUDA_CHECK(cudaEventSynchronize(e1));
-  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   float ms = 0.f;
   CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
   res.loop_ms = ms;
 
   int c = 0;
-  CUDA_CHECK(cudaMemcpy(&c, count[cur], sizeof(int), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&c, final_count, sizeof(int), cudaMemcpyDeviceToHost));
   res.categories.resize(c);
-  if (c > 0) CUDA_CHECK(cudaMemcpy(res.categories.data(), ids[cur], c * sizeof(int), cudaMemcpyDeviceToHost));
+  if (c > 0) CUDA_CHECK(cudaMemcpy(res.categories.data(), ids[final_list], c * sizeof(int), cudaMemcpyDeviceToHost));
   std::sort(res.categories.begin(), res.categories.end());
   res.active.resize(layers);
-  CUDA_CHECK(cudaMemcpy(res.active.data(), hist, layers * sizeof(int), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(res.active.data(), path == Path::kSeparate ? hist : counts + 1, layers * sizeof(int),
+                        cudaMemcpyDeviceToHost));
 
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);

@@ -50,6 +50,16 @@ class DeviceNetwork {
   size_t bytes_ = 0;
 };
 
+// How run_inference drives the layers.
+//   kSeparate  jhdnnSparseDnnLayerForward + jhdnnSparseDnnCompact (ordered; ~7 launches per layer,
+//              survivor count read back per `refresh` to shrink the launch bound): round 1's path.
+//   kFused     jhdnnSparseDnnLayerForwardCompact, one launch per layer, no host readback.
+//   kGraph     kFused captured once into a CUDA graph (on a private stream), then launched: the
+//              capture + instantiation is outside loop_ms but inside build_ms. If the capture
+//              fails, the fused loop runs instead (path_used = kFused, note says why).
+enum class Path { kSeparate, kFused, kGraph };
+const char* path_name(Path p);
+
 struct InferenceResult {
   std::vector<int> categories;     // image numbers (0-based) with a nonzero output row, ascending
   std::vector<int> active;         // active images after each layer (layers entries)
@@ -57,17 +67,23 @@ struct InferenceResult {
   double host_ms = 0;              // host wall time of the same loop (launches + bound refreshes)
   size_t device_bytes = 0;         // what the run allocated (features, lists, workspace), weights excluded
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
+  double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
+  Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails)
+  std::string note;                // why a fallback happened, else empty
 };
 
 // Runs net.layers() layers with the fused jhDNN layer on `rows` images: image r is row r % images.rows
 // of `images` (so 1200 distinct images can be tiled to 60000 without building the copy).
 // refresh: read the survivor count back every `refresh` layers to shrink the launch bound; 0: never;
 // -1 (adaptive): after each of the first 16 layers (where images die) and then at powers of two.
+// (refresh only matters for Path::kSeparate.)
 // keep_layer/keep_out: if keep_layer > 0, the dense feature-major output (N x active) after that
-// layer and the image number of each column are copied to keep_out / keep_ids.
+// layer and the image number of each column are copied to keep_out / keep_ids, columns sorted by
+// image number (the fused paths keep survivors in no particular order). kGraph with keep_layer
+// runs as kFused (the copy needs the host in the middle of the loop).
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
-                              std::vector<int>* keep_ids = nullptr);
+                              std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph);
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
 void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s);
