@@ -41,20 +41,23 @@ constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kPartStride = 128 + 8;      // floats per row of a split-K partial tile (padded: fewer bank conflicts)
 
-// The three tile widths (output channels per tile). Every configuration uses 192 KiB of stages
-// (+1 KiB alignment slack): wider B tiles get fewer stages.
-//   BN =  64: m64n64 per consumer, 8 stages x 24 KiB -- layers with K/G <= 64 (no half-empty tile);
-//   BN = 128: m64n128, 6 stages x 32 KiB -- the GPU-verified round-1 configuration;
-//   BN = 256: m64n256, 4 stages x 48 KiB -- K/G >= 256: twice the FLOPs per byte loaded of BN = 128.
+// The three tile widths (output channels per tile):
+//   BN =  64: m64n64 per consumer, 4 stages x 24 KiB = 97 KiB and ~70 registers, so TWO CTAs share
+//             an SM: one's epilogue overlaps the other's main loop -- layers with K/G <= 64 (where
+//             a 128-wide tile would be half empty) have short reductions and many tiles;
+//   BN = 128: m64n128, 6 stages x 32 KiB, one CTA per SM -- the GPU-verified round-1 configuration;
+//   BN = 256: m64n256, 4 stages x 48 KiB, one CTA per SM -- K/G >= 256: twice the FLOPs per byte
+//             loaded of BN = 128 (128 accumulators per consumer thread, 154 registers, no spill).
 template <int BN>
 struct TileCfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile width");
-  static constexpr int kStages = BN == 64 ? 8 : BN == 128 ? 6 : 4;
+  static constexpr int kStages = BN == 128 ? 6 : 4;
+  static constexpr int kCtasPerSm = BN == 64 ? 2 : 1;
   static constexpr int kStageBytes = kTileBytes + BN * kRowBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;
 };
-static_assert(TileCfg<64>::kSmemBytes == TileCfg<128>::kSmemBytes && TileCfg<256>::kSmemBytes == TileCfg<128>::kSmemBytes,
-              "one shared-memory size for every configuration");
+static_assert(2 * (TileCfg<64>::kSmemBytes + 2048) <= 228 * 1024, "two 64-wide CTAs fit in an SM's shared memory");
+static_assert(TileCfg<256>::kSmemBytes == TileCfg<128>::kSmemBytes, "193 KiB for the one-CTA-per-SM configurations");
 static_assert(kBM * kPartStride * 4 <= TileCfg<128>::kStages * TileCfg<128>::kStageBytes,
               "the split-K partial tile fits in the (drained) stage buffers");
 
@@ -170,10 +173,10 @@ __device__ __forceinline__ void store_pair(const WgParams& prm, T* yrow, int k, 
   }
 }
 
-// One-pass kernel, persistent: one CTA per SM walks tiles blockIdx.x, +gridDim.x, ...; the producer
-// prefetches the next tile while the consumers run the epilogue from registers.
+// One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
+// producer prefetches the next tile while the consumers run the epilogue from registers.
 template <class T, int BN>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
     conv_wgmma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                       T* __restrict__ y, const WgParams prm) {
 #if JHDNN_WGMMA_OK
@@ -403,12 +406,13 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
 // Per device: raise every kernel's dynamic shared-memory limit (once; load_kernels does it at
 // handle creation, launch checks the bit in case it did not run) and find whether a cluster of
 // 8 CTAs of 193 KiB fits (cudaOccupancyMaxActiveClusters), which the split-K kernel needs.
-constexpr int kSmem = TileCfg<128>::kSmemBytes;
+constexpr int kSmem = TileCfg<128>::kSmemBytes;  // 128- and 256-wide, and the split-K kernel
 std::atomic<uint64_t> g_prepared{0}, g_cluster8{0};
 
 template <class T>
 core::Status prepare_type() {
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<64>::kSmemBytes));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_splitk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
@@ -538,9 +542,9 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
       return core::Status::success();
     }
   }
-  const unsigned grid = unsigned(std::min<int64_t>(num_tiles, sm_count));
+  const unsigned grid = unsigned(std::min<int64_t>(num_tiles, int64_t(sm_count) * (BN == 64 ? 2 : 1)));
   switch (BN) {
-    case 64: conv_wgmma_kernel<T, 64><<<grid, kThreads, kSmem, stream>>>(mx, mw, y, w); break;
+    case 64: conv_wgmma_kernel<T, 64><<<grid, kThreads, TileCfg<64>::kSmemBytes, stream>>>(mx, mw, y, w); break;
     case 256: conv_wgmma_kernel<T, 256><<<grid, kThreads, kSmem, stream>>>(mx, mw, y, w); break;
     default: conv_wgmma_kernel<T, 128><<<grid, kThreads, kSmem, stream>>>(mx, mw, y, w); break;
   }
