@@ -12,7 +12,7 @@
 //     and named on its own, and cuDNN's best algorithm under TENSOR_OP_MATH on the same buffers
 //     (vs the reference, and jhDNN vs cuDNN at twice the tolerance);
 //   - cuDNN rounds the convolution to the data type BEFORE blending it with beta * y, so its
-//     results (and hence jhDNN vs cuDNN) also get the blend allowance of blend_tolerance() below;
+//     results (and hence jhDNN vs cuDNN) also get the blend allowance of blend_unit() / compare_blend() below;
 //     jhDNN rounds once and is held to the plain bound against the float64 reference.
 // The solver must run on every configuration of the set: a refusal is a failure, not a skip.
 #include <algorithm>
