@@ -413,6 +413,9 @@ template <class T>
 core::Status prepare_type() {
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       TileCfg<64>::kSmemBytes));
+  // Two 97 KiB CTAs per SM need the largest shared-memory carveout (a hint; the default may pick less).
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_splitk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
