@@ -13,8 +13,10 @@
 //   eager/<layer>/f16_nhwc/{jhdnn,cudnn}                             host wall-clock per call of 200
 //        back-to-back jhdnnConvolutionForward / cudnnConvolutionForward calls (batch 1, 14x14), one
 //        sync at the end: the per-call cost a framework's eager mode pays
-// Counters: FLOP/s. Filter e.g. --benchmark_filter='conv/.*f16'. Runtime on an H200: not yet measured
-// (297 conv + 18 GEMM + 6 eager benchmarks; each conv layer runs cudnnFind once per data type).
+// Counters: FLOP/s (conv rows also eager_us, copies). Filter e.g. --benchmark_filter='conv/.*f16'.
+// Runtime on an H200: not yet measured in this form; estimated 30-45 s (372 conv rows of ~30 ms
+// each -- one graph measurement + one eager measurement -- plus one cudnnFind and one set of input
+// copies per layer and data type, 18 GEMM and 6 eager benchmarks).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
