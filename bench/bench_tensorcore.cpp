@@ -133,11 +133,18 @@ Copies& copies_for(const core::ConvProblem& p) {
   const double one = double(p.x_span() + p.w_span() + p.y_span()) * double(es);
   const double want = 2.5 * double(g.dev.l2_bytes);
   c.n = int(std::clamp(std::ceil(want / one), 1.0, std::max(1.0, std::min(64.0, std::floor(8e9 / one)))));
-  for (int i = 0; i < c.n; ++i) {
-    c.x.push_back(random_buffer(p.x_span(), p.dtype, 1 + 3 * uint64_t(i)));
-    c.w.push_back(random_buffer(p.w_span(), p.dtype, 2 + 3 * uint64_t(i)));
-    c.y.emplace_back(size_t(p.y_span()) * es, 0);  // poisoned (NaN)
+  // One host-generated random set; the other copies are device-to-device copies of it (host
+  // generation of every copy would cost ~1 s per layer).
+  c.x.push_back(random_buffer(p.x_span(), p.dtype, 1));
+  c.w.push_back(random_buffer(p.w_span(), p.dtype, 2));
+  for (int i = 1; i < c.n; ++i) {
+    c.x.emplace_back(size_t(p.x_span()) * es, 0);
+    c.w.emplace_back(size_t(p.w_span()) * es, 0);
+    CUDA_CHECK(cudaMemcpy(c.x.back().get(), c.x[0].get(), c.x[0].bytes(), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpy(c.w.back().get(), c.w[0].get(), c.w[0].bytes(), cudaMemcpyDeviceToDevice));
   }
+  for (int i = 0; i < c.n; ++i) c.y.emplace_back(size_t(p.y_span()) * es, 0);  // poisoned (NaN)
+  CUDA_CHECK(cudaDeviceSynchronize());
   c.key = key;
   return c;
 }
