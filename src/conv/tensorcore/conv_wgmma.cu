@@ -493,7 +493,7 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
 }
 
 template <class T>
-core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, int sm_count,
+core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, bool fallback, int sm_count,
                     cudaStream_t stream) {
   JHDNN_TRY(prepare_device());
   const int64_t es = int64_t(sizeof(T));
@@ -549,8 +549,16 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
       attr[0].val.clusterDim.x = unsigned(split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
       lc.gridDim = dim3(unsigned(num_tiles * split)), lc.blockDim = dim3(kThreads), lc.dynamicSmemBytes = kSmem;
       lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
-      JHDNN_CUDA_TRY(cudaLaunchKernelEx(&lc, conv_wgmma_splitk_kernel<T>, mx, mw, y, w));
-      return core::Status::success();
+      const cudaError_t e = cudaLaunchKernelEx(&lc, conv_wgmma_splitk_kernel<T>, mx, mw, y, w);
+      if (e == cudaSuccess) return core::Status::success();
+      // A refused cluster launch (a configuration error, reported at launch, not sticky): the
+      // solver's own choice falls back to the unsplit 128-wide kernel (same tiles and tensor
+      // maps); a forced configuration reports the error.
+      cudaGetLastError();
+      if (!fallback)
+        return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: split-K cluster launch (%d CTAs per tile) failed: %s",
+                          split, cudaGetErrorString(e));
+      w.split = 1;
     }
   }
   const unsigned grid = unsigned(std::min<int64_t>(num_tiles, int64_t(sm_count) * (BN == 64 ? 2 : 1)));
@@ -572,16 +580,17 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   // TMA needs 16-byte aligned tensors; a merely element-aligned one runs on generation 1.
   if ((reinterpret_cast<uintptr_t>(a.x) | reinterpret_cast<uintptr_t>(a.w)) % 16 != 0)
     return tensorcore_mma_solver().run(p, a, ws, ws_bytes, stream);
-  if (cfg.bn == 0) {
+  const bool chosen = cfg.bn == 0;
+  if (chosen) {
     JHDNN_TRY(prepare_device());  // choose_config asks whether clusters of 8 fit
     cfg = choose_config(p, dev.sm_count);
   }
   if (cfg.bn != 64 && cfg.bn != 128 && cfg.bn != 256)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile width %d is not 64, 128 or 256", cfg.bn);
   switch (p.dtype) {
-    case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, dev.sm_count, stream);
-    case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, dev.sm_count, stream);
-    default: return launch<float>(p, a, cfg, dev.sm_count, stream);
+    case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
+    case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);
+    default: return launch<float>(p, a, cfg, chosen, dev.sm_count, stream);
   }
 }
 
