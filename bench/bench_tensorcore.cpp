@@ -1,13 +1,22 @@
-// Tensor Core benchmarks (Google Benchmark, GPU time from CUDA events, L2 flushed before each run):
-//   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,cudnn_best} ResNet-50 (batch 32) and VGG-16
-//        (batch 16) layers; cuDNN's best by cudnnFind under TENSOR_OP_MATH, measured in this process
-//   gemm/<f16|bf16|tf32>/<n>^3/{tensorcore_mma,tensorcore_wgmma,tensorcore_hopper,cublas}  row-major "TN" (K contiguous in
+// Tensor Core benchmarks (Google Benchmark):
+//   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,wgmma_r1,cudnn_best} ResNet-50 (batch 32)
+//        and VGG-16 (batch 16) layers. Timed EXACTLY as jhdnn-bench times them (its measure.cpp is
+//        linked in): the call is captured into a CUDA graph over rotated copies of x / w / y that
+//        span >= 2.5x the L2 cache (every launch reads from HBM), the graph is replayed, and the
+//        manual time is the median of 20 replays per launch -- the numbers agree with jhdnn-bench's
+//        gpu_us column. Counter eager_us: host clock per back-to-back call (launch cost included).
+//        tensorcore_wgmma runs the solver's own configuration (label: "bn <tile width> split <CTAs
+//        per tile>"); wgmma_r1 forces round 1's 128-wide, unsplit kernel, so the two rows show what
+//        the new configurations gain. cuDNN's best by cudnnFind under TENSOR_OP_MATH.
+//   gemm/<f16|bf16|tf32>/<n>^3/{tensorcore_mma,tensorcore_wgmma,tensorcore_hopper,cublas} row-major "TN" (K contiguous in
 //        both operands), n = 4096 and 8192, cublasGemmEx with fp32 accumulation (TF32 for fp32)
 //   eager/<layer>/f16_nhwc/{jhdnn,cudnn}                             host wall-clock per call of 200
 //        back-to-back jhdnnConvolutionForward / cudnnConvolutionForward calls (batch 1, 14x14), one
 //        sync at the end: the per-call cost a framework's eager mode pays
-// Counters: FLOP/s. Filter e.g. --benchmark_filter='conv/.*f16'. Runtime on an H200: not yet measured
-// (297 conv + 24 GEMM + 6 eager benchmarks; each conv layer runs cudnnFind once per data type).
+// Counters: FLOP/s (conv rows also eager_us, copies). Filter e.g. --benchmark_filter='conv/.*f16'.
+// Runtime on an H200: not yet measured in this form; estimated 30-45 s (372 conv rows of ~30 ms
+// each -- one graph measurement + one eager measurement -- plus one cudnnFind and one set of input
+// copies per layer and data type, 18 GEMM and 6 eager benchmarks).
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -19,6 +28,7 @@
 
 #include <cublas_v2.h>
 
+#include "../tools/jhdnn-bench/measure.h"
 #include "common/gpu_util.h"
 #include "common/suites.h"
 #include "common/test_util.h"
@@ -104,38 +114,107 @@ void timed_loop(benchmark::State& st, double flops, F run) {
 
 // ---------------------------------------------------------------- convolution
 
-void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver) {
+// Rotated copies of x, w and y for one problem: as many as it takes to span 2.5x the L2 cache
+// (at most 64, and at most ~8 GiB in all), like jhdnn-bench. Consecutive benchmarks of one layer
+// and data type share one set (the last set is kept).
+struct Copies {
+  std::string key;
+  std::vector<DeviceBuffer> x, w, y;
+  int n = 0;
+};
+
+Copies& copies_for(const core::ConvProblem& p) {
+  static Copies c;
+  const std::string key = p.key();
+  if (c.key == key) return c;
+  c = Copies{};
+  Gpu& g = gpu();
+  const size_t es = dtype_size(p.dtype);
+  const double one = double(p.x_span() + p.w_span() + p.y_span()) * double(es);
+  const double want = 2.5 * double(g.dev.l2_bytes);
+  c.n = int(std::clamp(std::ceil(want / one), 1.0, std::max(1.0, std::min(64.0, std::floor(8e9 / one)))));
+  // One host-generated random set; the other copies are device-to-device copies of it (host
+  // generation of every copy would cost ~1 s per layer).
+  c.x.push_back(random_buffer(p.x_span(), p.dtype, 1));
+  c.w.push_back(random_buffer(p.w_span(), p.dtype, 2));
+  for (int i = 1; i < c.n; ++i) {
+    c.x.emplace_back(size_t(p.x_span()) * es, 0);
+    c.w.emplace_back(size_t(p.w_span()) * es, 0);
+    CUDA_CHECK(cudaMemcpy(c.x.back().get(), c.x[0].get(), c.x[0].bytes(), cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpy(c.w.back().get(), c.w[0].get(), c.w[0].bytes(), cudaMemcpyDeviceToDevice));
+  }
+  for (int i = 0; i < c.n; ++i) c.y.emplace_back(size_t(p.y_span()) * es, 0);  // poisoned (NaN)
+  CUDA_CHECK(cudaDeviceSynchronize());
+  c.key = key;
+  return c;
+}
+
+// Times launch(copy) the jhdnn-bench way (graph replay over the rotated copies; see the header).
+void graph_timed(benchmark::State& st, double flops, int copies, const bench::Launch& launch) {
+  Gpu& g = gpu();
+  std::string why;
+  const double est = bench::time_once_us(launch, g.stream.get(), &why);
+  if (est < 0) return st.SkipWithError(why.c_str());
+  for (auto _ : st) {
+    const bench::Timing t = bench::measure(launch, launch, copies, est, 20, 400.0, g.stream.get());
+    if (!t.error.empty()) {
+      st.SkipWithError(t.error.c_str());
+      break;
+    }
+    st.SetIterationTime(t.gpu_us * 1e-6);
+    st.counters["eager_us"] = t.eager_us;
+    st.counters["copies"] = copies;
+  }
+  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// which: 0 = the solver (tensorcore_mma / tensorcore_wgmma, its own configuration), 1 = wgmma
+// forced to round 1's configuration (128-wide tiles, no split).
+void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
   const conv::Verdict v = s.can_implement(p, g.dev);
   if (!v.ok) return st.SkipWithError(v.reason);
-  DeviceBuffer x = random_buffer(p.x_span(), p.dtype, 1), w = random_buffer(p.w_span(), p.dtype, 2);
-  DeviceBuffer y(size_t(p.y_span()) * dtype_size(p.dtype), 0);  // poisoned
-  const conv::ConvArgs args{x.get(), w.get(), y.get(), 1.0, 0.0};
-  const core::Status first = s.run(p, args, nullptr, 0, g.stream.get());
+  Copies& c = copies_for(p);
+  auto run = [&](int i) {
+    const conv::ConvArgs args{c.x[size_t(i)].get(), c.w[size_t(i)].get(), c.y[size_t(i)].get(), 1.0, 0.0};
+    return which == 1 ? conv::tensorcore::forward_wgmma(p, args, conv::tensorcore::WgmmaConfig{128, 1}, g.stream.get())
+                      : s.run(p, args, nullptr, 0, g.stream.get());
+  };
+  for (int i = 0; i < c.n; ++i) c.y[size_t(i)].poison();
+  const core::Status first = run(0);
   g.stream.sync();
   if (!first.ok()) return st.SkipWithError(first.message.c_str());
-  if (!all_finite(y, p.y_span(), p.dtype)) return st.SkipWithError("an output was not written or is not finite");
-  timed_loop(st, p.flops(), [&] {
-    const core::Status r = s.run(p, args, nullptr, 0, g.stream.get());
-    if (!r.ok()) throw std::runtime_error(r.message);
+  if (!all_finite(c.y[0], p.y_span(), p.dtype)) return st.SkipWithError("an output was not written or is not finite");
+  if (&s == &conv::tensorcore_wgmma_solver()) {
+    const conv::tensorcore::WgmmaConfig k =
+        which == 1 ? conv::tensorcore::WgmmaConfig{128, 1} : conv::tensorcore::wgmma_config(p, g.dev.sm_count);
+    st.SetLabel("bn " + std::to_string(k.bn) + " split " + std::to_string(k.split));
+  }
+  graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
+    const core::Status r = run(i);
+    if (!r.ok()) *why = r.message;
+    return r.ok();
   });
 }
 
 void bench_conv_cudnn(benchmark::State& st, core::ConvProblem p) {
   Gpu& g = gpu();
-  DeviceBuffer x = random_buffer(p.x_span(), p.dtype, 1), w = random_buffer(p.w_span(), p.dtype, 2);
-  DeviceBuffer y(size_t(p.y_span()) * dtype_size(p.dtype), 0);
+  Copies& c = copies_for(p);
   CudnnConvDescs cd(p);
   DeviceBuffer ws;
-  const CudnnRun pick = cudnn_best_forward(g.ch.get(), cd, x.get(), w.get(), y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
+  const CudnnRun pick =
+      cudnn_best_forward(g.ch.get(), cd, c.x[0].get(), c.w[0].get(), c.y[0].get(), 1.0, 0.0, CudnnPick::kFind, &ws);
   if (!pick.ok()) return st.SkipWithError(("cuDNN: " + pick.log).c_str());
   CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, pick.math));
   st.SetLabel(cudnn_algo_name(pick.algo));
   const float one = 1.f, zero = 0.f;
-  timed_loop(st, p.flops(), [&] {
-    CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd.x, x.get(), cd.w, w.get(), cd.conv, pick.algo, ws.get(),
-                                        pick.workspace_bytes, &zero, cd.y, y.get()));
+  graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
+    const cudnnStatus_t r =
+        cudnnConvolutionForward(g.ch.get(), &one, cd.x, c.x[size_t(i)].get(), cd.w, c.w[size_t(i)].get(), cd.conv,
+                                pick.algo, ws.get(), pick.workspace_bytes, &zero, cd.y, c.y[size_t(i)].get());
+    if (r != CUDNN_STATUS_SUCCESS) *why = cudnnGetErrorString(r);
+    return r == CUDNN_STATUS_SUCCESS;
   });
 }
 
@@ -204,6 +283,8 @@ void bench_eager(benchmark::State& st, core::ConvProblem p, bool use_cudnn) {
     st.SetLabel(cudnn_algo_name(pick.algo));
   } else {
     jd = std::make_unique<JhdnnConvDescs>(p);
+    const conv::tensorcore::WgmmaConfig k = conv::tensorcore::wgmma_config(p, g.dev.sm_count);
+    st.SetLabel("wgmma bn " + std::to_string(k.bn) + " split " + std::to_string(k.split));
   }
   auto call = [&] {
     if (use_cudnn)
@@ -242,11 +323,14 @@ int main(int argc, char** argv) {
       core::ConvProblem p = with_layout(np.p, c.dt, true);
       p.math_type = JHDNN_TENSOR_OP_MATH;
       const std::string base = "conv/" + np.name + "/" + c.name + "/";
+      // One iteration = one jhdnn-bench measurement (the median of 20 graph replays).
       for (const conv::ConvSolver* s : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()})
-        benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+        benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s, 0)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+      benchmark::RegisterBenchmark((base + "wgmma_r1").c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), 1)
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
       benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_conv_cudnn, p)
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20);
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
     }
   const char* gnames[] = {"f16", "bf16", "tf32"};
   for (int i = 0; i < 3; ++i)

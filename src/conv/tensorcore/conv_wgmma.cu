@@ -15,7 +15,8 @@
 #include "conv/tensorcore/tensorcore.h"
 
 #include <algorithm>
-#include <mutex>
+#include <atomic>
+#include <cstring>
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -24,6 +25,7 @@
 #include "conv/tensorcore/mma_launch.h"
 #include "conv/tensorcore/mma_sm80.cuh"
 #include "conv/tensorcore/wgmma_sm90.cuh"
+#include "conv/tensorcore/wgmma_tiles_sm90.cuh"
 #include "core/cuda_check.h"
 
 namespace jhdnn::conv {
@@ -32,14 +34,32 @@ namespace {
 
 using namespace jhdnn::tc;
 
-constexpr int kBM = 128, kBN = 128;       // output pixels x output channels per tile
+constexpr int kBM = 128;                  // output pixels per tile (2 consumer warpgroups x 64 rows)
 constexpr int kRowBytes = 128;            // reduction bytes per stage row (64 fp16/bf16, 32 fp32)
-constexpr int kStages = 6;
-constexpr int kTileBytes = kBM * kRowBytes;
-constexpr int kStageBytes = 2 * kTileBytes;
-constexpr int kSmemBytes = kStages * kStageBytes + 1024;
+constexpr int kTileBytes = kBM * kRowBytes;  // the A (input) tile of one stage
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kPartStride = 128 + 8;      // floats per row of a split-K partial tile (padded: fewer bank conflicts)
+
+// The three tile widths (output channels per tile):
+//   BN =  64: m64n64 per consumer, 4 stages x 24 KiB = 97 KiB and ~70 registers, so TWO CTAs share
+//             an SM: one's epilogue overlaps the other's main loop -- layers with K/G <= 64 (where
+//             a 128-wide tile would be half empty) have short reductions and many tiles;
+//   BN = 128: m64n128, 6 stages x 32 KiB, one CTA per SM -- the GPU-verified round-1 configuration;
+//   BN = 256: m64n256, 4 stages x 48 KiB, one CTA per SM -- K/G >= 256: twice the FLOPs per byte
+//             loaded of BN = 128 (128 accumulators per consumer thread, 154 registers, no spill).
+template <int BN>
+struct TileCfg {
+  static_assert(BN == 64 || BN == 128 || BN == 256, "tile width");
+  static constexpr int kStages = BN == 128 ? 6 : 4;
+  static constexpr int kCtasPerSm = BN == 64 ? 2 : 1;
+  static constexpr int kStageBytes = kTileBytes + BN * kRowBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes + 1024;
+};
+static_assert(2 * (TileCfg<64>::kSmemBytes + 2048) <= 228 * 1024, "two 64-wide CTAs fit in an SM's shared memory");
+static_assert(TileCfg<256>::kSmemBytes == TileCfg<128>::kSmemBytes, "193 KiB for the one-CTA-per-SM configurations");
+static_assert(kBM * kPartStride * 4 <= TileCfg<128>::kStages * TileCfg<128>::kStageBytes,
+              "the split-K partial tile fits in the (drained) stage buffers");
 
 struct WgParams {
   int N, P, Q, K;
@@ -47,24 +67,127 @@ struct WgParams {
   int tiles_q, tiles_p, tiles_img, tiles_k, num_tiles;
   int R, S, cblocks, kblocks;     // kblocks = R * S * cblocks
   int pad_h, pad_w, str_h, str_w, dil_h, dil_w, flip;
+  int split;                      // split-K kernel: CTAs per cluster sharing one tile (2, 4 or 8); else 1
   int64_t ys[4];                  // y element strides: n, k, p, q
   float alpha, beta;
 };
 
+// Tile -> (image block, p block, q block, k block); k fastest, so blocks running together read
+// the same input box (from L2) for different output channels.
+template <int BN>
+__device__ __forceinline__ void decode_tile(const WgParams& prm, int tile, int& n0, int& p0, int& q0, int& k0) {
+  k0 = (tile % prm.tiles_k) * BN;
+  tile /= prm.tiles_k;
+  q0 = (tile % prm.tiles_q) * prm.bw;
+  tile /= prm.tiles_q;
+  p0 = (tile % prm.tiles_p) * prm.bh;
+  n0 = (tile / prm.tiles_p) * prm.bn;
+}
+
+// Producer (one thread): the TMA loads of reduction blocks [kb0, kb1) of one tile; `it` counts
+// stage uses across tiles (stage = it % stages, phase = (it / stages) & 1).
+template <class T, int BN>
+__device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUtensorMap* map_w, const WgParams& prm,
+                                             uint32_t tiles, uint64_t* full, uint64_t* empty, int tile, int kb0,
+                                             int kb1, uint32_t& it) {
+  using Cfg = TileCfg<BN>;
+  constexpr int kBK = kRowBytes / int(sizeof(T));
+  int n0, p0, q0, k0;
+  decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+  for (int kb = kb0; kb < kb1; ++kb, ++it) {
+    const int tap = kb / prm.cblocks, c0 = (kb % prm.cblocks) * kBK;
+    const int r = tap / prm.S, s = tap % prm.S;
+    const int wtap = prm.flip ? (prm.R - 1 - r) * prm.S + (prm.S - 1 - s) : tap;
+    const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
+    mbar_wait(smem_addr(&empty[st]), phase ^ 1);
+    const uint32_t fb = smem_addr(&full[st]);
+    mbar_expect_tx(fb, Cfg::kStageBytes);
+    const uint32_t sa = tiles + st * Cfg::kStageBytes;
+    tma_load_4d(sa, map_x, c0, q0 * prm.str_w - prm.pad_w + s * prm.dil_w, p0 * prm.str_h - prm.pad_h + r * prm.dil_h,
+                n0, fb);
+    tma_load_3d(sa + kTileBytes, map_w, c0, wtap, k0, fb);
+  }
+}
+
+// Consumer warpgroup cg: acc = the reduction blocks [kb0, kb1) of its 64 x BN half of the tile.
+// One wgmma group stays in flight; a stage is released (its "empty" barrier) once the group that
+// read it has completed.
+template <class T, int BN>
+__device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint64_t* full, uint64_t* empty,
+                                             int cg, int kb0, int kb1, uint32_t& it) {
+  using Cfg = TileCfg<BN>;
+  constexpr int kStep = 32;  // reduction bytes per wgmma
+#pragma unroll
+  for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+  uint32_t prev = 0;
+  for (int kb = kb0; kb < kb1; ++kb, ++it) {
+    const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
+    mbar_wait(smem_addr(&full[st]), phase);
+    __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
+    const uint32_t sa = tiles + st * Cfg::kStageBytes + cg * 64 * kRowBytes;
+    const uint32_t sb = tiles + st * Cfg::kStageBytes + kTileBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < kRowBytes / kStep; ++k)
+      WgmmaN<T, BN>::run(acc, smem_desc(sa + k * kStep), smem_desc(sb + k * kStep));
+    wgmma_commit();
+    wgmma_wait<1>();
+    if (kb > kb0) mbar_arrive(smem_addr(&empty[prev]));
+    prev = st;
+  }
+  wgmma_wait<0>();
+  if (kb1 > kb0) mbar_arrive(smem_addr(&empty[prev]));
+}
+
+// Output row m of a tile is pixel (q0 + m % bw, p0 + (m / bw) % bh, n0 + m / (bw*bh)); null when
+// that pixel is past the tensor (tile tails).
 template <class T>
-__global__ void __launch_bounds__(kThreads, 1)
+__device__ __forceinline__ T* out_row(const WgParams& prm, T* y, int n0, int p0, int q0, int m) {
+  const int q = q0 + m % prm.bw, p = p0 + (m / prm.bw) % prm.bh, n = n0 + m / (prm.bw * prm.bh);
+  if (q >= prm.Q || p >= prm.P || n >= prm.N) return nullptr;
+  return y + n * prm.ys[0] + p * prm.ys[2] + q * prm.ys[3];
+}
+
+// Stores channels k and k + 1 (k < K; k + 1 may be past K) of one output pixel from their fp32
+// sums: v = alpha * sum + beta * y (y read only when beta != 0), one paired store when possible.
+template <class T>
+__device__ __forceinline__ void store_pair(const WgParams& prm, T* yrow, int k, float a0, float a1) {
+  float v0 = prm.alpha * a0, v1 = prm.alpha * a1;
+  T* o = yrow + k * prm.ys[1];
+  const bool pair = k + 1 < prm.K && prm.ys[1] == 1 && (reinterpret_cast<uintptr_t>(o) % (2 * sizeof(T))) == 0;
+  if (pair) {
+    auto* pp = reinterpret_cast<typename Pair<T>::type*>(o);
+    if (prm.beta != 0.f) {  // beta == 0 never reads y
+      const float2 f = Pair<T>::to_f32(*pp);
+      v0 += prm.beta * f.x, v1 += prm.beta * f.y;
+    }
+    *pp = Pair<T>::from_f32(v0, v1);
+  } else {
+    if (prm.beta != 0.f) v0 += prm.beta * to_f32(o[0]);
+    o[0] = from_f32<T>(v0);
+    if (k + 1 < prm.K) {
+      T* o1 = o + prm.ys[1];
+      if (prm.beta != 0.f) v1 += prm.beta * to_f32(*o1);
+      *o1 = from_f32<T>(v1);
+    }
+  }
+}
+
+// One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
+// producer prefetches the next tile while the consumers run the epilogue from registers.
+template <class T, int BN>
+__global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
     conv_wgmma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                       T* __restrict__ y, const WgParams prm) {
 #if JHDNN_WGMMA_OK
-  constexpr int kBK = kRowBytes / int(sizeof(T));
-  constexpr int kStep = 32;  // reduction bytes per wgmma
-  __shared__ __align__(8) uint64_t full[kStages], empty[kStages];
+  using Cfg = TileCfg<BN>;
+  __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
 
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
       mbar_init(smem_addr(&full[s]), 1);
       mbar_init(smem_addr(&empty[s]), kConsumers * 128);
     }
@@ -72,37 +195,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  // Tile -> (image block, p block, q block, k block); k fastest, so blocks running together read
-  // the same input box (from L2) for different output channels.
-  auto decode = [&](int tile, int& n0, int& p0, int& q0, int& k0) {
-    k0 = (tile % prm.tiles_k) * kBN;
-    tile /= prm.tiles_k;
-    q0 = (tile % prm.tiles_q) * prm.bw;
-    tile /= prm.tiles_q;
-    p0 = (tile % prm.tiles_p) * prm.bh;
-    n0 = (tile / prm.tiles_p) * prm.bn;
-  };
-
   if (wg == 0) {
     if (t == 0) {
       uint32_t it = 0;
-      for (int tile = blockIdx.x; tile < prm.num_tiles; tile += gridDim.x) {
-        int n0, p0, q0, k0;
-        decode(tile, n0, p0, q0, k0);
-        for (int kb = 0; kb < prm.kblocks; ++kb, ++it) {
-          const int tap = kb / prm.cblocks, c0 = (kb % prm.cblocks) * kBK;
-          const int r = tap / prm.S, s = tap % prm.S;
-          const int wtap = prm.flip ? (prm.R - 1 - r) * prm.S + (prm.S - 1 - s) : tap;
-          const uint32_t st = it % kStages, phase = (it / kStages) & 1;
-          mbar_wait(smem_addr(&empty[st]), phase ^ 1);
-          const uint32_t fb = smem_addr(&full[st]);
-          mbar_expect_tx(fb, kStageBytes);
-          const uint32_t sa = tiles + st * kStageBytes;
-          tma_load_4d(sa, &map_x, c0, q0 * prm.str_w - prm.pad_w + s * prm.dil_w,
-                      p0 * prm.str_h - prm.pad_h + r * prm.dil_h, n0, fb);
-          tma_load_3d(sa + kTileBytes, &map_w, c0, wtap, k0, fb);
-        }
-      }
+      for (int tile = blockIdx.x; tile < prm.num_tiles; tile += gridDim.x)
+        produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full, empty, tile, 0, prm.kblocks, it);
     }
     return;
   }
@@ -111,61 +208,101 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t it = 0;
   for (int tile = blockIdx.x; tile < prm.num_tiles; tile += gridDim.x) {
     int n0, p0, q0, k0;
-    decode(tile, n0, p0, q0, k0);
-    float acc[64];
-#pragma unroll
-    for (int i = 0; i < 64; ++i) acc[i] = 0.f;
-    uint32_t prev = 0;
-    for (int kb = 0; kb < prm.kblocks; ++kb, ++it) {
-      const uint32_t st = it % kStages, phase = (it / kStages) & 1;
-      mbar_wait(smem_addr(&full[st]), phase);
-      __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
-      const uint32_t sa = tiles + st * kStageBytes + cg * 64 * kRowBytes;
-      const uint32_t sb = tiles + st * kStageBytes + kTileBytes;
-      wgmma_fence();
-#pragma unroll
-      for (int k = 0; k < kRowBytes / kStep; ++k) Wgmma<T>::run(acc, smem_desc(sa + k * kStep), smem_desc(sb + k * kStep));
-      wgmma_commit();
-      wgmma_wait<1>();
-      if (kb > 0) mbar_arrive(smem_addr(&empty[prev]));
-      prev = st;
-    }
-    wgmma_wait<0>();
-    if (prm.kblocks > 0) mbar_arrive(smem_addr(&empty[prev]));
-
-    // Epilogue: accumulator row m of the tile is pixel (q0 + m % bw, p0 + (m / bw) % bh, n0 + m / (bw*bh)).
+    decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+    float acc[BN / 2];
+    consume_tile<T, BN>(acc, tiles, full, empty, cg, 0, prm.kblocks, it);
+    // Epilogue from registers: thread (warp, lane) holds rows warp*16 + lane/4 (+8) and column
+    // pairs j*8 + (lane%4)*2 of its warpgroup's 64 x BN block (the wgmma accumulator layout).
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int m = cg * 64 + warp * 16 + lane / 4 + h * 8;
-      const int q = q0 + m % prm.bw, p = p0 + (m / prm.bw) % prm.bh, n = n0 + m / (prm.bw * prm.bh);
-      if (q >= prm.Q || p >= prm.P || n >= prm.N) continue;
-      T* yrow = y + n * prm.ys[0] + p * prm.ys[2] + q * prm.ys[3];
+      T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
+      if (yrow == nullptr) continue;
 #pragma unroll
-      for (int j = 0; j < 16; ++j) {
+      for (int j = 0; j < BN / 8; ++j) {
         const int k = k0 + j * 8 + (lane % 4) * 2;
-        if (k >= prm.K) continue;
-        float v0 = prm.alpha * acc[4 * j + 2 * h], v1 = prm.alpha * acc[4 * j + 2 * h + 1];
-        T* o = yrow + k * prm.ys[1];
-        const bool pair = k + 1 < prm.K && prm.ys[1] == 1 && (reinterpret_cast<uintptr_t>(o) % (2 * sizeof(T))) == 0;
-        if (pair) {
-          auto* pp = reinterpret_cast<typename Pair<T>::type*>(o);
-          if (prm.beta != 0.f) {  // beta == 0 never reads y
-            const float2 f = Pair<T>::to_f32(*pp);
-            v0 += prm.beta * f.x, v1 += prm.beta * f.y;
-          }
-          *pp = Pair<T>::from_f32(v0, v1);
-        } else {
-          if (prm.beta != 0.f) v0 += prm.beta * to_f32(o[0]);
-          o[0] = from_f32<T>(v0);
-          if (k + 1 < prm.K) {
-            T* o1 = o + prm.ys[1];
-            if (prm.beta != 0.f) v1 += prm.beta * to_f32(*o1);
-            *o1 = from_f32<T>(v1);
-          }
-        }
+        if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
       }
     }
   }
+#endif
+}
+
+// Split-K kernel for grids too small to fill the GPU (batch 1, 14x14 ...): a cluster of
+// prm.split CTAs shares ONE 128 x 128 tile (the host launches exactly num_tiles clusters), CTA
+// rank r accumulating reduction blocks [r*kblocks/split, (r+1)*kblocks/split). The partial sums
+// meet in distributed shared memory, no workspace: each CTA writes its fp32 partial tile into its
+// own (drained) stage buffers, the cluster synchronizes, and CTA r reduces rows
+// [r*128/split, (r+1)*128/split) over all ranks in rank order (deterministic), applies the
+// epilogue and stores them; a second cluster barrier keeps every CTA's shared memory alive until
+// all reads are done.
+template <class T>
+__global__ void __launch_bounds__(kThreads, 1)
+    conv_wgmma_splitk_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                             T* __restrict__ y, const WgParams prm) {
+#if JHDNN_WGMMA_OK
+  constexpr int BN = 128;
+  using Cfg = TileCfg<BN>;
+  __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  float* part = reinterpret_cast<float*>(smem_raw + (tiles - smem_addr(smem_raw)));
+
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      mbar_init(smem_addr(&full[s]), 1);
+      mbar_init(smem_addr(&empty[s]), kConsumers * 128);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  const int split = prm.split, rank = int(cluster_ctarank()), tile = int(cluster_id_x());
+  const int kb0 = int(int64_t(rank) * prm.kblocks / split), kb1 = int(int64_t(rank + 1) * prm.kblocks / split);
+  int n0, p0, q0, k0;
+  decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+
+  // 1. This CTA's share of the reduction (no thread exits: all take part in the cluster barriers).
+  float acc[BN / 2];
+  uint32_t it = 0;
+  if (wg == 0) {
+    if (t == 0) produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full, empty, tile, kb0, kb1, it);
+  } else {
+    consume_tile<T, BN>(acc, tiles, full, empty, wg - 1, kb0, kb1, it);
+    // Order this thread's async-proxy accesses (wgmma reads, TMA writes it waited for) before its
+    // generic writes of the partial tile into the same bytes.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  }
+  // Every TMA write has landed (the consumers waited for each stage) and every wgmma has read its
+  // operands (wait_group 0): the stage buffers are free to hold the partial tile.
+  __syncthreads();
+  if (wg != 0) {
+    const int cg = wg - 1, warp = t / 32, lane = t % 32;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int m = cg * 64 + warp * 16 + lane / 4 + h * 8;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j)
+        *reinterpret_cast<float2*>(&part[m * kPartStride + j * 8 + (lane % 4) * 2]) =
+            make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    }
+  }
+  cluster_sync();  // 2. every partial tile of the cluster is written
+
+  // 3. This CTA's rows: the sum over ranks 0 .. split-1 (in that order), epilogue, store.
+  const int rows = kBM / split;
+  for (int e = threadIdx.x; e < rows * (BN / 2); e += kThreads) {
+    const int m = rank * rows + e / (BN / 2), col = (e % (BN / 2)) * 2;
+    const uint32_t off = tiles + uint32_t((m * kPartStride + col) * 4);
+    float s0 = 0.f, s1 = 0.f;
+    for (int q = 0; q < split; ++q) {
+      const float2 v = ld_cluster_f2(mapa_shared(off, uint32_t(q)));
+      s0 += v.x, s1 += v.y;
+    }
+    T* yrow = out_row(prm, y, n0, p0, q0, m);
+    if (yrow != nullptr && k0 + col < prm.K) store_pair(prm, yrow, k0 + col, s0, s1);
+  }
+  cluster_sync();  // 4. no CTA leaves (freeing its shared memory) while a peer may still read it
 #endif
 }
 
@@ -214,8 +351,42 @@ void pick_box(const core::ConvProblem& p, WgParams& w) {
     }
 }
 
+// cuTensorMapEncodeTiled costs microseconds of host time; eager callers pass the same tensors
+// again and again, so the encoded maps are kept per thread (no lock) in a small round-robin cache
+// keyed on every input of the encode (pointer, dims, strides, box, data type). A different pointer
+// or shape is a different key, so a hit always returns exactly the map the encode would produce.
+struct MapKey {
+  uint64_t v[20];
+  bool operator==(const MapKey& o) const { return std::memcmp(v, o.v, sizeof v) == 0; }
+};
+
 core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuint32_t rank, const cuuint64_t* dims,
                     const cuuint64_t* strides_bytes, const cuuint32_t* box, const cuuint32_t* estr) {
+  MapKey key{};
+  int n = 0;
+  key.v[n++] = uint64_t(dt);
+  key.v[n++] = reinterpret_cast<uintptr_t>(ptr);
+  key.v[n++] = rank;
+  for (cuuint32_t i = 0; i < rank; ++i) {
+    key.v[n++] = dims[i];
+    key.v[n++] = (uint64_t(box[i]) << 32) | estr[i];
+    if (i + 1 < rank) key.v[n++] = strides_bytes[i];
+  }
+  // rank <= 4: 3 + 4 * 3 - 1 = 14 <= 20 entries
+  struct Entry {
+    MapKey key;
+    CUtensorMap map;
+    bool used;
+  };
+  constexpr int kEntries = 8;
+  thread_local Entry cache[kEntries] = {};
+  thread_local int next = 0;
+  for (const Entry& e : cache)
+    if (e.used && e.key == key) {
+      *map = e.map;
+      return core::Status::success();
+    }
+
   PFN_cuTensorMapEncodeTiled_v12000 fn = tensor_map_encoder();
   if (fn == nullptr) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma: the driver has no cuTensorMapEncodeTiled");
   const CUtensorMapDataType type = dt == JHDNN_DATA_HALF       ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
@@ -226,39 +397,125 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: cuTensorMapEncodeTiled failed (%d)", int(r));
+  Entry& e = cache[next];
+  next = (next + 1) % kEntries;
+  e.key = key, e.map = *map, e.used = true;
   return core::Status::success();
 }
 
+// Per device: raise every kernel's dynamic shared-memory limit (once; load_kernels does it at
+// handle creation, launch checks the bit in case it did not run) and find whether a cluster of
+// 8 CTAs of 193 KiB fits (cudaOccupancyMaxActiveClusters), which the split-K kernel needs.
+constexpr int kSmem = TileCfg<128>::kSmemBytes;  // 128- and 256-wide, and the split-K kernel
+std::atomic<uint64_t> g_prepared{0}, g_cluster8{0};
+
 template <class T>
-core::Status launch(const core::ConvProblem& p, const ConvArgs& a, int sm_count, cudaStream_t stream) {
-  static std::mutex mu;
-  static uint64_t prepared = 0;
+core::Status prepare_type() {
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<64>::kSmemBytes));
+  // Two 97 KiB CTAs per SM need the largest shared-memory carveout (a hint; the default may pick less).
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_splitk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  return core::Status::success();
+}
+
+core::Status prepare_device() {
   int dev = 0;
   JHDNN_CUDA_TRY(cudaGetDevice(&dev));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (dev >= 64 || !(prepared & (uint64_t(1) << dev))) {
-      JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-      if (dev < 64) prepared |= uint64_t(1) << dev;
-    }
+  if (dev < 64 && (g_prepared.load(std::memory_order_acquire) & (uint64_t(1) << dev))) return core::Status::success();
+  JHDNN_TRY(prepare_type<__half>());
+  JHDNN_TRY(prepare_type<__nv_bfloat16>());
+  JHDNN_TRY(prepare_type<float>());
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = 8, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+  cfg.gridDim = dim3(8), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+  cfg.attrs = attr, cfg.numAttrs = 1;
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, conv_wgmma_splitk_kernel<__half>, &cfg) != cudaSuccess) {
+    cudaGetLastError();
+    clusters = 0;
   }
+  if (dev < 64) {
+    if (clusters > 0) g_cluster8.fetch_or(uint64_t(1) << dev);
+    g_prepared.fetch_or(uint64_t(1) << dev, std::memory_order_release);
+  }
+  return core::Status::success();
+}
+
+bool cluster8_ok() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return dev < 64 && (g_cluster8.load(std::memory_order_acquire) & (uint64_t(1) << dev));
+}
+
+int64_t pixel_tiles(const core::ConvProblem& p, const WgParams& w) {
+  return ((p.Q + w.bw - 1) / w.bw) * ((p.P + w.bh - 1) / w.bh) * ((p.N + w.bn - 1) / w.bn);
+}
+
+int64_t reduction_blocks(const core::ConvProblem& p) {
+  const int64_t bk = kRowBytes / elem_bytes(p.dtype);
+  return p.R * p.S * ((p.C + bk - 1) / bk);
+}
+
+// The configuration the solver runs (README.md, "Generation 2"):
+//  - split-K over a cluster when even 128-wide tiles leave more than half the SMs idle and the
+//    reduction is long enough to share (>= 3 blocks per CTA): the largest of 8, 4, 2 CTAs per tile
+//    that still fits in one wave;
+//  - else 64-wide tiles for K <= 64 (a 128-wide tile would be half empty), 256-wide ones for
+//    K >= 256 when their waves cost less (below), 128-wide otherwise.
+WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
+  WgParams w{};
+  pick_box(p, w);
+  const int64_t pix = pixel_tiles(p, w), kb = reduction_blocks(p);
+  const int64_t t128 = pix * ((p.K + 127) / 128);
+  if (t128 * 2 <= sm_count && cluster8_ok())
+    for (int s : {8, 4, 2})
+      if (t128 * s <= sm_count && kb >= 3 * s) return {128, s};
+  if (p.K <= 64) return {64, 1};
+  if (p.K >= 256) {
+    // Waves of persistent tiles, in units of one 128-wide tile's time; a 256-wide tile is assumed
+    // to cost 1.6 of them (twice the work at ~20% better efficiency: fewer bytes per FLOP). So
+    // 256 wins on big layers and loses where it would leave SMs idle (e.g. 64 tiles on 132 SMs).
+    const int64_t t256 = pix * ((p.K + 255) / 256);
+    const double waves256 = double((t256 + sm_count - 1) / sm_count) * 1.6;
+    const double waves128 = double((t128 + sm_count - 1) / sm_count);
+    if (waves256 < waves128) return {256, 1};
+  }
+  return {128, 1};
+}
+
+template <class T>
+core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, bool fallback, int sm_count,
+                    cudaStream_t stream) {
+  JHDNN_TRY(prepare_device());
   const int64_t es = int64_t(sizeof(T));
   const int kBK = kRowBytes / int(sizeof(T));
+  const int BN = cfg.split > 1 ? 128 : cfg.bn;
   WgParams w{};
   w.N = int(p.N), w.P = int(p.P), w.Q = int(p.Q), w.K = int(p.K);
   pick_box(p, w);
   w.tiles_q = int((p.Q + w.bw - 1) / w.bw);
   w.tiles_p = int((p.P + w.bh - 1) / w.bh);
   w.tiles_img = int((p.N + w.bn - 1) / w.bn);
-  w.tiles_k = int((p.K + kBN - 1) / kBN);
+  w.tiles_k = int((p.K + BN - 1) / BN);
   const int64_t num_tiles = int64_t(w.tiles_q) * w.tiles_p * w.tiles_img * w.tiles_k;
-  if (num_tiles >= (int64_t(1) << 31)) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma: too many tiles");
+  if (num_tiles * std::max(cfg.split, 1) >= (int64_t(1) << 31))
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma: too many tiles");
   w.num_tiles = int(num_tiles);
   w.R = int(p.R), w.S = int(p.S);
   w.cblocks = int((p.C + kBK - 1) / kBK);
   w.kblocks = w.R * w.S * w.cblocks;
   w.pad_h = p.pad_h, w.pad_w = p.pad_w, w.str_h = p.stride_h, w.str_w = p.stride_w;
   w.dil_h = p.dil_h, w.dil_w = p.dil_w, w.flip = p.mode == JHDNN_CONVOLUTION ? 1 : 0;
+  w.split = 1;
   w.ys[0] = p.y_stride[0], w.ys[1] = p.y_stride[1], w.ys[2] = p.y_stride[3], w.ys[3] = p.y_stride[4];
   w.alpha = float(a.alpha), w.beta = float(a.beta);
 
@@ -275,14 +532,66 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, int sm_count,
   {
     const cuuint64_t dims[3] = {cuuint64_t(p.C), cuuint64_t(p.R * p.S), cuuint64_t(p.K)};
     const cuuint64_t strides[2] = {cuuint64_t(p.C * es), cuuint64_t(p.R * p.S * p.C * es)};
-    const cuuint32_t box[3] = {cuuint32_t(kBK), 1, cuuint32_t(kBN)};
+    const cuuint32_t box[3] = {cuuint32_t(kBK), 1, cuuint32_t(BN)};
     const cuuint32_t estr[3] = {1, 1, 1};
     JHDNN_TRY(encode(&mw, p.dtype, a.w, 3, dims, strides, box, estr));
   }
-  const unsigned grid = unsigned(std::min<int64_t>(num_tiles, sm_count));
-  conv_wgmma_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(mx, mw, static_cast<T*>(a.y), w);
+  T* y = static_cast<T*>(a.y);
+  if (cfg.split > 1) {
+    // One cluster of `split` CTAs per tile; each CTA needs at least one reduction block.
+    int split = 1;
+    while (split * 2 <= cfg.split && split * 2 <= w.kblocks && split < 8) split *= 2;
+    if (split > 1) {
+      w.split = split;
+      cudaLaunchConfig_t lc{};
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = unsigned(split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+      lc.gridDim = dim3(unsigned(num_tiles * split)), lc.blockDim = dim3(kThreads), lc.dynamicSmemBytes = kSmem;
+      lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
+      const cudaError_t e = cudaLaunchKernelEx(&lc, conv_wgmma_splitk_kernel<T>, mx, mw, y, w);
+      if (e == cudaSuccess) return core::Status::success();
+      // A refused cluster launch (a configuration error, reported at launch, not sticky): the
+      // solver's own choice falls back to the unsplit 128-wide kernel (same tiles and tensor
+      // maps); a forced configuration reports the error.
+      cudaGetLastError();
+      if (!fallback)
+        return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: split-K cluster launch (%d CTAs per tile) failed: %s",
+                          split, cudaGetErrorString(e));
+      w.split = 1;
+    }
+  }
+  const unsigned grid = unsigned(std::min<int64_t>(num_tiles, int64_t(sm_count) * (BN == 64 ? 2 : 1)));
+  switch (BN) {
+    case 64: conv_wgmma_kernel<T, 64><<<grid, kThreads, TileCfg<64>::kSmemBytes, stream>>>(mx, mw, y, w); break;
+    case 256: conv_wgmma_kernel<T, 256><<<grid, kThreads, kSmem, stream>>>(mx, mw, y, w); break;
+    default: conv_wgmma_kernel<T, 128><<<grid, kThreads, kSmem, stream>>>(mx, mw, y, w); break;
+  }
   JHDNN_LAUNCH_CHECK();
   return core::Status::success();
+}
+
+// Everything run() checks, then the launch with configuration cfg.
+core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, void* ws, size_t ws_bytes,
+                       cudaStream_t stream) {
+  const core::DeviceInfo& dev = cached_device_info();
+  if (const char* why = check_wgmma(p, dev)) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma: %s", why);
+  if (!a.x || !a.w || !a.y) return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "tensorcore_wgmma: x, w or y is null");
+  // TMA needs 16-byte aligned tensors; a merely element-aligned one runs on generation 1.
+  if ((reinterpret_cast<uintptr_t>(a.x) | reinterpret_cast<uintptr_t>(a.w)) % 16 != 0)
+    return tensorcore_mma_solver().run(p, a, ws, ws_bytes, stream);
+  const bool chosen = cfg.bn == 0;
+  if (chosen) {
+    JHDNN_TRY(prepare_device());  // choose_config asks whether clusters of 8 fit
+    cfg = choose_config(p, dev.sm_count);
+  }
+  if (cfg.bn != 64 && cfg.bn != 128 && cfg.bn != 256)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile width %d is not 64, 128 or 256", cfg.bn);
+  switch (p.dtype) {
+    case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
+    case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);
+    default: return launch<float>(p, a, cfg, chosen, dev.sm_count, stream);
+  }
 }
 
 class TensorCoreWgmmaSolver final : public ConvSolver {
@@ -296,29 +605,28 @@ class TensorCoreWgmmaSolver final : public ConvSolver {
   }
 
   Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
-    const core::DeviceInfo& dev = cached_device_info();
-    if (const char* why = check_wgmma(p, dev)) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma: %s", why);
-    if (!a.x || !a.w || !a.y) return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "tensorcore_wgmma: x, w or y is null");
-    // TMA needs 16-byte aligned tensors; a merely element-aligned one runs on generation 1.
-    if ((reinterpret_cast<uintptr_t>(a.x) | reinterpret_cast<uintptr_t>(a.w)) % 16 != 0)
-      return tensorcore_mma_solver().run(p, a, ws, ws_bytes, stream);
-    switch (p.dtype) {
-      case JHDNN_DATA_HALF: return launch<__half>(p, a, dev.sm_count, stream);
-      case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, dev.sm_count, stream);
-      default: return launch<float>(p, a, dev.sm_count, stream);
-    }
+    return run_wgmma(p, a, WgmmaConfig{}, ws, ws_bytes, stream);
   }
 
+  // Raises the kernels' shared-memory limit at handle creation (nothing to do off Hopper: the
+  // solver refuses there, and the 193 KiB limit does not exist).
   Status load_kernels() const override {
-    cudaFuncAttributes attr;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, conv_wgmma_kernel<__half>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, conv_wgmma_kernel<__nv_bfloat16>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, conv_wgmma_kernel<float>));
-    return core::Status::success();
+    if (cached_device_info().sm() != 90) return core::Status::success();
+    return prepare_device();
   }
 };
 
 }  // namespace
+
+WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count) {
+  (void)prepare_device();  // whether clusters of 8 fit is learned here; without it, no split
+  return choose_config(p, sm_count);
+}
+
+core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream) {
+  return run_wgmma(p, a, cfg, nullptr, 0, stream);
+}
+
 }  // namespace tensorcore
 
 const ConvSolver& tensorcore_wgmma_solver() {

@@ -43,5 +43,17 @@ struct Epilogue {
 core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* w, void* y, const Epilogue& ep,
                          cudaStream_t stream);
 
+// Generation 2's kernel configurations (conv_wgmma.cu, README.md): bn = output channels per tile
+// (64, 128 or 256; 0 = let the solver choose by shape); split = CTAs of a cluster sharing one
+// 128 x 128 tile's reduction (1 = no split-K; 2, 4, 8; forced values are capped by the number of
+// reduction blocks). The solver's choice for a problem, and a run with a forced configuration (for
+// tests and benchmarks: every configuration must give the right answer on every problem it takes).
+struct WgmmaConfig {
+  int bn = 0;
+  int split = 1;
+};
+WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
+core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);
+
 }  // namespace tensorcore
 }  // namespace jhdnn::conv
