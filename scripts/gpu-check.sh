@@ -9,7 +9,8 @@
 #   TESTS=0 skips ctest (CTEST_ARGS are added to it, e.g. -j3); MEMCHECK_BINS lists the test binaries
 #   run under memcheck (default test_conv_direct, MEMCHECK_ARGS their Catch2 filter).
 #   FAMILIES=1 also runs the per-family benchmarks: bench_gemm (GEMM_ARGS), bench_tensorcore (TC_ARGS),
-#   bench_conv_igemm (IGEMM_ARGS) and the sparse path (spdnn_infer SPDNN_ARGS, bench_sparse SPARSE_ARGS).
+#   bench_gemm_hopper (HOPPER_ARGS), bench_conv_igemm (IGEMM_ARGS) and the sparse path (spdnn_infer SPDNN_ARGS, bench_sparse SPARSE_ARGS);
+#   FAMILY_LIST="bench_gemm spdnn_infer ..." runs only those.
 set -uo pipefail
 OUT=${1:?usage: gpu-check.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -79,12 +80,16 @@ if [ "${BENCH:-1}" = 1 ]; then
 fi
 
 if [ "${FAMILIES:-0}" = 1 ]; then
-  fam() {  # name timeout binary args...
+  fam() {  # name timeout binary args...  (only the names in FAMILY_LIST, default all)
     local name=$1 t=$2; shift 2
+    case " ${FAMILY_LIST:-bench_gemm bench_gemm_hopper bench_tensorcore bench_conv_igemm spdnn_infer bench_sparse} " in
+      *" $name "*) ;; *) return 0 ;;
+    esac
     step "$name"
     timeout "$t" "$@" >"$OUT/$name.txt" 2>&1; echo "$name exit $?" >>"$OUT/$name.txt"; tail -2 "$OUT/$name.txt"
   }
   fam bench_gemm "${GEMM_TIMEOUT:-90}" "$BUILD_DIR/bench/bench_gemm" --benchmark_out="$OUT/bench_gemm.json" --benchmark_out_format=json ${GEMM_ARGS:-}
+  fam bench_gemm_hopper "${HOPPER_TIMEOUT:-60}" "$BUILD_DIR/bench/bench_gemm_hopper" --benchmark_out="$OUT/bench_gemm_hopper.json" --benchmark_out_format=json ${HOPPER_ARGS:-}
   fam bench_tensorcore "${TC_TIMEOUT:-120}" "$BUILD_DIR/bench/bench_tensorcore" --benchmark_out="$OUT/bench_tensorcore.json" --benchmark_out_format=json ${TC_ARGS:-}
   fam bench_conv_igemm "${IGEMM_TIMEOUT:-120}" "$BUILD_DIR/bench/bench_conv_igemm" --benchmark_out="$OUT/bench_conv_igemm.json" --benchmark_out_format=json ${IGEMM_ARGS:-}
   scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: its tests skip"
@@ -139,7 +144,7 @@ b = os.path.join(out, "bench.txt")
 if os.path.exists(b):
     L.append("\n## Google Benchmark (bench_conv)\n")
     L.append("```"); L.append("\n".join(l for l in open(b).read().splitlines() if not l.startswith("***"))); L.append("```")
-for name in ("bench_gemm", "bench_tensorcore", "bench_conv_igemm", "spdnn_infer", "bench_sparse"):
+for name in ("bench_gemm", "bench_gemm_hopper", "bench_tensorcore", "bench_conv_igemm", "spdnn_infer", "bench_sparse"):
     f = os.path.join(out, name + ".txt")
     if os.path.exists(f):
         L.append(f"\n## {name}\n")
