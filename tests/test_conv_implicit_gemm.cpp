@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -968,5 +969,67 @@ TEST_CASE("implicit gemm: workspace through Get_v7 / Find / FindEx", "[gpu][impl
         }
       }
     }
+  }
+}
+
+// ================================================================ last-error storage at thread exit
+
+namespace {
+
+// A thread_local whose destructor calls the API after the library's own thread_locals of the same
+// thread are gone: it is constructed before the thread's first jhDNN call, so it is destroyed
+// after them (reverse order). This is what the GPU cases' static Gpu does on the main thread at
+// exit: thread_locals are destroyed before static objects, and ~Gpu calls jhdnnDestroy. With the
+// last error in a thread_local std::string, that call wrote '\0' into the string's freed heap
+// buffer (the "malloc(): unsorted double linked list corrupted" aborts after "All tests passed").
+struct LateApiCaller {
+  jhdnnTensorDescriptor_t desc = nullptr;
+  size_t probe_bytes = 0;
+  std::atomic<int>* verdict = nullptr;  // 1: the call succeeded and freed memory was not written
+  ~LateApiCaller() {
+    if (verdict == nullptr) return;
+    // A heap buffer freed by a destroyed thread_local string is the most recent free of its size
+    // on this thread, so glibc's per-thread cache hands that very chunk back here: a write into it
+    // shows up in the probe. (Under AddressSanitizer the write itself is reported.)
+    auto* probe = static_cast<unsigned char*>(std::malloc(probe_bytes));
+    if (probe == nullptr) return;
+    std::memset(probe, 0x5A, probe_bytes);
+    const jhdnnStatus_t s = jhdnnDestroyTensorDescriptor(desc);  // succeeds: clears the last error
+    char msg[64] = {'?'};
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    const bool intact = std::all_of(probe, probe + probe_bytes, [](unsigned char b) { return b == 0x5A; });
+    std::free(probe);
+    verdict->store(s == JHDNN_STATUS_SUCCESS && intact && msg[0] == '\0' ? 1 : 0);
+  }
+};
+thread_local LateApiCaller t_late_api_caller;
+
+}  // namespace
+
+// No GPU needed: descriptors are host objects.
+TEST_CASE("implicit gemm: an API call during thread-exit teardown writes no freed memory",
+          "[implicit_gemm][last_error]") {
+  for (int round = 0; round < 8; ++round) {
+    std::atomic<int> verdict{-1};
+    std::string message;
+    std::thread th([&] {
+      LateApiCaller& late = t_late_api_caller;  // constructed before the library's thread_locals
+      if (jhdnnCreateTensorDescriptor(&late.desc) != JHDNN_STATUS_SUCCESS) return;
+      // A failing call leaves a long message (heap-allocated in a std::string).
+      const jhdnnStatus_t s = jhdnnSetTensor4dDescriptor(late.desc, JHDNN_TENSOR_NCHW, JHDNN_DATA_FLOAT, 1, 2,
+                                                         -3 - round, 4);
+      if (s == JHDNN_STATUS_SUCCESS) return;
+      char buf[256] = {};
+      jhdnnGetLastErrorString(buf, sizeof buf);
+      message = buf;
+      // libstdc++ gives a string growing from its 15-character local buffer a capacity of
+      // max(length, 30) and allocates one more byte.
+      late.probe_bytes = std::max<size_t>(message.size(), 30) + 1;
+      late.verdict = &verdict;
+    });
+    th.join();
+    INFO("round " << round << ", message of the failing call: '" << message << "'");
+    REQUIRE(message.size() > 15);  // longer than any small-string buffer: it lived on the heap
+    CHECK(verdict.load() == 1);
   }
 }
