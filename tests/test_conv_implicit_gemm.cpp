@@ -38,6 +38,8 @@
 
 #include <catch2/catch_message.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/reporters/catch_reporter_event_listener.hpp>
+#include <catch2/reporters/catch_reporter_registrars.hpp>
 
 #include "common/catch_gpu.h"
 #include "common/gpu_util.h"
@@ -80,10 +82,32 @@ struct Gpu {
   }
 };
 
-Gpu& gpu() {
-  static Gpu g;
+// Created on first use; destroyed by GpuTeardown when the test run ends, while the process is
+// fully alive. A static Gpu would be destroyed during exit(), after the main thread's
+// thread_locals (the libraries' per-thread state among them) are gone, which is where the
+// last-error use-after-free fixed in src/core/status.cpp struck.
+std::unique_ptr<Gpu>& gpu_slot() {
+  static std::unique_ptr<Gpu> g;
   return g;
 }
+
+Gpu& gpu() {
+  std::unique_ptr<Gpu>& g = gpu_slot();
+  if (!g) g = std::make_unique<Gpu>();
+  return *g;
+}
+
+class GpuTeardown : public Catch::EventListenerBase {
+ public:
+  using Catch::EventListenerBase::EventListenerBase;
+  void testRunEnded(const Catch::TestRunStats&) override {
+    std::unique_ptr<Gpu>& g = gpu_slot();
+    if (!g) return;
+    (void)cudaStreamSynchronize(g->stream.get());
+    g.reset();
+  }
+};
+CATCH_REGISTER_LISTENER(GpuTeardown)
 
 std::string jhdnn_last_error() {
   char buf[2048] = {};
@@ -519,10 +543,13 @@ std::vector<NamedProblem> tail_problems() {
   };
 }
 
-// Sets JHDNN_IGEMM_TILE for the lifetime of the object (forces one tile shape).
+// Forces one tile shape for the lifetime of the object, through the solver's own override (an
+// atomic), not the environment: setenv while another thread may call getenv is a data race.
 struct ForceTile {
-  explicit ForceTile(const char* tile) { ::setenv("JHDNN_IGEMM_TILE", tile, 1); }
-  ~ForceTile() { ::unsetenv("JHDNN_IGEMM_TILE"); }
+  explicit ForceTile(const char* tile) {
+    if (!conv::igemm::set_forced_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
+  }
+  ~ForceTile() { conv::igemm::set_forced_tile(nullptr); }
   ForceTile(const ForceTile&) = delete;
   ForceTile& operator=(const ForceTile&) = delete;
 };
@@ -784,6 +811,10 @@ TEST_CASE("implicit gemm: refusals name their reason; workspace formula", "[impl
     const core::Status st = s.run(ok, conv::ConvArgs{}, nullptr, ws, nullptr);
     CHECK(st.code == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
   }
+  // The tile override used by the tests: known names only; nullptr / "" restore the heuristic.
+  CHECK_FALSE(conv::igemm::set_forced_tile("128x32"));
+  for (const char* t : {"128x128", "128x64", "64x64", "256x8", ""}) CHECK(conv::igemm::set_forced_tile(t));
+  CHECK(conv::igemm::set_forced_tile(nullptr));
   CHECK(conv::implicit_gemm_solver().workspace_bytes(ok) == 0);
   // 32 bytes per reduction index (rounded up to 8 indices) + 16 bytes of alignment slack.
   CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(ok) == size_t(16 * 9) * 32 + 16);

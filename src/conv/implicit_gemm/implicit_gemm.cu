@@ -31,6 +31,7 @@
 #include "conv/implicit_gemm/implicit_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -489,11 +490,7 @@ int64_t blocks_of(const ConvProblem& p) {
   return ((M + Cfg::BM - 1) / Cfg::BM) * ((p.k_per_group() + Cfg::BN - 1) / Cfg::BN) * p.G;
 }
 
-// JHDNN_IGEMM_TILE=128x128|128x64|64x64|256x8 forces a tile shape (tests run every shape on
-// small problems, which would otherwise always get the small tiles; benchmarks compare shapes).
-// Any shape is correct for any problem; only the speed differs.
-bool forced_tile(Pick* out) {
-  const char* e = std::getenv("JHDNN_IGEMM_TILE");
+bool parse_tile(const char* e, Pick* out) {
   if (e == nullptr) return false;
   const std::string v(e);
   if (v == "128x128") *out = Pick::k128x128;
@@ -502,6 +499,21 @@ bool forced_tile(Pick* out) {
   else if (v == "256x8") *out = Pick::k256x8;
   else return false;
   return true;
+}
+
+// set_forced_tile's shape: -1 for none, else a Pick.
+std::atomic<int> g_forced_tile{-1};
+
+// A forced tile shape: set_forced_tile (tests), else JHDNN_IGEMM_TILE=128x128|128x64|64x64|256x8
+// (benchmarks and experiments). Tests run every shape on small problems, which would otherwise
+// always get the small tiles. Any shape is correct for any problem; only the speed differs.
+bool forced_tile(Pick* out) {
+  const int f = g_forced_tile.load(std::memory_order_relaxed);
+  if (f >= 0) {
+    *out = Pick(f);
+    return true;
+  }
+  return parse_tile(std::getenv("JHDNN_IGEMM_TILE"), out);
 }
 
 // Widest tile the channel count fills; stepped down while the grid would leave SMs idle (a
@@ -631,6 +643,18 @@ class ImplicitPrecompGemmSolver final : public ConvSolver {
 };
 
 }  // namespace
+
+bool set_forced_tile(const char* tile) {
+  if (tile == nullptr || *tile == '\0') {
+    g_forced_tile.store(-1);
+    return true;
+  }
+  Pick p;
+  if (!parse_tile(tile, &p)) return false;
+  g_forced_tile.store(int(p));
+  return true;
+}
+
 }  // namespace igemm
 
 const ConvSolver& implicit_gemm_solver() {
