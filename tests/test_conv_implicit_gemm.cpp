@@ -307,13 +307,25 @@ const conv::ConvSolver& solver_of(jhdnnConvolutionFwdAlgo_t algo) {
                                                           : conv::implicit_precomp_gemm_solver();
 }
 
+// Makes IMPLICIT_PRECOMP_GEMM use its per-reduction-index table (the first design, GPU-verified
+// in round 1) for the lifetime of the object, instead of the per-tap table it takes for whole
+// channel blocks.
+struct ForcePerElementTable {
+  ForcePerElementTable() { conv::igemm::set_precomp_per_element_table(true); }
+  ~ForcePerElementTable() { conv::igemm::set_precomp_per_element_table(false); }
+  ForcePerElementTable(const ForcePerElementTable&) = delete;
+  ForcePerElementTable& operator=(const ForcePerElementTable&) = delete;
+};
+
+constexpr const char* kPerElementLabel = "implicit_precomp_gemm (per-element table forced)";
+
 // (a) The solver of `algo` through ConvSolver::run on the test stream. Both solvers claim every
-// FLOAT problem of this file, so a refusal fails.
-void run_solver(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProblem& h, Tolerance tol,
-                Notes& notes) {
+// FLOAT problem of this file, so a refusal fails. `label` names the run in messages and counts.
+void run_solver_once(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProblem& h, Tolerance tol,
+                     Notes& notes, const std::string& label) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = solver_of(algo);
-  INFO("solver " << s.name());
+  INFO("solver " << label);
   const conv::Verdict v = s.can_implement(d.p, g.dev);
   if (!v.ok) {
     FAIL_CHECK(s.name() << " refused a problem it must serve: " << v.reason);
@@ -339,8 +351,19 @@ void run_solver(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProb
   CHECK(st.ok());
   if (!st.ok()) return;
   ++notes.solver_runs;
-  ++notes.runs_by_solver[s.name()];
-  check_result(std::string("solver ") + s.name(), d, h, tol, true, &ws);
+  ++notes.runs_by_solver[label];
+  check_result("solver " + label, d, h, tol, true, &ws);
+}
+
+// IMPLICIT_PRECOMP_GEMM runs twice: its default table (per tap when C/G % 8 == 0) and the
+// per-element table forced, so a fault in either names itself.
+void run_solver(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProblem& h, Tolerance tol,
+                Notes& notes) {
+  run_solver_once(algo, d, h, tol, notes, solver_of(algo).name());
+  if (algo == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) {
+    ForcePerElementTable force;
+    run_solver_once(algo, d, h, tol, notes, kPerElementLabel);
+  }
 }
 
 // (b) The public API with `algo`; returns the result (reference strides), empty on failure. The
@@ -453,6 +476,7 @@ void check_all_ran(Notes& notes) {
   CHECK(notes.configs > 0);
   CHECK(notes.runs_by_solver["implicit_gemm"] == notes.configs);
   CHECK(notes.runs_by_solver["implicit_precomp_gemm"] == notes.configs);
+  CHECK(notes.runs_by_solver[kPerElementLabel] == notes.configs);
   CHECK(notes.api_runs == 2 * notes.configs);
 }
 
@@ -605,6 +629,7 @@ TEST_CASE("implicit gemm: tile tails, every tile shape forced", "[gpu][implicit_
     notes.print();
     CHECK(notes.runs_by_solver["implicit_gemm"] == notes.configs);
     CHECK(notes.runs_by_solver["implicit_precomp_gemm"] == notes.configs);
+    CHECK(notes.runs_by_solver[kPerElementLabel] == notes.configs);
   }
 }
 
@@ -649,6 +674,7 @@ TEST_CASE("implicit gemm: 3-D problems", "[gpu][implicit_gemm][3d]") {
   tiles.print();
   CHECK(tiles.runs_by_solver["implicit_gemm"] == tiles.configs);
   CHECK(tiles.runs_by_solver["implicit_precomp_gemm"] == tiles.configs);
+  CHECK(tiles.runs_by_solver[kPerElementLabel] == tiles.configs);
 }
 
 namespace {

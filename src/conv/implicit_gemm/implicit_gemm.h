@@ -19,6 +19,10 @@ namespace igemm {
 // other name. Process-wide and thread-safe (an atomic), so tests can force shapes without
 // setenv, which races with getenv on other threads. Takes precedence over JHDNN_IGEMM_TILE.
 bool set_forced_tile(const char* tile);
+// IMPLICIT_PRECOMP_GEMM with C/G a multiple of 8 uses a per-tap table (kTapTable); `true` makes
+// it use the per-reduction-index table of the other C/G instead (the earlier design, kept so the
+// tests cover both). Process-wide and thread-safe; false by default.
+void set_precomp_per_element_table(bool on);
 }  // namespace igemm
 
 }  // namespace jhdnn::conv
