@@ -20,12 +20,34 @@ IMPLS = ["implicit_gemm", "implicit_precomp_gemm", "cudnn_IMPLICIT_GEMM", "cudnn
          "cudnn_best_fma"]
 
 
-def main(path):
+def load_benchmarks(path):
+    """The "benchmarks" entries of a Google Benchmark JSON file; a file cut off by a timeout
+    yields its complete entries (with a note on stderr)."""
     with open(path) as f:
-        data = json.load(f)
+        text = f.read()
+    try:
+        return json.loads(text)["benchmarks"]
+    except json.JSONDecodeError:
+        pass
+    start = text.find('"benchmarks"')
+    start = text.find("[", start) + 1 if start >= 0 else -1
+    out, dec, i = [], json.JSONDecoder(), start
+    while 0 < i < len(text):
+        while i < len(text) and text[i] in " \t\r\n,":
+            i += 1
+        try:
+            obj, i = dec.raw_decode(text, i)
+        except json.JSONDecodeError:
+            break
+        out.append(obj)
+    print(f"note: {path} is not complete JSON (cut off?); using its {len(out)} complete entries", file=sys.stderr)
+    return out
+
+
+def main(path):
     t = defaultdict(dict)  # (layout, layer) -> impl -> ms
     labels = {}
-    for b in data["benchmarks"]:
+    for b in load_benchmarks(path):
         if b.get("error_occurred") or b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         parts = b["name"].split("/")
