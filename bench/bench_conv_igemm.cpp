@@ -10,7 +10,7 @@
 // fp32 algorithms; with a 4 GiB workspace).
 //
 // Runtime: inputs are filled on the device and shared by the five entries of a configuration, so
-// the host does little; 33 layers x 2 layouts x 5 entries take about 30-40 s on an H200.
+// the host does little; 32 layers x 2 layouts x 5 entries take about 30-40 s on an H200.
 //
 // GPU time from CUDA events around each run (manual time), L2 flushed before each run outside the
 // timed region. Names: igemm/<layer>/f32_<layout>/<impl>, impl one of implicit_gemm,
