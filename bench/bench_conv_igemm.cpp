@@ -10,11 +10,13 @@
 // fp32 algorithms; with a 4 GiB workspace).
 //
 // Runtime: inputs are filled on the device and shared by the five entries of a configuration, so
-// the host does little; 32 layers x 2 layouts x 5 entries take about 30-40 s on an H200.
+// the host does little; 32 layers x 2 layouts x 6 entries take about 30-45 s on an H200.
 //
 // GPU time from CUDA events around each run (manual time), L2 flushed before each run outside the
 // timed region. Names: igemm/<layer>/f32_<layout>/<impl>, impl one of implicit_gemm,
-// implicit_precomp_gemm, cudnn_IMPLICIT_GEMM, cudnn_IMPLICIT_PRECOMP_GEMM, cudnn_best_fma.
+// implicit_precomp_gemm, implicit_precomp_gemm_per_element (PRECOMP with its per-element table
+// forced: the round-1 design, for comparison), cudnn_IMPLICIT_GEMM, cudnn_IMPLICIT_PRECOMP_GEMM,
+// cudnn_best_fma.
 // Example: bench_conv_igemm --benchmark_filter='rn50.*nchw' --benchmark_format=csv
 #include <benchmark/benchmark.h>
 
@@ -134,8 +136,27 @@ bool all_finite(const DeviceBuffer& y, const core::ConvProblem& p) {
   return true;
 }
 
-void bench_ours(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* s) {
+// implicit_precomp_gemm with its per-element table forced (the round-1 design) for the lifetime
+// of the object: the "implicit_precomp_gemm_per_element" entries, an A/B against the per-tap table.
+struct PerElementTable {
+  explicit PerElementTable(bool on) : on_(on) {
+    if (on_) conv::igemm::set_precomp_per_element_table(true);
+  }
+  ~PerElementTable() {
+    if (on_) conv::igemm::set_precomp_per_element_table(false);
+  }
+  bool on_;
+};
+
+struct Ours {
+  const conv::ConvSolver* solver;
+  bool per_element;  // implicit_precomp_gemm only
+};
+
+void bench_ours(benchmark::State& st, core::ConvProblem p, Ours which) {
   Gpu& g = gpu();
+  const conv::ConvSolver* s = which.solver;
+  const PerElementTable force(which.per_element);
   const conv::Verdict v = s->can_implement(p, g.dev);
   if (!v.ok) {
     st.SkipWithError(v.reason);
@@ -239,7 +260,8 @@ int main(int argc, char** argv) {
             ->Unit(benchmark::kMillisecond)
             ->Iterations(20);
       };
-      for (const conv::ConvSolver* s : ours) reg(s->name(), bench_ours, s);
+      for (const conv::ConvSolver* s : ours) reg(s->name(), bench_ours, Ours{s, false});
+      reg("implicit_precomp_gemm_per_element", bench_ours, Ours{&conv::implicit_precomp_gemm_solver(), true});
       reg("cudnn_IMPLICIT_GEMM", bench_cudnn, int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM));
       reg("cudnn_IMPLICIT_PRECOMP_GEMM", bench_cudnn, int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
       reg("cudnn_best_fma", bench_cudnn, -1);
