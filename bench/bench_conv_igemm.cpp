@@ -5,16 +5,24 @@
 //   - our best of the two per layer >= 0.8x cuDNN's best FMA algorithm (geometric mean).
 //
 // Every configuration runs with FMA math on the cuDNN side (no TF32): the fixed-algorithm entries
-// set CUDNN_FMA_MATH on the descriptor; "cudnn_best_fma" takes cudnnFind's fastest entry whose
-// math type is CUDNN_FMA_MATH (FFT, FFT_TILING and WINOGRAD included: they are fp32 algorithms).
+// set CUDNN_FMA_MATH on the descriptor; "cudnn_best_fma" takes cudnnFindConvolutionForwardAlgorithmEx's
+// fastest entry whose math type is CUDNN_FMA_MATH (FFT, FFT_TILING and WINOGRAD included: they are
+// fp32 algorithms; with a 4 GiB workspace).
+//
+// Runtime: inputs are filled on the device and shared by the five entries of a configuration, so
+// the host does little; 32 layers x 2 layouts x 6 entries take about 30-45 s on an H200.
 //
 // GPU time from CUDA events around each run (manual time), L2 flushed before each run outside the
 // timed region. Names: igemm/<layer>/f32_<layout>/<impl>, impl one of implicit_gemm,
-// implicit_precomp_gemm, cudnn_IMPLICIT_GEMM, cudnn_IMPLICIT_PRECOMP_GEMM, cudnn_best_fma.
+// implicit_precomp_gemm, implicit_precomp_gemm_per_element (PRECOMP with its per-element table
+// forced: the round-1 design, for comparison), cudnn_IMPLICIT_GEMM, cudnn_IMPLICIT_PRECOMP_GEMM,
+// cudnn_best_fma.
 // Example: bench_conv_igemm --benchmark_filter='rn50.*nchw' --benchmark_format=csv
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -31,11 +39,14 @@ using namespace jhdnn::test;
 
 namespace {
 
+constexpr size_t kFindWorkspace = size_t(4) << 30;  // 4 GiB
+
 struct Gpu {
   CudnnHandle ch;
   CudaStream stream;
   core::DeviceInfo dev;
   std::unique_ptr<DeviceBuffer> flush;
+  std::unique_ptr<DeviceBuffer> find_ws;  // cudnn_best_fma's FindEx workspace, allocated on first use
   Gpu() {
     if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
     flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
@@ -48,21 +59,51 @@ Gpu& gpu() {
   return g;
 }
 
-// Inputs of one configuration, random in [-1, 1].
+// Fills a device buffer with random floats in [-1, 1): a 2^16-value block generated on the host,
+// uploaded once, then doubled in place on the device (a few D2D copies instead of a host fill of
+// up to 51M values per buffer, which made the whole binary host-bound).
+void fill_device_random(DeviceBuffer& b, uint64_t seed) {
+  const size_t n = b.bytes() / sizeof(float);
+  if (n == 0) return;
+  std::vector<float> block(std::min<size_t>(n, size_t(1) << 16));
+  SplitMix64 g(seed);
+  for (float& v : block) v = float(2.0 * g.uniform() - 1.0);
+  b.upload(block.data(), block.size() * sizeof(float), 0);
+  auto* base = static_cast<char*>(b.get());
+  for (size_t have = block.size(); have < n;) {
+    const size_t copy = std::min(have, n - have);
+    CUDA_CHECK(cudaMemcpyAsync(base + have * sizeof(float), base, copy * sizeof(float), cudaMemcpyDeviceToDevice,
+                               cudaStreamLegacy));
+    have += copy;
+  }
+  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+}
+
+// Inputs of one configuration (FLOAT), random in [-1, 1).
 struct Inputs {
   DeviceBuffer x, w, y;
   explicit Inputs(const core::ConvProblem& p) {
-    const size_t es = dtype_size(p.dtype);
-    std::vector<double> hx(p.x_span()), hw(p.w_span());
-    fill_random(hx, p.dtype, 1);
-    fill_random(hw, p.dtype, 2);
-    x = DeviceBuffer(hx.size() * es, 0);
-    w = DeviceBuffer(hw.size() * es, 0);
-    y = DeviceBuffer(size_t(p.y_span()) * es, 0);
-    x.upload(to_device_bytes(hx, p.dtype));
-    w.upload(to_device_bytes(hw, p.dtype));
+    x = DeviceBuffer(size_t(p.x_span()) * sizeof(float), 0);
+    w = DeviceBuffer(size_t(p.w_span()) * sizeof(float), 0);
+    y = DeviceBuffer(size_t(p.y_span()) * sizeof(float), 0);
+    fill_device_random(x, 1);
+    fill_device_random(w, 2);
   }
 };
+
+// The five entries of one (layer, layout) run back to back (registration order) and share one
+// set of inputs: only the most recent configuration's buffers are kept.
+Inputs& inputs_for(const core::ConvProblem& p) {
+  static std::string key;
+  static std::unique_ptr<Inputs> in;
+  const std::string k = p.key();
+  if (!in || k != key) {
+    in.reset();  // free the previous layer's buffers first
+    in = std::make_unique<Inputs>(p);
+    key = k;
+  }
+  return *in;
+}
 
 template <class F>
 void timed_loop(benchmark::State& st, const core::ConvProblem& p, F run) {
@@ -86,22 +127,42 @@ void timed_loop(benchmark::State& st, const core::ConvProblem& p, F run) {
   st.counters["FLOP/s"] = benchmark::Counter(p.flops(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// y poisoned with NaN must come back finite everywhere (each output written once).
+// y poisoned with NaN must come back finite everywhere (each output written once). FLOAT only.
 bool all_finite(const DeviceBuffer& y, const core::ConvProblem& p) {
-  const auto yb = y.download();
-  for (double v : from_device_bytes(yb.data(), size_t(p.y_span()), p.dtype))
+  std::vector<float> host(size_t(p.y_span()));
+  y.download(host.data(), host.size() * sizeof(float), 0);
+  for (float v : host)
     if (!std::isfinite(v)) return false;
   return true;
 }
 
-void bench_ours(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* s) {
+// implicit_precomp_gemm with its per-element table forced (the round-1 design) for the lifetime
+// of the object: the "implicit_precomp_gemm_per_element" entries, an A/B against the per-tap table.
+struct PerElementTable {
+  explicit PerElementTable(bool on) : on_(on) {
+    if (on_) conv::igemm::set_precomp_per_element_table(true);
+  }
+  ~PerElementTable() {
+    if (on_) conv::igemm::set_precomp_per_element_table(false);
+  }
+  bool on_;
+};
+
+struct Ours {
+  const conv::ConvSolver* solver;
+  bool per_element;  // implicit_precomp_gemm only
+};
+
+void bench_ours(benchmark::State& st, core::ConvProblem p, Ours which) {
   Gpu& g = gpu();
+  const conv::ConvSolver* s = which.solver;
+  const PerElementTable force(which.per_element);
   const conv::Verdict v = s->can_implement(p, g.dev);
   if (!v.ok) {
     st.SkipWithError(v.reason);
     return;
   }
-  Inputs in(p);
+  Inputs& in = inputs_for(p);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
   const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
   in.y.poison();
@@ -124,7 +185,7 @@ void bench_ours(benchmark::State& st, core::ConvProblem p, const conv::ConvSolve
 // cuDNN with a fixed algorithm (algo >= 0) or cudnnFind's fastest FMA-math one (algo < 0).
 void bench_cudnn(benchmark::State& st, core::ConvProblem p, int algo) {
   Gpu& g = gpu();
-  Inputs in(p);
+  Inputs& in = inputs_for(p);
   CudnnConvDescs cd(p);
   CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, CUDNN_FMA_MATH));
   cudnnConvolutionFwdAlgo_t a = cudnnConvolutionFwdAlgo_t(algo);
@@ -133,8 +194,13 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p, int algo) {
     CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(g.ch.get(), &max_count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(max_count, 1)));
     int returned = 0;
-    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(g.ch.get(), cd.x, cd.w, cd.conv, cd.y, int(perf.size()),
-                                                     &returned, perf.data()));
+    // FindEx on our buffers with one cached workspace: cudnnFind would allocate (and free) its
+    // own x, w, y and workspaces on every layer. Algorithms needing more than kFindWorkspace are
+    // left out of the choice.
+    if (!g.find_ws) g.find_ws = std::make_unique<DeviceBuffer>(kFindWorkspace, 0);
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(g.ch.get(), cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, cd.y,
+                                                       in.y.get(), int(perf.size()), &returned, perf.data(),
+                                                       g.find_ws->get(), g.find_ws->bytes()));
     bool found = false;
     for (int i = 0; i < returned && !found; ++i)
       if (perf[size_t(i)].status == CUDNN_STATUS_SUCCESS && perf[size_t(i)].mathType == CUDNN_FMA_MATH)
@@ -194,7 +260,8 @@ int main(int argc, char** argv) {
             ->Unit(benchmark::kMillisecond)
             ->Iterations(20);
       };
-      for (const conv::ConvSolver* s : ours) reg(s->name(), bench_ours, s);
+      for (const conv::ConvSolver* s : ours) reg(s->name(), bench_ours, Ours{s, false});
+      reg("implicit_precomp_gemm_per_element", bench_ours, Ours{&conv::implicit_precomp_gemm_solver(), true});
       reg("cudnn_IMPLICIT_GEMM", bench_cudnn, int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM));
       reg("cudnn_IMPLICIT_PRECOMP_GEMM", bench_cudnn, int(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM));
       reg("cudnn_best_fma", bench_cudnn, -1);

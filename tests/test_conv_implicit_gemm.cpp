@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -37,6 +38,8 @@
 
 #include <catch2/catch_message.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/reporters/catch_reporter_event_listener.hpp>
+#include <catch2/reporters/catch_reporter_registrars.hpp>
 
 #include "common/catch_gpu.h"
 #include "common/gpu_util.h"
@@ -79,10 +82,32 @@ struct Gpu {
   }
 };
 
-Gpu& gpu() {
-  static Gpu g;
+// Created on first use; destroyed by GpuTeardown when the test run ends, while the process is
+// fully alive. A static Gpu would be destroyed during exit(), after the main thread's
+// thread_locals (the libraries' per-thread state among them) are gone, which is where the
+// last-error use-after-free fixed in src/core/status.cpp struck.
+std::unique_ptr<Gpu>& gpu_slot() {
+  static std::unique_ptr<Gpu> g;
   return g;
 }
+
+Gpu& gpu() {
+  std::unique_ptr<Gpu>& g = gpu_slot();
+  if (!g) g = std::make_unique<Gpu>();
+  return *g;
+}
+
+class GpuTeardown : public Catch::EventListenerBase {
+ public:
+  using Catch::EventListenerBase::EventListenerBase;
+  void testRunEnded(const Catch::TestRunStats&) override {
+    std::unique_ptr<Gpu>& g = gpu_slot();
+    if (!g) return;
+    (void)cudaStreamSynchronize(g->stream.get());
+    g.reset();
+  }
+};
+CATCH_REGISTER_LISTENER(GpuTeardown)
 
 std::string jhdnn_last_error() {
   char buf[2048] = {};
@@ -282,13 +307,25 @@ const conv::ConvSolver& solver_of(jhdnnConvolutionFwdAlgo_t algo) {
                                                           : conv::implicit_precomp_gemm_solver();
 }
 
+// Makes IMPLICIT_PRECOMP_GEMM use its per-reduction-index table (the first design, GPU-verified
+// in round 1) for the lifetime of the object, instead of the per-tap table it takes for whole
+// channel blocks.
+struct ForcePerElementTable {
+  ForcePerElementTable() { conv::igemm::set_precomp_per_element_table(true); }
+  ~ForcePerElementTable() { conv::igemm::set_precomp_per_element_table(false); }
+  ForcePerElementTable(const ForcePerElementTable&) = delete;
+  ForcePerElementTable& operator=(const ForcePerElementTable&) = delete;
+};
+
+constexpr const char* kPerElementLabel = "implicit_precomp_gemm (per-element table forced)";
+
 // (a) The solver of `algo` through ConvSolver::run on the test stream. Both solvers claim every
-// FLOAT problem of this file, so a refusal fails.
-void run_solver(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProblem& h, Tolerance tol,
-                Notes& notes) {
+// FLOAT problem of this file, so a refusal fails. `label` names the run in messages and counts.
+void run_solver_once(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProblem& h, Tolerance tol,
+                     Notes& notes, const std::string& label) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = solver_of(algo);
-  INFO("solver " << s.name());
+  INFO("solver " << label);
   const conv::Verdict v = s.can_implement(d.p, g.dev);
   if (!v.ok) {
     FAIL_CHECK(s.name() << " refused a problem it must serve: " << v.reason);
@@ -314,8 +351,19 @@ void run_solver(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProb
   CHECK(st.ok());
   if (!st.ok()) return;
   ++notes.solver_runs;
-  ++notes.runs_by_solver[s.name()];
-  check_result(std::string("solver ") + s.name(), d, h, tol, true, &ws);
+  ++notes.runs_by_solver[label];
+  check_result("solver " + label, d, h, tol, true, &ws);
+}
+
+// IMPLICIT_PRECOMP_GEMM runs twice: its default table (per tap when C/G % 8 == 0) and the
+// per-element table forced, so a fault in either names itself.
+void run_solver(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProblem& h, Tolerance tol,
+                Notes& notes) {
+  run_solver_once(algo, d, h, tol, notes, solver_of(algo).name());
+  if (algo == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM) {
+    ForcePerElementTable force;
+    run_solver_once(algo, d, h, tol, notes, kPerElementLabel);
+  }
 }
 
 // (b) The public API with `algo`; returns the result (reference strides), empty on failure. The
@@ -428,6 +476,7 @@ void check_all_ran(Notes& notes) {
   CHECK(notes.configs > 0);
   CHECK(notes.runs_by_solver["implicit_gemm"] == notes.configs);
   CHECK(notes.runs_by_solver["implicit_precomp_gemm"] == notes.configs);
+  CHECK(notes.runs_by_solver[kPerElementLabel] == notes.configs);
   CHECK(notes.api_runs == 2 * notes.configs);
 }
 
@@ -518,10 +567,13 @@ std::vector<NamedProblem> tail_problems() {
   };
 }
 
-// Sets JHDNN_IGEMM_TILE for the lifetime of the object (forces one tile shape).
+// Forces one tile shape for the lifetime of the object, through the solver's own override (an
+// atomic), not the environment: setenv while another thread may call getenv is a data race.
 struct ForceTile {
-  explicit ForceTile(const char* tile) { ::setenv("JHDNN_IGEMM_TILE", tile, 1); }
-  ~ForceTile() { ::unsetenv("JHDNN_IGEMM_TILE"); }
+  explicit ForceTile(const char* tile) {
+    if (!conv::igemm::set_forced_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
+  }
+  ~ForceTile() { conv::igemm::set_forced_tile(nullptr); }
   ForceTile(const ForceTile&) = delete;
   ForceTile& operator=(const ForceTile&) = delete;
 };
@@ -577,6 +629,7 @@ TEST_CASE("implicit gemm: tile tails, every tile shape forced", "[gpu][implicit_
     notes.print();
     CHECK(notes.runs_by_solver["implicit_gemm"] == notes.configs);
     CHECK(notes.runs_by_solver["implicit_precomp_gemm"] == notes.configs);
+    CHECK(notes.runs_by_solver[kPerElementLabel] == notes.configs);
   }
 }
 
@@ -621,6 +674,7 @@ TEST_CASE("implicit gemm: 3-D problems", "[gpu][implicit_gemm][3d]") {
   tiles.print();
   CHECK(tiles.runs_by_solver["implicit_gemm"] == tiles.configs);
   CHECK(tiles.runs_by_solver["implicit_precomp_gemm"] == tiles.configs);
+  CHECK(tiles.runs_by_solver[kPerElementLabel] == tiles.configs);
 }
 
 namespace {
@@ -783,6 +837,10 @@ TEST_CASE("implicit gemm: refusals name their reason; workspace formula", "[impl
     const core::Status st = s.run(ok, conv::ConvArgs{}, nullptr, ws, nullptr);
     CHECK(st.code == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
   }
+  // The tile override used by the tests: known names only; nullptr / "" restore the heuristic.
+  CHECK_FALSE(conv::igemm::set_forced_tile("128x32"));
+  for (const char* t : {"128x128", "128x64", "64x64", "256x8", ""}) CHECK(conv::igemm::set_forced_tile(t));
+  CHECK(conv::igemm::set_forced_tile(nullptr));
   CHECK(conv::implicit_gemm_solver().workspace_bytes(ok) == 0);
   // 32 bytes per reduction index (rounded up to 8 indices) + 16 bytes of alignment slack.
   CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(ok) == size_t(16 * 9) * 32 + 16);
@@ -968,5 +1026,67 @@ TEST_CASE("implicit gemm: workspace through Get_v7 / Find / FindEx", "[gpu][impl
         }
       }
     }
+  }
+}
+
+// ================================================================ last-error storage at thread exit
+
+namespace {
+
+// A thread_local whose destructor calls the API after the library's own thread_locals of the same
+// thread are gone: it is constructed before the thread's first jhDNN call, so it is destroyed
+// after them (reverse order). This is what the GPU cases' static Gpu does on the main thread at
+// exit: thread_locals are destroyed before static objects, and ~Gpu calls jhdnnDestroy. With the
+// last error in a thread_local std::string, that call wrote '\0' into the string's freed heap
+// buffer (the "malloc(): unsorted double linked list corrupted" aborts after "All tests passed").
+struct LateApiCaller {
+  jhdnnTensorDescriptor_t desc = nullptr;
+  size_t probe_bytes = 0;
+  std::atomic<int>* verdict = nullptr;  // 1: the call succeeded and freed memory was not written
+  ~LateApiCaller() {
+    if (verdict == nullptr) return;
+    // A heap buffer freed by a destroyed thread_local string is the most recent free of its size
+    // on this thread, so glibc's per-thread cache hands that very chunk back here: a write into it
+    // shows up in the probe. (Under AddressSanitizer the write itself is reported.)
+    auto* probe = static_cast<unsigned char*>(std::malloc(probe_bytes));
+    if (probe == nullptr) return;
+    std::memset(probe, 0x5A, probe_bytes);
+    const jhdnnStatus_t s = jhdnnDestroyTensorDescriptor(desc);  // succeeds: clears the last error
+    char msg[64] = {'?'};
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    const bool intact = std::all_of(probe, probe + probe_bytes, [](unsigned char b) { return b == 0x5A; });
+    std::free(probe);
+    verdict->store(s == JHDNN_STATUS_SUCCESS && intact && msg[0] == '\0' ? 1 : 0);
+  }
+};
+thread_local LateApiCaller t_late_api_caller;
+
+}  // namespace
+
+// No GPU needed: descriptors are host objects.
+TEST_CASE("implicit gemm: an API call during thread-exit teardown writes no freed memory",
+          "[implicit_gemm][last_error]") {
+  for (int round = 0; round < 8; ++round) {
+    std::atomic<int> verdict{-1};
+    std::string message;
+    std::thread th([&] {
+      LateApiCaller& late = t_late_api_caller;  // constructed before the library's thread_locals
+      if (jhdnnCreateTensorDescriptor(&late.desc) != JHDNN_STATUS_SUCCESS) return;
+      // A failing call leaves a long message (heap-allocated in a std::string).
+      const jhdnnStatus_t s = jhdnnSetTensor4dDescriptor(late.desc, JHDNN_TENSOR_NCHW, JHDNN_DATA_FLOAT, 1, 2,
+                                                         -3 - round, 4);
+      if (s == JHDNN_STATUS_SUCCESS) return;
+      char buf[256] = {};
+      jhdnnGetLastErrorString(buf, sizeof buf);
+      message = buf;
+      // libstdc++ gives a string growing from its 15-character local buffer a capacity of
+      // max(length, 30) and allocates one more byte.
+      late.probe_bytes = std::max<size_t>(message.size(), 30) + 1;
+      late.verdict = &verdict;
+    });
+    th.join();
+    INFO("round " << round << ", message of the failing call: '" << message << "'");
+    REQUIRE(message.size() > 15);  // longer than any small-string buffer: it lived on the heap
+    CHECK(verdict.load() == 1);
   }
 }

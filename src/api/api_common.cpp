@@ -10,9 +10,10 @@ const char* jhdnnGetErrorString(jhdnnStatus_t status) { return core::status_name
 
 void jhdnnGetLastErrorString(char* message, size_t max_size) {
   if (message == nullptr || max_size == 0) return;
-  const std::string& m = core::last_error();
-  const size_t n = m.size() < max_size - 1 ? m.size() : max_size - 1;
-  std::memcpy(message, m.data(), n);
+  const char* m = core::last_error();
+  const size_t len = std::strlen(m);
+  const size_t n = len < max_size - 1 ? len : max_size - 1;
+  std::memcpy(message, m, n);
   message[n] = '\0';
 }
 

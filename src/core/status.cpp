@@ -1,7 +1,9 @@
 #include "core/status.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 namespace jhdnn::core {
 
@@ -15,11 +17,21 @@ Status fail(jhdnnStatus_t code, const char* fmt, ...) {
 }
 
 namespace {
-thread_local std::string t_last_error;
-}
+// A plain character array, not a std::string: a thread_local with a destructor is destroyed when
+// its thread exits -- for the main thread, before any static object's destructor runs -- and a
+// jhDNN call made after that (jhdnnDestroy from a static object's destructor is the common case)
+// would assign into the destroyed string, writing into its freed heap buffer. This array has no
+// destructor and no heap memory, so a call at any point of a thread's teardown is safe.
+constexpr size_t kLastErrorCapacity = 2048;  // fail() messages are < 1024 bytes; longer ones are cut
+thread_local char t_last_error[kLastErrorCapacity];
+}  // namespace
 
-void set_last_error(const std::string& message) { t_last_error = message; }
-const std::string& last_error() { return t_last_error; }
+void set_last_error(const std::string& message) {
+  const size_t n = std::min(message.size(), kLastErrorCapacity - 1);
+  std::memcpy(t_last_error, message.data(), n);
+  t_last_error[n] = '\0';
+}
+const char* last_error() { return t_last_error; }
 
 const char* status_name(jhdnnStatus_t s) {
   switch (s) {

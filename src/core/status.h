@@ -21,9 +21,10 @@ struct Status {
 Status fail(jhdnnStatus_t code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // The calling thread's last error message (set by the API shims on every failing call,
-// cleared on success).
+// cleared on success). Safe to use at any point of a thread's exit (no thread_local destructor);
+// messages are cut at 2047 bytes.
 void set_last_error(const std::string& message);
-const std::string& last_error();
+const char* last_error();
 
 const char* status_name(jhdnnStatus_t status);
 const char* data_type_name(jhdnnDataType_t t);  // "FLOAT", "HALF", ...

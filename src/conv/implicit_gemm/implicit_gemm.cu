@@ -31,6 +31,7 @@
 #include "conv/implicit_gemm/implicit_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <cstdlib>
@@ -76,7 +77,8 @@ __device__ __forceinline__ void decode_pixel(const Params& p, int m, int* n, int
 enum Mode {
   kTapBlock = 0,  // implicit_gemm when C/G % 8 == 0: (channel block, tap) counters
   kFlat = 1,      // implicit_gemm otherwise: flat k, decoded per element by fast division
-  kTable = 2,     // implicit_precomp_gemm: flat k, offsets from the workspace table
+  kTable = 2,     // implicit_precomp_gemm, other C/G (or forced): flat k, offsets per k from the table
+  kTapTable = 3,  // implicit_precomp_gemm when C/G % 8 == 0: kTapBlock's order, tap offsets from the table
 };
 
 // Block tile BM x BN, thread tile TM x TN. Threads form a TPM x TPN grid; a warp is an 8 x 4 patch
@@ -110,9 +112,25 @@ using Tile256x8 = Tile<256, 8, 8, 1, 2>;      // K/G < 24, depthwise: few column
 //   off[k] = {x offset of (c, t*dd, r*dh, s*dw) from x[n, g*C/G, d0, h0, w0],
 //             w offset of (c, t', r', s') from w[g*K/G + n, 0, 0, 0, 0]}
 //   tap[k] = {t*dd, r*dh, s*dw, 1}; entries past Kgemm are {0, 0, 0, 0}: the 0 masks them.
-__global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__ off, int4* __restrict__ tap) {
+// Per-tap table (kTapTable, `per_tap` != 0): one entry per filter tap (t, r, s), s fastest, for
+// the first T*R*S (= kpad here) entries:
+//   off[tap] = {x offset of (0, t*dd, r*dh, s*dw), w offset of (0, t', r', s')},  tap[tap] = {t*dd, r*dh, s*dw, 1};
+// the kernel adds the channel (c * x stride, c * w stride) itself.
+__global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__ off, int4* __restrict__ tap,
+                                     int per_tap) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= kpad) return;
+  if (per_tap) {
+    const int s = k % p.S;
+    const int rt = k / p.S;
+    const int r = rt % p.R;
+    const int t = rt / p.R;
+    const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
+    const int dt = t * p.dil_d, dh = r * p.dil_h, dw = s * p.dil_w;
+    off[k] = make_longlong2(dt * p.xs[2] + dh * p.xs[3] + dw * p.xs[4], tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
+    tap[k] = make_int4(dt, dh, dw, 1);
+    return;
+  }
   if (k >= p.kgemm) {
     off[k] = make_longlong2(0, 0);
     tap[k] = make_int4(0, 0, 0, 0);
@@ -207,11 +225,15 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
 
   float a_reg[kALoads], b_reg[kBLoads];
 
-  // kTapBlock state: channel block c0 of tap (t, r, s).
+  // kTapBlock state: channel block c0 of tap (t, r, s). kTapTable: channel block c0 of tap
+  // number tapi = (t*R + r)*S + s (the same order).
   int c0 = 0, t = 0, r = 0, s = 0;
+  int tapi = 0;
+  const int taps = p.T * p.R * p.S;
   // kFlat / kTable state: reduction index of the step.
   int k0 = 0;
-  const int steps = kMode != kTapBlock ? (p.kgemm + kBK - 1) / kBK : p.T * p.R * p.S * ((p.cpg + kBK - 1) / kBK);
+  constexpr bool kBlocked = kMode == kTapBlock || kMode == kTapTable;  // (channel block, tap) steps
+  const int steps = kBlocked ? taps * ((p.cpg + kBK - 1) / kBK) : (p.kgemm + kBK - 1) / kBK;
 
   // kFlat: reduction index k -> (c, t, r, s), no division instruction.
   auto decode = [&](int k, int* c, int* tt, int* rr, int* ss) {
@@ -270,6 +292,39 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
         const int n = n0 + b_n + j * kBRowStep;
         b_reg[j] = (in && k_ok && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
       }
+    } else if constexpr (kMode == kTapTable) {
+      // As kTapBlock below, with the tap's dilated offsets and its x / w offsets read from the
+      // per-tap table (one entry per step, the same address in every thread: a broadcast) instead
+      // of computed from the counters. C/G % 8 == 0 here (host-checked), so c < C/G always holds
+      // for A; the checks are kept as in kTapBlock.
+      const int4 tp = __ldg(ttap + tapi);
+      const int64_t x_tap = __ldg(&toff[tapi].x), w_tap = __ldg(&toff[tapi].y);
+      const int d = d0 + tp.x, h = h0 + tp.y, wi = w0 + tp.z;
+      const bool ok =
+          a_pixel && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W);
+      const int64_t x_off = x_pix + x_tap;  // x[n, g*C/G, d, h, wi]
+      if (kALoads % 4 == 0 && a_vec4) {
+#pragma unroll
+        for (int v = 0; v < kALoads / 4; ++v) {
+          const float4 f = ok ? __ldg(reinterpret_cast<const float4*>(x + x_off + c0 + a_k0 + 4 * v))
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
+          a_reg[4 * v + 0] = f.x, a_reg[4 * v + 1] = f.y, a_reg[4 * v + 2] = f.z, a_reg[4 * v + 3] = f.w;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kALoads; ++j) {
+          const int c = c0 + a_k0 + j * a_kstep;
+          a_reg[j] = (ok && c < p.cpg) ? __ldg(x + x_off + c * p.xs[1]) : 0.f;
+        }
+      }
+      const int c = c0 + b_k;
+      const int64_t w_off = c * p.ws[1] + w_tap;
+#pragma unroll
+      for (int j = 0; j < kBLoads; ++j) {
+        const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
+        const int n = n0 + b_n + j * kBRowStep;
+        b_reg[j] = (in && c < p.cpg && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
+      }
     } else {
       const int d = d0 + t * p.dil_d, h = h0 + r * p.dil_h, wi = w0 + s * p.dil_w;
       const bool ok =
@@ -303,7 +358,12 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     }
   };
   auto advance = [&]() {
-    if constexpr (kMode != kTapBlock) {
+    if constexpr (kMode == kTapTable) {
+      if (++tapi == taps) {  // the same (channel block outer, tap inner) order as kTapBlock
+        tapi = 0;
+        c0 += kBK;
+      }
+    } else if constexpr (kMode != kTapBlock) {
       k0 += kBK;
     } else {
       // Channel block outer, tap inner: consecutive steps read the same 32-byte sectors of a
@@ -489,11 +549,7 @@ int64_t blocks_of(const ConvProblem& p) {
   return ((M + Cfg::BM - 1) / Cfg::BM) * ((p.k_per_group() + Cfg::BN - 1) / Cfg::BN) * p.G;
 }
 
-// JHDNN_IGEMM_TILE=128x128|128x64|64x64|256x8 forces a tile shape (tests run every shape on
-// small problems, which would otherwise always get the small tiles; benchmarks compare shapes).
-// Any shape is correct for any problem; only the speed differs.
-bool forced_tile(Pick* out) {
-  const char* e = std::getenv("JHDNN_IGEMM_TILE");
+bool parse_tile(const char* e, Pick* out) {
   if (e == nullptr) return false;
   const std::string v(e);
   if (v == "128x128") *out = Pick::k128x128;
@@ -502,6 +558,24 @@ bool forced_tile(Pick* out) {
   else if (v == "256x8") *out = Pick::k256x8;
   else return false;
   return true;
+}
+
+// set_forced_tile's shape: -1 for none, else a Pick.
+std::atomic<int> g_forced_tile{-1};
+// set_precomp_per_element_table: PRECOMP takes the per-reduction-index table even for whole
+// channel blocks.
+std::atomic<bool> g_precomp_per_element{false};
+
+// A forced tile shape: set_forced_tile (tests), else JHDNN_IGEMM_TILE=128x128|128x64|64x64|256x8
+// (benchmarks and experiments). Tests run every shape on small problems, which would otherwise
+// always get the small tiles. Any shape is correct for any problem; only the speed differs.
+bool forced_tile(Pick* out) {
+  const int f = g_forced_tile.load(std::memory_order_relaxed);
+  if (f >= 0) {
+    *out = Pick(f);
+    return true;
+  }
+  return parse_tile(std::getenv("JHDNN_IGEMM_TILE"), out);
 }
 
 // Widest tile the channel count fills; stepped down while the grid would leave SMs idle (a
@@ -539,9 +613,10 @@ Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, con
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y with this tile shape");
   }
   const int channel_fast = p.x_stride[1] == 1 && p.C > 1 ? 1 : 0;
-  // float4 staging of A (kTapBlock only): channels innermost and every pixel's channel run
-  // 16-byte aligned: x aligned, the other strides and C/G multiples of 4 (blocks start at c0 % 8 == 0).
-  const bool vec4 = kMode == kTapBlock && channel_fast && p.c_per_group() % kBK == 0 &&
+  // float4 staging of A (kTapBlock / kTapTable only): channels innermost and every pixel's channel
+  // run 16-byte aligned: x aligned, the other strides and C/G multiples of 4 (blocks start at
+  // c0 % 8 == 0).
+  const bool vec4 = (kMode == kTapBlock || kMode == kTapTable) && channel_fast && p.c_per_group() % kBK == 0 &&
                     reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && p.x_stride[0] % 4 == 0 &&
                     p.x_stride[2] % 4 == 0 && p.x_stride[3] % 4 == 0 && p.x_stride[4] % 4 == 0;
   igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
@@ -618,19 +693,40 @@ class ImplicitPrecompGemmSolver final : public ConvSolver {
     auto* off = reinterpret_cast<longlong2*>(base);
     auto* tap = reinterpret_cast<int4*>(off + kpad);
     const Params k = make_params(p);
+    // Whole channel blocks: a per-tap table (T*R*S entries <= kpad) and kTapBlock's reduction
+    // order, float4 NHWC staging included. Otherwise (or when forced, for the tests) one entry
+    // per reduction index.
+    const bool per_tap = p.c_per_group() % kBK == 0 && !g_precomp_per_element.load(std::memory_order_relaxed);
+    const int64_t entries = per_tap ? p.T * p.R * p.S : kpad;
     constexpr int kSetupThreads = 256;
-    precomp_table_kernel<<<unsigned((kpad + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
-        k, int(kpad), off, tap);
+    precomp_table_kernel<<<unsigned((entries + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
+        k, int(entries), off, tap, per_tap ? 1 : 0);
     JHDNN_LAUNCH_CHECK();
+    if (per_tap) return launch<kTapTable>(p, a, off, tap, stream);
     return launch<kTable>(p, a, off, tap, stream);
   }
   Status load_kernels() const override {
     JHDNN_TRY(direct::load_kernels(precomp_table_kernel));
+    JHDNN_TRY(load_all<kTapTable>());
     return load_all<kTable>();
   }
 };
 
 }  // namespace
+
+void set_precomp_per_element_table(bool on) { g_precomp_per_element.store(on); }
+
+bool set_forced_tile(const char* tile) {
+  if (tile == nullptr || *tile == '\0') {
+    g_forced_tile.store(-1);
+    return true;
+  }
+  Pick p;
+  if (!parse_tile(tile, &p)) return false;
+  g_forced_tile.store(int(p));
+  return true;
+}
+
 }  // namespace igemm
 
 const ConvSolver& implicit_gemm_solver() {
