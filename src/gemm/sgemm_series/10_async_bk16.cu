@@ -11,7 +11,7 @@
 //   - addresses advance by a constant per tile instead of being recomputed with 64-bit
 //     multiplies per copy (step 09's at(row, col, ld) per cp.async): ~1-2% more.
 //   - dynamic shared memory (67.6 KiB per CTA, 2 CTAs per SM), 124-127 registers, no spills.
-// Together: about 5% over step 09, i.e. 47-48 TFLOP/s (0.93-0.95 x cuBLAS) predicted at 4096^3.
+// Together: 3-7% over step 09, i.e. 46-48 TFLOP/s (0.91-0.95 x cuBLAS) predicted at 4096^3.
 //
 // This step runs the library kernel directly (NN column-major: A by 16-byte copies, B -- k
 // contiguous -- transposed by 4-byte copies). The library additionally picks 128 x 64 / 64 x 128
