@@ -376,8 +376,13 @@ TEST_CASE("gemm: misaligned pointers and odd ldc take the scalar paths", "[gpu][
     c.offset_a = off, c.offset_c = off;
     c.beta = 1.f;
     check_config(c);
-    // A (m-contiguous, not transposed) misaligned: the cp.async kernel cannot copy it as 16-byte
-    // vectors, so the general kernel ran (check_config's last library call was the jhDNN one).
+    // A (m-contiguous, not transposed) misaligned, B k-contiguous: the cp.async kernel copies A
+    // 4 bytes at a time (check_config's last library call was the jhDNN one); C scalar stores.
+    CHECK(gemm::last_sgemm_run().path == gemm::SgemmPath::kAsync);
+    CHECK(gemm::last_sgemm_run().a_4byte);
+    // B transposed (n-contiguous) too: only the general kernel takes a misaligned A then.
+    c.tb = JHDNN_GEMM_OP_T;
+    check_config(c);
     CHECK(gemm::last_sgemm_run().path == gemm::SgemmPath::kFallback);
   }
 }
@@ -401,6 +406,18 @@ TEST_CASE("gemm: the cp.async kernel and the general kernel, forced, on the same
             check_path(c, gemm::SgemmPath::kAsync, 1);
             check_path(c, gemm::SgemmPath::kFallback, 1);
           }
+  // Neither transposed, odd ld and odd batch strides: the cp.async kernel copies the m-contiguous
+  // operand (A, or B for row-major) 4 bytes at a time.
+  for (jhdnnGemmOrder_t order : kOrders)
+    for (const Shape& s : shapes)
+      for (int64_t batch : {1, 2}) {
+        Config c;
+        c.order = order, c.m = s.m, c.n = s.n, c.k = s.k, c.batch = batch;
+        c.pad_a = 3, c.pad_b = 1, c.pad_c = 2, c.gap_a = 1, c.gap_b = 2, c.gap_c = 3;
+        c.offset_a = 1;
+        c.alpha = 0.5f, c.beta = -2.f;
+        check_path(c, gemm::SgemmPath::kAsync, 1);
+      }
 }
 
 TEST_CASE("gemm: split-K over a thread-block cluster (forced 2, 4, 8 ways)", "[gpu][gemm][splitk]") {
@@ -431,6 +448,13 @@ TEST_CASE("gemm: split-K over a thread-block cluster (forced 2, 4, 8 ways)", "[g
     c.m = 50, c.n = 300, c.k = 3000, c.integers = false, c.align4 = true;
     check_path(c, gemm::SgemmPath::kAsync, 8);
   }
+  for (const Shape& s : shapes)  // A by 4-byte copies (odd lda, misaligned start), split
+    for (int split : {2, 8}) {
+      Config c;
+      c.m = s.m, c.n = s.n, c.k = s.k, c.pad_a = 1, c.offset_a = 1, c.pad_c = 1;
+      c.beta = 1.f;
+      check_path(c, gemm::SgemmPath::kAsync, split);
+    }
 }
 
 TEST_CASE("gemm: which kernel the library picks", "[gpu][gemm][paths]") {
@@ -460,8 +484,15 @@ TEST_CASE("gemm: which kernel the library picks", "[gpu][gemm][paths]") {
     CHECK(r.split == 1);
   }
   {
-    Config c;  // lda = 257: A cannot be copied as 16-byte vectors -> the general kernel
+    Config c;  // lda = 257: A cannot be copied as 16-byte vectors -> 4-byte copies (B not transposed)
     c.m = 256, c.n = 384, c.k = 72, c.pad_a = 1;
+    const gemm::SgemmRun r = ran(c);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.a_4byte);
+  }
+  {
+    Config c;  // B transposed with ldb = 385: the general kernel
+    c.tb = JHDNN_GEMM_OP_T, c.m = 256, c.n = 384, c.k = 72, c.pad_b = 1;
     CHECK(ran(c).path == SgemmPath::kFallback);
   }
   {
@@ -470,9 +501,19 @@ TEST_CASE("gemm: which kernel the library picks", "[gpu][gemm][paths]") {
     CHECK(ran(c).path == SgemmPath::kAsync);
   }
   {
-    Config c;  // batch stride of A not a multiple of 4 -> the general kernel
-    c.m = 64, c.n = 64, c.k = 20, c.batch = 3, c.gap_a = 1;
+    Config c;  // batch stride of a transposed B not a multiple of 4 -> the general kernel
+    c.tb = JHDNN_GEMM_OP_T, c.m = 64, c.n = 64, c.k = 20, c.batch = 3, c.gap_b = 1;
     CHECK(ran(c).path == SgemmPath::kFallback);
+  }
+  {
+    Config c;  // m = 1 (lda = 1): A by 4-byte copies, 64 x 128 tiles split over a cluster
+    c.m = 1, c.n = 1024, c.k = 2048;
+    const gemm::SgemmRun r = ran(c);
+    INFO("ran tile " << r.tile_m << "x" << r.tile_n << " split " << r.split);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.a_4byte);
+    CHECK(r.tile_m == 64);
+    CHECK(r.split >= 2);
   }
   {
     Config c;  // few tiles, long k: 64 x 128 tiles split over a cluster

@@ -44,10 +44,12 @@ Status load_kernels();
 
 // ---- Kernel selection (tests and benchmarks; sgemm() picks by itself).
 //
-// sgemm() runs the cp.async kernel (sgemm_async.cuh, series step 10) whenever every operand that
-// is contiguous along m / n (A not transposed, B transposed) has ld % 4 == 0, a 16-byte aligned
-// start and batch strides % 4 == 0, and k > 0; otherwise the general step-08 kernel
-// (sgemm_kernel.cuh). For few output tiles and a long k it splits k over a thread-block cluster.
+// sgemm() runs the cp.async kernel (sgemm_async.cuh, series step 10) when k > 0 and either every
+// operand that is contiguous along m / n (A not transposed, B transposed) has ld % 4 == 0, a
+// 16-byte aligned start and batch strides % 4 == 0 (16-byte copies), or neither operand is
+// transposed (then an unaligned A is copied 4 bytes at a time); otherwise -- B transposed and not
+// so aligned, or k == 0 -- the general step-08 kernel (sgemm_kernel.cuh). For few output tiles
+// and a long k it splits k over a thread-block cluster.
 enum class SgemmPath {
   kAuto,      // what sgemm() does
   kFallback,  // step 08's general kernel (any alignment); never splits k
@@ -59,6 +61,7 @@ struct SgemmRun {
   SgemmPath path = SgemmPath::kAuto;  // kFallback or kAsync once a kernel ran
   int tile_m = 0, tile_n = 0;         // block tile
   int split = 0;                      // CTAs per output tile along k (1: no split-K)
+  bool a_4byte = false;               // cp.async kernel copying an m-contiguous A 4 bytes at a time
 };
 
 // sgemm() with the kernel forced. split (kAsync / kAuto only): 0 lets the library choose;

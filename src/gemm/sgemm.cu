@@ -108,8 +108,8 @@ Status sgemm_path(const GemmDesc& d, SgemmPath path, int split, cudaStream_t str
   const bool async_ok = async::supported(d);
   if (path == SgemmPath::kAsync && !async_ok)
     return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
-                "sgemm: the cp.async kernel needs every m/n-contiguous operand (A not transposed, B transposed) "
-                "16-byte aligned with ld and batch strides multiples of 4");
+                "sgemm: the cp.async kernel needs a transposed B 16-byte aligned with ldb and its batch strides "
+                "multiples of 4 (and the same of A when B is transposed)");
   const int64_t tiles64 = (d.m + 63) / 64 * ((d.n + 63) / 64);  // < 2^50
   int64_t max_work = 0;
   const bool fits = !__builtin_mul_overflow(tiles64, batches, &max_work) && max_work <= INT_MAX;

@@ -19,14 +19,14 @@ bool aligned(const void* p, uintptr_t bytes) { return reinterpret_cast<uintptr_t
 // Raises the kernel's dynamic shared memory limit (above the default 48 KiB) and asks for the
 // largest shared-memory carveout, once per device and instantiation. Concurrent first calls
 // just set the same attributes twice.
-template <bool kA, bool kB, int kWm, int kWn, bool kSplit>
+template <bool kA, bool kB, int kWm, int kWn, bool kSplit, int kAVec = 4>
 Status prepare() {
   static std::atomic<uint64_t> done{0};
   int dev = 0;
   JHDNN_CUDA_TRY(cudaGetDevice(&dev));
   const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
   if (bit != 0 && (done.load(std::memory_order_acquire) & bit) != 0) return Status::success();
-  auto* k = sgemm_async_kernel<kA, kB, kWm, kWn, kSplit, Epi>;
+  auto* k = sgemm_async_kernel<kA, kB, kWm, kWn, kSplit, Epi, kAVec>;
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes(kWm, kWn)));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       int(cudaSharedmemCarveoutMaxShared)));
@@ -54,7 +54,7 @@ int choose_split(int req, int64_t work, int k_tiles, int k, int wave) {
   return s;
 }
 
-template <bool kA, bool kB, int kWm, int kWn>
+template <bool kA, bool kB, int kWm, int kWn, int kAVec>
 Status launch_variant(Params prm, int64_t batches, int split_req, int sms, const Epi& epi, SgemmRun* run,
                       cudaStream_t stream) {
   constexpr int kBM = tile_m(kWm), kBN = tile_n(kWn), kT = threads(kWm, kWn), kSmem = smem_bytes(kWm, kWn);
@@ -70,7 +70,7 @@ Status launch_variant(Params prm, int64_t batches, int split_req, int sms, const
   if constexpr (splits(kWm, kWn)) {
     const int split = choose_split(split_req, work, k_tiles, prm.k, sms * min_blocks(kWm, kWn));
     if (split > 1) {
-      JHDNN_TRY((prepare<kA, kB, kWm, kWn, true>()));
+      JHDNN_TRY((prepare<kA, kB, kWm, kWn, true, kAVec>()));
       prm.split = split;
       prm.k_per_split = (k_tiles + split - 1) / split * kBK;
       cudaLaunchConfig_t cfg = {};
@@ -85,8 +85,8 @@ Status launch_variant(Params prm, int64_t batches, int split_req, int sms, const
       attr[0].val.clusterDim.z = 1;
       cfg.attrs = attr;
       cfg.numAttrs = 1;
-      if (cudaLaunchKernelEx(&cfg, sgemm_async_kernel<kA, kB, kWm, kWn, true, Epi>, prm, epi) == cudaSuccess) {
-        *run = SgemmRun{SgemmPath::kAsync, kBM, kBN, split};
+      if (cudaLaunchKernelEx(&cfg, sgemm_async_kernel<kA, kB, kWm, kWn, true, Epi, kAVec>, prm, epi) == cudaSuccess) {
+        *run = SgemmRun{SgemmPath::kAsync, kBM, kBN, split, kAVec == 1};
         return Status::success();
       }
       // A cluster this device cannot schedule (a launch-configuration error, not sticky): clear
@@ -94,23 +94,25 @@ Status launch_variant(Params prm, int64_t batches, int split_req, int sms, const
       (void)cudaGetLastError();
     }
   }
-  JHDNN_TRY((prepare<kA, kB, kWm, kWn, false>()));
+  JHDNN_TRY((prepare<kA, kB, kWm, kWn, false, kAVec>()));
   prm.split = 1;
   prm.k_per_split = 0;
-  sgemm_async_kernel<kA, kB, kWm, kWn, false, Epi><<<unsigned(work), kT, kSmem, stream>>>(prm, epi);
+  sgemm_async_kernel<kA, kB, kWm, kWn, false, Epi, kAVec><<<unsigned(work), kT, kSmem, stream>>>(prm, epi);
   JHDNN_LAUNCH_CHECK();
-  *run = SgemmRun{SgemmPath::kAsync, kBM, kBN, 1};
+  *run = SgemmRun{SgemmPath::kAsync, kBM, kBN, 1, kAVec == 1};
   return Status::success();
 }
 
 template <int kWm, int kWn>
-Status launch_tile(const GemmDesc& d, const Params& prm, int64_t batches, int split, int sms, const Epi& epi,
-                   SgemmRun* run, cudaStream_t stream) {
+Status launch_tile(const GemmDesc& d, bool a_4byte, const Params& prm, int64_t batches, int split, int sms,
+                   const Epi& epi, SgemmRun* run, cudaStream_t stream) {
+  // 4-byte copies of an m-contiguous A: compiled for A and B not transposed only (see mode()).
+  if (a_4byte) return launch_variant<false, true, kWm, kWn, 1>(prm, batches, split, sms, epi, run, stream);
   // A is K-major (contiguous along k) when transposed; B when not transposed.
-  if (!d.trans_a && !d.trans_b) return launch_variant<false, true, kWm, kWn>(prm, batches, split, sms, epi, run, stream);
-  if (!d.trans_a && d.trans_b) return launch_variant<false, false, kWm, kWn>(prm, batches, split, sms, epi, run, stream);
-  if (d.trans_a && !d.trans_b) return launch_variant<true, true, kWm, kWn>(prm, batches, split, sms, epi, run, stream);
-  return launch_variant<true, false, kWm, kWn>(prm, batches, split, sms, epi, run, stream);
+  if (!d.trans_a && !d.trans_b) return launch_variant<false, true, kWm, kWn, 4>(prm, batches, split, sms, epi, run, stream);
+  if (!d.trans_a && d.trans_b) return launch_variant<false, false, kWm, kWn, 4>(prm, batches, split, sms, epi, run, stream);
+  if (d.trans_a && !d.trans_b) return launch_variant<true, true, kWm, kWn, 4>(prm, batches, split, sms, epi, run, stream);
+  return launch_variant<true, false, kWm, kWn, 4>(prm, batches, split, sms, epi, run, stream);
 }
 
 // Fraction of the columns of bn-wide tiles that n columns fill.
@@ -118,6 +120,7 @@ double fill(int64_t n, int bn) { return double(n) / double((n + bn - 1) / bn * b
 
 template <int kWm, int kWn, bool kSplit>
 Status load_tile() {
+  JHDNN_TRY((prepare<false, true, kWm, kWn, kSplit, 1>()));
   JHDNN_TRY((prepare<false, true, kWm, kWn, kSplit>()));
   JHDNN_TRY((prepare<false, false, kWm, kWn, kSplit>()));
   JHDNN_TRY((prepare<true, true, kWm, kWn, kSplit>()));
@@ -126,14 +129,27 @@ Status load_tile() {
 
 }  // namespace
 
-bool supported(const GemmDesc& d) {
+namespace {
+
+enum class Mode { kNone, kVec16, kA4Byte };
+
+// kVec16: every m/n-contiguous operand can be copied as 16-byte vectors. kA4Byte: A is
+// m-contiguous without that alignment and B is k-contiguous (the column-major NN and row-major NN
+// shapes with an odd m, e.g. m = 1 or 8191): A by 4-byte copies. kNone: the general kernel.
+Mode mode(const GemmDesc& d) {
   auto mn_major_ok = [&](const float* p, int64_t ld, int64_t so, int64_t si) {
     return aligned(p, 16) && ld % 4 == 0 && (d.batch_outer <= 1 || so % 4 == 0) && (d.batch_inner <= 1 || si % 4 == 0);
   };
   const bool a_ok = d.trans_a ? aligned(d.a, 4) : mn_major_ok(d.a, d.lda, d.a_outer, d.a_inner);
   const bool b_ok = d.trans_b ? mn_major_ok(d.b, d.ldb, d.b_outer, d.b_inner) : aligned(d.b, 4);
-  return a_ok && b_ok;
+  if (a_ok && b_ok) return Mode::kVec16;
+  if (!d.trans_a && !d.trans_b && aligned(d.a, 4) && aligned(d.b, 4)) return Mode::kA4Byte;
+  return Mode::kNone;
 }
+
+}  // namespace
+
+bool supported(const GemmDesc& d) { return mode(d) != Mode::kNone; }
 
 Status launch(const GemmDesc& d, int64_t batches, int split, SgemmRun* run, cudaStream_t stream) {
   Params prm{};
@@ -166,12 +182,13 @@ Status launch(const GemmDesc& d, int64_t batches, int split, SgemmRun* run, cuda
   // m <= 64: a 64 x 128 tile (half of the 128-row tile would idle). A narrow 128 x 64 tile when n
   // <= 64 or it fills clearly more of its columns (n = 192, 320, ...), or when 128 x 128 tiles
   // would not fill half a wave (one per SM; it may then also split k); else 128 x 128.
-  if (d.m <= 64) return launch_tile<1, 4>(d, prm, batches, split, sms, epi, run, stream);
+  const bool a4 = mode(d) == Mode::kA4Byte;
+  if (d.m <= 64) return launch_tile<1, 4>(d, a4, prm, batches, split, sms, epi, run, stream);
   const int64_t wide_tiles = (d.m + 127) / 128 * ((d.n + 127) / 128);  // < 2^48
   const bool few_tiles = split >= 2 || (split == 0 && batches <= sms && wide_tiles * batches <= sms);
   if (d.n <= 64 || fill(d.n, 64) >= fill(d.n, 128) + 0.15 || few_tiles)
-    return launch_tile<2, 2>(d, prm, batches, split, sms, epi, run, stream);
-  return launch_tile<2, 4>(d, prm, batches, split, sms, epi, run, stream);
+    return launch_tile<2, 2>(d, a4, prm, batches, split, sms, epi, run, stream);
+  return launch_tile<2, 4>(d, a4, prm, batches, split, sms, epi, run, stream);
 }
 
 Status load_kernels() {

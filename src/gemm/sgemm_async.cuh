@@ -7,7 +7,9 @@
 //   both operands staged in shared memory as [k][m] / [k][n] rows padded by 4 floats, 4 stages of
 //   cp.async (3 K tiles in flight, no registers held for them);
 //   an operand contiguous along m / n ("MN-major": A not transposed, B transposed) is copied as
-//   16-byte vectors (needs ld % 4 == 0 and a 16-byte aligned start, which the host checks);
+//   16-byte vectors (needs ld % 4 == 0 and a 16-byte aligned start, which the host checks), or,
+//   for an A that is not so aligned (kAVec = 1: odd lda such as m = 1 or 8191), as 4-byte copies
+//   with a warp covering 32 consecutive rows (128 contiguous bytes);
 //   an operand contiguous along k ("K-major") is transposed on the way in by 4-byte copies: 8
 //   consecutive threads copy 8 consecutive k of one row, and the padded row puts a warp's 32
 //   stores in 32 different banks (4 k + i mod 32 all differ);
@@ -76,12 +78,14 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // Stages (kBK x kRows) tiles of operand X, element (i, kk) at X[i * si + kk * sk] (K-major:
 // sk == 1, si == ld; MN-major: si == 1, sk == ld), into a ring of shared [kBK][kRows + kPad] tiles.
-template <bool kKMajor, int kRows, int kT>
+// kVec (MN-major only): floats per copy, 4 (16-byte copies) or 1 (4-byte copies, any alignment).
+template <bool kKMajor, int kRows, int kT, int kVec = 4>
 struct Loader {
+  static_assert(kVec == 4 || kVec == 1, "16- or 4-byte copies");
   static constexpr int kLd = kRows + kPad;
   static constexpr int kStageFloats = kBK * kLd;
-  // MN-major: one 16-byte vector per copy; kVecs vectors per k row, kKStep k rows per round.
-  static constexpr int kVecs = kRows / 4;
+  // MN-major: one kVec-float vector per copy; kVecs vectors per k row, kKStep k rows per round.
+  static constexpr int kVecs = kRows / kVec;
   static constexpr int kKStep = kT / kVecs;
   // K-major: 8 threads per row along k (two halves of the 16), kIStep rows per round.
   static constexpr int kIStep = kT / 8;
@@ -98,7 +102,7 @@ struct Loader {
   int64_t step;    // global distance between this thread's copy rounds
   unsigned s0;     // shared byte address of this thread's first element in stage 0
 
-  static __device__ __forceinline__ int i0(int tid) { return kKMajor ? tid / 8 : (tid % kVecs) * 4; }
+  static __device__ __forceinline__ int i0(int tid) { return kKMajor ? tid / 8 : (tid % kVecs) * kVec; }
   static __device__ __forceinline__ int k0(int tid) { return kKMajor ? tid % 8 : tid / kVecs; }
 
   __device__ __forceinline__ void init(const float* mat, int64_t ld, int tile_i0, int k_begin, unsigned stage0,
@@ -127,7 +131,7 @@ struct Loader {
     if (!guarded) {
 #pragma unroll
       for (int c = 0; c < kCopies; ++c) {
-        if (kKMajor) cp_async4(s + c_s(c), g + c_g(c));
+        if (kKMajor || kVec == 1) cp_async4(s + c_s(c), g + c_g(c));
         else cp_async16(s + c_s(c), g + c_g(c));
       }
     } else {
@@ -139,10 +143,11 @@ struct Loader {
           const bool ok = k_ok && i + c_i(c) < rows_left;
           cp_async4_zfill(s + c_s(c), ok ? g + c_g(c) : safe, ok ? 4 : 0);
         } else {
-          int r = rows_left - i;  // valid elements of this 4-vector
-          r = r < 0 ? 0 : (r > 4 ? 4 : r);
+          int r = rows_left - i;  // valid elements of this kVec-vector
+          r = r < 0 ? 0 : (r > kVec ? kVec : r);
           const bool ok = k_ok && r > 0;
-          cp_async16_zfill(s + c_s(c), ok ? g + c_g(c) : safe, ok ? 4 * r : 0);
+          if (kVec == 1) cp_async4_zfill(s + c_s(c), ok ? g + c_g(c) : safe, ok ? 4 : 0);
+          else cp_async16_zfill(s + c_s(c), ok ? g + c_g(c) : safe, ok ? 4 * r : 0);
         }
       }
     }
@@ -154,10 +159,11 @@ struct Loader {
 
 // kSplit: compiled separately, because the split-K epilogue's live state would push the plain
 // kernel's main loop past 128 registers (spills, measured with -Xptxas -v).
-template <bool kAKMajor, bool kBKMajor, int kWm, int kWn, bool kSplit, class Epi>
+// kAVec: 4, or 1 for an m-contiguous A without 16-byte alignment (see Loader).
+template <bool kAKMajor, bool kBKMajor, int kWm, int kWn, bool kSplit, class Epi, int kAVec = 4>
 __global__ void __launch_bounds__(threads(kWm, kWn), min_blocks(kWm, kWn)) sgemm_async_kernel(Params p, Epi epi) {
   constexpr int kBM = tile_m(kWm), kBN = tile_n(kWn), kT = threads(kWm, kWn);
-  using LoaderA = Loader<kAKMajor, kBM, kT>;
+  using LoaderA = Loader<kAKMajor, kBM, kT, kAVec>;
   using LoaderB = Loader<kBKMajor, kBN, kT>;
   constexpr int kLdA = LoaderA::kLd, kLdB = LoaderB::kLd;
   static_assert(kBM * kBN <= kStages * (LoaderA::kStageFloats + LoaderB::kStageFloats),

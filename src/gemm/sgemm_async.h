@@ -10,9 +10,10 @@
 
 namespace jhdnn::gemm::async {
 
-// True when every operand contiguous along m / n (A not transposed, B transposed) has a 16-byte
-// aligned start, ld % 4 == 0 and (for a batch level of more than one) a stride % 4 == 0, and the
-// K-major operands are 4-byte aligned: what the 16- and 4-byte cp.async copies need.
+// True when the kernel can copy the operands: every operand contiguous along m / n (A not
+// transposed, B transposed) has a 16-byte aligned start, ld % 4 == 0 and (for a batch level of
+// more than one) a stride % 4 == 0, or A and B are both untransposed (A then by 4-byte copies);
+// all operands 4-byte aligned.
 bool supported(const GemmDesc& d);
 
 // Launches the kernel for d, already validated by sgemm_path (m, n, batches > 0; offsets fit

@@ -16,27 +16,27 @@ def tile_n(wn): return 32 * wn
 def threads(wm, wn): return 32 * wm * wn
 
 class Loader:
-    def __init__(s, kmajor, rows, T):
-        s.kmajor, s.rows, s.T = kmajor, rows, T
+    def __init__(s, kmajor, rows, T, vec=4):
+        s.kmajor, s.rows, s.T, s.vec = kmajor, rows, T, vec
         s.ld = rows + kPad
         s.stage_floats = kBK * s.ld
-        s.vecs = rows // 4
+        s.vecs = rows // vec
         s.kstep = T // s.vecs
         s.istep = T // 8
         s.copies = 2 * rows // s.istep if kmajor else kBK // s.kstep
         if kmajor: assert T % 8 == 0 and rows % s.istep == 0 and s.istep % 4 == 0
         else: assert T % s.vecs == 0 and kBK % s.kstep == 0
         assert rows % 32 == 0
-    def i0(s, tid): return tid // 8 if s.kmajor else (tid % s.vecs) * 4
+    def i0(s, tid): return tid // 8 if s.kmajor else (tid % s.vecs) * s.vec
     def k0(s, tid): return tid % 8 if s.kmajor else tid // s.vecs
     def c_i(s, c): return (c // 2) * s.istep if s.kmajor else 0
     def c_k(s, c): return (c % 2) * 8 if s.kmajor else c * s.kstep
     def c_g(s, c, step): return (c % 2) * 8 + (c // 2) * step if s.kmajor else c * step
     def c_s(s, c): return (c % 2) * 8 * s.ld + (c // 2) * s.istep if s.kmajor else c * s.kstep * s.ld
 
-def run_cta(kA, kB, wm, wn, split, rank, P, A, B, C, written, work):
+def run_cta(kA, kB, wm, wn, split, rank, P, A, B, C, written, work, a_vec=4):
     BM, BN, T = tile_m(wm), tile_n(wn), threads(wm, wn)
-    LA, LB = Loader(kA, BM, T), Loader(kB, BN, T)
+    LA, LB = Loader(kA, BM, T, a_vec), Loader(kB, BN, T)
     tiles = P['tiles_m'] * P['tiles_n']
     batch, tile = work // tiles, work % tiles
     m0, n0 = (tile % P['tiles_m']) * BM, (tile // P['tiles_m']) * BN
@@ -78,14 +78,14 @@ def run_cta(kA, kB, wm, wn, split, rank, P, A, B, C, written, work):
                     ok = k_ok and i + L.c_i(c) < rows_left
                     n_el = 1 if ok else 0
                 else:
-                    r = min(max(rows_left - i, 0), 4)
+                    r = min(max(rows_left - i, 0), L.vec)
                     ok = k_ok and r > 0
                     n_el = r if ok else 0
                 src = addr if ok else 0  # p.a / p.b: the first element of the operand buffer
-            if not L.kmajor:
+            if not L.kmajor and L.vec == 4:
                 assert src % 4 == 0, "16-byte copy source misaligned"
                 assert (srow * 4) % 16 == 0, "16-byte copy destination misaligned"
-            width = 1 if L.kmajor else 4
+            width = 1 if L.kmajor else L.vec
             for e in range(width):
                 if e < n_el:
                     li, lk = elem(L, mat_base, ld, src + e)
@@ -141,13 +141,14 @@ def store(C, written, addr, val, P):
     written[addr] = True
     C[addr] = P['alpha'] * val + (P['beta'] * C[addr] if P['beta'] != 0 else 0)
 
-def run(kA, kB, wm, wn, split, m, n, k, lda_pad, ldb_pad, ldc_pad, batch=1, alpha=1.0, beta=0.0, rng=None):
+def run(kA, kB, wm, wn, split, m, n, k, lda_pad, ldb_pad, ldc_pad, batch=1, alpha=1.0, beta=0.0, rng=None, a_vec=4):
     BM, BN, T = tile_m(wm), tile_n(wn), threads(wm, wn)
     up4 = lambda v: (v + 3) // 4 * 4
+    upA = up4 if a_vec == 4 else (lambda v: v)     # 4-byte copies of A: any lda and stride
     a_rows, a_cols = (k, m) if kA else (m, k)      # stored column-major
     b_rows, b_cols = (n, k) if not kB else (k, n)
-    lda, ldb, ldc = up4(a_rows + lda_pad), up4(b_rows + ldb_pad), m + ldc_pad
-    sa_, sb_, sc_ = up4(lda * a_cols + 4), up4(ldb * b_cols + 8), ldc * n + 3
+    lda, ldb, ldc = upA(a_rows + lda_pad), up4(b_rows + ldb_pad), m + ldc_pad
+    sa_, sb_, sc_ = upA(lda * a_cols + 3), up4(ldb * b_cols + 8), ldc * n + 3
     A = np.full(sa_ * batch, np.nan); B = np.full(sb_ * batch, np.nan)
     Am = rng.integers(-3, 4, size=(batch, m, k)).astype(float); Bm = rng.integers(-3, 4, size=(batch, k, n)).astype(float)
     for bt in range(batch):
@@ -165,7 +166,7 @@ def run(kA, kB, wm, wn, split, m, n, k, lda_pad, ldb_pad, ldc_pad, batch=1, alph
     for work in range(works):
         parts = []
         for rank in range(split):
-            acc, m0, n0, c_base, m_left, n_left = run_cta(kA, kB, wm, wn, split, rank, P, A, B, C, written, work)
+            acc, m0, n0, c_base, m_left, n_left = run_cta(kA, kB, wm, wn, split, rank, P, A, B, C, written, work, a_vec)
             parts.append(acc)
         if split == 1:
             acc = parts[0]
@@ -217,11 +218,11 @@ def bank_check():
     for wm, wn in [(2, 4), (2, 2), (1, 4)]:
         T = threads(wm, wn)
         for rows in {tile_m(wm), tile_n(wn)}:
-            L = Loader(True, rows, T)
-            for c in range(L.copies):
-                for w in range(T // 32):
-                    banks = {(L.k0(t) * L.ld + L.i0(t) + L.c_s(c)) % 32 for t in range(32 * w, 32 * w + 32)}
-                    assert len(banks) == 32, (wm, wn, rows, c, w)
+            for L in (Loader(True, rows, T), Loader(False, rows, T, 1)):  # the 4-byte copy maps
+                for c in range(L.copies):
+                    for w in range(T // 32):
+                        banks = {(L.k0(t) * L.ld + L.i0(t) + L.c_s(c)) % 32 for t in range(32 * w, 32 * w + 32)}
+                        assert len(banks) == 32, (wm, wn, rows, c, w)
 
 if __name__ == '__main__':
     rng = np.random.default_rng(7)
@@ -237,4 +238,12 @@ if __name__ == '__main__':
                     run(kA, kB, wm, wn, split, BM - 1, BN + 1, 16 * 9 + 5, 3, 0, 1, beta=-1.0, rng=rng); cases += 1
     run(False, True, 2, 2, 4, 70, 65, 100, 0, 0, 0, batch=2, alpha=2.0, beta=0.5, rng=rng); cases += 1
     run(True, False, 1, 4, 2, 3, 130, 40, 0, 1, 0, batch=3, rng=rng); cases += 1
+    # 4-byte copies of an m-contiguous A (odd lda, odd batch stride), B k-contiguous: every tile, split
+    for (wm, wn) in [(2, 4), (2, 2), (1, 4)]:
+        BM, BN = tile_m(wm), tile_n(wn)
+        for (m, n, k) in [(BM, BN, 32), (BM + 3, BN - 5, 37), (1, 7, 3)]:
+            run(False, True, wm, wn, 1, m, n, k, 1, 2, 3, batch=2, beta=0.5, rng=rng, a_vec=1); cases += 1
+        if wm * wn == 4:
+            for split in (2, 8):
+                run(False, True, wm, wn, split, BM - 1, BN + 1, 16 * 9 + 5, 2, 0, 1, beta=-1.0, rng=rng, a_vec=1); cases += 1
     print(f"sim_gemm_async: {cases} configurations exact, copies in bounds, banks conflict-free: OK")
