@@ -6,6 +6,9 @@
 // GPU time from CUDA events around each run (manual time), L2 flushed before each run outside the
 // timed region. Counters: FLOP/s (2 m n k, or the convolution's), and x_cublas / x_cudnn_gemm: the
 // reference's time over this one's, from the same process (> 1: faster than the reference).
+// The jhdnn rows also say which library kernel ran: async (1: the cp.async kernel, series step 10;
+// 0: the general step-08 kernel), tile_m x tile_n, split (K slices per output tile), and a_4byte
+// (1: the cp.async kernel copied an unaligned m-contiguous A 4 bytes at a time).
 // Each result is checked once before timing: against cuBLAS's C (GEMM), or every output written
 // and finite (convolution; values are checked by test_conv_gemm).
 // Names: gemm/<m>x<n>x<k>[_<ops>]/<impl> with impl cublas, jhdnn or series_NN_<name>;
@@ -28,6 +31,7 @@
 #include "common/test_util.h"
 #include "conv/dispatch.h"
 #include "conv/gemm/conv_gemm.h"
+#include "gemm/gemm.h"
 #include "gemm/sgemm_series/series.h"
 
 using namespace jhdnn;
@@ -197,6 +201,14 @@ void bench_gemm(benchmark::State& st, Shape s, int impl) {
   d.c.poison();
   run();
   g.stream.sync();
+  if (impl < 0) {  // which library kernel ran (this thread's last sgemm call)
+    const gemm::SgemmRun r = gemm::last_sgemm_run();
+    st.counters["async"] = r.path == gemm::SgemmPath::kAsync ? 1 : 0;
+    st.counters["tile_m"] = r.tile_m;
+    st.counters["tile_n"] = r.tile_n;
+    st.counters["split"] = r.split;
+    st.counters["a_4byte"] = r.a_4byte ? 1 : 0;
+  }
   const double err = error_vs_cublas(d);
   if (!(err <= 1e-4)) {
     st.SkipWithError(("result differs from cuBLAS: max rel err " + std::to_string(err)).c_str());

@@ -87,17 +87,18 @@ struct Config {
   float alpha = 1.f, beta = 0.f;
   bool integers = true;
   int64_t offset_a = 0, offset_c = 0;  // elements the matrices start after the allocation (alignment)
+  bool align4 = false;  // round every ld and batch stride up to a multiple of 4 (the cp.async kernel's copies)
 
   std::string str() const {
     char b[400];
     std::snprintf(b, sizeof b,
                   "%s %c%c m%lld n%lld k%lld pads %lld/%lld/%lld batch %lld gaps %lld/%lld/%lld%s alpha %g beta %g "
-                  "%s offsets %lld/%lld",
+                  "%s offsets %lld/%lld%s",
                   order == JHDNN_GEMM_ROW_MAJOR ? "row" : "col", ta == JHDNN_GEMM_OP_N ? 'N' : 'T',
                   tb == JHDNN_GEMM_OP_N ? 'N' : 'T', (long long)m, (long long)n, (long long)k, (long long)pad_a,
                   (long long)pad_b, (long long)pad_c, (long long)batch, (long long)gap_a, (long long)gap_b,
                   (long long)gap_c, shared_a ? " sharedA" : "", alpha, beta, integers ? "ints" : "reals",
-                  (long long)offset_a, (long long)offset_c);
+                  (long long)offset_a, (long long)offset_c, align4 ? " align4" : "");
     return b;
   }
 };
@@ -125,11 +126,13 @@ struct Host {
   std::vector<double> bound;    // allowed |error| per element (0: exact)
 };
 
-Stored make_stored(int64_t rows, int64_t cols, bool row_major, int64_t pad, int64_t gap, int64_t batch, bool shared) {
+Stored make_stored(int64_t rows, int64_t cols, bool row_major, int64_t pad, int64_t gap, int64_t batch, bool shared,
+                   bool align4 = false) {
   Stored s{rows, cols, 0, 0, batch, row_major};
-  s.ld = s.min_ld() + pad;
-  s.stride = shared ? 0 : s.one() + gap;
-  if (rows == 0 || cols == 0) s.stride = shared ? 0 : gap;
+  auto up4 = [&](int64_t v) { return align4 ? (v + 3) / 4 * 4 : v; };
+  s.ld = up4(s.min_ld() + pad);
+  s.stride = shared ? 0 : up4(s.one() + gap);
+  if (rows == 0 || cols == 0) s.stride = shared ? 0 : up4(gap);
   return s;
 }
 
@@ -157,9 +160,9 @@ Host make_host(const Config& c) {
   h.c = c;
   const bool row = c.order == JHDNN_GEMM_ROW_MAJOR;
   const bool ta = c.ta == JHDNN_GEMM_OP_T, tb = c.tb == JHDNN_GEMM_OP_T;
-  h.sa = make_stored(ta ? c.k : c.m, ta ? c.m : c.k, row, c.pad_a, c.gap_a, c.batch, c.shared_a);
-  h.sb = make_stored(tb ? c.n : c.k, tb ? c.k : c.n, row, c.pad_b, c.gap_b, c.batch, false);
-  h.sc = make_stored(c.m, c.n, row, c.pad_c, c.gap_c, c.batch, false);
+  h.sa = make_stored(ta ? c.k : c.m, ta ? c.m : c.k, row, c.pad_a, c.gap_a, c.batch, c.shared_a, c.align4);
+  h.sb = make_stored(tb ? c.n : c.k, tb ? c.k : c.n, row, c.pad_b, c.gap_b, c.batch, false, c.align4);
+  h.sc = make_stored(c.m, c.n, row, c.pad_c, c.gap_c, c.batch, false, c.align4);
   const uint64_t salt = hash_string(c.str());
   fill(h.a, h.sa, mix_seed(test_seed(), salt + 1), c.integers);
   fill(h.b, h.sb, mix_seed(test_seed(), salt + 2), c.integers);
@@ -266,6 +269,49 @@ cublasStatus_t run_cublas(const Dev& d, const Host& h) {
                                    h.sc.stride, int(c.batch));
 }
 
+// The library SGEMM with its kernel forced (gemm::sgemm_path), on the column-major description
+// the API builds (a row-major call is C^T = op(B)^T op(A)^T).
+core::Status run_path(const Dev& d, const Host& h, gemm::SgemmPath path, int split) {
+  const Config& c = h.c;
+  const bool op_a = c.ta == JHDNN_GEMM_OP_T, op_b = c.tb == JHDNN_GEMM_OP_T;
+  gemm::GemmDesc g;
+  if (c.order == JHDNN_GEMM_ROW_MAJOR) {
+    g.m = c.n, g.n = c.m, g.k = c.k;
+    g.a = d.pb, g.lda = h.sb.ld, g.trans_a = op_b, g.a_outer = h.sb.stride;
+    g.b = d.pa, g.ldb = h.sa.ld, g.trans_b = op_a, g.b_outer = h.sa.stride;
+  } else {
+    g.m = c.m, g.n = c.n, g.k = c.k;
+    g.a = d.pa, g.lda = h.sa.ld, g.trans_a = op_a, g.a_outer = h.sa.stride;
+    g.b = d.pb, g.ldb = h.sb.ld, g.trans_b = op_b, g.b_outer = h.sb.stride;
+  }
+  g.c = d.pc, g.ldc = h.sc.ld, g.c_outer = h.sc.stride;
+  g.batch_outer = c.batch;
+  g.alpha = c.alpha, g.beta = c.beta;
+  return gemm::sgemm_path(g, path, split, gpu().stream.get());
+}
+
+const char* path_name(gemm::SgemmPath p) {
+  return p == gemm::SgemmPath::kAsync ? "cp.async" : (p == gemm::SgemmPath::kFallback ? "fallback (step 08)" : "none");
+}
+
+// One configuration through a forced kernel path; checks the result and that this path ran
+// (and with split-K, that it was split `split` ways).
+void check_path(const Config& c, gemm::SgemmPath path, int split) {
+  const Host h = make_host(c);
+  Dev d(h);
+  const core::Status st = run_path(d, h, path, split);
+  gpu().stream.sync();
+  const gemm::SgemmRun run = gemm::last_sgemm_run();
+  INFO(c.str() << " forced " << path_name(path) << " split " << split << ": " << core::status_name(st.code) << " "
+               << st.message << "; ran " << path_name(run.path) << " tile " << run.tile_m << "x" << run.tile_n
+               << " split " << run.split);
+  REQUIRE(st.ok());
+  check_c(std::string("library SGEMM, ") + path_name(path) + " kernel", d, h);
+  CHECK(run.path == path);
+  if (split >= 2) CHECK(run.split == split);
+  if (split == 1) CHECK(run.split == 1);
+}
+
 // The API and cuBLAS on one configuration.
 void check_config(const Config& c, bool with_cublas = true) {
   const Host h = make_host(c);
@@ -330,6 +376,178 @@ TEST_CASE("gemm: misaligned pointers and odd ldc take the scalar paths", "[gpu][
     c.offset_a = off, c.offset_c = off;
     c.beta = 1.f;
     check_config(c);
+    // A (m-contiguous, not transposed) misaligned, B k-contiguous: the cp.async kernel copies A
+    // 4 bytes at a time (check_config's last library call was the jhDNN one); C scalar stores.
+    CHECK(gemm::last_sgemm_run().path == gemm::SgemmPath::kAsync);
+    CHECK(gemm::last_sgemm_run().a_4byte);
+    // B transposed (n-contiguous) too: only the general kernel takes a misaligned A then.
+    c.tb = JHDNN_GEMM_OP_T;
+    check_config(c);
+    CHECK(gemm::last_sgemm_run().path == gemm::SgemmPath::kFallback);
+  }
+}
+
+TEST_CASE("gemm: the cp.async kernel and the general kernel, forced, on the same shapes", "[gpu][gemm][paths]") {
+  START_GPU_CASE();
+  struct Shape { int64_t m, n, k; };
+  // Tails in m, n and k of every tile variant (64 x 128 for m <= 64, 128 x 64, 128 x 128).
+  const Shape shapes[] = {{1, 1, 1},   {7, 5, 3},       {128, 128, 16}, {129, 65, 17}, {257, 130, 200},
+                          {33, 300, 1000}, {64, 1, 513}, {1, 77, 9},     {100, 64, 50}, {70, 192, 33},
+                          {200, 260, 47}};
+  for (jhdnnGemmOrder_t order : kOrders)
+    for (jhdnnGemmOp_t ta : kOps)
+      for (jhdnnGemmOp_t tb : kOps)
+        for (const Shape& s : shapes)
+          for (float beta : {0.f, -2.f}) {
+            Config c;
+            c.order = order, c.ta = ta, c.tb = tb, c.m = s.m, c.n = s.n, c.k = s.k;
+            c.pad_a = 3, c.pad_b = 1, c.pad_c = 2, c.align4 = true;
+            c.alpha = 0.5f, c.beta = beta;
+            check_path(c, gemm::SgemmPath::kAsync, 1);
+            check_path(c, gemm::SgemmPath::kFallback, 1);
+          }
+  // Neither transposed, odd ld and odd batch strides: the cp.async kernel copies the m-contiguous
+  // operand (A, or B for row-major) 4 bytes at a time.
+  for (jhdnnGemmOrder_t order : kOrders)
+    for (const Shape& s : shapes)
+      for (int64_t batch : {1, 2}) {
+        Config c;
+        c.order = order, c.m = s.m, c.n = s.n, c.k = s.k, c.batch = batch;
+        c.pad_a = 3, c.pad_b = 1, c.pad_c = 2, c.gap_a = 1, c.gap_b = 2, c.gap_c = 3;
+        c.offset_a = 1;
+        c.alpha = 0.5f, c.beta = -2.f;
+        check_path(c, gemm::SgemmPath::kAsync, 1);
+      }
+}
+
+TEST_CASE("gemm: split-K over a thread-block cluster (forced 2, 4, 8 ways)", "[gpu][gemm][splitk]") {
+  START_GPU_CASE();
+  struct Shape { int64_t m, n, k; };
+  // m <= 64 takes the 64 x 128 tile, the others 128 x 64; k tails inside the last slice.
+  const Shape shapes[] = {{64, 200, 1000}, {300, 70, 777}, {130, 129, 1025}, {1, 128, 600}, {5, 3, 130}};
+  for (jhdnnGemmOrder_t order : kOrders)
+    for (jhdnnGemmOp_t ta : kOps)
+      for (jhdnnGemmOp_t tb : kOps)
+        for (const Shape& s : shapes)
+          for (int split : {2, 4, 8}) {
+            Config c;
+            c.order = order, c.ta = ta, c.tb = tb, c.m = s.m, c.n = s.n, c.k = s.k;
+            c.pad_a = 1, c.pad_b = 2, c.pad_c = 3, c.align4 = true;
+            c.alpha = 2.f, c.beta = split == 4 ? 0.5f : 0.f;
+            check_path(c, gemm::SgemmPath::kAsync, split);
+          }
+  for (jhdnnGemmOp_t ta : kOps) {  // batched: one cluster per (batch, tile)
+    Config c;
+    c.ta = ta, c.tb = JHDNN_GEMM_OP_T, c.m = 70, c.n = 129, c.k = 333, c.batch = 3;
+    c.gap_a = 5, c.gap_b = 2, c.gap_c = 11, c.align4 = true;
+    c.alpha = -1.f, c.beta = 0.5f;
+    check_path(c, gemm::SgemmPath::kAsync, 4);
+  }
+  {
+    Config c;  // real values: the split sums stay within the forward error bound
+    c.m = 50, c.n = 300, c.k = 3000, c.integers = false, c.align4 = true;
+    check_path(c, gemm::SgemmPath::kAsync, 8);
+  }
+  for (const Shape& s : shapes)  // A by 4-byte copies (odd lda, misaligned start), split
+    for (int split : {2, 8}) {
+      Config c;
+      c.m = s.m, c.n = s.n, c.k = s.k, c.pad_a = 1, c.offset_a = 1, c.pad_c = 1;
+      c.beta = 1.f;
+      check_path(c, gemm::SgemmPath::kAsync, split);
+    }
+}
+
+TEST_CASE("gemm: which kernel the library picks", "[gpu][gemm][paths]") {
+  START_GPU_CASE();
+  using gemm::SgemmPath;
+  auto ran = [](const Config& c) {
+    check_config(c, false);
+    return gemm::last_sgemm_run();
+  };
+  {
+    Config c;  // aligned, tight ld: the cp.async kernel; 6 wide tiles < one per SM: 128 x 64, and
+    c.m = 256, c.n = 384, c.k = 72;  // k = 72 (5 K tiles) is too short to split
+    const gemm::SgemmRun r = ran(c);
+    INFO("ran tile " << r.tile_m << "x" << r.tile_n << " split " << r.split);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.tile_n == 64);
+    CHECK(r.split == 1);
+  }
+  {
+    Config c;  // 256 tiles of 128 x 128 (more than one per SM on any GPU of <= 255 SMs)
+    c.m = 2048, c.n = 2048, c.k = 16;
+    const gemm::SgemmRun r = ran(c);
+    INFO("ran tile " << r.tile_m << "x" << r.tile_n << " split " << r.split);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.tile_m == 128);
+    CHECK(r.tile_n == 128);
+    CHECK(r.split == 1);
+  }
+  {
+    Config c;  // lda = 257: A cannot be copied as 16-byte vectors -> 4-byte copies (B not transposed)
+    c.m = 256, c.n = 384, c.k = 72, c.pad_a = 1;
+    const gemm::SgemmRun r = ran(c);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.a_4byte);
+  }
+  {
+    Config c;  // B transposed with ldb = 385: the general kernel
+    c.tb = JHDNN_GEMM_OP_T, c.m = 256, c.n = 384, c.k = 72, c.pad_b = 1;
+    CHECK(ran(c).path == SgemmPath::kFallback);
+  }
+  {
+    Config c;  // A transposed (k-contiguous, 4-byte copies) and B not: no alignment needed
+    c.ta = JHDNN_GEMM_OP_T, c.m = 256, c.n = 384, c.k = 72, c.offset_a = 1, c.pad_a = 1, c.pad_b = 3;
+    CHECK(ran(c).path == SgemmPath::kAsync);
+  }
+  {
+    Config c;  // batch stride of a transposed B not a multiple of 4 -> the general kernel
+    c.tb = JHDNN_GEMM_OP_T, c.m = 64, c.n = 64, c.k = 20, c.batch = 3, c.gap_b = 1;
+    CHECK(ran(c).path == SgemmPath::kFallback);
+  }
+  {
+    Config c;  // m = 1 (lda = 1): A by 4-byte copies, 64 x 128 tiles split over a cluster
+    c.m = 1, c.n = 1024, c.k = 2048;
+    const gemm::SgemmRun r = ran(c);
+    INFO("ran tile " << r.tile_m << "x" << r.tile_n << " split " << r.split);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.a_4byte);
+    CHECK(r.tile_m == 64);
+    CHECK(r.split >= 2);
+  }
+  {
+    Config c;  // few tiles, long k: 64 x 128 tiles split over a cluster
+    c.m = 64, c.n = 1024, c.k = 2048;
+    const gemm::SgemmRun r = ran(c);
+    INFO("ran tile " << r.tile_m << "x" << r.tile_n << " split " << r.split);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.tile_m == 64);
+    CHECK(r.split >= 2);
+  }
+  {
+    Config c;  // few tiles along m: 128 x 64 tiles, split
+    c.m = 1024, c.n = 8, c.k = 2048;
+    const gemm::SgemmRun r = ran(c);
+    INFO("ran tile " << r.tile_m << "x" << r.tile_n << " split " << r.split);
+    CHECK(r.path == SgemmPath::kAsync);
+    CHECK(r.tile_n == 64);
+    CHECK(r.split >= 2);
+  }
+  {
+    // Step 10 of the series is the cp.async kernel on any m, n, k once lda allows it.
+    Config c;
+    c.m = 67, c.n = 45, c.k = 33, c.pad_a = 1, c.beta = -1.f;  // lda = 68
+    const Host h = make_host(c);
+    Dev d(h);
+    gemm::series::Args a;
+    a.m = int(c.m), a.n = int(c.n), a.k = int(c.k), a.alpha = c.alpha, a.beta = c.beta;
+    a.a = d.pa, a.lda = int(h.sa.ld), a.b = d.pb, a.ldb = int(h.sb.ld), a.c = d.pc, a.ldc = int(h.sc.ld);
+    const core::Status r = gemm::series::steps().at(9).run(a, gpu().stream.get());
+    gpu().stream.sync();
+    INFO("status " << core::status_name(r.code) << ": " << r.message);
+    REQUIRE(r.ok());
+    CHECK(gemm::last_sgemm_run().path == SgemmPath::kAsync);
+    check_c("series step 10", d, h);
   }
 }
 
@@ -422,7 +640,7 @@ TEST_CASE("gemm: a shape past 2^31 elements of C offsets uses 64-bit addressing"
 TEST_CASE("gemm series: every step on the shapes it accepts, refusals otherwise", "[gpu][gemm][series]") {
   START_GPU_CASE();
   const std::vector<gemm::series::Step>& steps = gemm::series::steps();
-  REQUIRE(steps.size() == 9);
+  REQUIRE(steps.size() == 10);
   for (size_t i = 0; i < steps.size(); ++i) CHECK(steps[i].number == int(i + 1));
   struct Shape { int64_t m, n, k, pad; };
   // m, n multiples of 128 and k of 32 (every step takes them), with and without padded (multiple-of-4) ld.
@@ -461,7 +679,7 @@ TEST_CASE("gemm series: every step on the shapes it accepts, refusals otherwise"
       check_c(std::string("series step ") + st.name, d, h);
     } else {
       CHECK(r.code == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
-      CHECK(r.message.find("multiples") != std::string::npos);
+      CHECK(r.message.find("multiple") != std::string::npos);  // step 10: lda (67) a multiple of 4
       std::vector<float> got(h.c0.size());
       d.c.download(got.data(), got.size() * 4);
       CHECK(std::memcmp(got.data(), h.c0.data(), got.size() * 4) == 0);  // a refusal writes nothing
@@ -570,7 +788,7 @@ TEST_CASE("gemm: bad inputs get a clear status and message", "[gpu][gemm][bad_in
 
 TEST_CASE("gemm: the BiasActivation<Relu> epilogue (bias per row / column, residual)", "[gpu][gemm][epilogue]") {
   START_GPU_CASE();
-  const int m = 150, n = 70, k = 37, lda = m + 1, ldb = k, ldc = m + 3, ldr = m;
+  const int m = 150, n = 70, k = 37, lda = m + 2, ldb = k, ldc = m + 3, ldr = m;  // lda % 4 == 0: both kernels
   std::vector<double> av(size_t(lda) * k), bv(size_t(ldb) * n), cv(size_t(ldc) * n), biasv(size_t(std::max(m, n))),
       resv(size_t(ldr) * n);
   fill_random_ints(av, mix_seed(test_seed(), 31), -3, 3);
@@ -585,13 +803,14 @@ TEST_CASE("gemm: the BiasActivation<Relu> epilogue (bias per row / column, resid
   db.upload(b.data(), b.size() * 4);
   dbias.upload(bias.data(), bias.size() * 4);
   dres.upload(res.data(), res.size() * 4);
+  for (bool async : {false, true})
   for (bool per_row : {true, false}) {
-    INFO("bias per " << (per_row ? "row" : "column"));
+    INFO((async ? "cp.async kernel" : "general kernel") << ", bias per " << (per_row ? "row" : "column"));
     dc.upload(c0.data(), c0.size() * 4);
     const float alpha = 0.5f, beta = -1.f;
     const core::Status st = gemm_bias_relu_residual(m, n, k, alpha, da.as<float>(), lda, db.as<float>(), ldb, beta,
                                                     dc.as<float>(), ldc, dbias.as<float>(), per_row,
-                                                    dres.as<float>(), ldr, gpu().stream.get());
+                                                    dres.as<float>(), ldr, gpu().stream.get(), async);
     gpu().stream.sync();
     INFO(st.message);
     REQUIRE(st.ok());

@@ -42,4 +42,34 @@ Status sgemm(const GemmDesc& d, cudaStream_t stream);
 // Loads every library GEMM kernel into the current context (see ConvSolver::load_kernels).
 Status load_kernels();
 
+// ---- Kernel selection (tests and benchmarks; sgemm() picks by itself).
+//
+// sgemm() runs the cp.async kernel (sgemm_async.cuh, series step 10) when k > 0 and either every
+// operand that is contiguous along m / n (A not transposed, B transposed) has ld % 4 == 0, a
+// 16-byte aligned start and batch strides % 4 == 0 (16-byte copies), or neither operand is
+// transposed (then an unaligned A is copied 4 bytes at a time); otherwise -- B transposed and not
+// so aligned, or k == 0 -- the general step-08 kernel (sgemm_kernel.cuh). For few output tiles
+// and a long k it splits k over a thread-block cluster.
+enum class SgemmPath {
+  kAuto,      // what sgemm() does
+  kFallback,  // step 08's general kernel (any alignment); never splits k
+  kAsync,     // the cp.async kernel; NOT_SUPPORTED_SHAPE when the operands do not allow it
+};
+
+// What one call launched.
+struct SgemmRun {
+  SgemmPath path = SgemmPath::kAuto;  // kFallback or kAsync once a kernel ran
+  int tile_m = 0, tile_n = 0;         // block tile
+  int split = 0;                      // CTAs per output tile along k (1: no split-K)
+  bool a_4byte = false;               // cp.async kernel copying an m-contiguous A 4 bytes at a time
+};
+
+// sgemm() with the kernel forced. split (kAsync / kAuto only): 0 lets the library choose;
+// 1 forbids split-K; 2, 4 or 8 forces that many K slices (fewer when k is short).
+Status sgemm_path(const GemmDesc& d, SgemmPath path, int split, cudaStream_t stream);
+
+// The calling thread's last sgemm() / sgemm_path() launch (path kAuto: none since the thread
+// started, or the last call launched nothing: an empty shape or an error).
+SgemmRun last_sgemm_run();
+
 }  // namespace jhdnn::gemm

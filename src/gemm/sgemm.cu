@@ -1,10 +1,12 @@
-// Host side of the library SGEMM: argument checks, the transpose -> kernel-variant map, launch.
+// Host side of the library SGEMM: argument checks, the choice between the cp.async kernel
+// (sgemm_async.cu) and the general step-08 kernel, the transpose -> kernel-variant map, launch.
 #include "gemm/gemm.h"
 
 #include <climits>
 #include <cstdint>
 
 #include "core/cuda_check.h"
+#include "gemm/sgemm_async.h"
 #include "gemm/sgemm_kernel.cuh"
 
 namespace jhdnn::gemm {
@@ -14,6 +16,8 @@ static_assert(kernel::kBM == kTileM && kernel::kBN == kTileN, "gemm.h's tile con
 namespace {
 
 using core::fail;
+
+thread_local SgemmRun t_last_run;  // what this thread's last sgemm call launched
 
 // a * b + c without overflow, into *out; false when it does not fit int64.
 bool mul_add(int64_t a, int64_t b, int64_t c, int64_t* out) {
@@ -41,6 +45,7 @@ Status launch(kernel::Params prm, const LinearCombination& epi, cudaStream_t str
   const unsigned blocks = unsigned(work < INT_MAX ? work : INT_MAX);
   kernel::sgemm_kernel<kA, kB, kBn, LinearCombination><<<blocks, kernel::threads_for(kBn), 0, stream>>>(prm, epi);
   JHDNN_LAUNCH_CHECK();
+  t_last_run = SgemmRun{SgemmPath::kFallback, kernel::kBM, kBn, 1};
   return Status::success();
 }
 
@@ -58,7 +63,16 @@ Status launch_tile(const kernel::Params& prm, const LinearCombination& epi, cuda
 
 }  // namespace
 
-Status sgemm(const GemmDesc& d, cudaStream_t stream) {
+Status sgemm(const GemmDesc& d, cudaStream_t stream) { return sgemm_path(d, SgemmPath::kAuto, 0, stream); }
+
+SgemmRun last_sgemm_run() { return t_last_run; }
+
+Status sgemm_path(const GemmDesc& d, SgemmPath path, int split, cudaStream_t stream) {
+  t_last_run = SgemmRun{};
+  if (path != SgemmPath::kAuto && path != SgemmPath::kFallback && path != SgemmPath::kAsync)
+    return fail(JHDNN_STATUS_BAD_PARAM, "sgemm: unknown kernel path %d", int(path));
+  if (split != 0 && split != 1 && split != 2 && split != 4 && split != 8)
+    return fail(JHDNN_STATUS_BAD_PARAM, "sgemm: split (%d) must be 0 (choose), 1, 2, 4 or 8", split);
   if (d.m < 0 || d.n < 0 || d.k < 0)
     return fail(JHDNN_STATUS_BAD_PARAM, "sgemm: m (%lld), n (%lld), k (%lld) must be >= 0", (long long)d.m,
                 (long long)d.n, (long long)d.k);
@@ -87,6 +101,22 @@ Status sgemm(const GemmDesc& d, cudaStream_t stream) {
         !span_of(b_rows, b_cols, d.ldb, d.batch_outer, d.b_outer, d.batch_inner, d.b_inner, &span))
       return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "sgemm: A's or B's extent overflows int64");
   }
+
+  // The cp.async kernel (series step 10) when the operands allow its copies and every output
+  // tile gets its own CTA (ceil(m/64) ceil(n/64) batches bounds every tile variant's count);
+  // otherwise, or when forced, the general kernel.
+  const bool async_ok = async::supported(d);
+  if (path == SgemmPath::kAsync && !async_ok)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                "sgemm: the cp.async kernel needs a transposed B 16-byte aligned with ldb and its batch strides "
+                "multiples of 4 (and the same of A when B is transposed)");
+  const int64_t tiles64 = (d.m + 63) / 64 * ((d.n + 63) / 64);  // < 2^50
+  int64_t max_work = 0;
+  const bool fits = !__builtin_mul_overflow(tiles64, batches, &max_work) && max_work <= INT_MAX;
+  if (path == SgemmPath::kAsync && !fits)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sgemm: the cp.async kernel takes at most %d output tiles", INT_MAX);
+  if (path == SgemmPath::kAsync || (path == SgemmPath::kAuto && async_ok && fits && d.k > 0))
+    return async::launch(d, batches, split, &t_last_run, stream);
 
   kernel::Params prm{};
   prm.m = int(d.m);
@@ -136,7 +166,7 @@ Status load_kernels() {
       reinterpret_cast<const void*>(kernel::sgemm_kernel<true, false, kN, E>),
   };
   for (const void* k : ks) JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, k));
-  return Status::success();
+  return async::load_kernels();
 }
 
 }  // namespace jhdnn::gemm

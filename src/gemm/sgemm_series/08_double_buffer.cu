@@ -5,7 +5,8 @@
 // while tile kt is computed, then stores it into the other buffer: one barrier per tile, the
 // latency hidden behind 512 FMAs per thread. It also makes the kernel general -- predicated,
 // zero-filled loads and guarded stores, either operand transposed, any ld and alignment, strided
-// batches -- which is why it is the library's GEMM and this step simply calls gemm::sgemm.
+// batches -- which is why it is the library's general GEMM kernel (the fallback for operands the
+// cp.async kernel of step 10 cannot copy) and this step calls gemm::sgemm with that kernel forced.
 #include "gemm/gemm.h"
 #include "gemm/sgemm_series/series_common.cuh"
 
@@ -25,7 +26,7 @@ Status run_08_double_buffer(const Args& a, cudaStream_t stream) {
   d.ldc = a.ldc;
   d.alpha = a.alpha;
   d.beta = a.beta;
-  return sgemm(d, stream);
+  return sgemm_path(d, SgemmPath::kFallback, 1, stream);
 }
 
 }  // namespace jhdnn::gemm::series

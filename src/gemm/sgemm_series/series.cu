@@ -23,8 +23,10 @@ const std::vector<Step>& steps() {
        run_06_vectorized},
       {7, "warptile", "m, n multiples of 128, k of 8; lda, ldb multiples of 4; A, B 16-byte aligned",
        run_07_warptile},
-      {8, "double_buffer", "any shape (this is the library kernel)", run_08_double_buffer},
+      {8, "double_buffer", "any shape (the library's general kernel)", run_08_double_buffer},
       {9, "cp_async", "m, n multiples of 128, k of 8; lda a multiple of 4; A 16-byte aligned", run_09_cp_async},
+      {10, "async_bk16", "any m, n, k; lda a multiple of 4; A 16-byte aligned (the library's fast kernel)",
+       run_10_async_bk16},
   };
   return s;
 }

@@ -47,6 +47,7 @@ Status run_06_vectorized(const Args&, cudaStream_t);
 Status run_07_warptile(const Args&, cudaStream_t);
 Status run_08_double_buffer(const Args&, cudaStream_t);
 Status run_09_cp_async(const Args&, cudaStream_t);
+Status run_10_async_bk16(const Args&, cudaStream_t);
 
 // Shared argument check: sizes >= 0, ld >= rows, non-null pointers; nullptr when fine.
 const char* check_basic(const Args& a);
