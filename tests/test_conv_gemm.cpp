@@ -102,57 +102,17 @@ void run_solvers(DeviceProblem& d, const HostProblem& h, Tolerance tol, Notes& n
   }
 }
 
-// (b) The public API with ALGO_GEMM; returns the result (reference strides), empty on failure.
-std::vector<double> run_api(DeviceProblem& d, const HostProblem& h, Tolerance tol, Notes& notes,
-                            jhdnnHandle_t handle = nullptr) {
-  Gpu& g = gpu();
-  if (handle == nullptr) handle = g.jh.get();
-  JhdnnConvDescs descs(d.p);
-  {  // the descriptors describe exactly the problem
-    const NdDescArrays a = nd_desc_arrays(d.p);
-    int out[5] = {};
-    CHECK(jhdnnGetConvolutionNdForwardOutputDim(descs.conv, descs.x, descs.w, a.nb_dims, out) ==
-          JHDNN_STATUS_SUCCESS);
-    for (int i = 0; i < a.nb_dims; ++i) CHECK(out[i] == a.y_dims[i]);
-  }
-  size_t ws_bytes = 0;
-  const jhdnnStatus_t wst = jhdnnGetConvolutionForwardWorkspaceSize(handle, descs.x, descs.w, descs.conv, descs.y,
-                                                                     JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &ws_bytes);
-  INFO("jhdnnGetConvolutionForwardWorkspaceSize: " << jhdnnGetErrorString(wst) << " " << jhdnn_last_error());
-  CHECK(wst == JHDNN_STATUS_SUCCESS);
-  if (wst != JHDNN_STATUS_SUCCESS) return {};
-  DeviceBuffer ws(ws_bytes);
-  d.reset_y();
-  const float af = float(h.sc.alpha), bf = float(h.sc.beta);
-  const double ad = h.sc.alpha, bd = h.sc.beta;
-  const bool dbl = d.p.dtype == JHDNN_DATA_DOUBLE;
-  const jhdnnStatus_t st = jhdnnConvolutionForward(
-      handle, dbl ? static_cast<const void*>(&ad) : static_cast<const void*>(&af), descs.x, d.x.get(), descs.w,
-      d.w.get(), descs.conv, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, ws_bytes ? ws.get() : nullptr, ws_bytes,
-      dbl ? static_cast<const void*>(&bd) : static_cast<const void*>(&bf), descs.y, d.y.get());
-  g.stream.sync();
-  INFO("jhdnnConvolutionForward: " << jhdnnGetErrorString(st) << " " << jhdnn_last_error());
-  CHECK(st == JHDNN_STATUS_SUCCESS);
-  if (st != JHDNN_STATUS_SUCCESS) return {};
-  ++notes.api_runs;
-  return check_result("jhdnnConvolutionForward(GEMM)", d, h, tol, true, &ws);
+// (b) The public API with ALGO_GEMM (see run_api_forward).
+std::vector<double> run_api(DeviceProblem& d, const HostProblem& h, Tolerance tol, Notes& notes) {
+  return run_api_forward(gpu(), JHDNN_CONVOLUTION_FWD_ALGO_GEMM, d, h, tol, notes);
 }
 
 // (c) cuDNN's best algorithm on the same buffers: vs the reference, and jhDNN (jh) vs cuDNN.
 void run_cudnn(DeviceProblem& d, const HostProblem& h, const std::vector<double>& jh, Notes& notes) {
   Gpu& g = gpu();
   const std::string what = h.name + " " + dt_name(d.p.dtype) + " " + layout_name(d.p);
-  std::unique_ptr<CudnnConvDescs> cd;
-  // FLOAT: FMA math, so cuDNN computes in fp32 as jhDNN does and the comparison can use the fp32
-  // tolerance (under DEFAULT_MATH cuDNN may use TF32 products, whose error hides a wrong tap).
-  ConvProblem cp = d.p;
-  if (cp.dtype == JHDNN_DATA_FLOAT) cp.math_type = JHDNN_FMA_MATH;
-  try {
-    cd = std::make_unique<CudnnConvDescs>(cp);
-  } catch (const CudnnError& e) {
-    notes.cudnn_skip(cudnn_not_supported(e.status), what + ": descriptor refused: " + e.what());
-    return;
-  }
+  const std::unique_ptr<CudnnConvDescs> cd = cudnn_descs_or_skip(d, what, notes);
+  if (!cd) return;
   d.reset_y();
   // Only cuDNN's dot-product algorithms: their error model is conv_tolerance's (FFT / Winograd
   // errors are norm-wise and larger).
@@ -170,53 +130,26 @@ void run_cudnn(DeviceProblem& d, const HostProblem& h, const std::vector<double>
                            CudnnPick::kHeuristic, &g.cudnn_ws, size_t(1) << 31, kCudnnDotProductAlgos);
     g.stream.sync();
   }
-  if (!r.ok()) {
-    notes.cudnn_skip(r.not_supported(), what + ": " + cudnnGetErrorString(r.status) + " [" + r.log + "]");
-    return;
-  }
-  ++notes.cudnn_ran;
-  INFO("cuDNN " << cudnn_algo_name(r.algo) << " (" << r.log << ")");
-  // cuDNN may use TF32 products for FLOAT data unless the math type is FMA.
-  const bool tf32 = d.p.dtype == JHDNN_DATA_FLOAT && r.math != CUDNN_FMA_MATH;
-  const Tolerance tc = conv_tolerance(d.p.dtype, d.p.reduction(), tf32);
-  const std::vector<double> cu = check_result("cuDNN", d, h, tc, /*check_gaps=*/false);
-  if (jh.empty()) return;
-  const auto yd = y_dims(d.p);
-  const CompareResult c = compare_tensor(jh.data(), cu.data(), yd.data(), h.base.y_stride,
-                                         Tolerance{2.0 * tc.atol, 2.0 * tc.rtol});
-  INFO("jhDNN vs cuDNN: " << c.summary());
-  CHECK(c.ok);
+  check_cudnn_run(r, what, d, h, jh, notes);
 }
 
 // Every path on every layout of one host problem.
 void run_all_paths(const HostProblem& h, const std::vector<ConvProblem>& layouts, Notes& notes,
                    bool with_cudnn = true) {
-  const Tolerance tol = conv_tolerance(h.base.dtype, h.base.reduction());
-  for (const ConvProblem& lp : layouts) {
-    INFO("layout " << layout_name(lp) << ": " << lp.key() << " (alpha " << h.sc.alpha << ", beta " << h.sc.beta
-                   << ")");
-    ++notes.configs;
-    DeviceProblem d(h, lp);
+  for_each_layout(h, layouts, notes, /*fma_math=*/false, [&](DeviceProblem& d, Tolerance tol) {
     run_solvers(d, h, tol, notes);
     const std::vector<double> jh = run_api(d, h, tol, notes);
     if (with_cudnn) run_cudnn(d, h, jh, notes);
-  }
+  });
 }
 
-// Runs `problems` (any data type, given as packed NCHW bases) in NCHW and NHWC, preparing the next
-// problem's reference on a worker thread while the GPU checks the current one.
+// Runs `problems` (any data type, given as packed NCHW bases) in NCHW and NHWC (see
+// for_each_host_problem).
 void run_problem_list(const std::vector<NamedProblem>& problems, jhdnnDataType_t dt, Scale sc, Notes& notes,
                       bool with_cudnn = true) {
-  if (problems.empty()) return;
-  auto make = [&](size_t i) { return make_host_problem(problems[i].name, with_layout(problems[i].p, dt, false), sc); };
-  std::future<HostProblem> next = std::async(std::launch::async, make, size_t(0));
-  for (size_t i = 0; i < problems.size(); ++i) {
-    const HostProblem h = next.get();
-    if (i + 1 < problems.size()) next = std::async(std::launch::async, make, i + 1);
-    INFO("problem " << h.name << " [" << h.base.key() << "]");
-    run_all_paths(h, {with_layout(problems[i].p, dt, false), with_layout(problems[i].p, dt, true)}, notes,
-                  with_cudnn);
-  }
+  for_each_host_problem(problems, dt, sc, [&](const HostProblem& h, const std::vector<ConvProblem>& layouts) {
+    run_all_paths(h, layouts, notes, with_cudnn);
+  });
 }
 
 #define START_GPU_CASE()                                                    \

@@ -204,67 +204,34 @@ void run_cudnn(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProbl
   Gpu& g = gpu();
   const std::string what =
       h.name + " " + dt_name(d.p.dtype) + " " + layout_name(d.p) + " " + jhdnn_algo_name(algo);
-  std::unique_ptr<CudnnConvDescs> cd;
-  ConvProblem cp = d.p;
-  cp.math_type = JHDNN_FMA_MATH;  // fp32 products, the tolerance of conv_tolerance
-  try {
-    cd = std::make_unique<CudnnConvDescs>(cp);
-  } catch (const CudnnError& e) {
-    notes.cudnn_skip(cudnn_not_supported(e.status), what + ": descriptor refused: " + e.what());
-    return;
-  }
+  // d.p is FLOAT with FMA math (DeviceProblem's fma_math): fp32 products, the tolerance of conv_tolerance.
+  const std::unique_ptr<CudnnConvDescs> cd = cudnn_descs_or_skip(d, what, notes);
+  if (!cd) return;
   d.reset_y();
   const CudnnRun r = cudnn_best_forward(g.ch.get(), *cd, d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta, CudnnPick::kHeuristic, &g.cudnn_ws,
                                         size_t(1) << 31, 1u << unsigned(algo));
   g.stream.sync();
-  if (!r.ok()) {
-    notes.cudnn_skip(r.not_supported(), what + ": " + cudnnGetErrorString(r.status) + " [" + r.log + "]");
-    return;
-  }
-  ++notes.cudnn_ran;
-  INFO("cuDNN " << cudnn_algo_name(r.algo) << " (" << r.log << ")");
-  CHECK(int(r.algo) == int(algo));
-  const bool tf32 = r.math != CUDNN_FMA_MATH;
-  const Tolerance tc = conv_tolerance(d.p.dtype, d.p.reduction(), tf32);
-  const std::vector<double> cu = check_result("cuDNN", d, h, tc, /*check_gaps=*/false);
-  if (jh.empty()) return;
-  const auto yd = y_dims(d.p);
-  const CompareResult c = compare_tensor(jh.data(), cu.data(), yd.data(), h.base.y_stride,
-                                         Tolerance{2.0 * tc.atol, 2.0 * tc.rtol});
-  INFO("jhDNN vs cuDNN: " << c.summary());
-  CHECK(c.ok);
+  check_cudnn_run(r, what, d, h, jh, notes, int(algo));
 }
 
 // Every path of both algorithms on every layout of one host problem.
 void run_all_paths(const HostProblem& h, const std::vector<ConvProblem>& layouts, Notes& notes) {
-  const Tolerance tol = conv_tolerance(h.base.dtype, h.base.reduction());
-  for (const ConvProblem& lp : layouts) {
-    INFO("layout " << layout_name(lp) << ": " << lp.key() << " (alpha " << h.sc.alpha << ", beta " << h.sc.beta
-                   << ")");
-    ++notes.configs;
-    DeviceProblem d(h, lp, /*fma_math=*/true);
+  for_each_layout(h, layouts, notes, /*fma_math=*/true, [&](DeviceProblem& d, Tolerance tol) {
     for (jhdnnConvolutionFwdAlgo_t algo : kAlgos) {
       INFO("algorithm " << jhdnn_algo_name(algo));
       run_solver(algo, d, h, tol, notes);
       const std::vector<double> jh = run_api(algo, d, h, tol, notes);
       run_cudnn(algo, d, h, jh, notes);
     }
-  }
+  });
 }
 
-// Runs `problems` (FLOAT, given as packed NCHW bases) in NCHW and NHWC, preparing the next
-// problem's reference on a worker thread while the GPU checks the current one.
+// Runs `problems` (FLOAT, given as packed NCHW bases) in NCHW and NHWC (see for_each_host_problem).
 void run_problem_list(const std::vector<NamedProblem>& problems, Scale sc, Notes& notes) {
-  if (problems.empty()) return;
-  const jhdnnDataType_t dt = JHDNN_DATA_FLOAT;
-  auto make = [&](size_t i) { return make_host_problem(problems[i].name, with_layout(problems[i].p, dt, false), sc); };
-  std::future<HostProblem> next = std::async(std::launch::async, make, size_t(0));
-  for (size_t i = 0; i < problems.size(); ++i) {
-    const HostProblem h = next.get();
-    if (i + 1 < problems.size()) next = std::async(std::launch::async, make, i + 1);
-    INFO("problem " << h.name << " [" << h.base.key() << "]");
-    run_all_paths(h, {with_layout(problems[i].p, dt, false), with_layout(problems[i].p, dt, true)}, notes);
-  }
+  for_each_host_problem(problems, JHDNN_DATA_FLOAT, sc,
+                        [&](const HostProblem& h, const std::vector<ConvProblem>& layouts) {
+                          run_all_paths(h, layouts, notes);
+                        });
 }
 
 // Both solvers ran on every configuration (no silent refusal, no fallback).

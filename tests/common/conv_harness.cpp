@@ -4,6 +4,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <stdexcept>
 
@@ -286,6 +287,103 @@ void for_each_strided_config(const std::vector<StridedShape>& shapes, jhdnnDataT
       }
     }
   }
+}
+
+// ================================================================ running a list of problems
+
+void for_each_host_problem(const std::vector<NamedProblem>& problems, jhdnnDataType_t dt, Scale sc,
+                           const std::function<void(const HostProblem&, const std::vector<ConvProblem>&)>& run) {
+  if (problems.empty()) return;
+  auto make = [&](size_t i) { return make_host_problem(problems[i].name, with_layout(problems[i].p, dt, false), sc); };
+  std::future<HostProblem> next = std::async(std::launch::async, make, size_t(0));
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const HostProblem h = next.get();
+    if (i + 1 < problems.size()) next = std::async(std::launch::async, make, i + 1);
+    INFO("problem " << h.name << " [" << h.base.key() << "]");
+    run(h, {with_layout(problems[i].p, dt, false), with_layout(problems[i].p, dt, true)});
+  }
+}
+
+void for_each_layout(const HostProblem& h, const std::vector<ConvProblem>& layouts, Notes& notes, bool fma_math,
+                     const std::function<void(DeviceProblem&, Tolerance)>& run) {
+  const Tolerance tol = conv_tolerance(h.base.dtype, h.base.reduction());
+  for (const ConvProblem& lp : layouts) {
+    INFO("layout " << layout_name(lp) << ": " << lp.key() << " (alpha " << h.sc.alpha << ", beta " << h.sc.beta
+                   << ")");
+    ++notes.configs;
+    DeviceProblem d(h, lp, fma_math);
+    run(d, tol);
+  }
+}
+
+// ================================================================ the public API and cuDNN
+
+std::vector<double> run_api_forward(ConvTestGpu& g, jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d,
+                                    const HostProblem& h, Tolerance tol, Notes& notes, jhdnnHandle_t handle) {
+  if (handle == nullptr) handle = g.jh.get();
+  JhdnnConvDescs descs(d.p);
+  {  // the descriptors describe exactly the problem
+    const NdDescArrays a = nd_desc_arrays(d.p);
+    int out[5] = {};
+    CHECK(jhdnnGetConvolutionNdForwardOutputDim(descs.conv, descs.x, descs.w, a.nb_dims, out) ==
+          JHDNN_STATUS_SUCCESS);
+    for (int i = 0; i < a.nb_dims; ++i) CHECK(out[i] == a.y_dims[i]);
+  }
+  size_t ws_bytes = 0;
+  const jhdnnStatus_t wst =
+      jhdnnGetConvolutionForwardWorkspaceSize(handle, descs.x, descs.w, descs.conv, descs.y, algo, &ws_bytes);
+  INFO("jhdnnGetConvolutionForwardWorkspaceSize: " << jhdnnGetErrorString(wst) << " " << jhdnn_last_error());
+  CHECK(wst == JHDNN_STATUS_SUCCESS);
+  if (wst != JHDNN_STATUS_SUCCESS) return {};
+  DeviceBuffer ws(ws_bytes);
+  d.reset_y();
+  const float af = float(h.sc.alpha), bf = float(h.sc.beta);
+  const double ad = h.sc.alpha, bd = h.sc.beta;
+  const bool dbl = d.p.dtype == JHDNN_DATA_DOUBLE;
+  const jhdnnStatus_t st = jhdnnConvolutionForward(
+      handle, dbl ? static_cast<const void*>(&ad) : static_cast<const void*>(&af), descs.x, d.x.get(), descs.w,
+      d.w.get(), descs.conv, algo, ws_bytes ? ws.get() : nullptr, ws_bytes,
+      dbl ? static_cast<const void*>(&bd) : static_cast<const void*>(&bf), descs.y, d.y.get());
+  g.stream.sync();
+  INFO("jhdnnConvolutionForward: " << jhdnnGetErrorString(st) << " " << jhdnn_last_error());
+  CHECK(st == JHDNN_STATUS_SUCCESS);
+  if (st != JHDNN_STATUS_SUCCESS) return {};
+  ++notes.api_runs;
+  return check_result(std::string("jhdnnConvolutionForward(") + jhdnn_algo_name(algo) + ")", d, h, tol, true, &ws);
+}
+
+std::unique_ptr<CudnnConvDescs> cudnn_descs_or_skip(const DeviceProblem& d, const std::string& what, Notes& notes) {
+  // FLOAT: FMA math, so cuDNN computes in fp32 as jhDNN does and the comparison can use the fp32
+  // tolerance (under DEFAULT_MATH cuDNN may use TF32 products, whose error hides a wrong tap).
+  ConvProblem cp = d.p;
+  if (cp.dtype == JHDNN_DATA_FLOAT) cp.math_type = JHDNN_FMA_MATH;
+  try {
+    return std::make_unique<CudnnConvDescs>(cp);
+  } catch (const CudnnError& e) {
+    notes.cudnn_skip(cudnn_not_supported(e.status), what + ": descriptor refused: " + e.what());
+    return nullptr;
+  }
+}
+
+void check_cudnn_run(const CudnnRun& r, const std::string& what, const DeviceProblem& d, const HostProblem& h,
+                     const std::vector<double>& jh, Notes& notes, int expected_algo) {
+  if (!r.ok()) {
+    notes.cudnn_skip(r.not_supported(), what + ": " + cudnnGetErrorString(r.status) + " [" + r.log + "]");
+    return;
+  }
+  ++notes.cudnn_ran;
+  INFO("cuDNN " << cudnn_algo_name(r.algo) << " (" << r.log << ")");
+  if (expected_algo >= 0) CHECK(int(r.algo) == expected_algo);
+  // cuDNN may use TF32 products for FLOAT data unless the math type is FMA.
+  const bool tf32 = d.p.dtype == JHDNN_DATA_FLOAT && r.math != CUDNN_FMA_MATH;
+  const Tolerance tc = conv_tolerance(d.p.dtype, d.p.reduction(), tf32);
+  const std::vector<double> cu = check_result("cuDNN", d, h, tc, /*check_gaps=*/false);
+  if (jh.empty()) return;
+  const auto yd = y_dims(d.p);
+  const CompareResult c = compare_tensor(jh.data(), cu.data(), yd.data(), h.base.y_stride,
+                                         Tolerance{2.0 * tc.atol, 2.0 * tc.rtol});
+  INFO("jhDNN vs cuDNN: " << c.summary());
+  CHECK(c.ok);
 }
 
 }  // namespace jhdnn::test

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -166,5 +167,38 @@ std::vector<StridedShape> strided_shapes();
 // that the layout is not packed.
 void for_each_strided_config(const std::vector<StridedShape>& shapes, jhdnnDataType_t dt,
                              const std::function<void(const HostProblem&, const core::ConvProblem&)>& run);
+
+// ================================================================ running a list of problems
+
+// For each problem (any data type, given as packed NCHW bases): builds its HostProblem in dt with
+// scale sc and calls run(host problem, {the NCHW layout, the NHWC layout}) under an INFO line
+// naming the problem. The next problem's reference is prepared on a worker thread while `run`
+// checks the current one on the GPU.
+void for_each_host_problem(const std::vector<NamedProblem>& problems, jhdnnDataType_t dt, Scale sc,
+                           const std::function<void(const HostProblem&, const std::vector<core::ConvProblem>&)>& run);
+
+// For each layout: counts a configuration, lays h out on the device (fma_math: see DeviceProblem)
+// and calls run(device problem, conv_tolerance of h) under an INFO line naming the layout.
+void for_each_layout(const HostProblem& h, const std::vector<core::ConvProblem>& layouts, Notes& notes, bool fma_math,
+                     const std::function<void(DeviceProblem&, Tolerance)>& run);
+
+// ================================================================ the public API and cuDNN
+
+// The public API with `algo` (handle: g's when null), after checking that the descriptors
+// describe exactly the problem; DOUBLE problems pass double alpha / beta. Returns the result
+// (reference strides), empty on failure.
+std::vector<double> run_api_forward(ConvTestGpu& g, jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d,
+                                    const HostProblem& h, Tolerance tol, Notes& notes, jhdnnHandle_t handle = nullptr);
+
+// cuDNN descriptors of d's problem (FLOAT with FMA math, so cuDNN computes in fp32 as jhDNN does);
+// null when cuDNN refuses them, the refusal counted in notes under `what`.
+std::unique_ptr<CudnnConvDescs> cudnn_descs_or_skip(const DeviceProblem& d, const std::string& what, Notes& notes);
+
+// A finished cuDNN run r on d's buffers (the stream synchronized): a failure is counted as a skip
+// under `what`; else cuDNN is checked against the reference (the harness checking itself) and
+// jhDNN's result jh (when not empty) against cuDNN at twice the tolerance. expected_algo >= 0:
+// CHECKs that cuDNN ran that algorithm.
+void check_cudnn_run(const CudnnRun& r, const std::string& what, const DeviceProblem& d, const HostProblem& h,
+                     const std::vector<double>& jh, Notes& notes, int expected_algo = -1);
 
 }  // namespace jhdnn::test
