@@ -69,12 +69,7 @@ Gpu& gpu() {
 
 // ================================================================ the three paths
 
-std::vector<const conv::ConvSolver*> direct_solvers() {
-  std::vector<const conv::ConvSolver*> v;
-  for (const conv::ConvSolver* s : conv::all_solvers())
-    if (s->algo() == JHDNN_CONVOLUTION_FWD_ALGO_DIRECT) v.push_back(s);
-  return v;
-}
+std::vector<const conv::ConvSolver*> direct_solvers() { return solvers_of(JHDNN_CONVOLUTION_FWD_ALGO_DIRECT); }
 
 bool is_naive(const conv::ConvSolver& s) { return std::strcmp(s.name(), "direct_naive") == 0; }
 
@@ -111,43 +106,20 @@ void run_solvers(DeviceProblem& d, const HostProblem& h, Tolerance tol, Notes& n
   }
 }
 
-// (b) The public API with ALGO_DIRECT (see run_api_forward).
-std::vector<double> run_api(DeviceProblem& d, const HostProblem& h, Tolerance tol, Notes& notes) {
-  return run_api_forward(gpu(), JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, d, h, tol, notes);
-}
-
-// (c) cuDNN's best algorithm on the same buffers: vs the reference, and jhDNN (jh) vs cuDNN.
-void run_cudnn(DeviceProblem& d, const HostProblem& h, const std::vector<double>& jh, Notes& notes) {
-  Gpu& g = gpu();
-  const std::string what = h.name + " " + dt_name(d.p.dtype) + " " + layout_name(d.p);
-  const std::unique_ptr<CudnnConvDescs> cd = cudnn_descs_or_skip(d, what, notes);
-  if (!cd) return;
-  d.reset_y();
-  // Only cuDNN's dot-product algorithms: their error model is conv_tolerance's (FFT / Winograd
-  // errors are norm-wise and larger).
-  const CudnnRun r = cudnn_best_forward(g.ch.get(), *cd, d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta,
-                                        CudnnPick::kHeuristic, &g.cudnn_ws, size_t(1) << 31, kCudnnDotProductAlgos);
-  g.stream.sync();
-  check_cudnn_run(r, what, d, h, jh, notes);
-}
+// (b) The public API with ALGO_DIRECT: see run_api_forward.
+// (c) cuDNN's best dot-product algorithm: see run_cudnn_forward.
+// The three paths together (common/conv_harness.h): run_solvers, the API, cuDNN.
+ConvPaths paths() { return {gpu(), JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, run_solvers, /*prefer_cudnn_gemm=*/false}; }
 
 // Every path on every layout of one host problem.
-void run_all_paths(const HostProblem& h, const std::vector<ConvProblem>& layouts, Notes& notes,
-                   bool with_cudnn = true) {
-  for_each_layout(h, layouts, notes, /*fma_math=*/false, [&](DeviceProblem& d, Tolerance tol) {
-    run_solvers(d, h, tol, notes);
-    const std::vector<double> jh = run_api(d, h, tol, notes);
-    if (with_cudnn) run_cudnn(d, h, jh, notes);
-  });
+void run_all_paths(const HostProblem& h, const std::vector<ConvProblem>& layouts, Notes& notes) {
+  run_conv_paths(paths(), h, layouts, notes);
 }
 
-// Runs `problems` (any data type, given as packed NCHW bases) in NCHW and NHWC (see
-// for_each_host_problem).
+// Runs `problems` (any data type, given as packed NCHW bases) in NCHW and NHWC.
 void run_problem_list(const std::vector<NamedProblem>& problems, jhdnnDataType_t dt, Scale sc, Notes& notes,
                       bool with_cudnn = true) {
-  for_each_host_problem(problems, dt, sc, [&](const HostProblem& h, const std::vector<ConvProblem>& layouts) {
-    run_all_paths(h, layouts, notes, with_cudnn);
-  });
+  run_conv_problem_list(paths(), problems, dt, sc, notes, with_cudnn);
 }
 
 #define START_GPU_CASE()                                                    \

@@ -61,12 +61,7 @@ Gpu& gpu() {
 
 // ================================================================ the three paths
 
-std::vector<const conv::ConvSolver*> gemm_solvers() {
-  std::vector<const conv::ConvSolver*> v;
-  for (const conv::ConvSolver* s : conv::all_solvers())
-    if (s->algo() == JHDNN_CONVOLUTION_FWD_ALGO_GEMM) v.push_back(s);
-  return v;
-}
+std::vector<const conv::ConvSolver*> gemm_solvers() { return solvers_of(JHDNN_CONVOLUTION_FWD_ALGO_GEMM); }
 
 // (a) Each GEMM solver through ConvSolver::run on the test stream. Both must serve every FLOAT
 // problem with packed NCHW / NHWC tensors (the whole shared set); a refusal is a failure.
@@ -107,49 +102,14 @@ std::vector<double> run_api(DeviceProblem& d, const HostProblem& h, Tolerance to
   return run_api_forward(gpu(), JHDNN_CONVOLUTION_FWD_ALGO_GEMM, d, h, tol, notes);
 }
 
-// (c) cuDNN's best algorithm on the same buffers: vs the reference, and jhDNN (jh) vs cuDNN.
-void run_cudnn(DeviceProblem& d, const HostProblem& h, const std::vector<double>& jh, Notes& notes) {
-  Gpu& g = gpu();
-  const std::string what = h.name + " " + dt_name(d.p.dtype) + " " + layout_name(d.p);
-  const std::unique_ptr<CudnnConvDescs> cd = cudnn_descs_or_skip(d, what, notes);
-  if (!cd) return;
-  d.reset_y();
-  // Only cuDNN's dot-product algorithms: their error model is conv_tolerance's (FFT / Winograd
-  // errors are norm-wise and larger).
-  // cuDNN's GEMM algorithm first (the one this solver mirrors); where cuDNN does not offer it for
-  // the configuration, its best dot-product algorithm, so every result is still checked against cuDNN.
-  CudnnRun r = cudnn_best_forward(g.ch.get(), *cd, d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta,
-                                  CudnnPick::kHeuristic, &g.cudnn_ws, size_t(1) << 31,
-                                  1u << CUDNN_CONVOLUTION_FWD_ALGO_GEMM);
-  g.stream.sync();
-  if (r.ok()) {
-    ++notes.cudnn_gemm_ran;
-  } else {
-    d.reset_y();
-    r = cudnn_best_forward(g.ch.get(), *cd, d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta,
-                           CudnnPick::kHeuristic, &g.cudnn_ws, size_t(1) << 31, kCudnnDotProductAlgos);
-    g.stream.sync();
-  }
-  check_cudnn_run(r, what, d, h, jh, notes);
-}
+// (c) cuDNN's GEMM algorithm (else its best dot-product one): see run_cudnn_forward.
+// The three paths together (common/conv_harness.h): run_solvers, the API, cuDNN.
+ConvPaths paths() { return {gpu(), JHDNN_CONVOLUTION_FWD_ALGO_GEMM, run_solvers, /*prefer_cudnn_gemm=*/true}; }
 
-// Every path on every layout of one host problem.
-void run_all_paths(const HostProblem& h, const std::vector<ConvProblem>& layouts, Notes& notes,
-                   bool with_cudnn = true) {
-  for_each_layout(h, layouts, notes, /*fma_math=*/false, [&](DeviceProblem& d, Tolerance tol) {
-    run_solvers(d, h, tol, notes);
-    const std::vector<double> jh = run_api(d, h, tol, notes);
-    if (with_cudnn) run_cudnn(d, h, jh, notes);
-  });
-}
-
-// Runs `problems` (any data type, given as packed NCHW bases) in NCHW and NHWC (see
-// for_each_host_problem).
+// Runs `problems` (any data type, given as packed NCHW bases) in NCHW and NHWC.
 void run_problem_list(const std::vector<NamedProblem>& problems, jhdnnDataType_t dt, Scale sc, Notes& notes,
                       bool with_cudnn = true) {
-  for_each_host_problem(problems, dt, sc, [&](const HostProblem& h, const std::vector<ConvProblem>& layouts) {
-    run_all_paths(h, layouts, notes, with_cudnn);
-  });
+  run_conv_problem_list(paths(), problems, dt, sc, notes, with_cudnn);
 }
 
 #define START_GPU_CASE()                                                    \

@@ -36,6 +36,13 @@ ConvTestGpu::ConvTestGpu(const char* test_name, bool one_line_banner) {
   std::fflush(stdout);
 }
 
+std::vector<const conv::ConvSolver*> solvers_of(jhdnnConvolutionFwdAlgo_t algo) {
+  std::vector<const conv::ConvSolver*> v;
+  for (const conv::ConvSolver* s : conv::all_solvers())
+    if (s->algo() == algo) v.push_back(s);
+  return v;
+}
+
 std::string jhdnn_last_error() {
   char buf[2048] = {};
   jhdnnGetLastErrorString(buf, sizeof buf);
@@ -384,6 +391,55 @@ void check_cudnn_run(const CudnnRun& r, const std::string& what, const DevicePro
                                          Tolerance{2.0 * tc.atol, 2.0 * tc.rtol});
   INFO("jhDNN vs cuDNN: " << c.summary());
   CHECK(c.ok);
+}
+
+void run_cudnn_forward(ConvTestGpu& g, DeviceProblem& d, const HostProblem& h, const std::vector<double>& jh,
+                       Notes& notes, bool prefer_gemm) {
+  const std::string what = h.name + " " + dt_name(d.p.dtype) + " " + layout_name(d.p);
+  const std::unique_ptr<CudnnConvDescs> cd = cudnn_descs_or_skip(d, what, notes);
+  if (!cd) return;
+  d.reset_y();
+  // Only cuDNN's dot-product algorithms: their error model is conv_tolerance's (FFT / Winograd
+  // errors are norm-wise and larger).
+  CudnnRun r;
+  bool ran = false;
+  if (prefer_gemm) {
+    // cuDNN's GEMM algorithm first (the one this solver mirrors); where cuDNN does not offer it for
+    // the configuration, its best dot-product algorithm, so every result is still checked against cuDNN.
+    r = cudnn_best_forward(g.ch.get(), *cd, d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta,
+                           CudnnPick::kHeuristic, &g.cudnn_ws, size_t(1) << 31, 1u << CUDNN_CONVOLUTION_FWD_ALGO_GEMM);
+    g.stream.sync();
+    if (r.ok()) {
+      ++notes.cudnn_gemm_ran;
+      ran = true;
+    } else {
+      d.reset_y();
+    }
+  }
+  if (!ran) {
+    r = cudnn_best_forward(g.ch.get(), *cd, d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta,
+                           CudnnPick::kHeuristic, &g.cudnn_ws, size_t(1) << 31, kCudnnDotProductAlgos);
+    g.stream.sync();
+  }
+  check_cudnn_run(r, what, d, h, jh, notes);
+}
+
+// ================================================================ the paths of one algorithm
+
+void run_conv_paths(const ConvPaths& paths, const HostProblem& h, const std::vector<ConvProblem>& layouts,
+                    Notes& notes, bool with_cudnn) {
+  for_each_layout(h, layouts, notes, /*fma_math=*/false, [&](DeviceProblem& d, Tolerance tol) {
+    paths.run_solvers(d, h, tol, notes);
+    const std::vector<double> jh = run_api_forward(paths.g, paths.algo, d, h, tol, notes);
+    if (with_cudnn) run_cudnn_forward(paths.g, d, h, jh, notes, paths.prefer_cudnn_gemm);
+  });
+}
+
+void run_conv_problem_list(const ConvPaths& paths, const std::vector<NamedProblem>& problems, jhdnnDataType_t dt,
+                           Scale sc, Notes& notes, bool with_cudnn) {
+  for_each_host_problem(problems, dt, sc, [&](const HostProblem& h, const std::vector<ConvProblem>& layouts) {
+    run_conv_paths(paths, h, layouts, notes, with_cudnn);
+  });
 }
 
 }  // namespace jhdnn::test

@@ -20,6 +20,7 @@
 #include "common/gpu_util.h"
 #include "common/problems.h"
 #include "common/test_util.h"
+#include "conv/solver.h"
 #include "core/conv_problem.h"
 #include "core/device_info.h"
 
@@ -40,6 +41,9 @@ struct ConvTestGpu {
 
   explicit ConvTestGpu(const char* test_name, bool one_line_banner = false);
 };
+
+// The registered solvers of `algo`, in registry (dispatch) order.
+std::vector<const conv::ConvSolver*> solvers_of(jhdnnConvolutionFwdAlgo_t algo);
 
 // jhdnnGetLastErrorString of this thread.
 std::string jhdnn_last_error();
@@ -200,5 +204,33 @@ std::unique_ptr<CudnnConvDescs> cudnn_descs_or_skip(const DeviceProblem& d, cons
 // CHECKs that cuDNN ran that algorithm.
 void check_cudnn_run(const CudnnRun& r, const std::string& what, const DeviceProblem& d, const HostProblem& h,
                      const std::vector<double>& jh, Notes& notes, int expected_algo = -1);
+
+// (c) cuDNN on d's buffers: vs the reference, and jhDNN (jh) vs cuDNN. Only cuDNN's dot-product
+// algorithms (their error model is conv_tolerance's; FFT / Winograd errors are norm-wise and
+// larger): its best one, or with prefer_gemm cuDNN's GEMM algorithm first (counted in
+// notes.cudnn_gemm_ran) and the best dot-product one where cuDNN does not offer GEMM.
+void run_cudnn_forward(ConvTestGpu& g, DeviceProblem& d, const HostProblem& h, const std::vector<double>& jh,
+                       Notes& notes, bool prefer_gemm = false);
+
+// ================================================================ the paths of one algorithm
+
+// The three paths of a test of one algorithm (direct, gemm): (a) run_solvers, the file's solvers
+// through ConvSolver::run; (b) the public API with `algo` (run_api_forward); (c) cuDNN
+// (run_cudnn_forward with prefer_cudnn_gemm).
+struct ConvPaths {
+  ConvTestGpu& g;
+  jhdnnConvolutionFwdAlgo_t algo;
+  std::function<void(DeviceProblem&, const HostProblem&, Tolerance, Notes&)> run_solvers;
+  bool prefer_cudnn_gemm;
+};
+
+// Every path on every layout of one host problem (cuDNN only when with_cudnn).
+void run_conv_paths(const ConvPaths& paths, const HostProblem& h, const std::vector<core::ConvProblem>& layouts,
+                    Notes& notes, bool with_cudnn = true);
+
+// Every path on `problems` (any data type, given as packed NCHW bases) in NCHW and NHWC (see
+// for_each_host_problem).
+void run_conv_problem_list(const ConvPaths& paths, const std::vector<NamedProblem>& problems, jhdnnDataType_t dt,
+                           Scale sc, Notes& notes, bool with_cudnn = true);
 
 }  // namespace jhdnn::test
