@@ -214,7 +214,9 @@ void run_cudnn(jhdnnConvolutionFwdAlgo_t algo, DeviceProblem& d, const HostProbl
   check_cudnn_run(r, what, d, h, jh, notes, int(algo));
 }
 
-// Every path of both algorithms on every layout of one host problem.
+// Every path of both algorithms on every layout of one host problem. Every DeviceProblem of this
+// file has fma_math: the configuration, fp32 data with FMA math. (Under DEFAULT math a TF32
+// tensor-core solver registered for the same algorithm could take FLOAT problems before these solvers.)
 void run_all_paths(const HostProblem& h, const std::vector<ConvProblem>& layouts, Notes& notes) {
   for_each_layout(h, layouts, notes, /*fma_math=*/true, [&](DeviceProblem& d, Tolerance tol) {
     for (jhdnnConvolutionFwdAlgo_t algo : kAlgos) {
