@@ -31,6 +31,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include "common/catch_gpu.h"
+#include "common/conv_harness.h"
 #include "common/gpu_util.h"
 #include "common/problems.h"
 #include "common/reference.h"
@@ -140,32 +141,12 @@ TEST_CASE("tensorcore: every problem of the shared set is accepted (H200 rules)"
 
 namespace {
 
-struct Gpu {
-  CudaStream stream;
-  JhdnnHandle jh;
-  CudnnHandle ch;
-  core::DeviceInfo dev;
-  DeviceBuffer cudnn_ws;
-  Gpu() {
-    JHDNN_CHECK(jhdnnSetStream(jh.get(), stream.get()));
-    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
-    const core::Status s = core::query_device(&dev);
-    if (!s.ok()) throw std::runtime_error("core::query_device: " + s.message);
-    std::printf("test_conv_tensorcore: %s; seed %" PRIu64 " (rerun with JHDNN_TEST_SEED=%" PRIu64 ")\n",
-                gpu_description().c_str(), test_seed(), test_seed());
-    std::fflush(stdout);
-  }
-};
+// GPU state and input generation: common/conv_harness.h, shared with the other convolution tests.
+using Gpu = ConvTestGpu;
 
 Gpu& gpu() {
-  static Gpu g;
+  static Gpu g("test_conv_tensorcore", /*one_line_banner=*/true);
   return g;
-}
-
-std::string last_error() {
-  char buf[2048] = {};
-  jhdnnGetLastErrorString(buf, sizeof buf);
-  return buf;
 }
 
 // What the epilogue adds besides alpha / beta (forward_mma only).
@@ -193,17 +174,7 @@ Host make_host(const Case& c) {
   const jhdnnDataType_t dt = p.dtype;
   const uint64_t salt = hash_string(c.name + "|" + core::data_type_name(dt));
   Host h;
-  h.x.resize(size_t(p.x_span()));
-  h.w.resize(size_t(p.w_span()));
-  fill_random(h.x, dt, mix_seed(test_seed(), salt + 1));
-  fill_random(h.w, dt, mix_seed(test_seed(), salt + 2));
-  h.ref.assign(size_t(p.y_span()), 0.0);
-  if (c.beta != 0.0) {
-    h.y0.resize(size_t(p.y_span()));
-    fill_random(h.y0, dt, mix_seed(test_seed(), salt + 3));
-    h.ref = h.y0;
-  }
-  conv_fwd_reference(p, h.x.data(), h.w.data(), h.ref.data(), c.alpha, c.beta);
+  fill_conv_inputs(p, salt, c.alpha, c.beta, h.x, h.w, h.y0, h.ref);
   // ref = alpha * conv + beta * y0 (before any fusion), so |alpha * conv| = |ref - beta * y0|.
   h.blend.resize(h.ref.size());
   for (size_t i = 0; i < h.ref.size(); ++i) {
@@ -435,7 +406,7 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
                                                   JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0, &bf,
                                                   descs.y, d.y.get());
   g.stream.sync();
-  INFO("jhdnnConvolutionForward: " << jhdnnGetErrorString(s) << " " << last_error());
+  INFO("jhdnnConvolutionForward: " << jhdnnGetErrorString(s) << " " << jhdnn_last_error());
   REQUIRE(s == JHDNN_STATUS_SUCCESS);
   ++n.api_runs;
   const std::vector<double> jh = check_y("jhdnnConvolutionForward(IMPLICIT_PRECOMP_GEMM)", d, c, h.ref, tol);
@@ -643,5 +614,5 @@ TEST_CASE("tensorcore: FMA_MATH keeps the API off tensor cores", "[gpu][tensorco
                                                   &zero, descs.y, y.get());
   unsetenv("JHDNN_DISABLE");
   CHECK(s == JHDNN_STATUS_NOT_SUPPORTED);
-  CHECK(last_error().find("FMA_MATH never uses tensor cores") != std::string::npos);
+  CHECK(jhdnn_last_error().find("FMA_MATH never uses tensor cores") != std::string::npos);
 }

@@ -32,6 +32,7 @@
 
 #include "common/catch_gpu.h"
 #include "common/gpu_util.h"
+#include "common/status_rows.h"
 #include "common/test_util.h"
 #include "gemm/gemm.h"
 #include "gemm_epilogue_launch.h"
@@ -242,6 +243,17 @@ void check_c(const std::string& who, const Dev& d, const Host& h) {
                        << "), max |err| " << worst << ", gap elements changed " << gaps_changed);
   CHECK(bad == 0);
   CHECK(gaps_changed == 0);
+}
+
+// Runs one step of the SGEMM series on c's matrices (h on the device as d) on the test stream and
+// waits for it.
+core::Status run_series_step(const gemm::series::Step& st, const Config& c, const Host& h, const Dev& d) {
+  gemm::series::Args a;
+  a.m = int(c.m), a.n = int(c.n), a.k = int(c.k), a.alpha = c.alpha, a.beta = c.beta;
+  a.a = d.pa, a.lda = int(h.sa.ld), a.b = d.pb, a.ldb = int(h.sb.ld), a.c = d.pc, a.ldc = int(h.sc.ld);
+  const core::Status r = st.run(a, gpu().stream.get());
+  gpu().stream.sync();
+  return r;
 }
 
 jhdnnStatus_t run_api(const Dev& d, const Host& h) {
@@ -539,11 +551,7 @@ TEST_CASE("gemm: which kernel the library picks", "[gpu][gemm][paths]") {
     c.m = 67, c.n = 45, c.k = 33, c.pad_a = 1, c.beta = -1.f;  // lda = 68
     const Host h = make_host(c);
     Dev d(h);
-    gemm::series::Args a;
-    a.m = int(c.m), a.n = int(c.n), a.k = int(c.k), a.alpha = c.alpha, a.beta = c.beta;
-    a.a = d.pa, a.lda = int(h.sa.ld), a.b = d.pb, a.ldb = int(h.sb.ld), a.c = d.pc, a.ldc = int(h.sc.ld);
-    const core::Status r = gemm::series::steps().at(9).run(a, gpu().stream.get());
-    gpu().stream.sync();
+    const core::Status r = run_series_step(gemm::series::steps().at(9), c, h, d);
     INFO("status " << core::status_name(r.code) << ": " << r.message);
     REQUIRE(r.ok());
     CHECK(gemm::last_sgemm_run().path == SgemmPath::kAsync);
@@ -654,11 +662,7 @@ TEST_CASE("gemm series: every step on the shapes it accepts, refusals otherwise"
         c.alpha = 2.f, c.beta = beta;
         const Host h = make_host(c);
         Dev d(h);
-        gemm::series::Args a;
-        a.m = int(c.m), a.n = int(c.n), a.k = int(c.k), a.alpha = c.alpha, a.beta = c.beta;
-        a.a = d.pa, a.lda = int(h.sa.ld), a.b = d.pb, a.ldb = int(h.sb.ld), a.c = d.pc, a.ldc = int(h.sc.ld);
-        const core::Status r = st.run(a, gpu().stream.get());
-        gpu().stream.sync();
+        const core::Status r = run_series_step(st, c, h, d);
         INFO("status " << core::status_name(r.code) << ": " << r.message);
         REQUIRE(r.ok());
         check_c(std::string("series step ") + st.name, d, h);
@@ -668,11 +672,7 @@ TEST_CASE("gemm series: every step on the shapes it accepts, refusals otherwise"
     c.m = 67, c.n = 45, c.k = 33, c.beta = -1.f;
     const Host h = make_host(c);
     Dev d(h);
-    gemm::series::Args a;
-    a.m = int(c.m), a.n = int(c.n), a.k = int(c.k), a.alpha = c.alpha, a.beta = c.beta;
-    a.a = d.pa, a.lda = int(h.sa.ld), a.b = d.pb, a.ldb = int(h.sb.ld), a.c = d.pc, a.ldc = int(h.sc.ld);
-    const core::Status r = st.run(a, gpu().stream.get());
-    gpu().stream.sync();
+    const core::Status r = run_series_step(st, c, h, d);
     INFO("status " << core::status_name(r.code) << ": " << r.message);
     if (st.number == 1 || st.number == 2 || st.number == 8) {
       REQUIRE(r.ok());
@@ -708,12 +708,7 @@ TEST_CASE("gemm: bad inputs get a clear status and message", "[gpu][gemm][bad_in
   const auto col = JHDNN_GEMM_COL_MAJOR, row = JHDNN_GEMM_ROW_MAJOR;
   const auto N = JHDNN_GEMM_OP_N, T = JHDNN_GEMM_OP_T;
   const auto F = JHDNN_DATA_FLOAT;
-  struct Row {
-    const char* what;
-    std::function<jhdnnStatus_t()> call;
-    jhdnnStatus_t want;
-    const char* message_part;
-  };
+  using Row = StatusRow;
   const std::vector<Row> rows = {
       {"null alpha", [&] { return jhdnnGemm(h, F, col, N, N, 8, 8, 8, nullptr, pa, 8, pb, 8, &zero, pc, 8); },
        JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "alpha"},
@@ -769,14 +764,7 @@ TEST_CASE("gemm: bad inputs get a clear status and message", "[gpu][gemm][bad_in
        },
        JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "aligned"},
   };
-  for (const Row& r : rows) {
-    INFO(r.what);
-    const jhdnnStatus_t st = r.call();
-    const std::string msg = last_error();
-    INFO("got " << jhdnnGetErrorString(st) << ": " << msg);
-    CHECK(st == r.want);
-    CHECK(msg.find(r.message_part) != std::string::npos);
-  }
+  check_status_rows(rows);
   // The legal corner cases succeed: batchCount 0, and m == 0 (nothing is touched, so no pointer
   // is needed).
   CHECK(jhdnnGemmStridedBatched(h, F, col, N, N, 8, 8, 8, &one, pa, 8, 64, pb, 8, 64, &zero, pc, 8, 64, 0) ==

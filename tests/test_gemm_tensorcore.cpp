@@ -21,6 +21,7 @@
 
 #include "common/catch_gpu.h"
 #include "common/gpu_util.h"
+#include "common/status_rows.h"
 #include "common/test_util.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
@@ -479,12 +480,7 @@ TEST_CASE("tensorcore gemm: jhdnnGemmEx bad inputs get a clear status and messag
   const float one = 1.f, zero = 0.f;
   const jhdnnDataType_t H = JHDNN_DATA_HALF, F = JHDNN_DATA_FLOAT;
   const jhdnnMathType_t D = JHDNN_DEFAULT_MATH;
-  struct Row {
-    const char* what;
-    std::function<jhdnnStatus_t()> call;
-    jhdnnStatus_t want;
-    const char* message_part;
-  };
+  using Row = StatusRow;
   const std::vector<Row> rows = {
       {"DOUBLE A/B", [&] { return jhdnnGemmEx(h, kRow, kN, kN, 8, 8, 8, &one, pa, 8, pb, 8, JHDNN_DATA_DOUBLE, &zero, pc, 8, F, D); },
        JHDNN_STATUS_NOT_SUPPORTED_DATA_TYPE, "DOUBLE"},
@@ -529,14 +525,7 @@ TEST_CASE("tensorcore gemm: jhdnnGemmEx bad inputs get a clear status and messag
        [&] { return jhdnnGemmEx(h, kRow, kT, kN, 8, 8, 8, &one, pa, 8, pb, 8, H, &zero, pc, 8, F, D); },
        JHDNN_STATUS_NOT_SUPPORTED, "128x256"},
   };
-  for (const Row& r : rows) {
-    INFO(r.what);
-    const jhdnnStatus_t st = r.call();
-    const std::string msg = api_last_error();
-    INFO("got " << jhdnnGetErrorString(st) << ": " << msg);
-    CHECK(st == r.want);
-    CHECK(msg.find(r.message_part) != std::string::npos);
-  }
+  check_status_rows(rows);
   {  // a misspelt JHDNN_TC_GEMM is an error, not a silent "auto"
     TcGemmEnv env("hoper");
     const jhdnnStatus_t st = jhdnnGemmEx(h, kRow, kN, kT, 8, 8, 8, &one, pa, 8, pb, 8, H, &zero, pc, 8, H, D);
