@@ -52,7 +52,7 @@ constexpr int64_t kImages = 60000;
       throw std::runtime_error(std::string(#call) + " failed: " + cusparseGetErrorString(st_));          \
   } while (0)
 
-// Everything runs on the legacy default stream (nullptr), timed with events there (no L2 flush).
+// The handles, and CUDA events timing on the legacy default stream (nullptr; no L2 flush).
 struct Ctx {
   jhdnn::test::JhdnnHandle h;
   cusparseHandle_t sp = nullptr;

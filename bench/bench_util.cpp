@@ -57,22 +57,20 @@ cudaDataType_t cuda_type(jhdnnDataType_t dt) {
 // ---------------------------------------------------------------- timing
 
 EventTimer::EventTimer() {
-  CUDA_CHECK(cudaEventCreate(&start_));
-  CUDA_CHECK(cudaEventCreate(&stop_));
+  cudaEvent_t e = nullptr;
+  CUDA_CHECK(cudaEventCreate(&e));
+  start_.reset(e);
+  CUDA_CHECK(cudaEventCreate(&e));
+  stop_.reset(e);
 }
 
-EventTimer::~EventTimer() {
-  cudaEventDestroy(start_);
-  cudaEventDestroy(stop_);
-}
-
-void EventTimer::start(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(start_, s)); }
+void EventTimer::start(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(start_.get(), s)); }
 
 double EventTimer::stop_ms(cudaStream_t s) {
-  CUDA_CHECK(cudaEventRecord(stop_, s));
-  CUDA_CHECK(cudaEventSynchronize(stop_));
+  CUDA_CHECK(cudaEventRecord(stop_.get(), s));
+  CUDA_CHECK(cudaEventSynchronize(stop_.get()));
   float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
   return ms;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include <benchmark/benchmark.h>
 #include <cublas_v2.h>
@@ -76,15 +77,16 @@ cudaDataType_t cuda_type(jhdnnDataType_t dt);
 class EventTimer {
  public:
   EventTimer();
-  ~EventTimer();
-  EventTimer(const EventTimer&) = delete;
-  EventTimer& operator=(const EventTimer&) = delete;
   void start(cudaStream_t s);
   // Records the stop event, waits for it, returns the milliseconds since start.
   double stop_ms(cudaStream_t s);
 
  private:
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  struct Destroy {
+    void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+  };
+  using Event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, Destroy>;  // movable, not copyable
+  Event start_, stop_;
 };
 
 // The FLOP/s counter: flops per iteration, as a rate over the (manual) time.
