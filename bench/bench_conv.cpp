@@ -10,11 +10,10 @@
 // --benchmark_filter selects, e.g. --benchmark_filter='rn50.*f16.*direct_tiled'.
 #include <benchmark/benchmark.h>
 
-#include <cmath>
 #include <cstdio>
-#include <memory>
 #include <string>
 
+#include "bench_util.h"
 #include "common/gpu_util.h"
 #include "common/suites.h"
 #include "common/test_util.h"
@@ -25,75 +24,15 @@ using namespace jhdnn::test;
 
 namespace {
 
-struct Gpu {
-  JhdnnHandle jh;
-  CudnnHandle ch;
-  CudaStream stream;
-  core::DeviceInfo dev;
-  std::unique_ptr<DeviceBuffer> flush;
-  Gpu() {
-    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
-    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
-    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
-  }
-};
+using benchutil::Gpu;
 
-Gpu& gpu() {
-  static Gpu g;
-  return g;
-}
-
-// Inputs of one configuration, random in [-1, 1].
-struct Inputs {
-  DeviceBuffer x, w, y;
-  explicit Inputs(const core::ConvProblem& p) {
-    const size_t es = dtype_size(p.dtype);
-    std::vector<double> hx(p.x_span()), hw(p.w_span());
-    fill_random(hx, p.dtype, 1);
-    fill_random(hw, p.dtype, 2);
-    x = DeviceBuffer(hx.size() * es, 0);
-    w = DeviceBuffer(hw.size() * es, 0);
-    y = DeviceBuffer(size_t(p.y_span()) * es, 0);
-    x.upload(to_device_bytes(hx, p.dtype));
-    w.upload(to_device_bytes(hw, p.dtype));
-  }
-};
-
-// The inputs of the last problem: benchmarks of one problem are registered together, so each
-// problem's (possibly 400 MB) host fill happens once, not once per algorithm.
-Inputs& inputs_for(const core::ConvProblem& p) {
-  static std::string key;
-  static std::unique_ptr<Inputs> cached;
-  if (!cached || key != p.key()) {
-    cached.reset();
-    cached = std::make_unique<Inputs>(p);
-    key = p.key();
-  }
-  return *cached;
-}
+Gpu& gpu() { return benchutil::shared_gpu(benchutil::kCudnn | benchutil::kJhdnn); }
 
 // Runs `run` under the benchmark loop with event timing; sets the counters.
 template <class F>
 void timed_loop(benchmark::State& st, const core::ConvProblem& p, F run) {
-  Gpu& g = gpu();
-  cudaEvent_t a, b;
-  CUDA_CHECK(cudaEventCreate(&a));
-  CUDA_CHECK(cudaEventCreate(&b));
-  run();  // warm-up
-  for (auto _ : st) {
-    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
-    CUDA_CHECK(cudaEventRecord(a, g.stream.get()));
-    run();
-    CUDA_CHECK(cudaEventRecord(b, g.stream.get()));
-    CUDA_CHECK(cudaEventSynchronize(b));
-    float ms;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    st.SetIterationTime(ms * 1e-3);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  benchutil::timed_loop(st, gpu(), p.flops(), run);
   const double es = double(dtype_size(p.dtype));
-  st.counters["FLOP/s"] = benchmark::Counter(p.flops(), benchmark::Counter::kIsIterationInvariantRate);
   st.counters["B/s"] = benchmark::Counter(es * double(p.x_elems() + p.w_elems() + p.y_elems()),
                                           benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -105,37 +44,20 @@ void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSol
     st.SkipWithError(v.reason);
     return;
   }
-  Inputs& in = inputs_for(p);
+  benchutil::ConvInputs& in = benchutil::conv_inputs(p, p.key());
   DeviceBuffer ws(s->workspace_bytes(p), 0);
   const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
-  // Checked once before timing: y starts as NaN and every output must come back finite. (Values are
-  // checked against cuDNN by jhdnn-bench and against the float64 reference by the tests.)
-  in.y.poison();
-  const core::Status first = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
-  g.stream.sync();
-  if (!first.ok()) {
-    st.SkipWithError(first.message.c_str());
-    return;
-  }
-  const auto yb = in.y.download();
-  for (double v : from_device_bytes(yb.data(), size_t(p.y_span()), p.dtype))
-    if (!std::isfinite(v)) {
-      st.SkipWithError("an output was not written (NaN poison left) or is not finite");
-      return;
-    }
-  timed_loop(st, p, [&] {
-    const core::Status r = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
-    if (!r.ok()) throw std::runtime_error(r.message);
-  });
+  if (!benchutil::first_run_ok(st, *s, p, args, in.y, ws, g)) return;
+  timed_loop(st, p, [&] { benchutil::run_solver_or_throw(*s, p, args, ws, g); });
 }
 
 void bench_cudnn(benchmark::State& st, core::ConvProblem p) {
   Gpu& g = gpu();
-  Inputs& in = inputs_for(p);
+  benchutil::ConvInputs& in = benchutil::conv_inputs(p, p.key());
   CudnnConvDescs cd(p);
   DeviceBuffer ws;
   // cudnnFind picks the algorithm (and its math type); the benchmark then times that one.
-  CudnnRun pick = cudnn_best_forward(g.ch.get(), cd, in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
+  CudnnRun pick = cudnn_best_forward(g.cudnn(), cd, in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
   if (!pick.ok()) {
     st.SkipWithError(("cuDNN: " + pick.log).c_str());
     return;
@@ -144,7 +66,7 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p) {
   const float one = 1.0f, zero = 0.0f;
   st.SetLabel(cudnn_algo_name(pick.algo));
   timed_loop(st, p, [&] {
-    CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, pick.algo,
+    CUDNN_CHECK(cudnnConvolutionForward(g.cudnn(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, pick.algo,
                                         ws.get(), pick.workspace_bytes, &zero, cd.y, in.y.get()));
   });
 }
@@ -152,14 +74,14 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p) {
 // One cuDNN algorithm, as cuDNN runs it under the problem's math type.
 void bench_cudnn_algo(benchmark::State& st, core::ConvProblem p, cudnnConvolutionFwdAlgo_t algo) {
   Gpu& g = gpu();
-  Inputs& in = inputs_for(p);
+  benchutil::ConvInputs& in = benchutil::conv_inputs(p, p.key());
   CudnnConvDescs cd(p);
   size_t wsb = 0;
-  cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(g.ch.get(), cd.x, cd.w, cd.conv, cd.y, algo, &wsb);
+  cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(g.cudnn(), cd.x, cd.w, cd.conv, cd.y, algo, &wsb);
   DeviceBuffer ws(s == CUDNN_STATUS_SUCCESS ? wsb : 0, 0);
   const float one = 1.0f, zero = 0.0f;
   const auto run = [&] {
-    return cudnnConvolutionForward(g.ch.get(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, algo, ws.get(), wsb,
+    return cudnnConvolutionForward(g.cudnn(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, algo, ws.get(), wsb,
                                    &zero, cd.y, in.y.get());
   };
   if (s == CUDNN_STATUS_SUCCESS) {
@@ -197,11 +119,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_conv: %s\n", e.what());
     return 2;
   }
-  std::string why;
-  if (!gpu_available(&why)) {
-    std::fprintf(stderr, "bench_conv: no usable GPU (%s)\n", why.c_str());
-    return 1;
-  }
+  if (!benchutil::usable_gpu("bench_conv")) return 1;
   struct Cfg { jhdnnDataType_t dt; bool nhwc; const char* name; };
   const Cfg cfgs[] = {{JHDNN_DATA_FLOAT, false, "f32_nchw"}, {JHDNN_DATA_HALF, true, "f16_nhwc"},
                       {JHDNN_DATA_BFLOAT16, true, "bf16_nhwc"}};
@@ -212,18 +130,15 @@ int main(int argc, char** argv) {
       p.math_type = c.dt == JHDNN_DATA_FLOAT ? JHDNN_FMA_MATH : JHDNN_TENSOR_OP_MATH;
       const std::string base = "conv/" + np.name + "/" + c.name + "/";
       for (const conv::ConvSolver* s : conv::all_solvers())
-        benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_solver, p, s)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+        benchutil::manual_time(benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_solver, p, s), 10);
       for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a)
-        benchmark::RegisterBenchmark((base + "cudnn_" + cudnn_algo_name(cudnnConvolutionFwdAlgo_t(a))).c_str(),
-                                     bench_cudnn_algo, p, cudnnConvolutionFwdAlgo_t(a))
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
-      benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_cudnn, p)
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+        benchutil::manual_time(
+            benchmark::RegisterBenchmark((base + "cudnn_" + cudnn_algo_name(cudnnConvolutionFwdAlgo_t(a))).c_str(),
+                                         bench_cudnn_algo, p, cudnnConvolutionFwdAlgo_t(a)),
+            10);
+      benchutil::manual_time(benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_cudnn, p), 10);
     }
   }
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  benchutil::run_benchmarks(&argc, argv);
   return 0;
 }

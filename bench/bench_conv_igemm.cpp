@@ -21,13 +21,12 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "common/gpu_util.h"
 #include "common/suites.h"
 #include "common/test_util.h"
@@ -41,22 +40,14 @@ namespace {
 
 constexpr size_t kFindWorkspace = size_t(4) << 30;  // 4 GiB
 
-struct Gpu {
-  CudnnHandle ch;
-  CudaStream stream;
-  core::DeviceInfo dev;
-  std::unique_ptr<DeviceBuffer> flush;
-  std::unique_ptr<DeviceBuffer> find_ws;  // cudnn_best_fma's FindEx workspace, allocated on first use
-  Gpu() {
-    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
-    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
-    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
-  }
-};
+using benchutil::Gpu;
 
-Gpu& gpu() {
-  static Gpu g;
-  return g;
+Gpu& gpu() { return benchutil::shared_gpu(benchutil::kCudnn); }
+
+// cudnn_best_fma's FindEx workspace, allocated on first use.
+DeviceBuffer& find_workspace() {
+  static DeviceBuffer ws(kFindWorkspace, 0);
+  return ws;
 }
 
 // Fills a device buffer with random floats in [-1, 1): a 2^16-value block generated on the host,
@@ -69,14 +60,7 @@ void fill_device_random(DeviceBuffer& b, uint64_t seed) {
   SplitMix64 g(seed);
   for (float& v : block) v = float(2.0 * g.uniform() - 1.0);
   b.upload(block.data(), block.size() * sizeof(float), 0);
-  auto* base = static_cast<char*>(b.get());
-  for (size_t have = block.size(); have < n;) {
-    const size_t copy = std::min(have, n - have);
-    CUDA_CHECK(cudaMemcpyAsync(base + have * sizeof(float), base, copy * sizeof(float), cudaMemcpyDeviceToDevice,
-                               cudaStreamLegacy));
-    have += copy;
-  }
-  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
+  benchutil::repeat_block(b, block.size() * sizeof(float));
 }
 
 // Inputs of one configuration (FLOAT), random in [-1, 1).
@@ -94,46 +78,8 @@ struct Inputs {
 // The five entries of one (layer, layout) run back to back (registration order) and share one
 // set of inputs: only the most recent configuration's buffers are kept.
 Inputs& inputs_for(const core::ConvProblem& p) {
-  static std::string key;
-  static std::unique_ptr<Inputs> in;
-  const std::string k = p.key();
-  if (!in || k != key) {
-    in.reset();  // free the previous layer's buffers first
-    in = std::make_unique<Inputs>(p);
-    key = k;
-  }
-  return *in;
-}
-
-template <class F>
-void timed_loop(benchmark::State& st, const core::ConvProblem& p, F run) {
-  Gpu& g = gpu();
-  cudaEvent_t a, b;
-  CUDA_CHECK(cudaEventCreate(&a));
-  CUDA_CHECK(cudaEventCreate(&b));
-  run();  // warm-up
-  for (auto _ : st) {
-    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
-    CUDA_CHECK(cudaEventRecord(a, g.stream.get()));
-    run();
-    CUDA_CHECK(cudaEventRecord(b, g.stream.get()));
-    CUDA_CHECK(cudaEventSynchronize(b));
-    float ms;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    st.SetIterationTime(ms * 1e-3);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  st.counters["FLOP/s"] = benchmark::Counter(p.flops(), benchmark::Counter::kIsIterationInvariantRate);
-}
-
-// y poisoned with NaN must come back finite everywhere (each output written once). FLOAT only.
-bool all_finite(const DeviceBuffer& y, const core::ConvProblem& p) {
-  std::vector<float> host(size_t(p.y_span()));
-  y.download(host.data(), host.size() * sizeof(float), 0);
-  for (float v : host)
-    if (!std::isfinite(v)) return false;
-  return true;
+  static benchutil::KeepLast<Inputs> last;
+  return last.get(p.key(), [&] { return std::make_unique<Inputs>(p); });
 }
 
 // implicit_precomp_gemm with its per-element table forced (the round-1 design) for the lifetime
@@ -165,21 +111,8 @@ void bench_ours(benchmark::State& st, core::ConvProblem p, Ours which) {
   Inputs& in = inputs_for(p);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
   const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
-  in.y.poison();
-  const core::Status first = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
-  g.stream.sync();
-  if (!first.ok()) {
-    st.SkipWithError(first.message.c_str());
-    return;
-  }
-  if (!all_finite(in.y, p)) {
-    st.SkipWithError("an output was not written (NaN poison left) or is not finite");
-    return;
-  }
-  timed_loop(st, p, [&] {
-    const core::Status r = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
-    if (!r.ok()) throw std::runtime_error(r.message);
-  });
+  if (!benchutil::first_run_ok(st, *s, p, args, in.y, ws, g)) return;
+  benchutil::timed_loop(st, g, p.flops(), [&] { benchutil::run_solver_or_throw(*s, p, args, ws, g); });
 }
 
 // cuDNN with a fixed algorithm (algo >= 0) or cudnnFind's fastest FMA-math one (algo < 0).
@@ -191,16 +124,16 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p, int algo) {
   cudnnConvolutionFwdAlgo_t a = cudnnConvolutionFwdAlgo_t(algo);
   if (algo < 0) {
     int max_count = 0;
-    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(g.ch.get(), &max_count));
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(g.cudnn(), &max_count));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(size_t(std::max(max_count, 1)));
     int returned = 0;
     // FindEx on our buffers with one cached workspace: cudnnFind would allocate (and free) its
     // own x, w, y and workspaces on every layer. Algorithms needing more than kFindWorkspace are
     // left out of the choice.
-    if (!g.find_ws) g.find_ws = std::make_unique<DeviceBuffer>(kFindWorkspace, 0);
-    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(g.ch.get(), cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, cd.y,
+    DeviceBuffer& find_ws = find_workspace();
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(g.cudnn(), cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, cd.y,
                                                        in.y.get(), int(perf.size()), &returned, perf.data(),
-                                                       g.find_ws->get(), g.find_ws->bytes()));
+                                                       find_ws.get(), find_ws.bytes()));
     bool found = false;
     for (int i = 0; i < returned && !found; ++i)
       if (perf[size_t(i)].status == CUDNN_STATUS_SUCCESS && perf[size_t(i)].mathType == CUDNN_FMA_MATH)
@@ -212,7 +145,7 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p, int algo) {
     CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, CUDNN_FMA_MATH));
   }
   size_t ws_bytes = 0;
-  cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(g.ch.get(), cd.x, cd.w, cd.conv, cd.y, a, &ws_bytes);
+  cudnnStatus_t s = cudnnGetConvolutionForwardWorkspaceSize(g.cudnn(), cd.x, cd.w, cd.conv, cd.y, a, &ws_bytes);
   if (s != CUDNN_STATUS_SUCCESS) {
     st.SkipWithError((std::string("cuDNN workspace query: ") + cudnnGetErrorString(s)).c_str());
     return;
@@ -220,20 +153,20 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p, int algo) {
   DeviceBuffer ws(ws_bytes, 0);
   const float one = 1.0f, zero = 0.0f;
   in.y.poison();
-  s = cudnnConvolutionForward(g.ch.get(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, a, ws.get(), ws_bytes,
+  s = cudnnConvolutionForward(g.cudnn(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, a, ws.get(), ws_bytes,
                               &zero, cd.y, in.y.get());
   g.stream.sync();
   if (s != CUDNN_STATUS_SUCCESS) {
     st.SkipWithError((std::string("cuDNN: ") + cudnnGetErrorString(s)).c_str());
     return;
   }
-  if (!all_finite(in.y, p)) {
+  if (!benchutil::all_finite(in.y, p.y_span(), p.dtype)) {
     st.SkipWithError("cuDNN left a non-finite output");
     return;
   }
   st.SetLabel(cudnn_algo_name(a));
-  timed_loop(st, p, [&] {
-    CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, a, ws.get(),
+  benchutil::timed_loop(st, g, p.flops(), [&] {
+    CUDNN_CHECK(cudnnConvolutionForward(g.cudnn(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv, a, ws.get(),
                                         ws_bytes, &zero, cd.y, in.y.get()));
   });
 }
@@ -241,11 +174,7 @@ void bench_cudnn(benchmark::State& st, core::ConvProblem p, int algo) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string why;
-  if (!gpu_available(&why)) {
-    std::fprintf(stderr, "bench_conv_igemm: no usable GPU (%s)\n", why.c_str());
-    return 1;
-  }
+  if (!benchutil::usable_gpu("bench_conv_igemm")) return 1;
   std::vector<NamedProblem> layers = resnet50_layers(32);
   for (const NamedProblem& np : vgg16_layers(16)) layers.push_back(np);
   const conv::ConvSolver* ours[] = {&conv::implicit_gemm_solver(), &conv::implicit_precomp_gemm_solver()};
@@ -255,10 +184,7 @@ int main(int argc, char** argv) {
       p.math_type = JHDNN_FMA_MATH;
       const std::string base = "igemm/" + np.name + (nhwc ? "/f32_nhwc/" : "/f32_nchw/");
       auto reg = [&](const std::string& name, auto fn, auto arg) {
-        benchmark::RegisterBenchmark((base + name).c_str(), fn, p, arg)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond)
-            ->Iterations(20);
+        benchutil::manual_time(benchmark::RegisterBenchmark((base + name).c_str(), fn, p, arg), 20);
       };
       for (const conv::ConvSolver* s : ours) reg(s->name(), bench_ours, Ours{s, false});
       reg("implicit_precomp_gemm_per_element", bench_ours, Ours{&conv::implicit_precomp_gemm_solver(), true});
@@ -267,8 +193,6 @@ int main(int argc, char** argv) {
       reg("cudnn_best_fma", bench_cudnn, -1);
     }
   }
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  benchutil::run_benchmarks(&argc, argv);
   return 0;
 }

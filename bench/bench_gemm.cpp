@@ -26,6 +26,7 @@
 
 #include <cublas_v2.h>
 
+#include "bench_util.h"
 #include "common/gpu_util.h"
 #include "common/suites.h"
 #include "common/test_util.h"
@@ -39,56 +40,9 @@ using namespace jhdnn::test;
 
 namespace {
 
-struct Gpu {
-  JhdnnHandle jh;
-  CudnnHandle ch;
-  CudaStream stream;
-  core::DeviceInfo dev;
-  cublasHandle_t cublas = nullptr;
-  std::unique_ptr<DeviceBuffer> flush;
-  Gpu() {
-    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
-    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
-    JHDNN_CHECK(jhdnnSetStream(jh.get(), stream.get()));
-    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
-    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-    cublasSetStream(cublas, stream.get());
-    cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH);  // fp32 FMA (TF32 only when asked for)
-  }
-};
+using benchutil::Gpu;
 
-Gpu& gpu() {
-  static Gpu g;
-  return g;
-}
-
-// Times `run` under the benchmark loop; returns the mean seconds per run.
-template <class F>
-double timed_loop(benchmark::State& st, double flops, F run) {
-  Gpu& g = gpu();
-  cudaEvent_t a, b;
-  CUDA_CHECK(cudaEventCreate(&a));
-  CUDA_CHECK(cudaEventCreate(&b));
-  run();  // warm-up
-  double total = 0;
-  int64_t n = 0;
-  for (auto _ : st) {
-    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
-    CUDA_CHECK(cudaEventRecord(a, g.stream.get()));
-    run();
-    CUDA_CHECK(cudaEventRecord(b, g.stream.get()));
-    CUDA_CHECK(cudaEventSynchronize(b));
-    float ms;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    st.SetIterationTime(ms * 1e-3);
-    total += ms * 1e-3;
-    ++n;
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-  return n ? total / double(n) : 0.0;
-}
+Gpu& gpu() { return benchutil::shared_gpu(benchutil::kCudnn | benchutil::kJhdnn | benchutil::kCublas); }
 
 // Ratios collected for the summary printed after the run: "<table> <impl>" -> ratios.
 std::map<std::string, std::vector<double>>& ratios() {
@@ -125,7 +79,7 @@ std::unique_ptr<ShapeData>& current() {
 void cublas_run(const ShapeData& d, float* c) {
   const float one = 1.f, zero = 0.f;
   const Shape& s = d.s;
-  const cublasStatus_t st = cublasSgemm(gpu().cublas, s.ta ? CUBLAS_OP_T : CUBLAS_OP_N, s.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+  const cublasStatus_t st = cublasSgemm(gpu().cublas(), s.ta ? CUBLAS_OP_T : CUBLAS_OP_N, s.tb ? CUBLAS_OP_T : CUBLAS_OP_N,
                                         s.m, s.n, s.k, &one, d.a.as<float>(), s.ta ? s.k : s.m, d.b.as<float>(),
                                         s.tb ? s.n : s.k, &zero, c, s.m);
   if (st != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasSgemm failed");
@@ -178,7 +132,7 @@ void bench_gemm(benchmark::State& st, Shape s, int impl) {
     run = [&] { cublas_run(d, d.c.as<float>()); };
   } else if (impl < 0) {
     run = [&] {
-      JHDNN_CHECK(jhdnnGemm(g.jh.get(), JHDNN_DATA_FLOAT, JHDNN_GEMM_COL_MAJOR, s.ta ? JHDNN_GEMM_OP_T : JHDNN_GEMM_OP_N,
+      JHDNN_CHECK(jhdnnGemm(g.jhdnn(), JHDNN_DATA_FLOAT, JHDNN_GEMM_COL_MAJOR, s.ta ? JHDNN_GEMM_OP_T : JHDNN_GEMM_OP_N,
                             s.tb ? JHDNN_GEMM_OP_T : JHDNN_GEMM_OP_N, s.m, s.n, s.k, &one, d.a.get(), s.ta ? s.k : s.m,
                             d.b.get(), s.tb ? s.n : s.k, &zero, d.c.get(), s.m));
     };
@@ -214,7 +168,7 @@ void bench_gemm(benchmark::State& st, Shape s, int impl) {
     st.SkipWithError(("result differs from cuBLAS: max rel err " + std::to_string(err)).c_str());
     return;
   }
-  const double t = timed_loop(st, s.flops(), run);
+  const double t = benchutil::timed_loop(st, g, s.flops(), run);
   if (impl == 0) d.cublas_s = t;
   if (d.cublas_s > 0 && t > 0 && impl != 0) {
     st.counters["x_cublas"] = d.cublas_s / t;
@@ -235,8 +189,8 @@ void register_gemm() {
       {3136, 256, 64},   {127, 129, 131},  {2048, 2048, 2048},
   };
   auto reg = [](const Shape& s, int impl, const std::string& name, int iters) {
-    benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + name).c_str(), bench_gemm, s, impl)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(iters);
+    benchutil::manual_time(benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + name).c_str(), bench_gemm, s, impl),
+                           iters);
   };
   for (const Shape& s : big) {
     reg(s, 0, "cublas", 10);  // first: the others' x_cublas counters need its time
@@ -256,51 +210,17 @@ void register_gemm() {
 
 // ================================================================ GEMM convolution vs cuDNN's GEMM
 
-struct ConvInputs {
-  DeviceBuffer x, w, y;
-  explicit ConvInputs(const core::ConvProblem& p) {
-    std::vector<double> hx(size_t(p.x_span())), hw(size_t(p.w_span()));
-    fill_random(hx, p.dtype, 1);
-    fill_random(hw, p.dtype, 2);
-    x = DeviceBuffer(hx.size() * 4, 0);
-    w = DeviceBuffer(hw.size() * 4, 0);
-    y = DeviceBuffer(size_t(p.y_span()) * 4, 0);
-    x.upload(to_device_bytes(hx, p.dtype));
-    w.upload(to_device_bytes(hw, p.dtype));
-  }
-};
-
-// The inputs of the current layer, kept while consecutive benchmarks share it (filling VGG-sized
-// tensors on the host takes seconds).
-ConvInputs& conv_inputs(const core::ConvProblem& p, const std::string& key) {
-  static std::unique_ptr<ConvInputs> in;
-  static std::string in_key;
-  if (!in || in_key != key) {
-    in.reset();
-    in = std::make_unique<ConvInputs>(p);
-    in_key = key;
-  }
-  return *in;
-}
-
 std::map<std::string, double>& cudnn_gemm_times() {
   static std::map<std::string, double> t;
   return t;
 }
 
-bool all_finite(const DeviceBuffer& y, const core::ConvProblem& p) {
-  const auto bytes = y.download();
-  for (double v : from_device_bytes(bytes.data(), size_t(p.y_span()), p.dtype))
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
 void bench_cudnn_gemm(benchmark::State& st, core::ConvProblem p, std::string key) {
   Gpu& g = gpu();
-  ConvInputs& in = conv_inputs(p, key);
+  benchutil::ConvInputs& in = benchutil::conv_inputs(p, key);
   CudnnConvDescs cd(p);  // FMA math (set by the caller's problem)
   size_t ws_bytes = 0;
-  const cudnnStatus_t q = cudnnGetConvolutionForwardWorkspaceSize(g.ch.get(), cd.x, cd.w, cd.conv, cd.y,
+  const cudnnStatus_t q = cudnnGetConvolutionForwardWorkspaceSize(g.cudnn(), cd.x, cd.w, cd.conv, cd.y,
                                                                   CUDNN_CONVOLUTION_FWD_ALGO_GEMM, &ws_bytes);
   if (q != CUDNN_STATUS_SUCCESS) {
     st.SkipWithError((std::string("cuDNN GEMM: ") + cudnnGetErrorString(q)).c_str());
@@ -309,17 +229,17 @@ void bench_cudnn_gemm(benchmark::State& st, core::ConvProblem p, std::string key
   DeviceBuffer ws(ws_bytes, 0);
   const float one = 1.f, zero = 0.f;
   auto run = [&] {
-    CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv,
+    CUDNN_CHECK(cudnnConvolutionForward(g.cudnn(), &one, cd.x, in.x.get(), cd.w, in.w.get(), cd.conv,
                                         CUDNN_CONVOLUTION_FWD_ALGO_GEMM, ws.get(), ws_bytes, &zero, cd.y, in.y.get()));
   };
   in.y.poison();
   run();
   g.stream.sync();
-  if (!all_finite(in.y, p)) {
+  if (!benchutil::all_finite(in.y, p.y_span(), p.dtype)) {
     st.SkipWithError("cuDNN GEMM left an output unwritten or non-finite");
     return;
   }
-  cudnn_gemm_times()[key] = timed_loop(st, p.flops(), run);
+  cudnn_gemm_times()[key] = benchutil::timed_loop(st, g, p.flops(), run);
 }
 
 void bench_conv_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* s, std::string key) {
@@ -329,21 +249,18 @@ void bench_conv_solver(benchmark::State& st, core::ConvProblem p, const conv::Co
     st.SkipWithError(v.reason);
     return;
   }
-  ConvInputs& in = conv_inputs(p, key);
+  benchutil::ConvInputs& in = benchutil::conv_inputs(p, key);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
   const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
-  auto run = [&] {
-    const core::Status r = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
-    if (!r.ok()) throw std::runtime_error(r.message);
-  };
+  auto run = [&] { benchutil::run_solver_or_throw(*s, p, args, ws, g); };
   in.y.poison();
   run();
   g.stream.sync();
-  if (!all_finite(in.y, p)) {
+  if (!benchutil::all_finite(in.y, p.y_span(), p.dtype)) {
     st.SkipWithError("an output was not written (NaN poison left) or is not finite");
     return;
   }
-  const double t = timed_loop(st, p.flops(), run);
+  const double t = benchutil::timed_loop(st, g, p.flops(), run);
   const auto it = cudnn_gemm_times().find(key);
   if (it != cudnn_gemm_times().end() && t > 0) {
     st.counters["x_cudnn_gemm"] = it->second / t;
@@ -360,27 +277,20 @@ void register_conv() {
     core::ConvProblem p = with_layout(np.p, JHDNN_DATA_FLOAT, false);
     p.math_type = JHDNN_FMA_MATH;  // fp32 FMA on both sides
     const std::string base = "conv/" + np.name + "/f32_nchw/";
-    benchmark::RegisterBenchmark((base + "cudnn_gemm").c_str(), bench_cudnn_gemm, p, np.name)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+    benchutil::manual_time(benchmark::RegisterBenchmark((base + "cudnn_gemm").c_str(), bench_cudnn_gemm, p, np.name), 10);
     for (const conv::ConvSolver* s : {&conv::gemm_ours_solver(), &conv::gemm_cublas_solver()})
-      benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_solver, p, s, np.name)
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+      benchutil::manual_time(benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_solver, p, s, np.name),
+                             10);
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string why;
-  if (!gpu_available(&why)) {
-    std::fprintf(stderr, "bench_gemm: no usable GPU (%s)\n", why.c_str());
-    return 1;
-  }
+  if (!benchutil::usable_gpu("bench_gemm")) return 1;
   register_gemm();
   register_conv();
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  benchutil::run_benchmarks(&argc, argv);
   // Geometric means of the ratios (> 1: faster than the reference), over what this run measured.
   for (const auto& [what, v] : ratios()) {
     double log_sum = 0, lo = v.empty() ? 0 : v[0], hi = lo;

@@ -25,9 +25,9 @@
 
 #include <cublas_v2.h>
 
+#include "bench_util.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
-#include "core/device_info.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
 using namespace jhdnn;
@@ -47,48 +47,12 @@ const char* impl_name(Impl i) {
   return "?";
 }
 
-void cublas_check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string(what) + " failed: cublasStatus " + std::to_string(int(s)));
-}
+using benchutil::cublas_check;
+using benchutil::cuda_type;
+using benchutil::Gpu;
+using benchutil::random_buffer;
 
-struct Gpu {
-  cublasHandle_t cublas = nullptr;
-  CudaStream stream;
-  JhdnnHandle jh;
-  std::unique_ptr<DeviceBuffer> flush;
-  Gpu() {
-    core::DeviceInfo dev;
-    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
-    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
-    cublas_check(cublasCreate(&cublas), "cublasCreate");
-    cublas_check(cublasSetStream(cublas, stream.get()), "cublasSetStream");
-    JHDNN_CHECK(jhdnnSetStream(jh.get(), stream.get()));
-  }
-  ~Gpu() { cublasDestroy(cublas); }
-};
-Gpu& gpu() {
-  static Gpu g;
-  return g;
-}
-
-// Random values in [-1, 1): 2^20 host-generated values, repeated on the device by doubling copies.
-DeviceBuffer random_buffer(int64_t elems, jhdnnDataType_t dt, uint64_t seed) {
-  const int64_t es = int64_t(dtype_size(dt));
-  const int64_t block = std::min<int64_t>(elems, int64_t(1) << 20);
-  std::vector<double> h(static_cast<size_t>(block));
-  fill_random(h, dt, seed);
-  DeviceBuffer b(size_t(elems * es), 0);
-  b.upload(to_device_bytes(h, dt).data(), size_t(block * es));
-  char* base = b.as<char>();
-  for (int64_t done = block; done < elems;) {
-    const int64_t n = std::min(done, elems - done);
-    CUDA_CHECK(cudaMemcpy(base + done * es, base, size_t(n * es), cudaMemcpyDeviceToDevice));
-    done += n;
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return b;
-}
+Gpu& gpu() { return benchutil::shared_gpu(benchutil::kJhdnn | benchutil::kCublas); }
 
 // Operands of one (type, size), kept while the benchmarks of that configuration run (they are
 // registered consecutively), with cuBLAS's answer downloaded once for the checks.
@@ -100,10 +64,6 @@ struct Operands {
 };
 std::unique_ptr<Operands> g_ops;
 
-cudaDataType_t cuda_type(jhdnnDataType_t t) {
-  return t == JHDNN_DATA_HALF ? CUDA_R_16F : t == JHDNN_DATA_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
-}
-
 void run_impl(Impl impl, Operands& op) {
   Gpu& g = gpu();
   const int64_t n = op.n;
@@ -111,7 +71,7 @@ void run_impl(Impl impl, Operands& op) {
   core::Status s;
   switch (impl) {
     case kCublas:  // row-major C = A Bt^T is column-major C^T = op_T(Bt) A^T
-      cublas_check(cublasGemmEx(g.cublas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(n), &one, op.b.get(),
+      cublas_check(cublasGemmEx(g.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(n), &one, op.b.get(),
                                 cuda_type(op.dt), int(n), op.a.get(), cuda_type(op.dt), int(n), &zero, op.c.get(),
                                 cuda_type(op.dt), int(n),
                                 op.dt == JHDNN_DATA_FLOAT ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
@@ -132,7 +92,7 @@ void run_impl(Impl impl, Operands& op) {
       break;
     case kApi: {
       const jhdnnStatus_t st =
-          jhdnnGemmEx(g.jh.get(), JHDNN_GEMM_ROW_MAJOR, JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_T, n, n, n, &one, op.a.get(), n,
+          jhdnnGemmEx(g.jhdnn(), JHDNN_GEMM_ROW_MAJOR, JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_T, n, n, n, &one, op.a.get(), n,
                       op.b.get(), n, op.dt, &zero, op.c.get(), n, op.dt, JHDNN_DEFAULT_MATH);
       if (st != JHDNN_STATUS_SUCCESS) {
         char buf[1024];
@@ -201,48 +161,26 @@ void bench(benchmark::State& st, jhdnnDataType_t dt, int64_t n, Impl impl) {
   } catch (const std::exception& e) {
     return st.SkipWithError(e.what());
   }
-  cudaEvent_t e0, e1;
-  CUDA_CHECK(cudaEventCreate(&e0));
-  CUDA_CHECK(cudaEventCreate(&e1));
-  for (auto _ : st) {
-    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
-    CUDA_CHECK(cudaEventRecord(e0, g.stream.get()));
-    run_impl(impl, *op);
-    CUDA_CHECK(cudaEventRecord(e1, g.stream.get()));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    st.SetIterationTime(ms * 1e-3);
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  st.counters["FLOP/s"] =
-      benchmark::Counter(2.0 * double(n) * double(n) * double(n), benchmark::Counter::kIsIterationInvariantRate);
+  benchutil::event_loop(st, g, [&] { run_impl(impl, *op); });
+  benchutil::set_flops(st, 2.0 * double(n) * double(n) * double(n));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string why;
-  if (!gpu_available(&why)) {
-    std::fprintf(stderr, "bench_gemm_hopper: no usable GPU (%s)\n", why.c_str());
-    return 1;
-  }
+  if (!benchutil::usable_gpu("bench_gemm_hopper")) return 1;
   std::printf("%s\n", gpu_description().c_str());
   const std::pair<jhdnnDataType_t, const char*> types[] = {
       {JHDNN_DATA_HALF, "f16"}, {JHDNN_DATA_BFLOAT16, "bf16"}, {JHDNN_DATA_FLOAT, "tf32"}};
   for (const auto& [dt, tname] : types)
     for (int64_t n : {4096, 8192})
       for (Impl impl : {kHopper, kWgmma, kMma, kApi, kCublas})
-        benchmark::RegisterBenchmark(("gemm/" + std::string(tname) + "/" + std::to_string(n) + "^3/" + impl_name(impl))
-                                         .c_str(),
-                                     bench, dt, n, impl)
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond)
-            ->Iterations(impl == kMma ? 5 : 20);
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+        benchutil::manual_time(
+            benchmark::RegisterBenchmark(
+                ("gemm/" + std::string(tname) + "/" + std::to_string(n) + "^3/" + impl_name(impl)).c_str(), bench, dt,
+                n, impl),
+            impl == kMma ? 5 : 20);
+  benchutil::run_benchmarks(&argc, argv);
   g_ops.reset();
   return 0;
 }

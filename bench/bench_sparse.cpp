@@ -31,11 +31,13 @@
 #include <benchmark/benchmark.h>
 #include <cusparse.h>
 
+#include "bench_util.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
 #include "spdnn/spdnn.h"
 #include "spdnn/spdnn_gpu.h"
 
+using jhdnn::benchutil::manual_time;
 using jhdnn::test::DeviceBuffer;
 
 namespace {
@@ -50,28 +52,15 @@ constexpr int64_t kImages = 60000;
       throw std::runtime_error(std::string(#call) + " failed: " + cusparseGetErrorString(st_));          \
   } while (0)
 
+// The handles, and CUDA events timing on the legacy default stream (nullptr; no L2 flush).
 struct Ctx {
   jhdnn::test::JhdnnHandle h;
   cusparseHandle_t sp = nullptr;
-  cudaEvent_t e0 = nullptr, e1 = nullptr;
-  Ctx() {
-    SP_CHECK(cusparseCreate(&sp));
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
-  }
-  ~Ctx() {
-    cusparseDestroy(sp);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-  }
-  void start() { CUDA_CHECK(cudaEventRecord(e0, nullptr)); }
-  double stop_ms() {
-    CUDA_CHECK(cudaEventRecord(e1, nullptr));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    return ms;
-  }
+  jhdnn::benchutil::EventTimer timer;
+  Ctx() { SP_CHECK(cusparseCreate(&sp)); }
+  ~Ctx() { cusparseDestroy(sp); }
+  void start() { timer.start(nullptr); }
+  double stop_ms() { return timer.stop_ms(nullptr); }
 };
 Ctx* g_ctx = nullptr;
 
@@ -450,8 +439,8 @@ int main(int argc, char** argv) {
       for (bool cus : {false, true}) {
         const std::string name = std::string("DenseToCsr/") + (cus ? "cusparse" : "jhdnn") + "/60000x" +
                                  std::to_string(cols) + "/d" + std::to_string(int(dens * 100));
-        benchmark::RegisterBenchmark(name.c_str(), bench_dense_to_csr, cus, int64_t(60000), cols, dens)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(quick ? 2 : 10);
+        manual_time(benchmark::RegisterBenchmark(name.c_str(), bench_dense_to_csr, cus, int64_t(60000), cols, dens),
+                    quick ? 2 : 10);
       }
 
   // SpMM: challenge layers (W^T of generated layer 7, the first permuted one) x layer-1 features.
@@ -488,25 +477,24 @@ int main(int argc, char** argv) {
         const std::string impl_name = impl < 10 ? std::string("jhdnn_") + names[impl]
                                                 : "cusparse_csr_alg" + std::to_string(impl - 10);
         const std::string name = "SpMM/" + impl_name + "/" + mt.name + "/" + on;
-        benchmark::RegisterBenchmark(name.c_str(), bench_spmm, mt.a, mt.n, order, impl, mt.b)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(quick ? 2 : 5);
+        manual_time(benchmark::RegisterBenchmark(name.c_str(), bench_spmm, mt.a, mt.n, order, impl, mt.b), quick ? 2 : 5);
       }
     }
 
   if (g_have_images) {
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls)
-        benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                     bench_spdnn_fused, n, l, spdnn::Path::kGraph)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph),
+                    1);
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {
-        benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                     bench_spdnn_fused, n, l, spdnn::Path::kSeparate)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-        benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                     bench_spdnn_cusparse, n, l)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kSeparate),
+                    1);
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                                 bench_spdnn_cusparse, n, l),
+                    1);
       }
   }
   benchmark::RunSpecifiedBenchmarks();

@@ -22,13 +22,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <string>
 
 #include <cublas_v2.h>
 
 #include "../tools/jhdnn-bench/measure.h"
+#include "bench_util.h"
 #include "common/gpu_util.h"
 #include "common/suites.h"
 #include "common/test_util.h"
@@ -41,76 +41,12 @@ using namespace jhdnn::test;
 
 namespace {
 
-struct Gpu {
-  JhdnnHandle jh;
-  CudnnHandle ch;
-  CudaStream stream;
-  cublasHandle_t cublas = nullptr;
-  core::DeviceInfo dev;
-  std::unique_ptr<DeviceBuffer> flush;
-  Gpu() {
-    if (!core::query_device(&dev).ok()) throw std::runtime_error("query_device failed");
-    flush = std::make_unique<DeviceBuffer>(2 * dev.l2_bytes + (1 << 20), 0);
-    CUDNN_CHECK(cudnnSetStream(ch.get(), stream.get()));
-    JHDNN_CHECK(jhdnnSetStream(jh.get(), stream.get()));
-    if (cublasCreate(&cublas) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
-    cublasSetStream(cublas, stream.get());
-  }
-};
+using benchutil::Gpu;
+using benchutil::all_finite;
+using benchutil::cuda_type;
+using benchutil::random_buffer;
 
-Gpu& gpu() {
-  static Gpu g;
-  return g;
-}
-
-// Random values in [-1, 1): a block of up to 2^20 host-generated values, uploaded once and repeated
-// on the device by doubling copies (filling a 50M-element VGG input on the host would take seconds).
-DeviceBuffer random_buffer(int64_t elems, jhdnnDataType_t dt, uint64_t seed) {
-  const int64_t es = int64_t(dtype_size(dt));
-  const int64_t block = std::min<int64_t>(elems, int64_t(1) << 20);
-  std::vector<double> h(static_cast<size_t>(block));
-  fill_random(h, dt, seed);
-  DeviceBuffer b(size_t(elems * es), 0);
-  b.upload(to_device_bytes(h, dt).data(), size_t(block * es));
-  char* base = b.as<char>();
-  for (int64_t done = block; done < elems;) {
-    const int64_t n = std::min(done, elems - done);
-    CUDA_CHECK(cudaMemcpy(base + done * es, base, size_t(n * es), cudaMemcpyDeviceToDevice));
-    done += n;
-  }
-  CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));  // D2D copies may return early; the bench stream is non-blocking
-  return b;
-}
-
-// True when every element is finite (the buffer started as NaN poison).
-bool all_finite(const DeviceBuffer& b, int64_t elems, jhdnnDataType_t dt) {
-  const auto bytes = b.download();
-  for (double v : from_device_bytes(bytes.data(), size_t(elems), dt))
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-template <class F>
-void timed_loop(benchmark::State& st, double flops, F run) {
-  Gpu& g = gpu();
-  cudaEvent_t a, b;
-  CUDA_CHECK(cudaEventCreate(&a));
-  CUDA_CHECK(cudaEventCreate(&b));
-  run();  // warm-up
-  for (auto _ : st) {
-    CUDA_CHECK(cudaMemsetAsync(g.flush->get(), 0, g.flush->bytes(), g.stream.get()));
-    CUDA_CHECK(cudaEventRecord(a, g.stream.get()));
-    run();
-    CUDA_CHECK(cudaEventRecord(b, g.stream.get()));
-    CUDA_CHECK(cudaEventSynchronize(b));
-    float ms;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    st.SetIterationTime(ms * 1e-3);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-}
+Gpu& gpu() { return benchutil::shared_gpu(benchutil::kCudnn | benchutil::kJhdnn | benchutil::kCublas); }
 
 // ---------------------------------------------------------------- convolution
 
@@ -165,7 +101,7 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
     st.counters["eager_us"] = t.eager_us;
     st.counters["copies"] = copies;
   }
-  st.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+  benchutil::set_flops(st, flops);
 }
 
 // which: 0 = the solver (tensorcore_mma / tensorcore_wgmma, its own configuration), 1 = wgmma
@@ -204,14 +140,14 @@ void bench_conv_cudnn(benchmark::State& st, core::ConvProblem p) {
   CudnnConvDescs cd(p);
   DeviceBuffer ws;
   const CudnnRun pick =
-      cudnn_best_forward(g.ch.get(), cd, c.x[0].get(), c.w[0].get(), c.y[0].get(), 1.0, 0.0, CudnnPick::kFind, &ws);
+      cudnn_best_forward(g.cudnn(), cd, c.x[0].get(), c.w[0].get(), c.y[0].get(), 1.0, 0.0, CudnnPick::kFind, &ws);
   if (!pick.ok()) return st.SkipWithError(("cuDNN: " + pick.log).c_str());
   CUDNN_CHECK(cudnnSetConvolutionMathType(cd.conv, pick.math));
   st.SetLabel(cudnn_algo_name(pick.algo));
   const float one = 1.f, zero = 0.f;
   graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
     const cudnnStatus_t r =
-        cudnnConvolutionForward(g.ch.get(), &one, cd.x, c.x[size_t(i)].get(), cd.w, c.w[size_t(i)].get(), cd.conv,
+        cudnnConvolutionForward(g.cudnn(), &one, cd.x, c.x[size_t(i)].get(), cd.w, c.w[size_t(i)].get(), cd.conv,
                                 pick.algo, ws.get(), pick.workspace_bytes, &zero, cd.y, c.y[size_t(i)].get());
     if (r != CUDNN_STATUS_SUCCESS) *why = cudnnGetErrorString(r);
     return r == CUDNN_STATUS_SUCCESS;
@@ -219,10 +155,6 @@ void bench_conv_cudnn(benchmark::State& st, core::ConvProblem p) {
 }
 
 // ---------------------------------------------------------------- GEMM
-
-cudaDataType_t cuda_type(jhdnnDataType_t dt) {
-  return dt == JHDNN_DATA_HALF ? CUDA_R_16F : dt == JHDNN_DATA_BFLOAT16 ? CUDA_R_16BF : CUDA_R_32F;
-}
 
 // impl: 0 = gemm_mma (generation 1), 1 = gemm_wgmma (generation 2, 128x128), 2 = cublasGemmEx,
 // 3 = gemm_hopper (128x256, src/gemm/hopper).
@@ -235,7 +167,7 @@ void bench_gemm(benchmark::State& st, jhdnnDataType_t dt, int64_t n, int impl) {
   auto run = [&] {
     if (use_cublas) {
       // Row-major C = A * B^T (B stored n x k) is column-major C^T = op_T(B) * A.
-      const cublasStatus_t s = cublasGemmEx(g.cublas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(n), &one, B.get(),
+      const cublasStatus_t s = cublasGemmEx(g.cublas(), CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(n), &one, B.get(),
                                             cuda_type(dt), int(n), A.get(), cuda_type(dt), int(n), &zero, C.get(),
                                             cuda_type(dt), int(n),
                                             dt == JHDNN_DATA_FLOAT ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
@@ -259,7 +191,7 @@ void bench_gemm(benchmark::State& st, jhdnnDataType_t dt, int64_t n, int impl) {
   }
   g.stream.sync();
   if (!all_finite(C, n * n, dt)) return st.SkipWithError("an output was not written or is not finite");
-  timed_loop(st, 2.0 * double(n) * double(n) * double(n), run);
+  benchutil::timed_loop(st, g, 2.0 * double(n) * double(n) * double(n), run);
 }
 
 // ---------------------------------------------------------------- eager per-call time
@@ -277,7 +209,7 @@ void bench_eager(benchmark::State& st, core::ConvProblem p, bool use_cudnn) {
   CudnnRun pick;
   if (use_cudnn) {
     cd = std::make_unique<CudnnConvDescs>(p);
-    pick = cudnn_best_forward(g.ch.get(), *cd, x.get(), w.get(), y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
+    pick = cudnn_best_forward(g.cudnn(), *cd, x.get(), w.get(), y.get(), 1.0, 0.0, CudnnPick::kFind, &ws);
     if (!pick.ok()) return st.SkipWithError(("cuDNN: " + pick.log).c_str());
     CUDNN_CHECK(cudnnSetConvolutionMathType(cd->conv, pick.math));
     st.SetLabel(cudnn_algo_name(pick.algo));
@@ -288,10 +220,10 @@ void bench_eager(benchmark::State& st, core::ConvProblem p, bool use_cudnn) {
   }
   auto call = [&] {
     if (use_cudnn)
-      CUDNN_CHECK(cudnnConvolutionForward(g.ch.get(), &one, cd->x, x.get(), cd->w, w.get(), cd->conv, pick.algo,
+      CUDNN_CHECK(cudnnConvolutionForward(g.cudnn(), &one, cd->x, x.get(), cd->w, w.get(), cd->conv, pick.algo,
                                           ws.get(), pick.workspace_bytes, &zero, cd->y, y.get()));
     else
-      JHDNN_CHECK(jhdnnConvolutionForward(g.jh.get(), &one, jd->x, x.get(), jd->w, w.get(), jd->conv,
+      JHDNN_CHECK(jhdnnConvolutionForward(g.jhdnn(), &one, jd->x, x.get(), jd->w, w.get(), jd->conv,
                                           JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0, &zero, jd->y,
                                           y.get()));
   };
@@ -309,11 +241,7 @@ void bench_eager(benchmark::State& st, core::ConvProblem p, bool use_cudnn) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string why;
-  if (!gpu_available(&why)) {
-    std::fprintf(stderr, "bench_tensorcore: no usable GPU (%s)\n", why.c_str());
-    return 1;
-  }
+  if (!benchutil::usable_gpu("bench_tensorcore")) return 1;
   struct Cfg { jhdnnDataType_t dt; const char* name; };
   const Cfg cfgs[] = {{JHDNN_DATA_HALF, "f16_nhwc"}, {JHDNN_DATA_BFLOAT16, "bf16_nhwc"}, {JHDNN_DATA_FLOAT, "tf32_nhwc"}};
   std::vector<NamedProblem> layers = resnet50_layers(32);
@@ -325,24 +253,23 @@ int main(int argc, char** argv) {
       const std::string base = "conv/" + np.name + "/" + c.name + "/";
       // One iteration = one jhdnn-bench measurement (the median of 20 graph replays).
       for (const conv::ConvSolver* s : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()})
-        benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s, 0)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-      benchmark::RegisterBenchmark((base + "wgmma_r1").c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), 1)
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-      benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_conv_cudnn, p)
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+        benchutil::manual_time(benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s, 0), 1);
+      benchutil::manual_time(
+          benchmark::RegisterBenchmark((base + "wgmma_r1").c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), 1),
+          1);
+      benchutil::manual_time(benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_conv_cudnn, p), 1);
     }
   const char* gnames[] = {"f16", "bf16", "tf32"};
   for (int i = 0; i < 3; ++i)
     for (int64_t n : {4096, 8192})
-      for (int impl : {0, 1, 3, 2})
-        benchmark::RegisterBenchmark(("gemm/" + std::string(gnames[i]) + "/" + std::to_string(n) + "^3/" +
-                                      (impl == 2   ? "cublas"
-                                       : impl == 3 ? "tensorcore_hopper"
-                                       : impl == 1 ? "tensorcore_wgmma"
-                                                   : "tensorcore_mma")).c_str(),
-                                     bench_gemm, cfgs[i].dt, n, impl)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+      for (int impl : {0, 1, 3, 2}) {
+        const char* impl_name = impl == 2   ? "cublas"
+                                : impl == 3 ? "tensorcore_hopper"
+                                : impl == 1 ? "tensorcore_wgmma"
+                                            : "tensorcore_mma";
+        const std::string name = "gemm/" + std::string(gnames[i]) + "/" + std::to_string(n) + "^3/" + impl_name;
+        benchutil::manual_time(benchmark::RegisterBenchmark(name.c_str(), bench_gemm, cfgs[i].dt, n, impl), 10);
+      }
   // Batch-1 14x14 layers (ResNet-50 conv4_x shapes).
   const std::pair<const char*, core::ConvProblem> eager[] = {
       {"b1_14x14_c256_k256_3x3", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 256, 14, 14, 256, 3, 3, 1, 1, 1, 1, 1, 1)},
@@ -353,12 +280,11 @@ int main(int argc, char** argv) {
     core::ConvProblem p = with_layout(p0, JHDNN_DATA_HALF, true);
     p.math_type = JHDNN_TENSOR_OP_MATH;
     for (bool cu : {false, true})
-      benchmark::RegisterBenchmark((std::string("eager/") + name + "/f16_nhwc/" + (cu ? "cudnn" : "jhdnn")).c_str(),
-                                   bench_eager, p, cu)
-          ->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(5);
+      benchutil::manual_time(
+          benchmark::RegisterBenchmark((std::string("eager/") + name + "/f16_nhwc/" + (cu ? "cudnn" : "jhdnn")).c_str(),
+                                       bench_eager, p, cu),
+          5, benchmark::kMicrosecond);
   }
-  benchmark::Initialize(&argc, argv);
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
+  benchutil::run_benchmarks(&argc, argv);
   return 0;
 }
