@@ -18,6 +18,7 @@
 #include "common/catch_gpu.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
+#include "core/extent.h"
 #include "spdnn/spdnn.h"
 #include "spdnn/spdnn_gpu.h"
 
@@ -131,6 +132,41 @@ TEST_CASE("sparse descriptor: bad inputs get a status and a message", "[sparse][
   CHECK(jhdnnDestroySparseMatrixDescriptor(nullptr) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
 }
 
+TEST_CASE("sparse row order: a host pointer is refused (no GPU needed)", "[sparse][api]") {
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&d) == JHDNN_STATUS_SUCCESS);
+  int col_ind[8] = {};
+  float values[8] = {};
+  REQUIRE(jhdnnSetEllMatrixDescriptor(d, 4, 4, 2, col_ind, values, JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
+  // A valid permutation, but in plain host memory: refused before it is read (with or without a GPU).
+  alignas(8) int order[5] = {3, 2, 1, 0, 0};
+  CHECK(jhdnnSetSparseMatrixRowOrder(d, order) == JHDNN_STATUS_BAD_PARAM);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("rowOrder") != std::string::npos);
+  CHECK(jhdnnSetSparseMatrixRowOrder(d, reinterpret_cast<const int*>(reinterpret_cast<const char*>(order) + 2)) ==
+        JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CHECK(jhdnnSetSparseMatrixRowOrder(d, nullptr) == JHDNN_STATUS_SUCCESS);  // clears, as before
+  CHECK(jhdnnDestroySparseMatrixDescriptor(d) == JHDNN_STATUS_SUCCESS);
+}
+
+// The extent / overlap arithmetic behind the SpMM and layer bound checks (shared with GEMM).
+TEST_CASE("sparse bounds: extent overflow and overlap arithmetic (no GPU needed)", "[sparse][api]") {
+  using jhdnn::core::extent;
+  using jhdnn::core::overlaps;
+  // Row-major k x n B with ldb: the column-major n x k view, (k - 1) * ldb + n elements.
+  CHECK(extent(8, 64, 64, 0, 1) == 63 * 64 + 8);
+  CHECK(extent(0, 64, 64, 0, 1) == 0);
+  CHECK(extent(8, 64, INT64_MAX / 2, 0, 1) == -1);        // (cols - 1) * ld overflows
+  CHECK(extent(INT64_MAX, 2, INT64_MAX / 2, 0, 1) == -1);  // + rows overflows
+  CHECK(extent(8, 2, INT64_MAX / 4, 0, 1) == INT64_MAX / 4 + 8);  // fits (the callers then refuse > INT64_MAX / 4)
+  alignas(16) static float buf[64];
+  CHECK(overlaps(buf, 16, buf + 3, 4));
+  CHECK(!overlaps(buf, 16, buf + 4, 4));  // adjacent, not overlapping
+  CHECK(overlaps(buf + 4, 4, buf, 17));
+  CHECK(!overlaps(buf, 0, buf, 16));  // an empty range overlaps nothing
+}
+
 TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
@@ -165,6 +201,15 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
         JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
   CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 0, JHDNN_ORDER_ROW, a.get(), 64, &zero, c.get(), 64) ==
         JHDNN_STATUS_BAD_PARAM);
+  const int64_t huge = INT64_MAX / 8;
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 8, JHDNN_ORDER_ROW, a.get(), huge, &zero, c.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);  // (k - 1) * ldb overflows
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 8, JHDNN_ORDER_COL, a.get(), 64, &zero, c.get(), huge) ==
+        JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);  // (n - 1) * ldc overflows
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_NNZ_SPLIT, &one, d, 8, JHDNN_ORDER_ROW, a.get(), 64, &zero,
+                  a.as<float>() + 100, 64) == JHDNN_STATUS_BAD_PARAM);  // C overlaps B
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 8, JHDNN_ORDER_COL, a.get(), 64, &zero, a.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM);  // C is B
   int* cnt = rp.as<int>();
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
         JHDNN_STATUS_NOT_SUPPORTED_LAYOUT);  // CSR given
@@ -180,6 +225,8 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
     DeviceBuffer dbad = to_dev(ord);
     CHECK(jhdnnSetSparseMatrixRowOrder(d, dbad.as<int>()) == JHDNN_STATUS_BAD_PARAM);
     CHECK(jhdnnSetSparseMatrixRowOrder(d, nullptr) == JHDNN_STATUS_SUCCESS);
+    ord[5] = 63 - 5;  // a permutation again, but in host memory: refused
+    CHECK(jhdnnSetSparseMatrixRowOrder(d, ord.data()) == JHDNN_STATUS_BAD_PARAM);
   }
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 0.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
         JHDNN_STATUS_BAD_PARAM);  // clamp <= 0
@@ -187,6 +234,12 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
         JHDNN_STATUS_BAD_PARAM);  // ldy < maxActive
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), 64, a.get(), 64, cnt) ==
         JHDNN_STATUS_BAD_PARAM);  // in place
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), 64, a.as<float>() + 64 * 63, 64,
+                                   cnt) == JHDNN_STATUS_BAD_PARAM);  // y overlaps x's last row
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), INT64_MAX / 8, c.get(), 64, cnt) ==
+        JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);  // x's extent overflows
+  CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), 64, c.get(), INT64_MAX / 8, cnt) ==
+        JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);  // y's extent overflows
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, nullptr, cnt, a.get(), 64, c.get(), 64, cnt) ==
         JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
   size_t cws = 0;
@@ -564,6 +617,155 @@ TEST_CASE("fused layer and compaction: random ELL (widths 32, 7, 45, padded), sp
     }
     jhdnnDestroySparseMatrixDescriptor(d);
   }
+}
+
+// ---------------------------------------------------------------- bounds: counts past the buffers
+
+// *activeCount > maxActive, a non-zero *countOut on entry, and a CSR descriptor whose nnz is short
+// of A's: every buffer is allocated to exactly the size the API documents, so a write past it
+// lands in the guard bytes.
+TEST_CASE("sparse bounds: counts past maxActive / nnz stay inside the buffers", "[sparse][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  SplitMix64 g(seed_for(900));
+  const int64_t n_in = 64, n_out = 40, width = 32, cols = 200;
+  const int max_active = 70, count = 90;  // 70 is not a multiple of 32: the last tile reaches past it
+  spdnn::Ell e;
+  e.rows = n_out;
+  e.cols = n_in;
+  e.width = width;
+  for (int64_t t = 0; t < n_out * width; ++t) {
+    e.idx.push_back(int(g.next() % uint64_t(n_in)));
+    e.val.push_back(float(0.01 + g.uniform() * 0.04));  // positive: nearly every image survives
+  }
+  std::vector<float> x(size_t(n_in) * cols);
+  for (auto& v : x) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * 32);
+  std::vector<int> rows(max_active);
+  for (int r = 0; r < max_active; ++r) rows[r] = (3 * r + 1) % int(cols);
+  const int64_t ldy = max_active;  // exact: y's last row ends at the buffer's end
+  DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dx = to_dev(x), drows = to_dev(rows),
+               dcount = to_dev(std::vector<int>{count}), dy(size_t(n_out) * ldy * 4), dflags(max_active * 4);
+  jhdnnSparseMatrixDescriptor_t d;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n_out, n_in, width, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  const float bias = -0.3f;
+
+  // Separate path: exactly the first maxActive images, nothing past them.
+  JHDNN_CHECK(jhdnnSparseDnnLayerForward(h.get(), d, bias, 32.f, max_active, dcount.as<int>(), drows.as<int>(),
+                                         dx.get(), cols, dy.get(), ldy, dflags.as<int>()));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<float> y = from_dev<float>(dy, size_t(n_out) * ldy);
+  const std::vector<int> flags = from_dev<int>(dflags, max_active);
+  int bad = 0;
+  std::vector<std::pair<int, int>> want;  // (row, id) of the survivors
+  for (int r = 0; r < max_active; ++r) {
+    bool alive = false;
+    for (int64_t j = 0; j < n_out; ++j) {
+      double s = 0, sa = 0;
+      for (int64_t k = 0; k < width; ++k) {
+        const double p = double(x[e.idx[j * width + k] * cols + rows[r]]) * e.val[j * width + k];
+        s += p;
+        sa += std::fabs(p);
+      }
+      const double ref = std::min(std::max(s + bias, 0.0), 32.0);
+      const float got = y[j * ldy + r];
+      if (!(std::fabs(got - ref) <= 1e-5 * (sa + 1)) && bad++ < 3)
+        UNSCOPED_INFO("y(" << j << "," << r << ") = " << got << " expected " << ref);
+      alive |= got != 0.f;
+    }
+    if (flags[r] != (alive ? 1 : 0) && bad++ < 3) UNSCOPED_INFO("flag " << r << " = " << flags[r]);
+    if (alive) want.emplace_back(r, 500 + r);
+  }
+  CHECK(bad == 0);
+  CHECK((dy.guard_intact() && dflags.guard_intact()));
+  REQUIRE(want.size() > 20);
+
+  // Fused path: the same clamp; then *countOut = 0, 60 and -5 on entry: only slots in [0, maxActive)
+  // are written, *countOut ends as the entry value + the survivors.
+  std::vector<int> ids(max_active);
+  for (int r = 0; r < max_active; ++r) ids[r] = 500 + r;
+  size_t fws = 0;
+  JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact_bufferSize(h.get(), max_active, &fws));
+  DeviceBuffer dfws(fws), dids = to_dev(ids);
+  CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
+  for (const int start : {0, 60, -5}) {
+    INFO("*countOut on entry " << start);
+    DeviceBuffer dy2(size_t(n_out) * ldy * 4), dro(max_active * 4), dio(max_active * 4),
+        dco = to_dev(std::vector<int>{start});
+    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, bias, 32.f, max_active, dcount.as<int>(),
+                                                  drows.as<int>(), dids.as<int>(), dx.get(), cols, dy2.get(), ldy,
+                                                  dro.as<int>(), dio.as<int>(), dco.as<int>(), dfws.get(), fws));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<float> y2 = from_dev<float>(dy2, size_t(n_out) * ldy);
+    int bad2 = 0;
+    for (size_t t = 0; t < y.size(); ++t) bad2 += !(std::fabs(y[t] - y2[t]) <= 1e-6f * (std::fabs(y[t]) + 1.f));
+    CHECK(bad2 == 0);
+    CHECK(from_dev<int>(dco, 1)[0] == start + int(want.size()));
+    // Slots [lo, hi) hold distinct survivors; the others are still the 0xFF poison (-1).
+    const int lo = std::max(start, 0), hi = std::min(start + int(want.size()), max_active);
+    const std::vector<int> ro = from_dev<int>(dro, max_active), io = from_dev<int>(dio, max_active);
+    std::vector<std::pair<int, int>> got;
+    int stray = 0;
+    for (int t = 0; t < max_active; ++t)
+      if (t >= lo && t < hi)
+        got.emplace_back(ro[t], io[t]);
+      else
+        stray += ro[t] != -1 || io[t] != -1;
+    CHECK(stray == 0);
+    std::sort(got.begin(), got.end());
+    CHECK(std::adjacent_find(got.begin(), got.end()) == got.end());
+    CHECK(std::includes(want.begin(), want.end(), got.begin(), got.end()));
+    CHECK(int(got.size()) == hi - lo);
+    CHECK((dy2.guard_intact() && dro.guard_intact() && dio.guard_intact() && dfws.guard_intact()));
+    const std::vector<int> left = from_dev<int>(dfws, fws / 4);  // still zeroed for the next call
+    CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
+  }
+  jhdnnDestroySparseMatrixDescriptor(d);
+
+  // Dense to CSR: a descriptor nnz short of the analysis's, and an A that gained nonzeros since the
+  // analysis, write nothing past colInd / values; nnz = 0 with NULL arrays writes nothing at all.
+  const int64_t m = 37, k = 45;
+  const std::vector<float> a = random_dense(m, k, k, 0.3, seed_for(901));
+  std::vector<int> ci;
+  std::vector<float> va;
+  for (size_t t = 0; t < a.size(); ++t)
+    if (a[t] != 0.f) {
+      ci.push_back(int(t % size_t(k)));
+      va.push_back(a[t]);
+    }
+  DeviceBuffer da = to_dev(a), drp((m + 1) * 4);
+  size_t ws = 0;
+  JHDNN_CHECK(jhdnnDenseToCsr_bufferSize(h.get(), m, k, &ws));
+  DeviceBuffer dws(ws);
+  int64_t nnz = -1;
+  JHDNN_CHECK(jhdnnDenseToCsrAnalysis(h.get(), m, k, da.get(), k, drp.as<int>(), &nnz, dws.get(), ws));
+  REQUIRE(nnz == int64_t(ci.size()));
+  REQUIRE(nnz > 20);
+  const int64_t short_nnz = nnz - 7;
+  jhdnnSparseMatrixDescriptor_t c;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&c));
+  {
+    DeviceBuffer dci(short_nnz * 4), dva(short_nnz * 4);
+    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, short_nnz, drp.as<int>(), dci.as<int>(), dva.get(),
+                                            JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), da.get(), k, c));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dci, size_t(short_nnz)) == std::vector<int>(ci.begin(), ci.begin() + short_nnz));
+    CHECK(from_dev<float>(dva, size_t(short_nnz)) == std::vector<float>(va.begin(), va.begin() + short_nnz));
+    CHECK((dci.guard_intact() && dva.guard_intact()));
+  }
+  {
+    DeviceBuffer dci(nnz * 4), dva(nnz * 4), dfull = to_dev(std::vector<float>(size_t(m * k), 1.f));
+    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, nnz, drp.as<int>(), dci.as<int>(), dva.get(), JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), dfull.get(), k, c));  // A changed: every entry nonzero
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK((dci.guard_intact() && dva.guard_intact()));
+  }
+  JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, 0, drp.as<int>(), nullptr, nullptr, JHDNN_DATA_FLOAT));
+  JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), da.get(), k, c));
+  CUDA_CHECK(cudaDeviceSynchronize());  // no write through the NULL arrays
+  CHECK(drp.guard_intact());
+  jhdnnDestroySparseMatrixDescriptor(c);
 }
 
 // ---------------------------------------------------------------- whole networks

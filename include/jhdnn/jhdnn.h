@@ -386,7 +386,9 @@ typedef enum {
     JHDNN_SPMM_ALG_DEFAULT = 0,    /* WARP_ROW */
     JHDNN_SPMM_ALG_THREAD_ROW = 1, /* one thread per row of A: the simplest, slow on long rows */
     JHDNN_SPMM_ALG_WARP_ROW = 2,   /* one warp per row of A, lanes over columns of B (float4 loads) */
-    JHDNN_SPMM_ALG_NNZ_SPLIT = 3,  /* equal nonzero chunks per warp (load balance for skewed rows) */
+    JHDNN_SPMM_ALG_NNZ_SPLIT = 3,  /* equal nonzero chunks per warp (load balance for skewed rows); NOT
+                                    * deterministic in the last bits: rows cut by a chunk boundary are
+                                    * summed with float atomics, in an order that varies run to run */
     JHDNN_SPMM_ALG_COUNT = 4,
 } jhdnnSpMMAlg_t;
 
@@ -408,8 +410,11 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
  * NULL: natural order). A performance hint with no effect on results: jhdnnSparseDnnLayerForward
  * (and ...Compact) computes output neurons in this order, and jhdnnSpMM WARP_ROW (and DEFAULT)
  * visits rows in it, so rows that share columns should be adjacent (their feature / B loads then
- * hit in L1). Checked here (copied to the host once): BAD_PARAM if not a
- * permutation. Setting the matrix again clears it. */
+ * hit in L1). rowOrder must be device memory of the current device (a plain host pointer:
+ * BAD_PARAM) that the caller has finished writing: it is checked here by one synchronous cudaMemcpy
+ * to the host (BAD_PARAM if not a permutation), and later changes to it are NOT checked again (an
+ * order changed into a non-permutation leaves outputs unwritten or written twice). Setting the
+ * matrix again clears it. */
 jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc, const int *rowOrder);
 /* nnz is rows * width for ELL. Any output pointer may be NULL. */
 jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t spDesc,
@@ -421,7 +426,11 @@ jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t
  *      of nonzeros in *nnz (host; the call waits for it);
  *   2. the caller allocates colInd/values of nnz entries, sets a CSR descriptor with them, and
  *      jhdnnDenseToCsrConvert fills them (column indices ascending within each row).
- * The workspace (device, jhdnnDenseToCsr_bufferSize bytes) is only used by the analysis. */
+ * Convert writes only the descriptor's nnz entries: if that nnz is smaller than the analysis gave,
+ * or A changed between the two calls, entries at or past nnz are dropped (the result is then not
+ * A's CSR, but nothing is written past colInd / values); A must be the analysed matrix.
+ * The workspace (device, jhdnnDenseToCsr_bufferSize bytes, 256-byte aligned, else
+ * BAD_PARAM_MISALIGNED_POINTER) is only used by the analysis. */
 jhdnnStatus_t jhdnnDenseToCsr_bufferSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t *sizeInBytes);
 jhdnnStatus_t jhdnnDenseToCsrAnalysis(jhdnnHandle_t handle, int64_t rows, int64_t cols, const void *A,
                                       int64_t lda, int *csrRowPtr, int64_t *nnz, void *workSpace,
@@ -430,7 +439,9 @@ jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void *A, int64_
                                      jhdnnSparseMatrixDescriptor_t csrDesc);
 
 /* C = alpha * A * B + beta * C. A: CSR descriptor (m x k); B: k x n, C: m x n, both dense FLOAT in
- * the given order with leading dimensions ldb, ldc. beta == 0 never reads C. */
+ * the given order with leading dimensions ldb, ldc. beta == 0 never reads C. Extents of B or C that
+ * overflow 64-bit byte offsets: BAD_PARAM_OUT_OF_BOUND; C overlapping B: BAD_PARAM. NNZ_SPLIT is not
+ * bitwise deterministic (see jhdnnSpMMAlg_t). */
 jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float *alpha,
                         const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnDenseOrder_t order,
                         const void *B, int64_t ldb, const float *beta, void *C, int64_t ldc);
@@ -441,9 +452,13 @@ jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float *
  * x[i * ldx + img], y(j, r) at y[j * ldy + r], so a warp reads 32 images of one feature at once.
  * wtDesc is W transposed in ELL form: row j lists the input neurons of output neuron j (width any,
  * 32 in the challenge). activeCount is a DEVICE pointer (so no host sync between layers);
- * maxActive >= *activeCount bounds the launch. rowNonzero (device, maxActive ints) receives 1 for
- * each r < *activeCount whose output row has a nonzero, else 0 (also for r >= *activeCount).
- * bias must be <= 0 (so a zero row stays zero and pruning is exact) and clampMax > 0. */
+ * maxActive bounds the launch and the buffers: min(*activeCount, maxActive) images are processed
+ * (activeRows, rowNonzero and the columns of y hold maxActive; nothing past them is read or written).
+ * rowNonzero (device, maxActive ints) receives 1 for each processed r whose output row has a
+ * nonzero, else 0 (also for the r not processed).
+ * bias must be <= 0 (so a zero row stays zero and pruning is exact) and clampMax > 0. x spans
+ * wtDesc cols * ldx floats and y (wtDesc rows - 1) * ldy + maxActive: an extent that overflows
+ * 64-bit byte offsets is BAD_PARAM_OUT_OF_BOUND, y overlapping x is BAD_PARAM. */
 jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
                                          float bias, float clampMax, int maxActive, const int *activeCount,
                                          const int *activeRows, const void *x, int64_t ldx, void *y,
@@ -451,7 +466,9 @@ jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparse
 
 /* Compaction between layers: keeps the r < maxActive with rowNonzero[r] != 0, in order:
  * rowsOut[t] = r (the position of the survivor in the layer's output) and idsOut[t] = idsIn[r]
- * (whatever the caller tracks, e.g. image numbers); *countOut (device) = number kept. */
+ * (whatever the caller tracks, e.g. image numbers); *countOut (device) = number kept.
+ * workSpace: jhdnnSparseDnnCompact_bufferSize(maxActive) bytes, device, 256-byte aligned (else
+ * BAD_PARAM_MISALIGNED_POINTER). */
 jhdnnStatus_t jhdnnSparseDnnCompact_bufferSize(jhdnnHandle_t handle, int maxActive, size_t *sizeInBytes);
 jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const int *rowNonzero,
                                     const int *idsIn, int *rowsOut, int *idsOut, int *countOut,
@@ -464,10 +481,13 @@ jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const i
  *   output row has a nonzero is appended to the next list: rowsOut[t] = r, idsOut[t] = idsIn[r],
  *   t = the old *countOut + a slot from an atomic counter, so *countOut (device) must be 0 on entry
  *   and ends as the number kept. The ORDER of the kept entries is unspecified (it varies run to run;
- *   each image's values do not depend on it).
- * workSpace: jhdnnSparseDnnLayerForwardCompact_bufferSize(maxActive) bytes, device, which the caller
- * zeroes ONCE before the first call: every call leaves it zeroed again, so one workspace serves a
- * whole network. rowsOut, idsOut, countOut must not alias activeRows, idsIn, activeCount (other
+ *   each image's values do not depend on it). If *countOut was not 0, *countOut ends as the old
+ *   value + the number kept and only slots t in [0, maxActive) are written (the rest are dropped).
+ * workSpace: jhdnnSparseDnnLayerForwardCompact_bufferSize(maxActive) bytes, device, 256-byte
+ * aligned (else BAD_PARAM_MISALIGNED_POINTER), which the caller zeroes ONCE before the first call:
+ * every call leaves it zeroed again, so one workspace serves a whole network. A workspace that was
+ * not zeroed gives wrong survivors and a wrong *countOut (stale flags count as nonzero rows; a stale
+ * tile counter compacts a tile early or never), but nothing is written past the buffers. rowsOut, idsOut, countOut must not alias activeRows, idsIn, activeCount (other
  * blocks still read those while survivors are appended). */
 jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact_bufferSize(jhdnnHandle_t handle, int maxActive,
                                                            size_t *sizeInBytes);

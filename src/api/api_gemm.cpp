@@ -11,29 +11,17 @@
 #include "conv/dispatch.h"
 #include "core/cuda_check.h"
 #include "core/descriptors.h"
+#include "core/extent.h"
 #include "gemm/gemm.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
 using namespace jhdnn;
 using core::fail;
 using core::Status;
+using core::extent;
+using core::overlaps;
 
 namespace {
-
-bool overlaps(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
-  const auto lo_a = reinterpret_cast<uintptr_t>(a), lo_b = reinterpret_cast<uintptr_t>(b);
-  return lo_a < lo_b + uintptr_t(b_bytes) && lo_b < lo_a + uintptr_t(a_bytes);
-}
-
-// Elements from a stored (rows x cols, ld) matrix's start to its last element + 1, over the batch.
-// -1 on int64 overflow.
-int64_t extent(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t batch) {
-  int64_t s, t;
-  if (rows == 0 || cols == 0) return 0;
-  if (__builtin_mul_overflow(cols - 1, ld, &s) || __builtin_add_overflow(s, rows, &s)) return -1;
-  if (__builtin_mul_overflow(batch - 1, stride, &t) || __builtin_add_overflow(s, t, &s)) return -1;
-  return s;
-}
 
 // NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library; read once, like them.
 bool tf32_allowed_by_env() {

@@ -7,6 +7,7 @@
 #include "api/api_common.h"
 #include "core/cuda_check.h"
 #include "core/descriptors.h"
+#include "core/extent.h"
 #include "sparse/sparse.h"
 
 using namespace jhdnn;
@@ -57,6 +58,27 @@ Status check_dims(int64_t rows, int64_t cols) {
     return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "rows (%lld) and cols (%lld) must fit the int32 indices",
                 (long long)rows, (long long)cols);
   return Status::success();
+}
+
+// The device a descriptor call without a handle checks pointers against: the current one, with no
+// access to plain host memory assumed (so a host pointer is refused whatever the system allows).
+core::DeviceInfo current_device_for_check() {
+  core::DeviceInfo dev;
+  if (cudaGetDevice(&dev.device) != cudaSuccess) {
+    cudaGetLastError();
+    dev.device = -1;  // no usable device: cudaPointerGetAttributes then refuses the pointer
+  }
+  dev.pageable_memory_access = false;
+  return dev;
+}
+
+// Extents (elements) of a layer's x (n_in rows of ldx columns: any column below ldx may hold an
+// image) and y (n_out rows, maxActive compact columns); -1 on int64 overflow.
+struct LayerExtents {
+  int64_t x, y;
+};
+LayerExtents layer_extents(int64_t n_in, int64_t ldx, int64_t n_out, int64_t ldy, int max_active) {
+  return {core::extent(ldx, n_in, ldx, 0, 1), core::extent(max_active, n_out, ldy, 0, 1)};
 }
 
 #define CHECK_SP_SET(d) \
@@ -149,9 +171,10 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
       spDesc->row_order = nullptr;
       return Status::success();
     }
-    if (reinterpret_cast<uintptr_t>(rowOrder) % sizeof(int) != 0)
-      return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "rowOrder (%p) is not aligned to int", (const void*)rowOrder);
-    // One copy to the host so a bad order is refused here instead of leaving outputs unwritten.
+    // Device memory of the current device (a plain host pointer is refused).
+    JHDNN_TRY(check_ptr(rowOrder, sizeof(int), "rowOrder", current_device_for_check()));
+    // One copy to the host so a bad order is refused here instead of leaving outputs unwritten. The
+    // copy is synchronous; later changes to rowOrder are not checked again.
     std::vector<int> host(size_t(spDesc->rows));
     JHDNN_CUDA_TRY(cudaMemcpy(host.data(), rowOrder, host.size() * sizeof(int), cudaMemcpyDefault));
     std::vector<char> seen(host.size(), 0);
@@ -234,7 +257,7 @@ jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void* A, int64_
       JHDNN_TRY(check_ptr(csrDesc->values, sizeof(float), "csrDesc values", handle->device));
     }
     return sparse::dense_to_csr_convert(handle->stream, csrDesc->rows, csrDesc->cols, static_cast<const float*>(A),
-                                        lda, csrDesc->row_ptr, csrDesc->col_ind, csrDesc->values);
+                                        lda, csrDesc->row_ptr, csrDesc->col_ind, csrDesc->values, csrDesc->nnz);
   });
 }
 
@@ -260,6 +283,13 @@ jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float* 
       return fail(JHDNN_STATUS_BAD_PARAM, "ldb (%lld) < %lld", (long long)ldb, (long long)need_ldb);
     if (ldc < need_ldc)
       return fail(JHDNN_STATUS_BAD_PARAM, "ldc (%lld) < %lld", (long long)ldc, (long long)need_ldc);
+    // Extents in the column-major view (a row-major r x c matrix is a column-major c x r one).
+    const bool row = order == JHDNN_ORDER_ROW;
+    const int64_t eb = row ? core::extent(n, k, ldb, 0, 1) : core::extent(k, n, ldb, 0, 1);
+    const int64_t ec = row ? core::extent(n, m, ldc, 0, 1) : core::extent(m, n, ldc, 0, 1);
+    if (eb < 0 || ec < 0 || eb > INT64_MAX / 4 || ec > INT64_MAX / 4)
+      return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "B (ldb %lld) or C (ldc %lld) overflows 64-bit byte offsets",
+                  (long long)ldb, (long long)ldc);
     JHDNN_TRY(check_device(handle));
     JHDNN_TRY(check_ptr(aDesc->row_ptr, sizeof(int), "aDesc rowPtr", handle->device));
     if (aDesc->nnz > 0) {
@@ -268,6 +298,7 @@ jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float* 
     }
     JHDNN_TRY(check_ptr(B, sizeof(float), "B", handle->device));
     JHDNN_TRY(check_ptr(C, sizeof(float), "C", handle->device));
+    if (core::overlaps(C, ec * 4, B, eb * 4)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
     return sparse::spmm(handle->stream, algo, *alpha, *aDesc, n, order, static_cast<const float*>(B), ldb, *beta,
                         static_cast<float*>(C), ldc);
   });
@@ -291,6 +322,10 @@ Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtD
   if (ldx < 1)
     return fail(JHDNN_STATUS_BAD_PARAM, "ldx (%lld) must be >= 1", (long long)ldx);
   if (ldy < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ldy (%lld) < maxActive (%d)", (long long)ldy, maxActive);
+  const LayerExtents ext = layer_extents(wtDesc->cols, ldx, wtDesc->rows, ldy, maxActive);
+  if (ext.x < 0 || ext.y < 0 || ext.x > INT64_MAX / 4 || ext.y > INT64_MAX / 4)
+    return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "x (ldx %lld) or y (ldy %lld) overflows 64-bit byte offsets",
+                (long long)ldx, (long long)ldy);
   if (maxActive > int64_t(65535) * 32 * 1024)
     return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "maxActive (%d) is too large", maxActive);
   JHDNN_TRY(check_device(handle));
@@ -301,7 +336,8 @@ Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtD
   JHDNN_TRY(check_ptr(y, sizeof(float), "y", handle->device));
   JHDNN_TRY(check_ptr(wtDesc->col_ind, sizeof(int), "wtDesc colInd", handle->device));
   JHDNN_TRY(check_ptr(wtDesc->values, sizeof(float), "wtDesc values", handle->device));
-  if (x == y) return fail(JHDNN_STATUS_BAD_PARAM, "x and y must be different buffers (in-place is not supported)");
+  if (core::overlaps(y, ext.y * 4, x, ext.x * 4))
+    return fail(JHDNN_STATUS_BAD_PARAM, "y overlaps x (in-place is not supported; x spans wtDesc cols * ldx floats)");
   return Status::success();
 }
 }  // namespace

@@ -49,9 +49,12 @@ count_rows(int64_t rows, int64_t cols, const float* __restrict__ a, int64_t lda,
   if (lane == 0) counts[row] = count;
 }
 
+// nnz = the descriptor's (the size of col_ind / values). rowPtr comes from the analysis of A; if the
+// descriptor's nnz is smaller than the analysis returned, or A gained nonzeros since, the slots at or
+// past nnz are dropped instead of written out of bounds (the result is then not A's CSR).
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 scatter_rows(int64_t rows, int64_t cols, const float* __restrict__ a, int64_t lda, const int* __restrict__ row_ptr,
-             int* __restrict__ col_ind, float* __restrict__ values) {
+             int* __restrict__ col_ind, float* __restrict__ values, int nnz) {
   const int lane = threadIdx.x & 31;
   const unsigned lower = (1u << lane) - 1u;  // lanes below this one
   const int64_t row = int64_t(blockIdx.x) * kWarpsPerBlock + (threadIdx.x >> 5);
@@ -80,8 +83,10 @@ scatter_rows(int64_t rows, int64_t cols, const float* __restrict__ a, int64_t ld
 #pragma unroll
       for (int q = 0; q < 4; ++q)
         if (e[q] != 0.f) {
-          col_ind[pos] = int(v * 4 + q);
-          values[pos] = e[q];
+          if (unsigned(pos) < unsigned(nnz)) {  // see the nnz note at the kernel
+            col_ind[pos] = int(v * 4 + q);
+            values[pos] = e[q];
+          }
           ++pos;
         }
       base += __shfl_sync(0xffffffffu, incl, 31);
@@ -92,8 +97,8 @@ scatter_rows(int64_t rows, int64_t cols, const float* __restrict__ a, int64_t ld
     const int64_t c = c0 + lane;
     const float x = c < cols ? __ldg(r + c) : 0.f;
     const unsigned mask = __ballot_sync(0xffffffffu, x != 0.f);
-    if (x != 0.f) {
-      const int pos = base + __popc(mask & lower);
+    const int pos = base + __popc(mask & lower);
+    if (x != 0.f && unsigned(pos) < unsigned(nnz)) {
       col_ind[pos] = int(c);
       values[pos] = x;
     }
@@ -141,9 +146,9 @@ Status dense_to_csr_analysis(cudaStream_t s, int64_t rows, int64_t cols, const f
 }
 
 Status dense_to_csr_convert(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
-                            const int* row_ptr, int* col_ind, float* values) {
+                            const int* row_ptr, int* col_ind, float* values, int64_t nnz) {
   const unsigned grid = unsigned((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  scatter_rows<<<grid, kWarpsPerBlock * 32, 0, s>>>(rows, cols, a, lda, row_ptr, col_ind, values);
+  scatter_rows<<<grid, kWarpsPerBlock * 32, 0, s>>>(rows, cols, a, lda, row_ptr, col_ind, values, int(nnz));
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }

@@ -190,15 +190,16 @@ __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int
 }
 
 // The separate-compaction path (jhdnnSparseDnnLayerForward): grid = (tiles, slices) sized on the host
-// from maxActive; tiles past the device count leave at once.
+// from maxActive; tiles past the device count leave at once. The count is clamped to max_active: the
+// last tile may reach past max_active, and active_rows, y and row_nonzero hold max_active images.
 template <bool kWidth32, int kIpt>
 __global__ void __launch_bounds__(kWarps * 32)
 dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                  float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
                  const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
-                 int* __restrict__ row_nonzero, int64_t slice, const int* __restrict__ order) {
+                 int* __restrict__ row_nonzero, int64_t slice, const int* __restrict__ order, int max_active) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int count = *active_count;
+  const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   const int tile0 = int(blockIdx.x) * 32 * kIpt;
   if (tile0 >= count) return;  // the whole tile is past the survivors
   const int64_t j_begin = int64_t(blockIdx.y) * slice;
@@ -293,8 +294,10 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
         int base = 0;
         if (lane == 0 && mask != 0u) base = atomicAdd(count_out, __popc(mask));
         base = __shfl_sync(0xffffffffu, base, 0);
-        if (alive) {
-          const int pos = base + __popc(mask & ((1u << lane) - 1u));
+        const int pos = base + __popc(mask & ((1u << lane) - 1u));
+        // *count_out must be 0 on entry; if it was not, slots outside [0, max_active) are dropped
+        // (the count still grows) rather than written past rows_out / ids_out.
+        if (alive && unsigned(pos) < unsigned(max_active)) {
           rows_out[pos] = r;
           ids_out[pos] = ids_in[r];
         }
@@ -365,7 +368,7 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   const int width = int(wt.width);
   auto launch = [&](auto kernel) {
     kernel<<<grid, kWarps * 32, 0, s>>>(n_out, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
-                                        active_rows, x, ldx, y, ldy, row_nonzero, slice, wt.row_order);
+                                        active_rows, x, ldx, y, ldy, row_nonzero, slice, wt.row_order, max_active);
   };
   if (width == 32)
     ipt == 4 ? launch(dnn_layer_kernel<true, 4>) : launch(dnn_layer_kernel<true, 1>);

@@ -39,7 +39,7 @@ size_t dense_to_csr_workspace(int64_t rows);
 Status dense_to_csr_analysis(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
                              int* row_ptr, int64_t* nnz, void* ws, size_t ws_size);
 Status dense_to_csr_convert(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
-                            const int* row_ptr, int* col_ind, float* values);
+                            const int* row_ptr, int* col_ind, float* values, int64_t nnz);
 
 // C = alpha * A * B + beta * C.
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
