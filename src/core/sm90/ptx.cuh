@@ -10,8 +10,8 @@
 // Where the kernels were verified with two different forms of one primitive (a "memory" clobber or
 // not, a different watchdog), both forms are kept under two names, so every call site compiles to
 // exactly what it did before; the comments say which kernel uses which and why. The wrappers both
-// kinds of kernel share (arrive, arrive.expect_tx, try_wait, the 2-D TMA load, the wgmma fence /
-// commit / wait, the K-major descriptor) had the same instruction, operands and clobbers in both
+// kinds of kernel share (arrive, arrive.expect_tx, try_wait, fence.mbarrier_init, the 2-D TMA load,
+// the wgmma fence / commit / wait, the K-major descriptor) had the same instruction, operands and clobbers in both
 // copies; the copies differed only in a trailing "\n" in the asm string, which changes nothing in
 // the PTX but a line break.
 #pragma once
@@ -28,13 +28,13 @@
 #define JHDNN_WGMMA_OK 0
 #endif
 
-// Watchdog on mbar_wait (the Hopper GEMM's wait; mbar_wait_clock has its own). A wrong transaction byte count or a lost arrive makes an
-// mbarrier wait spin forever, which hangs the process (and ctest until its timeout). With the
-// watchdog, a wait that has not completed after ~10 s of GPU time traps: the launch fails with
-// cudaErrorLaunchFailure ("unspecified launch failure") instead of hanging. (No printf: a call in
-// the kernel makes ptxas serialize the wgmma pipeline, C7510.) The check only runs
-// on the retry path (every 1024 failed try_waits), so it costs nothing while the pipeline flows;
-// it is on by default; build with -DJHDNN_HOPPER_WATCHDOG=0 to remove it.
+// Watchdog on mbar_wait (the Hopper GEMM's wait; mbar_wait_clock has its own). A wrong transaction
+// byte count or a lost arrive makes an mbarrier wait spin forever, which hangs the process (and
+// ctest until its timeout). With the watchdog, a wait that has not completed after ~10 s of GPU
+// time traps: the launch fails with cudaErrorLaunchFailure ("unspecified launch failure") instead
+// of hanging. (No printf: a call in the kernel makes ptxas serialize the wgmma pipeline, C7510.)
+// The check only runs on the retry path (every 1024 failed try_waits), so it costs nothing while
+// the pipeline flows; it is on by default; build with -DJHDNN_HOPPER_WATCHDOG=0 to remove it.
 #ifndef JHDNN_HOPPER_WATCHDOG
 #define JHDNN_HOPPER_WATCHDOG 1
 #endif
