@@ -121,7 +121,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::wgmma_fence();
 #pragma unroll
       for (int k = 0; k < kRowBytes / kStep; ++k)
-        sm90::WgmmaN<T, 128>::run(acc, sm90::make_desc_k_sw128(sa + k * kStep), sm90::make_desc_k_sw128(sb + k * kStep));
+        sm90::WgmmaN<T, 128>::run(acc, sm90::make_desc_k_sw128(sa + k * kStep),
+                                  sm90::make_desc_k_sw128(sb + k * kStep));
       sm90::wgmma_commit();
       // Keep this block's wgmmas in flight; the previous block's have finished reading its stage.
       sm90::wgmma_wait<1>();
