@@ -18,7 +18,7 @@
 //   - the first mismatching element (row, col, got, ref, bound) and the number of mismatches are
 //     printed, so a wrong answer is diagnosable from the log alone.
 // A hung pipeline cannot hang the test: the kernel's mbarrier waits carry a watchdog (on by
-// default, JHDNN_HOPPER_WATCHDOG in src/gemm/hopper/sm90_ptx.cuh) that traps after ~10 s, which
+// default, JHDNN_HOPPER_WATCHDOG in src/core/sm90/ptx.cuh) that traps after ~10 s, which
 // surfaces here as a CUDA error ("unspecified launch failure") on the synchronize.
 #include <algorithm>
 #include <cmath>

@@ -8,6 +8,7 @@
 #include "core/cuda_check.h"
 #include "gemm/sgemm_async.h"
 #include "gemm/sgemm_kernel.cuh"
+#include "gemm/sgemm_params.h"
 
 namespace jhdnn::gemm {
 
@@ -119,25 +120,9 @@ Status sgemm_path(const GemmDesc& d, SgemmPath path, int split, cudaStream_t str
     return async::launch(d, batches, split, &t_last_run, stream);
 
   kernel::Params prm{};
-  prm.m = int(d.m);
-  prm.n = int(d.n);
-  prm.k = int(d.k);
+  set_problem_params(prm, d, batches);
   prm.tiles_m = int((d.m + kernel::kBM - 1) / kernel::kBM);
   prm.tiles_n = 0;  // set by launch() for the tile width it picks
-  prm.a = d.a;
-  prm.b = d.b;
-  prm.c = d.c;
-  prm.lda = d.lda;
-  prm.ldb = d.ldb;
-  prm.ldc = d.ldc;
-  prm.batch_count = batches;
-  prm.batch_inner = d.batch_inner;
-  prm.a_outer = d.a_outer;
-  prm.a_inner = d.a_inner;
-  prm.b_outer = d.b_outer;
-  prm.b_inner = d.b_inner;
-  prm.c_outer = d.c_outer;
-  prm.c_inner = d.c_inner;
   prm.c_vec = reinterpret_cast<uintptr_t>(d.c) % 16 == 0 && d.ldc % 4 == 0 && d.c_outer % 4 == 0 &&
               d.c_inner % 4 == 0;
 

@@ -7,6 +7,7 @@
 
 #include "core/cuda_check.h"
 #include "gemm/sgemm_async.cuh"
+#include "gemm/sgemm_params.h"
 
 namespace jhdnn::gemm::async {
 namespace {
@@ -153,24 +154,8 @@ bool supported(const GemmDesc& d) { return mode(d) != Mode::kNone; }
 
 Status launch(const GemmDesc& d, int64_t batches, int split, SgemmRun* run, cudaStream_t stream) {
   Params prm{};
-  prm.m = int(d.m);
-  prm.n = int(d.n);
-  prm.k = int(d.k);
+  set_problem_params(prm, d, batches);
   prm.split = 1;
-  prm.a = d.a;
-  prm.b = d.b;
-  prm.c = d.c;
-  prm.lda = d.lda;
-  prm.ldb = d.ldb;
-  prm.ldc = d.ldc;
-  prm.batch_count = batches;
-  prm.batch_inner = d.batch_inner;
-  prm.a_outer = d.a_outer;
-  prm.a_inner = d.a_inner;
-  prm.b_outer = d.b_outer;
-  prm.b_inner = d.b_inner;
-  prm.c_outer = d.c_outer;
-  prm.c_inner = d.c_inner;
   prm.c_vec = aligned(d.c, 16) && d.ldc % 4 == 0 && (d.batch_outer <= 1 || d.c_outer % 4 == 0) &&
               (d.batch_inner <= 1 || d.c_inner % 4 == 0);
   Epi epi;

@@ -24,8 +24,9 @@
 
 #include "conv/tensorcore/mma_launch.h"
 #include "conv/tensorcore/mma_sm80.cuh"
-#include "conv/tensorcore/wgmma_sm90.cuh"
-#include "conv/tensorcore/wgmma_tiles_sm90.cuh"
+#include "core/sm90/ptx.cuh"
+#include "core/sm90/tensor_map.h"
+#include "core/sm90/wgmma.cuh"
 #include "core/cuda_check.h"
 
 namespace jhdnn::conv {
@@ -99,13 +100,13 @@ __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUt
     const int r = tap / prm.S, s = tap % prm.S;
     const int wtap = prm.flip ? (prm.R - 1 - r) * prm.S + (prm.S - 1 - s) : tap;
     const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
-    mbar_wait(smem_addr(&empty[st]), phase ^ 1);
+    sm90::mbar_wait_clock(smem_addr(&empty[st]), phase ^ 1);
     const uint32_t fb = smem_addr(&full[st]);
-    mbar_expect_tx(fb, Cfg::kStageBytes);
+    sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
     const uint32_t sa = tiles + st * Cfg::kStageBytes;
-    tma_load_4d(sa, map_x, c0, q0 * prm.str_w - prm.pad_w + s * prm.dil_w, p0 * prm.str_h - prm.pad_h + r * prm.dil_h,
-                n0, fb);
-    tma_load_3d(sa + kTileBytes, map_w, c0, wtap, k0, fb);
+    sm90::tma_load_4d(sa, map_x, fb, c0, q0 * prm.str_w - prm.pad_w + s * prm.dil_w,
+                      p0 * prm.str_h - prm.pad_h + r * prm.dil_h, n0);
+    sm90::tma_load_3d(sa + kTileBytes, map_w, fb, c0, wtap, k0);
   }
 }
 
@@ -122,21 +123,22 @@ __device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tile
   uint32_t prev = 0;
   for (int kb = kb0; kb < kb1; ++kb, ++it) {
     const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
-    mbar_wait(smem_addr(&full[st]), phase);
+    sm90::mbar_wait_clock(smem_addr(&full[st]), phase);
     __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
     const uint32_t sa = tiles + st * Cfg::kStageBytes + cg * 64 * kRowBytes;
     const uint32_t sb = tiles + st * Cfg::kStageBytes + kTileBytes;
-    wgmma_fence();
+    sm90::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < kRowBytes / kStep; ++k)
-      WgmmaN<T, BN>::run(acc, smem_desc(sa + k * kStep), smem_desc(sb + k * kStep));
-    wgmma_commit();
-    wgmma_wait<1>();
-    if (kb > kb0) mbar_arrive(smem_addr(&empty[prev]));
+      sm90::WgmmaN<T, BN>::run(acc, sm90::make_desc_k_sw128(sa + k * kStep),
+                               sm90::make_desc_k_sw128(sb + k * kStep));
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<1>();
+    if (kb > kb0) sm90::mbar_arrive(smem_addr(&empty[prev]));
     prev = st;
   }
-  wgmma_wait<0>();
-  if (kb1 > kb0) mbar_arrive(smem_addr(&empty[prev]));
+  sm90::wgmma_wait<0>();
+  if (kb1 > kb0) sm90::mbar_arrive(smem_addr(&empty[prev]));
 }
 
 // Output row m of a tile is pixel (q0 + m % bw, p0 + (m / bw) % bh, n0 + m / (bw*bh)); null when
@@ -188,10 +190,10 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      mbar_init(smem_addr(&full[s]), 1);
-      mbar_init(smem_addr(&empty[s]), kConsumers * 128);
+      sm90::mbar_init_no_clobber(smem_addr(&full[s]), 1);
+      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), kConsumers * 128);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    sm90::mbar_fence_init();
   }
   __syncthreads();
 
@@ -250,14 +252,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      mbar_init(smem_addr(&full[s]), 1);
-      mbar_init(smem_addr(&empty[s]), kConsumers * 128);
+      sm90::mbar_init_no_clobber(smem_addr(&full[s]), 1);
+      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), kConsumers * 128);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    sm90::mbar_fence_init();
   }
   __syncthreads();
 
-  const int split = prm.split, rank = int(cluster_ctarank()), tile = int(cluster_id_x());
+  const int split = prm.split, rank = int(sm90::cluster_ctarank()), tile = int(sm90::cluster_id_x());
   const int kb0 = int(int64_t(rank) * prm.kblocks / split), kb1 = int(int64_t(rank + 1) * prm.kblocks / split);
   int n0, p0, q0, k0;
   decode_tile<BN>(prm, tile, n0, p0, q0, k0);
@@ -287,7 +289,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
     }
   }
-  cluster_sync();  // 2. every partial tile of the cluster is written
+  sm90::cluster_sync();  // 2. every partial tile of the cluster is written
 
   // 3. This CTA's rows: the sum over ranks 0 .. split-1 (in that order), epilogue, store.
   const int rows = kBM / split;
@@ -296,13 +298,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t off = tiles + uint32_t((m * kPartStride + col) * 4);
     float s0 = 0.f, s1 = 0.f;
     for (int q = 0; q < split; ++q) {
-      const float2 v = ld_cluster_f2(mapa_shared(off, uint32_t(q)));
+      const float2 v = sm90::ld_cluster_f2(sm90::mapa_shared(off, uint32_t(q)));
       s0 += v.x, s1 += v.y;
     }
     T* yrow = out_row(prm, y, n0, p0, q0, m);
     if (yrow != nullptr && k0 + col < prm.K) store_pair(prm, yrow, k0 + col, s0, s1);
   }
-  cluster_sync();  // 4. no CTA leaves (freeing its shared memory) while a peer may still read it
+  sm90::cluster_sync();  // 4. no CTA leaves (freeing its shared memory) while a peer may still read it
 #endif
 }
 
@@ -387,7 +389,7 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
       return core::Status::success();
     }
 
-  PFN_cuTensorMapEncodeTiled_v12000 fn = tensor_map_encoder();
+  PFN_cuTensorMapEncodeTiled_v12000 fn = sm90::tensor_map_encoder();
   if (fn == nullptr) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma: the driver has no cuTensorMapEncodeTiled");
   const CUtensorMapDataType type = dt == JHDNN_DATA_HALF       ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                    : dt == JHDNN_DATA_BFLOAT16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16

@@ -1,5 +1,5 @@
 // Hopper wgmma GEMM: kernel and host launcher. Design notes in README.md; the PTX wrappers are in
-// sm90_ptx.cuh and wgmma_m64n256.cuh.
+// src/core/sm90 (ptx.cuh, wgmma.cuh, tensor_map.h).
 #include "gemm/hopper/gemm_wgmma.h"
 
 #include <cuda_bf16.h>
@@ -7,9 +7,9 @@
 
 #include <type_traits>
 
-#include "gemm/hopper/sm90_ptx.cuh"
-#include "gemm/hopper/tensor_map.h"
-#include "gemm/hopper/wgmma_m64n256.cuh"
+#include "core/sm90/ptx.cuh"
+#include "core/sm90/tensor_map.h"
+#include "core/sm90/wgmma.cuh"
 
 // In a build for more architectures than sm_90a, the device pass of every other architecture
 // compiles an empty kernel body (see the kernel), leaving the helpers below unreferenced there.
@@ -90,12 +90,12 @@ __device__ __forceinline__ void store2(float* p, float a, float b) {
 template <class TIn, int TransB>
 __device__ __forceinline__ void wgmma_kstep(float (&acc)[128], uint64_t da, uint64_t db) {
   if constexpr (std::is_same_v<TIn, __half>) {
-    wgmma_m64n256k16_f16<TransB>(acc, da, db);
+    sm90::WgmmaN<__half, 256>::run<TransB>(acc, da, db);
   } else if constexpr (std::is_same_v<TIn, __nv_bfloat16>) {
-    wgmma_m64n256k16_bf16<TransB>(acc, da, db);
+    sm90::WgmmaN<__nv_bfloat16, 256>::run<TransB>(acc, da, db);
   } else {
     static_assert(std::is_same_v<TIn, float> && TransB == 0, "tf32 wgmma reads K-major operands only");
-    wgmma_m64n256k8_tf32(acc, da, db);
+    sm90::WgmmaN<float, 256>::run(acc, da, db);
   }
 }
 
@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   static_assert(!BKN || sizeof(TIn) == 2, "B given K x N is supported for 16-bit types only");
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t base = (ptx::smem_addr(smem_raw) + 1023u) & ~1023u;
+  const uint32_t base = (sm90::smem_addr(smem_raw) + 1023u) & ~1023u;
   const uint32_t smem_a = base;                          // kStages x [128 rows][128 B]
   const uint32_t smem_b = smem_a + kStages * kABytes;    // kStages x [256 rows][128 B]
   const uint32_t full_bar = smem_b + kStages * kBBytes;  // kStages mbarriers: "stage loaded"
@@ -143,19 +143,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      ptx::mbar_init(full_bar + 8 * s, 1);                            // the producer's arrive (+ tx bytes)
-      ptx::mbar_init(empty_bar + 8 * s, kConsumerWarpgroups * 4);     // one arrive per consumer warp
+      sm90::mbar_init(full_bar + 8 * s, 1);                            // the producer's arrive (+ tx bytes)
+      sm90::mbar_init(empty_bar + 8 * s, kConsumerWarpgroups * 4);     // one arrive per consumer warp
     }
-    ptx::mbar_fence_init();
+    sm90::mbar_fence_init();
   }
   __syncthreads();
 
   if (warpgroup == 0) {
     // ---------------- producer
-    ptx::setmaxnreg_dec<kProducerRegs>();
+    sm90::setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x == 0) {
-      ptx::tma_prefetch_desc(&tm_a);
-      ptx::tma_prefetch_desc(&tm_b);
+      sm90::tma_prefetch_desc(&tm_a);
+      sm90::tma_prefetch_desc(&tm_b);
       uint32_t it = 0;
       for (int tile = blockIdx.x; tile < num_tiles; tile += gridDim.x) {
         int tm, tn;
@@ -163,21 +163,21 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kb = 0; kb < k_blocks; ++kb, ++it) {
           const uint32_t s = it % kStages;
           const uint32_t parity = (it / kStages) & 1u;
-          ptx::mbar_wait(empty_bar + 8 * s, parity ^ 1u);  // round 0 passes at once
+          sm90::mbar_wait(empty_bar + 8 * s, parity ^ 1u);  // round 0 passes at once
           if constexpr (BKN) {
             // Only the 64-column chunks that start inside N are loaded. A chunk wholly past N
             // keeps stale data, which only reaches output columns >= N (column n of C depends
             // on column n of B alone), and those are never stored.
             const int chunks = min(kBN / 64, (N - tn * kBN + 63) / 64);
-            ptx::mbar_arrive_expect_tx(full_bar + 8 * s, kABytes + uint32_t(chunks) * kBChunkBytes);
-            ptx::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
+            sm90::mbar_arrive_expect_tx(full_bar + 8 * s, kABytes + uint32_t(chunks) * kBChunkBytes);
+            sm90::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
             for (int q = 0; q < chunks; ++q)
-              ptx::tma_load_2d(smem_b + s * kBBytes + q * kBChunkBytes, &tm_b, full_bar + 8 * s, tn * kBN + q * 64,
+              sm90::tma_load_2d(smem_b + s * kBBytes + q * kBChunkBytes, &tm_b, full_bar + 8 * s, tn * kBN + q * 64,
                                kb * kBK);
           } else {
-            ptx::mbar_arrive_expect_tx(full_bar + 8 * s, kStageBytes);
-            ptx::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
-            ptx::tma_load_2d(smem_b + s * kBBytes, &tm_b, full_bar + 8 * s, kb * kBK, tn * kBN);
+            sm90::mbar_arrive_expect_tx(full_bar + 8 * s, kStageBytes);
+            sm90::tma_load_2d(smem_a + s * kABytes, &tm_a, full_bar + 8 * s, kb * kBK, tm * kBM);
+            sm90::tma_load_2d(smem_b + s * kBBytes, &tm_b, full_bar + 8 * s, kb * kBK, tn * kBN);
           }
         }
       }
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 
   // ---------------- consumers
-  ptx::setmaxnreg_inc<kConsumerRegs>();
+  sm90::setmaxnreg_inc<kConsumerRegs>();
   const int cw = warpgroup - 1;            // which 64-row half of the tile
   const int warp = (threadIdx.x % 128) / 32;
   const int lane = threadIdx.x % 32;
@@ -200,7 +200,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     for (int kb = 0; kb < k_blocks; ++kb, ++it) {
       const uint32_t s = it % kStages;
-      ptx::mbar_wait(full_bar + 8 * s, (it / kStages) & 1u);
+      sm90::mbar_wait(full_bar + 8 * s, (it / kStages) & 1u);
       // Lanes can leave the spin at different iterations (and the epilogue / the lane-0 arrives
       // diverge): reconverge explicitly before the .sync.aligned wgmma instructions.
       __syncwarp();
@@ -209,26 +209,26 @@ __global__ void __launch_bounds__(kThreads, 1)
       // the hardware applies the 128B swizzle to the computed addresses.
       const uint32_t a_base = smem_a + s * kABytes + cw * (64 * 128);
       const uint32_t b_base = smem_b + s * kBBytes;
-      ptx::wgmma_fence();
+      sm90::wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kKRowBytes / kKStepBytes; ++kk) {
         // K-major B: 32 bytes along the row per k16 step, like A. N-major B: 16 k-rows of 128 bytes
         // (two whole swizzle atoms, so the swizzle phase is unchanged).
-        const uint64_t db = BKN ? ptx::make_desc_mn_sw128(b_base + kk * 16 * 128, kBChunkBytes)
-                                : ptx::make_desc_k_sw128(b_base + kk * kKStepBytes);
-        wgmma_kstep<TIn, BKN ? 1 : 0>(acc, ptx::make_desc_k_sw128(a_base + kk * kKStepBytes), db);
+        const uint64_t db = BKN ? sm90::make_desc_mn_sw128(b_base + kk * 16 * 128, kBChunkBytes)
+                                : sm90::make_desc_k_sw128(b_base + kk * kKStepBytes);
+        wgmma_kstep<TIn, BKN ? 1 : 0>(acc, sm90::make_desc_k_sw128(a_base + kk * kKStepBytes), db);
       }
-      ptx::wgmma_commit();
+      sm90::wgmma_commit();
       if (kb > 0) {
         // The previous k-block's wgmmas have finished reading their stage: hand it back.
-        ptx::wgmma_wait<1>();
-        if (lane == 0) ptx::mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
+        sm90::wgmma_wait<1>();
+        if (lane == 0) sm90::mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
       }
     }
-    ptx::wgmma_wait<0>();
+    sm90::wgmma_wait<0>();
 #pragma unroll
-    for (int r = 0; r < 128; ++r) ptx::reg_fence(acc[r]);
-    if (k_blocks > 0 && lane == 0) ptx::mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
+    for (int r = 0; r < 128; ++r) sm90::reg_fence(acc[r]);
+    if (k_blocks > 0 && lane == 0) sm90::mbar_arrive(empty_bar + 8 * ((it - 1) % kStages));
 
     // Epilogue straight from the accumulator fragment: register 4j + 2h + e of thread (warp w,
     // lane 4g + t) is D(16w + g + 8h, 8j + 2t + e) of this consumer's 64 x 256 block.
@@ -276,11 +276,11 @@ core::Status launch(const GemmArgs& a, cudaStream_t stream, int sm_count) {
   const CUtensorMapDataType tt = tma_type(a.ab_type);
   constexpr uint32_t es = sizeof(TIn), bk = kBKOf<TIn>;
   CUtensorMap map_a, map_b;
-  JHDNN_TRY(encode_tma_2d(&map_a, tt, es, a.a, uint64_t(a.m), uint64_t(a.k), uint64_t(a.lda), kBM, bk));
+  JHDNN_TRY(sm90::encode_tma_2d(&map_a, tt, es, a.a, uint64_t(a.m), uint64_t(a.k), uint64_t(a.lda), kBM, bk));
   if (BKN)
-    JHDNN_TRY(encode_tma_2d(&map_b, tt, es, a.b, uint64_t(a.k), uint64_t(a.n), uint64_t(a.ldb), bk, 64));
+    JHDNN_TRY(sm90::encode_tma_2d(&map_b, tt, es, a.b, uint64_t(a.k), uint64_t(a.n), uint64_t(a.ldb), bk, 64));
   else
-    JHDNN_TRY(encode_tma_2d(&map_b, tt, es, a.b, uint64_t(a.n), uint64_t(a.k), uint64_t(a.ldb), kBN, bk));
+    JHDNN_TRY(sm90::encode_tma_2d(&map_b, tt, es, a.b, uint64_t(a.n), uint64_t(a.k), uint64_t(a.ldb), kBN, bk));
 
   auto kernel = wgmma_gemm_kernel<TIn, TOut, EpilogueAlphaBeta, BKN>;
   // The device code exists only in the sm_90a image; on a library built without 90a the runtime

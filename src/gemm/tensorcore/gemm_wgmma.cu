@@ -22,7 +22,9 @@
 
 #include "conv/tensorcore/mma_launch.h"
 #include "conv/tensorcore/mma_sm80.cuh"
-#include "conv/tensorcore/wgmma_sm90.cuh"
+#include "core/sm90/ptx.cuh"
+#include "core/sm90/tensor_map.h"
+#include "core/sm90/wgmma.cuh"
 #include "core/cuda_check.h"
 
 namespace jhdnn::gemm::tensorcore {
@@ -67,10 +69,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(tc::smem_addr(&full[s]), 1);                  // the producer's expect_tx arrival
-      mbar_init(tc::smem_addr(&empty[s]), kConsumers * 128);  // every consumer thread
+      sm90::mbar_init_no_clobber(tc::smem_addr(&full[s]), 1);                  // the producer's expect_tx arrival
+      sm90::mbar_init_no_clobber(tc::smem_addr(&empty[s]), kConsumers * 128);  // every consumer thread
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    sm90::mbar_fence_init();
   }
   __syncthreads();
 
@@ -87,12 +89,12 @@ __global__ void __launch_bounds__(kThreads, 1)
         tile_coords(tile, tiles_m, tiles_n, tm, tn);
         for (int kb = 0; kb < kblocks; ++kb, ++it) {
           const uint32_t s = it % kStages, phase = (it / kStages) & 1;
-          mbar_wait(tc::smem_addr(&empty[s]), phase ^ 1);  // a fresh barrier passes parity 1 at once
+          sm90::mbar_wait_clock(tc::smem_addr(&empty[s]), phase ^ 1);  // a fresh barrier passes parity 1 at once
           const uint32_t fb = tc::smem_addr(&full[s]);
-          mbar_expect_tx(fb, kStageBytes);
+          sm90::mbar_arrive_expect_tx(fb, kStageBytes);
           const uint32_t sa = tiles + s * kStageBytes;
-          tma_load_2d(sa, &map_a, kb * kBK, tm * kBM, fb);
-          tma_load_2d(sa + kTileBytes, &map_b, kb * kBK, tn * kBN, fb);
+          sm90::tma_load_2d(sa, &map_a, fb, kb * kBK, tm * kBM);
+          sm90::tma_load_2d(sa + kTileBytes, &map_b, fb, kb * kBK, tn * kBN);
         }
       }
     }
@@ -112,21 +114,23 @@ __global__ void __launch_bounds__(kThreads, 1)
     uint32_t prev = 0;
     for (int kb = 0; kb < kblocks; ++kb, ++it) {
       const uint32_t s = it % kStages, phase = (it / kStages) & 1;
-      mbar_wait(tc::smem_addr(&full[s]), phase);
+      sm90::mbar_wait_clock(tc::smem_addr(&full[s]), phase);
       __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
       const uint32_t sa = tiles + s * kStageBytes + cg * 64 * kRowBytes;
       const uint32_t sb = tiles + s * kStageBytes + kTileBytes;
-      wgmma_fence();
+      sm90::wgmma_fence();
 #pragma unroll
-      for (int k = 0; k < kRowBytes / kStep; ++k) Wgmma<T>::run(acc, smem_desc(sa + k * kStep), smem_desc(sb + k * kStep));
-      wgmma_commit();
+      for (int k = 0; k < kRowBytes / kStep; ++k)
+        sm90::WgmmaN<T, 128>::run(acc, sm90::make_desc_k_sw128(sa + k * kStep),
+                                  sm90::make_desc_k_sw128(sb + k * kStep));
+      sm90::wgmma_commit();
       // Keep this block's wgmmas in flight; the previous block's have finished reading its stage.
-      wgmma_wait<1>();
-      if (kb > 0) mbar_arrive(tc::smem_addr(&empty[prev]));
+      sm90::wgmma_wait<1>();
+      if (kb > 0) sm90::mbar_arrive(tc::smem_addr(&empty[prev]));
       prev = s;
     }
-    wgmma_wait<0>();
-    if (kblocks > 0) mbar_arrive(tc::smem_addr(&empty[prev]));
+    sm90::wgmma_wait<0>();
+    if (kblocks > 0) sm90::mbar_arrive(tc::smem_addr(&empty[prev]));
 
     // ---- epilogue from registers: acc[4j + e] is row warp*16 + lane/4 + (e/2)*8, column
     // 8j + 2*(lane%4) + e%2 of this warpgroup's 64 x 128 tile.
@@ -172,7 +176,7 @@ template <> constexpr jhdnnDataType_t dt_of<float>() { return JHDNN_DATA_FLOAT; 
 // Tensor map of a row-major rows x k matrix (k contiguous, ld elements between rows), boxes of
 // 128 rows x 128 bytes, 128-byte swizzle, zeros outside.
 core::Status make_map(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, int64_t rows, int64_t k, int64_t ld) {
-  PFN_cuTensorMapEncodeTiled_v12000 fn = tc::tensor_map_encoder();
+  PFN_cuTensorMapEncodeTiled_v12000 fn = sm90::tensor_map_encoder();
   if (fn == nullptr) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "gemm_wgmma: the driver has no cuTensorMapEncodeTiled");
   const size_t es = dt == JHDNN_DATA_FLOAT ? 4 : 2;
   const CUtensorMapDataType type = dt == JHDNN_DATA_HALF       ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16

@@ -1,14 +1,10 @@
-#include "gemm/hopper/tensor_map.h"
-
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled_v12000
-#include <cuda_runtime_api.h>
+#include "core/sm90/tensor_map.h"
 
 #include <mutex>
 
-namespace jhdnn::gemm::hopper {
-namespace {
+namespace jhdnn::sm90 {
 
-PFN_cuTensorMapEncodeTiled_v12000 encode_fn(cudaError_t* err, cudaDriverEntryPointQueryResult* q) {
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder(cudaError_t* err, cudaDriverEntryPointQueryResult* q) {
   static std::once_flag once;
   static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
   static cudaError_t e = cudaSuccess;
@@ -16,20 +12,21 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn(cudaError_t* err, cudaDriverEntryPoi
   std::call_once(once, [] {
     void* p = nullptr;
     e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &qr);
-    if (e == cudaSuccess && qr == cudaDriverEntryPointSuccess) fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    if (e == cudaSuccess && qr == cudaDriverEntryPointSuccess)
+      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+    else
+      cudaGetLastError();  // the failed lookup must not surface as a later launch's error
   });
-  *err = e;
-  *q = qr;
+  if (err != nullptr) *err = e;
+  if (q != nullptr) *q = qr;
   return fn;
 }
-
-}  // namespace
 
 core::Status encode_tma_2d(CUtensorMap* map, CUtensorMapDataType type, uint32_t elem_bytes, const void* base,
                            uint64_t rows, uint64_t cols, uint64_t ld, uint32_t box_rows, uint32_t box_cols) {
   cudaError_t err;
   cudaDriverEntryPointQueryResult q;
-  PFN_cuTensorMapEncodeTiled_v12000 fn = encode_fn(&err, &q);
+  PFN_cuTensorMapEncodeTiled_v12000 fn = tensor_map_encoder(&err, &q);
   if (fn == nullptr)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER,
                       "hopper gemm: cuTensorMapEncodeTiled not available from the driver (%s, query result %d)",
@@ -50,4 +47,4 @@ core::Status encode_tma_2d(CUtensorMap* map, CUtensorMapDataType type, uint32_t 
   return core::Status::success();
 }
 
-}  // namespace jhdnn::gemm::hopper
+}  // namespace jhdnn::sm90

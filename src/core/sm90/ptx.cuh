@@ -1,25 +1,45 @@
-// Thin inline-PTX wrappers for the sm_90a pieces the wgmma GEMM uses: mbarriers (init, arrive,
-// arrive.expect_tx, try_wait.parity), TMA 2-D tile loads, the wgmma fence / commit / wait, the
-// shared-memory matrix descriptor, and setmaxnreg. Each wrapper is one PTX instruction with the
-// operands spelled out, so the kernel reads like the PTX ISA's own pseudocode.
+// The one set of thin inline-PTX wrappers for the sm_90a pieces of every Hopper kernel (the wgmma
+// GEMM of src/gemm/hopper, the tensor-core GEMM of src/gemm/tensorcore, the wgmma convolution of
+// src/conv/tensorcore): mbarriers (init, arrive, arrive.expect_tx, try_wait.parity and two waits),
+// TMA tile loads (2-D, 3-D, 4-D), the wgmma fence / commit / wait, the shared-memory matrix
+// descriptors, setmaxnreg, and the cluster helpers. Each wrapper is one PTX instruction with the
+// operands spelled out, so the kernel reads like the PTX ISA's own pseudocode. The wgmma.mma_async
+// wrappers themselves are generated (wgmma.cuh, gen_wgmma.py); the tensor-map encoder is in
+// tensor_map.{h,cpp}.
+//
+// Where the kernels were verified with two different forms of one primitive (a "memory" clobber or
+// not, a different watchdog), both forms are kept under two names, so every call site compiles to
+// exactly what it did before; the comments say which kernel uses which and why. The wrappers both
+// kinds of kernel share (arrive, arrive.expect_tx, try_wait, fence.mbarrier_init, the 2-D TMA load,
+// the wgmma fence / commit / wait, the K-major descriptor) had the same instruction, operands and clobbers in both
+// copies; the copies differed only in a trailing "\n" in the asm string, which changes nothing in
+// the PTX but a line break.
 #pragma once
 
 #include <cstdint>
 
 #include <cuda.h>  // CUtensorMap (a 128-byte opaque struct; no driver library is linked)
 
-// Watchdog on every mbarrier wait. A wrong transaction byte count or a lost arrive makes an
-// mbarrier wait spin forever, which hangs the process (and ctest until its timeout). With the
-// watchdog, a wait that has not completed after ~10 s of GPU time traps: the launch fails with
-// cudaErrorLaunchFailure ("unspecified launch failure") instead of hanging. (No printf: a call in
-// the kernel makes ptxas serialize the wgmma pipeline, C7510.) The check only runs
-// on the retry path (every 1024 failed try_waits), so it costs nothing while the pipeline flows;
-// it is on by default; build with -DJHDNN_HOPPER_WATCHDOG=0 to remove it.
+// 1 in the device pass of an sm_90a build (wgmma, setmaxnreg and TMA exist), else 0; the kernels
+// compile an empty body otherwise.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define JHDNN_WGMMA_OK 1
+#else
+#define JHDNN_WGMMA_OK 0
+#endif
+
+// Watchdog on mbar_wait (the Hopper GEMM's wait; mbar_wait_clock has its own). A wrong transaction
+// byte count or a lost arrive makes an mbarrier wait spin forever, which hangs the process (and
+// ctest until its timeout). With the watchdog, a wait that has not completed after ~10 s of GPU
+// time traps: the launch fails with cudaErrorLaunchFailure ("unspecified launch failure") instead
+// of hanging. (No printf: a call in the kernel makes ptxas serialize the wgmma pipeline, C7510.)
+// The check only runs on the retry path (every 1024 failed try_waits), so it costs nothing while
+// the pipeline flows; it is on by default; build with -DJHDNN_HOPPER_WATCHDOG=0 to remove it.
 #ifndef JHDNN_HOPPER_WATCHDOG
 #define JHDNN_HOPPER_WATCHDOG 1
 #endif
 
-namespace jhdnn::gemm::hopper::ptx {
+namespace jhdnn::sm90 {
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -29,6 +49,12 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t arrive_count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrive_count) : "memory");
+}
+// The same instruction without the "memory" clobber, as the tensor-core GEMM and the wgmma
+// convolution were verified with (their init is followed by an explicit fence.mbarrier_init and a
+// __syncthreads, which order it). Kept apart so their code stays what it was.
+__device__ __forceinline__ void mbar_init_no_clobber(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
 }
 
 // Makes the initialized barriers visible to the other threads and to the async proxy (TMA).
@@ -90,6 +116,19 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
 #endif
 }
 
+// The wait of the tensor-core GEMM and the wgmma convolution: the same try_wait, with a different
+// watchdog (always on, not switched by JHDNN_HOPPER_WATCHDOG): it reads clock64 on every failed
+// try_wait and traps after ~2^34 cycles (about 9 s), so a pipeline bug (a byte count that never
+// arrives) fails the launch instead of hanging the GPU. Kept apart from mbar_wait because those
+// kernels were verified with this loop.
+__device__ __forceinline__ void mbar_wait_clock(uint32_t bar, uint32_t parity) {
+  const long long start = clock64();
+  for (;;) {
+    if (mbar_try_wait(bar, parity)) return;
+    if (clock64() - start > (1LL << 34)) __trap();
+  }
+}
+
 // ---------------------------------------------------------------- TMA
 
 __device__ __forceinline__ void tma_prefetch_desc(const CUtensorMap* map) {
@@ -105,6 +144,24 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+// The 3-D and 4-D boxes of the convolution (filter KRSC and input NHWC tensor maps), coordinates
+// innermost first.
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
+                                            int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_4d(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0, int c1,
+                                            int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::
+          "r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
 
@@ -153,6 +210,37 @@ __device__ __forceinline__ uint64_t make_desc_mn_sw128(uint32_t smem_byte_addr, 
   return d;
 }
 
+// ---------------------------------------------------------------- clusters
+
+// The split-K convolution kernel: this CTA's rank in its cluster, the cluster's index, distributed
+// shared memory, and the cluster-wide barrier.
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_id_x() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+  return r;
+}
+// The address of the same shared-memory location in CTA `rank` of this cluster.
+__device__ __forceinline__ uint32_t mapa_shared(uint32_t addr, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ float2 ld_cluster_f2(uint32_t addr) {
+  float2 v;
+  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];\n" : "=f"(v.x), "=f"(v.y) : "r"(addr) : "memory");
+  return v;
+}
+// Every thread of every CTA of the cluster; release / acquire orders the shared-memory writes before
+// it with the (remote) reads after it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
 // ---------------------------------------------------------------- register reallocation
 
 template <int N>
@@ -164,4 +252,4 @@ __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
 }
 
-}  // namespace jhdnn::gemm::hopper::ptx
+}  // namespace jhdnn::sm90
