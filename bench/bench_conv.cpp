@@ -107,7 +107,7 @@ void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSol
   }
   Inputs& in = inputs_for(p);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
-  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
+  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, g.jh.get()};
   // Checked once before timing: y starts as NaN and every output must come back finite. (Values are
   // checked against cuDNN by jhdnn-bench and against the float64 reference by the tests.)
   in.y.poison();

@@ -331,7 +331,7 @@ void bench_conv_solver(benchmark::State& st, core::ConvProblem p, const conv::Co
   }
   ConvInputs& in = conv_inputs(p, key);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
-  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0};
+  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, g.jh.get()};
   auto run = [&] {
     const core::Status r = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), g.stream.get());
     if (!r.ok()) throw std::runtime_error(r.message);
