@@ -1,7 +1,9 @@
 // Host-side state of the library that needs no GPU: JHDNN_DISABLE matching (exact names, changes
 // between calls), the gemm_cublas solver refusing a call that brings no jhdnn handle, the GEMM
 // convolution's workspace-cap message, and select_solver's message when nothing applies.
+#include <atomic>
 #include <cstdlib>
+#include <new>
 #include <string>
 
 #include <catch2/catch_test_macros.hpp>
@@ -12,6 +14,19 @@
 #include "core/conv_problem.h"
 
 using namespace jhdnn;
+
+// Counts this binary's heap allocations, to show that a successful dispatch builds no strings.
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -126,4 +141,28 @@ TEST_CASE("the GEMM convolution's workspace-cap refusal names the cap in force",
   const conv::Verdict v = s.can_implement(big, dev);
   CHECK_FALSE(v.ok);
   CHECK(contains(v.reason, "workspace cap (1 GiB)"));
+}
+
+TEST_CASE("a successful select_solver allocates nothing, JHDNN_DISABLE set or not", "[host]") {
+  const core::DeviceInfo dev = h200();
+  // FLOAT with FMA_MATH under IMPLICIT_PRECOMP_GEMM: both tensor-core solvers come first and refuse.
+  core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, true, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  p.math_type = JHDNN_FMA_MATH;
+  const jhdnnConvolutionFwdAlgo_t algo = JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  const conv::ConvSolver* first = nullptr;
+  REQUIRE(conv::select_solver(p, dev, algo, &first).ok());  // warms any first-use state
+  const conv::ConvSolver* s = nullptr;
+  long before = g_allocations.load();
+  const bool ok = conv::select_solver(p, dev, algo, &s).ok();
+  long allocated = g_allocations.load() - before;
+  CHECK(ok);
+  CHECK(s == first);
+  CHECK(allocated == 0);
+  EnvVar off("JHDNN_DISABLE", "direct_naive,gemm_cublas");
+  before = g_allocations.load();
+  const bool ok2 = conv::select_solver(p, dev, algo, &s).ok();
+  allocated = g_allocations.load() - before;
+  CHECK(ok2);
+  CHECK(s == first);
+  CHECK(allocated == 0);
 }
