@@ -15,8 +15,8 @@
 namespace jhdnn::conv {
 
 const std::vector<const ConvSolver*>& all_solvers() {
-  // Leaked on purpose (never destroyed): a call made from another static object's destructor, at
-  // process exit, may still walk the list.
+  // Leaked on purpose (never destroyed), like each solver object its *_solver() function returns: a
+  // call made from another static object's destructor, at process exit, may still walk the list.
   static const auto& solvers = *new std::vector<const ConvSolver*>{
       &tensorcore_wgmma_solver(),  // sm_90 NHWC / KRSC, groups 1; the rest falls to tensorcore_mma
       &tensorcore_mma_solver(),  // refuses FMA_MATH and what the math type keeps off tensor cores
@@ -32,8 +32,8 @@ const std::vector<const ConvSolver*>& all_solvers() {
 
 Status load_all_kernels(int device) {
   // Leaked on purpose, like the solver list: jhdnnCreate from a static destructor must not touch a
-  // destroyed set. (std::mutex has a trivial destructor.)
-  static std::mutex mu;
+  // destroyed set or mutex.
+  static std::mutex& mu = *new std::mutex;
   static auto& loaded = *new std::set<int>;
   std::lock_guard<std::mutex> lock(mu);
   if (loaded.count(device)) return Status::success();

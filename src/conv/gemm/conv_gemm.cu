@@ -481,11 +481,11 @@ class ConvGemmSolver final : public ConvSolver {
 }  // namespace convgemm
 
 const ConvSolver& gemm_ours_solver() {
-  static const convgemm::ConvGemmSolver s(false);
+  static const auto& s = *new convgemm::ConvGemmSolver(false);  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 const ConvSolver& gemm_cublas_solver() {
-  static const convgemm::ConvGemmSolver s(true);
+  static const auto& s = *new convgemm::ConvGemmSolver(true);  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 
