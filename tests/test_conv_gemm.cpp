@@ -81,7 +81,7 @@ void run_solvers(DeviceProblem& d, const HostProblem& h, Tolerance tol, Notes& n
     const size_t ws_bytes = s->workspace_bytes(d.p);
     DeviceBuffer ws(ws_bytes);  // poisoned: im2col must write every element the GEMM reads
     d.reset_y();
-    const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta};
+    const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), h.sc.alpha, h.sc.beta, g.jh.get()};
     const core::Status st = s->run(d.p, args, ws_bytes ? ws.get() : nullptr, ws_bytes, g.stream.get());
     g.stream.sync();
     INFO("run status " << core::status_name(st.code) << ": " << st.message);

@@ -177,7 +177,9 @@ typedef enum {
 
 typedef struct jhdnnContext *jhdnnHandle_t;
 
-/* Binds the handle to the current CUDA device. NOT_INITIALIZED when there is no usable device. */
+/* Binds the handle to the current CUDA device. NOT_INITIALIZED when there is no usable device.
+   Each handle owns a cuBLAS handle (for the gemm_cublas solver), released by jhdnnDestroy; like a
+   cuDNN handle, a jhdnn handle is for one thread at a time. */
 jhdnnStatus_t jhdnnCreate(jhdnnHandle_t *handle);
 jhdnnStatus_t jhdnnDestroy(jhdnnHandle_t handle);
 jhdnnStatus_t jhdnnSetStream(jhdnnHandle_t handle, cudaStream_t streamId);

@@ -241,7 +241,7 @@ jhdnnStatus_t jhdnnFindConvolutionForwardAlgorithm(jhdnnHandle_t handle, const j
       }
     }
     std::vector<jhdnnConvolutionFwdAlgoPerf_t> v;
-    if (s.ok()) s = find_on(handle, p, ConvArgs{buf[0], buf[1], buf[2], 1.0, 0.0}, buf[3], ws_bytes, &v);
+    if (s.ok()) s = find_on(handle, p, ConvArgs{buf[0], buf[1], buf[2], 1.0, 0.0, handle}, buf[3], ws_bytes, &v);
     for (void* b : buf) cudaFree(b);
     JHDNN_TRY(s);
     rank(v);
@@ -262,7 +262,7 @@ jhdnnStatus_t jhdnnFindConvolutionForwardAlgorithmEx(
     JHDNN_TRY(check_buffers(p, handle->device, x, w, y));
     if (workSpace == nullptr) workSpaceSizeInBytes = 0;
     std::vector<jhdnnConvolutionFwdAlgoPerf_t> v;
-    JHDNN_TRY(find_on(handle, p, ConvArgs{x, w, y, 1.0, 0.0}, workSpace, workSpaceSizeInBytes, &v));
+    JHDNN_TRY(find_on(handle, p, ConvArgs{x, w, y, 1.0, 0.0, handle}, workSpace, workSpaceSizeInBytes, &v));
     rank(v);
     return copy_out(v, requestedAlgoCount, returnedAlgoCount, perfResults);
   });
@@ -283,7 +283,7 @@ jhdnnStatus_t jhdnnConvolutionForward(jhdnnHandle_t handle, const void* alpha, c
     conv::log_dispatch("jhdnnConvolutionForward", p, handle->device, algo, s, sel);
     JHDNN_TRY(sel);
     JHDNN_TRY(check_buffers(p, handle->device, x, w, y));
-    const ConvArgs args{x, w, y, read_scale(alpha, p.dtype), read_scale(beta, p.dtype)};
+    const ConvArgs args{x, w, y, read_scale(alpha, p.dtype), read_scale(beta, p.dtype), handle};
     return conv::run_solver(*s, p, args, workSpace, workSpaceSizeInBytes, handle->stream);
   });
 }

@@ -12,6 +12,7 @@
 #include "core/cuda_check.h"
 #include "core/descriptors.h"
 #include "core/extent.h"
+#include "core/env.h"
 #include "gemm/gemm.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
@@ -22,15 +23,6 @@ using core::extent;
 using core::overlaps;
 
 namespace {
-
-// NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library; read once, like them.
-bool tf32_allowed_by_env() {
-  static const bool allowed = [] {
-    const char* v = std::getenv("NVIDIA_TF32_OVERRIDE");
-    return !(v != nullptr && std::strcmp(v, "0") == 0);
-  }();
-  return allowed;
-}
 
 bool is_tc_type(jhdnnDataType_t t) {
   return t == JHDNN_DATA_HALF || t == JHDNN_DATA_BFLOAT16 || t == JHDNN_DATA_FLOAT;
@@ -152,7 +144,7 @@ Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t ab_type, jhdnnDataType_t 
   // Tensor cores: HALF / BFLOAT16 always (FMA_MATH was refused above); FLOAT as TF32 unless the
   // math type, NVIDIA_TF32_OVERRIDE=0 or a pre-sm_80 GPU keeps it on the CUDA cores.
   const bool tensor_cores = ab_type != JHDNN_DATA_FLOAT ||
-                            (math != JHDNN_FMA_MATH && tf32_allowed_by_env() && handle->device.sm() >= 80);
+                            (math != JHDNN_FMA_MATH && core::tf32_allowed_by_env() && handle->device.sm() >= 80);
   if (tensor_cores) return tc_gemm(ab_type, c_type, row, ta == JHDNN_GEMM_OP_T, tb == JHDNN_GEMM_OP_T, m, n, k,
                                    alpha_f, A, lda, strideA, B, ldb, strideB, beta_f, C, ldc, strideC, batch,
                                    handle->stream);

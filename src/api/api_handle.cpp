@@ -1,3 +1,7 @@
+#include <memory>
+
+#include <cublas_v2.h>
+
 #include "api/api_common.h"
 #include "conv/solver.h"
 #include "core/descriptors.h"
@@ -16,9 +20,16 @@ jhdnnStatus_t jhdnnCreate(jhdnnHandle_t* handle) {
     JHDNN_TRY(core::query_device(&info));
     JHDNN_TRY(conv::load_all_kernels(info.device));
     JHDNN_TRY(sparse::load_kernels());
-    auto* h = new jhdnnContext;
+    auto h = std::make_unique<jhdnnContext>();
     h->device = info;
-    *handle = h;
+    // The gemm_cublas solver's handle, on the handle's (current) device: created here so that no
+    // forward call pays for cublasCreate.
+    const cublasStatus_t cs = cublasCreate(&h->cublas);
+    if (cs != CUBLAS_STATUS_SUCCESS) {
+      h->cublas = nullptr;
+      return core::fail(JHDNN_STATUS_EXECUTION_FAILED_CUBLAS, "jhdnnCreate: cublasCreate failed (%d)", int(cs));
+    }
+    *handle = h.release();
     return Status::success();
   });
 }
@@ -26,7 +37,10 @@ jhdnnStatus_t jhdnnCreate(jhdnnHandle_t* handle) {
 jhdnnStatus_t jhdnnDestroy(jhdnnHandle_t handle) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
+    const cublasStatus_t cs = handle->cublas != nullptr ? cublasDestroy(handle->cublas) : CUBLAS_STATUS_SUCCESS;
     delete handle;
+    if (cs != CUBLAS_STATUS_SUCCESS)
+      return core::fail(JHDNN_STATUS_EXECUTION_FAILED_CUBLAS, "jhdnnDestroy: cublasDestroy failed (%d)", int(cs));
     return Status::success();
   });
 }

@@ -125,25 +125,27 @@ Status select_solver(const ConvProblem& p, const DeviceInfo& dev, jhdnnConvoluti
                      const ConvSolver** out) {
   if (int(algo) < 0 || algo >= JHDNN_CONVOLUTION_FWD_ALGO_COUNT)
     return fail(JHDNN_STATUS_BAD_PARAM, "algo %d is not a jhdnnConvolutionFwdAlgo_t", int(algo));
-  std::string why;
+  // First pass: no strings (this is every successful call's path).
   bool any = false;
   for (const ConvSolver* s : all_solvers()) {
     if (s->algo() != algo) continue;
     any = true;
-    if (!solver_enabled(*s)) {
-      why += std::string(why.empty() ? "" : "; ") + s->name() + ": disabled by JHDNN_DISABLE";
-      continue;
-    }
-    const Verdict v = s->can_implement(p, dev);
-    if (v.ok) {
+    if (solver_enabled(*s) && s->can_implement(p, dev).ok) {
       *out = s;
       return Status::success();
     }
-    why += std::string(why.empty() ? "" : "; ") + s->name() + ": " + v.reason;
   }
   if (!any)
     return fail(JHDNN_STATUS_NOT_SUPPORTED, "algorithm %s is not implemented in jhDNN yet",
                 core::algo_name(algo));
+  // Nothing was selected: a second pass collects each solver's reason for the message.
+  std::string why;
+  for (const ConvSolver* s : all_solvers()) {
+    if (s->algo() != algo) continue;
+    const bool enabled = solver_enabled(*s);
+    why += std::string(why.empty() ? "" : "; ") + s->name() + ": " +
+           (enabled ? s->can_implement(p, dev).reason : "disabled by JHDNN_DISABLE");
+  }
   return fail(JHDNN_STATUS_NOT_SUPPORTED, "no %s solver can run %s (%s)", core::algo_name(algo),
               p.key().c_str(), why.c_str());
 }

@@ -5,7 +5,6 @@
 #include <cstring>
 #include <mutex>
 #include <set>
-#include <string>
 
 #include "conv/direct/direct.h"
 #include "conv/implicit_gemm/implicit_gemm.h"
@@ -16,7 +15,9 @@
 namespace jhdnn::conv {
 
 const std::vector<const ConvSolver*>& all_solvers() {
-  static const std::vector<const ConvSolver*> solvers = {
+  // Leaked on purpose (never destroyed), like each solver object its *_solver() function returns: a
+  // call made from another static object's destructor, at process exit, may still walk the list.
+  static const auto& solvers = *new std::vector<const ConvSolver*>{
       &tensorcore_wgmma_solver(),  // sm_90 NHWC / KRSC, groups 1; the rest falls to tensorcore_mma
       &tensorcore_mma_solver(),  // refuses FMA_MATH and what the math type keeps off tensor cores
       &direct_tiled_solver(),
@@ -30,8 +31,10 @@ const std::vector<const ConvSolver*>& all_solvers() {
 }
 
 Status load_all_kernels(int device) {
-  static std::mutex mu;
-  static std::set<int> loaded;
+  // Leaked on purpose, like the solver list: jhdnnCreate from a static destructor must not touch a
+  // destroyed set or mutex.
+  static std::mutex& mu = *new std::mutex;
+  static auto& loaded = *new std::set<int>;
   std::lock_guard<std::mutex> lock(mu);
   if (loaded.count(device)) return Status::success();
   for (const ConvSolver* s : all_solvers()) JHDNN_TRY(s->load_kernels());
@@ -40,11 +43,19 @@ Status load_all_kernels(int device) {
 }
 
 bool solver_enabled(const ConvSolver& s) {
-  // Read on every call so a test or tool can change it at run time; the cost is a getenv.
+  // Read on every call so a test or tool can change it at run time; the cost is a getenv and a scan
+  // of the comma list for an exact name, without allocating (dispatch calls this per solver per call).
   const char* off = std::getenv("JHDNN_DISABLE");
   if (off == nullptr || *off == '\0') return true;
-  const std::string list = std::string(",") + off + ",";
-  return list.find(std::string(",") + s.name() + ",") == std::string::npos;
+  const char* name = s.name();
+  const size_t len = std::strlen(name);
+  for (const char* item = off;;) {
+    const char* end = std::strchr(item, ',');
+    const size_t n = end != nullptr ? size_t(end - item) : std::strlen(item);
+    if (n == len && std::strncmp(item, name, len) == 0) return false;
+    if (end == nullptr) return true;
+    item = end + 1;
+  }
 }
 
 }  // namespace jhdnn::conv

@@ -34,6 +34,9 @@ struct ConvArgs {
   void* y = nullptr;
   double alpha = 1.0;
   double beta = 0.0;
+  // The calling jhdnn handle: per-handle library state (gemm_cublas takes its cuBLAS handle from it).
+  // The API fills it; code that calls a solver directly passes its own jhdnnCreate'd handle.
+  jhdnnHandle_t handle = nullptr;
 };
 
 class ConvSolver {

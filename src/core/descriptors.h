@@ -7,9 +7,15 @@
 #include "core/device_info.h"
 #include "jhdnn/jhdnn.h"
 
+struct cublasContext;  // cublas_v2.h: typedef struct cublasContext* cublasHandle_t
+
 struct jhdnnContext {
   cudaStream_t stream = nullptr;
   jhdnn::core::DeviceInfo device;
+  // The gemm_cublas solver's cuBLAS handle, created by jhdnnCreate on the handle's device and
+  // destroyed by jhdnnDestroy. One per jhdnn handle: a jhdnn handle, like a cuDNN one, is used by
+  // one thread at a time, so setting its stream per call does not race.
+  cublasContext* cublas = nullptr;
 };
 
 struct jhdnnTensorStruct {

@@ -317,7 +317,7 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
     r.ws_bytes = s->workspace_bytes(p);
     DeviceBuffer ws(r.ws_bytes, 0);
     const auto graph_launch = [&](int c, std::string* why) {
-      const conv::ConvArgs args{X[c].get(), W[c].get(), Y[c].get(), 1.0, 0.0};
+      const conv::ConvArgs args{X[c].get(), W[c].get(), Y[c].get(), 1.0, 0.0, jh};
       const core::Status st = conv::run_solver(*s, p, args, ws.get(), ws.bytes(), stream.get());
       if (!st.ok()) *why = st.message;
       return st.ok();

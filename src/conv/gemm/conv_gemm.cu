@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 
 #include <cublas_v2.h>
 
 #include "core/cuda_check.h"
+#include "core/descriptors.h"
 #include "gemm/gemm.h"
 
 namespace jhdnn::conv {
@@ -30,6 +30,11 @@ int64_t workspace_cap() {
   const long long v = std::strtoll(env, nullptr, 10);
   return v > 0 && v < kWorkspaceCap ? int64_t(v) : kWorkspaceCap;
 }
+// make_plan's refusals for an image over the cap. A Verdict's reason is a literal (it cannot hold the
+// number), so the two say which cap is in force; run() adds the byte counts.
+constexpr const char* kOverDefaultCap = "the im2col matrix of one image exceeds the workspace cap (1 GiB)";
+constexpr const char* kOverEnvCap =
+    "the im2col matrix of one image exceeds the workspace cap set by JHDNN_CONV_GEMM_WS_CAP";
 constexpr int kIm2colThreads = 256;
 
 // The two GEMM shapes:
@@ -114,7 +119,7 @@ const char* make_plan(const core::ConvProblem& p, Plan* pl) {
   }
   const int64_t per_img_bytes = (pl->col_per_img + pl->tmp_per_img) * int64_t(sizeof(float));
   const int64_t cap = workspace_cap();
-  if (per_img_bytes > cap) return "the im2col matrix of one image exceeds the workspace cap (1 GiB)";
+  if (per_img_bytes > cap) return cap == kWorkspaceCap ? kOverDefaultCap : kOverEnvCap;
   pl->chunk = cap / per_img_bytes;
   if (pl->chunk > p.N) pl->chunk = p.N;
   return nullptr;
@@ -371,26 +376,10 @@ gemm::GemmDesc chunk_gemm(const core::ConvProblem& p, const Plan& pl, const Conv
   return d;
 }
 
-// One cuBLAS handle per (thread, device): cublasSetStream on a shared handle would race.
-Status cublas_handle(cublasHandle_t* out) {
-  thread_local std::map<int, cublasHandle_t> handles;
-  int dev = -1;
-  JHDNN_CUDA_TRY(cudaGetDevice(&dev));
-  auto it = handles.find(dev);
-  if (it == handles.end()) {
-    cublasHandle_t h = nullptr;
-    if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS)
-      return fail(JHDNN_STATUS_EXECUTION_FAILED_CUBLAS, "gemm_cublas: cublasCreate failed");
-    it = handles.emplace(dev, h).first;  // kept for the thread's life (destroying at exit races CUDA teardown)
-  }
-  *out = it->second;
-  return Status::success();
-}
-
 // Runs d with cuBLAS: its strided batch has one level, so loop over the smaller level.
-Status run_cublas(const gemm::GemmDesc& d, cudaStream_t stream) {
-  cublasHandle_t h;
-  JHDNN_TRY(cublas_handle(&h));
+// h is the calling jhdnn handle's (one per jhdnn handle, used by one thread at a time); setting its
+// stream each call is cheap and allocates nothing.
+Status run_cublas(const gemm::GemmDesc& d, cublasHandle_t h, cudaStream_t stream) {
   if (cublasSetStream(h, stream) != CUBLAS_STATUS_SUCCESS)
     return fail(JHDNN_STATUS_EXECUTION_FAILED_CUBLAS, "gemm_cublas: cublasSetStream failed");
   const bool loop_outer = d.batch_outer <= d.batch_inner;
@@ -435,8 +424,18 @@ class ConvGemmSolver final : public ConvSolver {
 
   Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
     Plan pl;
-    if (const char* why = make_plan(p, &pl)) return fail(JHDNN_STATUS_NOT_SUPPORTED, "%s: %s", name(), why);
+    if (const char* why = make_plan(p, &pl)) {
+      if (why == kOverDefaultCap || why == kOverEnvCap)  // pl's sizes are set: give the byte counts
+        return fail(JHDNN_STATUS_NOT_SUPPORTED, "%s: %s (one image: %lld bytes, cap: %lld bytes)", name(), why,
+                    (long long)((pl.col_per_img + pl.tmp_per_img) * int64_t(sizeof(float))),
+                    (long long)workspace_cap());
+      return fail(JHDNN_STATUS_NOT_SUPPORTED, "%s: %s", name(), why);
+    }
     if (!a.x || !a.w || !a.y) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: x, w or y is null", name());
+    if (cublas_ && (a.handle == nullptr || a.handle->cublas == nullptr))
+      return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER,
+                  "%s: no jhdnn handle came with the call (ConvArgs::handle); its cuBLAS handle is per jhdnn handle",
+                  name());
     const size_t need = workspace_bytes(p);
     if (ws_bytes < need || (need > 0 && ws == nullptr))
       return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "%s: workspace of %zu bytes < %zu needed", name(),
@@ -453,7 +452,7 @@ class ConvGemmSolver final : public ConvSolver {
         mat = col;
       }
       const gemm::GemmDesc d = chunk_gemm(p, pl, a, mat, n0, nc, tmp);
-      JHDNN_TRY(cublas_ ? run_cublas(d, stream) : gemm::sgemm(d, stream));
+      JHDNN_TRY(cublas_ ? run_cublas(d, a.handle->cublas, stream) : gemm::sgemm(d, stream));
       if (tmp != nullptr) {
         const int total = int(nc * pl.tmp_per_img);  // <= 2^28 by the workspace cap
         transpose_out_kernel<<<blocks_for(total), kIm2colThreads, 0, stream>>>(
@@ -470,10 +469,7 @@ class ConvGemmSolver final : public ConvSolver {
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_nchw_kernel)));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(im2col_nhwc_kernel)));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(transpose_out_kernel)));
-    if (cublas_) {
-      cublasHandle_t h;  // created here so the first forward call does not pay for it
-      return cublas_handle(&h);
-    }
+    if (cublas_) return Status::success();  // its cuBLAS handle comes with each jhdnn handle (jhdnnCreate)
     return gemm::load_kernels();
   }
 
@@ -485,11 +481,11 @@ class ConvGemmSolver final : public ConvSolver {
 }  // namespace convgemm
 
 const ConvSolver& gemm_ours_solver() {
-  static const convgemm::ConvGemmSolver s(false);
+  static const auto& s = *new convgemm::ConvGemmSolver(false);  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 const ConvSolver& gemm_cublas_solver() {
-  static const convgemm::ConvGemmSolver s(true);
+  static const auto& s = *new convgemm::ConvGemmSolver(true);  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 

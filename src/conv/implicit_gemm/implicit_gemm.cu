@@ -730,12 +730,12 @@ bool set_forced_tile(const char* tile) {
 }  // namespace igemm
 
 const ConvSolver& implicit_gemm_solver() {
-  static const igemm::ImplicitGemmSolver s;
+  static const auto& s = *new igemm::ImplicitGemmSolver;  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 
 const ConvSolver& implicit_precomp_gemm_solver() {
-  static const igemm::ImplicitPrecompGemmSolver s;
+  static const auto& s = *new igemm::ImplicitPrecompGemmSolver;  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 

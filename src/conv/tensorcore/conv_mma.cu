@@ -30,22 +30,12 @@
 
 #include "conv/tensorcore/mma_launch.h"
 #include "core/cuda_check.h"
+#include "core/env.h"
 
 namespace jhdnn::conv {
 namespace tensorcore {
 
 // ---------------------------------------------------------------- math-type rules
-
-namespace {
-// NVIDIA_TF32_OVERRIDE=0 turns TF32 off in every NVIDIA library; read once (like them, at first use).
-bool tf32_allowed_by_env() {
-  static const bool allowed = [] {
-    const char* v = std::getenv("NVIDIA_TF32_OVERRIDE");
-    return !(v != nullptr && std::strcmp(v, "0") == 0);
-  }();
-  return allowed;
-}
-}  // namespace
 
 bool uses_tensor_cores(const core::ConvProblem& p, const core::DeviceInfo& dev, const char** why) {
   const char* no = nullptr;
@@ -60,7 +50,7 @@ bool uses_tensor_cores(const core::ConvProblem& p, const core::DeviceInfo& dev, 
     // DEFAULT, TENSOR_OP and ALLOW_CONVERSION all permit tensor cores for 16-bit data.
   } else if (p.dtype == JHDNN_DATA_FLOAT) {
     // TF32 under DEFAULT, TENSOR_OP and ALLOW_CONVERSION, unless switched off by the environment.
-    if (!tf32_allowed_by_env()) no = "NVIDIA_TF32_OVERRIDE=0 forbids TF32 tensor cores for FLOAT data";
+    if (!core::tf32_allowed_by_env()) no = "NVIDIA_TF32_OVERRIDE=0 forbids TF32 tensor cores for FLOAT data";
   } else {
     no = "tensor cores serve HALF, BFLOAT16 and FLOAT (as TF32) data only";
   }
@@ -169,7 +159,7 @@ Status forward_mma(const core::ConvProblem& p, const void* x, const void* w, voi
 }  // namespace tensorcore
 
 const ConvSolver& tensorcore_mma_solver() {
-  static const tensorcore::TensorCoreMmaSolver s;
+  static const auto& s = *new tensorcore::TensorCoreMmaSolver;  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 

@@ -632,7 +632,7 @@ core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaC
 }  // namespace tensorcore
 
 const ConvSolver& tensorcore_wgmma_solver() {
-  static const tensorcore::TensorCoreWgmmaSolver s;
+  static const auto& s = *new tensorcore::TensorCoreWgmmaSolver;  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 

@@ -85,22 +85,26 @@ core::Status gemm_ex(jhdnnDataType_t ab_type, jhdnnDataType_t c_type, bool trans
   const bool try_hopper = ceiling == TcKernel::kAuto || ceiling == TcKernel::kHopper;
   const bool try_wgmma = try_hopper || ceiling == TcKernel::kWgmma;
 
-  // 1) the 128x256 kernel: any B layout (16-bit), FLOAT C for 16-bit inputs.
-  std::string hopper_why = "JHDNN_TC_GEMM excludes it";
+  // 1) the 128x256 kernel: any B layout (16-bit), FLOAT C for 16-bit inputs. Why it was passed over
+  // is a literal, or the kernel's own check's message when it refused: no string is built when it
+  // runs or is not tried.
+  const char* hopper_no = nullptr;
+  std::string hopper_why;
   if (try_hopper) {
-    if (!on_sm90) hopper_why = "it needs an sm_90 device";
-    else if (trans_a) hopper_why = "it needs op(A) with K contiguous (A not transposed in row-major terms)";
+    if (!on_sm90) hopper_no = "it needs an sm_90 device";
+    else if (trans_a) hopper_no = "it needs op(A) with K contiguous (A not transposed in row-major terms)";
     else hopper_why = hopper_unsupported(ab_type, c_type, trans_b, M, N, K, A, lda, B, ldb, C, ldc);
-    if (hopper_why.empty()) {
+    if (hopper_no == nullptr && hopper_why.empty()) {
       if (used) *used = TcKernel::kHopper;
       return gemm_hopper(ab_type, c_type, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
     }
   }
   if (c_type != ab_type)
     return fail(JHDNN_STATUS_NOT_SUPPORTED,
-                "tensor-core gemm: %s output of %s inputs runs only on the sm_90 128x256 kernel, and %s",
+                "tensor-core gemm: %s output of %s inputs runs only on the sm_90 128x256 kernel, and %s%s",
                 core::data_type_name(c_type), core::data_type_name(ab_type),
-                try_hopper ? ("that kernel refused: " + hopper_why).c_str() : "JHDNN_TC_GEMM excludes that kernel");
+                try_hopper ? "that kernel refused: " : "JHDNN_TC_GEMM excludes that kernel",
+                !try_hopper ? "" : hopper_no != nullptr ? hopper_no : hopper_why.c_str());
 
   // 2) the GPU-verified 128x128 kernel: "TN" only.
   if (try_wgmma && on_sm90 && !trans_a && trans_b &&

@@ -13,7 +13,7 @@
 #include "gemm/tensorcore/gemm_tc.h"
 
 #include <algorithm>
-#include <mutex>
+#include <atomic>
 
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -196,16 +196,15 @@ core::Status make_map(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, int
 template <class T>
 core::Status launch(int64_t M, int64_t N, int64_t K, float alpha, const void* A, int64_t lda, const void* B,
                     int64_t ldb, float beta, void* C, int64_t ldc, int sm_count, cudaStream_t stream) {
-  static std::mutex mu;
-  static uint64_t prepared = 0;  // a bit per device whose smem limit is raised
+  // A bit per device whose smem limit is raised: after the first call per device, one atomic load.
+  // Concurrent first calls just set the same attribute twice (as in gemm/sgemm_async.cu).
+  static std::atomic<uint64_t> prepared{0};
   int dev = 0;
   JHDNN_CUDA_TRY(cudaGetDevice(&dev));
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (dev >= 64 || !(prepared & (uint64_t(1) << dev))) {
-      JHDNN_CUDA_TRY(cudaFuncSetAttribute(gemm_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-      if (dev < 64) prepared |= uint64_t(1) << dev;
-    }
+  const uint64_t bit = dev >= 0 && dev < 64 ? uint64_t(1) << dev : 0;
+  if (bit == 0 || (prepared.load(std::memory_order_acquire) & bit) == 0) {
+    JHDNN_CUDA_TRY(cudaFuncSetAttribute(gemm_wgmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+    prepared.fetch_or(bit, std::memory_order_acq_rel);
   }
   CUtensorMap ma, mb;
   JHDNN_TRY(make_map(&ma, dt_of<T>(), A, M, K, lda));

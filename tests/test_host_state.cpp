@@ -1,0 +1,168 @@
+// Host-side state of the library that needs no GPU: JHDNN_DISABLE matching (exact names, changes
+// between calls), the gemm_cublas solver refusing a call that brings no jhdnn handle, the GEMM
+// convolution's workspace-cap message, and select_solver's message when nothing applies.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "conv/dispatch.h"
+#include "conv/gemm/conv_gemm.h"
+#include "conv/solver.h"
+#include "core/conv_problem.h"
+
+using namespace jhdnn;
+
+// Counts this binary's heap allocations, to show that a successful dispatch builds no strings.
+namespace {
+std::atomic<long> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace {
+
+// Sets an environment variable for one scope, restoring "unset" after.
+struct EnvVar {
+  const char* name;
+  EnvVar(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
+  ~EnvVar() { unsetenv(name); }
+};
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+core::DeviceInfo h200() {
+  core::DeviceInfo d;
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.smem_per_block_optin = 227 * 1024;
+  d.smem_per_sm = 228 * 1024;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("JHDNN_DISABLE matches whole solver names and is re-read on every call", "[host]") {
+  const conv::ConvSolver& ours = conv::gemm_ours_solver();
+  const conv::ConvSolver& cublas = conv::gemm_cublas_solver();
+  unsetenv("JHDNN_DISABLE");
+  CHECK(conv::solver_enabled(ours));
+  {
+    EnvVar off("JHDNN_DISABLE", "gemm_ours");
+    CHECK_FALSE(conv::solver_enabled(ours));
+    CHECK(conv::solver_enabled(cublas));
+  }
+  CHECK(conv::solver_enabled(ours));  // unset again
+  {
+    EnvVar off("JHDNN_DISABLE", "direct_naive,,gemm_cublas");  // last item, after an empty one
+    CHECK(conv::solver_enabled(ours));
+    CHECK_FALSE(conv::solver_enabled(cublas));
+    setenv("JHDNN_DISABLE", "gemm_cublas,gemm_ours", 1);  // changed between calls: first item
+    CHECK_FALSE(conv::solver_enabled(ours));
+    CHECK_FALSE(conv::solver_enabled(cublas));
+  }
+  {
+    EnvVar off("JHDNN_DISABLE", "gemm,gemm_our,gemm_ours_x,xgemm_ours, gemm_ours");  // no partial match
+    CHECK(conv::solver_enabled(ours));
+  }
+  {
+    EnvVar off("JHDNN_DISABLE", "");
+    CHECK(conv::solver_enabled(ours));
+  }
+}
+
+TEST_CASE("select_solver names every solver's reason only when none applies", "[host]") {
+  const core::DeviceInfo dev = h200();
+  // GEMM refuses a non-packed y in both solvers; DOUBLE data in both too.
+  const core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_DOUBLE, false, 1, 3, 5, 5, 2, 3, 3, 0, 0, 1, 1, 1, 1);
+  const conv::ConvSolver* s = nullptr;
+  const core::Status st = conv::select_solver(p, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s);
+  CHECK(st.code == JHDNN_STATUS_NOT_SUPPORTED);
+  INFO(st.message);
+  CHECK(contains(st.message, "gemm_ours: "));
+  CHECK(contains(st.message, "; gemm_cublas: "));
+  {
+    EnvVar off("JHDNN_DISABLE", "gemm_ours");
+    const core::Status st2 = conv::select_solver(p, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s);
+    INFO(st2.message);
+    CHECK(contains(st2.message, "gemm_ours: disabled by JHDNN_DISABLE; gemm_cublas: "));
+  }
+  const core::ConvProblem f = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  s = nullptr;
+  REQUIRE(conv::select_solver(f, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s).ok());
+  CHECK(s == &conv::gemm_ours_solver());
+  EnvVar off("JHDNN_DISABLE", "gemm_ours");
+  REQUIRE(conv::select_solver(f, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s).ok());
+  CHECK(s == &conv::gemm_cublas_solver());
+}
+
+TEST_CASE("gemm_cublas refuses a call without a jhdnn handle (its cuBLAS handle is per handle)", "[host]") {
+  const core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  const conv::ConvSolver& s = conv::gemm_cublas_solver();
+  REQUIRE(s.can_implement(p, h200()).ok);
+  // Never dereferenced: the handle check comes before any device work.
+  static float fake[4];
+  const conv::ConvArgs args{fake, fake, fake, 1.0, 0.0};
+  const core::Status st = s.run(p, args, fake, s.workspace_bytes(p), nullptr);
+  INFO(st.message);
+  CHECK(st.code == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(contains(st.message, "gemm_cublas: no jhdnn handle came with the call"));
+}
+
+TEST_CASE("the GEMM convolution's workspace-cap refusal names the cap in force", "[host]") {
+  const core::DeviceInfo dev = h200();
+  const conv::ConvSolver& s = conv::gemm_ours_solver();
+  // im2col of one image: C*R*S * P*Q floats = 16*9 * 81 * 4 = 46656 bytes.
+  const core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  static float fake[4];
+  const conv::ConvArgs args{fake, fake, fake, 1.0, 0.0};
+  {
+    EnvVar cap("JHDNN_CONV_GEMM_NCHW", "per_image");
+    EnvVar ws("JHDNN_CONV_GEMM_WS_CAP", "4096");
+    const conv::Verdict v = s.can_implement(p, dev);
+    CHECK_FALSE(v.ok);
+    CHECK(contains(v.reason, "workspace cap set by JHDNN_CONV_GEMM_WS_CAP"));
+    CHECK_FALSE(contains(v.reason, "1 GiB"));
+    const core::Status st = s.run(p, args, fake, 1 << 20, nullptr);
+    INFO(st.message);
+    CHECK(st.code == JHDNN_STATUS_NOT_SUPPORTED);
+    CHECK(contains(st.message, "(one image: 46656 bytes, cap: 4096 bytes)"));
+  }
+  // Without the variable: 1 GiB. C*R*S * P*Q * 4 = 64*9 * 768*768 * 4 > 1 GiB.
+  const core::ConvProblem big = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 64, 768, 768, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  const conv::Verdict v = s.can_implement(big, dev);
+  CHECK_FALSE(v.ok);
+  CHECK(contains(v.reason, "workspace cap (1 GiB)"));
+}
+
+TEST_CASE("a successful select_solver allocates nothing, JHDNN_DISABLE set or not", "[host]") {
+  const core::DeviceInfo dev = h200();
+  // FLOAT with FMA_MATH under IMPLICIT_PRECOMP_GEMM: both tensor-core solvers come first and refuse.
+  core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, true, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+  p.math_type = JHDNN_FMA_MATH;
+  const jhdnnConvolutionFwdAlgo_t algo = JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+  const conv::ConvSolver* first = nullptr;
+  REQUIRE(conv::select_solver(p, dev, algo, &first).ok());  // warms any first-use state
+  const conv::ConvSolver* s = nullptr;
+  long before = g_allocations.load();
+  const bool ok = conv::select_solver(p, dev, algo, &s).ok();
+  long allocated = g_allocations.load() - before;
+  CHECK(ok);
+  CHECK(s == first);
+  CHECK(allocated == 0);
+  EnvVar off("JHDNN_DISABLE", "direct_naive,gemm_cublas");
+  before = g_allocations.load();
+  const bool ok2 = conv::select_solver(p, dev, algo, &s).ok();
+  allocated = g_allocations.load() - before;
+  CHECK(ok2);
+  CHECK(s == first);
+  CHECK(allocated == 0);
+}
