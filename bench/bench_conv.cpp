@@ -46,7 +46,7 @@ void bench_solver(benchmark::State& st, core::ConvProblem p, const conv::ConvSol
   }
   benchutil::ConvInputs& in = benchutil::conv_inputs(p, p.key());
   DeviceBuffer ws(s->workspace_bytes(p), 0);
-  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, g.jh.get()};
+  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, g.jhdnn()};
   if (!benchutil::first_run_ok(st, *s, p, args, in.y, ws, g)) return;
   timed_loop(st, p, [&] { benchutil::run_solver_or_throw(*s, p, args, ws, g); });
 }

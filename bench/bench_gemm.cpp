@@ -251,7 +251,7 @@ void bench_conv_solver(benchmark::State& st, core::ConvProblem p, const conv::Co
   }
   benchutil::ConvInputs& in = benchutil::conv_inputs(p, key);
   DeviceBuffer ws(s->workspace_bytes(p), 0);
-  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, g.jh.get()};
+  const conv::ConvArgs args{in.x.get(), in.w.get(), in.y.get(), 1.0, 0.0, g.jhdnn()};
   auto run = [&] { benchutil::run_solver_or_throw(*s, p, args, ws, g); };
   in.y.poison();
   run();
