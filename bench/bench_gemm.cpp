@@ -132,7 +132,7 @@ void bench_gemm(benchmark::State& st, Shape s, int impl) {
     run = [&] { cublas_run(d, d.c.as<float>()); };
   } else if (impl < 0) {
     run = [&] {
-      JHDNN_CHECK(jhdnnGemm(g.jhdnn(), JHDNN_DATA_FLOAT, JHDNN_GEMM_COL_MAJOR, s.ta ? JHDNN_GEMM_OP_T : JHDNN_GEMM_OP_N,
+      JHDNN_CHECK(jhdnnGemm(g.jhdnn(), JHDNN_DATA_FLOAT, JHDNN_ORDER_COL, s.ta ? JHDNN_GEMM_OP_T : JHDNN_GEMM_OP_N,
                             s.tb ? JHDNN_GEMM_OP_T : JHDNN_GEMM_OP_N, s.m, s.n, s.k, &one, d.a.get(), s.ta ? s.k : s.m,
                             d.b.get(), s.tb ? s.n : s.k, &zero, d.c.get(), s.m));
     };

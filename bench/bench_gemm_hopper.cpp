@@ -92,7 +92,7 @@ void run_impl(Impl impl, Operands& op) {
       break;
     case kApi: {
       const jhdnnStatus_t st =
-          jhdnnGemmEx(g.jhdnn(), JHDNN_GEMM_ROW_MAJOR, JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_T, n, n, n, &one, op.a.get(), n,
+          jhdnnGemmEx(g.jhdnn(), JHDNN_ORDER_ROW, JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_T, n, n, n, &one, op.a.get(), n,
                       op.b.get(), n, op.dt, &zero, op.c.get(), n, op.dt, JHDNN_DEFAULT_MATH);
       if (st != JHDNN_STATUS_SUCCESS) {
         char buf[1024];

@@ -76,7 +76,7 @@ void bench_dense_to_csr(benchmark::State& st, bool cusparse, int64_t rows, int64
   spdnn::fill_sparse_dense(a.as<float>(), rows, cols, density, 12345, nullptr);
   DeviceBuffer rp((rows + 1) * 4, 0);
   size_t ws = 0;
-  if (jhdnnDenseToCsr_bufferSize(c.h.get(), rows, cols, &ws) != JHDNN_STATUS_SUCCESS) {
+  if (jhdnnGetDenseToCsrWorkspaceSize(c.h.get(), rows, cols, &ws) != JHDNN_STATUS_SUCCESS) {
     st.SkipWithError("bufferSize failed");
     return;
   }
@@ -176,7 +176,7 @@ spdnn::Csr power_law(int64_t m, int64_t k, double avg, uint64_t seed) {
 
 // impl: 0..3 jhDNN algorithm, 4 WARP_ROW with the row-order hint (rows with equal columns adjacent),
 // 10 + k cuSPARSE CSR ALG k (1, 2, 3).
-void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdnnDenseOrder_t order, int impl,
+void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdnnOrder_t order, int impl,
                 std::shared_ptr<DeviceBuffer> b) {
   Ctx& c = *g_ctx;
   const int64_t ldb = order == JHDNN_ORDER_ROW ? n : a->k, ldc = order == JHDNN_ORDER_ROW ? n : a->m;
@@ -289,7 +289,7 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   DeviceBuffer x(size_t(n) * R * 4, 0), y(size_t(n) * R * 4, 0), flags(R * 4, 0), ids_a(R * 4, 0), ids_b(R * 4, 0),
       rows_out(R * 4, 0), cnt(4, 0);
   size_t cws = 0;
-  JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(c.h.get(), int(R), &cws));
+  JHDNN_CHECK(jhdnnGetSparseDnnCompactWorkspaceSize(c.h.get(), int(R), &cws));
   DeviceBuffer dcws(cws, 0);
   const float alpha = 1.f, beta = 0.f;
   std::vector<cusparseSpMatDescr_t> mats(layers);
@@ -467,7 +467,7 @@ int main(int argc, char** argv) {
     mats.push_back({"powerlaw_m" + std::to_string(m) + "_avg16_n64", a, n, b});
   }
   for (const Mat& mt : mats)
-    for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
+    for (jhdnnOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       if (mt.name.rfind("challenge", 0) == 0 && order == JHDNN_ORDER_COL) continue;  // features are row-major here
       const char* on = order == JHDNN_ORDER_ROW ? "row" : "col";
       for (int impl : {1, 2, 4, 3, 11, 12, 13}) {

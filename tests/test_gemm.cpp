@@ -78,7 +78,7 @@ Gpu& gpu() {
 // ================================================================ one GEMM configuration
 
 struct Config {
-  jhdnnGemmOrder_t order = JHDNN_GEMM_COL_MAJOR;
+  jhdnnOrder_t order = JHDNN_ORDER_COL;
   jhdnnGemmOp_t ta = JHDNN_GEMM_OP_N, tb = JHDNN_GEMM_OP_N;
   int64_t m = 1, n = 1, k = 1;
   int64_t pad_a = 0, pad_b = 0, pad_c = 0;  // ld = minimum + pad
@@ -95,7 +95,7 @@ struct Config {
     std::snprintf(b, sizeof b,
                   "%s %c%c m%lld n%lld k%lld pads %lld/%lld/%lld batch %lld gaps %lld/%lld/%lld%s alpha %g beta %g "
                   "%s offsets %lld/%lld%s",
-                  order == JHDNN_GEMM_ROW_MAJOR ? "row" : "col", ta == JHDNN_GEMM_OP_N ? 'N' : 'T',
+                  order == JHDNN_ORDER_ROW ? "row" : "col", ta == JHDNN_GEMM_OP_N ? 'N' : 'T',
                   tb == JHDNN_GEMM_OP_N ? 'N' : 'T', (long long)m, (long long)n, (long long)k, (long long)pad_a,
                   (long long)pad_b, (long long)pad_c, (long long)batch, (long long)gap_a, (long long)gap_b,
                   (long long)gap_c, shared_a ? " sharedA" : "", alpha, beta, integers ? "ints" : "reals",
@@ -159,7 +159,7 @@ void fill(std::vector<float>& v, const Stored& s, uint64_t seed, bool integers) 
 Host make_host(const Config& c) {
   Host h;
   h.c = c;
-  const bool row = c.order == JHDNN_GEMM_ROW_MAJOR;
+  const bool row = c.order == JHDNN_ORDER_ROW;
   const bool ta = c.ta == JHDNN_GEMM_OP_T, tb = c.tb == JHDNN_GEMM_OP_T;
   h.sa = make_stored(ta ? c.k : c.m, ta ? c.m : c.k, row, c.pad_a, c.gap_a, c.batch, c.shared_a, c.align4);
   h.sb = make_stored(tb ? c.n : c.k, tb ? c.k : c.n, row, c.pad_b, c.gap_b, c.batch, false, c.align4);
@@ -269,7 +269,7 @@ jhdnnStatus_t run_api(const Dev& d, const Host& h) {
 // cuBLAS on the same buffers (row-major as the swapped column-major product).
 cublasStatus_t run_cublas(const Dev& d, const Host& h) {
   const Config& c = h.c;
-  const bool row = c.order == JHDNN_GEMM_ROW_MAJOR;
+  const bool row = c.order == JHDNN_ORDER_ROW;
   const cublasOperation_t oa = c.ta == JHDNN_GEMM_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t ob = c.tb == JHDNN_GEMM_OP_T ? CUBLAS_OP_T : CUBLAS_OP_N;
   if (row)
@@ -287,7 +287,7 @@ core::Status run_path(const Dev& d, const Host& h, gemm::SgemmPath path, int spl
   const Config& c = h.c;
   const bool op_a = c.ta == JHDNN_GEMM_OP_T, op_b = c.tb == JHDNN_GEMM_OP_T;
   gemm::GemmDesc g;
-  if (c.order == JHDNN_GEMM_ROW_MAJOR) {
+  if (c.order == JHDNN_ORDER_ROW) {
     g.m = c.n, g.n = c.m, g.k = c.k;
     g.a = d.pb, g.lda = h.sb.ld, g.trans_a = op_b, g.a_outer = h.sb.stride;
     g.b = d.pa, g.ldb = h.sa.ld, g.trans_b = op_a, g.b_outer = h.sa.stride;
@@ -341,7 +341,7 @@ void check_config(const Config& c, bool with_cublas = true) {
   check_c("cuBLAS", d, h);
 }
 
-const jhdnnGemmOrder_t kOrders[] = {JHDNN_GEMM_COL_MAJOR, JHDNN_GEMM_ROW_MAJOR};
+const jhdnnOrder_t kOrders[] = {JHDNN_ORDER_COL, JHDNN_ORDER_ROW};
 const jhdnnGemmOp_t kOps[] = {JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_T};
 
 }  // namespace
@@ -355,7 +355,7 @@ TEST_CASE("gemm: every order and transpose, odd sizes, padded ld, alpha/beta", "
   // others the 128 x 128 one (sgemm.cu picks by tile fill).
   const Shape shapes[] = {{1, 1, 1},       {7, 5, 3},        {128, 128, 8}, {129, 65, 17}, {257, 130, 200},
                           {33, 300, 1000}, {64, 1, 513},     {1, 77, 9},    {100, 64, 50}, {70, 192, 33}};
-  for (jhdnnGemmOrder_t order : kOrders)
+  for (jhdnnOrder_t order : kOrders)
     for (jhdnnGemmOp_t ta : kOps)
       for (jhdnnGemmOp_t tb : kOps)
         for (const Shape& s : shapes)
@@ -370,7 +370,7 @@ TEST_CASE("gemm: every order and transpose, odd sizes, padded ld, alpha/beta", "
 
 TEST_CASE("gemm: tight leading dimensions and aligned float4 stores", "[gpu][gemm][api]") {
   START_GPU_CASE();
-  for (jhdnnGemmOrder_t order : kOrders)
+  for (jhdnnOrder_t order : kOrders)
     for (jhdnnGemmOp_t ta : kOps)
       for (jhdnnGemmOp_t tb : kOps) {
         Config c;
@@ -406,7 +406,7 @@ TEST_CASE("gemm: the cp.async kernel and the general kernel, forced, on the same
   const Shape shapes[] = {{1, 1, 1},   {7, 5, 3},       {128, 128, 16}, {129, 65, 17}, {257, 130, 200},
                           {33, 300, 1000}, {64, 1, 513}, {1, 77, 9},     {100, 64, 50}, {70, 192, 33},
                           {200, 260, 47}};
-  for (jhdnnGemmOrder_t order : kOrders)
+  for (jhdnnOrder_t order : kOrders)
     for (jhdnnGemmOp_t ta : kOps)
       for (jhdnnGemmOp_t tb : kOps)
         for (const Shape& s : shapes)
@@ -420,7 +420,7 @@ TEST_CASE("gemm: the cp.async kernel and the general kernel, forced, on the same
           }
   // Neither transposed, odd ld and odd batch strides: the cp.async kernel copies the m-contiguous
   // operand (A, or B for row-major) 4 bytes at a time.
-  for (jhdnnGemmOrder_t order : kOrders)
+  for (jhdnnOrder_t order : kOrders)
     for (const Shape& s : shapes)
       for (int64_t batch : {1, 2}) {
         Config c;
@@ -437,7 +437,7 @@ TEST_CASE("gemm: split-K over a thread-block cluster (forced 2, 4, 8 ways)", "[g
   struct Shape { int64_t m, n, k; };
   // m <= 64 takes the 64 x 128 tile, the others 128 x 64; k tails inside the last slice.
   const Shape shapes[] = {{64, 200, 1000}, {300, 70, 777}, {130, 129, 1025}, {1, 128, 600}, {5, 3, 130}};
-  for (jhdnnGemmOrder_t order : kOrders)
+  for (jhdnnOrder_t order : kOrders)
     for (jhdnnGemmOp_t ta : kOps)
       for (jhdnnGemmOp_t tb : kOps)
         for (const Shape& s : shapes)
@@ -561,7 +561,7 @@ TEST_CASE("gemm: which kernel the library picks", "[gpu][gemm][paths]") {
 
 TEST_CASE("gemm: strided batches", "[gpu][gemm][batched]") {
   START_GPU_CASE();
-  for (jhdnnGemmOrder_t order : kOrders)
+  for (jhdnnOrder_t order : kOrders)
     for (jhdnnGemmOp_t ta : kOps) {
       Config c;
       c.order = order, c.ta = ta, c.tb = JHDNN_GEMM_OP_T;
@@ -591,7 +591,7 @@ TEST_CASE("gemm: degenerate sizes (k = 0, m = 0, n = 0, batch = 0)", "[gpu][gemm
 
 TEST_CASE("gemm: real-valued inputs within the forward error bound", "[gpu][gemm][reals]") {
   START_GPU_CASE();
-  for (jhdnnGemmOrder_t order : kOrders) {
+  for (jhdnnOrder_t order : kOrders) {
     Config c;
     c.order = order, c.ta = JHDNN_GEMM_OP_T;
     c.m = 1000, c.n = 1000, c.k = 1000;
@@ -624,7 +624,7 @@ TEST_CASE("gemm: a shape past 2^31 elements of C offsets uses 64-bit addressing"
   a.upload(h.a.data(), h.a.size() * 4);
   b.upload(h.b.data(), h.b.size() * 4);
   const float alpha = 1.f, beta = 0.f;
-  JHDNN_CHECK(jhdnnGemmStridedBatched(gpu().jh.get(), JHDNN_DATA_FLOAT, JHDNN_GEMM_COL_MAJOR, JHDNN_GEMM_OP_N,
+  JHDNN_CHECK(jhdnnGemmStridedBatched(gpu().jh.get(), JHDNN_DATA_FLOAT, JHDNN_ORDER_COL, JHDNN_GEMM_OP_N,
                                       JHDNN_GEMM_OP_N, 64, 64, 20, &alpha, a.get(), 64, h.sa.stride, b.get(), 20,
                                       h.sb.stride, &beta, cbuf.get(), 64, stride, batch));
   gpu().stream.sync();
@@ -694,7 +694,7 @@ TEST_CASE("gemm: bad inputs get a clear status and message", "[gpu][gemm][bad_in
   {
     const float one = 1.f;
     float dummy[4] = {};
-    CHECK(jhdnnGemm(nullptr, JHDNN_DATA_FLOAT, JHDNN_GEMM_COL_MAJOR, JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_N, 1, 1, 1, &one,
+    CHECK(jhdnnGemm(nullptr, JHDNN_DATA_FLOAT, JHDNN_ORDER_COL, JHDNN_GEMM_OP_N, JHDNN_GEMM_OP_N, 1, 1, 1, &one,
                     dummy, 1, dummy, 1, &one, dummy, 1) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
     CHECK(last_error().find("handle") != std::string::npos);
   }
@@ -705,7 +705,7 @@ TEST_CASE("gemm: bad inputs get a clear status and message", "[gpu][gemm][bad_in
   const float* pb = b.as<float>();
   float* pc = c.as<float>();
   const float one = 1.f, zero = 0.f;
-  const auto col = JHDNN_GEMM_COL_MAJOR, row = JHDNN_GEMM_ROW_MAJOR;
+  const auto col = JHDNN_ORDER_COL, row = JHDNN_ORDER_ROW;
   const auto N = JHDNN_GEMM_OP_N, T = JHDNN_GEMM_OP_T;
   const auto F = JHDNN_DATA_FLOAT;
   using Row = StatusRow;
@@ -734,7 +734,7 @@ TEST_CASE("gemm: bad inputs get a clear status and message", "[gpu][gemm][bad_in
        JHDNN_STATUS_BAD_PARAM, "ldb (8)"},
       {"ldc < n (row)", [&] { return jhdnnGemm(h, F, row, N, N, 4, 8, 4, &one, pa, 4, pb, 8, &zero, pc, 7); },
        JHDNN_STATUS_BAD_PARAM, "ldc (7)"},
-      {"bad order", [&] { return jhdnnGemm(h, F, jhdnnGemmOrder_t(7), N, N, 8, 8, 8, &one, pa, 8, pb, 8, &zero, pc, 8); },
+      {"bad order", [&] { return jhdnnGemm(h, F, jhdnnOrder_t(7), N, N, 8, 8, 8, &one, pa, 8, pb, 8, &zero, pc, 8); },
        JHDNN_STATUS_BAD_PARAM, "order"},
       {"bad op", [&] { return jhdnnGemm(h, F, col, jhdnnGemmOp_t(2), N, 8, 8, 8, &one, pa, 8, pb, 8, &zero, pc, 8); },
        JHDNN_STATUS_BAD_PARAM, "transA"},

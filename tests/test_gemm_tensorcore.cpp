@@ -220,7 +220,7 @@ std::string api_last_error() {
 }
 
 struct ApiCase {
-  jhdnnGemmOrder_t order;
+  jhdnnOrder_t order;
   jhdnnGemmOp_t ta, tb;
   int64_t m, n, k;
   int64_t pad;    // added to every leading dimension
@@ -235,7 +235,7 @@ int64_t at(bool row, int64_t ld, int64_t r, int64_t c) { return row ? r * ld + c
 // buffers. legacy: jhdnnGemm / jhdnnGemmStridedBatched(dataType = ab) instead of the Ex entries.
 void run_api(jhdnnHandle_t h, cublasHandle_t cublas, cudaStream_t stream, jhdnnDataType_t ab, jhdnnDataType_t ct,
              jhdnnMathType_t math, bool legacy, const ApiCase& c) {
-  const bool row = c.order == JHDNN_GEMM_ROW_MAJOR;
+  const bool row = c.order == JHDNN_ORDER_ROW;
   const bool ta = c.ta == JHDNN_GEMM_OP_T, tb = c.tb == JHDNN_GEMM_OP_T;
   const char* env = std::getenv("JHDNN_TC_GEMM");
   INFO((legacy ? "jhdnnGemm" : "jhdnnGemmEx") << (c.batch > 1 ? "StridedBatched" : "") << " A/B "
@@ -359,7 +359,7 @@ struct TcGemmEnv {
   ~TcGemmEnv() { unsetenv("JHDNN_TC_GEMM"); }
 };
 
-constexpr jhdnnGemmOrder_t kRow = JHDNN_GEMM_ROW_MAJOR, kCol = JHDNN_GEMM_COL_MAJOR;
+constexpr jhdnnOrder_t kRow = JHDNN_ORDER_ROW, kCol = JHDNN_ORDER_COL;
 constexpr jhdnnGemmOp_t kN = JHDNN_GEMM_OP_N, kT = JHDNN_GEMM_OP_T;
 
 }  // namespace
@@ -370,7 +370,7 @@ TEST_CASE("tensorcore gemm: jhdnnGemmEx, every order and transpose, vs float64 a
   unsetenv("JHDNN_TC_GEMM");
   ApiGpu g;
   for (jhdnnDataType_t ab : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
-    for (jhdnnGemmOrder_t order : {kRow, kCol})
+    for (jhdnnOrder_t order : {kRow, kCol})
       for (jhdnnGemmOp_t ta : {kN, kT})
         for (jhdnnGemmOp_t tb : {kN, kT}) {
           // 16-byte multiples everywhere (the fast kernels where the layout allows), then odd sizes

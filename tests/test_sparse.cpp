@@ -89,7 +89,7 @@ spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t s
 
 std::vector<int> ptr32(const spdnn::Csr& a) { return std::vector<int>(a.ptr.begin(), a.ptr.end()); }
 
-int64_t at(jhdnnDenseOrder_t o, int64_t r, int64_t c, int64_t ld) { return o == JHDNN_ORDER_ROW ? r * ld + c : c * ld + r; }
+int64_t at(jhdnnOrder_t o, int64_t r, int64_t c, int64_t ld) { return o == JHDNN_ORDER_ROW ? r * ld + c : c * ld + r; }
 
 }  // namespace
 
@@ -173,8 +173,8 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
   DeviceBuffer a(64 * 64 * 4), rp(65 * 4), ci(64 * 64 * 4), va(64 * 64 * 4), c(64 * 64 * 4);
   size_t ws = 0;
   int64_t nnz = 0;
-  CHECK(jhdnnDenseToCsr_bufferSize(h.get(), 64, 64, nullptr) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
-  REQUIRE(jhdnnDenseToCsr_bufferSize(h.get(), 64, 64, &ws) == JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnGetDenseToCsrWorkspaceSize(h.get(), 64, 64, nullptr) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  REQUIRE(jhdnnGetDenseToCsrWorkspaceSize(h.get(), 64, 64, &ws) == JHDNN_STATUS_SUCCESS);
   DeviceBuffer w(ws);
   CHECK(jhdnnDenseToCsrAnalysis(h.get(), 64, 64, a.get(), 63, rp.as<int>(), &nnz, w.get(), ws) ==
         JHDNN_STATUS_BAD_PARAM);  // lda < cols
@@ -243,7 +243,7 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, nullptr, cnt, a.get(), 64, c.get(), 64, cnt) ==
         JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
   size_t cws = 0;
-  REQUIRE(jhdnnSparseDnnCompact_bufferSize(h.get(), 100, &cws) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnGetSparseDnnCompactWorkspaceSize(h.get(), 100, &cws) == JHDNN_STATUS_SUCCESS);
   CHECK(jhdnnSparseDnnCompact(h.get(), 100, cnt, cnt, cnt, cnt, cnt, w.get(), cws) == JHDNN_STATUS_BAD_PARAM);
   CHECK(jhdnnSparseDnnCompact(h.get(), 100, cnt, cnt, cnt, ci.as<int>(), cnt, w.get(), cws - 1) ==
         JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
@@ -277,7 +277,7 @@ TEST_CASE("dense to CSR: exact against the host conversion and cusparseDenseToSp
     }
     DeviceBuffer da = to_dev(a), drp((cs.rows + 1) * 4);
     size_t ws = 0;
-    REQUIRE(jhdnnDenseToCsr_bufferSize(h.get(), cs.rows, cs.cols, &ws) == JHDNN_STATUS_SUCCESS);
+    REQUIRE(jhdnnGetDenseToCsrWorkspaceSize(h.get(), cs.rows, cs.cols, &ws) == JHDNN_STATUS_SUCCESS);
     DeviceBuffer dws(ws);
     int64_t nnz = -1;
     JHDNN_CHECK(jhdnnDenseToCsrAnalysis(h.get(), cs.rows, cs.cols, da.get(), cs.lda, drp.as<int>(), &nnz, dws.get(), ws));
@@ -364,7 +364,7 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
     SplitMix64 og(seed_for(250 + salt));
     for (int64_t r = cs.m - 1; r > 0; --r) std::swap(row_order[r], row_order[og.next() % uint64_t(r + 1)]);
     DeviceBuffer drow_order = to_dev(row_order);
-    for (jhdnnDenseOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
+    for (jhdnnOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       const int64_t pad = cs.n % 4 == 0 ? 4 : 3;  // multiples of 4 take the float4 path of WARP_ROW
       const int64_t ldb = (order == JHDNN_ORDER_ROW ? cs.n : cs.k) + pad;
       const int64_t ldc = (order == JHDNN_ORDER_ROW ? cs.n : cs.m) + pad;
@@ -546,7 +546,7 @@ TEST_CASE("fused layer and compaction: random ELL (widths 32, 7, 45, padded), sp
     for (int t = 0; t < cs.max_active; ++t) ids[t] = 1000 + 3 * t;
     DeviceBuffer df = to_dev(f2), dids = to_dev(ids), dro(cs.max_active * 4), dio(cs.max_active * 4), dco(4);
     size_t ws = 0;
-    JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(h.get(), int(cs.max_active), &ws));
+    JHDNN_CHECK(jhdnnGetSparseDnnCompactWorkspaceSize(h.get(), int(cs.max_active), &ws));
     DeviceBuffer dws(ws);
     JHDNN_CHECK(jhdnnSparseDnnCompact(h.get(), int(cs.max_active), df.as<int>(), dids.as<int>(), dro.as<int>(),
                                       dio.as<int>(), dco.as<int>(), dws.get(), ws));
@@ -567,7 +567,7 @@ TEST_CASE("fused layer and compaction: random ELL (widths 32, 7, 45, padded), sp
     // the workspace left zeroed, so a second call with it gives the same again.
     {
       size_t fws = 0;
-      JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact_bufferSize(h.get(), int(cs.max_active), &fws));
+      JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), int(cs.max_active), &fws));
       DeviceBuffer dfws(fws), dy2(size_t(cs.n_out) * ldy * 4), dro2(cs.max_active * 4), dio2(cs.max_active * 4),
           dco2(4), dids2 = to_dev(ids);
       CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
@@ -685,7 +685,7 @@ TEST_CASE("sparse bounds: counts past maxActive / nnz stay inside the buffers", 
   std::vector<int> ids(max_active);
   for (int r = 0; r < max_active; ++r) ids[r] = 500 + r;
   size_t fws = 0;
-  JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact_bufferSize(h.get(), max_active, &fws));
+  JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), max_active, &fws));
   DeviceBuffer dfws(fws), dids = to_dev(ids);
   CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
   for (const int start : {0, 60, -5}) {
@@ -735,7 +735,7 @@ TEST_CASE("sparse bounds: counts past maxActive / nnz stay inside the buffers", 
     }
   DeviceBuffer da = to_dev(a), drp((m + 1) * 4);
   size_t ws = 0;
-  JHDNN_CHECK(jhdnnDenseToCsr_bufferSize(h.get(), m, k, &ws));
+  JHDNN_CHECK(jhdnnGetDenseToCsrWorkspaceSize(h.get(), m, k, &ws));
   DeviceBuffer dws(ws);
   int64_t nnz = -1;
   JHDNN_CHECK(jhdnnDenseToCsrAnalysis(h.get(), m, k, da.get(), k, drp.as<int>(), &nnz, dws.get(), ws));

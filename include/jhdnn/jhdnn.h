@@ -319,24 +319,28 @@ jhdnnStatus_t jhdnnConvolutionForward(jhdnnHandle_t handle, const void *alpha,
 
 /* Not part of cuDNN (cuBLAS's job there); shaped like cublasSgemmStridedBatched with an explicit
  * storage order. C = alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
- * ld* are the distances between consecutive columns (COL_MAJOR) or rows (ROW_MAJOR) of the stored
+ * ld* are the distances between consecutive columns (ORDER_COL) or rows (ORDER_ROW) of the stored
  * matrices; stride* between consecutive matrices of a batch. alpha, beta: host floats (every data type).
  * When *beta == 0, C is never read (it may hold NaN). k == 0 gives C = beta * C. */
-typedef enum { JHDNN_GEMM_ROW_MAJOR = 0, JHDNN_GEMM_COL_MAJOR = 1 } jhdnnGemmOrder_t;
+/* Storage order of a dense matrix, for GEMM and SpMM. */
+typedef enum {
+    JHDNN_ORDER_ROW = 0, /* element (r, c) at r * ld + c */
+    JHDNN_ORDER_COL = 1, /* element (r, c) at c * ld + r */
+} jhdnnOrder_t;
 typedef enum { JHDNN_GEMM_OP_N = 0, JHDNN_GEMM_OP_T = 1 } jhdnnGemmOp_t;
 
 /* dataType FLOAT: fp32 on the CUDA cores (FMA, never tensor cores: jhdnnGemmEx with a tensor-op
  * math type asks for TF32). HALF / BFLOAT16: tensor cores, fp32 accumulation, C in dataType
  * (jhdnnGemmEx's DEFAULT_MATH). alpha and beta are host floats for every data type. Other types
  * answer NOT_SUPPORTED_DATA_TYPE. */
-jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGemmOrder_t order,
+jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnOrder_t order,
                         jhdnnGemmOp_t transA, jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k,
                         const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                         const void *beta, void *C, int64_t ldc);
 
 /* batchCount GEMMs; matrix i of X starts at X + i * strideX elements. strideA / strideB may be 0
  * (shared operand); C's batches must not overlap. batchCount == 0 does nothing. */
-jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGemmOrder_t order,
+jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnOrder_t order,
                                       jhdnnGemmOp_t transA, jhdnnGemmOp_t transB, int64_t m, int64_t n,
                                       int64_t k, const void *alpha, const void *A, int64_t lda,
                                       int64_t strideA, const void *B, int64_t ldb, int64_t strideB,
@@ -356,12 +360,12 @@ jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t data
  *            the fp32 CUDA-core GEMM (as cuDNN's math-type rules).
  * The environment variable JHDNN_TC_GEMM = auto | hopper | wgmma | mma caps the tensor-core
  * kernel choice (a bypass for a misbehaving kernel; docs/api.md). */
-jhdnnStatus_t jhdnnGemmEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA, jhdnnGemmOp_t transB,
+jhdnnStatus_t jhdnnGemmEx(jhdnnHandle_t handle, jhdnnOrder_t order, jhdnnGemmOp_t transA, jhdnnGemmOp_t transB,
                           int64_t m, int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
                           const void *B, int64_t ldb, jhdnnDataType_t abType, const void *beta, void *C,
                           int64_t ldc, jhdnnDataType_t cType, jhdnnMathType_t mathType);
 
-jhdnnStatus_t jhdnnGemmStridedBatchedEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA,
+jhdnnStatus_t jhdnnGemmStridedBatchedEx(jhdnnHandle_t handle, jhdnnOrder_t order, jhdnnGemmOp_t transA,
                                         jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k, const void *alpha,
                                         const void *A, int64_t lda, int64_t strideA, const void *B, int64_t ldb,
                                         int64_t strideB, jhdnnDataType_t abType, const void *beta, void *C,
@@ -378,11 +382,6 @@ typedef enum {
     JHDNN_SPARSE_FORMAT_CSR = 0, /* rowPtr[rows + 1], colInd[nnz], values[nnz] */
     JHDNN_SPARSE_FORMAT_ELL = 1, /* row-major [rows][width]; padding entries have colInd = -1 */
 } jhdnnSparseFormat_t;
-
-typedef enum {
-    JHDNN_ORDER_ROW = 0, /* element (r, c) at r * ld + c */
-    JHDNN_ORDER_COL = 1, /* element (r, c) at c * ld + r */
-} jhdnnDenseOrder_t;
 
 typedef enum {
     JHDNN_SPMM_ALG_DEFAULT = 0,    /* WARP_ROW */
@@ -431,22 +430,22 @@ jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t
  * Convert writes only the descriptor's nnz entries: if that nnz is smaller than the analysis gave,
  * or A changed between the two calls, entries at or past nnz are dropped (the result is then not
  * A's CSR, but nothing is written past colInd / values); A must be the analysed matrix.
- * The workspace (device, jhdnnDenseToCsr_bufferSize bytes, 256-byte aligned, else
+ * The workspace (device, jhdnnGetDenseToCsrWorkspaceSize bytes, 256-byte aligned, else
  * BAD_PARAM_MISALIGNED_POINTER) is only used by the analysis. */
-jhdnnStatus_t jhdnnDenseToCsr_bufferSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t *sizeInBytes);
+jhdnnStatus_t jhdnnGetDenseToCsrWorkspaceSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t *sizeInBytes);
 jhdnnStatus_t jhdnnDenseToCsrAnalysis(jhdnnHandle_t handle, int64_t rows, int64_t cols, const void *A,
                                       int64_t lda, int *csrRowPtr, int64_t *nnz, void *workSpace,
                                       size_t workSpaceSizeInBytes);
 jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void *A, int64_t lda,
                                      jhdnnSparseMatrixDescriptor_t csrDesc);
 
-/* C = alpha * A * B + beta * C. A: CSR descriptor (m x k); B: k x n, C: m x n, both dense FLOAT in
+/* C = alpha * A * B + beta * C (alpha, beta: host floats). A: CSR descriptor (m x k); B: k x n, C: m x n, both dense FLOAT in
  * the given order with leading dimensions ldb, ldc. beta == 0 never reads C. Extents of B or C that
  * overflow 64-bit byte offsets: BAD_PARAM_OUT_OF_BOUND; C overlapping B: BAD_PARAM. NNZ_SPLIT is not
  * bitwise deterministic (see jhdnnSpMMAlg_t). */
-jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float *alpha,
-                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnDenseOrder_t order,
-                        const void *B, int64_t ldb, const float *beta, void *C, int64_t ldc);
+jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void *alpha,
+                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order,
+                        const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);
 
 /* One Sparse DNN Graph Challenge layer, fused, on a compacted list of active images:
  *   y(j, r) = min(max(sum_i x(i, activeRows[r]) * W(i, j) + bias, 0), clampMax)   for r < *activeCount
@@ -469,9 +468,9 @@ jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparse
 /* Compaction between layers: keeps the r < maxActive with rowNonzero[r] != 0, in order:
  * rowsOut[t] = r (the position of the survivor in the layer's output) and idsOut[t] = idsIn[r]
  * (whatever the caller tracks, e.g. image numbers); *countOut (device) = number kept.
- * workSpace: jhdnnSparseDnnCompact_bufferSize(maxActive) bytes, device, 256-byte aligned (else
+ * workSpace: jhdnnGetSparseDnnCompactWorkspaceSize(maxActive) bytes, device, 256-byte aligned (else
  * BAD_PARAM_MISALIGNED_POINTER). */
-jhdnnStatus_t jhdnnSparseDnnCompact_bufferSize(jhdnnHandle_t handle, int maxActive, size_t *sizeInBytes);
+jhdnnStatus_t jhdnnGetSparseDnnCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive, size_t *sizeInBytes);
 jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const int *rowNonzero,
                                     const int *idsIn, int *rowsOut, int *idsOut, int *countOut,
                                     void *workSpace, size_t workSpaceSizeInBytes);
@@ -485,13 +484,13 @@ jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const i
  *   and ends as the number kept. The ORDER of the kept entries is unspecified (it varies run to run;
  *   each image's values do not depend on it). If *countOut was not 0, *countOut ends as the old
  *   value + the number kept and only slots t in [0, maxActive) are written (the rest are dropped).
- * workSpace: jhdnnSparseDnnLayerForwardCompact_bufferSize(maxActive) bytes, device, 256-byte
+ * workSpace: jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(maxActive) bytes, device, 256-byte
  * aligned (else BAD_PARAM_MISALIGNED_POINTER), which the caller zeroes ONCE before the first call:
  * every call leaves it zeroed again, so one workspace serves a whole network. A workspace that was
  * not zeroed gives wrong survivors and a wrong *countOut (stale flags count as nonzero rows; a stale
  * tile counter compacts a tile early or never), but nothing is written past the buffers. rowsOut, idsOut, countOut must not alias activeRows, idsIn, activeCount (other
  * blocks still read those while survivors are appended). */
-jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact_bufferSize(jhdnnHandle_t handle, int maxActive,
+jhdnnStatus_t jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive,
                                                            size_t *sizeInBytes);
 jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
                                                 float bias, float clampMax, int maxActive, const int *activeCount,

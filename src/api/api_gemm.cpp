@@ -62,12 +62,12 @@ Status tc_gemm(jhdnnDataType_t ab_type, jhdnnDataType_t c_type, bool row, bool o
 // Every GEMM entry point. jhdnnGemm passes (dtype, dtype, FMA_MATH) for FLOAT and
 // (dtype, dtype, DEFAULT_MATH) otherwise; jhdnnGemmEx passes the caller's types and math type.
 Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t ab_type, jhdnnDataType_t c_type, jhdnnMathType_t math,
-                 jhdnnGemmOrder_t order, jhdnnGemmOp_t ta, jhdnnGemmOp_t tb, int64_t m, int64_t n, int64_t k,
+                 jhdnnOrder_t order, jhdnnGemmOp_t ta, jhdnnGemmOp_t tb, int64_t m, int64_t n, int64_t k,
                  const void* alpha, const void* A, int64_t lda, int64_t strideA, const void* B, int64_t ldb,
                  int64_t strideB, const void* beta, void* C, int64_t ldc, int64_t strideC, int64_t batch) {
   JHDNN_CHECK_NULL(handle);
-  if (order != JHDNN_GEMM_ROW_MAJOR && order != JHDNN_GEMM_COL_MAJOR)
-    return fail(JHDNN_STATUS_BAD_PARAM, "order (%d) is not a jhdnnGemmOrder_t", int(order));
+  if (order != JHDNN_ORDER_ROW && order != JHDNN_ORDER_COL)
+    return fail(JHDNN_STATUS_BAD_PARAM, "order (%d) is not a jhdnnOrder_t", int(order));
   if ((ta != JHDNN_GEMM_OP_N && ta != JHDNN_GEMM_OP_T) || (tb != JHDNN_GEMM_OP_N && tb != JHDNN_GEMM_OP_T))
     return fail(JHDNN_STATUS_BAD_PARAM, "transA (%d) / transB (%d) is not a jhdnnGemmOp_t", int(ta), int(tb));
   if (!is_tc_type(ab_type))
@@ -95,7 +95,7 @@ Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t ab_type, jhdnnDataType_t 
   JHDNN_CHECK_NULL(beta);
 
   // Stored shapes (rows x cols in the given order's sense) and the leading-dimension minimums.
-  const bool row = order == JHDNN_GEMM_ROW_MAJOR;
+  const bool row = order == JHDNN_ORDER_ROW;
   const int64_t a_r = ta == JHDNN_GEMM_OP_N ? m : k, a_c = ta == JHDNN_GEMM_OP_N ? k : m;
   const int64_t b_r = tb == JHDNN_GEMM_OP_N ? k : n, b_c = tb == JHDNN_GEMM_OP_N ? n : k;
   auto min_ld = [&](int64_t r, int64_t c) { const int64_t v = row ? c : r; return v > 1 ? v : 1; };
@@ -173,7 +173,7 @@ Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t ab_type, jhdnnDataType_t 
 
 extern "C" {
 
-jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGemmOrder_t order,
+jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnOrder_t order,
                         jhdnnGemmOp_t transA, jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k,
                         const void* alpha, const void* A, int64_t lda, const void* B, int64_t ldb,
                         const void* beta, void* C, int64_t ldc) {
@@ -184,7 +184,7 @@ jhdnnStatus_t jhdnnGemm(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGem
   });
 }
 
-jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnGemmOrder_t order,
+jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t dataType, jhdnnOrder_t order,
                                       jhdnnGemmOp_t transA, jhdnnGemmOp_t transB, int64_t m, int64_t n,
                                       int64_t k, const void* alpha, const void* A, int64_t lda,
                                       int64_t strideA, const void* B, int64_t ldb, int64_t strideB,
@@ -197,7 +197,7 @@ jhdnnStatus_t jhdnnGemmStridedBatched(jhdnnHandle_t handle, jhdnnDataType_t data
   });
 }
 
-jhdnnStatus_t jhdnnGemmEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA, jhdnnGemmOp_t transB,
+jhdnnStatus_t jhdnnGemmEx(jhdnnHandle_t handle, jhdnnOrder_t order, jhdnnGemmOp_t transA, jhdnnGemmOp_t transB,
                           int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, int64_t lda,
                           const void* B, int64_t ldb, jhdnnDataType_t abType, const void* beta, void* C, int64_t ldc,
                           jhdnnDataType_t cType, jhdnnMathType_t mathType) {
@@ -207,7 +207,7 @@ jhdnnStatus_t jhdnnGemmEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGem
   });
 }
 
-jhdnnStatus_t jhdnnGemmStridedBatchedEx(jhdnnHandle_t handle, jhdnnGemmOrder_t order, jhdnnGemmOp_t transA,
+jhdnnStatus_t jhdnnGemmStridedBatchedEx(jhdnnHandle_t handle, jhdnnOrder_t order, jhdnnGemmOp_t transA,
                                         jhdnnGemmOp_t transB, int64_t m, int64_t n, int64_t k, const void* alpha,
                                         const void* A, int64_t lda, int64_t strideA, const void* B, int64_t ldb,
                                         int64_t strideB, jhdnnDataType_t abType, const void* beta, void* C,

@@ -203,7 +203,7 @@ jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t
   });
 }
 
-jhdnnStatus_t jhdnnDenseToCsr_bufferSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t* sizeInBytes) {
+jhdnnStatus_t jhdnnGetDenseToCsrWorkspaceSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t* sizeInBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(sizeInBytes);
@@ -261,9 +261,9 @@ jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void* A, int64_
   });
 }
 
-jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float* alpha,
-                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnDenseOrder_t order, const void* B,
-                        int64_t ldb, const float* beta, void* C, int64_t ldc) {
+jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void* alpha,
+                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order, const void* B,
+                        int64_t ldb, const void* beta, void* C, int64_t ldc) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(alpha);
@@ -299,7 +299,9 @@ jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const float* 
     JHDNN_TRY(check_ptr(B, sizeof(float), "B", handle->device));
     JHDNN_TRY(check_ptr(C, sizeof(float), "C", handle->device));
     if (core::overlaps(C, ec * 4, B, eb * 4)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
-    return sparse::spmm(handle->stream, algo, *alpha, *aDesc, n, order, static_cast<const float*>(B), ldb, *beta,
+    // alpha and beta: host floats (FLOAT is the only value type), as in every other call.
+    return sparse::spmm(handle->stream, algo, *static_cast<const float*>(alpha), *aDesc, n, order,
+                        static_cast<const float*>(B), ldb, *static_cast<const float*>(beta),
                         static_cast<float*>(C), ldc);
   });
 }
@@ -355,7 +357,7 @@ jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparse
   });
 }
 
-jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact_bufferSize(jhdnnHandle_t handle, int maxActive, size_t* sizeInBytes) {
+jhdnnStatus_t jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive, size_t* sizeInBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(sizeInBytes);
@@ -391,7 +393,7 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdn
   });
 }
 
-jhdnnStatus_t jhdnnSparseDnnCompact_bufferSize(jhdnnHandle_t handle, int maxActive, size_t* sizeInBytes) {
+jhdnnStatus_t jhdnnGetSparseDnnCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive, size_t* sizeInBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(sizeInBytes);

@@ -43,7 +43,7 @@ Status dense_to_csr_convert(cudaStream_t s, int64_t rows, int64_t cols, const fl
 
 // C = alpha * A * B + beta * C.
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
-            jhdnnDenseOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 
 // Fused challenge layer and the compaction after it.
 Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias, float clamp_max,

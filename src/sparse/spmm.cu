@@ -25,7 +25,7 @@ constexpr int kChunk = 256;  // nonzeros per warp in NNZ_SPLIT
 constexpr int kBand = 512;   // columns of B per block in row-major WARP_ROW (a multiple of 128)
 static_assert(kBand % 128 == 0, "a lane's float4 must never straddle two bands");
 
-__device__ __forceinline__ int64_t at(jhdnnDenseOrder_t order, int64_t r, int64_t c, int64_t ld) {
+__device__ __forceinline__ int64_t at(jhdnnOrder_t order, int64_t r, int64_t c, int64_t ld) {
   return order == JHDNN_ORDER_ROW ? r * ld + c : c * ld + r;
 }
 
@@ -35,7 +35,7 @@ __device__ __forceinline__ void store(float* c, int64_t off, float alpha, float 
 
 __global__ void __launch_bounds__(kBlock)
 spmm_thread_row(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
-                const float* __restrict__ va, jhdnnDenseOrder_t order, const float* __restrict__ b, int64_t ldb,
+                const float* __restrict__ va, jhdnnOrder_t order, const float* __restrict__ b, int64_t ldb,
                 float alpha, float beta, float* __restrict__ c, int64_t ldc) {
   const int64_t row = int64_t(blockIdx.x) * kBlock + threadIdx.x;
   if (row >= m) return;
@@ -130,7 +130,7 @@ __device__ __forceinline__ bool row_in_one_chunk(int64_t rs, int64_t re) {
 
 // One warp per row: C(row, :) = beta * C(row, :) (0 when beta == 0) for empty and chunk-cut rows.
 __global__ void __launch_bounds__(kBlock)
-split_rows_prepare(int64_t m, int64_t n, const int* __restrict__ rp, jhdnnDenseOrder_t order, float beta,
+split_rows_prepare(int64_t m, int64_t n, const int* __restrict__ rp, jhdnnOrder_t order, float beta,
                    float* __restrict__ c, int64_t ldc) {
   const int lane = threadIdx.x & 31;
   const int64_t row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
@@ -159,7 +159,7 @@ __device__ __forceinline__ void load_v(const float* p, float (&x)[V]) {
 template <int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
-               const float* __restrict__ va, jhdnnDenseOrder_t order, const float* __restrict__ b, int64_t ldb,
+               const float* __restrict__ va, jhdnnOrder_t order, const float* __restrict__ b, int64_t ldb,
                float alpha, float beta, float* __restrict__ c, int64_t ldc) {
   const int lane = threadIdx.x & 31;
   const int64_t w = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
@@ -240,7 +240,7 @@ Status load_spmm_kernels() {
 }
 
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
-            jhdnnDenseOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   const int64_t m = a.rows;
   if (m == 0 || n == 0) return Status::success();
   if (algo == JHDNN_SPMM_ALG_DEFAULT) algo = JHDNN_SPMM_ALG_WARP_ROW;

@@ -177,10 +177,10 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     count[1] = dalloc<int>(1, &bytes, &o);
     flags = dalloc<int>(rows, &bytes, &o);
     hist = dalloc<int>(layers, &bytes, &o);
-    JHDNN_CHECK(jhdnnSparseDnnCompact_bufferSize(h, r32, &ws_size));
+    JHDNN_CHECK(jhdnnGetSparseDnnCompactWorkspaceSize(h, r32, &ws_size));
   } else {
     counts = dalloc<int>(size_t(layers) + 1, &bytes, &o);
-    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact_bufferSize(h, r32, &ws_size));
+    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h, r32, &ws_size));
   }
   ws = dalloc<char>(ws_size, &bytes, &o);
   res.device_bytes = bytes;
