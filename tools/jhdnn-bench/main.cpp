@@ -51,7 +51,9 @@ struct Row {
   std::string problem, shape, dt, layout, impl, algo, solver, status, reason;
   double gflop = 0, min_bytes = 0, floor_us = 0;
   double err_ref = NAN, err_cudnn = NAN;
-  std::string ref_check = "-", cudnn_check = "-";  // ok / FAIL / - (not checked)
+  // ok / FAIL / - (not checked); cudnn_check also "cudnn-off": differs from a cuDNN output that is
+  // itself off the float64 reference (not counted as a mismatch; ref_check decides).
+  std::string ref_check = "-", cudnn_check = "-";
   Timing t;
   size_t ws_bytes = 0;
   double ratio_same = NAN, ratio_best = NAN;
@@ -193,6 +195,17 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
     CUDNN_CHECK(cudnnSetConvolutionMathType(cd->conv, cd->math));
   }
   const Tolerance tol = ref_tolerance(p, dt);
+  // The float64 reference is the ground truth; cuDNN's output is a second opinion. Where cuDNN's own
+  // output is off the float64 reference (seen on the H200: bf16 1x1 layers with C = 512, where
+  // cuDNN 9.14's IMPLICIT_PRECOMP_GEMM is off by more than the output rounding on ~10% of the
+  // outputs), a jhDNN result that passes the float64 check is not failed for disagreeing with it.
+  std::string cudnn_ref_off;
+  if (verify && have_cudnn_ref) {
+    const RefCheck cr = check_reference(ref, y_ref.download(), p, dt, false);
+    if (!cr.ok)
+      cudnn_ref_off = "cuDNN's reference output is itself off the float64 reference (" + std::to_string(cr.bad) + "/" +
+                      std::to_string(cr.checked) + (ref.full ? "" : " sampled") + " outputs)";
+  }
 
   const auto base_row = [&](const std::string& impl, int algo) {
     Row r;
@@ -211,10 +224,11 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
       else if (normwise) r.err_cudnn = gc.sum_ref2 > 0 ? std::sqrt(gc.sum_diff2 / gc.sum_ref2) : std::sqrt(gc.sum_diff2);
       else r.err_cudnn = gc.max_abs_ref > 0 ? gc.max_abs_diff / gc.max_abs_ref : gc.max_abs_diff;
       const bool ok = normwise ? r.err_cudnn <= norm_bound(dt) : gc.n_bad == 0;
-      r.cudnn_check = ok ? "ok" : "FAIL";
+      r.cudnn_check = ok ? "ok" : cudnn_ref_off.empty() ? "FAIL" : "cudnn-off";
       if (!ok && r.reason.empty())
         r.reason = std::to_string(gc.n_bad) + " outputs differ from cuDNN (" + std::to_string(gc.n_nonfinite) +
-                   " not finite), first at element " + std::to_string(gc.first_bad);
+                   " not finite), first at element " + std::to_string(gc.first_bad) +
+                   (cudnn_ref_off.empty() ? "" : "; not counted: " + cudnn_ref_off);
     }
     if (verify) {
       const RefCheck rc = check_reference(ref, Y[0].download(), p, dt, normwise);
