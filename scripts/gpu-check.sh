@@ -7,7 +7,10 @@
 #   MEMCHECK=0 / BENCH=0 / VERIFY_SUITE=0 / BENCH_CONV=0 skip those steps; *_TIMEOUT (seconds) bound each step;
 #   COMPARE_ARGS go to jhdnn-bench, BENCH_ARGS to bench_conv (default: the rn50 c2/c3 layers only).
 #   TESTS=0 skips ctest (CTEST_ARGS are added to it, e.g. -j3); MEMCHECK_BINS lists the test binaries
-#   run under memcheck (default test_conv_direct, MEMCHECK_ARGS their Catch2 filter).
+#   run under memcheck (default test_conv_direct, MEMCHECK_ARGS their Catch2 filter), e.g.
+#   MEMCHECK_BINS="test_conv_tensorcore test_gemm_tensorcore test_gemm_hopper test_sparse test_gemm
+#   test_conv_gemm test_conv_implicit_gemm" MEMCHECK_ARGS='~[large]'; RACECHECK_BINS likewise with
+#   compute-sanitizer --tool racecheck (RACECHECK_ARGS their filter). scripts/gpu-profile.sh runs ncu.
 #   FAMILIES=1 also runs the per-family benchmarks: bench_gemm (GEMM_ARGS), bench_tensorcore (TC_ARGS),
 #   bench_gemm_hopper (HOPPER_ARGS), bench_conv_igemm (IGEMM_ARGS) and the sparse path (spdnn_infer SPDNN_ARGS, bench_sparse SPARSE_ARGS);
 #   FAMILY_LIST="bench_gemm spdnn_infer ..." runs only those.
@@ -66,6 +69,15 @@ if [ "${MEMCHECK:-1}" = 1 ]; then
     mc_rc=$?
     tail -3 "$OUT/memcheck-$bin.log"
     memcheck="$memcheck $bin: exit $mc_rc, $(grep -E "ERROR SUMMARY" "$OUT/memcheck-$bin.log" | tail -1 | sed 's/=* *//');"
+  done
+  # Shared-memory races (the cp.async / TMA / mbarrier pipelines): RACECHECK_BINS, each with
+  # RACECHECK_ARGS as its Catch2 filter (racecheck is slow: pick small cases).
+  for bin in ${RACECHECK_BINS:-}; do
+    timeout "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool racecheck --error-exitcode 99 \
+      "$BUILD_DIR/tests/$bin" ${RACECHECK_ARGS:-} >"$OUT/racecheck-$bin.log" 2>&1
+    rc_rc=$?
+    tail -3 "$OUT/racecheck-$bin.log"
+    memcheck="$memcheck racecheck $bin: exit $rc_rc, $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/racecheck-$bin.log" | tail -1 | sed 's/=* *//');"
   done
 fi
 
