@@ -317,16 +317,17 @@ jhdnnStatus_t jhdnnConvolutionForward(jhdnnHandle_t handle, const void *alpha,
 
 /* ---------------------------------------------------------------- GEMM (jhDNN extension) */
 
-/* Not part of cuDNN (cuBLAS's job there); shaped like cublasSgemmStridedBatched with an explicit
- * storage order. C = alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
- * ld* are the distances between consecutive columns (ORDER_COL) or rows (ORDER_ROW) of the stored
- * matrices; stride* between consecutive matrices of a batch. alpha, beta: host floats (every data type).
- * When *beta == 0, C is never read (it may hold NaN). k == 0 gives C = beta * C. */
 /* Storage order of a dense matrix, for GEMM and SpMM. */
 typedef enum {
     JHDNN_ORDER_ROW = 0, /* element (r, c) at r * ld + c */
     JHDNN_ORDER_COL = 1, /* element (r, c) at c * ld + r */
 } jhdnnOrder_t;
+
+/* Not part of cuDNN (cuBLAS's job there); shaped like cublasSgemmStridedBatched with an explicit
+ * storage order. C = alpha * op(A) op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
+ * ld* are the distances between consecutive columns (ORDER_COL) or rows (ORDER_ROW) of the stored
+ * matrices; stride* between consecutive matrices of a batch. alpha, beta: host floats (every data type).
+ * When *beta == 0, C is never read (it may hold NaN). k == 0 gives C = beta * C. */
 typedef enum { JHDNN_GEMM_OP_N = 0, JHDNN_GEMM_OP_T = 1 } jhdnnGemmOp_t;
 
 /* dataType FLOAT: fp32 on the CUDA cores (FMA, never tensor cores: jhdnnGemmEx with a tensor-op
