@@ -106,7 +106,7 @@ void print_row(const Row& r) {
   // impl algo/solver status err_ref err_cudnn gpu_us eager_us TFLOP/s GB/s %floor xsame xbest ws
   std::string name = r.impl == "cudnn" ? "cudnn " + r.algo : r.solver;
   std::string status = r.status;
-  if (r.ref_check == "FAIL" || r.cudnn_check == "FAIL") status = "MISMATCH";
+  if (is_mismatch(r.ref_check, r.cudnn_check)) status = "MISMATCH";
   std::printf("  %-28s %-9s %9s %9s %9s %9s %7s %7s %6s %7s %7s %9s  %s\n", name.c_str(), status.c_str(),
               f[12].c_str(), f[14].c_str(), f[16].c_str(), f[19].c_str(), f[21].c_str(), f[22].c_str(), f[23].c_str(),
               f[24].c_str(), f[25].c_str(), fmt("%.1f", r.ran ? double(r.ws_bytes) / 1048576.0 : NAN).c_str(),
@@ -224,7 +224,7 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
       else if (normwise) r.err_cudnn = gc.sum_ref2 > 0 ? std::sqrt(gc.sum_diff2 / gc.sum_ref2) : std::sqrt(gc.sum_diff2);
       else r.err_cudnn = gc.max_abs_ref > 0 ? gc.max_abs_diff / gc.max_abs_ref : gc.max_abs_diff;
       const bool ok = normwise ? r.err_cudnn <= norm_bound(dt) : gc.n_bad == 0;
-      r.cudnn_check = ok ? "ok" : cudnn_ref_off.empty() ? "FAIL" : "cudnn-off";
+      r.cudnn_check = cudnn_verdict(ok, !cudnn_ref_off.empty());
       if (!ok && r.reason.empty())
         r.reason = std::to_string(gc.n_bad) + " outputs differ from cuDNN (" + std::to_string(gc.n_nonfinite) +
                    " not finite), first at element " + std::to_string(gc.first_bad) +
@@ -372,7 +372,7 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
     } else {
       r.ran = true;
       check(r, is_normwise(s->algo()));
-      if (r.ref_check == "FAIL" || r.cudnn_check == "FAIL") ++tot->mismatches;
+      if (is_mismatch(r.ref_check, r.cudnn_check)) ++tot->mismatches;
       if (verify && r.ref_check == "ok" && r.cudnn_check != "FAIL") ++tot->jh_verified;
       if (timing) {
         const double est = time_once_us(graph_launch, stream.get(), &why);
@@ -530,7 +530,7 @@ int main(int argc, char** argv) {
   std::printf("\n# %d rows in %.1f s; %d jhDNN results verified; %d mismatches; %d failures\n", tot.rows, seconds,
               tot.jh_verified, tot.mismatches, tot.failures);
   for (const Row& r : rows)
-    if (r.impl == "jhdnn" && (r.ref_check == "FAIL" || r.cudnn_check == "FAIL"))
+    if (r.impl == "jhdnn" && is_mismatch(r.ref_check, r.cudnn_check))
       std::printf("MISMATCH %s %s %s %s: %s\n  repro: %s\n", r.problem.c_str(), r.dt.c_str(), r.layout.c_str(),
                   r.solver.c_str(), r.reason.c_str(), r.cmd.c_str());
   return tot.mismatches > 0 || tot.failures > 0 ? 1 : 0;

@@ -166,4 +166,13 @@ RefCheck check_reference(const Reference& ref, const std::vector<unsigned char>&
   return c;
 }
 
+std::string cudnn_verdict(bool agrees_with_cudnn, bool cudnn_ref_off_reference) {
+  if (agrees_with_cudnn) return "ok";
+  return cudnn_ref_off_reference ? "cudnn-off" : "FAIL";
+}
+
+bool is_mismatch(const std::string& ref_check, const std::string& cudnn_check) {
+  return ref_check == "FAIL" || cudnn_check == "FAIL";
+}
+
 }  // namespace jhdnn::bench

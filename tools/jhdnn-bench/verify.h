@@ -70,4 +70,12 @@ struct RefCheck {
 RefCheck check_reference(const Reference& ref, const std::vector<unsigned char>& y_bytes, const core::ConvProblem& p,
                          const std::string& dt, bool normwise);
 
+// The verdict of the cuDNN comparison for one output: "ok", "FAIL", or "cudnn-off" when the output
+// disagrees with cuDNN's but cuDNN's own output failed the float64 check (cudnn_ref_off_reference):
+// the float64 reference is the ground truth, so such a row is judged by ref_check alone.
+std::string cudnn_verdict(bool agrees_with_cudnn, bool cudnn_ref_off_reference);
+
+// A row is a mismatch when either check says FAIL ("cudnn-off" and "-" are not failures).
+bool is_mismatch(const std::string& ref_check, const std::string& cudnn_check);
+
 }  // namespace jhdnn::bench
