@@ -20,6 +20,7 @@
 #include "common/catch_gpu.h"
 #include "conv/direct/direct.h"
 #include "conv/dispatch.h"
+#include "core/config.h"
 #include "core/descriptors.h"
 #include "jhdnn/jhdnn.h"
 
@@ -545,9 +546,9 @@ TEST_CASE("dispatch decisions (no GPU needed)", "[api]") {
        JHDNN_STATUS_NOT_SUPPORTED, "algorithm FFT is not implemented in jhDNN yet"},
       {"DIRECT with every DIRECT solver disabled (JHDNN_DISABLE)",
        [&] {
-         setenv("JHDNN_DISABLE", "direct_tiled,direct_naive", 1);
+         core::config::set_disabled_solvers("direct_tiled,direct_naive");
          const Status st = conv::select_solver(p, h200, JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s);
-         unsetenv("JHDNN_DISABLE");
+         core::config::set_disabled_solvers(nullptr);
          return code_of(st);
        },
        JHDNN_STATUS_NOT_SUPPORTED, "direct_naive: disabled by JHDNN_DISABLE"},
@@ -579,10 +580,10 @@ TEST_CASE("dispatch decisions (no GPU needed)", "[api]") {
     REQUIRE(conv::select_solver(*q, h200, JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s).ok());
     CHECK(std::string(s->name()) == "direct_naive");
   }
-  setenv("JHDNN_DISABLE", "direct_tiled", 1);
+  REQUIRE(core::config::set_disabled_solvers("direct_tiled"));
   REQUIRE(conv::select_solver(p, h200, JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s).ok());
   CHECK(std::string(s->name()) == "direct_naive");
-  unsetenv("JHDNN_DISABLE");
+  core::config::set_disabled_solvers(nullptr);
   // DOUBLE data: only the naive kernel takes it.
   REQUIRE(conv::select_solver(pd, h200, JHDNN_CONVOLUTION_FWD_ALGO_DIRECT, &s).ok());
   CHECK(std::string(s->name()) == "direct_naive");

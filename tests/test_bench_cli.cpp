@@ -312,9 +312,6 @@ TEST_CASE("jhdnn-bench reference: sampled agrees with whole; the check catches b
   }
 }
 
-// The library's own log of a real call (needs a GPU: jhdnnCreate). JHDNN_LOG is read once per
-// process, so this case sets it before the first call of the process that would log; run alone
-// (ctest runs each case in its own process).
 TEST_CASE("jhdnn-bench verdict: the float64 reference decides when cuDNN is off it", "[bench][cpu]") {
   // Agreeing with cuDNN is fine either way; disagreeing fails unless cuDNN's own output failed the
   // float64 check, in which case the row is judged by the float64 check alone.
@@ -330,6 +327,10 @@ TEST_CASE("jhdnn-bench verdict: the float64 reference decides when cuDNN is off 
   CHECK_FALSE(bench::is_mismatch("-", "-"));
 }
 
+// The library's own log of a real call (needs a GPU: jhdnnCreate). JHDNN_LOG is read once per
+// process (core::config, with every other variable; it has no setter), so this case sets it
+// before the process's first library call, on one thread; run alone (ctest runs each case in its
+// own process).
 TEST_CASE("JHDNN_LOG: a logged forward call replays as a jhdnn-bench command", "[bench][gpu]") {
   JHDNN_REQUIRE_GPU();
   const std::string path = "jhdnn_log_test.txt";

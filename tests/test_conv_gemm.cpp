@@ -35,6 +35,7 @@
 #include "common/gpu_util.h"
 #include "common/problems.h"
 #include "common/reference.h"
+#include "common/scoped_config.h"
 #include "common/test_util.h"
 #include "conv/gemm/conv_gemm.h"
 #include "conv/solver.h"
@@ -119,13 +120,6 @@ void run_problem_list(const std::vector<NamedProblem>& problems, jhdnnDataType_t
 
 // ================================================================ the problem set
 
-// Sets an environment variable for one scope (tests run on one thread).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const std::string& value) : name(n) { setenv(n, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
-
 void check_both_solvers_ran(Notes& notes) {
   CHECK(notes.runs_by_solver["gemm_ours"] == notes.configs);
   CHECK(notes.runs_by_solver["gemm_cublas"] == notes.configs);
@@ -181,7 +175,7 @@ TEST_CASE("conv gemm: problem set, NCHW forced through each GEMM strategy", "[gp
   // each so both are covered on every kind of problem.
   for (const char* mode : {"per_image", "transpose"}) {
     INFO("JHDNN_CONV_GEMM_NCHW=" << mode);
-    ScopedEnv env("JHDNN_CONV_GEMM_NCHW", mode);
+    ScopedConvGemmNchw env(mode);
     Notes notes(std::string("gemm: NCHW forced ") + mode, /*report_cudnn_gemm_runs=*/true);
     run_problem_list(every_nth(conv_problem_set(), 2), JHDNN_DATA_FLOAT, Scale{0.5, -1.0}, notes);
     notes.print();
@@ -203,8 +197,8 @@ TEST_CASE("conv gemm: chunked im2col under a small workspace cap", "[gpu][conv_g
   Notes notes("gemm: chunked", /*report_cudnn_gemm_runs=*/true);
   for (const Combo& c : combos) {
     INFO((c.nhwc ? "NHWC" : "NCHW") << " mode '" << c.mode << "'");
-    ScopedEnv mode("JHDNN_CONV_GEMM_NCHW", c.mode);
-    ScopedEnv cap("JHDNN_CONV_GEMM_WS_CAP", std::to_string(c.per_img_bytes * 5 / 2));
+    ScopedConvGemmNchw mode(c.mode);
+    ScopedConvGemmWsCap cap(c.per_img_bytes * 5 / 2);
     const ConvProblem lp = with_layout(base, JHDNN_DATA_FLOAT, c.nhwc);
     CHECK(conv::gemm_ours_solver().workspace_bytes(lp) == size_t(2 * c.per_img_bytes));
     DeviceProblem d(h, lp);
@@ -214,8 +208,8 @@ TEST_CASE("conv gemm: chunked im2col under a small workspace cap", "[gpu][conv_g
   }
   check_both_solvers_ran(notes);
   {
-    ScopedEnv mode("JHDNN_CONV_GEMM_NCHW", "per_image");
-    ScopedEnv cap("JHDNN_CONV_GEMM_WS_CAP", std::to_string(col * 4 - 4));
+    ScopedConvGemmNchw mode("per_image");
+    ScopedConvGemmWsCap cap(col * 4 - 4);
     const conv::Verdict v = conv::gemm_ours_solver().can_implement(base, gpu().dev);
     CHECK_FALSE(v.ok);
     CHECK(std::string(v.reason).find("workspace cap") != std::string::npos);
@@ -284,7 +278,7 @@ TEST_CASE("conv gemm: refusals name the reason", "[gpu][conv_gemm][refusals]") {
 
 TEST_CASE("conv gemm: the API falls back to gemm_cublas when gemm_ours is disabled", "[gpu][conv_gemm][disable]") {
   START_GPU_CASE();
-  ScopedEnv off("JHDNN_DISABLE", "gemm_ours");
+  ScopedDisabledSolvers off("gemm_ours");
   Notes notes("gemm: JHDNN_DISABLE=gemm_ours", /*report_cudnn_gemm_runs=*/true);
   const std::vector<NamedProblem> some = every_nth(conv_problem_set(), 9);
   for (const NamedProblem& np : some) {

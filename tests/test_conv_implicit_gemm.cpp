@@ -46,6 +46,7 @@
 #include "common/gpu_util.h"
 #include "common/problems.h"
 #include "common/reference.h"
+#include "common/scoped_config.h"
 #include "common/test_util.h"
 #include "conv/implicit_gemm/fast_divmod.h"
 #include "conv/implicit_gemm/implicit_gemm.h"
@@ -281,16 +282,10 @@ std::vector<NamedProblem> tail_problems() {
   };
 }
 
-// Forces one tile shape for the lifetime of the object, through the solver's own override (an
-// atomic), not the environment: setenv while another thread may call getenv is a data race.
-struct ForceTile {
-  explicit ForceTile(const char* tile) {
-    if (!conv::igemm::set_forced_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
-  }
-  ~ForceTile() { conv::igemm::set_forced_tile(nullptr); }
-  ForceTile(const ForceTile&) = delete;
-  ForceTile& operator=(const ForceTile&) = delete;
-};
+// Forces one tile shape for the lifetime of the object, through the library's configuration (an
+// atomic), not the environment: the library reads JHDNN_IGEMM_TILE once, and setenv while another
+// thread may call getenv is a data race.
+using ForceTile = ScopedIgemmTile;
 
 constexpr const char* kTiles[] = {"128x128", "128x64", "64x64", "256x8"};
 
@@ -491,10 +486,11 @@ TEST_CASE("implicit gemm: refusals name their reason; workspace formula", "[impl
     const core::Status st = s.run(ok, conv::ConvArgs{}, nullptr, ws, nullptr);
     CHECK(st.code == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
   }
-  // The tile override used by the tests: known names only; nullptr / "" restore the heuristic.
-  CHECK_FALSE(conv::igemm::set_forced_tile("128x32"));
-  for (const char* t : {"128x128", "128x64", "64x64", "256x8", ""}) CHECK(conv::igemm::set_forced_tile(t));
-  CHECK(conv::igemm::set_forced_tile(nullptr));
+  // The tile override used by the tests: known names only; "" = the heuristic, nullptr = the
+  // environment's JHDNN_IGEMM_TILE.
+  CHECK_FALSE(core::config::set_igemm_tile("128x32"));
+  for (const char* t : {"128x128", "128x64", "64x64", "256x8", ""}) CHECK(core::config::set_igemm_tile(t));
+  CHECK(core::config::set_igemm_tile(nullptr));
   CHECK(conv::implicit_gemm_solver().workspace_bytes(ok) == 0);
   // 32 bytes per reduction index (rounded up to 8 indices) + 16 bytes of alignment slack.
   CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(ok) == size_t(16 * 9) * 32 + 16);

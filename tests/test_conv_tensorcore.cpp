@@ -37,6 +37,7 @@
 #include "common/reference.h"
 #include "common/test_util.h"
 #include "conv/solver.h"
+#include "core/config.h"
 #include "conv/tensorcore/tensorcore.h"
 #include "core/conv_problem.h"
 #include "core/device_info.h"
@@ -599,12 +600,9 @@ TEST_CASE("tensorcore: FMA_MATH keeps the API off tensor cores", "[gpu][tensorco
   ConvProblem p = small_problem(JHDNN_DATA_HALF, JHDNN_FMA_MATH);
   const conv::Verdict v = solver().can_implement(p, g.dev);
   CHECK_FALSE(v.ok);
-  // With every other IMPLICIT_PRECOMP_GEMM solver switched off, the API must refuse and name the rule.
-  std::string others;
-  for (const conv::ConvSolver* s : conv::all_solvers())
-    if (s != &solver()) others += std::string(others.empty() ? "" : ",") + s->name();
-  if (others.empty()) others = "none";
-  setenv("JHDNN_DISABLE", others.c_str(), 1);
+  // With this solver forced (every other IMPLICIT_PRECOMP_GEMM solver switched off), the API must
+  // refuse and name the rule.
+  REQUIRE(core::config::set_forced_solvers(solver().name()));
   JhdnnConvDescs descs(p);
   const size_t es = dtype_size(p.dtype);
   DeviceBuffer x(size_t(p.x_span()) * es), w(size_t(p.w_span()) * es), y(size_t(p.y_span()) * es);
@@ -612,7 +610,7 @@ TEST_CASE("tensorcore: FMA_MATH keeps the API off tensor cores", "[gpu][tensorco
   const jhdnnStatus_t s = jhdnnConvolutionForward(g.jh.get(), &one, descs.x, x.get(), descs.w, w.get(), descs.conv,
                                                   JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0,
                                                   &zero, descs.y, y.get());
-  unsetenv("JHDNN_DISABLE");
+  core::config::set_forced_solvers(nullptr);
   CHECK(s == JHDNN_STATUS_NOT_SUPPORTED);
   CHECK(jhdnn_last_error().find("FMA_MATH never uses tensor cores") != std::string::npos);
 }

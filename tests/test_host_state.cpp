@@ -1,5 +1,5 @@
-// Host-side state of the library that needs no GPU: JHDNN_DISABLE matching (exact names, changes
-// between calls), the gemm_cublas solver refusing a call that brings no jhdnn handle, the GEMM
+// Host-side state of the library that needs no GPU: the disable list's matching (exact names,
+// changes between calls), the gemm_cublas solver refusing a call that brings no jhdnn handle, the GEMM
 // convolution's workspace-cap message, and select_solver's message when nothing applies.
 #include <atomic>
 #include <cstdlib>
@@ -8,12 +8,16 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "common/scoped_config.h"
 #include "conv/dispatch.h"
 #include "conv/gemm/conv_gemm.h"
 #include "conv/solver.h"
 #include "core/conv_problem.h"
 
 using namespace jhdnn;
+using jhdnn::test::ScopedConvGemmNchw;
+using jhdnn::test::ScopedConvGemmWsCap;
+using jhdnn::test::ScopedDisabledSolvers;
 
 // Counts this binary's heap allocations, to show that a successful dispatch builds no strings.
 namespace {
@@ -30,13 +34,6 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 
-// Sets an environment variable for one scope, restoring "unset" after.
-struct EnvVar {
-  const char* name;
-  EnvVar(const char* n, const char* value) : name(n) { setenv(n, value, 1); }
-  ~EnvVar() { unsetenv(name); }
-};
-
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 core::DeviceInfo h200() {
@@ -50,33 +47,38 @@ core::DeviceInfo h200() {
 
 }  // namespace
 
-TEST_CASE("JHDNN_DISABLE matches whole solver names and is re-read on every call", "[host]") {
+TEST_CASE("the disable list matches whole solver names and takes effect on the next call", "[host]") {
   const conv::ConvSolver& ours = conv::gemm_ours_solver();
   const conv::ConvSolver& cublas = conv::gemm_cublas_solver();
-  unsetenv("JHDNN_DISABLE");
+  core::config::set_disabled_solvers("");
   CHECK(conv::solver_enabled(ours));
   {
-    EnvVar off("JHDNN_DISABLE", "gemm_ours");
+    ScopedDisabledSolvers off("gemm_ours");
     CHECK_FALSE(conv::solver_enabled(ours));
     CHECK(conv::solver_enabled(cublas));
   }
-  CHECK(conv::solver_enabled(ours));  // unset again
+  core::config::set_disabled_solvers("");
+  CHECK(conv::solver_enabled(ours));  // empty again
   {
-    EnvVar off("JHDNN_DISABLE", "direct_naive,,gemm_cublas");  // last item, after an empty one
+    ScopedDisabledSolvers off("direct_naive,,gemm_cublas");  // last item, after an empty one
     CHECK(conv::solver_enabled(ours));
     CHECK_FALSE(conv::solver_enabled(cublas));
-    setenv("JHDNN_DISABLE", "gemm_cublas,gemm_ours", 1);  // changed between calls: first item
+    core::config::set_disabled_solvers("gemm_cublas,gemm_ours");  // changed between calls: first item
     CHECK_FALSE(conv::solver_enabled(ours));
     CHECK_FALSE(conv::solver_enabled(cublas));
   }
   {
-    EnvVar off("JHDNN_DISABLE", "gemm,gemm_our,gemm_ours_x,xgemm_ours, gemm_ours");  // no partial match
+    ScopedDisabledSolvers off("gemm,gemm_our,gemm_ours_x,xgemm_ours, gemm_ours");  // no partial match
     CHECK(conv::solver_enabled(ours));
   }
   {
-    EnvVar off("JHDNN_DISABLE", "");
+    ScopedDisabledSolvers off("");
     CHECK(conv::solver_enabled(ours));
   }
+  // Too long for the list: refused, nothing changes.
+  ScopedDisabledSolvers off("gemm_ours");
+  CHECK_FALSE(core::config::set_disabled_solvers(std::string(core::config::kMaxListChars + 1, 'x').c_str()));
+  CHECK_FALSE(conv::solver_enabled(ours));
 }
 
 TEST_CASE("select_solver names every solver's reason only when none applies", "[host]") {
@@ -90,7 +92,7 @@ TEST_CASE("select_solver names every solver's reason only when none applies", "[
   CHECK(contains(st.message, "gemm_ours: "));
   CHECK(contains(st.message, "; gemm_cublas: "));
   {
-    EnvVar off("JHDNN_DISABLE", "gemm_ours");
+    ScopedDisabledSolvers off("gemm_ours");
     const core::Status st2 = conv::select_solver(p, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s);
     INFO(st2.message);
     CHECK(contains(st2.message, "gemm_ours: disabled by JHDNN_DISABLE; gemm_cublas: "));
@@ -99,7 +101,7 @@ TEST_CASE("select_solver names every solver's reason only when none applies", "[
   s = nullptr;
   REQUIRE(conv::select_solver(f, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s).ok());
   CHECK(s == &conv::gemm_ours_solver());
-  EnvVar off("JHDNN_DISABLE", "gemm_ours");
+  ScopedDisabledSolvers off("gemm_ours");
   REQUIRE(conv::select_solver(f, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s).ok());
   CHECK(s == &conv::gemm_cublas_solver());
 }
@@ -125,8 +127,8 @@ TEST_CASE("the GEMM convolution's workspace-cap refusal names the cap in force",
   static float fake[4];
   const conv::ConvArgs args{fake, fake, fake, 1.0, 0.0};
   {
-    EnvVar cap("JHDNN_CONV_GEMM_NCHW", "per_image");
-    EnvVar ws("JHDNN_CONV_GEMM_WS_CAP", "4096");
+    ScopedConvGemmNchw mode("per_image");
+    ScopedConvGemmWsCap ws(4096);
     const conv::Verdict v = s.can_implement(p, dev);
     CHECK_FALSE(v.ok);
     CHECK(contains(v.reason, "workspace cap set by JHDNN_CONV_GEMM_WS_CAP"));
@@ -136,7 +138,7 @@ TEST_CASE("the GEMM convolution's workspace-cap refusal names the cap in force",
     CHECK(st.code == JHDNN_STATUS_NOT_SUPPORTED);
     CHECK(contains(st.message, "(one image: 46656 bytes, cap: 4096 bytes)"));
   }
-  // Without the variable: 1 GiB. C*R*S * P*Q * 4 = 64*9 * 768*768 * 4 > 1 GiB.
+  // Without a cap set: 1 GiB. C*R*S * P*Q * 4 = 64*9 * 768*768 * 4 > 1 GiB.
   const core::ConvProblem big = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 64, 768, 768, 8, 3, 3, 1, 1, 1, 1, 1, 1);
   const conv::Verdict v = s.can_implement(big, dev);
   CHECK_FALSE(v.ok);
@@ -158,11 +160,24 @@ TEST_CASE("a successful select_solver allocates nothing, JHDNN_DISABLE set or no
   CHECK(ok);
   CHECK(s == first);
   CHECK(allocated == 0);
-  EnvVar off("JHDNN_DISABLE", "direct_naive,gemm_cublas");
+  {
+    ScopedDisabledSolvers off("direct_naive,gemm_cublas");
+    REQUIRE(conv::select_solver(p, dev, algo, &s).ok());  // the first call after a change reads the lists
+    before = g_allocations.load();
+    const bool ok2 = conv::select_solver(p, dev, algo, &s).ok();
+    allocated = g_allocations.load() - before;
+    CHECK(ok2);
+    CHECK(s == first);
+    CHECK(allocated == 0);
+  }
+  // Even the first call after a change (the lists are re-read into the per-thread masks) allocates
+  // nothing; so does a forced solver.
+  REQUIRE(core::config::set_forced_solvers(first->name()));
   before = g_allocations.load();
-  const bool ok2 = conv::select_solver(p, dev, algo, &s).ok();
+  const bool ok3 = conv::select_solver(p, dev, algo, &s).ok();
   allocated = g_allocations.load() - before;
-  CHECK(ok2);
+  core::config::set_forced_solvers(nullptr);
+  CHECK(ok3);
   CHECK(s == first);
   CHECK(allocated == 0);
 }

@@ -38,7 +38,7 @@ Status tc_gemm(jhdnnDataType_t ab_type, jhdnnDataType_t c_type, bool row, bool o
                int64_t strideB, float beta, void* C, int64_t ldc, int64_t strideC, int64_t batch,
                cudaStream_t stream) {
   gemm::tensorcore::TcKernel ceiling;
-  JHDNN_TRY(gemm::tensorcore::tc_kernel_from_env(&ceiling));
+  JHDNN_TRY(gemm::tensorcore::tc_kernel_ceiling(&ceiling));
   const int64_t es_ab = int64_t(core::data_type_size(ab_type)), es_c = int64_t(core::data_type_size(c_type));
   // Row-major problem: M x N output, A' (trans_a: stored K x M), B' (trans_b: stored N x K).
   const int64_t M = row ? m : n, N = row ? n : m;

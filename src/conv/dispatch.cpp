@@ -142,9 +142,8 @@ Status select_solver(const ConvProblem& p, const DeviceInfo& dev, jhdnnConvoluti
   std::string why;
   for (const ConvSolver* s : all_solvers()) {
     if (s->algo() != algo) continue;
-    const bool enabled = solver_enabled(*s);
-    why += std::string(why.empty() ? "" : "; ") + s->name() + ": " +
-           (enabled ? s->can_implement(p, dev).reason : "disabled by JHDNN_DISABLE");
+    const char* off = solver_disabled_reason(*s);
+    why += std::string(why.empty() ? "" : "; ") + s->name() + ": " + (off == nullptr ? s->can_implement(p, dev).reason : off);
   }
   return fail(JHDNN_STATUS_NOT_SUPPORTED, "no %s solver can run %s (%s)", core::algo_name(algo),
               p.key().c_str(), why.c_str());
@@ -197,8 +196,8 @@ void log_dispatch(const char* call, const ConvProblem& p, const DeviceInfo& dev,
                      " bytes)");
       return;  // later solvers were not considered
     }
-    if (!solver_enabled(*s)) {
-      core::log_line(std::string("  skipped ") + s->name() + ": disabled by JHDNN_DISABLE");
+    if (const char* off = solver_disabled_reason(*s)) {
+      core::log_line(std::string("  skipped ") + s->name() + ": " + off);
       continue;
     }
     const Verdict v = s->can_implement(p, dev);

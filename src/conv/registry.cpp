@@ -1,8 +1,8 @@
 // The ordered solver list. Explicit (no static self-registration, which static linking drops);
 // within one algorithm the expected-fastest solver comes first, because dispatch takes the first
 // applicable one.
-#include <cstdlib>
-#include <cstring>
+#include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <set>
 
@@ -11,6 +11,7 @@
 #include "conv/gemm/conv_gemm.h"
 #include "conv/solver.h"
 #include "conv/tensorcore/tensorcore.h"
+#include "core/config.h"
 
 namespace jhdnn::conv {
 
@@ -42,20 +43,73 @@ Status load_all_kernels(int device) {
   return Status::success();
 }
 
-bool solver_enabled(const ConvSolver& s) {
-  // Read on every call so a test or tool can change it at run time; the cost is a getenv and a scan
-  // of the comma list for an exact name, without allocating (dispatch calls this per solver per call).
-  const char* off = std::getenv("JHDNN_DISABLE");
-  if (off == nullptr || *off == '\0') return true;
-  const char* name = s.name();
-  const size_t len = std::strlen(name);
-  for (const char* item = off;;) {
-    const char* end = std::strchr(item, ',');
-    const size_t n = end != nullptr ? size_t(end - item) : std::strlen(item);
-    if (n == len && std::strncmp(item, name, len) == 0) return false;
-    if (end == nullptr) return true;
-    item = end + 1;
+namespace {
+
+constexpr const char* kDisabledReason = "disabled by JHDNN_DISABLE";
+constexpr const char* kNotForcedReason = "another solver of this algorithm is forced";
+constexpr int kMaxCached = 64;  // solvers covered by the per-thread masks
+
+// The solver lists reduced to two bit masks over all_solvers(), per thread, rebuilt when the
+// configuration's list generation changes (a setter ran): the common call reads one atomic and
+// two bits. Plain thread-local integers: no locking, no allocation.
+struct ListMasks {
+  uint64_t gen = 0;  // the configuration's generation starts at 1
+  uint64_t disabled = 0;
+  uint64_t not_forced = 0;  // another solver of the same algorithm is forced
+};
+
+void rebuild(ListMasks& m, uint64_t gen) {
+  const auto& solvers = all_solvers();
+  const int n = int(std::min<size_t>(solvers.size(), kMaxCached));
+  const char* names[kMaxCached];
+  bool disabled[kMaxCached], forced[kMaxCached];
+  for (int i = 0; i < n; ++i) names[i] = solvers[size_t(i)]->name();
+  core::config::match_solver_names(names, n, disabled, forced);
+  m = ListMasks{gen, 0, 0};
+  for (int i = 0; i < n; ++i) {
+    if (disabled[i]) m.disabled |= uint64_t(1) << i;
+    bool other_forced = false;  // a forced solver of the same algorithm, other than this one
+    for (int j = 0; j < n; ++j)
+      other_forced |= forced[j] && !forced[i] && solvers[size_t(j)]->algo() == solvers[size_t(i)]->algo();
+    if (other_forced) m.not_forced |= uint64_t(1) << i;
   }
 }
+
+// The same answer for a solver outside the masks (past kMaxCached, or not in all_solvers()):
+// slower (the lists' mutex and a scan of every solver), still without allocating.
+const char* uncached_reason(const ConvSolver& s) {
+  const char* name = s.name();
+  bool disabled = false, forced = false;
+  core::config::match_solver_names(&name, 1, &disabled, &forced);
+  if (disabled) return kDisabledReason;
+  if (forced) return nullptr;
+  for (const ConvSolver* o : all_solvers()) {
+    if (o->algo() != s.algo()) continue;
+    const char* on = o->name();
+    bool od = false, of = false;
+    core::config::match_solver_names(&on, 1, &od, &of);
+    if (of) return kNotForcedReason;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const char* solver_disabled_reason(const ConvSolver& s) {
+  thread_local ListMasks masks;
+  const uint64_t gen = core::config::solver_lists_generation();
+  if (masks.gen != gen) rebuild(masks, gen);
+  const auto& solvers = all_solvers();
+  const int n = int(std::min<size_t>(solvers.size(), kMaxCached));
+  for (int i = 0; i < n; ++i) {
+    if (solvers[size_t(i)] != &s) continue;
+    if ((masks.disabled >> i) & 1) return kDisabledReason;
+    if ((masks.not_forced >> i) & 1) return kNotForcedReason;
+    return nullptr;
+  }
+  return uncached_reason(s);
+}
+
+bool solver_enabled(const ConvSolver& s) { return solver_disabled_reason(s) == nullptr; }
 
 }  // namespace jhdnn::conv

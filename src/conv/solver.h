@@ -1,6 +1,6 @@
 // The solver contract: one stateless object per way of computing a convolution. Several solvers may
 // serve one public algorithm (e.g. a naive and a tiled DIRECT kernel); dispatch takes the first
-// applicable one in registry order unless JHDNN_DISABLE switches it off.
+// applicable one in registry order unless JHDNN_DISABLE (or a forced solver) switches it off.
 #pragma once
 
 #include <cstddef>
@@ -66,7 +66,13 @@ const std::vector<const ConvSolver*>& all_solvers();
 // load_kernels() of every solver, once per device per process.
 Status load_all_kernels(int device);
 
-// Solvers not switched off by JHDNN_DISABLE (a comma list of solver names), in registry order.
+// Whether dispatch may take s: not named by JHDNN_DISABLE (core::config's disable list), and no
+// other solver of its algorithm named by the force list (config::set_forced_solvers, for tools that
+// time one solver through the public API). Reads the lists once per change, per thread; allocates
+// nothing.
 bool solver_enabled(const ConvSolver& s);
+// nullptr when enabled, else why not ("disabled by JHDNN_DISABLE" or "another solver of this
+// algorithm is forced"; string literals).
+const char* solver_disabled_reason(const ConvSolver& s);
 
 }  // namespace jhdnn::conv

@@ -1,16 +1,9 @@
 #include "core/env.h"
 
-#include <cstdlib>
-#include <cstring>
+#include "core/config.h"
 
 namespace jhdnn::core {
 
-bool tf32_allowed_by_env() {
-  static const bool allowed = [] {
-    const char* v = std::getenv("NVIDIA_TF32_OVERRIDE");
-    return !(v != nullptr && std::strcmp(v, "0") == 0);
-  }();
-  return allowed;
-}
+bool tf32_allowed_by_env() { return config::tf32_allowed(); }
 
 }  // namespace jhdnn::core

@@ -2,9 +2,10 @@
 
 #include <cstdio>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
+
+#include "core/config.h"
 
 namespace jhdnn::core {
 namespace {
@@ -14,10 +15,9 @@ struct LogState {
   std::FILE* out = stderr;
   std::mutex mu;
   LogState() {
-    const char* v = std::getenv("JHDNN_LOG");
-    on = v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+    on = config::log_on();  // JHDNN_LOG, read once with every other variable
     if (!on) return;
-    if (const char* f = std::getenv("JHDNN_LOG_FILE"); f != nullptr && *f != '\0') {
+    if (const char* f = config::log_file(); *f != '\0') {
       out = std::fopen(f, "a");
       if (out == nullptr) {
         std::fprintf(stderr, "jhdnn: cannot open JHDNN_LOG_FILE '%s' (%s); logging to stderr\n", f,

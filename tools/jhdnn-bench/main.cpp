@@ -29,6 +29,7 @@
 #include "common/reference.h"
 #include "common/test_util.h"
 #include "conv/dispatch.h"
+#include "core/config.h"
 #include "core/problem_string.h"
 #include "gpu_compare.h"
 #include "verify.h"
@@ -302,9 +303,7 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
     rows.push_back(r);
   }
 
-  // jhDNN: every solver, forced through JHDNN_DISABLE for the eager (API) timing.
-  const char* user_disable_env = std::getenv("JHDNN_DISABLE");
-  const std::string user_disable = user_disable_env ? user_disable_env : "";
+  // jhDNN: every solver, forced (core::config's force list) for the eager (API) timing.
   std::unique_ptr<JhdnnConvDescs> jd;
   std::string jh_desc_error;
   try {
@@ -347,20 +346,14 @@ void run_config(const BenchOptions& o, const NamedProblem& np, const Config& cfg
       }
       return st == JHDNN_STATUS_SUCCESS;
     };
-    // The public API takes the first enabled solver of the algorithm: switch the others off.
-    std::string force = user_disable;
-    for (const conv::ConvSolver* other : conv::all_solvers())
-      if (other != s && other->algo() == s->algo()) force += (force.empty() ? "" : ",") + std::string(other->name());
-    // Restores the user's JHDNN_DISABLE however this iteration ends (an exception included).
-    struct EnvRestore {
-      const std::string& value;
-      bool had;
-      ~EnvRestore() {
-        if (had) setenv("JHDNN_DISABLE", value.c_str(), 1);
-        else unsetenv("JHDNN_DISABLE");
-      }
-    } restore{user_disable, user_disable_env != nullptr};
-    setenv("JHDNN_DISABLE", force.c_str(), 1);
+    // The public API takes the first enabled solver of the algorithm: force this one, which switches
+    // the others of its algorithm off. A setter, not setenv: the library reads its environment once,
+    // and the forced-solver check in the timed calls is two bits, not a getenv and a parse.
+    // Cleared however this iteration ends (an exception included); the user's JHDNN_DISABLE stays.
+    struct ForceRestore {
+      ~ForceRestore() { core::config::set_forced_solvers(nullptr); }
+    } restore;
+    core::config::set_forced_solvers(s->name());
     Y[0].poison();
     std::string why;
     const bool ok = api_launch(0, &why);  // the verified run goes through the public API

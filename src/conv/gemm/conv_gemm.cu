@@ -3,11 +3,11 @@
 #include "conv/gemm/conv_gemm.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 
 #include <cublas_v2.h>
 
+#include "core/config.h"
 #include "core/cuda_check.h"
 #include "core/descriptors.h"
 #include "gemm/gemm.h"
@@ -23,12 +23,11 @@ using core::fail;
 constexpr int64_t kWorkspaceCap = int64_t(1) << 30;  // 1 GiB
 
 // The cap in force: kWorkspaceCap, or a smaller positive byte count from JHDNN_CONV_GEMM_WS_CAP
-// (read on every call, like JHDNN_DISABLE, so tests can force the chunked path on small problems).
+// (core::config: read once; tests lower it with config::set_conv_gemm_ws_cap to force the chunked
+// path on small problems).
 int64_t workspace_cap() {
-  const char* env = std::getenv("JHDNN_CONV_GEMM_WS_CAP");
-  if (env == nullptr || *env == '\0') return kWorkspaceCap;
-  const long long v = std::strtoll(env, nullptr, 10);
-  return v > 0 && v < kWorkspaceCap ? int64_t(v) : kWorkspaceCap;
+  const int64_t v = core::config::conv_gemm_ws_cap();
+  return v > 0 && v < kWorkspaceCap ? v : kWorkspaceCap;
 }
 // make_plan's refusals for an image over the cap. A Verdict's reason is a literal (it cannot hold the
 // number), so the two say which cap is in force; run() adds the byte counts.
@@ -66,15 +65,9 @@ double tile_fill(int64_t m) {
   return double(m) / double(tiles * gemm::kTileM);
 }
 
-// JHDNN_CONV_GEMM_NCHW=per_image|transpose forces the NCHW strategy (tests cover both with it);
-// anything else (or unset) chooses by tile fill.
-int forced_nchw_mode() {
-  const char* env = std::getenv("JHDNN_CONV_GEMM_NCHW");
-  if (env == nullptr) return 0;
-  if (std::strcmp(env, "per_image") == 0) return 1;
-  if (std::strcmp(env, "transpose") == 0) return 2;
-  return 0;
-}
+// JHDNN_CONV_GEMM_NCHW=per_image|transpose (core::config; tests cover both with
+// config::set_conv_gemm_nchw) forces the NCHW strategy; unset or anything else chooses by tile fill.
+core::config::NchwStrategy forced_nchw_mode() { return core::config::conv_gemm_nchw(); }
 
 // nullptr and a filled plan when the problem is served, else the reason.
 const char* make_plan(const core::ConvProblem& p, Plan* pl) {
@@ -98,8 +91,9 @@ const char* make_plan(const core::ConvProblem& p, Plan* pl) {
   pl->opq = p.O * p.P * p.Q;
   pl->via_transpose = false;
   if (pl->form == Form::kNchw) {
-    const int forced = forced_nchw_mode();
-    if (forced == 2 || (forced == 0 && tile_fill(pl->opq) < 0.8)) {
+    using core::config::NchwStrategy;
+    const NchwStrategy forced = forced_nchw_mode();
+    if (forced == NchwStrategy::kTranspose || (forced == NchwStrategy::kAuto && tile_fill(pl->opq) < 0.8)) {
       pl->form = Form::kNhwc;
       pl->via_transpose = true;
     }

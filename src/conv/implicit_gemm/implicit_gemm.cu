@@ -39,6 +39,7 @@
 
 #include "conv/direct/direct_common.cuh"
 #include "conv/implicit_gemm/fast_divmod.h"
+#include "core/config.h"
 #include "core/cuda_check.h"
 
 namespace jhdnn::conv {
@@ -549,33 +550,20 @@ int64_t blocks_of(const ConvProblem& p) {
   return ((M + Cfg::BM - 1) / Cfg::BM) * ((p.k_per_group() + Cfg::BN - 1) / Cfg::BN) * p.G;
 }
 
-bool parse_tile(const char* e, Pick* out) {
-  if (e == nullptr) return false;
-  const std::string v(e);
-  if (v == "128x128") *out = Pick::k128x128;
-  else if (v == "128x64") *out = Pick::k128x64;
-  else if (v == "64x64") *out = Pick::k64x64;
-  else if (v == "256x8") *out = Pick::k256x8;
-  else return false;
-  return true;
-}
-
-// set_forced_tile's shape: -1 for none, else a Pick.
-std::atomic<int> g_forced_tile{-1};
 // set_precomp_per_element_table: PRECOMP takes the per-reduction-index table even for whole
 // channel blocks.
 std::atomic<bool> g_precomp_per_element{false};
 
-// A forced tile shape: set_forced_tile (tests), else JHDNN_IGEMM_TILE=128x128|128x64|64x64|256x8
-// (benchmarks and experiments). Tests run every shape on small problems, which would otherwise
-// always get the small tiles. Any shape is correct for any problem; only the speed differs.
+// A forced tile shape: JHDNN_IGEMM_TILE=128x128|128x64|64x64|256x8, read once by core::config
+// (benchmarks and experiments), or config::set_igemm_tile (tests, which run every shape on small
+// problems that would otherwise always get the small tiles). Any shape is correct for any problem;
+// only the speed differs. config's tile names are in Pick's order.
+static_assert(core::config::kIgemmTileCount == 4 && int(Pick::k256x8) == 3, "config tile names follow Pick");
 bool forced_tile(Pick* out) {
-  const int f = g_forced_tile.load(std::memory_order_relaxed);
-  if (f >= 0) {
-    *out = Pick(f);
-    return true;
-  }
-  return parse_tile(std::getenv("JHDNN_IGEMM_TILE"), out);
+  const int f = core::config::igemm_tile();
+  if (f < 0) return false;
+  *out = Pick(f);
+  return true;
 }
 
 // Widest tile the channel count fills; stepped down while the grid would leave SMs idle (a
@@ -716,15 +704,8 @@ class ImplicitPrecompGemmSolver final : public ConvSolver {
 
 void set_precomp_per_element_table(bool on) { g_precomp_per_element.store(on); }
 
-bool set_forced_tile(const char* tile) {
-  if (tile == nullptr || *tile == '\0') {
-    g_forced_tile.store(-1);
-    return true;
-  }
-  Pick p;
-  if (!parse_tile(tile, &p)) return false;
-  g_forced_tile.store(int(p));
-  return true;
+const char* tile_for(const ConvProblem& p, int sm_count) {
+  return core::config::kIgemmTileNames[int(pick_tile(p, sm_count))];
 }
 
 }  // namespace igemm

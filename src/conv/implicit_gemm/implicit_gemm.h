@@ -14,11 +14,11 @@ const ConvSolver& implicit_gemm_solver();
 const ConvSolver& implicit_precomp_gemm_solver();
 
 namespace igemm {
-// Forces one tile shape ("128x128", "128x64", "64x64" or "256x8") on every later run of both
-// solvers, or restores the heuristic (nullptr or ""); returns false (and changes nothing) for any
-// other name. Process-wide and thread-safe (an atomic), so tests can force shapes without
-// setenv, which races with getenv on other threads. Takes precedence over JHDNN_IGEMM_TILE.
-bool set_forced_tile(const char* tile);
+// The tile shape is forced (for every later run of both solvers) by JHDNN_IGEMM_TILE or
+// core::config::set_igemm_tile ("128x128", "128x64", "64x64" or "256x8"; see core/config.h).
+// The tile shape both solvers run p with on a GPU of sm_count SMs ("128x128", ...): the forced one,
+// else the heuristic's. Host only; for tests and logs.
+const char* tile_for(const ConvProblem& p, int sm_count);
 // IMPLICIT_PRECOMP_GEMM with C/G a multiple of 8 uses a per-tap table (kTapTable); `true` makes
 // it use the per-reduction-index table of the other C/G instead (the earlier design, kept so the
 // tests cover both). Process-wide and thread-safe; false by default.

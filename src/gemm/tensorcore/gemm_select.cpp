@@ -1,11 +1,10 @@
 // Kernel selection of the tensor-core GEMM (gemm_tc.h): the 128x256 Hopper kernel where it applies,
-// else the GPU-verified 128x128 wgmma kernel, else the mma.sync kernel; JHDNN_TC_GEMM sets a
+// else the GPU-verified 128x128 wgmma kernel, else the mma.sync kernel; JHDNN_TC_GEMM (core::config) sets a
 // ceiling so a broken kernel can be bypassed. Host code only.
-#include <cctype>
-#include <cstdlib>
 #include <string>
 
 #include "conv/tensorcore/mma_launch.h"
+#include "core/config.h"
 #include "gemm/hopper/gemm_wgmma.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
@@ -23,19 +22,21 @@ const char* tc_kernel_name(TcKernel k) {
   return "?";
 }
 
-core::Status tc_kernel_from_env(TcKernel* kernel) {
+static_assert(int(TcKernel::kAuto) == int(core::config::TcGemmCeiling::kAuto) &&
+                  int(TcKernel::kHopper) == int(core::config::TcGemmCeiling::kHopper) &&
+                  int(TcKernel::kWgmma) == int(core::config::TcGemmCeiling::kWgmma) &&
+                  int(TcKernel::kMma) == int(core::config::TcGemmCeiling::kMma),
+              "TcKernel and config::TcGemmCeiling share their values");
+
+core::Status tc_kernel_ceiling(TcKernel* kernel) {
+  const core::config::TcGemmCeiling c = core::config::tc_gemm_ceiling();
   *kernel = TcKernel::kAuto;
-  const char* v = std::getenv("JHDNN_TC_GEMM");
-  if (v == nullptr || *v == '\0') return core::Status::success();
-  std::string s(v);
-  for (char& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  for (TcKernel k : {TcKernel::kAuto, TcKernel::kHopper, TcKernel::kWgmma, TcKernel::kMma})
-    if (s == tc_kernel_name(k)) {
-      *kernel = k;
-      return core::Status::success();
-    }
-  return fail(JHDNN_STATUS_BAD_PARAM, "environment variable JHDNN_TC_GEMM=\"%s\" is not one of auto, hopper, wgmma, mma",
-              v);
+  if (c == core::config::TcGemmCeiling::kInvalid)
+    return fail(JHDNN_STATUS_BAD_PARAM,
+                "environment variable JHDNN_TC_GEMM=\"%s\" is not one of auto, hopper, wgmma, mma",
+                core::config::tc_gemm_bad_value());
+  *kernel = TcKernel(int(c));
+  return core::Status::success();
 }
 
 namespace {
@@ -122,7 +123,7 @@ core::Status gemm(jhdnnDataType_t dtype, bool trans_a, bool trans_b, int64_t M, 
                   const void* A, int64_t lda, const void* B, int64_t ldb, float beta, void* C, int64_t ldc,
                   cudaStream_t stream) {
   TcKernel ceiling;
-  JHDNN_TRY(tc_kernel_from_env(&ceiling));
+  JHDNN_TRY(tc_kernel_ceiling(&ceiling));
   return gemm_ex(dtype, dtype, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ceiling, stream);
 }
 

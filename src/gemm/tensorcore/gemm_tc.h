@@ -50,10 +50,11 @@ const char* wgmma_unsupported(jhdnnDataType_t dtype, int64_t M, int64_t N, int64
 enum class TcKernel { kAuto = 0, kHopper, kWgmma, kMma };
 const char* tc_kernel_name(TcKernel k);  // "auto", "hopper", "wgmma", "mma"
 
-// The ceiling from the environment variable JHDNN_TC_GEMM (auto | hopper | wgmma | mma, any case;
-// unset or empty = auto), read on every call so a broken kernel can be bypassed without a rebuild
-// (and a benchmark can time each one through the public API). BAD_PARAM naming the value otherwise.
-core::Status tc_kernel_from_env(TcKernel* kernel);
+// The ceiling in force: the environment variable JHDNN_TC_GEMM (auto | hopper | wgmma | mma, any
+// case; unset or empty = auto), read once by core::config, so a broken kernel can be bypassed
+// without a rebuild; config::set_tc_gemm_ceiling changes it at run time (tests, benchmarks timing
+// each kernel through the public API). BAD_PARAM naming the value when the environment's is unknown.
+core::Status tc_kernel_ceiling(TcKernel* kernel);
 
 // C = alpha * op(A) * op(B) + beta * C, row-major, as gemm() above, with
 //   ab_type  HALF, BFLOAT16 or FLOAT (TF32 tensor cores) for A and B,

@@ -1,0 +1,83 @@
+// The library's process-wide configuration: every environment variable jhDNN reads, read once
+// (std::call_once, at the first use of any setting), plus internal thread-safe setters for tests and
+// tools. The table of variables is in docs/api.md ("Environment variables").
+//
+// Why read once: setenv while another thread calls getenv is a data race, and a getenv + parse per
+// call sits inside every timed API call. Like NVIDIA's libraries, changing a variable after the
+// first library call has no effect; tests and tools change settings through the setters below.
+//
+// Reading a setting never allocates and never takes a lock: the scalars are atomics, and the two
+// solver lists are read under a mutex only when their generation counter has changed (callers cache
+// what they derive from them, see conv::solver_enabled).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace jhdnn::core::config {
+
+// ---------------------------------------------------------------- solver lists
+// JHDNN_DISABLE: a comma list of solver names switched off. The force list (no environment
+// variable; tools and tests only) names solvers that are the only ones enabled within their
+// algorithm. Names match whole items only; empty items are ignored. Lists longer than
+// kMaxListChars are refused by the setters (and truncated, with a warning on stderr, from the
+// environment).
+constexpr size_t kMaxListChars = 1023;
+
+// Bumped by every change of either list (starts at 1, so 0 never matches a cached value).
+uint64_t solver_lists_generation();
+// For each of n names: whether the disable list and the force list name it. Takes the lists' mutex
+// once; no allocation.
+void match_solver_names(const char* const* names, int n, bool* disabled, bool* forced);
+
+// Setters: a comma list; nullptr restores the value read from the environment (the force list: none).
+// False (and no change) for a list longer than kMaxListChars.
+bool set_disabled_solvers(const char* list);
+bool set_forced_solvers(const char* list);
+
+// ---------------------------------------------------------------- implicit GEMM tile shape
+// JHDNN_IGEMM_TILE = 128x128 | 128x64 | 64x64 | 256x8: one tile shape for every run of both
+// IMPLICIT_GEMM solvers (the shapes' order is conv::igemm's Pick). Any other value is ignored.
+constexpr int kIgemmTileCount = 4;
+extern const char* const kIgemmTileNames[kIgemmTileCount];
+// Index into kIgemmTileNames, or -1 for the heuristic.
+int igemm_tile();
+// A name of kIgemmTileNames; "" = the heuristic; nullptr = back to the environment's value. False
+// (and no change) for any other name.
+bool set_igemm_tile(const char* tile);
+
+// ---------------------------------------------------------------- GEMM convolution
+// JHDNN_CONV_GEMM_WS_CAP: a positive byte count below the 1 GiB default lowers the cap of the
+// im2col workspace (forces the chunked path on small problems); 0 = not set.
+int64_t conv_gemm_ws_cap();
+// bytes > 0 sets it; 0 = not set (the solver's default); -1 = back to the environment's value.
+void set_conv_gemm_ws_cap(int64_t bytes);
+
+// JHDNN_CONV_GEMM_NCHW = per_image | transpose forces the strategy for NCHW y; else chosen by tile fill.
+enum class NchwStrategy : int { kAuto = 0, kPerImage = 1, kTranspose = 2 };
+NchwStrategy conv_gemm_nchw();
+void set_conv_gemm_nchw(NchwStrategy s);
+void reset_conv_gemm_nchw();  // back to the environment's value
+
+// ---------------------------------------------------------------- tensor-core GEMM ceiling
+// JHDNN_TC_GEMM = auto | hopper | wgmma | mma (any case): the first kernel the tensor-core GEMM may
+// try (gemm::tensorcore::TcKernel has the same values). An unknown value is kept as kInvalid and
+// every tensor-core GEMM call then fails with BAD_PARAM naming it (tc_gemm_bad_value()).
+enum class TcGemmCeiling : int { kInvalid = -1, kAuto = 0, kHopper = 1, kWgmma = 2, kMma = 3 };
+TcGemmCeiling tc_gemm_ceiling();
+const char* tc_gemm_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
+// A name as above (any case), or nullptr = back to the environment's value. False (and no change)
+// for any other name.
+bool set_tc_gemm_ceiling(const char* name);
+
+// ---------------------------------------------------------------- read-only (environment only)
+// JHDNN_LOG (set, non-empty, not "0"): log dispatch decisions. JHDNN_LOG_FILE: append them there
+// instead of stderr ("" = not set). NVIDIA_TF32_OVERRIDE=0: no TF32 anywhere.
+bool log_on();
+const char* log_file();
+bool tf32_allowed();
+
+// Every setter above back to the values read from the environment (the force list: none).
+void reset_to_environment();
+
+}  // namespace jhdnn::core::config
