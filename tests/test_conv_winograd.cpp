@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -89,11 +90,17 @@ double rel_l2(const std::vector<double>& got, const HostProblem& h) {
   return relative_l2_error(got.data(), h.ref.data(), yd.data(), h.base.y_stride);
 }
 
-// Workspace bytes the README's layout gives: U [16][K][C], V [16][C][T], M [16][K][T], T = N *
-// ceil(P/2) * ceil(Q/2), each section rounded up to 64 floats.
+// Workspace bytes the README's layout gives: U [16][K][C], V [16][C][T], M [16][K][T], T = chunk *
+// ceil(P/2) * ceil(Q/2) (chunk: images per chunk, all N unless JHDNN_WINOGRAD_CHUNK says fewer; the
+// test problems are far below the 4 GiB cap), each section rounded up to 64 floats.
+int64_t chunk_images(const ConvProblem& p) {
+  const char* env = std::getenv("JHDNN_WINOGRAD_CHUNK");
+  const int64_t forced = env != nullptr ? std::atoll(env) : 0;
+  return forced > 0 && forced < p.N ? forced : p.N;
+}
 size_t expected_workspace(const ConvProblem& p) {
   auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
-  const int64_t T = p.N * ((p.P + 1) / 2) * ((p.Q + 1) / 2);
+  const int64_t T = chunk_images(p) * ((p.P + 1) / 2) * ((p.Q + 1) / 2);
   return size_t(up(16 * p.K * p.C) + up(16 * p.C * T) + up(16 * p.K * T)) * sizeof(float);
 }
 
@@ -298,13 +305,48 @@ TEST_CASE("conv winograd: non-packed x and y strides", "[gpu][conv_winograd][str
   Notes notes("winograd: strided layouts");
   for_each_strided_config(shapes, JHDNN_DATA_FLOAT, [&](const HostProblem& h, const ConvProblem& lp) {
     ++notes.configs;
-    ConvProblem fma = lp;
-    fma.math_type = JHDNN_FMA_MATH;
-    DeviceProblem d(h, fma, /*fma_math=*/true);
+    DeviceProblem d(h, lp, /*fma_math=*/true);
     run_paths(d, h, notes, /*with_cudnn=*/true);
   });
   notes.print();
   check_all_ran(notes);
+}
+
+namespace {
+// Sets an environment variable for one scope (tests run on one thread).
+struct ScopedEnv {
+  std::string name;
+  ScopedEnv(const char* n, const std::string& value) : name(n) { setenv(n, value.c_str(), 1); }
+  ~ScopedEnv() { unsetenv(name.c_str()); }
+};
+}  // namespace
+
+TEST_CASE("conv winograd: chunks of images (JHDNN_WINOGRAD_CHUNK)", "[gpu][conv_winograd][chunked]") {
+  START_GPU_CASE();
+  // 5 images in chunks of 2 (2 + 2 + 1) and of 3 (3 + 2), NCHW, NHWC and strided, alpha / beta.
+  for (const char* chunk : {"2", "3"}) {
+    INFO("JHDNN_WINOGRAD_CHUNK=" << chunk);
+    ScopedEnv env("JHDNN_WINOGRAD_CHUNK", chunk);
+    const std::vector<NamedProblem> probs = {
+        {"chunked_n5_odd", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 6, 9, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1)},
+        {"chunked_n5_c64", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 64, 11, 11, 64, 3, 3, 1, 1, 1, 1, 1, 1)}};
+    for (const NamedProblem& np : probs) {
+      const int64_t T = std::atoll(chunk) * ((np.p.P + 1) / 2) * ((np.p.Q + 1) / 2);
+      const size_t want = size_t((16 * np.p.K * np.p.C + 63) / 64 * 64 + (16 * np.p.C * T + 63) / 64 * 64 +
+                                 (16 * np.p.K * T + 63) / 64 * 64) * 4;
+      CHECK(solver().workspace_bytes(np.p) == want);
+    }
+    Notes notes(std::string("winograd: chunks of ") + chunk);
+    CHECK(run_list(probs, Scale{0.5, -1.0}, notes) == 2);
+    std::vector<StridedShape> shapes = {{"strided_chunked", 5, 7, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1}};
+    for_each_strided_config(shapes, JHDNN_DATA_FLOAT, [&](const HostProblem& h, const ConvProblem& lp) {
+      ++notes.configs;
+      DeviceProblem d(h, lp, /*fma_math=*/true);
+      run_paths(d, h, notes, /*with_cudnn=*/false);
+    });
+    notes.print();
+    check_all_ran(notes);
+  }
 }
 
 TEST_CASE("conv winograd: workspace size through the API", "[gpu][conv_winograd][workspace]") {
@@ -363,9 +405,9 @@ TEST_CASE("conv winograd: refusals name the reason", "[gpu][conv_winograd][refus
                    "3x3"});
   cases.push_back({"3-D", make_problem_3d(JHDNN_DATA_FLOAT, 2, 8, 5, 9, 9, 8, 3, 3, 3, {1, 1, 1}, {1, 1, 1},
                                           {1, 1, 1}), "2-D"});
-  // 1024 images of 256 x 256 at 256 -> 256 channels: V alone is 16 * 256 * 1024 * 128^2 floats.
-  cases.push_back({"over the workspace cap",
-                   core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1024, 256, 256, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1),
+  // One image of 1024 x 1024 at 1024 -> 1024 channels: its V alone is 16 * 1024 * 512^2 floats (16 GiB).
+  cases.push_back({"one image over the workspace cap",
+                   core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 1024, 1024, 1024, 1024, 3, 3, 1, 1, 1, 1, 1, 1),
                    "4 GiB"});
   // Tile counts whose products overflow int64 must be refused, not wrapped.
   cases.push_back({"overflowing sizes",
@@ -383,6 +425,17 @@ TEST_CASE("conv winograd: refusals name the reason", "[gpu][conv_winograd][refus
     CHECK(solver().workspace_bytes(c.p) == 0);
     const core::Status st = solver().run(c.p, conv::ConvArgs{}, nullptr, 0, g.stream.get());
     CHECK(st.code == JHDNN_STATUS_NOT_SUPPORTED);
+  }
+  {  // A batch over the cap is not refused but chunked: 1024 images of 256 x 256, 256 -> 256 channels
+     // need 537 MB of V and M per image, so 7 images per chunk fit the 4 GiB.
+    const ConvProblem big =
+        core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1024, 256, 256, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1);
+    CHECK(solver().can_implement(big, g.dev).ok);
+    const size_t bytes = solver().workspace_bytes(big);
+    CHECK(bytes <= (size_t(1) << 32));
+    const size_t per_img = size_t(16) * (256 + 256) * 128 * 128 * 4;
+    CHECK(bytes >= 7 * per_img);
+    CHECK(bytes < 8 * per_img);
   }
   {  // through the API: NOT_SUPPORTED with the reason
     const ConvProblem p = cases[2].p;  // stride 2

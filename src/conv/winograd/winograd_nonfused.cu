@@ -8,6 +8,7 @@
 #include "conv/winograd/winograd.h"
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "core/cuda_check.h"
 #include "gemm/gemm.h"
@@ -18,20 +19,32 @@ namespace {
 
 using core::fail;
 
-// The workspace (U, V and M together) may not exceed this; larger problems are refused.
+// The workspace (U, V and M of one chunk of images) may not exceed this. Larger batches run in
+// chunks of images; a problem whose single image exceeds it is refused.
 constexpr int64_t kWorkspaceCap = int64_t(1) << 32;  // 4 GiB
-constexpr const char* kOverCap = "the Winograd workspace (U, V and M) exceeds the 4 GiB cap";
+constexpr const char* kOverCap = "the Winograd workspace (U, V and M) of one image exceeds the 4 GiB cap";
 constexpr int kThreads = 256;
 constexpr int64_t kAlign = 64;  // each workspace section starts on a 256-byte boundary (floats)
 
 // Sizes of one problem's transform domain.
 struct Plan {
   int64_t tiles_h, tiles_w;  // ceil(P / 2), ceil(Q / 2)
-  int64_t tiles;             // N * tiles_h * tiles_w: the GEMMs' long dimension
+  int64_t chunk;             // images per chunk (the last one may have fewer)
+  int64_t tiles;             // chunk * tiles_h * tiles_w: the GEMMs' long dimension for a full chunk
   int64_t u_off, v_off, m_off, total;  // floats: section offsets and the whole workspace
 };
 
 int64_t round_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+// JHDNN_WINOGRAD_CHUNK = a positive image count caps the images per chunk (read on every call,
+// like JHDNN_DISABLE: tests cover the chunked path with it, and a benchmark can try chunks whose V
+// and M stay in L2). Unset or anything else: one chunk of the whole batch when it fits the cap.
+int64_t forced_chunk() {
+  const char* env = std::getenv("JHDNN_WINOGRAD_CHUNK");
+  if (env == nullptr || *env == '\0') return 0;
+  const long long v = std::strtoll(env, nullptr, 10);
+  return v > 0 ? int64_t(v) : 0;
+}
 
 // nullptr and a filled plan when the problem is served, else the reason (a literal).
 const char* make_plan(const core::ConvProblem& p, Plan* pl) {
@@ -55,21 +68,27 @@ const char* make_plan(const core::ConvProblem& p, Plan* pl) {
   if (p.C > INT32_MAX || p.K > INT32_MAX) return "C and K must fit 31 bits";
   pl->tiles_h = (p.P + 1) / 2;
   pl->tiles_w = (p.Q + 1) / 2;
-  // Every product below is checked: N, C, K may be huge even if each fits 31 bits.
+  // Every product below is checked: C, K and the tile counts may be huge even if each fits 31 bits.
   const int64_t limit = kWorkspaceCap / int64_t(sizeof(float));  // floats
-  int64_t hw = 0, u = 0, v = 0, m = 0;
-  if (__builtin_mul_overflow(pl->tiles_h, pl->tiles_w, &hw) || __builtin_mul_overflow(hw, p.N, &pl->tiles) ||
-      pl->tiles > limit)
+  int64_t hw = 0, u = 0, v_img = 0, m_img = 0;
+  if (__builtin_mul_overflow(pl->tiles_h, pl->tiles_w, &hw) || hw > limit) return kOverCap;
+  if (__builtin_mul_overflow(p.K, p.C, &u) || u > limit / 16 || __builtin_mul_overflow(p.C, hw, &v_img) ||
+      v_img > limit / 16 || __builtin_mul_overflow(p.K, hw, &m_img) || m_img > limit / 16)
     return kOverCap;
-  if (__builtin_mul_overflow(p.K, p.C, &u) || u > limit / 16 || __builtin_mul_overflow(p.C, pl->tiles, &v) ||
-      v > limit / 16 || __builtin_mul_overflow(p.K, pl->tiles, &m) || m > limit / 16)
-    return kOverCap;
+  // Floats left for V and M after U and the alignment of the two sections.
+  const int64_t room = limit - round_up(16 * u) - 2 * kAlign;
+  const int64_t per_img = 16 * (v_img + m_img);
+  if (room < per_img) return kOverCap;
+  pl->chunk = room / per_img;
+  if (const int64_t f = forced_chunk(); f > 0 && f < pl->chunk) pl->chunk = f;
+  if (pl->chunk > p.N) pl->chunk = p.N;
+  pl->tiles = pl->chunk * hw;
   pl->u_off = 0;
   pl->v_off = round_up(16 * u);
-  pl->m_off = pl->v_off + round_up(16 * v);
-  pl->total = pl->m_off + round_up(16 * m);
-  if (pl->total > limit) return kOverCap;
-  // Now 16 * C * tiles, 16 * K * tiles and 16 * K * C are all < 2^30: 32-bit thread indices suffice.
+  pl->m_off = pl->v_off + round_up(16 * p.C * pl->tiles);
+  pl->total = pl->m_off + round_up(16 * p.K * pl->tiles);
+  // total <= limit = 2^30 floats, so 16 * C * tiles, 16 * K * tiles and 16 * K * C are all < 2^30:
+  // 32-bit thread indices suffice.
   return nullptr;
 }
 
@@ -265,54 +284,61 @@ class WinogradNonfused2x2 final : public ConvSolver {
     filter_transform_kernel<<<blocks_for(p.K * p.C), kThreads, 0, stream>>>(fp, static_cast<const float*>(a.w), U);
     JHDNN_LAUNCH_CHECK();
 
-    InputParams ip{};
-    ip.C = int(p.C);
-    ip.H = int(p.H);
-    ip.W = int(p.W);
-    ip.pad_h = p.pad_h;
-    ip.pad_w = p.pad_w;
-    ip.tiles_h = int(pl.tiles_h);
-    ip.tiles_w = int(pl.tiles_w);
-    ip.tiles = int(pl.tiles);
-    for (int i = 0; i < 5; ++i) ip.xs[i] = p.x_stride[i];
-    input_transform_kernel<<<blocks_for(p.C * pl.tiles), kThreads, 0, stream>>>(ip, static_cast<const float*>(a.x),
-                                                                                 V);
-    JHDNN_LAUNCH_CHECK();
+    // Per chunk of images: input transform, the 16 GEMMs, output transform (U is shared).
+    const float* x = static_cast<const float*>(a.x);
+    float* y = static_cast<float*>(a.y);
+    for (int64_t n0 = 0; n0 < p.N; n0 += pl.chunk) {
+      const int64_t nc = n0 + pl.chunk <= p.N ? pl.chunk : p.N - n0;
+      const int64_t tiles = nc * pl.tiles_h * pl.tiles_w;  // this chunk's GEMM length
 
-    // Row-major M[e] (K x T) = U[e] (K x C) V[e] (C x T) is the column-major
-    // M[e]^T (T x K, ld T) = V[e]^T (T x C, ld T) U[e]^T (C x K, ld C): no transposes, the long
-    // dimension T on m (128-row tiles) and K on n (the library takes a 64-column tile for K = 64).
-    gemm::GemmDesc d;
-    d.m = pl.tiles;
-    d.n = p.K;
-    d.k = p.C;
-    d.a = V;
-    d.lda = pl.tiles;
-    d.b = U;
-    d.ldb = p.C;
-    d.c = M;
-    d.ldc = pl.tiles;
-    d.batch_outer = 1;
-    d.batch_inner = 16;
-    d.a_inner = p.C * pl.tiles;
-    d.b_inner = p.K * p.C;
-    d.c_inner = p.K * pl.tiles;
-    d.alpha = 1.f;
-    d.beta = 0.f;
-    JHDNN_TRY(gemm::sgemm(d, stream));
+      InputParams ip{};
+      ip.C = int(p.C);
+      ip.H = int(p.H);
+      ip.W = int(p.W);
+      ip.pad_h = p.pad_h;
+      ip.pad_w = p.pad_w;
+      ip.tiles_h = int(pl.tiles_h);
+      ip.tiles_w = int(pl.tiles_w);
+      ip.tiles = int(tiles);
+      for (int i = 0; i < 5; ++i) ip.xs[i] = p.x_stride[i];
+      input_transform_kernel<<<blocks_for(p.C * tiles), kThreads, 0, stream>>>(ip, x + n0 * p.x_stride[0], V);
+      JHDNN_LAUNCH_CHECK();
 
-    OutputParams op{};
-    op.K = int(p.K);
-    op.P = int(p.P);
-    op.Q = int(p.Q);
-    op.tiles_h = int(pl.tiles_h);
-    op.tiles_w = int(pl.tiles_w);
-    op.tiles = int(pl.tiles);
-    for (int i = 0; i < 5; ++i) op.ys[i] = p.y_stride[i];
-    op.alpha = float(a.alpha);
-    op.beta = float(a.beta);
-    output_transform_kernel<<<blocks_for(p.K * pl.tiles), kThreads, 0, stream>>>(op, M, static_cast<float*>(a.y));
-    JHDNN_LAUNCH_CHECK();
+      // Row-major M[e] (K x T) = U[e] (K x C) V[e] (C x T) is the column-major
+      // M[e]^T (T x K, ld T) = V[e]^T (T x C, ld T) U[e]^T (C x K, ld C): no transposes, the long
+      // dimension T on m (128-row tiles) and K on n (the library takes a 64-column tile for K = 64).
+      gemm::GemmDesc d;
+      d.m = tiles;
+      d.n = p.K;
+      d.k = p.C;
+      d.a = V;
+      d.lda = tiles;
+      d.b = U;
+      d.ldb = p.C;
+      d.c = M;
+      d.ldc = tiles;
+      d.batch_outer = 1;
+      d.batch_inner = 16;
+      d.a_inner = p.C * tiles;
+      d.b_inner = p.K * p.C;
+      d.c_inner = p.K * tiles;
+      d.alpha = 1.f;
+      d.beta = 0.f;
+      JHDNN_TRY(gemm::sgemm(d, stream));
+
+      OutputParams op{};
+      op.K = int(p.K);
+      op.P = int(p.P);
+      op.Q = int(p.Q);
+      op.tiles_h = int(pl.tiles_h);
+      op.tiles_w = int(pl.tiles_w);
+      op.tiles = int(tiles);
+      for (int i = 0; i < 5; ++i) op.ys[i] = p.y_stride[i];
+      op.alpha = float(a.alpha);
+      op.beta = float(a.beta);
+      output_transform_kernel<<<blocks_for(p.K * tiles), kThreads, 0, stream>>>(op, M, y + n0 * p.y_stride[0]);
+      JHDNN_LAUNCH_CHECK();
+    }
     return Status::success();
   }
 
