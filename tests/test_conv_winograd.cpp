@@ -349,7 +349,7 @@ TEST_CASE("conv winograd: chunks of images (JHDNN_WINOGRAD_CHUNK)", "[gpu][conv_
   }
 }
 
-TEST_CASE("conv winograd: workspace size through the API", "[gpu][conv_winograd][workspace]") {
+TEST_CASE("conv winograd: workspace size through the API; Get_v7 and Find list the algorithm", "[gpu][conv_winograd][workspace]") {
   START_GPU_CASE();
   Gpu& g = gpu();
   // N 2, 64 -> 32 channels, 13 x 13 pad 1: 13 x 13 outputs, 7 x 7 tiles, T = 98.
@@ -375,6 +375,19 @@ TEST_CASE("conv winograd: workspace size through the API", "[gpu][conv_winograd]
     if (perf[i].algo == JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED) {
       listed = true;
       CHECK(perf[i].status == JHDNN_STATUS_SUCCESS);
+      CHECK(perf[i].memory == want);
+    }
+  CHECK(listed);
+  // Find times it (on buffers it allocates) and lists it with a time.
+  returned = 0;
+  JHDNN_CHECK(jhdnnFindConvolutionForwardAlgorithm(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
+                                                   JHDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
+  listed = false;
+  for (int i = 0; i < returned; ++i)
+    if (perf[i].algo == JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED) {
+      listed = true;
+      CHECK(perf[i].status == JHDNN_STATUS_SUCCESS);
+      CHECK(perf[i].time >= 0.f);
       CHECK(perf[i].memory == want);
     }
   CHECK(listed);
