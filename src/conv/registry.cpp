@@ -12,6 +12,7 @@
 #include "conv/solver.h"
 #include "conv/tensorcore/tensorcore.h"
 #include "core/config.h"
+#include "conv/winograd/winograd.h"
 
 namespace jhdnn::conv {
 
@@ -27,6 +28,7 @@ const std::vector<const ConvSolver*>& all_solvers() {
       &implicit_precomp_gemm_solver(),
       &gemm_ours_solver(),
       &gemm_cublas_solver(),
+      &winograd_nonfused_2x2_solver(),
   };
   return solvers;
 }
