@@ -104,17 +104,19 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
   benchutil::set_flops(st, flops);
 }
 
-// which: 0 = the solver (tensorcore_mma / tensorcore_wgmma, its own configuration), 1 = wgmma
-// forced to round 1's configuration (128-wide tiles, no split).
+// which: 0 = the solver (tensorcore_mma / tensorcore_wgmma, its own configuration; its epilogue
+// follows JHDNN_TC_EPILOGUE, unset = staged), 1 = wgmma forced to round 1's configuration
+// (128-wide tiles, no split, the direct epilogue).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
   const conv::Verdict v = s.can_implement(p, g.dev);
   if (!v.ok) return st.SkipWithError(v.reason);
   Copies& c = copies_for(p);
+  const conv::tensorcore::WgmmaConfig kRound1{128, 1, conv::tensorcore::WgmmaEpilogue::kDirect};
   auto run = [&](int i) {
     const conv::ConvArgs args{c.x[size_t(i)].get(), c.w[size_t(i)].get(), c.y[size_t(i)].get(), 1.0, 0.0};
-    return which == 1 ? conv::tensorcore::forward_wgmma(p, args, conv::tensorcore::WgmmaConfig{128, 1}, g.stream.get())
+    return which == 1 ? conv::tensorcore::forward_wgmma(p, args, kRound1, g.stream.get())
                       : s.run(p, args, nullptr, 0, g.stream.get());
   };
   for (int i = 0; i < c.n; ++i) c.y[size_t(i)].poison();
@@ -123,9 +125,11 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   if (!first.ok()) return st.SkipWithError(first.message.c_str());
   if (!all_finite(c.y[0], p.y_span(), p.dtype)) return st.SkipWithError("an output was not written or is not finite");
   if (&s == &conv::tensorcore_wgmma_solver()) {
-    const conv::tensorcore::WgmmaConfig k =
-        which == 1 ? conv::tensorcore::WgmmaConfig{128, 1} : conv::tensorcore::wgmma_config(p, g.dev.sm_count);
-    st.SetLabel("bn " + std::to_string(k.bn) + " split " + std::to_string(k.split));
+    const conv::tensorcore::WgmmaConfig k = which == 1 ? kRound1 : conv::tensorcore::WgmmaConfig{};
+    const conv::tensorcore::WgmmaConfig shape = which == 1 ? kRound1 : conv::tensorcore::wgmma_config(p, g.dev.sm_count);
+    const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
+    st.SetLabel("bn " + std::to_string(shape.bn) + " split " + std::to_string(shape.split) + " epilogue " +
+                (staged ? "staged" : "direct"));
   }
   graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
     const core::Status r = run(i);
@@ -216,7 +220,9 @@ void bench_eager(benchmark::State& st, core::ConvProblem p, bool use_cudnn) {
   } else {
     jd = std::make_unique<JhdnnConvDescs>(p);
     const conv::tensorcore::WgmmaConfig k = conv::tensorcore::wgmma_config(p, g.dev.sm_count);
-    st.SetLabel("wgmma bn " + std::to_string(k.bn) + " split " + std::to_string(k.split));
+    const bool staged = conv::tensorcore::wgmma_staged_stores(p, y.get(), conv::tensorcore::WgmmaConfig{});
+    st.SetLabel("wgmma bn " + std::to_string(k.bn) + " split " + std::to_string(k.split) + " epilogue " +
+                (staged ? "staged" : "direct"));
   }
   auto call = [&] {
     if (use_cudnn)

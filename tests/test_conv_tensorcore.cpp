@@ -8,8 +8,9 @@
 //   - tolerance: conv_tolerance(dtype, C/G*T*R*S, tf32_products = FLOAT);
 //   - paths: the solver through ConvSolver::run, the public API with ALGO_IMPLICIT_PRECOMP_GEMM
 //     (which must pick a tensor-core solver), generation 2 (wgmma) in EVERY kernel configuration
-//     it has (64-, 128-, 256-wide tiles, split-K over clusters of 2 and 8 CTAs), each checked
-//     and named on its own, and cuDNN's best algorithm under TENSOR_OP_MATH on the same buffers
+//     it has (64-, 128-, 256-wide tiles, split-K over clusters of 2 and 8 CTAs), each with both
+//     epilogues (direct from registers, staged through shared memory), each checked and named
+//     on its own, and cuDNN's best algorithm under TENSOR_OP_MATH on the same buffers
 //     (vs the reference, and jhDNN vs cuDNN at twice the tolerance);
 //   - cuDNN rounds the convolution to the data type BEFORE blending it with beta * y, so its
 //     results (and hence jhDNN vs cuDNN) also get the blend allowance of blend_unit() / compare_blend() below;
@@ -371,26 +372,35 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
   if (fused) return;
 
   // Generation 2 in every kernel configuration, forced (the solver picks one by shape; each must
-  // be right on every problem it takes). {128, 1} is the round-1, GPU-verified kernel.
+  // be right on every problem it takes), each with BOTH epilogues: direct (from the accumulator
+  // registers; {128, 1} direct is the round-1, GPU-verified kernel) and staged (shared memory,
+  // 16-byte stores). The name says which epilogue actually stored: a staged request falls back to
+  // direct where the vectors do not apply (odd K, NCHW y) and the split-K kernel has its own.
   if (conv::tensorcore_wgmma_solver().can_implement(d.p, g.dev).ok) {
-    const conv::tensorcore::WgmmaConfig chosen = conv::tensorcore::wgmma_config(d.p, g.dev.sm_count);
+    using conv::tensorcore::WgmmaConfig;
+    using conv::tensorcore::WgmmaEpilogue;
+    const WgmmaConfig chosen = conv::tensorcore::wgmma_config(d.p, g.dev.sm_count);
     INFO("tensorcore_wgmma's own choice for this problem: bn " << chosen.bn << " split " << chosen.split);
-    for (const conv::tensorcore::WgmmaConfig cfg :
-         {conv::tensorcore::WgmmaConfig{128, 1}, conv::tensorcore::WgmmaConfig{64, 1},
-          conv::tensorcore::WgmmaConfig{256, 1}, conv::tensorcore::WgmmaConfig{128, 2},
-          conv::tensorcore::WgmmaConfig{128, 8}}) {
-      const std::string who = "tensorcore_wgmma forced bn " + std::to_string(cfg.bn) + " split " + std::to_string(cfg.split);
-      INFO(who);
-      d.reset_y();
-      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
-      const core::Status st = conv::tensorcore::forward_wgmma(d.p, args, cfg, g.stream.get());
-      g.stream.sync();
-      CUDA_CHECK(cudaGetLastError());
-      INFO("run: " << core::status_name(st.code) << " " << st.message);
-      REQUIRE(st.ok());
-      ++n.runs[who];
-      check_y(who, d, c, h.ref, tol);
-    }
+    for (const WgmmaConfig shape : {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2},
+                                    WgmmaConfig{128, 8}})
+      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
+        const WgmmaConfig cfg{shape.bn, shape.split, ep};
+        const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
+        if (ep == WgmmaEpilogue::kDirect) CHECK_FALSE(vec);
+        const std::string who = "tensorcore_wgmma forced bn " + std::to_string(cfg.bn) + " split " +
+                                std::to_string(cfg.split) + " epilogue " + conv::tensorcore::wgmma_epilogue_name(ep) +
+                                (ep == WgmmaEpilogue::kStaged && !vec ? " (not taken: direct / split-K stores)" : "");
+        INFO(who);
+        d.reset_y();
+        const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+        const core::Status st = conv::tensorcore::forward_wgmma(d.p, args, cfg, g.stream.get());
+        g.stream.sync();
+        CUDA_CHECK(cudaGetLastError());
+        INFO("run: " << core::status_name(st.code) << " " << st.message);
+        REQUIRE(st.ok());
+        ++n.runs[who];
+        check_y(who, d, c, h.ref, tol);
+      }
   }
 
   // The public API: IMPLICIT_PRECOMP_GEMM must select the tensor-core solver (workspace 0 proves
@@ -492,7 +502,13 @@ void run_problem_set(jhdnnDataType_t dt) {
   if (gpu().dev.sm() == 90) {
     CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") >= 10));
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8"}) {
-      const std::string who = std::string("tensorcore_wgmma forced ") + cfg;
+      const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
+    }
+    // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
+    for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1"}) {
+      const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue staged";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
@@ -519,6 +535,10 @@ std::vector<std::pair<std::string, ConvProblem>> edge_problems() {
       {"depthwise_c16", p2d(2, 16, 12, 12, 16, 3, 3, 1, 1, 1, 16)},
       {"dil2_s3_pad2", p2d(2, 32, 20, 19, 48, 3, 3, 2, 3, 2)},
       {"wide_1x1_k512", p2d(4, 64, 14, 14, 512, 1, 1, 0, 1)},
+      // Staged epilogue: K = 13 takes gen 2 (C = 16) but not the 16-byte stores (direct fallback);
+      // K = 24 leaves most of each staged chunk past K, with pixel tails (11 x 7 in 16 x 8 boxes).
+      {"c16_k13_odd_k_direct_fallback", p2d(2, 16, 9, 9, 13, 3, 3, 1, 1)},
+      {"c32_k24_staged_k_tail", p2d(3, 32, 7, 11, 24, 1, 1, 0, 1)},
       {"convmode_5x5", p2d(2, 16, 12, 12, 32, 5, 5, 2, 1, 1, 1, JHDNN_CONVOLUTION)},
   };
 }

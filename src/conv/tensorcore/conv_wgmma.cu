@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include <cuda.h>
@@ -56,8 +57,19 @@ struct TileCfg {
   static constexpr int kCtasPerSm = BN == 64 ? 2 : 1;
   static constexpr int kStageBytes = kTileBytes + BN * kRowBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;
+  // Staged epilogue (README.md, "Staged epilogue"): each consumer warp owns a private buffer of
+  // 16 rows x kChunkCols fp32 sums (64- or 128-byte rows, XOR-swizzled) behind the stage buffers;
+  // the producer keeps prefetching the next tile into the stages meanwhile, so they cannot be reused.
+  static constexpr int kChunkCols = BN == 64 ? 16 : 32;
+  static constexpr int kChunkRowBytes = kChunkCols * 4;
+  static constexpr int kWarpStageBytes = 16 * kChunkRowBytes;
+  static constexpr int kStagingBytes = kConsumers * 4 * kWarpStageBytes;  // 8 KiB (BN 64) or 16 KiB
+  static constexpr int smem_bytes(bool staged) { return kSmemBytes + (staged ? kStagingBytes : 0); }
 };
 static_assert(2 * (TileCfg<64>::kSmemBytes + 2048) <= 228 * 1024, "two 64-wide CTAs fit in an SM's shared memory");
+static_assert(2 * (TileCfg<64>::smem_bytes(true) + 2048) <= 228 * 1024, "two staged 64-wide CTAs fit in an SM");
+static_assert(TileCfg<256>::smem_bytes(true) <= 227 * 1024 && TileCfg<128>::smem_bytes(true) <= 227 * 1024,
+              "the staged one-CTA-per-SM configurations fit in a CTA's shared memory");
 static_assert(TileCfg<256>::kSmemBytes == TileCfg<128>::kSmemBytes, "193 KiB for the one-CTA-per-SM configurations");
 static_assert(kBM * kPartStride * 4 <= TileCfg<128>::kStages * TileCfg<128>::kStageBytes,
               "the split-K partial tile fits in the (drained) stage buffers");
@@ -175,9 +187,121 @@ __device__ __forceinline__ void store_pair(const WgParams& prm, T* yrow, int k, 
   }
 }
 
-// One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
-// producer prefetches the next tile while the consumers run the epilogue from registers.
+// Byte offset of fp32 column `col` (< kChunkCols) of row r (< 16) in a warp's staging buffer. The
+// 16-byte unit index is XOR-ed with g(r) so that both access patterns are free of bank conflicts
+// (checked exhaustively by scripts/check_epilogue_banks.py):
+//   fragment writes (8 bytes per lane, one half-warp = rows r..r+3, each 32 contiguous bytes):
+//     the four rows' unit pairs land on distinct bank groups;
+//   16-byte reads (one quarter-warp = 2 rows of 128 bytes, or 4 rows of 64 bytes):
+//     rows read at the same time use distinct bank groups.
+// 128-byte rows: g = ((r & 3) << 1) | (r & 1); 64-byte rows: g = 3 * ((r >> 1) & 1).
+template <int BN>
+__device__ __forceinline__ uint32_t stage_off(int r, int col) {
+  using Cfg = TileCfg<BN>;
+  const int g = Cfg::kChunkRowBytes == 128 ? (((r & 3) << 1) | (r & 1)) : 3 * ((r >> 1) & 1);
+  return uint32_t(r * Cfg::kChunkRowBytes + (((col >> 2) ^ g) << 4) + (col & 3) * 4);
+}
+
+// 16 bytes of output (8 fp16/bf16 or 4 fp32 values) <-> fp32.
+template <class T>
+__device__ __forceinline__ uint4 pack16(const float* f) {
+  uint32_t w[4];
+  if constexpr (sizeof(T) == 4) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) w[i] = __float_as_uint(f[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const typename Pair<T>::type p = Pair<T>::from_f32(f[2 * i], f[2 * i + 1]);
+      memcpy(&w[i], &p, 4);
+    }
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+template <class T>
+__device__ __forceinline__ void unpack16(uint4 v, float* f) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+  if constexpr (sizeof(T) == 4) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) f[i] = __uint_as_float(w[i]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      typename Pair<T>::type p;
+      memcpy(&p, &w[i], 4);
+      const float2 q = Pair<T>::to_f32(p);
+      f[2 * i] = q.x, f[2 * i + 1] = q.y;
+    }
+  }
+}
+
+// Staged epilogue of one consumer warp: its 16 rows (m_base .. m_base+15) x BN columns leave in
+// chunks of kChunkCols columns: fragments -> the warp's swizzled fp32 buffer, __syncwarp, then every
+// lane reads whole 16-byte output vectors (8 fp16/bf16 or 4 fp32 consecutive channels of one
+// pixel), applies v = alpha * sum + beta * y (y read as the same 16-byte vector, only when beta != 0;
+// one rounding, as the direct path) and stores them with one 16-byte st.global each. A warp store
+// instruction writes whole 32-byte sectors (each row's piece is >= 32 contiguous, aligned bytes).
+// The host takes this path only when y has unit channel stride, every other stride and K are
+// multiples of the vector and y is 16-byte aligned (staged_vector_ok), so a vector is either fully
+// inside [0, K) or fully past it; pixels past the tensor (tile tails) are skipped per row.
 template <class T, int BN>
+__device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, const float (&acc)[BN / 2],
+                                                  unsigned char* buf, int n0, int p0, int q0, int k0, int m_base,
+                                                  int lane) {
+  using Cfg = TileCfg<BN>;
+  constexpr int kCols = Cfg::kChunkCols;
+  constexpr int V = 16 / int(sizeof(T));  // channels per 16-byte vector
+  constexpr int kVecPerRow = kCols / V;
+  constexpr int kIters = 16 * kVecPerRow / 32;  // vectors per lane per chunk
+  static_assert(kIters * 32 == 16 * kVecPerRow, "a chunk is a whole number of warp-wide vector passes");
+  T* rows[kIters];
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) rows[i] = out_row(prm, y, n0, p0, q0, m_base + (i * 32 + lane) / kVecPerRow);
+#pragma unroll
+  for (int c = 0; c < BN / kCols; ++c) {
+    if (k0 + c * kCols >= prm.K) break;  // the rest of the tile is past K (uniform over the warp)
+    // 1. Fragments -> shared memory: lane holds rows lane/4 and lane/4 + 8, column pairs j*8 + (lane%4)*2.
+#pragma unroll
+    for (int jl = 0; jl < kCols / 8; ++jl) {
+      const int j = c * (kCols / 8) + jl;
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        *reinterpret_cast<float2*>(buf + stage_off<BN>(lane / 4 + 8 * h, jl * 8 + (lane % 4) * 2)) =
+            make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    }
+    __syncwarp();
+    // 2. Shared memory -> 16-byte global stores.
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int id = i * 32 + lane, r = id / kVecPerRow, v = id % kVecPerRow;
+      const int k = k0 + c * kCols + v * V;
+      if (rows[i] == nullptr || k >= prm.K) continue;
+      float f[V];
+#pragma unroll
+      for (int u = 0; u < V / 4; ++u) {
+        const float4 q = *reinterpret_cast<const float4*>(buf + stage_off<BN>(r, v * V + 4 * u));
+        f[4 * u] = prm.alpha * q.x, f[4 * u + 1] = prm.alpha * q.y;
+        f[4 * u + 2] = prm.alpha * q.z, f[4 * u + 3] = prm.alpha * q.w;
+      }
+      uint4* dst = reinterpret_cast<uint4*>(rows[i] + k);
+      if (prm.beta != 0.f) {  // beta == 0 never reads y
+        float old[V];
+        unpack16<T>(*dst, old);
+#pragma unroll
+        for (int e = 0; e < V; ++e) f[e] += prm.beta * old[e];
+      }
+      *dst = pack16<T>(f);
+    }
+    __syncwarp();  // every lane has read the chunk before the next one overwrites it
+  }
+}
+
+// One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
+// producer prefetches the next tile while the consumers run the epilogue. kStaged selects the
+// epilogue: false = straight from the accumulator registers (paired 4/8-byte stores; the
+// GPU-verified one), true = staged through a per-warp shared-memory buffer (16-byte stores).
+template <class T, int BN, bool kStaged>
 __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
     conv_wgmma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                       T* __restrict__ y, const WgParams prm) {
@@ -213,16 +337,22 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
     consume_tile<T, BN>(acc, tiles, full, empty, cg, 0, prm.kblocks, it);
-    // Epilogue from registers: thread (warp, lane) holds rows warp*16 + lane/4 (+8) and column
-    // pairs j*8 + (lane%4)*2 of its warpgroup's 64 x BN block (the wgmma accumulator layout).
+    if constexpr (kStaged) {
+      const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
+      unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
+      store_tile_staged<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
+    } else {
+      // Epilogue from registers: thread (warp, lane) holds rows warp*16 + lane/4 (+8) and column
+      // pairs j*8 + (lane%4)*2 of its warpgroup's 64 x BN block (the wgmma accumulator layout).
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
-      if (yrow == nullptr) continue;
+      for (int h = 0; h < 2; ++h) {
+        T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
+        if (yrow == nullptr) continue;
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int k = k0 + j * 8 + (lane % 4) * 2;
-        if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        for (int j = 0; j < BN / 8; ++j) {
+          const int k = k0 + j * 8 + (lane % 4) * 2;
+          if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+        }
       }
     }
   }
@@ -411,15 +541,24 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
 constexpr int kSmem = TileCfg<128>::kSmemBytes;  // 128- and 256-wide, and the split-K kernel
 std::atomic<uint64_t> g_prepared{0}, g_cluster8{0};
 
+template <class T, bool kStaged>
+core::Status prepare_epilogue() {
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<64>::smem_bytes(kStaged)));
+  // Two 97 (105 staged) KiB CTAs per SM need the largest shared-memory carveout (a hint; the default may pick less).
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64, kStaged>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<128>::smem_bytes(kStaged)));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<256>::smem_bytes(kStaged)));
+  return core::Status::success();
+}
+
 template <class T>
 core::Status prepare_type() {
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      TileCfg<64>::kSmemBytes));
-  // Two 97 KiB CTAs per SM need the largest shared-memory carveout (a hint; the default may pick less).
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 64>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                      int(cudaSharedmemCarveoutMaxShared)));
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  JHDNN_TRY((prepare_epilogue<T, false>()));
+  JHDNN_TRY((prepare_epilogue<T, true>()));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_splitk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   return core::Status::success();
 }
@@ -494,6 +633,45 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
   return {128, 1};
 }
 
+// The staged epilogue's 16-byte vectors apply: y has unit channel stride, its n, h, w strides and
+// K are multiples of the vector (8 fp16/bf16, 4 fp32 channels) and y is 16-byte aligned, so every
+// vector is aligned and lies wholly inside or wholly past [0, K). Otherwise (odd K, NCHW y, an
+// offset pointer) the kernel with the direct epilogue runs, whatever was asked.
+bool staged_vector_ok(const core::ConvProblem& p, const void* y) {
+  const int64_t v = 16 / elem_bytes(p.dtype);
+  return p.y_stride[1] == 1 && p.y_stride[0] % v == 0 && p.y_stride[3] % v == 0 && p.y_stride[4] % v == 0 &&
+         p.K % v == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
+}
+
+// JHDNN_TC_EPILOGUE=direct|staged, read once per process: the epilogue of WgmmaEpilogue::kDefault
+// (unset: staged). Any other value makes every default-epilogue run fail with its name.
+WgmmaEpilogue env_epilogue(const char** bad) {
+  static const char* const value = std::getenv("JHDNN_TC_EPILOGUE");
+  *bad = nullptr;
+  if (value == nullptr || std::strcmp(value, "staged") == 0 || value[0] == 0) return WgmmaEpilogue::kStaged;
+  if (std::strcmp(value, "direct") == 0) return WgmmaEpilogue::kDirect;
+  *bad = value;
+  return WgmmaEpilogue::kDirect;
+}
+
+// Whether a run with cfg (the solver's choice when cfg.bn == 0) uses the staged epilogue's vector
+// stores: asked for (or the default), an unsplit kernel (the split-K kernel already stores from
+// shared memory, 128 contiguous bytes per warp instruction), and staged_vector_ok.
+bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg) {
+  const char* bad = nullptr;
+  const WgmmaEpilogue e = cfg.epilogue == WgmmaEpilogue::kDefault ? env_epilogue(&bad) : cfg.epilogue;
+  return e == WgmmaEpilogue::kStaged && cfg.split <= 1 && staged_vector_ok(p, y);
+}
+
+template <class T, int BN>
+void launch_unsplit(bool staged, unsigned grid, cudaStream_t stream, const CUtensorMap& mx, const CUtensorMap& mw, T* y,
+                    const WgParams& w) {
+  if (staged)
+    conv_wgmma_kernel<T, BN, true><<<grid, kThreads, TileCfg<BN>::smem_bytes(true), stream>>>(mx, mw, y, w);
+  else
+    conv_wgmma_kernel<T, BN, false><<<grid, kThreads, TileCfg<BN>::smem_bytes(false), stream>>>(mx, mw, y, w);
+}
+
 template <class T>
 core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, bool fallback, int sm_count,
                     cudaStream_t stream) {
@@ -564,10 +742,13 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
     }
   }
   const unsigned grid = unsigned(std::min<int64_t>(num_tiles, int64_t(sm_count) * (BN == 64 ? 2 : 1)));
+  // An unsplit run (also a refused cluster launch's fallback) takes the staged epilogue when asked
+  // and staged_vector_ok; the split-K kernel has its own shared-memory epilogue.
+  const bool staged = staged_taken(p, a.y, WgmmaConfig{BN, 1, cfg.epilogue});
   switch (BN) {
-    case 64: conv_wgmma_kernel<T, 64><<<grid, kThreads, TileCfg<64>::kSmemBytes, stream>>>(mx, mw, y, w); break;
-    case 256: conv_wgmma_kernel<T, 256><<<grid, kThreads, kSmem, stream>>>(mx, mw, y, w); break;
-    default: conv_wgmma_kernel<T, 128><<<grid, kThreads, kSmem, stream>>>(mx, mw, y, w); break;
+    case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, w); break;
+    case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, w); break;
+    default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, w); break;
   }
   JHDNN_LAUNCH_CHECK();
   return core::Status::success();
@@ -582,10 +763,18 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   // TMA needs 16-byte aligned tensors; a merely element-aligned one runs on generation 1.
   if ((reinterpret_cast<uintptr_t>(a.x) | reinterpret_cast<uintptr_t>(a.w)) % 16 != 0)
     return tensorcore_mma_solver().run(p, a, ws, ws_bytes, stream);
+  if (cfg.epilogue == WgmmaEpilogue::kDefault) {
+    const char* bad = nullptr;
+    cfg.epilogue = env_epilogue(&bad);
+    if (bad != nullptr)
+      return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: JHDNN_TC_EPILOGUE=%s is not 'direct' or 'staged'", bad);
+  }
   const bool chosen = cfg.bn == 0;
   if (chosen) {
     JHDNN_TRY(prepare_device());  // choose_config asks whether clusters of 8 fit
+    const WgmmaEpilogue e = cfg.epilogue;
     cfg = choose_config(p, dev.sm_count);
+    cfg.epilogue = e;
   }
   if (cfg.bn != 64 && cfg.bn != 128 && cfg.bn != 256)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile width %d is not 64, 128 or 256", cfg.bn);
@@ -627,6 +816,23 @@ WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count) {
 
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream) {
   return run_wgmma(p, a, cfg, nullptr, 0, stream);
+}
+
+bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig cfg) {
+  if (cfg.bn == 0) {
+    const WgmmaEpilogue e = cfg.epilogue;
+    cfg = wgmma_config(p, cached_device_info().sm_count);
+    cfg.epilogue = e;
+  }
+  return staged_taken(p, y, cfg);
+}
+
+const char* wgmma_epilogue_name(WgmmaEpilogue e) {
+  switch (e) {
+    case WgmmaEpilogue::kDirect: return "direct";
+    case WgmmaEpilogue::kStaged: return "staged";
+    default: return "default";
+  }
 }
 
 }  // namespace tensorcore

@@ -48,12 +48,24 @@ core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* 
 // 128 x 128 tile's reduction (1 = no split-K; 2, 4, 8; forced values are capped by the number of
 // reduction blocks). The solver's choice for a problem, and a run with a forced configuration (for
 // tests and benchmarks: every configuration must give the right answer on every problem it takes).
+//
+// epilogue: how an unsplit kernel stores its tile (README.md, "Staged epilogue"): kDirect = from
+// the accumulator registers (paired 4/8-byte stores; the round-2, GPU-verified epilogue), kStaged =
+// through a per-warp shared-memory buffer as 16-byte stores, kDefault = JHDNN_TC_EPILOGUE
+// (direct|staged, read once per process; unset = staged). kStaged falls back to kDirect where its
+// vectors do not apply (wgmma_staged_stores says when); the split-K kernel ignores the field.
+enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2 };
 struct WgmmaConfig {
   int bn = 0;
   int split = 1;
+  WgmmaEpilogue epilogue = WgmmaEpilogue::kDefault;
 };
 WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);
+// Whether a run with cfg (bn == 0: the solver's choice) on output pointer y stores through the
+// staged epilogue's 16-byte vectors (false: the direct epilogue runs). For tests and benchmarks.
+bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig cfg);
+const char* wgmma_epilogue_name(WgmmaEpilogue e);
 
 }  // namespace tensorcore
 }  // namespace jhdnn::conv
