@@ -207,6 +207,75 @@ __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int
     if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
+// The multi-layer kernel's tile for width 32 and one image per lane (every layer with fewer than
+// 2 * SMs * 128 images, i.e. all the late layers). What bounds those layers in layer_tile_pf is the
+// feature traffic, not the arithmetic: every output re-loads its 32 feature lines (32 x 128 B for 32
+// images), L1 catches only part of the reuse between outputs that share inputs (the 8 warps of a
+// block take interleaved outputs and miss on the same lines at the same time), so a layer of 950
+// images x 1024 outputs moves up to 1024 x 32 x 30 tiles x 128 B = 126 MB from L2, ~25 us at L2
+// bandwidth, the measured ~35 us per late layer less its fixed costs (and 4x that at N = 4096,
+// which is what was measured: ~127 us). Here each warp takes a CONTIGUOUS run of the slice's
+// outputs in the row order (where rows with the same input list are adjacent: 16 per list in the
+// challenge) and keeps the 32 feature values of the current input list in registers: when the next
+// output's 32 indices equal the held ones (one warp vote), no feature is loaded at all. Per output,
+// the same 32 products are summed in the same order as layer_tile_pf<1> (so bitwise the same y);
+// only the feature loads of repeated lists are skipped.
+template <bool kCoherent>
+__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int count, int tile0, int64_t j_begin,
+                                                 int64_t j_end, const int* __restrict__ wi,
+                                                 const float* __restrict__ wv, float bias, float clamp_max,
+                                                 const int* __restrict__ active_rows, const float* __restrict__ x,
+                                                 int64_t ldx, float* __restrict__ y, int64_t ldy,
+                                                 int* __restrict__ row_nonzero, const int* __restrict__ order) {
+  const int r = tile0 + lane;
+  const bool valid = r < count;
+  const float* xs = x + (valid ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
+  bool alive = false;
+  // This warp's run: outputs t in [t_begin, t_end) of the row order.
+  const int64_t per = (j_end - j_begin + kWarps - 1) / kWarps;
+  const int64_t t_begin = j_begin + int64_t(warp) * per;
+  const int64_t t_end = min(j_end, t_begin + per);
+  float xv[32];
+#pragma unroll
+  for (int t = 0; t < 32; ++t) xv[t] = 0.f;
+  int held_i = -2;  // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
+  for (int64_t g0 = t_begin; g0 < t_end; g0 += 32) {
+    const int64_t my_t = g0 + lane;
+    const int my_j = my_t < t_end ? (order ? order[my_t] : int(my_t)) : 0;
+    const int cnt = int(min(int64_t(32), t_end - g0));  // >= 1 since g0 < t_end
+    int j = __shfl_sync(0xffffffffu, my_j, 0);
+    int cur_i = wi[int64_t(j) * 32 + lane];
+    float cur_w = wv[int64_t(j) * 32 + lane];
+    for (int k = 0; k < cnt; ++k) {
+      // Prefetch: the next output's pair (the last iteration reloads its own row, harmlessly).
+      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1 < cnt ? k + 1 : k);
+      const int nxt_i = wi[int64_t(jn) * 32 + lane];
+      const float nxt_w = wv[int64_t(jn) * 32 + lane];
+      const float my_w = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
+      if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
+#pragma unroll
+        for (int t = 0; t < 32; ++t) {
+          const int i = __shfl_sync(0xffffffffu, cur_i, t);
+          xv[t] = (valid && i >= 0) ? ld_x<kCoherent>(xs + int64_t(i) * ldx) : 0.f;
+        }
+        held_i = cur_i;
+      }
+      float acc = 0.f;
+#pragma unroll
+      for (int t = 0; t < 32; ++t) acc += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
+      const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+      if (valid) {
+        y[int64_t(j) * ldy + r] = v;
+        alive |= v != 0.f;
+      }
+      j = jn;
+      cur_i = nxt_i;
+      cur_w = nxt_w;
+    }
+  }
+  if (alive) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+}
+
 // The separate-compaction path (jhdnnSparseDnnLayerForward): grid = (tiles, slices) sized on the host
 // from maxActive; tiles past the device count leave at once. The count is clamped to max_active: the
 // last tile may reach past max_active, and active_rows, y and row_nonzero hold max_active images.
@@ -294,6 +363,9 @@ __device__ __forceinline__ void fused_layer(int& s_last, int count, int64_t n_ou
     if constexpr (kWidth32) {
       if (sh.ipt == 4)
         layer_tile_pf<4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
+                                    x, ldx, y, ldy, flags, order);
+      else if constexpr (kCoherent)  // the multi-layer kernel: feature reuse in registers
+        layer_tile_reuse<kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
                                     x, ldx, y, ldy, flags, order);
       else
         layer_tile_pf<1, kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
