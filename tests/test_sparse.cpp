@@ -1052,4 +1052,35 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
     CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
     CHECK(dws.guard_intact());
   }
+  // The same network with every odd layer padded to ELL width 40 (8 entries idx -1, value NaN, which
+  // must never be used): the general-width branch of the kernel, mixed with width-32 layers in one
+  // launch. The first 32 products are summed in the same order, so the survivors are the same.
+  {
+    spdnn::DeviceNetwork wide;
+    wide.load(n, layers, [&](int l) {
+      spdnn::Ell e = spdnn::generate_layer_ell(n, l, 7);
+      if (l % 2 == 0) return e;
+      spdnn::Ell w;
+      w.rows = e.rows;
+      w.cols = e.cols;
+      w.width = 40;
+      w.idx.assign(size_t(e.rows) * 40, -1);
+      w.val.assign(size_t(e.rows) * 40, std::numeric_limits<float>::quiet_NaN());
+      for (int64_t j = 0; j < e.rows; ++j)
+        for (int64_t k = 0; k < e.width; ++k) {
+          w.idx[j * 40 + k] = e.idx[j * e.width + k];
+          w.val[j * 40 + k] = e.val[j * e.width + k];
+        }
+      return w;
+    });
+    std::vector<jhdnnSparseMatrixDescriptor_t> wd;
+    for (int l = 1; l <= layers; ++l) wd.push_back(wide.layer(l).desc);
+    reset();
+    JHDNN_CHECK(call(layers, wd.data(), -0.3f, r1.as<int>(), rows, ws));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dcounts, layers + 1) == want_counts);
+    std::vector<int> got = from_dev<int>(layers % 2 ? i1 : i0, size_t(want_counts.back()));
+    std::sort(got.begin(), got.end());
+    CHECK(got == want_ids);
+  }
 }
