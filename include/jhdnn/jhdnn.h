@@ -509,13 +509,13 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdn
  * counts[1..layerCount] zero on entry (each ends as the survivors of its layer; the order of a list is
  * unspecified, as for the single-layer call). A grid-wide barrier separates the layers; once a
  * count reaches 0 the remaining layers do nothing (their counts stay 0).
- * workSpace: jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(layerCount, maxActive) bytes, device,
- * 256-byte aligned, zeroed by the caller ONCE and reusable after any call (its first
+ * workSpace: jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(maxActive) bytes, device, 256-byte
+ * aligned, zeroed by the caller ONCE and reusable after any call (its first
  * jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(maxActive) bytes are the single-layer workspace,
- * so one zeroed buffer serves both calls in any mix). The layer table is copied from the host into the
- * workspace on the handle's stream (a pageable copy: the call may wait for the stream's earlier work).
- * Returns NOT_SUPPORTED if the device cannot launch cooperative kernels; then nothing has run. */
-jhdnnStatus_t jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(jhdnnHandle_t handle, int layerCount, int maxActive,
+ * so one zeroed buffer serves both calls in any mix). The layers travel as kernel parameters (96 per
+ * launch: more layers take more launches, with nothing else in between). Returns NOT_SUPPORTED if
+ * the device cannot launch cooperative kernels; then nothing has run. */
+jhdnnStatus_t jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive,
                                                                  size_t *sizeInBytes);
 jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layerCount,
                                                  const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,

@@ -17,7 +17,6 @@
 // written compactly at column r of y. *activeCount lives on the device, so a whole network runs
 // without a host round trip: the grid is sized for maxActive and surplus tiles leave at once.
 #include <algorithm>
-#include <vector>
 
 #include <cub/device/device_scan.cuh>
 
@@ -310,6 +309,12 @@ struct MultiLayer {
   int64_t n_out;
   int width;
 };
+// The table travels as a kernel parameter (no copy, no workspace, nothing between the host's checks
+// and the launch): 96 x 40 B fits the classic 4 KB parameter limit; more layers take more launches.
+constexpr int kTableLayers = 96;
+struct LayerTable {
+  MultiLayer layer[kTableLayers];
+};
 
 struct Shape {
   int ipt;
@@ -457,7 +462,7 @@ __device__ __forceinline__ void grid_barrier(unsigned* bar) {
 // blocks only, since every block reads the same final count after the same barrier).
 template <bool kAllWidth32>
 __global__ void __launch_bounds__(kWarps * 32, 3)
-dnn_layers_compact_kernel(const MultiLayer* __restrict__ table, int layer_count, float bias, float clamp_max,
+dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_count, float bias, float clamp_max,
                           int* __restrict__ counts, int* rows0, int* ids0, float* x0, int* rows1, int* ids1,
                           float* x1, int64_t ld, int* __restrict__ flags, int* __restrict__ done,
                           unsigned* __restrict__ bar, int sm_count, int max_active) {
@@ -467,7 +472,7 @@ dnn_layers_compact_kernel(const MultiLayer* __restrict__ table, int layer_count,
     // L2 read: written by other blocks in the previous layer (atomics), final after the barrier.
     const int count = min(__ldcg(counts + k), max_active);
     if (count <= 0) return;  // every block sees the same value: all leave, no barrier is left waiting
-    const MultiLayer L = table[k];
+    const MultiLayer L = table.layer[k];
     const bool odd = (k & 1) != 0;
     int* rows_in = odd ? rows1 : rows0;
     int* ids_in = odd ? ids1 : ids0;
@@ -587,11 +592,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
 }
 
 // Workspace of the multi-layer kernel: the fused workspace (flags, done counters: zeroed once by the
-// caller, left zeroed), then the barrier (2 counters, also zero on entry and left with bar[0] = 0),
-// then the layer table, which every call rewrites.
-size_t multi_workspace(int max_active, int layer_count) {
-  return fused_workspace(max_active) + 256 + align256(size_t(std::max(layer_count, 1)) * sizeof(MultiLayer));
-}
+// caller, left zeroed), then the barrier (2 counters, also zero on entry and left with bar[0] = 0).
+size_t multi_workspace(int max_active) { return fused_workspace(max_active) + 256; }
 
 Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct* const* wts, int layer_count,
                           float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
@@ -605,30 +607,33 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
   int* flags = reinterpret_cast<int*>(base);
   int* done = reinterpret_cast<int*>(base + align256(size_t(max_active) * sizeof(int)));
   unsigned* bar = reinterpret_cast<unsigned*>(base + fused_workspace(max_active));
-  MultiLayer* table = reinterpret_cast<MultiLayer*>(base + fused_workspace(max_active) + 256);
-  std::vector<MultiLayer> host(static_cast<size_t>(layer_count));
   bool all32 = true;
-  for (int k = 0; k < layer_count; ++k) {
-    host[k] = MultiLayer{wts[k]->col_ind, wts[k]->values, wts[k]->row_order, wts[k]->rows, int(wts[k]->width)};
-    all32 = all32 && wts[k]->width == 32;
+  for (int k = 0; k < layer_count; ++k) all32 = all32 && wts[k]->width == 32;
+  auto kernel = all32 ? dnn_layers_compact_kernel<true> : dnn_layers_compact_kernel<false>;
+  int per_sm = 0;
+  JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0));
+  if (per_sm < 1) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the multi-layer kernel does not fit on an SM");
+  // Exactly the resident grid: a cooperative launch guarantees every block runs at once (the grid
+  // barrier would deadlock otherwise) and fails cleanly if they cannot.
+  const dim3 grid{unsigned(per_sm * std::max(sm_count, 1)), 1u, 1u};
+  // Chunks of kTableLayers layers, one launch each; chunk c0.. reads set c0 & 1.
+  for (int c0 = 0; c0 < layer_count; c0 += kTableLayers) {
+    LayerTable table{};
+    int count = std::min(kTableLayers, layer_count - c0);
+    for (int k = 0; k < count; ++k) {
+      const jhdnnSparseMatrixStruct& w = *wts[c0 + k];
+      table.layer[k] = MultiLayer{w.col_ind, w.values, w.row_order, w.rows, int(w.width)};
+    }
+    const bool odd = (c0 & 1) != 0;
+    int* c = counts + c0;
+    int *r0 = odd ? rows1 : rows0, *i0 = odd ? ids1 : ids0, *r1 = odd ? rows0 : rows1, *i1 = odd ? ids0 : ids1;
+    float *y0 = odd ? x1 : x0, *y1 = odd ? x0 : x1;
+    void* args[] = {&table, &count, &bias, &clamp_max, &c,     &r0,   &i0,      &y0,        &r1,
+                    &i1,    &y1,    &ld,   &flags,     &done,  &bar,  &sm_count, &max_active};
+    JHDNN_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid,
+                                               dim3{kWarps * 32, 1u, 1u}, args, 0, s));
   }
-  // Pageable source: staged by the driver before the call returns, so `host` may go out of scope.
-  JHDNN_CUDA_TRY(cudaMemcpyAsync(table, host.data(), host.size() * sizeof(MultiLayer), cudaMemcpyHostToDevice, s));
-  auto launch = [&](auto kernel) -> Status {
-    int per_sm = 0;
-    JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0));
-    if (per_sm < 1) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the multi-layer kernel does not fit on an SM");
-    // Exactly the resident grid: a cooperative launch guarantees every block runs at once (the grid
-    // barrier would deadlock otherwise) and fails cleanly if they cannot.
-    const dim3 grid{unsigned(per_sm * std::max(sm_count, 1)), 1u, 1u};
-    const MultiLayer* t = table;
-    void* args[] = {&t, &layer_count, &bias, &clamp_max, &counts, &rows0, &ids0, &x0, &rows1, &ids1, &x1, &ld,
-                    &flags, &done, &bar, &sm_count, &max_active};
-    JHDNN_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid, dim3{kWarps * 32, 1u, 1u},
-                                               args, 0, s));
-    return Status::success();
-  };
-  return all32 ? launch(dnn_layers_compact_kernel<true>) : launch(dnn_layers_compact_kernel<false>);
+  return Status::success();
 }
 
 size_t compact_workspace(int max_active) {

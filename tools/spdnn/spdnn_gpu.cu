@@ -183,7 +183,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     counts = dalloc<int>(size_t(layers) + 1, &bytes, &o);
     // kPersistent: the multi-layer workspace, whose prefix is the single-layer one (both zeroed once).
     if (path == Path::kPersistent)
-      JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h, layers, r32, &ws_size));
+      JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h, r32, &ws_size));
     else
       JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h, r32, &ws_size));
   }
@@ -294,20 +294,26 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
         }
       }
     }
+    // The rest in calls of 8, then 96 layers: the API checks a call's descriptors before its launch,
+    // so the first call is short (its checks are the only host time the GPU waits for) and each later
+    // call is checked while the previous one runs. Chunk boundaries add a launch each (96 layers =
+    // one launch of the kernel anyway: the layer table is a kernel parameter of 96 entries).
     bool tail_ran = false;
-    if (first <= layers) {
-      const int c0 = first - 1;  // layer `first` reads list c0 & 1
+    for (int c0 = first - 1; c0 < layers;) {  // layer c0 + 1 reads list c0 & 1
+      const int chunk = std::min(layers - c0, c0 == first - 1 ? 8 : 96);
       const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardCompact(
-          h, layers - c0, descs.data() + c0, bias, 32.f, r32, counts + c0, act_rows[c0 & 1], ids[c0 & 1], x[c0 & 1],
+          h, chunk, descs.data() + c0, bias, 32.f, r32, counts + c0, act_rows[c0 & 1], ids[c0 & 1], x[c0 & 1],
           act_rows[1 - (c0 & 1)], ids[1 - (c0 & 1)], x[1 - (c0 & 1)], rows, ws, ws_size);
       if (st == JHDNN_STATUS_SUCCESS) {
         tail_ran = true;
         res.tail_first = first;
-      } else if (st == JHDNN_STATUS_NOT_SUPPORTED) {
+        c0 += chunk;
+      } else if (st == JHDNN_STATUS_NOT_SUPPORTED && !tail_ran) {
         char msg[256];
         jhdnnGetLastErrorString(msg, sizeof(msg));
         res.note = std::string("multi-layer launch not supported (") + msg + "); ran the fused path instead";
-        for (int l = first; l <= layers; ++l) fused_layer(l);
+        for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
+        break;
       } else {
         JHDNN_CHECK(st);  // throws with the message
       }
