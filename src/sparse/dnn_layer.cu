@@ -315,6 +315,7 @@ constexpr int kTableLayers = 96;
 struct LayerTable {
   MultiLayer layer[kTableLayers];
 };
+static_assert(sizeof(LayerTable) + 160 <= 4096, "the table and the other kernel parameters must fit 4 KB");
 
 struct Shape {
   int ipt;
