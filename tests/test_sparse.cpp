@@ -988,6 +988,23 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
     return jhdnnSparseDnnLayersForwardCompact(h.get(), count, d, bias, 32.f, rows, dcounts.as<int>(), r0.as<int>(),
                                               i0.as<int>(), x0.get(), rows1, i1.as<int>(), x1.get(), ld, dws.get(), wsz);
   };
+  // The final features of the survivors, by image id: (id, its n values), sorted. Both paths sum the
+  // same products in the same order, so these must be bitwise equal; a stale (pre-barrier) feature
+  // read anywhere in the 100 layers would show here even where the survivors happen to agree.
+  auto final_features = [&](int c) {
+    DeviceBuffer& xr = layers % 2 ? x1 : x0;
+    const std::vector<int> pos = from_dev<int>(layers % 2 ? r1 : r0, size_t(c));
+    const std::vector<int> id = from_dev<int>(layers % 2 ? i1 : i0, size_t(c));
+    const std::vector<float> all = from_dev<float>(xr, size_t(n) * rows);
+    std::vector<std::pair<int, std::vector<float>>> out;
+    for (int t = 0; t < c; ++t) {
+      std::vector<float> col(n);
+      for (int i = 0; i < n; ++i) col[i] = all[size_t(i) * rows + pos[t]];
+      out.emplace_back(id[t], std::move(col));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
   CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
   reset();
   CHECK(call(-1, descs.data(), -0.3f, r1.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM);
@@ -1013,6 +1030,7 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
   // Reference: the single-layer fused call, layer by layer (its survivors as sorted ids).
   std::vector<int> want_counts(1, rows);
   std::vector<int> want_ids;
+  std::vector<std::pair<int, std::vector<float>>> want_features;
   {
     reset();
     for (int l = 1; l <= layers; ++l) {
@@ -1028,6 +1046,7 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
     std::sort(want_ids.begin(), want_ids.end());
     REQUIRE(want_counts.back() > 0);          // some images survive 100 layers
     REQUIRE(want_counts.back() < rows);       // and some die: the compaction is exercised
+    want_features = final_features(want_counts.back());
   }
   // The multi-layer call twice on the same workspace (the first run must leave it reusable), then
   // split in two calls (layers 1..7 and 8..100: the second starts from the odd set).
@@ -1047,6 +1066,7 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
     std::vector<int> got = from_dev<int>(layers % 2 ? i1 : i0, size_t(want_counts.back()));
     std::sort(got.begin(), got.end());
     CHECK(got == want_ids);
+    CHECK(final_features(want_counts.back()) == want_features);
     // Flags, tile counters and the barrier's arrival count are zero again (the generation and the
     // layer table are not).
     const std::vector<int> left = from_dev<int>(dws, fws / 4 + 1);
