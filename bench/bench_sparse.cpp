@@ -245,7 +245,8 @@ spdnn::Csr images_for(int64_t n) { return n == 1024 ? g_images1024 : spdnn::scal
 std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for the baseline's `valid`
 
 // path kGraph: the fused layer+compaction kernels in one CUDA graph (the default); kSeparate: round 1's
-// layer + 4-launch compaction with survivor readbacks (kept for comparison).
+// layer + 4-launch compaction with survivor readbacks (kept for comparison); kPersistent: all layers
+// in one cooperative launch (jhdnnSparseDnnLayersForwardCompact).
 void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
@@ -268,6 +269,7 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   st.counters["host_ms"] = r.host_ms;
   st.counters["peak_GiB"] = double(r.peak_used_bytes) / (1u << 30);
   if (path == spdnn::Path::kGraph) st.counters["graph_build_ms"] = r.build_ms;
+  if (path == spdnn::Path::kPersistent) st.counters["persistent_ran"] = double(r.path_used == spdnn::Path::kPersistent);
   st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path, generated network, 1200 official images " +
              "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
 }
@@ -487,6 +489,15 @@ int main(int argc, char** argv) {
         manual_time(benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kGraph),
                     1);
+    // The multi-layer cooperative launch (whole network, no readback); `valid` against the graph run.
+    // N <= 4096 only, to keep the default run's time (spdnn_infer --path persistent for the others).
+    for (auto& [n, ls] : spdnn_cfg)
+      for (int l : ls) {
+        if (n > 4096) continue;
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/persistent/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kPersistent),
+                    1);
+      }
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {
         manual_time(benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),

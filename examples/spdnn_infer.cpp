@@ -4,7 +4,7 @@
 //
 //   spdnn_infer [--width 1024,4096,...] [--layers 120,480,...] [--images 60000] [--seed 42]
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
-//               [--path graph|fused|separate] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
+//               [--path graph|fused|separate|persistent] [--persistent-below -1] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
 // scaled up (nearest neighbour) to 64x64, 128x128, 256x256 for the larger widths, and tiled to
@@ -18,7 +18,10 @@
 // the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure.
 // --path: graph (default: one fused layer+compaction kernel per layer, the L layers in one CUDA
 // graph; loop_ms is the graph's GPU time, the capture is not in it), fused (the same kernels
-// launched one by one), separate (round 1: layer + 4-launch compaction, --refresh readbacks).
+// launched one by one), separate (round 1: layer + 4-launch compaction, --refresh readbacks),
+// persistent (jhdnnSparseDnnLayersForwardCompact: the layers in ONE cooperative launch with a grid
+// barrier between them; --persistent-below C >= 0: fused launches until a layer leaves <= C images,
+// then the one launch for the rest). Each run prints a '#' line with the path that ran.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -46,7 +49,8 @@ void usage() {
   std::printf(
       "usage: spdnn_infer [--width 1024,4096,16384,65536] [--layers 120,480,1920] [--images 60000]\n"
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
-      "                   [--refresh -1] [--path graph|fused|separate] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
+      "                   [--refresh -1] [--path graph|fused|separate|persistent] [--persistent-below -1]\n"
+      "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
 }
 
 }  // namespace
@@ -57,6 +61,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 42;
   std::string network = "auto", validate = "auto", csv, active_csv, cats_out;
   int refresh = -1;  // adaptive (see spdnn_gpu.h)
+  int persistent_below = -1;  // kPersistent: the whole network in one launch
   spdnn::Path path = spdnn::Path::kGraph;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -73,11 +78,13 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--network")) network = next();
     else if (!std::strcmp(argv[i], "--validate")) validate = next();
     else if (!std::strcmp(argv[i], "--refresh")) refresh = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--persistent-below")) persistent_below = std::atoi(next());
     else if (!std::strcmp(argv[i], "--path")) {
       const std::string p = next();
       if (p == "graph") path = spdnn::Path::kGraph;
       else if (p == "fused") path = spdnn::Path::kFused;
       else if (p == "separate") path = spdnn::Path::kSeparate;
+      else if (p == "persistent") path = spdnn::Path::kPersistent;
       else {
         usage();
         return 2;
@@ -151,10 +158,14 @@ int main(int argc, char** argv) {
           net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); });
         }
         // Warm-up on the distinct images (first launches, caches), then the measured run.
-        (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path);
-        const spdnn::InferenceResult r =
-            spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path);
+        (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path,
+                                   persistent_below);
+        const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0,
+                                                              nullptr, nullptr, path, persistent_below);
         if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
+        std::printf("# N %lld L %lld: path_used %s", n, layers, spdnn::path_name(r.path_used));
+        if (r.path_used == spdnn::Path::kPersistent) std::printf(", one launch from layer %d", r.tail_first);
+        std::printf("\n");
 
         // Validation.
         std::string verdict = "not validated";

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 #include <vector>
@@ -779,6 +780,17 @@ namespace {
                                       << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");  \
   } while (0)
 
+// The layer kPersistent's single launch starts from, for persistent_below = below: the per-layer
+// launches stop once the count read back (one layer behind) is <= below, i.e. two layers after the
+// first layer l0 whose count is <= below; layers + 1 if none is (then no multi-layer launch runs).
+int expected_tail_first(const std::vector<int>& active, int rows, int below) {
+  if (below < 0 || rows <= below) return 1;
+  const int layers = int(active.size());
+  for (int l = 1; l <= layers; ++l)
+    if (active[l - 1] <= below) return std::min(l + 2, layers + 1);
+  return layers + 1;
+}
+
 spdnn::Csr official_layer(int l) {
   spdnn::Csr w;
   std::string err;
@@ -824,6 +836,20 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
       CHECK(r.active == active_separate);
     }
   }
+  // kPersistent: the whole network in one cooperative launch (-1), and the hybrid: fused launches
+  // until the count read back is at most that after layer 5, then one launch for the rest.
+  for (int below : {-1, active_separate[4]}) {
+    INFO("persistent path, persistent_below " << below);
+    for (int rep = 0; rep < 2; ++rep) {
+      const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr,
+                                                            spdnn::Path::kPersistent, below);
+      INFO(r.note);
+      CHECK(r.path_used == spdnn::Path::kPersistent);
+      CHECK(r.tail_first == expected_tail_first(active_separate, 1200, below));
+      CHECK(r.categories == truth);
+      CHECK(r.active == active_separate);
+    }
+  }
   {  // without the row-order hint
     spdnn::DeviceNetwork plain;
     plain.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); }, false);
@@ -839,6 +865,17 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
       const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr, p);
       CHECK(r.path_used == p);
       CHECK(r.categories == want);
+    }
+    for (int below : {-1, 4096}) {
+      INFO("persistent path, 60000 rows, persistent_below " << below);
+      const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr,
+                                                            nullptr, spdnn::Path::kPersistent, below);
+      INFO(r.note);
+      CHECK(r.path_used == spdnn::Path::kPersistent);
+      CHECK(r.tail_first == expected_tail_first(r.active, 60000, below));
+      CHECK(r.tail_first <= 120);
+      CHECK(r.categories == want);
+      CHECK(r.active.back() == int(want.size()));
     }
   }
   // Layer by layer against the float64 CPU reference for the first three layers.
@@ -885,7 +922,11 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
     const spdnn::Csr imgs = cs.n == 1024 ? first : spdnn::scale_images(first, cs.n);
     const float bias = spdnn::challenge_bias(cs.n);
     spdnn::CpuInference cpu(imgs);
-    for (int l = 1; l <= cs.layers; ++l) cpu.layer(spdnn::generate_layer(cs.n, l, 42), bias);
+    std::vector<int> cpu_active;
+    for (int l = 1; l <= cs.layers; ++l) {
+      cpu.layer(spdnn::generate_layer(cs.n, l, 42), bias);
+      cpu_active.push_back(int(cpu.active_rows()));
+    }
     spdnn::DeviceNetwork net;
     net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
     for (spdnn::Path p : {spdnn::Path::kSeparate, spdnn::Path::kGraph}) {
@@ -895,5 +936,172 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
       CHECK(r.path_used == p);
       CHECK(r.categories == cpu.categories());
     }
+    // The multi-layer launch, for the whole network and after the count halved (hybrid).
+    for (int below : {-1, cpu_active[cs.layers / 2 - 1]}) {
+      INFO("persistent path, persistent_below " << below);
+      const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
+                                                            nullptr, spdnn::Path::kPersistent, below);
+      UNSCOPED_INFO("survivors: " << r.categories.size() << " tail from layer " << r.tail_first << " " << r.note);
+      CHECK(r.path_used == spdnn::Path::kPersistent);
+      CHECK(r.tail_first == expected_tail_first(r.active, int(cs.images), below));
+      CHECK(r.tail_first <= cs.layers);
+      CHECK(r.categories == cpu.categories());
+      CHECK(r.active.back() == int(cpu.categories().size()));
+    }
+  }
+}
+
+// jhdnnSparseDnnLayersForwardCompact directly: the argument checks; a network whose images all die
+// in the first layer (the kernel must leave, not wait at a barrier); the survivors and counts of
+// every layer equal to the single-layer fused calls; the workspace reusable afterwards (the flags,
+// tile counters and the barrier's arrival count back at zero). Generated N = 1024 network, 100 layers
+// (seed 42: ~19 of 1200 images survive), more than the 96 layers one launch takes.
+TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per layer", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_GPU();
+  spdnn::Csr images;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  const int n = 1024, layers = 100, rows = 1200;  // > 96: two launches inside one call
+  JhdnnHandle h;
+  spdnn::DeviceNetwork net;
+  net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+  for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
+  size_t ws = 0, fws = 0;
+  JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h.get(), rows, &ws));
+  JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), rows, &fws));
+  REQUIRE(ws > fws);
+  std::vector<int> iota(rows);
+  std::iota(iota.begin(), iota.end(), 0);
+  DeviceBuffer x0(size_t(n) * rows * 4), x1(size_t(n) * rows * 4), r0 = to_dev(iota), i0 = to_dev(iota),
+      r1(rows * 4), i1(rows * 4), dws(ws), dcounts((layers + 1) * 4);
+  auto reset = [&]() {
+    spdnn::upload_features(images, x0.as<float>(), rows, nullptr);
+    CUDA_CHECK(cudaMemcpy(r0.get(), iota.data(), rows * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(i0.get(), iota.data(), rows * 4, cudaMemcpyHostToDevice));
+    std::vector<int> c(layers + 1, 0);
+    c[0] = rows;
+    CUDA_CHECK(cudaMemcpy(dcounts.get(), c.data(), c.size() * 4, cudaMemcpyHostToDevice));
+  };
+  auto call = [&](int count, const jhdnnSparseMatrixDescriptor_t* d, float bias, int* rows1, int64_t ld, size_t wsz) {
+    return jhdnnSparseDnnLayersForwardCompact(h.get(), count, d, bias, 32.f, rows, dcounts.as<int>(), r0.as<int>(),
+                                              i0.as<int>(), x0.get(), rows1, i1.as<int>(), x1.get(), ld, dws.get(), wsz);
+  };
+  // The final features of the survivors, by image id: (id, its n values), sorted. Both paths sum the
+  // same products in the same order, so these must be bitwise equal; a stale (pre-barrier) feature
+  // read anywhere in the 100 layers would show here even where the survivors happen to agree.
+  auto final_features = [&](int c) {
+    DeviceBuffer& xr = layers % 2 ? x1 : x0;
+    const std::vector<int> pos = from_dev<int>(layers % 2 ? r1 : r0, size_t(c));
+    const std::vector<int> id = from_dev<int>(layers % 2 ? i1 : i0, size_t(c));
+    const std::vector<float> all = from_dev<float>(xr, size_t(n) * rows);
+    std::vector<std::pair<int, std::vector<float>>> out;
+    for (int t = 0; t < c; ++t) {
+      std::vector<float> col(n);
+      for (int i = 0; i < n; ++i) col[i] = all[size_t(i) * rows + pos[t]];
+      out.emplace_back(id[t], std::move(col));
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
+  reset();
+  CHECK(call(-1, descs.data(), -0.3f, r1.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call(layers, nullptr, -0.3f, r1.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(call(layers, descs.data(), -0.3f, r1.as<int>(), rows - 1, ws) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call(layers, descs.data(), -0.3f, r1.as<int>(), rows, ws - 1) == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+  CHECK(call(layers, descs.data(), -0.3f, r0.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM);  // rows1 == rows0
+  CHECK(call(layers, descs.data(), 0.5f, r1.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM);   // bias > 0
+  {
+    std::vector<jhdnnSparseMatrixDescriptor_t> bad = descs;
+    bad[3] = nullptr;
+    CHECK(call(layers, bad.data(), -0.3f, r1.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  }
+  CHECK(call(0, descs.data(), -0.3f, r1.as<int>(), rows, ws) == JHDNN_STATUS_SUCCESS);  // nothing to do
+
+  // Everything dies in layer 1 (bias -1000): all later counts 0, and the launch returns.
+  JHDNN_CHECK(call(layers, descs.data(), -1000.f, r1.as<int>(), rows, ws));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<int> dead(layers + 1, 0);
+  dead[0] = rows;
+  CHECK(from_dev<int>(dcounts, layers + 1) == dead);
+
+  // Reference: the single-layer fused call, layer by layer (its survivors as sorted ids).
+  std::vector<int> want_counts(1, rows);
+  std::vector<int> want_ids;
+  std::vector<std::pair<int, std::vector<float>>> want_features;
+  {
+    reset();
+    for (int l = 1; l <= layers; ++l) {
+      const bool odd = ((l - 1) & 1) != 0;
+      JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(
+          h.get(), descs[l - 1], -0.3f, 32.f, rows, dcounts.as<int>() + l - 1, odd ? r1.as<int>() : r0.as<int>(),
+          odd ? i1.as<int>() : i0.as<int>(), odd ? x1.get() : x0.get(), rows, odd ? x0.get() : x1.get(), rows,
+          odd ? r0.as<int>() : r1.as<int>(), odd ? i0.as<int>() : i1.as<int>(), dcounts.as<int>() + l, dws.get(), fws));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    want_counts = from_dev<int>(dcounts, layers + 1);
+    want_ids = from_dev<int>(layers % 2 ? i1 : i0, size_t(want_counts.back()));
+    std::sort(want_ids.begin(), want_ids.end());
+    REQUIRE(want_counts.back() > 0);          // some images survive 100 layers
+    REQUIRE(want_counts.back() < rows);       // and some die: the compaction is exercised
+    want_features = final_features(want_counts.back());
+  }
+  // The multi-layer call twice on the same workspace (the first run must leave it reusable), then
+  // split in two calls (layers 1..7 and 8..100: the second starts from the odd set).
+  for (int rep = 0; rep < 3; ++rep) {
+    INFO("multi-layer run " << rep);
+    reset();
+    if (rep < 2) {
+      JHDNN_CHECK(call(layers, descs.data(), -0.3f, r1.as<int>(), rows, ws));
+    } else {
+      JHDNN_CHECK(call(7, descs.data(), -0.3f, r1.as<int>(), rows, ws));
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardCompact(h.get(), layers - 7, descs.data() + 7, -0.3f, 32.f, rows,
+                                                     dcounts.as<int>() + 7, r1.as<int>(), i1.as<int>(), x1.get(),
+                                                     r0.as<int>(), i0.as<int>(), x0.get(), rows, dws.get(), ws));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dcounts, layers + 1) == want_counts);
+    std::vector<int> got = from_dev<int>(layers % 2 ? i1 : i0, size_t(want_counts.back()));
+    std::sort(got.begin(), got.end());
+    CHECK(got == want_ids);
+    CHECK(final_features(want_counts.back()) == want_features);
+    // Flags, tile counters and the barrier's arrival count are zero again (the generation and the
+    // layer table are not).
+    const std::vector<int> left = from_dev<int>(dws, fws / 4 + 1);
+    CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
+    CHECK(dws.guard_intact());
+  }
+  // The same network with every odd layer padded to ELL width 40 (8 entries idx -1, value NaN, which
+  // must never be used): the general-width branch of the kernel, mixed with width-32 layers in one
+  // launch. The first 32 products are summed in the same order, so the survivors are the same.
+  {
+    spdnn::DeviceNetwork wide;
+    wide.load(n, layers, [&](int l) {
+      spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42);
+      if (l % 2 == 0) return e;
+      spdnn::Ell w;
+      w.rows = e.rows;
+      w.cols = e.cols;
+      w.width = 40;
+      w.idx.assign(size_t(e.rows) * 40, -1);
+      w.val.assign(size_t(e.rows) * 40, std::numeric_limits<float>::quiet_NaN());
+      for (int64_t j = 0; j < e.rows; ++j)
+        for (int64_t k = 0; k < e.width; ++k) {
+          w.idx[j * 40 + k] = e.idx[j * e.width + k];
+          w.val[j * 40 + k] = e.val[j * e.width + k];
+        }
+      return w;
+    });
+    std::vector<jhdnnSparseMatrixDescriptor_t> wd;
+    for (int l = 1; l <= layers; ++l) wd.push_back(wide.layer(l).desc);
+    reset();
+    JHDNN_CHECK(call(layers, wd.data(), -0.3f, r1.as<int>(), rows, ws));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dcounts, layers + 1) == want_counts);
+    std::vector<int> got = from_dev<int>(layers % 2 ? i1 : i0, size_t(want_counts.back()));
+    std::sort(got.begin(), got.end());
+    CHECK(got == want_ids);
   }
 }

@@ -499,6 +499,30 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdn
                                                 int64_t ldx, void *y, int64_t ldy, int *rowsOut, int *idsOut,
                                                 int *countOut, void *workSpace, size_t workSpaceSizeInBytes);
 
+/* Several challenge layers in ONE cooperative launch (the late layers of a Sparse DNN, where a few
+ * hundred images are alive and a launch per layer costs more than its work). Layer k (0-based, wtDescs[k]:
+ * host array of layerCount set ELL descriptors, all n x n with the same n) runs exactly as
+ * jhdnnSparseDnnLayerForwardCompact with activeCount = counts + k, countOut = counts + k + 1, and the
+ * buffer sets alternating: even k reads (rows0, ids0, x0) and writes (rows1, ids1, x1), odd k the
+ * reverse; x0, x1 are feature-major with leading dimension ld (>= maxActive). The final list is set
+ * layerCount & 1. counts: device, layerCount + 1 ints, counts[0] = the active images on entry,
+ * counts[1..layerCount] zero on entry (each ends as the survivors of its layer; the order of a list is
+ * unspecified, as for the single-layer call). A grid-wide barrier separates the layers; once a
+ * count reaches 0 the remaining layers do nothing (their counts stay 0).
+ * workSpace: jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(maxActive) bytes, device, 256-byte
+ * aligned, zeroed by the caller ONCE and reusable after any call (its first
+ * jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(maxActive) bytes are the single-layer workspace,
+ * so one zeroed buffer serves both calls in any mix). The layers travel as kernel parameters (96 per
+ * launch: more layers take more launches, with nothing else in between). Returns NOT_SUPPORTED if
+ * the device cannot launch cooperative kernels; then nothing has run. */
+jhdnnStatus_t jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive,
+                                                                 size_t *sizeInBytes);
+jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layerCount,
+                                                 const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
+                                                 float clampMax, int maxActive, int *counts, int *rows0, int *ids0,
+                                                 void *x0, int *rows1, int *ids1, void *x1, int64_t ld,
+                                                 void *workSpace, size_t workSpaceSizeInBytes);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -428,4 +428,67 @@ jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const i
   });
 }
 
+
+jhdnnStatus_t jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive,
+                                                                 size_t* sizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    JHDNN_CHECK_NULL(sizeInBytes);
+    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    *sizeInBytes = sparse::multi_workspace(maxActive);
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layerCount,
+                                                 const jhdnnSparseMatrixDescriptor_t* wtDescs, float bias,
+                                                 float clampMax, int maxActive, int* counts, int* rows0, int* ids0,
+                                                 void* x0, int* rows1, int* ids1, void* x1, int64_t ld,
+                                                 void* workSpace, size_t workSpaceSizeInBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    if (layerCount < 0) return fail(JHDNN_STATUS_BAD_PARAM, "layerCount (%d) < 0", layerCount);
+    if (layerCount == 0) return Status::success();
+    JHDNN_CHECK_NULL(wtDescs);
+    if (ld < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ld (%lld) < maxActive (%d)", (long long)ld, maxActive);
+    // Layer 0 gets the single-layer checks with x = set 0, y = set 1 (the sets swap roles, and the
+    // checks are symmetric in them); every other layer the checks that depend on its descriptor
+    // (set, ELL, n x n with the first layer's n, its device arrays): the buffers are the same.
+    for (int k = 0; k < layerCount; ++k) {
+      const jhdnnSparseMatrixDescriptor_t d = wtDescs[k];
+      if (d == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "wtDescs[%d] is NULL", k);
+      if (k == 0) {
+        JHDNN_TRY(check_layer(handle, d, bias, clampMax, maxActive, counts, rows0, x0, ld, x1, ld));
+      } else {
+        CHECK_SP_SET(d);
+        if (d->format != JHDNN_SPARSE_FORMAT_ELL)
+          return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "wtDescs[%d] is CSR (the layer takes ELL)", k);
+        if (maxActive > 0) {
+          JHDNN_TRY(check_ptr(d->col_ind, sizeof(int), "wtDescs[k] colInd", handle->device));
+          JHDNN_TRY(check_ptr(d->values, sizeof(float), "wtDescs[k] values", handle->device));
+        }
+      }
+      if (d->rows != d->cols || d->rows != wtDescs[0]->rows)
+        return fail(JHDNN_STATUS_BAD_PARAM, "wtDescs[%d] is %lld x %lld; every layer must be n x n with n = %lld", k,
+                    (long long)d->rows, (long long)d->cols, (long long)wtDescs[0]->rows);
+    }
+    if (maxActive == 0) return Status::success();
+    JHDNN_TRY(check_ptr(counts + layerCount, sizeof(int), "counts[layerCount]", handle->device));
+    JHDNN_TRY(check_ptr(rows1, sizeof(int), "rows1", handle->device));
+    JHDNN_TRY(check_ptr(ids0, sizeof(int), "ids0", handle->device));
+    JHDNN_TRY(check_ptr(ids1, sizeof(int), "ids1", handle->device));
+    if (rows0 == rows1 || ids0 == ids1 || rows0 == ids0 || rows1 == ids1 || rows0 == ids1 || rows1 == ids0)
+      return fail(JHDNN_STATUS_BAD_PARAM, "rows0, ids0, rows1, ids1 must be four different buffers");
+    const size_t need = sparse::multi_workspace(maxActive);
+    if (workSpaceSizeInBytes < need)
+      return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
+                  workSpaceSizeInBytes, need);
+    JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+    std::vector<const jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
+    return sparse::dnn_layers_compact(handle->stream, handle->device.sm_count, wts.data(), layerCount, bias, clampMax,
+                                      maxActive, counts, rows0, ids0, static_cast<float*>(x0), rows1, ids1,
+                                      static_cast<float*>(x1), ld, workSpace);
+  });
+}
+
 }  // extern "C"

@@ -29,6 +29,23 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight registers busy)
 
+// Loads of data that an EARLIER layer of the same launch may have written (features, active lists).
+// kCoherent = false (one launch per layer): the data is read-only for the kernel's lifetime, so the
+// non-coherent path (__ldg, ld.global.nc) and plain loads are fine. kCoherent = true (the multi-layer
+// kernel): ld.global.ca, a weak load that takes part in the memory model, so after the grid barrier
+// (fence + atomics: release/acquire at GPU scope) it sees the previous layer's stores; .nc loads carry
+// no such guarantee (a line cached two layers earlier could be returned stale). Both cache in L1.
+template <bool kCoherent>
+__device__ __forceinline__ float ld_x(const float* p) {
+  if constexpr (kCoherent) return __ldca(p);
+  else return __ldg(p);
+}
+template <bool kCoherent>
+__device__ __forceinline__ int ld_list(const int* p) {
+  if constexpr (kCoherent) return __ldca(p);
+  else return *p;
+}
+
 // kIpt images per lane (a tile of 32 * kIpt images per block): each (index, weight) pair broadcast by
 // __shfl_sync then serves kIpt coalesced loads and FMAs, which matters while many images are alive
 // (shuffles and loads compete for the same issue slots). kIpt = 1 once few are left, so that the
@@ -37,7 +54,7 @@ constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight r
 // output neurons t_out in [j_begin, j_end) of the row order, warp w taking j_begin + w, + kWarps, ...
 // Writes y for every valid image and sets row_nonzero[r] = 1 for each image that has a nonzero
 // output among these neurons (benign race: every writer writes 1; the flags were zero).
-template <bool kWidth32, int kIpt>
+template <bool kWidth32, int kIpt, bool kCoherent = false>
 __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                            float bias, float clamp_max, const int* __restrict__ active_rows,
@@ -50,7 +67,7 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
   for (int q = 0; q < kIpt; ++q) {
     const int r = tile0 + q * 32 + lane;
     valid[q] = r < count;
-    xs[q] = x + (valid[q] ? int64_t(active_rows[r]) : 0);
+    xs[q] = x + (valid[q] ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
     alive[q] = false;
   }
   for (int64_t t_out = j_begin + warp; t_out < j_end; t_out += kWarps) {
@@ -68,7 +85,7 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
 #pragma unroll
         for (int t = 0; t < 32; ++t) {  // all 32 loads issued before the FMAs (independent addresses)
           const int i = __shfl_sync(0xffffffffu, my_i, t);
-          xv[t] = (valid[0] && i >= 0) ? __ldg(xs[0] + int64_t(i) * ldx) : 0.f;
+          xv[t] = (valid[0] && i >= 0) ? ld_x<kCoherent>(xs[0] + int64_t(i) * ldx) : 0.f;
         }
 #pragma unroll
         for (int t = 0; t < 32; ++t) acc[0] += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
@@ -79,7 +96,7 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
           const float w = __shfl_sync(0xffffffffu, my_w, t);
           const int64_t off = int64_t(i) * ldx;
 #pragma unroll
-          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? __ldg(xs[q] + off) : 0.f);
+          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? ld_x<kCoherent>(xs[q] + off) : 0.f);
         }
       }
     } else {
@@ -93,7 +110,7 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
           const float w = __shfl_sync(0xffffffffu, my_w, t);
 #pragma unroll
           for (int q = 0; q < kIpt; ++q)
-            if (valid[q] && i >= 0) acc[q] += w * __ldg(xs[q] + int64_t(i) * ldx);
+            if (valid[q] && i >= 0) acc[q] += w * ld_x<kCoherent>(xs[q] + int64_t(i) * ldx);
         }
       }
     }
@@ -119,7 +136,7 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
 // row's pairs, then the features); this keeps one on the critical path, which is what bounds the
 // late layers, where a few hundred images leave each warp a short chain of outputs and nothing to
 // overlap it with.
-template <int kIpt>
+template <int kIpt, bool kCoherent = false>
 __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                               const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                               float clamp_max, const int* __restrict__ active_rows,
@@ -132,7 +149,7 @@ __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int
   for (int q = 0; q < kIpt; ++q) {
     const int r = tile0 + q * 32 + lane;
     valid[q] = r < count;
-    xs[q] = x + (valid[q] ? int64_t(active_rows[r]) : 0);
+    xs[q] = x + (valid[q] ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
     alive[q] = false;
   }
   // This warp's outputs are t = j_begin + warp + k * kWarps (< j_end); groups of 32 of them.
@@ -157,7 +174,7 @@ __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int
 #pragma unroll
         for (int t = 0; t < 32; ++t) {
           const int i = __shfl_sync(0xffffffffu, cur_i, t);
-          xv[t] = (valid[0] && i >= 0) ? __ldg(xs[0] + int64_t(i) * ldx) : 0.f;
+          xv[t] = (valid[0] && i >= 0) ? ld_x<kCoherent>(xs[0] + int64_t(i) * ldx) : 0.f;
         }
 #pragma unroll
         for (int t = 0; t < 32; ++t) acc[0] += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
@@ -168,7 +185,7 @@ __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int
           const float w = __shfl_sync(0xffffffffu, my_w, t);
           const int64_t off = int64_t(i) * ldx;
 #pragma unroll
-          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? __ldg(xs[q] + off) : 0.f);
+          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? ld_x<kCoherent>(xs[q] + off) : 0.f);
         }
       }
 #pragma unroll
@@ -187,6 +204,75 @@ __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int
 #pragma unroll
   for (int q = 0; q < kIpt; ++q)
     if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
+}
+
+// The multi-layer kernel's tile for width 32 and one image per lane (every layer with fewer than
+// 2 * SMs * 128 images, i.e. all the late layers). What bounds those layers in layer_tile_pf is the
+// feature traffic, not the arithmetic: every output re-loads its 32 feature lines (32 x 128 B for 32
+// images), L1 catches only part of the reuse between outputs that share inputs (the 8 warps of a
+// block take interleaved outputs and miss on the same lines at the same time), so a layer of 950
+// images x 1024 outputs moves up to 1024 x 32 x 30 tiles x 128 B = 126 MB from L2, ~25 us at L2
+// bandwidth, the measured ~35 us per late layer less its fixed costs (and 4x that at N = 4096,
+// which is what was measured: ~127 us). Here each warp takes a CONTIGUOUS run of the slice's
+// outputs in the row order (where rows with the same input list are adjacent: 16 per list in the
+// challenge) and keeps the 32 feature values of the current input list in registers: when the next
+// output's 32 indices equal the held ones (one warp vote), no feature is loaded at all. Per output,
+// the same 32 products are summed in the same order as layer_tile_pf<1> (so bitwise the same y);
+// only the feature loads of repeated lists are skipped.
+template <bool kCoherent>
+__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int count, int tile0, int64_t j_begin,
+                                                 int64_t j_end, const int* __restrict__ wi,
+                                                 const float* __restrict__ wv, float bias, float clamp_max,
+                                                 const int* __restrict__ active_rows, const float* __restrict__ x,
+                                                 int64_t ldx, float* __restrict__ y, int64_t ldy,
+                                                 int* __restrict__ row_nonzero, const int* __restrict__ order) {
+  const int r = tile0 + lane;
+  const bool valid = r < count;
+  const float* xs = x + (valid ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
+  bool alive = false;
+  // This warp's run: outputs t in [t_begin, t_end) of the row order.
+  const int64_t per = (j_end - j_begin + kWarps - 1) / kWarps;
+  const int64_t t_begin = j_begin + int64_t(warp) * per;
+  const int64_t t_end = min(j_end, t_begin + per);
+  float xv[32];
+#pragma unroll
+  for (int t = 0; t < 32; ++t) xv[t] = 0.f;
+  int held_i = -2;  // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
+  for (int64_t g0 = t_begin; g0 < t_end; g0 += 32) {
+    const int64_t my_t = g0 + lane;
+    const int my_j = my_t < t_end ? (order ? order[my_t] : int(my_t)) : 0;
+    const int cnt = int(min(int64_t(32), t_end - g0));  // >= 1 since g0 < t_end
+    int j = __shfl_sync(0xffffffffu, my_j, 0);
+    int cur_i = wi[int64_t(j) * 32 + lane];
+    float cur_w = wv[int64_t(j) * 32 + lane];
+    for (int k = 0; k < cnt; ++k) {
+      // Prefetch: the next output's pair (the last iteration reloads its own row, harmlessly).
+      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1 < cnt ? k + 1 : k);
+      const int nxt_i = wi[int64_t(jn) * 32 + lane];
+      const float nxt_w = wv[int64_t(jn) * 32 + lane];
+      const float my_w = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
+      if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
+#pragma unroll
+        for (int t = 0; t < 32; ++t) {
+          const int i = __shfl_sync(0xffffffffu, cur_i, t);
+          xv[t] = (valid && i >= 0) ? ld_x<kCoherent>(xs + int64_t(i) * ldx) : 0.f;
+        }
+        held_i = cur_i;
+      }
+      float acc = 0.f;
+#pragma unroll
+      for (int t = 0; t < 32; ++t) acc += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
+      const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+      if (valid) {
+        y[int64_t(j) * ldy + r] = v;
+        alive |= v != 0.f;
+      }
+      j = jn;
+      cur_i = nxt_i;
+      cur_w = nxt_w;
+    }
+  }
+  if (alive) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
 // The separate-compaction path (jhdnnSparseDnnLayerForward): grid = (tiles, slices) sized on the host
@@ -215,6 +301,22 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
 // fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
 // hundred images) every item runs in the first and only round: a second round would double the
 // chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
+// One layer of the multi-layer kernel's table (built by the launcher from the descriptors).
+struct MultiLayer {
+  const int* wi;
+  const float* wv;
+  const int* order;  // null: natural order
+  int64_t n_out;
+  int width;
+};
+// The table travels as a kernel parameter (no copy, no workspace, nothing between the host's checks
+// and the launch): 96 x 40 B fits the classic 4 KB parameter limit; more layers take more launches.
+constexpr int kTableLayers = 96;
+struct LayerTable {
+  MultiLayer layer[kTableLayers];
+};
+static_assert(sizeof(LayerTable) + 160 <= 4096, "the table and the other kernel parameters must fit 4 KB");
+
 struct Shape {
   int ipt;
   int64_t tiles, slices, slice;
@@ -244,19 +346,18 @@ __device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, 
 // writer fences, then one atomic per item) knows that tile's flags are final, so it compacts them:
 // each surviving image gets a slot in the next list from one atomicAdd per warp on *count_out
 // (so the order of the next list is unspecified), and the flags and done[tile] go back to zero.
-template <bool kWidth32>
-__global__ void __launch_bounds__(kWarps * 32, 3)
-dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv,
-                         float bias, float clamp_max, const int* __restrict__ active_count,
-                         const int* __restrict__ active_rows, const int* __restrict__ ids_in,
-                         const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
-                         int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
-                         int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
-                         int sm_count, int max_active) {
-  __shared__ int s_last;
+// One layer of the fused path, run by every block of a persistent grid (see the comment above).
+// kCoherent: the multi-layer kernel (the lists and features were written earlier in the same launch).
+template <bool kWidth32, bool kCoherent>
+__device__ __forceinline__ void fused_layer(int& s_last, int count, int64_t n_out, int width,
+                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
+                                            float clamp_max, const int* __restrict__ active_rows,
+                                            const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
+                                            float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out,
+                                            int* __restrict__ ids_out, int* __restrict__ count_out,
+                                            int* __restrict__ flags, int* __restrict__ done,
+                                            const int* __restrict__ order, int sm_count, int max_active) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
-  if (count <= 0) return;  // nothing alive: *count_out stays 0
   const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x));
   const int tile_images = 32 * sh.ipt;
   const int64_t items = sh.tiles * sh.slices;
@@ -267,18 +368,21 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
     const int tile0 = tile * tile_images;
     if constexpr (kWidth32) {
       if (sh.ipt == 4)
-        layer_tile_pf<4>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y,
-                         ldy, flags, order);
+        layer_tile_pf<4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
+                                    x, ldx, y, ldy, flags, order);
+      else if constexpr (kCoherent)  // the multi-layer kernel: feature reuse in registers
+        layer_tile_reuse<kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
+                                    x, ldx, y, ldy, flags, order);
       else
-        layer_tile_pf<1>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y,
-                         ldy, flags, order);
+        layer_tile_pf<1, kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
+                                    x, ldx, y, ldy, flags, order);
     } else {
       if (sh.ipt == 4)
-        layer_tile<false, 4>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max, active_rows,
-                             x, ldx, y, ldy, flags, order);
+        layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
+                                        active_rows, x, ldx, y, ldy, flags, order);
       else
-        layer_tile<false, 1>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max, active_rows,
-                             x, ldx, y, ldy, flags, order);
+        layer_tile<false, 1, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
+                                        active_rows, x, ldx, y, ldy, flags, order);
     }
     __threadfence();  // this thread's flag stores are visible device-wide before the item is counted
     __syncthreads();
@@ -299,12 +403,90 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
         // (the count still grows) rather than written past rows_out / ids_out.
         if (alive && unsigned(pos) < unsigned(max_active)) {
           rows_out[pos] = r;
-          ids_out[pos] = ids_in[r];
+          ids_out[pos] = ld_list<kCoherent>(ids_in + r);
         }
       }
       if (threadIdx.x == 0) done[tile] = 0;  // no other block touches this tile again in this launch
     }
     __syncthreads();  // s_last is rewritten by the next item
+  }
+}
+
+template <bool kWidth32>
+__global__ void __launch_bounds__(kWarps * 32, 3)
+dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv,
+                         float bias, float clamp_max, const int* __restrict__ active_count,
+                         const int* __restrict__ active_rows, const int* __restrict__ ids_in,
+                         const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
+                         int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
+                         int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
+                         int sm_count, int max_active) {
+  __shared__ int s_last;
+  const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
+  if (count <= 0) return;  // nothing alive: *count_out stays 0
+  fused_layer<kWidth32, false>(s_last, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx, y,
+                               ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active);
+}
+
+// Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
+// bar[0] counts arrivals, bar[1] is the generation. Thread 0 reads the generation BEFORE arriving
+// (it cannot change until this block has arrived), fences (release: the block's stores, ordered
+// before it by __syncthreads, become visible at GPU scope), arrives; the last arriver resets the
+// count (so the workspace is left as it was found: bar[0] = 0) and bumps the generation; the others
+// poll it. The fence after the wait is the acquire side: the ld.global.ca loads that follow see
+// every store made before the barrier by any block.
+__device__ __forceinline__ void grid_barrier(unsigned* bar) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    volatile unsigned* gen = bar + 1;
+    const unsigned g = *gen;
+    __threadfence();
+    if (atomicAdd(bar, 1u) == gridDim.x - 1) {
+      atomicExch(bar, 0u);
+      __threadfence();
+      atomicAdd(bar + 1, 1u);
+    } else {
+      while (*gen == g) __nanosleep(32);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+// The multi-layer path (jhdnnSparseDnnLayersForwardCompact): ONE cooperative launch runs layers
+// 0 .. layer_count - 1 of the table, each exactly as the fused kernel runs it (same shape, same
+// arithmetic, same compaction), with a grid barrier instead of a kernel boundary between them.
+// Layer k reads list / features set k & 1 and writes set (k + 1) & 1; counts[k] -> counts[k + 1].
+// What this removes per layer: the launch, the ramp-up of the grid and the drain of its last
+// block, the kernel-boundary flush; what remains is the barrier (one atomic per block, one poll).
+// Nothing alive after a layer: every block sees count 0 and leaves (no barrier is skipped by some
+// blocks only, since every block reads the same final count after the same barrier).
+template <bool kAllWidth32>
+__global__ void __launch_bounds__(kWarps * 32, 3)
+dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_count, float bias, float clamp_max,
+                          int* __restrict__ counts, int* rows0, int* ids0, float* x0, int* rows1, int* ids1,
+                          float* x1, int64_t ld, int* __restrict__ flags, int* __restrict__ done,
+                          unsigned* __restrict__ bar, int sm_count, int max_active) {
+  __shared__ int s_last;
+  for (int k = 0; k < layer_count; ++k) {
+    if (k > 0) grid_barrier(bar);
+    // L2 read: written by other blocks in the previous layer (atomics), final after the barrier.
+    const int count = min(__ldcg(counts + k), max_active);
+    if (count <= 0) return;  // every block sees the same value: all leave, no barrier is left waiting
+    const MultiLayer L = table.layer[k];
+    const bool odd = (k & 1) != 0;
+    int* rows_in = odd ? rows1 : rows0;
+    int* ids_in = odd ? ids1 : ids0;
+    const float* x = odd ? x1 : x0;
+    int* rows_out = odd ? rows0 : rows1;
+    int* ids_out = odd ? ids0 : ids1;
+    float* y = odd ? x0 : x1;
+    if (kAllWidth32 || L.width == 32)
+      fused_layer<true, true>(s_last, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y, ld,
+                              rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
+    else if constexpr (!kAllWidth32)
+      fused_layer<false, true>(s_last, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld,
+                               y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
   }
 }
 
@@ -344,6 +526,8 @@ Status load_dnn_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, normalize_flags));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, scatter_survivors));
   return Status::success();
@@ -406,6 +590,51 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     return Status::success();
   };
   return width == 32 ? launch(dnn_layer_compact_kernel<true>) : launch(dnn_layer_compact_kernel<false>);
+}
+
+// Workspace of the multi-layer kernel: the fused workspace (flags, done counters: zeroed once by the
+// caller, left zeroed), then the barrier (2 counters, also zero on entry and left with bar[0] = 0).
+size_t multi_workspace(int max_active) { return fused_workspace(max_active) + 256; }
+
+Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct* const* wts, int layer_count,
+                          float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
+                          int* rows1, int* ids1, float* x1, int64_t ld, void* ws) {
+  if (max_active == 0 || layer_count == 0) return Status::success();
+  int device = 0, coop = 0;
+  JHDNN_CUDA_TRY(cudaGetDevice(&device));
+  JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  if (!coop) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the device does not support cooperative launches");
+  char* base = static_cast<char*>(ws);
+  int* flags = reinterpret_cast<int*>(base);
+  int* done = reinterpret_cast<int*>(base + align256(size_t(max_active) * sizeof(int)));
+  unsigned* bar = reinterpret_cast<unsigned*>(base + fused_workspace(max_active));
+  bool all32 = true;
+  for (int k = 0; k < layer_count; ++k) all32 = all32 && wts[k]->width == 32;
+  auto kernel = all32 ? dnn_layers_compact_kernel<true> : dnn_layers_compact_kernel<false>;
+  int per_sm = 0;
+  JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0));
+  if (per_sm < 1) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the multi-layer kernel does not fit on an SM");
+  // Exactly the resident grid: a cooperative launch guarantees every block runs at once (the grid
+  // barrier would deadlock otherwise) and fails cleanly if they cannot.
+  const dim3 grid{unsigned(per_sm * std::max(sm_count, 1)), 1u, 1u};
+  // Chunks of kTableLayers layers, one launch each; chunk c0.. reads set c0 & 1.
+  for (int c0 = 0; c0 < layer_count; c0 += kTableLayers) {
+    LayerTable table{};
+    int count = std::min(kTableLayers, layer_count - c0);
+    for (int k = 0; k < count; ++k) {
+      const jhdnnSparseMatrixStruct& w = *wts[c0 + k];
+      table.layer[k] = MultiLayer{w.col_ind, w.values, w.row_order, w.rows, int(w.width)};
+    }
+    const bool odd = (c0 & 1) != 0;
+    int* c = counts + c0;
+    int *r0 = odd ? rows1 : rows0, *i0 = odd ? ids1 : ids0, *r1 = odd ? rows0 : rows1, *i1 = odd ? ids0 : ids1;
+    float *y0 = odd ? x1 : x0, *y1 = odd ? x0 : x1;
+    void* args[] = {&table, &count, &bias, &clamp_max, &c,     &r0,   &i0,      &y0,        &r1,
+                    &i1,    &y1,    &ld,   &flags,     &done,  &bar,  &sm_count, &max_active};
+    JHDNN_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid,
+                                               dim3{kWarps * 32, 1u, 1u}, args, 0, s));
+  }
+  return Status::success();
 }
 
 size_t compact_workspace(int max_active) {

@@ -60,4 +60,11 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
                          const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                          int* ids_out, int* count_out, void* ws);
 
+// Several fused layers in ONE cooperative launch, grid barrier between layers (see dnn_layer.cu).
+// wts: layer_count host pointers to set ELL descriptors, all n x n (n = rows of the first).
+size_t multi_workspace(int max_active);
+Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct* const* wts, int layer_count,
+                          float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
+                          int* rows1, int* ids1, float* x1, int64_t ld, void* ws);
+
 }  // namespace jhdnn::sparse

@@ -142,13 +142,14 @@ const char* path_name(Path p) {
     case Path::kSeparate: return "separate";
     case Path::kFused: return "fused";
     case Path::kGraph: return "graph";
+    case Path::kPersistent: return "persistent";
   }
   return "?";
 }
 
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
-                              Path path) {
+                              Path path, int persistent_below) {
   InferenceResult res;
   const int64_t n = net.width();
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
@@ -180,7 +181,11 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     JHDNN_CHECK(jhdnnGetSparseDnnCompactWorkspaceSize(h, r32, &ws_size));
   } else {
     counts = dalloc<int>(size_t(layers) + 1, &bytes, &o);
-    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h, r32, &ws_size));
+    // kPersistent: the multi-layer workspace, whose prefix is the single-layer one (both zeroed once).
+    if (path == Path::kPersistent)
+      JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h, r32, &ws_size));
+    else
+      JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h, r32, &ws_size));
   }
   ws = dalloc<char>(ws_size, &bytes, &o);
   res.device_bytes = bytes;
@@ -259,6 +264,68 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     final_list = cur;
     final_count = count[cur];
     res.path_used = Path::kSeparate;
+  } else if (path == Path::kPersistent) {
+    // Per-layer fused launches while the count (read back one layer behind: layer l is queued
+    // before the host waits for layer l - 1) is above persistent_below, or up to keep_layer; then
+    // one cooperative launch for the rest.
+    int* hc = nullptr;  // pinned: the async count copies need it
+    CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
+    std::unique_ptr<int, void (*)(int*)> hc_owner(hc, [](int* p) { cudaFreeHost(p); });
+    cudaEvent_t ev[2];
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+    std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+    for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
+    const auto t0 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaEventRecord(e0, s));
+    int first = 1;        // first layer of the single launch
+    int known = r32;      // the latest count the host has seen
+    if (persistent_below >= 0 || keep) {
+      const int threshold = persistent_below >= 0 ? persistent_below : INT32_MAX;
+      while (first <= layers && (first <= keep_layer || known > threshold)) {
+        const int l = first++;
+        fused_layer(l);
+        CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaEventRecord(ev[l & 1], s));
+        if (l == keep_layer && keep) copy_out(l & 1, counts + l);
+        if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
+          CUDA_CHECK(cudaEventSynchronize(ev[(l - 1) & 1]));
+          known = hc[l - 1];
+        }
+      }
+    }
+    // The rest in calls of 8, then 96 layers: the API checks a call's descriptors before its launch,
+    // so the first call is short (its checks are the only host time the GPU waits for) and each later
+    // call is checked while the previous one runs. Chunk boundaries add a launch each (96 layers =
+    // one launch of the kernel anyway: the layer table is a kernel parameter of 96 entries).
+    bool tail_ran = false;
+    for (int c0 = first - 1; c0 < layers;) {  // layer c0 + 1 reads list c0 & 1
+      const int chunk = std::min(layers - c0, c0 == first - 1 ? 8 : 96);
+      const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardCompact(
+          h, chunk, descs.data() + c0, bias, 32.f, r32, counts + c0, act_rows[c0 & 1], ids[c0 & 1], x[c0 & 1],
+          act_rows[1 - (c0 & 1)], ids[1 - (c0 & 1)], x[1 - (c0 & 1)], rows, ws, ws_size);
+      if (st == JHDNN_STATUS_SUCCESS) {
+        tail_ran = true;
+        res.tail_first = first;
+        c0 += chunk;
+      } else if (st == JHDNN_STATUS_NOT_SUPPORTED && !tail_ran) {
+        char msg[256];
+        jhdnnGetLastErrorString(msg, sizeof(msg));
+        res.note = std::string("multi-layer launch not supported (") + msg + "); ran the fused path instead";
+        for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
+        break;
+      } else {
+        JHDNN_CHECK(st);  // throws with the message
+      }
+    }
+    CUDA_CHECK(cudaEventRecord(e1, s));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cudaEventDestroy(ev[0]);
+    cudaEventDestroy(ev[1]);
+    res.path_used = tail_ran ? Path::kPersistent : Path::kFused;
+    final_list = layers & 1;
+    final_count = counts + layers;
   } else {
     // kGraph: capture the L launches once on a private stream (the handle's may be the legacy
     // default stream, which cannot be captured), instantiate, launch. If the capture or the

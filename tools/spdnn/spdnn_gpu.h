@@ -57,7 +57,14 @@ class DeviceNetwork {
 //   kGraph     kFused captured once into a CUDA graph (on a private stream), then launched: the
 //              capture + instantiation is outside loop_ms but inside build_ms. If the capture
 //              fails, the fused loop runs instead (path_used = kFused, note says why).
-enum class Path { kSeparate, kFused, kGraph };
+//   kPersistent jhdnnSparseDnnLayersForwardCompact: ONE cooperative launch runs the layers from
+//              `tail_first` to L, a grid barrier between layers (no launch, ramp-up or drain per
+//              layer). Before it, layers 1 .. tail_first - 1 run as kFused launches while the count
+//              read back (one layer behind, so the GPU always has a layer queued) is above
+//              `persistent_below`; persistent_below < 0: the whole network is the one launch (no
+//              readback at all). If the device cannot launch cooperatively, the rest runs as kFused
+//              (path_used = kFused, note says why).
+enum class Path { kSeparate, kFused, kGraph, kPersistent };
 const char* path_name(Path p);
 
 struct InferenceResult {
@@ -69,6 +76,7 @@ struct InferenceResult {
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
   Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails)
+  int tail_first = 0;              // kPersistent: first layer (1-based) of the single launch; 0 if none ran
   std::string note;                // why a fallback happened, else empty
 };
 
@@ -80,10 +88,13 @@ struct InferenceResult {
 // keep_layer/keep_out: if keep_layer > 0, the dense feature-major output (N x active) after that
 // layer and the image number of each column are copied to keep_out / keep_ids, columns sorted by
 // image number (the fused paths keep survivors in no particular order). kGraph with keep_layer
-// runs as kFused (the copy needs the host in the middle of the loop).
+// runs as kFused (the copy needs the host in the middle of the loop); kPersistent runs layers up to
+// keep_layer as kFused launches and the rest as its one launch.
+// persistent_below: kPersistent only (see Path).
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
-                              std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph);
+                              std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,
+                              int persistent_below = -1);
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
 void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s);
