@@ -46,6 +46,34 @@ __device__ __forceinline__ int ld_list(const int* p) {
   else return *p;
 }
 
+// One output neuron with exactly 32 (input, weight) pairs, one per lane (index my_i < 0: padding,
+// weight my_w already 0): acc[q] += sum over the 32 pairs of w * x[image q][i]. Each pair is
+// broadcast by __shfl_sync; with one image per lane all 32 feature loads are issued before the
+// FMAs (independent addresses), with kIpt images per lane each broadcast serves kIpt loads.
+template <bool kCoherent, int kIpt>
+__device__ __forceinline__ void dot32(int my_i, float my_w, const float* const (&xs)[kIpt], const bool (&valid)[kIpt],
+                                      int64_t ldx, float (&acc)[kIpt]) {
+  if constexpr (kIpt == 1) {
+    float xv[32];
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
+      const int i = __shfl_sync(0xffffffffu, my_i, t);
+      xv[t] = (valid[0] && i >= 0) ? ld_x<kCoherent>(xs[0] + int64_t(i) * ldx) : 0.f;
+    }
+#pragma unroll
+    for (int t = 0; t < 32; ++t) acc[0] += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
+  } else {
+#pragma unroll 8
+    for (int t = 0; t < 32; ++t) {
+      const int i = __shfl_sync(0xffffffffu, my_i, t);
+      const float w = __shfl_sync(0xffffffffu, my_w, t);
+      const int64_t off = int64_t(i) * ldx;
+#pragma unroll
+      for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? ld_x<kCoherent>(xs[q] + off) : 0.f);
+    }
+  }
+}
+
 // kIpt images per lane (a tile of 32 * kIpt images per block): each (index, weight) pair broadcast by
 // __shfl_sync then serves kIpt coalesced loads and FMAs, which matters while many images are alive
 // (shuffles and loads compete for the same issue slots). kIpt = 1 once few are left, so that the
@@ -80,25 +108,7 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
     if constexpr (kWidth32) {
       const int my_i = rowi[lane];
       const float my_w = my_i >= 0 ? rowv[lane] : 0.f;  // padding: its value is never used (may be NaN)
-      if constexpr (kIpt == 1) {
-        float xv[32];
-#pragma unroll
-        for (int t = 0; t < 32; ++t) {  // all 32 loads issued before the FMAs (independent addresses)
-          const int i = __shfl_sync(0xffffffffu, my_i, t);
-          xv[t] = (valid[0] && i >= 0) ? ld_x<kCoherent>(xs[0] + int64_t(i) * ldx) : 0.f;
-        }
-#pragma unroll
-        for (int t = 0; t < 32; ++t) acc[0] += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
-      } else {
-#pragma unroll 8
-        for (int t = 0; t < 32; ++t) {
-          const int i = __shfl_sync(0xffffffffu, my_i, t);
-          const float w = __shfl_sync(0xffffffffu, my_w, t);
-          const int64_t off = int64_t(i) * ldx;
-#pragma unroll
-          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? ld_x<kCoherent>(xs[q] + off) : 0.f);
-        }
-      }
+      dot32<kCoherent, kIpt>(my_i, my_w, xs, valid, ldx, acc);
     } else {
       for (int k0 = 0; k0 < width; k0 += 32) {
         const int k = k0 + lane;
@@ -169,25 +179,7 @@ __device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int
       float acc[kIpt];
 #pragma unroll
       for (int q = 0; q < kIpt; ++q) acc[q] = 0.f;
-      if constexpr (kIpt == 1) {
-        float xv[32];
-#pragma unroll
-        for (int t = 0; t < 32; ++t) {
-          const int i = __shfl_sync(0xffffffffu, cur_i, t);
-          xv[t] = (valid[0] && i >= 0) ? ld_x<kCoherent>(xs[0] + int64_t(i) * ldx) : 0.f;
-        }
-#pragma unroll
-        for (int t = 0; t < 32; ++t) acc[0] += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
-      } else {
-#pragma unroll 8
-        for (int t = 0; t < 32; ++t) {
-          const int i = __shfl_sync(0xffffffffu, cur_i, t);
-          const float w = __shfl_sync(0xffffffffu, my_w, t);
-          const int64_t off = int64_t(i) * ldx;
-#pragma unroll
-          for (int q = 0; q < kIpt; ++q) acc[q] += w * ((valid[q] && i >= 0) ? ld_x<kCoherent>(xs[q] + off) : 0.f);
-        }
-      }
+      dot32<kCoherent, kIpt>(cur_i, my_w, xs, valid, ldx, acc);
 #pragma unroll
       for (int q = 0; q < kIpt; ++q) {
         const float v = fminf(fmaxf(acc[q] + bias, 0.f), clamp_max);

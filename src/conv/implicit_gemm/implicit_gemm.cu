@@ -225,6 +225,26 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
 
   float a_reg[kALoads], b_reg[kBLoads];
+  // The A slots of one (pixel, tap) for the channel-block modes: x[x_off + channel], zero when the tap
+  // falls outside the input (ok false) or past C/G. With NHWC, C/G % 8 == 0 and 16-byte aligned
+  // pixels (host-checked, a_vec4), the thread's kALoads slots are adjacent channels inside one
+  // channel block, so always < C/G: one float4 per 4.
+  const auto stage_a_channels = [&](bool ok, int64_t x_off, int c0) {
+    if (kALoads % 4 == 0 && a_vec4) {
+#pragma unroll
+      for (int v = 0; v < kALoads / 4; ++v) {
+        const float4 f = ok ? __ldg(reinterpret_cast<const float4*>(x + x_off + c0 + a_k0 + 4 * v))
+                            : make_float4(0.f, 0.f, 0.f, 0.f);
+        a_reg[4 * v + 0] = f.x, a_reg[4 * v + 1] = f.y, a_reg[4 * v + 2] = f.z, a_reg[4 * v + 3] = f.w;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kALoads; ++j) {
+        const int c = c0 + a_k0 + j * a_kstep;
+        a_reg[j] = (ok && c < p.cpg) ? __ldg(x + x_off + c * p.xs[1]) : 0.f;
+      }
+    }
+  };
 
   // kTapBlock state: channel block c0 of tap (t, r, s). kTapTable: channel block c0 of tap
   // number tapi = (t*R + r)*S + s (the same order).
@@ -304,20 +324,7 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
       const bool ok =
           a_pixel && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W);
       const int64_t x_off = x_pix + x_tap;  // x[n, g*C/G, d, h, wi]
-      if (kALoads % 4 == 0 && a_vec4) {
-#pragma unroll
-        for (int v = 0; v < kALoads / 4; ++v) {
-          const float4 f = ok ? __ldg(reinterpret_cast<const float4*>(x + x_off + c0 + a_k0 + 4 * v))
-                              : make_float4(0.f, 0.f, 0.f, 0.f);
-          a_reg[4 * v + 0] = f.x, a_reg[4 * v + 1] = f.y, a_reg[4 * v + 2] = f.z, a_reg[4 * v + 3] = f.w;
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < kALoads; ++j) {
-          const int c = c0 + a_k0 + j * a_kstep;
-          a_reg[j] = (ok && c < p.cpg) ? __ldg(x + x_off + c * p.xs[1]) : 0.f;
-        }
-      }
+      stage_a_channels(ok, x_off, c0);
       const int c = c0 + b_k;
       const int64_t w_off = c * p.ws[1] + w_tap;
 #pragma unroll
@@ -331,22 +338,7 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
       const bool ok =
           a_pixel && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W);
       const int64_t x_off = x_base + d * p.xs[2] + h * p.xs[3] + wi * p.xs[4];  // x[n, g*C/G, d, h, wi]
-      if (kALoads % 4 == 0 && a_vec4) {
-        // NHWC, C/G % 8 == 0, 16-byte aligned pixels (host-checked): the thread's kALoads slots
-        // are adjacent channels inside one channel block, so always < C/G, one float4 per 4.
-#pragma unroll
-        for (int v = 0; v < kALoads / 4; ++v) {
-          const float4 f = ok ? __ldg(reinterpret_cast<const float4*>(x + x_off + c0 + a_k0 + 4 * v))
-                              : make_float4(0.f, 0.f, 0.f, 0.f);
-          a_reg[4 * v + 0] = f.x, a_reg[4 * v + 1] = f.y, a_reg[4 * v + 2] = f.z, a_reg[4 * v + 3] = f.w;
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < kALoads; ++j) {
-          const int c = c0 + a_k0 + j * a_kstep;
-          a_reg[j] = (ok && c < p.cpg) ? __ldg(x + x_off + c * p.xs[1]) : 0.f;
-        }
-      }
+      stage_a_channels(ok, x_off, c0);
       const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
       const int c = c0 + b_k;
       const int64_t w_off = c * p.ws[1] + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4];
