@@ -11,6 +11,16 @@
 //               one 100k-entry row is spread over many warps. Rows inside one chunk are stored
 //               directly; pieces of rows cut by a chunk boundary are added with atomicAdd after a
 //               pass that scales just those rows by beta (see spmm_nnz_split).
+//   WARP_ROW_WIDE  WARP_ROW with four float4 per lane (512 columns per warp pass): the row's pairs are
+//               loaded and broadcast once per 512 columns instead of once per 128, and each broadcast
+//               feeds four independent B loads (long rows of a wide B: the challenge layers).
+//   NNZ_PAIRS   NNZ_SPLIT with half-warps: 16 lanes x float4 cover a 64-column band, and the two halves
+//               take alternate nonzeros of a segment (two B rows per load instruction; halves summed
+//               by one shuffle at the row's end). Row-major B, n a multiple of 4 (else NNZ_SPLIT).
+//   TRANSPOSE_B column-major B and C: B is transposed into the caller's workspace (row-major, k x ldt)
+//               by a tiled shared-memory transpose, then NNZ_PAIRS runs on it and stores C column-major.
+//               In place, every (nonzero, column) of a column-major B is its own 32-byte sector; the
+//               transposed copy turns n sectors per nonzero into n / 8.
 #include <algorithm>
 
 #include "core/cuda_check.h"
@@ -48,12 +58,18 @@ spmm_thread_row(int64_t m, int64_t n, const int* __restrict__ rp, const int* __r
 }
 
 // Row-major, lanes over columns; V = 4 uses float4 (n, ldb, ldc multiples of 4, 16-byte aligned).
-template <int V>
+// S column slabs per lane (WARP_ROW: S = 1; WARP_ROW_WIDE: S = 4): lane l owns columns
+// j0 + s * 32 * V + l * V .. + V - 1 for s < S, so one broadcast (col, value) pair feeds S independent
+// B loads and the pairs are loaded once per 32 * V * S columns.
+template <int V, int S>
 __global__ void __launch_bounds__(kBlock)
 spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
                  float* __restrict__ c, int64_t ldc,
                  const int* __restrict__ order) {
+  // A pass (32 * V * S columns) never straddles a band, so j < j_hi is the same test as j < n, and with
+  // V = 4 (n a multiple of 4) j < n means all four columns are in range.
+  static_assert(kBand % (32 * V * S) == 0, "a warp pass must not straddle two bands");
   const int lane = threadIdx.x & 31;
   const int64_t t_row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   if (t_row >= m) return;
@@ -64,9 +80,8 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
   // blockIdx.y picks a band of kBand columns: blocks run x-fastest, so all rows of A work on the same
   // band of B at the same time and that band (k x kBand floats) is served from L2, not HBM.
   const int64_t j_lo = int64_t(blockIdx.y) * kBand, j_hi = min(n, j_lo + kBand);
-  for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V) {
-    const int64_t j = j0 + int64_t(lane) * V;
-    float acc[V] = {};
+  for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V * S) {
+    float acc[S][V] = {};
     for (int eb = e0; eb < e1; eb += 32) {
       const int mine = eb + lane;
       const int col = mine < e1 ? ci[mine] : 0;
@@ -75,19 +90,27 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
       for (int t = 0; t < cnt; ++t) {
         const int64_t kk = __shfl_sync(0xffffffffu, col, t);
         const float w = __shfl_sync(0xffffffffu, val, t);
-        if (j < n) {
-          if constexpr (V == 4) {
-            const float4 x = __ldg(reinterpret_cast<const float4*>(b + kk * ldb + j));
-            acc[0] += w * x.x; acc[1] += w * x.y; acc[2] += w * x.z; acc[3] += w * x.w;
-          } else {
-            acc[0] += w * __ldg(b + kk * ldb + j);
+#pragma unroll
+        for (int sl = 0; sl < S; ++sl) {
+          const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+          if (j < j_hi) {
+            if constexpr (V == 4) {
+              const float4 x = __ldg(reinterpret_cast<const float4*>(b + kk * ldb + j));
+              acc[sl][0] += w * x.x; acc[sl][1] += w * x.y; acc[sl][2] += w * x.z; acc[sl][3] += w * x.w;
+            } else {
+              acc[sl][0] += w * __ldg(b + kk * ldb + j);
+            }
           }
         }
       }
     }
-    if (j < n) {
 #pragma unroll
-      for (int q = 0; q < V; ++q) store(c, row * ldc + j + q, alpha, acc[q], beta);
+    for (int sl = 0; sl < S; ++sl) {
+      const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+      if (j < j_hi) {
+#pragma unroll
+        for (int q = 0; q < V; ++q) store(c, row * ldc + j + q, alpha, acc[sl][q], beta);
+      }
     }
   }
 }
@@ -155,12 +178,13 @@ __device__ __forceinline__ void load_v(const float* p, float (&x)[V]) {
   }
 }
 
-// V > 1 only for row-major B and C (n, ldb, ldc multiples of V, pointers aligned to V floats).
+// V > 1 only for row-major B (n and ldb multiples of V, B aligned to V floats); C is stored element by
+// element in its own order (c_order), so the transposed path can store a column-major C.
 template <int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
-               const float* __restrict__ va, jhdnnOrder_t order, const float* __restrict__ b, int64_t ldb,
-               float alpha, float beta, float* __restrict__ c, int64_t ldc) {
+               const float* __restrict__ va, jhdnnOrder_t b_order, const float* __restrict__ b, int64_t ldb,
+               jhdnnOrder_t c_order, float alpha, float beta, float* __restrict__ c, int64_t ldc) {
   const int lane = threadIdx.x & 31;
   const int64_t w = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   const int64_t e_begin = w * kChunk;
@@ -198,7 +222,7 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
             if (has) {
               float x[V];
               if constexpr (V == 1)
-                x[0] = __ldg(b + at(order, k, j, ldb));
+                x[0] = __ldg(b + at(b_order, k, j, ldb));
               else
                 load_v<V>(b + k * ldb + j, x);
 #pragma unroll
@@ -209,10 +233,10 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
         if (has) {
           if (row_in_one_chunk(rs, re)) {  // the only writer of C(row, j..j+V-1)
 #pragma unroll
-            for (int q = 0; q < V; ++q) store(c, at(order, row, j + q, ldc), alpha, acc[q], beta);
+            for (int q = 0; q < V; ++q) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
           } else {  // C(row, :) was scaled by beta in split_rows_prepare; other warps add their pieces
 #pragma unroll
-            for (int q = 0; q < V; ++q) atomicAdd(c + at(order, row, j + q, ldc), alpha * acc[q]);
+            for (int q = 0; q < V; ++q) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
           }
         }
         e = se;
@@ -222,77 +246,234 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
   }
 }
 
+// NNZ_PAIRS: the chunks, segments and store rules of spmm_nnz_split, but lane l works on columns
+// band * 64 + (l % 16) * 4 .. + 3 of row-major B (float4), half h = l / 16 on the segment's nonzeros
+// h, h + 2, h + 4, ...: one load instruction fetches two B rows, and a batch of 32 pairs takes 16
+// shuffle steps instead of 32. The two halves' sums meet in one __shfl_xor_sync(16) per row.
+// B: row-major, ldb a multiple of 4, 16-byte aligned, and columns j..j+3 readable for every j < n
+// with j % 4 == 0 (n % 4 == 0, or the transposed workspace whose rows are zero-padded to ldb);
+// only columns < n of C are stored.
+__global__ void __launch_bounds__(kBlock)
+spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
+               const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, jhdnnOrder_t c_order,
+               float alpha, float beta, float* __restrict__ c, int64_t ldc) {
+  const int lane = threadIdx.x & 31, half = lane >> 4;
+  const int64_t w = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  const int64_t e_begin = w * kChunk;
+  if (e_begin >= nnz) return;
+  const int64_t e_end = min(nnz, e_begin + kChunk);
+  int64_t lo = 0, hi = m;  // invariant: rp[lo] <= e_begin < rp[hi] (as in spmm_nnz_split)
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    if (rp[mid] <= e_begin) lo = mid; else hi = mid;
+  }
+  const int64_t first_row = lo;
+  const int64_t bands = (n + 63) / 64;
+  for (int64_t band = blockIdx.y; band < bands; band += gridDim.y) {
+    const int64_t j = band * 64 + int64_t(lane & 15) * 4;
+    const bool has = j < n;
+    int64_t row = first_row;
+    int64_t rs = rp[row];
+    for (int64_t e = e_begin; e < e_end; ++row) {  // warp-uniform: e, row, rs, re
+      const int64_t re = rp[row + 1];
+      const int64_t se = min(re, e_end);
+      if (se > e) {
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        for (int64_t eb = e; eb < se; eb += 32) {
+          const int64_t mine = eb + lane;
+          const int col = mine < se ? ci[mine] : 0;
+          const float val = mine < se ? va[mine] : 0.f;
+          const int cnt = se - eb < 32 ? int(se - eb) : 32;
+          const int steps = (cnt + 1) >> 1;
+#pragma unroll 4
+          for (int t = 0; t < steps; ++t) {
+            const int src = 2 * t + half;  // <= 31; src >= cnt only for half 1 of an odd count's last step
+            const int64_t k = __shfl_sync(0xffffffffu, col, src);
+            const float wv = __shfl_sync(0xffffffffu, val, src);
+            if (has && src < cnt) {
+              const float4 x = __ldg(reinterpret_cast<const float4*>(b + k * ldb + j));
+              acc[0] += wv * x.x; acc[1] += wv * x.y; acc[2] += wv * x.z; acc[3] += wv * x.w;
+            }
+          }
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], 16);
+        if (has && half == 0) {
+          if (row_in_one_chunk(rs, re)) {
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+              if (j + q < n) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
+          } else {
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+              if (j + q < n) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
+          }
+        }
+        e = se;
+      }
+      rs = re;
+    }
+  }
+}
+
+// TRANSPOSE_B, step 1: t[kk * ldt + j] = B(kk, j) = b[j * ldb + kk] for kk < k, j < n, and 0 for
+// n <= j < ldt (the float4 padding NNZ_PAIRS reads but never stores). 32 x 32 tiles through shared
+// memory (33 columns: no bank conflicts), both the reads (along k) and the writes (along j) coalesced.
+constexpr int kTile = 32, kTileRows = 8;
+__global__ void __launch_bounds__(kTile * kTileRows)
+transpose_col_to_row(int64_t k, int64_t n, const float* __restrict__ b, int64_t ldb, float* __restrict__ t,
+                     int64_t ldt) {
+  __shared__ float tile[kTile][kTile + 1];  // [j - j0][kk - k0]
+  const int64_t k0 = int64_t(blockIdx.x) * kTile;
+  for (int64_t j0 = int64_t(blockIdx.y) * kTile; j0 < ldt; j0 += int64_t(gridDim.y) * kTile) {
+#pragma unroll
+    for (int i = 0; i < kTile; i += kTileRows) {
+      const int64_t kk = k0 + threadIdx.x, j = j0 + threadIdx.y + i;
+      tile[threadIdx.y + i][threadIdx.x] = kk < k && j < n ? __ldg(b + j * ldb + kk) : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kTile; i += kTileRows) {
+      const int64_t kk = k0 + threadIdx.y + i, j = j0 + threadIdx.x;
+      if (kk < k && j < ldt) t[kk * ldt + j] = tile[threadIdx.x][threadIdx.y + i];
+    }
+    __syncthreads();  // the tile is rewritten by the next j0
+  }
+}
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// Row stride of the transposed B in TRANSPOSE_B's workspace: n rounded up to 4 (float4 rows).
+int64_t transposed_ld(int64_t n) { return (n + 3) / 4 * 4; }
+
+// NNZ_SPLIT (pairs == false) or NNZ_PAIRS over B in b_order, C stored in c_order. NNZ_PAIRS needs a
+// row-major, float4-readable B (see spmm_nnz_pairs; b_padded: rows zero-padded to ldb); otherwise
+// NNZ_SPLIT runs.
+Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, int64_t n, jhdnnOrder_t b_order,
+                  const float* b, int64_t ldb, bool b_padded, jhdnnOrder_t c_order, float alpha, float beta, float* c,
+                  int64_t ldc) {
+  const int64_t m = a.rows;
+  split_rows_prepare<<<unsigned((m + kWarps - 1) / kWarps), kBlock, 0, s>>>(m, n, a.row_ptr, c_order, beta, c, ldc);
+  JHDNN_LAUNCH_CHECK();
+  if (a.nnz == 0) return Status::success();
+  const int64_t warps = (a.nnz + kChunk - 1) / kChunk;
+  const int64_t xblocks = (warps + kWarps - 1) / kWarps;
+  if (xblocks > INT32_MAX) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz is too large");
+  const bool b_row = b_order == JHDNN_ORDER_ROW;
+  if (pairs && b_row && ldb % 4 == 0 && aligned16(b) && (n % 4 == 0 || b_padded)) {
+    const int64_t bands = (n + 63) / 64;
+    const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
+    spmm_nnz_pairs<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b, ldb, c_order, alpha, beta,
+                                           c, ldc);
+    JHDNN_LAUNCH_CHECK();
+    return Status::success();
+  }
+  // Vector width: the widest that divides n, ldb and B's alignment, but no wider than n needs
+  // (n = 64 with float4 would leave half the lanes idle). C is stored element by element.
+  int v = 1;
+  if (b_row) {
+    auto fits = [&](int q) { return n % q == 0 && ldb % q == 0 && reinterpret_cast<uintptr_t>(b) % (4 * q) == 0; };
+    if (n >= 128 && fits(4)) v = 4;
+    else if (n >= 64 && fits(2)) v = 2;
+  }
+  const int64_t bands = (n + 32 * v - 1) / (32 * v);
+  const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b_order, b, ldb, c_order, alpha, beta,
+                                   c, ldc);
+  };
+  v == 4 ? launch(spmm_nnz_split<4>) : v == 2 ? launch(spmm_nnz_split<2>) : launch(spmm_nnz_split<1>);
+  JHDNN_LAUNCH_CHECK();
+  return Status::success();
+}
 
 }  // namespace
 
 Status load_spmm_kernels() {
   cudaFuncAttributes attr;
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_thread_row));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1, 1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4, 1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4, 4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_cm));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, split_rows_prepare));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<2>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, transpose_col_to_row));
   return Status::success();
 }
 
+int64_t spmm_workspace_bytes(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder_t order) {
+  if (order != JHDNN_ORDER_COL || (algo != JHDNN_SPMM_ALG_TRANSPOSE_B && algo != JHDNN_SPMM_ALG_DEFAULT)) return 0;
+  const int64_t ldt = transposed_ld(n);
+  if (k > 0 && ldt > (INT64_MAX / 4) / k) return -1;
+  return k * ldt * 4;
+}
+
+jhdnnSpMMAlg_t spmm_choose(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder_t order, size_t ws_size) {
+  if (algo != JHDNN_SPMM_ALG_DEFAULT) return algo;
+  if (order == JHDNN_ORDER_COL) {
+    // In place, a column-major B costs a 32-byte sector per (nonzero, column); the transposed copy
+    // costs 8 bytes per element of B once. Without the workspace: NNZ_SPLIT (balanced, the best
+    // in-place kernel measured at ed82a86).
+    const int64_t need = spmm_workspace_bytes(JHDNN_SPMM_ALG_TRANSPOSE_B, k, n, order);
+    return need >= 0 && uint64_t(need) <= ws_size ? JHDNN_SPMM_ALG_TRANSPOSE_B : JHDNN_SPMM_ALG_NNZ_SPLIT;
+  }
+  // Row-major: wide B (n >= 512, the challenge layers' 60000 columns) is a row sweep per band
+  // (WARP_ROW_WIDE); narrow B (power-law, n = 64) needs the nonzero-balanced NNZ_PAIRS.
+  return n >= 512 ? JHDNN_SPMM_ALG_WARP_ROW_WIDE : JHDNN_SPMM_ALG_NNZ_PAIRS;
+}
+
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
-            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, void* ws,
+            size_t ws_size) {
   const int64_t m = a.rows;
   if (m == 0 || n == 0) return Status::success();
-  if (algo == JHDNN_SPMM_ALG_DEFAULT) algo = JHDNN_SPMM_ALG_WARP_ROW;
+  algo = spmm_choose(algo, a.cols, n, order, ws_size);
   switch (algo) {
     case JHDNN_SPMM_ALG_THREAD_ROW: {
       spmm_thread_row<<<unsigned((m + kBlock - 1) / kBlock), kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values,
                                                                             order, b, ldb, alpha, beta, c, ldc);
       break;
     }
-    case JHDNN_SPMM_ALG_WARP_ROW: {
+    case JHDNN_SPMM_ALG_WARP_ROW:
+    case JHDNN_SPMM_ALG_WARP_ROW_WIDE: {
+      const bool wide = algo == JHDNN_SPMM_ALG_WARP_ROW_WIDE;
       const unsigned grid = unsigned((m + kWarps - 1) / kWarps);
       const unsigned bands = unsigned((n + kBand - 1) / kBand);
       if (bands > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "n (%lld) is too large", (long long)n);
       const dim3 grid2{grid, bands, 1u};
+      auto launch = [&](auto kernel) {
+        kernel<<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
+                                        a.row_order);
+      };
       if (order == JHDNN_ORDER_COL) {
         spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
                                                  a.row_order);
       } else if (n % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && aligned16(b) && aligned16(c)) {
-        spmm_warp_row_rm<4><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
-                                                     a.row_order);
+        wide ? launch(spmm_warp_row_rm<4, 4>) : launch(spmm_warp_row_rm<4, 1>);
       } else {
-        spmm_warp_row_rm<1><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
-                                                     a.row_order);
+        wide ? launch(spmm_warp_row_rm<1, 4>) : launch(spmm_warp_row_rm<1, 1>);
       }
       break;
     }
-    case JHDNN_SPMM_ALG_NNZ_SPLIT: {
-      split_rows_prepare<<<unsigned((m + kWarps - 1) / kWarps), kBlock, 0, s>>>(m, n, a.row_ptr, order, beta, c, ldc);
+    case JHDNN_SPMM_ALG_NNZ_SPLIT:
+    case JHDNN_SPMM_ALG_NNZ_PAIRS:
+      return launch_nnz(s, algo == JHDNN_SPMM_ALG_NNZ_PAIRS, a, n, order, b, ldb, false, order, alpha, beta, c, ldc);
+    case JHDNN_SPMM_ALG_TRANSPOSE_B: {
+      if (order == JHDNN_ORDER_ROW)  // B is already row-major: nothing to transpose
+        return launch_nnz(s, true, a, n, order, b, ldb, false, order, alpha, beta, c, ldc);
+      // The API checked ws_size >= spmm_workspace_bytes and the 256-byte alignment.
+      const int64_t k = a.cols, ldt = transposed_ld(n);
+      float* t = static_cast<float*>(ws);
+      const int64_t jtiles = (ldt + kTile - 1) / kTile;
+      const dim3 tgrid{unsigned((k + kTile - 1) / kTile), unsigned(std::min<int64_t>(jtiles, 65535)), 1u};
+      transpose_col_to_row<<<tgrid, dim3(kTile, kTileRows, 1), 0, s>>>(k, n, b, ldb, t, ldt);
       JHDNN_LAUNCH_CHECK();
-      if (a.nnz == 0) break;
-      const int64_t warps = (a.nnz + kChunk - 1) / kChunk;
-      const int64_t xblocks = (warps + kWarps - 1) / kWarps;
-      if (xblocks > INT32_MAX) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz is too large");
-      // Vector width: the widest that divides n, ldb, ldc and the alignment, but no wider than n needs
-      // (n = 64 with float4 would leave half the lanes idle).
-      int v = 1;
-      if (order == JHDNN_ORDER_ROW) {
-        auto fits = [&](int q) {
-          return n % q == 0 && ldb % q == 0 && ldc % q == 0 &&
-                 reinterpret_cast<uintptr_t>(b) % (4 * q) == 0 && reinterpret_cast<uintptr_t>(c) % (4 * q) == 0;
-        };
-        if (n >= 128 && fits(4)) v = 4;
-        else if (n >= 64 && fits(2)) v = 2;
-      }
-      const int64_t bands = (n + 32 * v - 1) / (32 * v);
-      const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
-      auto launch = [&](auto kernel) {
-        kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, order, b, ldb, alpha, beta, c,
-                                       ldc);
-      };
-      v == 4 ? launch(spmm_nnz_split<4>) : v == 2 ? launch(spmm_nnz_split<2>) : launch(spmm_nnz_split<1>);
-      break;
+      return launch_nnz(s, true, a, n, JHDNN_ORDER_ROW, t, ldt, true, JHDNN_ORDER_COL, alpha, beta, c, ldc);
     }
     default:
       return core::fail(JHDNN_STATUS_BAD_PARAM, "unknown SpMM algorithm %d", int(algo));
