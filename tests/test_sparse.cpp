@@ -114,6 +114,38 @@ spdnn::Csr heavy_csr(int64_t m, int64_t k, uint64_t seed) {
   return a;
 }
 
+// Rows in groups of 4 with the same column list (width 40: more than one batch of 32) and their own
+// values, like the challenge layers' rows that share inputs; m = 4 * groups + 3 leaves a tail group of
+// 3. Group 2's last row differs in one column and group 5's rows differ in length: both must take the
+// row-by-row path of WARP_ROW_WIDE.
+spdnn::Csr grouped_csr(int64_t groups, int64_t k, uint64_t seed) {
+  SplitMix64 g(seed);
+  spdnn::Csr a;
+  a.rows = groups * 4 + 3;
+  a.cols = k;
+  a.ptr.assign(a.rows + 1, 0);
+  std::vector<int> cols;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    if (r % 4 == 0) {  // a new group: a new column list
+      cols.clear();
+      for (int t = 0; t < 40; ++t) cols.push_back(int(g.next() % uint64_t(k)));
+      std::sort(cols.begin(), cols.end());
+      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    }
+    std::vector<int> mine = cols;
+    if (r == 2 * 4 + 3) mine.back() = mine.back() == k - 1 ? 0 : k - 1;  // one column differs (kept sorted below)
+    if (r / 4 == 5 && r % 4 == 1) mine.pop_back();
+    std::sort(mine.begin(), mine.end());
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    for (int c : mine) {
+      a.idx.push_back(c);
+      a.val.push_back(float(g.uniform() * 2 - 1));
+    }
+    a.ptr[r + 1] = int64_t(a.idx.size());
+  }
+  return a;
+}
+
 std::vector<int> ptr32(const spdnn::Csr& a) { return std::vector<int>(a.ptr.begin(), a.ptr.end()); }
 
 int64_t at(jhdnnOrder_t o, int64_t r, int64_t c, int64_t ld) { return o == JHDNN_ORDER_ROW ? r * ld + c : c * ld + r; }
@@ -406,11 +438,12 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
   JhdnnHandle h;
   cusparseHandle_t sp;
   CUSPARSE_CHECK(cusparseCreate(&sp));
-  struct Case { int64_t m, k, n, avg; bool skewed; bool heavy = false; };
+  struct Case { int64_t m, k, n, avg; bool skewed; int kind = 0; };  // kind: 0 random, 1 heavy row, 2 row groups
   const Case cases[] = {{1, 1, 1, 1, false},     {37, 53, 5, 4, false},  {300, 200, 33, 20, true},
                         {1000, 700, 64, 8, true}, {129, 4000, 130, 300, true}, {64, 64, 128, 64, false},
                         {200, 300, 1100, 10, false}, {90, 70, 1037, 5, true},  // n > 512: several column bands
-                        {300, 5000, 67, 0, false, true}, {300, 5000, 64, 0, false, true}};  // one 5000-long row
+                        {300, 5000, 67, 0, false, 1}, {300, 5000, 64, 0, false, 1},  // one 5000-long row
+                        {4 * 12 + 3, 500, 1100, 0, false, 2}, {4 * 12 + 3, 500, 531, 0, false, 2}};
   // Every algorithm; WARP_ROW and WARP_ROW_WIDE again with a random row-order hint (same results);
   // TRANSPOSE_B and DEFAULT again through jhdnnSpMMWithWorkspace with the reported workspace (poisoned
   // with NaN first, so an element of the transposed B that was not written shows up in C).
@@ -424,8 +457,11 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
   variants.push_back({JHDNN_SPMM_ALG_DEFAULT, false, true});
   int salt = 0;
   for (const Case& cs : cases) {
-    const spdnn::Csr a = cs.heavy ? heavy_csr(cs.m, cs.k, seed_for(200 + salt++))
-                                  : random_csr(cs.m, cs.k, cs.avg, cs.skewed, seed_for(200 + salt++));
+    const uint64_t seed = seed_for(200 + salt++);
+    const spdnn::Csr a = cs.kind == 1   ? heavy_csr(cs.m, cs.k, seed)
+                         : cs.kind == 2 ? grouped_csr((cs.m - 3) / 4, cs.k, seed)
+                                        : random_csr(cs.m, cs.k, cs.avg, cs.skewed, seed);
+    REQUIRE(a.rows == cs.m);
     const std::vector<int> rp = ptr32(a);
     DeviceBuffer drp = to_dev(rp), dci = to_dev(a.idx), dva = to_dev(a.val);
     jhdnnSparseMatrixDescriptor_t d;
@@ -465,7 +501,7 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
             mag[o] = alpha * sa + std::fabs(beta * double(c0[o]));
           }
         for (const Variant& v : variants) {
-          INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " heavy " << cs.heavy
+          INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " kind " << cs.kind
                     << " order " << order << " beta " << beta << " algo " << int(v.algo)
                     << (v.ordered ? " with a row order" : "") << (v.ws ? " with its workspace" : ""));
           JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, v.ordered ? drow_order.as<int>() : nullptr));

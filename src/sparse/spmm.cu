@@ -11,9 +11,10 @@
 //               one 100k-entry row is spread over many warps. Rows inside one chunk are stored
 //               directly; pieces of rows cut by a chunk boundary are added with atomicAdd after a
 //               pass that scales just those rows by beta (see spmm_nnz_split).
-//   WARP_ROW_WIDE  WARP_ROW with four float4 per lane (512 columns per warp pass): the row's pairs are
-//               loaded and broadcast once per 512 columns instead of once per 128, and each broadcast
-//               feeds four independent B loads (long rows of a wide B: the challenge layers).
+//   WARP_ROW_WIDE  4 rows per warp (in the row order), two float4 per lane (256 columns per pass):
+//               when the 4 rows have the same columns (the challenge layers in their reuse order) each
+//               B load feeds all 4 rows; otherwise the rows run in turn, each broadcast pair feeding
+//               two independent loads.
 //   NNZ_PAIRS   NNZ_SPLIT with half-warps: 16 lanes x float4 cover a 64-column band, and the two halves
 //               take alternate nonzeros of a segment (two B rows per load instruction; halves summed
 //               by one shuffle at the row's end). Row-major B, n a multiple of 4 (else NNZ_SPLIT).
@@ -58,18 +59,12 @@ spmm_thread_row(int64_t m, int64_t n, const int* __restrict__ rp, const int* __r
 }
 
 // Row-major, lanes over columns; V = 4 uses float4 (n, ldb, ldc multiples of 4, 16-byte aligned).
-// S column slabs per lane (WARP_ROW: S = 1; WARP_ROW_WIDE: S = 4): lane l owns columns
-// j0 + s * 32 * V + l * V .. + V - 1 for s < S, so one broadcast (col, value) pair feeds S independent
-// B loads and the pairs are loaded once per 32 * V * S columns.
-template <int V, int S>
+template <int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
                  float* __restrict__ c, int64_t ldc,
                  const int* __restrict__ order) {
-  // A pass (32 * V * S columns) never straddles a band, so j < j_hi is the same test as j < n, and with
-  // V = 4 (n a multiple of 4) j < n means all four columns are in range.
-  static_assert(kBand % (32 * V * S) == 0, "a warp pass must not straddle two bands");
   const int lane = threadIdx.x & 31;
   const int64_t t_row = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   if (t_row >= m) return;
@@ -80,8 +75,9 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
   // blockIdx.y picks a band of kBand columns: blocks run x-fastest, so all rows of A work on the same
   // band of B at the same time and that band (k x kBand floats) is served from L2, not HBM.
   const int64_t j_lo = int64_t(blockIdx.y) * kBand, j_hi = min(n, j_lo + kBand);
-  for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V * S) {
-    float acc[S][V] = {};
+  for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V) {
+    const int64_t j = j0 + int64_t(lane) * V;
+    float acc[V] = {};
     for (int eb = e0; eb < e1; eb += 32) {
       const int mine = eb + lane;
       const int col = mine < e1 ? ci[mine] : 0;
@@ -90,26 +86,144 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
       for (int t = 0; t < cnt; ++t) {
         const int64_t kk = __shfl_sync(0xffffffffu, col, t);
         const float w = __shfl_sync(0xffffffffu, val, t);
-#pragma unroll
-        for (int sl = 0; sl < S; ++sl) {
-          const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
-          if (j < j_hi) {
-            if constexpr (V == 4) {
-              const float4 x = __ldg(reinterpret_cast<const float4*>(b + kk * ldb + j));
-              acc[sl][0] += w * x.x; acc[sl][1] += w * x.y; acc[sl][2] += w * x.z; acc[sl][3] += w * x.w;
-            } else {
-              acc[sl][0] += w * __ldg(b + kk * ldb + j);
-            }
+        if (j < n) {
+          if constexpr (V == 4) {
+            const float4 x = __ldg(reinterpret_cast<const float4*>(b + kk * ldb + j));
+            acc[0] += w * x.x; acc[1] += w * x.y; acc[2] += w * x.z; acc[3] += w * x.w;
+          } else {
+            acc[0] += w * __ldg(b + kk * ldb + j);
           }
         }
       }
     }
+    if (j < n) {
 #pragma unroll
-    for (int sl = 0; sl < S; ++sl) {
-      const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
-      if (j < j_hi) {
+      for (int q = 0; q < V; ++q) store(c, row * ldc + j + q, alpha, acc[q], beta);
+    }
+  }
+}
+
+// WARP_ROW_WIDE (row-major): a warp takes kGroup consecutive rows (in the row order, when one is set)
+// and lanes own kSlabs slabs of V columns per pass (32 * V * kSlabs columns). When the kGroup rows
+// have the same column list (the challenge layers' 16 rows per input list, adjacent in their reuse
+// order), each B load feeds all kGroup rows: kGroup x fewer B loads per FMA than WARP_ROW (whose only
+// reuse is L1 hits). Otherwise the rows run one after another, each broadcast pair feeding kSlabs
+// independent loads. The equality test is warp-uniform (lengths, then __all_sync over the indices),
+// and costs one extra read of the rows' indices per band.
+constexpr int kGroup = 4, kSlabs = 2;
+template <int V>
+__global__ void __launch_bounds__(kBlock)
+spmm_warp_rows_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
+                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
+                  float* __restrict__ c, int64_t ldc, const int* __restrict__ order) {
+  static_assert(kBand % (32 * V * kSlabs) == 0, "a warp pass must not straddle two bands");
+  const int lane = threadIdx.x & 31;
+  const int64_t t0 = (int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * kGroup;
+  if (t0 >= m) return;
+  const int rows = int(min(int64_t(kGroup), m - t0));  // warp-uniform
+  int64_t row[kGroup];
+  int e0[kGroup], e1[kGroup];
 #pragma unroll
-        for (int q = 0; q < V; ++q) store(c, row * ldc + j + q, alpha, acc[sl][q], beta);
+  for (int g = 0; g < kGroup; ++g) {
+    const int64_t t = g < rows ? t0 + g : t0;  // missing rows (the tail group) repeat row t0, never stored
+    row[g] = order ? int64_t(order[t]) : t;
+    e0[g] = rp[row[g]];
+    e1[g] = rp[row[g] + 1];
+  }
+  const int len = e1[0] - e0[0];
+  bool same = rows == kGroup;
+#pragma unroll
+  for (int g = 1; g < kGroup; ++g) same = same && e1[g] - e0[g] == len;
+  for (int eb = 0; same && eb < len; eb += 32) {
+    bool eq = true;
+    if (eb + lane < len) {
+      const int c0 = ci[e0[0] + eb + lane];
+#pragma unroll
+      for (int g = 1; g < kGroup; ++g) eq = eq && ci[e0[g] + eb + lane] == c0;
+    }
+    same = __all_sync(0xffffffffu, eq);
+  }
+  const int64_t j_lo = int64_t(blockIdx.y) * kBand, j_hi = min(n, j_lo + kBand);
+  auto load = [&](int64_t kk, int64_t j, float (&x)[V]) {
+    if constexpr (V == 4) {
+      const float4 t = __ldg(reinterpret_cast<const float4*>(b + kk * ldb + j));
+      x[0] = t.x; x[1] = t.y; x[2] = t.z; x[3] = t.w;
+    } else {
+      x[0] = __ldg(b + kk * ldb + j);
+    }
+  };
+  for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V * kSlabs) {
+    if (same) {
+      float acc[kGroup][kSlabs][V] = {};
+      for (int eb = 0; eb < len; eb += 32) {
+        const int mine = eb + lane;
+        const int col = mine < len ? ci[e0[0] + mine] : 0;
+        float val[kGroup];
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g) val[g] = mine < len ? va[e0[g] + mine] : 0.f;
+        const int cnt = min(32, len - eb);
+        for (int t = 0; t < cnt; ++t) {
+          const int64_t kk = __shfl_sync(0xffffffffu, col, t);
+          float w[kGroup];
+#pragma unroll
+          for (int g = 0; g < kGroup; ++g) w[g] = __shfl_sync(0xffffffffu, val[g], t);
+#pragma unroll
+          for (int sl = 0; sl < kSlabs; ++sl) {
+            const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+            if (j < j_hi) {
+              float x[V];
+              load(kk, j, x);
+#pragma unroll
+              for (int g = 0; g < kGroup; ++g)
+#pragma unroll
+                for (int q = 0; q < V; ++q) acc[g][sl][q] += w[g] * x[q];
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g)
+#pragma unroll
+        for (int sl = 0; sl < kSlabs; ++sl) {
+          const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+          if (j < j_hi) {
+#pragma unroll
+            for (int q = 0; q < V; ++q) store(c, row[g] * ldc + j + q, alpha, acc[g][sl][q], beta);
+          }
+        }
+    } else {
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g) {  // unrolled, so row[], e0[], e1[] stay in registers
+        if (g >= rows) continue;
+        float acc[kSlabs][V] = {};
+        for (int eb = e0[g]; eb < e1[g]; eb += 32) {
+          const int mine = eb + lane;
+          const int col = mine < e1[g] ? ci[mine] : 0;
+          const float val = mine < e1[g] ? va[mine] : 0.f;
+          const int cnt = min(32, e1[g] - eb);
+          for (int t = 0; t < cnt; ++t) {
+            const int64_t kk = __shfl_sync(0xffffffffu, col, t);
+            const float w = __shfl_sync(0xffffffffu, val, t);
+#pragma unroll
+            for (int sl = 0; sl < kSlabs; ++sl) {
+              const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+              if (j < j_hi) {
+                float x[V];
+                load(kk, j, x);
+#pragma unroll
+                for (int q = 0; q < V; ++q) acc[sl][q] += w * x[q];
+              }
+            }
+          }
+        }
+#pragma unroll
+        for (int sl = 0; sl < kSlabs; ++sl) {
+          const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+          if (j < j_hi) {
+#pragma unroll
+            for (int q = 0; q < V; ++q) store(c, row[g] * ldc + j + q, alpha, acc[sl][q], beta);
+          }
+        }
       }
     }
   }
@@ -392,10 +506,10 @@ Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, 
 Status load_spmm_kernels() {
   cudaFuncAttributes attr;
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_thread_row));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1, 1>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4, 1>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1, 4>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_rows_rm<1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_rows_rm<4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_cm));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, split_rows_prepare));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<1>));
@@ -443,20 +557,20 @@ Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseM
     case JHDNN_SPMM_ALG_WARP_ROW_WIDE: {
       const bool wide = algo == JHDNN_SPMM_ALG_WARP_ROW_WIDE;
       const unsigned grid = unsigned((m + kWarps - 1) / kWarps);
+      const unsigned grid_wide = unsigned((m + kWarps * kGroup - 1) / (kWarps * kGroup));
       const unsigned bands = unsigned((n + kBand - 1) / kBand);
       if (bands > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "n (%lld) is too large", (long long)n);
-      const dim3 grid2{grid, bands, 1u};
       auto launch = [&](auto kernel) {
-        kernel<<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
-                                        a.row_order);
+        const dim3 g{wide ? grid_wide : grid, bands, 1u};
+        kernel<<<g, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc, a.row_order);
       };
       if (order == JHDNN_ORDER_COL) {
         spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
                                                  a.row_order);
       } else if (n % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && aligned16(b) && aligned16(c)) {
-        wide ? launch(spmm_warp_row_rm<4, 4>) : launch(spmm_warp_row_rm<4, 1>);
+        wide ? launch(spmm_warp_rows_rm<4>) : launch(spmm_warp_row_rm<4>);
       } else {
-        wide ? launch(spmm_warp_row_rm<1, 4>) : launch(spmm_warp_row_rm<1, 1>);
+        wide ? launch(spmm_warp_rows_rm<1>) : launch(spmm_warp_row_rm<1>);
       }
       break;
     }
