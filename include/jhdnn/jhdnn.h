@@ -387,7 +387,7 @@ typedef enum {
 typedef enum {
     JHDNN_SPMM_ALG_DEFAULT = 0,    /* row-major: WARP_ROW_WIDE when n >= 512, else NNZ_PAIRS; column-major:
                                     * TRANSPOSE_B when jhdnnSpMMWithWorkspace is given its workspace,
-                                    * else NNZ_SPLIT */
+                                    * else NNZ_PAIRS */
     JHDNN_SPMM_ALG_THREAD_ROW = 1, /* one thread per row of A: the simplest, slow on long rows */
     JHDNN_SPMM_ALG_WARP_ROW = 2,   /* one warp per row of A, lanes over columns of B (float4 loads) */
     JHDNN_SPMM_ALG_NNZ_SPLIT = 3,  /* equal nonzero chunks per warp (load balance for skewed rows); NOT
@@ -395,9 +395,10 @@ typedef enum {
                                     * summed with float atomics, in an order that varies run to run */
     JHDNN_SPMM_ALG_WARP_ROW_WIDE = 4, /* WARP_ROW with 4 float4 per lane: one broadcast pair feeds 4 loads
                                        * (wide B, long rows); column-major: as WARP_ROW */
-    JHDNN_SPMM_ALG_NNZ_PAIRS = 5,  /* NNZ_SPLIT with half-warps over 64-column bands (float4), two nonzeros
-                                    * per step; needs row-major B, n and ldb multiples of 4, B 16-byte
-                                    * aligned, else runs NNZ_SPLIT. Not deterministic (as NNZ_SPLIT) */
+    JHDNN_SPMM_ALG_NNZ_PAIRS = 5,  /* NNZ_SPLIT with lane groups: row-major B: half-warps over 64-column
+                                    * bands (float4), two nonzeros per step (n, ldb multiples of 4, B
+                                    * 16-byte aligned, else runs NNZ_SPLIT); column-major B: 8 lanes x
+                                    * 8-column bands, 4 nonzeros per step. Not deterministic (as NNZ_SPLIT) */
     JHDNN_SPMM_ALG_TRANSPOSE_B = 6, /* column-major: B transposed into the workspace, then NNZ_PAIRS storing
                                      * C column-major; only through jhdnnSpMMWithWorkspace (jhdnnSpMM:
                                      * BAD_PARAM_SIZE_INSUFFICIENT). Row-major: NNZ_PAIRS, no workspace. Not deterministic */

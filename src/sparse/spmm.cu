@@ -15,9 +15,10 @@
 //               when the 4 rows have the same columns (the challenge layers in their reuse order) each
 //               B load feeds all 4 rows; otherwise the rows run in turn, each broadcast pair feeding
 //               two independent loads.
-//   NNZ_PAIRS   NNZ_SPLIT with half-warps: 16 lanes x float4 cover a 64-column band, and the two halves
-//               take alternate nonzeros of a segment (two B rows per load instruction; halves summed
-//               by one shuffle at the row's end). Row-major B, n a multiple of 4 (else NNZ_SPLIT).
+//   NNZ_PAIRS   NNZ_SPLIT with lane groups: row-major B, 16 lanes x float4 cover a 64-column band and
+//               the two halves take alternate nonzeros of a segment (two B rows per load instruction;
+//               halves summed by one shuffle at the row's end; n, ldb multiples of 4, else NNZ_SPLIT).
+//               Column-major B: 8 lanes x 8-column bands, 4 nonzeros per step (B sectors from L2).
 //   TRANSPOSE_B column-major B and C: B is transposed into the caller's workspace (row-major, k x ldt)
 //               by a tiled shared-memory transpose, then NNZ_PAIRS runs on it and stores C column-major.
 //               In place, every (nonzero, column) of a column-major B is its own 32-byte sector; the
@@ -360,18 +361,27 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
   }
 }
 
-// NNZ_PAIRS: the chunks, segments and store rules of spmm_nnz_split, but lane l works on columns
-// band * 64 + (l % 16) * 4 .. + 3 of row-major B (float4), half h = l / 16 on the segment's nonzeros
-// h, h + 2, h + 4, ...: one load instruction fetches two B rows, and a batch of 32 pairs takes 16
-// shuffle steps instead of 32. The two halves' sums meet in one __shfl_xor_sync(16) per row.
-// B: row-major, ldb a multiple of 4, 16-byte aligned, and columns j..j+3 readable for every j < n
-// with j % 4 == 0 (n % 4 == 0, or the transposed workspace whose rows are zero-padded to ldb);
-// only columns < n of C are stored.
+// NNZ_PAIRS: the chunks, segments and store rules of spmm_nnz_split, but the warp is split into
+// kH = 32 / L groups of L lanes: lane l works on columns band * L * V + (l % L) * V .. + V - 1, group
+// h = l / L on the segment's nonzeros h, h + kH, h + 2 kH, ...; at the row's end the groups' sums
+// meet in log2(kH) __shfl_xor_sync steps and group 0 stores. Two shapes:
+//   <16, 4> row-major B: two half-warps x float4 = 64 columns, two B rows per load instruction, 16
+//           shuffle steps per 32 pairs instead of 32. B: ldb a multiple of 4, 16-byte aligned, and
+//           columns j..j+3 readable for every j < n with j % 4 == 0 (n % 4 == 0, or the transposed
+//           workspace whose rows are zero-padded to ldb).
+//   <8, 1>  column-major B in place: 8 columns x 4 nonzeros per step, 8-column bands (blockIdx.y):
+//           blocks run x-fastest, so the whole GPU sweeps 8 columns of B at a time (8 x 4 k bytes:
+//           32 MB at k = 2^20) and its 32-byte sectors come from L2; a 32-column band (NNZ_SPLIT)
+//           spreads the sweep over 128 MB and reads them from HBM.
+// Only columns < n of C are stored.
+template <int L, int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
-               const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, jhdnnOrder_t c_order,
-               float alpha, float beta, float* __restrict__ c, int64_t ldc) {
-  const int lane = threadIdx.x & 31, half = lane >> 4;
+               const float* __restrict__ va, jhdnnOrder_t b_order, const float* __restrict__ b, int64_t ldb,
+               jhdnnOrder_t c_order, float alpha, float beta, float* __restrict__ c, int64_t ldc) {
+  static_assert(32 % L == 0 && (V == 1 || V == 4), "L lanes per nonzero must divide the warp");
+  constexpr int kH = 32 / L;
+  const int lane = threadIdx.x & 31, grp = lane / L;
   const int64_t w = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   const int64_t e_begin = w * kChunk;
   if (e_begin >= nnz) return;
@@ -382,9 +392,9 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
     if (rp[mid] <= e_begin) lo = mid; else hi = mid;
   }
   const int64_t first_row = lo;
-  const int64_t bands = (n + 63) / 64;
+  const int64_t bands = (n + L * V - 1) / (L * V);
   for (int64_t band = blockIdx.y; band < bands; band += gridDim.y) {
-    const int64_t j = band * 64 + int64_t(lane & 15) * 4;
+    const int64_t j = band * L * V + int64_t(lane % L) * V;
     const bool has = j < n;
     int64_t row = first_row;
     int64_t rs = rp[row];
@@ -392,34 +402,42 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
       const int64_t re = rp[row + 1];
       const int64_t se = min(re, e_end);
       if (se > e) {
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+        float acc[V];
+#pragma unroll
+        for (int q = 0; q < V; ++q) acc[q] = 0.f;
         for (int64_t eb = e; eb < se; eb += 32) {
           const int64_t mine = eb + lane;
           const int col = mine < se ? ci[mine] : 0;
           const float val = mine < se ? va[mine] : 0.f;
           const int cnt = se - eb < 32 ? int(se - eb) : 32;
-          const int steps = (cnt + 1) >> 1;
+          const int steps = (cnt + kH - 1) / kH;
 #pragma unroll 4
           for (int t = 0; t < steps; ++t) {
-            const int src = 2 * t + half;  // <= 31; src >= cnt only for half 1 of an odd count's last step
+            const int src = kH * t + grp;  // <= 31 (steps <= 32 / kH); src >= cnt only in the last step
             const int64_t k = __shfl_sync(0xffffffffu, col, src);
             const float wv = __shfl_sync(0xffffffffu, val, src);
             if (has && src < cnt) {
-              const float4 x = __ldg(reinterpret_cast<const float4*>(b + k * ldb + j));
-              acc[0] += wv * x.x; acc[1] += wv * x.y; acc[2] += wv * x.z; acc[3] += wv * x.w;
+              if constexpr (V == 4) {
+                const float4 x = __ldg(reinterpret_cast<const float4*>(b + k * ldb + j));
+                acc[0] += wv * x.x; acc[1] += wv * x.y; acc[2] += wv * x.z; acc[3] += wv * x.w;
+              } else {
+                acc[0] += wv * __ldg(b + at(b_order, k, j, ldb));
+              }
             }
           }
         }
 #pragma unroll
-        for (int q = 0; q < 4; ++q) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], 16);
-        if (has && half == 0) {
+        for (int d = L; d < 32; d <<= 1)
+#pragma unroll
+          for (int q = 0; q < V; ++q) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], d);
+        if (has && grp == 0) {
           if (row_in_one_chunk(rs, re)) {
 #pragma unroll
-            for (int q = 0; q < 4; ++q)
+            for (int q = 0; q < V; ++q)
               if (j + q < n) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
           } else {
 #pragma unroll
-            for (int q = 0; q < 4; ++q)
+            for (int q = 0; q < V; ++q)
               if (j + q < n) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
           }
         }
@@ -460,9 +478,9 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 // Row stride of the transposed B in TRANSPOSE_B's workspace: n rounded up to 4 (float4 rows).
 int64_t transposed_ld(int64_t n) { return (n + 3) / 4 * 4; }
 
-// NNZ_SPLIT (pairs == false) or NNZ_PAIRS over B in b_order, C stored in c_order. NNZ_PAIRS needs a
-// row-major, float4-readable B (see spmm_nnz_pairs; b_padded: rows zero-padded to ldb); otherwise
-// NNZ_SPLIT runs.
+// NNZ_SPLIT (pairs == false) or NNZ_PAIRS over B in b_order, C stored in c_order. NNZ_PAIRS: <16, 4>
+// for a row-major, float4-readable B (see spmm_nnz_pairs; b_padded: rows zero-padded to ldb), <8, 1>
+// for a column-major B; a row-major B that is not float4-readable runs NNZ_SPLIT.
 Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, int64_t n, jhdnnOrder_t b_order,
                   const float* b, int64_t ldb, bool b_padded, jhdnnOrder_t c_order, float alpha, float beta, float* c,
                   int64_t ldc) {
@@ -474,11 +492,15 @@ Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, 
   const int64_t xblocks = (warps + kWarps - 1) / kWarps;
   if (xblocks > INT32_MAX) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz is too large");
   const bool b_row = b_order == JHDNN_ORDER_ROW;
-  if (pairs && b_row && ldb % 4 == 0 && aligned16(b) && (n % 4 == 0 || b_padded)) {
-    const int64_t bands = (n + 63) / 64;
+  const bool rm4 = b_row && ldb % 4 == 0 && aligned16(b) && (n % 4 == 0 || b_padded);
+  if (pairs && (rm4 || !b_row)) {
+    const int64_t bands = rm4 ? (n + 63) / 64 : (n + 7) / 8;
     const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
-    spmm_nnz_pairs<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b, ldb, c_order, alpha, beta,
-                                           c, ldc);
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b_order, b, ldb, c_order, alpha,
+                                     beta, c, ldc);
+    };
+    rm4 ? launch(spmm_nnz_pairs<16, 4>) : launch(spmm_nnz_pairs<8, 1>);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   }
@@ -515,7 +537,8 @@ Status load_spmm_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<2>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<4>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs<16, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs<8, 1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, transpose_col_to_row));
   return Status::success();
 }
@@ -531,10 +554,10 @@ jhdnnSpMMAlg_t spmm_choose(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder
   if (algo != JHDNN_SPMM_ALG_DEFAULT) return algo;
   if (order == JHDNN_ORDER_COL) {
     // In place, a column-major B costs a 32-byte sector per (nonzero, column); the transposed copy
-    // costs 8 bytes per element of B once. Without the workspace: NNZ_SPLIT (balanced, the best
-    // in-place kernel measured at ed82a86).
+    // costs 8 bytes per element of B once. Without the workspace: NNZ_PAIRS <8, 1> (balanced, and
+    // its 8-column sweep keeps the B sectors in L2).
     const int64_t need = spmm_workspace_bytes(JHDNN_SPMM_ALG_TRANSPOSE_B, k, n, order);
-    return need >= 0 && uint64_t(need) <= ws_size ? JHDNN_SPMM_ALG_TRANSPOSE_B : JHDNN_SPMM_ALG_NNZ_SPLIT;
+    return need >= 0 && uint64_t(need) <= ws_size ? JHDNN_SPMM_ALG_TRANSPOSE_B : JHDNN_SPMM_ALG_NNZ_PAIRS;
   }
   // Row-major: wide B (n >= 512, the challenge layers' 60000 columns) is a row sweep per band
   // (WARP_ROW_WIDE); narrow B (power-law, n = 64) needs the nonzero-balanced NNZ_PAIRS.
