@@ -386,20 +386,37 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
   const int64_t e_begin = w * kChunk;
   if (e_begin >= nnz) return;
   const int64_t e_end = min(nnz, e_begin + kChunk);
-  int64_t lo = 0, hi = m;  // invariant: rp[lo] <= e_begin < rp[hi] (as in spmm_nnz_split)
+  // First row: the last r with rp[r] <= e_begin, by a 32-way search (the 32 lanes probe at once, a
+  // ballot counts the probes at or below e_begin): 4 dependent loads at m = 2^20 instead of 20.
+  int64_t lo = 0, hi = m;  // invariant: rp[lo] <= e_begin < rp[hi]
   while (hi - lo > 1) {
-    const int64_t mid = (lo + hi) / 2;
-    if (rp[mid] <= e_begin) lo = mid; else hi = mid;
+    const int64_t step = (hi - lo + 31) / 32;
+    const int64_t p = lo + (int64_t(lane) + 1) * step;
+    const unsigned le = __ballot_sync(0xffffffffu, p < hi && rp[p] <= e_begin);  // a prefix of the lanes
+    lo += int64_t(__popc(le)) * step;
+    hi = min(hi, lo + step);
   }
   const int64_t first_row = lo;
+  // Row pointers come 32 at a time: lane l holds rp[win + l], so walking the rows costs one load per
+  // 32 rows instead of a dependent load per row.
+  int64_t win = first_row;
+  int rpw = rp[min(win + lane, m)];
   const int64_t bands = (n + L * V - 1) / (L * V);
   for (int64_t band = blockIdx.y; band < bands; band += gridDim.y) {
     const int64_t j = band * L * V + int64_t(lane % L) * V;
     const bool has = j < n;
     int64_t row = first_row;
-    int64_t rs = rp[row];
-    for (int64_t e = e_begin; e < e_end; ++row) {  // warp-uniform: e, row, rs, re
-      const int64_t re = rp[row + 1];
+    if (win != first_row) {  // a later band: back to the first window
+      win = first_row;
+      rpw = rp[min(win + lane, m)];
+    }
+    int64_t rs = __shfl_sync(0xffffffffu, rpw, 0);
+    for (int64_t e = e_begin; e < e_end; ++row) {  // warp-uniform: e, row, rs, re, win
+      if (row + 1 - win >= 32) {  // rp[row + 1] is past the window: the next 32 start at row
+        win = row;
+        rpw = rp[min(win + lane, m)];
+      }
+      const int64_t re = __shfl_sync(0xffffffffu, rpw, int(row + 1 - win));
       const int64_t se = min(re, e_end);
       if (se > e) {
         float acc[V];
