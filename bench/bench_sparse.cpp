@@ -3,8 +3,10 @@
 //       (analysis + convert). Counters: B/s (2 reads of A + the CSR written) and HBM (fraction of the
 //       H200's measured 4.16 TB/s copy rate).
 //   SpMM/<impl>/<matrix>/<order>                   challenge layers (W^T, N x N, 32 per row, times the
-//       layer-1 features of 60000 images) and power-law matrices; jhDNN's algorithms vs cusparseSpMM
-//       CSR ALG1/ALG2/ALG3. Counter: FLOP/s (2 * nnz * n).
+//       layer-1 features of 60000 images) and power-law matrices; jhDNN's algorithms (every
+//       jhdnnSpMMAlg_t through jhdnnSpMMWithWorkspace, workspace allocated outside the timed region;
+//       *_ordered: with the layer's reuse order as the row hint; jhdnn_default: DEFAULT's pick) vs
+//       cusparseSpMM CSR ALG1/ALG2/ALG3. Counter: FLOP/s (2 * nnz * n).
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline
 //       (cusparseSpMM + bias/ReLU/clamp kernel + the same compaction + gather). One iteration each;
 //       counters TE/s (60000 * 32 * N * L / t), survivors, and `valid` (1 = categories equal the
