@@ -447,7 +447,9 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
   // Every algorithm; WARP_ROW and WARP_ROW_WIDE again with a random row-order hint (same results);
   // TRANSPOSE_B and DEFAULT again through jhdnnSpMMWithWorkspace with the reported workspace (poisoned
   // with NaN first, so an element of the transposed B that was not written shows up in C).
-  struct Variant { jhdnnSpMMAlg_t algo; bool ordered, ws; };
+  // short_ws: DEFAULT given one byte less than it asks for: it must run in place (NNZ_PAIRS) and
+  // leave the workspace untouched.
+  struct Variant { jhdnnSpMMAlg_t algo; bool ordered, ws, short_ws = false; };
   std::vector<Variant> variants;
   for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo < JHDNN_SPMM_ALG_COUNT; ++algo)
     if (algo != JHDNN_SPMM_ALG_TRANSPOSE_B) variants.push_back({jhdnnSpMMAlg_t(algo), false, false});
@@ -455,6 +457,7 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
   variants.push_back({JHDNN_SPMM_ALG_WARP_ROW_WIDE, true, false});
   variants.push_back({JHDNN_SPMM_ALG_TRANSPOSE_B, false, true});
   variants.push_back({JHDNN_SPMM_ALG_DEFAULT, false, true});
+  variants.push_back({JHDNN_SPMM_ALG_DEFAULT, false, true, true});
   int salt = 0;
   for (const Case& cs : cases) {
     const uint64_t seed = seed_for(200 + salt++);
@@ -503,7 +506,8 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
         for (const Variant& v : variants) {
           INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " kind " << cs.kind
                     << " order " << order << " beta " << beta << " algo " << int(v.algo)
-                    << (v.ordered ? " with a row order" : "") << (v.ws ? " with its workspace" : ""));
+                    << (v.ordered ? " with a row order" : "") << (v.ws ? " with its workspace" : "")
+                    << (v.short_ws ? " minus one byte" : ""));
           JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, v.ordered ? drow_order.as<int>() : nullptr));
           std::vector<float> cinit = c0;
           if (beta == 0.f)  // beta = 0 must not read C: NaN there must not come through
@@ -514,12 +518,17 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
             JHDNN_CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), v.algo, d, cs.n, order, &ws));
             const size_t expect = order == JHDNN_ORDER_COL ? size_t(cs.k * ((cs.n + 3) / 4 * 4) * 4) : 0;
             CHECK(ws == expect);
-            DeviceBuffer dws(ws);
+            const size_t give = v.short_ws && ws > 0 ? ws - 1 : ws;
+            DeviceBuffer dws(give);
             dws.poison(0xFF);
             JHDNN_CHECK(jhdnnSpMMWithWorkspace(h.get(), v.algo, &alpha, d, cs.n, order, db.get(), ldb, &beta, dc.get(),
-                                               ldc, ws ? dws.get() : nullptr, ws));
+                                               ldc, give ? dws.get() : nullptr, give));
             CUDA_CHECK(cudaDeviceSynchronize());
             CHECK(dws.guard_intact());
+            if (v.short_ws) {  // not used: still all poison
+              const std::vector<unsigned char> wsb = dws.download();
+              CHECK(std::count(wsb.begin(), wsb.end(), (unsigned char)0xFF) == std::ptrdiff_t(wsb.size()));
+            }
           } else {
             JHDNN_CHECK(jhdnnSpMM(h.get(), v.algo, &alpha, d, cs.n, order, db.get(), ldb, &beta, dc.get(), ldc));
           }
