@@ -3,8 +3,10 @@
 //       (analysis + convert). Counters: B/s (2 reads of A + the CSR written) and HBM (fraction of the
 //       H200's measured 4.16 TB/s copy rate).
 //   SpMM/<impl>/<matrix>/<order>                   challenge layers (W^T, N x N, 32 per row, times the
-//       layer-1 features of 60000 images) and power-law matrices; jhDNN's algorithms vs cusparseSpMM
-//       CSR ALG1/ALG2/ALG3. Counter: FLOP/s (2 * nnz * n).
+//       layer-1 features of 60000 images) and power-law matrices; jhDNN's algorithms (every
+//       jhdnnSpMMAlg_t through jhdnnSpMMWithWorkspace, workspace allocated outside the timed region;
+//       *_ordered: with the layer's reuse order as the row hint; jhdnn_default: DEFAULT's pick) vs
+//       cusparseSpMM CSR ALG1/ALG2/ALG3. Counter: FLOP/s (2 * nnz * n).
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline
 //       (cusparseSpMM + bias/ReLU/clamp kernel + the same compaction + gather). One iteration each;
 //       counters TE/s (60000 * 32 * N * L / t), survivors, and `valid` (1 = categories equal the
@@ -174,8 +176,9 @@ spdnn::Csr power_law(int64_t m, int64_t k, double avg, uint64_t seed) {
   return a;
 }
 
-// impl: 0..3 jhDNN algorithm, 4 WARP_ROW with the row-order hint (rows with equal columns adjacent),
-// 10 + k cuSPARSE CSR ALG k (1, 2, 3).
+// impl: 0..6 jhDNN algorithm (jhdnnSpMMAlg_t; through jhdnnSpMMWithWorkspace with the reported
+// workspace, allocated outside the timed region), 7 WARP_ROW and 8 WARP_ROW_WIDE with the row-order
+// hint (rows with equal columns adjacent), 10 + k cuSPARSE CSR ALG k (1, 2, 3).
 void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdnnOrder_t order, int impl,
                 std::shared_ptr<DeviceBuffer> b) {
   Ctx& c = *g_ctx;
@@ -191,10 +194,16 @@ void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdn
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, a->m, a->k, a->nnz, a->rp.as<int>(), a->ci.as<int>(), a->va.get(),
                                             JHDNN_DATA_FLOAT));
-    if (impl == 4) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, a->order.as<int>()));
-    const jhdnnSpMMAlg_t alg = impl == 4 ? JHDNN_SPMM_ALG_WARP_ROW : jhdnnSpMMAlg_t(impl);
-    run = [&, d, alg]() {
-      JHDNN_CHECK(jhdnnSpMM(c.h.get(), alg, &alpha, d, n, order, b->get(), ldb, &beta, cbuf.get(), ldc));
+    if (impl >= 7) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, a->order.as<int>()));
+    const jhdnnSpMMAlg_t alg = impl == 7 ? JHDNN_SPMM_ALG_WARP_ROW
+                               : impl == 8 ? JHDNN_SPMM_ALG_WARP_ROW_WIDE
+                                           : jhdnnSpMMAlg_t(impl);
+    size_t ws = 0;
+    JHDNN_CHECK(jhdnnGetSpMMWorkspaceSize(c.h.get(), alg, d, n, order, &ws));
+    work = std::make_unique<DeviceBuffer>(ws, 0);
+    run = [&, d, alg, ws]() {
+      JHDNN_CHECK(jhdnnSpMMWithWorkspace(c.h.get(), alg, &alpha, d, n, order, b->get(), ldb, &beta, cbuf.get(), ldc,
+                                         ws ? work->get() : nullptr, ws));
     };
   } else {
     const cusparseSpMMAlg_t alg = impl == 11 ? CUSPARSE_SPMM_CSR_ALG1 : impl == 12 ? CUSPARSE_SPMM_CSR_ALG2
@@ -472,10 +481,13 @@ int main(int argc, char** argv) {
     for (jhdnnOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       if (mt.name.rfind("challenge", 0) == 0 && order == JHDNN_ORDER_COL) continue;  // features are row-major here
       const char* on = order == JHDNN_ORDER_ROW ? "row" : "col";
-      for (int impl : {1, 2, 4, 3, 11, 12, 13}) {
+      for (int impl : {1, 2, 7, 4, 8, 3, 5, 6, 0, 11, 12, 13}) {
         if (impl == 1 && mt.n > 64) continue;  // THREAD_ROW (teaching only) loops over all n columns per thread
-        if (impl == 4 && mt.a->order.bytes() == 0) continue;
-        static const char* names[] = {"default", "thread_row", "warp_row", "nnz_split", "warp_row_ordered"};
+        if (impl >= 7 && impl < 10 && mt.a->order.bytes() == 0) continue;
+        if (impl == 6 && order == JHDNN_ORDER_ROW) continue;  // TRANSPOSE_B is NNZ_PAIRS for a row-major B
+        static const char* names[] = {"default",   "thread_row", "warp_row",         "nnz_split",
+                                      "warp_row_wide", "nnz_pairs", "transpose_b", "warp_row_ordered",
+                                      "warp_row_wide_ordered"};
         const std::string impl_name = impl < 10 ? std::string("jhdnn_") + names[impl]
                                                 : "cusparse_csr_alg" + std::to_string(impl - 10);
         const std::string name = "SpMM/" + impl_name + "/" + mt.name + "/" + on;

@@ -98,16 +98,17 @@ def main():
         if m:
             spmm.setdefault((m.group(2), m.group(3)), {})[m.group(1)] = b
     if spmm:
+        impl_cols = ["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_warp_row_ordered", "jhdnn_warp_row_wide",
+                     "jhdnn_warp_row_wide_ordered", "jhdnn_nnz_split", "jhdnn_nnz_pairs", "jhdnn_transpose_b",
+                     "jhdnn_default", "cusparse_csr_alg1", "cusparse_csr_alg2", "cusparse_csr_alg3"]
         md += ["## CSR x dense SpMM (GFLOP/s, 2 * nnz * n)", "",
-               "| matrix | order | " + " | ".join(["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_warp_row_ordered",
-                                                     "jhdnn_nnz_split", "cusparse_csr_alg1", "cusparse_csr_alg2",
-                                                     "cusparse_csr_alg3"]) +
-               " | best jhDNN / best cuSPARSE |", "|---|---|---|---|---|---|---|---|---|---|"]
+               "| matrix | order | " + " | ".join(impl_cols) + " | best jhDNN / best cuSPARSE | default / best cuSPARSE |",
+               "|---|---|" + "---|" * (len(impl_cols) + 2)]
         for (mat, order), impls in sorted(spmm.items()):
             cells = []
             best_j = best_c = 0.0
-            for impl in ["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_warp_row_ordered", "jhdnn_nnz_split",
-                         "cusparse_csr_alg1", "cusparse_csr_alg2", "cusparse_csr_alg3"]:
+            dflt = 0.0
+            for impl in impl_cols:
                 b = impls.get(impl)
                 if not b:
                     cells.append("-")
@@ -116,12 +117,15 @@ def main():
                 else:
                     g = b.get("FLOP/s", 0) / 1e9
                     cells.append(f"{g:.0f}")
+                    if impl == "jhdnn_default":
+                        dflt = g
                     if impl.startswith("jhdnn"):
                         best_j = max(best_j, g)
                     else:
                         best_c = max(best_c, g)
             ratio = f"{best_j / best_c:.2f}" if best_c > 0 else "-"
-            md.append(f"| {mat} | {order} | " + " | ".join(cells) + f" | {ratio} |")
+            dratio = f"{dflt / best_c:.2f}" if best_c > 0 and dflt > 0 else "-"
+            md.append(f"| {mat} | {order} | " + " | ".join(cells) + f" | {ratio} | {dratio} |")
         md.append("")
 
     # ---- Dense to CSR

@@ -88,6 +88,64 @@ spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t s
   return a;
 }
 
+// Empty rows (the first 3 and every 5th) around one very heavy row (row 7: all k columns, so it crosses
+// many nonzero chunks of the NNZ_* algorithms), the rest short random rows.
+spdnn::Csr heavy_csr(int64_t m, int64_t k, uint64_t seed) {
+  SplitMix64 g(seed);
+  spdnn::Csr a;
+  a.rows = m;
+  a.cols = k;
+  a.ptr.assign(m + 1, 0);
+  for (int64_t r = 0; r < m; ++r) {
+    std::vector<int> cols;
+    if (r == 7) {
+      for (int64_t c = 0; c < k; ++c) cols.push_back(int(c));
+    } else if (r >= 3 && r % 5 != 0) {
+      for (int t = 0; t < 1 + int(g.next() % 6); ++t) cols.push_back(int(g.next() % uint64_t(k)));
+      std::sort(cols.begin(), cols.end());
+      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    }
+    for (int c : cols) {
+      a.idx.push_back(c);
+      a.val.push_back(float(g.uniform() * 2 - 1));
+    }
+    a.ptr[r + 1] = int64_t(a.idx.size());
+  }
+  return a;
+}
+
+// Rows in groups of 4 with the same column list (width 40: more than one batch of 32) and their own
+// values, like the challenge layers' rows that share inputs; m = 4 * groups + 3 leaves a tail group of
+// 3. Group 2's last row differs in one column and group 5's rows differ in length: both must take the
+// row-by-row path of WARP_ROW_WIDE.
+spdnn::Csr grouped_csr(int64_t groups, int64_t k, uint64_t seed) {
+  SplitMix64 g(seed);
+  spdnn::Csr a;
+  a.rows = groups * 4 + 3;
+  a.cols = k;
+  a.ptr.assign(a.rows + 1, 0);
+  std::vector<int> cols;
+  for (int64_t r = 0; r < a.rows; ++r) {
+    if (r % 4 == 0) {  // a new group: a new column list
+      cols.clear();
+      for (int t = 0; t < 40; ++t) cols.push_back(int(g.next() % uint64_t(k)));
+      std::sort(cols.begin(), cols.end());
+      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    }
+    std::vector<int> mine = cols;
+    if (r == 2 * 4 + 3) mine.back() = mine.back() == k - 1 ? 0 : k - 1;  // one column differs (kept sorted below)
+    if (r / 4 == 5 && r % 4 == 1) mine.pop_back();
+    std::sort(mine.begin(), mine.end());
+    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
+    for (int c : mine) {
+      a.idx.push_back(c);
+      a.val.push_back(float(g.uniform() * 2 - 1));
+    }
+    a.ptr[r + 1] = int64_t(a.idx.size());
+  }
+  return a;
+}
+
 std::vector<int> ptr32(const spdnn::Csr& a) { return std::vector<int>(a.ptr.begin(), a.ptr.end()); }
 
 int64_t at(jhdnnOrder_t o, int64_t r, int64_t c, int64_t ld) { return o == JHDNN_ORDER_ROW ? r * ld + c : c * ld + r; }
@@ -211,6 +269,39 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
                   a.as<float>() + 100, 64) == JHDNN_STATUS_BAD_PARAM);  // C overlaps B
   CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_DEFAULT, &one, d, 8, JHDNN_ORDER_COL, a.get(), 64, &zero, a.get(), 64) ==
         JHDNN_STATUS_BAD_PARAM);  // C is B
+  // The workspace of TRANSPOSE_B: k * roundup(n, 4) floats for a column-major B, none for row-major.
+  size_t sws = 1;
+  CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, d, 7, JHDNN_ORDER_COL, nullptr) ==
+        JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_COUNT, d, 7, JHDNN_ORDER_COL, &sws) == JHDNN_STATUS_BAD_PARAM);
+  REQUIRE(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, d, 7, JHDNN_ORDER_COL, &sws) ==
+          JHDNN_STATUS_SUCCESS);
+  CHECK(sws == size_t(64 * 8 * 4));
+  size_t sws_def = 0, sws_row = 1, sws_split = 1;
+  CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_DEFAULT, d, 7, JHDNN_ORDER_COL, &sws_def) ==
+        JHDNN_STATUS_SUCCESS);
+  CHECK(sws_def == sws);
+  CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, d, 7, JHDNN_ORDER_ROW, &sws_row) ==
+        JHDNN_STATUS_SUCCESS);
+  CHECK(sws_row == 0);
+  CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_NNZ_SPLIT, d, 7, JHDNN_ORDER_COL, &sws_split) ==
+        JHDNN_STATUS_SUCCESS);
+  CHECK(sws_split == 0);
+  DeviceBuffer sw(sws + 256);
+  CHECK(jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, &one, d, 7, JHDNN_ORDER_COL, a.get(), 64, &zero, c.get(), 64) ==
+        JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);  // jhdnnSpMM has no workspace
+  CHECK(jhdnnSpMMWithWorkspace(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, &one, d, 7, JHDNN_ORDER_COL, a.get(), 64, &zero,
+                               c.get(), 64, sw.get(), sws - 1) == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+  CHECK(jhdnnSpMMWithWorkspace(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, &one, d, 7, JHDNN_ORDER_COL, a.get(), 64, &zero,
+                               c.get(), 64, nullptr, sws) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(jhdnnSpMMWithWorkspace(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, &one, d, 7, JHDNN_ORDER_COL, a.get(), 64, &zero,
+                               c.get(), 64, sw.as<char>() + 16, sws) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CHECK(jhdnnSpMMWithWorkspace(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, &one, d, 7, JHDNN_ORDER_COL, a.get(), 64, &zero,
+                               c.get(), 64, a.get(), sws) == JHDNN_STATUS_BAD_PARAM);  // workspace overlaps B
+  CHECK(jhdnnSpMMWithWorkspace(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, &one, d, 7, JHDNN_ORDER_COL, a.get(), 64, &zero,
+                               c.get(), 64, c.get(), sws) == JHDNN_STATUS_BAD_PARAM);  // workspace overlaps C
+  CHECK(jhdnnSpMMWithWorkspace(h.get(), JHDNN_SPMM_ALG_NNZ_PAIRS, &one, d, 8, JHDNN_ORDER_ROW, a.get(), 64, &zero,
+                               a.as<float>() + 100, 64, nullptr, 0) == JHDNN_STATUS_BAD_PARAM);  // C overlaps B
   int* cnt = rp.as<int>();
   CHECK(jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, 4, cnt, cnt, a.get(), 64, c.get(), 64, cnt) ==
         JHDNN_STATUS_NOT_SUPPORTED_LAYOUT);  // CSR given
@@ -347,13 +438,33 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
   JhdnnHandle h;
   cusparseHandle_t sp;
   CUSPARSE_CHECK(cusparseCreate(&sp));
-  struct Case { int64_t m, k, n, avg; bool skewed; };
+  struct Case { int64_t m, k, n, avg; bool skewed; int kind = 0; };  // kind: 0 random, 1 heavy row, 2 row groups
   const Case cases[] = {{1, 1, 1, 1, false},     {37, 53, 5, 4, false},  {300, 200, 33, 20, true},
                         {1000, 700, 64, 8, true}, {129, 4000, 130, 300, true}, {64, 64, 128, 64, false},
-                        {200, 300, 1100, 10, false}, {90, 70, 1037, 5, true}};  // n > 512: several column bands
+                        {200, 300, 1100, 10, false}, {90, 70, 1037, 5, true},  // n > 512: several column bands
+                        {300, 5000, 67, 0, false, 1}, {300, 5000, 64, 0, false, 1},  // one 5000-long row
+                        {4 * 12 + 3, 500, 1100, 0, false, 2}, {4 * 12 + 3, 500, 531, 0, false, 2}};
+  // Every algorithm; WARP_ROW and WARP_ROW_WIDE again with a random row-order hint (same results);
+  // TRANSPOSE_B and DEFAULT again through jhdnnSpMMWithWorkspace with the reported workspace (poisoned
+  // with NaN first, so an element of the transposed B that was not written shows up in C).
+  // short_ws: DEFAULT given one byte less than it asks for: it must run in place (NNZ_PAIRS) and
+  // leave the workspace untouched.
+  struct Variant { jhdnnSpMMAlg_t algo; bool ordered, ws, short_ws = false; };
+  std::vector<Variant> variants;
+  for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo < JHDNN_SPMM_ALG_COUNT; ++algo)
+    if (algo != JHDNN_SPMM_ALG_TRANSPOSE_B) variants.push_back({jhdnnSpMMAlg_t(algo), false, false});
+  variants.push_back({JHDNN_SPMM_ALG_WARP_ROW, true, false});
+  variants.push_back({JHDNN_SPMM_ALG_WARP_ROW_WIDE, true, false});
+  variants.push_back({JHDNN_SPMM_ALG_TRANSPOSE_B, false, true});
+  variants.push_back({JHDNN_SPMM_ALG_DEFAULT, false, true});
+  variants.push_back({JHDNN_SPMM_ALG_DEFAULT, false, true, true});
   int salt = 0;
   for (const Case& cs : cases) {
-    const spdnn::Csr a = random_csr(cs.m, cs.k, cs.avg, cs.skewed, seed_for(200 + salt++));
+    const uint64_t seed = seed_for(200 + salt++);
+    const spdnn::Csr a = cs.kind == 1   ? heavy_csr(cs.m, cs.k, seed)
+                         : cs.kind == 2 ? grouped_csr((cs.m - 3) / 4, cs.k, seed)
+                                        : random_csr(cs.m, cs.k, cs.avg, cs.skewed, seed);
+    REQUIRE(a.rows == cs.m);
     const std::vector<int> rp = ptr32(a);
     DeviceBuffer drp = to_dev(rp), dci = to_dev(a.idx), dva = to_dev(a.val);
     jhdnnSparseMatrixDescriptor_t d;
@@ -392,18 +503,35 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
             ref[o] = alpha * s + (beta != 0.f ? beta * double(c0[o]) : 0.0);
             mag[o] = alpha * sa + std::fabs(beta * double(c0[o]));
           }
-        // algo == JHDNN_SPMM_ALG_COUNT: WARP_ROW again with a random row-order hint (same results).
-        for (int algo = JHDNN_SPMM_ALG_DEFAULT; algo <= JHDNN_SPMM_ALG_COUNT; ++algo) {
-          const bool ordered = algo == JHDNN_SPMM_ALG_COUNT;
-          INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " order " << order
-                    << " beta " << beta << " algo " << (ordered ? "WARP_ROW with a row order" : std::to_string(algo)));
-          JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, ordered ? drow_order.as<int>() : nullptr));
+        for (const Variant& v : variants) {
+          INFO("m " << cs.m << " k " << cs.k << " n " << cs.n << " skewed " << cs.skewed << " kind " << cs.kind
+                    << " order " << order << " beta " << beta << " algo " << int(v.algo)
+                    << (v.ordered ? " with a row order" : "") << (v.ws ? " with its workspace" : "")
+                    << (v.short_ws ? " minus one byte" : ""));
+          JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, v.ordered ? drow_order.as<int>() : nullptr));
           std::vector<float> cinit = c0;
           if (beta == 0.f)  // beta = 0 must not read C: NaN there must not come through
             std::fill(cinit.begin(), cinit.end(), std::numeric_limits<float>::quiet_NaN());
           DeviceBuffer dc = to_dev(cinit);
-          JHDNN_CHECK(jhdnnSpMM(h.get(), ordered ? JHDNN_SPMM_ALG_WARP_ROW : jhdnnSpMMAlg_t(algo), &alpha, d, cs.n, order,
-                                db.get(), ldb, &beta, dc.get(), ldc));
+          if (v.ws) {
+            size_t ws = 0;
+            JHDNN_CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), v.algo, d, cs.n, order, &ws));
+            const size_t expect = order == JHDNN_ORDER_COL ? size_t(cs.k * ((cs.n + 3) / 4 * 4) * 4) : 0;
+            CHECK(ws == expect);
+            const size_t give = v.short_ws && ws > 0 ? ws - 1 : ws;
+            DeviceBuffer dws(give);
+            dws.poison(0xFF);
+            JHDNN_CHECK(jhdnnSpMMWithWorkspace(h.get(), v.algo, &alpha, d, cs.n, order, db.get(), ldb, &beta, dc.get(),
+                                               ldc, give ? dws.get() : nullptr, give));
+            CUDA_CHECK(cudaDeviceSynchronize());
+            CHECK(dws.guard_intact());
+            if (v.short_ws) {  // not used: still all poison
+              const std::vector<unsigned char> wsb = dws.download();
+              CHECK(std::count(wsb.begin(), wsb.end(), (unsigned char)0xFF) == std::ptrdiff_t(wsb.size()));
+            }
+          } else {
+            JHDNN_CHECK(jhdnnSpMM(h.get(), v.algo, &alpha, d, cs.n, order, db.get(), ldb, &beta, dc.get(), ldc));
+          }
           CUDA_CHECK(cudaDeviceSynchronize());
           const std::vector<float> got = from_dev<float>(dc, c_size);
           int bad = 0;

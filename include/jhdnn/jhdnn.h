@@ -385,13 +385,24 @@ typedef enum {
 } jhdnnSparseFormat_t;
 
 typedef enum {
-    JHDNN_SPMM_ALG_DEFAULT = 0,    /* WARP_ROW */
+    JHDNN_SPMM_ALG_DEFAULT = 0,    /* row-major: WARP_ROW_WIDE when n >= 512, else NNZ_PAIRS; column-major:
+                                    * TRANSPOSE_B when jhdnnSpMMWithWorkspace is given its workspace,
+                                    * else NNZ_PAIRS */
     JHDNN_SPMM_ALG_THREAD_ROW = 1, /* one thread per row of A: the simplest, slow on long rows */
     JHDNN_SPMM_ALG_WARP_ROW = 2,   /* one warp per row of A, lanes over columns of B (float4 loads) */
     JHDNN_SPMM_ALG_NNZ_SPLIT = 3,  /* equal nonzero chunks per warp (load balance for skewed rows); NOT
                                     * deterministic in the last bits: rows cut by a chunk boundary are
                                     * summed with float atomics, in an order that varies run to run */
-    JHDNN_SPMM_ALG_COUNT = 4,
+    JHDNN_SPMM_ALG_WARP_ROW_WIDE = 4, /* WARP_ROW with 4 float4 per lane: one broadcast pair feeds 4 loads
+                                       * (wide B, long rows); column-major: as WARP_ROW */
+    JHDNN_SPMM_ALG_NNZ_PAIRS = 5,  /* NNZ_SPLIT with lane groups: row-major B: half-warps over 64-column
+                                    * bands (float4), two nonzeros per step (n, ldb multiples of 4, B
+                                    * 16-byte aligned, else runs NNZ_SPLIT); column-major B: 8 lanes x
+                                    * 8-column bands, 4 nonzeros per step. Not deterministic (as NNZ_SPLIT) */
+    JHDNN_SPMM_ALG_TRANSPOSE_B = 6, /* column-major: B transposed into the workspace, then NNZ_PAIRS storing
+                                     * C column-major; only through jhdnnSpMMWithWorkspace (jhdnnSpMM:
+                                     * BAD_PARAM_SIZE_INSUFFICIENT). Row-major: NNZ_PAIRS, no workspace. Not deterministic */
+    JHDNN_SPMM_ALG_COUNT = 7,
 } jhdnnSpMMAlg_t;
 
 typedef struct jhdnnSparseMatrixStruct *jhdnnSparseMatrixDescriptor_t;
@@ -447,6 +458,20 @@ jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void *A, int64_
 jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void *alpha,
                         const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order,
                         const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);
+/* Device workspace bytes that jhdnnSpMMWithWorkspace needs for this algorithm and shape: k *
+ * roundup(n, 4) * 4 for TRANSPOSE_B (and DEFAULT) with a column-major B, else 0. A size past int64:
+ * NOT_SUPPORTED_SHAPE. */
+jhdnnStatus_t jhdnnGetSpMMWorkspaceSize(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo,
+                                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order,
+                                        size_t *sizeInBytes);
+/* jhdnnSpMM with a workspace (device, 256-byte aligned, not overlapping B or C; NULL with size 0 when
+ * none is needed). TRANSPOSE_B with a column-major B and less than the reported size:
+ * BAD_PARAM_SIZE_INSUFFICIENT;
+ * DEFAULT uses TRANSPOSE_B for a column-major B only when the workspace is large enough. */
+jhdnnStatus_t jhdnnSpMMWithWorkspace(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void *alpha,
+                                     const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order,
+                                     const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc,
+                                     void *workSpace, size_t workSpaceSizeInBytes);
 
 /* One Sparse DNN Graph Challenge layer, fused, on a compacted list of active images:
  *   y(j, r) = min(max(sum_i x(i, activeRows[r]) * W(i, j) + bias, 0), clampMax)   for r < *activeCount

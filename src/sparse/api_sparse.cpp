@@ -261,48 +261,106 @@ jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void* A, int64_
   });
 }
 
+namespace {
+// Every check of jhdnnSpMM / jhdnnSpMMWithWorkspace, then the launch.
+Status spmm_checked(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void* alpha,
+                    const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order, const void* B,
+                    int64_t ldb, const void* beta, void* C, int64_t ldc, void* ws, size_t ws_size) {
+  JHDNN_CHECK_NULL(handle);
+  JHDNN_CHECK_NULL(alpha);
+  JHDNN_CHECK_NULL(beta);
+  JHDNN_CHECK_NULL(aDesc);
+  CHECK_SP_SET(aDesc);
+  if (aDesc->format != JHDNN_SPARSE_FORMAT_CSR)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "SpMM takes a CSR matrix (aDesc is ELL)");
+  if (int(algo) < 0 || algo >= JHDNN_SPMM_ALG_COUNT)
+    return fail(JHDNN_STATUS_BAD_PARAM, "unknown SpMM algorithm %d", int(algo));
+  if (order != JHDNN_ORDER_ROW && order != JHDNN_ORDER_COL)
+    return fail(JHDNN_STATUS_BAD_PARAM, "unknown dense order %d", int(order));
+  if (n <= 0 || n > INT_MAX) return fail(JHDNN_STATUS_BAD_PARAM, "n (%lld) must be in [1, INT_MAX]", (long long)n);
+  const int64_t m = aDesc->rows, k = aDesc->cols;
+  const int64_t need_ldb = order == JHDNN_ORDER_ROW ? n : k, need_ldc = order == JHDNN_ORDER_ROW ? n : m;
+  if (ldb < need_ldb)
+    return fail(JHDNN_STATUS_BAD_PARAM, "ldb (%lld) < %lld", (long long)ldb, (long long)need_ldb);
+  if (ldc < need_ldc)
+    return fail(JHDNN_STATUS_BAD_PARAM, "ldc (%lld) < %lld", (long long)ldc, (long long)need_ldc);
+  // Extents in the column-major view (a row-major r x c matrix is a column-major c x r one).
+  const bool row = order == JHDNN_ORDER_ROW;
+  const int64_t eb = row ? core::extent(n, k, ldb, 0, 1) : core::extent(k, n, ldb, 0, 1);
+  const int64_t ec = row ? core::extent(n, m, ldc, 0, 1) : core::extent(m, n, ldc, 0, 1);
+  if (eb < 0 || ec < 0 || eb > INT64_MAX / 4 || ec > INT64_MAX / 4)
+    return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "B (ldb %lld) or C (ldc %lld) overflows 64-bit byte offsets",
+                (long long)ldb, (long long)ldc);
+  // The workspace: only TRANSPOSE_B (or DEFAULT resolved to it) with a column-major B reads it.
+  const int64_t need = sparse::spmm_workspace_bytes(algo, k, n, order);
+  if (need < 0)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "the transposed B (%lld x %lld) overflows 64-bit byte offsets",
+                (long long)k, (long long)n);
+  if (ws_size > 0 && ws == nullptr)
+    return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "workSpace is NULL with workSpaceSizeInBytes %zu", ws_size);
+  const jhdnnSpMMAlg_t chosen = sparse::spmm_choose(algo, k, n, order, ws_size);
+  const bool uses_ws = chosen == JHDNN_SPMM_ALG_TRANSPOSE_B && !row;
+  if (uses_ws && ws_size < uint64_t(need))
+    return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
+                "TRANSPOSE_B with a column-major B needs a workspace of %lld bytes (got %zu; "
+                "jhdnnGetSpMMWorkspaceSize, jhdnnSpMMWithWorkspace)",
+                (long long)need, ws_size);
+  JHDNN_TRY(check_device(handle));
+  JHDNN_TRY(check_ptr(aDesc->row_ptr, sizeof(int), "aDesc rowPtr", handle->device));
+  if (aDesc->nnz > 0) {
+    JHDNN_TRY(check_ptr(aDesc->col_ind, sizeof(int), "aDesc colInd", handle->device));
+    JHDNN_TRY(check_ptr(aDesc->values, sizeof(float), "aDesc values", handle->device));
+  }
+  JHDNN_TRY(check_ptr(B, sizeof(float), "B", handle->device));
+  JHDNN_TRY(check_ptr(C, sizeof(float), "C", handle->device));
+  if (core::overlaps(C, ec * 4, B, eb * 4)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
+  if (uses_ws) {
+    JHDNN_TRY(check_ptr(ws, 256, "workSpace", handle->device));
+    if (core::overlaps(ws, need, B, eb * 4) || core::overlaps(ws, need, C, ec * 4))
+      return fail(JHDNN_STATUS_BAD_PARAM, "workSpace overlaps B or C");
+  }
+  // alpha and beta: host floats (FLOAT is the only value type), as in every other call.
+  return sparse::spmm(handle->stream, chosen, *static_cast<const float*>(alpha), *aDesc, n, order,
+                      static_cast<const float*>(B), ldb, *static_cast<const float*>(beta), static_cast<float*>(C), ldc,
+                      uses_ws ? ws : nullptr, uses_ws ? ws_size : 0);
+}
+}  // namespace
+
 jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void* alpha,
                         const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order, const void* B,
                         int64_t ldb, const void* beta, void* C, int64_t ldc) {
+  return api::guarded(
+      [&]() -> Status { return spmm_checked(handle, algo, alpha, aDesc, n, order, B, ldb, beta, C, ldc, nullptr, 0); });
+}
+
+jhdnnStatus_t jhdnnSpMMWithWorkspace(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void* alpha,
+                                     const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order,
+                                     const void* B, int64_t ldb, const void* beta, void* C, int64_t ldc,
+                                     void* workSpace, size_t workSpaceSizeInBytes) {
+  return api::guarded([&]() -> Status {
+    return spmm_checked(handle, algo, alpha, aDesc, n, order, B, ldb, beta, C, ldc, workSpace, workSpaceSizeInBytes);
+  });
+}
+
+jhdnnStatus_t jhdnnGetSpMMWorkspaceSize(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo,
+                                        const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order,
+                                        size_t* sizeInBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
-    JHDNN_CHECK_NULL(alpha);
-    JHDNN_CHECK_NULL(beta);
     JHDNN_CHECK_NULL(aDesc);
+    JHDNN_CHECK_NULL(sizeInBytes);
     CHECK_SP_SET(aDesc);
-    if (aDesc->format != JHDNN_SPARSE_FORMAT_CSR)
-      return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "SpMM takes a CSR matrix (aDesc is ELL)");
     if (int(algo) < 0 || algo >= JHDNN_SPMM_ALG_COUNT)
       return fail(JHDNN_STATUS_BAD_PARAM, "unknown SpMM algorithm %d", int(algo));
     if (order != JHDNN_ORDER_ROW && order != JHDNN_ORDER_COL)
       return fail(JHDNN_STATUS_BAD_PARAM, "unknown dense order %d", int(order));
     if (n <= 0 || n > INT_MAX) return fail(JHDNN_STATUS_BAD_PARAM, "n (%lld) must be in [1, INT_MAX]", (long long)n);
-    const int64_t m = aDesc->rows, k = aDesc->cols;
-    const int64_t need_ldb = order == JHDNN_ORDER_ROW ? n : k, need_ldc = order == JHDNN_ORDER_ROW ? n : m;
-    if (ldb < need_ldb)
-      return fail(JHDNN_STATUS_BAD_PARAM, "ldb (%lld) < %lld", (long long)ldb, (long long)need_ldb);
-    if (ldc < need_ldc)
-      return fail(JHDNN_STATUS_BAD_PARAM, "ldc (%lld) < %lld", (long long)ldc, (long long)need_ldc);
-    // Extents in the column-major view (a row-major r x c matrix is a column-major c x r one).
-    const bool row = order == JHDNN_ORDER_ROW;
-    const int64_t eb = row ? core::extent(n, k, ldb, 0, 1) : core::extent(k, n, ldb, 0, 1);
-    const int64_t ec = row ? core::extent(n, m, ldc, 0, 1) : core::extent(m, n, ldc, 0, 1);
-    if (eb < 0 || ec < 0 || eb > INT64_MAX / 4 || ec > INT64_MAX / 4)
-      return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "B (ldb %lld) or C (ldc %lld) overflows 64-bit byte offsets",
-                  (long long)ldb, (long long)ldc);
-    JHDNN_TRY(check_device(handle));
-    JHDNN_TRY(check_ptr(aDesc->row_ptr, sizeof(int), "aDesc rowPtr", handle->device));
-    if (aDesc->nnz > 0) {
-      JHDNN_TRY(check_ptr(aDesc->col_ind, sizeof(int), "aDesc colInd", handle->device));
-      JHDNN_TRY(check_ptr(aDesc->values, sizeof(float), "aDesc values", handle->device));
-    }
-    JHDNN_TRY(check_ptr(B, sizeof(float), "B", handle->device));
-    JHDNN_TRY(check_ptr(C, sizeof(float), "C", handle->device));
-    if (core::overlaps(C, ec * 4, B, eb * 4)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
-    // alpha and beta: host floats (FLOAT is the only value type), as in every other call.
-    return sparse::spmm(handle->stream, algo, *static_cast<const float*>(alpha), *aDesc, n, order,
-                        static_cast<const float*>(B), ldb, *static_cast<const float*>(beta),
-                        static_cast<float*>(C), ldc);
+    const int64_t need = sparse::spmm_workspace_bytes(algo, aDesc->cols, n, order);
+    if (need < 0)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "the transposed B (%lld x %lld) overflows 64-bit byte offsets",
+                  (long long)aDesc->cols, (long long)n);
+    *sizeInBytes = size_t(need);
+    return Status::success();
   });
 }
 

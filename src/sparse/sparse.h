@@ -41,9 +41,16 @@ Status dense_to_csr_analysis(cudaStream_t s, int64_t rows, int64_t cols, const f
 Status dense_to_csr_convert(cudaStream_t s, int64_t rows, int64_t cols, const float* a, int64_t lda,
                             const int* row_ptr, int* col_ind, float* values, int64_t nnz);
 
-// C = alpha * A * B + beta * C.
+// C = alpha * A * B + beta * C. ws: ws_size bytes, 256-byte aligned, used by TRANSPOSE_B with a
+// column-major B (at least spmm_workspace_bytes; the shim checks it), otherwise ignored.
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
-            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, void* ws,
+            size_t ws_size);
+// Workspace bytes that `algo` needs for an A with k columns (0: none; -1: the size overflows int64).
+// DEFAULT reports TRANSPOSE_B's size for a column-major B (it uses the transposed path when given it).
+int64_t spmm_workspace_bytes(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder_t order);
+// The algorithm DEFAULT resolves to for this shape and workspace (others are returned unchanged).
+jhdnnSpMMAlg_t spmm_choose(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder_t order, size_t ws_size);
 
 // Fused challenge layer and the compaction after it.
 Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias, float clamp_max,

@@ -11,6 +11,18 @@
 //               one 100k-entry row is spread over many warps. Rows inside one chunk are stored
 //               directly; pieces of rows cut by a chunk boundary are added with atomicAdd after a
 //               pass that scales just those rows by beta (see spmm_nnz_split).
+//   WARP_ROW_WIDE  4 rows per warp (in the row order), two float4 per lane (256 columns per pass):
+//               when the 4 rows have the same columns (the challenge layers in their reuse order) each
+//               B load feeds all 4 rows; otherwise the rows run in turn, each broadcast pair feeding
+//               two independent loads.
+//   NNZ_PAIRS   NNZ_SPLIT with lane groups: row-major B, 16 lanes x float4 cover a 64-column band and
+//               the two halves take alternate nonzeros of a segment (two B rows per load instruction;
+//               halves summed by one shuffle at the row's end; n, ldb multiples of 4, else NNZ_SPLIT).
+//               Column-major B: 8 lanes x 8-column bands, 4 nonzeros per step (B sectors from L2).
+//   TRANSPOSE_B column-major B and C: B is transposed into the caller's workspace (row-major, k x ldt)
+//               by a tiled shared-memory transpose, then NNZ_PAIRS runs on it and stores C column-major.
+//               In place, every (nonzero, column) of a column-major B is its own 32-byte sector; the
+//               transposed copy turns n sectors per nonzero into n / 8.
 #include <algorithm>
 
 #include "core/cuda_check.h"
@@ -92,6 +104,132 @@ spmm_warp_row_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __
   }
 }
 
+// WARP_ROW_WIDE (row-major): a warp takes kGroup consecutive rows (in the row order, when one is set)
+// and lanes own kSlabs slabs of V columns per pass (32 * V * kSlabs columns). When the kGroup rows
+// have the same column list (the challenge layers' 16 rows per input list, adjacent in their reuse
+// order), each B load feeds all kGroup rows: kGroup x fewer B loads per FMA than WARP_ROW (whose only
+// reuse is L1 hits). Otherwise the rows run one after another, each broadcast pair feeding kSlabs
+// independent loads. The equality test is warp-uniform (lengths, then __all_sync over the indices),
+// and costs one extra read of the rows' indices per band.
+constexpr int kGroup = 4, kSlabs = 2;
+template <int V>
+__global__ void __launch_bounds__(kBlock)
+spmm_warp_rows_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
+                  const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, float alpha, float beta,
+                  float* __restrict__ c, int64_t ldc, const int* __restrict__ order) {
+  static_assert(kBand % (32 * V * kSlabs) == 0, "a warp pass must not straddle two bands");
+  const int lane = threadIdx.x & 31;
+  const int64_t t0 = (int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5)) * kGroup;
+  if (t0 >= m) return;
+  const int rows = int(min(int64_t(kGroup), m - t0));  // warp-uniform
+  int64_t row[kGroup];
+  int e0[kGroup], e1[kGroup];
+#pragma unroll
+  for (int g = 0; g < kGroup; ++g) {
+    const int64_t t = g < rows ? t0 + g : t0;  // missing rows (the tail group) repeat row t0, never stored
+    row[g] = order ? int64_t(order[t]) : t;
+    e0[g] = rp[row[g]];
+    e1[g] = rp[row[g] + 1];
+  }
+  const int len = e1[0] - e0[0];
+  bool same = rows == kGroup;
+#pragma unroll
+  for (int g = 1; g < kGroup; ++g) same = same && e1[g] - e0[g] == len;
+  for (int eb = 0; same && eb < len; eb += 32) {
+    bool eq = true;
+    if (eb + lane < len) {
+      const int c0 = ci[e0[0] + eb + lane];
+#pragma unroll
+      for (int g = 1; g < kGroup; ++g) eq = eq && ci[e0[g] + eb + lane] == c0;
+    }
+    same = __all_sync(0xffffffffu, eq);
+  }
+  const int64_t j_lo = int64_t(blockIdx.y) * kBand, j_hi = min(n, j_lo + kBand);
+  auto load = [&](int64_t kk, int64_t j, float (&x)[V]) {
+    if constexpr (V == 4) {
+      const float4 t = __ldg(reinterpret_cast<const float4*>(b + kk * ldb + j));
+      x[0] = t.x; x[1] = t.y; x[2] = t.z; x[3] = t.w;
+    } else {
+      x[0] = __ldg(b + kk * ldb + j);
+    }
+  };
+  for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V * kSlabs) {
+    if (same) {
+      float acc[kGroup][kSlabs][V] = {};
+      for (int eb = 0; eb < len; eb += 32) {
+        const int mine = eb + lane;
+        const int col = mine < len ? ci[e0[0] + mine] : 0;
+        float val[kGroup];
+#pragma unroll
+        for (int g = 0; g < kGroup; ++g) val[g] = mine < len ? va[e0[g] + mine] : 0.f;
+        const int cnt = min(32, len - eb);
+        for (int t = 0; t < cnt; ++t) {
+          const int64_t kk = __shfl_sync(0xffffffffu, col, t);
+          float w[kGroup];
+#pragma unroll
+          for (int g = 0; g < kGroup; ++g) w[g] = __shfl_sync(0xffffffffu, val[g], t);
+#pragma unroll
+          for (int sl = 0; sl < kSlabs; ++sl) {
+            const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+            if (j < j_hi) {
+              float x[V];
+              load(kk, j, x);
+#pragma unroll
+              for (int g = 0; g < kGroup; ++g)
+#pragma unroll
+                for (int q = 0; q < V; ++q) acc[g][sl][q] += w[g] * x[q];
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g)
+#pragma unroll
+        for (int sl = 0; sl < kSlabs; ++sl) {
+          const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+          if (j < j_hi) {
+#pragma unroll
+            for (int q = 0; q < V; ++q) store(c, row[g] * ldc + j + q, alpha, acc[g][sl][q], beta);
+          }
+        }
+    } else {
+#pragma unroll
+      for (int g = 0; g < kGroup; ++g) {  // unrolled, so row[], e0[], e1[] stay in registers
+        if (g >= rows) continue;
+        float acc[kSlabs][V] = {};
+        for (int eb = e0[g]; eb < e1[g]; eb += 32) {
+          const int mine = eb + lane;
+          const int col = mine < e1[g] ? ci[mine] : 0;
+          const float val = mine < e1[g] ? va[mine] : 0.f;
+          const int cnt = min(32, e1[g] - eb);
+          for (int t = 0; t < cnt; ++t) {
+            const int64_t kk = __shfl_sync(0xffffffffu, col, t);
+            const float w = __shfl_sync(0xffffffffu, val, t);
+#pragma unroll
+            for (int sl = 0; sl < kSlabs; ++sl) {
+              const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+              if (j < j_hi) {
+                float x[V];
+                load(kk, j, x);
+#pragma unroll
+                for (int q = 0; q < V; ++q) acc[sl][q] += w * x[q];
+              }
+            }
+          }
+        }
+#pragma unroll
+        for (int sl = 0; sl < kSlabs; ++sl) {
+          const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
+          if (j < j_hi) {
+#pragma unroll
+            for (int q = 0; q < V; ++q) store(c, row[g] * ldc + j + q, alpha, acc[sl][q], beta);
+          }
+        }
+      }
+    }
+  }
+}
+
 // Column-major: lanes split the row's nonzeros, one warp reduction per output column.
 __global__ void __launch_bounds__(kBlock)
 spmm_warp_row_cm(int64_t m, int64_t n, const int* __restrict__ rp, const int* __restrict__ ci,
@@ -155,12 +293,13 @@ __device__ __forceinline__ void load_v(const float* p, float (&x)[V]) {
   }
 }
 
-// V > 1 only for row-major B and C (n, ldb, ldc multiples of V, pointers aligned to V floats).
+// V > 1 only for row-major B (n and ldb multiples of V, B aligned to V floats); C is stored element by
+// element in its own order (c_order), so the transposed path can store a column-major C.
 template <int V>
 __global__ void __launch_bounds__(kBlock)
 spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
-               const float* __restrict__ va, jhdnnOrder_t order, const float* __restrict__ b, int64_t ldb,
-               float alpha, float beta, float* __restrict__ c, int64_t ldc) {
+               const float* __restrict__ va, jhdnnOrder_t b_order, const float* __restrict__ b, int64_t ldb,
+               jhdnnOrder_t c_order, float alpha, float beta, float* __restrict__ c, int64_t ldc) {
   const int lane = threadIdx.x & 31;
   const int64_t w = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
   const int64_t e_begin = w * kChunk;
@@ -198,7 +337,7 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
             if (has) {
               float x[V];
               if constexpr (V == 1)
-                x[0] = __ldg(b + at(order, k, j, ldb));
+                x[0] = __ldg(b + at(b_order, k, j, ldb));
               else
                 load_v<V>(b + k * ldb + j, x);
 #pragma unroll
@@ -209,10 +348,10 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
         if (has) {
           if (row_in_one_chunk(rs, re)) {  // the only writer of C(row, j..j+V-1)
 #pragma unroll
-            for (int q = 0; q < V; ++q) store(c, at(order, row, j + q, ldc), alpha, acc[q], beta);
+            for (int q = 0; q < V; ++q) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
           } else {  // C(row, :) was scaled by beta in split_rows_prepare; other warps add their pieces
 #pragma unroll
-            for (int q = 0; q < V; ++q) atomicAdd(c + at(order, row, j + q, ldc), alpha * acc[q]);
+            for (int q = 0; q < V; ++q) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
           }
         }
         e = se;
@@ -222,7 +361,184 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
   }
 }
 
+// NNZ_PAIRS: the chunks, segments and store rules of spmm_nnz_split, but the warp is split into
+// kH = 32 / L groups of L lanes: lane l works on columns band * L * V + (l % L) * V .. + V - 1, group
+// h = l / L on the segment's nonzeros h, h + kH, h + 2 kH, ...; at the row's end the groups' sums
+// meet in log2(kH) __shfl_xor_sync steps and group 0 stores. Two shapes:
+//   <16, 4> row-major B: two half-warps x float4 = 64 columns, two B rows per load instruction, 16
+//           shuffle steps per 32 pairs instead of 32. B: ldb a multiple of 4, 16-byte aligned, and
+//           columns j..j+3 readable for every j < n with j % 4 == 0 (n % 4 == 0, or the transposed
+//           workspace whose rows are zero-padded to ldb).
+//   <8, 1>  column-major B in place: 8 columns x 4 nonzeros per step, 8-column bands (blockIdx.y):
+//           blocks run x-fastest, so the whole GPU sweeps 8 columns of B at a time (8 x 4 k bytes:
+//           32 MB at k = 2^20) and its 32-byte sectors come from L2; a 32-column band (NNZ_SPLIT)
+//           spreads the sweep over 128 MB and reads them from HBM.
+// Only columns < n of C are stored.
+template <int L, int V>
+__global__ void __launch_bounds__(kBlock)
+spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
+               const float* __restrict__ va, jhdnnOrder_t b_order, const float* __restrict__ b, int64_t ldb,
+               jhdnnOrder_t c_order, float alpha, float beta, float* __restrict__ c, int64_t ldc) {
+  static_assert(32 % L == 0 && (V == 1 || V == 4), "L lanes per nonzero must divide the warp");
+  constexpr int kH = 32 / L;
+  const int lane = threadIdx.x & 31, grp = lane / L;
+  const int64_t w = int64_t(blockIdx.x) * kWarps + (threadIdx.x >> 5);
+  const int64_t e_begin = w * kChunk;
+  if (e_begin >= nnz) return;
+  const int64_t e_end = min(nnz, e_begin + kChunk);
+  // First row: the last r with rp[r] <= e_begin, by a 32-way search (the 32 lanes probe at once, a
+  // ballot counts the probes at or below e_begin): 4 dependent loads at m = 2^20 instead of 20.
+  int64_t lo = 0, hi = m;  // invariant: rp[lo] <= e_begin < rp[hi]
+  while (hi - lo > 1) {
+    const int64_t step = (hi - lo + 31) / 32;
+    const int64_t p = lo + (int64_t(lane) + 1) * step;
+    const unsigned le = __ballot_sync(0xffffffffu, p < hi && rp[p] <= e_begin);  // a prefix of the lanes
+    lo += int64_t(__popc(le)) * step;
+    hi = min(hi, lo + step);
+  }
+  const int64_t first_row = lo;
+  // Row pointers come 32 at a time: lane l holds rp[win + l], so walking the rows costs one load per
+  // 32 rows instead of a dependent load per row.
+  int64_t win = first_row;
+  int rpw = rp[min(win + lane, m)];
+  const int64_t bands = (n + L * V - 1) / (L * V);
+  for (int64_t band = blockIdx.y; band < bands; band += gridDim.y) {
+    const int64_t j = band * L * V + int64_t(lane % L) * V;
+    const bool has = j < n;
+    int64_t row = first_row;
+    if (win != first_row) {  // a later band: back to the first window
+      win = first_row;
+      rpw = rp[min(win + lane, m)];
+    }
+    int64_t rs = __shfl_sync(0xffffffffu, rpw, 0);
+    for (int64_t e = e_begin; e < e_end; ++row) {  // warp-uniform: e, row, rs, re, win
+      if (row + 1 - win >= 32) {  // rp[row + 1] is past the window: the next 32 start at row
+        win = row;
+        rpw = rp[min(win + lane, m)];
+      }
+      const int64_t re = __shfl_sync(0xffffffffu, rpw, int(row + 1 - win));
+      const int64_t se = min(re, e_end);
+      if (se > e) {
+        float acc[V];
+#pragma unroll
+        for (int q = 0; q < V; ++q) acc[q] = 0.f;
+        for (int64_t eb = e; eb < se; eb += 32) {
+          const int64_t mine = eb + lane;
+          const int col = mine < se ? ci[mine] : 0;
+          const float val = mine < se ? va[mine] : 0.f;
+          const int cnt = se - eb < 32 ? int(se - eb) : 32;
+          const int steps = (cnt + kH - 1) / kH;
+#pragma unroll 4
+          for (int t = 0; t < steps; ++t) {
+            const int src = kH * t + grp;  // <= 31 (steps <= 32 / kH); src >= cnt only in the last step
+            const int64_t k = __shfl_sync(0xffffffffu, col, src);
+            const float wv = __shfl_sync(0xffffffffu, val, src);
+            if (has && src < cnt) {
+              if constexpr (V == 4) {
+                const float4 x = __ldg(reinterpret_cast<const float4*>(b + k * ldb + j));
+                acc[0] += wv * x.x; acc[1] += wv * x.y; acc[2] += wv * x.z; acc[3] += wv * x.w;
+              } else {
+                acc[0] += wv * __ldg(b + at(b_order, k, j, ldb));
+              }
+            }
+          }
+        }
+#pragma unroll
+        for (int d = L; d < 32; d <<= 1)
+#pragma unroll
+          for (int q = 0; q < V; ++q) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], d);
+        if (has && grp == 0) {
+          if (row_in_one_chunk(rs, re)) {
+#pragma unroll
+            for (int q = 0; q < V; ++q)
+              if (j + q < n) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
+          } else {
+#pragma unroll
+            for (int q = 0; q < V; ++q)
+              if (j + q < n) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
+          }
+        }
+        e = se;
+      }
+      rs = re;
+    }
+  }
+}
+
+// TRANSPOSE_B, step 1: t[kk * ldt + j] = B(kk, j) = b[j * ldb + kk] for kk < k, j < n, and 0 for
+// n <= j < ldt (the float4 padding NNZ_PAIRS reads but never stores). 32 x 32 tiles through shared
+// memory (33 columns: no bank conflicts), both the reads (along k) and the writes (along j) coalesced.
+constexpr int kTile = 32, kTileRows = 8;
+__global__ void __launch_bounds__(kTile * kTileRows)
+transpose_col_to_row(int64_t k, int64_t n, const float* __restrict__ b, int64_t ldb, float* __restrict__ t,
+                     int64_t ldt) {
+  __shared__ float tile[kTile][kTile + 1];  // [j - j0][kk - k0]
+  const int64_t k0 = int64_t(blockIdx.x) * kTile;
+  for (int64_t j0 = int64_t(blockIdx.y) * kTile; j0 < ldt; j0 += int64_t(gridDim.y) * kTile) {
+#pragma unroll
+    for (int i = 0; i < kTile; i += kTileRows) {
+      const int64_t kk = k0 + threadIdx.x, j = j0 + threadIdx.y + i;
+      tile[threadIdx.y + i][threadIdx.x] = kk < k && j < n ? __ldg(b + j * ldb + kk) : 0.f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kTile; i += kTileRows) {
+      const int64_t kk = k0 + threadIdx.y + i, j = j0 + threadIdx.x;
+      if (kk < k && j < ldt) t[kk * ldt + j] = tile[threadIdx.x][threadIdx.y + i];
+    }
+    __syncthreads();  // the tile is rewritten by the next j0
+  }
+}
+
 bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; }
+
+// Row stride of the transposed B in TRANSPOSE_B's workspace: n rounded up to 4 (float4 rows).
+int64_t transposed_ld(int64_t n) { return (n + 3) / 4 * 4; }
+
+// NNZ_SPLIT (pairs == false) or NNZ_PAIRS over B in b_order, C stored in c_order. NNZ_PAIRS: <16, 4>
+// for a row-major, float4-readable B (see spmm_nnz_pairs; b_padded: rows zero-padded to ldb), <8, 1>
+// for a column-major B; a row-major B that is not float4-readable runs NNZ_SPLIT.
+Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, int64_t n, jhdnnOrder_t b_order,
+                  const float* b, int64_t ldb, bool b_padded, jhdnnOrder_t c_order, float alpha, float beta, float* c,
+                  int64_t ldc) {
+  const int64_t m = a.rows;
+  split_rows_prepare<<<unsigned((m + kWarps - 1) / kWarps), kBlock, 0, s>>>(m, n, a.row_ptr, c_order, beta, c, ldc);
+  JHDNN_LAUNCH_CHECK();
+  if (a.nnz == 0) return Status::success();
+  const int64_t warps = (a.nnz + kChunk - 1) / kChunk;
+  const int64_t xblocks = (warps + kWarps - 1) / kWarps;
+  if (xblocks > INT32_MAX) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz is too large");
+  const bool b_row = b_order == JHDNN_ORDER_ROW;
+  const bool rm4 = b_row && ldb % 4 == 0 && aligned16(b) && (n % 4 == 0 || b_padded);
+  if (pairs && (rm4 || !b_row)) {
+    const int64_t bands = rm4 ? (n + 63) / 64 : (n + 7) / 8;
+    const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b_order, b, ldb, c_order, alpha,
+                                     beta, c, ldc);
+    };
+    rm4 ? launch(spmm_nnz_pairs<16, 4>) : launch(spmm_nnz_pairs<8, 1>);
+    JHDNN_LAUNCH_CHECK();
+    return Status::success();
+  }
+  // Vector width: the widest that divides n, ldb and B's alignment, but no wider than n needs
+  // (n = 64 with float4 would leave half the lanes idle). C is stored element by element.
+  int v = 1;
+  if (b_row) {
+    auto fits = [&](int q) { return n % q == 0 && ldb % q == 0 && reinterpret_cast<uintptr_t>(b) % (4 * q) == 0; };
+    if (n >= 128 && fits(4)) v = 4;
+    else if (n >= 64 && fits(2)) v = 2;
+  }
+  const int64_t bands = (n + 32 * v - 1) / (32 * v);
+  const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b_order, b, ldb, c_order, alpha, beta,
+                                   c, ldc);
+  };
+  v == 4 ? launch(spmm_nnz_split<4>) : v == 2 ? launch(spmm_nnz_split<2>) : launch(spmm_nnz_split<1>);
+  JHDNN_LAUNCH_CHECK();
+  return Status::success();
+}
 
 }  // namespace
 
@@ -231,68 +547,87 @@ Status load_spmm_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_thread_row));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_rm<4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_rows_rm<1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_rows_rm<4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_warp_row_cm));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, split_rows_prepare));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<2>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs<16, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs<8, 1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, transpose_col_to_row));
   return Status::success();
 }
 
+int64_t spmm_workspace_bytes(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder_t order) {
+  if (order != JHDNN_ORDER_COL || (algo != JHDNN_SPMM_ALG_TRANSPOSE_B && algo != JHDNN_SPMM_ALG_DEFAULT)) return 0;
+  const int64_t ldt = transposed_ld(n);
+  if (k > 0 && ldt > (INT64_MAX / 4) / k) return -1;
+  return k * ldt * 4;
+}
+
+jhdnnSpMMAlg_t spmm_choose(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder_t order, size_t ws_size) {
+  if (algo != JHDNN_SPMM_ALG_DEFAULT) return algo;
+  if (order == JHDNN_ORDER_COL) {
+    // In place, a column-major B costs a 32-byte sector per (nonzero, column); the transposed copy
+    // costs 8 bytes per element of B once. Without the workspace: NNZ_PAIRS <8, 1> (balanced, and
+    // its 8-column sweep keeps the B sectors in L2).
+    const int64_t need = spmm_workspace_bytes(JHDNN_SPMM_ALG_TRANSPOSE_B, k, n, order);
+    return need >= 0 && uint64_t(need) <= ws_size ? JHDNN_SPMM_ALG_TRANSPOSE_B : JHDNN_SPMM_ALG_NNZ_PAIRS;
+  }
+  // Row-major: wide B (n >= 512, the challenge layers' 60000 columns) is a row sweep per band
+  // (WARP_ROW_WIDE); narrow B (power-law, n = 64) needs the nonzero-balanced NNZ_PAIRS.
+  return n >= 512 ? JHDNN_SPMM_ALG_WARP_ROW_WIDE : JHDNN_SPMM_ALG_NNZ_PAIRS;
+}
+
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
-            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+            jhdnnOrder_t order, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, void* ws,
+            size_t ws_size) {
   const int64_t m = a.rows;
   if (m == 0 || n == 0) return Status::success();
-  if (algo == JHDNN_SPMM_ALG_DEFAULT) algo = JHDNN_SPMM_ALG_WARP_ROW;
+  algo = spmm_choose(algo, a.cols, n, order, ws_size);
   switch (algo) {
     case JHDNN_SPMM_ALG_THREAD_ROW: {
       spmm_thread_row<<<unsigned((m + kBlock - 1) / kBlock), kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values,
                                                                             order, b, ldb, alpha, beta, c, ldc);
       break;
     }
-    case JHDNN_SPMM_ALG_WARP_ROW: {
+    case JHDNN_SPMM_ALG_WARP_ROW:
+    case JHDNN_SPMM_ALG_WARP_ROW_WIDE: {
+      const bool wide = algo == JHDNN_SPMM_ALG_WARP_ROW_WIDE;
       const unsigned grid = unsigned((m + kWarps - 1) / kWarps);
+      const unsigned grid_wide = unsigned((m + kWarps * kGroup - 1) / (kWarps * kGroup));
       const unsigned bands = unsigned((n + kBand - 1) / kBand);
       if (bands > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "n (%lld) is too large", (long long)n);
-      const dim3 grid2{grid, bands, 1u};
+      auto launch = [&](auto kernel) {
+        const dim3 g{wide ? grid_wide : grid, bands, 1u};
+        kernel<<<g, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc, a.row_order);
+      };
       if (order == JHDNN_ORDER_COL) {
         spmm_warp_row_cm<<<grid, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
                                                  a.row_order);
       } else if (n % 4 == 0 && ldb % 4 == 0 && ldc % 4 == 0 && aligned16(b) && aligned16(c)) {
-        spmm_warp_row_rm<4><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
-                                                     a.row_order);
+        wide ? launch(spmm_warp_rows_rm<4>) : launch(spmm_warp_row_rm<4>);
       } else {
-        spmm_warp_row_rm<1><<<grid2, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc,
-                                                     a.row_order);
+        wide ? launch(spmm_warp_rows_rm<1>) : launch(spmm_warp_row_rm<1>);
       }
       break;
     }
-    case JHDNN_SPMM_ALG_NNZ_SPLIT: {
-      split_rows_prepare<<<unsigned((m + kWarps - 1) / kWarps), kBlock, 0, s>>>(m, n, a.row_ptr, order, beta, c, ldc);
+    case JHDNN_SPMM_ALG_NNZ_SPLIT:
+    case JHDNN_SPMM_ALG_NNZ_PAIRS:
+      return launch_nnz(s, algo == JHDNN_SPMM_ALG_NNZ_PAIRS, a, n, order, b, ldb, false, order, alpha, beta, c, ldc);
+    case JHDNN_SPMM_ALG_TRANSPOSE_B: {
+      if (order == JHDNN_ORDER_ROW)  // B is already row-major: nothing to transpose
+        return launch_nnz(s, true, a, n, order, b, ldb, false, order, alpha, beta, c, ldc);
+      // The API checked ws_size >= spmm_workspace_bytes and the 256-byte alignment.
+      const int64_t k = a.cols, ldt = transposed_ld(n);
+      float* t = static_cast<float*>(ws);
+      const int64_t jtiles = (ldt + kTile - 1) / kTile;
+      const dim3 tgrid{unsigned((k + kTile - 1) / kTile), unsigned(std::min<int64_t>(jtiles, 65535)), 1u};
+      transpose_col_to_row<<<tgrid, dim3(kTile, kTileRows, 1), 0, s>>>(k, n, b, ldb, t, ldt);
       JHDNN_LAUNCH_CHECK();
-      if (a.nnz == 0) break;
-      const int64_t warps = (a.nnz + kChunk - 1) / kChunk;
-      const int64_t xblocks = (warps + kWarps - 1) / kWarps;
-      if (xblocks > INT32_MAX) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz is too large");
-      // Vector width: the widest that divides n, ldb, ldc and the alignment, but no wider than n needs
-      // (n = 64 with float4 would leave half the lanes idle).
-      int v = 1;
-      if (order == JHDNN_ORDER_ROW) {
-        auto fits = [&](int q) {
-          return n % q == 0 && ldb % q == 0 && ldc % q == 0 &&
-                 reinterpret_cast<uintptr_t>(b) % (4 * q) == 0 && reinterpret_cast<uintptr_t>(c) % (4 * q) == 0;
-        };
-        if (n >= 128 && fits(4)) v = 4;
-        else if (n >= 64 && fits(2)) v = 2;
-      }
-      const int64_t bands = (n + 32 * v - 1) / (32 * v);
-      const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
-      auto launch = [&](auto kernel) {
-        kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, order, b, ldb, alpha, beta, c,
-                                       ldc);
-      };
-      v == 4 ? launch(spmm_nnz_split<4>) : v == 2 ? launch(spmm_nnz_split<2>) : launch(spmm_nnz_split<1>);
-      break;
+      return launch_nnz(s, true, a, n, JHDNN_ORDER_ROW, t, ldt, true, JHDNN_ORDER_COL, alpha, beta, c, ldc);
     }
     default:
       return core::fail(JHDNN_STATUS_BAD_PARAM, "unknown SpMM algorithm %d", int(algo));
