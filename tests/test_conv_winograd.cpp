@@ -99,9 +99,9 @@ constexpr double kNormBound = 1e-4;
 // F(4x4, 3x3) (m = 4): its transforms hold entries up to 8 (A^T) and 5 (B^T) and 16/15 (G), so the
 // same worst-case reasoning gives a bound ~100x looser, too loose to catch a wrong tap at large C.
 // It uses the same atol instead, as a statistical bound: tests/sim/sim_winograd.py transliterates
-// the kernels in fp32 (sequential GEMM sums like the GPU's) and measures F(4x4) max errors of
-// C = 16: 1.4e-5, 64: 4.6e-5, 256: 1.6e-4 over 2048-6272 outputs each, 11-20x below this atol
-// (README.md has the table); a wrong or missing tap is still >= 100x above it.
+// the kernels in fp32 (sequential GEMM sums) and measures F(4x4) max errors of C = 16: 1.5e-5,
+// 64: 5.7e-5, 256: 2.8e-4, 512: 3.6e-4 over 2048-4096 outputs each, 9.5-23x below this atol (F(2x2):
+// 74-109x; README.md has the table); a wrong or missing tap is still >= 100x above it.
 Tolerance winograd_tolerance(int64_t C, double alpha) {
   const double u = std::ldexp(1.0, -24), c = double(C);
   Tolerance t;
