@@ -138,12 +138,17 @@ def filter_transform(F, K, C, flip, ws, w, U, dt):
             U[kc + (a * i + j) * plane] = u[i][j]
 
 
+def decode(flat, T, th_, tw_):
+    # The input / output kernels' thread decode: flat = channel * T + t, t = (n * th_ + th) * tw_ + tw.
+    t, ch = flat % T, flat // T
+    return ch, t % tw_, (t // tw_) % th_, t // (tw_ * th_)
+
+
 def input_transform(F, C, H, W, ph, pw, th_, tw_, T, xs, x, V, dt):
     m = F['m']
     a = m + 2
     ct = np.arange(C * T)
-    t, c = ct % T, ct // T
-    tw, th, n = t % tw_, (t // tw_) % th_, t // (tw_ * th_)
+    c, tw, th, n = decode(ct, T, th_, tw_)
     h0, w0 = m * th - ph, m * tw - pw
     base = n * xs[0] + c * xs[1]
     d = [[None] * a for _ in range(a)]
@@ -179,8 +184,7 @@ def output_transform(F, K, P, Q, th_, tw_, T, ys, alpha, beta, M, y, dt):
     m = F['m']
     a = m + 2
     kt = np.arange(K * T)
-    t, k = kt % T, kt // T
-    tw, th, n = t % tw_, (t // tw_) % th_, t // (tw_ * th_)
+    k, tw, th, n = decode(kt, T, th_, tw_)
     plane = K * T
     mt = [[dt(M[kt + (a * i + j) * plane]) for j in range(a)] for i in range(a)]
     out = sandwich(F['AT'], mt, dt)

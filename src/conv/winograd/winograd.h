@@ -12,7 +12,7 @@ namespace jhdnn::conv {
 const ConvSolver& winograd_nonfused_2x2_solver();
 
 // F(4x4, 3x3), non-fused: the same structure and limits with 6x6 transforms and 36 GEMMs (4x fewer
-// multiplications than direct convolution instead of 2.25x; ~10x the rounding error of F(2x2),
+// multiplications than direct convolution instead of 2.25x; ~5-8x the rounding error of F(2x2),
 // still ~1e-6 relative L2, see README.md).
 const ConvSolver& winograd_nonfused_4x4_solver();
 
