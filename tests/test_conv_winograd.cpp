@@ -19,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include "common/test_util.h"
 #include "conv/solver.h"
 #include "conv/winograd/chunk.h"
+#include "conv/winograd/transforms.h"
 #include "conv/winograd/winograd.h"
 #include "core/conv_problem.h"
 #include "core/status.h"
@@ -544,4 +546,48 @@ TEST_CASE("conv winograd: default images per chunk keep V + M in L2 (chunk_image
     INFO(c.what);
     CHECK(chunk_images(c.in) == c.want);
   }
+}
+
+namespace {
+// One tile through the library's own transforms (transforms.h, compiled for the host):
+// A^T [(G g G^T) * (B^T d B)] A against the direct 3x3 correlation of the a x a tile d, in float64.
+// Returns the largest error over `trials` random tiles and filters in [-1, 1].
+template <class F>
+double transform_error(int trials) {
+  constexpr int m = F::m, a = m + 2;
+  std::mt19937 rng(1234 + m);
+  std::uniform_real_distribution<float> uni(-1.f, 1.f);
+  double worst = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    float d[a][a], g[3][3], u[a][a], v[a][a], prod[a][a], y[m][m];
+    for (auto& row : d)
+      for (float& e : row) e = uni(rng);
+    for (auto& row : g)
+      for (float& e : row) e = uni(rng);
+    conv::winograd::sandwich<typename F::G>(g, u);
+    conv::winograd::sandwich<typename F::BT>(d, v);
+    for (int i = 0; i < a; ++i)
+      for (int j = 0; j < a; ++j) prod[i][j] = u[i][j] * v[i][j];
+    conv::winograd::sandwich<typename F::AT>(prod, y);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j) {
+        double ref = 0;
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s) ref += double(d[i + r][j + s]) * double(g[r][s]);
+        worst = std::max(worst, std::fabs(double(y[i][j]) - ref));
+      }
+  }
+  return worst;
+}
+}  // namespace
+
+TEST_CASE("conv winograd: the transform matrices compute a 3x3 correlation (host, CPU)", "[cpu][conv_winograd][transforms]") {
+  // One tile with one channel: fp32 rounding of the transforms alone (~1e-7 for F(2x2), ~1e-6 for
+  // F(4x4), from magnitudes up to ~100); any wrong matrix entry errs by >= ~1e-2.
+  const double e2 = transform_error<conv::winograd::F2>(2000);
+  const double e4 = transform_error<conv::winograd::F4>(2000);
+  INFO("F(2x2) max error " << e2 << ", F(4x4) max error " << e4);
+  CHECK(e2 < 1e-5);
+  CHECK(e4 < 1e-4);
+  CHECK(e2 > 0.0);  // the comparison runs at all (fp32 transforms of random inputs are never all exact)
 }

@@ -88,7 +88,7 @@ def fma(c, v, acc, dt):
 
 
 def combine(row, v, dt):
-    """winograd_nonfused.cu combine(): sum_k row[k] * v[k], zeros skipped, +-1 as adds / subtracts,
+    """transforms.h combine(): sum_k row[k] * v[k], zeros skipped, +-1 as adds / subtracts,
     the first product rounded on its own (__fmul_rn), the rest FMAs, in k order."""
     acc = None
     for c, x in zip(row, v):

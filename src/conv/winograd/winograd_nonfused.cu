@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "conv/winograd/chunk.h"
+#include "conv/winograd/transforms.h"
 #include "core/cuda_check.h"
 #include "gemm/gemm.h"
 
@@ -21,105 +22,6 @@ namespace winograd {
 namespace {
 
 using core::fail;
-
-// ---------------------------------------------------------------- the transform matrices
-
-// F(2x2, 3x3), interpolation points 0, 1, -1 and infinity (Lavin & Gray 2016).
-struct F2 {
-  static constexpr int m = 2;
-  static constexpr const char* name = "winograd_nonfused_2x2";
-  struct BT {  // a x a
-    __host__ __device__ static constexpr float at(int i, int j) {
-      constexpr float v[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-      return v[i][j];
-    }
-  };
-  struct G {  // a x 3
-    __host__ __device__ static constexpr float at(int i, int j) {
-      constexpr float v[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
-      return v[i][j];
-    }
-  };
-  struct AT {  // m x a
-    __host__ __device__ static constexpr float at(int i, int j) {
-      constexpr float v[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-      return v[i][j];
-    }
-  };
-};
-
-// F(4x4, 3x3), interpolation points 0, -1, 1, 1/2, -2 and infinity: measured in fp32 (README.md,
-// tests/sim/sim_winograd.py) ~1.5-2x more accurate than the common 0, +-1, +-2 (Barabasz et al.,
-// "Error analysis and improving the accuracy of Winograd convolution", 2020, found the same).
-// Each row of B^T is scaled so its smallest non-zero entry is +-1 (the inverse scale goes to G).
-struct F4 {
-  static constexpr int m = 4;
-  static constexpr const char* name = "winograd_nonfused_4x4";
-  struct BT {
-    __host__ __device__ static constexpr float at(int i, int j) {
-      constexpr float v[6][6] = {{1, -1.5f, -2, 1.5f, 1, 0},  {0, 2, -5, 1, 2, 0},  {0, -2, 1, 5, 2, 0},
-                                 {0, -2, -1, 2, 1, 0},        {0, 1, -2, -1, 2, 0}, {0, 1, -1.5f, -2, 1.5f, 1}};
-      return v[i][j];
-    }
-  };
-  struct G {
-    __host__ __device__ static constexpr float at(int i, int j) {
-      constexpr float v[6][3] = {{1, 0, 0},
-                                 {-1.f / 6, 1.f / 6, -1.f / 6},
-                                 {1.f / 6, 1.f / 6, 1.f / 6},
-                                 {-16.f / 15, -8.f / 15, -4.f / 15},
-                                 {1.f / 30, -1.f / 15, 2.f / 15},
-                                 {0, 0, 1}};
-      return v[i][j];
-    }
-  };
-  struct AT {
-    __host__ __device__ static constexpr float at(int i, int j) {
-      constexpr float v[4][6] = {
-          {1, 1, 1, 1, 1, 0}, {0, -1, 1, 0.5f, -2, 0}, {0, 1, 1, 0.25f, 4, 0}, {0, -1, 1, 0.125f, -8, 1}};
-      return v[i][j];
-    }
-  };
-};
-
-// sum_k Mat(i, k) * v[k] with the coefficients known at compile time (every loop around a call is
-// unrolled): zeros are skipped, +-1 become adds / subtracts, the rest FMAs, in k order (the order
-// tests/sim/sim_winograd.py models; __fmul_rn keeps the first product from being contracted into
-// the next add, so every rounding is the one the simulation makes).
-template <class Mat, int N>
-__device__ __forceinline__ float combine(int i, const float (&v)[N]) {
-  float acc = 0.f;
-  bool first = true;
-#pragma unroll
-  for (int k = 0; k < N; ++k) {
-    const float c = Mat::at(i, k);
-    if (c == 0.f) continue;
-    if (first)
-      acc = c == 1.f ? v[k] : c == -1.f ? -v[k] : __fmul_rn(c, v[k]);
-    else
-      acc = c == 1.f ? acc + v[k] : c == -1.f ? acc - v[k] : fmaf(c, v[k], acc);
-    first = false;
-  }
-  return acc;
-}
-
-// out = L d L^T for an R x N matrix L: columns first (t = L d), then rows (out = t L^T).
-template <class L, int R, int N>
-__device__ __forceinline__ void sandwich(const float (&d)[N][N], float (&out)[R][R]) {
-  float t[R][N];
-#pragma unroll
-  for (int j = 0; j < N; ++j) {
-    float col[N];
-#pragma unroll
-    for (int k = 0; k < N; ++k) col[k] = d[k][j];
-#pragma unroll
-    for (int i = 0; i < R; ++i) t[i][j] = combine<L>(i, col);
-  }
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-#pragma unroll
-    for (int j = 0; j < R; ++j) out[i][j] = combine<L>(j, t[i]);
-}
 
 // ---------------------------------------------------------------- the plan
 
