@@ -1,5 +1,6 @@
 // GPU correctness of the Winograd convolution (JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
-// solver winograd_nonfused_2x2, src/conv/winograd): through the solver interface, the public API
+// solvers winograd_nonfused_4x4 and winograd_nonfused_2x2, src/conv/winograd; every GPU case runs
+// for both, the one under test forced within its algorithm): through the solver interface, the public API
 // (jhdnnConvolutionForward with ALGO_WINOGRAD_NONFUSED) and cuDNN's own WINOGRAD_NONFUSED on the
 // same buffers, over the shared problem set's 3x3 / stride 1 / groups 1 shapes and a list of
 // ResNet / VGG-like shapes with odd H / W (tiles cut by the edge), in NCHW, NHWC and non-packed
@@ -9,7 +10,8 @@
 // plus the norm-wise bound jhdnn-bench uses for Winograd (relative L2 error <= 1e-4). cuDNN's
 // WINOGRAD_NONFUSED output is checked norm-wise only (its transform size and error are its own).
 //
-// Every TEST_CASE starts with JHDNN_REQUIRE_GPU(): without a GPU they are reported as skipped.
+// Every GPU TEST_CASE starts with JHDNN_REQUIRE_GPU(): without a GPU they are reported as skipped.
+// The default chunk choice (chunk.h, a pure function) is tested on the CPU ("[cpu]").
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,18 +19,23 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <catch2/catch_message.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 
 #include "common/catch_gpu.h"
 #include "common/conv_harness.h"
 #include "common/gpu_util.h"
 #include "common/problems.h"
+#include "common/scoped_config.h"
 #include "common/test_util.h"
 #include "conv/solver.h"
+#include "conv/winograd/chunk.h"
+#include "conv/winograd/transforms.h"
 #include "conv/winograd/winograd.h"
 #include "core/conv_problem.h"
 #include "core/status.h"
@@ -46,7 +53,27 @@ Gpu& gpu() {
   return g;
 }
 
-const conv::ConvSolver& solver() { return conv::winograd_nonfused_2x2_solver(); }
+// The solver under test: F(m x m, 3x3), E = (m + 2)^2 transform elements (GEMMs).
+struct Variant {
+  const conv::ConvSolver* solver;
+  int m;
+  int64_t elems() const { return int64_t(m + 2) * (m + 2); }
+};
+const Variant& variant(int i) {
+  static const Variant v[2] = {{&conv::winograd_nonfused_4x4_solver(), 4}, {&conv::winograd_nonfused_2x2_solver(), 2}};
+  return v[i];
+}
+const Variant* g_variant = nullptr;  // set by UseVariant; tests run on one thread
+const Variant& cur() { return *g_variant; }
+const conv::ConvSolver& solver() { return *cur().solver; }
+
+// Selects variant i for the scope and forces its solver within WINOGRAD_NONFUSED, so the public
+// API (which dispatches to the first applicable solver of the algorithm) runs the same one.
+struct UseVariant {
+  explicit UseVariant(int i) : force((g_variant = &variant(i))->solver->name()) {}
+  ~UseVariant() { g_variant = nullptr; }
+  ScopedForcedSolvers force;
+};
 
 // The norm-wise bound jhdnn-bench applies to Winograd / FFT results (tools/jhdnn-bench/verify.cpp).
 constexpr double kNormBound = 1e-4;
@@ -70,6 +97,13 @@ constexpr double kNormBound = 1e-4;
 // atol = max(1, |alpha|) * u * (108 C + 1062 sqrt(C)); rtol = 3 * conv_tolerance's rtol at K = 9C.
 // C = 64: 9.2e-4 (direct conv: 1.4e-4); C = 512: 4.7e-3 (direct: 1.1e-3). A wrong or missing tap
 // is an error of |x w| ~ 0.1..1 per affected output, still ~100x above the bound.
+//
+// F(4x4, 3x3) (m = 4): its transforms hold entries up to 8 (A^T) and 5 (B^T) and 16/15 (G), so the
+// same worst-case reasoning gives a bound ~100x looser, too loose to catch a wrong tap at large C.
+// It uses the same atol instead, as a statistical bound: tests/sim/sim_winograd.py transliterates
+// the kernels in fp32 (sequential GEMM sums) and measures F(4x4) max errors of C = 16: 1.5e-5,
+// 64: 5.7e-5, 256: 2.8e-4, 512: 3.6e-4 over 2048-4096 outputs each, 9.5-23x below this atol (F(2x2):
+// 74-109x; README.md has the table); a wrong or missing tap is still >= 100x above it.
 Tolerance winograd_tolerance(int64_t C, double alpha) {
   const double u = std::ldexp(1.0, -24), c = double(C);
   Tolerance t;
@@ -90,18 +124,20 @@ double rel_l2(const std::vector<double>& got, const HostProblem& h) {
   return relative_l2_error(got.data(), h.ref.data(), yd.data(), h.base.y_stride);
 }
 
-// Workspace bytes the README's layout gives: U [16][K][C], V [16][C][T], M [16][K][T], T = chunk *
-// ceil(P/2) * ceil(Q/2) (chunk: images per chunk, all N unless JHDNN_WINOGRAD_CHUNK says fewer; the
-// test problems are far below the 4 GiB cap), each section rounded up to 64 floats.
+// Workspace bytes the README's layout gives: U [E][K][C], V [E][C][T], M [E][K][T], T = chunk *
+// ceil(P/m) * ceil(Q/m) (chunk: images per chunk, conv::winograd::chunk_images, itself tested on the
+// CPU below; the test problems are far below the 4 GiB cap), each section rounded up to 64 floats.
 int64_t chunk_images(const ConvProblem& p) {
   const char* env = std::getenv("JHDNN_WINOGRAD_CHUNK");
-  const int64_t forced = env != nullptr ? std::atoll(env) : 0;
-  return forced > 0 && forced < p.N ? forced : p.N;
+  const int64_t forced = env != nullptr ? std::max<int64_t>(0, std::atoll(env)) : 0;
+  const int64_t m = cur().m, tiles = ((p.P + m - 1) / m) * ((p.Q + m - 1) / m);
+  return conv::winograd::chunk_images({p.N, tiles, cur().elems(), p.C, p.K, p.N, forced});
 }
 size_t expected_workspace(const ConvProblem& p) {
   auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
-  const int64_t T = chunk_images(p) * ((p.P + 1) / 2) * ((p.Q + 1) / 2);
-  return size_t(up(16 * p.K * p.C) + up(16 * p.C * T) + up(16 * p.K * T)) * sizeof(float);
+  const int64_t m = cur().m, E = cur().elems();
+  const int64_t T = chunk_images(p) * ((p.P + m - 1) / m) * ((p.Q + m - 1) / m);
+  return size_t(up(E * p.K * p.C) + up(E * p.C * T) + up(E * p.K * T)) * sizeof(float);
 }
 
 // (a) The solver through ConvSolver::run on the test stream; every accepted problem must run.
@@ -110,7 +146,7 @@ std::vector<double> run_solver(DeviceProblem& d, const HostProblem& h, Tolerance
   Gpu& g = gpu();
   const conv::Verdict v = solver().can_implement(d.p, g.dev);
   if (!v.ok) {
-    FAIL_CHECK("winograd_nonfused_2x2 refused an accepted problem: " << v.reason);
+    FAIL_CHECK(solver().name() << " refused an accepted problem: " << v.reason);
     return {};
   }
   const size_t ws_bytes = solver().workspace_bytes(d.p);
@@ -125,7 +161,7 @@ std::vector<double> run_solver(DeviceProblem& d, const HostProblem& h, Tolerance
   if (!st.ok()) return {};
   ++notes.solver_runs;
   ++notes.runs_by_solver[solver().name()];
-  std::vector<double> got = check_result("solver winograd_nonfused_2x2", d, h, tol, true, &ws);
+  std::vector<double> got = check_result(std::string("solver ") + solver().name(), d, h, tol, true, &ws);
   const double e = rel_l2(got, h);
   INFO("relative L2 error " << e);
   CHECK(e <= kNormBound);
@@ -191,7 +227,7 @@ int64_t run_list(const std::vector<NamedProblem>& problems, Scale sc, Notes& not
       accepted.push_back(np);
     } else {
       CHECK(std::strlen(v.reason) > 0);
-      ++notes.not_applicable[std::string("winograd_nonfused_2x2: ") + v.reason];
+      ++notes.not_applicable[std::string(solver().name()) + ": " + v.reason];
     }
   }
   const int64_t configs0 = notes.configs;
@@ -205,7 +241,7 @@ int64_t run_list(const std::vector<NamedProblem>& problems, Scale sc, Notes& not
 }
 
 void check_all_ran(Notes& notes) {
-  CHECK(notes.runs_by_solver["winograd_nonfused_2x2"] == notes.configs);
+  CHECK(notes.runs_by_solver[solver().name()] == notes.configs);
   CHECK(notes.api_runs == notes.configs);
 }
 
@@ -242,9 +278,12 @@ std::vector<NamedProblem> winograd_shapes(jhdnnConvolutionMode_t mode = JHDNN_CR
   return out;
 }
 
+// Runs the rest of the case once per solver (Catch2 generator), that solver forced.
 #define START_GPU_CASE()                                                    \
   JHDNN_REQUIRE_GPU();                                                      \
   (void)gpu();                                                              \
+  UseVariant use_variant(GENERATE(0, 1));                                   \
+  INFO("solver " << solver().name());                                       \
   INFO("JHDNN_TEST_SEED=" << test_seed() << " replays this run's inputs")
 
 }  // namespace
@@ -331,9 +370,10 @@ TEST_CASE("conv winograd: chunks of images (JHDNN_WINOGRAD_CHUNK)", "[gpu][conv_
         {"chunked_n5_odd", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 6, 9, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1)},
         {"chunked_n5_c64", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 64, 11, 11, 64, 3, 3, 1, 1, 1, 1, 1, 1)}};
     for (const NamedProblem& np : probs) {
-      const int64_t T = std::atoll(chunk) * ((np.p.P + 1) / 2) * ((np.p.Q + 1) / 2);
-      const size_t want = size_t((16 * np.p.K * np.p.C + 63) / 64 * 64 + (16 * np.p.C * T + 63) / 64 * 64 +
-                                 (16 * np.p.K * T + 63) / 64 * 64) * 4;
+      const int64_t m = cur().m, E = cur().elems();
+      const int64_t T = std::atoll(chunk) * ((np.p.P + m - 1) / m) * ((np.p.Q + m - 1) / m);
+      const size_t want = size_t((E * np.p.K * np.p.C + 63) / 64 * 64 + (E * np.p.C * T + 63) / 64 * 64 +
+                                 (E * np.p.K * T + 63) / 64 * 64) * 4;
       CHECK(solver().workspace_bytes(np.p) == want);
     }
     Notes notes(std::string("winograd: chunks of ") + chunk);
@@ -352,9 +392,12 @@ TEST_CASE("conv winograd: chunks of images (JHDNN_WINOGRAD_CHUNK)", "[gpu][conv_
 TEST_CASE("conv winograd: workspace size through the API; Get_v7 and Find list the algorithm", "[gpu][conv_winograd][workspace]") {
   START_GPU_CASE();
   Gpu& g = gpu();
-  // N 2, 64 -> 32 channels, 13 x 13 pad 1: 13 x 13 outputs, 7 x 7 tiles, T = 98.
+  // N 2, 64 -> 32 channels, 13 x 13 pad 1: 13 x 13 outputs; F(2x2): 7 x 7 tiles, T = 98, E = 16;
+  // F(4x4): 4 x 4 tiles, T = 32, E = 36.
   const ConvProblem base = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 64, 13, 13, 32, 3, 3, 1, 1, 1, 1, 1, 1);
-  const size_t want = size_t(16 * 32 * 64 + (16 * 64 * 98 + 63) / 64 * 64 + (16 * 32 * 98 + 63) / 64 * 64) * 4;
+  const size_t want =
+      cur().m == 2 ? size_t(16 * 32 * 64 + (16 * 64 * 98 + 63) / 64 * 64 + (16 * 32 * 98 + 63) / 64 * 64) * 4
+                   : size_t(36 * 32 * 64 + (36 * 64 * 32 + 63) / 64 * 64 + (36 * 32 * 32 + 63) / 64 * 64) * 4;
   for (bool nhwc : {false, true}) {
     const ConvProblem p = with_layout(base, JHDNN_DATA_FLOAT, nhwc);
     CHECK(solver().workspace_bytes(p) == want);
@@ -440,15 +483,18 @@ TEST_CASE("conv winograd: refusals name the reason", "[gpu][conv_winograd][refus
     CHECK(st.code == JHDNN_STATUS_NOT_SUPPORTED);
   }
   {  // A batch over the cap is not refused but chunked: 1024 images of 256 x 256, 256 -> 256 channels
-     // need 537 MB of V and M per image, so 7 images per chunk fit the 4 GiB.
+     // need 537 MB (F(2x2): 16 * 512 * 128^2 floats) or 302 MB (F(4x4): 36 * 512 * 64^2) of V and M
+     // per image, so 7 or 14 images per chunk fit the 4 GiB.
     const ConvProblem big =
         core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1024, 256, 256, 256, 256, 3, 3, 1, 1, 1, 1, 1, 1);
     CHECK(solver().can_implement(big, g.dev).ok);
     const size_t bytes = solver().workspace_bytes(big);
     CHECK(bytes <= (size_t(1) << 32));
-    const size_t per_img = size_t(16) * (256 + 256) * 128 * 128 * 4;
-    CHECK(bytes >= 7 * per_img);
-    CHECK(bytes < 8 * per_img);
+    const int64_t tiles = (256 / cur().m) * (256 / cur().m);
+    const size_t per_img = size_t(cur().elems()) * (256 + 256) * tiles * 4;
+    const size_t fit = cur().m == 2 ? 7 : 14;
+    CHECK(bytes >= fit * per_img);
+    CHECK(bytes < (fit + 1) * per_img);
   }
   {  // through the API: NOT_SUPPORTED with the reason
     const ConvProblem p = cases[2].p;  // stride 2
@@ -459,4 +505,89 @@ TEST_CASE("conv winograd: refusals name the reason", "[gpu][conv_winograd][refus
     CHECK(st == JHDNN_STATUS_NOT_SUPPORTED);
     CHECK(jhdnn_last_error().find("stride 1") != std::string::npos);
   }
+}
+
+TEST_CASE("conv winograd: default images per chunk keep V + M in L2 (chunk_images, CPU)", "[cpu][conv_winograd][chunk]") {
+  using conv::winograd::chunk_images;
+  using conv::winograd::ChunkInputs;
+  // Worked by hand from chunk.h's rule: V + M of one image = E * (C + K) * tiles * 4 bytes, the
+  // chunk's must fit 20 MiB (20971520 B) and give the GEMM >= 132 CTAs (ceil(T/128) * ceil(K/64) * E).
+  struct Case {
+    const char* what;
+    ChunkInputs in;
+    int64_t want;
+  };
+  const Case cases[] = {
+      // ResNet-50 b32: conv2_x 56x56 C = K = 64. F(4x4): 196 tiles, 3.61 MB/image: 5 fit, 7 chunks of
+      // ceil(32 / 7) = 5. F(2x2): 784 tiles, 6.42 MB/image: 3 fit, 11 chunks of 3.
+      {"rn50_c2 F(4x4)", {32, 196, 36, 64, 64, 32, 0}, 5},
+      {"rn50_c2 F(2x2)", {32, 784, 16, 64, 64, 32, 0}, 3},
+      // conv3_x 28x28 x 128: 1.81 MB/image, 11 fit, 3 chunks of 11.
+      {"rn50_c3 F(4x4)", {32, 49, 36, 128, 128, 32, 0}, 11},
+      // conv4_x 14x14 x 256: 1.18 MB/image, 17 fit, 2 chunks of 16.
+      {"rn50_c4 F(4x4)", {32, 16, 36, 256, 256, 32, 0}, 16},
+      // conv5_x 7x7 x 512: the whole batch's 18.9 MB fit.
+      {"rn50_c5 F(4x4)", {32, 4, 36, 512, 512, 32, 0}, 32},
+      // VGG-16 b16 conv1_2 224x224 x 64: 57.8 MB/image, not even one fits: the whole batch.
+      {"vgg16_conv1_2 F(4x4)", {16, 3136, 36, 64, 64, 16, 0}, 16},
+      // conv3_2 56x56 x 256: 14.5 MB/image, 1 fits (288 CTAs): 16 chunks of 1.
+      {"vgg16_conv3_2 F(4x4)", {16, 196, 36, 256, 256, 16, 0}, 1},
+      // 1 tile per image, K = 64: 1 MiB/image, 20 fit, but their GEMMs would have 16 CTAs: whole batch.
+      {"too few GEMM CTAs", {64, 1, 16, 16320, 64, 64, 0}, 64},
+      // The 4 GiB cap allows 7 images: at most 7 (a chunk of V + M far over L2).
+      {"workspace cap", {1024, 16384, 16, 256, 256, 7, 0}, 7},
+      // JHDNN_WINOGRAD_CHUNK overrides, but never above the batch or the cap.
+      {"forced 3", {32, 196, 36, 64, 64, 32, 3}, 3},
+      {"forced above N", {4, 196, 36, 64, 64, 4, 9}, 4},
+      {"forced above cap", {32, 196, 36, 64, 64, 2, 9}, 2},
+      {"one image", {1, 3136, 36, 64, 64, 1, 0}, 1},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    CHECK(chunk_images(c.in) == c.want);
+  }
+}
+
+namespace {
+// One tile through the library's own transforms (transforms.h, compiled for the host):
+// A^T [(G g G^T) * (B^T d B)] A against the direct 3x3 correlation of the a x a tile d, in float64.
+// Returns the largest error over `trials` random tiles and filters in [-1, 1].
+template <class F>
+double transform_error(int trials) {
+  constexpr int m = F::m, a = m + 2;
+  std::mt19937 rng(1234 + m);
+  std::uniform_real_distribution<float> uni(-1.f, 1.f);
+  double worst = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    float d[a][a], g[3][3], u[a][a], v[a][a], prod[a][a], y[m][m];
+    for (auto& row : d)
+      for (float& e : row) e = uni(rng);
+    for (auto& row : g)
+      for (float& e : row) e = uni(rng);
+    conv::winograd::sandwich<typename F::G>(g, u);
+    conv::winograd::sandwich<typename F::BT>(d, v);
+    for (int i = 0; i < a; ++i)
+      for (int j = 0; j < a; ++j) prod[i][j] = u[i][j] * v[i][j];
+    conv::winograd::sandwich<typename F::AT>(prod, y);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < m; ++j) {
+        double ref = 0;
+        for (int r = 0; r < 3; ++r)
+          for (int s = 0; s < 3; ++s) ref += double(d[i + r][j + s]) * double(g[r][s]);
+        worst = std::max(worst, std::fabs(double(y[i][j]) - ref));
+      }
+  }
+  return worst;
+}
+}  // namespace
+
+TEST_CASE("conv winograd: the transform matrices compute a 3x3 correlation (host, CPU)", "[cpu][conv_winograd][transforms]") {
+  // One tile with one channel: fp32 rounding of the transforms alone (~1e-7 for F(2x2), ~1e-6 for
+  // F(4x4), from magnitudes up to ~100); any wrong matrix entry errs by >= ~1e-2.
+  const double e2 = transform_error<conv::winograd::F2>(2000);
+  const double e4 = transform_error<conv::winograd::F4>(2000);
+  INFO("F(2x2) max error " << e2 << ", F(4x4) max error " << e4);
+  CHECK(e2 < 1e-5);
+  CHECK(e4 < 1e-4);
+  CHECK(e2 > 0.0);  // the comparison runs at all (fp32 transforms of random inputs are never all exact)
 }

@@ -1,15 +1,19 @@
-// Winograd F(2x2, 3x3), non-fused (JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED). Four steps on one
-// stream, all through the workspace (README.md in this folder has the math and the layouts):
+// Winograd F(m x m, 3x3), non-fused (JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED), for m = 2 and
+// m = 4: one templated kernel set, the transform matrices as data (README.md in this folder has the
+// math, the layouts and the choice of interpolation points). With a = m + 2 and E = a * a, four
+// steps on one stream, all through the workspace:
 //   1. U[e][k][c] = (G g G^T)[e]        filter transform, g = w[k][c] (mirrored in CONVOLUTION mode)
-//   2. V[e][c][t] = (B^T d B)[e]        input transform, d = the 4x4 input tile of tile t (zero padded)
-//   3. M[e] = U[e] x V[e]               16 GEMMs (K x C) x (C x T) in one strided-batched SGEMM
-//   4. y = alpha * (A^T m A) + beta * y output transform, m[e] = M[e][k][t], 2x2 outputs per tile
-// e = 4 * i + j indexes the 4x4 transform domain (i along H, j along W).
+//   2. V[e][c][t] = (B^T d B)[e]        input transform, d = the a x a input tile of tile t (zero padded)
+//   3. M[e] = U[e] x V[e]               E GEMMs (K x C) x (C x T) in one strided-batched SGEMM
+//   4. y = alpha * (A^T m A) + beta * y output transform, m[e] = M[e][k][t], m x m outputs per tile
+// e = a * i + j indexes the a x a transform domain (i along H, j along W).
 #include "conv/winograd/winograd.h"
 
 #include <cstdint>
 #include <cstdlib>
 
+#include "conv/winograd/chunk.h"
+#include "conv/winograd/transforms.h"
 #include "core/cuda_check.h"
 #include "gemm/gemm.h"
 
@@ -18,6 +22,8 @@ namespace winograd {
 namespace {
 
 using core::fail;
+
+// ---------------------------------------------------------------- the plan
 
 // The workspace (U, V and M of one chunk of images) may not exceed this. Larger batches run in
 // chunks of images; a problem whose single image exceeds it is refused.
@@ -28,7 +34,7 @@ constexpr int64_t kAlign = 64;  // each workspace section starts on a 256-byte b
 
 // Sizes of one problem's transform domain.
 struct Plan {
-  int64_t tiles_h, tiles_w;  // ceil(P / 2), ceil(Q / 2)
+  int64_t tiles_h, tiles_w;  // ceil(P / m), ceil(Q / m)
   int64_t chunk;             // images per chunk (the last one may have fewer)
   int64_t tiles;             // chunk * tiles_h * tiles_w: the GEMMs' long dimension for a full chunk
   int64_t u_off, v_off, m_off, total;  // floats: section offsets and the whole workspace
@@ -37,8 +43,8 @@ struct Plan {
 int64_t round_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
 // JHDNN_WINOGRAD_CHUNK = a positive image count caps the images per chunk (read on every call,
-// like JHDNN_DISABLE: tests cover the chunked path with it, and a benchmark can try chunks whose V
-// and M stay in L2). Unset or anything else: one chunk of the whole batch when it fits the cap.
+// like JHDNN_DISABLE: tests cover the chunked path with it, and a benchmark can sweep it).
+// Unset or anything else: chunk_images() (chunk.h) chooses.
 int64_t forced_chunk() {
   const char* env = std::getenv("JHDNN_WINOGRAD_CHUNK");
   if (env == nullptr || *env == '\0') return 0;
@@ -46,14 +52,16 @@ int64_t forced_chunk() {
   return v > 0 ? int64_t(v) : 0;
 }
 
-// nullptr and a filled plan when the problem is served, else the reason (a literal).
-const char* make_plan(const core::ConvProblem& p, Plan* pl) {
+// nullptr and a filled plan when the problem is served, else the reason (a literal). m: the output
+// tile (2 or 4), E = (m + 2)^2 transform elements.
+const char* make_plan(const core::ConvProblem& p, int m, Plan* pl) {
+  const int64_t E = int64_t(m + 2) * (m + 2);
   if (p.dtype != JHDNN_DATA_FLOAT) return "Winograd serves FLOAT data only";
   if (p.compute_type != JHDNN_DATA_FLOAT) return "FLOAT data needs FLOAT compute type";
   if (p.spatial_dims != 2 || p.D != 1 || p.T != 1 || p.O != 1 || p.pad_d != 0)
     return "Winograd serves 2-D convolutions only";
   if (p.G != 1) return "Winograd serves groups = 1 only";
-  if (p.R != 3 || p.S != 3) return "Winograd F(2x2, 3x3) needs 3x3 filters";
+  if (p.R != 3 || p.S != 3) return "Winograd F(m x m, 3x3) needs 3x3 filters";
   if (p.stride_h != 1 || p.stride_w != 1) return "Winograd needs stride 1";
   if (p.dil_h != 1 || p.dil_w != 1) return "Winograd needs dilation 1";
   if (p.N <= 0 || p.C <= 0 || p.K <= 0 || p.H <= 0 || p.W <= 0) return "N, C, K, H and W must be positive";
@@ -61,33 +69,31 @@ const char* make_plan(const core::ConvProblem& p, Plan* pl) {
   if (p.pad_h < 0 || p.pad_w < 0) return "paddings must be non-negative";
   for (int i = 0; i < 5; ++i)
     if (p.x_stride[i] < 0 || p.y_stride[i] < 0 || p.w_stride[i] < 0) return "negative strides are not supported";
-  // Input coordinates 2 * tile - pad + 3 and output coordinates are 32-bit in the kernels.
-  if (p.H + p.pad_h + 4 > INT32_MAX / 2 || p.W + p.pad_w + 4 > INT32_MAX / 2 || p.P > INT32_MAX / 2 ||
+  // Input coordinates m * tile - pad + m + 1 and output coordinates are 32-bit in the kernels.
+  if (p.H + p.pad_h + 8 > INT32_MAX / 2 || p.W + p.pad_w + 8 > INT32_MAX / 2 || p.P > INT32_MAX / 2 ||
       p.Q > INT32_MAX / 2)
     return "spatial sizes must fit 30 bits";
   if (p.C > INT32_MAX || p.K > INT32_MAX) return "C and K must fit 31 bits";
-  pl->tiles_h = (p.P + 1) / 2;
-  pl->tiles_w = (p.Q + 1) / 2;
+  pl->tiles_h = (p.P + m - 1) / m;
+  pl->tiles_w = (p.Q + m - 1) / m;
   // Every product below is checked: C, K and the tile counts may be huge even if each fits 31 bits.
   const int64_t limit = kWorkspaceCap / int64_t(sizeof(float));  // floats
   int64_t hw = 0, u = 0, v_img = 0, m_img = 0;
   if (__builtin_mul_overflow(pl->tiles_h, pl->tiles_w, &hw) || hw > limit) return kOverCap;
-  if (__builtin_mul_overflow(p.K, p.C, &u) || u > limit / 16 || __builtin_mul_overflow(p.C, hw, &v_img) ||
-      v_img > limit / 16 || __builtin_mul_overflow(p.K, hw, &m_img) || m_img > limit / 16)
+  if (__builtin_mul_overflow(p.K, p.C, &u) || u > limit / E || __builtin_mul_overflow(p.C, hw, &v_img) ||
+      v_img > limit / E || __builtin_mul_overflow(p.K, hw, &m_img) || m_img > limit / E)
     return kOverCap;
   // Floats left for V and M after U and the alignment of the two sections.
-  const int64_t room = limit - round_up(16 * u) - 2 * kAlign;
-  const int64_t per_img = 16 * (v_img + m_img);
+  const int64_t room = limit - round_up(E * u) - 2 * kAlign;
+  const int64_t per_img = E * (v_img + m_img);
   if (room < per_img) return kOverCap;
-  pl->chunk = room / per_img;
-  if (const int64_t f = forced_chunk(); f > 0 && f < pl->chunk) pl->chunk = f;
-  if (pl->chunk > p.N) pl->chunk = p.N;
+  pl->chunk = chunk_images(ChunkInputs{p.N, hw, E, p.C, p.K, room / per_img, forced_chunk()});
   pl->tiles = pl->chunk * hw;
   pl->u_off = 0;
-  pl->v_off = round_up(16 * u);
-  pl->m_off = pl->v_off + round_up(16 * p.C * pl->tiles);
-  pl->total = pl->m_off + round_up(16 * p.K * pl->tiles);
-  // total <= limit = 2^30 floats, so 16 * C * tiles, 16 * K * tiles and 16 * K * C are all < 2^30:
+  pl->v_off = round_up(E * u);
+  pl->m_off = pl->v_off + round_up(E * p.C * pl->tiles);
+  pl->total = pl->m_off + round_up(E * p.K * pl->tiles);
+  // total <= limit = 2^30 floats, so E * C * tiles, E * K * tiles and E * K * C are all < 2^30:
   // 32-bit thread indices suffice.
   return nullptr;
 }
@@ -101,8 +107,10 @@ struct FilterParams {
 };
 
 // One thread per (k, c), c fastest (coalesced writes of U; the filter is small).
+template <class F>
 __global__ void __launch_bounds__(kThreads)
     filter_transform_kernel(FilterParams p, const float* __restrict__ w, float* __restrict__ U) {
+  constexpr int a = F::m + 2;
   const int kc = blockIdx.x * kThreads + threadIdx.x;
   if (kc >= p.K * p.C) return;
   const int c = kc % p.C, k = kc / p.C;
@@ -115,79 +123,55 @@ __global__ void __launch_bounds__(kThreads)
       const int rr = p.flip ? 2 - r : r, ss = p.flip ? 2 - s : s;
       g[r][s] = src[rr * p.ws[3] + ss * p.ws[4]];
     }
-  // t = G g (4 x 3), G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
-  float t[4][3];
-#pragma unroll
-  for (int s = 0; s < 3; ++s) {
-    t[0][s] = g[0][s];
-    t[1][s] = 0.5f * (g[0][s] + g[1][s] + g[2][s]);
-    t[2][s] = 0.5f * (g[0][s] - g[1][s] + g[2][s]);
-    t[3][s] = g[2][s];
-  }
-  // U = t G^T (4 x 4)
+  float u[a][a];
+  sandwich<typename F::G>(g, u);
   const int64_t plane = int64_t(p.K) * p.C;
-  float* dst = U + kc;
+  float* dst = U + kc;  // U[e][k][c] at e * K * C + k * C + c
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const float u0 = t[i][0];
-    const float u1 = 0.5f * (t[i][0] + t[i][1] + t[i][2]);
-    const float u2 = 0.5f * (t[i][0] - t[i][1] + t[i][2]);
-    const float u3 = t[i][2];
-    dst[(4 * i + 0) * plane] = u0;
-    dst[(4 * i + 1) * plane] = u1;
-    dst[(4 * i + 2) * plane] = u2;
-    dst[(4 * i + 3) * plane] = u3;
-  }
+  for (int i = 0; i < a; ++i)
+#pragma unroll
+    for (int j = 0; j < a; ++j) dst[(a * i + j) * plane] = u[i][j];
 }
 
 // ---------------------------------------------------------------- 2. input transform
 
 struct InputParams {
   int C, H, W, pad_h, pad_w;
-  int tiles_h, tiles_w, tiles;  // tiles = N * tiles_h * tiles_w
+  int tiles_h, tiles_w, tiles;  // tiles = images of the chunk * tiles_h * tiles_w
   int64_t xs[5];                // x strides (n, c, d, h, w)
 };
 
-// One thread per (c, tile), tile fastest: the 16 writes of V are coalesced; the 16 reads of x are
-// 2 apart along W in NCHW (a warp covers 4 rows of ~66 floats, served by L1), C apart in NHWC.
+// One thread per (c, tile), tile fastest: the E writes of V are coalesced; the a x a reads of x are
+// m apart along W in NCHW (a warp covers a few rows, served by L1), C apart in NHWC.
+template <class F>
 __global__ void __launch_bounds__(kThreads)
     input_transform_kernel(InputParams p, const float* __restrict__ x, float* __restrict__ V) {
+  constexpr int a = F::m + 2;
   const int ct = blockIdx.x * kThreads + threadIdx.x;
   if (ct >= p.C * p.tiles) return;
   const int t = ct % p.tiles, c = ct / p.tiles;
   const int tw = t % p.tiles_w, th = (t / p.tiles_w) % p.tiles_h, n = t / (p.tiles_w * p.tiles_h);
-  const int h0 = 2 * th - p.pad_h, w0 = 2 * tw - p.pad_w;
+  const int h0 = F::m * th - p.pad_h, w0 = F::m * tw - p.pad_w;
   const float* src = x + int64_t(n) * p.xs[0] + int64_t(c) * p.xs[1];
-  float d[4][4];
+  float d[a][a];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < a; ++i) {
     const int h = h0 + i;
     const bool row_in = h >= 0 && h < p.H;
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < a; ++j) {
       const int ww = w0 + j;
       d[i][j] = row_in && ww >= 0 && ww < p.W ? src[int64_t(h) * p.xs[3] + int64_t(ww) * p.xs[4]] : 0.f;
     }
   }
-  // s = B^T d, B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1] (on columns)
-  float s[4][4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    s[0][j] = d[0][j] - d[2][j];
-    s[1][j] = d[1][j] + d[2][j];
-    s[2][j] = d[2][j] - d[1][j];
-    s[3][j] = d[1][j] - d[3][j];
-  }
-  // V = s B (on rows)
+  float v[a][a];
+  sandwich<typename F::BT>(d, v);
   const int64_t plane = int64_t(p.C) * p.tiles;
   float* dst = V + ct;  // V[e][c][t] at e * C * tiles + c * tiles + t
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    dst[(4 * i + 0) * plane] = s[i][0] - s[i][2];
-    dst[(4 * i + 1) * plane] = s[i][1] + s[i][2];
-    dst[(4 * i + 2) * plane] = s[i][2] - s[i][1];
-    dst[(4 * i + 3) * plane] = s[i][1] - s[i][3];
-  }
+  for (int i = 0; i < a; ++i)
+#pragma unroll
+    for (int j = 0; j < a; ++j) dst[(a * i + j) * plane] = v[i][j];
 }
 
 // ---------------------------------------------------------------- 4. output transform
@@ -199,43 +183,34 @@ struct OutputParams {
   float alpha, beta;
 };
 
-// One thread per (k, tile), tile fastest: the 16 reads of M are coalesced. Writes the tile's 2x2
-// outputs that lie inside P x Q (an odd P or Q cuts the last tile), y = alpha * out + beta * y;
-// beta == 0 never reads y (it may hold NaN).
+// One thread per (k, tile), tile fastest: the E reads of M are coalesced. Writes the tile's m x m
+// outputs that lie inside P x Q (the last tile row / column is cut when m does not divide P or Q),
+// y = alpha * out + beta * y; beta == 0 never reads y (it may hold NaN).
+template <class F>
 __global__ void __launch_bounds__(kThreads)
     output_transform_kernel(OutputParams p, const float* __restrict__ M, float* __restrict__ y) {
+  constexpr int a = F::m + 2;
   const int kt = blockIdx.x * kThreads + threadIdx.x;
   if (kt >= p.K * p.tiles) return;
   const int t = kt % p.tiles, k = kt / p.tiles;
   const int tw = t % p.tiles_w, th = (t / p.tiles_w) % p.tiles_h, n = t / (p.tiles_w * p.tiles_h);
   const int64_t plane = int64_t(p.K) * p.tiles;
   const float* src = M + kt;  // M[e][k][t] at e * K * tiles + k * tiles + t
-  float m[4][4];
+  float mt[a][a];
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < a; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) m[i][j] = src[(4 * i + j) * plane];
-  // a = A^T m, A^T = [1 1 1 0; 0 1 -1 -1] (on columns), then out = a A (on rows)
-  float a[2][4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    a[0][j] = m[0][j] + m[1][j] + m[2][j];
-    a[1][j] = m[1][j] - m[2][j] - m[3][j];
-  }
-  float out[2][2];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    out[i][0] = a[i][0] + a[i][1] + a[i][2];
-    out[i][1] = a[i][1] - a[i][2] - a[i][3];
-  }
+    for (int j = 0; j < a; ++j) mt[i][j] = src[(a * i + j) * plane];
+  float out[F::m][F::m];
+  sandwich<typename F::AT>(mt, out);
   float* dst = y + int64_t(n) * p.ys[0] + int64_t(k) * p.ys[1];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int oh = 2 * th + i;
+  for (int i = 0; i < F::m; ++i) {
+    const int oh = F::m * th + i;
     if (oh >= p.P) continue;
 #pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int ow = 2 * tw + j;
+    for (int j = 0; j < F::m; ++j) {
+      const int ow = F::m * tw + j;
       if (ow >= p.Q) continue;
       float* o = dst + int64_t(oh) * p.ys[3] + int64_t(ow) * p.ys[4];
       float v = p.alpha * out[i][j];
@@ -247,26 +222,29 @@ __global__ void __launch_bounds__(kThreads)
 
 unsigned blocks_for(int64_t threads) { return unsigned((threads + kThreads - 1) / kThreads); }
 
-class WinogradNonfused2x2 final : public ConvSolver {
+template <class F>
+class WinogradNonfused final : public ConvSolver {
+  static constexpr int kE = (F::m + 2) * (F::m + 2);
+
  public:
-  const char* name() const override { return "winograd_nonfused_2x2"; }
+  const char* name() const override { return F::name; }
   jhdnnConvolutionFwdAlgo_t algo() const override { return JHDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED; }
 
   Verdict can_implement(const ConvProblem& p, const DeviceInfo&) const override {
     Plan pl;
-    if (const char* why = make_plan(p, &pl)) return Verdict::no(why);
+    if (const char* why = make_plan(p, F::m, &pl)) return Verdict::no(why);
     return Verdict::yes();
   }
 
   size_t workspace_bytes(const ConvProblem& p) const override {
     Plan pl;
-    if (make_plan(p, &pl) != nullptr) return 0;
+    if (make_plan(p, F::m, &pl) != nullptr) return 0;
     return size_t(pl.total) * sizeof(float);
   }
 
   Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
     Plan pl;
-    if (const char* why = make_plan(p, &pl)) return fail(JHDNN_STATUS_NOT_SUPPORTED, "%s: %s", name(), why);
+    if (const char* why = make_plan(p, F::m, &pl)) return fail(JHDNN_STATUS_NOT_SUPPORTED, "%s: %s", name(), why);
     if (!a.x || !a.w || !a.y) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s: x, w or y is null", name());
     const size_t need = size_t(pl.total) * sizeof(float);
     if (ws_bytes < need || ws == nullptr)
@@ -281,10 +259,11 @@ class WinogradNonfused2x2 final : public ConvSolver {
     fp.C = int(p.C);
     fp.flip = p.mode == JHDNN_CONVOLUTION ? 1 : 0;
     for (int i = 0; i < 5; ++i) fp.ws[i] = p.w_stride[i];
-    filter_transform_kernel<<<blocks_for(p.K * p.C), kThreads, 0, stream>>>(fp, static_cast<const float*>(a.w), U);
+    filter_transform_kernel<F><<<blocks_for(p.K * p.C), kThreads, 0, stream>>>(fp, static_cast<const float*>(a.w), U);
     JHDNN_LAUNCH_CHECK();
 
-    // Per chunk of images: input transform, the 16 GEMMs, output transform (U is shared).
+    // Per chunk of images: input transform, the E GEMMs, output transform (U is shared). The chunks
+    // reuse one V and one M: when a chunk's V + M fit L2 (chunk.h), they never reach DRAM.
     const float* x = static_cast<const float*>(a.x);
     float* y = static_cast<float*>(a.y);
     for (int64_t n0 = 0; n0 < p.N; n0 += pl.chunk) {
@@ -301,7 +280,7 @@ class WinogradNonfused2x2 final : public ConvSolver {
       ip.tiles_w = int(pl.tiles_w);
       ip.tiles = int(tiles);
       for (int i = 0; i < 5; ++i) ip.xs[i] = p.x_stride[i];
-      input_transform_kernel<<<blocks_for(p.C * tiles), kThreads, 0, stream>>>(ip, x + n0 * p.x_stride[0], V);
+      input_transform_kernel<F><<<blocks_for(p.C * tiles), kThreads, 0, stream>>>(ip, x + n0 * p.x_stride[0], V);
       JHDNN_LAUNCH_CHECK();
 
       // Row-major M[e] (K x T) = U[e] (K x C) V[e] (C x T) is the column-major
@@ -318,7 +297,7 @@ class WinogradNonfused2x2 final : public ConvSolver {
       d.c = M;
       d.ldc = tiles;
       d.batch_outer = 1;
-      d.batch_inner = 16;
+      d.batch_inner = kE;
       d.a_inner = p.C * tiles;
       d.b_inner = p.K * p.C;
       d.c_inner = p.K * tiles;
@@ -336,7 +315,7 @@ class WinogradNonfused2x2 final : public ConvSolver {
       for (int i = 0; i < 5; ++i) op.ys[i] = p.y_stride[i];
       op.alpha = float(a.alpha);
       op.beta = float(a.beta);
-      output_transform_kernel<<<blocks_for(p.K * tiles), kThreads, 0, stream>>>(op, M, y + n0 * p.y_stride[0]);
+      output_transform_kernel<F><<<blocks_for(p.K * tiles), kThreads, 0, stream>>>(op, M, y + n0 * p.y_stride[0]);
       JHDNN_LAUNCH_CHECK();
     }
     return Status::success();
@@ -344,9 +323,9 @@ class WinogradNonfused2x2 final : public ConvSolver {
 
   Status load_kernels() const override {
     cudaFuncAttributes attr;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(filter_transform_kernel)));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(input_transform_kernel)));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(output_transform_kernel)));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(filter_transform_kernel<F>)));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(input_transform_kernel<F>)));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(output_transform_kernel<F>)));
     return gemm::load_kernels();
   }
 };
@@ -355,7 +334,12 @@ class WinogradNonfused2x2 final : public ConvSolver {
 }  // namespace winograd
 
 const ConvSolver& winograd_nonfused_2x2_solver() {
-  static const auto& s = *new winograd::WinogradNonfused2x2;  // leaked: see all_solvers() (registry.cpp)
+  static const auto& s = *new winograd::WinogradNonfused<winograd::F2>;  // leaked: see all_solvers() (registry.cpp)
+  return s;
+}
+
+const ConvSolver& winograd_nonfused_4x4_solver() {
+  static const auto& s = *new winograd::WinogradNonfused<winograd::F4>;  // leaked: see all_solvers() (registry.cpp)
   return s;
 }
 
