@@ -128,10 +128,7 @@ double rel_l2(const std::vector<double>& got, const HostProblem& h) {
 // ceil(P/m) * ceil(Q/m) (chunk: images per chunk, conv::winograd::chunk_images, itself tested on the
 // CPU below; the test problems are far below the 4 GiB cap), each section rounded up to 64 floats.
 int64_t chunk_images(const ConvProblem& p) {
-  const char* env = std::getenv("JHDNN_WINOGRAD_CHUNK");
-  const int64_t forced = env != nullptr ? std::max<int64_t>(0, std::atoll(env)) : 0;
-  const int64_t m = cur().m, tiles = ((p.P + m - 1) / m) * ((p.Q + m - 1) / m);
-  return conv::winograd::chunk_images({p.N, tiles, cur().elems(), p.C, p.K, p.N, forced});
+  return conv::winograd::chunk_images(p.N, p.N, core::config::winograd_chunk());
 }
 size_t expected_workspace(const ConvProblem& p) {
   auto up = [](int64_t v) { return (v + 63) / 64 * 64; };
@@ -351,21 +348,12 @@ TEST_CASE("conv winograd: non-packed x and y strides", "[gpu][conv_winograd][str
   check_all_ran(notes);
 }
 
-namespace {
-// Sets an environment variable for one scope (tests run on one thread).
-struct ScopedEnv {
-  std::string name;
-  ScopedEnv(const char* n, const std::string& value) : name(n) { setenv(n, value.c_str(), 1); }
-  ~ScopedEnv() { unsetenv(name.c_str()); }
-};
-}  // namespace
-
 TEST_CASE("conv winograd: chunks of images (JHDNN_WINOGRAD_CHUNK)", "[gpu][conv_winograd][chunked]") {
   START_GPU_CASE();
   // 5 images in chunks of 2 (2 + 2 + 1) and of 3 (3 + 2), NCHW, NHWC and strided, alpha / beta.
   for (const char* chunk : {"2", "3"}) {
     INFO("JHDNN_WINOGRAD_CHUNK=" << chunk);
-    ScopedEnv env("JHDNN_WINOGRAD_CHUNK", chunk);
+    ScopedWinogradChunk scoped(std::atoll(chunk));
     const std::vector<NamedProblem> probs = {
         {"chunked_n5_odd", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 6, 9, 7, 10, 3, 3, 1, 1, 1, 1, 1, 1)},
         {"chunked_n5_c64", core::make_problem_2d(JHDNN_DATA_FLOAT, false, 5, 64, 11, 11, 64, 3, 3, 1, 1, 1, 1, 1, 1)}};
@@ -507,45 +495,16 @@ TEST_CASE("conv winograd: refusals name the reason", "[gpu][conv_winograd][refus
   }
 }
 
-TEST_CASE("conv winograd: default images per chunk keep V + M in L2 (chunk_images, CPU)", "[cpu][conv_winograd][chunk]") {
+TEST_CASE("conv winograd: default images per chunk (chunk_images, CPU)", "[cpu][conv_winograd][chunk]") {
   using conv::winograd::chunk_images;
-  using conv::winograd::ChunkInputs;
-  // Worked by hand from chunk.h's rule: V + M of one image = E * (C + K) * tiles * 4 bytes, the
-  // chunk's must fit 20 MiB (20971520 B) and give the GEMM >= 132 CTAs (ceil(T/128) * ceil(K/64) * E).
-  struct Case {
-    const char* what;
-    ChunkInputs in;
-    int64_t want;
-  };
-  const Case cases[] = {
-      // ResNet-50 b32: conv2_x 56x56 C = K = 64. F(4x4): 196 tiles, 3.61 MB/image: 5 fit, 7 chunks of
-      // ceil(32 / 7) = 5. F(2x2): 784 tiles, 6.42 MB/image: 3 fit, 11 chunks of 3.
-      {"rn50_c2 F(4x4)", {32, 196, 36, 64, 64, 32, 0}, 5},
-      {"rn50_c2 F(2x2)", {32, 784, 16, 64, 64, 32, 0}, 3},
-      // conv3_x 28x28 x 128: 1.81 MB/image, 11 fit, 3 chunks of 11.
-      {"rn50_c3 F(4x4)", {32, 49, 36, 128, 128, 32, 0}, 11},
-      // conv4_x 14x14 x 256: 1.18 MB/image, 17 fit, 2 chunks of 16.
-      {"rn50_c4 F(4x4)", {32, 16, 36, 256, 256, 32, 0}, 16},
-      // conv5_x 7x7 x 512: the whole batch's 18.9 MB fit.
-      {"rn50_c5 F(4x4)", {32, 4, 36, 512, 512, 32, 0}, 32},
-      // VGG-16 b16 conv1_2 224x224 x 64: 57.8 MB/image, not even one fits: the whole batch.
-      {"vgg16_conv1_2 F(4x4)", {16, 3136, 36, 64, 64, 16, 0}, 16},
-      // conv3_2 56x56 x 256: 14.5 MB/image, 1 fits (288 CTAs): 16 chunks of 1.
-      {"vgg16_conv3_2 F(4x4)", {16, 196, 36, 256, 256, 16, 0}, 1},
-      // 1 tile per image, K = 64: 1 MiB/image, 20 fit, but their GEMMs would have 16 CTAs: whole batch.
-      {"too few GEMM CTAs", {64, 1, 16, 16320, 64, 64, 0}, 64},
-      // The 4 GiB cap allows 7 images: at most 7 (a chunk of V + M far over L2).
-      {"workspace cap", {1024, 16384, 16, 256, 256, 7, 0}, 7},
-      // JHDNN_WINOGRAD_CHUNK overrides, but never above the batch or the cap.
-      {"forced 3", {32, 196, 36, 64, 64, 32, 3}, 3},
-      {"forced above N", {4, 196, 36, 64, 64, 4, 9}, 4},
-      {"forced above cap", {32, 196, 36, 64, 64, 2, 9}, 2},
-      {"one image", {1, 3136, 36, 64, 64, 1, 0}, 1},
-  };
-  for (const Case& c : cases) {
-    INFO(c.what);
-    CHECK(chunk_images(c.in) == c.want);
-  }
+  // (N, images the 4 GiB cap allows, JHDNN_WINOGRAD_CHUNK) -> images per chunk.
+  CHECK(chunk_images(32, 32, 0) == 32);      // the whole batch by default (L2-sized chunks measured slower)
+  CHECK(chunk_images(1024, 7, 0) == 7);      // at most what the workspace cap allows
+  CHECK(chunk_images(32, 32, 3) == 3);       // the override
+  CHECK(chunk_images(4, 4, 9) == 4);         // never above the batch
+  CHECK(chunk_images(32, 2, 9) == 2);        // nor above the cap
+  CHECK(chunk_images(1, 1, 0) == 1);
+  CHECK(chunk_images(5, 0, 0) == 1);         // at least one image (the caller refuses a single image over the cap)
 }
 
 namespace {

@@ -21,6 +21,7 @@ struct FromEnv {
   char disable[kMaxListChars + 1] = {};
   int igemm_tile = -1;
   int64_t ws_cap = 0;
+  int64_t wino_chunk = 0;
   NchwStrategy nchw = NchwStrategy::kAuto;
   TcGemmCeiling tc = TcGemmCeiling::kAuto;
   char tc_bad[64] = {};
@@ -39,6 +40,7 @@ struct State {
   std::atomic<uint64_t> gen{1};
   std::atomic<int> igemm_tile{-1};
   std::atomic<int64_t> ws_cap{kNotRead};
+  std::atomic<int64_t> wino_chunk{0};
   std::atomic<int> nchw{0};
   std::atomic<int> tc{0};
 };
@@ -94,6 +96,10 @@ void read_environment(State& s) {
     const long long cap = std::strtoll(v, nullptr, 10);
     e.ws_cap = cap > 0 ? int64_t(cap) : 0;
   }
+  if (const char* v = std::getenv("JHDNN_WINOGRAD_CHUNK"); v != nullptr && *v != '\0') {
+    const long long n = std::strtoll(v, nullptr, 10);
+    e.wino_chunk = n > 0 ? int64_t(n) : 0;
+  }
   if (const char* v = std::getenv("JHDNN_CONV_GEMM_NCHW"); v != nullptr) {
     if (std::strcmp(v, "per_image") == 0) e.nchw = NchwStrategy::kPerImage;
     else if (std::strcmp(v, "transpose") == 0) e.nchw = NchwStrategy::kTranspose;
@@ -111,6 +117,7 @@ void read_environment(State& s) {
   std::memcpy(s.disable, e.disable, sizeof s.disable);
   s.igemm_tile.store(e.igemm_tile);
   s.ws_cap.store(e.ws_cap);
+  s.wino_chunk.store(e.wino_chunk);
   s.nchw.store(int(e.nchw));
   s.tc.store(int(e.tc));
 }
@@ -185,6 +192,13 @@ void set_conv_gemm_ws_cap(int64_t bytes) {
   s.ws_cap.store(bytes < 0 ? s.env.ws_cap : bytes, std::memory_order_relaxed);
 }
 
+int64_t winograd_chunk() { return state().wino_chunk.load(std::memory_order_relaxed); }
+
+void set_winograd_chunk(int64_t images) {
+  State& s = state();
+  s.wino_chunk.store(images < 0 ? s.env.wino_chunk : images, std::memory_order_relaxed);
+}
+
 NchwStrategy conv_gemm_nchw() { return NchwStrategy(state().nchw.load(std::memory_order_relaxed)); }
 void set_conv_gemm_nchw(NchwStrategy v) { state().nchw.store(int(v), std::memory_order_relaxed); }
 void reset_conv_gemm_nchw() {
@@ -216,6 +230,7 @@ void reset_to_environment() {
   set_forced_solvers(nullptr);
   set_igemm_tile(nullptr);
   set_conv_gemm_ws_cap(-1);
+  set_winograd_chunk(-1);
   reset_conv_gemm_nchw();
   set_tc_gemm_ceiling(nullptr);
 }

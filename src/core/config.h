@@ -59,6 +59,13 @@ NchwStrategy conv_gemm_nchw();
 void set_conv_gemm_nchw(NchwStrategy s);
 void reset_conv_gemm_nchw();  // back to the environment's value
 
+// ---------------------------------------------------------------- Winograd chunks
+// JHDNN_WINOGRAD_CHUNK: a positive image count caps the images per chunk of the non-fused Winograd
+// solvers (conv/winograd/chunk.h); 0 = not set (the whole batch, as far as the workspace cap allows).
+int64_t winograd_chunk();
+// images > 0 sets it; 0 = not set; -1 = back to the environment's value.
+void set_winograd_chunk(int64_t images);
+
 // ---------------------------------------------------------------- tensor-core GEMM ceiling
 // JHDNN_TC_GEMM = auto | hopper | wgmma | mma (any case): the first kernel the tensor-core GEMM may
 // try (gemm::tensorcore::TcKernel has the same values). An unknown value is kept as kInvalid and

@@ -63,6 +63,17 @@ struct ScopedConvGemmWsCap {
   ScopedConvGemmWsCap& operator=(const ScopedConvGemmWsCap&) = delete;
 };
 
+// Images per Winograd chunk (> 0), as JHDNN_WINOGRAD_CHUNK.
+struct ScopedWinogradChunk {
+  explicit ScopedWinogradChunk(int64_t images) {
+    if (images <= 0) throw std::invalid_argument("images per chunk must be positive");
+    core::config::set_winograd_chunk(images);
+  }
+  ~ScopedWinogradChunk() { core::config::set_winograd_chunk(-1); }
+  ScopedWinogradChunk(const ScopedWinogradChunk&) = delete;
+  ScopedWinogradChunk& operator=(const ScopedWinogradChunk&) = delete;
+};
+
 // "auto", "hopper", "wgmma" or "mma", as JHDNN_TC_GEMM.
 struct ScopedTcGemmCeiling {
   explicit ScopedTcGemmCeiling(const char* name) {

@@ -14,6 +14,7 @@
 
 #include "conv/winograd/chunk.h"
 #include "conv/winograd/transforms.h"
+#include "core/config.h"
 #include "core/cuda_check.h"
 #include "gemm/gemm.h"
 
@@ -41,16 +42,6 @@ struct Plan {
 };
 
 int64_t round_up(int64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-
-// JHDNN_WINOGRAD_CHUNK = a positive image count caps the images per chunk (read on every call,
-// like JHDNN_DISABLE: tests cover the chunked path with it, and a benchmark can sweep it).
-// Unset or anything else: chunk_images() (chunk.h) chooses.
-int64_t forced_chunk() {
-  const char* env = std::getenv("JHDNN_WINOGRAD_CHUNK");
-  if (env == nullptr || *env == '\0') return 0;
-  const long long v = std::strtoll(env, nullptr, 10);
-  return v > 0 ? int64_t(v) : 0;
-}
 
 // nullptr and a filled plan when the problem is served, else the reason (a literal). m: the output
 // tile (2 or 4), E = (m + 2)^2 transform elements.
@@ -87,7 +78,7 @@ const char* make_plan(const core::ConvProblem& p, int m, Plan* pl) {
   const int64_t room = limit - round_up(E * u) - 2 * kAlign;
   const int64_t per_img = E * (v_img + m_img);
   if (room < per_img) return kOverCap;
-  pl->chunk = chunk_images(ChunkInputs{p.N, hw, E, p.C, p.K, room / per_img, forced_chunk()});
+  pl->chunk = chunk_images(p.N, room / per_img, core::config::winograd_chunk());
   pl->tiles = pl->chunk * hw;
   pl->u_off = 0;
   pl->v_off = round_up(E * u);
