@@ -162,6 +162,71 @@ __global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__
   tap[k] = make_int4(dt, dh, dw, 1);
 }
 
+// ---- epilogue (both kernels): C tile -> y, y = alpha * C + beta * y; beta == 0 never reads y.
+// `epi`: kThreads / 32 per-warp transpose buffers in shared memory (null for the 256 x 8 tile);
+// the caller makes sure no warp still reads what they alias.
+constexpr int kEpiPitch = 17;  // odd: the column reads (lane = row) hit 32 different banks
+using EpiBuffer = float[kThreads / 32][32][kEpiPitch];
+
+template <class Cfg>
+__device__ __forceinline__ void store_tile(const Params& p, float* __restrict__ y, float (&acc)[Cfg::TM][Cfg::TN],
+                                           int m0, int n0, int g, int warp, int lane, int tm, int tn, float alpha,
+                                           float beta, EpiBuffer* epi) {
+  constexpr int TM = Cfg::TM, TN = Cfg::TN, TPM = Cfg::TPM;
+  if constexpr (TN % 4 == 0) {
+    // Through shared memory, one warp at a time: a warp holds, per (row run ic, column run jc),
+    // a 32 x 16 block of C (each lane a 4 x 4 piece). Transposed through a per-warp buffer, lane
+    // l then owns row (pixel) l of the block and writes its 16 channels: in NCHW the 32 lanes
+    // store 32 adjacent pixels of one channel (whole 128-byte lines instead of 4-byte pieces of
+    // 16-byte strides), and only TM/4 pixel decodes per thread are needed instead of TM.
+    float(*e)[kEpiPitch] = (*epi)[warp];
+    const int wr = (warp % (TPM / 8)) * 32;  // the warp's first row within a row run
+    const int wc = (warp / (TPM / 8)) * 16;  // the warp's first column within a column run
+#pragma unroll
+    for (int ic = 0; ic < TM / 4; ++ic) {
+      const int m = m0 + ic * 4 * TPM + wr + lane;  // the row this lane writes out
+      const bool m_ok = m < p.M;
+      float* yp = y;
+      if (m_ok) {
+        int n, o, pp, q;
+        decode_pixel(p, m, &n, &o, &pp, &q);
+        yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+      }
+#pragma unroll
+      for (int jc = 0; jc < TN / 4; ++jc) {
+        __syncwarp();  // the previous block's reads are done
+#pragma unroll
+        for (int r4 = 0; r4 < 4; ++r4)
+#pragma unroll
+          for (int c4 = 0; c4 < 4; ++c4) e[(lane % 8) * 4 + r4][(lane / 8) * 4 + c4] = acc[ic * 4 + r4][jc * 4 + c4];
+        __syncwarp();
+        if (m_ok) {
+#pragma unroll 4
+          for (int col = 0; col < 16; ++col) {
+            const int nn = n0 + jc * 4 * Cfg::TPN + wc + col;
+            if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], e[lane][col], alpha, beta);
+          }
+        }
+      }
+    }
+  } else {
+    // One column per thread (the 256 x 8 tile): straight from registers.
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
+      if (m >= p.M) continue;
+      int n, o, pp, q;
+      decode_pixel(p, m, &n, &o, &pp, &q);
+      float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const int nn = n0 + j * Cfg::TPN + tn;
+        if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], acc[i][j], alpha, beta);
+      }
+    }
+  }
+}
+
 template <class Cfg, int kMode>
 __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     igemm_kernel(Params p, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
@@ -246,14 +311,13 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     }
   };
 
-  // kTapBlock state: channel block c0 of tap (t, r, s). kTapTable: channel block c0 of tap
-  // number tapi = (t*R + r)*S + s (the same order).
+  // kTapBlock state: channel block c0 of tap (t, r, s).
   int c0 = 0, t = 0, r = 0, s = 0;
-  int tapi = 0;
   const int taps = p.T * p.R * p.S;
   // kFlat / kTable state: reduction index of the step.
   int k0 = 0;
-  constexpr bool kBlocked = kMode == kTapBlock || kMode == kTapTable;  // (channel block, tap) steps
+  static_assert(kMode != kTapTable, "the per-tap PRECOMP mode runs precomp_async_kernel");
+  constexpr bool kBlocked = kMode == kTapBlock;  // (channel block, tap) steps
   const int steps = kBlocked ? taps * ((p.cpg + kBK - 1) / kBK) : (p.kgemm + kBK - 1) / kBK;
 
   // kFlat: reduction index k -> (c, t, r, s), no division instruction.
@@ -313,26 +377,6 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
         const int n = n0 + b_n + j * kBRowStep;
         b_reg[j] = (in && k_ok && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
       }
-    } else if constexpr (kMode == kTapTable) {
-      // As kTapBlock below, with the tap's dilated offsets and its x / w offsets read from the
-      // per-tap table (one entry per step, the same address in every thread: a broadcast) instead
-      // of computed from the counters. C/G % 8 == 0 here (host-checked), so c < C/G always holds
-      // for A; the checks are kept as in kTapBlock.
-      const int4 tp = __ldg(ttap + tapi);
-      const int64_t x_tap = __ldg(&toff[tapi].x), w_tap = __ldg(&toff[tapi].y);
-      const int d = d0 + tp.x, h = h0 + tp.y, wi = w0 + tp.z;
-      const bool ok =
-          a_pixel && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W);
-      const int64_t x_off = x_pix + x_tap;  // x[n, g*C/G, d, h, wi]
-      stage_a_channels(ok, x_off, c0);
-      const int c = c0 + b_k;
-      const int64_t w_off = c * p.ws[1] + w_tap;
-#pragma unroll
-      for (int j = 0; j < kBLoads; ++j) {
-        const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
-        const int n = n0 + b_n + j * kBRowStep;
-        b_reg[j] = (in && c < p.cpg && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
-      }
     } else {
       const int d = d0 + t * p.dil_d, h = h0 + r * p.dil_h, wi = w0 + s * p.dil_w;
       const bool ok =
@@ -351,12 +395,7 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     }
   };
   auto advance = [&]() {
-    if constexpr (kMode == kTapTable) {
-      if (++tapi == taps) {  // the same (channel block outer, tap inner) order as kTapBlock
-        tapi = 0;
-        c0 += kBK;
-      }
-    } else if constexpr (kMode != kTapBlock) {
+    if constexpr (kMode != kTapBlock) {
       k0 += kBK;
     } else {
       // Channel block outer, tap inner: consecutive steps read the same 32-byte sectors of a
@@ -423,59 +462,204 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
 
   // ---- epilogue; beta == 0 never reads y.
   if constexpr (TN % 4 == 0) {
-    // Through shared memory, one warp at a time: a warp holds, per (row run ic, column run jc),
-    // a 32 x 16 block of C (each lane a 4 x 4 piece). Transposed through a per-warp buffer, lane
-    // l then owns row (pixel) l of the block and writes its 16 channels: in NCHW the 32 lanes
-    // store 32 adjacent pixels of one channel (whole 128-byte lines instead of 4-byte pieces of
-    // 16-byte strides), and only TM/4 pixel decodes per thread are needed instead of TM.
-    constexpr int kPitch = 17;  // odd: the column reads (lane = row) hit 32 different banks
-    __shared__ float epi[kThreads / 32][32][kPitch];
-    float(*e)[kPitch] = epi[warp];
-    const int wr = (warp % (TPM / 8)) * 32;  // the warp's first row within a row run
-    const int wc = (warp / (TPM / 8)) * 16;  // the warp's first column within a column run
-#pragma unroll
-    for (int ic = 0; ic < TM / 4; ++ic) {
-      const int m = m0 + ic * 4 * TPM + wr + lane;  // the row this lane writes out
-      const bool m_ok = m < p.M;
-      float* yp = y;
-      if (m_ok) {
-        int n, o, pp, q;
-        decode_pixel(p, m, &n, &o, &pp, &q);
-        yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
-      }
-#pragma unroll
-      for (int jc = 0; jc < TN / 4; ++jc) {
-        __syncwarp();  // the previous block's reads are done
-#pragma unroll
-        for (int r4 = 0; r4 < 4; ++r4)
-#pragma unroll
-          for (int c4 = 0; c4 < 4; ++c4) e[(lane % 8) * 4 + r4][(lane / 8) * 4 + c4] = acc[ic * 4 + r4][jc * 4 + c4];
-        __syncwarp();
-        if (m_ok) {
-#pragma unroll 4
-          for (int col = 0; col < 16; ++col) {
-            const int nn = n0 + jc * 4 * Cfg::TPN + wc + col;
-            if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], e[lane][col], alpha, beta);
-          }
-        }
-      }
-    }
+    __shared__ EpiBuffer epi;
+    store_tile<Cfg>(p, y, acc, m0, n0, g, warp, lane, tm, tn, alpha, beta, &epi);
   } else {
-    // One column per thread (the 256 x 8 tile): straight from registers.
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
-      if (m >= p.M) continue;
-      int n, o, pp, q;
-      decode_pixel(p, m, &n, &o, &pp, &q);
-      float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) {
-        const int nn = n0 + j * Cfg::TPN + tn;
-        if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], acc[i][j], alpha, beta);
-      }
-    }
+    store_tile<Cfg>(p, y, acc, m0, n0, g, warp, lane, tm, tn, alpha, beta, nullptr);
   }
+}
+
+// ---- implicit_precomp_gemm with whole channel blocks (C/G % 8 == 0): the per-tap table mode.
+//
+// The same block / thread tiles, reduction order (channel block outer, tap inner) and epilogue
+// as igemm_kernel, but the operands travel global -> shared by cp.async through a ring of
+// kAsyncStages shared buffers (kAsyncStages - 1 steps in flight, no registers held for them, no
+// shared stores), and the per-step address work is what the table leaves: one broadcast read of
+// the step's tap entry, three adds and compares for the padding test of the thread's pixel, and
+// one pointer add per copy. A copy that falls in the padding (or past the last pixel / channel)
+// is a zero-fill (cp.async src-size 0), so no predicate reaches the FMA loop.
+constexpr int kAsyncStages = 4;
+
+__device__ __forceinline__ void cp_async4_zfill(unsigned dst, const float* src, bool ok) {
+  // src-size 0 writes four zero bytes and reads nothing; `src` is still a valid address.
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async4(unsigned dst, const float* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Shared memory of precomp_async_kernel: the ring, reused by the epilogue's transpose buffers
+// once every warp has left the main loop.
+template <class Cfg>
+struct AsyncSmem {
+  static constexpr int kAStage = kBK * Cfg::AS, kBStage = kBK * Cfg::BS;  // floats per stage
+  static constexpr int kRing = kAsyncStages * (kAStage + kBStage);
+  static constexpr int kEpi = int(sizeof(EpiBuffer) / sizeof(float));
+  static constexpr int kFloats = kRing > kEpi ? kRing : kEpi;
+};
+
+template <class Cfg>
+__global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
+    precomp_async_kernel(Params p, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
+                         const longlong2* __restrict__ toff, const int4* __restrict__ ttap, float alpha, float beta,
+                         int a_channel_fast) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, TM = Cfg::TM, TN = Cfg::TN, TPM = Cfg::TPM;
+  constexpr int AS = Cfg::AS, BS = Cfg::BS;
+  constexpr int kALoads = Cfg::kALoads, kBLoads = Cfg::kBLoads;
+  using Sm = AsyncSmem<Cfg>;
+  __shared__ __align__(16) float smem[Sm::kFloats];
+  float* const as = smem;                                 // [kAsyncStages][kBK][AS]: (k, pixel)
+  float* const bs = smem + kAsyncStages * Sm::kAStage;    // [kAsyncStages][kBK][BS]: (k, channel)
+
+  const int tid = threadIdx.x;
+  const int g = blockIdx.z;
+  const int m0 = blockIdx.x * BM;
+  const int n0 = blockIdx.y * BN;
+
+  // ---- copy roles (igemm_kernel's). A: pixel a_m, slots a_k0 + j * a_kstep of the step's 8
+  // channels; channel-fast in NHWC-like x, pixel-fast otherwise (lanes on adjacent pixels).
+  int a_m, a_k0, a_kstep;
+  if (a_channel_fast) {
+    a_m = tid / Cfg::kThreadsPerPixel;
+    a_k0 = (tid % Cfg::kThreadsPerPixel) * kALoads;
+    a_kstep = 1;
+  } else {
+    a_m = tid % BM;
+    a_k0 = tid / BM;
+    a_kstep = Cfg::kThreadsPerPixel;
+  }
+  const bool a_pixel = m0 + a_m < p.M;
+  // x[n, g*C/G + c0 + a_k0, d0, h0, w0] for the channel block c0 being issued (maybe in the padding:
+  // only offsets that pass the test are read).
+  int64_t x_pix;
+  int d0, h0, w0;  // input coordinates of tap (0, 0, 0)
+  {
+    int n, o, pp, q;
+    decode_pixel(p, a_pixel ? m0 + a_m : 0, &n, &o, &pp, &q);
+    d0 = o * p.stride_d - p.pad_d;
+    h0 = pp * p.stride_h - p.pad_h;
+    w0 = q * p.stride_w - p.pad_w;
+    x_pix = n * p.xs[0] + (int64_t(g) * p.cpg + a_k0) * p.xs[1] + d0 * p.xs[2] + h0 * p.xs[3] + w0 * p.xs[4];
+  }
+  const int64_t a_jstep = int64_t(a_kstep) * p.xs[1];  // between a thread's A slots
+  const int64_t x_safe = int64_t(a_k0) * p.xs[1];     // x[0, a_k0, 0, 0, 0]
+  // B: slot (channel in block) b_k, channels b_n + j * kBRowStep; C/G % 8 == 0, so every slot is
+  // a real channel and only the column tail (n >= K/G) is masked, the same for every step.
+  constexpr int kBRowStep = kThreads / kBK;
+  const int b_k = tid % kBK;
+  const int b_n = tid / kBK;
+  // w[g*K/G + n0 + b_n, c0 + b_k, 0, 0, 0] for the channel block c0 being issued.
+  int64_t w_thr = (int64_t(g) * p.kpg + n0 + b_n) * p.ws[0] + b_k * p.ws[1];
+  const int64_t w_jstep = kBRowStep * p.ws[0];
+  unsigned b_ok = 0;  // bit j: this thread has a copy j and it names a real filter row
+#pragma unroll
+  for (int j = 0; j < kBLoads; ++j) {
+    const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
+    if (in && n0 + b_n + j * kBRowStep < p.kpg) b_ok |= 1u << j;
+  }
+
+  // Shared byte addresses of this thread's copy destinations in stage 0.
+  const unsigned a_dst = unsigned(__cvta_generic_to_shared(as)) + 4u * unsigned(a_k0 * AS + a_m);
+  const unsigned b_dst = unsigned(__cvta_generic_to_shared(bs)) + 4u * unsigned(b_k * BS + b_n);
+  // The B slots of columns past K/G (tail blocks) are never copied: zero them in every stage once
+  // (visible to all threads after the main loop's first barrier).
+#pragma unroll
+  for (int j = 0; j < kBLoads; ++j) {
+    const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
+    if (in && !((b_ok >> j) & 1u))
+#pragma unroll
+      for (int st = 0; st < kAsyncStages; ++st) bs[st * Sm::kBStage + b_k * BS + b_n + j * kBRowStep] = 0.f;
+  }
+
+  // ---- issue side: the next step to fetch is tap i_tap of the channel block that x_pix and
+  // w_thr have been advanced to.
+  const int taps = p.T * p.R * p.S;
+  const int steps = taps * (p.cpg / kBK);
+  int i_tap = 0;
+  const auto issue = [&](int stage) {
+    const int4 tp = __ldg(ttap + i_tap);  // {t*dd, r*dh, s*dw, 1}: the same entry in every thread
+    const longlong2 to = __ldg(toff + i_tap);
+    const bool ok = a_pixel && unsigned(d0 + tp.x) < unsigned(p.D) && unsigned(h0 + tp.y) < unsigned(p.H) &&
+                    unsigned(w0 + tp.z) < unsigned(p.W);
+    // In the padding the copies read nothing (src-size 0) but still name real elements: channels
+    // a_k0 + j * a_kstep < 8 <= C/G of x's first pixel (x_safe).
+    const float* xa = x + (ok ? x_pix + to.x : x_safe);
+    const unsigned sa = a_dst + unsigned(stage * Sm::kAStage * 4);
+#pragma unroll
+    for (int j = 0; j < kALoads; ++j) cp_async4_zfill(sa + unsigned(j * a_kstep * AS * 4), xa + j * a_jstep, ok);
+    // B: only the real rows are copied; the others' slots were zeroed before the loop.
+    const float* wb = w + (w_thr + to.y);
+    const unsigned sb = b_dst + unsigned(stage * Sm::kBStage * 4);
+#pragma unroll
+    for (int j = 0; j < kBLoads; ++j)
+      if ((b_ok >> j) & 1u) cp_async4(sb + unsigned(j * kBRowStep * 4), wb + j * w_jstep);
+    if (++i_tap == taps) {  // channel block outer, tap inner (see igemm_kernel's kTapBlock)
+      i_tap = 0;
+      x_pix += kBK * p.xs[1];
+      w_thr += kBK * p.ws[1];
+    }
+  };
+
+  // ---- compute roles: warp = 8 x 4 patch of the TPM x TPN thread grid.
+  const int warp = tid / 32, lane = tid % 32;
+  const int tm = (warp % (TPM / 8)) * 8 + lane % 8;
+  const int tn = (warp / (TPM / 8)) * 4 + lane / 8;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+  // Prologue: kAsyncStages - 1 steps in flight. Every thread commits one group per step slot,
+  // empty or not, so that wait_group's count always refers to the step about to be used.
+#pragma unroll
+  for (int st = 0; st < kAsyncStages - 1; ++st) {
+    if (st < steps) issue(st);
+    cp_async_commit();
+  }
+  int rd = 0;  // stage of step `step`; the issue below fills the one before it (read in step - 1)
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<kAsyncStages - 2>();  // this thread's copies of step `step` have landed...
+    __syncthreads();                    // ...and everyone's; the stage read in step - 1 is free
+    if (step + kAsyncStages - 1 < steps) issue(rd == 0 ? kAsyncStages - 1 : rd - 1);
+    cp_async_commit();
+    const float* sa = as + rd * Sm::kAStage;
+    const float* sb = bs + rd * Sm::kBStage;
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      float a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM / 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(sa + kk * AS + i * 4 * TPM + tm * 4);
+        a[4 * i + 0] = v.x, a[4 * i + 1] = v.y, a[4 * i + 2] = v.z, a[4 * i + 3] = v.w;
+      }
+      if constexpr (TN % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < TN / 4; ++j) {
+          const float4 v = *reinterpret_cast<const float4*>(sb + kk * BS + j * 4 * Cfg::TPN + tn * 4);
+          b[4 * j + 0] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) b[j] = sb[kk * BS + j * Cfg::TPN + tn];
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    rd = rd == kAsyncStages - 1 ? 0 : rd + 1;
+  }
+  cp_async_wait<0>();  // only empty groups can be pending; keep the invariant explicit
+  __syncthreads();     // every warp is done with the ring: the epilogue reuses it
+
+  store_tile<Cfg>(p, y, acc, m0, n0, g, warp, lane, tm, tn, alpha, beta,
+                  TN % 4 == 0 ? reinterpret_cast<EpiBuffer*>(smem) : nullptr);
 }
 
 // ---------------------------------------------------------------- host side
@@ -593,17 +777,25 @@ Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, con
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y with this tile shape");
   }
   const int channel_fast = p.x_stride[1] == 1 && p.C > 1 ? 1 : 0;
-  // float4 staging of A (kTapBlock / kTapTable only): channels innermost and every pixel's channel
-  // run 16-byte aligned: x aligned, the other strides and C/G multiples of 4 (blocks start at
-  // c0 % 8 == 0).
-  const bool vec4 = (kMode == kTapBlock || kMode == kTapTable) && channel_fast && p.c_per_group() % kBK == 0 &&
-                    reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && p.x_stride[0] % 4 == 0 &&
-                    p.x_stride[2] % 4 == 0 && p.x_stride[3] % 4 == 0 && p.x_stride[4] % 4 == 0;
-  igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
-      k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
-      float(a.alpha), float(a.beta), channel_fast, vec4 ? 1 : 0);
-  JHDNN_LAUNCH_CHECK();
-  return Status::success();
+  if constexpr (kMode == kTapTable) {
+    precomp_async_kernel<Cfg><<<grid, kThreads, 0, stream>>>(
+        k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
+        float(a.alpha), float(a.beta), channel_fast);
+    JHDNN_LAUNCH_CHECK();
+    return Status::success();
+  } else {
+    // float4 staging of A (kTapBlock only): channels innermost and every pixel's channel run
+    // 16-byte aligned: x aligned, the other strides and C/G multiples of 4 (blocks start at
+    // c0 % 8 == 0).
+    const bool vec4 = kMode == kTapBlock && channel_fast && p.c_per_group() % kBK == 0 &&
+                      reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && p.x_stride[0] % 4 == 0 &&
+                      p.x_stride[2] % 4 == 0 && p.x_stride[3] % 4 == 0 && p.x_stride[4] % 4 == 0;
+    igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
+        k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
+        float(a.alpha), float(a.beta), channel_fast, vec4 ? 1 : 0);
+    JHDNN_LAUNCH_CHECK();
+    return Status::success();
+  }
 }
 
 template <int kMode>
@@ -620,8 +812,13 @@ Status launch(const ConvProblem& p, const ConvArgs& a, const longlong2* off, con
 
 template <int kMode>
 Status load_all() {
-  return direct::load_kernels(igemm_kernel<Tile128x128, kMode>, igemm_kernel<Tile128x64, kMode>,
-                              igemm_kernel<Tile64x64, kMode>, igemm_kernel<Tile256x8, kMode>);
+  if constexpr (kMode == kTapTable) {
+    return direct::load_kernels(precomp_async_kernel<Tile128x128>, precomp_async_kernel<Tile128x64>,
+                                precomp_async_kernel<Tile64x64>, precomp_async_kernel<Tile256x8>);
+  } else {
+    return direct::load_kernels(igemm_kernel<Tile128x128, kMode>, igemm_kernel<Tile128x64, kMode>,
+                                igemm_kernel<Tile64x64, kMode>, igemm_kernel<Tile256x8, kMode>);
+  }
 }
 
 class ImplicitGemmSolver final : public ConvSolver {
