@@ -534,10 +534,14 @@ TEST_CASE("implicit gemm: refusals name their reason; workspace formula", "[impl
   for (const char* t : {"128x128", "128x64", "64x64", "256x8", ""}) CHECK(core::config::set_igemm_tile(t));
   CHECK(core::config::set_igemm_tile(nullptr));
   CHECK(conv::implicit_gemm_solver().workspace_bytes(ok) == 0);
-  // 32 bytes per reduction index (rounded up to 8 indices) + 16 bytes of alignment slack.
-  CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(ok) == size_t(16 * 9) * 32 + 16);
+  // 32 bytes per reduction index (rounded up to 8 indices) + 16 bytes of alignment slack; with
+  // C/G % 8 == 0 also the re-laid-out filter: G * (C/G)*T*R*S rows of K/G rounded up to 4 floats.
+  CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(ok) == size_t(16 * 9) * 32 + 16 + size_t(16 * 9) * 32 * 4);
   const ConvProblem odd = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 3, 9, 9, 8, 7, 7, 3, 3, 2, 2, 1, 1);
   CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(odd) == size_t(152) * 32 + 16);  // 147 -> 152
+  const ConvProblem grouped =
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 16, 9, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2);  // C/G 8, K/G 5
+  CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(grouped) == size_t(72) * 32 + 16 + size_t(2 * 72 * 8) * 4);
 }
 
 // x of more than 2^31 elements and y of more than 2^32: the 64-bit offsets (the GEMM row index,

@@ -117,10 +117,8 @@ using Tile256x8 = Tile<256, 8, 8, 1, 2>;      // K/G < 24, depthwise: few column
 // the first T*R*S (= kpad here) entries:
 //   off[tap] = {x offset of (0, t*dd, r*dh, s*dw), w offset of (0, t', r', s')},  tap[tap] = {t*dd, r*dh, s*dw, 1};
 // the kernel adds the channel (c * x stride, c * w stride) itself.
-__global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__ off, int4* __restrict__ tap,
-                                     int per_tap) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= kpad) return;
+__device__ __forceinline__ void write_table_entry(const Params& p, int k, longlong2* __restrict__ off,
+                                                  int4* __restrict__ tap, int per_tap) {
   if (per_tap) {
     const int s = k % p.S;
     const int rt = k / p.S;
@@ -160,6 +158,53 @@ __global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__
   off[k] = make_longlong2(c * p.xs[1] + dt * p.xs[2] + dh * p.xs[3] + dw * p.xs[4],
                           c * p.ws[1] + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
   tap[k] = make_int4(dt, dh, dw, 1);
+}
+
+__global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__ off, int4* __restrict__ tap,
+                                     int per_tap) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < kpad) write_table_entry(p, k, off, tap, per_tap);
+}
+
+// Setup of the per-tap mode (precomp_async_kernel), one launch: the per-tap table (block 0) and
+// the filter re-laid out for the kernel's B copies,
+//   wt[((g * (C/G) / 8 + cb) * T*R*S + tap) * 8 + ci][n] = w[g*K/G + n, cb*8 + ci, t', r', s'],
+//   n in [0, kpg4), kpg4 = K/G rounded up to 4, zero for n >= K/G,
+// i.e. the 8 x K/G B tile of every reduction step (channel block cb, tap) in step order, rows
+// contiguous: the kernel's B copies become 16-byte and coalesced, and its B address is one add
+// per step. Block (x = g * (C/G) / 8 + cb, y = column chunk), thread = column n: a store writes
+// consecutive n (coalesced); the loads gather along K, but a thread walks its filter row in
+// memory order (channel, then tap) for KCRS, so each 32-byte sector it touches serves its next
+// loads from L1.
+__global__ void precomp_tap_setup_kernel(Params p, longlong2* __restrict__ off, int4* __restrict__ tap,
+                                         const float* __restrict__ w, float* __restrict__ wt, int kpg4) {
+  const int taps = p.T * p.R * p.S;
+  if (blockIdx.x == 0 && blockIdx.y == 0)
+    for (int k = threadIdx.x; k < taps; k += blockDim.x) write_table_entry(p, k, off, tap, 1);
+  const int n = blockIdx.y * blockDim.x + threadIdx.x;
+  if (n >= kpg4) return;
+  const int nblk = p.cpg / kBK;
+  const int gb = blockIdx.x;  // g * nblk + cb
+  const int64_t g = gb / nblk;
+  const int cb = gb % nblk;
+  const int64_t w_row = (g * p.kpg + n) * p.ws[0];
+  float* const out = wt + int64_t(gb) * taps * kBK * kpg4 + n;  // step (cb, tap 0), row 0, column n
+  for (int ci = 0; ci < kBK; ++ci) {
+    const int64_t w_c = w_row + int64_t(cb * kBK + ci) * p.ws[1];
+    int t = 0, r = 0, s = 0;
+    for (int tp = 0; tp < taps; ++tp) {
+      float v = 0.f;
+      if (n < p.kpg) {
+        const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
+        v = __ldg(w + w_c + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
+      }
+      out[(int64_t(tp) * kBK + ci) * kpg4] = v;
+      if (++s == p.S) {
+        s = 0;
+        if (++r == p.R) r = 0, ++t;
+      }
+    }
+  }
 }
 
 // ---- epilogue (both kernels): C tile -> y, y = alpha * C + beta * y; beta == 0 never reads y.
@@ -484,8 +529,8 @@ __device__ __forceinline__ void cp_async4_zfill(unsigned dst, const float* src, 
   // src-size 0 writes four zero bytes and reads nothing; `src` is still a valid address.
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0) : "memory");
 }
-__device__ __forceinline__ void cp_async4(unsigned dst, const float* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+__device__ __forceinline__ void cp_async16(unsigned dst, const float* src) {  // L2 only: B is read once per block
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int kPending>
@@ -505,12 +550,12 @@ struct AsyncSmem {
 
 template <class Cfg>
 __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
-    precomp_async_kernel(Params p, const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
-                         const longlong2* __restrict__ toff, const int4* __restrict__ ttap, float alpha, float beta,
-                         int a_channel_fast) {
+    precomp_async_kernel(Params p, const float* __restrict__ x, const float* __restrict__ wt, float* __restrict__ y,
+                         const longlong2* __restrict__ toff, const int4* __restrict__ ttap, int kpg4, float alpha,
+                         float beta, int a_channel_fast) {
   constexpr int BM = Cfg::BM, BN = Cfg::BN, TM = Cfg::TM, TN = Cfg::TN, TPM = Cfg::TPM;
   constexpr int AS = Cfg::AS, BS = Cfg::BS;
-  constexpr int kALoads = Cfg::kALoads, kBLoads = Cfg::kBLoads;
+  constexpr int kALoads = Cfg::kALoads;
   using Sm = AsyncSmem<Cfg>;
   __shared__ __align__(16) float smem[Sm::kFloats];
   float* const as = smem;                                 // [kAsyncStages][kBK][AS]: (k, pixel)
@@ -548,60 +593,65 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
   }
   const int64_t a_jstep = int64_t(a_kstep) * p.xs[1];  // between a thread's A slots
   const int64_t x_safe = int64_t(a_k0) * p.xs[1];     // x[0, a_k0, 0, 0, 0]
-  // B: slot (channel in block) b_k, channels b_n + j * kBRowStep; C/G % 8 == 0, so every slot is
-  // a real channel and only the column tail (n >= K/G) is masked, the same for every step.
-  constexpr int kBRowStep = kThreads / kBK;
-  const int b_k = tid % kBK;
-  const int b_n = tid / kBK;
-  // w[g*K/G + n0 + b_n, c0 + b_k, 0, 0, 0] for the channel block c0 being issued.
-  int64_t w_thr = (int64_t(g) * p.kpg + n0 + b_n) * p.ws[0] + b_k * p.ws[1];
-  const int64_t w_jstep = kBRowStep * p.ws[0];
-  unsigned b_ok = 0;  // bit j: this thread has a copy j and it names a real filter row
+  // B: the step's 8 x BN tile of the re-laid-out filter (setup kernel: step-major, row = channel
+  // in block, K/G padded to kpg4 with zeros) is 8 contiguous row pieces: float4 copies, vector
+  // b_v = tid + j * kThreads of kBVecs, row b_v / (BN / 4), columns 4 * (b_v % (BN / 4)) + 0..3.
+  // kpg4 % 4 == 0, so a vector is wholly inside the padded row or wholly past it (tail blocks);
+  // the latter are never copied and their slots are zeroed below.
+  constexpr int kBVecs = kBK * BN / 4;
+  constexpr int kBCopies = (kBVecs + kThreads - 1) / kThreads;
+  const int b_row = tid / (BN / 4), b_col = 4 * (tid % (BN / 4));  // of copy 0; copy j adds j * kThreads vectors
+  constexpr int kBRowsPerRound = kThreads / (BN / 4) > 0 ? kThreads / (BN / 4) : 1;
+  static_assert(kBCopies == 1 || (BN / 4) * kBRowsPerRound == kThreads, "copy rounds tile whole rows");
+  const bool b_col_ok = n0 + b_col < kpg4;  // the same column in every copy round
+  unsigned b_ok = 0;                        // bit j: copy j exists and names a real (padded) column
 #pragma unroll
-  for (int j = 0; j < kBLoads; ++j) {
-    const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
-    if (in && n0 + b_n + j * kBRowStep < p.kpg) b_ok |= 1u << j;
-  }
+  for (int j = 0; j < kBCopies; ++j)
+    if ((kBVecs % kThreads == 0 || tid + j * kThreads < kBVecs) && b_col_ok) b_ok |= 1u << j;
+  // wt + this thread's first element of the step being issued (group g, step 0).
+  const float* wb = wt + (int64_t(g) * p.cpg * (p.T * p.R * p.S) + b_row) * kpg4 + n0 + b_col;
+  const int64_t wb_step = int64_t(kBK) * kpg4;                  // between steps
+  const int64_t wb_jstep = int64_t(kBRowsPerRound) * kpg4;      // between copy rounds
 
   // Shared byte addresses of this thread's copy destinations in stage 0.
   const unsigned a_dst = unsigned(__cvta_generic_to_shared(as)) + 4u * unsigned(a_k0 * AS + a_m);
-  const unsigned b_dst = unsigned(__cvta_generic_to_shared(bs)) + 4u * unsigned(b_k * BS + b_n);
-  // The B slots of columns past K/G (tail blocks) are never copied: zero them in every stage once
-  // (visible to all threads after the main loop's first barrier).
+  const unsigned b_dst = unsigned(__cvta_generic_to_shared(bs)) + 4u * unsigned(b_row * BS + b_col);
+  // The B slots of columns past the padded K/G (tail blocks) are never copied: zero them in every
+  // stage once (visible to all threads after the main loop's first barrier).
 #pragma unroll
-  for (int j = 0; j < kBLoads; ++j) {
-    const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
+  for (int j = 0; j < kBCopies; ++j) {
+    const bool in = kBVecs % kThreads == 0 || tid + j * kThreads < kBVecs;
     if (in && !((b_ok >> j) & 1u))
 #pragma unroll
-      for (int st = 0; st < kAsyncStages; ++st) bs[st * Sm::kBStage + b_k * BS + b_n + j * kBRowStep] = 0.f;
+      for (int st = 0; st < kAsyncStages; ++st)
+        *reinterpret_cast<float4*>(bs + st * Sm::kBStage + (b_row + j * kBRowsPerRound) * BS + b_col) =
+            make_float4(0.f, 0.f, 0.f, 0.f);
   }
 
-  // ---- issue side: the next step to fetch is tap i_tap of the channel block that x_pix and
-  // w_thr have been advanced to.
+  // ---- issue side: the next step to fetch is tap i_tap of the channel block that x_pix has been
+  // advanced to; wb points into its B tile.
   const int taps = p.T * p.R * p.S;
   const int steps = taps * (p.cpg / kBK);
   int i_tap = 0;
   const auto issue = [&](int stage) {
     const int4 tp = __ldg(ttap + i_tap);  // {t*dd, r*dh, s*dw, 1}: the same entry in every thread
-    const longlong2 to = __ldg(toff + i_tap);
+    const int64_t x_tap = __ldg(&toff[i_tap].x);
     const bool ok = a_pixel && unsigned(d0 + tp.x) < unsigned(p.D) && unsigned(h0 + tp.y) < unsigned(p.H) &&
                     unsigned(w0 + tp.z) < unsigned(p.W);
     // In the padding the copies read nothing (src-size 0) but still name real elements: channels
     // a_k0 + j * a_kstep < 8 <= C/G of x's first pixel (x_safe).
-    const float* xa = x + (ok ? x_pix + to.x : x_safe);
+    const float* xa = x + (ok ? x_pix + x_tap : x_safe);
     const unsigned sa = a_dst + unsigned(stage * Sm::kAStage * 4);
 #pragma unroll
     for (int j = 0; j < kALoads; ++j) cp_async4_zfill(sa + unsigned(j * a_kstep * AS * 4), xa + j * a_jstep, ok);
-    // B: only the real rows are copied; the others' slots were zeroed before the loop.
-    const float* wb = w + (w_thr + to.y);
     const unsigned sb = b_dst + unsigned(stage * Sm::kBStage * 4);
 #pragma unroll
-    for (int j = 0; j < kBLoads; ++j)
-      if ((b_ok >> j) & 1u) cp_async4(sb + unsigned(j * kBRowStep * 4), wb + j * w_jstep);
+    for (int j = 0; j < kBCopies; ++j)
+      if ((b_ok >> j) & 1u) cp_async16(sb + unsigned(j * kBRowsPerRound * BS * 4), wb + j * wb_jstep);
+    wb += wb_step;
     if (++i_tap == taps) {  // channel block outer, tap inner (see igemm_kernel's kTapBlock)
       i_tap = 0;
       x_pix += kBK * p.xs[1];
-      w_thr += kBK * p.ws[1];
     }
   };
 
@@ -686,6 +736,9 @@ const char* check_problem(const ConvProblem& p) {
       p.c_per_group() * p.T > kMaxRows || p.c_per_group() * p.T * p.R > kMaxRows ||
       p.reduction() > kMaxRows)
     return "(C/G)*T*R*S (GEMM reduction) must be below 2^31 - 1024 (32-bit reduction index)";
+  // Both factors are below 2^31 here. Bounds the PRECOMP workspace (the re-laid-out filter,
+  // K/G padded to 4 per group: at most 4x this) far from size_t overflow; no real filter is near.
+  if (p.K * p.reduction() >= (int64_t(1) << 40)) return "K*(C/G)*T*R*S (filter elements) must be below 2^40";
   if (!coords_fit(p.D, p.O, p.T, p.stride_d, p.pad_d, p.dil_d) ||
       !coords_fit(p.H, p.P, p.R, p.stride_h, p.pad_h, p.dil_h) ||
       !coords_fit(p.W, p.Q, p.S, p.stride_w, p.pad_w, p.dil_w))
@@ -763,24 +816,30 @@ int current_sm_count() {
   return n;
 }
 
-// PRECOMP table size: kpad entries of 32 bytes, plus 16 bytes to align a user pointer up.
+// PRECOMP workspace: the table, kpad entries of 32 bytes, plus 16 bytes to align a user pointer
+// up; with whole channel blocks (the per-tap mode) also the re-laid-out filter after it,
+// G * (C/G) * T*R*S rows of kpg4 floats (precomp_tap_setup_kernel).
 int64_t table_entries(const ConvProblem& p) { return (p.reduction() + kBK - 1) / kBK * kBK; }
-size_t table_bytes(const ConvProblem& p) {
-  return size_t(table_entries(p)) * (sizeof(longlong2) + sizeof(int4)) + 16;
+int64_t padded_kpg(const ConvProblem& p) { return (p.k_per_group() + 3) / 4 * 4; }
+bool whole_channel_blocks(const ConvProblem& p) { return p.c_per_group() % kBK == 0; }
+size_t workspace_of(const ConvProblem& p) {
+  size_t bytes = size_t(table_entries(p)) * (sizeof(longlong2) + sizeof(int4)) + 16;
+  if (whole_channel_blocks(p)) bytes += size_t(p.G * p.reduction() * padded_kpg(p)) * sizeof(float);
+  return bytes;
 }
 
 template <class Cfg, int kMode>
 Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, const longlong2* off, const int4* tap,
-                   cudaStream_t stream) {
+                   const float* wt, int kpg4, cudaStream_t stream) {
   const dim3 grid(unsigned((k.M + Cfg::BM - 1) / Cfg::BM), unsigned((k.kpg + Cfg::BN - 1) / Cfg::BN), unsigned(p.G));
   if (grid.y > 65535) {  // only reachable with a forced wide-K tile shape on a huge K/G
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y with this tile shape");
   }
   const int channel_fast = p.x_stride[1] == 1 && p.C > 1 ? 1 : 0;
   if constexpr (kMode == kTapTable) {
-    precomp_async_kernel<Cfg><<<grid, kThreads, 0, stream>>>(
-        k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
-        float(a.alpha), float(a.beta), channel_fast);
+    precomp_async_kernel<Cfg><<<grid, kThreads, 0, stream>>>(k, static_cast<const float*>(a.x), wt,
+                                                              static_cast<float*>(a.y), off, tap, kpg4,
+                                                              float(a.alpha), float(a.beta), channel_fast);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   } else {
@@ -798,16 +857,18 @@ Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, con
   }
 }
 
+// wt, kpg4: the re-laid-out filter of the per-tap PRECOMP mode (kTapTable only).
 template <int kMode>
-Status launch(const ConvProblem& p, const ConvArgs& a, const longlong2* off, const int4* tap, cudaStream_t stream) {
+Status launch(const ConvProblem& p, const ConvArgs& a, const longlong2* off, const int4* tap, cudaStream_t stream,
+              const float* wt = nullptr, int kpg4 = 0) {
   const Params k = make_params(p);
   switch (pick_tile(p, current_sm_count())) {
-    case Pick::k128x128: return launch_tile<Tile128x128, kMode>(p, k, a, off, tap, stream);
-    case Pick::k128x64: return launch_tile<Tile128x64, kMode>(p, k, a, off, tap, stream);
-    case Pick::k64x64: return launch_tile<Tile64x64, kMode>(p, k, a, off, tap, stream);
+    case Pick::k128x128: return launch_tile<Tile128x128, kMode>(p, k, a, off, tap, wt, kpg4, stream);
+    case Pick::k128x64: return launch_tile<Tile128x64, kMode>(p, k, a, off, tap, wt, kpg4, stream);
+    case Pick::k64x64: return launch_tile<Tile64x64, kMode>(p, k, a, off, tap, wt, kpg4, stream);
     case Pick::k256x8: break;
   }
-  return launch_tile<Tile256x8, kMode>(p, k, a, off, tap, stream);
+  return launch_tile<Tile256x8, kMode>(p, k, a, off, tap, wt, kpg4, stream);
 }
 
 template <int kMode>
@@ -853,37 +914,45 @@ class ImplicitPrecompGemmSolver final : public ConvSolver {
     if (const char* why = check_problem(p)) return Verdict::no(why);
     return Verdict::yes();
   }
-  size_t workspace_bytes(const ConvProblem& p) const override { return check_problem(p) ? 0 : table_bytes(p); }
+  size_t workspace_bytes(const ConvProblem& p) const override { return check_problem(p) ? 0 : workspace_of(p); }
   Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
     if (const char* why = check_problem(p))
       return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit_precomp_gemm: %s", why);
     if (!a.x || !a.w || !a.y)
       return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "implicit_precomp_gemm: x, w or y is null");
-    const size_t need = table_bytes(p);
+    const size_t need = workspace_of(p);
     if (ws == nullptr || ws_bytes < need)
       return core::fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
-                        "implicit_precomp_gemm: workspace of %zu bytes < %zu needed for the offset table", ws_bytes,
-                        need);
+                        "implicit_precomp_gemm: workspace of %zu bytes < %zu needed for the offset table%s", ws_bytes,
+                        need, whole_channel_blocks(p) ? " and the re-laid-out filter" : "");
     // The table: off[kpad] then tap[kpad], from the first 16-byte boundary of ws.
     const uintptr_t base = (reinterpret_cast<uintptr_t>(ws) + 15) & ~uintptr_t(15);
     const int64_t kpad = table_entries(p);
     auto* off = reinterpret_cast<longlong2*>(base);
     auto* tap = reinterpret_cast<int4*>(off + kpad);
     const Params k = make_params(p);
-    // Whole channel blocks: a per-tap table (T*R*S entries <= kpad) and kTapBlock's reduction
-    // order, float4 NHWC staging included. Otherwise (or when forced, for the tests) one entry
-    // per reduction index.
-    const bool per_tap = p.c_per_group() % kBK == 0 && !g_precomp_per_element.load(std::memory_order_relaxed);
-    const int64_t entries = per_tap ? p.T * p.R * p.S : kpad;
+    // Whole channel blocks: a per-tap table (T*R*S entries <= kpad), the filter re-laid out
+    // after the table, and precomp_async_kernel (kTapBlock's reduction order). Otherwise (or when
+    // forced, for the tests) one entry per reduction index and igemm_kernel.
+    const bool per_tap = whole_channel_blocks(p) && !g_precomp_per_element.load(std::memory_order_relaxed);
+    if (per_tap) {
+      auto* wt = reinterpret_cast<float*>(tap + kpad);  // 16-byte aligned: kpad * 32 bytes in
+      const int kpg4 = int(padded_kpg(p));
+      const int threads = kpg4 >= 128 ? 128 : (kpg4 + 31) / 32 * 32;
+      const dim3 grid(unsigned(p.G * (p.c_per_group() / kBK)), unsigned((kpg4 + threads - 1) / threads));
+      precomp_tap_setup_kernel<<<grid, threads, 0, stream>>>(k, off, tap, static_cast<const float*>(a.w), wt, kpg4);
+      JHDNN_LAUNCH_CHECK();
+      return launch<kTapTable>(p, a, off, tap, stream, wt, kpg4);
+    }
+    const int64_t entries = kpad;
     constexpr int kSetupThreads = 256;
     precomp_table_kernel<<<unsigned((entries + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
-        k, int(entries), off, tap, per_tap ? 1 : 0);
+        k, int(entries), off, tap, 0);
     JHDNN_LAUNCH_CHECK();
-    if (per_tap) return launch<kTapTable>(p, a, off, tap, stream);
     return launch<kTable>(p, a, off, tap, stream);
   }
   Status load_kernels() const override {
-    JHDNN_TRY(direct::load_kernels(precomp_table_kernel));
+    JHDNN_TRY(direct::load_kernels(precomp_table_kernel, precomp_tap_setup_kernel));
     JHDNN_TRY(load_all<kTapTable>());
     return load_all<kTable>();
   }
