@@ -172,37 +172,40 @@ __global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__
 //   n in [0, kpg4), kpg4 = K/G rounded up to 4, zero for n >= K/G,
 // i.e. the 8 x K/G B tile of every reduction step (channel block cb, tap) in step order, rows
 // contiguous: the kernel's B copies become 16-byte and coalesced, and its B address is one add
-// per step. Block (x = g * (C/G) / 8 + cb, y = column chunk), thread = column n: a store writes
-// consecutive n (coalesced); the loads gather along K, but a thread walks its filter row in
-// memory order (channel, then tap) for KCRS, so each 32-byte sector it touches serves its next
-// loads from L1.
-__global__ void precomp_tap_setup_kernel(Params p, longlong2* __restrict__ off, int4* __restrict__ tap,
-                                         const float* __restrict__ w, float* __restrict__ wt, int kpg4) {
+// per step. Block (x = g * (C/G) / 8 + cb, y = chunk of 32 columns) of kSetupThreads = 8 x 32
+// threads: warp = channel ci of the block, lane = column n; each thread walks the taps of its
+// (n, ci). A store writes 32 consecutive n (coalesced); the loads gather along K, but the 32-byte
+// sectors they touch hold the neighbouring taps / channels of the same filter row, which the
+// next iterations and the block's other warps read from L1. Every thread has only T*R*S
+// (independent) loads to make, so the launch is short even for 512 x 512 x 3 x 3 filters.
+constexpr int kSetupThreads = 256;
+__global__ void __launch_bounds__(kSetupThreads)
+    precomp_tap_setup_kernel(Params p, longlong2* __restrict__ off, int4* __restrict__ tap,
+                             const float* __restrict__ w, float* __restrict__ wt, int kpg4) {
+  static_assert(kSetupThreads == kBK * 32, "one warp per channel of the block");
   const int taps = p.T * p.R * p.S;
   if (blockIdx.x == 0 && blockIdx.y == 0)
     for (int k = threadIdx.x; k < taps; k += blockDim.x) write_table_entry(p, k, off, tap, 1);
-  const int n = blockIdx.y * blockDim.x + threadIdx.x;
+  const int ci = threadIdx.x / 32;
+  const int n = blockIdx.y * 32 + threadIdx.x % 32;
   if (n >= kpg4) return;
   const int nblk = p.cpg / kBK;
   const int gb = blockIdx.x;  // g * nblk + cb
   const int64_t g = gb / nblk;
   const int cb = gb % nblk;
-  const int64_t w_row = (g * p.kpg + n) * p.ws[0];
-  float* const out = wt + int64_t(gb) * taps * kBK * kpg4 + n;  // step (cb, tap 0), row 0, column n
-  for (int ci = 0; ci < kBK; ++ci) {
-    const int64_t w_c = w_row + int64_t(cb * kBK + ci) * p.ws[1];
-    int t = 0, r = 0, s = 0;
-    for (int tp = 0; tp < taps; ++tp) {
-      float v = 0.f;
-      if (n < p.kpg) {
-        const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
-        v = __ldg(w + w_c + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
-      }
-      out[(int64_t(tp) * kBK + ci) * kpg4] = v;
-      if (++s == p.S) {
-        s = 0;
-        if (++r == p.R) r = 0, ++t;
-      }
+  const int64_t w_c = (g * p.kpg + n) * p.ws[0] + int64_t(cb * kBK + ci) * p.ws[1];  // w[g*K/G + n, cb*8 + ci]
+  float* const out = wt + (int64_t(gb) * taps * kBK + ci) * kpg4 + n;                // step (cb, tap 0), row ci
+  int t = 0, r = 0, s = 0;
+  for (int tp = 0; tp < taps; ++tp) {
+    float v = 0.f;
+    if (n < p.kpg) {
+      const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
+      v = __ldg(w + w_c + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
+    }
+    out[int64_t(tp) * kBK * kpg4] = v;
+    if (++s == p.S) {
+      s = 0;
+      if (++r == p.R) r = 0, ++t;
     }
   }
 }
@@ -938,16 +941,14 @@ class ImplicitPrecompGemmSolver final : public ConvSolver {
     if (per_tap) {
       auto* wt = reinterpret_cast<float*>(tap + kpad);  // 16-byte aligned: kpad * 32 bytes in
       const int kpg4 = int(padded_kpg(p));
-      const int threads = kpg4 >= 128 ? 128 : (kpg4 + 31) / 32 * 32;
-      const dim3 grid(unsigned(p.G * (p.c_per_group() / kBK)), unsigned((kpg4 + threads - 1) / threads));
-      precomp_tap_setup_kernel<<<grid, threads, 0, stream>>>(k, off, tap, static_cast<const float*>(a.w), wt, kpg4);
+      const dim3 grid(unsigned(p.G * (p.c_per_group() / kBK)), unsigned((kpg4 + 31) / 32));  // y <= 16384
+      precomp_tap_setup_kernel<<<grid, kSetupThreads, 0, stream>>>(k, off, tap, static_cast<const float*>(a.w), wt,
+                                                                   kpg4);
       JHDNN_LAUNCH_CHECK();
       return launch<kTapTable>(p, a, off, tap, stream, wt, kpg4);
     }
-    const int64_t entries = kpad;
-    constexpr int kSetupThreads = 256;
-    precomp_table_kernel<<<unsigned((entries + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
-        k, int(entries), off, tap, 0);
+    precomp_table_kernel<<<unsigned((kpad + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
+        k, int(kpad), off, tap, 0);
     JHDNN_LAUNCH_CHECK();
     return launch<kTable>(p, a, off, tap, stream);
   }
