@@ -636,9 +636,10 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
   const int taps = p.T * p.R * p.S;
   const int steps = taps * (p.cpg / kBK);
   int i_tap = 0;
+  // The entry of tap i_tap, loaded one issue ahead so that its latency is not on the issue path.
+  int4 tp = __ldg(ttap);  // {t*dd, r*dh, s*dw, 1}: the same entry in every thread
+  int64_t x_tap = __ldg(&toff[0].x);
   const auto issue = [&](int stage) {
-    const int4 tp = __ldg(ttap + i_tap);  // {t*dd, r*dh, s*dw, 1}: the same entry in every thread
-    const int64_t x_tap = __ldg(&toff[i_tap].x);
     const bool ok = a_pixel && unsigned(d0 + tp.x) < unsigned(p.D) && unsigned(h0 + tp.y) < unsigned(p.H) &&
                     unsigned(w0 + tp.z) < unsigned(p.W);
     // In the padding the copies read nothing (src-size 0) but still name real elements: channels
@@ -656,6 +657,8 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
       i_tap = 0;
       x_pix += kBK * p.xs[1];
     }
+    tp = __ldg(ttap + i_tap);
+    x_tap = __ldg(&toff[i_tap].x);
   };
 
   // ---- compute roles: warp = 8 x 4 patch of the TPM x TPN thread grid.
