@@ -116,9 +116,10 @@ def kernel(p, tile, x, wt, off, tap, kpg4, y, alpha, beta):
                         smem[a0:a0 + 4] = 0
             th.append(dict(a_m=a_m, a_k0=a_k0, a_kstep=a_kstep, a_pixel=a_pixel, d0=d0, h0=h0, w0=w0, x_pix=x_pix,
                            a_jstep=a_jstep, x_safe=x_safe, b_ok=b_ok, wb=wb, a_dst=a_dst, b_dst=b_dst, i_tap=0,
+                           tp=tap[0], x_tap=off[0],
                            kBCopies=kBCopies, kBRowsPerRound=kBRowsPerRound))
         def issue(t, stage):
-            tp = tap[t['i_tap']]; x_tap = off[t['i_tap']]
+            tp = t['tp']; x_tap = t['x_tap']  # loaded one issue ahead
             ok = t['a_pixel'] and 0 <= t['d0'] + tp[0] < p['D'] and 0 <= t['h0'] + tp[1] < p['H'] and \
                  0 <= t['w0'] + tp[2] < p['W']
             xa = t['x_pix'] + x_tap if ok else t['x_safe']
@@ -138,6 +139,7 @@ def kernel(p, tile, x, wt, off, tap, kpg4, y, alpha, beta):
             t['wb'] += kBK * kpg4
             t['i_tap'] += 1
             if t['i_tap'] == taps: t['i_tap'] = 0; t['x_pix'] += kBK * p['xs'][1]
+            t['tp'] = tap[t['i_tap']]; t['x_tap'] = off[t['i_tap']]
         for st in range(kStages - 1):
             if st < steps:
                 for t in th: issue(t, st)
