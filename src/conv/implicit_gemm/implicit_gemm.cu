@@ -23,10 +23,13 @@
 //   IMPLICIT_GEMM, other C/G (kFlat): channel blocks would be partly padding (C/G = 3: 5/8 of the
 //     work wasted), so the reduction runs over a flat k and each element decodes its k into
 //     (c, t, r, s) by division by invariant integers (fast_divmod.h: multiply-high, add, shift).
-//   IMPLICIT_PRECOMP_GEMM (kTable): flat k; a table in the workspace gives, per k, the x offset
-//     and the w offset (relative to the pixel's / channel's base) and the dilated tap offsets
-//     (dt, dh, dw) for the bounds check. Each element costs a table read (an L1 broadcast: all
-//     lanes of a warp read the same few entries) instead of the decode.
+//   IMPLICIT_PRECOMP_GEMM, other C/G (kTable): flat k; a table in the workspace gives, per k, the
+//     x offset and the w offset (relative to the pixel's / channel's base) and the dilated tap
+//     offsets (dt, dh, dw) for the bounds check. Each element costs a table read (an L1
+//     broadcast: all lanes of a warp read the same few entries) instead of the decode.
+//   IMPLICIT_PRECOMP_GEMM, C/G a multiple of 8 (kTapTable): a kernel of its own,
+//     precomp_async_kernel: kTapBlock's order, one per-tap table entry per step, the filter
+//     re-laid out into the workspace, operands copied by cp.async through a 4-stage ring.
 // See README.md for the reasoning and the limits.
 #include "conv/implicit_gemm/implicit_gemm.h"
 
@@ -79,7 +82,7 @@ enum Mode {
   kTapBlock = 0,  // implicit_gemm when C/G % 8 == 0: (channel block, tap) counters
   kFlat = 1,      // implicit_gemm otherwise: flat k, decoded per element by fast division
   kTable = 2,     // implicit_precomp_gemm, other C/G (or forced): flat k, offsets per k from the table
-  kTapTable = 3,  // implicit_precomp_gemm when C/G % 8 == 0: kTapBlock's order, tap offsets from the table
+  kTapTable = 3,  // implicit_precomp_gemm when C/G % 8 == 0: precomp_async_kernel (tap table + re-laid-out filter)
 };
 
 // Block tile BM x BN, thread tile TM x TN. Threads form a TPM x TPN grid; a warp is an 8 x 4 patch
@@ -116,7 +119,8 @@ using Tile256x8 = Tile<256, 8, 8, 1, 2>;      // K/G < 24, depthwise: few column
 // Per-tap table (kTapTable, `per_tap` != 0): one entry per filter tap (t, r, s), s fastest, for
 // the first T*R*S (= kpad here) entries:
 //   off[tap] = {x offset of (0, t*dd, r*dh, s*dw), w offset of (0, t', r', s')},  tap[tap] = {t*dd, r*dh, s*dw, 1};
-// the kernel adds the channel (c * x stride, c * w stride) itself.
+// the kernel adds the channel (c * x stride) itself; the w half is no longer read
+// (precomp_async_kernel takes B from the re-laid-out filter).
 __device__ __forceinline__ void write_table_entry(const Params& p, int k, longlong2* __restrict__ off,
                                                   int4* __restrict__ tap, int per_tap) {
   if (per_tap) {
