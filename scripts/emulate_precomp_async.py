@@ -14,14 +14,16 @@ TILES = {'128x128': (128, 128, 8, 8), '128x64': (128, 64, 8, 4), '64x64': (64, 6
 def problem(N, C, H, W, K, R, S, pad, stride, dil, G=1, nhwc=False, flip=0, T=1, D=1):
     P = (H + 2 * pad - ((R - 1) * dil + 1)) // stride + 1
     Q = (W + 2 * pad - ((S - 1) * dil + 1)) // stride + 1
-    O = D  # 2-D: T = D = 1, O = 1
+    pd = pad if T > 1 else 0  # 3-D: the same pad / stride / dilation along depth
+    O = (D + 2 * pd - ((T - 1) * dil + 1)) // stride + 1 if T > 1 else D
     cpg, kpg = C // G, K // G
     def strides(n, c, d, h, w, nhwc):  # 5-D (n, c, d, h, w) packed strides
         if nhwc: return [d * h * w * c, 1, h * w * c, w * c, c]
         return [c * d * h * w, d * h * w, h * w, w, 1]
     xs = strides(N, C, D, H, W, nhwc); ys = strides(N, K, O, P, Q, nhwc); ws = strides(K, cpg, T, R, S, nhwc)
-    return dict(N=N, C=C, D=D, H=H, W=W, K=K, T=T, R=R, S=S, O=O, P=P, Q=Q, G=G, cpg=cpg, kpg=kpg, pad_d=0, pad_h=pad,
-                pad_w=pad, sd=1, sh=stride, sw=stride, dd=1, dh=dil, dw=dil, flip=flip, xs=xs, ws=ws, ys=ys,
+    return dict(N=N, C=C, D=D, H=H, W=W, K=K, T=T, R=R, S=S, O=O, P=P, Q=Q, G=G, cpg=cpg, kpg=kpg, pad_d=pd, pad_h=pad,
+                pad_w=pad, sd=stride if T > 1 else 1, sh=stride, sw=stride, dd=dil if T > 1 else 1, dh=dil, dw=dil,
+                flip=flip, xs=xs, ws=ws, ys=ys,
                 M=N * O * P * Q, nhwc=nhwc)
 
 def reference(p, x, w):
@@ -210,6 +212,8 @@ if __name__ == '__main__':
         ('grouped_g2_c32_k10_s2_flip', dict(N=1, C=32, H=6, W=5, K=10, R=3, S=3, pad=1, stride=2, dil=1, G=2, flip=1)),
         ('dil2_pad4_c16_k65', dict(N=1, C=16, H=5, W=6, K=65, R=3, S=3, pad=4, stride=1, dil=2)),
         ('k130_c8_m300', dict(N=3, C=8, H=10, W=10, K=130, R=1, S=1, pad=0, stride=1, dil=1)),
+        ('3d_t3_c16_k20_flip', dict(N=1, C=16, D=4, H=4, W=5, K=20, T=3, R=2, S=3, pad=1, stride=1, dil=1, flip=1)),
+        ('3d_t2_s2_dil2_c8_k9', dict(N=2, C=8, D=5, H=5, W=4, K=9, T=2, R=2, S=2, pad=1, stride=2, dil=2)),
     ]
     only = sys.argv[1:] 
     for name, kw in cases:
