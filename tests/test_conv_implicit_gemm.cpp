@@ -396,6 +396,48 @@ TEST_CASE("implicit gemm: non-packed (4dEx-style) x and y strides", "[gpu][impli
   check_all_ran(notes);
 }
 
+// IMPLICIT_PRECOMP_GEMM with whole channel blocks runs precomp_async_kernel: a ring of 4 cp.async
+// stages, 3 steps in flight (a step = 8 channels of one filter tap). These shapes put the step
+// count below, at and just above the ring (1, 2, 3, 4, 5 steps), on many ring turns (49 taps),
+// on groups (the x / w group offsets), on taps that lie wholly in the padding (pad 4 around a 3x3
+// filter), on dilation and stride, and on a single output pixel with a 130-channel column tail.
+std::vector<NamedProblem> precomp_ring_problems() {
+  const auto f = JHDNN_DATA_FLOAT;
+  auto mk = [&](int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad, int stride,
+                int dil, int64_t G = 1) {
+    return core::make_problem_2d(f, false, N, C, H, W, K, R, S, pad, pad, stride, stride, dil, dil, G);
+  };
+  return {
+      {"ring_1step_1x1_c8_k8", mk(3, 8, 7, 9, 8, 1, 1, 0, 1, 1)},
+      {"ring_2steps_1x1_c16_k70", mk(2, 16, 11, 13, 70, 1, 1, 0, 1, 1)},
+      {"ring_3steps_3x1_c8_k33", mk(2, 8, 10, 9, 33, 3, 1, 1, 1, 1)},
+      {"ring_4steps_2x2_c8_k20", mk(2, 8, 9, 10, 20, 2, 2, 0, 1, 1)},
+      {"ring_5steps_1x5_c8_k17", mk(1, 8, 6, 21, 17, 1, 5, 2, 1, 1)},
+      {"ring_49taps_7x7s2_c8_k72", mk(2, 8, 23, 19, 72, 7, 7, 3, 2, 1)},
+      {"ring_grouped_g2_c32_k48", mk(2, 32, 9, 9, 48, 3, 3, 1, 1, 1, 2)},
+      {"ring_grouped_g3_c24_k9_s2", mk(2, 24, 8, 8, 9, 3, 3, 1, 2, 1, 3)},
+      {"ring_dil2_c16_k65", mk(2, 16, 17, 15, 65, 3, 3, 2, 1, 2)},
+      {"ring_pad4_c8_k12", mk(1, 8, 5, 6, 12, 3, 3, 4, 1, 1)},
+      {"ring_one_pixel_c64_k130", mk(1, 64, 1, 1, 130, 1, 1, 0, 1, 1)},
+  };
+}
+
+TEST_CASE("implicit gemm: PRECOMP cp.async ring edges, every tile shape forced", "[gpu][implicit_gemm][ring]") {
+  START_GPU_CASE();
+  const std::vector<NamedProblem> probs = precomp_ring_problems();
+  for (const NamedProblem& np : probs) REQUIRE(np.p.c_per_group() % 8 == 0);  // the per-tap path
+  Notes notes("implicit gemm: PRECOMP ring edges, every tile shape");
+  run_every_tile(probs, Scale{}, notes);
+  run_every_tile(every_nth(probs, 2), Scale{0.5, 0.75}, notes);
+  notes.print();
+  CHECK(notes.runs_by_solver["implicit_gemm"] == notes.configs);
+  CHECK(notes.runs_by_solver["implicit_precomp_gemm"] == notes.configs);
+  CHECK(notes.runs_by_solver[kPerElementLabel] == notes.configs);
+  Notes heur("implicit gemm: PRECOMP ring edges, heuristic tiles, all paths");
+  run_problem_list(probs, Scale{-2.0, 1.0}, heur);
+  check_all_ran(heur);
+}
+
 // No GPU needed: the division-free decode of implicit_gemm's flat reduction (the device half
 // differs only in using __umulhi, the same multiply-high).
 TEST_CASE("implicit gemm: FastDivmod equals integer division", "[implicit_gemm][fast_divmod]") {
@@ -492,10 +534,14 @@ TEST_CASE("implicit gemm: refusals name their reason; workspace formula", "[impl
   for (const char* t : {"128x128", "128x64", "64x64", "256x8", ""}) CHECK(core::config::set_igemm_tile(t));
   CHECK(core::config::set_igemm_tile(nullptr));
   CHECK(conv::implicit_gemm_solver().workspace_bytes(ok) == 0);
-  // 32 bytes per reduction index (rounded up to 8 indices) + 16 bytes of alignment slack.
-  CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(ok) == size_t(16 * 9) * 32 + 16);
+  // 32 bytes per reduction index (rounded up to 8 indices) + 16 bytes of alignment slack; with
+  // C/G % 8 == 0 also the re-laid-out filter: G * (C/G)*T*R*S rows of K/G rounded up to 4 floats.
+  CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(ok) == size_t(16 * 9) * 32 + 16 + size_t(16 * 9) * 32 * 4);
   const ConvProblem odd = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 3, 9, 9, 8, 7, 7, 3, 3, 2, 2, 1, 1);
   CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(odd) == size_t(152) * 32 + 16);  // 147 -> 152
+  const ConvProblem grouped =
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 16, 9, 9, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2);  // C/G 8, K/G 5
+  CHECK(conv::implicit_precomp_gemm_solver().workspace_bytes(grouped) == size_t(72) * 32 + 16 + size_t(2 * 72 * 8) * 4);
 }
 
 // x of more than 2^31 elements and y of more than 2^32: the 64-bit offsets (the GEMM row index,

@@ -23,10 +23,13 @@
 //   IMPLICIT_GEMM, other C/G (kFlat): channel blocks would be partly padding (C/G = 3: 5/8 of the
 //     work wasted), so the reduction runs over a flat k and each element decodes its k into
 //     (c, t, r, s) by division by invariant integers (fast_divmod.h: multiply-high, add, shift).
-//   IMPLICIT_PRECOMP_GEMM (kTable): flat k; a table in the workspace gives, per k, the x offset
-//     and the w offset (relative to the pixel's / channel's base) and the dilated tap offsets
-//     (dt, dh, dw) for the bounds check. Each element costs a table read (an L1 broadcast: all
-//     lanes of a warp read the same few entries) instead of the decode.
+//   IMPLICIT_PRECOMP_GEMM, other C/G (kTable): flat k; a table in the workspace gives, per k, the
+//     x offset and the w offset (relative to the pixel's / channel's base) and the dilated tap
+//     offsets (dt, dh, dw) for the bounds check. Each element costs a table read (an L1
+//     broadcast: all lanes of a warp read the same few entries) instead of the decode.
+//   IMPLICIT_PRECOMP_GEMM, C/G a multiple of 8 (kTapTable): a kernel of its own,
+//     precomp_async_kernel: kTapBlock's order, one per-tap table entry per step, the filter
+//     re-laid out into the workspace, operands copied by cp.async through a 4-stage ring.
 // See README.md for the reasoning and the limits.
 #include "conv/implicit_gemm/implicit_gemm.h"
 
@@ -79,7 +82,7 @@ enum Mode {
   kTapBlock = 0,  // implicit_gemm when C/G % 8 == 0: (channel block, tap) counters
   kFlat = 1,      // implicit_gemm otherwise: flat k, decoded per element by fast division
   kTable = 2,     // implicit_precomp_gemm, other C/G (or forced): flat k, offsets per k from the table
-  kTapTable = 3,  // implicit_precomp_gemm when C/G % 8 == 0: kTapBlock's order, tap offsets from the table
+  kTapTable = 3,  // implicit_precomp_gemm when C/G % 8 == 0: precomp_async_kernel (tap table + re-laid-out filter)
 };
 
 // Block tile BM x BN, thread tile TM x TN. Threads form a TPM x TPN grid; a warp is an 8 x 4 patch
@@ -116,11 +119,10 @@ using Tile256x8 = Tile<256, 8, 8, 1, 2>;      // K/G < 24, depthwise: few column
 // Per-tap table (kTapTable, `per_tap` != 0): one entry per filter tap (t, r, s), s fastest, for
 // the first T*R*S (= kpad here) entries:
 //   off[tap] = {x offset of (0, t*dd, r*dh, s*dw), w offset of (0, t', r', s')},  tap[tap] = {t*dd, r*dh, s*dw, 1};
-// the kernel adds the channel (c * x stride, c * w stride) itself.
-__global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__ off, int4* __restrict__ tap,
-                                     int per_tap) {
-  const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= kpad) return;
+// the kernel adds the channel (c * x stride) itself; the w half is no longer read
+// (precomp_async_kernel takes B from the re-laid-out filter).
+__device__ __forceinline__ void write_table_entry(const Params& p, int k, longlong2* __restrict__ off,
+                                                  int4* __restrict__ tap, int per_tap) {
   if (per_tap) {
     const int s = k % p.S;
     const int rt = k / p.S;
@@ -160,6 +162,121 @@ __global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__
   off[k] = make_longlong2(c * p.xs[1] + dt * p.xs[2] + dh * p.xs[3] + dw * p.xs[4],
                           c * p.ws[1] + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
   tap[k] = make_int4(dt, dh, dw, 1);
+}
+
+__global__ void precomp_table_kernel(Params p, int kpad, longlong2* __restrict__ off, int4* __restrict__ tap,
+                                     int per_tap) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < kpad) write_table_entry(p, k, off, tap, per_tap);
+}
+
+// Setup of the per-tap mode (precomp_async_kernel), one launch: the per-tap table (block 0) and
+// the filter re-laid out for the kernel's B copies,
+//   wt[((g * (C/G) / 8 + cb) * T*R*S + tap) * 8 + ci][n] = w[g*K/G + n, cb*8 + ci, t', r', s'],
+//   n in [0, kpg4), kpg4 = K/G rounded up to 4, zero for n >= K/G,
+// i.e. the 8 x K/G B tile of every reduction step (channel block cb, tap) in step order, rows
+// contiguous: the kernel's B copies become 16-byte and coalesced, and its B address is one add
+// per step. Block (x = g * (C/G) / 8 + cb, y = chunk of 32 columns) of kSetupThreads = 8 x 32
+// threads: warp = channel ci of the block, lane = column n; each thread walks the taps of its
+// (n, ci). A store writes 32 consecutive n (coalesced); the loads gather along K, but the 32-byte
+// sectors they touch hold the neighbouring taps / channels of the same filter row, which the
+// next iterations and the block's other warps read from L1. Every thread has only T*R*S
+// (independent) loads to make, so the launch is short even for 512 x 512 x 3 x 3 filters.
+constexpr int kSetupThreads = 256;
+__global__ void __launch_bounds__(kSetupThreads)
+    precomp_tap_setup_kernel(Params p, longlong2* __restrict__ off, int4* __restrict__ tap,
+                             const float* __restrict__ w, float* __restrict__ wt, int kpg4) {
+  static_assert(kSetupThreads == kBK * 32, "one warp per channel of the block");
+  const int taps = p.T * p.R * p.S;
+  if (blockIdx.x == 0 && blockIdx.y == 0)
+    for (int k = threadIdx.x; k < taps; k += blockDim.x) write_table_entry(p, k, off, tap, 1);
+  const int ci = threadIdx.x / 32;
+  const int n = blockIdx.y * 32 + threadIdx.x % 32;
+  if (n >= kpg4) return;
+  const int nblk = p.cpg / kBK;
+  const int gb = blockIdx.x;  // g * nblk + cb
+  const int64_t g = gb / nblk;
+  const int cb = gb % nblk;
+  const int64_t w_c = (g * p.kpg + n) * p.ws[0] + int64_t(cb * kBK + ci) * p.ws[1];  // w[g*K/G + n, cb*8 + ci]
+  float* const out = wt + (int64_t(gb) * taps * kBK + ci) * kpg4 + n;                // step (cb, tap 0), row ci
+  int t = 0, r = 0, s = 0;
+  for (int tp = 0; tp < taps; ++tp) {
+    float v = 0.f;
+    if (n < p.kpg) {
+      const int tf = p.flip ? p.T - 1 - t : t, rf = p.flip ? p.R - 1 - r : r, sf = p.flip ? p.S - 1 - s : s;
+      v = __ldg(w + w_c + tf * p.ws[2] + rf * p.ws[3] + sf * p.ws[4]);
+    }
+    out[int64_t(tp) * kBK * kpg4] = v;
+    if (++s == p.S) {
+      s = 0;
+      if (++r == p.R) r = 0, ++t;
+    }
+  }
+}
+
+// ---- epilogue (both kernels): C tile -> y, y = alpha * C + beta * y; beta == 0 never reads y.
+// `epi`: kThreads / 32 per-warp transpose buffers in shared memory (null for the 256 x 8 tile);
+// the caller makes sure no warp still reads what they alias.
+constexpr int kEpiPitch = 17;  // odd: the column reads (lane = row) hit 32 different banks
+using EpiBuffer = float[kThreads / 32][32][kEpiPitch];
+
+template <class Cfg>
+__device__ __forceinline__ void store_tile(const Params& p, float* __restrict__ y, float (&acc)[Cfg::TM][Cfg::TN],
+                                           int m0, int n0, int g, int warp, int lane, int tm, int tn, float alpha,
+                                           float beta, EpiBuffer* epi) {
+  constexpr int TM = Cfg::TM, TN = Cfg::TN, TPM = Cfg::TPM;
+  if constexpr (TN % 4 == 0) {
+    // Through shared memory, one warp at a time: a warp holds, per (row run ic, column run jc),
+    // a 32 x 16 block of C (each lane a 4 x 4 piece). Transposed through a per-warp buffer, lane
+    // l then owns row (pixel) l of the block and writes its 16 channels: in NCHW the 32 lanes
+    // store 32 adjacent pixels of one channel (whole 128-byte lines instead of 4-byte pieces of
+    // 16-byte strides), and only TM/4 pixel decodes per thread are needed instead of TM.
+    float(*e)[kEpiPitch] = (*epi)[warp];
+    const int wr = (warp % (TPM / 8)) * 32;  // the warp's first row within a row run
+    const int wc = (warp / (TPM / 8)) * 16;  // the warp's first column within a column run
+#pragma unroll
+    for (int ic = 0; ic < TM / 4; ++ic) {
+      const int m = m0 + ic * 4 * TPM + wr + lane;  // the row this lane writes out
+      const bool m_ok = m < p.M;
+      float* yp = y;
+      if (m_ok) {
+        int n, o, pp, q;
+        decode_pixel(p, m, &n, &o, &pp, &q);
+        yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+      }
+#pragma unroll
+      for (int jc = 0; jc < TN / 4; ++jc) {
+        __syncwarp();  // the previous block's reads are done
+#pragma unroll
+        for (int r4 = 0; r4 < 4; ++r4)
+#pragma unroll
+          for (int c4 = 0; c4 < 4; ++c4) e[(lane % 8) * 4 + r4][(lane / 8) * 4 + c4] = acc[ic * 4 + r4][jc * 4 + c4];
+        __syncwarp();
+        if (m_ok) {
+#pragma unroll 4
+          for (int col = 0; col < 16; ++col) {
+            const int nn = n0 + jc * 4 * Cfg::TPN + wc + col;
+            if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], e[lane][col], alpha, beta);
+          }
+        }
+      }
+    }
+  } else {
+    // One column per thread (the 256 x 8 tile): straight from registers.
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
+      if (m >= p.M) continue;
+      int n, o, pp, q;
+      decode_pixel(p, m, &n, &o, &pp, &q);
+      float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const int nn = n0 + j * Cfg::TPN + tn;
+        if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], acc[i][j], alpha, beta);
+      }
+    }
+  }
 }
 
 template <class Cfg, int kMode>
@@ -246,14 +363,13 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     }
   };
 
-  // kTapBlock state: channel block c0 of tap (t, r, s). kTapTable: channel block c0 of tap
-  // number tapi = (t*R + r)*S + s (the same order).
+  // kTapBlock state: channel block c0 of tap (t, r, s).
   int c0 = 0, t = 0, r = 0, s = 0;
-  int tapi = 0;
   const int taps = p.T * p.R * p.S;
   // kFlat / kTable state: reduction index of the step.
   int k0 = 0;
-  constexpr bool kBlocked = kMode == kTapBlock || kMode == kTapTable;  // (channel block, tap) steps
+  static_assert(kMode != kTapTable, "the per-tap PRECOMP mode runs precomp_async_kernel");
+  constexpr bool kBlocked = kMode == kTapBlock;  // (channel block, tap) steps
   const int steps = kBlocked ? taps * ((p.cpg + kBK - 1) / kBK) : (p.kgemm + kBK - 1) / kBK;
 
   // kFlat: reduction index k -> (c, t, r, s), no division instruction.
@@ -313,26 +429,6 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
         const int n = n0 + b_n + j * kBRowStep;
         b_reg[j] = (in && k_ok && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
       }
-    } else if constexpr (kMode == kTapTable) {
-      // As kTapBlock below, with the tap's dilated offsets and its x / w offsets read from the
-      // per-tap table (one entry per step, the same address in every thread: a broadcast) instead
-      // of computed from the counters. C/G % 8 == 0 here (host-checked), so c < C/G always holds
-      // for A; the checks are kept as in kTapBlock.
-      const int4 tp = __ldg(ttap + tapi);
-      const int64_t x_tap = __ldg(&toff[tapi].x), w_tap = __ldg(&toff[tapi].y);
-      const int d = d0 + tp.x, h = h0 + tp.y, wi = w0 + tp.z;
-      const bool ok =
-          a_pixel && unsigned(d) < unsigned(p.D) && unsigned(h) < unsigned(p.H) && unsigned(wi) < unsigned(p.W);
-      const int64_t x_off = x_pix + x_tap;  // x[n, g*C/G, d, h, wi]
-      stage_a_channels(ok, x_off, c0);
-      const int c = c0 + b_k;
-      const int64_t w_off = c * p.ws[1] + w_tap;
-#pragma unroll
-      for (int j = 0; j < kBLoads; ++j) {
-        const bool in = Cfg::kBElems >= kThreads || tid + j * kThreads < Cfg::kBElems;
-        const int n = n0 + b_n + j * kBRowStep;
-        b_reg[j] = (in && c < p.cpg && n < p.kpg) ? __ldg(w + w_base + j * w_step + w_off) : 0.f;
-      }
     } else {
       const int d = d0 + t * p.dil_d, h = h0 + r * p.dil_h, wi = w0 + s * p.dil_w;
       const bool ok =
@@ -351,12 +447,7 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     }
   };
   auto advance = [&]() {
-    if constexpr (kMode == kTapTable) {
-      if (++tapi == taps) {  // the same (channel block outer, tap inner) order as kTapBlock
-        tapi = 0;
-        c0 += kBK;
-      }
-    } else if constexpr (kMode != kTapBlock) {
+    if constexpr (kMode != kTapBlock) {
       k0 += kBK;
     } else {
       // Channel block outer, tap inner: consecutive steps read the same 32-byte sectors of a
@@ -423,59 +514,212 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
 
   // ---- epilogue; beta == 0 never reads y.
   if constexpr (TN % 4 == 0) {
-    // Through shared memory, one warp at a time: a warp holds, per (row run ic, column run jc),
-    // a 32 x 16 block of C (each lane a 4 x 4 piece). Transposed through a per-warp buffer, lane
-    // l then owns row (pixel) l of the block and writes its 16 channels: in NCHW the 32 lanes
-    // store 32 adjacent pixels of one channel (whole 128-byte lines instead of 4-byte pieces of
-    // 16-byte strides), and only TM/4 pixel decodes per thread are needed instead of TM.
-    constexpr int kPitch = 17;  // odd: the column reads (lane = row) hit 32 different banks
-    __shared__ float epi[kThreads / 32][32][kPitch];
-    float(*e)[kPitch] = epi[warp];
-    const int wr = (warp % (TPM / 8)) * 32;  // the warp's first row within a row run
-    const int wc = (warp / (TPM / 8)) * 16;  // the warp's first column within a column run
-#pragma unroll
-    for (int ic = 0; ic < TM / 4; ++ic) {
-      const int m = m0 + ic * 4 * TPM + wr + lane;  // the row this lane writes out
-      const bool m_ok = m < p.M;
-      float* yp = y;
-      if (m_ok) {
-        int n, o, pp, q;
-        decode_pixel(p, m, &n, &o, &pp, &q);
-        yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
-      }
-#pragma unroll
-      for (int jc = 0; jc < TN / 4; ++jc) {
-        __syncwarp();  // the previous block's reads are done
-#pragma unroll
-        for (int r4 = 0; r4 < 4; ++r4)
-#pragma unroll
-          for (int c4 = 0; c4 < 4; ++c4) e[(lane % 8) * 4 + r4][(lane / 8) * 4 + c4] = acc[ic * 4 + r4][jc * 4 + c4];
-        __syncwarp();
-        if (m_ok) {
-#pragma unroll 4
-          for (int col = 0; col < 16; ++col) {
-            const int nn = n0 + jc * 4 * Cfg::TPN + wc + col;
-            if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], e[lane][col], alpha, beta);
-          }
-        }
-      }
-    }
+    __shared__ EpiBuffer epi;
+    store_tile<Cfg>(p, y, acc, m0, n0, g, warp, lane, tm, tn, alpha, beta, &epi);
   } else {
-    // One column per thread (the 256 x 8 tile): straight from registers.
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int m = m0 + (i / 4) * 4 * TPM + tm * 4 + i % 4;
-      if (m >= p.M) continue;
-      int n, o, pp, q;
-      decode_pixel(p, m, &n, &o, &pp, &q);
-      float* yp = y + n * p.ys[0] + o * p.ys[2] + pp * p.ys[3] + q * p.ys[4] + int64_t(g) * p.kpg * p.ys[1];
-#pragma unroll
-      for (int j = 0; j < TN; ++j) {
-        const int nn = n0 + j * Cfg::TPN + tn;
-        if (nn < p.kpg) direct::store_output(yp + nn * p.ys[1], acc[i][j], alpha, beta);
-      }
-    }
+    store_tile<Cfg>(p, y, acc, m0, n0, g, warp, lane, tm, tn, alpha, beta, nullptr);
   }
+}
+
+// ---- implicit_precomp_gemm with whole channel blocks (C/G % 8 == 0): the per-tap table mode.
+//
+// The same block / thread tiles, reduction order (channel block outer, tap inner) and epilogue
+// as igemm_kernel, but the operands travel global -> shared by cp.async through a ring of
+// kAsyncStages shared buffers (kAsyncStages - 1 steps in flight, no registers held for them, no
+// shared stores), and the per-step address work is what the table leaves: one broadcast read of
+// the step's tap entry, three adds and compares for the padding test of the thread's pixel, and
+// one pointer add per copy. A copy that falls in the padding (or past the last pixel / channel)
+// is a zero-fill (cp.async src-size 0), so no predicate reaches the FMA loop.
+constexpr int kAsyncStages = 4;
+
+__device__ __forceinline__ void cp_async4_zfill(unsigned dst, const float* src, bool ok) {
+  // src-size 0 writes four zero bytes and reads nothing; `src` is still a valid address.
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async16(unsigned dst, const float* src) {  // L2 only: B is read once per block
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Shared memory of precomp_async_kernel: the ring, reused by the epilogue's transpose buffers
+// once every warp has left the main loop.
+template <class Cfg>
+struct AsyncSmem {
+  static constexpr int kAStage = kBK * Cfg::AS, kBStage = kBK * Cfg::BS;  // floats per stage
+  static constexpr int kRing = kAsyncStages * (kAStage + kBStage);
+  static constexpr int kEpi = int(sizeof(EpiBuffer) / sizeof(float));
+  static constexpr int kFloats = kRing > kEpi ? kRing : kEpi;
+};
+
+template <class Cfg>
+__global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
+    precomp_async_kernel(Params p, const float* __restrict__ x, const float* __restrict__ wt, float* __restrict__ y,
+                         const longlong2* __restrict__ toff, const int4* __restrict__ ttap, int kpg4, float alpha,
+                         float beta, int a_channel_fast) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, TM = Cfg::TM, TN = Cfg::TN, TPM = Cfg::TPM;
+  constexpr int AS = Cfg::AS, BS = Cfg::BS;
+  constexpr int kALoads = Cfg::kALoads;
+  using Sm = AsyncSmem<Cfg>;
+  __shared__ __align__(16) float smem[Sm::kFloats];
+  float* const as = smem;                                 // [kAsyncStages][kBK][AS]: (k, pixel)
+  float* const bs = smem + kAsyncStages * Sm::kAStage;    // [kAsyncStages][kBK][BS]: (k, channel)
+
+  const int tid = threadIdx.x;
+  const int g = blockIdx.z;
+  const int m0 = blockIdx.x * BM;
+  const int n0 = blockIdx.y * BN;
+
+  // ---- copy roles (igemm_kernel's). A: pixel a_m, slots a_k0 + j * a_kstep of the step's 8
+  // channels; channel-fast in NHWC-like x, pixel-fast otherwise (lanes on adjacent pixels).
+  int a_m, a_k0, a_kstep;
+  if (a_channel_fast) {
+    a_m = tid / Cfg::kThreadsPerPixel;
+    a_k0 = (tid % Cfg::kThreadsPerPixel) * kALoads;
+    a_kstep = 1;
+  } else {
+    a_m = tid % BM;
+    a_k0 = tid / BM;
+    a_kstep = Cfg::kThreadsPerPixel;
+  }
+  const bool a_pixel = m0 + a_m < p.M;
+  // x[n, g*C/G + c0 + a_k0, d0, h0, w0] for the channel block c0 being issued (maybe in the padding:
+  // only offsets that pass the test are read).
+  int64_t x_pix;
+  int d0, h0, w0;  // input coordinates of tap (0, 0, 0)
+  {
+    int n, o, pp, q;
+    decode_pixel(p, a_pixel ? m0 + a_m : 0, &n, &o, &pp, &q);
+    d0 = o * p.stride_d - p.pad_d;
+    h0 = pp * p.stride_h - p.pad_h;
+    w0 = q * p.stride_w - p.pad_w;
+    x_pix = n * p.xs[0] + (int64_t(g) * p.cpg + a_k0) * p.xs[1] + d0 * p.xs[2] + h0 * p.xs[3] + w0 * p.xs[4];
+  }
+  const int64_t a_jstep = int64_t(a_kstep) * p.xs[1];  // between a thread's A slots
+  const int64_t x_safe = int64_t(a_k0) * p.xs[1];     // x[0, a_k0, 0, 0, 0]
+  // B: the step's 8 x BN tile of the re-laid-out filter (setup kernel: step-major, row = channel
+  // in block, K/G padded to kpg4 with zeros) is 8 contiguous row pieces: float4 copies, vector
+  // b_v = tid + j * kThreads of kBVecs, row b_v / (BN / 4), columns 4 * (b_v % (BN / 4)) + 0..3.
+  // kpg4 % 4 == 0, so a vector is wholly inside the padded row or wholly past it (tail blocks);
+  // the latter are never copied and their slots are zeroed below.
+  constexpr int kBVecs = kBK * BN / 4;
+  constexpr int kBCopies = (kBVecs + kThreads - 1) / kThreads;
+  const int b_row = tid / (BN / 4), b_col = 4 * (tid % (BN / 4));  // of copy 0; copy j adds j * kThreads vectors
+  constexpr int kBRowsPerRound = kThreads / (BN / 4) > 0 ? kThreads / (BN / 4) : 1;
+  static_assert(kBCopies == 1 || (BN / 4) * kBRowsPerRound == kThreads, "copy rounds tile whole rows");
+  const bool b_col_ok = n0 + b_col < kpg4;  // the same column in every copy round
+  unsigned b_ok = 0;                        // bit j: copy j exists and names a real (padded) column
+#pragma unroll
+  for (int j = 0; j < kBCopies; ++j)
+    if ((kBVecs % kThreads == 0 || tid + j * kThreads < kBVecs) && b_col_ok) b_ok |= 1u << j;
+  // wt + this thread's first element of the step being issued (group g, step 0).
+  const float* wb = wt + (int64_t(g) * p.cpg * (p.T * p.R * p.S) + b_row) * kpg4 + n0 + b_col;
+  const int64_t wb_step = int64_t(kBK) * kpg4;                  // between steps
+  const int64_t wb_jstep = int64_t(kBRowsPerRound) * kpg4;      // between copy rounds
+
+  // Shared byte addresses of this thread's copy destinations in stage 0.
+  const unsigned a_dst = unsigned(__cvta_generic_to_shared(as)) + 4u * unsigned(a_k0 * AS + a_m);
+  const unsigned b_dst = unsigned(__cvta_generic_to_shared(bs)) + 4u * unsigned(b_row * BS + b_col);
+  // The B slots of columns past the padded K/G (tail blocks) are never copied: zero them in every
+  // stage once (visible to all threads after the main loop's first barrier).
+#pragma unroll
+  for (int j = 0; j < kBCopies; ++j) {
+    const bool in = kBVecs % kThreads == 0 || tid + j * kThreads < kBVecs;
+    if (in && !((b_ok >> j) & 1u))
+#pragma unroll
+      for (int st = 0; st < kAsyncStages; ++st)
+        *reinterpret_cast<float4*>(bs + st * Sm::kBStage + (b_row + j * kBRowsPerRound) * BS + b_col) =
+            make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+
+  // ---- issue side: the next step to fetch is tap i_tap of the channel block that x_pix has been
+  // advanced to; wb points into its B tile.
+  const int taps = p.T * p.R * p.S;
+  const int steps = taps * (p.cpg / kBK);
+  int i_tap = 0;
+  // The entry of tap i_tap, loaded one issue ahead so that its latency is not on the issue path.
+  int4 tp = __ldg(ttap);  // {t*dd, r*dh, s*dw, 1}: the same entry in every thread
+  int64_t x_tap = __ldg(&toff[0].x);
+  const auto issue = [&](int stage) {
+    const bool ok = a_pixel && unsigned(d0 + tp.x) < unsigned(p.D) && unsigned(h0 + tp.y) < unsigned(p.H) &&
+                    unsigned(w0 + tp.z) < unsigned(p.W);
+    // In the padding the copies read nothing (src-size 0) but still name real elements: channels
+    // a_k0 + j * a_kstep < 8 <= C/G of x's first pixel (x_safe).
+    const float* xa = x + (ok ? x_pix + x_tap : x_safe);
+    const unsigned sa = a_dst + unsigned(stage * Sm::kAStage * 4);
+#pragma unroll
+    for (int j = 0; j < kALoads; ++j) cp_async4_zfill(sa + unsigned(j * a_kstep * AS * 4), xa + j * a_jstep, ok);
+    const unsigned sb = b_dst + unsigned(stage * Sm::kBStage * 4);
+#pragma unroll
+    for (int j = 0; j < kBCopies; ++j)
+      if ((b_ok >> j) & 1u) cp_async16(sb + unsigned(j * kBRowsPerRound * BS * 4), wb + j * wb_jstep);
+    wb += wb_step;
+    if (++i_tap == taps) {  // channel block outer, tap inner (see igemm_kernel's kTapBlock)
+      i_tap = 0;
+      x_pix += kBK * p.xs[1];
+    }
+    tp = __ldg(ttap + i_tap);
+    x_tap = __ldg(&toff[i_tap].x);
+  };
+
+  // ---- compute roles: warp = 8 x 4 patch of the TPM x TPN thread grid.
+  const int warp = tid / 32, lane = tid % 32;
+  const int tm = (warp % (TPM / 8)) * 8 + lane % 8;
+  const int tn = (warp / (TPM / 8)) * 4 + lane / 8;
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
+
+  // Prologue: kAsyncStages - 1 steps in flight. Every thread commits one group per step slot,
+  // empty or not, so that wait_group's count always refers to the step about to be used.
+#pragma unroll
+  for (int st = 0; st < kAsyncStages - 1; ++st) {
+    if (st < steps) issue(st);
+    cp_async_commit();
+  }
+  int rd = 0;  // stage of step `step`; the issue below fills the one before it (read in step - 1)
+  for (int step = 0; step < steps; ++step) {
+    cp_async_wait<kAsyncStages - 2>();  // this thread's copies of step `step` have landed...
+    __syncthreads();                    // ...and everyone's; the stage read in step - 1 is free
+    if (step + kAsyncStages - 1 < steps) issue(rd == 0 ? kAsyncStages - 1 : rd - 1);
+    cp_async_commit();
+    const float* sa = as + rd * Sm::kAStage;
+    const float* sb = bs + rd * Sm::kBStage;
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      float a[TM], b[TN];
+#pragma unroll
+      for (int i = 0; i < TM / 4; ++i) {
+        const float4 v = *reinterpret_cast<const float4*>(sa + kk * AS + i * 4 * TPM + tm * 4);
+        a[4 * i + 0] = v.x, a[4 * i + 1] = v.y, a[4 * i + 2] = v.z, a[4 * i + 3] = v.w;
+      }
+      if constexpr (TN % 4 == 0) {
+#pragma unroll
+        for (int j = 0; j < TN / 4; ++j) {
+          const float4 v = *reinterpret_cast<const float4*>(sb + kk * BS + j * 4 * Cfg::TPN + tn * 4);
+          b[4 * j + 0] = v.x, b[4 * j + 1] = v.y, b[4 * j + 2] = v.z, b[4 * j + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < TN; ++j) b[j] = sb[kk * BS + j * Cfg::TPN + tn];
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+    rd = rd == kAsyncStages - 1 ? 0 : rd + 1;
+  }
+  cp_async_wait<0>();  // only empty groups can be pending; keep the invariant explicit
+  __syncthreads();     // every warp is done with the ring: the epilogue reuses it
+
+  store_tile<Cfg>(p, y, acc, m0, n0, g, warp, lane, tm, tn, alpha, beta,
+                  TN % 4 == 0 ? reinterpret_cast<EpiBuffer*>(smem) : nullptr);
 }
 
 // ---------------------------------------------------------------- host side
@@ -502,6 +746,9 @@ const char* check_problem(const ConvProblem& p) {
       p.c_per_group() * p.T > kMaxRows || p.c_per_group() * p.T * p.R > kMaxRows ||
       p.reduction() > kMaxRows)
     return "(C/G)*T*R*S (GEMM reduction) must be below 2^31 - 1024 (32-bit reduction index)";
+  // Both factors are below 2^31 here. Bounds the PRECOMP workspace (the re-laid-out filter,
+  // K/G padded to 4 per group: at most 4x this) far from size_t overflow; no real filter is near.
+  if (p.K * p.reduction() >= (int64_t(1) << 40)) return "K*(C/G)*T*R*S (filter elements) must be below 2^40";
   if (!coords_fit(p.D, p.O, p.T, p.stride_d, p.pad_d, p.dil_d) ||
       !coords_fit(p.H, p.P, p.R, p.stride_h, p.pad_h, p.dil_h) ||
       !coords_fit(p.W, p.Q, p.S, p.stride_w, p.pad_w, p.dil_w))
@@ -579,49 +826,70 @@ int current_sm_count() {
   return n;
 }
 
-// PRECOMP table size: kpad entries of 32 bytes, plus 16 bytes to align a user pointer up.
+// PRECOMP workspace: the table, kpad entries of 32 bytes, plus 16 bytes to align a user pointer
+// up; with whole channel blocks (the per-tap mode) also the re-laid-out filter after it,
+// G * (C/G) * T*R*S rows of kpg4 floats (precomp_tap_setup_kernel).
 int64_t table_entries(const ConvProblem& p) { return (p.reduction() + kBK - 1) / kBK * kBK; }
-size_t table_bytes(const ConvProblem& p) {
-  return size_t(table_entries(p)) * (sizeof(longlong2) + sizeof(int4)) + 16;
+int64_t padded_kpg(const ConvProblem& p) { return (p.k_per_group() + 3) / 4 * 4; }
+bool whole_channel_blocks(const ConvProblem& p) { return p.c_per_group() % kBK == 0; }
+size_t workspace_of(const ConvProblem& p) {
+  size_t bytes = size_t(table_entries(p)) * (sizeof(longlong2) + sizeof(int4)) + 16;
+  if (whole_channel_blocks(p)) bytes += size_t(p.G * p.reduction() * padded_kpg(p)) * sizeof(float);
+  return bytes;
 }
 
 template <class Cfg, int kMode>
 Status launch_tile(const ConvProblem& p, const Params& k, const ConvArgs& a, const longlong2* off, const int4* tap,
-                   cudaStream_t stream) {
+                   const float* wt, int kpg4, cudaStream_t stream) {
   const dim3 grid(unsigned((k.M + Cfg::BM - 1) / Cfg::BM), unsigned((k.kpg + Cfg::BN - 1) / Cfg::BN), unsigned(p.G));
   if (grid.y > 65535) {  // only reachable with a forced wide-K tile shape on a huge K/G
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit gemm: K/G too large for grid y with this tile shape");
   }
   const int channel_fast = p.x_stride[1] == 1 && p.C > 1 ? 1 : 0;
-  // float4 staging of A (kTapBlock / kTapTable only): channels innermost and every pixel's channel
-  // run 16-byte aligned: x aligned, the other strides and C/G multiples of 4 (blocks start at
-  // c0 % 8 == 0).
-  const bool vec4 = (kMode == kTapBlock || kMode == kTapTable) && channel_fast && p.c_per_group() % kBK == 0 &&
-                    reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && p.x_stride[0] % 4 == 0 &&
-                    p.x_stride[2] % 4 == 0 && p.x_stride[3] % 4 == 0 && p.x_stride[4] % 4 == 0;
-  igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
-      k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
-      float(a.alpha), float(a.beta), channel_fast, vec4 ? 1 : 0);
-  JHDNN_LAUNCH_CHECK();
-  return Status::success();
+  if constexpr (kMode == kTapTable) {
+    precomp_async_kernel<Cfg><<<grid, kThreads, 0, stream>>>(k, static_cast<const float*>(a.x), wt,
+                                                              static_cast<float*>(a.y), off, tap, kpg4,
+                                                              float(a.alpha), float(a.beta), channel_fast);
+    JHDNN_LAUNCH_CHECK();
+    return Status::success();
+  } else {
+    // float4 staging of A (kTapBlock only): channels innermost and every pixel's channel run
+    // 16-byte aligned: x aligned, the other strides and C/G multiples of 4 (blocks start at
+    // c0 % 8 == 0).
+    const bool vec4 = kMode == kTapBlock && channel_fast && p.c_per_group() % kBK == 0 &&
+                      reinterpret_cast<uintptr_t>(a.x) % 16 == 0 && p.x_stride[0] % 4 == 0 &&
+                      p.x_stride[2] % 4 == 0 && p.x_stride[3] % 4 == 0 && p.x_stride[4] % 4 == 0;
+    igemm_kernel<Cfg, kMode><<<grid, kThreads, 0, stream>>>(
+        k, static_cast<const float*>(a.x), static_cast<const float*>(a.w), static_cast<float*>(a.y), off, tap,
+        float(a.alpha), float(a.beta), channel_fast, vec4 ? 1 : 0);
+    JHDNN_LAUNCH_CHECK();
+    return Status::success();
+  }
 }
 
+// wt, kpg4: the re-laid-out filter of the per-tap PRECOMP mode (kTapTable only).
 template <int kMode>
-Status launch(const ConvProblem& p, const ConvArgs& a, const longlong2* off, const int4* tap, cudaStream_t stream) {
+Status launch(const ConvProblem& p, const ConvArgs& a, const longlong2* off, const int4* tap, cudaStream_t stream,
+              const float* wt = nullptr, int kpg4 = 0) {
   const Params k = make_params(p);
   switch (pick_tile(p, current_sm_count())) {
-    case Pick::k128x128: return launch_tile<Tile128x128, kMode>(p, k, a, off, tap, stream);
-    case Pick::k128x64: return launch_tile<Tile128x64, kMode>(p, k, a, off, tap, stream);
-    case Pick::k64x64: return launch_tile<Tile64x64, kMode>(p, k, a, off, tap, stream);
+    case Pick::k128x128: return launch_tile<Tile128x128, kMode>(p, k, a, off, tap, wt, kpg4, stream);
+    case Pick::k128x64: return launch_tile<Tile128x64, kMode>(p, k, a, off, tap, wt, kpg4, stream);
+    case Pick::k64x64: return launch_tile<Tile64x64, kMode>(p, k, a, off, tap, wt, kpg4, stream);
     case Pick::k256x8: break;
   }
-  return launch_tile<Tile256x8, kMode>(p, k, a, off, tap, stream);
+  return launch_tile<Tile256x8, kMode>(p, k, a, off, tap, wt, kpg4, stream);
 }
 
 template <int kMode>
 Status load_all() {
-  return direct::load_kernels(igemm_kernel<Tile128x128, kMode>, igemm_kernel<Tile128x64, kMode>,
-                              igemm_kernel<Tile64x64, kMode>, igemm_kernel<Tile256x8, kMode>);
+  if constexpr (kMode == kTapTable) {
+    return direct::load_kernels(precomp_async_kernel<Tile128x128>, precomp_async_kernel<Tile128x64>,
+                                precomp_async_kernel<Tile64x64>, precomp_async_kernel<Tile256x8>);
+  } else {
+    return direct::load_kernels(igemm_kernel<Tile128x128, kMode>, igemm_kernel<Tile128x64, kMode>,
+                                igemm_kernel<Tile64x64, kMode>, igemm_kernel<Tile256x8, kMode>);
+  }
 }
 
 class ImplicitGemmSolver final : public ConvSolver {
@@ -656,37 +924,43 @@ class ImplicitPrecompGemmSolver final : public ConvSolver {
     if (const char* why = check_problem(p)) return Verdict::no(why);
     return Verdict::yes();
   }
-  size_t workspace_bytes(const ConvProblem& p) const override { return check_problem(p) ? 0 : table_bytes(p); }
+  size_t workspace_bytes(const ConvProblem& p) const override { return check_problem(p) ? 0 : workspace_of(p); }
   Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream) const override {
     if (const char* why = check_problem(p))
       return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "implicit_precomp_gemm: %s", why);
     if (!a.x || !a.w || !a.y)
       return core::fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "implicit_precomp_gemm: x, w or y is null");
-    const size_t need = table_bytes(p);
+    const size_t need = workspace_of(p);
     if (ws == nullptr || ws_bytes < need)
       return core::fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
-                        "implicit_precomp_gemm: workspace of %zu bytes < %zu needed for the offset table", ws_bytes,
-                        need);
+                        "implicit_precomp_gemm: workspace of %zu bytes < %zu needed for the offset table%s", ws_bytes,
+                        need, whole_channel_blocks(p) ? " and the re-laid-out filter" : "");
     // The table: off[kpad] then tap[kpad], from the first 16-byte boundary of ws.
     const uintptr_t base = (reinterpret_cast<uintptr_t>(ws) + 15) & ~uintptr_t(15);
     const int64_t kpad = table_entries(p);
     auto* off = reinterpret_cast<longlong2*>(base);
     auto* tap = reinterpret_cast<int4*>(off + kpad);
     const Params k = make_params(p);
-    // Whole channel blocks: a per-tap table (T*R*S entries <= kpad) and kTapBlock's reduction
-    // order, float4 NHWC staging included. Otherwise (or when forced, for the tests) one entry
-    // per reduction index.
-    const bool per_tap = p.c_per_group() % kBK == 0 && !g_precomp_per_element.load(std::memory_order_relaxed);
-    const int64_t entries = per_tap ? p.T * p.R * p.S : kpad;
-    constexpr int kSetupThreads = 256;
-    precomp_table_kernel<<<unsigned((entries + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
-        k, int(entries), off, tap, per_tap ? 1 : 0);
+    // Whole channel blocks: a per-tap table (T*R*S entries <= kpad), the filter re-laid out
+    // after the table, and precomp_async_kernel (kTapBlock's reduction order). Otherwise (or when
+    // forced, for the tests) one entry per reduction index and igemm_kernel.
+    const bool per_tap = whole_channel_blocks(p) && !g_precomp_per_element.load(std::memory_order_relaxed);
+    if (per_tap) {
+      auto* wt = reinterpret_cast<float*>(tap + kpad);  // 16-byte aligned: kpad * 32 bytes in
+      const int kpg4 = int(padded_kpg(p));
+      const dim3 grid(unsigned(p.G * (p.c_per_group() / kBK)), unsigned((kpg4 + 31) / 32));  // y <= 16384
+      precomp_tap_setup_kernel<<<grid, kSetupThreads, 0, stream>>>(k, off, tap, static_cast<const float*>(a.w), wt,
+                                                                   kpg4);
+      JHDNN_LAUNCH_CHECK();
+      return launch<kTapTable>(p, a, off, tap, stream, wt, kpg4);
+    }
+    precomp_table_kernel<<<unsigned((kpad + kSetupThreads - 1) / kSetupThreads), kSetupThreads, 0, stream>>>(
+        k, int(kpad), off, tap, 0);
     JHDNN_LAUNCH_CHECK();
-    if (per_tap) return launch<kTapTable>(p, a, off, tap, stream);
     return launch<kTable>(p, a, off, tap, stream);
   }
   Status load_kernels() const override {
-    JHDNN_TRY(direct::load_kernels(precomp_table_kernel));
+    JHDNN_TRY(direct::load_kernels(precomp_table_kernel, precomp_tap_setup_kernel));
     JHDNN_TRY(load_all<kTapTable>());
     return load_all<kTable>();
   }
