@@ -7,7 +7,9 @@
 // A block is 8 warps over one tile of 32 active images (blockIdx.x) and one slice of output neurons
 // (blockIdx.y); warp w takes outputs slice_begin + w, + 8, ... of the descriptor's row order (if
 // set): outputs that share inputs then run back to back and their feature lines are reused from L1
-// (in the challenge networks the 16 outputs with the same residue mod N/16 have the same inputs). For each output the warp loads the
+// (in the challenge networks the 16 outputs with the same residue mod N/16 have the same inputs).
+// (The fused and multi-layer paths run width-32 layers through layer_tile_reuse instead: contiguous
+// runs per warp, the list's features held in registers.) For each output the warp loads the
 // row's 32 (index, weight) pairs with one coalesced load and keeps them in registers; __shfl_sync
 // broadcasts them, so weights cost 8 bytes per 32 edges and every feature load is a coalesced line,
 // whatever the permutation of the network. The bias, ReLU and clamp are applied in registers and
@@ -252,6 +254,9 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
 // fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
 // hundred images) every item runs in the first and only round: a second round would double the
 // chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
+// Width-32 layers (four_ok = false) always take 32-image tiles (layer_tile_reuse): with 60000
+// images that is 1875 tiles x 1 slice (every warp a run of n / 8 outputs: whole input lists), ~5
+// rounds of a 396-block grid, so the partial last round is a small tail.
 // One layer of the multi-layer kernel's table (built by the launcher from the descriptors).
 struct MultiLayer {
   const int* wi;
