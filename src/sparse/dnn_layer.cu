@@ -152,9 +152,10 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
 //   floor of the layer (0.25 GB in, 0.25 GB out).
 // - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
 //   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
-//   back as 8 ld.shared.v4 that every lane reads at the same address (one wavefront each), instead of
-//   32 __shfl_sync: 9 shared-memory instructions per 32 FMAs instead of 32 shuffles, which with one
-//   image per lane would bound the crowded layers (1 shuffle per clock per SM against 4 FMAs).
+//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync. The
+//   limit is the SM's 128 B/clock return path (one register for 32 lanes per clock; a uniform
+//   address packs two): ~16 clocks per output for the 8 broadcasts against 32 for the shuffles,
+//   next to 8 clocks of FFMA issue (32 per output, 4 per clock).
 // - Per output, the same 32 products are summed in the same order as layer_tile / dot32
 //   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
 // s_w: this warp's two 32-float buffers (16-byte aligned), alternated by output so that one
