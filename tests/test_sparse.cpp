@@ -1117,8 +1117,9 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
 // runs of equal lists of every length (1 .. 40, across the warps' run and 32-output group
 // boundaries), rows stored scattered with a row order that makes the runs adjacent, a random ELL
 // (no run at all), all rows one list, fully padded rows, a generated challenge layer in its reuse
-// order, and image counts from 1 to a crowded 34000 (>= 2 * SMs * 128 on an H200: the shape whose
-// items are whole layers of 32 images, several rounds of the grid). Columns past the count must
+// order, and image counts from 1 to a crowded 34000 (>= 2 * SMs * 128 = 33792 on an H200: 128-image
+// tiles, each block's warps 4 groups of 32 images x 2 runs of outputs; below it 32-image tiles x 8
+// runs). Columns past the count must
 // keep their poison, the survivors must be exactly the images with a nonzero output, and three
 // chained multi-layer calls must equal three fused calls bitwise (coherent loads after the barrier).
 namespace {

@@ -140,16 +140,21 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
     if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
-// The fused kernels' tile for ELL width 32, every layer (crowded or not): 32 images (one per lane)
-// x a CONTIGUOUS run of outputs per warp. Why, per full N = 1024 layer of 60000 images:
+// The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
+// (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
+// (layer_shape's ipt: 4 while >= 2 x SMs tiles of 128 exist, else 1); the 8 warps are groups x runs
+// (4 x 2 or 1 x 8): warp w serves image group w / runs and run w % runs of the slice, so the warps of
+// one run read the same weight rows close together (one L2 fetch, the others L1 hits: per full
+// N = 1024 layer 469 tiles x 3 slices x 87 KB = 0.12 GB of weights from L2, where 32-image tiles
+// would move 1875 x 256 KB = 0.48 GB). Why, per full N = 1024 layer of 60000 images:
 // - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
 //   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
 //   current list in registers and loads them again only when the next output's 32 indices differ
 //   (one __all_sync). The tile before this one (4 images per lane, outputs interleaved over the 8
 //   warps) loaded 32 feature lines per (tile, output): 469 x 1024 x 32 x 512 B = 7.9 GB of L2 -> SM
-//   traffic per layer, ~2.7 ms; here it is one load per (tile, list): 1875 x 64 x 32 x 128 B =
-//   0.49 GB (each image's features read twice, once per list an input belongs to), near the HBM
-//   floor of the layer (0.25 GB in, 0.25 GB out).
+//   traffic per layer, ~2.7 ms; here it is ~one load per (32 images, list): 1875 x 64 x 32 x 128 B =
+//   0.49 GB (each image's features read twice, once per list an input belongs to; a run boundary
+//   inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
 // - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
 //   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
 //   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync. The
@@ -163,20 +168,21 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
 // next stores (a lane can only overwrite buffer b after every lane passed the __syncwarp that
 // follows its last read of b).
 template <bool kCoherent>
-__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int count, int tile0, int64_t j_begin,
-                                                 int64_t j_end, const int* __restrict__ wi,
+__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
+                                                 int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
                                                  const float* __restrict__ wv, float bias, float clamp_max,
                                                  const int* __restrict__ active_rows, const float* __restrict__ x,
                                                  int64_t ldx, float* __restrict__ y, int64_t ldy,
                                                  int* __restrict__ row_nonzero, const int* __restrict__ order,
                                                  float (*s_w)[32]) {
-  const int r = tile0 + lane;
+  const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
+  const int r = tile0 + (warp / runs) * 32 + lane;  // this warp's group of 32 images
   const bool valid = r < count;
   const float* xs = x + (valid ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
   bool alive = false;
   // This warp's run: outputs t in [t_begin, t_end) of the row order.
-  const int64_t per = (j_end - j_begin + kWarps - 1) / kWarps;
-  const int64_t t_begin = j_begin + int64_t(warp) * per;
+  const int64_t per = (j_end - j_begin + runs - 1) / runs;
+  const int64_t t_begin = j_begin + int64_t(warp % runs) * per;
   const int64_t t_end = min(j_end, t_begin + per);
   float xv[32];
 #pragma unroll
@@ -255,9 +261,9 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
 // fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
 // hundred images) every item runs in the first and only round: a second round would double the
 // chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
-// Width-32 layers (four_ok = false) always take 32-image tiles (layer_tile_reuse): with 60000
-// images that is 1875 tiles x 1 slice (every warp a run of n / 8 outputs: whole input lists), ~5
-// rounds of a 396-block grid, so the partial last round is a small tail.
+// Width-32 layers (layer_tile_reuse) use the same shape: with 60000 images, 469 tiles of 128 images
+// x 3 slices (1407 items, ~3.6 per block of a 396-block grid), each tile's 4 groups of 32 images
+// sharing 2 runs of outputs per slice (see layer_tile_reuse).
 // One layer of the multi-layer kernel's table (built by the launcher from the descriptors).
 struct MultiLayer {
   const int* wi;
@@ -279,10 +285,9 @@ struct Shape {
   int64_t tiles, slices, slice;
 };
 
-// four_ok = false (the width-32 reuse tile, which takes one image per lane): always 1.
-__device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target, bool four_ok) {
+__device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
   Shape sh;
-  sh.ipt = four_ok && (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
+  sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
   sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
   // Many tiles (the first layers): ~4 rounds of items, so the last, partial round is a small tail.
   if (2 * sh.tiles >= target) target *= 4;
@@ -316,7 +321,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, float (*s_w)[2][32], in
                                             int* __restrict__ flags, int* __restrict__ done,
                                             const int* __restrict__ order, int sm_count, int max_active) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x), !kWidth32);
+  const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x));
   const int tile_images = 32 * sh.ipt;
   const int64_t items = sh.tiles * sh.slices;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -324,9 +329,9 @@ __device__ __forceinline__ void fused_layer(int& s_last, float (*s_w)[2][32], in
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = min(n_out, j_begin + sh.slice);
     const int tile0 = tile * tile_images;
-    if constexpr (kWidth32) {  // always one image per lane (layer_shape)
-      layer_tile_reuse<kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x,
-                                  ldx, y, ldy, flags, order, s_w[warp]);
+    if constexpr (kWidth32) {  // one image per lane; sh.ipt groups of 32 images per tile
+      layer_tile_reuse<kCoherent>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
+                                  active_rows, x, ldx, y, ldy, flags, order, s_w[warp]);
     } else {
       if (sh.ipt == 4)
         layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
