@@ -7,7 +7,9 @@
 // A block is 8 warps over one tile of 32 active images (blockIdx.x) and one slice of output neurons
 // (blockIdx.y); warp w takes outputs slice_begin + w, + 8, ... of the descriptor's row order (if
 // set): outputs that share inputs then run back to back and their feature lines are reused from L1
-// (in the challenge networks the 16 outputs with the same residue mod N/16 have the same inputs). For each output the warp loads the
+// (in the challenge networks the 16 outputs with the same residue mod N/16 have the same inputs).
+// (The fused and multi-layer paths run width-32 layers through layer_tile_reuse instead: contiguous
+// runs per warp, the list's features held in registers.) For each output the warp loads the
 // row's 32 (index, weight) pairs with one coalesced load and keeps them in registers; __shfl_sync
 // broadcasts them, so weights cost 8 bytes per 32 edges and every feature load is a coalesced line,
 // whatever the permutation of the network. The bias, ReLU and clamp are applied in registers and
@@ -138,98 +140,55 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
     if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
-// The fused kernel's version of layer_tile for ELL width 32: per output the same 32 products summed in
-// the same order (so the same results), but the loads the NEXT output needs are issued before the
-// current output's feature loads. The warp's output numbers (order[]) come in 32 at a time with one
-// load (lane k holds the k-th), and the next output's (index, weight) pair is fetched while the
-// current one computes. layer_tile has three dependent round trips per output (order, then the
-// row's pairs, then the features); this keeps one on the critical path, which is what bounds the
-// late layers, where a few hundred images leave each warp a short chain of outputs and nothing to
-// overlap it with.
-template <int kIpt, bool kCoherent = false>
-__device__ __forceinline__ void layer_tile_pf(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
-                                              const int* __restrict__ wi, const float* __restrict__ wv, float bias,
-                                              float clamp_max, const int* __restrict__ active_rows,
-                                              const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
-                                              int64_t ldy, int* __restrict__ row_nonzero,
-                                              const int* __restrict__ order) {
-  const float* xs[kIpt];
-  bool valid[kIpt], alive[kIpt];
-#pragma unroll
-  for (int q = 0; q < kIpt; ++q) {
-    const int r = tile0 + q * 32 + lane;
-    valid[q] = r < count;
-    xs[q] = x + (valid[q] ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
-    alive[q] = false;
-  }
-  // This warp's outputs are t = j_begin + warp + k * kWarps (< j_end); groups of 32 of them.
-  for (int64_t g0 = j_begin + warp; g0 < j_end; g0 += 32 * kWarps) {
-    const int64_t my_t = g0 + int64_t(lane) * kWarps;
-    const int my_j = my_t < j_end ? (order ? order[my_t] : int(my_t)) : 0;
-    const int cnt = int(min(int64_t(32), (j_end - g0 + kWarps - 1) / kWarps));  // >= 1 since g0 < j_end
-    int j = __shfl_sync(0xffffffffu, my_j, 0);
-    int cur_i = wi[int64_t(j) * 32 + lane];
-    float cur_w = wv[int64_t(j) * 32 + lane];
-    for (int k = 0; k < cnt; ++k) {
-      // Prefetch: the next output's pair (the last iteration reloads its own row, harmlessly).
-      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1 < cnt ? k + 1 : k);
-      const int nxt_i = wi[int64_t(jn) * 32 + lane];
-      const float nxt_w = wv[int64_t(jn) * 32 + lane];
-      const float my_w = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
-      float acc[kIpt];
-#pragma unroll
-      for (int q = 0; q < kIpt; ++q) acc[q] = 0.f;
-      dot32<kCoherent, kIpt>(cur_i, my_w, xs, valid, ldx, acc);
-#pragma unroll
-      for (int q = 0; q < kIpt; ++q) {
-        const float v = fminf(fmaxf(acc[q] + bias, 0.f), clamp_max);
-        if (valid[q]) {
-          y[int64_t(j) * ldy + tile0 + q * 32 + lane] = v;
-          alive[q] |= v != 0.f;
-        }
-      }
-      j = jn;
-      cur_i = nxt_i;
-      cur_w = nxt_w;
-    }
-  }
-#pragma unroll
-  for (int q = 0; q < kIpt; ++q)
-    if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
-}
-
-// The multi-layer kernel's tile for width 32 and one image per lane (every layer with fewer than
-// 2 * SMs * 128 images, i.e. all the late layers). What bounds those layers in layer_tile_pf is the
-// feature traffic, not the arithmetic: every output re-loads its 32 feature lines (32 x 128 B for 32
-// images), L1 catches only part of the reuse between outputs that share inputs (the 8 warps of a
-// block take interleaved outputs and miss on the same lines at the same time), so a layer of 950
-// images x 1024 outputs moves up to 1024 x 32 x 30 tiles x 128 B = 126 MB from L2, ~25 us at L2
-// bandwidth, the measured ~35 us per late layer less its fixed costs (and 4x that at N = 4096,
-// which is what was measured: ~127 us). Here each warp takes a CONTIGUOUS run of the slice's
-// outputs in the row order (where rows with the same input list are adjacent: 16 per list in the
-// challenge) and keeps the 32 feature values of the current input list in registers: when the next
-// output's 32 indices equal the held ones (one warp vote), no feature is loaded at all. Per output,
-// the same 32 products are summed in the same order as layer_tile_pf<1> (so bitwise the same y);
-// only the feature loads of repeated lists are skipped.
+// The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
+// (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
+// (layer_shape's ipt: 4 while >= 2 x SMs tiles of 128 exist, else 1); the 8 warps are groups x runs
+// (4 x 2 or 1 x 8): warp w serves image group w / runs and run w % runs of the slice, so the warps of
+// one run read the same weight rows close together (one L2 fetch, the others L1 hits: per full
+// N = 1024 layer 469 tiles x 3 slices x 87 KB = 0.12 GB of weights from L2, where 32-image tiles
+// would move 1875 x 256 KB = 0.48 GB). Why, per full N = 1024 layer of 60000 images:
+// - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
+//   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
+//   current list in registers and loads them again only when the next output's 32 indices differ
+//   (one __all_sync). The tile before this one (4 images per lane, outputs interleaved over the 8
+//   warps) loaded 32 feature lines per (tile, output): 469 x 1024 x 32 x 512 B = 7.9 GB of L2 -> SM
+//   traffic per layer, ~2.7 ms; here it is ~one load per (32 images, list): 1875 x 64 x 32 x 128 B =
+//   0.49 GB (each image's features read twice, once per list an input belongs to; a run boundary
+//   inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
+// - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
+//   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
+//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync. The
+//   limit is the SM's 128 B/clock return path (one register for 32 lanes per clock; a uniform
+//   address packs two): ~16 clocks per output for the 8 broadcasts against 32 for the shuffles,
+//   next to 8 clocks of FFMA issue (32 per output, 4 per clock).
+// - Per output, the same 32 products are summed in the same order as layer_tile / dot32
+//   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
+// s_w: this warp's two 32-float buffers (16-byte aligned), alternated by output so that one
+// __syncwarp per output orders both the stores before the reads and the previous reads before the
+// next stores (a lane can only overwrite buffer b after every lane passed the __syncwarp that
+// follows its last read of b).
 template <bool kCoherent>
-__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int count, int tile0, int64_t j_begin,
-                                                 int64_t j_end, const int* __restrict__ wi,
+__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
+                                                 int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
                                                  const float* __restrict__ wv, float bias, float clamp_max,
                                                  const int* __restrict__ active_rows, const float* __restrict__ x,
                                                  int64_t ldx, float* __restrict__ y, int64_t ldy,
-                                                 int* __restrict__ row_nonzero, const int* __restrict__ order) {
-  const int r = tile0 + lane;
+                                                 int* __restrict__ row_nonzero, const int* __restrict__ order,
+                                                 float (*s_w)[32]) {
+  const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
+  const int r = tile0 + (warp / runs) * 32 + lane;  // this warp's group of 32 images
   const bool valid = r < count;
   const float* xs = x + (valid ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
   bool alive = false;
   // This warp's run: outputs t in [t_begin, t_end) of the row order.
-  const int64_t per = (j_end - j_begin + kWarps - 1) / kWarps;
-  const int64_t t_begin = j_begin + int64_t(warp) * per;
+  const int64_t per = (j_end - j_begin + runs - 1) / runs;
+  const int64_t t_begin = j_begin + int64_t(warp % runs) * per;
   const int64_t t_end = min(j_end, t_begin + per);
   float xv[32];
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int held_i = -2;  // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
+  int buf = 0;      // which of the two weight buffers this output uses
   for (int64_t g0 = t_begin; g0 < t_end; g0 += 32) {
     const int64_t my_t = g0 + lane;
     const int my_j = my_t < t_end ? (order ? order[my_t] : int(my_t)) : 0;
@@ -242,7 +201,7 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int count, 
       const int jn = __shfl_sync(0xffffffffu, my_j, k + 1 < cnt ? k + 1 : k);
       const int nxt_i = wi[int64_t(jn) * 32 + lane];
       const float nxt_w = wv[int64_t(jn) * 32 + lane];
-      const float my_w = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
+      s_w[buf][lane] = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
       if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
 #pragma unroll
         for (int t = 0; t < 32; ++t) {
@@ -251,14 +210,23 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int count, 
         }
         held_i = cur_i;
       }
+      __syncwarp();  // the weight stores above are visible to the whole warp
+      const float4* w4 = reinterpret_cast<const float4*>(s_w[buf]);
       float acc = 0.f;
 #pragma unroll
-      for (int t = 0; t < 32; ++t) acc += __shfl_sync(0xffffffffu, my_w, t) * xv[t];
+      for (int u = 0; u < 8; ++u) {
+        const float4 w = w4[u];  // the same address in every lane: a broadcast
+        acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
+        acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
+        acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
+        acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
+      }
       const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
       if (valid) {
         y[int64_t(j) * ldy + r] = v;
         alive |= v != 0.f;
       }
+      buf ^= 1;
       j = jn;
       cur_i = nxt_i;
       cur_w = nxt_w;
@@ -293,6 +261,9 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
 // fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
 // hundred images) every item runs in the first and only round: a second round would double the
 // chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
+// Width-32 layers (layer_tile_reuse) use the same shape: with 60000 images, 469 tiles of 128 images
+// x 3 slices (1407 items, ~3.6 per block of a 396-block grid), each tile's 4 groups of 32 images
+// sharing 2 runs of outputs per slice (see layer_tile_reuse).
 // One layer of the multi-layer kernel's table (built by the launcher from the descriptors).
 struct MultiLayer {
   const int* wi;
@@ -341,9 +312,9 @@ __device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, 
 // One layer of the fused path, run by every block of a persistent grid (see the comment above).
 // kCoherent: the multi-layer kernel (the lists and features were written earlier in the same launch).
 template <bool kWidth32, bool kCoherent>
-__device__ __forceinline__ void fused_layer(int& s_last, int count, int64_t n_out, int width,
-                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
-                                            float clamp_max, const int* __restrict__ active_rows,
+__device__ __forceinline__ void fused_layer(int& s_last, float (*s_w)[2][32], int count, int64_t n_out,
+                                            int width, const int* __restrict__ wi, const float* __restrict__ wv,
+                                            float bias, float clamp_max, const int* __restrict__ active_rows,
                                             const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
                                             float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out,
                                             int* __restrict__ ids_out, int* __restrict__ count_out,
@@ -358,16 +329,9 @@ __device__ __forceinline__ void fused_layer(int& s_last, int count, int64_t n_ou
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = min(n_out, j_begin + sh.slice);
     const int tile0 = tile * tile_images;
-    if constexpr (kWidth32) {
-      if (sh.ipt == 4)
-        layer_tile_pf<4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
-                                    x, ldx, y, ldy, flags, order);
-      else if constexpr (kCoherent)  // the multi-layer kernel: feature reuse in registers
-        layer_tile_reuse<kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
-                                    x, ldx, y, ldy, flags, order);
-      else
-        layer_tile_pf<1, kCoherent>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows,
-                                    x, ldx, y, ldy, flags, order);
+    if constexpr (kWidth32) {  // one image per lane; sh.ipt groups of 32 images per tile
+      layer_tile_reuse<kCoherent>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
+                                  active_rows, x, ldx, y, ldy, flags, order, s_w[warp]);
     } else {
       if (sh.ipt == 4)
         layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
@@ -414,10 +378,11 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
                          int sm_count, int max_active) {
   __shared__ int s_last;
+  __shared__ __align__(16) float s_w[kWarps][2][32];  // the width-32 tile's weight buffers (2 per warp)
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<kWidth32, false>(s_last, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx, y,
-                               ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active);
+  fused_layer<kWidth32, false>(s_last, s_w, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
+                               y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -460,6 +425,7 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
                           float* x1, int64_t ld, int* __restrict__ flags, int* __restrict__ done,
                           unsigned* __restrict__ bar, int sm_count, int max_active) {
   __shared__ int s_last;
+  __shared__ __align__(16) float s_w[kWarps][2][32];  // the width-32 tile's weight buffers (2 per warp)
   for (int k = 0; k < layer_count; ++k) {
     if (k > 0) grid_barrier(bar);
     // L2 read: written by other blocks in the previous layer (atomics), final after the barrier.
@@ -474,11 +440,12 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
     int* ids_out = odd ? ids0 : ids1;
     float* y = odd ? x0 : x1;
     if (kAllWidth32 || L.width == 32)
-      fused_layer<true, true>(s_last, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y, ld,
-                              rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
+      fused_layer<true, true>(s_last, s_w, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
+                              ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
     else if constexpr (!kAllWidth32)
-      fused_layer<false, true>(s_last, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld,
-                               y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
+      fused_layer<false, true>(s_last, s_w, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
+                               ld, y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count,
+                               max_active);
   }
 }
 
