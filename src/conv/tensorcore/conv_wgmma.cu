@@ -25,6 +25,7 @@
 
 #include "conv/tensorcore/mma_launch.h"
 #include "conv/tensorcore/mma_sm80.cuh"
+#include "conv/tensorcore/wgmma_plan.h"
 #include "core/sm90/ptx.cuh"
 #include "core/sm90/tensor_map.h"
 #include "core/sm90/wgmma.cuh"
@@ -36,8 +37,8 @@ namespace {
 
 using namespace jhdnn::tc;
 
-constexpr int kBM = 128;                  // output pixels per tile (2 consumer warpgroups x 64 rows)
-constexpr int kRowBytes = 128;            // reduction bytes per stage row (64 fp16/bf16, 32 fp32)
+constexpr int kBM = kWgmmaTilePixels;    // output pixels per tile (2 consumer warpgroups x 64 rows)
+constexpr int kRowBytes = kWgmmaStageRowBytes;  // reduction bytes per stage row (64 fp16/bf16, 32 fp32)
 constexpr int kTileBytes = kBM * kRowBytes;  // the A (input) tile of one stage
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
@@ -81,6 +82,7 @@ struct WgParams {
   int R, S, cblocks, kblocks;     // kblocks = R * S * cblocks
   int pad_h, pad_w, str_h, str_w, dil_h, dil_w, flip;
   int split;                      // split-K kernel: CTAs per cluster sharing one tile (2, 4 or 8); else 1
+  int tile_base;                  // first tile of this launch: the kernels cover tiles [tile_base, num_tiles)
   int64_t ys[4];                  // y element strides: n, k, p, q
   float alpha, beta;
 };
@@ -324,7 +326,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
   if (wg == 0) {
     if (t == 0) {
       uint32_t it = 0;
-      for (int tile = blockIdx.x; tile < prm.num_tiles; tile += gridDim.x)
+      for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x)
         produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full, empty, tile, 0, prm.kblocks, it);
     }
     return;
@@ -332,7 +334,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
 
   const int cg = wg - 1, warp = t / 32, lane = t % 32;
   uint32_t it = 0;
-  for (int tile = blockIdx.x; tile < prm.num_tiles; tile += gridDim.x) {
+  for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x) {
     int n0, p0, q0, k0;
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
@@ -389,7 +391,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  const int split = prm.split, rank = int(sm90::cluster_ctarank()), tile = int(sm90::cluster_id_x());
+  // The host launches num_tiles - tile_base clusters: cluster i owns tile tile_base + i.
+  const int split = prm.split, rank = int(sm90::cluster_ctarank()), tile = prm.tile_base + int(sm90::cluster_id_x());
   const int kb0 = int(int64_t(rank) * prm.kblocks / split), kb1 = int(int64_t(rank + 1) * prm.kblocks / split);
   int n0, p0, q0, k0;
   decode_tile<BN>(prm, tile, n0, p0, q0, k0);
@@ -462,25 +465,10 @@ const char* check_wgmma(const core::ConvProblem& p, const core::DeviceInfo& dev)
   return nullptr;
 }
 
-// The pixel box (bw, bh, bn), powers of two with product kBM: the fewest tiles (least padding
-// waste) first, then the smallest input footprint per tile (halo included), which favours compact
-// boxes (16 x 8 over 1 x 64 x 2) for L2 reuse and long contiguous TMA rows.
+// The pixel box (bw, bh, bn) of a tile: wgmma_plan.cpp (pick_pixel_box), shared with the planner.
 void pick_box(const core::ConvProblem& p, WgParams& w) {
-  int64_t best_tiles = -1;
-  double best_halo = 0;
-  for (int bw = 1; bw <= 64; bw *= 2)
-    for (int bh = 1; bh * bw <= kBM && bh <= 64; bh *= 2) {
-      const int bn = kBM / (bw * bh);
-      if (bw * p.stride_w > 256 || bh * p.stride_h > 256) continue;
-      const int64_t tiles = ((p.Q + bw - 1) / bw) * ((p.P + bh - 1) / bh) * ((p.N + bn - 1) / bn);
-      // double: with huge dilations the product could overflow int64
-      const double halo = (double(bw - 1) * p.stride_w + double(p.S - 1) * p.dil_w + 1) *
-                          (double(bh - 1) * p.stride_h + double(p.R - 1) * p.dil_h + 1) * bn;
-      if (best_tiles < 0 || tiles < best_tiles || (tiles == best_tiles && halo < best_halo)) {
-        best_tiles = tiles, best_halo = halo;
-        w.bw = bw, w.bh = bh, w.bn = bn;
-      }
-    }
+  const PixelBox b = pick_pixel_box(p);
+  w.bw = b.bw, w.bh = b.bh, w.bn = b.bn;
 }
 
 // cuTensorMapEncodeTiled costs microseconds of host time; eager callers pass the same tensors
@@ -597,40 +585,14 @@ bool cluster8_ok() {
   return dev < 64 && (g_cluster8.load(std::memory_order_acquire) & (uint64_t(1) << dev));
 }
 
-int64_t pixel_tiles(const core::ConvProblem& p, const WgParams& w) {
-  return ((p.Q + w.bw - 1) / w.bw) * ((p.P + w.bh - 1) / w.bh) * ((p.N + w.bn - 1) / w.bn);
-}
-
-int64_t reduction_blocks(const core::ConvProblem& p) {
-  const int64_t bk = kRowBytes / elem_bytes(p.dtype);
-  return p.R * p.S * ((p.C + bk - 1) / bk);
-}
-
-// The configuration the solver runs (README.md, "Generation 2"):
-//  - split-K over a cluster when even 128-wide tiles leave more than half the SMs idle and the
-//    reduction is long enough to share (>= 3 blocks per CTA): the largest of 8, 4, 2 CTAs per tile
-//    that still fits in one wave;
-//  - else 64-wide tiles for K <= 64 (a 128-wide tile would be half empty), 256-wide ones for
-//    K >= 256 when their waves cost less (below), 128-wide otherwise.
+// The configuration the solver runs: plan_wgmma (wgmma_plan.cpp; README.md, "Generation 2" and
+// "Wave quantization and the split-K tail"); split-K (all tiles, or only the last partial wave's)
+// only when clusters of 8 fit.
 WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
-  WgParams w{};
-  pick_box(p, w);
-  const int64_t pix = pixel_tiles(p, w), kb = reduction_blocks(p);
-  const int64_t t128 = pix * ((p.K + 127) / 128);
-  if (t128 * 2 <= sm_count && cluster8_ok())
-    for (int s : {8, 4, 2})
-      if (t128 * s <= sm_count && kb >= 3 * s) return {128, s};
-  if (p.K <= 64) return {64, 1};
-  if (p.K >= 256) {
-    // Waves of persistent tiles, in units of one 128-wide tile's time; a 256-wide tile is assumed
-    // to cost 1.6 of them (twice the work at ~20% better efficiency: fewer bytes per FLOP). So
-    // 256 wins on big layers and loses where it would leave SMs idle (e.g. 64 tiles on 132 SMs).
-    const int64_t t256 = pix * ((p.K + 255) / 256);
-    const double waves256 = double((t256 + sm_count - 1) / sm_count) * 1.6;
-    const double waves128 = double((t128 + sm_count - 1) / sm_count);
-    if (waves256 < waves128) return {256, 1};
-  }
-  return {128, 1};
+  const WgmmaPlan plan = plan_wgmma(p, sm_count, cluster8_ok());
+  WgmmaConfig c;
+  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail;
+  return c;
 }
 
 // The staged epilogue's 16-byte vectors apply: y has unit channel stride, its n, h, w strides and
@@ -654,13 +616,43 @@ WgmmaEpilogue env_epilogue(const char** bad) {
   return WgmmaEpilogue::kDirect;
 }
 
-// Whether a run with cfg (the solver's choice when cfg.bn == 0) uses the staged epilogue's vector
-// stores: asked for (or the default), an unsplit kernel (the split-K kernel already stores from
-// shared memory, 128 contiguous bytes per warp instruction), and staged_vector_ok.
-bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg) {
+// How a run with configuration cfg (bn != 0) divides its tiles between the two kernels: tiles
+// [0, unsplit_end) go to the persistent unsplit kernel over `grid` CTAs, tiles [unsplit_end,
+// num_tiles) to the split-K kernel, one cluster of `split` CTAs per tile (none when split == 1).
+//   split 1:            everything unsplit;
+//   split > 1, no tail: everything split-K (unsplit_end = 0);
+//   split > 1, tail:    the whole waves of the persistent grid unsplit, the last partial wave's
+//                       tiles split-K (wgmma_tail_division).
+// A forced split is capped by the reduction blocks (each CTA needs one) and by 8 (the portable
+// cluster size); capped to 1, the run is unsplit.
+struct Division {
+  int bn = 128, split = 1;
+  int64_t num_tiles = 0, unsplit_end = 0, grid = 0;
+};
+
+Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
+  Division d;
+  d.bn = cfg.split > 1 ? 128 : cfg.bn;
+  d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p)) * ((p.K + d.bn - 1) / d.bn);
+  const int64_t kblocks = wgmma_reduction_blocks(p);
+  while (d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < 8) d.split *= 2;
+  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 ? 2 : 1);
+  if (d.split == 1)
+    d.unsplit_end = d.num_tiles;
+  else if (cfg.tail)
+    d.unsplit_end = wgmma_tail_division(d.num_tiles, d.grid).dp_tiles;
+  else
+    d.unsplit_end = 0;
+  return d;
+}
+
+// Whether a run with cfg (bn != 0) stores through the staged epilogue's vectors: asked for (or the
+// default), some tiles run in the unsplit kernel (the split-K kernel already stores from shared
+// memory, 128 contiguous bytes per warp instruction), and staged_vector_ok.
+bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg, int sm_count) {
   const char* bad = nullptr;
   const WgmmaEpilogue e = cfg.epilogue == WgmmaEpilogue::kDefault ? env_epilogue(&bad) : cfg.epilogue;
-  return e == WgmmaEpilogue::kStaged && cfg.split <= 1 && staged_vector_ok(p, y);
+  return e == WgmmaEpilogue::kStaged && divide(p, cfg, sm_count).unsplit_end > 0 && staged_vector_ok(p, y);
 }
 
 template <class T, int BN>
@@ -717,39 +709,49 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
     JHDNN_TRY(encode(&mw, p.dtype, a.w, 3, dims, strides, box, estr));
   }
   T* y = static_cast<T*>(a.y);
-  if (cfg.split > 1) {
-    // One cluster of `split` CTAs per tile; each CTA needs at least one reduction block.
-    int split = 1;
-    while (split * 2 <= cfg.split && split * 2 <= w.kblocks && split < 8) split *= 2;
-    if (split > 1) {
-      w.split = split;
-      cudaLaunchConfig_t lc{};
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = unsigned(split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-      lc.gridDim = dim3(unsigned(num_tiles * split)), lc.blockDim = dim3(kThreads), lc.dynamicSmemBytes = kSmem;
-      lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
-      const cudaError_t e = cudaLaunchKernelEx(&lc, conv_wgmma_splitk_kernel<T>, mx, mw, y, w);
-      if (e == cudaSuccess) return core::Status::success();
-      // A refused cluster launch (a configuration error, reported at launch, not sticky): the
-      // solver's own choice falls back to the unsplit 128-wide kernel (same tiles and tensor
-      // maps); a forced configuration reports the error.
-      cudaGetLastError();
-      if (!fallback)
-        return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: split-K cluster launch (%d CTAs per tile) failed: %s",
-                          split, cudaGetErrorString(e));
-      w.split = 1;
+  const Division d = divide(p, cfg, sm_count);
+  if (d.num_tiles != num_tiles || d.grid < 1 || d.grid >= (int64_t(1) << 31))
+    return core::fail(JHDNN_STATUS_INTERNAL_ERROR, "tensorcore_wgmma: tile division disagrees (%lld vs %lld tiles, grid %lld)",
+                      (long long)d.num_tiles, (long long)num_tiles, (long long)d.grid);
+  // An unsplit launch (all tiles, the whole waves before a split-K tail, or a refused cluster
+  // launch's fallback) takes the staged epilogue when asked and staged_vector_ok; the split-K
+  // kernel has its own shared-memory epilogue.
+  const bool staged = cfg.epilogue == WgmmaEpilogue::kStaged && staged_vector_ok(p, a.y);
+  auto run_unsplit = [&](int64_t first, int64_t end) {
+    WgParams u = w;
+    u.split = 1, u.tile_base = int(first), u.num_tiles = int(end);
+    const unsigned grid = unsigned(std::min<int64_t>(end - first, d.grid));
+    switch (BN) {
+      case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, u); break;
+      case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, u); break;
+      default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, u); break;
     }
+  };
+  if (d.unsplit_end > 0) {
+    run_unsplit(0, d.unsplit_end);
+    JHDNN_LAUNCH_CHECK();
   }
-  const unsigned grid = unsigned(std::min<int64_t>(num_tiles, int64_t(sm_count) * (BN == 64 ? 2 : 1)));
-  // An unsplit run (also a refused cluster launch's fallback) takes the staged epilogue when asked
-  // and staged_vector_ok; the split-K kernel has its own shared-memory epilogue.
-  const bool staged = staged_taken(p, a.y, WgmmaConfig{BN, 1, cfg.epilogue});
-  switch (BN) {
-    case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, w); break;
-    case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, w); break;
-    default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, w); break;
-  }
+  if (d.unsplit_end == num_tiles) return core::Status::success();
+
+  // Tiles [unsplit_end, num_tiles): one cluster of d.split CTAs per tile; each CTA needs at least
+  // one reduction block (divide caps the split).
+  w.split = d.split, w.tile_base = int(d.unsplit_end);
+  cudaLaunchConfig_t lc{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(d.split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+  lc.gridDim = dim3(unsigned((num_tiles - d.unsplit_end) * d.split)), lc.blockDim = dim3(kThreads);
+  lc.dynamicSmemBytes = kSmem, lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&lc, conv_wgmma_splitk_kernel<T>, mx, mw, y, w);
+  if (e == cudaSuccess) return core::Status::success();
+  // A refused cluster launch (a configuration error, reported at launch, not sticky): the solver's
+  // own choice falls back to the unsplit 128-wide kernel for the same tiles (same tile width and
+  // tensor maps); a forced configuration reports the error.
+  cudaGetLastError();
+  if (!fallback)
+    return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: split-K cluster launch (%d CTAs per tile) failed: %s",
+                      d.split, cudaGetErrorString(e));
+  run_unsplit(d.unsplit_end, num_tiles);
   JHDNN_LAUNCH_CHECK();
   return core::Status::success();
 }
@@ -778,6 +780,7 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   }
   if (cfg.bn != 64 && cfg.bn != 128 && cfg.bn != 256)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile width %d is not 64, 128 or 256", cfg.bn);
+  if (cfg.grid < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: grid %d is negative", cfg.grid);
   switch (p.dtype) {
     case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
     case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);
@@ -824,7 +827,7 @@ bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig 
     cfg = wgmma_config(p, cached_device_info().sm_count);
     cfg.epilogue = e;
   }
-  return staged_taken(p, y, cfg);
+  return staged_taken(p, y, cfg, cached_device_info().sm_count);
 }
 
 const char* wgmma_epilogue_name(WgmmaEpilogue e) {
