@@ -194,6 +194,33 @@ TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H20
   CHECK(tails >= 1);
 }
 
+TEST_CASE("wgmma plan: splits never need a second wave of clusters", "[wgmma_plan]") {
+  const ConvProblem c3 = nhwc(32, 128, 28, 128, 3, 1, 1);  // 132 whole + 64 tail tiles
+  tc::ClusterLimits lim = tc::ClusterLimits::ideal(kH200Sms, true);
+  CHECK(lim.of2 == 66);
+  CHECK(lim.of8 == 16);
+  CHECK(tc::plan_wgmma(c3, kH200Sms, lim).tail);
+  lim.of2 = 64;  // exactly the 64 tail clusters
+  CHECK(tc::plan_wgmma(c3, kH200Sms, lim).tail);
+  lim.of2 = 63;  // one cluster would wait for a second wave: no tail
+  const tc::WgmmaPlan no = tc::plan_wgmma(c3, kH200Sms, lim);
+  CHECK_FALSE(no.tail);
+  CHECK(no.split == 1);
+  CHECK(no.bn == 128);
+  // Plain split-K: batch-1 14x14 3x3 256 -> 256 (4 tiles) takes 8-CTA clusters only if 4 of them fit.
+  const ConvProblem b1 = nhwc(1, 256, 14, 256, 3, 1, 1);
+  tc::ClusterLimits l8 = tc::ClusterLimits::ideal(kH200Sms, true);
+  CHECK(tc::plan_wgmma(b1, kH200Sms, l8).split == 8);
+  l8.of8 = 3;
+  CHECK(tc::plan_wgmma(b1, kH200Sms, l8).split == 4);
+  l8.of4 = 0;
+  CHECK(tc::plan_wgmma(b1, kH200Sms, l8).split == 2);
+  // No clusters at all: nothing splits, the bool form agrees.
+  CHECK(tc::plan_wgmma(b1, kH200Sms, tc::ClusterLimits{}).split == 1);
+  CHECK(tc::plan_wgmma(b1, kH200Sms, false).split == 1);
+  CHECK(tc::wgmma_tail_split(196, 18, 132, &lim) == 0);
+}
+
 TEST_CASE("wgmma plan: invariants over a sweep of shapes and SM counts", "[wgmma_plan]") {
   int64_t plans = 0, tails = 0, splits = 0;
   for (int sms : {16, 78, 114, 132})

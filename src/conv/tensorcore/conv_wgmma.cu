@@ -524,10 +524,13 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
 }
 
 // Per device: raise every kernel's dynamic shared-memory limit (once; load_kernels does it at
-// handle creation, launch checks the bit in case it did not run) and find whether a cluster of
-// 8 CTAs of 193 KiB fits (cudaOccupancyMaxActiveClusters), which the split-K kernel needs.
+// handle creation, launch checks the bit in case it did not run) and find how many clusters of
+// 2, 4 and 8 split-K CTAs of 193 KiB run at once (cudaOccupancyMaxActiveClusters): the planner
+// splits only when a cluster of 8 fits at all, and then never into more clusters than fit in one
+// wave (clusters live inside one GPC, so the count can be below #SMs / size).
 constexpr int kSmem = TileCfg<128>::kSmemBytes;  // 128- and 256-wide, and the split-K kernel
 std::atomic<uint64_t> g_prepared{0}, g_cluster8{0};
+std::atomic<int> g_max_clusters[64][3];  // [device][log2(size) - 1], written before g_prepared's bit
 
 template <class T, bool kStaged>
 core::Status prepare_epilogue() {
@@ -558,19 +561,24 @@ core::Status prepare_device() {
   JHDNN_TRY(prepare_type<__half>());
   JHDNN_TRY(prepare_type<__nv_bfloat16>());
   JHDNN_TRY(prepare_type<float>());
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 8, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3(8), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
-  cfg.attrs = attr, cfg.numAttrs = 1;
   int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, conv_wgmma_splitk_kernel<__half>, &cfg) != cudaSuccess) {
-    cudaGetLastError();
+  for (int i = 0; i < 3; ++i) {
+    const unsigned size = 2u << i;  // 2, 4, 8
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = size, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(size), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+    cfg.attrs = attr, cfg.numAttrs = 1;
     clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, conv_wgmma_splitk_kernel<__half>, &cfg) != cudaSuccess) {
+      cudaGetLastError();
+      clusters = 0;
+    }
+    if (dev < 64) g_max_clusters[dev][i].store(std::max(clusters, 0), std::memory_order_relaxed);
   }
   if (dev < 64) {
-    if (clusters > 0) g_cluster8.fetch_or(uint64_t(1) << dev);
+    if (clusters > 0) g_cluster8.fetch_or(uint64_t(1) << dev);  // the last size asked is 8
     g_prepared.fetch_or(uint64_t(1) << dev, std::memory_order_release);
   }
   return core::Status::success();
@@ -587,9 +595,20 @@ bool cluster8_ok() {
 
 // The configuration the solver runs: plan_wgmma (wgmma_plan.cpp; README.md, "Generation 2" and
 // "Wave quantization and the split-K tail"); split-K (all tiles, or only the last partial wave's)
-// only when clusters of 8 fit.
+// only when clusters of 8 fit, and only into as many clusters as run at once.
 WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
-  const WgmmaPlan plan = plan_wgmma(p, sm_count, cluster8_ok());
+  ClusterLimits limits;
+  if (cluster8_ok()) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && dev < 64) {
+      limits.of2 = g_max_clusters[dev][0].load(std::memory_order_relaxed);
+      limits.of4 = g_max_clusters[dev][1].load(std::memory_order_relaxed);
+      limits.of8 = g_max_clusters[dev][2].load(std::memory_order_relaxed);
+    } else {
+      cudaGetLastError();
+    }
+  }
+  const WgmmaPlan plan = plan_wgmma(p, sm_count, limits);
   WgmmaConfig c;
   c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail;
   return c;

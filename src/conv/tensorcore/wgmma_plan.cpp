@@ -59,7 +59,7 @@ double wgmma_cost_tail(int64_t tiles, int64_t kb, int64_t ctas, int split) {
   return cost;
 }
 
-int wgmma_tail_split(int64_t tiles, int64_t kb, int64_t ctas) {
+int wgmma_tail_split(int64_t tiles, int64_t kb, int64_t ctas, const ClusterLimits* limits) {
   const TailDivision d = wgmma_tail_division(tiles, ctas);
   if (d.tail_tiles == 0 || d.dp_tiles == 0) return 0;  // no partial wave, or no whole one (plain split-K's case)
   const double unsplit = wgmma_cost_unsplit(tiles, kb, ctas);
@@ -67,6 +67,7 @@ int wgmma_tail_split(int64_t tiles, int64_t kb, int64_t ctas) {
   double best_cost = kMargin * unsplit;
   for (int s : {8, 4, 2}) {
     if (d.tail_tiles * s > ctas || kb < 3 * s) continue;
+    if (limits != nullptr && d.tail_tiles > limits->of(s)) continue;  // would need a second wave of clusters
     const double c = wgmma_cost_tail(tiles, kb, ctas, s);
     if (c < best_cost) best = s, best_cost = c;
   }
@@ -82,12 +83,16 @@ TailDivision wgmma_tail_division(int64_t tiles, int64_t grid) {
 }
 
 WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, bool clusters_ok) {
+  return plan_wgmma(p, sm_count, ClusterLimits::ideal(sm_count, clusters_ok));
+}
+
+WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimits& clusters) {
   const PixelBox box = pick_pixel_box(p);
   const int64_t pix = wgmma_pixel_tiles(p, box), kb = wgmma_reduction_blocks(p);
   const int64_t t128 = pix * ceil_div(p.K, 128);
-  if (t128 * 2 <= sm_count && clusters_ok)
+  if (t128 * 2 <= sm_count)
     for (int s : {8, 4, 2})
-      if (t128 * s <= sm_count && kb >= 3 * s) return {128, s, false};
+      if (t128 * s <= sm_count && kb >= 3 * s && t128 <= clusters.of(s)) return {128, s, false};
   if (p.K <= 64) return {64, 1, false};
   if (p.K >= 256) {
     // Waves of persistent tiles, in units of one 128-wide tile's time; a 256-wide tile is assumed
@@ -98,8 +103,7 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, bool clusters_ok)
     const double waves128 = double(ceil_div(t128, sm_count));
     if (waves256 < waves128) return {256, 1, false};
   }
-  if (clusters_ok)
-    if (const int s = wgmma_tail_split(t128, kb, sm_count); s > 1) return {128, s, true};
+  if (const int s = wgmma_tail_split(t128, kb, sm_count, &clusters); s > 1) return {128, s, true};
   return {128, 1, false};
 }
 

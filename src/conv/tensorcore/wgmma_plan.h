@@ -50,6 +50,22 @@ struct WgmmaPlan {
 // without it nothing is split.
 WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, bool clusters_ok);
 
+// How many clusters of 2, 4 and 8 split-K CTAs (193 KiB, 384 threads) the device runs at once
+// (cudaOccupancyMaxActiveClusters; 0 = that size cannot launch). Clusters must fit in one GPC, so
+// this can be below sm_count / s. A split (plain or tail) is only chosen when all its clusters
+// are co-resident: a second wave of clusters would cost a whole extra split tile.
+struct ClusterLimits {
+  int of2 = 0, of4 = 0, of8 = 0;
+  int of(int s) const { return s == 2 ? of2 : s == 4 ? of4 : s == 8 ? of8 : 0; }
+  // The ideal limits of an sm_count-SM device (every SM usable by every cluster size), or none.
+  static ClusterLimits ideal(int sm_count, bool clusters_ok) {
+    ClusterLimits l;
+    if (clusters_ok) l.of2 = sm_count / 2, l.of4 = sm_count / 4, l.of8 = sm_count / 8;
+    return l;
+  }
+};
+WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimits& clusters);
+
 // Cost model, in units of the time one CTA spends on one 128 x 128 x (128-byte) reduction block.
 // Unsplit persistent kernel, `tiles` tiles of kb blocks over `ctas` CTAs (one per SM):
 //   ceil(tiles / ctas) * (kb + E) + F
@@ -63,8 +79,9 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, bool clusters_ok)
 double wgmma_cost_unsplit(int64_t tiles, int64_t kb, int64_t ctas);
 double wgmma_cost_tail(int64_t tiles, int64_t kb, int64_t ctas, int split);
 // The best tail split for 128-wide tiles (0 when none is allowed or none beats unsplit by 5%):
-// s in {8, 4, 2} with (tail tiles) * s <= ctas and kb >= 2 * s.
-int wgmma_tail_split(int64_t tiles, int64_t kb, int64_t ctas);
+// s in {8, 4, 2} with (tail tiles) * s <= ctas, kb >= 3 * s and, when limits are given, at most
+// limits->of(s) tail tiles (clusters).
+int wgmma_tail_split(int64_t tiles, int64_t kb, int64_t ctas, const ClusterLimits* limits = nullptr);
 
 // How a tail-split run divides `tiles` tiles over a persistent grid of `grid` CTAs: the first
 // dp_tiles (a whole number of waves) unsplit, the remaining tail_tiles split-K.
