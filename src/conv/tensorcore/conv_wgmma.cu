@@ -593,6 +593,18 @@ bool cluster8_ok() {
   return dev < 64 && (g_cluster8.load(std::memory_order_acquire) & (uint64_t(1) << dev));
 }
 
+// JHDNN_TC_TAIL=on|off, read once per process: whether the solver may choose the split-K tail
+// (unset: on; off runs those layers as plain 128-wide tiles, for A/B measurements). Any other
+// value makes every run of the solver's own choice fail with its name.
+bool env_tail(const char** bad) {
+  static const char* const value = std::getenv("JHDNN_TC_TAIL");
+  *bad = nullptr;
+  if (value == nullptr || value[0] == 0 || std::strcmp(value, "on") == 0) return true;
+  if (std::strcmp(value, "off") == 0) return false;
+  *bad = value;
+  return false;
+}
+
 // The configuration the solver runs: plan_wgmma (wgmma_plan.cpp; README.md, "Generation 2" and
 // "Wave quantization and the split-K tail"); split-K (all tiles, or only the last partial wave's)
 // only when clusters of 8 fit, and only into as many clusters as run at once.
@@ -608,7 +620,9 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
       cudaGetLastError();
     }
   }
-  const WgmmaPlan plan = plan_wgmma(p, sm_count, limits);
+  WgmmaPlan plan = plan_wgmma(p, sm_count, limits);
+  const char* bad = nullptr;
+  if (plan.tail && !env_tail(&bad)) plan = WgmmaPlan{128, 1, false};  // JHDNN_TC_TAIL=off
   WgmmaConfig c;
   c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail;
   return c;
@@ -792,6 +806,10 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   }
   const bool chosen = cfg.bn == 0;
   if (chosen) {
+    const char* bad = nullptr;
+    (void)env_tail(&bad);
+    if (bad != nullptr)
+      return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: JHDNN_TC_TAIL=%s is not 'on' or 'off'", bad);
     JHDNN_TRY(prepare_device());  // choose_config asks whether clusters of 8 fit
     const WgmmaEpilogue e = cfg.epilogue;
     cfg = choose_config(p, dev.sm_count);
