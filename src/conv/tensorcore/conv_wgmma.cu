@@ -99,60 +99,97 @@ __device__ __forceinline__ void decode_tile(const WgParams& prm, int tile, int& 
   n0 = (tile / prm.tiles_p) * prm.bn;
 }
 
-// Producer (one thread): the TMA loads of reduction blocks [kb0, kb1) of one tile; `it` counts
-// stage uses across tiles (stage = it % stages, phase = (it / stages) & 1).
+// Position in the ring of stages: the stage index and the parity of its current use (it flips each
+// time the ring wraps). It replaces `it % kStages` and `(it / kStages) & 1` of a running counter:
+// the producer thread is the pipeline's pacing element (README.md, "Round 5"), so its loop must not
+// spend dependent integer divisions per block.
+template <int kStages>
+struct Ring {
+  uint32_t st = 0, phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++st == uint32_t(kStages)) st = 0, phase ^= 1;
+  }
+};
+
+// Producer (one thread): the TMA loads of reduction blocks [kb0, kb1) of one tile (reduction order
+// kb = tap * cblocks + channel block, taps s fastest, then r); `ring` carries the stage position
+// across tiles. full0 / empty0: shared addresses of the barrier arrays (8 bytes per stage).
+// One set of divisions per tile finds block kb0's tap and channel slice; the loop only steps them
+// (the profile of the division-per-block version: README.md, "Round 5").
 template <class T, int BN>
 __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUtensorMap* map_w, const WgParams& prm,
-                                             uint32_t tiles, uint64_t* full, uint64_t* empty, int tile, int kb0,
-                                             int kb1, uint32_t& it) {
+                                             uint32_t tiles, uint32_t full0, uint32_t empty0, int tile, int kb0,
+                                             int kb1, Ring<TileCfg<BN>::kStages>& ring) {
   using Cfg = TileCfg<BN>;
   constexpr int kBK = kRowBytes / int(sizeof(T));
+  if (kb0 >= kb1) return;
   int n0, p0, q0, k0;
   decode_tile<BN>(prm, tile, n0, p0, q0, k0);
-  for (int kb = kb0; kb < kb1; ++kb, ++it) {
-    const int tap = kb / prm.cblocks, c0 = (kb % prm.cblocks) * kBK;
-    const int r = tap / prm.S, s = tap % prm.S;
-    const int wtap = prm.flip ? (prm.R - 1 - r) * prm.S + (prm.S - 1 - s) : tap;
-    const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
-    sm90::mbar_wait_clock(smem_addr(&empty[st]), phase ^ 1);
-    const uint32_t fb = smem_addr(&full[st]);
+  const int S = prm.S, dil_w = prm.dil_w, dil_h = prm.dil_h;
+  const int cend = prm.cblocks * kBK;  // one past the last channel slice's start
+  const int tap = kb0 / prm.cblocks, r = tap / S;
+  int s = tap - r * S;
+  int c0 = (kb0 - tap * prm.cblocks) * kBK;
+  const int xw0 = q0 * prm.str_w - prm.pad_w;  // input column of filter column 0
+  int xw = xw0 + s * dil_w, xh = p0 * prm.str_h - prm.pad_h + r * dil_h;
+  // The filter tap read: tap itself (cross-correlation) or R*S-1-tap (convolution flips the filter
+  // in both dimensions: (R-1-r)*S + (S-1-s) = R*S-1-tap), so it steps by +1 or -1 with the tap.
+  int wtap = prm.flip ? prm.R * S - 1 - tap : tap;
+  const int wstep = prm.flip ? -1 : 1;
+  for (int kb = kb0; kb < kb1; ++kb) {
+    const uint32_t fb = full0 + 8 * ring.st;
+    sm90::mbar_wait_clock(empty0 + 8 * ring.st, ring.phase ^ 1);
     sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
-    const uint32_t sa = tiles + st * Cfg::kStageBytes;
-    sm90::tma_load_4d(sa, map_x, fb, c0, q0 * prm.str_w - prm.pad_w + s * prm.dil_w,
-                      p0 * prm.str_h - prm.pad_h + r * prm.dil_h, n0);
+    const uint32_t sa = tiles + ring.st * Cfg::kStageBytes;
+    sm90::tma_load_4d(sa, map_x, fb, c0, xw, xh, n0);
     sm90::tma_load_3d(sa + kTileBytes, map_w, fb, c0, wtap, k0);
+    ring.advance();
+    // Step to block kb + 1: the next channel slice, else channel 0 of the next tap.
+    c0 += kBK;
+    if (c0 == cend) {
+      c0 = 0, wtap += wstep, xw += dil_w;
+      if (++s == S) s = 0, xw = xw0, xh += dil_h;
+    }
   }
 }
 
 // Consumer warpgroup cg: acc = the reduction blocks [kb0, kb1) of its 64 x BN half of the tile.
 // One wgmma group stays in flight; a stage is released (its "empty" barrier) once the group that
-// read it has completed.
+// read it has completed. The shared-memory descriptors are built once: stage st and k-step k add
+// (st * kStageBytes + k * kStep) >> 4 to the 14-bit start-address field (address >> 4). Every
+// shared address is below 2^18 (228 KiB per SM), so the field never carries into the next one and
+// the sum is exactly make_desc_k_sw128 of the stepped address.
 template <class T, int BN>
-__device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint64_t* full, uint64_t* empty,
-                                             int cg, int kb0, int kb1, uint32_t& it) {
+__device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint32_t full0, uint32_t empty0,
+                                             int cg, int kb0, int kb1, Ring<TileCfg<BN>::kStages>& ring) {
   using Cfg = TileCfg<BN>;
   constexpr int kStep = 32;  // reduction bytes per wgmma
+  static_assert(Cfg::smem_bytes(true) + 1024 < (1 << 18), "stage addresses stay inside the descriptor's 14-bit field");
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-  uint32_t prev = 0;
-  for (int kb = kb0; kb < kb1; ++kb, ++it) {
-    const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
-    sm90::mbar_wait_clock(smem_addr(&full[st]), phase);
+  // The high word (stride fields, swizzle mode) is the same constant for every address; only the
+  // low word (start address field, leading-byte-offset field) steps, in 32-bit adds.
+  const uint32_t kDescHi = uint32_t(sm90::make_desc_k_sw128(0) >> 32);  // folded at compile time
+  const uint32_t lo_a = uint32_t(sm90::make_desc_k_sw128(tiles + cg * 64 * kRowBytes));
+  const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + kTileBytes));
+  uint32_t prev_empty = 0;
+  for (int kb = kb0; kb < kb1; ++kb) {
+    sm90::mbar_wait_clock(full0 + 8 * ring.st, ring.phase);
     __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
-    const uint32_t sa = tiles + st * Cfg::kStageBytes + cg * 64 * kRowBytes;
-    const uint32_t sb = tiles + st * Cfg::kStageBytes + kTileBytes;
+    const uint32_t so = ring.st * uint32_t(Cfg::kStageBytes >> 4);
     sm90::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < kRowBytes / kStep; ++k)
-      sm90::WgmmaN<T, BN>::run(acc, sm90::make_desc_k_sw128(sa + k * kStep),
-                               sm90::make_desc_k_sw128(sb + k * kStep));
+      sm90::WgmmaN<T, BN>::run(acc, (uint64_t(kDescHi) << 32) | (lo_a + so + uint32_t(k * (kStep >> 4))),
+                               (uint64_t(kDescHi) << 32) | (lo_b + so + uint32_t(k * (kStep >> 4))));
     sm90::wgmma_commit();
     sm90::wgmma_wait<1>();
-    if (kb > kb0) sm90::mbar_arrive(smem_addr(&empty[prev]));
-    prev = st;
+    if (kb > kb0) sm90::mbar_arrive(prev_empty);
+    prev_empty = empty0 + 8 * ring.st;
+    ring.advance();
   }
   sm90::wgmma_wait<0>();
-  if (kb1 > kb0) sm90::mbar_arrive(smem_addr(&empty[prev]));
+  if (kb1 > kb0) sm90::mbar_arrive(prev_empty);
 }
 
 // Output row m of a tile is pixel (q0 + m % bw, p0 + (m / bw) % bh, n0 + m / (bw*bh)); null when
@@ -312,6 +349,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);  // once: not per block in the loops
 
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -325,20 +363,20 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
 
   if (wg == 0) {
     if (t == 0) {
-      uint32_t it = 0;
+      Ring<Cfg::kStages> ring;
       for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x)
-        produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full, empty, tile, 0, prm.kblocks, it);
+        produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
     }
     return;
   }
 
   const int cg = wg - 1, warp = t / 32, lane = t % 32;
-  uint32_t it = 0;
+  Ring<Cfg::kStages> ring;
   for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x) {
     int n0, p0, q0, k0;
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
-    consume_tile<T, BN>(acc, tiles, full, empty, cg, 0, prm.kblocks, it);
+    consume_tile<T, BN>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
     if constexpr (kStaged) {
       const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
       unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
@@ -379,6 +417,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);  // once: not per block in the loops
   float* part = reinterpret_cast<float*>(smem_raw + (tiles - smem_addr(smem_raw)));
 
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
@@ -399,11 +438,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // 1. This CTA's share of the reduction (no thread exits: all take part in the cluster barriers).
   float acc[BN / 2];
-  uint32_t it = 0;
+  Ring<Cfg::kStages> ring;
   if (wg == 0) {
-    if (t == 0) produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full, empty, tile, kb0, kb1, it);
+    if (t == 0) produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, kb0, kb1, ring);
   } else {
-    consume_tile<T, BN>(acc, tiles, full, empty, wg - 1, kb0, kb1, it);
+    consume_tile<T, BN>(acc, tiles, full0, empty0, wg - 1, kb0, kb1, ring);
     // Order this thread's async-proxy accesses (wgmma reads, TMA writes it waited for) before its
     // generic writes of the partial tile into the same bytes.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
