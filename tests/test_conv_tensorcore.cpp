@@ -553,6 +553,13 @@ std::vector<std::pair<std::string, ConvProblem>> edge_problems() {
       {"c16_k13_odd_k_direct_fallback", p2d(2, 16, 9, 9, 13, 3, 3, 1, 1)},
       {"c32_k24_staged_k_tail", p2d(3, 32, 7, 11, 24, 1, 1, 0, 1)},
       {"convmode_5x5", p2d(2, 16, 12, 12, 32, 5, 5, 2, 1, 1, 1, JHDNN_CONVOLUTION)},
+      // The wgmma producer steps (channel slice, tap, filter column, flipped filter tap) instead of
+      // dividing per block: several channel slices per tap with a zero-filled last one (C = 160:
+      // 64 + 64 + 32 in fp16, 5 x 32 in fp32), CONVOLUTION mode with stride and dilation, and the
+      // forced split-K configurations starting ranks mid-tap (27 or 45 blocks over 2 / 8 ranks);
+      // R = 3, S = 1: the filter column wraps on every tap.
+      {"convmode_c160_dil2_s2", p2d(2, 160, 13, 11, 72, 3, 3, 2, 2, 2, 1, JHDNN_CONVOLUTION)},
+      {"convmode_r3_s1_c96", p2d(2, 96, 9, 10, 40, 3, 1, 1, 1, 1, 1, JHDNN_CONVOLUTION)},
   };
 }
 

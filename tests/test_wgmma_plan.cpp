@@ -11,6 +11,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "conv/tensorcore/wgmma_cursor.h"
 #include "conv/tensorcore/wgmma_plan.h"
 
 namespace {
@@ -242,4 +243,42 @@ TEST_CASE("wgmma plan: invariants over a sweep of shapes and SM counts", "[wgmma
               tails, splits);
   CHECK(tails > 0);
   CHECK(splits > 0);
+}
+
+// The producer's reduction cursor (src/conv/tensorcore/wgmma_cursor.h) against the division formula
+// it replaced in conv_wgmma.cu, for every starting block (the split-K ranks start anywhere: mid-tap,
+// mid-row) and every block after it: channel slices per tap 1..5, filters 1x1 .. 5x5 and R != S,
+// dilations 1..3, CONVOLUTION mode's flipped filter tap.
+TEST_CASE("wgmma cursor: stepping equals the per-block division formula", "[wgmma_plan][cursor]") {
+  int64_t checked = 0;
+  for (int kBK : {32, 64})
+    for (int cblocks : {1, 2, 3, 5})
+      for (int R : {1, 2, 3, 5})
+        for (int S : {1, 3, 4})
+          for (int dil_w : {1, 3})
+            for (int dil_h : {1, 2})
+              for (bool flip : {false, true}) {
+                const int kblocks = cblocks * R * S, xw0 = -2, xh0 = 5;
+                for (int kb0 = 0; kb0 < kblocks; ++kb0) {
+                  tc::ReductionCursor cur;
+                  cur.start(kb0, kBK, cblocks, R, S, xw0, xh0, dil_w, dil_h, flip);
+                  for (int kb = kb0; kb < kblocks; ++kb, cur.step()) {
+                    const int tap = kb / cblocks, r = tap / S, s = tap % S;
+                    const int c0 = (kb % cblocks) * kBK;
+                    const int wtap = flip ? (R - 1 - r) * S + (S - 1 - s) : tap;
+                    const bool same = cur.c0 == c0 && cur.xw == xw0 + s * dil_w && cur.xh == xh0 + r * dil_h &&
+                                      cur.wtap == wtap;
+                    if (!same) {
+                      INFO("kBK " << kBK << " cblocks " << cblocks << " R " << R << " S " << S << " dil " << dil_h
+                                  << "x" << dil_w << " flip " << flip << " kb0 " << kb0 << " kb " << kb << ": cursor c0 "
+                                  << cur.c0 << " xw " << cur.xw << " xh " << cur.xh << " wtap " << cur.wtap
+                                  << ", formula c0 " << c0 << " xw " << xw0 + s * dil_w << " xh "
+                                  << xh0 + r * dil_h << " wtap " << wtap);
+                      REQUIRE(same);
+                    }
+                    ++checked;
+                  }
+                }
+              }
+  CHECK(checked > 100000);
 }

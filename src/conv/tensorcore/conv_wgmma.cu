@@ -25,6 +25,7 @@
 
 #include "conv/tensorcore/mma_launch.h"
 #include "conv/tensorcore/mma_sm80.cuh"
+#include "conv/tensorcore/wgmma_cursor.h"
 #include "conv/tensorcore/wgmma_plan.h"
 #include "core/sm90/ptx.cuh"
 #include "core/sm90/tensor_map.h"
@@ -112,10 +113,10 @@ struct Ring {
 };
 
 // Producer (one thread): the TMA loads of reduction blocks [kb0, kb1) of one tile (reduction order
-// kb = tap * cblocks + channel block, taps s fastest, then r); `ring` carries the stage position
-// across tiles. full0 / empty0: shared addresses of the barrier arrays (8 bytes per stage).
-// One set of divisions per tile finds block kb0's tap and channel slice; the loop only steps them
-// (the profile of the division-per-block version: README.md, "Round 5").
+// kb = tap * cblocks + channel slice, taps s fastest, then r); `ring` carries the stage position
+// across tiles. full0 / empty0: shared addresses of the barrier arrays (8 bytes per stage). The
+// cursor (wgmma_cursor.h) divides once per tile and then only steps: this thread paces the whole
+// pipeline (README.md, "Round 5"), so its loop holds no integer division.
 template <class T, int BN>
 __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUtensorMap* map_w, const WgParams& prm,
                                              uint32_t tiles, uint32_t full0, uint32_t empty0, int tile, int kb0,
@@ -125,31 +126,18 @@ __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUt
   if (kb0 >= kb1) return;
   int n0, p0, q0, k0;
   decode_tile<BN>(prm, tile, n0, p0, q0, k0);
-  const int S = prm.S, dil_w = prm.dil_w, dil_h = prm.dil_h;
-  const int cend = prm.cblocks * kBK;  // one past the last channel slice's start
-  const int tap = kb0 / prm.cblocks, r = tap / S;
-  int s = tap - r * S;
-  int c0 = (kb0 - tap * prm.cblocks) * kBK;
-  const int xw0 = q0 * prm.str_w - prm.pad_w;  // input column of filter column 0
-  int xw = xw0 + s * dil_w, xh = p0 * prm.str_h - prm.pad_h + r * dil_h;
-  // The filter tap read: tap itself (cross-correlation) or R*S-1-tap (convolution flips the filter
-  // in both dimensions: (R-1-r)*S + (S-1-s) = R*S-1-tap), so it steps by +1 or -1 with the tap.
-  int wtap = prm.flip ? prm.R * S - 1 - tap : tap;
-  const int wstep = prm.flip ? -1 : 1;
+  ReductionCursor cur;
+  cur.start(kb0, kBK, prm.cblocks, prm.R, prm.S, q0 * prm.str_w - prm.pad_w, p0 * prm.str_h - prm.pad_h, prm.dil_w,
+            prm.dil_h, prm.flip != 0);
   for (int kb = kb0; kb < kb1; ++kb) {
     const uint32_t fb = full0 + 8 * ring.st;
     sm90::mbar_wait_clock(empty0 + 8 * ring.st, ring.phase ^ 1);
     sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
     const uint32_t sa = tiles + ring.st * Cfg::kStageBytes;
-    sm90::tma_load_4d(sa, map_x, fb, c0, xw, xh, n0);
-    sm90::tma_load_3d(sa + kTileBytes, map_w, fb, c0, wtap, k0);
+    sm90::tma_load_4d(sa, map_x, fb, cur.c0, cur.xw, cur.xh, n0);
+    sm90::tma_load_3d(sa + kTileBytes, map_w, fb, cur.c0, cur.wtap, k0);
     ring.advance();
-    // Step to block kb + 1: the next channel slice, else channel 0 of the next tap.
-    c0 += kBK;
-    if (c0 == cend) {
-      c0 = 0, wtap += wstep, xw += dil_w;
-      if (++s == S) s = 0, xw = xw0, xh += dil_h;
-    }
+    cur.step();
   }
 }
 
