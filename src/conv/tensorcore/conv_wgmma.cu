@@ -351,6 +351,10 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
 
   if (wg == 0) {
     if (t == 0) {
+      // The tensor maps into the TMA unit's descriptor cache before the first load needs them (as
+      // the Hopper GEMM does).
+      sm90::tma_prefetch_desc(&map_x);
+      sm90::tma_prefetch_desc(&map_w);
       Ring<Cfg::kStages> ring;
       for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x)
         produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
@@ -428,7 +432,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   float acc[BN / 2];
   Ring<Cfg::kStages> ring;
   if (wg == 0) {
-    if (t == 0) produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, kb0, kb1, ring);
+    if (t == 0) {
+      sm90::tma_prefetch_desc(&map_x);
+      sm90::tma_prefetch_desc(&map_w);
+      produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, kb0, kb1, ring);
+    }
   } else {
     consume_tile<T, BN>(acc, tiles, full0, empty0, wg - 1, kb0, kb1, ring);
     // Order this thread's async-proxy accesses (wgmma reads, TMA writes it waited for) before its
