@@ -559,7 +559,7 @@ std::vector<std::pair<std::string, ConvProblem>> edge_problems() {
       // forced split-K configurations starting ranks mid-tap (27 or 45 blocks over 2 / 8 ranks);
       // R = 3, S = 1: the filter column wraps on every tap.
       {"convmode_c160_dil2_s2", p2d(2, 160, 13, 11, 72, 3, 3, 2, 2, 2, 1, JHDNN_CONVOLUTION)},
-      {"convmode_r3_s1_c96", p2d(2, 96, 9, 10, 40, 3, 1, 1, 1, 1, 1, JHDNN_CONVOLUTION)},
+      {"convmode_r3_s1_c96", p2d(2, 96, 9, 10, 40, 3, 1, 0, 1, 1, 1, JHDNN_CONVOLUTION)},
   };
 }
 
