@@ -106,7 +106,11 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 
 // which: 0 = the solver (tensorcore_mma / tensorcore_wgmma, its own configuration; its epilogue
 // follows JHDNN_TC_EPILOGUE, unset = staged), 1 = wgmma forced to round 1's configuration
-// (128-wide tiles, no split, the direct epilogue).
+// (128-wide tiles, no split, the direct epilogue), 2 = wgmma forced to the solver's choice without
+// the split-K tail (registered only where the solver takes the tail: the A/B of that decision),
+// 3 / 4 = wgmma forced to {bn 128, split 1} / {bn 256, split 1} with the default epilogue (fp16
+// layers with K >= 256 only: 256-wide tiles load 25% fewer bytes per FLOP, so the pair measures
+// whether bytes per FLOP limit the main loop -- README.md, "Round 5").
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -114,9 +118,12 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   if (!v.ok) return st.SkipWithError(v.reason);
   Copies& c = copies_for(p);
   const conv::tensorcore::WgmmaConfig kRound1{128, 1, conv::tensorcore::WgmmaEpilogue::kDirect};
+  const conv::tensorcore::WgmmaConfig kNoTail{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
+  const conv::tensorcore::WgmmaConfig kWide{256, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
+  const conv::tensorcore::WgmmaConfig forced = which == 1 ? kRound1 : which == 4 ? kWide : kNoTail;
   auto run = [&](int i) {
     const conv::ConvArgs args{c.x[size_t(i)].get(), c.w[size_t(i)].get(), c.y[size_t(i)].get(), 1.0, 0.0};
-    return which == 1 ? conv::tensorcore::forward_wgmma(p, args, kRound1, g.stream.get())
+    return which != 0 ? conv::tensorcore::forward_wgmma(p, args, forced, g.stream.get())
                       : s.run(p, args, nullptr, 0, g.stream.get());
   };
   for (int i = 0; i < c.n; ++i) c.y[size_t(i)].poison();
@@ -125,11 +132,11 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   if (!first.ok()) return st.SkipWithError(first.message.c_str());
   if (!all_finite(c.y[0], p.y_span(), p.dtype)) return st.SkipWithError("an output was not written or is not finite");
   if (&s == &conv::tensorcore_wgmma_solver()) {
-    const conv::tensorcore::WgmmaConfig k = which == 1 ? kRound1 : conv::tensorcore::WgmmaConfig{};
-    const conv::tensorcore::WgmmaConfig shape = which == 1 ? kRound1 : conv::tensorcore::wgmma_config(p, g.dev.sm_count);
+    const conv::tensorcore::WgmmaConfig k = which == 0 ? conv::tensorcore::WgmmaConfig{} : forced;
+    const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
-    st.SetLabel("bn " + std::to_string(shape.bn) + " split " + std::to_string(shape.split) + " epilogue " +
-                (staged ? "staged" : "direct"));
+    st.SetLabel("bn " + std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
+                (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
   }
   graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
     const core::Status r = run(i);
@@ -263,6 +270,16 @@ int main(int argc, char** argv) {
       benchutil::manual_time(
           benchmark::RegisterBenchmark((base + "wgmma_r1").c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), 1),
           1);
+      if (conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok &&
+          conv::tensorcore::wgmma_config(p, gpu().dev.sm_count).tail)
+        benchutil::manual_time(benchmark::RegisterBenchmark((base + "wgmma_notail").c_str(), bench_conv_tc, p,
+                                                            &conv::tensorcore_wgmma_solver(), 2),
+                               1);
+      if (c.dt == JHDNN_DATA_HALF && p.K >= 256 && conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok)
+        for (int w : {3, 4})
+          benchutil::manual_time(benchmark::RegisterBenchmark((base + (w == 3 ? "wgmma_bn128" : "wgmma_bn256")).c_str(),
+                                                              bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
+                                 1);
       benchutil::manual_time(benchmark::RegisterBenchmark((base + "cudnn_best").c_str(), bench_conv_cudnn, p), 1);
     }
   const char* gnames[] = {"f16", "bf16", "tf32"};

@@ -20,6 +20,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <limits>
@@ -380,15 +381,25 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     using conv::tensorcore::WgmmaConfig;
     using conv::tensorcore::WgmmaEpilogue;
     const WgmmaConfig chosen = conv::tensorcore::wgmma_config(d.p, g.dev.sm_count);
-    INFO("tensorcore_wgmma's own choice for this problem: bn " << chosen.bn << " split " << chosen.split);
-    for (const WgmmaConfig shape : {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2},
-                                    WgmmaConfig{128, 8}})
+    INFO("tensorcore_wgmma's own choice for this problem: bn " << chosen.bn << " split " << chosen.split
+                                                                 << (chosen.tail ? " tail" : ""));
+    // Besides the five shapes: a persistent grid of 3 (several tiles per CTA on these small
+    // problems) and the split-K tail over grids of 3 and 5 -- whole waves unsplit, the last partial
+    // wave split 2 or 8 ways (tile_base != 0 in the split-K kernel), or everything split (< 1 wave),
+    // or nothing (whole waves only), depending on the problem's tile count.
+    for (const WgmmaConfig shape :
+         {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2}, WgmmaConfig{128, 8},
+          WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
+          WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}})
       for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
-        const WgmmaConfig cfg{shape.bn, shape.split, ep};
+        WgmmaConfig cfg = shape;
+        cfg.epilogue = ep;
         const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
         if (ep == WgmmaEpilogue::kDirect) CHECK_FALSE(vec);
         const std::string who = "tensorcore_wgmma forced bn " + std::to_string(cfg.bn) + " split " +
-                                std::to_string(cfg.split) + " epilogue " + conv::tensorcore::wgmma_epilogue_name(ep) +
+                                std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
+                                (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
+                                conv::tensorcore::wgmma_epilogue_name(ep) +
                                 (ep == WgmmaEpilogue::kStaged && !vec ? " (not taken: direct / split-K stores)" : "");
         INFO(who);
         d.reset_y();
@@ -501,13 +512,15 @@ void run_problem_set(jhdnnDataType_t dt) {
   // On Hopper generation 2 must take a fair share of the set (its NHWC, groups-1 problems).
   if (gpu().dev.sm() == 90) {
     CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") >= 10));
-    for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8"}) {
+    for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8",
+                            "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
     // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
-    for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1"}) {
+    for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 1 grid 3",
+                            "bn 128 split 2 tail grid 3"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue staged";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
@@ -540,6 +553,13 @@ std::vector<std::pair<std::string, ConvProblem>> edge_problems() {
       {"c16_k13_odd_k_direct_fallback", p2d(2, 16, 9, 9, 13, 3, 3, 1, 1)},
       {"c32_k24_staged_k_tail", p2d(3, 32, 7, 11, 24, 1, 1, 0, 1)},
       {"convmode_5x5", p2d(2, 16, 12, 12, 32, 5, 5, 2, 1, 1, 1, JHDNN_CONVOLUTION)},
+      // The wgmma producer steps (channel slice, tap, filter column, flipped filter tap) instead of
+      // dividing per block: several channel slices per tap with a zero-filled last one (C = 160:
+      // 64 + 64 + 32 in fp16, 5 x 32 in fp32), CONVOLUTION mode with stride and dilation, and the
+      // forced split-K configurations starting ranks mid-tap (27 or 45 blocks over 2 / 8 ranks);
+      // R = 3, S = 1: the filter column wraps on every tap.
+      {"convmode_c160_dil2_s2", p2d(2, 160, 13, 11, 72, 3, 3, 2, 2, 2, 1, JHDNN_CONVOLUTION)},
+      {"convmode_r3_s1_c96", p2d(2, 96, 9, 10, 40, 3, 1, 0, 1, 1, 1, JHDNN_CONVOLUTION)},
   };
 }
 
@@ -572,6 +592,38 @@ TEST_CASE("tensorcore: edge shapes (tails, general loader, groups), all types", 
     for (const auto& [name, p] : edge_problems()) cases.push_back(make_case(name, p, dt));
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
+}
+
+// The solver's own split-K tail on a real layer: ResNet-50 conv3_x 3x3 128 -> 128 at batch 32 (28x28:
+// 196 tiles of 128 x 128 = 1.48 waves on 132 SMs). On the H200 the solver runs 132 tiles unsplit
+// and the other 64 split 2 ways (128 CTAs); checked against the float64 reference and cuDNN, in
+// every forced configuration too. bf16 with alpha / beta: the split-K tail's own epilogue blends y.
+TEST_CASE("tensorcore: the solver's split-K tail on ResNet-50 conv3_x 3x3 (batch 32)", "[gpu][tensorcore][tail]") {
+  START_GPU_CASE();
+  const ConvProblem rn = p2d(32, 128, 28, 28, 128, 3, 3, 1, 1);
+  std::vector<Case> cases = {make_case("rn50_c3_3x3_128_b32", rn, JHDNN_DATA_HALF),
+                             make_case("rn50_c3_3x3_128_b32_ab", rn, JHDNN_DATA_BFLOAT16, 0.5, 0.75),
+                             make_case("rn50_c3_3x3_128_b32", rn, JHDNN_DATA_FLOAT)};
+  for (const Case& c : cases) {
+    const conv::tensorcore::WgmmaConfig chosen =
+        conv::tensorcore::wgmma_config(with_layout(c.base, c.base.dtype, true), gpu().dev.sm_count);
+    INFO(c.name << " " << c.base.key() << ": solver's choice bn " << chosen.bn << " split " << chosen.split
+                << (chosen.tail ? " tail" : "") << " on " << gpu().dev.sm_count << " SMs");
+    // The H200 / H100 SXM: 132 unsplit + 64 tail tiles split 2 ways. (The planner also needs 64
+    // clusters of 2 split-K CTAs co-resident -- cudaOccupancyMaxActiveClusters; 66 expected with
+    // 132 SMs in pairs. A failure here with split 1 means the device reports fewer.)
+    // JHDNN_TC_TAIL=off (the ctest tensorcore_tail_env_off) must turn the tail into plain 128-wide tiles.
+    const char* env = std::getenv("JHDNN_TC_TAIL");
+    const bool tail_on = env == nullptr || env[0] == 0 || std::strcmp(env, "on") == 0;
+    if (gpu().dev.sm_count == 132) {
+      CHECK(chosen.bn == 128);
+      CHECK(chosen.split == (tail_on ? 2 : 1));
+      CHECK(chosen.tail == tail_on);
+    }
+  }
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+  if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") == 3));  // NHWC
 }
 
 TEST_CASE("tensorcore: alpha and beta (beta == 0 never reads y)", "[gpu][tensorcore][alpha_beta]") {

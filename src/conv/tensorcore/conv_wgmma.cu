@@ -25,6 +25,8 @@
 
 #include "conv/tensorcore/mma_launch.h"
 #include "conv/tensorcore/mma_sm80.cuh"
+#include "conv/tensorcore/wgmma_cursor.h"
+#include "conv/tensorcore/wgmma_plan.h"
 #include "core/sm90/ptx.cuh"
 #include "core/sm90/tensor_map.h"
 #include "core/sm90/wgmma.cuh"
@@ -36,8 +38,8 @@ namespace {
 
 using namespace jhdnn::tc;
 
-constexpr int kBM = 128;                  // output pixels per tile (2 consumer warpgroups x 64 rows)
-constexpr int kRowBytes = 128;            // reduction bytes per stage row (64 fp16/bf16, 32 fp32)
+constexpr int kBM = kWgmmaTilePixels;    // output pixels per tile (2 consumer warpgroups x 64 rows)
+constexpr int kRowBytes = kWgmmaStageRowBytes;  // reduction bytes per stage row (64 fp16/bf16, 32 fp32)
 constexpr int kTileBytes = kBM * kRowBytes;  // the A (input) tile of one stage
 constexpr int kConsumers = 2;
 constexpr int kThreads = 128 * (1 + kConsumers);
@@ -81,6 +83,7 @@ struct WgParams {
   int R, S, cblocks, kblocks;     // kblocks = R * S * cblocks
   int pad_h, pad_w, str_h, str_w, dil_h, dil_w, flip;
   int split;                      // split-K kernel: CTAs per cluster sharing one tile (2, 4 or 8); else 1
+  int tile_base;                  // first tile of this launch: the kernels cover tiles [tile_base, num_tiles)
   int64_t ys[4];                  // y element strides: n, k, p, q
   float alpha, beta;
 };
@@ -97,60 +100,84 @@ __device__ __forceinline__ void decode_tile(const WgParams& prm, int tile, int& 
   n0 = (tile / prm.tiles_p) * prm.bn;
 }
 
-// Producer (one thread): the TMA loads of reduction blocks [kb0, kb1) of one tile; `it` counts
-// stage uses across tiles (stage = it % stages, phase = (it / stages) & 1).
+// Position in the ring of stages: the stage index and the parity of its current use (it flips each
+// time the ring wraps). It replaces `it % kStages` and `(it / kStages) & 1` of a running counter:
+// the producer thread is the pipeline's pacing element (README.md, "Round 5"), so its loop must not
+// spend dependent integer divisions per block.
+template <int kStages>
+struct Ring {
+  uint32_t st = 0, phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++st == uint32_t(kStages)) st = 0, phase ^= 1;
+  }
+};
+
+// Producer (one thread): the TMA loads of reduction blocks [kb0, kb1) of one tile (reduction order
+// kb = tap * cblocks + channel slice, taps s fastest, then r); `ring` carries the stage position
+// across tiles. full0 / empty0: shared addresses of the barrier arrays (8 bytes per stage). The
+// cursor (wgmma_cursor.h) divides once per tile and then only steps: this thread paces the whole
+// pipeline (README.md, "Round 5"), so its loop holds no integer division.
 template <class T, int BN>
 __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUtensorMap* map_w, const WgParams& prm,
-                                             uint32_t tiles, uint64_t* full, uint64_t* empty, int tile, int kb0,
-                                             int kb1, uint32_t& it) {
+                                             uint32_t tiles, uint32_t full0, uint32_t empty0, int tile, int kb0,
+                                             int kb1, Ring<TileCfg<BN>::kStages>& ring) {
   using Cfg = TileCfg<BN>;
   constexpr int kBK = kRowBytes / int(sizeof(T));
+  if (kb0 >= kb1) return;
   int n0, p0, q0, k0;
   decode_tile<BN>(prm, tile, n0, p0, q0, k0);
-  for (int kb = kb0; kb < kb1; ++kb, ++it) {
-    const int tap = kb / prm.cblocks, c0 = (kb % prm.cblocks) * kBK;
-    const int r = tap / prm.S, s = tap % prm.S;
-    const int wtap = prm.flip ? (prm.R - 1 - r) * prm.S + (prm.S - 1 - s) : tap;
-    const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
-    sm90::mbar_wait_clock(smem_addr(&empty[st]), phase ^ 1);
-    const uint32_t fb = smem_addr(&full[st]);
+  ReductionCursor cur;
+  cur.start(kb0, kBK, prm.cblocks, prm.R, prm.S, q0 * prm.str_w - prm.pad_w, p0 * prm.str_h - prm.pad_h, prm.dil_w,
+            prm.dil_h, prm.flip != 0);
+  for (int kb = kb0; kb < kb1; ++kb) {
+    const uint32_t fb = full0 + 8 * ring.st;
+    sm90::mbar_wait_clock(empty0 + 8 * ring.st, ring.phase ^ 1);
     sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
-    const uint32_t sa = tiles + st * Cfg::kStageBytes;
-    sm90::tma_load_4d(sa, map_x, fb, c0, q0 * prm.str_w - prm.pad_w + s * prm.dil_w,
-                      p0 * prm.str_h - prm.pad_h + r * prm.dil_h, n0);
-    sm90::tma_load_3d(sa + kTileBytes, map_w, fb, c0, wtap, k0);
+    const uint32_t sa = tiles + ring.st * Cfg::kStageBytes;
+    sm90::tma_load_4d(sa, map_x, fb, cur.c0, cur.xw, cur.xh, n0);
+    sm90::tma_load_3d(sa + kTileBytes, map_w, fb, cur.c0, cur.wtap, k0);
+    ring.advance();
+    cur.step();
   }
 }
 
 // Consumer warpgroup cg: acc = the reduction blocks [kb0, kb1) of its 64 x BN half of the tile.
 // One wgmma group stays in flight; a stage is released (its "empty" barrier) once the group that
-// read it has completed.
+// read it has completed. The shared-memory descriptors are built once: stage st and k-step k add
+// (st * kStageBytes + k * kStep) >> 4 to the 14-bit start-address field (address >> 4). Every
+// shared address is below 2^18 (228 KiB per SM), so the field never carries into the next one and
+// the sum is exactly make_desc_k_sw128 of the stepped address.
 template <class T, int BN>
-__device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint64_t* full, uint64_t* empty,
-                                             int cg, int kb0, int kb1, uint32_t& it) {
+__device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint32_t full0, uint32_t empty0,
+                                             int cg, int kb0, int kb1, Ring<TileCfg<BN>::kStages>& ring) {
   using Cfg = TileCfg<BN>;
   constexpr int kStep = 32;  // reduction bytes per wgmma
+  static_assert(Cfg::smem_bytes(true) + 1024 < (1 << 18), "stage addresses stay inside the descriptor's 14-bit field");
 #pragma unroll
   for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
-  uint32_t prev = 0;
-  for (int kb = kb0; kb < kb1; ++kb, ++it) {
-    const uint32_t st = it % Cfg::kStages, phase = (it / Cfg::kStages) & 1;
-    sm90::mbar_wait_clock(smem_addr(&full[st]), phase);
+  // The high word (stride fields, swizzle mode) is the same constant for every address; only the
+  // low word (start address field, leading-byte-offset field) steps, in 32-bit adds.
+  const uint32_t kDescHi = uint32_t(sm90::make_desc_k_sw128(0) >> 32);  // folded at compile time
+  const uint32_t lo_a = uint32_t(sm90::make_desc_k_sw128(tiles + cg * 64 * kRowBytes));
+  const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + kTileBytes));
+  uint32_t prev_empty = 0;
+  for (int kb = kb0; kb < kb1; ++kb) {
+    sm90::mbar_wait_clock(full0 + 8 * ring.st, ring.phase);
     __syncwarp();  // reconverge after the spin: wgmma instructions are .sync.aligned
-    const uint32_t sa = tiles + st * Cfg::kStageBytes + cg * 64 * kRowBytes;
-    const uint32_t sb = tiles + st * Cfg::kStageBytes + kTileBytes;
+    const uint32_t so = ring.st * uint32_t(Cfg::kStageBytes >> 4);
     sm90::wgmma_fence();
 #pragma unroll
     for (int k = 0; k < kRowBytes / kStep; ++k)
-      sm90::WgmmaN<T, BN>::run(acc, sm90::make_desc_k_sw128(sa + k * kStep),
-                               sm90::make_desc_k_sw128(sb + k * kStep));
+      sm90::WgmmaN<T, BN>::run(acc, (uint64_t(kDescHi) << 32) | (lo_a + so + uint32_t(k * (kStep >> 4))),
+                               (uint64_t(kDescHi) << 32) | (lo_b + so + uint32_t(k * (kStep >> 4))));
     sm90::wgmma_commit();
     sm90::wgmma_wait<1>();
-    if (kb > kb0) sm90::mbar_arrive(smem_addr(&empty[prev]));
-    prev = st;
+    if (kb > kb0) sm90::mbar_arrive(prev_empty);
+    prev_empty = empty0 + 8 * ring.st;
+    ring.advance();
   }
   sm90::wgmma_wait<0>();
-  if (kb1 > kb0) sm90::mbar_arrive(smem_addr(&empty[prev]));
+  if (kb1 > kb0) sm90::mbar_arrive(prev_empty);
 }
 
 // Output row m of a tile is pixel (q0 + m % bw, p0 + (m / bw) % bh, n0 + m / (bw*bh)); null when
@@ -310,6 +337,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);  // once: not per block in the loops
 
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -323,20 +351,24 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
 
   if (wg == 0) {
     if (t == 0) {
-      uint32_t it = 0;
-      for (int tile = blockIdx.x; tile < prm.num_tiles; tile += gridDim.x)
-        produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full, empty, tile, 0, prm.kblocks, it);
+      // The tensor maps into the TMA unit's descriptor cache before the first load needs them (as
+      // the Hopper GEMM does).
+      sm90::tma_prefetch_desc(&map_x);
+      sm90::tma_prefetch_desc(&map_w);
+      Ring<Cfg::kStages> ring;
+      for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x)
+        produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
     }
     return;
   }
 
   const int cg = wg - 1, warp = t / 32, lane = t % 32;
-  uint32_t it = 0;
-  for (int tile = blockIdx.x; tile < prm.num_tiles; tile += gridDim.x) {
+  Ring<Cfg::kStages> ring;
+  for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x) {
     int n0, p0, q0, k0;
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
-    consume_tile<T, BN>(acc, tiles, full, empty, cg, 0, prm.kblocks, it);
+    consume_tile<T, BN>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
     if constexpr (kStaged) {
       const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
       unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
@@ -377,6 +409,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);  // once: not per block in the loops
   float* part = reinterpret_cast<float*>(smem_raw + (tiles - smem_addr(smem_raw)));
 
   const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
@@ -389,18 +422,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
 
-  const int split = prm.split, rank = int(sm90::cluster_ctarank()), tile = int(sm90::cluster_id_x());
+  // The host launches num_tiles - tile_base clusters: cluster i owns tile tile_base + i.
+  const int split = prm.split, rank = int(sm90::cluster_ctarank()), tile = prm.tile_base + int(sm90::cluster_id_x());
   const int kb0 = int(int64_t(rank) * prm.kblocks / split), kb1 = int(int64_t(rank + 1) * prm.kblocks / split);
   int n0, p0, q0, k0;
   decode_tile<BN>(prm, tile, n0, p0, q0, k0);
 
   // 1. This CTA's share of the reduction (no thread exits: all take part in the cluster barriers).
   float acc[BN / 2];
-  uint32_t it = 0;
+  Ring<Cfg::kStages> ring;
   if (wg == 0) {
-    if (t == 0) produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full, empty, tile, kb0, kb1, it);
+    if (t == 0) {
+      sm90::tma_prefetch_desc(&map_x);
+      sm90::tma_prefetch_desc(&map_w);
+      produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, kb0, kb1, ring);
+    }
   } else {
-    consume_tile<T, BN>(acc, tiles, full, empty, wg - 1, kb0, kb1, it);
+    consume_tile<T, BN>(acc, tiles, full0, empty0, wg - 1, kb0, kb1, ring);
     // Order this thread's async-proxy accesses (wgmma reads, TMA writes it waited for) before its
     // generic writes of the partial tile into the same bytes.
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -462,25 +500,10 @@ const char* check_wgmma(const core::ConvProblem& p, const core::DeviceInfo& dev)
   return nullptr;
 }
 
-// The pixel box (bw, bh, bn), powers of two with product kBM: the fewest tiles (least padding
-// waste) first, then the smallest input footprint per tile (halo included), which favours compact
-// boxes (16 x 8 over 1 x 64 x 2) for L2 reuse and long contiguous TMA rows.
+// The pixel box (bw, bh, bn) of a tile: wgmma_plan.cpp (pick_pixel_box), shared with the planner.
 void pick_box(const core::ConvProblem& p, WgParams& w) {
-  int64_t best_tiles = -1;
-  double best_halo = 0;
-  for (int bw = 1; bw <= 64; bw *= 2)
-    for (int bh = 1; bh * bw <= kBM && bh <= 64; bh *= 2) {
-      const int bn = kBM / (bw * bh);
-      if (bw * p.stride_w > 256 || bh * p.stride_h > 256) continue;
-      const int64_t tiles = ((p.Q + bw - 1) / bw) * ((p.P + bh - 1) / bh) * ((p.N + bn - 1) / bn);
-      // double: with huge dilations the product could overflow int64
-      const double halo = (double(bw - 1) * p.stride_w + double(p.S - 1) * p.dil_w + 1) *
-                          (double(bh - 1) * p.stride_h + double(p.R - 1) * p.dil_h + 1) * bn;
-      if (best_tiles < 0 || tiles < best_tiles || (tiles == best_tiles && halo < best_halo)) {
-        best_tiles = tiles, best_halo = halo;
-        w.bw = bw, w.bh = bh, w.bn = bn;
-      }
-    }
+  const PixelBox b = pick_pixel_box(p);
+  w.bw = b.bw, w.bh = b.bh, w.bn = b.bn;
 }
 
 // cuTensorMapEncodeTiled costs microseconds of host time; eager callers pass the same tensors
@@ -536,10 +559,13 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
 }
 
 // Per device: raise every kernel's dynamic shared-memory limit (once; load_kernels does it at
-// handle creation, launch checks the bit in case it did not run) and find whether a cluster of
-// 8 CTAs of 193 KiB fits (cudaOccupancyMaxActiveClusters), which the split-K kernel needs.
+// handle creation, launch checks the bit in case it did not run) and find how many clusters of
+// 2, 4 and 8 split-K CTAs of 193 KiB run at once (cudaOccupancyMaxActiveClusters): the planner
+// splits only when a cluster of 8 fits at all, and then never into more clusters than fit in one
+// wave (clusters live inside one GPC, so the count can be below #SMs / size).
 constexpr int kSmem = TileCfg<128>::kSmemBytes;  // 128- and 256-wide, and the split-K kernel
 std::atomic<uint64_t> g_prepared{0}, g_cluster8{0};
+std::atomic<int> g_max_clusters[64][3];  // [device][log2(size) - 1], written before g_prepared's bit
 
 template <class T, bool kStaged>
 core::Status prepare_epilogue() {
@@ -570,19 +596,24 @@ core::Status prepare_device() {
   JHDNN_TRY(prepare_type<__half>());
   JHDNN_TRY(prepare_type<__nv_bfloat16>());
   JHDNN_TRY(prepare_type<float>());
-  cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 8, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-  cfg.gridDim = dim3(8), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
-  cfg.attrs = attr, cfg.numAttrs = 1;
   int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, conv_wgmma_splitk_kernel<__half>, &cfg) != cudaSuccess) {
-    cudaGetLastError();
+  for (int i = 0; i < 3; ++i) {
+    const unsigned size = 2u << i;  // 2, 4, 8
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = size, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(size), cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = kSmem;
+    cfg.attrs = attr, cfg.numAttrs = 1;
     clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, conv_wgmma_splitk_kernel<__half>, &cfg) != cudaSuccess) {
+      cudaGetLastError();
+      clusters = 0;
+    }
+    if (dev < 64) g_max_clusters[dev][i].store(std::max(clusters, 0), std::memory_order_relaxed);
   }
   if (dev < 64) {
-    if (clusters > 0) g_cluster8.fetch_or(uint64_t(1) << dev);
+    if (clusters > 0) g_cluster8.fetch_or(uint64_t(1) << dev);  // the last size asked is 8
     g_prepared.fetch_or(uint64_t(1) << dev, std::memory_order_release);
   }
   return core::Status::success();
@@ -597,40 +628,39 @@ bool cluster8_ok() {
   return dev < 64 && (g_cluster8.load(std::memory_order_acquire) & (uint64_t(1) << dev));
 }
 
-int64_t pixel_tiles(const core::ConvProblem& p, const WgParams& w) {
-  return ((p.Q + w.bw - 1) / w.bw) * ((p.P + w.bh - 1) / w.bh) * ((p.N + w.bn - 1) / w.bn);
+// JHDNN_TC_TAIL=on|off, read once per process: whether the solver may choose the split-K tail
+// (unset: on; off runs those layers as plain 128-wide tiles, for A/B measurements). Any other
+// value makes every run of the solver's own choice fail with its name.
+bool env_tail(const char** bad) {
+  static const char* const value = std::getenv("JHDNN_TC_TAIL");
+  *bad = nullptr;
+  if (value == nullptr || value[0] == 0 || std::strcmp(value, "on") == 0) return true;
+  if (std::strcmp(value, "off") == 0) return false;
+  *bad = value;
+  return false;
 }
 
-int64_t reduction_blocks(const core::ConvProblem& p) {
-  const int64_t bk = kRowBytes / elem_bytes(p.dtype);
-  return p.R * p.S * ((p.C + bk - 1) / bk);
-}
-
-// The configuration the solver runs (README.md, "Generation 2"):
-//  - split-K over a cluster when even 128-wide tiles leave more than half the SMs idle and the
-//    reduction is long enough to share (>= 3 blocks per CTA): the largest of 8, 4, 2 CTAs per tile
-//    that still fits in one wave;
-//  - else 64-wide tiles for K <= 64 (a 128-wide tile would be half empty), 256-wide ones for
-//    K >= 256 when their waves cost less (below), 128-wide otherwise.
+// The configuration the solver runs: plan_wgmma (wgmma_plan.cpp; README.md, "Generation 2" and
+// "Wave quantization and the split-K tail"); split-K (all tiles, or only the last partial wave's)
+// only when clusters of 8 fit, and only into as many clusters as run at once.
 WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
-  WgParams w{};
-  pick_box(p, w);
-  const int64_t pix = pixel_tiles(p, w), kb = reduction_blocks(p);
-  const int64_t t128 = pix * ((p.K + 127) / 128);
-  if (t128 * 2 <= sm_count && cluster8_ok())
-    for (int s : {8, 4, 2})
-      if (t128 * s <= sm_count && kb >= 3 * s) return {128, s};
-  if (p.K <= 64) return {64, 1};
-  if (p.K >= 256) {
-    // Waves of persistent tiles, in units of one 128-wide tile's time; a 256-wide tile is assumed
-    // to cost 1.6 of them (twice the work at ~20% better efficiency: fewer bytes per FLOP). So
-    // 256 wins on big layers and loses where it would leave SMs idle (e.g. 64 tiles on 132 SMs).
-    const int64_t t256 = pix * ((p.K + 255) / 256);
-    const double waves256 = double((t256 + sm_count - 1) / sm_count) * 1.6;
-    const double waves128 = double((t128 + sm_count - 1) / sm_count);
-    if (waves256 < waves128) return {256, 1};
+  ClusterLimits limits;
+  if (cluster8_ok()) {
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && dev < 64) {
+      limits.of2 = g_max_clusters[dev][0].load(std::memory_order_relaxed);
+      limits.of4 = g_max_clusters[dev][1].load(std::memory_order_relaxed);
+      limits.of8 = g_max_clusters[dev][2].load(std::memory_order_relaxed);
+    } else {
+      cudaGetLastError();
+    }
   }
-  return {128, 1};
+  WgmmaPlan plan = plan_wgmma(p, sm_count, limits);
+  const char* bad = nullptr;
+  if (plan.tail && !env_tail(&bad)) plan = WgmmaPlan{128, 1, false};  // JHDNN_TC_TAIL=off
+  WgmmaConfig c;
+  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail;
+  return c;
 }
 
 // The staged epilogue's 16-byte vectors apply: y has unit channel stride, its n, h, w strides and
@@ -654,13 +684,43 @@ WgmmaEpilogue env_epilogue(const char** bad) {
   return WgmmaEpilogue::kDirect;
 }
 
-// Whether a run with cfg (the solver's choice when cfg.bn == 0) uses the staged epilogue's vector
-// stores: asked for (or the default), an unsplit kernel (the split-K kernel already stores from
-// shared memory, 128 contiguous bytes per warp instruction), and staged_vector_ok.
-bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg) {
+// How a run with configuration cfg (bn != 0) divides its tiles between the two kernels: tiles
+// [0, unsplit_end) go to the persistent unsplit kernel over `grid` CTAs, tiles [unsplit_end,
+// num_tiles) to the split-K kernel, one cluster of `split` CTAs per tile (none when split == 1).
+//   split 1:            everything unsplit;
+//   split > 1, no tail: everything split-K (unsplit_end = 0);
+//   split > 1, tail:    the whole waves of the persistent grid unsplit, the last partial wave's
+//                       tiles split-K (wgmma_tail_division).
+// A forced split is capped by the reduction blocks (each CTA needs one) and by 8 (the portable
+// cluster size); capped to 1, the run is unsplit.
+struct Division {
+  int bn = 128, split = 1;
+  int64_t num_tiles = 0, unsplit_end = 0, grid = 0;
+};
+
+Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
+  Division d;
+  d.bn = cfg.split > 1 ? 128 : cfg.bn;
+  d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p)) * ((p.K + d.bn - 1) / d.bn);
+  const int64_t kblocks = wgmma_reduction_blocks(p);
+  while (d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < 8) d.split *= 2;
+  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 ? 2 : 1);
+  if (d.split == 1)
+    d.unsplit_end = d.num_tiles;
+  else if (cfg.tail)
+    d.unsplit_end = wgmma_tail_division(d.num_tiles, d.grid).dp_tiles;
+  else
+    d.unsplit_end = 0;
+  return d;
+}
+
+// Whether a run with cfg (bn != 0) stores through the staged epilogue's vectors: asked for (or the
+// default), some tiles run in the unsplit kernel (the split-K kernel already stores from shared
+// memory, 128 contiguous bytes per warp instruction), and staged_vector_ok.
+bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg, int sm_count) {
   const char* bad = nullptr;
   const WgmmaEpilogue e = cfg.epilogue == WgmmaEpilogue::kDefault ? env_epilogue(&bad) : cfg.epilogue;
-  return e == WgmmaEpilogue::kStaged && cfg.split <= 1 && staged_vector_ok(p, y);
+  return e == WgmmaEpilogue::kStaged && divide(p, cfg, sm_count).unsplit_end > 0 && staged_vector_ok(p, y);
 }
 
 template <class T, int BN>
@@ -717,39 +777,49 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
     JHDNN_TRY(encode(&mw, p.dtype, a.w, 3, dims, strides, box, estr));
   }
   T* y = static_cast<T*>(a.y);
-  if (cfg.split > 1) {
-    // One cluster of `split` CTAs per tile; each CTA needs at least one reduction block.
-    int split = 1;
-    while (split * 2 <= cfg.split && split * 2 <= w.kblocks && split < 8) split *= 2;
-    if (split > 1) {
-      w.split = split;
-      cudaLaunchConfig_t lc{};
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = unsigned(split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-      lc.gridDim = dim3(unsigned(num_tiles * split)), lc.blockDim = dim3(kThreads), lc.dynamicSmemBytes = kSmem;
-      lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
-      const cudaError_t e = cudaLaunchKernelEx(&lc, conv_wgmma_splitk_kernel<T>, mx, mw, y, w);
-      if (e == cudaSuccess) return core::Status::success();
-      // A refused cluster launch (a configuration error, reported at launch, not sticky): the
-      // solver's own choice falls back to the unsplit 128-wide kernel (same tiles and tensor
-      // maps); a forced configuration reports the error.
-      cudaGetLastError();
-      if (!fallback)
-        return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: split-K cluster launch (%d CTAs per tile) failed: %s",
-                          split, cudaGetErrorString(e));
-      w.split = 1;
+  const Division d = divide(p, cfg, sm_count);
+  if (d.num_tiles != num_tiles || d.grid < 1 || d.grid >= (int64_t(1) << 31))
+    return core::fail(JHDNN_STATUS_INTERNAL_ERROR, "tensorcore_wgmma: tile division disagrees (%lld vs %lld tiles, grid %lld)",
+                      (long long)d.num_tiles, (long long)num_tiles, (long long)d.grid);
+  // An unsplit launch (all tiles, the whole waves before a split-K tail, or a refused cluster
+  // launch's fallback) takes the staged epilogue when asked and staged_vector_ok; the split-K
+  // kernel has its own shared-memory epilogue.
+  const bool staged = cfg.epilogue == WgmmaEpilogue::kStaged && staged_vector_ok(p, a.y);
+  auto run_unsplit = [&](int64_t first, int64_t end) {
+    WgParams u = w;
+    u.split = 1, u.tile_base = int(first), u.num_tiles = int(end);
+    const unsigned grid = unsigned(std::min<int64_t>(end - first, d.grid));
+    switch (BN) {
+      case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, u); break;
+      case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, u); break;
+      default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, u); break;
     }
+  };
+  if (d.unsplit_end > 0) {
+    run_unsplit(0, d.unsplit_end);
+    JHDNN_LAUNCH_CHECK();
   }
-  const unsigned grid = unsigned(std::min<int64_t>(num_tiles, int64_t(sm_count) * (BN == 64 ? 2 : 1)));
-  // An unsplit run (also a refused cluster launch's fallback) takes the staged epilogue when asked
-  // and staged_vector_ok; the split-K kernel has its own shared-memory epilogue.
-  const bool staged = staged_taken(p, a.y, WgmmaConfig{BN, 1, cfg.epilogue});
-  switch (BN) {
-    case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, w); break;
-    case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, w); break;
-    default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, w); break;
-  }
+  if (d.unsplit_end == num_tiles) return core::Status::success();
+
+  // Tiles [unsplit_end, num_tiles): one cluster of d.split CTAs per tile; each CTA needs at least
+  // one reduction block (divide caps the split).
+  w.split = d.split, w.tile_base = int(d.unsplit_end);
+  cudaLaunchConfig_t lc{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(d.split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+  lc.gridDim = dim3(unsigned((num_tiles - d.unsplit_end) * d.split)), lc.blockDim = dim3(kThreads);
+  lc.dynamicSmemBytes = kSmem, lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
+  const cudaError_t e = cudaLaunchKernelEx(&lc, conv_wgmma_splitk_kernel<T>, mx, mw, y, w);
+  if (e == cudaSuccess) return core::Status::success();
+  // A refused cluster launch (a configuration error, reported at launch, not sticky): the solver's
+  // own choice falls back to the unsplit 128-wide kernel for the same tiles (same tile width and
+  // tensor maps); a forced configuration reports the error.
+  cudaGetLastError();
+  if (!fallback)
+    return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: split-K cluster launch (%d CTAs per tile) failed: %s",
+                      d.split, cudaGetErrorString(e));
+  run_unsplit(d.unsplit_end, num_tiles);
   JHDNN_LAUNCH_CHECK();
   return core::Status::success();
 }
@@ -771,6 +841,10 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   }
   const bool chosen = cfg.bn == 0;
   if (chosen) {
+    const char* bad = nullptr;
+    (void)env_tail(&bad);
+    if (bad != nullptr)
+      return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: JHDNN_TC_TAIL=%s is not 'on' or 'off'", bad);
     JHDNN_TRY(prepare_device());  // choose_config asks whether clusters of 8 fit
     const WgmmaEpilogue e = cfg.epilogue;
     cfg = choose_config(p, dev.sm_count);
@@ -778,6 +852,7 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   }
   if (cfg.bn != 64 && cfg.bn != 128 && cfg.bn != 256)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile width %d is not 64, 128 or 256", cfg.bn);
+  if (cfg.grid < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: grid %d is negative", cfg.grid);
   switch (p.dtype) {
     case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
     case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);
@@ -824,7 +899,7 @@ bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig 
     cfg = wgmma_config(p, cached_device_info().sm_count);
     cfg.epilogue = e;
   }
-  return staged_taken(p, y, cfg);
+  return staged_taken(p, y, cfg, cached_device_info().sm_count);
 }
 
 const char* wgmma_epilogue_name(WgmmaEpilogue e) {

@@ -54,11 +54,19 @@ core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* 
 // through a per-warp shared-memory buffer as 16-byte stores, kDefault = JHDNN_TC_EPILOGUE
 // (direct|staged, read once per process; unset = staged). kStaged falls back to kDirect where its
 // vectors do not apply (wgmma_staged_stores says when); the split-K kernel ignores the field.
+//
+// tail (with split > 1): split only the tiles of the last, partial wave -- the whole waves of
+// 128-wide tiles run unsplit in the persistent kernel (one launch), the remaining tiles split-K
+// (a second launch); README.md, "Wave quantization and the split-K tail". grid: CTAs of the
+// persistent kernel (0 = one wave: #SMs, twice that for bn 64); forcing a small grid makes tests
+// exercise several tiles per CTA and the whole-waves / tail boundary on small problems.
 enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2 };
 struct WgmmaConfig {
   int bn = 0;
   int split = 1;
   WgmmaEpilogue epilogue = WgmmaEpilogue::kDefault;
+  bool tail = false;
+  int grid = 0;
 };
 WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);
