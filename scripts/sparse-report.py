@@ -45,11 +45,12 @@ def main():
     ap.add_argument("--infer")
     ap.add_argument("--active")
     ap.add_argument("--out", default="bench/results")
+    ap.add_argument("--where", default=None, help="machine and commit, e.g. 'the H200 at commit abc1234'")
     args = ap.parse_args()
     ctx, rows = load_bench(args.bench)
     os.makedirs(args.out, exist_ok=True)
     md = ["# Sparse path on the GPU (issue 6)", ""]
-    md.append(f"Measured by `bench_sparse` on {ctx.get('host_name', '?')}, {ctx.get('date', '?')}. "
+    md.append(f"Measured by `bench_sparse` and `spdnn_infer` on {args.where or ctx.get('host_name', '?')}, {ctx.get('date', '?')}. "
               "Inputs: the first 1200 official N = 1024 images, scaled up (nearest neighbour) to 64x64, 128x128, "
               "256x256 for the larger widths and **tiled to 60000 rows** (image t = image t mod 1200). "
               "Networks: generated challenge-style (RadiX-Net structure, seed 42; cycle 0 of N = 1024 equals the "
