@@ -63,7 +63,8 @@ core::ConvProblem small_nchw() {
 
 // ctest runs this with JHDNN_DISABLE=gemm_ours,direct_naive JHDNN_IGEMM_TILE=64x64
 // JHDNN_CONV_GEMM_WS_CAP=50000 JHDNN_CONV_GEMM_NCHW=transpose JHDNN_TC_GEMM=WGMMA
-// NVIDIA_TF32_OVERRIDE=0 JHDNN_LOG=0 JHDNN_LOG_FILE=/nonexistent/x.
+// NVIDIA_TF32_OVERRIDE=0 JHDNN_LOG=0 JHDNN_LOG_FILE=/nonexistent/x JHDNN_WINOGRAD_CHUNK=3
+// JHDNN_TC_EPILOGUE=direct JHDNN_TC_TAIL=off.
 TEST_CASE("config: every variable is read from the environment, once", "[.env][env_all]") {
   REQUIRE(std::getenv("JHDNN_IGEMM_TILE") != nullptr);  // run by ctest with the variables set
   const core::ConvProblem p = small_nchw();
@@ -80,6 +81,9 @@ TEST_CASE("config: every variable is read from the environment, once", "[.env][e
   CHECK_FALSE(core::tf32_allowed_by_env());
   CHECK_FALSE(cfg::log_on());
   CHECK(std::string(cfg::log_file()) == "/nonexistent/x");
+  CHECK(cfg::winograd_chunk() == 3);
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kDirect);
+  CHECK(cfg::tc_tail() == cfg::TcTail::kOff);
 
   // Changing the environment now changes nothing (this case runs on one thread, so setenv is safe).
   setenv("JHDNN_DISABLE", "gemm_cublas", 1);
@@ -89,6 +93,12 @@ TEST_CASE("config: every variable is read from the environment, once", "[.env][e
   setenv("JHDNN_TC_GEMM", "mma", 1);
   setenv("NVIDIA_TF32_OVERRIDE", "1", 1);
   setenv("JHDNN_LOG", "1", 1);
+  setenv("JHDNN_WINOGRAD_CHUNK", "5", 1);
+  setenv("JHDNN_TC_EPILOGUE", "staged", 1);
+  setenv("JHDNN_TC_TAIL", "on", 1);
+  CHECK(cfg::winograd_chunk() == 3);
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kDirect);
+  CHECK(cfg::tc_tail() == cfg::TcTail::kOff);
   CHECK_FALSE(conv::solver_enabled(conv::gemm_ours_solver()));
   CHECK(conv::solver_enabled(conv::gemm_cublas_solver()));
   CHECK(std::string(conv::igemm::tile_for(p, 132)) == "64x64");
@@ -103,6 +113,12 @@ TEST_CASE("config: every variable is read from the environment, once", "[.env][e
   cfg::set_conv_gemm_ws_cap(0);
   cfg::set_conv_gemm_nchw(cfg::NchwStrategy::kPerImage);
   REQUIRE(cfg::set_tc_gemm_ceiling("auto"));
+  cfg::set_winograd_chunk(0);
+  REQUIRE(cfg::set_tc_epilogue("staged"));
+  REQUIRE(cfg::set_tc_tail("on"));
+  CHECK(cfg::winograd_chunk() == 0);
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kStaged);
+  CHECK(cfg::tc_tail() == cfg::TcTail::kOn);
   CHECK(conv::solver_enabled(conv::gemm_ours_solver()));
   CHECK(std::string(conv::igemm::tile_for(p, 132)) == "256x8");  // the heuristic's, for 8 output channels
   CHECK(conv::gemm_ours_solver().workspace_bytes(p) == 2 * 46656);  // per image, both images in one chunk
@@ -113,6 +129,32 @@ TEST_CASE("config: every variable is read from the environment, once", "[.env][e
   CHECK(std::string(conv::igemm::tile_for(p, 132)) == "64x64");
   CHECK(conv::gemm_ours_solver().workspace_bytes(p) == 46656 + 2592);
   CHECK(ceiling() == TcKernel::kWgmma);
+  CHECK(cfg::winograd_chunk() == 3);
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kDirect);
+  CHECK(cfg::tc_tail() == cfg::TcTail::kOff);
+}
+
+// ctest runs this with JHDNN_TC_EPILOGUE=Staged JHDNN_TC_TAIL=yes: unknown values (names are exact,
+// case included) are kept as kInvalid with the value, for the solver's BAD_PARAM message (its GPU
+// test: tests/test_conv_tensorcore.cpp); the setters accept only the two names and nullptr restores
+// the invalid environment value.
+TEST_CASE("config: misspelt JHDNN_TC_EPILOGUE / JHDNN_TC_TAIL are kept as invalid with their values", "[.env][env_tc_switch_misspelt]") {
+  REQUIRE(std::getenv("JHDNN_TC_TAIL") != nullptr);
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kInvalid);
+  CHECK(std::string(cfg::tc_epilogue_bad_value()) == "Staged");
+  CHECK(cfg::tc_tail() == cfg::TcTail::kInvalid);
+  CHECK(std::string(cfg::tc_tail_bad_value()) == "yes");
+  CHECK_FALSE(cfg::set_tc_epilogue("DIRECT"));
+  CHECK_FALSE(cfg::set_tc_tail("1"));
+  CHECK(cfg::tc_tail() == cfg::TcTail::kInvalid);  // unchanged by a refused value
+  REQUIRE(cfg::set_tc_epilogue("direct"));
+  REQUIRE(cfg::set_tc_tail("off"));
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kDirect);
+  CHECK(cfg::tc_tail() == cfg::TcTail::kOff);
+  REQUIRE(cfg::set_tc_epilogue(nullptr));
+  REQUIRE(cfg::set_tc_tail(nullptr));
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kInvalid);
+  CHECK(cfg::tc_tail() == cfg::TcTail::kInvalid);
 }
 
 // ctest runs this with JHDNN_TC_GEMM=hoper: a misspelt ceiling is an error naming the value on

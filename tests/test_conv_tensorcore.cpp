@@ -613,8 +613,7 @@ TEST_CASE("tensorcore: the solver's split-K tail on ResNet-50 conv3_x 3x3 (batch
     // clusters of 2 split-K CTAs co-resident -- cudaOccupancyMaxActiveClusters; 66 expected with
     // 132 SMs in pairs. A failure here with split 1 means the device reports fewer.)
     // JHDNN_TC_TAIL=off (the ctest tensorcore_tail_env_off) must turn the tail into plain 128-wide tiles.
-    const char* env = std::getenv("JHDNN_TC_TAIL");
-    const bool tail_on = env == nullptr || env[0] == 0 || std::strcmp(env, "on") == 0;
+    const bool tail_on = core::config::tc_tail() == core::config::TcTail::kOn;
     if (gpu().dev.sm_count == 132) {
       CHECK(chosen.bn == 128);
       CHECK(chosen.split == (tail_on ? 2 : 1));

@@ -25,6 +25,10 @@ struct FromEnv {
   NchwStrategy nchw = NchwStrategy::kAuto;
   TcGemmCeiling tc = TcGemmCeiling::kAuto;
   char tc_bad[64] = {};
+  TcEpilogue tc_epilogue = TcEpilogue::kStaged;
+  char tc_epilogue_bad[64] = {};
+  TcTail tc_tail = TcTail::kOn;
+  char tc_tail_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
   bool tf32 = true;
@@ -43,6 +47,8 @@ struct State {
   std::atomic<int64_t> wino_chunk{0};
   std::atomic<int> nchw{0};
   std::atomic<int> tc{0};
+  std::atomic<int> tc_epilogue{0};
+  std::atomic<int> tc_tail{0};
 };
 
 // Leaked on purpose: a library call from another static object's destructor may still read it.
@@ -70,6 +76,17 @@ TcGemmCeiling parse_tc(const char* v) {
   }
   return TcGemmCeiling::kInvalid;
 }
+
+// Two-valued switches: nullptr and "" are the default (index 0), names[i] (exact) is i, anything
+// else -1 (kInvalid).
+int parse_switch(const char* v, const char* const (&names)[2]) {
+  if (v == nullptr || *v == '\0') return 0;
+  for (int i = 0; i < 2; ++i)
+    if (std::strcmp(v, names[i]) == 0) return i;
+  return -1;
+}
+const char* const kEpilogueNames[2] = {"staged", "direct"};
+const char* const kTailNames[2] = {"on", "off"};
 
 // Copies a list from the environment, cut at the last whole item that fits (with a warning): a cut
 // inside a name could disable a different solver.
@@ -107,6 +124,12 @@ void read_environment(State& s) {
   const char* tc = std::getenv("JHDNN_TC_GEMM");
   e.tc = parse_tc(tc);
   if (e.tc == TcGemmCeiling::kInvalid) std::snprintf(e.tc_bad, sizeof e.tc_bad, "%s", tc);
+  const char* epi = std::getenv("JHDNN_TC_EPILOGUE");
+  e.tc_epilogue = TcEpilogue(parse_switch(epi, kEpilogueNames));
+  if (e.tc_epilogue == TcEpilogue::kInvalid) std::snprintf(e.tc_epilogue_bad, sizeof e.tc_epilogue_bad, "%s", epi);
+  const char* tail = std::getenv("JHDNN_TC_TAIL");
+  e.tc_tail = TcTail(parse_switch(tail, kTailNames));
+  if (e.tc_tail == TcTail::kInvalid) std::snprintf(e.tc_tail_bad, sizeof e.tc_tail_bad, "%s", tail);
   const char* log = std::getenv("JHDNN_LOG");
   e.log_on = log != nullptr && *log != '\0' && std::strcmp(log, "0") != 0;
   if (const char* f = std::getenv("JHDNN_LOG_FILE"); f != nullptr)
@@ -120,6 +143,8 @@ void read_environment(State& s) {
   s.wino_chunk.store(e.wino_chunk);
   s.nchw.store(int(e.nchw));
   s.tc.store(int(e.tc));
+  s.tc_epilogue.store(int(e.tc_epilogue));
+  s.tc_tail.store(int(e.tc_tail));
 }
 
 std::once_flag g_once;
@@ -221,6 +246,27 @@ bool set_tc_gemm_ceiling(const char* name) {
   return true;
 }
 
+TcEpilogue tc_epilogue() { return TcEpilogue(state().tc_epilogue.load(std::memory_order_relaxed)); }
+const char* tc_epilogue_bad_value() { return state().env.tc_epilogue_bad; }
+TcTail tc_tail() { return TcTail(state().tc_tail.load(std::memory_order_relaxed)); }
+const char* tc_tail_bad_value() { return state().env.tc_tail_bad; }
+
+bool set_tc_epilogue(const char* value) {
+  State& s = state();
+  const int v = value == nullptr ? int(s.env.tc_epilogue) : parse_switch(value, kEpilogueNames);
+  if (v < 0 && value != nullptr) return false;
+  s.tc_epilogue.store(v, std::memory_order_relaxed);
+  return true;
+}
+
+bool set_tc_tail(const char* value) {
+  State& s = state();
+  const int v = value == nullptr ? int(s.env.tc_tail) : parse_switch(value, kTailNames);
+  if (v < 0 && value != nullptr) return false;
+  s.tc_tail.store(v, std::memory_order_relaxed);
+  return true;
+}
+
 bool log_on() { return state().env.log_on; }
 const char* log_file() { return state().env.log_file; }
 bool tf32_allowed() { return state().env.tf32; }
@@ -233,6 +279,8 @@ void reset_to_environment() {
   set_winograd_chunk(-1);
   reset_conv_gemm_nchw();
   set_tc_gemm_ceiling(nullptr);
+  set_tc_epilogue(nullptr);
+  set_tc_tail(nullptr);
 }
 
 }  // namespace jhdnn::core::config

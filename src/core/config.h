@@ -77,6 +77,22 @@ const char* tc_gemm_bad_value();  // the environment's unknown value (truncated 
 // for any other name.
 bool set_tc_gemm_ceiling(const char* name);
 
+// ---------------------------------------------------------------- tensor-core convolution switches
+// JHDNN_TC_EPILOGUE = staged | direct (exact case; unset or "" = staged): the epilogue of
+// tensorcore_wgmma runs that do not force one. JHDNN_TC_TAIL = on | off (unset or "" = on): whether
+// tensorcore_wgmma may split the last partial wave of tiles (split-K tail). An unknown value is
+// kept as kInvalid and every run that would use the setting fails with BAD_PARAM naming it.
+enum class TcEpilogue : int { kInvalid = -1, kStaged = 0, kDirect = 1 };
+enum class TcTail : int { kInvalid = -1, kOn = 0, kOff = 1 };
+TcEpilogue tc_epilogue();
+const char* tc_epilogue_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
+TcTail tc_tail();
+const char* tc_tail_bad_value();
+// A value as above, or nullptr = back to the environment's value. False (and no change) for any
+// other value.
+bool set_tc_epilogue(const char* value);
+bool set_tc_tail(const char* value);
+
 // ---------------------------------------------------------------- read-only (environment only)
 // JHDNN_LOG (set, non-empty, not "0"): log dispatch decisions. JHDNN_LOG_FILE: append them there
 // instead of stderr ("" = not set). NVIDIA_TF32_OVERRIDE=0: no TF32 anywhere.

@@ -30,6 +30,7 @@
 #include "core/sm90/ptx.cuh"
 #include "core/sm90/tensor_map.h"
 #include "core/sm90/wgmma.cuh"
+#include "core/config.h"
 #include "core/cuda_check.h"
 
 namespace jhdnn::conv {
@@ -628,16 +629,13 @@ bool cluster8_ok() {
   return dev < 64 && (g_cluster8.load(std::memory_order_acquire) & (uint64_t(1) << dev));
 }
 
-// JHDNN_TC_TAIL=on|off, read once per process: whether the solver may choose the split-K tail
-// (unset: on; off runs those layers as plain 128-wide tiles, for A/B measurements). Any other
-// value makes every run of the solver's own choice fail with its name.
+// JHDNN_TC_TAIL=on|off (core::config, read once per process): whether the solver may choose the
+// split-K tail (unset: on; off runs those layers as plain 128-wide tiles, for A/B measurements).
+// Any other value makes every run of the solver's own choice fail with its name.
 bool env_tail(const char** bad) {
-  static const char* const value = std::getenv("JHDNN_TC_TAIL");
-  *bad = nullptr;
-  if (value == nullptr || value[0] == 0 || std::strcmp(value, "on") == 0) return true;
-  if (std::strcmp(value, "off") == 0) return false;
-  *bad = value;
-  return false;
+  const core::config::TcTail t = core::config::tc_tail();
+  *bad = t == core::config::TcTail::kInvalid ? core::config::tc_tail_bad_value() : nullptr;
+  return t == core::config::TcTail::kOn;
 }
 
 // The configuration the solver runs: plan_wgmma (wgmma_plan.cpp; README.md, "Generation 2" and
@@ -673,15 +671,13 @@ bool staged_vector_ok(const core::ConvProblem& p, const void* y) {
          p.K % v == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
 }
 
-// JHDNN_TC_EPILOGUE=direct|staged, read once per process: the epilogue of WgmmaEpilogue::kDefault
-// (unset: staged). Any other value makes every default-epilogue run fail with its name.
+// JHDNN_TC_EPILOGUE=direct|staged (core::config, read once per process): the epilogue of
+// WgmmaEpilogue::kDefault (unset: staged). Any other value makes every default-epilogue run fail
+// with its name.
 WgmmaEpilogue env_epilogue(const char** bad) {
-  static const char* const value = std::getenv("JHDNN_TC_EPILOGUE");
-  *bad = nullptr;
-  if (value == nullptr || std::strcmp(value, "staged") == 0 || value[0] == 0) return WgmmaEpilogue::kStaged;
-  if (std::strcmp(value, "direct") == 0) return WgmmaEpilogue::kDirect;
-  *bad = value;
-  return WgmmaEpilogue::kDirect;
+  const core::config::TcEpilogue e = core::config::tc_epilogue();
+  *bad = e == core::config::TcEpilogue::kInvalid ? core::config::tc_epilogue_bad_value() : nullptr;
+  return e == core::config::TcEpilogue::kStaged ? WgmmaEpilogue::kStaged : WgmmaEpilogue::kDirect;
 }
 
 // How a run with configuration cfg (bn != 0) divides its tiles between the two kernels: tiles
