@@ -107,6 +107,28 @@ struct Tile {
   static constexpr int AS = BM + 4, BS = BN + 4;
 };
 
+// The A copy roles of thread tid (igemm_kernel and precomp_async_kernel): pixel m of the block
+// tile and reduction slots k0 + j * kstep, j < kALoads. Channel-fast when x has channels innermost
+// (NHWC: a thread's slots are adjacent channels, neighbouring lanes read the same 32-byte sector),
+// pixel-fast otherwise (NCHW: lanes take adjacent pixels, adjacent along W).
+struct ARoles {
+  int m, k0, kstep;
+};
+template <class Cfg>
+__device__ __forceinline__ ARoles a_roles(int tid, int channel_fast) {
+  ARoles r;
+  if (channel_fast) {
+    r.m = tid / Cfg::kThreadsPerPixel;
+    r.k0 = (tid % Cfg::kThreadsPerPixel) * Cfg::kALoads;
+    r.kstep = 1;
+  } else {
+    r.m = tid % Cfg::BM;
+    r.k0 = tid / Cfg::BM;
+    r.kstep = Cfg::kThreadsPerPixel;
+  }
+  return r;
+}
+
 using Tile128x128 = Tile<128, 128, 8, 8, 2>;  // K/G >= 128: 64 FMAs per 4 shared loads
 using Tile128x64 = Tile<128, 64, 8, 4, 2>;    // K/G = 64 (ResNet's narrow layers)
 using Tile64x64 = Tile<64, 64, 4, 4, 3>;      // more blocks when the grid would not fill the GPU
@@ -295,19 +317,9 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
   const int m0 = blockIdx.x * BM;
   const int n0 = blockIdx.y * BN;
 
-  // ---- staging roles. A: one pixel, kALoads reduction slots. Channel-fast when x has channels
-  // innermost (NHWC: a thread's slots are adjacent channels, neighbouring lanes read the same
-  // 32-byte sector), pixel-fast otherwise (NCHW: lanes take adjacent pixels, adjacent along W).
-  int a_m, a_k0, a_kstep;
-  if (a_channel_fast) {
-    a_m = tid / Cfg::kThreadsPerPixel;
-    a_k0 = (tid % Cfg::kThreadsPerPixel) * kALoads;
-    a_kstep = 1;
-  } else {
-    a_m = tid % BM;
-    a_k0 = tid / BM;
-    a_kstep = Cfg::kThreadsPerPixel;
-  }
+  // ---- staging roles. A: one pixel, kALoads reduction slots (a_roles).
+  const ARoles ar = a_roles<Cfg>(tid, a_channel_fast);
+  const int a_m = ar.m, a_k0 = ar.k0, a_kstep = ar.kstep;
   const int am = m0 + a_m;
   const bool a_pixel = am < p.M;
   int64_t x_base;  // x[n, g*C/G, 0, 0, 0]
@@ -573,18 +585,10 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
   const int m0 = blockIdx.x * BM;
   const int n0 = blockIdx.y * BN;
 
-  // ---- copy roles (igemm_kernel's). A: pixel a_m, slots a_k0 + j * a_kstep of the step's 8
-  // channels; channel-fast in NHWC-like x, pixel-fast otherwise (lanes on adjacent pixels).
-  int a_m, a_k0, a_kstep;
-  if (a_channel_fast) {
-    a_m = tid / Cfg::kThreadsPerPixel;
-    a_k0 = (tid % Cfg::kThreadsPerPixel) * kALoads;
-    a_kstep = 1;
-  } else {
-    a_m = tid % BM;
-    a_k0 = tid / BM;
-    a_kstep = Cfg::kThreadsPerPixel;
-  }
+  // ---- copy roles (igemm_kernel's, a_roles). A: pixel a_m, slots a_k0 + j * a_kstep of the
+  // step's 8 channels.
+  const ARoles ar = a_roles<Cfg>(tid, a_channel_fast);
+  const int a_m = ar.m, a_k0 = ar.k0, a_kstep = ar.kstep;
   const bool a_pixel = m0 + a_m < p.M;
   // x[n, g*C/G + c0 + a_k0, d0, h0, w0] for the channel block c0 being issued (maybe in the padding:
   // only offsets that pass the test are read).
