@@ -89,6 +89,25 @@ const char* make_plan(const core::ConvProblem& p, int m, Plan* pl) {
   return nullptr;
 }
 
+// ---------------------------------------------------------------- the transform-domain arrays
+
+// U, V and M are E planes [e][..][..]: element (i, j) of a thread's a x a tile lies at
+// base[(a * i + j) * plane], base = the thread's offset inside a plane, plane = the plane's size.
+template <int a>
+__device__ __forceinline__ void store_planes(float* dst, int64_t plane, const float (&tile)[a][a]) {
+#pragma unroll
+  for (int i = 0; i < a; ++i)
+#pragma unroll
+    for (int j = 0; j < a; ++j) dst[(a * i + j) * plane] = tile[i][j];
+}
+template <int a>
+__device__ __forceinline__ void load_planes(const float* src, int64_t plane, float (&tile)[a][a]) {
+#pragma unroll
+  for (int i = 0; i < a; ++i)
+#pragma unroll
+    for (int j = 0; j < a; ++j) tile[i][j] = src[(a * i + j) * plane];
+}
+
 // ---------------------------------------------------------------- 1. filter transform
 
 struct FilterParams {
@@ -117,11 +136,7 @@ __global__ void __launch_bounds__(kThreads)
   float u[a][a];
   sandwich<typename F::G>(g, u);
   const int64_t plane = int64_t(p.K) * p.C;
-  float* dst = U + kc;  // U[e][k][c] at e * K * C + k * C + c
-#pragma unroll
-  for (int i = 0; i < a; ++i)
-#pragma unroll
-    for (int j = 0; j < a; ++j) dst[(a * i + j) * plane] = u[i][j];
+  store_planes<a>(U + kc, plane, u);  // U[e][k][c] at e * K * C + k * C + c
 }
 
 // ---------------------------------------------------------------- 2. input transform
@@ -158,11 +173,7 @@ __global__ void __launch_bounds__(kThreads)
   float v[a][a];
   sandwich<typename F::BT>(d, v);
   const int64_t plane = int64_t(p.C) * p.tiles;
-  float* dst = V + ct;  // V[e][c][t] at e * C * tiles + c * tiles + t
-#pragma unroll
-  for (int i = 0; i < a; ++i)
-#pragma unroll
-    for (int j = 0; j < a; ++j) dst[(a * i + j) * plane] = v[i][j];
+  store_planes<a>(V + ct, plane, v);  // V[e][c][t] at e * C * tiles + c * tiles + t
 }
 
 // ---------------------------------------------------------------- 4. output transform
@@ -186,12 +197,8 @@ __global__ void __launch_bounds__(kThreads)
   const int t = kt % p.tiles, k = kt / p.tiles;
   const int tw = t % p.tiles_w, th = (t / p.tiles_w) % p.tiles_h, n = t / (p.tiles_w * p.tiles_h);
   const int64_t plane = int64_t(p.K) * p.tiles;
-  const float* src = M + kt;  // M[e][k][t] at e * K * tiles + k * tiles + t
   float mt[a][a];
-#pragma unroll
-  for (int i = 0; i < a; ++i)
-#pragma unroll
-    for (int j = 0; j < a; ++j) mt[i][j] = src[(a * i + j) * plane];
+  load_planes<a>(M + kt, plane, mt);  // M[e][k][t] at e * K * tiles + k * tiles + t
   float out[F::m][F::m];
   sandwich<typename F::AT>(mt, out);
   float* dst = y + int64_t(n) * p.ys[0] + int64_t(k) * p.ys[1];
