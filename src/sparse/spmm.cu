@@ -266,6 +266,41 @@ __device__ __forceinline__ bool row_in_one_chunk(int64_t rs, int64_t re) {
   return re > rs && rs / kChunk == (re - 1) / kChunk;
 }
 
+// The next 32 pairs of a segment that ends at se, one per lane: lane l holds pair eb + l (0, 0 past
+// se); cnt of the 32 are real. Broadcast by __shfl_sync in the NNZ_SPLIT / NNZ_PAIRS loops.
+struct Pairs {
+  int col;
+  float val;
+  int cnt;
+};
+__device__ __forceinline__ Pairs load_pairs(const int* __restrict__ ci, const float* __restrict__ va, int64_t eb,
+                                            int64_t se, int lane) {
+  const int64_t mine = eb + lane;
+  Pairs p;
+  p.col = mine < se ? ci[mine] : 0;
+  p.val = mine < se ? va[mine] : 0.f;
+  p.cnt = se - eb < 32 ? int(se - eb) : 32;
+  return p;
+}
+
+// Stores a segment's sums acc (columns j..j+V-1 of row) by the NNZ_SPLIT rule: directly when the
+// row lies in one chunk (the only writer), else added atomically (split_rows_prepare scaled the row
+// by beta). kTail: store only the columns < n (NNZ_PAIRS; NNZ_SPLIT's V columns are all < n).
+template <int V, bool kTail>
+__device__ __forceinline__ void store_segment(float* __restrict__ c, jhdnnOrder_t c_order, int64_t row, int64_t j,
+                                              int64_t n, int64_t ldc, float alpha, const float (&acc)[V], float beta,
+                                              int64_t rs, int64_t re) {
+  if (row_in_one_chunk(rs, re)) {
+#pragma unroll
+    for (int q = 0; q < V; ++q)
+      if (!kTail || j + q < n) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
+  } else {
+#pragma unroll
+    for (int q = 0; q < V; ++q)
+      if (!kTail || j + q < n) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
+  }
+}
+
 // One warp per row: C(row, :) = beta * C(row, :) (0 when beta == 0) for empty and chunk-cut rows.
 __global__ void __launch_bounds__(kBlock)
 split_rows_prepare(int64_t m, int64_t n, const int* __restrict__ rp, jhdnnOrder_t order, float beta,
@@ -326,10 +361,9 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
 #pragma unroll
         for (int q = 0; q < V; ++q) acc[q] = 0.f;
         for (int64_t eb = e; eb < se; eb += 32) {
-          const int64_t mine = eb + lane;
-          const int col = mine < se ? ci[mine] : 0;
-          const float val = mine < se ? va[mine] : 0.f;
-          const int cnt = se - eb < 32 ? int(se - eb) : 32;
+          const Pairs pr = load_pairs(ci, va, eb, se, lane);
+          const int col = pr.col, cnt = pr.cnt;
+          const float val = pr.val;
 #pragma unroll 4
           for (int t = 0; t < cnt; ++t) {
             const int64_t k = __shfl_sync(0xffffffffu, col, t);
@@ -345,15 +379,7 @@ spmm_nnz_split(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
             }
           }
         }
-        if (has) {
-          if (row_in_one_chunk(rs, re)) {  // the only writer of C(row, j..j+V-1)
-#pragma unroll
-            for (int q = 0; q < V; ++q) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
-          } else {  // C(row, :) was scaled by beta in split_rows_prepare; other warps add their pieces
-#pragma unroll
-            for (int q = 0; q < V; ++q) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
-          }
-        }
+        if (has) store_segment<V, false>(c, c_order, row, j, n, ldc, alpha, acc, beta, rs, re);
         e = se;
       }
       rs = re;
@@ -423,10 +449,9 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
 #pragma unroll
         for (int q = 0; q < V; ++q) acc[q] = 0.f;
         for (int64_t eb = e; eb < se; eb += 32) {
-          const int64_t mine = eb + lane;
-          const int col = mine < se ? ci[mine] : 0;
-          const float val = mine < se ? va[mine] : 0.f;
-          const int cnt = se - eb < 32 ? int(se - eb) : 32;
+          const Pairs pr = load_pairs(ci, va, eb, se, lane);
+          const int col = pr.col, cnt = pr.cnt;
+          const float val = pr.val;
           const int steps = (cnt + kH - 1) / kH;
 #pragma unroll 4
           for (int t = 0; t < steps; ++t) {
@@ -447,17 +472,7 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
         for (int d = L; d < 32; d <<= 1)
 #pragma unroll
           for (int q = 0; q < V; ++q) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], d);
-        if (has && grp == 0) {
-          if (row_in_one_chunk(rs, re)) {
-#pragma unroll
-            for (int q = 0; q < V; ++q)
-              if (j + q < n) store(c, at(c_order, row, j + q, ldc), alpha, acc[q], beta);
-          } else {
-#pragma unroll
-            for (int q = 0; q < V; ++q)
-              if (j + q < n) atomicAdd(c + at(c_order, row, j + q, ldc), alpha * acc[q]);
-          }
-        }
+        if (has && grp == 0) store_segment<V, true>(c, c_order, row, j, n, ldc, alpha, acc, beta, rs, re);
         e = se;
       }
       rs = re;
