@@ -59,6 +59,20 @@ spmm_thread_row(int64_t m, int64_t n, const int* __restrict__ rp, const int* __r
   }
 }
 
+// x[0..V-1] = p[0..V-1] by one load (V = 2 / 4: p aligned to V floats).
+template <int V>
+__device__ __forceinline__ void load_v(const float* p, float (&x)[V]) {
+  if constexpr (V == 1) {
+    x[0] = __ldg(p);
+  } else if constexpr (V == 2) {
+    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
+    x[0] = t.x; x[1] = t.y;
+  } else {
+    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
+    x[0] = t.x; x[1] = t.y; x[2] = t.z; x[3] = t.w;
+  }
+}
+
 // Row-major, lanes over columns; V = 4 uses float4 (n, ldb, ldc multiples of 4, 16-byte aligned).
 template <int V>
 __global__ void __launch_bounds__(kBlock)
@@ -145,14 +159,6 @@ spmm_warp_rows_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* _
     same = __all_sync(0xffffffffu, eq);
   }
   const int64_t j_lo = int64_t(blockIdx.y) * kBand, j_hi = min(n, j_lo + kBand);
-  auto load = [&](int64_t kk, int64_t j, float (&x)[V]) {
-    if constexpr (V == 4) {
-      const float4 t = __ldg(reinterpret_cast<const float4*>(b + kk * ldb + j));
-      x[0] = t.x; x[1] = t.y; x[2] = t.z; x[3] = t.w;
-    } else {
-      x[0] = __ldg(b + kk * ldb + j);
-    }
-  };
   for (int64_t j0 = j_lo; j0 < j_hi; j0 += 32 * V * kSlabs) {
     if (same) {
       float acc[kGroup][kSlabs][V] = {};
@@ -173,7 +179,7 @@ spmm_warp_rows_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* _
             const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
             if (j < j_hi) {
               float x[V];
-              load(kk, j, x);
+              load_v<V>(b + kk * ldb + j, x);
 #pragma unroll
               for (int g = 0; g < kGroup; ++g)
 #pragma unroll
@@ -210,7 +216,7 @@ spmm_warp_rows_rm(int64_t m, int64_t n, const int* __restrict__ rp, const int* _
               const int64_t j = j0 + int64_t(sl) * 32 * V + int64_t(lane) * V;
               if (j < j_hi) {
                 float x[V];
-                load(kk, j, x);
+                load_v<V>(b + kk * ldb + j, x);
 #pragma unroll
                 for (int q = 0; q < V; ++q) acc[sl][q] += w * x[q];
               }
@@ -312,19 +318,6 @@ split_rows_prepare(int64_t m, int64_t n, const int* __restrict__ rp, jhdnnOrder_
   for (int64_t j = lane; j < n; j += 32) {
     float* p = c + at(order, row, j, ldc);
     *p = beta == 0.f ? 0.f : beta * *p;
-  }
-}
-
-template <int V>
-__device__ __forceinline__ void load_v(const float* p, float (&x)[V]) {
-  if constexpr (V == 1) {
-    x[0] = __ldg(p);
-  } else if constexpr (V == 2) {
-    const float2 t = __ldg(reinterpret_cast<const float2*>(p));
-    x[0] = t.x; x[1] = t.y;
-  } else {
-    const float4 t = __ldg(reinterpret_cast<const float4*>(p));
-    x[0] = t.x; x[1] = t.y; x[2] = t.z; x[3] = t.w;
   }
 }
 
