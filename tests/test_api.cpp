@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/catch_gpu.h"
+#include "common/host_fakes.h"
 #include "conv/direct/direct.h"
 #include "conv/dispatch.h"
 #include "core/config.h"
@@ -526,11 +527,7 @@ class NeedsWorkspace final : public conv::ConvSolver {
 }  // namespace
 
 TEST_CASE("dispatch decisions (no GPU needed)", "[api]") {
-  core::DeviceInfo h200;
-  h200.cc_major = 9;
-  h200.sm_count = 132;
-  h200.smem_per_block_optin = 227 * 1024;
-  h200.smem_per_sm = 228 * 1024;
+  const core::DeviceInfo h200 = test::fake_h200();
   const core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
   const conv::ConvSolver* s = nullptr;
   const NeedsWorkspace needs_ws;

@@ -16,6 +16,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "common/host_fakes.h"
 #include "common/scoped_config.h"
 #include "conv/direct/direct.h"
 #include "conv/dispatch.h"
@@ -33,17 +34,6 @@ namespace cfg = jhdnn::core::config;
 using gemm::tensorcore::TcKernel;
 
 namespace {
-
-core::DeviceInfo h200() {
-  core::DeviceInfo d;
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.smem_per_block_optin = 227 * 1024;
-  d.smem_per_sm = 228 * 1024;
-  return d;
-}
-
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
 TcKernel ceiling() {
   TcKernel k = TcKernel::kMma;
@@ -189,7 +179,7 @@ TEST_CASE("config: an overlong JHDNN_DISABLE keeps its whole leading items", "[.
 // ================================================================ setters reach the code
 
 TEST_CASE("config: the disable list makes select_solver refuse a solver, with the reason", "[config]") {
-  const core::DeviceInfo dev = h200();
+  const core::DeviceInfo dev = fake_h200();
   const core::ConvProblem p = small_nchw();
   const conv::ConvSolver* s = nullptr;
   ScopedDisabledSolvers off("gemm_ours,gemm_cublas");
@@ -201,7 +191,7 @@ TEST_CASE("config: the disable list makes select_solver refuse a solver, with th
 }
 
 TEST_CASE("config: a forced solver is the only one of its algorithm; other algorithms are untouched", "[config]") {
-  const core::DeviceInfo dev = h200();
+  const core::DeviceInfo dev = fake_h200();
   const core::ConvProblem p = small_nchw();
   const conv::ConvSolver* s = nullptr;
   REQUIRE(conv::select_solver(p, dev, JHDNN_CONVOLUTION_FWD_ALGO_GEMM, &s).ok());
@@ -259,7 +249,7 @@ TEST_CASE("config: the GEMM convolution's workspace cap and NCHW strategy reach 
     ScopedConvGemmNchw mode("transpose");  // adds the transposition buffer
     CHECK(s.workspace_bytes(p) == 2 * (46656 + 2592));
     ScopedConvGemmWsCap cap(46656);  // smaller than one image's col + tmp: refused, naming the cap
-    const conv::Verdict v = s.can_implement(p, h200());
+    const conv::Verdict v = s.can_implement(p, fake_h200());
     CHECK_FALSE(v.ok);
     CHECK(contains(v.reason, "JHDNN_CONV_GEMM_WS_CAP"));
   }
@@ -285,7 +275,7 @@ TEST_CASE("config: the tensor-core GEMM ceiling setter", "[config]") {
 // valid ones (run under -fsanitize=thread to check for races; the design has none: atomics, and a
 // mutex around the lists).
 TEST_CASE("config: changing settings while other threads select solvers", "[config][threads]") {
-  const core::DeviceInfo dev = h200();
+  const core::DeviceInfo dev = fake_h200();
   const core::ConvProblem p = small_nchw();
   std::atomic<bool> stop{false};
   std::atomic<long> bad{0}, calls{0};

@@ -8,6 +8,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "common/host_fakes.h"
 #include "common/scoped_config.h"
 #include "conv/dispatch.h"
 #include "conv/gemm/conv_gemm.h"
@@ -15,6 +16,8 @@
 #include "core/conv_problem.h"
 
 using namespace jhdnn;
+using jhdnn::test::contains;
+using jhdnn::test::fake_h200;
 using jhdnn::test::ScopedConvGemmNchw;
 using jhdnn::test::ScopedConvGemmWsCap;
 using jhdnn::test::ScopedDisabledSolvers;
@@ -31,21 +34,6 @@ void* operator new(std::size_t n) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-
-namespace {
-
-bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
-
-core::DeviceInfo h200() {
-  core::DeviceInfo d;
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.smem_per_block_optin = 227 * 1024;
-  d.smem_per_sm = 228 * 1024;
-  return d;
-}
-
-}  // namespace
 
 TEST_CASE("the disable list matches whole solver names and takes effect on the next call", "[host]") {
   const conv::ConvSolver& ours = conv::gemm_ours_solver();
@@ -82,7 +70,7 @@ TEST_CASE("the disable list matches whole solver names and takes effect on the n
 }
 
 TEST_CASE("select_solver names every solver's reason only when none applies", "[host]") {
-  const core::DeviceInfo dev = h200();
+  const core::DeviceInfo dev = fake_h200();
   // GEMM refuses a non-packed y in both solvers; DOUBLE data in both too.
   const core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_DOUBLE, false, 1, 3, 5, 5, 2, 3, 3, 0, 0, 1, 1, 1, 1);
   const conv::ConvSolver* s = nullptr;
@@ -109,7 +97,7 @@ TEST_CASE("select_solver names every solver's reason only when none applies", "[
 TEST_CASE("gemm_cublas refuses a call without a jhdnn handle (its cuBLAS handle is per handle)", "[host]") {
   const core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
   const conv::ConvSolver& s = conv::gemm_cublas_solver();
-  REQUIRE(s.can_implement(p, h200()).ok);
+  REQUIRE(s.can_implement(p, fake_h200()).ok);
   // Never dereferenced: the handle check comes before any device work.
   static float fake[4];
   const conv::ConvArgs args{fake, fake, fake, 1.0, 0.0};
@@ -120,7 +108,7 @@ TEST_CASE("gemm_cublas refuses a call without a jhdnn handle (its cuBLAS handle 
 }
 
 TEST_CASE("the GEMM convolution's workspace-cap refusal names the cap in force", "[host]") {
-  const core::DeviceInfo dev = h200();
+  const core::DeviceInfo dev = fake_h200();
   const conv::ConvSolver& s = conv::gemm_ours_solver();
   // im2col of one image: C*R*S * P*Q floats = 16*9 * 81 * 4 = 46656 bytes.
   const core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
@@ -146,7 +134,7 @@ TEST_CASE("the GEMM convolution's workspace-cap refusal names the cap in force",
 }
 
 TEST_CASE("a successful select_solver allocates nothing, JHDNN_DISABLE set or not", "[host]") {
-  const core::DeviceInfo dev = h200();
+  const core::DeviceInfo dev = fake_h200();
   // FLOAT with FMA_MATH under IMPLICIT_PRECOMP_GEMM: both tensor-core solvers come first and refuse.
   core::ConvProblem p = core::make_problem_2d(JHDNN_DATA_FLOAT, true, 2, 16, 9, 9, 8, 3, 3, 1, 1, 1, 1, 1, 1);
   p.math_type = JHDNN_FMA_MATH;
