@@ -260,25 +260,20 @@ void check_all_ran(Notes& notes) {
 // multiple of the reduction step 8 (IMPLICIT masks part of a channel block), a single channel,
 // a reduction shorter than one step, 1x1 with stride, a filter as large as the input.
 std::vector<NamedProblem> tail_problems() {
-  const auto f = JHDNN_DATA_FLOAT;
-  auto mk = [&](int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad, int stride,
-                int dil, int64_t G = 1) {
-    return core::make_problem_2d(f, false, N, C, H, W, K, R, S, pad, pad, stride, stride, dil, dil, G);
-  };
   return {
-      {"tail_k130_c19", mk(2, 19, 13, 11, 130, 3, 3, 1, 1, 1)},
-      {"tail_k129_c8", mk(1, 8, 23, 23, 129, 3, 3, 1, 1, 1)},
-      {"tail_k65_c17", mk(3, 17, 9, 14, 65, 3, 3, 1, 1, 1)},
-      {"tail_k63_c33_s2", mk(2, 33, 15, 15, 63, 3, 3, 1, 2, 1)},
-      {"tail_k9_c5", mk(2, 5, 19, 21, 9, 3, 3, 0, 1, 1)},
-      {"tail_k7_c1", mk(3, 1, 27, 25, 7, 5, 5, 2, 1, 1)},
-      {"tail_k1_c3_dil2", mk(2, 3, 16, 17, 1, 3, 3, 2, 1, 2)},
-      {"tail_k24_c2_r1", mk(4, 2, 11, 9, 24, 1, 1, 0, 1, 1)},
-      {"tail_1x1_s2_k40_c36", mk(2, 36, 14, 14, 40, 1, 1, 0, 2, 1)},
-      {"tail_filter_eq_input", mk(3, 6, 5, 5, 12, 5, 5, 0, 1, 1)},
-      {"tail_grouped_g3_k99", mk(2, 12, 10, 10, 99, 3, 3, 1, 1, 1, 3)},
-      {"tail_depthwise_c40", mk(2, 40, 12, 12, 40, 3, 3, 1, 2, 1, 40)},
-      {"tail_q255_k136_c64", mk(1, 64, 1, 257, 136, 1, 3, 0, 1, 1)},
+      {"tail_k130_c19", float_2d(2, 19, 13, 11, 130, 3, 3, 1, 1, 1)},
+      {"tail_k129_c8", float_2d(1, 8, 23, 23, 129, 3, 3, 1, 1, 1)},
+      {"tail_k65_c17", float_2d(3, 17, 9, 14, 65, 3, 3, 1, 1, 1)},
+      {"tail_k63_c33_s2", float_2d(2, 33, 15, 15, 63, 3, 3, 1, 2, 1)},
+      {"tail_k9_c5", float_2d(2, 5, 19, 21, 9, 3, 3, 0, 1, 1)},
+      {"tail_k7_c1", float_2d(3, 1, 27, 25, 7, 5, 5, 2, 1, 1)},
+      {"tail_k1_c3_dil2", float_2d(2, 3, 16, 17, 1, 3, 3, 2, 1, 2)},
+      {"tail_k24_c2_r1", float_2d(4, 2, 11, 9, 24, 1, 1, 0, 1, 1)},
+      {"tail_1x1_s2_k40_c36", float_2d(2, 36, 14, 14, 40, 1, 1, 0, 2, 1)},
+      {"tail_filter_eq_input", float_2d(3, 6, 5, 5, 12, 5, 5, 0, 1, 1)},
+      {"tail_grouped_g3_k99", float_2d(2, 12, 10, 10, 99, 3, 3, 1, 1, 1, 3)},
+      {"tail_depthwise_c40", float_2d(2, 40, 12, 12, 40, 3, 3, 1, 2, 1, 40)},
+      {"tail_q255_k136_c64", float_2d(1, 64, 1, 257, 136, 1, 3, 0, 1, 1)},
   };
 }
 
@@ -402,23 +397,18 @@ TEST_CASE("implicit gemm: non-packed (4dEx-style) x and y strides", "[gpu][impli
 // on groups (the x / w group offsets), on taps that lie wholly in the padding (pad 4 around a 3x3
 // filter), on dilation and stride, and on a single output pixel with a 130-channel column tail.
 std::vector<NamedProblem> precomp_ring_problems() {
-  const auto f = JHDNN_DATA_FLOAT;
-  auto mk = [&](int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad, int stride,
-                int dil, int64_t G = 1) {
-    return core::make_problem_2d(f, false, N, C, H, W, K, R, S, pad, pad, stride, stride, dil, dil, G);
-  };
   return {
-      {"ring_1step_1x1_c8_k8", mk(3, 8, 7, 9, 8, 1, 1, 0, 1, 1)},
-      {"ring_2steps_1x1_c16_k70", mk(2, 16, 11, 13, 70, 1, 1, 0, 1, 1)},
-      {"ring_3steps_3x1_c8_k33", mk(2, 8, 10, 9, 33, 3, 1, 1, 1, 1)},
-      {"ring_4steps_2x2_c8_k20", mk(2, 8, 9, 10, 20, 2, 2, 0, 1, 1)},
-      {"ring_5steps_1x5_c8_k17", mk(1, 8, 6, 21, 17, 1, 5, 2, 1, 1)},
-      {"ring_49taps_7x7s2_c8_k72", mk(2, 8, 23, 19, 72, 7, 7, 3, 2, 1)},
-      {"ring_grouped_g2_c32_k48", mk(2, 32, 9, 9, 48, 3, 3, 1, 1, 1, 2)},
-      {"ring_grouped_g3_c24_k9_s2", mk(2, 24, 8, 8, 9, 3, 3, 1, 2, 1, 3)},
-      {"ring_dil2_c16_k65", mk(2, 16, 17, 15, 65, 3, 3, 2, 1, 2)},
-      {"ring_pad4_c8_k12", mk(1, 8, 5, 6, 12, 3, 3, 4, 1, 1)},
-      {"ring_one_pixel_c64_k130", mk(1, 64, 1, 1, 130, 1, 1, 0, 1, 1)},
+      {"ring_1step_1x1_c8_k8", float_2d(3, 8, 7, 9, 8, 1, 1, 0, 1, 1)},
+      {"ring_2steps_1x1_c16_k70", float_2d(2, 16, 11, 13, 70, 1, 1, 0, 1, 1)},
+      {"ring_3steps_3x1_c8_k33", float_2d(2, 8, 10, 9, 33, 3, 1, 1, 1, 1)},
+      {"ring_4steps_2x2_c8_k20", float_2d(2, 8, 9, 10, 20, 2, 2, 0, 1, 1)},
+      {"ring_5steps_1x5_c8_k17", float_2d(1, 8, 6, 21, 17, 1, 5, 2, 1, 1)},
+      {"ring_49taps_7x7s2_c8_k72", float_2d(2, 8, 23, 19, 72, 7, 7, 3, 2, 1)},
+      {"ring_grouped_g2_c32_k48", float_2d(2, 32, 9, 9, 48, 3, 3, 1, 1, 1, 2)},
+      {"ring_grouped_g3_c24_k9_s2", float_2d(2, 24, 8, 8, 9, 3, 3, 1, 2, 1, 3)},
+      {"ring_dil2_c16_k65", float_2d(2, 16, 17, 15, 65, 3, 3, 2, 1, 2)},
+      {"ring_pad4_c8_k12", float_2d(1, 8, 5, 6, 12, 3, 3, 4, 1, 1)},
+      {"ring_one_pixel_c64_k130", float_2d(1, 64, 1, 1, 130, 1, 1, 0, 1, 1)},
   };
 }
 

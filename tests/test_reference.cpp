@@ -16,7 +16,6 @@
 #include "common/test_util.h"
 
 using jhdnn::core::ConvProblem;
-using jhdnn::core::make_problem_2d;
 using namespace jhdnn::test;
 
 namespace {
@@ -24,12 +23,7 @@ namespace {
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kInf = std::numeric_limits<double>::infinity();
 
-// Packed NCHW problem (the layout the hand-written arrays below are in).
-ConvProblem p2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad,
-                int stride, int dil, int64_t G = 1, jhdnnConvolutionMode_t mode = JHDNN_CROSS_CORRELATION) {
-  return make_problem_2d(JHDNN_DATA_FLOAT, false, N, C, H, W, K, R, S, pad, pad, stride, stride, dil, dil, G,
-                         mode);
-}
+// Problems are float_2d (common/problems.h): packed NCHW, the layout the hand-written arrays below are in.
 
 // y = alpha * conv + beta * y0; y starts as y0, or all NaN when y0 is empty (so a reference that
 // read y with beta == 0 would show it).
@@ -51,7 +45,7 @@ double pow2(int e) { return std::ldexp(1.0, e); }
 
 TEST_CASE("reference: 1x1 convolution mixes channels", "[reference]") {
   // x: C=2 channels of 2x2; w: K=2 filters over the 2 channels.
-  const ConvProblem p = p2d(1, 2, 2, 2, 2, 1, 1, 0, 1, 1);
+  const ConvProblem p = float_2d(1, 2, 2, 2, 2, 1, 1, 0, 1, 1);
   const std::vector<double> x = {1, 2, 3, 4,    // c0
                                  5, 6, 7, 8};   // c1
   const std::vector<double> w = {1, 2,          // k0 = c0 + 2 c1
@@ -61,7 +55,7 @@ TEST_CASE("reference: 1x1 convolution mixes channels", "[reference]") {
 }
 
 TEST_CASE("reference: 3x3 with padding 1 on a 3x3 integer image", "[reference]") {
-  const ConvProblem p = p2d(1, 1, 3, 3, 1, 3, 3, 1, 1, 1);
+  const ConvProblem p = float_2d(1, 1, 3, 3, 1, 3, 3, 1, 1, 1);
   REQUIRE(p.P == 3);
   REQUIRE(p.Q == 3);
   const std::vector<double> x = {1, 2, 3,
@@ -84,8 +78,8 @@ TEST_CASE("reference: CONVOLUTION flips the filter, CROSS_CORRELATION does not",
   const std::vector<double> w = {1, 0, 2,  // asymmetric: flipping changes the result
                                  0, 1, 0,
                                  -1, 0, 1};
-  const ConvProblem xc = p2d(1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, JHDNN_CROSS_CORRELATION);
-  const ConvProblem cv = p2d(1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, JHDNN_CONVOLUTION);
+  const ConvProblem xc = float_2d(1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, JHDNN_CROSS_CORRELATION);
+  const ConvProblem cv = float_2d(1, 1, 3, 3, 1, 3, 3, 1, 1, 1, 1, JHDNN_CONVOLUTION);
   // With the flipped filter {1,0,-1; 0,1,0; 2,0,1}:
   // y[p][q] = x[p-1][q-1] - x[p-1][q+1] + x[p][q] + 2 x[p+1][q-1] + x[p+1][q+1]
   // e.g. y[1][1] = 1 - 3 + 5 + 2*7 + 9 = 26; y[0][1] = 2 + 2*4 + 6 = 16.
@@ -107,14 +101,14 @@ TEST_CASE("reference: stride 2", "[reference]") {
                                  9, 10, 11, 12,
                                  13, 14, 15, 16};
   SECTION("2x2 filter, no padding: non-overlapping windows") {
-    const ConvProblem p = p2d(1, 1, 4, 4, 1, 2, 2, 0, 2, 1);
+    const ConvProblem p = float_2d(1, 1, 4, 4, 1, 2, 2, 0, 2, 1);
     const std::vector<double> w = {1, 2,
                                    3, 4};
     CHECK(run(p, x, w) == std::vector<double>{44, 64,      // 1+4+15+24, 3+8+21+32
                                               124, 144});  // 9+20+39+56, 11+24+45+64
   }
   SECTION("3x3 box filter, padding 1") {
-    const ConvProblem p = p2d(1, 1, 4, 4, 1, 3, 3, 1, 2, 1);
+    const ConvProblem p = float_2d(1, 1, 4, 4, 1, 3, 3, 1, 2, 1);
     REQUIRE(p.P == 2);
     const std::vector<double> w(9, 1.0);
     // windows rows/cols {-1..1} and {1..3}, clipped
@@ -125,7 +119,7 @@ TEST_CASE("reference: stride 2", "[reference]") {
 
 TEST_CASE("reference: dilation 2", "[reference]") {
   // 5x5 image 1..25, 2x2 filter dilated to a 3x3 footprint: 3x3 output.
-  const ConvProblem p = p2d(1, 1, 5, 5, 1, 2, 2, 0, 1, 2);
+  const ConvProblem p = float_2d(1, 1, 5, 5, 1, 2, 2, 0, 1, 2);
   REQUIRE(p.P == 3);
   REQUIRE(p.Q == 3);
   std::vector<double> x(25);
@@ -140,7 +134,7 @@ TEST_CASE("reference: dilation 2", "[reference]") {
 
 TEST_CASE("reference: groups and depthwise", "[reference]") {
   SECTION("groups = 2: filters 0,1 see channels 0,1; filters 2,3 see channels 2,3") {
-    const ConvProblem p = p2d(1, 4, 1, 1, 4, 1, 1, 0, 1, 1, 2);
+    const ConvProblem p = float_2d(1, 4, 1, 1, 4, 1, 1, 0, 1, 1, 2);
     const std::vector<double> x = {1, 2, 3, 4};
     const std::vector<double> w = {1, 1,    // k0
                                    1, -1,   // k1
@@ -149,7 +143,7 @@ TEST_CASE("reference: groups and depthwise", "[reference]") {
     CHECK(run(p, x, w) == std::vector<double>{3, -1, 6, 12});
   }
   SECTION("depthwise 3x3, no padding") {
-    const ConvProblem p = p2d(1, 2, 3, 3, 2, 3, 3, 0, 1, 1, 2);
+    const ConvProblem p = float_2d(1, 2, 3, 3, 2, 3, 3, 0, 1, 1, 2);
     const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8, 9,   // c0
                                    9, 8, 7, 6, 5, 4, 3, 2, 1};  // c1
     const std::vector<double> w = {1, 0, 0, 0, 1, 0, 0, 0, 0,   // k0: top-left + centre of c0
@@ -157,7 +151,7 @@ TEST_CASE("reference: groups and depthwise", "[reference]") {
     CHECK(run(p, x, w) == std::vector<double>{6, 45});
   }
   SECTION("depthwise with channel multiplier 2") {
-    const ConvProblem p = p2d(1, 2, 3, 3, 4, 3, 3, 0, 1, 1, 2);
+    const ConvProblem p = float_2d(1, 2, 3, 3, 4, 3, 3, 0, 1, 1, 2);
     const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8, 9,
                                    9, 8, 7, 6, 5, 4, 3, 2, 1};
     const std::vector<double> w = {0, 0, 0, 0, 1, 0, 0, 0, 0,   // k0 (c0): centre = 5
@@ -169,7 +163,7 @@ TEST_CASE("reference: groups and depthwise", "[reference]") {
 }
 
 TEST_CASE("reference: alpha / beta blending; beta == 0 never reads y", "[reference]") {
-  const ConvProblem p = p2d(1, 2, 2, 2, 2, 1, 1, 0, 1, 1);
+  const ConvProblem p = float_2d(1, 2, 2, 2, 2, 1, 1, 0, 1, 1);
   const std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8};
   const std::vector<double> w = {1, 2, 3, -1};
   // conv = {11, 14, 17, 20, -2, 0, 2, 4} (see the 1x1 case)
@@ -184,7 +178,7 @@ TEST_CASE("reference: alpha / beta blending; beta == 0 never reads y", "[referen
 
 TEST_CASE("reference: 3-D", "[reference]") {
   SECTION("2x2x2 filter on a 2x2x2 volume, both modes") {
-    ConvProblem p = p2d(1, 1, 2, 2, 1, 2, 2, 0, 1, 1);
+    ConvProblem p = float_2d(1, 1, 2, 2, 1, 2, 2, 0, 1, 1);
     p.spatial_dims = 3;
     p.D = 2, p.T = 2, p.O = 1;
     p = with_layout(p, JHDNN_DATA_FLOAT, false);
@@ -197,7 +191,7 @@ TEST_CASE("reference: 3-D", "[reference]") {
   }
   SECTION("depth padding, stride and dilation act on d") {
     // D = 2, T = 2, H = W = R = S = 1; y[o] = sum_t x[o*sd - pd + t*dd] * w[t]
-    ConvProblem p = p2d(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
+    ConvProblem p = float_2d(1, 1, 1, 1, 1, 1, 1, 0, 1, 1);
     p.spatial_dims = 3;
     p.D = 2, p.T = 2, p.pad_d = 1;
     const std::vector<double> x = {3, 5};
@@ -268,7 +262,7 @@ TEST_CASE("reference: NHWC gives the same result as NCHW", "[reference]") {
 TEST_CASE("reference: padded (non-packed) strides touch only logical elements", "[reference]") {
   // x: N=2, C=3, H=5, W=4 with gaps after every row, channel and image; y likewise; w in an
   // unusual order (c outermost). Gaps hold a sentinel that must survive.
-  ConvProblem p = p2d(2, 3, 5, 4, 2, 3, 2, 1, 1, 1);
+  ConvProblem p = float_2d(2, 3, 5, 4, 2, 3, 2, 1, 1, 1);
   const ConvProblem packed = p;
   REQUIRE(p.P == 5);
   REQUIRE(p.Q == 5);

@@ -218,4 +218,10 @@ NamedProblem find_problem(const std::string& name) {
   throw std::out_of_range("no problem named " + name + " in conv_problem_set()");
 }
 
+core::ConvProblem float_2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad,
+                           int stride, int dil, int64_t G, jhdnnConvolutionMode_t mode) {
+  return core::make_problem_2d(JHDNN_DATA_FLOAT, false, N, C, H, W, K, R, S, pad, pad, stride, stride, dil, dil, G,
+                               mode);
+}
+
 }  // namespace jhdnn::test

@@ -26,6 +26,12 @@ std::vector<NamedProblem> conv_problem_set();
 // The entry called `name`; throws std::out_of_range when there is none.
 NamedProblem find_problem(const std::string& name);
 
+// A FLOAT, packed NCHW / KCRS 2-D problem with the same padding, stride and dilation along H and W
+// (core::make_problem_2d with each pair given once), for tests that list their own shapes.
+core::ConvProblem float_2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int pad,
+                           int stride, int dil, int64_t G = 1,
+                           jhdnnConvolutionMode_t mode = JHDNN_CROSS_CORRELATION);
+
 // p re-laid out as packed NCHW / KCRS / NCHW (nhwc false) or NHWC / KRSC / NHWC (nhwc true) --
 // NCDHW / NDHWC (KCTRS / KTRSC) for 3-D -- with data type dt; compute_type becomes DOUBLE for
 // DOUBLE data, FLOAT otherwise. Sizes, padding, strides, dilation, groups, mode and math type
