@@ -64,26 +64,43 @@ std::vector<float> random_dense(int64_t rows, int64_t cols, int64_t lda, double 
   return a;
 }
 
-// Host CSR with power-law-ish row lengths (some rows empty, a few very long).
-spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t seed) {
-  SplitMix64 g(seed);
+// An m x k CSR with no nonzeros yet: add_row fills it row by row.
+spdnn::Csr empty_csr(int64_t m, int64_t k) {
   spdnn::Csr a;
   a.rows = m;
   a.cols = k;
   a.ptr.assign(m + 1, 0);
+  return a;
+}
+
+// cols sorted ascending, repeats dropped (a CSR row's column set).
+void sort_unique(std::vector<int>& cols) {
+  std::sort(cols.begin(), cols.end());
+  cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+}
+
+// Appends row r (the rows before it are complete) with columns cols and values uniform in [-1, 1)
+// drawn from g, one per column in order.
+void add_row(spdnn::Csr& a, int64_t r, const std::vector<int>& cols, SplitMix64& g) {
+  for (int c : cols) {
+    a.idx.push_back(c);
+    a.val.push_back(float(g.uniform() * 2 - 1));
+  }
+  a.ptr[r + 1] = int64_t(a.idx.size());
+}
+
+// Host CSR with power-law-ish row lengths (some rows empty, a few very long).
+spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t seed) {
+  SplitMix64 g(seed);
+  spdnn::Csr a = empty_csr(m, k);
   for (int64_t r = 0; r < m; ++r) {
     int64_t len = skewed ? int64_t(double(avg) * 0.2 / std::pow(g.uniform() + 1e-3, 1.0)) : int64_t(g.uniform() * 2 * avg);
     if (skewed && g.uniform() < 0.1) len = 0;
     len = std::min(len, k);
     std::vector<int> cols;
     for (int64_t t = 0; t < len; ++t) cols.push_back(int(g.next() % uint64_t(k)));
-    std::sort(cols.begin(), cols.end());
-    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-    for (int c : cols) {
-      a.idx.push_back(c);
-      a.val.push_back(float(g.uniform() * 2 - 1));
-    }
-    a.ptr[r + 1] = int64_t(a.idx.size());
+    sort_unique(cols);
+    add_row(a, r, cols, g);
   }
   return a;
 }
@@ -92,24 +109,16 @@ spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t s
 // many nonzero chunks of the NNZ_* algorithms), the rest short random rows.
 spdnn::Csr heavy_csr(int64_t m, int64_t k, uint64_t seed) {
   SplitMix64 g(seed);
-  spdnn::Csr a;
-  a.rows = m;
-  a.cols = k;
-  a.ptr.assign(m + 1, 0);
+  spdnn::Csr a = empty_csr(m, k);
   for (int64_t r = 0; r < m; ++r) {
     std::vector<int> cols;
     if (r == 7) {
       for (int64_t c = 0; c < k; ++c) cols.push_back(int(c));
     } else if (r >= 3 && r % 5 != 0) {
       for (int t = 0; t < 1 + int(g.next() % 6); ++t) cols.push_back(int(g.next() % uint64_t(k)));
-      std::sort(cols.begin(), cols.end());
-      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+      sort_unique(cols);
     }
-    for (int c : cols) {
-      a.idx.push_back(c);
-      a.val.push_back(float(g.uniform() * 2 - 1));
-    }
-    a.ptr[r + 1] = int64_t(a.idx.size());
+    add_row(a, r, cols, g);
   }
   return a;
 }
@@ -120,28 +129,19 @@ spdnn::Csr heavy_csr(int64_t m, int64_t k, uint64_t seed) {
 // row-by-row path of WARP_ROW_WIDE.
 spdnn::Csr grouped_csr(int64_t groups, int64_t k, uint64_t seed) {
   SplitMix64 g(seed);
-  spdnn::Csr a;
-  a.rows = groups * 4 + 3;
-  a.cols = k;
-  a.ptr.assign(a.rows + 1, 0);
+  spdnn::Csr a = empty_csr(groups * 4 + 3, k);
   std::vector<int> cols;
   for (int64_t r = 0; r < a.rows; ++r) {
     if (r % 4 == 0) {  // a new group: a new column list
       cols.clear();
       for (int t = 0; t < 40; ++t) cols.push_back(int(g.next() % uint64_t(k)));
-      std::sort(cols.begin(), cols.end());
-      cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+      sort_unique(cols);
     }
     std::vector<int> mine = cols;
     if (r == 2 * 4 + 3) mine.back() = mine.back() == k - 1 ? 0 : k - 1;  // one column differs (kept sorted below)
     if (r / 4 == 5 && r % 4 == 1) mine.pop_back();
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    for (int c : mine) {
-      a.idx.push_back(c);
-      a.val.push_back(float(g.uniform() * 2 - 1));
-    }
-    a.ptr[r + 1] = int64_t(a.idx.size());
+    sort_unique(mine);
+    add_row(a, r, mine, g);
   }
   return a;
 }
