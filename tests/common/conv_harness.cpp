@@ -240,6 +240,21 @@ std::vector<NamedProblem> convmode_problems() {
   return out;
 }
 
+// ================================================================ refusals
+
+std::vector<RefusalCase> non_float_cases(const ConvProblem& base) {
+  return {{"HALF data", with_layout(base, JHDNN_DATA_HALF, false), "FLOAT"},
+          {"DOUBLE data", with_layout(base, JHDNN_DATA_DOUBLE, false), "FLOAT"}};
+}
+
+void check_refused(const conv::Verdict& v, const char* reason_part) {
+  CHECK_FALSE(v.ok);
+  if (!v.ok) {
+    INFO("reason: " << v.reason);
+    CHECK(std::string(v.reason).find(reason_part) != std::string::npos);
+  }
+}
+
 std::vector<std::pair<std::string, ConvProblem>> strided_layouts(const ConvProblem& base) {
   std::vector<std::pair<std::string, ConvProblem>> out;
   auto set = [](int64_t* s, int64_t n, int64_t c, int64_t h, int64_t w) {

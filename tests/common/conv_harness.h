@@ -150,6 +150,21 @@ std::vector<NamedProblem> every_nth(const std::vector<NamedProblem>& v, size_t n
 // skipped (mirroring them changes nothing).
 std::vector<NamedProblem> convmode_problems();
 
+// ================================================================ refusals
+
+// A problem a solver must refuse, and a part of the reason it must give.
+struct RefusalCase {
+  const char* what;
+  core::ConvProblem p;
+  const char* reason_part;
+};
+
+// base re-laid as HALF and as DOUBLE data: a FLOAT-only solver refuses both, naming "FLOAT".
+std::vector<RefusalCase> non_float_cases(const core::ConvProblem& base);
+
+// CHECKs that v is a refusal whose reason contains reason_part (the reason is shown on failure).
+void check_refused(const conv::Verdict& v, const char* reason_part);
+
 // Non-packed x and y (4dEx-style strides with padding between rows, channels and images, and an
 // N-innermost layout); the filter stays packed (KCRS or KRSC), as filter descriptors require.
 std::vector<std::pair<std::string, core::ConvProblem>> strided_layouts(const core::ConvProblem& base);
