@@ -77,6 +77,14 @@ __device__ __forceinline__ void decode_pixel(const Params& p, int m, int* n, int
   *n = p.div_O.divmod(no, o);
 }
 
+// Input coordinates of filter tap (0, 0, 0) of the output pixel at (o, pp, q) (they may lie in the
+// padding).
+__device__ __forceinline__ void tap0_coords(const Params& p, int o, int pp, int q, int* d0, int* h0, int* w0) {
+  *d0 = o * p.stride_d - p.pad_d;
+  *h0 = pp * p.stride_h - p.pad_h;
+  *w0 = q * p.stride_w - p.pad_w;
+}
+
 // How a thread finds its elements' addresses along the reduction (see the file comment).
 enum Mode {
   kTapBlock = 0,  // implicit_gemm when C/G % 8 == 0: (channel block, tap) counters
@@ -328,9 +336,7 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
     int n, o, pp, q;
     decode_pixel(p, a_pixel ? am : 0, &n, &o, &pp, &q);
     x_base = n * p.xs[0] + int64_t(g) * p.cpg * p.xs[1];
-    d0 = o * p.stride_d - p.pad_d;
-    h0 = pp * p.stride_h - p.pad_h;
-    w0 = q * p.stride_w - p.pad_w;
+    tap0_coords(p, o, pp, q, &d0, &h0, &w0);
   }
   // x[n, g*C/G, d0, h0, w0] (may lie in the padding: only offsets from it that pass the bounds
   // check are dereferenced). The PRECOMP table offsets are relative to it.
@@ -597,9 +603,7 @@ __global__ void __launch_bounds__(kThreads, Cfg::kMinBlocks)
   {
     int n, o, pp, q;
     decode_pixel(p, a_pixel ? m0 + a_m : 0, &n, &o, &pp, &q);
-    d0 = o * p.stride_d - p.pad_d;
-    h0 = pp * p.stride_h - p.pad_h;
-    w0 = q * p.stride_w - p.pad_w;
+    tap0_coords(p, o, pp, q, &d0, &h0, &w0);
     x_pix = n * p.xs[0] + (int64_t(g) * p.cpg + a_k0) * p.xs[1] + d0 * p.xs[2] + h0 * p.xs[3] + w0 * p.xs[4];
   }
   const int64_t a_jstep = int64_t(a_kstep) * p.xs[1];  // between a thread's A slots
