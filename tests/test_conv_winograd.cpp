@@ -242,6 +242,18 @@ void check_all_ran(Notes& notes) {
   CHECK(notes.api_runs == notes.configs);
 }
 
+// Every scale and strided layout of `shapes` (for_each_strided_config) through the paths, fma math,
+// counted in notes; then prints the notes and CHECKs that every configuration ran.
+void run_strided(const std::vector<StridedShape>& shapes, Notes& notes, bool with_cudnn) {
+  for_each_strided_config(shapes, JHDNN_DATA_FLOAT, [&](const HostProblem& h, const ConvProblem& lp) {
+    ++notes.configs;
+    DeviceProblem d(h, lp, /*fma_math=*/true);
+    run_paths(d, h, notes, with_cudnn);
+  });
+  notes.print();
+  check_all_ran(notes);
+}
+
 // ResNet / VGG-like shapes (channels kept, spatial reduced so the float64 reference stays fast),
 // with odd H / W so the last tile row / column is cut by the edge, and corner cases: P or Q of 1,
 // no padding, asymmetric and large padding, K and C that are not multiples of any tile size.
@@ -339,13 +351,7 @@ TEST_CASE("conv winograd: non-packed x and y strides", "[gpu][conv_winograd][str
   shapes.push_back({"strided_nopad", 2, 6, 8, 11, 5, 3, 3, 0, 0, 1, 1, 1, 1, 1});
   CHECK(shapes.size() >= 3);
   Notes notes("winograd: strided layouts");
-  for_each_strided_config(shapes, JHDNN_DATA_FLOAT, [&](const HostProblem& h, const ConvProblem& lp) {
-    ++notes.configs;
-    DeviceProblem d(h, lp, /*fma_math=*/true);
-    run_paths(d, h, notes, /*with_cudnn=*/true);
-  });
-  notes.print();
-  check_all_ran(notes);
+  run_strided(shapes, notes, /*with_cudnn=*/true);
 }
 
 TEST_CASE("conv winograd: chunks of images (JHDNN_WINOGRAD_CHUNK)", "[gpu][conv_winograd][chunked]") {
@@ -366,14 +372,7 @@ TEST_CASE("conv winograd: chunks of images (JHDNN_WINOGRAD_CHUNK)", "[gpu][conv_
     }
     Notes notes(std::string("winograd: chunks of ") + chunk);
     CHECK(run_list(probs, Scale{0.5, -1.0}, notes) == 2);
-    std::vector<StridedShape> shapes = {{"strided_chunked", 5, 7, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1}};
-    for_each_strided_config(shapes, JHDNN_DATA_FLOAT, [&](const HostProblem& h, const ConvProblem& lp) {
-      ++notes.configs;
-      DeviceProblem d(h, lp, /*fma_math=*/true);
-      run_paths(d, h, notes, /*with_cudnn=*/false);
-    });
-    notes.print();
-    check_all_ran(notes);
+    run_strided({{"strided_chunked", 5, 7, 9, 8, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1}}, notes, /*with_cudnn=*/false);
   }
 }
 
