@@ -88,6 +88,15 @@ int parse_switch(const char* v, const char* const (&names)[2]) {
 const char* const kEpilogueNames[2] = {"staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
 
+// The setter of a two-valued switch: value nullptr restores the environment's env_value (which may
+// be kInvalid, kept for the solver's message); a value that names neither setting is refused.
+bool set_switch(std::atomic<int>& slot, int env_value, const char* value, const char* const (&names)[2]) {
+  const int v = value == nullptr ? env_value : parse_switch(value, names);
+  if (v < 0 && value != nullptr) return false;
+  slot.store(v, std::memory_order_relaxed);
+  return true;
+}
+
 // Copies a list from the environment, cut at the last whole item that fits (with a warning): a cut
 // inside a name could disable a different solver.
 void copy_env_list(const char* name, const char* v, char* out) {
@@ -253,18 +262,12 @@ const char* tc_tail_bad_value() { return state().env.tc_tail_bad; }
 
 bool set_tc_epilogue(const char* value) {
   State& s = state();
-  const int v = value == nullptr ? int(s.env.tc_epilogue) : parse_switch(value, kEpilogueNames);
-  if (v < 0 && value != nullptr) return false;
-  s.tc_epilogue.store(v, std::memory_order_relaxed);
-  return true;
+  return set_switch(s.tc_epilogue, int(s.env.tc_epilogue), value, kEpilogueNames);
 }
 
 bool set_tc_tail(const char* value) {
   State& s = state();
-  const int v = value == nullptr ? int(s.env.tc_tail) : parse_switch(value, kTailNames);
-  if (v < 0 && value != nullptr) return false;
-  s.tc_tail.store(v, std::memory_order_relaxed);
-  return true;
+  return set_switch(s.tc_tail, int(s.env.tc_tail), value, kTailNames);
 }
 
 bool log_on() { return state().env.log_on; }
