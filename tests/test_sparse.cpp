@@ -1140,6 +1140,10 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
   CHECK(call(layers, descs.data(), -0.3f, r1.as<int>(), rows - 1, ws) == JHDNN_STATUS_BAD_PARAM);
   CHECK(call(layers, descs.data(), -0.3f, r1.as<int>(), rows, ws - 1) == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
   CHECK(call(layers, descs.data(), -0.3f, r0.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM);  // rows1 == rows0
+  CHECK(call(layers, descs.data(), -0.3f, r0.as<int>() + 1, rows, ws) == JHDNN_STATUS_BAD_PARAM);  // partly rows0
+  CHECK(call(layers, descs.data(), -0.3f, i1.as<int>() + rows / 2, rows, ws) == JHDNN_STATUS_BAD_PARAM);  // partly ids1
+  CHECK(call(layers, descs.data(), -0.3f, x1.as<int>() + 4, rows, ws) == JHDNN_STATUS_BAD_PARAM);  // inside x1
+  CHECK(call(layers, descs.data(), -0.3f, static_cast<int*>(dws.get()) + 64, rows, ws) == JHDNN_STATUS_BAD_PARAM);
   CHECK(call(layers, descs.data(), 0.5f, r1.as<int>(), rows, ws) == JHDNN_STATUS_BAD_PARAM);   // bias > 0
   {
     std::vector<jhdnnSparseMatrixDescriptor_t> bad = descs;
@@ -1177,11 +1181,14 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
     want_features = final_features(want_counts.back());
   }
   // The multi-layer call twice on the same workspace (the first run must leave it reusable), then
-  // split in two calls (layers 1..7 and 8..100: the second starts from the odd set).
-  for (int rep = 0; rep < 3; ++rep) {
+  // split in two calls (layers 1..7 and 8..100: the second starts from the odd set), then once with
+  // the barrier's counters poisoned (0x01010101 arrivals, more than the grid: before the launcher
+  // zeroed them per launch this hung; a value below the grid size released layers early).
+  for (int rep = 0; rep < 4; ++rep) {
     INFO("multi-layer run " << rep);
     reset();
-    if (rep < 2) {
+    if (rep == 3) CUDA_CHECK(cudaMemset(static_cast<char*>(dws.get()) + fws, 0x01, 2 * sizeof(unsigned)));
+    if (rep < 2 || rep == 3) {
       JHDNN_CHECK(call(layers, descs.data(), -0.3f, r1.as<int>(), rows, ws));
     } else {
       JHDNN_CHECK(call(7, descs.data(), -0.3f, r1.as<int>(), rows, ws));

@@ -535,15 +535,35 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
     JHDNN_TRY(check_ptr(rows1, sizeof(int), "rows1", handle->device));
     JHDNN_TRY(check_ptr(ids0, sizeof(int), "ids0", handle->device));
     JHDNN_TRY(check_ptr(ids1, sizeof(int), "ids1", handle->device));
-    if (rows0 == rows1 || ids0 == ids1 || rows0 == ids0 || rows1 == ids1 || rows0 == ids1 || rows1 == ids0)
-      return fail(JHDNN_STATUS_BAD_PARAM, "rows0, ids0, rows1, ids1 must be four different buffers");
     const size_t need = sparse::multi_workspace(maxActive);
     if (workSpaceSizeInBytes < need)
       return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
                   workSpaceSizeInBytes, need);
     JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
-    std::vector<const jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
-    return sparse::dnn_layers_compact(handle->stream, handle->device.sm_count, wts.data(), layerCount, bias, clampMax,
+    // Every buffer the layers write or read across the barrier must be its own: a partial overlap
+    // would corrupt a later layer's input without an error. x0 / x1 span n * ld floats (n features,
+    // feature-major); the lists maxActive ints; counts layerCount + 1 ints; the workspace `need` bytes.
+    const int64_t x_bytes = wtDescs[0]->rows * ld * int64_t(sizeof(float));
+    const int64_t list_bytes = int64_t(maxActive) * int64_t(sizeof(int));
+    struct Buf {
+      const void* p;
+      int64_t bytes;
+      const char* name;
+    };
+    const Buf bufs[] = {{rows0, list_bytes, "rows0"},
+                        {ids0, list_bytes, "ids0"},
+                        {rows1, list_bytes, "rows1"},
+                        {ids1, list_bytes, "ids1"},
+                        {counts, int64_t(layerCount + 1) * int64_t(sizeof(int)), "counts"},
+                        {x0, x_bytes, "x0"},
+                        {x1, x_bytes, "x1"},
+                        {workSpace, int64_t(need), "workSpace"}};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
+      for (size_t j = i + 1; j < sizeof bufs / sizeof bufs[0]; ++j)
+        if (core::overlaps(bufs[i].p, bufs[i].bytes, bufs[j].p, bufs[j].bytes))
+          return fail(JHDNN_STATUS_BAD_PARAM, "%s overlaps %s (the layers need separate buffers)", bufs[i].name,
+                      bufs[j].name);
+    return sparse::dnn_layers_compact(handle->stream, handle->device.sm_count, wtDescs, layerCount, bias, clampMax,
                                       maxActive, counts, rows0, ids0, static_cast<float*>(x0), rows1, ids1,
                                       static_cast<float*>(x1), ld, workSpace);
   });

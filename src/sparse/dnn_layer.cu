@@ -19,6 +19,7 @@
 // written compactly at column r of y. *activeCount lives on the device, so a whole network runs
 // without a host round trip: the grid is sized for maxActive and surplus tiles leave at once.
 #include <algorithm>
+#include <atomic>
 
 #include <cub/device/device_scan.cuh>
 
@@ -552,17 +553,45 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
 }
 
 // Workspace of the multi-layer kernel: the fused workspace (flags, done counters: zeroed once by the
-// caller, left zeroed), then the barrier (2 counters, also zero on entry and left with bar[0] = 0).
+// caller, left zeroed), then the barrier (2 counters, zeroed by the launcher before every launch, so
+// a workspace whose barrier bytes are not zero can neither release a barrier early nor hang it).
 size_t multi_workspace(int max_active) { return fused_workspace(max_active) + 256; }
+
+namespace {
+// Per device, queried once: cooperative-launch support (1 / 2 = no / yes) and the resident blocks
+// per SM (+ 1) of the two multi-layer instantiations (0 = not queried yet). This path exists to cut
+// per-layer host and launch costs, so a call does not repeat three driver queries. Concurrent first
+// calls store the same values (benign).
+constexpr int kMaxDevices = 64;
+std::atomic<int> g_coop[kMaxDevices];
+std::atomic<int> g_per_sm[kMaxDevices][2];
+
+Status multi_launch_shape(bool all32, int* per_sm) {
+  int device = 0;
+  JHDNN_CUDA_TRY(cudaGetDevice(&device));
+  const bool cached = device >= 0 && device < kMaxDevices;
+  int coop = cached ? g_coop[device].load(std::memory_order_relaxed) - 1 : -1;
+  if (coop < 0) {
+    JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+    coop = coop != 0;
+    if (cached) g_coop[device].store(coop + 1, std::memory_order_relaxed);
+  }
+  if (!coop) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the device does not support cooperative launches");
+  *per_sm = cached ? g_per_sm[device][all32].load(std::memory_order_relaxed) - 1 : -1;
+  if (*per_sm < 0) {
+    auto kernel = all32 ? dnn_layers_compact_kernel<true> : dnn_layers_compact_kernel<false>;
+    JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, kernel, kWarps * 32, 0));
+    if (cached) g_per_sm[device][all32].store(*per_sm + 1, std::memory_order_relaxed);
+  }
+  if (*per_sm < 1) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the multi-layer kernel does not fit on an SM");
+  return Status::success();
+}
+}  // namespace
 
 Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct* const* wts, int layer_count,
                           float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
                           int* rows1, int* ids1, float* x1, int64_t ld, void* ws) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  int device = 0, coop = 0;
-  JHDNN_CUDA_TRY(cudaGetDevice(&device));
-  JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  if (!coop) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the device does not support cooperative launches");
   char* base = static_cast<char*>(ws);
   int* flags = reinterpret_cast<int*>(base);
   int* done = reinterpret_cast<int*>(base + align256(size_t(max_active) * sizeof(int)));
@@ -571,12 +600,13 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
   for (int k = 0; k < layer_count; ++k) all32 = all32 && wts[k]->width == 32;
   auto kernel = all32 ? dnn_layers_compact_kernel<true> : dnn_layers_compact_kernel<false>;
   int per_sm = 0;
-  JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0));
-  if (per_sm < 1) return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "the multi-layer kernel does not fit on an SM");
+  JHDNN_TRY(multi_launch_shape(all32, &per_sm));
   // Exactly the resident grid: a cooperative launch guarantees every block runs at once (the grid
   // barrier would deadlock otherwise) and fails cleanly if they cannot.
   const dim3 grid{unsigned(per_sm * std::max(sm_count, 1)), 1u, 1u};
-  // Chunks of kTableLayers layers, one launch each; chunk c0.. reads set c0 & 1.
+  // Chunks of kTableLayers layers, one launch each. kTableLayers is even, so every chunk starts on
+  // an even layer and reads set 0 (rows0, ids0, x0), as layer 0 does.
+  static_assert(kTableLayers % 2 == 0, "a chunk must start on an even layer to read set 0");
   for (int c0 = 0; c0 < layer_count; c0 += kTableLayers) {
     LayerTable table{};
     int count = std::min(kTableLayers, layer_count - c0);
@@ -584,12 +614,12 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
       const jhdnnSparseMatrixStruct& w = *wts[c0 + k];
       table.layer[k] = MultiLayer{w.col_ind, w.values, w.row_order, w.rows, int(w.width)};
     }
-    const bool odd = (c0 & 1) != 0;
     int* c = counts + c0;
-    int *r0 = odd ? rows1 : rows0, *i0 = odd ? ids1 : ids0, *r1 = odd ? rows0 : rows1, *i1 = odd ? ids0 : ids1;
-    float *y0 = odd ? x1 : x0, *y1 = odd ? x0 : x1;
-    void* args[] = {&table, &count, &bias, &clamp_max, &c,     &r0,   &i0,      &y0,        &r1,
-                    &i1,    &y1,    &ld,   &flags,     &done,  &bar,  &sm_count, &max_active};
+    void* args[] = {&table, &count, &bias, &clamp_max, &c,    &rows0, &ids0,     &x0,        &rows1,
+                    &ids1,  &x1,    &ld,   &flags,     &done, &bar,   &sm_count, &max_active};
+    // The barrier's counter and generation start at 0 in every launch (8 bytes, stream-ordered, and
+    // capturable in a graph), whatever the workspace held.
+    JHDNN_CUDA_TRY(cudaMemsetAsync(bar, 0, 2 * sizeof(unsigned), s));
     JHDNN_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), grid,
                                                dim3{kWarps * 32, 1u, 1u}, args, 0, s));
   }
