@@ -4,7 +4,8 @@ and VGG-16 layers (f32, NCHW) of cuDNN's same-algorithm time / ours (the ratio_s
 
   jhdnn-bench --suite=resnet50 --cfg=f32:nchw --algo=implicit_precomp_gemm,implicit_gemm --cudnn=same --csv=rn50.csv
   jhdnn-bench --suite=vgg16 --cfg=f32:nchw --algo=implicit_precomp_gemm,implicit_gemm --cudnn=same --csv=vgg.csv
-  python3 bench/igemm_csv_geomean.py rn50.csv vgg.csv      (bench/results/bench.csv at b6a93eb: 0.798, 1.211)
+  python3 bench/igemm_csv_geomean.py rn50.csv vgg.csv      (bench/results/bench.csv at 217cfa8: 1.066, 1.207;
+                                                           at b6a93eb it gave 0.798, 1.211)
 """
 import csv, math, sys
 for s, algo in (('implicit_precomp_gemm', 'IMPLICIT_PRECOMP_GEMM'), ('implicit_gemm', 'IMPLICIT_GEMM')):

@@ -235,6 +235,48 @@ TEST_CASE("config: the implicit GEMM tile override reaches the tile choice", "[c
   CHECK(std::string(conv::igemm::tile_for(p, 132)) == "256x8");
 }
 
+TEST_CASE("config: scoped settings nest (each restores the value before it)", "[config]") {
+  {
+    ScopedIgemmTile outer("64x64");
+    {
+      ScopedIgemmTile inner("128x128");
+      CHECK(cfg::igemm_tile() == 0);
+    }
+    CHECK(cfg::igemm_tile() == 2);  // 64x64 again, not the environment's value
+  }
+  {
+    ScopedWinogradChunk outer(5);
+    {
+      ScopedWinogradChunk inner(2);
+      CHECK(cfg::winograd_chunk() == 2);
+    }
+    CHECK(cfg::winograd_chunk() == 5);
+  }
+  CHECK(cfg::winograd_chunk() == 0);
+  {
+    ScopedTcGemmCeiling outer("mma");
+    {
+      ScopedTcGemmCeiling inner("hopper");
+      CHECK(cfg::tc_gemm_ceiling() == cfg::TcGemmCeiling::kHopper);
+    }
+    CHECK(cfg::tc_gemm_ceiling() == cfg::TcGemmCeiling::kMma);
+  }
+  {
+    ScopedConvGemmWsCap outer(1000);
+    {
+      ScopedConvGemmWsCap inner(2000);
+      CHECK(cfg::conv_gemm_ws_cap() == 2000);
+    }
+    CHECK(cfg::conv_gemm_ws_cap() == 1000);
+    ScopedConvGemmNchw mode("transpose");
+    {
+      ScopedConvGemmNchw inner("per_image");
+      CHECK(cfg::conv_gemm_nchw() == cfg::NchwStrategy::kPerImage);
+    }
+    CHECK(cfg::conv_gemm_nchw() == cfg::NchwStrategy::kTranspose);
+  }
+}
+
 TEST_CASE("config: the GEMM convolution's workspace cap and NCHW strategy reach its plan", "[config]") {
   const core::ConvProblem p = small_nchw();
   const conv::ConvSolver& s = conv::gemm_ours_solver();

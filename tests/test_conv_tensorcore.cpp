@@ -665,6 +665,40 @@ TEST_CASE("tensorcore: 3-D problems", "[gpu][tensorcore][3d]") {
   CHECK(n.solver_runs == n.configs);
 }
 
+// ctest runs this with JHDNN_TC_EPILOGUE=Staged JHDNN_TC_TAIL=yes (tensorcore_env_misspelt): a run
+// of tensorcore_wgmma's own choice through the API fails with BAD_PARAM naming the bad value
+// (the epilogue's first; once a setter fixes it, the tail's), and runs once both are fixed.
+TEST_CASE("tensorcore: misspelt JHDNN_TC_EPILOGUE / JHDNN_TC_TAIL fail the run, naming the value",
+          "[.env][tensorcore_env_misspelt]") {
+  START_GPU_CASE();
+  REQUIRE(std::getenv("JHDNN_TC_TAIL") != nullptr);  // run by ctest with the variables set
+  Gpu& g = gpu();
+  const ConvProblem p = small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH);
+  const conv::ConvSolver& wg = conv::tensorcore_wgmma_solver();
+  REQUIRE(wg.can_implement(p, g.dev).ok);
+  REQUIRE(core::config::set_forced_solvers(wg.name()));
+  JhdnnConvDescs descs(p);
+  const size_t es = dtype_size(p.dtype);
+  DeviceBuffer x(size_t(p.x_span()) * es), w(size_t(p.w_span()) * es), y(size_t(p.y_span()) * es);
+  const float one = 1.f, zero = 0.f;
+  auto call = [&]() {
+    return jhdnnConvolutionForward(g.jh.get(), &one, descs.x, x.get(), descs.w, w.get(), descs.conv,
+                                   JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, nullptr, 0, &zero, descs.y,
+                                   y.get());
+  };
+  CHECK(call() == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnn_last_error().find("JHDNN_TC_EPILOGUE=Staged") != std::string::npos);
+  REQUIRE(core::config::set_tc_epilogue("staged"));
+  CHECK(call() == JHDNN_STATUS_BAD_PARAM);
+  CHECK(jhdnn_last_error().find("JHDNN_TC_TAIL=yes") != std::string::npos);
+  REQUIRE(core::config::set_tc_tail("on"));
+  CHECK(call() == JHDNN_STATUS_SUCCESS);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  core::config::set_tc_epilogue(nullptr);
+  core::config::set_tc_tail(nullptr);
+  core::config::set_forced_solvers(nullptr);
+}
+
 TEST_CASE("tensorcore: FMA_MATH keeps the API off tensor cores", "[gpu][tensorcore][rules]") {
   START_GPU_CASE();
   Gpu& g = gpu();

@@ -274,6 +274,16 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
   CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, d, 7, JHDNN_ORDER_COL, nullptr) ==
         JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
   CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_COUNT, d, 7, JHDNN_ORDER_COL, &sws) == JHDNN_STATUS_BAD_PARAM);
+  {  // An ELL descriptor gets no size, as jhdnnSpMM refuses it.
+    jhdnnSparseMatrixDescriptor_t ell = nullptr;
+    int ci[8] = {};
+    float va[8] = {};
+    REQUIRE(jhdnnCreateSparseMatrixDescriptor(&ell) == JHDNN_STATUS_SUCCESS);
+    REQUIRE(jhdnnSetEllMatrixDescriptor(ell, 4, 4, 2, ci, va, JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
+    CHECK(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, ell, 7, JHDNN_ORDER_COL, &sws) ==
+          JHDNN_STATUS_NOT_SUPPORTED_LAYOUT);
+    CHECK(jhdnnDestroySparseMatrixDescriptor(ell) == JHDNN_STATUS_SUCCESS);
+  }
   REQUIRE(jhdnnGetSpMMWorkspaceSize(h.get(), JHDNN_SPMM_ALG_TRANSPOSE_B, d, 7, JHDNN_ORDER_COL, &sws) ==
           JHDNN_STATUS_SUCCESS);
   CHECK(sws == size_t(64 * 8 * 4));

@@ -187,6 +187,11 @@ TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H20
   CHECK(c3.tail);
   // Unchanged decisions: K <= 64 -> 64-wide tiles; big K on big maps -> 256-wide.
   CHECK(tc::plan_wgmma(nhwc(32, 64, 56, 64, 1, 1, 0), kH200Sms, true).bn == 64);
+  // No SM count (a failed device query): the plain configuration, not a division by zero.
+  for (int sms : {0, -1}) {
+    const tc::WgmmaPlan z = tc::plan_wgmma(nhwc(32, 128, 28, 128, 3, 1, 1), sms, true);
+    CHECK((z.bn == 128 && z.split == 1 && !z.tail));
+  }
   CHECK(tc::plan_wgmma(nhwc(32, 64, 56, 256, 1, 1, 0), kH200Sms, true).bn == 256);
   // Batch-1 14x14 3x3 256 -> 256: 4 tiles, plain split-K over clusters of 8 (not a tail).
   const tc::WgmmaPlan b1 = tc::plan_wgmma(nhwc(1, 256, 14, 256, 3, 1, 1), kH200Sms, true);

@@ -387,7 +387,9 @@ typedef enum {
 typedef enum {
     JHDNN_SPMM_ALG_DEFAULT = 0,    /* row-major: WARP_ROW_WIDE when n >= 512, else NNZ_PAIRS; column-major:
                                     * TRANSPOSE_B when jhdnnSpMMWithWorkspace is given its workspace,
-                                    * else NNZ_PAIRS */
+                                    * else NNZ_PAIRS. So DEFAULT is NOT bitwise deterministic except for
+                                    * row-major n >= 512: ask for WARP_ROW (or WARP_ROW_WIDE) when
+                                    * run-to-run identical bits matter */
     JHDNN_SPMM_ALG_THREAD_ROW = 1, /* one thread per row of A: the simplest, slow on long rows */
     JHDNN_SPMM_ALG_WARP_ROW = 2,   /* one warp per row of A, lanes over columns of B (float4 loads) */
     JHDNN_SPMM_ALG_NNZ_SPLIT = 3,  /* equal nonzero chunks per warp (load balance for skewed rows); NOT
@@ -453,8 +455,9 @@ jhdnnStatus_t jhdnnDenseToCsrConvert(jhdnnHandle_t handle, const void *A, int64_
 
 /* C = alpha * A * B + beta * C (alpha, beta: host floats). A: CSR descriptor (m x k); B: k x n, C: m x n, both dense FLOAT in
  * the given order with leading dimensions ldb, ldc. beta == 0 never reads C. Extents of B or C that
- * overflow 64-bit byte offsets: BAD_PARAM_OUT_OF_BOUND; C overlapping B: BAD_PARAM. NNZ_SPLIT is not
- * bitwise deterministic (see jhdnnSpMMAlg_t). */
+ * overflow 64-bit byte offsets: BAD_PARAM_OUT_OF_BOUND; C overlapping B: BAD_PARAM. NNZ_SPLIT,
+ * NNZ_PAIRS, TRANSPOSE_B and DEFAULT (when it picks one of those) are not bitwise deterministic: see
+ * jhdnnSpMMAlg_t. */
 jhdnnStatus_t jhdnnSpMM(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void *alpha,
                         const jhdnnSparseMatrixDescriptor_t aDesc, int64_t n, jhdnnOrder_t order,
                         const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);

@@ -350,6 +350,8 @@ jhdnnStatus_t jhdnnGetSpMMWorkspaceSize(jhdnnHandle_t handle, jhdnnSpMMAlg_t alg
     JHDNN_CHECK_NULL(aDesc);
     JHDNN_CHECK_NULL(sizeInBytes);
     CHECK_SP_SET(aDesc);
+    if (aDesc->format != JHDNN_SPARSE_FORMAT_CSR)  // as jhdnnSpMM: no size for a call that would be refused
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "SpMM takes a CSR matrix (aDesc is ELL)");
     if (int(algo) < 0 || algo >= JHDNN_SPMM_ALG_COUNT)
       return fail(JHDNN_STATUS_BAD_PARAM, "unknown SpMM algorithm %d", int(algo));
     if (order != JHDNN_ORDER_ROW && order != JHDNN_ORDER_COL)

@@ -1,5 +1,6 @@
 // Scoped changes of the library's configuration (core/config.h) for tests: each sets one setting
-// for its scope and restores the value read from the environment after. They use the setters, not
+// for its scope and restores, after, the value in force before it (so scopes nest); the two solver
+// lists, which have no getter, are restored to the environment's value instead (do not nest them). They use the setters, not
 // setenv: the library reads its environment once, and setenv would race with getenv on other
 // threads. A bad value throws (the test fails with it) instead of being silently ignored.
 #pragma once
@@ -31,55 +32,64 @@ struct ScopedForcedSolvers {
 };
 
 struct ScopedIgemmTile {
-  explicit ScopedIgemmTile(const char* tile) {
+  explicit ScopedIgemmTile(const char* tile) : prev(core::config::igemm_tile()) {
     if (!core::config::set_igemm_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
   }
-  ~ScopedIgemmTile() { core::config::set_igemm_tile(nullptr); }
+  ~ScopedIgemmTile() { core::config::set_igemm_tile(prev < 0 ? "" : core::config::kIgemmTileNames[prev]); }
+  const int prev;
   ScopedIgemmTile(const ScopedIgemmTile&) = delete;
   ScopedIgemmTile& operator=(const ScopedIgemmTile&) = delete;
 };
 
 // "per_image", "transpose", or "" (chosen by tile fill), as JHDNN_CONV_GEMM_NCHW.
 struct ScopedConvGemmNchw {
-  explicit ScopedConvGemmNchw(const std::string& mode) {
+  explicit ScopedConvGemmNchw(const std::string& mode) : prev(core::config::conv_gemm_nchw()) {
     using core::config::NchwStrategy;
     if (mode == "per_image") core::config::set_conv_gemm_nchw(NchwStrategy::kPerImage);
     else if (mode == "transpose") core::config::set_conv_gemm_nchw(NchwStrategy::kTranspose);
     else if (mode.empty()) core::config::set_conv_gemm_nchw(NchwStrategy::kAuto);
     else throw std::invalid_argument("unknown NCHW strategy " + mode);
   }
-  ~ScopedConvGemmNchw() { core::config::reset_conv_gemm_nchw(); }
+  ~ScopedConvGemmNchw() { core::config::set_conv_gemm_nchw(prev); }
+  const core::config::NchwStrategy prev;
   ScopedConvGemmNchw(const ScopedConvGemmNchw&) = delete;
   ScopedConvGemmNchw& operator=(const ScopedConvGemmNchw&) = delete;
 };
 
 struct ScopedConvGemmWsCap {
-  explicit ScopedConvGemmWsCap(int64_t bytes) {
+  explicit ScopedConvGemmWsCap(int64_t bytes) : prev(core::config::conv_gemm_ws_cap()) {
     if (bytes <= 0) throw std::invalid_argument("workspace cap must be positive");
     core::config::set_conv_gemm_ws_cap(bytes);
   }
-  ~ScopedConvGemmWsCap() { core::config::set_conv_gemm_ws_cap(-1); }
+  ~ScopedConvGemmWsCap() { core::config::set_conv_gemm_ws_cap(prev); }
+  const int64_t prev;  // 0 = not set
   ScopedConvGemmWsCap(const ScopedConvGemmWsCap&) = delete;
   ScopedConvGemmWsCap& operator=(const ScopedConvGemmWsCap&) = delete;
 };
 
 // Images per Winograd chunk (> 0), as JHDNN_WINOGRAD_CHUNK.
 struct ScopedWinogradChunk {
-  explicit ScopedWinogradChunk(int64_t images) {
+  explicit ScopedWinogradChunk(int64_t images) : prev(core::config::winograd_chunk()) {
     if (images <= 0) throw std::invalid_argument("images per chunk must be positive");
     core::config::set_winograd_chunk(images);
   }
-  ~ScopedWinogradChunk() { core::config::set_winograd_chunk(-1); }
+  ~ScopedWinogradChunk() { core::config::set_winograd_chunk(prev); }
+  const int64_t prev;  // 0 = not set
   ScopedWinogradChunk(const ScopedWinogradChunk&) = delete;
   ScopedWinogradChunk& operator=(const ScopedWinogradChunk&) = delete;
 };
 
 // "auto", "hopper", "wgmma" or "mma", as JHDNN_TC_GEMM.
 struct ScopedTcGemmCeiling {
-  explicit ScopedTcGemmCeiling(const char* name) {
+  explicit ScopedTcGemmCeiling(const char* name) : prev(core::config::tc_gemm_ceiling()) {
     if (!core::config::set_tc_gemm_ceiling(name)) throw std::invalid_argument(std::string("unknown kernel ") + name);
   }
-  ~ScopedTcGemmCeiling() { core::config::set_tc_gemm_ceiling(nullptr); }
+  // An invalid value can only have come from the environment: restoring the environment's is the same.
+  ~ScopedTcGemmCeiling() {
+    static const char* const names[] = {"auto", "hopper", "wgmma", "mma"};
+    core::config::set_tc_gemm_ceiling(prev == core::config::TcGemmCeiling::kInvalid ? nullptr : names[int(prev)]);
+  }
+  const core::config::TcGemmCeiling prev;
   ScopedTcGemmCeiling(const ScopedTcGemmCeiling&) = delete;
   ScopedTcGemmCeiling& operator=(const ScopedTcGemmCeiling&) = delete;
 };

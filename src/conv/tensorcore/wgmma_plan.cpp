@@ -87,6 +87,7 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, bool clusters_ok)
 }
 
 WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimits& clusters) {
+  if (sm_count < 1) return {128, 1, false};  // no SM count (a failed query): the plain configuration
   const PixelBox box = pick_pixel_box(p);
   const int64_t pix = wgmma_pixel_tiles(p, box), kb = wgmma_reduction_blocks(p);
   const int64_t t128 = pix * ceil_div(p.K, 128);

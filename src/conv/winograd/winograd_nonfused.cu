@@ -261,7 +261,8 @@ class WinogradNonfused final : public ConvSolver {
     JHDNN_LAUNCH_CHECK();
 
     // Per chunk of images: input transform, the E GEMMs, output transform (U is shared). The chunks
-    // reuse one V and one M: when a chunk's V + M fit L2 (chunk.h), they never reach DRAM.
+    // reuse one V and one M. By default there is one chunk (the whole batch, chunk.h); more only over
+    // the 4 GiB workspace cap or when JHDNN_WINOGRAD_CHUNK asks.
     const float* x = static_cast<const float*>(a.x);
     float* y = static_cast<float*>(a.y);
     for (int64_t n0 = 0; n0 < p.N; n0 += pl.chunk) {
