@@ -259,36 +259,7 @@ __global__ void __launch_bounds__(threads(kWm, kWn), min_blocks(kWm, kWn)) sgemm
 
     const bool reads_c = epi.reads_c();
     if constexpr (!kSplit) {
-      // Column n of this thread holds 4 + 4 consecutive rows -> float4 when possible.
-#pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const int nl = frag_n + (j < 4 ? j : 12 + j);  // j >= 4: + 16
-        if (nl >= n_left) continue;
-        const int64_t col = int64_t(n0) + nl;
-        float* ccol = c + col * p.ldc;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int ml = frag_m + h * 32;
-          const int64_t row = int64_t(m0) + ml;
-          if (p.c_vec && ml + 3 < m_left) {
-            float4 old = make_float4(0.f, 0.f, 0.f, 0.f);
-            if (reads_c) old = *reinterpret_cast<const float4*>(ccol + row);
-            float4 v;
-            v.x = epi(row + 0, col, acc[h * 4 + 0][j], old.x);
-            v.y = epi(row + 1, col, acc[h * 4 + 1][j], old.y);
-            v.z = epi(row + 2, col, acc[h * 4 + 2][j], old.z);
-            v.w = epi(row + 3, col, acc[h * 4 + 3][j], old.w);
-            *reinterpret_cast<float4*>(ccol + row) = v;
-          } else {
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-              if (ml + i >= m_left) break;
-              const float old = reads_c ? ccol[row + i] : 0.f;
-              ccol[row + i] = epi(row + i, col, acc[h * 4 + i][j], old);
-            }
-          }
-        }
-      }
+      store_fragment_8x8(epi, reads_c, acc, c, p, m0, n0, frag_m, frag_n, m_left, n_left);
     } else {
       // Split-K: park the partial tile as [n][m] (column-major, ld kBM) in this CTA's shared
       // memory, then each CTA sums 1/split of the tile over the cluster in rank order.
