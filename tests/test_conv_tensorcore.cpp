@@ -101,7 +101,8 @@ TEST_CASE("tensorcore: the solver refuses with reasons", "[tensorcore][rules]") 
   CHECK(solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
   // First in the registry (generation 2, then 1): dispatch prefers them.
   CHECK(conv::all_solvers().at(0) == &conv::tensorcore_wgmma_solver());
-  CHECK(conv::all_solvers().at(1) == &solver());
+  CHECK(conv::all_solvers().at(1) == &conv::tensorcore_wgmma_smallc_solver());
+  CHECK(conv::all_solvers().at(2) == &solver());
   CHECK(conv::tensorcore_wgmma_solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
   CHECK_FALSE(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH),
                                                             fake_device(8, 0)).ok);
@@ -414,14 +415,83 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
       }
   }
 
-  // The public API: IMPLICIT_PRECOMP_GEMM must select the tensor-core solver (workspace 0 proves
-  // it did not fall to a solver needing one; the values prove the result).
+  // tensorcore_wgmma_smallc (small S*C: x and w packed into the workspace, then the wgmma kernel on
+  // the packed problem; README.md "Round 6"): the solver with exactly its workspace (poisoned with
+  // NaN: an element the packing pass forgot would poison the result), with a workspace pointer 16
+  // bytes off a 256-byte boundary (the alignment step), without workspace (it must run
+  // tensorcore_mma), and every forced configuration of the packed problem with both epilogues.
+  const conv::ConvSolver& smallc = conv::tensorcore_wgmma_smallc_solver();
+  const bool smallc_ok = smallc.can_implement(d.p, g.dev).ok;
+  if (smallc_ok) {
+    using conv::tensorcore::WgmmaConfig;
+    using conv::tensorcore::WgmmaEpilogue;
+    const size_t need = smallc.workspace_bytes(d.p);
+    REQUIRE(need > 0);
+    DeviceBuffer ws(need + 16);
+    auto run_smallc = [&](const std::string& who, void* wsp, size_t wsb, const WgmmaConfig* forced) {
+      INFO(who);
+      ws.poison();
+      d.reset_y();
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      const core::Status st = forced ? conv::tensorcore::forward_wgmma_smallc(d.p, args, *forced, wsp, wsb, g.stream.get())
+                                     : smallc.run(d.p, args, wsp, wsb, g.stream.get());
+      g.stream.sync();
+      CUDA_CHECK(cudaGetLastError());
+      INFO("run: " << core::status_name(st.code) << " " << st.message);
+      REQUIRE(st.ok());
+      CHECK(ws.guard_intact());
+      ++n.runs[who];
+      check_y(who, d, c, h.ref, tol);
+    };
+    run_smallc("tensorcore_wgmma_smallc", ws.get(), need, nullptr);
+    run_smallc("tensorcore_wgmma_smallc (workspace at +16 bytes)", static_cast<unsigned char*>(ws.get()) + 16, need,
+               nullptr);
+    run_smallc("tensorcore_wgmma_smallc (workspace 1 byte short: runs tensorcore_mma)", ws.get(), need - 1, nullptr);
+    run_smallc("tensorcore_wgmma_smallc (no workspace: runs tensorcore_mma)", nullptr, 0, nullptr);
+    {  // a forced run never falls back: too little workspace is an error, not a silent gen-1 run
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      const core::Status st =
+          conv::tensorcore::forward_wgmma_smallc(d.p, args, WgmmaConfig{128, 1}, ws.get(), need - 1, g.stream.get());
+      CHECK(st.code == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+    }
+    for (const WgmmaConfig shape : {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2},
+                                    WgmmaConfig{128, 8}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3}})
+      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
+        WgmmaConfig cfg = shape;
+        cfg.epilogue = ep;
+        const std::string who = "tensorcore_wgmma_smallc forced bn " + std::to_string(cfg.bn) + " split " +
+                                std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
+                                (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
+                                conv::tensorcore::wgmma_epilogue_name(ep);
+        run_smallc(who, ws.get(), need, &cfg);
+      }
+  }
+
+  // The public API: IMPLICIT_PRECOMP_GEMM must select a tensor-core solver (the workspace says
+  // which: 0 for tensorcore_wgmma / tensorcore_mma, tensorcore_wgmma_smallc's packed copy where it
+  // applies -- never a solver outside the tensor-core ones; the values prove the result). The call
+  // without workspace must work in every case (smallc then runs tensorcore_mma); with smallc,
+  // also with the workspace the query reported.
   JhdnnConvDescs descs(d.p);
   size_t ws_bytes = 1;
   CHECK(jhdnnGetConvolutionForwardWorkspaceSize(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
                                                 JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
                                                 &ws_bytes) == JHDNN_STATUS_SUCCESS);
-  CHECK(ws_bytes == 0);
+  CHECK(ws_bytes == (smallc_ok ? smallc.workspace_bytes(d.p) : 0));
+  if (smallc_ok) {
+    DeviceBuffer ws(ws_bytes);
+    d.reset_y();
+    const float af = float(c.alpha), bf = float(c.beta);
+    const jhdnnStatus_t s = jhdnnConvolutionForward(g.jh.get(), &af, descs.x, d.x.get(), descs.w, d.w.get(), descs.conv,
+                                                    JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws.get(), ws_bytes,
+                                                    &bf, descs.y, d.y.get());
+    g.stream.sync();
+    INFO("jhdnnConvolutionForward with workspace: " << jhdnnGetErrorString(s) << " " << jhdnn_last_error());
+    REQUIRE(s == JHDNN_STATUS_SUCCESS);
+    CHECK(ws.guard_intact());
+    ++n.runs["jhdnnConvolutionForward(IMPLICIT_PRECOMP_GEMM) with the smallc workspace"];
+    check_y("jhdnnConvolutionForward(IMPLICIT_PRECOMP_GEMM) with workspace", d, c, h.ref, tol);
+  }
   d.reset_y();
   const float af = float(c.alpha), bf = float(c.beta);
   const jhdnnStatus_t s = jhdnnConvolutionForward(g.jh.get(), &af, descs.x, d.x.get(), descs.w, d.w.get(), descs.conv,
@@ -517,6 +587,13 @@ void run_problem_set(jhdnnDataType_t dt) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
+    }
+    // The packed small-channel path ran (C = 3 first layers, odd C, NCHW x with small S*C): fp16 / bf16
+    // take S*C <= 64, fp32 S*C <= 32.
+    for (const char* who : {"tensorcore_wgmma_smallc", "tensorcore_wgmma_smallc forced bn 64 split 1 epilogue staged",
+                            "tensorcore_wgmma_smallc forced bn 128 split 2 epilogue direct"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 5));
     }
     // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 1 grid 3",

@@ -17,6 +17,11 @@ const ConvSolver& tensorcore_mma_solver();
 // through an mbarrier pipeline, warp-specialized, persistent. 2-D, groups 1, NHWC x with C a
 // multiple of 16 bytes, KRSC w, strides <= 8; anything else is tensorcore_mma's.
 const ConvSolver& tensorcore_wgmma_solver();
+// Generation 2 for small-channel layers (the C = 3 first layers): x and w packed into the workspace
+// with the S filter columns folded into the channels (smallc.h), then tensorcore_wgmma's kernel on
+// the packed problem. Takes what tensorcore_wgmma refuses when S*C fits one 128-byte reduction block;
+// with less workspace than it reports it runs tensorcore_mma (workspace_optional).
+const ConvSolver& tensorcore_wgmma_smallc_solver();
 
 namespace tensorcore {
 
@@ -74,6 +79,13 @@ core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaC
 // staged epilogue's 16-byte vectors (false: the direct epilogue runs). For tests and benchmarks.
 bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig cfg);
 const char* wgmma_epilogue_name(WgmmaEpilogue e);
+
+// tensorcore_wgmma_smallc with a forced configuration of the wgmma kernel on the packed problem
+// (cfg as for forward_wgmma, applied to smallc_problem(p)). Needs ws_bytes >= smallc_workspace_bytes(p)
+// (SIZE_INSUFFICIENT otherwise: a forced run never falls back); the problem must pass
+// tensorcore_wgmma_smallc_solver().can_implement.
+core::Status forward_wgmma_smallc(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, void* ws,
+                                  size_t ws_bytes, cudaStream_t stream);
 
 }  // namespace tensorcore
 }  // namespace jhdnn::conv
