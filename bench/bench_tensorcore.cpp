@@ -1,5 +1,6 @@
 // Tensor Core benchmarks (Google Benchmark):
 //   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,wgmma_r1,cudnn_best} ResNet-50 (batch 32)
+//        (+ tensorcore_wgmma_smallc on the C = 3 first layers, with its workspace: pack + kernel)
 //        and VGG-16 (batch 16) layers. Timed EXACTLY as jhdnn-bench times them (its measure.cpp is
 //        linked in): the call is captured into a CUDA graph over rotated copies of x / w / y that
 //        span >= 2.5x the L2 cache (every launch reads from HBM), the graph is replayed, and the
@@ -33,6 +34,7 @@
 #include "common/suites.h"
 #include "common/test_util.h"
 #include "conv/dispatch.h"
+#include "conv/tensorcore/smallc.h"
 #include "conv/tensorcore/tensorcore.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
@@ -121,10 +123,15 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   const conv::tensorcore::WgmmaConfig kNoTail{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   const conv::tensorcore::WgmmaConfig kWide{256, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   const conv::tensorcore::WgmmaConfig forced = which == 1 ? kRound1 : which == 4 ? kWide : kNoTail;
+  // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
+  // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
+  // timed call, as in a real forward.
+  const size_t ws_bytes = which == 0 ? s.workspace_bytes(p) : 0;
+  DeviceBuffer ws(ws_bytes, 0);
   auto run = [&](int i) {
     const conv::ConvArgs args{c.x[size_t(i)].get(), c.w[size_t(i)].get(), c.y[size_t(i)].get(), 1.0, 0.0};
     return which != 0 ? conv::tensorcore::forward_wgmma(p, args, forced, g.stream.get())
-                      : s.run(p, args, nullptr, 0, g.stream.get());
+                      : s.run(p, args, ws_bytes ? ws.get() : nullptr, ws_bytes, g.stream.get());
   };
   for (int i = 0; i < c.n; ++i) c.y[size_t(i)].poison();
   const core::Status first = run(0);
@@ -137,6 +144,13 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
     st.SetLabel("bn " + std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
+  }
+  if (&s == &conv::tensorcore_wgmma_smallc_solver()) {
+    const core::ConvProblem q = conv::tensorcore::smallc_problem(p);
+    const conv::tensorcore::WgmmaConfig shape = conv::tensorcore::wgmma_config(q, g.dev.sm_count);
+    st.SetLabel("packed C " + std::to_string(q.C) + " R " + std::to_string(q.R) + ": bn " + std::to_string(shape.bn) +
+                " split " + std::to_string(shape.split) + (shape.tail ? " tail" : "") + ", workspace " +
+                std::to_string(ws_bytes >> 20) + " MiB");
   }
   graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
     const core::Status r = run(i);
@@ -267,6 +281,10 @@ int main(int argc, char** argv) {
       // One iteration = one jhdnn-bench measurement (the median of 20 graph replays).
       for (const conv::ConvSolver* s : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()})
         benchutil::manual_time(benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s, 0), 1);
+      if (conv::tensorcore_wgmma_smallc_solver().can_implement(p, gpu().dev).ok)  // the C = 3 first layers
+        benchutil::manual_time(benchmark::RegisterBenchmark((base + "tensorcore_wgmma_smallc").c_str(), bench_conv_tc, p,
+                                                            &conv::tensorcore_wgmma_smallc_solver(), 0),
+                               1);
       benchutil::manual_time(
           benchmark::RegisterBenchmark((base + "wgmma_r1").c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), 1),
           1);
