@@ -112,7 +112,9 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // the split-K tail (registered only where the solver takes the tail: the A/B of that decision),
 // 3 / 4 = wgmma forced to {bn 128, split 1} / {bn 256, split 1} with the default epilogue (fp16
 // layers with K >= 256 only: 256-wide tiles load 25% fewer bytes per FLOP, so the pair measures
-// whether bytes per FLOP limit the main loop -- README.md, "Round 5").
+// whether bytes per FLOP limit the main loop -- README.md, "Round 5"), 5 / 6 = wgmma forced to
+// 64-pixel tiles {bm 64, bn 128} / to split-K {bn 128, split 2} (registered where the solver takes
+// bm 64: the A/B of round 6's small-M decision against the configuration it replaced).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -122,7 +124,13 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   const conv::tensorcore::WgmmaConfig kRound1{128, 1, conv::tensorcore::WgmmaEpilogue::kDirect};
   const conv::tensorcore::WgmmaConfig kNoTail{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   const conv::tensorcore::WgmmaConfig kWide{256, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
-  const conv::tensorcore::WgmmaConfig forced = which == 1 ? kRound1 : which == 4 ? kWide : kNoTail;
+  const conv::tensorcore::WgmmaConfig kBm64{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64};
+  const conv::tensorcore::WgmmaConfig kSplit2{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault};
+  const conv::tensorcore::WgmmaConfig forced = which == 1   ? kRound1
+                                               : which == 4 ? kWide
+                                               : which == 5 ? kBm64
+                                               : which == 6 ? kSplit2
+                                                            : kNoTail;
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
   // timed call, as in a real forward.
@@ -142,7 +150,7 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const conv::tensorcore::WgmmaConfig k = which == 0 ? conv::tensorcore::WgmmaConfig{} : forced;
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
-    st.SetLabel("bn " + std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
+    st.SetLabel((shape.bm == 64 ? "bm 64 bn " : "bn ") + std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
   }
   if (&s == &conv::tensorcore_wgmma_smallc_solver()) {
@@ -293,6 +301,12 @@ int main(int argc, char** argv) {
         benchutil::manual_time(benchmark::RegisterBenchmark((base + "wgmma_notail").c_str(), bench_conv_tc, p,
                                                             &conv::tensorcore_wgmma_solver(), 2),
                                1);
+      if (conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok &&
+          conv::tensorcore::wgmma_config(p, gpu().dev.sm_count).bm == 64)
+        for (int w : {5, 6})
+          benchutil::manual_time(benchmark::RegisterBenchmark((base + (w == 5 ? "wgmma_bm64" : "wgmma_split2")).c_str(),
+                                                              bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
+                                 1);
       if (c.dt == JHDNN_DATA_HALF && p.K >= 256 && conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok)
         for (int w : {3, 4})
           benchutil::manual_time(benchmark::RegisterBenchmark((base + (w == 3 ? "wgmma_bn128" : "wgmma_bn256")).c_str(),

@@ -382,22 +382,27 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     using conv::tensorcore::WgmmaConfig;
     using conv::tensorcore::WgmmaEpilogue;
     const WgmmaConfig chosen = conv::tensorcore::wgmma_config(d.p, g.dev.sm_count);
-    INFO("tensorcore_wgmma's own choice for this problem: bn " << chosen.bn << " split " << chosen.split
+    INFO("tensorcore_wgmma's own choice for this problem: bm " << (chosen.bm == 64 ? 64 : 128) << " bn " << chosen.bn
+                                                                 << " split " << chosen.split
                                                                  << (chosen.tail ? " tail" : ""));
     // Besides the five shapes: a persistent grid of 3 (several tiles per CTA on these small
     // problems) and the split-K tail over grids of 3 and 5 -- whole waves unsplit, the last partial
     // wave split 2 or 8 ways (tile_base != 0 in the split-K kernel), or everything split (< 1 wave),
     // or nothing (whole waves only), depending on the problem's tile count.
+    // Round 6: 64-pixel tiles (bm 64: one consumer warpgroup, two CTAs per SM), one wave and over
+    // a persistent grid of 3 (several tiles per CTA).
     for (const WgmmaConfig shape :
          {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2}, WgmmaConfig{128, 8},
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
-          WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}})
+          WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64},
+          WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64}})
       for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
         WgmmaConfig cfg = shape;
         cfg.epilogue = ep;
         const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
         if (ep == WgmmaEpilogue::kDirect) CHECK_FALSE(vec);
-        const std::string who = "tensorcore_wgmma forced bn " + std::to_string(cfg.bn) + " split " +
+        const std::string who = "tensorcore_wgmma forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
+                                "bn " + std::to_string(cfg.bn) + " split " +
                                 std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep) +
@@ -455,11 +460,13 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
       CHECK(st.code == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
     }
     for (const WgmmaConfig shape : {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2},
-                                    WgmmaConfig{128, 8}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3}})
+                                    WgmmaConfig{128, 8}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
+                                    WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64}})
       for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
         WgmmaConfig cfg = shape;
         cfg.epilogue = ep;
-        const std::string who = "tensorcore_wgmma_smallc forced bn " + std::to_string(cfg.bn) + " split " +
+        const std::string who = "tensorcore_wgmma_smallc forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
+                                "bn " + std::to_string(cfg.bn) + " split " +
                                 std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep);
@@ -583,7 +590,8 @@ void run_problem_set(jhdnnDataType_t dt) {
   if (gpu().dev.sm() == 90) {
     CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") >= 10));
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8",
-                            "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5"}) {
+                            "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5",
+                            "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
@@ -597,7 +605,7 @@ void run_problem_set(jhdnnDataType_t dt) {
     }
     // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 1 grid 3",
-                            "bn 128 split 2 tail grid 3"}) {
+                            "bn 128 split 2 tail grid 3", "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue staged";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
@@ -695,6 +703,32 @@ TEST_CASE("tensorcore: the solver's split-K tail on ResNet-50 conv3_x 3x3 (batch
       CHECK(chosen.bn == 128);
       CHECK(chosen.split == (tail_on ? 2 : 1));
       CHECK(chosen.tail == tail_on);
+    }
+  }
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+  if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") == 3));  // NHWC
+}
+
+// Round 6: the solver's 64-pixel tiles on real small-M layers -- ResNet-50's 7x7 conv5 layers at
+// batch 32 (M = 1568): 28 x 4 = 112 tiles of 64 x 128, whole reductions (they took split-K over
+// 56 tiles of 128 x 128 before). Against the float64 reference and cuDNN, and every forced
+// configuration; on a 132-SM device the choice must be bm 64.
+TEST_CASE("tensorcore: 64-pixel tiles on ResNet-50 conv5 7x7 (batch 32)", "[gpu][tensorcore][bm64]") {
+  START_GPU_CASE();
+  std::vector<Case> cases = {make_case("rn50_c5_1x1_2048_512_b32", p2d(32, 2048, 7, 7, 512, 1, 1, 0, 1), JHDNN_DATA_HALF),
+                             make_case("rn50_c5_3x3_512_b32_ab", p2d(32, 512, 7, 7, 512, 3, 3, 1, 1),
+                                       JHDNN_DATA_BFLOAT16, 0.5, 0.75),
+                             make_case("rn50_c5_1x1_2048_512_b32", p2d(32, 2048, 7, 7, 512, 1, 1, 0, 1), JHDNN_DATA_FLOAT)};
+  for (const Case& c : cases) {
+    const conv::tensorcore::WgmmaConfig chosen =
+        conv::tensorcore::wgmma_config(with_layout(c.base, c.base.dtype, true), gpu().dev.sm_count);
+    INFO(c.name << " " << c.base.key() << ": solver's choice bm " << chosen.bm << " bn " << chosen.bn << " split "
+                << chosen.split << " on " << gpu().dev.sm_count << " SMs");
+    if (gpu().dev.sm_count == 132) {
+      CHECK(chosen.bm == 64);
+      CHECK(chosen.bn == 128);
+      CHECK(chosen.split == 1);
     }
   }
   const Counts n = run_cases(cases);

@@ -53,11 +53,21 @@ constexpr int kPartStride = 128 + 8;      // floats per row of a split-K partial
 //   BN = 128: m64n128, 6 stages x 32 KiB, one CTA per SM -- the GPU-verified round-1 configuration;
 //   BN = 256: m64n256, 4 stages x 48 KiB, one CTA per SM -- K/G >= 256: twice the FLOPs per byte
 //             loaded of BN = 128 (128 accumulators per consumer thread, 154 registers, no spill).
-template <int BN>
+// and the tile height BM (output pixels per tile):
+//   BM = 128: two consumer warpgroups (64 rows each), 384 threads -- every configuration above;
+//   BM =  64: one consumer warpgroup, 256 threads, with BN = 128 only: 4 stages x 24 KiB = 97 KiB,
+//             so TWO CTAs share an SM -- small-M layers (README.md, "Round 6": ResNet-50's 7x7
+//             conv5 layers) get twice as many tiles, each running its whole reduction, instead of
+//             split-K with its exchange.
+template <int BN, int BM = kBM>
 struct TileCfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile width");
-  static constexpr int kStages = BN == 128 ? 6 : 4;
-  static constexpr int kCtasPerSm = BN == 64 ? 2 : 1;
+  static_assert(BM == 128 || (BM == 64 && BN == 128), "64-pixel tiles are 128 channels wide");
+  static constexpr int kCons = BM / 64;  // consumer warpgroups, 64 tile rows each
+  static constexpr int kThreads = 128 * (1 + kCons);
+  static constexpr int kTileBytes = BM * kRowBytes;  // the A (input) tile of one stage
+  static constexpr int kStages = BN == 128 && BM == 128 ? 6 : 4;
+  static constexpr int kCtasPerSm = BN == 64 || BM == 64 ? 2 : 1;
   static constexpr int kStageBytes = kTileBytes + BN * kRowBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;
   // Staged epilogue (README.md, "Staged epilogue"): each consumer warp owns a private buffer of
@@ -66,7 +76,7 @@ struct TileCfg {
   static constexpr int kChunkCols = BN == 64 ? 16 : 32;
   static constexpr int kChunkRowBytes = kChunkCols * 4;
   static constexpr int kWarpStageBytes = 16 * kChunkRowBytes;
-  static constexpr int kStagingBytes = kConsumers * 4 * kWarpStageBytes;  // 8 KiB (BN 64) or 16 KiB
+  static constexpr int kStagingBytes = kCons * 4 * kWarpStageBytes;  // 8 KiB (BN 64 or BM 64) or 16 KiB
   static constexpr int smem_bytes(bool staged) { return kSmemBytes + (staged ? kStagingBytes : 0); }
 };
 static_assert(2 * (TileCfg<64>::kSmemBytes + 2048) <= 228 * 1024, "two 64-wide CTAs fit in an SM's shared memory");
@@ -74,6 +84,8 @@ static_assert(2 * (TileCfg<64>::smem_bytes(true) + 2048) <= 228 * 1024, "two sta
 static_assert(TileCfg<256>::smem_bytes(true) <= 227 * 1024 && TileCfg<128>::smem_bytes(true) <= 227 * 1024,
               "the staged one-CTA-per-SM configurations fit in a CTA's shared memory");
 static_assert(TileCfg<256>::kSmemBytes == TileCfg<128>::kSmemBytes, "193 KiB for the one-CTA-per-SM configurations");
+static_assert(2 * (TileCfg<128, 64>::smem_bytes(true) + 2048) <= 228 * 1024, "two staged 64 x 128 CTAs fit in an SM");
+static_assert(TileCfg<128>::kThreads == kThreads && TileCfg<128>::kTileBytes == kTileBytes, "the split-K kernel's constants");
 static_assert(kBM * kPartStride * 4 <= TileCfg<128>::kStages * TileCfg<128>::kStageBytes,
               "the split-K partial tile fits in the (drained) stage buffers");
 
@@ -118,11 +130,11 @@ struct Ring {
 // across tiles. full0 / empty0: shared addresses of the barrier arrays (8 bytes per stage). The
 // cursor (wgmma_cursor.h) divides once per tile and then only steps: this thread paces the whole
 // pipeline (README.md, "Round 5"), so its loop holds no integer division.
-template <class T, int BN>
+template <class T, int BN, int BM = kBM>
 __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUtensorMap* map_w, const WgParams& prm,
                                              uint32_t tiles, uint32_t full0, uint32_t empty0, int tile, int kb0,
-                                             int kb1, Ring<TileCfg<BN>::kStages>& ring) {
-  using Cfg = TileCfg<BN>;
+                                             int kb1, Ring<TileCfg<BN, BM>::kStages>& ring) {
+  using Cfg = TileCfg<BN, BM>;
   constexpr int kBK = kRowBytes / int(sizeof(T));
   if (kb0 >= kb1) return;
   int n0, p0, q0, k0;
@@ -136,7 +148,7 @@ __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUt
     sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
     const uint32_t sa = tiles + ring.st * Cfg::kStageBytes;
     sm90::tma_load_4d(sa, map_x, fb, cur.c0, cur.xw, cur.xh, n0);
-    sm90::tma_load_3d(sa + kTileBytes, map_w, fb, cur.c0, cur.wtap, k0);
+    sm90::tma_load_3d(sa + Cfg::kTileBytes, map_w, fb, cur.c0, cur.wtap, k0);
     ring.advance();
     cur.step();
   }
@@ -148,10 +160,10 @@ __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUt
 // (st * kStageBytes + k * kStep) >> 4 to the 14-bit start-address field (address >> 4). Every
 // shared address is below 2^18 (228 KiB per SM), so the field never carries into the next one and
 // the sum is exactly make_desc_k_sw128 of the stepped address.
-template <class T, int BN>
+template <class T, int BN, int BM = kBM>
 __device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint32_t full0, uint32_t empty0,
-                                             int cg, int kb0, int kb1, Ring<TileCfg<BN>::kStages>& ring) {
-  using Cfg = TileCfg<BN>;
+                                             int cg, int kb0, int kb1, Ring<TileCfg<BN, BM>::kStages>& ring) {
+  using Cfg = TileCfg<BN, BM>;
   constexpr int kStep = 32;  // reduction bytes per wgmma
   static_assert(Cfg::smem_bytes(true) + 1024 < (1 << 18), "stage addresses stay inside the descriptor's 14-bit field");
 #pragma unroll
@@ -160,7 +172,7 @@ __device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tile
   // low word (start address field, leading-byte-offset field) steps, in 32-bit adds.
   const uint32_t kDescHi = uint32_t(sm90::make_desc_k_sw128(0) >> 32);  // folded at compile time
   const uint32_t lo_a = uint32_t(sm90::make_desc_k_sw128(tiles + cg * 64 * kRowBytes));
-  const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + kTileBytes));
+  const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + Cfg::kTileBytes));
   uint32_t prev_empty = 0;
   for (int kb = kb0; kb < kb1; ++kb) {
     sm90::mbar_wait_clock(full0 + 8 * ring.st, ring.phase);
@@ -329,12 +341,12 @@ __device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, con
 // producer prefetches the next tile while the consumers run the epilogue. kStaged selects the
 // epilogue: false = straight from the accumulator registers (paired 4/8-byte stores; the
 // GPU-verified one), true = staged through a per-warp shared-memory buffer (16-byte stores).
-template <class T, int BN, bool kStaged>
-__global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
+template <class T, int BN, bool kStaged, int BM = kBM>
+__global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kCtasPerSm)
     conv_wgmma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                       T* __restrict__ y, const WgParams prm) {
 #if JHDNN_WGMMA_OK
-  using Cfg = TileCfg<BN>;
+  using Cfg = TileCfg<BN, BM>;
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
@@ -344,7 +356,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm90::mbar_init_no_clobber(smem_addr(&full[s]), 1);
-      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), kConsumers * 128);
+      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), Cfg::kCons * 128);
     }
     sm90::mbar_fence_init();
   }
@@ -358,7 +370,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
       sm90::tma_prefetch_desc(&map_w);
       Ring<Cfg::kStages> ring;
       for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x)
-        produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
+        produce_tile<T, BN, BM>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
     }
     return;
   }
@@ -369,7 +381,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
     int n0, p0, q0, k0;
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
-    consume_tile<T, BN>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
+    consume_tile<T, BN, BM>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
     if constexpr (kStaged) {
       const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
       unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
@@ -501,9 +513,9 @@ const char* check_wgmma(const core::ConvProblem& p, const core::DeviceInfo& dev)
   return nullptr;
 }
 
-// The pixel box (bw, bh, bn) of a tile: wgmma_plan.cpp (pick_pixel_box), shared with the planner.
-void pick_box(const core::ConvProblem& p, WgParams& w) {
-  const PixelBox b = pick_pixel_box(p);
+// The pixel box (bw, bh, bn) of a bm-pixel tile: wgmma_plan.cpp (pick_pixel_box), shared with the planner.
+void pick_box(const core::ConvProblem& p, int bm, WgParams& w) {
+  const PixelBox b = pick_pixel_box(p, bm);
   w.bw = b.bw, w.bh = b.bh, w.bn = b.bn;
 }
 
@@ -579,6 +591,11 @@ core::Status prepare_epilogue() {
                                       TileCfg<128>::smem_bytes(kStaged)));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       TileCfg<256>::smem_bytes(kStaged)));
+  // 64 x 128 tiles (bm 64): two 97 (105 staged) KiB CTAs per SM, like the 64-wide ones.
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<128, 64>::smem_bytes(kStaged)));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64>,
+                                      cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
   return core::Status::success();
 }
 
@@ -657,7 +674,7 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
   const char* bad = nullptr;
   if (plan.tail && !env_tail(&bad)) plan = WgmmaPlan{128, 1, false};  // JHDNN_TC_TAIL=off
   WgmmaConfig c;
-  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail;
+  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail, c.bm = plan.bm;
   return c;
 }
 
@@ -689,18 +706,20 @@ WgmmaEpilogue env_epilogue(const char** bad) {
 //                       tiles split-K (wgmma_tail_division).
 // A forced split is capped by the reduction blocks (each CTA needs one) and by 8 (the portable
 // cluster size); capped to 1, the run is unsplit.
+// bm: 64 only with split 1 (run_wgmma refuses other combinations), else 128.
 struct Division {
-  int bn = 128, split = 1;
+  int bn = 128, split = 1, bm = 128;
   int64_t num_tiles = 0, unsplit_end = 0, grid = 0;
 };
 
 Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
   Division d;
   d.bn = cfg.split > 1 ? 128 : cfg.bn;
-  d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p)) * ((p.K + d.bn - 1) / d.bn);
+  d.bm = cfg.bm == 64 ? 64 : 128;
+  d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p, d.bm)) * ((p.K + d.bn - 1) / d.bn);
   const int64_t kblocks = wgmma_reduction_blocks(p);
-  while (d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < 8) d.split *= 2;
-  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 ? 2 : 1);
+  while (d.bm == 128 && d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < 8) d.split *= 2;
+  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 || d.bm == 64 ? 2 : 1);
   if (d.split == 1)
     d.unsplit_end = d.num_tiles;
   else if (cfg.tail)
@@ -719,13 +738,14 @@ bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg, in
   return e == WgmmaEpilogue::kStaged && divide(p, cfg, sm_count).unsplit_end > 0 && staged_vector_ok(p, y);
 }
 
-template <class T, int BN>
+template <class T, int BN, int BM = kBM>
 void launch_unsplit(bool staged, unsigned grid, cudaStream_t stream, const CUtensorMap& mx, const CUtensorMap& mw, T* y,
                     const WgParams& w) {
+  using Cfg = TileCfg<BN, BM>;
   if (staged)
-    conv_wgmma_kernel<T, BN, true><<<grid, kThreads, TileCfg<BN>::smem_bytes(true), stream>>>(mx, mw, y, w);
+    conv_wgmma_kernel<T, BN, true, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(true), stream>>>(mx, mw, y, w);
   else
-    conv_wgmma_kernel<T, BN, false><<<grid, kThreads, TileCfg<BN>::smem_bytes(false), stream>>>(mx, mw, y, w);
+    conv_wgmma_kernel<T, BN, false, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(false), stream>>>(mx, mw, y, w);
 }
 
 template <class T>
@@ -735,9 +755,10 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
   const int64_t es = int64_t(sizeof(T));
   const int kBK = kRowBytes / int(sizeof(T));
   const int BN = cfg.split > 1 ? 128 : cfg.bn;
+  const int BM = cfg.bm == 64 ? 64 : 128;  // run_wgmma: bm 64 only with bn 128, split 1
   WgParams w{};
   w.N = int(p.N), w.P = int(p.P), w.Q = int(p.Q), w.K = int(p.K);
-  pick_box(p, w);
+  pick_box(p, BM, w);
   w.tiles_q = int((p.Q + w.bw - 1) / w.bw);
   w.tiles_p = int((p.P + w.bh - 1) / w.bh);
   w.tiles_img = int((p.N + w.bn - 1) / w.bn);
@@ -785,6 +806,10 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
     WgParams u = w;
     u.split = 1, u.tile_base = int(first), u.num_tiles = int(end);
     const unsigned grid = unsigned(std::min<int64_t>(end - first, d.grid));
+    if (BM == 64) {
+      launch_unsplit<T, 128, 64>(staged, grid, stream, mx, mw, y, u);
+      return;
+    }
     switch (BN) {
       case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, u); break;
       case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, u); break;
@@ -849,6 +874,11 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   if (cfg.bn != 64 && cfg.bn != 128 && cfg.bn != 256)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile width %d is not 64, 128 or 256", cfg.bn);
   if (cfg.grid < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: grid %d is negative", cfg.grid);
+  if (cfg.bm != 0 && cfg.bm != 64 && cfg.bm != 128)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile height %d is not 64 or 128", cfg.bm);
+  if (cfg.bm == 64 && (cfg.bn != 128 || cfg.split > 1))
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: 64-pixel tiles run with bn 128 and split 1 only (asked bn %d split %d)",
+                      cfg.bn, cfg.split);
   switch (p.dtype) {
     case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
     case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);

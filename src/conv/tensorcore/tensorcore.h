@@ -66,12 +66,16 @@ core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* 
 // persistent kernel (0 = one wave: #SMs, twice that for bn 64); forcing a small grid makes tests
 // exercise several tiles per CTA and the whole-waves / tail boundary on small problems.
 enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2 };
+//
+// bm: output pixels per tile, 128 (0 = 128: two consumer warpgroups) or 64 (one consumer warpgroup,
+// two CTAs per SM; with bn 128 and split 1 only, BAD_PARAM otherwise): README.md, "Round 6".
 struct WgmmaConfig {
   int bn = 0;
   int split = 1;
   WgmmaEpilogue epilogue = WgmmaEpilogue::kDefault;
   bool tail = false;
   int grid = 0;
+  int bm = 0;
 };
 WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);
