@@ -25,6 +25,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <cublas_v2.h>
 
@@ -36,6 +37,7 @@
 #include "conv/dispatch.h"
 #include "conv/tensorcore/smallc.h"
 #include "conv/tensorcore/tensorcore.h"
+#include "conv/tensorcore/wgmma_plan.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
 using namespace jhdnn;
@@ -114,7 +116,10 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // layers with K >= 256 only: 256-wide tiles load 25% fewer bytes per FLOP, so the pair measures
 // whether bytes per FLOP limit the main loop -- README.md, "Round 5"), 5 / 6 = wgmma forced to
 // 64-pixel tiles {bm 64, bn 128} / to split-K {bn 128, split 2} (registered where the solver takes
-// bm 64: the A/B of round 6's small-M decision against the configuration it replaced).
+// bm 64: the A/B of round 6's small-M decision against the configuration it replaced), 7 = wgmma
+// forced to {bn 64} (with 5: registered on the store-bound 1x1 layers, <= 2 reduction blocks and
+// K >= 256, where the solver takes one-CTA-per-SM tiles: do two CTAs per SM, overlapping one's
+// epilogue with the other's main loop, store faster? README.md, "Round 6").
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -130,6 +135,7 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
                                                : which == 4 ? kWide
                                                : which == 5 ? kBm64
                                                : which == 6 ? kSplit2
+                                               : which == 7 ? conv::tensorcore::WgmmaConfig{64, 1}
                                                             : kNoTail;
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
@@ -301,12 +307,16 @@ int main(int argc, char** argv) {
         benchutil::manual_time(benchmark::RegisterBenchmark((base + "wgmma_notail").c_str(), bench_conv_tc, p,
                                                             &conv::tensorcore_wgmma_solver(), 2),
                                1);
-      if (conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok &&
-          conv::tensorcore::wgmma_config(p, gpu().dev.sm_count).bm == 64)
-        for (int w : {5, 6})
-          benchutil::manual_time(benchmark::RegisterBenchmark((base + (w == 5 ? "wgmma_bm64" : "wgmma_split2")).c_str(),
-                                                              bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
-                                 1);
+      if (conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok) {
+        const bool small_m = conv::tensorcore::wgmma_config(p, gpu().dev.sm_count).bm == 64;
+        const bool store_bound = conv::tensorcore::wgmma_reduction_blocks(p) <= 2 && p.K >= 256;
+        const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"}, {6, "wgmma_split2"}, {7, "wgmma_bn64"}};
+        for (const auto& [w, label] : rows)
+          if ((small_m && w != 7) || (store_bound && w != 6))
+            benchutil::manual_time(
+                benchmark::RegisterBenchmark((base + label).c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
+                1);
+      }
       if (c.dt == JHDNN_DATA_HALF && p.K >= 256 && conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok)
         for (int w : {3, 4})
           benchutil::manual_time(benchmark::RegisterBenchmark((base + (w == 3 ? "wgmma_bn128" : "wgmma_bn256")).c_str(),
