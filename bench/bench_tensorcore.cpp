@@ -119,7 +119,9 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // bm 64: the A/B of round 6's small-M decision against the configuration it replaced), 7 = wgmma
 // forced to {bn 64} (with 5: registered on the store-bound 1x1 layers, <= 2 reduction blocks and
 // K >= 256, where the solver takes one-CTA-per-SM tiles: do two CTAs per SM, overlapping one's
-// epilogue with the other's main loop, store faster? README.md, "Round 6").
+// epilogue with the other's main loop, store faster? README.md, "Round 6"), 8 = wgmma forced to
+// the B-multicast kernel {bn 128, multicast} (fp16 layers: does sharing the filter slice across a
+// cluster of two, 24 instead of 32 KiB per block, beat {bn 128} (wgmma_notail / wgmma_bn128)?).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -131,11 +133,14 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   const conv::tensorcore::WgmmaConfig kWide{256, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   const conv::tensorcore::WgmmaConfig kBm64{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64};
   const conv::tensorcore::WgmmaConfig kSplit2{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault};
+  conv::tensorcore::WgmmaConfig kMulticast{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
+  kMulticast.multicast = true;
   const conv::tensorcore::WgmmaConfig forced = which == 1   ? kRound1
                                                : which == 4 ? kWide
                                                : which == 5 ? kBm64
                                                : which == 6 ? kSplit2
                                                : which == 7 ? conv::tensorcore::WgmmaConfig{64, 1}
+                                               : which == 8 ? kMulticast
                                                             : kNoTail;
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
@@ -156,7 +161,8 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const conv::tensorcore::WgmmaConfig k = which == 0 ? conv::tensorcore::WgmmaConfig{} : forced;
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
-    st.SetLabel((shape.bm == 64 ? "bm 64 bn " : "bn ") + std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
+    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
+                std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
   }
   if (&s == &conv::tensorcore_wgmma_smallc_solver()) {
@@ -316,6 +322,10 @@ int main(int argc, char** argv) {
             benchutil::manual_time(
                 benchmark::RegisterBenchmark((base + label).c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
                 1);
+        if (c.dt == JHDNN_DATA_HALF)
+          benchutil::manual_time(benchmark::RegisterBenchmark((base + "wgmma_multicast").c_str(), bench_conv_tc, p,
+                                                              &conv::tensorcore_wgmma_solver(), 8),
+                                 1);
       }
       if (c.dt == JHDNN_DATA_HALF && p.K >= 256 && conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok)
         for (int w : {3, 4})

@@ -41,6 +41,7 @@
 #include "conv/solver.h"
 #include "core/config.h"
 #include "conv/tensorcore/tensorcore.h"
+#include "conv/tensorcore/wgmma_plan.h"
 #include "core/conv_problem.h"
 #include "core/device_info.h"
 #include "core/status.h"
@@ -734,6 +735,81 @@ TEST_CASE("tensorcore: 64-pixel tiles on ResNet-50 conv5 7x7 (batch 32)", "[gpu]
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
   if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") == 3));  // NHWC
+}
+
+// Round 6, item 3: the B-multicast persistent kernel (clusters of two CTAs on two pixel tiles of one
+// channel tile, the filter slice loaded once for both). Forced only (the solver does not choose it),
+// and in its own test case -- so its own ctest process: a protocol error (a trap from the
+// mbarrier watchdog) cannot take the other cases' CUDA context with it. Every NHWC problem of the
+// shared set and the edge set, fp16 / bf16 / fp32 (TF32), alpha / beta, both epilogues, in one wave
+// of clusters and over 2 clusters (several pairs per cluster), against the float64 reference;
+// odd pixel-tile counts (rank 1 of the last pair has no tile) and several channel tiles occur in
+// the set and are counted. Plus ResNet-50's conv3_x 3x3 at batch 32, the layer the kernel is for.
+TEST_CASE("tensorcore: B multicast over clusters of two (forced)", "[gpu][tensorcore][multicast]") {
+  START_GPU_CASE();
+  if (gpu().dev.sm() != 90) SKIP("sm_90 only");
+  std::vector<Case> cases;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT}) {
+    for (const NamedProblem& np : conv_problem_set())
+      if (np.p.spatial_dims == 2) cases.push_back(make_case(np.name, np.p, dt));
+    for (const auto& [name, p] : edge_problems()) cases.push_back(make_case(name, p, dt));
+    cases.push_back(make_case("ab_0.5_0.75", p2d(2, 32, 9, 9, 200, 3, 3, 1, 1), dt, 0.5, 0.75));
+  }
+  cases.push_back(make_case("rn50_c3_3x3_128_b32", p2d(32, 128, 28, 28, 128, 3, 3, 1, 1), JHDNN_DATA_HALF));
+  using conv::tensorcore::WgmmaConfig;
+  using conv::tensorcore::WgmmaEpilogue;
+  int64_t runs = 0, odd_pixel_tiles = 0, multi_k = 0, staged = 0;
+  for (const Case& c : cases) {
+    const Host h = make_host(c);
+    ConvProblem lp = with_layout(c.base, c.base.dtype, true);
+    lp.math_type = c.base.math_type;
+    if (!conv::tensorcore_wgmma_solver().can_implement(lp, gpu().dev).ok) continue;
+    INFO("case " << c.name << " " << lp.key() << " alpha " << c.alpha << " beta " << c.beta);
+    Dev d(c, h, lp);
+    const Tolerance tol = tol_of(d.p);
+    const conv::tensorcore::PixelBox b = conv::tensorcore::pick_pixel_box(lp);
+    odd_pixel_tiles += conv::tensorcore::wgmma_pixel_tiles(lp, b) % 2;
+    multi_k += lp.K > 128 ? 1 : 0;
+    for (int grid : {0, 4})
+      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
+        WgmmaConfig cfg{128, 1, ep, false, grid};
+        cfg.multicast = true;
+        const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
+        const std::string who = std::string("tensorcore_wgmma forced multicast grid ") + std::to_string(grid) +
+                                " epilogue " + (vec ? "staged" : "direct");
+        INFO(who);
+        d.reset_y();
+        const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+        const core::Status st = conv::tensorcore::forward_wgmma(d.p, args, cfg, gpu().stream.get());
+        gpu().stream.sync();
+        CUDA_CHECK(cudaGetLastError());
+        INFO("run: " << core::status_name(st.code) << " " << st.message);
+        REQUIRE(st.ok());
+        check_y(who, d, c, h.ref, tol);
+        ++runs;
+        staged += vec ? 1 : 0;
+      }
+  }
+  std::printf("[tensorcore] multicast: %" PRId64 " runs (%" PRId64 " staged), %" PRId64 " problems with an odd pixel-tile count, %" PRId64
+              " with K > 128\n", runs, staged, odd_pixel_tiles, multi_k);
+  CHECK(runs >= 100);
+  CHECK(staged >= 20);
+  CHECK(odd_pixel_tiles >= 5);
+  CHECK(multi_k >= 5);
+  // Combinations it does not run are refused, not run wrongly.
+  {
+    const Case c = make_case("multicast_refusals", p2d(1, 16, 8, 8, 16, 3, 3, 1, 1), JHDNN_DATA_HALF);
+    const Host h = make_host(c);
+    ConvProblem lp = with_layout(c.base, c.base.dtype, true);
+    lp.math_type = c.base.math_type;
+    Dev d(c, h, lp);
+    const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), 1.0, 0.0};
+    for (WgmmaConfig bad : {WgmmaConfig{256, 1}, WgmmaConfig{128, 2}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
+                            WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64}}) {
+      bad.multicast = true;
+      CHECK(conv::tensorcore::forward_wgmma(d.p, args, bad, gpu().stream.get()).code == JHDNN_STATUS_BAD_PARAM);
+    }
+  }
 }
 
 TEST_CASE("tensorcore: alpha and beta (beta == 0 never reads y)", "[gpu][tensorcore][alpha_beta]") {

@@ -404,6 +404,174 @@ __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kC
 #endif
 }
 
+// ---------------------------------------------------------------- B multicast (round 6, forced only)
+//
+// The persistent kernel in clusters of two CTAs (README.md, "Round 6", item 3): the two CTAs of a
+// cluster work on two pixel tiles of the SAME channel tile, so their B (filter) slices are equal;
+// each CTA loads its own A box, and rank 0 loads B once, multicast into both CTAs' shared memory
+// (same offset) with complete_tx on both CTAs' "full" barrier of the stage. Per block and CTA:
+// 16 KiB A + 8 KiB of B traffic (half the 16 KiB B) from L2 instead of 32 KiB.
+//
+// Protocol, per stage s:
+//   full[s]  (each CTA, 1 arrival): its producer's arrive.expect_tx(A + B bytes), its own A copy,
+//            rank 0's multicast B copy (may land before the expect_tx: the tx-count may go negative
+//            inside a phase, and the phase cannot complete before that arrival);
+//   empty[s] rank 1: its own 256 consumer threads (before its producer rewrites A);
+//            rank 0: its own 256 consumer threads + one remote arrive per consumer warp of rank 1
+//            (8: lane 0 after __syncwarp, once every lane's wgmma reads of the stage are done), so rank 0
+//            multicasts B into stage s only when BOTH CTAs have finished reading it. Rank 1's
+//            full[s] phase for that use has then completed too (its consumers waited on it), so
+//            the multicast's complete_tx always counts toward the next phase.
+// Both CTAs walk the same pairs (uniform over the cluster), so they consume the same stage
+// sequence. An odd pixel-tile count gives rank 1 of the last pair no tile: it loads rank 0's A
+// again (real data, never zeros it relies on) and stores nothing. Barriers are initialized and
+// fenced before a cluster barrier (no remote arrive or multicast reaches an uninitialized
+// barrier), and every thread of both CTAs meets a final cluster barrier (no CTA exits while its
+// peer may still multicast into it or arrive on its barriers).
+
+__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0,
+                                                      int c1, int c2, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+      : "memory");
+}
+
+// One arrival on the mbarrier at shared address `bar` of CTA `rank` of this cluster.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank) {
+  const uint32_t remote = sm90::mapa_shared(bar, rank);
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+// A consumer thread is done reading a stage (its wgmma group completed): one arrival on this CTA's
+// "empty" barrier, and in rank 1 one per warp (lane 0, after the whole warp got here) on rank 0's.
+__device__ __forceinline__ void release_mc(uint32_t empty_bar, int rank, int lane) {
+  sm90::mbar_arrive(empty_bar);
+  if (rank == 1) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive_remote(empty_bar, 0);
+  }
+}
+
+// Pair pi of a cluster walk: channel tile kt = pi % tiles_k (fastest, as decode_tile), pixel tiles
+// 2 * (pi / tiles_k) + rank. *real = false for rank 1's missing tile of an odd count; the tile
+// returned then is rank 0's (its A is loaded again and nothing is stored).
+__device__ __forceinline__ int mc_tile(const WgParams& prm, int pixel_tiles, int pi, int rank, bool* real) {
+  const int kt = pi % prm.tiles_k, pt = 2 * (pi / prm.tiles_k) + rank;
+  *real = pt < pixel_tiles;
+  return (*real ? pt : pt - 1) * prm.tiles_k + kt;
+}
+
+template <class T, bool kStaged>
+__global__ void __launch_bounds__(kThreads, 1)
+    conv_wgmma_mc_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                         T* __restrict__ y, const WgParams prm) {
+#if JHDNN_WGMMA_OK
+  constexpr int BN = 128;
+  using Cfg = TileCfg<BN>;
+  constexpr int kBK = kRowBytes / int(sizeof(T));
+  __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);
+  const int rank = int(sm90::cluster_ctarank());
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      sm90::mbar_init_no_clobber(smem_addr(&full[s]), 1);
+      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), kConsumers * 128 + (rank == 0 ? kConsumers * 4 : 0));
+    }
+    sm90::mbar_fence_init();
+  }
+  sm90::cluster_sync();  // both CTAs' barriers exist before any remote arrive or multicast
+
+  const int pixel_tiles = prm.num_tiles / prm.tiles_k;
+  const int num_pairs = prm.tiles_k * ((pixel_tiles + 1) / 2);
+  const int cluster = int(sm90::cluster_id_x()), clusters = int(gridDim.x) / 2;
+
+  if (wg == 0) {
+    if (t == 0) {
+      sm90::tma_prefetch_desc(&map_x);
+      sm90::tma_prefetch_desc(&map_w);
+      Ring<Cfg::kStages> ring;
+      for (int pi = cluster; pi < num_pairs; pi += clusters) {
+        bool real = false;
+        const int tile = mc_tile(prm, pixel_tiles, pi, rank, &real);
+        int n0, p0, q0, k0;
+        decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+        ReductionCursor cur;
+        cur.start(0, kBK, prm.cblocks, prm.R, prm.S, q0 * prm.str_w - prm.pad_w, p0 * prm.str_h - prm.pad_h,
+                  prm.dil_w, prm.dil_h, prm.flip != 0);
+        for (int kb = 0; kb < prm.kblocks; ++kb) {
+          const uint32_t fb = full0 + 8 * ring.st;
+          sm90::mbar_wait_clock(empty0 + 8 * ring.st, ring.phase ^ 1);
+          sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
+          const uint32_t sa = tiles + ring.st * Cfg::kStageBytes;
+          sm90::tma_load_4d(sa, &map_x, fb, cur.c0, cur.xw, cur.xh, n0);
+          if (rank == 0) tma_load_3d_multicast(sa + kTileBytes, &map_w, fb, cur.c0, cur.wtap, k0, uint16_t(0x3));
+          ring.advance();
+          cur.step();
+        }
+      }
+    }
+  } else {
+    const int cg = wg - 1, warp = t / 32, lane = t % 32;
+    constexpr int kStep = 32;
+    const uint32_t kDescHi = uint32_t(sm90::make_desc_k_sw128(0) >> 32);
+    const uint32_t lo_a = uint32_t(sm90::make_desc_k_sw128(tiles + cg * 64 * kRowBytes));
+    const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + kTileBytes));
+    Ring<Cfg::kStages> ring;
+    for (int pi = cluster; pi < num_pairs; pi += clusters) {
+      bool real = false;
+      const int tile = mc_tile(prm, pixel_tiles, pi, rank, &real);
+      int n0, p0, q0, k0;
+      decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+      float acc[BN / 2];
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      uint32_t prev_empty = 0;
+      // consume_tile's loop, releasing each stage to this CTA's producer and (rank 1) to rank 0's.
+      for (int kb = 0; kb < prm.kblocks; ++kb) {
+        sm90::mbar_wait_clock(full0 + 8 * ring.st, ring.phase);
+        __syncwarp();
+        const uint32_t so = ring.st * uint32_t(Cfg::kStageBytes >> 4);
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kRowBytes / kStep; ++k)
+          sm90::WgmmaN<T, BN>::run(acc, (uint64_t(kDescHi) << 32) | (lo_a + so + uint32_t(k * (kStep >> 4))),
+                                   (uint64_t(kDescHi) << 32) | (lo_b + so + uint32_t(k * (kStep >> 4))));
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<1>();
+        if (kb > 0) release_mc(prev_empty, rank, lane);
+        prev_empty = empty0 + 8 * ring.st;
+        ring.advance();
+      }
+      sm90::wgmma_wait<0>();
+      if (prm.kblocks > 0) release_mc(prev_empty, rank, lane);
+      if (!real) continue;
+      if constexpr (kStaged) {
+        const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
+        unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
+        store_tile_staged<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
+      } else {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
+          if (yrow == nullptr) continue;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const int k = k0 + j * 8 + (lane % 4) * 2;
+            if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+          }
+        }
+      }
+    }
+  }
+  sm90::cluster_sync();  // every thread of both CTAs: no CTA leaves while its peer may still reach it
+#endif
+}
+
 // Split-K kernel for grids too small to fill the GPU (batch 1, 14x14 ...): a cluster of
 // prm.split CTAs shares ONE 128 x 128 tile (the host launches exactly num_tiles clusters), CTA
 // rank r accumulating reduction blocks [r*kblocks/split, (r+1)*kblocks/split). The partial sums
@@ -591,6 +759,8 @@ core::Status prepare_epilogue() {
                                       TileCfg<128>::smem_bytes(kStaged)));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       TileCfg<256>::smem_bytes(kStaged)));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_mc_kernel<T, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<128>::smem_bytes(kStaged)));
   // 64 x 128 tiles (bm 64): two 97 (105 staged) KiB CTAs per SM, like the 64-wide ones.
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64>,
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<128, 64>::smem_bytes(kStaged)));
@@ -816,6 +986,27 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
       default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, u); break;
     }
   };
+  if (cfg.multicast) {  // run_wgmma: bn 128, bm 128, split 1, no tail -- every tile unsplit
+    // Clusters of two CTAs on pairs of pixel tiles of one channel tile (conv_wgmma_mc_kernel).
+    const int64_t pixel_tiles = num_tiles / w.tiles_k, pairs = w.tiles_k * ((pixel_tiles + 1) / 2);
+    const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(pairs, d.grid / 2));
+    WgParams u = w;
+    u.split = 1, u.tile_base = 0, u.num_tiles = int(num_tiles);
+    cudaLaunchConfig_t lc{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    lc.gridDim = dim3(unsigned(2 * clusters)), lc.blockDim = dim3(kThreads);
+    lc.dynamicSmemBytes = TileCfg<128>::smem_bytes(staged), lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
+    const cudaError_t e = staged ? cudaLaunchKernelEx(&lc, conv_wgmma_mc_kernel<T, true>, mx, mw, y, u)
+                                 : cudaLaunchKernelEx(&lc, conv_wgmma_mc_kernel<T, false>, mx, mw, y, u);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: multicast cluster launch failed: %s",
+                        cudaGetErrorString(e));
+    }
+    return core::Status::success();
+  }
   if (d.unsplit_end > 0) {
     run_unsplit(0, d.unsplit_end);
     JHDNN_LAUNCH_CHECK();
@@ -876,6 +1067,8 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   if (cfg.grid < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: grid %d is negative", cfg.grid);
   if (cfg.bm != 0 && cfg.bm != 64 && cfg.bm != 128)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile height %d is not 64 or 128", cfg.bm);
+  if (cfg.multicast && (cfg.bn != 128 || cfg.bm == 64 || cfg.split > 1 || cfg.tail))
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: B multicast runs with bn 128, bm 128, split 1 only");
   if (cfg.bm == 64 && (cfg.bn != 128 || cfg.split > 1))
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: 64-pixel tiles run with bn 128 and split 1 only (asked bn %d split %d)",
                       cfg.bn, cfg.split);

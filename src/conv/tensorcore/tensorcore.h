@@ -69,6 +69,9 @@ enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2 };
 //
 // bm: output pixels per tile, 128 (0 = 128: two consumer warpgroups) or 64 (one consumer warpgroup,
 // two CTAs per SM; with bn 128 and split 1 only, BAD_PARAM otherwise): README.md, "Round 6".
+// multicast: the persistent kernel in clusters of two CTAs on two pixel tiles of one channel tile,
+// the filter slice loaded once and multicast to both (bn 128, bm 128, split 1 only; forced only,
+// the solver never chooses it yet): README.md, "Round 6", item 3.
 struct WgmmaConfig {
   int bn = 0;
   int split = 1;
@@ -76,6 +79,7 @@ struct WgmmaConfig {
   bool tail = false;
   int grid = 0;
   int bm = 0;
+  bool multicast = false;
 };
 WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);
