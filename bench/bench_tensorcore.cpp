@@ -1,5 +1,6 @@
 // Tensor Core benchmarks (Google Benchmark):
 //   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,wgmma_r1,cudnn_best} ResNet-50 (batch 32)
+//        (+ tensorcore_wgmma_smallc on the C = 3 first layers, with its workspace: pack + kernel)
 //        and VGG-16 (batch 16) layers. Timed EXACTLY as jhdnn-bench times them (its measure.cpp is
 //        linked in): the call is captured into a CUDA graph over rotated copies of x / w / y that
 //        span >= 2.5x the L2 cache (every launch reads from HBM), the graph is replayed, and the
@@ -24,6 +25,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <cublas_v2.h>
 
@@ -33,7 +35,9 @@
 #include "common/suites.h"
 #include "common/test_util.h"
 #include "conv/dispatch.h"
+#include "conv/tensorcore/smallc.h"
 #include "conv/tensorcore/tensorcore.h"
+#include "conv/tensorcore/wgmma_plan.h"
 #include "gemm/tensorcore/gemm_tc.h"
 
 using namespace jhdnn;
@@ -110,7 +114,14 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // the split-K tail (registered only where the solver takes the tail: the A/B of that decision),
 // 3 / 4 = wgmma forced to {bn 128, split 1} / {bn 256, split 1} with the default epilogue (fp16
 // layers with K >= 256 only: 256-wide tiles load 25% fewer bytes per FLOP, so the pair measures
-// whether bytes per FLOP limit the main loop -- README.md, "Round 5").
+// whether bytes per FLOP limit the main loop -- README.md, "Round 5"), 5 / 6 = wgmma forced to
+// 64-pixel tiles {bm 64, bn 128} / to split-K {bn 128, split 2} (registered where the solver takes
+// bm 64: the A/B of round 6's small-M decision against the configuration it replaced), 7 = wgmma
+// forced to {bn 64} (with 5: registered on the store-bound 1x1 layers, <= 2 reduction blocks and
+// K >= 256, where the solver takes one-CTA-per-SM tiles: do two CTAs per SM, overlapping one's
+// epilogue with the other's main loop, store faster? README.md, "Round 6"), 8 = wgmma forced to
+// the B-multicast kernel {bn 128, multicast} (fp16 layers: does sharing the filter slice across a
+// cluster of two, 24 instead of 32 KiB per block, beat {bn 128} (wgmma_notail / wgmma_bn128)?).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -120,11 +131,26 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   const conv::tensorcore::WgmmaConfig kRound1{128, 1, conv::tensorcore::WgmmaEpilogue::kDirect};
   const conv::tensorcore::WgmmaConfig kNoTail{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   const conv::tensorcore::WgmmaConfig kWide{256, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
-  const conv::tensorcore::WgmmaConfig forced = which == 1 ? kRound1 : which == 4 ? kWide : kNoTail;
+  const conv::tensorcore::WgmmaConfig kBm64{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64};
+  const conv::tensorcore::WgmmaConfig kSplit2{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault};
+  conv::tensorcore::WgmmaConfig kMulticast{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
+  kMulticast.multicast = true;
+  const conv::tensorcore::WgmmaConfig forced = which == 1   ? kRound1
+                                               : which == 4 ? kWide
+                                               : which == 5 ? kBm64
+                                               : which == 6 ? kSplit2
+                                               : which == 7 ? conv::tensorcore::WgmmaConfig{64, 1}
+                                               : which == 8 ? kMulticast
+                                                            : kNoTail;
+  // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
+  // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
+  // timed call, as in a real forward.
+  const size_t ws_bytes = which == 0 ? s.workspace_bytes(p) : 0;
+  DeviceBuffer ws(ws_bytes, 0);
   auto run = [&](int i) {
     const conv::ConvArgs args{c.x[size_t(i)].get(), c.w[size_t(i)].get(), c.y[size_t(i)].get(), 1.0, 0.0};
     return which != 0 ? conv::tensorcore::forward_wgmma(p, args, forced, g.stream.get())
-                      : s.run(p, args, nullptr, 0, g.stream.get());
+                      : s.run(p, args, ws_bytes ? ws.get() : nullptr, ws_bytes, g.stream.get());
   };
   for (int i = 0; i < c.n; ++i) c.y[size_t(i)].poison();
   const core::Status first = run(0);
@@ -135,8 +161,16 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const conv::tensorcore::WgmmaConfig k = which == 0 ? conv::tensorcore::WgmmaConfig{} : forced;
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
-    st.SetLabel("bn " + std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
+    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
+                std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
+  }
+  if (&s == &conv::tensorcore_wgmma_smallc_solver()) {
+    const core::ConvProblem q = conv::tensorcore::smallc_problem(p);
+    const conv::tensorcore::WgmmaConfig shape = conv::tensorcore::wgmma_config(q, g.dev.sm_count);
+    st.SetLabel("packed C " + std::to_string(q.C) + " R " + std::to_string(q.R) + ": bn " + std::to_string(shape.bn) +
+                " split " + std::to_string(shape.split) + (shape.tail ? " tail" : "") + ", workspace " +
+                std::to_string(ws_bytes >> 20) + " MiB");
   }
   graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
     const core::Status r = run(i);
@@ -267,6 +301,10 @@ int main(int argc, char** argv) {
       // One iteration = one jhdnn-bench measurement (the median of 20 graph replays).
       for (const conv::ConvSolver* s : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()})
         benchutil::manual_time(benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s, 0), 1);
+      if (conv::tensorcore_wgmma_smallc_solver().can_implement(p, gpu().dev).ok)  // the C = 3 first layers
+        benchutil::manual_time(benchmark::RegisterBenchmark((base + "tensorcore_wgmma_smallc").c_str(), bench_conv_tc, p,
+                                                            &conv::tensorcore_wgmma_smallc_solver(), 0),
+                               1);
       benchutil::manual_time(
           benchmark::RegisterBenchmark((base + "wgmma_r1").c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), 1),
           1);
@@ -275,6 +313,20 @@ int main(int argc, char** argv) {
         benchutil::manual_time(benchmark::RegisterBenchmark((base + "wgmma_notail").c_str(), bench_conv_tc, p,
                                                             &conv::tensorcore_wgmma_solver(), 2),
                                1);
+      if (conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok) {
+        const bool small_m = conv::tensorcore::wgmma_config(p, gpu().dev.sm_count).bm == 64;
+        const bool store_bound = conv::tensorcore::wgmma_reduction_blocks(p) <= 2 && p.K >= 256;
+        const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"}, {6, "wgmma_split2"}, {7, "wgmma_bn64"}};
+        for (const auto& [w, label] : rows)
+          if ((small_m && w != 7) || (store_bound && w != 6))
+            benchutil::manual_time(
+                benchmark::RegisterBenchmark((base + label).c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
+                1);
+        if (c.dt == JHDNN_DATA_HALF)
+          benchutil::manual_time(benchmark::RegisterBenchmark((base + "wgmma_multicast").c_str(), bench_conv_tc, p,
+                                                              &conv::tensorcore_wgmma_solver(), 8),
+                                 1);
+      }
       if (c.dt == JHDNN_DATA_HALF && p.K >= 256 && conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok)
         for (int w : {3, 4})
           benchutil::manual_time(benchmark::RegisterBenchmark((base + (w == 3 ? "wgmma_bn128" : "wgmma_bn256")).c_str(),

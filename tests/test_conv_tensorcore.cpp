@@ -41,6 +41,7 @@
 #include "conv/solver.h"
 #include "core/config.h"
 #include "conv/tensorcore/tensorcore.h"
+#include "conv/tensorcore/wgmma_plan.h"
 #include "core/conv_problem.h"
 #include "core/device_info.h"
 #include "core/status.h"
@@ -101,7 +102,8 @@ TEST_CASE("tensorcore: the solver refuses with reasons", "[tensorcore][rules]") 
   CHECK(solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
   // First in the registry (generation 2, then 1): dispatch prefers them.
   CHECK(conv::all_solvers().at(0) == &conv::tensorcore_wgmma_solver());
-  CHECK(conv::all_solvers().at(1) == &solver());
+  CHECK(conv::all_solvers().at(1) == &conv::tensorcore_wgmma_smallc_solver());
+  CHECK(conv::all_solvers().at(2) == &solver());
   CHECK(conv::tensorcore_wgmma_solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
   CHECK_FALSE(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH),
                                                             fake_device(8, 0)).ok);
@@ -381,22 +383,27 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     using conv::tensorcore::WgmmaConfig;
     using conv::tensorcore::WgmmaEpilogue;
     const WgmmaConfig chosen = conv::tensorcore::wgmma_config(d.p, g.dev.sm_count);
-    INFO("tensorcore_wgmma's own choice for this problem: bn " << chosen.bn << " split " << chosen.split
+    INFO("tensorcore_wgmma's own choice for this problem: bm " << (chosen.bm == 64 ? 64 : 128) << " bn " << chosen.bn
+                                                                 << " split " << chosen.split
                                                                  << (chosen.tail ? " tail" : ""));
     // Besides the five shapes: a persistent grid of 3 (several tiles per CTA on these small
     // problems) and the split-K tail over grids of 3 and 5 -- whole waves unsplit, the last partial
     // wave split 2 or 8 ways (tile_base != 0 in the split-K kernel), or everything split (< 1 wave),
     // or nothing (whole waves only), depending on the problem's tile count.
+    // Round 6: 64-pixel tiles (bm 64: one consumer warpgroup, two CTAs per SM), one wave and over
+    // a persistent grid of 3 (several tiles per CTA).
     for (const WgmmaConfig shape :
          {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2}, WgmmaConfig{128, 8},
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
-          WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}})
+          WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64},
+          WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64}})
       for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
         WgmmaConfig cfg = shape;
         cfg.epilogue = ep;
         const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
         if (ep == WgmmaEpilogue::kDirect) CHECK_FALSE(vec);
-        const std::string who = "tensorcore_wgmma forced bn " + std::to_string(cfg.bn) + " split " +
+        const std::string who = "tensorcore_wgmma forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
+                                "bn " + std::to_string(cfg.bn) + " split " +
                                 std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep) +
@@ -414,14 +421,85 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
       }
   }
 
-  // The public API: IMPLICIT_PRECOMP_GEMM must select the tensor-core solver (workspace 0 proves
-  // it did not fall to a solver needing one; the values prove the result).
+  // tensorcore_wgmma_smallc (small S*C: x and w packed into the workspace, then the wgmma kernel on
+  // the packed problem; README.md "Round 6"): the solver with exactly its workspace (poisoned with
+  // NaN: an element the packing pass forgot would poison the result), with a workspace pointer 16
+  // bytes off a 256-byte boundary (the alignment step), without workspace (it must run
+  // tensorcore_mma), and every forced configuration of the packed problem with both epilogues.
+  const conv::ConvSolver& smallc = conv::tensorcore_wgmma_smallc_solver();
+  const bool smallc_ok = smallc.can_implement(d.p, g.dev).ok;
+  if (smallc_ok) {
+    using conv::tensorcore::WgmmaConfig;
+    using conv::tensorcore::WgmmaEpilogue;
+    const size_t need = smallc.workspace_bytes(d.p);
+    REQUIRE(need > 0);
+    DeviceBuffer ws(need + 16);
+    auto run_smallc = [&](const std::string& who, void* wsp, size_t wsb, const WgmmaConfig* forced) {
+      INFO(who);
+      ws.poison();
+      d.reset_y();
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      const core::Status st = forced ? conv::tensorcore::forward_wgmma_smallc(d.p, args, *forced, wsp, wsb, g.stream.get())
+                                     : smallc.run(d.p, args, wsp, wsb, g.stream.get());
+      g.stream.sync();
+      CUDA_CHECK(cudaGetLastError());
+      INFO("run: " << core::status_name(st.code) << " " << st.message);
+      REQUIRE(st.ok());
+      CHECK(ws.guard_intact());
+      ++n.runs[who];
+      check_y(who, d, c, h.ref, tol);
+    };
+    run_smallc("tensorcore_wgmma_smallc", ws.get(), need, nullptr);
+    run_smallc("tensorcore_wgmma_smallc (workspace at +16 bytes)", static_cast<unsigned char*>(ws.get()) + 16, need,
+               nullptr);
+    run_smallc("tensorcore_wgmma_smallc (workspace 1 byte short: runs tensorcore_mma)", ws.get(), need - 1, nullptr);
+    run_smallc("tensorcore_wgmma_smallc (no workspace: runs tensorcore_mma)", nullptr, 0, nullptr);
+    {  // a forced run never falls back: too little workspace is an error, not a silent gen-1 run
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      const core::Status st =
+          conv::tensorcore::forward_wgmma_smallc(d.p, args, WgmmaConfig{128, 1}, ws.get(), need - 1, g.stream.get());
+      CHECK(st.code == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
+    }
+    for (const WgmmaConfig shape : {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2},
+                                    WgmmaConfig{128, 8}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
+                                    WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64}})
+      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
+        WgmmaConfig cfg = shape;
+        cfg.epilogue = ep;
+        const std::string who = "tensorcore_wgmma_smallc forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
+                                "bn " + std::to_string(cfg.bn) + " split " +
+                                std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
+                                (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
+                                conv::tensorcore::wgmma_epilogue_name(ep);
+        run_smallc(who, ws.get(), need, &cfg);
+      }
+  }
+
+  // The public API: IMPLICIT_PRECOMP_GEMM must select a tensor-core solver (the workspace says
+  // which: 0 for tensorcore_wgmma / tensorcore_mma, tensorcore_wgmma_smallc's packed copy where it
+  // applies -- never a solver outside the tensor-core ones; the values prove the result). The call
+  // without workspace must work in every case (smallc then runs tensorcore_mma); with smallc,
+  // also with the workspace the query reported.
   JhdnnConvDescs descs(d.p);
   size_t ws_bytes = 1;
   CHECK(jhdnnGetConvolutionForwardWorkspaceSize(g.jh.get(), descs.x, descs.w, descs.conv, descs.y,
                                                 JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
                                                 &ws_bytes) == JHDNN_STATUS_SUCCESS);
-  CHECK(ws_bytes == 0);
+  CHECK(ws_bytes == (smallc_ok ? smallc.workspace_bytes(d.p) : 0));
+  if (smallc_ok) {
+    DeviceBuffer ws(ws_bytes);
+    d.reset_y();
+    const float af = float(c.alpha), bf = float(c.beta);
+    const jhdnnStatus_t s = jhdnnConvolutionForward(g.jh.get(), &af, descs.x, d.x.get(), descs.w, d.w.get(), descs.conv,
+                                                    JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws.get(), ws_bytes,
+                                                    &bf, descs.y, d.y.get());
+    g.stream.sync();
+    INFO("jhdnnConvolutionForward with workspace: " << jhdnnGetErrorString(s) << " " << jhdnn_last_error());
+    REQUIRE(s == JHDNN_STATUS_SUCCESS);
+    CHECK(ws.guard_intact());
+    ++n.runs["jhdnnConvolutionForward(IMPLICIT_PRECOMP_GEMM) with the smallc workspace"];
+    check_y("jhdnnConvolutionForward(IMPLICIT_PRECOMP_GEMM) with workspace", d, c, h.ref, tol);
+  }
   d.reset_y();
   const float af = float(c.alpha), bf = float(c.beta);
   const jhdnnStatus_t s = jhdnnConvolutionForward(g.jh.get(), &af, descs.x, d.x.get(), descs.w, d.w.get(), descs.conv,
@@ -513,14 +591,22 @@ void run_problem_set(jhdnnDataType_t dt) {
   if (gpu().dev.sm() == 90) {
     CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") >= 10));
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8",
-                            "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5"}) {
+                            "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5",
+                            "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
+    // The packed small-channel path ran (C = 3 first layers, odd C, NCHW x with small S*C): fp16 / bf16
+    // take S*C <= 64, fp32 S*C <= 32.
+    for (const char* who : {"tensorcore_wgmma_smallc", "tensorcore_wgmma_smallc forced bn 64 split 1 epilogue staged",
+                            "tensorcore_wgmma_smallc forced bn 128 split 2 epilogue direct"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 5));
+    }
     // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 1 grid 3",
-                            "bn 128 split 2 tail grid 3"}) {
+                            "bn 128 split 2 tail grid 3", "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue staged";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
@@ -623,6 +709,107 @@ TEST_CASE("tensorcore: the solver's split-K tail on ResNet-50 conv3_x 3x3 (batch
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
   if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") == 3));  // NHWC
+}
+
+// Round 6: the solver's 64-pixel tiles on real small-M layers -- ResNet-50's 7x7 conv5 layers at
+// batch 32 (M = 1568): 28 x 4 = 112 tiles of 64 x 128, whole reductions (they took split-K over
+// 56 tiles of 128 x 128 before). Against the float64 reference and cuDNN, and every forced
+// configuration; on a 132-SM device the choice must be bm 64.
+TEST_CASE("tensorcore: 64-pixel tiles on ResNet-50 conv5 7x7 (batch 32)", "[gpu][tensorcore][bm64]") {
+  START_GPU_CASE();
+  std::vector<Case> cases = {make_case("rn50_c5_1x1_2048_512_b32", p2d(32, 2048, 7, 7, 512, 1, 1, 0, 1), JHDNN_DATA_HALF),
+                             make_case("rn50_c5_3x3_512_b32_ab", p2d(32, 512, 7, 7, 512, 3, 3, 1, 1),
+                                       JHDNN_DATA_BFLOAT16, 0.5, 0.75),
+                             make_case("rn50_c5_1x1_2048_512_b32", p2d(32, 2048, 7, 7, 512, 1, 1, 0, 1), JHDNN_DATA_FLOAT)};
+  for (const Case& c : cases) {
+    const conv::tensorcore::WgmmaConfig chosen =
+        conv::tensorcore::wgmma_config(with_layout(c.base, c.base.dtype, true), gpu().dev.sm_count);
+    INFO(c.name << " " << c.base.key() << ": solver's choice bm " << chosen.bm << " bn " << chosen.bn << " split "
+                << chosen.split << " on " << gpu().dev.sm_count << " SMs");
+    if (gpu().dev.sm_count == 132) {
+      CHECK(chosen.bm == 64);
+      CHECK(chosen.bn == 128);
+      CHECK(chosen.split == 1);
+    }
+  }
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+  if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") == 3));  // NHWC
+}
+
+// Round 6, item 3: the B-multicast persistent kernel (clusters of two CTAs on two pixel tiles of one
+// channel tile, the filter slice loaded once for both). Forced only (the solver does not choose it),
+// and in its own test case -- so its own ctest process: a protocol error (a trap from the
+// mbarrier watchdog) cannot take the other cases' CUDA context with it. Every NHWC problem of the
+// shared set and the edge set, fp16 / bf16 / fp32 (TF32), alpha / beta, both epilogues, in one wave
+// of clusters and over 2 clusters (several pairs per cluster), against the float64 reference;
+// odd pixel-tile counts (rank 1 of the last pair has no tile) and several channel tiles occur in
+// the set and are counted. Plus ResNet-50's conv3_x 3x3 at batch 32, the layer the kernel is for.
+TEST_CASE("tensorcore: B multicast over clusters of two (forced)", "[gpu][tensorcore][multicast]") {
+  START_GPU_CASE();
+  if (gpu().dev.sm() != 90) SKIP("sm_90 only");
+  std::vector<Case> cases;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT}) {
+    for (const NamedProblem& np : conv_problem_set())
+      if (np.p.spatial_dims == 2) cases.push_back(make_case(np.name, np.p, dt));
+    for (const auto& [name, p] : edge_problems()) cases.push_back(make_case(name, p, dt));
+    cases.push_back(make_case("ab_0.5_0.75", p2d(2, 32, 9, 9, 200, 3, 3, 1, 1), dt, 0.5, 0.75));
+  }
+  cases.push_back(make_case("rn50_c3_3x3_128_b32", p2d(32, 128, 28, 28, 128, 3, 3, 1, 1), JHDNN_DATA_HALF));
+  using conv::tensorcore::WgmmaConfig;
+  using conv::tensorcore::WgmmaEpilogue;
+  int64_t runs = 0, odd_pixel_tiles = 0, multi_k = 0, staged = 0;
+  for (const Case& c : cases) {
+    const Host h = make_host(c);
+    ConvProblem lp = with_layout(c.base, c.base.dtype, true);
+    lp.math_type = c.base.math_type;
+    if (!conv::tensorcore_wgmma_solver().can_implement(lp, gpu().dev).ok) continue;
+    INFO("case " << c.name << " " << lp.key() << " alpha " << c.alpha << " beta " << c.beta);
+    Dev d(c, h, lp);
+    const Tolerance tol = tol_of(d.p);
+    const conv::tensorcore::PixelBox b = conv::tensorcore::pick_pixel_box(lp);
+    odd_pixel_tiles += conv::tensorcore::wgmma_pixel_tiles(lp, b) % 2;
+    multi_k += lp.K > 128 ? 1 : 0;
+    for (int grid : {0, 4})
+      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
+        WgmmaConfig cfg{128, 1, ep, false, grid};
+        cfg.multicast = true;
+        const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
+        const std::string who = std::string("tensorcore_wgmma forced multicast grid ") + std::to_string(grid) +
+                                " epilogue " + (vec ? "staged" : "direct");
+        INFO(who);
+        d.reset_y();
+        const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+        const core::Status st = conv::tensorcore::forward_wgmma(d.p, args, cfg, gpu().stream.get());
+        gpu().stream.sync();
+        CUDA_CHECK(cudaGetLastError());
+        INFO("run: " << core::status_name(st.code) << " " << st.message);
+        REQUIRE(st.ok());
+        check_y(who, d, c, h.ref, tol);
+        ++runs;
+        staged += vec ? 1 : 0;
+      }
+  }
+  std::printf("[tensorcore] multicast: %" PRId64 " runs (%" PRId64 " staged), %" PRId64 " problems with an odd pixel-tile count, %" PRId64
+              " with K > 128\n", runs, staged, odd_pixel_tiles, multi_k);
+  CHECK(runs >= 100);
+  CHECK(staged >= 20);
+  CHECK(odd_pixel_tiles >= 5);
+  CHECK(multi_k >= 5);
+  // Combinations it does not run are refused, not run wrongly.
+  {
+    const Case c = make_case("multicast_refusals", p2d(1, 16, 8, 8, 16, 3, 3, 1, 1), JHDNN_DATA_HALF);
+    const Host h = make_host(c);
+    ConvProblem lp = with_layout(c.base, c.base.dtype, true);
+    lp.math_type = c.base.math_type;
+    Dev d(c, h, lp);
+    const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), 1.0, 0.0};
+    for (WgmmaConfig bad : {WgmmaConfig{256, 1}, WgmmaConfig{128, 2}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
+                            WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64}}) {
+      bad.multicast = true;
+      CHECK(conv::tensorcore::forward_wgmma(d.p, args, bad, gpu().stream.get()).code == JHDNN_STATUS_BAD_PARAM);
+    }
+  }
 }
 
 TEST_CASE("tensorcore: alpha and beta (beta == 0 never reads y)", "[gpu][tensorcore][alpha_beta]") {

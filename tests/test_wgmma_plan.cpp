@@ -81,7 +81,18 @@ int64_t tiles128(const ConvProblem& p) { return tc::wgmma_pixel_tiles(p, tc::pic
 void check_plan_invariants(const ConvProblem& p, int sms, bool clusters_ok, const tc::WgmmaPlan& plan) {
   CHECK((plan.bn == 64 || plan.bn == 128 || plan.bn == 256));
   CHECK((plan.split == 1 || plan.split == 2 || plan.split == 4 || plan.split == 8));
+  CHECK((plan.bm == 64 || plan.bm == 128));
   const int64_t t = tiles128(p), kb = tc::wgmma_reduction_blocks(p);
+  if (plan.bm == 64) {  // small M only: one wave of 64 x 128 tiles at two CTAs per SM, whole reductions
+    CHECK(plan.bn == 128);
+    CHECK(plan.split == 1);
+    CHECK_FALSE(plan.tail);
+    CHECK(t * 2 <= sms);
+    CHECK(p.K > 64);
+    const int64_t t64 = tc::wgmma_pixel_tiles(p, tc::pick_pixel_box(p, 64)) * ((p.K + 127) / 128);
+    CHECK(t64 * 2 >= sms);
+    CHECK(t64 <= 2 * sms);
+  }
   if (!clusters_ok) CHECK(plan.split == 1);
   if (plan.split > 1) {
     CHECK(plan.bn == 128);
@@ -100,6 +111,21 @@ void check_plan_invariants(const ConvProblem& p, int sms, bool clusters_ok, cons
 }
 
 }  // namespace
+
+TEST_CASE("wgmma plan: 64-pixel boxes (bm 64) are 64 pixels and cover the output", "[wgmma_plan]") {
+  for (const Layer& l : layers()) {
+    INFO(l.name);
+    const tc::PixelBox b = tc::pick_pixel_box(l.p, 64);
+    CHECK(b.bw * b.bh * b.bn == 64);
+    CHECK(tc::wgmma_pixel_tiles(l.p, b) * 64 >= l.p.N * l.p.P * l.p.Q);
+    CHECK(b.bw * l.p.stride_w <= 256);
+    CHECK(b.bh * l.p.stride_h <= 256);
+  }
+  // The 128-pixel default is unchanged by the parameter.
+  const ConvProblem c3 = nhwc(32, 128, 28, 128, 3, 1, 1);
+  const tc::PixelBox d = tc::pick_pixel_box(c3), e = tc::pick_pixel_box(c3, 128);
+  CHECK((d.bw == e.bw && d.bh == e.bh && d.bn == e.bn));
+}
 
 TEST_CASE("wgmma plan: pixel boxes are 128 pixels and cover the output", "[wgmma_plan]") {
   for (const Layer& l : layers()) {
@@ -166,12 +192,12 @@ TEST_CASE("wgmma plan: cost model", "[wgmma_plan]") {
 
 TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H200, 132 SMs)", "[wgmma_plan]") {
   int tails = 0;
-  std::printf("[wgmma_plan] %-24s %6s %4s %4s %5s %5s  (132 SMs)\n", "layer", "t128", "kb", "bn", "split", "tail");
+  std::printf("[wgmma_plan] %-24s %6s %4s %4s %4s %5s %5s  (132 SMs)\n", "layer", "t128", "kb", "bm", "bn", "split", "tail");
   for (const Layer& l : layers()) {
     INFO(l.name);
     const tc::WgmmaPlan plan = tc::plan_wgmma(l.p, kH200Sms, true);
-    std::printf("[wgmma_plan] %-24s %6" PRId64 " %4" PRId64 " %4d %5d %5s\n", l.name.c_str(), tiles128(l.p),
-                tc::wgmma_reduction_blocks(l.p), plan.bn, plan.split, plan.tail ? "yes" : "no");
+    std::printf("[wgmma_plan] %-24s %6" PRId64 " %4" PRId64 " %4d %4d %5d %5s\n", l.name.c_str(), tiles128(l.p),
+                tc::wgmma_reduction_blocks(l.p), plan.bm, plan.bn, plan.split, plan.tail ? "yes" : "no");
     check_plan_invariants(l.p, kH200Sms, true, plan);
     tails += plan.tail ? 1 : 0;
     // Without clusters nothing splits, and the tile width is the same as with them unless split.
@@ -193,10 +219,26 @@ TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H20
     CHECK((z.bn == 128 && z.split == 1 && !z.tail));
   }
   CHECK(tc::plan_wgmma(nhwc(32, 64, 56, 256, 1, 1, 0), kH200Sms, true).bn == 256);
-  // Batch-1 14x14 3x3 256 -> 256: 4 tiles, plain split-K over clusters of 8 (not a tail).
+  // Batch-1 14x14 3x3 256 -> 256: 4 tiles, plain split-K over clusters of 8 (not a tail): its 8
+  // tiles of 64 pixels would leave most SMs idle, so not bm 64.
   const tc::WgmmaPlan b1 = tc::plan_wgmma(nhwc(1, 256, 14, 256, 3, 1, 1), kH200Sms, true);
   CHECK(b1.split == 8);
   CHECK_FALSE(b1.tail);
+  CHECK(b1.bm == 128);
+  // Round 6: the 7x7 conv5 layers at batch 32 (M = 1568: 14 x 4 = 56 tiles of 128 x 128, which
+  // took split 2) run 28 x 4 = 112 tiles of 64 x 128 pixels x channels, whole reductions, bm 64.
+  for (const ConvProblem& c5 : {nhwc(32, 2048, 7, 512, 1, 1, 0), nhwc(32, 512, 7, 512, 3, 1, 1),
+                                nhwc(32, 512, 14, 512, 3, 2, 1)}) {
+    const tc::WgmmaPlan pl = tc::plan_wgmma(c5, kH200Sms, true);
+    CHECK(pl.bm == 64);
+    CHECK(pl.bn == 128);
+    CHECK(pl.split == 1);
+    CHECK(tc::wgmma_pixel_tiles(c5, tc::pick_pixel_box(c5, 64)) == 28);
+  }
+  // ... but not the 7x7 layer with K = 2048 (448 such tiles: more than a wave; 224 of 128 x 128 fill the GPU).
+  CHECK(tc::plan_wgmma(nhwc(32, 512, 7, 2048, 1, 1, 0), kH200Sms, true).bm == 128);
+  // Nor the 14x14 conv4 layers (98 tiles of 128 x 128: more than half the SMs).
+  CHECK(tc::plan_wgmma(nhwc(32, 256, 14, 256, 3, 1, 1), kH200Sms, true).bm == 128);
   CHECK(tails >= 1);
 }
 

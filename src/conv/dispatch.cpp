@@ -171,7 +171,7 @@ Status check_buffer(const void* ptr, size_t elem_bytes, const char* name, const 
 
 Status run_solver(const ConvSolver& s, const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes,
                   cudaStream_t stream) {
-  const size_t need = s.workspace_bytes(p);
+  const size_t need = s.workspace_optional() ? 0 : s.workspace_bytes(p);
   if (ws_bytes < need)
     return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed by %s", ws_bytes,
                 need, s.name());

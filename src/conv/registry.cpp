@@ -21,6 +21,7 @@ const std::vector<const ConvSolver*>& all_solvers() {
   // call made from another static object's destructor, at process exit, may still walk the list.
   static const auto& solvers = *new std::vector<const ConvSolver*>{
       &tensorcore_wgmma_solver(),  // sm_90 NHWC / KRSC, groups 1; the rest falls to tensorcore_mma
+      &tensorcore_wgmma_smallc_solver(),  // sm_90, S*C <= 128 bytes (C = 3 first layers), with workspace
       &tensorcore_mma_solver(),  // refuses FMA_MATH and what the math type keeps off tensor cores
       &direct_tiled_solver(),
       &direct_naive_solver(),

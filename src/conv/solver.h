@@ -48,6 +48,10 @@ class ConvSolver {
   // A flat list of early returns, each with its reason.
   virtual Verdict can_implement(const ConvProblem& p, const DeviceInfo& dev) const = 0;
   virtual size_t workspace_bytes(const ConvProblem&) const { return 0; }
+  // True when run() also accepts less than workspace_bytes (or none) and then computes the result
+  // another way (tensorcore_wgmma_smallc: on tensorcore_mma): run_solver passes such calls through
+  // instead of refusing them with SIZE_INSUFFICIENT.
+  virtual bool workspace_optional() const { return false; }
   // Enqueues the convolution on stream. Re-checks ws_bytes; never synchronizes.
   virtual Status run(const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes,
                      cudaStream_t stream) const = 0;

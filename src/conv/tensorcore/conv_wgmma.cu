@@ -53,11 +53,21 @@ constexpr int kPartStride = 128 + 8;      // floats per row of a split-K partial
 //   BN = 128: m64n128, 6 stages x 32 KiB, one CTA per SM -- the GPU-verified round-1 configuration;
 //   BN = 256: m64n256, 4 stages x 48 KiB, one CTA per SM -- K/G >= 256: twice the FLOPs per byte
 //             loaded of BN = 128 (128 accumulators per consumer thread, 154 registers, no spill).
-template <int BN>
+// and the tile height BM (output pixels per tile):
+//   BM = 128: two consumer warpgroups (64 rows each), 384 threads -- every configuration above;
+//   BM =  64: one consumer warpgroup, 256 threads, with BN = 128 only: 4 stages x 24 KiB = 97 KiB,
+//             so TWO CTAs share an SM -- small-M layers (README.md, "Round 6": ResNet-50's 7x7
+//             conv5 layers) get twice as many tiles, each running its whole reduction, instead of
+//             split-K with its exchange.
+template <int BN, int BM = kBM>
 struct TileCfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile width");
-  static constexpr int kStages = BN == 128 ? 6 : 4;
-  static constexpr int kCtasPerSm = BN == 64 ? 2 : 1;
+  static_assert(BM == 128 || (BM == 64 && BN == 128), "64-pixel tiles are 128 channels wide");
+  static constexpr int kCons = BM / 64;  // consumer warpgroups, 64 tile rows each
+  static constexpr int kThreads = 128 * (1 + kCons);
+  static constexpr int kTileBytes = BM * kRowBytes;  // the A (input) tile of one stage
+  static constexpr int kStages = BN == 128 && BM == 128 ? 6 : 4;
+  static constexpr int kCtasPerSm = BN == 64 || BM == 64 ? 2 : 1;
   static constexpr int kStageBytes = kTileBytes + BN * kRowBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;
   // Staged epilogue (README.md, "Staged epilogue"): each consumer warp owns a private buffer of
@@ -66,7 +76,7 @@ struct TileCfg {
   static constexpr int kChunkCols = BN == 64 ? 16 : 32;
   static constexpr int kChunkRowBytes = kChunkCols * 4;
   static constexpr int kWarpStageBytes = 16 * kChunkRowBytes;
-  static constexpr int kStagingBytes = kConsumers * 4 * kWarpStageBytes;  // 8 KiB (BN 64) or 16 KiB
+  static constexpr int kStagingBytes = kCons * 4 * kWarpStageBytes;  // 8 KiB (BN 64 or BM 64) or 16 KiB
   static constexpr int smem_bytes(bool staged) { return kSmemBytes + (staged ? kStagingBytes : 0); }
 };
 static_assert(2 * (TileCfg<64>::kSmemBytes + 2048) <= 228 * 1024, "two 64-wide CTAs fit in an SM's shared memory");
@@ -74,6 +84,8 @@ static_assert(2 * (TileCfg<64>::smem_bytes(true) + 2048) <= 228 * 1024, "two sta
 static_assert(TileCfg<256>::smem_bytes(true) <= 227 * 1024 && TileCfg<128>::smem_bytes(true) <= 227 * 1024,
               "the staged one-CTA-per-SM configurations fit in a CTA's shared memory");
 static_assert(TileCfg<256>::kSmemBytes == TileCfg<128>::kSmemBytes, "193 KiB for the one-CTA-per-SM configurations");
+static_assert(2 * (TileCfg<128, 64>::smem_bytes(true) + 2048) <= 228 * 1024, "two staged 64 x 128 CTAs fit in an SM");
+static_assert(TileCfg<128>::kThreads == kThreads && TileCfg<128>::kTileBytes == kTileBytes, "the split-K kernel's constants");
 static_assert(kBM * kPartStride * 4 <= TileCfg<128>::kStages * TileCfg<128>::kStageBytes,
               "the split-K partial tile fits in the (drained) stage buffers");
 
@@ -118,11 +130,11 @@ struct Ring {
 // across tiles. full0 / empty0: shared addresses of the barrier arrays (8 bytes per stage). The
 // cursor (wgmma_cursor.h) divides once per tile and then only steps: this thread paces the whole
 // pipeline (README.md, "Round 5"), so its loop holds no integer division.
-template <class T, int BN>
+template <class T, int BN, int BM = kBM>
 __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUtensorMap* map_w, const WgParams& prm,
                                              uint32_t tiles, uint32_t full0, uint32_t empty0, int tile, int kb0,
-                                             int kb1, Ring<TileCfg<BN>::kStages>& ring) {
-  using Cfg = TileCfg<BN>;
+                                             int kb1, Ring<TileCfg<BN, BM>::kStages>& ring) {
+  using Cfg = TileCfg<BN, BM>;
   constexpr int kBK = kRowBytes / int(sizeof(T));
   if (kb0 >= kb1) return;
   int n0, p0, q0, k0;
@@ -136,7 +148,7 @@ __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUt
     sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
     const uint32_t sa = tiles + ring.st * Cfg::kStageBytes;
     sm90::tma_load_4d(sa, map_x, fb, cur.c0, cur.xw, cur.xh, n0);
-    sm90::tma_load_3d(sa + kTileBytes, map_w, fb, cur.c0, cur.wtap, k0);
+    sm90::tma_load_3d(sa + Cfg::kTileBytes, map_w, fb, cur.c0, cur.wtap, k0);
     ring.advance();
     cur.step();
   }
@@ -148,10 +160,10 @@ __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUt
 // (st * kStageBytes + k * kStep) >> 4 to the 14-bit start-address field (address >> 4). Every
 // shared address is below 2^18 (228 KiB per SM), so the field never carries into the next one and
 // the sum is exactly make_desc_k_sw128 of the stepped address.
-template <class T, int BN>
+template <class T, int BN, int BM = kBM>
 __device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint32_t full0, uint32_t empty0,
-                                             int cg, int kb0, int kb1, Ring<TileCfg<BN>::kStages>& ring) {
-  using Cfg = TileCfg<BN>;
+                                             int cg, int kb0, int kb1, Ring<TileCfg<BN, BM>::kStages>& ring) {
+  using Cfg = TileCfg<BN, BM>;
   constexpr int kStep = 32;  // reduction bytes per wgmma
   static_assert(Cfg::smem_bytes(true) + 1024 < (1 << 18), "stage addresses stay inside the descriptor's 14-bit field");
 #pragma unroll
@@ -160,7 +172,7 @@ __device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tile
   // low word (start address field, leading-byte-offset field) steps, in 32-bit adds.
   const uint32_t kDescHi = uint32_t(sm90::make_desc_k_sw128(0) >> 32);  // folded at compile time
   const uint32_t lo_a = uint32_t(sm90::make_desc_k_sw128(tiles + cg * 64 * kRowBytes));
-  const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + kTileBytes));
+  const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + Cfg::kTileBytes));
   uint32_t prev_empty = 0;
   for (int kb = kb0; kb < kb1; ++kb) {
     sm90::mbar_wait_clock(full0 + 8 * ring.st, ring.phase);
@@ -329,12 +341,12 @@ __device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, con
 // producer prefetches the next tile while the consumers run the epilogue. kStaged selects the
 // epilogue: false = straight from the accumulator registers (paired 4/8-byte stores; the
 // GPU-verified one), true = staged through a per-warp shared-memory buffer (16-byte stores).
-template <class T, int BN, bool kStaged>
-__global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
+template <class T, int BN, bool kStaged, int BM = kBM>
+__global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kCtasPerSm)
     conv_wgmma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                       T* __restrict__ y, const WgParams prm) {
 #if JHDNN_WGMMA_OK
-  using Cfg = TileCfg<BN>;
+  using Cfg = TileCfg<BN, BM>;
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
@@ -344,7 +356,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       sm90::mbar_init_no_clobber(smem_addr(&full[s]), 1);
-      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), kConsumers * 128);
+      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), Cfg::kCons * 128);
     }
     sm90::mbar_fence_init();
   }
@@ -358,7 +370,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
       sm90::tma_prefetch_desc(&map_w);
       Ring<Cfg::kStages> ring;
       for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x)
-        produce_tile<T, BN>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
+        produce_tile<T, BN, BM>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
     }
     return;
   }
@@ -369,7 +381,7 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
     int n0, p0, q0, k0;
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
-    consume_tile<T, BN>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
+    consume_tile<T, BN, BM>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
     if constexpr (kStaged) {
       const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
       unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
@@ -389,6 +401,174 @@ __global__ void __launch_bounds__(kThreads, TileCfg<BN>::kCtasPerSm)
       }
     }
   }
+#endif
+}
+
+// ---------------------------------------------------------------- B multicast (round 6, forced only)
+//
+// The persistent kernel in clusters of two CTAs (README.md, "Round 6", item 3): the two CTAs of a
+// cluster work on two pixel tiles of the SAME channel tile, so their B (filter) slices are equal;
+// each CTA loads its own A box, and rank 0 loads B once, multicast into both CTAs' shared memory
+// (same offset) with complete_tx on both CTAs' "full" barrier of the stage. Per block and CTA:
+// 16 KiB A + 8 KiB of B traffic (half the 16 KiB B) from L2 instead of 32 KiB.
+//
+// Protocol, per stage s:
+//   full[s]  (each CTA, 1 arrival): its producer's arrive.expect_tx(A + B bytes), its own A copy,
+//            rank 0's multicast B copy (may land before the expect_tx: the tx-count may go negative
+//            inside a phase, and the phase cannot complete before that arrival);
+//   empty[s] rank 1: its own 256 consumer threads (before its producer rewrites A);
+//            rank 0: its own 256 consumer threads + one remote arrive per consumer warp of rank 1
+//            (8: lane 0 after __syncwarp, once every lane's wgmma reads of the stage are done), so rank 0
+//            multicasts B into stage s only when BOTH CTAs have finished reading it. Rank 1's
+//            full[s] phase for that use has then completed too (its consumers waited on it), so
+//            the multicast's complete_tx always counts toward the next phase.
+// Both CTAs walk the same pairs (uniform over the cluster), so they consume the same stage
+// sequence. An odd pixel-tile count gives rank 1 of the last pair no tile: it loads rank 0's A
+// again (real data, never zeros it relies on) and stores nothing. Barriers are initialized and
+// fenced before a cluster barrier (no remote arrive or multicast reaches an uninitialized
+// barrier), and every thread of both CTAs meets a final cluster barrier (no CTA exits while its
+// peer may still multicast into it or arrive on its barriers).
+
+__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const CUtensorMap* map, uint32_t bar, int c0,
+                                                      int c1, int c2, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
+      : "memory");
+}
+
+// One arrival on the mbarrier at shared address `bar` of CTA `rank` of this cluster.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t bar, uint32_t rank) {
+  const uint32_t remote = sm90::mapa_shared(bar, rank);
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+// A consumer thread is done reading a stage (its wgmma group completed): one arrival on this CTA's
+// "empty" barrier, and in rank 1 one per warp (lane 0, after the whole warp got here) on rank 0's.
+__device__ __forceinline__ void release_mc(uint32_t empty_bar, int rank, int lane) {
+  sm90::mbar_arrive(empty_bar);
+  if (rank == 1) {
+    __syncwarp();
+    if (lane == 0) mbar_arrive_remote(empty_bar, 0);
+  }
+}
+
+// Pair pi of a cluster walk: channel tile kt = pi % tiles_k (fastest, as decode_tile), pixel tiles
+// 2 * (pi / tiles_k) + rank. *real = false for rank 1's missing tile of an odd count; the tile
+// returned then is rank 0's (its A is loaded again and nothing is stored).
+__device__ __forceinline__ int mc_tile(const WgParams& prm, int pixel_tiles, int pi, int rank, bool* real) {
+  const int kt = pi % prm.tiles_k, pt = 2 * (pi / prm.tiles_k) + rank;
+  *real = pt < pixel_tiles;
+  return (*real ? pt : pt - 1) * prm.tiles_k + kt;
+}
+
+template <class T, bool kStaged>
+__global__ void __launch_bounds__(kThreads, 1)
+    conv_wgmma_mc_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                         T* __restrict__ y, const WgParams prm) {
+#if JHDNN_WGMMA_OK
+  constexpr int BN = 128;
+  using Cfg = TileCfg<BN>;
+  constexpr int kBK = kRowBytes / int(sizeof(T));
+  __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);
+  const int rank = int(sm90::cluster_ctarank());
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      sm90::mbar_init_no_clobber(smem_addr(&full[s]), 1);
+      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), kConsumers * 128 + (rank == 0 ? kConsumers * 4 : 0));
+    }
+    sm90::mbar_fence_init();
+  }
+  sm90::cluster_sync();  // both CTAs' barriers exist before any remote arrive or multicast
+
+  const int pixel_tiles = prm.num_tiles / prm.tiles_k;
+  const int num_pairs = prm.tiles_k * ((pixel_tiles + 1) / 2);
+  const int cluster = int(sm90::cluster_id_x()), clusters = int(gridDim.x) / 2;
+
+  if (wg == 0) {
+    if (t == 0) {
+      sm90::tma_prefetch_desc(&map_x);
+      sm90::tma_prefetch_desc(&map_w);
+      Ring<Cfg::kStages> ring;
+      for (int pi = cluster; pi < num_pairs; pi += clusters) {
+        bool real = false;
+        const int tile = mc_tile(prm, pixel_tiles, pi, rank, &real);
+        int n0, p0, q0, k0;
+        decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+        ReductionCursor cur;
+        cur.start(0, kBK, prm.cblocks, prm.R, prm.S, q0 * prm.str_w - prm.pad_w, p0 * prm.str_h - prm.pad_h,
+                  prm.dil_w, prm.dil_h, prm.flip != 0);
+        for (int kb = 0; kb < prm.kblocks; ++kb) {
+          const uint32_t fb = full0 + 8 * ring.st;
+          sm90::mbar_wait_clock(empty0 + 8 * ring.st, ring.phase ^ 1);
+          sm90::mbar_arrive_expect_tx(fb, Cfg::kStageBytes);
+          const uint32_t sa = tiles + ring.st * Cfg::kStageBytes;
+          sm90::tma_load_4d(sa, &map_x, fb, cur.c0, cur.xw, cur.xh, n0);
+          if (rank == 0) tma_load_3d_multicast(sa + kTileBytes, &map_w, fb, cur.c0, cur.wtap, k0, uint16_t(0x3));
+          ring.advance();
+          cur.step();
+        }
+      }
+    }
+  } else {
+    const int cg = wg - 1, warp = t / 32, lane = t % 32;
+    constexpr int kStep = 32;
+    const uint32_t kDescHi = uint32_t(sm90::make_desc_k_sw128(0) >> 32);
+    const uint32_t lo_a = uint32_t(sm90::make_desc_k_sw128(tiles + cg * 64 * kRowBytes));
+    const uint32_t lo_b = uint32_t(sm90::make_desc_k_sw128(tiles + kTileBytes));
+    Ring<Cfg::kStages> ring;
+    for (int pi = cluster; pi < num_pairs; pi += clusters) {
+      bool real = false;
+      const int tile = mc_tile(prm, pixel_tiles, pi, rank, &real);
+      int n0, p0, q0, k0;
+      decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+      float acc[BN / 2];
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+      uint32_t prev_empty = 0;
+      // consume_tile's loop, releasing each stage to this CTA's producer and (rank 1) to rank 0's.
+      for (int kb = 0; kb < prm.kblocks; ++kb) {
+        sm90::mbar_wait_clock(full0 + 8 * ring.st, ring.phase);
+        __syncwarp();
+        const uint32_t so = ring.st * uint32_t(Cfg::kStageBytes >> 4);
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kRowBytes / kStep; ++k)
+          sm90::WgmmaN<T, BN>::run(acc, (uint64_t(kDescHi) << 32) | (lo_a + so + uint32_t(k * (kStep >> 4))),
+                                   (uint64_t(kDescHi) << 32) | (lo_b + so + uint32_t(k * (kStep >> 4))));
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<1>();
+        if (kb > 0) release_mc(prev_empty, rank, lane);
+        prev_empty = empty0 + 8 * ring.st;
+        ring.advance();
+      }
+      sm90::wgmma_wait<0>();
+      if (prm.kblocks > 0) release_mc(prev_empty, rank, lane);
+      if (!real) continue;
+      if constexpr (kStaged) {
+        const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
+        unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
+        store_tile_staged<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
+      } else {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
+          if (yrow == nullptr) continue;
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const int k = k0 + j * 8 + (lane % 4) * 2;
+            if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+          }
+        }
+      }
+    }
+  }
+  sm90::cluster_sync();  // every thread of both CTAs: no CTA leaves while its peer may still reach it
 #endif
 }
 
@@ -501,9 +681,9 @@ const char* check_wgmma(const core::ConvProblem& p, const core::DeviceInfo& dev)
   return nullptr;
 }
 
-// The pixel box (bw, bh, bn) of a tile: wgmma_plan.cpp (pick_pixel_box), shared with the planner.
-void pick_box(const core::ConvProblem& p, WgParams& w) {
-  const PixelBox b = pick_pixel_box(p);
+// The pixel box (bw, bh, bn) of a bm-pixel tile: wgmma_plan.cpp (pick_pixel_box), shared with the planner.
+void pick_box(const core::ConvProblem& p, int bm, WgParams& w) {
+  const PixelBox b = pick_pixel_box(p, bm);
   w.bw = b.bw, w.bh = b.bh, w.bn = b.bn;
 }
 
@@ -579,6 +759,13 @@ core::Status prepare_epilogue() {
                                       TileCfg<128>::smem_bytes(kStaged)));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                       TileCfg<256>::smem_bytes(kStaged)));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_mc_kernel<T, kStaged>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<128>::smem_bytes(kStaged)));
+  // 64 x 128 tiles (bm 64): two 97 (105 staged) KiB CTAs per SM, like the 64-wide ones.
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<128, 64>::smem_bytes(kStaged)));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64>,
+                                      cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
   return core::Status::success();
 }
 
@@ -657,7 +844,7 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
   const char* bad = nullptr;
   if (plan.tail && !env_tail(&bad)) plan = WgmmaPlan{128, 1, false};  // JHDNN_TC_TAIL=off
   WgmmaConfig c;
-  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail;
+  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail, c.bm = plan.bm;
   return c;
 }
 
@@ -689,18 +876,20 @@ WgmmaEpilogue env_epilogue(const char** bad) {
 //                       tiles split-K (wgmma_tail_division).
 // A forced split is capped by the reduction blocks (each CTA needs one) and by 8 (the portable
 // cluster size); capped to 1, the run is unsplit.
+// bm: 64 only with split 1 (run_wgmma refuses other combinations), else 128.
 struct Division {
-  int bn = 128, split = 1;
+  int bn = 128, split = 1, bm = 128;
   int64_t num_tiles = 0, unsplit_end = 0, grid = 0;
 };
 
 Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
   Division d;
   d.bn = cfg.split > 1 ? 128 : cfg.bn;
-  d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p)) * ((p.K + d.bn - 1) / d.bn);
+  d.bm = cfg.bm == 64 ? 64 : 128;
+  d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p, d.bm)) * ((p.K + d.bn - 1) / d.bn);
   const int64_t kblocks = wgmma_reduction_blocks(p);
-  while (d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < 8) d.split *= 2;
-  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 ? 2 : 1);
+  while (d.bm == 128 && d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < 8) d.split *= 2;
+  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 || d.bm == 64 ? 2 : 1);
   if (d.split == 1)
     d.unsplit_end = d.num_tiles;
   else if (cfg.tail)
@@ -719,13 +908,14 @@ bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg, in
   return e == WgmmaEpilogue::kStaged && divide(p, cfg, sm_count).unsplit_end > 0 && staged_vector_ok(p, y);
 }
 
-template <class T, int BN>
+template <class T, int BN, int BM = kBM>
 void launch_unsplit(bool staged, unsigned grid, cudaStream_t stream, const CUtensorMap& mx, const CUtensorMap& mw, T* y,
                     const WgParams& w) {
+  using Cfg = TileCfg<BN, BM>;
   if (staged)
-    conv_wgmma_kernel<T, BN, true><<<grid, kThreads, TileCfg<BN>::smem_bytes(true), stream>>>(mx, mw, y, w);
+    conv_wgmma_kernel<T, BN, true, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(true), stream>>>(mx, mw, y, w);
   else
-    conv_wgmma_kernel<T, BN, false><<<grid, kThreads, TileCfg<BN>::smem_bytes(false), stream>>>(mx, mw, y, w);
+    conv_wgmma_kernel<T, BN, false, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(false), stream>>>(mx, mw, y, w);
 }
 
 template <class T>
@@ -735,9 +925,10 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
   const int64_t es = int64_t(sizeof(T));
   const int kBK = kRowBytes / int(sizeof(T));
   const int BN = cfg.split > 1 ? 128 : cfg.bn;
+  const int BM = cfg.bm == 64 ? 64 : 128;  // run_wgmma: bm 64 only with bn 128, split 1
   WgParams w{};
   w.N = int(p.N), w.P = int(p.P), w.Q = int(p.Q), w.K = int(p.K);
-  pick_box(p, w);
+  pick_box(p, BM, w);
   w.tiles_q = int((p.Q + w.bw - 1) / w.bw);
   w.tiles_p = int((p.P + w.bh - 1) / w.bh);
   w.tiles_img = int((p.N + w.bn - 1) / w.bn);
@@ -785,12 +976,37 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
     WgParams u = w;
     u.split = 1, u.tile_base = int(first), u.num_tiles = int(end);
     const unsigned grid = unsigned(std::min<int64_t>(end - first, d.grid));
+    if (BM == 64) {
+      launch_unsplit<T, 128, 64>(staged, grid, stream, mx, mw, y, u);
+      return;
+    }
     switch (BN) {
       case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, u); break;
       case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, u); break;
       default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, u); break;
     }
   };
+  if (cfg.multicast) {  // run_wgmma: bn 128, bm 128, split 1, no tail -- every tile unsplit
+    // Clusters of two CTAs on pairs of pixel tiles of one channel tile (conv_wgmma_mc_kernel).
+    const int64_t pixel_tiles = num_tiles / w.tiles_k, pairs = w.tiles_k * ((pixel_tiles + 1) / 2);
+    const int64_t clusters = std::max<int64_t>(1, std::min<int64_t>(pairs, d.grid / 2));
+    WgParams u = w;
+    u.split = 1, u.tile_base = 0, u.num_tiles = int(num_tiles);
+    cudaLaunchConfig_t lc{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    lc.gridDim = dim3(unsigned(2 * clusters)), lc.blockDim = dim3(kThreads);
+    lc.dynamicSmemBytes = TileCfg<128>::smem_bytes(staged), lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
+    const cudaError_t e = staged ? cudaLaunchKernelEx(&lc, conv_wgmma_mc_kernel<T, true>, mx, mw, y, u)
+                                 : cudaLaunchKernelEx(&lc, conv_wgmma_mc_kernel<T, false>, mx, mw, y, u);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      return core::fail(JHDNN_STATUS_EXECUTION_FAILED, "tensorcore_wgmma: multicast cluster launch failed: %s",
+                        cudaGetErrorString(e));
+    }
+    return core::Status::success();
+  }
   if (d.unsplit_end > 0) {
     run_unsplit(0, d.unsplit_end);
     JHDNN_LAUNCH_CHECK();
@@ -849,6 +1065,13 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   if (cfg.bn != 64 && cfg.bn != 128 && cfg.bn != 256)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile width %d is not 64, 128 or 256", cfg.bn);
   if (cfg.grid < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: grid %d is negative", cfg.grid);
+  if (cfg.bm != 0 && cfg.bm != 64 && cfg.bm != 128)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile height %d is not 64 or 128", cfg.bm);
+  if (cfg.multicast && (cfg.bn != 128 || cfg.bm == 64 || cfg.split > 1 || cfg.tail))
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: B multicast runs with bn 128, bm 128, split 1 only");
+  if (cfg.bm == 64 && (cfg.bn != 128 || cfg.split > 1))
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: 64-pixel tiles run with bn 128 and split 1 only (asked bn %d split %d)",
+                      cfg.bn, cfg.split);
   switch (p.dtype) {
     case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
     case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);

@@ -17,6 +17,11 @@ const ConvSolver& tensorcore_mma_solver();
 // through an mbarrier pipeline, warp-specialized, persistent. 2-D, groups 1, NHWC x with C a
 // multiple of 16 bytes, KRSC w, strides <= 8; anything else is tensorcore_mma's.
 const ConvSolver& tensorcore_wgmma_solver();
+// Generation 2 for small-channel layers (the C = 3 first layers): x and w packed into the workspace
+// with the S filter columns folded into the channels (smallc.h), then tensorcore_wgmma's kernel on
+// the packed problem. Takes what tensorcore_wgmma refuses when S*C fits one 128-byte reduction block;
+// with less workspace than it reports it runs tensorcore_mma (workspace_optional).
+const ConvSolver& tensorcore_wgmma_smallc_solver();
 
 namespace tensorcore {
 
@@ -61,12 +66,20 @@ core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* 
 // persistent kernel (0 = one wave: #SMs, twice that for bn 64); forcing a small grid makes tests
 // exercise several tiles per CTA and the whole-waves / tail boundary on small problems.
 enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2 };
+//
+// bm: output pixels per tile, 128 (0 = 128: two consumer warpgroups) or 64 (one consumer warpgroup,
+// two CTAs per SM; with bn 128 and split 1 only, BAD_PARAM otherwise): README.md, "Round 6".
+// multicast: the persistent kernel in clusters of two CTAs on two pixel tiles of one channel tile,
+// the filter slice loaded once and multicast to both (bn 128, bm 128, split 1 only; forced only,
+// the solver never chooses it yet): README.md, "Round 6", item 3.
 struct WgmmaConfig {
   int bn = 0;
   int split = 1;
   WgmmaEpilogue epilogue = WgmmaEpilogue::kDefault;
   bool tail = false;
   int grid = 0;
+  int bm = 0;
+  bool multicast = false;
 };
 WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);
@@ -74,6 +87,13 @@ core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaC
 // staged epilogue's 16-byte vectors (false: the direct epilogue runs). For tests and benchmarks.
 bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig cfg);
 const char* wgmma_epilogue_name(WgmmaEpilogue e);
+
+// tensorcore_wgmma_smallc with a forced configuration of the wgmma kernel on the packed problem
+// (cfg as for forward_wgmma, applied to smallc_problem(p)). Needs ws_bytes >= smallc_workspace_bytes(p)
+// (SIZE_INSUFFICIENT otherwise: a forced run never falls back); the problem must pass
+// tensorcore_wgmma_smallc_solver().can_implement.
+core::Status forward_wgmma_smallc(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, void* ws,
+                                  size_t ws_bytes, cudaStream_t stream);
 
 }  // namespace tensorcore
 }  // namespace jhdnn::conv

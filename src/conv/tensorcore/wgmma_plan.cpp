@@ -18,13 +18,13 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-PixelBox pick_pixel_box(const core::ConvProblem& p) {
+PixelBox pick_pixel_box(const core::ConvProblem& p, int pixels) {
   PixelBox best;
   int64_t best_tiles = -1;
   double best_halo = 0;
-  for (int bw = 1; bw <= 64; bw *= 2)
-    for (int bh = 1; bh * bw <= kWgmmaTilePixels && bh <= 64; bh *= 2) {
-      const int bn = kWgmmaTilePixels / (bw * bh);
+  for (int bw = 1; bw <= 64 && bw <= pixels; bw *= 2)
+    for (int bh = 1; bh * bw <= pixels && bh <= 64; bh *= 2) {
+      const int bn = pixels / (bw * bh);
       if (bw * p.stride_w > 256 || bh * p.stride_h > 256) continue;  // a TMA box dimension is at most 256
       const int64_t tiles = ceil_div(p.Q, bw) * ceil_div(p.P, bh) * ceil_div(p.N, bn);
       // double: with huge dilations the product could overflow int64
@@ -91,6 +91,13 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimi
   const PixelBox box = pick_pixel_box(p);
   const int64_t pix = wgmma_pixel_tiles(p, box), kb = wgmma_reduction_blocks(p);
   const int64_t t128 = pix * ceil_div(p.K, 128);
+  if (t128 * 2 <= sm_count && p.K > 64) {
+    // Small M (ResNet-50's 7x7 conv5 layers at batch 32: 56 tiles of 128 x 128 on 132 SMs): 64-pixel
+    // tiles, each CTA the whole reduction, no split-K exchange; taken when they make a single wave
+    // of two CTAs per SM that leaves at most half the SMs idle (tiny grids keep split-K).
+    const int64_t t64 = wgmma_pixel_tiles(p, pick_pixel_box(p, 64)) * ceil_div(p.K, 128);
+    if (t64 * 2 >= sm_count && t64 <= 2 * int64_t(sm_count)) return {128, 1, false, 64};
+  }
   if (t128 * 2 <= sm_count)
     for (int s : {8, 4, 2})
       if (t128 * s <= sm_count && kb >= 3 * s && t128 <= clusters.of(s)) return {128, s, false};

@@ -19,8 +19,9 @@ struct PixelBox {
 };
 
 // The fewest tiles (least padding waste) first, then the smallest input footprint per tile (halo
-// included), which favours compact boxes (16 x 8 over 1 x 64 x 2) for L2 reuse.
-PixelBox pick_pixel_box(const core::ConvProblem& p);
+// included), which favours compact boxes (16 x 8 over 1 x 64 x 2) for L2 reuse. `pixels`: the
+// tile's output pixels, 128 (two consumer warpgroups) or 64 (the bm 64 configuration, one).
+PixelBox pick_pixel_box(const core::ConvProblem& p, int pixels = kWgmmaTilePixels);
 // Tiles of 128 pixels covering N x P x Q with box b (output-channel tiles not counted).
 int64_t wgmma_pixel_tiles(const core::ConvProblem& p, const PixelBox& b);
 // Reduction blocks of one tile: R * S * ceil(C / (128 bytes of channels)).
@@ -34,14 +35,21 @@ int64_t wgmma_reduction_blocks(const core::ConvProblem& p);
 //         the persistent kernel over `grid` CTAs, and only the tiles of the last, partial wave run
 //         split `split` ways in the split-K kernel (a second launch), so the last wave is spread
 //         over (up to) all SMs instead of leaving most of them idle.
+//   bm    128 (two consumer warpgroups, 128 output pixels per tile) or 64 (one consumer warpgroup,
+//         64 pixels, two CTAs per SM; only with bn 128 and split 1): small-M layers whose 128-row
+//         tiles would fill at most half the SMs run whole reductions on twice as many tiles
+//         instead of split-K (README.md, "Round 6").
 struct WgmmaPlan {
   int bn = 128;
   int split = 1;
   bool tail = false;
+  int bm = 128;
 };
 
-// The decision (README.md, "Generation 2" and "Wave quantization"):
-//  - split-K over a cluster for every tile when 128-wide tiles fill at most half the SMs and the
+// The decision (README.md, "Generation 2", "Wave quantization" and "Round 6"):
+//  - when 128 x 128 tiles fill at most half the SMs and K > 64: 64 x 128 tiles (bm 64) if there are
+//    between half and twice as many of them as SMs (one wave at two CTAs per SM, most SMs busy);
+//  - else split-K over a cluster for every tile when 128-wide tiles fill at most half the SMs and the
 //    reduction has >= 3 blocks per CTA (the largest of 8, 4, 2 that fits in one wave);
 //  - 64-wide tiles for K <= 64; 256-wide ones for K >= 256 when their waves cost less;
 //  - otherwise 128-wide, and then, when the last wave is partial, the split-K tail if the cost

@@ -1,0 +1,259 @@
+// tensorcore_wgmma_smallc's transform on the CPU, no GPU needed (src/conv/tensorcore/smallc.h;
+// README.md "Round 6"): the packed problem (S filter columns folded into the channels) computes
+// exactly the original convolution. x and w are packed on the host with the SAME functions the
+// CUDA packing kernels run (smallc_next_vector for x, smallc_w_source for w), the float64
+// reference convolves the packed tensors with smallc_problem(p), and the result must equal the
+// reference of p itself -- over C = 1 .. 7, 1x1 .. 11x11 filters, R != S, strides, paddings,
+// dilations, CONVOLUTION mode, NCHW / NHWC x and KCRS / KRSC w, fp16 and fp32 packing widths.
+// The GPU runs of the path (every problem of the shared set it takes, every forced kernel
+// configuration, both epilogues, with and without workspace) are in test_conv_tensorcore.cpp.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <catch2/catch_message.hpp>
+#include <catch2/catch_test_macros.hpp>
+
+#include "common/problems.h"
+#include "common/reference.h"
+#include "common/test_util.h"
+#include "conv/solver.h"
+#include "conv/tensorcore/smallc.h"
+#include "conv/tensorcore/tensorcore.h"
+#include "conv/tensorcore/wgmma_plan.h"
+#include "core/conv_problem.h"
+#include "core/device_info.h"
+
+using namespace jhdnn;
+using namespace jhdnn::test;
+using core::ConvProblem;
+namespace tc = jhdnn::conv::tensorcore;
+
+namespace {
+
+// xs of p (packed NHWC, N x H x Q x Cs) built as the kernel builds it: per pixel, Cs / V calls of
+// smallc_next_vector. Every element is also checked against smallc_x_source (the closed form).
+template <int V>
+std::vector<double> pack_x(const ConvProblem& p, const std::vector<double>& x, int64_t* mismatches) {
+  const tc::SmallCGeom g = tc::smallc_geom(p);
+  std::vector<double> xs(size_t(g.N * g.H * g.Q * g.Cs), std::nan(""));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t h = 0; h < g.H; ++h)
+      for (int64_t q = 0; q < g.Q; ++q) {
+        const double* xpix = x.data() + n * g.xs[0] + h * g.xs[3];
+        tc::SmallCCursor cur;
+        cur.w = q * g.str_w - g.pad_w;
+        double* dst = xs.data() + ((n * g.H + h) * g.Q + q) * g.Cs;
+        for (int64_t v = 0; v < g.Cs / V; ++v) {
+          double out[V];
+          tc::smallc_next_vector<double, V>(g, xpix, cur, out);
+          for (int e = 0; e < V; ++e) dst[v * V + e] = out[e];
+        }
+        for (int64_t j = 0; j < g.Cs; ++j) {
+          const int64_t off = tc::smallc_x_source(g, n, h, q, j);
+          const double want = off >= 0 ? x[size_t(off)] : 0.0;
+          if (!(dst[j] == want)) ++*mismatches;
+        }
+      }
+  return xs;
+}
+
+std::vector<double> pack_w(const ConvProblem& p, const std::vector<double>& w) {
+  const tc::SmallCGeom g = tc::smallc_geom(p);
+  std::vector<double> ws(size_t(g.K * g.R * g.Cs));
+  for (int64_t k = 0; k < g.K; ++k)
+    for (int64_t r = 0; r < g.R; ++r)
+      for (int64_t j = 0; j < g.Cs; ++j) {
+        const int64_t off = tc::smallc_w_source(g, k, r, j);
+        ws[size_t((k * g.R + r) * g.Cs + j)] = off >= 0 ? w[size_t(off)] : 0.0;
+      }
+  return ws;
+}
+
+struct Shape {
+  std::string name;
+  ConvProblem p;  // FLOAT, packed NCHW / KCRS (re-laid below)
+};
+
+ConvProblem p2d(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int ph, int pw, int sh,
+                int sw, int dh, int dw, jhdnnConvolutionMode_t mode = JHDNN_CROSS_CORRELATION) {
+  return core::make_problem_2d(JHDNN_DATA_FLOAT, false, N, C, H, W, K, R, S, ph, pw, sh, sw, dh, dw, 1, mode);
+}
+
+std::vector<Shape> shapes() {
+  return {
+      {"rn50_conv1_7x7s2_small", p2d(2, 3, 19, 17, 8, 7, 7, 3, 3, 2, 2, 1, 1)},
+      {"vgg_conv1_1_small", p2d(2, 3, 9, 11, 5, 3, 3, 1, 1, 1, 1, 1, 1)},
+      {"c1_5x5", p2d(1, 1, 8, 9, 3, 5, 5, 2, 2, 1, 1, 1, 1)},
+      {"c5_r3_s5_dil2_sw3_pw4", p2d(2, 5, 10, 23, 4, 3, 5, 1, 4, 2, 3, 1, 2)},
+      {"c7_convmode_3x2", p2d(1, 7, 6, 7, 6, 3, 2, 1, 1, 1, 2, 2, 1, JHDNN_CONVOLUTION)},
+      {"c3_convmode_7x7s2", p2d(1, 3, 13, 12, 4, 7, 7, 3, 3, 2, 2, 1, 1, JHDNN_CONVOLUTION)},
+      {"alexnet_c3_11x11s4", p2d(1, 3, 31, 29, 4, 11, 11, 2, 2, 4, 4, 1, 1)},
+      {"c2_1x1_s2", p2d(2, 2, 7, 9, 3, 1, 1, 0, 0, 2, 2, 1, 1)},
+      {"c4_pad_past_filter", p2d(1, 4, 3, 3, 2, 3, 3, 3, 4, 1, 1, 1, 1)},
+  };
+}
+
+// max |a - b| / (1 + |b|) over all outputs.
+double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size(); ++i) m = std::fmax(m, std::fabs(a[i] - b[i]) / (1.0 + std::fabs(b[i])));
+  return m;
+}
+
+template <int V>
+void check_transform(const Shape& sh, jhdnnDataType_t dt, bool nhwc, bool krsc) {
+  ConvProblem p = with_layout(sh.p, dt, nhwc);
+  if (krsc != nhwc) {  // with_layout sets both; cover the mixed layouts too
+    const ConvProblem other = with_layout(sh.p, dt, krsc);
+    for (int i = 0; i < 5; ++i) p.w_stride[i] = other.w_stride[i];
+  }
+  INFO(sh.name << " " << core::data_type_name(dt) << (nhwc ? " NHWC x" : " NCHW x") << (krsc ? " KRSC w" : " KCRS w"));
+  REQUIRE(tc::smallc_shape_reason(p) == nullptr);
+  const ConvProblem q = tc::smallc_problem(p);
+  REQUIRE(q.P == p.P);
+  REQUIRE(q.Q == p.Q);
+  CHECK(q.C % V == 0);
+  CHECK(q.C >= p.S * p.C);
+  CHECK(q.C < p.S * p.C + V);
+  CHECK(q.x_packed_nhwc());
+  CHECK(q.w_packed_krsc());
+  CHECK(q.S == 1);
+  CHECK(q.stride_w == 1);
+  CHECK(q.pad_w == 0);
+  CHECK(q.mode == JHDNN_CROSS_CORRELATION);
+
+  const uint64_t salt = hash_string(sh.name);
+  std::vector<double> x(size_t(p.x_span())), w(size_t(p.w_span()));
+  fill_random(x, dt, mix_seed(test_seed(), salt));
+  fill_random(w, dt, mix_seed(test_seed(), salt + 1));
+  std::vector<double> y(size_t(p.y_span()), 0.0), yq(size_t(q.y_span()), 0.0);
+  conv_fwd_reference(p, x.data(), w.data(), y.data(), 1.0, 0.0);
+
+  int64_t mismatches = 0;
+  const std::vector<double> xs = pack_x<V>(p, x, &mismatches);
+  CHECK(mismatches == 0);
+  const std::vector<double> ws = pack_w(p, w);
+  conv_fwd_reference(q, xs.data(), ws.data(), yq.data(), 1.0, 0.0);
+  REQUIRE(y.size() == yq.size());  // same y strides
+  const double d = max_rel_diff(yq, y);
+  INFO("max |packed - original| / (1 + |original|) = " << d);
+  CHECK(d < 1e-12);
+
+  // The check can fail: the same packing without CONVOLUTION mode's mirror (or, in
+  // cross-correlation, with it) gives a different answer on these random inputs.
+  ConvProblem wrong = p;
+  wrong.mode = p.mode == JHDNN_CONVOLUTION ? JHDNN_CROSS_CORRELATION : JHDNN_CONVOLUTION;
+  if (p.R * p.S > 1) {
+    const std::vector<double> ws_wrong = pack_w(wrong, w);
+    std::vector<double> yw(yq.size(), 0.0);
+    conv_fwd_reference(q, xs.data(), ws_wrong.data(), yw.data(), 1.0, 0.0);
+    CHECK(max_rel_diff(yw, y) > 1e-6);
+  }
+}
+
+core::DeviceInfo h200() {
+  core::DeviceInfo d;
+  d.device = 0, d.cc_major = 9, d.cc_minor = 0, d.sm_count = 132;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("wgmma smallc: the packed problem computes the original convolution (float64, CPU)", "[smallc]") {
+  for (const Shape& sh : shapes())
+    for (bool nhwc : {true, false})
+      for (bool krsc : {true, false}) {
+        check_transform<8>(sh, JHDNN_DATA_HALF, nhwc, krsc);
+        if (sh.p.S * sh.p.C <= 32) check_transform<4>(sh, JHDNN_DATA_FLOAT, nhwc, krsc);
+      }
+}
+
+TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
+  // ResNet-50 conv1 at batch 32, fp16 NHWC: xs is 32 x 224 x 112 x 24 halves, ws 64 x 7 x 24.
+  ConvProblem rn = with_layout(core::make_problem_2d(JHDNN_DATA_FLOAT, false, 32, 3, 224, 224, 64, 7, 7, 3, 3, 2, 2, 1, 1),
+                               JHDNN_DATA_HALF, true);
+  rn.math_type = JHDNN_TENSOR_OP_MATH;
+  CHECK(tc::smallc_shape_reason(rn) == nullptr);
+  CHECK(tc::smallc_problem(rn).C == 24);
+  CHECK(tc::smallc_x_bytes(rn) == size_t(32) * 224 * 112 * 24 * 2);
+  CHECK(tc::smallc_w_bytes(rn) == size_t(64) * 7 * 24 * 2);
+  CHECK(tc::smallc_workspace_bytes(rn) == size_t(32) * 224 * 112 * 24 * 2 + size_t(64) * 7 * 24 * 2 + 256);
+  ConvProblem rn32 = rn;
+  rn32.dtype = JHDNN_DATA_FLOAT;
+  CHECK(tc::smallc_problem(rn32).C == 24);  // 21 -> 24 (4-float pixels)
+  CHECK(tc::smallc_w_bytes(rn32) == 43008);  // 64 * 7 * 24 * 4 = 43008 = 168 * 256
+
+  // VGG-16 conv1_1 at batch 16: Cs 16.
+  ConvProblem vgg = with_layout(core::make_problem_2d(JHDNN_DATA_FLOAT, false, 16, 3, 224, 224, 64, 3, 3, 1, 1, 1, 1, 1, 1),
+                                JHDNN_DATA_BFLOAT16, true);
+  vgg.math_type = JHDNN_TENSOR_OP_MATH;
+  CHECK(tc::smallc_problem(vgg).C == 16);
+  CHECK(tc::smallc_workspace_bytes(vgg) == size_t(16) * 224 * 224 * 16 * 2 + 6144 + 256);  // ws 64*3*16*2 = 6144 = 24 * 256
+
+  // Refusals, each with a reason.
+  ConvProblem wide = rn;
+  wide.C = 10;  // 7 * 10 = 70 > 64
+  CHECK(tc::smallc_shape_reason(with_layout(wide, JHDNN_DATA_HALF, true)) != nullptr);
+  ConvProblem f32 = with_layout(vgg, JHDNN_DATA_FLOAT, true);
+  CHECK(tc::smallc_shape_reason(f32) == nullptr);  // 9 <= 32
+  CHECK(tc::smallc_shape_reason(with_layout(rn, JHDNN_DATA_FLOAT, true)) == nullptr);  // 21 <= 32
+  ConvProblem f32wide = with_layout(core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 3, 31, 31, 4, 11, 11, 2, 2, 4, 4, 1, 1),
+                                    JHDNN_DATA_FLOAT, true);
+  CHECK(tc::smallc_shape_reason(f32wide) != nullptr);  // 33 > 32 floats
+  ConvProblem grouped = rn;
+  grouped.G = 3, grouped.C = 3, grouped.K = 63;
+  CHECK(tc::smallc_shape_reason(grouped) != nullptr);
+  ConvProblem s9 = rn;
+  s9.stride_h = 9;
+  CHECK(tc::smallc_shape_reason(s9) != nullptr);
+  ConvProblem dbl = rn;
+  dbl.dtype = JHDNN_DATA_DOUBLE;
+  CHECK(tc::smallc_shape_reason(dbl) != nullptr);
+
+  // The solver: takes the first layers on sm_90 under tensor-op math, leaves to tensorcore_wgmma
+  // what it takes without a copy, refuses FMA math and non-Hopper devices; its workspace is the
+  // packed copy's; it sits right after tensorcore_wgmma and before tensorcore_mma.
+  const conv::ConvSolver& s = conv::tensorcore_wgmma_smallc_solver();
+  CHECK(s.algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+  CHECK(s.workspace_optional());
+  CHECK(s.can_implement(rn, h200()).ok);
+  CHECK(s.can_implement(vgg, h200()).ok);
+  CHECK(s.workspace_bytes(rn) == tc::smallc_workspace_bytes(rn));
+  ConvProblem c8 = with_layout(core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 8, 20, 20, 16, 3, 3, 1, 1, 1, 1, 1, 1),
+                               JHDNN_DATA_HALF, true);
+  c8.math_type = JHDNN_TENSOR_OP_MATH;
+  CHECK(conv::tensorcore_wgmma_solver().can_implement(c8, h200()).ok);
+  const conv::Verdict v8 = s.can_implement(c8, h200());
+  CHECK_FALSE(v8.ok);
+  CHECK(std::string(v8.reason).find("tensorcore_wgmma") != std::string::npos);
+  ConvProblem c8nchw = with_layout(c8, JHDNN_DATA_HALF, false);  // NCHW x: wgmma refuses, smallc packs it (24 <= 64)
+  c8nchw.math_type = JHDNN_TENSOR_OP_MATH;
+  CHECK(s.can_implement(c8nchw, h200()).ok);
+  ConvProblem fma = rn;
+  fma.math_type = JHDNN_FMA_MATH;
+  CHECK_FALSE(s.can_implement(fma, h200()).ok);
+  core::DeviceInfo a100 = h200();
+  a100.cc_major = 8;
+  CHECK_FALSE(s.can_implement(rn, a100).ok);
+  const auto& all = conv::all_solvers();
+  REQUIRE(all.size() >= 3);
+  CHECK(all[0] == &conv::tensorcore_wgmma_solver());
+  CHECK(all[1] == &s);
+  CHECK(all[2] == &conv::tensorcore_mma_solver());
+
+  // What the wgmma planner runs on the packed problems (H200): 64-wide tiles (K = 64), unsplit.
+  for (const ConvProblem* p : {&rn, &vgg}) {
+    const ConvProblem q = tc::smallc_problem(*p);
+    const tc::WgmmaPlan plan = tc::plan_wgmma(q, 132, true);
+    const tc::PixelBox b = tc::pick_pixel_box(q);
+    INFO(p->key() << " -> packed " << q.key());
+    CHECK(plan.bn == 64);
+    CHECK(plan.split == 1);
+    CHECK(tc::wgmma_reduction_blocks(q) == p->R);  // one 64-channel block per filter row
+    std::printf("[smallc] %s -> packed C %lld: box %dx%dx%d, %lld pixel tiles, %lld blocks per tile, bn %d split %d\n",
+                p->key().c_str(), (long long)q.C, b.bw, b.bh, b.bn, (long long)tc::wgmma_pixel_tiles(q, b),
+                (long long)tc::wgmma_reduction_blocks(q), plan.bn, plan.split);
+  }
+}
