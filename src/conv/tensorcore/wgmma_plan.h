@@ -81,9 +81,15 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimi
 //   (dp / ctas) * (kb + E) + F + [dp > 0] * L + ceil(kb / s) + F + X + E / s
 // E = 1 (a tile's epilogue: the consumers store, not overlapped with their next main loop),
 // F = 2 (pipeline fill: the first TMA loads' latency), L = 2 (the second launch: the first grid
-// drains, the next one starts), X = 2 (split-K exchange: partial tile to shared memory, two cluster
-// barriers, distributed-shared-memory reads). Constants are estimates from the c9398a6 profile
-// (rn50_c3_3x3_128: ~0.65 us per block including overheads), not fits.
+// drains, the next one starts), X = 15 (the split-K kernel's fixed cost beyond its blocks: partial
+// tile to shared memory, two cluster barriers, distributed-shared-memory reads, the gpu-scope fences
+// and the epilogue's index arithmetic). E, F, L are estimates from the c9398a6 profile
+// (rn50_c3_3x3_128: ~0.65 us per block including overheads). X is fitted: it was 2 until the H200
+// measured rn50_c3_3x3_128 at 5a35705 (ncu): the whole wave took 12.4 us (21 units, ~0.59 us per
+// unit), the 64-tile tail split 2 ways 15.6 us (26 units for 9 blocks), and the two together
+// 26 us against 19.8 us unsplit. With X = 15 that layer and every ResNet-50 / VGG-16 layer stay
+// unsplit; the tail remains for long reductions with a small partial wave (137 tiles of 72 blocks:
+// 103 against 148 units unsplit), which the model still favours by a wide margin.
 double wgmma_cost_unsplit(int64_t tiles, int64_t kb, int64_t ctas);
 double wgmma_cost_tail(int64_t tiles, int64_t kb, int64_t ctas, int split);
 // The best tail split for 128-wide tiles (0 when none is allowed or none beats unsplit by 5%):
