@@ -285,7 +285,14 @@ __device__ __forceinline__ void unpack16(uint4 v, float* f) {
 // The host takes this path only when y has unit channel stride, every other stride and K are
 // multiples of the vector and y is 16-byte aligned (staged_vector_ok), so a vector is either fully
 // inside [0, K) or fully past it; pixels past the tensor (tile tails) are skipped per row.
-template <class T, int BN>
+// kBlend: 0 = beta is 0 (y is never read), 1 = beta is not 0, 2 = test prm.beta per vector. The caller
+// (store_tile_staged_any) decides once per tile: with the run-time test inside the loop nvcc
+// if-converts the blend, so beta == 0 paid for a predicated-off y load, 8 conversions and 8 FFMAs per
+// vector -- ~30% of the kernel's instructions on 1x1 layers with a one-block reduction (ncu at
+// 5a35705, rn50 1x1 64 -> 256: 8.4 M warp instructions, 0.8 M each of FFMA and HADD2 with beta = 0).
+// The fp32 BN 256 kernel keeps the run-time test (2): it sits at the 168-register cap of 384-thread
+// CTAs, and two copies of its epilogue spill 16 bytes.
+template <class T, int BN, int kBlend>
 __device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, const float (&acc)[BN / 2],
                                                   unsigned char* buf, int n0, int p0, int q0, int k0, int m_base,
                                                   int lane) {
@@ -311,30 +318,54 @@ __device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, con
             make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
     }
     __syncwarp();
-    // 2. Shared memory -> 16-byte global stores.
+    // 2. Shared memory -> 16-byte global stores, kGroup vectors at a time: a lane reads all the
+    // group's vectors first (the buffer is valid whatever the row), so their shared-memory loads are
+    // in flight together instead of one round trip per vector behind the per-row branch. (One for
+    // the fp32 BN 256 kernel, kBlend 2: at its 168-register cap, any more spills.)
+    constexpr int kGroup = kBlend == 2 ? 1 : (kIters < 2 ? kIters : 2);
+    static_assert(kIters % kGroup == 0, "whole groups");
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const int id = i * 32 + lane, r = id / kVecPerRow, v = id % kVecPerRow;
-      const int k = k0 + c * kCols + v * V;
-      if (rows[i] == nullptr || k >= prm.K) continue;
-      float f[V];
+    for (int i0 = 0; i0 < kIters; i0 += kGroup) {
+      float f[kGroup][V];
 #pragma unroll
-      for (int u = 0; u < V / 4; ++u) {
-        const float4 q = *reinterpret_cast<const float4*>(buf + stage_off<BN>(r, v * V + 4 * u));
-        f[4 * u] = prm.alpha * q.x, f[4 * u + 1] = prm.alpha * q.y;
-        f[4 * u + 2] = prm.alpha * q.z, f[4 * u + 3] = prm.alpha * q.w;
+      for (int g = 0; g < kGroup; ++g) {
+        const int id = (i0 + g) * 32 + lane, r = id / kVecPerRow, v = id % kVecPerRow;
+#pragma unroll
+        for (int u = 0; u < V / 4; ++u) {
+          const float4 q = *reinterpret_cast<const float4*>(buf + stage_off<BN>(r, v * V + 4 * u));
+          f[g][4 * u] = prm.alpha * q.x, f[g][4 * u + 1] = prm.alpha * q.y;
+          f[g][4 * u + 2] = prm.alpha * q.z, f[g][4 * u + 3] = prm.alpha * q.w;
+        }
       }
-      uint4* dst = reinterpret_cast<uint4*>(rows[i] + k);
-      if (prm.beta != 0.f) {  // beta == 0 never reads y
-        float old[V];
-        unpack16<T>(*dst, old);
 #pragma unroll
-        for (int e = 0; e < V; ++e) f[e] += prm.beta * old[e];
+      for (int g = 0; g < kGroup; ++g) {
+        const int i = i0 + g, v = (i * 32 + lane) % kVecPerRow;
+        const int k = k0 + c * kCols + v * V;
+        if (rows[i] == nullptr || k >= prm.K) continue;
+        uint4* dst = reinterpret_cast<uint4*>(rows[i] + k);
+        if (kBlend == 1 || (kBlend == 2 && prm.beta != 0.f)) {  // beta == 0 never reads y
+          float old[V];
+          unpack16<T>(*dst, old);
+#pragma unroll
+          for (int e = 0; e < V; ++e) f[g][e] += prm.beta * old[e];
+        }
+        *dst = pack16<T>(f[g]);
       }
-      *dst = pack16<T>(f);
     }
     __syncwarp();  // every lane has read the chunk before the next one overwrites it
   }
+}
+
+template <class T, int BN>
+__device__ __forceinline__ void store_tile_staged_any(const WgParams& prm, T* y, const float (&acc)[BN / 2],
+                                                      unsigned char* buf, int n0, int p0, int q0, int k0, int m_base,
+                                                      int lane) {
+  if constexpr (sizeof(T) == 4 && BN == 256)
+    store_tile_staged<T, BN, 2>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
+  else if (prm.beta != 0.f)
+    store_tile_staged<T, BN, 1>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
+  else
+    store_tile_staged<T, BN, 0>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
 }
 
 // One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
@@ -385,7 +416,7 @@ __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kC
     if constexpr (kStaged) {
       const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
       unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
-      store_tile_staged<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
+      store_tile_staged_any<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
     } else {
       // Epilogue from registers: thread (warp, lane) holds rows warp*16 + lane/4 (+8) and column
       // pairs j*8 + (lane%4)*2 of its warpgroup's 64 x BN block (the wgmma accumulator layout).
@@ -553,7 +584,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (kStaged) {
         const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
         unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
-        store_tile_staged<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
+        store_tile_staged_any<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
       } else {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
