@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the staged epilogue's shared-memory layout (conv_wgmma.cu, stage_off / store_tile_staged).
+"""Checks the staged epilogue's shared-memory layouts (conv_wgmma.cu: stage_off / store_tile_staged and
+stage16_off / store_tile_staged_h).
 
 For every tile width (64: 64-byte staging rows, 128/256: 128-byte rows) and every output type
 (16-bit: 8-channel vectors, fp32: 4-channel vectors) it replays the exact lane -> address mapping
@@ -86,7 +87,57 @@ def check(bn, elem):
     return errors
 
 
+def stage16_off(r, chunk):
+    return r * 128 + ((chunk ^ (((r & 3) << 1) | ((r >> 2) & 1))) << 4)
+
+
+def check16():
+    """The 16-bit staging path (store_tile_staged_h, BN 128 / 256, beta == 0): 16 rows x 8 units of
+    16 bytes; stmatrix.x4 writes (lane l: row (l/8 % 2)*8 + l%8 of column group 2jp + l/16, 16 bytes,
+    served per 8 lanes = one matrix) and the reads (lane l: row l/2, units 2i + l%2, per quarter-warp)."""
+    errors = []
+    offs = {}
+    for r in range(16):
+        for u in range(8):
+            o = stage16_off(r, u)
+            if not (0 <= o and o + 16 <= 16 * 128):
+                errors.append(f"offset {o} of ({r},{u}) outside the buffer")
+            if o in offs:
+                errors.append(f"({r},{u}) and {offs[o]} share offset {o}")
+            offs[o] = (r, u)
+    written = {}
+    for jp in range(4):
+        acc = []
+        for lane in range(32):
+            mat = lane // 8
+            r, u = (mat % 2) * 8 + lane % 8, 2 * jp + mat // 2
+            acc.append((lane, stage16_off(r, u)))
+            written[(r, u)] = written.get((r, u), 0) + 1
+        if conflicts(acc, 16):
+            errors.append(f"stmatrix conflict jp={jp}: {conflicts(acc, 16)[:3]}")
+    read = {}
+    for i in range(4):
+        acc = []
+        for lane in range(32):
+            r, u = lane // 2, 2 * i + lane % 2
+            acc.append((lane, stage16_off(r, u)))
+            read[(r, u)] = read.get((r, u), 0) + 1
+        if conflicts(acc, 16):
+            errors.append(f"read conflict i={i}: {conflicts(acc, 16)[:3]}")
+    full = {(r, u): 1 for r in range(16) for u in range(8)}
+    if written != full:
+        errors.append("stmatrix writes do not cover the chunk exactly once")
+    if read != full:
+        errors.append("vector reads do not cover the chunk exactly once")
+    return errors
+
+
 ok = True
+errs = check16()
+print(f"BN 128/256, 16-bit staging (beta == 0): {'ok' if not errs else 'FAIL'}")
+for e in errs[:10]:
+    print("   ", e)
+ok = ok and not errs
 for bn in (64, 128, 256):
     for elem in (2, 4):
         errs = check(bn, elem)

@@ -290,8 +290,7 @@ __device__ __forceinline__ void unpack16(uint4 v, float* f) {
 // if-converts the blend, so beta == 0 paid for a predicated-off y load, 8 conversions and 8 FFMAs per
 // vector -- ~30% of the kernel's instructions on 1x1 layers with a one-block reduction (ncu at
 // 5a35705, rn50 1x1 64 -> 256: 8.4 M warp instructions, 0.8 M each of FFMA and HADD2 with beta = 0).
-// The fp32 BN 256 kernel keeps the run-time test (2): it sits at the 168-register cap of 384-thread
-// CTAs, and two copies of its epilogue spill 16 bytes.
+// Which path each kernel takes: store_tile_staged_any.
 template <class T, int BN, int kBlend>
 __device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, const float (&acc)[BN / 2],
                                                   unsigned char* buf, int n0, int p0, int q0, int k0, int m_base,
@@ -320,8 +319,8 @@ __device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, con
     __syncwarp();
     // 2. Shared memory -> 16-byte global stores, kGroup vectors at a time: a lane reads all the
     // group's vectors first (the buffer is valid whatever the row), so their shared-memory loads are
-    // in flight together instead of one round trip per vector behind the per-row branch. (One for
-    // the fp32 BN 256 kernel, kBlend 2: at its 168-register cap, any more spills.)
+    // in flight together instead of one round trip per vector behind the per-row branch. (One with
+    // kBlend 2: those kernels sit at the 168-register cap, and more spills.)
     constexpr int kGroup = kBlend == 2 ? 1 : (kIters < 2 ? kIters : 2);
     static_assert(kIters % kGroup == 0, "whole groups");
 #pragma unroll
@@ -356,16 +355,95 @@ __device__ __forceinline__ void store_tile_staged(const WgParams& prm, T* y, con
   }
 }
 
+// Four 8x8 matrices of 16-bit values from the mma accumulator-fragment layout (lane l holds row l/4,
+// columns 2*(l%4) and 2*(l%4)+1 of each, as one 32-bit register per matrix) into shared memory: lane
+// l gives the address of row l%8 of matrix l/8 (16 contiguous bytes).
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
+
+// Byte offset of the 16-byte unit `chunk` (8 channels) of row r in a 16-bit staging buffer of 128-byte
+// rows: the unit index is XOR-ed with s(r) = ((r & 3) << 1) | ((r >> 2) & 1), a permutation of 0..7
+// over any 8 consecutive rows from a multiple of 8. So the 8 rows of one stmatrix matrix (same unit,
+// rows 8h .. 8h+7) land in 8 different 16-byte bank groups, and a quarter-warp of the reads (rows
+// 4q .. 4q+3, units 2i and 2i+1 of each: XOR with an even s shifts the pair, with an odd s swaps
+// within it) touches each group once (scripts/check_epilogue_banks.py checks both).
+__device__ __forceinline__ uint32_t stage16_off(int r, int chunk) {
+  return uint32_t(r * 128 + ((chunk ^ (((r & 3) << 1) | ((r >> 2) & 1))) << 4));
+}
+
+// Staged epilogue for 16-bit outputs with beta == 0 (round 7; BN 128 / 256): the sums are scaled by
+// alpha and rounded to the output type in registers -- the same single rounding as the fp32 staging
+// path, so the result is bitwise the same -- and leave through the warp's 2 KiB buffer in chunks of 64
+// channels (one 128-byte row per pixel): per chunk 4 stmatrix.x4 (16 matrices: 8 column groups x 2
+// row halves) instead of 16 8-byte stores, then 4 vectors per lane read and stored together. Half the
+// shared-memory bytes of the fp32 staging and twice the columns per pass.
+template <class T, int BN>
+__device__ __forceinline__ void store_tile_staged_h(const WgParams& prm, T* y, const float (&acc)[BN / 2],
+                                                    unsigned char* buf, int n0, int p0, int q0, int k0, int m_base,
+                                                    int lane) {
+  static_assert(sizeof(T) == 2 && BN >= 128, "16-bit outputs, 128-byte staging rows");
+  static_assert(TileCfg<BN>::kWarpStageBytes == 16 * 128, "the warp's buffer holds 16 rows of 64 16-bit values");
+  constexpr int kCols = 64;
+  const uint32_t base = smem_addr(buf);
+  // Reads and stores: lane l owns row l / 2 of the warp's 16 and, per chunk, the 16-byte units
+  // 2i + l % 2 (i = 0..3): one store instruction writes 16 rows x 32 contiguous bytes (whole sectors),
+  // and the lane needs a single row pointer (the 128-accumulator BN 256 kernel has no registers for
+  // four).
+  const int my_row = lane / 2, my_half = lane % 2;
+  T* const yrow = out_row(prm, y, n0, p0, q0, m_base + my_row);
+  const int mat = lane / 8, mrow = (mat % 2) * 8 + lane % 8;  // this lane's stmatrix row address
+#pragma unroll
+  for (int c = 0; c < BN / kCols; ++c) {
+    if (k0 + c * kCols >= prm.K) break;  // the rest of the tile is past K (uniform over the warp)
+#pragma unroll
+    for (int jp = 0; jp < 4; ++jp) {  // matrices (column group 2jp + m/2, row half m%2), m = 0..3
+      uint32_t r[4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int j = c * 8 + 2 * jp + m / 2, h = m % 2;
+        const typename Pair<T>::type v = Pair<T>::from_f32(prm.alpha * acc[4 * j + 2 * h], prm.alpha * acc[4 * j + 2 * h + 1]);
+        memcpy(&r[m], &v, 4);
+      }
+      stmatrix_x4(base + stage16_off(mrow, 2 * jp + mat / 2), r[0], r[1], r[2], r[3]);
+    }
+    __syncwarp();
+    uint4 v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v[i] = *reinterpret_cast<const uint4*>(buf + stage16_off(my_row, 2 * i + my_half));
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int k = k0 + c * kCols + (2 * i + my_half) * 8;
+      if (yrow != nullptr && k < prm.K) *reinterpret_cast<uint4*>(yrow + k) = v[i];
+    }
+    __syncwarp();  // every lane has read the chunk before the next one overwrites it
+  }
+}
+
+// The staged epilogue's paths, chosen once per tile:
+//  - 16-bit outputs, BN 128 / 256, beta == 0: store_tile_staged_h (16-bit staging, stmatrix);
+//  - beta != 0 there, and fp32 BN 256 always: store_tile_staged with the run-time beta test (kBlend 2)
+//    and one vector at a time -- these kernels sit at the 168-register cap of 384-thread CTAs, and a
+//    second copy of the fp32-staging loop spills (8-48 bytes of stack, cuobjdump --dump-resource-usage);
+//  - the rest (BN 64, and fp32 BN 128 with either BM): store_tile_staged with beta decided per tile (kBlend 0 / 1).
 template <class T, int BN>
 __device__ __forceinline__ void store_tile_staged_any(const WgParams& prm, T* y, const float (&acc)[BN / 2],
                                                       unsigned char* buf, int n0, int p0, int q0, int k0, int m_base,
                                                       int lane) {
-  if constexpr (sizeof(T) == 4 && BN == 256)
+  if constexpr (sizeof(T) == 2 && BN >= 128) {
+    if (prm.beta == 0.f)
+      store_tile_staged_h<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
+    else
+      store_tile_staged<T, BN, 2>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
+  } else if constexpr (sizeof(T) == 4 && BN == 256) {
     store_tile_staged<T, BN, 2>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
-  else if (prm.beta != 0.f)
+  } else if (prm.beta != 0.f) {
     store_tile_staged<T, BN, 1>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
-  else
+  } else {
     store_tile_staged<T, BN, 0>(prm, y, acc, buf, n0, p0, q0, k0, m_base, lane);
+  }
 }
 
 // One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
