@@ -35,29 +35,41 @@ namespace tc = jhdnn::conv::tensorcore;
 
 namespace {
 
-// xs of p with fold F (packed NHWC, N x Hp x Q x Cs) built as the kernel builds it: per packed
-// pixel, Cs / V calls of smallc_x_vector with the host's tap table. Every element is also checked
-// against smallc_x_source (the closed form, with divisions).
+// xs of p with fold F (packed NHWC, N x Hp x Q x Cs) built as the kernel builds it: every block and
+// thread of the pack_x launch (smallc_pack_chunks, smallc_pack_slot), each writing its vector of
+// up to kSmallCPackIters pixels through smallc_x_vector with the host's tap table. Every vector must
+// be written exactly once (*bad counts the others), and every element must equal smallc_x_source
+// (the closed form, with divisions; *bad counts mismatches too).
 template <int V>
-std::vector<double> pack_x(const ConvProblem& p, int64_t F, const std::vector<double>& x, int64_t* mismatches) {
+std::vector<double> pack_x(const ConvProblem& p, int64_t F, const std::vector<double>& x, int64_t* bad) {
   const tc::SmallCGeom g = tc::smallc_geom(p, F);
   const tc::SmallCTaps taps = tc::smallc_taps(g);
+  const int64_t vp = g.Cs / V, chunks = tc::smallc_pack_chunks(g, V);
   std::vector<double> xs(size_t(g.N * g.Hp * g.Q * g.Cs), std::nan(""));
+  std::vector<int> writes(xs.size() / V, 0);
+  for (int64_t b = 0; b < g.N * g.Hp * chunks; ++b)
+    for (uint32_t t = 0; t < uint32_t(tc::kSmallCPackThreads); ++t) {
+      const tc::SmallCPackSlot sl = tc::smallc_pack_slot(g, V, uint32_t(chunks), uint32_t(b), t);
+      if (!sl.active) continue;
+      for (int k = 0; k < tc::kSmallCPackIters; ++k) {
+        const int64_t q = int64_t(sl.q0) + k * int64_t(sl.ppi);
+        if (q >= g.Q) break;
+        const int64_t vec = (int64_t(sl.row) * g.Q + q) * vp + sl.v;
+        ++writes[size_t(vec)];
+        double out[V];
+        tc::smallc_x_vector<double, V>(g, taps.tap + sl.v * V, x.data(), sl.n, sl.u, q, out);
+        for (int e = 0; e < V; ++e) xs[size_t(vec * V + e)] = out[e];
+      }
+    }
+  for (const int w : writes) *bad += w != 1;
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t u = 0; u < g.Hp; ++u)
-      for (int64_t q = 0; q < g.Q; ++q) {
-        double* dst = xs.data() + ((n * g.Hp + u) * g.Q + q) * g.Cs;
-        for (int64_t v = 0; v < g.Cs / V; ++v) {
-          double out[V];
-          tc::smallc_x_vector<double, V>(g, taps.tap, x.data(), n, u, q, v, out);
-          for (int e = 0; e < V; ++e) dst[v * V + e] = out[e];
-        }
+      for (int64_t q = 0; q < g.Q; ++q)
         for (int64_t j = 0; j < g.Cs; ++j) {
           const int64_t off = tc::smallc_x_source(g, n, u, q, j);
           const double want = off >= 0 ? x[size_t(off)] : 0.0;
-          if (!(dst[j] == want)) ++*mismatches;
+          if (!(xs[size_t(((n * g.Hp + u) * g.Q + q) * g.Cs + j)] == want)) ++*bad;
         }
-      }
   return xs;
 }
 
@@ -98,6 +110,10 @@ std::vector<Shape> shapes() {
       {"c6_5x3_dil2x2_p0_s4", p2d(1, 6, 25, 14, 5, 5, 3, 0, 0, 4, 2, 2, 2)},
       {"c2_6x1_p3_convmode_dilh2", p2d(2, 2, 11, 5, 3, 6, 1, 3, 0, 1, 1, 2, 1, JHDNN_CONVOLUTION)},
       {"c1_7x4_s3_p2", p2d(1, 1, 16, 13, 2, 7, 4, 2, 3, 3, 4, 1, 1)},
+      // Wide rows: several pack_x iterations and chunks per row (Q = 300 > 128 pixels per block),
+      // and F up to 10 (fp32 Cs 96: 24 vectors per pixel, 16 idle threads per block).
+      {"c3_wide_q300", p2d(1, 3, 6, 300, 2, 3, 3, 1, 1, 1, 1, 1, 1)},
+      {"c3_r10_s3_wide_q150", p2d(1, 3, 14, 150, 2, 10, 3, 2, 1, 1, 1, 1, 1)},
   };
 }
 

@@ -5,10 +5,11 @@
 // Two small passes, then the GPU-verified wgmma kernel unchanged on the packed problem (smallc.h
 // has the transform, F filter rows and the S filter columns folded into whole 128-byte pixel rows,
 // and why it is exact):
-//   1. pack x: one thread per 16-byte OUTPUT vector, consecutive threads on consecutive vectors of
-//      one packed row (n, u), so a warp writes 512 contiguous bytes. Each element's (t, s, c) comes
-//      from a tap table built on the host (smallc_taps, a __grid_constant__ parameter copied to
-//      shared memory): no division per element. x is read through its strides (any layout);
+//   1. pack x: each thread owns one 16-byte OUTPUT vector position of a pixel and writes it for
+//      kSmallCPackIters pixels; consecutive threads write consecutive vectors of one packed row (n, u),
+//      so a warp writes 512 contiguous bytes. Each element's (t, s, c) comes from a tap table built
+//      on the host (smallc_taps, a __grid_constant__ parameter; the thread's V taps sit in
+//      registers): no division per element. x is read through its strides (any layout);
 //   2. pack w: one thread per packed filter element (k, r', j), reading w through its strides (any
 //      layout), mirrored in CONVOLUTION mode, zeros past F*S*C and past filter row R. The filter is
 //      packed on every call: it is tiny (K*R'*Cs elements; 24 KiB for ResNet-50's conv1) and the
@@ -33,31 +34,34 @@ namespace {
 constexpr int kPackThreads = 256;
 
 // Pass 1. U is the element's bit pattern (uint16_t for fp16 / bf16, uint32_t for fp32): the pass
-// only moves bits, and an all-zero pattern is +0 in all three types. Block b covers vectors
-// [chunk*256, chunk*256 + 256) of packed row `row` (row = n*Hp + u, chunk = b % chunks): one uniform
-// division per block, one 32-bit division per thread (q, v), none per element. xs is 16-byte
-// aligned (the workspace is aligned to 256) and Cs * sizeof(U) is a multiple of 128, so every
-// vector is aligned; the row holds Q * Cs/V vectors.
+// only moves bits, and an all-zero pattern is +0 in all three types. The work split is
+// smallc_pack_slot's (smallc.h): each thread writes one 16-byte vector position v of up to
+// kSmallCPackIters pixels of one packed row, its V taps held in registers (read once from the
+// __grid_constant__ table), consecutive threads on consecutive vectors. xs is 16-byte aligned (the
+// workspace is aligned to 256) and Cs * sizeof(U) is a multiple of 128, so every vector is aligned.
 template <class U>
-__global__ void __launch_bounds__(kPackThreads) smallc_pack_x(const U* __restrict__ x, uint4* __restrict__ xs,
-                                                             const SmallCGeom g, const __grid_constant__ SmallCTaps taps,
-                                                             uint32_t chunks) {
+__global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __restrict__ x, uint4* __restrict__ xs,
+                                                                   const SmallCGeom g,
+                                                                   const __grid_constant__ SmallCTaps taps,
+                                                                   uint32_t chunks) {
   constexpr int V = 16 / int(sizeof(U));
-  __shared__ SmallCTap tap[kSmallCMaxCs];
-  for (int i = threadIdx.x; i < kSmallCMaxCs; i += kPackThreads) tap[i] = taps.tap[i];
-  __syncthreads();
-  const uint32_t row = blockIdx.x / chunks, chunk = blockIdx.x - row * chunks;
-  const uint32_t vp = uint32_t(g.Cs) / V, row_vectors = uint32_t(g.Q) * vp;
-  const uint32_t i = chunk * kPackThreads + threadIdx.x;
-  if (i >= row_vectors) return;
-  const uint32_t q = i / vp, v = i - q * vp;
-  const uint32_t n = row / uint32_t(g.Hp), u = row - n * uint32_t(g.Hp);
-  union {
-    uint4 u;
-    U e[V];
-  } out;
-  smallc_x_vector<U, V>(g, tap, x, n, u, q, v, out.e);
-  xs[int64_t(row) * row_vectors + i] = out.u;
+  const SmallCPackSlot sl = smallc_pack_slot(g, V, chunks, blockIdx.x, threadIdx.x);
+  if (!sl.active) return;
+  SmallCTap tv[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) tv[e] = taps.tap[sl.v * V + e];
+  uint4* dst = xs + int64_t(sl.row) * g.Q * sl.vp + sl.v;
+#pragma unroll 1
+  for (int k = 0; k < kSmallCPackIters; ++k) {
+    const uint32_t q = sl.q0 + k * sl.ppi;
+    if (q >= uint32_t(g.Q)) break;
+    union {
+      uint4 u;
+      U e[V];
+    } out;
+    smallc_x_vector<U, V>(g, tv, x, sl.n, sl.u, q, out.e);
+    dst[int64_t(q) * sl.vp] = out.u;
+  }
 }
 
 // Pass 2: ws[k][r'][0][j], K * R' * Cs elements.
@@ -77,10 +81,10 @@ template <class U>
 core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsigned char* base, cudaStream_t stream) {
   constexpr int64_t V = 16 / int64_t(sizeof(U));
   const SmallCGeom g = smallc_geom(p, F);
-  const int64_t rows = g.N * g.Hp, chunks = blocks_for(g.Q * (g.Cs / V)), welems = g.K * g.Rf * g.Cs;
+  const int64_t rows = g.N * g.Hp, chunks = smallc_pack_chunks(g, int(V)), welems = g.K * g.Rf * g.Cs;
   if (rows * chunks >= (int64_t(1) << 31) || blocks_for(welems) >= (int64_t(1) << 31))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma_smallc: packed tensors too large for one grid");
-  smallc_pack_x<U><<<unsigned(rows * chunks), kPackThreads, 0, stream>>>(
+  smallc_pack_x<U><<<unsigned(rows * chunks), kSmallCPackThreads, 0, stream>>>(
       static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_taps(g), uint32_t(chunks));
   JHDNN_LAUNCH_CHECK();
   smallc_pack_w<U><<<unsigned(blocks_for(welems)), kPackThreads, 0, stream>>>(

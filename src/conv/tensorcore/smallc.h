@@ -57,7 +57,7 @@ struct SmallCGeom {
 // x[n, 0, u - ph, q*sw - pw], and its h / w offsets (t*dh, s*dw) for the bounds checks. j >= F*S*C
 // (the zero channels): dh = -2^30, so the h check always fails. Built on the host (smallc_taps),
 // so the kernel does no division per element.
-struct SmallCTap {
+struct alignas(16) SmallCTap {
   int64_t off;  // c*xs[1] + t*dh*xs[3] + s*dw*xs[4]
   int32_t dh, dw;
 };
@@ -86,15 +86,15 @@ JHDNN_SMALLC_FN int64_t smallc_w_source(const SmallCGeom& g, int64_t k, int64_t 
   return k * g.wst[0] + c * g.wst[1] + rr * g.wst[3] + ss * g.wst[4];
 }
 
-// The pack pass's element mapping: the V elements of 16-byte vector v of packed pixel (n, u, q),
-// i.e. channels j = v*V .. v*V + V-1, through the tap table (taps[j], j < Cs). The kernel and the
-// CPU test run this same function; the test also checks it against smallc_x_source.
+// The pack pass's element mapping: the V elements of one 16-byte vector of packed pixel (n, u, q),
+// channels j = v*V .. v*V + V-1, given that vector's V taps (tv = the tap table + v*V). The kernel
+// (taps held in registers across the pixels a thread writes) and the CPU test run this same
+// function; the test also checks it against smallc_x_source.
 template <class U, int V>
-JHDNN_SMALLC_FN void smallc_x_vector(const SmallCGeom& g, const SmallCTap* taps, const U* x, int64_t n, int64_t u,
-                                     int64_t q, int64_t v, U (&out)[V]) {
+JHDNN_SMALLC_FN void smallc_x_vector(const SmallCGeom& g, const SmallCTap* tv, const U* x, int64_t n, int64_t u,
+                                     int64_t q, U (&out)[V]) {
   const int32_t h0 = int32_t(u - g.pad_h), w0 = int32_t(q * g.str_w - g.pad_w);
   const int64_t base = n * g.xs[0] + int64_t(h0) * g.xs[3] + int64_t(w0) * g.xs[4];
-  const SmallCTap* tv = taps + v * V;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
@@ -104,6 +104,37 @@ JHDNN_SMALLC_FN void smallc_x_vector(const SmallCGeom& g, const SmallCTap* taps,
     const bool in = uint32_t(h) < uint32_t(g.H) && uint32_t(w) < uint32_t(g.W);
     out[e] = in ? x[base + tp.off] : U(0);
   }
+}
+
+// The pack pass's work split (conv_wgmma_smallc.cu, smallc_pack_x; the CPU test packs through the
+// same functions). A packed pixel is vp = Cs / V 16-byte vectors (8, 16, 24 or 32). Thread t of a
+// block of kSmallCPackThreads owns vector v = t % vp of pixel slot t / vp (ppi = threads / vp slots;
+// the threads % vp left over when vp = 24 idle), so one iteration writes ppi whole pixels =
+// ppi * vp consecutive vectors (up to 4 KiB; a warp writes 512 contiguous bytes). Block b serves
+// packed row (n, u) = b / chunks and pixels q = q0 + k * ppi, k < kSmallCPackIters, of chunk
+// b % chunks. One uniform division per block, one 32-bit division per thread, none per element.
+constexpr int kSmallCPackThreads = 256;
+constexpr int kSmallCPackIters = 4;
+
+struct SmallCPackSlot {
+  uint32_t n, u, row, v, q0, ppi, vp;
+  bool active;
+};
+
+JHDNN_SMALLC_FN SmallCPackSlot smallc_pack_slot(const SmallCGeom& g, int V, uint32_t chunks, uint32_t block,
+                                                uint32_t thread) {
+  SmallCPackSlot s;
+  s.vp = uint32_t(g.Cs) / uint32_t(V);
+  s.ppi = kSmallCPackThreads / s.vp;
+  const uint32_t slot = thread / s.vp;
+  s.v = thread - slot * s.vp;
+  s.active = slot < s.ppi;
+  s.row = block / chunks;
+  const uint32_t chunk = block - s.row * chunks;
+  s.n = s.row / uint32_t(g.Hp);
+  s.u = s.row - s.n * uint32_t(g.Hp);
+  s.q0 = chunk * (s.ppi * kSmallCPackIters) + slot;
+  return s;
 }
 
 // B: the elements of one 128-byte reduction block (64 fp16 / bf16, 32 fp32).
@@ -124,6 +155,8 @@ int64_t smallc_pick_fold(const core::ConvProblem& p);
 // fold 0: smallc_pick_fold(p). fold must be valid for p (smallc_fold_reason).
 SmallCGeom smallc_geom(const core::ConvProblem& p, int64_t fold = 0);
 SmallCTaps smallc_taps(const SmallCGeom& g);
+// The pack_x launch: chunks per packed row (blocks = N * Hp * chunks), for V-element vectors.
+int64_t smallc_pack_chunks(const SmallCGeom& g, int V);
 
 // The packed problem (xs, ws as above, the caller's y strides, math and compute types kept).
 core::ConvProblem smallc_problem(const core::ConvProblem& p, int64_t fold = 0);

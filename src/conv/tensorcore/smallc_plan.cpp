@@ -78,6 +78,11 @@ SmallCTaps smallc_taps(const SmallCGeom& g) {
   return t;
 }
 
+int64_t smallc_pack_chunks(const SmallCGeom& g, int V) {
+  const int64_t per_block = int64_t(kSmallCPackThreads) / (g.Cs / V) * kSmallCPackIters;  // pixels
+  return ceil_div(g.Q, per_block);
+}
+
 core::ConvProblem smallc_problem(const core::ConvProblem& p, int64_t fold) {
   const int64_t F = resolve(p, fold);
   core::ConvProblem q = core::make_problem_2d(p.dtype, /*nhwc=*/true, p.N, packed_channels(p, F), packed_rows(p, F), p.Q,
