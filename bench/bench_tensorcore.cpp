@@ -168,7 +168,8 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   if (&s == &conv::tensorcore_wgmma_smallc_solver()) {
     const core::ConvProblem q = conv::tensorcore::smallc_problem(p);
     const conv::tensorcore::WgmmaConfig shape = conv::tensorcore::wgmma_config(q, g.dev.sm_count);
-    st.SetLabel("packed C " + std::to_string(q.C) + " R " + std::to_string(q.R) + ": bn " + std::to_string(shape.bn) +
+    st.SetLabel("fold F " + std::to_string(conv::tensorcore::smallc_pick_fold(p)) + ", packed C " + std::to_string(q.C) +
+                " R " + std::to_string(q.R) + ": bn " + std::to_string(shape.bn) +
                 " split " + std::to_string(shape.split) + (shape.tail ? " tail" : "") + ", workspace " +
                 std::to_string(ws_bytes >> 20) + " MiB");
   }

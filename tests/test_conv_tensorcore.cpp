@@ -40,6 +40,7 @@
 #include "common/test_util.h"
 #include "conv/solver.h"
 #include "core/config.h"
+#include "conv/tensorcore/smallc.h"
 #include "conv/tensorcore/tensorcore.h"
 #include "conv/tensorcore/wgmma_plan.h"
 #include "core/conv_problem.h"
@@ -473,6 +474,34 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
                                 conv::tensorcore::wgmma_epilogue_name(ep);
         run_smallc(who, ws.get(), need, &cfg);
       }
+    // Forced folds (smallc.h: F filter rows folded into the packed channels): F = 1, 2, 3 and R
+    // wherever the pack allows them (F*S*C rounded to a 128-byte block <= 128 elements), each with
+    // exactly its own workspace (poisoned with NaN, guard bytes checked) and the solver's kernel
+    // configuration for that packed problem, against the float64 reference. "fold R" is one folded
+    // filter row (R' = 1); F not dividing R leaves zero filter rows in the last group.
+    std::vector<int64_t> folds{1, 2, 3};
+    if (d.p.R > 3) folds.push_back(d.p.R);
+    for (const int64_t F : folds) {
+      if (F > d.p.R || conv::tensorcore::smallc_fold_reason(d.p, F) != nullptr) continue;
+      const std::string who = "tensorcore_wgmma_smallc fold " + (F > 3 ? std::string("R") : std::to_string(F));
+      INFO(who << " (F = " << F << ", R = " << d.p.R << ", packed " << conv::tensorcore::smallc_problem(d.p, F).key() << ")");
+      const size_t need_f = conv::tensorcore::smallc_workspace_bytes(d.p, F);
+      DeviceBuffer wsf(need_f);
+      wsf.poison();
+      d.reset_y();
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      core::Status st = conv::tensorcore::forward_wgmma_smallc(d.p, args, WgmmaConfig{}, wsf.get(), need_f - 1,
+                                                               g.stream.get(), F);
+      CHECK(st.code == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);  // exactly this fold's workspace is needed
+      st = conv::tensorcore::forward_wgmma_smallc(d.p, args, WgmmaConfig{}, wsf.get(), need_f, g.stream.get(), F);
+      g.stream.sync();
+      CUDA_CHECK(cudaGetLastError());
+      INFO("run: " << core::status_name(st.code) << " " << st.message);
+      REQUIRE(st.ok());
+      CHECK(wsf.guard_intact());
+      ++n.runs[who];
+      check_y(who, d, c, h.ref, tol);
+    }
   }
 
   // The public API: IMPLICIT_PRECOMP_GEMM must select a tensor-core solver (the workspace says
@@ -600,9 +629,15 @@ void run_problem_set(jhdnnDataType_t dt) {
     // The packed small-channel path ran (C = 3 first layers, odd C, NCHW x with small S*C): fp16 / bf16
     // take S*C <= 64, fp32 S*C <= 32.
     for (const char* who : {"tensorcore_wgmma_smallc", "tensorcore_wgmma_smallc forced bn 64 split 1 epilogue staged",
-                            "tensorcore_wgmma_smallc forced bn 128 split 2 epilogue direct"}) {
+                            "tensorcore_wgmma_smallc forced bn 128 split 2 epilogue direct",
+                            "tensorcore_wgmma_smallc fold 1"}) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 5));
+    }
+    // Folded rows ran on the 3x3 and 7x7 / 11x11 first layers (F = 2, 3; F = R on the 7x7 fp32 ones).
+    for (const char* who : {"tensorcore_wgmma_smallc fold 2", "tensorcore_wgmma_smallc fold 3"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 2));
     }
     // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 1 grid 3",
