@@ -109,8 +109,18 @@ const char* check_smallc(const core::ConvProblem& p, const core::DeviceInfo& dev
 
 }  // namespace
 
-core::Status forward_wgmma_smallc(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, void* ws,
-                                  size_t ws_bytes, cudaStream_t stream, int64_t fold) {
+namespace {
+
+// The 256-byte aligned start of the packed tensors in the caller's workspace.
+unsigned char* aligned_base(void* ws) {
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(ws);
+  return static_cast<unsigned char*>(ws) + ((kSmallCAlign - raw % kSmallCAlign) % kSmallCAlign);
+}
+
+}  // namespace
+
+core::Status pack_smallc(const core::ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream,
+                         int64_t fold) {
   const core::DeviceInfo& dev = cached_device_info();
   if (fold < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma_smallc: fold %lld < 0", (long long)fold);
   if (const char* why = check_smallc(p, dev, fold))
@@ -125,17 +135,19 @@ core::Status forward_wgmma_smallc(const core::ConvProblem& p, const ConvArgs& a,
   if (q.P != p.P || q.Q != p.Q)  // make_problem_2d recomputes P and Q; the transform keeps them
     return core::fail(JHDNN_STATUS_INTERNAL_ERROR, "tensorcore_wgmma_smallc: packed problem has %lldx%lld outputs, not %lldx%lld",
                       (long long)q.P, (long long)q.Q, (long long)p.P, (long long)p.Q);
-  const uintptr_t raw = reinterpret_cast<uintptr_t>(ws);
-  unsigned char* base = static_cast<unsigned char*>(ws) + ((kSmallCAlign - raw % kSmallCAlign) % kSmallCAlign);
-  if (p.dtype == JHDNN_DATA_FLOAT) {
-    JHDNN_TRY(pack<uint32_t>(p, F, a, base, stream));
-  } else {
-    JHDNN_TRY(pack<uint16_t>(p, F, a, base, stream));
-  }
+  if (p.dtype == JHDNN_DATA_FLOAT) return pack<uint32_t>(p, F, a, aligned_base(ws), stream);
+  return pack<uint16_t>(p, F, a, aligned_base(ws), stream);
+}
+
+core::Status forward_wgmma_smallc(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, void* ws,
+                                  size_t ws_bytes, cudaStream_t stream, int64_t fold) {
+  JHDNN_TRY(pack_smallc(p, a, ws, ws_bytes, stream, fold));  // every check is there
+  const int64_t F = fold > 0 ? fold : smallc_pick_fold(p);
+  unsigned char* base = aligned_base(ws);
   ConvArgs packed = a;
   packed.x = base;
   packed.w = base + smallc_x_bytes(p, F);
-  return forward_wgmma(q, packed, cfg, stream);
+  return forward_wgmma(smallc_problem(p, F), packed, cfg, stream);
 }
 
 namespace {

@@ -96,6 +96,10 @@ const char* wgmma_epilogue_name(WgmmaEpilogue e);
 // fold smallc_fold_reason (NOT_SUPPORTED otherwise).
 core::Status forward_wgmma_smallc(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, void* ws,
                                   size_t ws_bytes, cudaStream_t stream, int64_t fold = 0);
+// Its two packing passes alone (x and w into the workspace; same checks and statuses), for the
+// benchmarks that time the copy on its own.
+core::Status pack_smallc(const core::ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream,
+                         int64_t fold = 0);
 
 }  // namespace tensorcore
 }  // namespace jhdnn::conv
