@@ -634,7 +634,8 @@ void run_problem_set(jhdnnDataType_t dt) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 5));
     }
-    // Folded rows ran on the 3x3 and 7x7 / 11x11 first layers (F = 2, 3; F = R on the 7x7 fp32 ones).
+    // Folded rows ran on the 3x3 / 7x7 first layers (F = 2, 3; the set has no R > 3 layer small
+    // enough for F = R: see the smallc case below).
     for (const char* who : {"tensorcore_wgmma_smallc fold 2", "tensorcore_wgmma_smallc fold 3"}) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 2));
@@ -713,6 +714,42 @@ TEST_CASE("tensorcore: edge shapes (tails, general loader, groups), all types", 
     for (const auto& [name, p] : edge_problems()) cases.push_back(make_case(name, p, dt));
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
+}
+
+// tensorcore_wgmma_smallc v2 on small first-layer-like shapes where every fold applies, F = R
+// included (one packed filter row), F not dividing R (zero filter rows in the last group), h and w
+// dilation, CONVOLUTION mode with alpha / beta, K not a multiple of the tile, and a 300-pixel row
+// (several pack iterations and chunks per row): run_case runs the solver, its forced kernel
+// configurations and the forced folds 1, 2, 3, R, each against the float64 reference (and cuDNN).
+TEST_CASE("tensorcore: smallc folds F = 1, 2, 3, R on small first layers, all types", "[gpu][tensorcore][smallc]") {
+  START_GPU_CASE();
+  struct Shape {
+    std::string name;
+    ConvProblem p;
+    double alpha, beta;
+  };
+  const std::vector<Shape> shapes = {
+      {"c1_5x5_k16", p2d(2, 1, 13, 12, 16, 5, 5, 2, 1), 1.0, 0.0},
+      {"c2_7x7_s2_dil2_k24", p2d(2, 2, 30, 29, 24, 7, 7, 3, 2, 2), 1.0, 0.0},
+      {"c3_5x5_convmode_k40_ab", p2d(2, 3, 11, 14, 40, 5, 5, 1, 1, 1, 1, JHDNN_CONVOLUTION), 0.5, 0.75},
+      {"c3_3x3_wide_row_q300_k8", p2d(1, 3, 7, 300, 8, 3, 3, 1, 1), 1.0, 0.0},
+  };
+  std::vector<Case> cases;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
+    for (const Shape& sh : shapes) cases.push_back(make_case(sh.name, sh.p, dt, sh.alpha, sh.beta));
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+  if (gpu().dev.sm() == 90) {
+    // Every configuration (4 shapes x 3 types x NHWC / NCHW = 24) takes the packed path and every
+    // fold it allows: F = R is allowed on the three shapes with R > 3 (R*S*C = 25, 98, 75 -> Cs
+    // 128 or less; fp32 75 -> 96: 24 vectors per pixel, 16 idle threads per pack block) in all types.
+    for (const char* who : {"tensorcore_wgmma_smallc", "tensorcore_wgmma_smallc fold 1", "tensorcore_wgmma_smallc fold 2",
+                            "tensorcore_wgmma_smallc fold 3"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) == 24));
+    }
+    CHECK((n.runs.count("tensorcore_wgmma_smallc fold R") == 1 && n.runs.at("tensorcore_wgmma_smallc fold R") == 18));
+  }
 }
 
 // The solver's own split-K tail on a real layer: ResNet-50 conv3_x 3x3 128 -> 128 at batch 32 (28x28:

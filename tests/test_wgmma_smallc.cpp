@@ -352,3 +352,39 @@ TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
                 (long long)tc::wgmma_reduction_blocks(q), plan.bn, plan.split);
   }
 }
+
+// The shapes of test_conv_tensorcore's "[smallc]" GPU case: the solver must take every one of them in
+// every type and layout on an H200, with every fold 1, 2, 3 and R (R > 3) allowed and the packed
+// problem of each taken by tensorcore_wgmma -- so that GPU case's run counts (24, 24, 24, 24, 18)
+// hold unless the GPU itself fails.
+TEST_CASE("wgmma smallc: the GPU fold cases are taken (H200 rules)", "[smallc]") {
+  const ConvProblem shapes[] = {
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 1, 13, 12, 16, 5, 5, 2, 2, 1, 1, 1, 1),
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 2, 30, 29, 24, 7, 7, 3, 3, 2, 2, 2, 2),
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 3, 11, 14, 40, 5, 5, 1, 1, 1, 1, 1, 1, 1, JHDNN_CONVOLUTION),
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 3, 7, 300, 8, 3, 3, 1, 1, 1, 1, 1, 1),
+  };
+  int64_t fold_r = 0, taken = 0;
+  for (const ConvProblem& base : shapes)
+    for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
+      for (bool nhwc : {true, false}) {
+        ConvProblem p = with_layout(base, dt, nhwc);
+        p.math_type = JHDNN_TENSOR_OP_MATH;
+        INFO(p.key() << " " << core::data_type_name(dt) << (nhwc ? " NHWC" : " NCHW"));
+        const conv::Verdict v = conv::tensorcore_wgmma_smallc_solver().can_implement(p, h200());
+        INFO("can_implement: " << (v.ok ? "yes" : v.reason));
+        CHECK(v.ok);
+        taken += v.ok;
+        for (int64_t F : {int64_t(1), int64_t(2), int64_t(3), p.R}) {
+          INFO("fold " << F);
+          REQUIRE(tc::smallc_fold_reason(p, F) == nullptr);
+          const ConvProblem q = tc::smallc_problem(p, F);
+          CHECK(conv::tensorcore_wgmma_solver().can_implement(q, h200()).ok);
+          CHECK(q.P == p.P);
+          CHECK(q.Q == p.Q);
+        }
+        fold_r += p.R > 3;
+      }
+  CHECK(taken == 24);
+  CHECK(fold_r == 18);
+}
