@@ -112,7 +112,7 @@ JHDNN_SMALLC_FN void smallc_x_vector(const SmallCGeom& g, const SmallCTap* tv, c
 // the threads % vp left over when vp = 24 idle), so one iteration writes ppi whole pixels =
 // ppi * vp consecutive vectors (up to 4 KiB; a warp writes 512 contiguous bytes). Block b serves
 // packed row (n, u) = b / chunks and pixels q = q0 + k * ppi, k < kSmallCPackIters, of chunk
-// b % chunks. One uniform division per block, one 32-bit division per thread, none per element.
+// b % chunks. Two block-uniform 32-bit divisions (row, n), one per thread (slot), none per element.
 constexpr int kSmallCPackThreads = 256;
 constexpr int kSmallCPackIters = 4;
 
