@@ -236,6 +236,19 @@ TEST_CASE("wgmma smallc: the fold's cost model picks F per layer", "[smallc]") {
     CHECK(tc::wgmma_reduction_blocks(q) == k.blocks);
     CHECK(q.P == p.P);
     CHECK(q.Q == p.Q);
+    // The pack's work split and mapping on the real geometry (one image): every vector written
+    // once, every element equal to the closed form (the full convolution check is on the small
+    // shapes above).
+    ConvProblem one = p;
+    one.N = 1;
+    std::vector<double> x(size_t(one.x_span()));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = double(i % 1021) + 1.0;
+    int64_t bad = 0;
+    if (k.dt == JHDNN_DATA_FLOAT)
+      (void)pack_x<4>(one, F, x, &bad);
+    else
+      (void)pack_x<8>(one, F, x, &bad);
+    CHECK(bad == 0);
   }
   // The model by hand, conv1 fp16 F = 3: A = 32*112*112 pixels * 3 blocks * 128 bytes; xs = 32 x 229
   // x 112 x 64 halves (Hp = 111*2 + 2*3 + 1 = 229), written once and read once.
