@@ -1,6 +1,8 @@
 // Tensor Core benchmarks (Google Benchmark):
 //   conv/<layer>/<f16|bf16|tf32>_nhwc/{tensorcore_mma,tensorcore_wgmma,wgmma_r1,cudnn_best} ResNet-50 (batch 32)
-//        (+ tensorcore_wgmma_smallc on the C = 3 first layers, with its workspace: pack + kernel)
+//        (+ tensorcore_wgmma_smallc on the C = 3 first layers, with its workspace: pack + kernel;
+//        smallc_pack = its packing passes alone, counter write_TBps; smallc_F<1|2|3> = the whole
+//        path with the fold forced)
 //        and VGG-16 (batch 16) layers. Timed EXACTLY as jhdnn-bench times them (its measure.cpp is
 //        linked in): the call is captured into a CUDA graph over rotated copies of x / w / y that
 //        span >= 2.5x the L2 cache (every launch reads from HBM), the graph is replayed, and the
@@ -90,7 +92,8 @@ Copies& copies_for(const core::ConvProblem& p) {
 }
 
 // Times launch(copy) the jhdnn-bench way (graph replay over the rotated copies; see the header).
-void graph_timed(benchmark::State& st, double flops, int copies, const bench::Launch& launch) {
+// write_bytes > 0: also the counter write_TBps (those bytes over the GPU time; the pack rows).
+void graph_timed(benchmark::State& st, double flops, int copies, const bench::Launch& launch, double write_bytes = 0) {
   Gpu& g = gpu();
   std::string why;
   const double est = bench::time_once_us(launch, g.stream.get(), &why);
@@ -104,6 +107,7 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
     st.SetIterationTime(t.gpu_us * 1e-6);
     st.counters["eager_us"] = t.eager_us;
     st.counters["copies"] = copies;
+    if (write_bytes > 0) st.counters["write_TBps"] = write_bytes / (t.gpu_us * 1e-6) / 1e12;
   }
   benchutil::set_flops(st, flops);
 }
@@ -122,6 +126,9 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // epilogue with the other's main loop, store faster? README.md, "Round 6"), 8 = wgmma forced to
 // the B-multicast kernel {bn 128, multicast} (fp16 layers: does sharing the filter slice across a
 // cluster of two, 24 instead of 32 KiB per block, beat {bn 128} (wgmma_notail / wgmma_bn128)?).
+// tensorcore_wgmma_smallc only: 9 = its two packing passes alone (the solver's fold; counter
+// write_TBps: the packed x and w bytes written over the GPU time; FLOP/s meaningless there),
+// 10 + F = the whole path with the fold forced to F (the A/B of the cost model's pick).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -145,10 +152,16 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
   // timed call, as in a real forward.
-  const size_t ws_bytes = which == 0 ? s.workspace_bytes(p) : 0;
+  const bool smallc = &s == &conv::tensorcore_wgmma_smallc_solver();
+  const int64_t fold = smallc && which >= 10 ? which - 10 : 0;  // 0: the solver's pick
+  const size_t ws_bytes = which == 0 ? s.workspace_bytes(p) : smallc ? conv::tensorcore::smallc_workspace_bytes(p, fold) : 0;
   DeviceBuffer ws(ws_bytes, 0);
   auto run = [&](int i) {
     const conv::ConvArgs args{c.x[size_t(i)].get(), c.w[size_t(i)].get(), c.y[size_t(i)].get(), 1.0, 0.0};
+    if (smallc && which == 9) return conv::tensorcore::pack_smallc(p, args, ws.get(), ws_bytes, g.stream.get());
+    if (smallc && which >= 10)
+      return conv::tensorcore::forward_wgmma_smallc(p, args, conv::tensorcore::WgmmaConfig{}, ws.get(), ws_bytes,
+                                                    g.stream.get(), fold);
     return which != 0 ? conv::tensorcore::forward_wgmma(p, args, forced, g.stream.get())
                       : s.run(p, args, ws_bytes ? ws.get() : nullptr, ws_bytes, g.stream.get());
   };
@@ -156,7 +169,8 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   const core::Status first = run(0);
   g.stream.sync();
   if (!first.ok()) return st.SkipWithError(first.message.c_str());
-  if (!all_finite(c.y[0], p.y_span(), p.dtype)) return st.SkipWithError("an output was not written or is not finite");
+  if (!(smallc && which == 9) && !all_finite(c.y[0], p.y_span(), p.dtype))
+    return st.SkipWithError("an output was not written or is not finite");
   if (&s == &conv::tensorcore_wgmma_solver()) {
     const conv::tensorcore::WgmmaConfig k = which == 0 ? conv::tensorcore::WgmmaConfig{} : forced;
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
@@ -165,18 +179,26 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
                 std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
   }
-  if (&s == &conv::tensorcore_wgmma_smallc_solver()) {
-    const core::ConvProblem q = conv::tensorcore::smallc_problem(p);
+  double write_bytes = 0;
+  if (smallc) {
+    const core::ConvProblem q = conv::tensorcore::smallc_problem(p, fold);
     const conv::tensorcore::WgmmaConfig shape = conv::tensorcore::wgmma_config(q, g.dev.sm_count);
-    st.SetLabel("packed C " + std::to_string(q.C) + " R " + std::to_string(q.R) + ": bn " + std::to_string(shape.bn) +
+    if (which == 9)
+      write_bytes = double(conv::tensorcore::smallc_x_bytes(p, fold) + conv::tensorcore::smallc_w_bytes(p, fold));
+    st.SetLabel(std::string(which == 9 ? "pack only, " : "") + "fold F " +
+                std::to_string(fold > 0 ? fold : conv::tensorcore::smallc_pick_fold(p)) + ", packed C " + std::to_string(q.C) +
+                " R " + std::to_string(q.R) + ": bn " + std::to_string(shape.bn) +
                 " split " + std::to_string(shape.split) + (shape.tail ? " tail" : "") + ", workspace " +
                 std::to_string(ws_bytes >> 20) + " MiB");
   }
-  graph_timed(st, p.flops(), c.n, [&](int i, std::string* why) {
-    const core::Status r = run(i);
-    if (!r.ok()) *why = r.message;
-    return r.ok();
-  });
+  graph_timed(
+      st, p.flops(), c.n,
+      [&](int i, std::string* why) {
+        const core::Status r = run(i);
+        if (!r.ok()) *why = r.message;
+        return r.ok();
+      },
+      write_bytes);
 }
 
 void bench_conv_cudnn(benchmark::State& st, core::ConvProblem p) {
@@ -301,10 +323,17 @@ int main(int argc, char** argv) {
       // One iteration = one jhdnn-bench measurement (the median of 20 graph replays).
       for (const conv::ConvSolver* s : {&conv::tensorcore_mma_solver(), &conv::tensorcore_wgmma_solver()})
         benchutil::manual_time(benchmark::RegisterBenchmark((base + s->name()).c_str(), bench_conv_tc, p, s, 0), 1);
-      if (conv::tensorcore_wgmma_smallc_solver().can_implement(p, gpu().dev).ok)  // the C = 3 first layers
-        benchutil::manual_time(benchmark::RegisterBenchmark((base + "tensorcore_wgmma_smallc").c_str(), bench_conv_tc, p,
-                                                            &conv::tensorcore_wgmma_smallc_solver(), 0),
-                               1);
+      if (conv::tensorcore_wgmma_smallc_solver().can_implement(p, gpu().dev).ok) {  // the C = 3 first layers
+        const conv::ConvSolver* sc = &conv::tensorcore_wgmma_smallc_solver();
+        benchutil::manual_time(
+            benchmark::RegisterBenchmark((base + "tensorcore_wgmma_smallc").c_str(), bench_conv_tc, p, sc, 0), 1);
+        benchutil::manual_time(benchmark::RegisterBenchmark((base + "smallc_pack").c_str(), bench_conv_tc, p, sc, 9), 1);
+        for (int64_t F = 1; F <= std::min<int64_t>(p.R, 3); ++F)  // the cost model's candidates that matter here
+          if (conv::tensorcore::smallc_fold_reason(p, F) == nullptr)
+            benchutil::manual_time(benchmark::RegisterBenchmark((base + "smallc_F" + std::to_string(F)).c_str(),
+                                                                bench_conv_tc, p, sc, int(10 + F)),
+                                   1);
+      }
       benchutil::manual_time(
           benchmark::RegisterBenchmark((base + "wgmma_r1").c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), 1),
           1);

@@ -40,6 +40,7 @@
 #include "common/test_util.h"
 #include "conv/solver.h"
 #include "core/config.h"
+#include "conv/tensorcore/smallc.h"
 #include "conv/tensorcore/tensorcore.h"
 #include "conv/tensorcore/wgmma_plan.h"
 #include "core/conv_problem.h"
@@ -473,6 +474,34 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
                                 conv::tensorcore::wgmma_epilogue_name(ep);
         run_smallc(who, ws.get(), need, &cfg);
       }
+    // Forced folds (smallc.h: F filter rows folded into the packed channels): F = 1, 2, 3 and R
+    // wherever the pack allows them (F*S*C rounded to a 128-byte block <= 128 elements), each with
+    // exactly its own workspace (poisoned with NaN, guard bytes checked) and the solver's kernel
+    // configuration for that packed problem, against the float64 reference. "fold R" is one folded
+    // filter row (R' = 1); F not dividing R leaves zero filter rows in the last group.
+    std::vector<int64_t> folds{1, 2, 3};
+    if (d.p.R > 3) folds.push_back(d.p.R);
+    for (const int64_t F : folds) {
+      if (F > d.p.R || conv::tensorcore::smallc_fold_reason(d.p, F) != nullptr) continue;
+      const std::string who = "tensorcore_wgmma_smallc fold " + (F > 3 ? std::string("R") : std::to_string(F));
+      INFO(who << " (F = " << F << ", R = " << d.p.R << ", packed " << conv::tensorcore::smallc_problem(d.p, F).key() << ")");
+      const size_t need_f = conv::tensorcore::smallc_workspace_bytes(d.p, F);
+      DeviceBuffer wsf(need_f);
+      wsf.poison();
+      d.reset_y();
+      const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
+      core::Status st = conv::tensorcore::forward_wgmma_smallc(d.p, args, WgmmaConfig{}, wsf.get(), need_f - 1,
+                                                               g.stream.get(), F);
+      CHECK(st.code == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);  // exactly this fold's workspace is needed
+      st = conv::tensorcore::forward_wgmma_smallc(d.p, args, WgmmaConfig{}, wsf.get(), need_f, g.stream.get(), F);
+      g.stream.sync();
+      CUDA_CHECK(cudaGetLastError());
+      INFO("run: " << core::status_name(st.code) << " " << st.message);
+      REQUIRE(st.ok());
+      CHECK(wsf.guard_intact());
+      ++n.runs[who];
+      check_y(who, d, c, h.ref, tol);
+    }
   }
 
   // The public API: IMPLICIT_PRECOMP_GEMM must select a tensor-core solver (the workspace says
@@ -600,9 +629,16 @@ void run_problem_set(jhdnnDataType_t dt) {
     // The packed small-channel path ran (C = 3 first layers, odd C, NCHW x with small S*C): fp16 / bf16
     // take S*C <= 64, fp32 S*C <= 32.
     for (const char* who : {"tensorcore_wgmma_smallc", "tensorcore_wgmma_smallc forced bn 64 split 1 epilogue staged",
-                            "tensorcore_wgmma_smallc forced bn 128 split 2 epilogue direct"}) {
+                            "tensorcore_wgmma_smallc forced bn 128 split 2 epilogue direct",
+                            "tensorcore_wgmma_smallc fold 1"}) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 5));
+    }
+    // Folded rows ran on the 3x3 / 7x7 first layers (F = 2, 3; the set has no R > 3 layer small
+    // enough for F = R: see the smallc case below).
+    for (const char* who : {"tensorcore_wgmma_smallc fold 2", "tensorcore_wgmma_smallc fold 3"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 2));
     }
     // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 1 grid 3",
@@ -678,6 +714,42 @@ TEST_CASE("tensorcore: edge shapes (tails, general loader, groups), all types", 
     for (const auto& [name, p] : edge_problems()) cases.push_back(make_case(name, p, dt));
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
+}
+
+// tensorcore_wgmma_smallc v2 on small first-layer-like shapes where every fold applies, F = R
+// included (one packed filter row), F not dividing R (zero filter rows in the last group), h and w
+// dilation, CONVOLUTION mode with alpha / beta, K not a multiple of the tile, and a 300-pixel row
+// (several pack iterations and chunks per row): run_case runs the solver, its forced kernel
+// configurations and the forced folds 1, 2, 3, R, each against the float64 reference (and cuDNN).
+TEST_CASE("tensorcore: smallc folds F = 1, 2, 3, R on small first layers, all types", "[gpu][tensorcore][smallc]") {
+  START_GPU_CASE();
+  struct Shape {
+    std::string name;
+    ConvProblem p;
+    double alpha, beta;
+  };
+  const std::vector<Shape> shapes = {
+      {"c1_5x5_k16", p2d(2, 1, 13, 12, 16, 5, 5, 2, 1), 1.0, 0.0},
+      {"c2_7x7_s2_dil2_k24", p2d(2, 2, 30, 29, 24, 7, 7, 3, 2, 2), 1.0, 0.0},
+      {"c3_5x5_convmode_k40_ab", p2d(2, 3, 11, 14, 40, 5, 5, 1, 1, 1, 1, JHDNN_CONVOLUTION), 0.5, 0.75},
+      {"c3_3x3_wide_row_q300_k8", p2d(1, 3, 7, 300, 8, 3, 3, 1, 1), 1.0, 0.0},
+  };
+  std::vector<Case> cases;
+  for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
+    for (const Shape& sh : shapes) cases.push_back(make_case(sh.name, sh.p, dt, sh.alpha, sh.beta));
+  const Counts n = run_cases(cases);
+  CHECK(n.solver_runs == n.configs);
+  if (gpu().dev.sm() == 90) {
+    // Every configuration (4 shapes x 3 types x NHWC / NCHW = 24) takes the packed path and every
+    // fold it allows: F = R is allowed on the three shapes with R > 3 (R*S*C = 25, 98, 75 -> Cs
+    // 128 or less; fp32 75 -> 96: 24 vectors per pixel, 16 idle threads per pack block) in all types.
+    for (const char* who : {"tensorcore_wgmma_smallc", "tensorcore_wgmma_smallc fold 1", "tensorcore_wgmma_smallc fold 2",
+                            "tensorcore_wgmma_smallc fold 3"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) == 24));
+    }
+    CHECK((n.runs.count("tensorcore_wgmma_smallc fold R") == 1 && n.runs.at("tensorcore_wgmma_smallc fold R") == 18));
+  }
 }
 
 // The solver's own split-K tail. Since 5a35705 the tail's fixed cost is fitted to the H200 (X = 15

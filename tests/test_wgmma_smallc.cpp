@@ -1,12 +1,15 @@
 // tensorcore_wgmma_smallc's transform on the CPU, no GPU needed (src/conv/tensorcore/smallc.h;
-// README.md "Round 6"): the packed problem (S filter columns folded into the channels) computes
-// exactly the original convolution. x and w are packed on the host with the SAME functions the
-// CUDA packing kernels run (smallc_next_vector for x, smallc_w_source for w), the float64
-// reference convolves the packed tensors with smallc_problem(p), and the result must equal the
-// reference of p itself -- over C = 1 .. 7, 1x1 .. 11x11 filters, R != S, strides, paddings,
-// dilations, CONVOLUTION mode, NCHW / NHWC x and KCRS / KRSC w, fp16 and fp32 packing widths.
-// The GPU runs of the path (every problem of the shared set it takes, every forced kernel
-// configuration, both epilogues, with and without workspace) are in test_conv_tensorcore.cpp.
+// README.md "Round 6", section 1): the packed problem (F filter rows and the S filter columns folded
+// into whole 128-byte pixel rows) computes exactly the original convolution, for EVERY fold F the
+// pack allows (forced through smallc_geom(p, F) / smallc_problem(p, F)). x and w are packed on the
+// host with the SAME functions the CUDA packing kernels run (smallc_taps + smallc_x_vector for x,
+// smallc_w_source for w), the float64 reference convolves the packed tensors with
+// smallc_problem(p, F), and the result must equal the reference of p itself -- over C = 1 .. 7,
+// 1x1 .. 11x11 filters, R != S, strides 1 .. 4, paddings 0 .. 4, dilations 1 .. 2 (h and w),
+// CONVOLUTION mode, NCHW / NHWC x and KCRS / KRSC w, fp16 and fp32 packing widths. The cost model's
+// picks for the real first layers are pinned too. The GPU runs of the path (every problem of the
+// shared set it takes, every forced kernel configuration, forced folds, both epilogues, with and
+// without workspace) are in test_conv_tensorcore.cpp.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -32,41 +35,52 @@ namespace tc = jhdnn::conv::tensorcore;
 
 namespace {
 
-// xs of p (packed NHWC, N x H x Q x Cs) built as the kernel builds it: per pixel, Cs / V calls of
-// smallc_next_vector. Every element is also checked against smallc_x_source (the closed form).
+// xs of p with fold F (packed NHWC, N x Hp x Q x Cs) built as the kernel builds it: every block and
+// thread of the pack_x launch (smallc_pack_chunks, smallc_pack_slot), each writing its vector of
+// up to kSmallCPackIters pixels through smallc_x_vector with the host's tap table. Every vector must
+// be written exactly once (*bad counts the others), and every element must equal smallc_x_source
+// (the closed form, with divisions; *bad counts mismatches too).
 template <int V>
-std::vector<double> pack_x(const ConvProblem& p, const std::vector<double>& x, int64_t* mismatches) {
-  const tc::SmallCGeom g = tc::smallc_geom(p);
-  std::vector<double> xs(size_t(g.N * g.H * g.Q * g.Cs), std::nan(""));
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t h = 0; h < g.H; ++h)
-      for (int64_t q = 0; q < g.Q; ++q) {
-        const double* xpix = x.data() + n * g.xs[0] + h * g.xs[3];
-        tc::SmallCCursor cur;
-        cur.w = q * g.str_w - g.pad_w;
-        double* dst = xs.data() + ((n * g.H + h) * g.Q + q) * g.Cs;
-        for (int64_t v = 0; v < g.Cs / V; ++v) {
-          double out[V];
-          tc::smallc_next_vector<double, V>(g, xpix, cur, out);
-          for (int e = 0; e < V; ++e) dst[v * V + e] = out[e];
-        }
-        for (int64_t j = 0; j < g.Cs; ++j) {
-          const int64_t off = tc::smallc_x_source(g, n, h, q, j);
-          const double want = off >= 0 ? x[size_t(off)] : 0.0;
-          if (!(dst[j] == want)) ++*mismatches;
-        }
+std::vector<double> pack_x(const ConvProblem& p, int64_t F, const std::vector<double>& x, int64_t* bad) {
+  const tc::SmallCGeom g = tc::smallc_geom(p, F);
+  const tc::SmallCTaps taps = tc::smallc_taps(g);
+  const int64_t vp = g.Cs / V, chunks = tc::smallc_pack_chunks(g, V);
+  std::vector<double> xs(size_t(g.N * g.Hp * g.Q * g.Cs), std::nan(""));
+  std::vector<int> writes(xs.size() / V, 0);
+  for (int64_t b = 0; b < g.N * g.Hp * chunks; ++b)
+    for (uint32_t t = 0; t < uint32_t(tc::kSmallCPackThreads); ++t) {
+      const tc::SmallCPackSlot sl = tc::smallc_pack_slot(g, V, uint32_t(chunks), uint32_t(b), t);
+      if (!sl.active) continue;
+      for (int k = 0; k < tc::kSmallCPackIters; ++k) {
+        const int64_t q = int64_t(sl.q0) + k * int64_t(sl.ppi);
+        if (q >= g.Q) break;
+        const int64_t vec = (int64_t(sl.row) * g.Q + q) * vp + sl.v;
+        ++writes[size_t(vec)];
+        double out[V];
+        tc::smallc_x_vector<double, V>(g, taps.tap + sl.v * V, x.data(), sl.n, sl.u, q, out);
+        for (int e = 0; e < V; ++e) xs[size_t(vec * V + e)] = out[e];
       }
+    }
+  for (const int w : writes) *bad += w != 1;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t u = 0; u < g.Hp; ++u)
+      for (int64_t q = 0; q < g.Q; ++q)
+        for (int64_t j = 0; j < g.Cs; ++j) {
+          const int64_t off = tc::smallc_x_source(g, n, u, q, j);
+          const double want = off >= 0 ? x[size_t(off)] : 0.0;
+          if (!(xs[size_t(((n * g.Hp + u) * g.Q + q) * g.Cs + j)] == want)) ++*bad;
+        }
   return xs;
 }
 
-std::vector<double> pack_w(const ConvProblem& p, const std::vector<double>& w) {
-  const tc::SmallCGeom g = tc::smallc_geom(p);
-  std::vector<double> ws(size_t(g.K * g.R * g.Cs));
+std::vector<double> pack_w(const ConvProblem& p, int64_t F, const std::vector<double>& w) {
+  const tc::SmallCGeom g = tc::smallc_geom(p, F);
+  std::vector<double> ws(size_t(g.K * g.Rf * g.Cs));
   for (int64_t k = 0; k < g.K; ++k)
-    for (int64_t r = 0; r < g.R; ++r)
+    for (int64_t r = 0; r < g.Rf; ++r)
       for (int64_t j = 0; j < g.Cs; ++j) {
         const int64_t off = tc::smallc_w_source(g, k, r, j);
-        ws[size_t((k * g.R + r) * g.Cs + j)] = off >= 0 ? w[size_t(off)] : 0.0;
+        ws[size_t((k * g.Rf + r) * g.Cs + j)] = off >= 0 ? w[size_t(off)] : 0.0;
       }
   return ws;
 }
@@ -92,6 +106,14 @@ std::vector<Shape> shapes() {
       {"alexnet_c3_11x11s4", p2d(1, 3, 31, 29, 4, 11, 11, 2, 2, 4, 4, 1, 1)},
       {"c2_1x1_s2", p2d(2, 2, 7, 9, 3, 1, 1, 0, 0, 2, 2, 1, 1)},
       {"c4_pad_past_filter", p2d(1, 4, 3, 3, 2, 3, 3, 3, 4, 1, 1, 1, 1)},
+      {"c3_7x7_dilh2_s3x1", p2d(2, 3, 23, 10, 3, 7, 7, 3, 2, 3, 1, 2, 1)},
+      {"c6_5x3_dil2x2_p0_s4", p2d(1, 6, 25, 14, 5, 5, 3, 0, 0, 4, 2, 2, 2)},
+      {"c2_6x1_p3_convmode_dilh2", p2d(2, 2, 11, 5, 3, 6, 1, 3, 0, 1, 1, 2, 1, JHDNN_CONVOLUTION)},
+      {"c1_7x4_s3_p2", p2d(1, 1, 16, 13, 2, 7, 4, 2, 3, 3, 4, 1, 1)},
+      // Wide rows: several pack_x iterations and chunks per row (Q = 300 > 128 pixels per block),
+      // and F up to 10 (fp32 Cs 96: 24 vectors per pixel, 16 idle threads per block).
+      {"c3_wide_q300", p2d(1, 3, 6, 300, 2, 3, 3, 1, 1, 1, 1, 1, 1)},
+      {"c3_r10_s3_wide_q150", p2d(1, 3, 14, 150, 2, 10, 3, 2, 1, 1, 1, 1, 1)},
   };
 }
 
@@ -103,24 +125,31 @@ double max_rel_diff(const std::vector<double>& a, const std::vector<double>& b) 
 }
 
 template <int V>
-void check_transform(const Shape& sh, jhdnnDataType_t dt, bool nhwc, bool krsc) {
+void check_transform(const Shape& sh, jhdnnDataType_t dt, bool nhwc, bool krsc, int64_t F) {
   ConvProblem p = with_layout(sh.p, dt, nhwc);
   if (krsc != nhwc) {  // with_layout sets both; cover the mixed layouts too
     const ConvProblem other = with_layout(sh.p, dt, krsc);
     for (int i = 0; i < 5; ++i) p.w_stride[i] = other.w_stride[i];
   }
-  INFO(sh.name << " " << core::data_type_name(dt) << (nhwc ? " NHWC x" : " NCHW x") << (krsc ? " KRSC w" : " KCRS w"));
+  INFO(sh.name << " " << core::data_type_name(dt) << (nhwc ? " NHWC x" : " NCHW x") << (krsc ? " KRSC w" : " KCRS w")
+               << " fold " << F);
   REQUIRE(tc::smallc_shape_reason(p) == nullptr);
-  const ConvProblem q = tc::smallc_problem(p);
+  REQUIRE(tc::smallc_fold_reason(p, F) == nullptr);
+  const ConvProblem q = tc::smallc_problem(p, F);
+  const int64_t B = 128 / (dt == JHDNN_DATA_FLOAT ? 4 : 2);
   REQUIRE(q.P == p.P);
   REQUIRE(q.Q == p.Q);
-  CHECK(q.C % V == 0);
-  CHECK(q.C >= p.S * p.C);
-  CHECK(q.C < p.S * p.C + V);
+  CHECK(q.C % B == 0);  // whole 128-byte rows
+  CHECK(q.C >= F * p.S * p.C);
+  CHECK(q.C < F * p.S * p.C + B);
+  CHECK(q.R == (p.R + F - 1) / F);
+  CHECK(q.dil_h == F * p.dil_h);
   CHECK(q.x_packed_nhwc());
   CHECK(q.w_packed_krsc());
   CHECK(q.S == 1);
   CHECK(q.stride_w == 1);
+  CHECK(q.stride_h == p.stride_h);
+  CHECK(q.pad_h == 0);
   CHECK(q.pad_w == 0);
   CHECK(q.mode == JHDNN_CROSS_CORRELATION);
 
@@ -132,9 +161,9 @@ void check_transform(const Shape& sh, jhdnnDataType_t dt, bool nhwc, bool krsc) 
   conv_fwd_reference(p, x.data(), w.data(), y.data(), 1.0, 0.0);
 
   int64_t mismatches = 0;
-  const std::vector<double> xs = pack_x<V>(p, x, &mismatches);
+  const std::vector<double> xs = pack_x<V>(p, F, x, &mismatches);
   CHECK(mismatches == 0);
-  const std::vector<double> ws = pack_w(p, w);
+  const std::vector<double> ws = pack_w(p, F, w);
   conv_fwd_reference(q, xs.data(), ws.data(), yq.data(), 1.0, 0.0);
   REQUIRE(y.size() == yq.size());  // same y strides
   const double d = max_rel_diff(yq, y);
@@ -146,7 +175,7 @@ void check_transform(const Shape& sh, jhdnnDataType_t dt, bool nhwc, bool krsc) 
   ConvProblem wrong = p;
   wrong.mode = p.mode == JHDNN_CONVOLUTION ? JHDNN_CROSS_CORRELATION : JHDNN_CONVOLUTION;
   if (p.R * p.S > 1) {
-    const std::vector<double> ws_wrong = pack_w(wrong, w);
+    const std::vector<double> ws_wrong = pack_w(wrong, F, w);
     std::vector<double> yw(yq.size(), 0.0);
     conv_fwd_reference(q, xs.data(), ws_wrong.data(), yw.data(), 1.0, 0.0);
     CHECK(max_rel_diff(yw, y) > 1e-6);
@@ -162,35 +191,111 @@ core::DeviceInfo h200() {
 }  // namespace
 
 TEST_CASE("wgmma smallc: the packed problem computes the original convolution (float64, CPU)", "[smallc]") {
+  int64_t runs = 0, folded = 0;
   for (const Shape& sh : shapes())
     for (bool nhwc : {true, false})
-      for (bool krsc : {true, false}) {
-        check_transform<8>(sh, JHDNN_DATA_HALF, nhwc, krsc);
-        if (sh.p.S * sh.p.C <= 32) check_transform<4>(sh, JHDNN_DATA_FLOAT, nhwc, krsc);
-      }
+      for (bool krsc : {true, false})
+        for (int64_t F = 1; F <= sh.p.R; ++F) {
+          // Every fold the pack allows (Cs <= 128 elements); F = 1 always does.
+          const ConvProblem h = with_layout(sh.p, JHDNN_DATA_HALF, nhwc), f = with_layout(sh.p, JHDNN_DATA_FLOAT, nhwc);
+          if (tc::smallc_fold_reason(h, F) == nullptr) check_transform<8>(sh, JHDNN_DATA_HALF, nhwc, krsc, F), ++runs, folded += F > 1;
+          if (sh.p.S * sh.p.C <= 32 && tc::smallc_fold_reason(f, F) == nullptr)
+            check_transform<4>(sh, JHDNN_DATA_FLOAT, nhwc, krsc, F), ++runs, folded += F > 1;
+          if (F == 1) CHECK(tc::smallc_fold_reason(h, F) == nullptr);
+        }
+  std::printf("[smallc] transform checked in %lld cases, %lld of them with F > 1\n", (long long)runs, (long long)folded);
+  CHECK(folded >= 100);
+}
+
+TEST_CASE("wgmma smallc: the fold's cost model picks F per layer", "[smallc]") {
+  // ResNet-50 conv1 (b32, C 3, 7x7 s2 p3, 224 -> 112) and VGG-16 conv1_1 (b16, C 3, 3x3 p1, 224).
+  const ConvProblem rn = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 32, 3, 224, 224, 64, 7, 7, 3, 3, 2, 2, 1, 1);
+  const ConvProblem vgg = core::make_problem_2d(JHDNN_DATA_FLOAT, false, 16, 3, 224, 224, 64, 3, 3, 1, 1, 1, 1, 1, 1);
+  struct Pick {
+    const ConvProblem* p;
+    jhdnnDataType_t dt;
+    int64_t F, Cs, blocks;
+  };
+  // conv1 16-bit: F = 3 (63 of 64 channels, 3 blocks); fp32: F = 1 (21 of 32, 7 blocks: F = 3
+  // would be 64 floats = 2 blocks per row, 6 blocks for twice the copy). VGG: F = 3, 1 block.
+  for (const Pick& k : {Pick{&rn, JHDNN_DATA_HALF, 3, 64, 3}, Pick{&rn, JHDNN_DATA_BFLOAT16, 3, 64, 3},
+                        Pick{&rn, JHDNN_DATA_FLOAT, 1, 32, 7}, Pick{&vgg, JHDNN_DATA_HALF, 3, 64, 1},
+                        Pick{&vgg, JHDNN_DATA_BFLOAT16, 3, 64, 1}, Pick{&vgg, JHDNN_DATA_FLOAT, 3, 32, 1}}) {
+    const ConvProblem p = with_layout(*k.p, k.dt, true);
+    INFO(p.key() << " " << core::data_type_name(k.dt));
+    REQUIRE(tc::smallc_shape_reason(p) == nullptr);
+    const int64_t F = tc::smallc_pick_fold(p);
+    for (int64_t f = 1; f <= p.R; ++f) {
+      std::printf("[smallc] %s %s: F %lld cost %.1f MB%s\n", p.key().c_str(), core::data_type_name(k.dt), (long long)f,
+                  tc::smallc_fold_cost(p, f) / 1e6, f == F ? "  <- picked" : "");
+      CHECK(tc::smallc_fold_cost(p, F) <= tc::smallc_fold_cost(p, f));
+    }
+    CHECK(F == k.F);
+    const ConvProblem q = tc::smallc_problem(p);
+    CHECK(q.C == k.Cs);
+    CHECK(tc::wgmma_reduction_blocks(q) == k.blocks);
+    CHECK(q.P == p.P);
+    CHECK(q.Q == p.Q);
+    // The pack's work split and mapping on the real geometry (one image): every vector written
+    // once, every element equal to the closed form (the full convolution check is on the small
+    // shapes above).
+    ConvProblem one = p;
+    one.N = 1;
+    std::vector<double> x(size_t(one.x_span()));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = double(i % 1021) + 1.0;
+    int64_t bad = 0;
+    if (k.dt == JHDNN_DATA_FLOAT)
+      (void)pack_x<4>(one, F, x, &bad);
+    else
+      (void)pack_x<8>(one, F, x, &bad);
+    CHECK(bad == 0);
+  }
+  // The model by hand, conv1 fp16 F = 3: A = 32*112*112 pixels * 3 blocks * 128 bytes; xs = 32 x 229
+  // x 112 x 64 halves (Hp = 111*2 + 2*3 + 1 = 229), written once and read once.
+  const ConvProblem h = with_layout(rn, JHDNN_DATA_HALF, true);
+  CHECK(tc::smallc_fold_cost(h, 3) == 32.0 * 112 * 112 * 3 * 128 + 2.0 * 32 * 229 * 112 * 64 * 2);
+  // Refused folds: outside [1, R], or more than the 128-element table (7 * 7 * 3 = 147).
+  CHECK(tc::smallc_fold_reason(h, 0) != nullptr);
+  CHECK(tc::smallc_fold_reason(h, 8) != nullptr);
+  CHECK(tc::smallc_fold_reason(h, 7) != nullptr);
+  CHECK(tc::smallc_fold_reason(h, 6) == nullptr);  // 126 -> 128
+  CHECK(std::isinf(tc::smallc_fold_cost(h, 7)));
 }
 
 TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
-  // ResNet-50 conv1 at batch 32, fp16 NHWC: xs is 32 x 224 x 112 x 24 halves, ws 64 x 7 x 24.
+  // ResNet-50 conv1 at batch 32, fp16 NHWC, F = 3: xs is 32 x 229 x 112 x 64 halves, ws 64 x 3 x 64.
   ConvProblem rn = with_layout(core::make_problem_2d(JHDNN_DATA_FLOAT, false, 32, 3, 224, 224, 64, 7, 7, 3, 3, 2, 2, 1, 1),
                                JHDNN_DATA_HALF, true);
   rn.math_type = JHDNN_TENSOR_OP_MATH;
   CHECK(tc::smallc_shape_reason(rn) == nullptr);
-  CHECK(tc::smallc_problem(rn).C == 24);
-  CHECK(tc::smallc_x_bytes(rn) == size_t(32) * 224 * 112 * 24 * 2);
-  CHECK(tc::smallc_w_bytes(rn) == size_t(64) * 7 * 24 * 2);
-  CHECK(tc::smallc_workspace_bytes(rn) == size_t(32) * 224 * 112 * 24 * 2 + size_t(64) * 7 * 24 * 2 + 256);
+  const ConvProblem rnq = tc::smallc_problem(rn);
+  CHECK(rnq.C == 64);
+  CHECK(rnq.H == 229);
+  CHECK(rnq.R == 3);
+  CHECK(rnq.dil_h == 3);
+  CHECK(rnq.pad_h == 0);
+  CHECK(tc::smallc_x_bytes(rn) == size_t(32) * 229 * 112 * 64 * 2);
+  CHECK(tc::smallc_w_bytes(rn) == size_t(64) * 3 * 64 * 2);
+  CHECK(tc::smallc_workspace_bytes(rn) == size_t(32) * 229 * 112 * 64 * 2 + size_t(64) * 3 * 64 * 2 + 256);
+  // Forced F = 1: 7 rows of 64 (21 real), the same Hp.
+  CHECK(tc::smallc_problem(rn, 1).C == 64);
+  CHECK(tc::smallc_problem(rn, 1).R == 7);
+  CHECK(tc::smallc_x_bytes(rn, 1) == size_t(32) * 229 * 112 * 64 * 2);
+  CHECK(tc::smallc_w_bytes(rn, 1) == size_t(64) * 7 * 64 * 2);
   ConvProblem rn32 = rn;
   rn32.dtype = JHDNN_DATA_FLOAT;
-  CHECK(tc::smallc_problem(rn32).C == 24);  // 21 -> 24 (4-float pixels)
-  CHECK(tc::smallc_w_bytes(rn32) == 43008);  // 64 * 7 * 24 * 4 = 43008 = 168 * 256
+  CHECK(tc::smallc_problem(rn32).C == 32);  // F = 1: 21 -> 32 (one 128-byte block)
+  CHECK(tc::smallc_problem(rn32).R == 7);
+  CHECK(tc::smallc_w_bytes(rn32) == 57344);  // 64 * 7 * 32 * 4 = 57344 = 224 * 256
 
-  // VGG-16 conv1_1 at batch 16: Cs 16.
+  // VGG-16 conv1_1 at batch 16, F = 3: Cs 64 (27 real), 1 filter row, Hp = 223 + 1 = 224.
   ConvProblem vgg = with_layout(core::make_problem_2d(JHDNN_DATA_FLOAT, false, 16, 3, 224, 224, 64, 3, 3, 1, 1, 1, 1, 1, 1),
                                 JHDNN_DATA_BFLOAT16, true);
   vgg.math_type = JHDNN_TENSOR_OP_MATH;
-  CHECK(tc::smallc_problem(vgg).C == 16);
-  CHECK(tc::smallc_workspace_bytes(vgg) == size_t(16) * 224 * 224 * 16 * 2 + 6144 + 256);  // ws 64*3*16*2 = 6144 = 24 * 256
+  CHECK(tc::smallc_problem(vgg).C == 64);
+  CHECK(tc::smallc_problem(vgg).H == 224);
+  CHECK(tc::smallc_problem(vgg).R == 1);
+  CHECK(tc::smallc_workspace_bytes(vgg) == size_t(16) * 224 * 224 * 64 * 2 + 8192 + 256);  // ws 64*1*64*2 = 8192
 
   // Refusals, each with a reason.
   ConvProblem wide = rn;
@@ -208,6 +313,9 @@ TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
   ConvProblem s9 = rn;
   s9.stride_h = 9;
   CHECK(tc::smallc_shape_reason(s9) != nullptr);
+  ConvProblem tall = rn;  // the pack forms rows in 32-bit integers
+  tall.pad_h = 1 << 29;
+  CHECK(tc::smallc_shape_reason(tall) != nullptr);
   ConvProblem dbl = rn;
   dbl.dtype = JHDNN_DATA_DOUBLE;
   CHECK(tc::smallc_shape_reason(dbl) != nullptr);
@@ -251,9 +359,45 @@ TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
     INFO(p->key() << " -> packed " << q.key());
     CHECK(plan.bn == 64);
     CHECK(plan.split == 1);
-    CHECK(tc::wgmma_reduction_blocks(q) == p->R);  // one 64-channel block per filter row
+    CHECK(tc::wgmma_reduction_blocks(q) == (p == &rn ? 3 : 1));  // one 64-channel block per folded filter row
     std::printf("[smallc] %s -> packed C %lld: box %dx%dx%d, %lld pixel tiles, %lld blocks per tile, bn %d split %d\n",
                 p->key().c_str(), (long long)q.C, b.bw, b.bh, b.bn, (long long)tc::wgmma_pixel_tiles(q, b),
                 (long long)tc::wgmma_reduction_blocks(q), plan.bn, plan.split);
   }
+}
+
+// The shapes of test_conv_tensorcore's "[smallc]" GPU case: the solver must take every one of them in
+// every type and layout on an H200, with every fold 1, 2, 3 and R (R > 3) allowed and the packed
+// problem of each taken by tensorcore_wgmma -- so that GPU case's run counts (24, 24, 24, 24, 18)
+// hold unless the GPU itself fails.
+TEST_CASE("wgmma smallc: the GPU fold cases are taken (H200 rules)", "[smallc]") {
+  const ConvProblem shapes[] = {
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 1, 13, 12, 16, 5, 5, 2, 2, 1, 1, 1, 1),
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 2, 30, 29, 24, 7, 7, 3, 3, 2, 2, 2, 2),
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 3, 11, 14, 40, 5, 5, 1, 1, 1, 1, 1, 1, 1, JHDNN_CONVOLUTION),
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 3, 7, 300, 8, 3, 3, 1, 1, 1, 1, 1, 1),
+  };
+  int64_t fold_r = 0, taken = 0;
+  for (const ConvProblem& base : shapes)
+    for (jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16, JHDNN_DATA_FLOAT})
+      for (bool nhwc : {true, false}) {
+        ConvProblem p = with_layout(base, dt, nhwc);
+        p.math_type = JHDNN_TENSOR_OP_MATH;
+        INFO(p.key() << " " << core::data_type_name(dt) << (nhwc ? " NHWC" : " NCHW"));
+        const conv::Verdict v = conv::tensorcore_wgmma_smallc_solver().can_implement(p, h200());
+        INFO("can_implement: " << (v.ok ? "yes" : v.reason));
+        CHECK(v.ok);
+        taken += v.ok;
+        for (int64_t F : {int64_t(1), int64_t(2), int64_t(3), p.R}) {
+          INFO("fold " << F);
+          REQUIRE(tc::smallc_fold_reason(p, F) == nullptr);
+          const ConvProblem q = tc::smallc_problem(p, F);
+          CHECK(conv::tensorcore_wgmma_solver().can_implement(q, h200()).ok);
+          CHECK(q.P == p.P);
+          CHECK(q.Q == p.Q);
+        }
+        fold_r += p.R > 3;
+      }
+  CHECK(taken == 24);
+  CHECK(fold_r == 18);
 }

@@ -1,24 +1,27 @@
 // tensorcore_wgmma_smallc: small-channel layers (C = 3 first layers) on the wgmma kernel, through a
-// "row-packed" copy of x in the workspace (README.md in this folder, "Round 6"). Host-only planning
-// and the element mapping of the two packing passes, shared by the CUDA kernels
-// (conv_wgmma_smallc.cu) and the CPU test (tests/test_wgmma_smallc.cpp) that checks the transform
-// against the float64 reference without a GPU.
+// "row-packed" copy of x in the workspace (README.md in this folder, "Round 6", section 1). Host
+// planning (the fold F, the packed problem, the workspace) and the element mapping of the two
+// packing passes, shared by the CUDA kernels (conv_wgmma_smallc.cu) and the CPU test
+// (tests/test_wgmma_smallc.cpp) that checks the transform against the float64 reference without a GPU.
 //
 // The transform. TMA needs 16-byte pixel strides, so x with C = 3 cannot feed the wgmma kernel, and
-// padding C to 8 alone would leave 56 of every 64 reduction columns of a stage empty. Instead the S
-// filter columns are folded into the channels ("im2col along w only"):
+// padding C alone would leave most of the 128-byte reduction block of every stage empty. Instead
+// the S filter columns AND F consecutive filter rows are folded into the channels:
 //
-//   Cs = round_up(S * C, V)          V = 16 bytes / element size (8 fp16/bf16, 4 fp32)
-//   xs[n][h][q][j] = x[n, c, h, q*sw - pw + s*dw]    for j = s*C + c < S*C (0 outside [0, W))
-//                  = 0                               for S*C <= j < Cs
-//   ws[k][r][0][j] = w[k, c, r', s']                 (r', s') = (r, s), or (R-1-r, S-1-s) in CONVOLUTION mode
-//                  = 0                               for j >= S*C
+//   B  = one reduction block: 64 elements (fp16 / bf16) or 32 (fp32) = 128 bytes
+//   R' = ceil(R / F)      Hp = (P-1)*sh + (R'-1)*F*dh + 1      Cs = round_up(F*S*C, B)
+//   xs[n][u][q][j] = x[n, c, u - ph + t*dh, q*sw - pw + s*dw]   j = (t*S + s)*C + c < F*S*C
+//                    (0 outside the image, in h and in w; 0 for F*S*C <= j < Cs)
+//   ws[k][r'][0][j] = w[k, c, r'*F + t, s]   (mirrored taps (R-1-r, S-1-s) in CONVOLUTION mode;
+//                    0 when r'*F + t >= R or j >= F*S*C)
 //
-// and the original problem equals the cross-correlation of xs (packed NHWC: N x H x Q x Cs) with ws
-// (packed KRSC: K x R x 1 x Cs), pad (ph, 0), stride (sh, 1), dilation (dh, 1), same P, Q and y
-// (y[n,k,p,q] = sum_r sum_j xs[n][p*sh-ph+r*dh][q][j] * ws[k][r][j]; TMA zero-fills the rows
-// outside [0, H) as before). For ResNet-50's conv1 (C 3, 7x7, stride 2) that is Cs = 24: 7 reduction
-// blocks of 64 per tile instead of 49, and for VGG-16's conv1_1 (3x3) Cs = 16: 3 blocks instead of 9.
+// and the original problem equals the cross-correlation of xs (packed NHWC: N x Hp x Q x Cs) with ws
+// (packed KRSC: K x R' x 1 x Cs), pad 0 / 0, stride (sh, 1), dilation (F*dh, 1), same P, Q and y:
+//   y[n,k,p,q] = sum_r' sum_j xs[n][p*sh + r'*F*dh][q][j] * ws[k][r'][j]
+// (row u = p*sh + r'*F*dh of xs holds x rows p*sh - ph + (r'*F + t)*dh, t < F: filter row r'*F + t).
+// The h padding is materialized (rows of zeros), so every row the kernel reads is inside xs.
+// Whole 128-byte pixel rows matter: a TMA box whose 128-byte inner row is only partly inside the
+// tensor loads much slower than a full row (H200, README table). F is chosen by smallc_pick_fold.
 #pragma once
 
 #include <cstddef>
@@ -34,74 +37,145 @@
 
 namespace jhdnn::conv::tensorcore {
 
+// The packed pixel holds at most this many elements (the tap table's size; 2 reduction blocks of
+// fp16, 4 of fp32). F = 1 always fits: the shape rule asks S*C <= B <= 128.
+constexpr int kSmallCMaxCs = 128;
+// Rows / columns (with padding) below 2^30: the pack kernel forms h and w in 32-bit integers and
+// marks padding taps with an offset of -2^30.
+constexpr int64_t kSmallCCoordLimit = int64_t(1) << 30;
+
 // What the packing passes need, flat (a kernel parameter).
 struct SmallCGeom {
-  int64_t N, C, H, W, K, R, S, Q, Cs;
-  int pad_w, str_w, dil_w, flip;
-  int64_t xs[5];  // x strides (n, c, d, h, w), elements
+  int64_t N, C, H, W, K, R, S, Q;
+  int64_t F, Rf, Hp, Cs;  // fold, R' = ceil(R / F), packed rows, packed channels
+  int pad_h, pad_w, str_w, dil_h, dil_w, flip;
+  int64_t xs[5];   // x strides (n, c, d, h, w), elements
   int64_t wst[5];  // w strides (k, c, t, r, s), elements
 };
 
-// Offset in x of xs[n][h][q][j], or -1 when that element is a zero (past S*C, or w outside [0, W)).
-JHDNN_SMALLC_FN int64_t smallc_x_source(const SmallCGeom& g, int64_t n, int64_t h, int64_t q, int64_t j) {
-  if (j >= g.S * g.C) return -1;
-  const int64_t s = j / g.C, c = j - s * g.C;
-  const int64_t w = q * g.str_w - g.pad_w + s * g.dil_w;
-  if (w < 0 || w >= g.W) return -1;
+// One packed channel j of a pixel: where its element sits relative to the pixel's window corner
+// x[n, 0, u - ph, q*sw - pw], and its h / w offsets (t*dh, s*dw) for the bounds checks. j >= F*S*C
+// (the zero channels): dh = -2^30, so the h check always fails. Built on the host (smallc_taps),
+// so the kernel does no division per element.
+struct alignas(16) SmallCTap {
+  int64_t off;  // c*xs[1] + t*dh*xs[3] + s*dw*xs[4]
+  int32_t dh, dw;
+};
+struct SmallCTaps {
+  SmallCTap tap[kSmallCMaxCs];
+};
+
+// The closed form, with divisions (the tests' check of the table): offset in x of xs[n][u][q][j],
+// or -1 when that element is a zero (j >= F*S*C, or outside the image).
+JHDNN_SMALLC_FN int64_t smallc_x_source(const SmallCGeom& g, int64_t n, int64_t u, int64_t q, int64_t j) {
+  if (j >= g.F * g.S * g.C) return -1;
+  const int64_t t = j / (g.S * g.C), s = (j / g.C) % g.S, c = j % g.C;
+  const int64_t h = u - g.pad_h + t * g.dil_h, w = q * g.str_w - g.pad_w + s * g.dil_w;
+  if (h < 0 || h >= g.H || w < 0 || w >= g.W) return -1;
   return n * g.xs[0] + c * g.xs[1] + h * g.xs[3] + w * g.xs[4];
 }
 
-// Offset in w of ws[k][r][0][j], or -1 when that element is a zero (j >= S*C).
-JHDNN_SMALLC_FN int64_t smallc_w_source(const SmallCGeom& g, int64_t k, int64_t r, int64_t j) {
-  if (j >= g.S * g.C) return -1;
-  const int64_t s = j / g.C, c = j - s * g.C;
+// Offset in w of ws[k][r'][0][j], or -1 when that element is a zero (j >= F*S*C, or filter row
+// r'*F + t >= R).
+JHDNN_SMALLC_FN int64_t smallc_w_source(const SmallCGeom& g, int64_t k, int64_t rf, int64_t j) {
+  if (j >= g.F * g.S * g.C) return -1;
+  const int64_t t = j / (g.S * g.C), s = (j / g.C) % g.S, c = j % g.C;
+  const int64_t r = rf * g.F + t;
+  if (r >= g.R) return -1;
   const int64_t rr = g.flip ? g.R - 1 - r : r, ss = g.flip ? g.S - 1 - s : s;
   return k * g.wst[0] + c * g.wst[1] + rr * g.wst[3] + ss * g.wst[4];
 }
 
-// The packing pass writes xs pixel by pixel, 16 bytes at a time; this cursor walks j = s*C + c
-// of one pixel (n, h, q) without divisions. Start: s = c = 0, w = q*sw - pw. xpix = x + n*xs[0] +
-// h*xs[3]. Each call fills the next V elements of the pixel (zeros past S*C and outside [0, W)).
-// The kernel and the CPU test run this same function; the test also checks it against
-// smallc_x_source element by element.
-struct SmallCCursor {
-  int64_t s = 0, c = 0, w = 0;
-};
-
+// The pack pass's element mapping: the V elements of one 16-byte vector of packed pixel (n, u, q),
+// channels j = v*V .. v*V + V-1, given that vector's V taps (tv = the tap table + v*V). The kernel
+// (taps held in registers across the pixels a thread writes) and the CPU test run this same
+// function; the test also checks it against smallc_x_source.
 template <class U, int V>
-JHDNN_SMALLC_FN void smallc_next_vector(const SmallCGeom& g, const U* xpix, SmallCCursor& cur, U (&out)[V]) {
+JHDNN_SMALLC_FN void smallc_x_vector(const SmallCGeom& g, const SmallCTap* tv, const U* x, int64_t n, int64_t u,
+                                     int64_t q, U (&out)[V]) {
+  const int32_t h0 = int32_t(u - g.pad_h), w0 = int32_t(q * g.str_w - g.pad_w);
+  const int64_t base = n * g.xs[0] + int64_t(h0) * g.xs[3] + int64_t(w0) * g.xs[4];
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int e = 0; e < V; ++e) {
-    U v = U(0);
-    if (cur.s < g.S) {
-      if (cur.w >= 0 && cur.w < g.W) v = xpix[cur.c * g.xs[1] + cur.w * g.xs[4]];
-      if (++cur.c == g.C) cur.c = 0, ++cur.s, cur.w += g.dil_w;
-    }
-    out[e] = v;
+    const SmallCTap tp = tv[e];
+    const int32_t h = h0 + tp.dh, w = w0 + tp.dw;  // |h|, |w| < 2^31 by kSmallCCoordLimit
+    const bool in = uint32_t(h) < uint32_t(g.H) && uint32_t(w) < uint32_t(g.W);
+    out[e] = in ? x[base + tp.off] : U(0);
   }
 }
 
-SmallCGeom smallc_geom(const core::ConvProblem& p);
+// The pack pass's work split (conv_wgmma_smallc.cu, smallc_pack_x; the CPU test packs through the
+// same functions). A packed pixel is vp = Cs / V 16-byte vectors (8, 16, 24 or 32). Thread t of a
+// block of kSmallCPackThreads owns vector v = t % vp of pixel slot t / vp (ppi = threads / vp slots;
+// the threads % vp left over when vp = 24 idle), so one iteration writes ppi whole pixels =
+// ppi * vp consecutive vectors (up to 4 KiB; a warp writes 512 contiguous bytes). Block b serves
+// packed row (n, u) = b / chunks and pixels q = q0 + k * ppi, k < kSmallCPackIters, of chunk
+// b % chunks. Two block-uniform 32-bit divisions (row, n), one per thread (slot), none per element.
+constexpr int kSmallCPackThreads = 256;
+constexpr int kSmallCPackIters = 4;
+
+struct SmallCPackSlot {
+  uint32_t n, u, row, v, q0, ppi, vp;
+  bool active;
+};
+
+JHDNN_SMALLC_FN SmallCPackSlot smallc_pack_slot(const SmallCGeom& g, int V, uint32_t chunks, uint32_t block,
+                                                uint32_t thread) {
+  SmallCPackSlot s;
+  s.vp = uint32_t(g.Cs) / uint32_t(V);
+  s.ppi = kSmallCPackThreads / s.vp;
+  const uint32_t slot = thread / s.vp;
+  s.v = thread - slot * s.vp;
+  s.active = slot < s.ppi;
+  s.row = block / chunks;
+  const uint32_t chunk = block - s.row * chunks;
+  s.n = s.row / uint32_t(g.Hp);
+  s.u = s.row - s.n * uint32_t(g.Hp);
+  s.q0 = chunk * (s.ppi * kSmallCPackIters) + slot;
+  return s;
+}
+
+// B: the elements of one 128-byte reduction block (64 fp16 / bf16, 32 fp32).
+int64_t smallc_block_elems(jhdnnDataType_t dt);
+
+// Why fold F cannot serve p (nullptr: it can): F in [1, R], F*S*C rounded to B at most
+// kSmallCMaxCs, F*dh an int. Assumes smallc_shape_reason(p) == nullptr.
+const char* smallc_fold_reason(const core::ConvProblem& p, int64_t F);
+
+// The cost model (bytes moved through memory, smaller is better):
+//   cost(F) = N*P*Q * blocks(F) * 128        A bytes the wgmma kernel loads: blocks(F) = R' * Cs / B
+//           + 2 * N*Hp*Q*Cs * elem_size      the pack writes xs, the kernel reads it
+// Infinity for a fold smallc_fold_reason refuses.
+double smallc_fold_cost(const core::ConvProblem& p, int64_t F);
+// The F in [1, R] of least cost (the smaller F on a tie).
+int64_t smallc_pick_fold(const core::ConvProblem& p);
+
+// fold 0: smallc_pick_fold(p). fold must be valid for p (smallc_fold_reason).
+SmallCGeom smallc_geom(const core::ConvProblem& p, int64_t fold = 0);
+SmallCTaps smallc_taps(const SmallCGeom& g);
+// The pack_x launch: chunks per packed row (blocks = N * Hp * chunks), for V-element vectors.
+int64_t smallc_pack_chunks(const SmallCGeom& g, int V);
 
 // The packed problem (xs, ws as above, the caller's y strides, math and compute types kept).
-core::ConvProblem smallc_problem(const core::ConvProblem& p);
+core::ConvProblem smallc_problem(const core::ConvProblem& p, int64_t fold = 0);
 
 // Why the small-channel path does not take p (nullptr: it does), from the shape alone -- the
 // device and math-type checks are the wgmma solver's, applied to smallc_problem(p), and the solver
 // also leaves to tensorcore_wgmma what that one takes without a copy:
 //   2-D, groups 1, a 16-bit or fp32 data type; S*C fits one reduction block (S*C <= 64 for 16-bit
 //   data, 32 for fp32: more would multiply the copy without saving blocks); stride_h <= 8 (TMA
-//   traversal stride); the packed x below 2^31 pixels.
+//   traversal stride); H + 2*ph and W + 2*pw below 2^30; the packed x below 2^31 pixels (for
+//   every F: Hp is largest at F = 1).
 const char* smallc_shape_reason(const core::ConvProblem& p);
 
 // Workspace: xs, then ws at a 256-byte boundary, plus 256 bytes so that any caller pointer can be
-// aligned up to 256 (TMA needs 16-byte aligned tensors).
+// aligned up to 256 (TMA needs 16-byte aligned tensors). fold 0: smallc_pick_fold(p).
 constexpr size_t kSmallCAlign = 256;
-size_t smallc_x_bytes(const core::ConvProblem& p);
-size_t smallc_w_bytes(const core::ConvProblem& p);
-size_t smallc_workspace_bytes(const core::ConvProblem& p);
+size_t smallc_x_bytes(const core::ConvProblem& p, int64_t fold = 0);
+size_t smallc_w_bytes(const core::ConvProblem& p, int64_t fold = 0);
+size_t smallc_workspace_bytes(const core::ConvProblem& p, int64_t fold = 0);
 
 }  // namespace jhdnn::conv::tensorcore
 

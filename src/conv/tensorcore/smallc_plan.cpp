@@ -1,5 +1,9 @@
-// Host-only planning of tensorcore_wgmma_smallc (see smallc.h and README.md, "Round 6").
+// Host-only planning of tensorcore_wgmma_smallc (see smallc.h and README.md, "Round 6", section 1):
+// the fold F, the packed problem, the tap table of the pack pass, the workspace.
 #include "conv/tensorcore/smallc.h"
+
+#include <climits>
+#include <limits>
 
 namespace jhdnn::conv::tensorcore {
 
@@ -7,24 +11,84 @@ namespace {
 
 int64_t elem_size(jhdnnDataType_t dt) { return dt == JHDNN_DATA_FLOAT ? 4 : 2; }
 int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
-// Channels of the packed x: S*C rounded up to a 16-byte pixel.
-int64_t packed_channels(const core::ConvProblem& p) { return round_up(p.S * p.C, 16 / elem_size(p.dtype)); }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t resolve(const core::ConvProblem& p, int64_t fold) { return fold > 0 ? fold : smallc_pick_fold(p); }
+// The packed sizes for fold F (smallc.h).
+int64_t packed_channels(const core::ConvProblem& p, int64_t F) { return round_up(F * p.S * p.C, smallc_block_elems(p.dtype)); }
+int64_t packed_filter_rows(const core::ConvProblem& p, int64_t F) { return ceil_div(p.R, F); }
+int64_t packed_rows(const core::ConvProblem& p, int64_t F) {
+  return (p.P - 1) * p.stride_h + (packed_filter_rows(p, F) - 1) * F * p.dil_h + 1;
+}
 
 }  // namespace
 
-SmallCGeom smallc_geom(const core::ConvProblem& p) {
+int64_t smallc_block_elems(jhdnnDataType_t dt) { return 128 / elem_size(dt); }
+
+const char* smallc_fold_reason(const core::ConvProblem& p, int64_t F) {
+  if (F < 1 || F > p.R) return "the fold F must be in [1, R]";
+  if (F * p.S * p.C > kSmallCMaxCs || packed_channels(p, F) > kSmallCMaxCs)
+    return "F*S*C rounded up to a 128-byte block is more than the pack pass's 128-element table";
+  if (F * p.dil_h > INT_MAX) return "F*dil_h does not fit an int";
+  return nullptr;
+}
+
+double smallc_fold_cost(const core::ConvProblem& p, int64_t F) {
+  if (smallc_fold_reason(p, F) != nullptr) return std::numeric_limits<double>::infinity();
+  const double blocks = double(packed_filter_rows(p, F)) * double(packed_channels(p, F) / smallc_block_elems(p.dtype));
+  const double a_bytes = double(p.N) * double(p.P) * double(p.Q) * blocks * 128.0;
+  const double xs_bytes = double(p.N) * double(packed_rows(p, F)) * double(p.Q) * double(packed_channels(p, F)) *
+                          double(elem_size(p.dtype));
+  return a_bytes + 2.0 * xs_bytes;
+}
+
+int64_t smallc_pick_fold(const core::ConvProblem& p) {
+  int64_t best = 1;
+  double best_cost = smallc_fold_cost(p, 1);
+  for (int64_t F = 2; F <= p.R; ++F) {
+    const double c = smallc_fold_cost(p, F);
+    if (c < best_cost) best = F, best_cost = c;
+  }
+  return best;
+}
+
+SmallCGeom smallc_geom(const core::ConvProblem& p, int64_t fold) {
+  const int64_t F = resolve(p, fold);
   SmallCGeom g{};
   g.N = p.N, g.C = p.C, g.H = p.H, g.W = p.W, g.K = p.K, g.R = p.R, g.S = p.S, g.Q = p.Q;
-  g.Cs = packed_channels(p);
-  g.pad_w = p.pad_w, g.str_w = p.stride_w, g.dil_w = p.dil_w, g.flip = p.mode == JHDNN_CONVOLUTION ? 1 : 0;
+  g.F = F, g.Rf = packed_filter_rows(p, F), g.Hp = packed_rows(p, F), g.Cs = packed_channels(p, F);
+  g.pad_h = p.pad_h, g.pad_w = p.pad_w, g.str_w = p.stride_w, g.dil_h = p.dil_h, g.dil_w = p.dil_w;
+  g.flip = p.mode == JHDNN_CONVOLUTION ? 1 : 0;
   for (int i = 0; i < 5; ++i) g.xs[i] = p.x_stride[i], g.wst[i] = p.w_stride[i];
   return g;
 }
 
-core::ConvProblem smallc_problem(const core::ConvProblem& p) {
-  core::ConvProblem q = core::make_problem_2d(p.dtype, /*nhwc=*/true, p.N, packed_channels(p), p.H, p.Q, p.K, p.R,
-                                              /*S=*/1, p.pad_h, /*pad_w=*/0, p.stride_h, /*stride_w=*/1, p.dil_h,
-                                              /*dil_w=*/1, /*G=*/1, JHDNN_CROSS_CORRELATION);
+SmallCTaps smallc_taps(const SmallCGeom& g) {
+  SmallCTaps t{};
+  for (int64_t j = 0; j < kSmallCMaxCs; ++j) {
+    SmallCTap& tp = t.tap[j];
+    if (j < g.F * g.S * g.C) {
+      const int64_t tt = j / (g.S * g.C), s = (j / g.C) % g.S, c = j % g.C;
+      tp.dh = int32_t(tt * g.dil_h), tp.dw = int32_t(s * g.dil_w);
+      tp.off = c * g.xs[1] + int64_t(tp.dh) * g.xs[3] + int64_t(tp.dw) * g.xs[4];
+    } else {
+      tp.off = 0, tp.dh = -int32_t(kSmallCCoordLimit), tp.dw = 0;  // a zero channel: the h check fails
+    }
+  }
+  return t;
+}
+
+int64_t smallc_pack_chunks(const SmallCGeom& g, int V) {
+  const int64_t per_block = int64_t(kSmallCPackThreads) / (g.Cs / V) * kSmallCPackIters;  // pixels
+  return ceil_div(g.Q, per_block);
+}
+
+core::ConvProblem smallc_problem(const core::ConvProblem& p, int64_t fold) {
+  const int64_t F = resolve(p, fold);
+  core::ConvProblem q = core::make_problem_2d(p.dtype, /*nhwc=*/true, p.N, packed_channels(p, F), packed_rows(p, F), p.Q,
+                                              p.K, packed_filter_rows(p, F), /*S=*/1, /*pad_h=*/0, /*pad_w=*/0,
+                                              p.stride_h, /*stride_w=*/1, int(F * p.dil_h), /*dil_w=*/1, /*G=*/1,
+                                              JHDNN_CROSS_CORRELATION);
   q.compute_type = p.compute_type;
   q.math_type = p.math_type;
   for (int i = 0; i < 5; ++i) q.y_stride[i] = p.y_stride[i];
@@ -38,21 +102,30 @@ const char* smallc_shape_reason(const core::ConvProblem& p) {
   if (p.G != 1) return "groups are served by tensorcore_mma";
   if (p.N < 1 || p.C < 1 || p.H < 1 || p.W < 1 || p.K < 1 || p.R < 1 || p.S < 1 || p.P < 1 || p.Q < 1)
     return "empty problem";
+  if (p.pad_h < 0 || p.pad_w < 0 || p.stride_h < 1 || p.stride_w < 1 || p.dil_h < 1 || p.dil_w < 1)
+    return "negative padding or non-positive stride / dilation";
   if (p.S * p.C * elem_size(p.dtype) > 128)
     return "S*C is more than one 128-byte reduction block (the packed copy would not save blocks)";
   if (p.stride_h > 8) return "TMA traversal strides are at most 8";
-  if (p.N * p.H * p.Q >= (int64_t(1) << 31)) return "the packed x has 2^31 pixels or more";
+  if (p.H + 2 * int64_t(p.pad_h) >= kSmallCCoordLimit || p.W + 2 * int64_t(p.pad_w) >= kSmallCCoordLimit)
+    return "H + 2*pad_h and W + 2*pad_w must be below 2^30";
+  // Hp is largest at F = 1 ((ceil(R/F) - 1) * F <= R - 1), so this bounds every fold.
+  if (p.N * packed_rows(p, 1) * p.Q >= (int64_t(1) << 31)) return "the packed x has 2^31 pixels or more";
   return nullptr;
 }
 
-size_t smallc_x_bytes(const core::ConvProblem& p) {
-  return size_t(round_up(p.N * p.H * p.Q * packed_channels(p) * elem_size(p.dtype), int64_t(kSmallCAlign)));
+size_t smallc_x_bytes(const core::ConvProblem& p, int64_t fold) {
+  const int64_t F = resolve(p, fold);
+  return size_t(round_up(p.N * packed_rows(p, F) * p.Q * packed_channels(p, F) * elem_size(p.dtype), int64_t(kSmallCAlign)));
 }
 
-size_t smallc_w_bytes(const core::ConvProblem& p) {
-  return size_t(round_up(p.K * p.R * packed_channels(p) * elem_size(p.dtype), int64_t(kSmallCAlign)));
+size_t smallc_w_bytes(const core::ConvProblem& p, int64_t fold) {
+  const int64_t F = resolve(p, fold);
+  return size_t(round_up(p.K * packed_filter_rows(p, F) * packed_channels(p, F) * elem_size(p.dtype), int64_t(kSmallCAlign)));
 }
 
-size_t smallc_workspace_bytes(const core::ConvProblem& p) { return smallc_x_bytes(p) + smallc_w_bytes(p) + kSmallCAlign; }
+size_t smallc_workspace_bytes(const core::ConvProblem& p, int64_t fold) {
+  return smallc_x_bytes(p, fold) + smallc_w_bytes(p, fold) + kSmallCAlign;
+}
 
 }  // namespace jhdnn::conv::tensorcore

@@ -89,11 +89,17 @@ bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig 
 const char* wgmma_epilogue_name(WgmmaEpilogue e);
 
 // tensorcore_wgmma_smallc with a forced configuration of the wgmma kernel on the packed problem
-// (cfg as for forward_wgmma, applied to smallc_problem(p)). Needs ws_bytes >= smallc_workspace_bytes(p)
-// (SIZE_INSUFFICIENT otherwise: a forced run never falls back); the problem must pass
-// tensorcore_wgmma_smallc_solver().can_implement.
+// (cfg as for forward_wgmma, applied to smallc_problem(p, fold)) and a forced fold (the filter
+// rows folded into the packed channels, smallc.h; 0: the solver's choice, smallc_pick_fold).
+// Needs ws_bytes >= smallc_workspace_bytes(p, fold) (SIZE_INSUFFICIENT otherwise: a forced run
+// never falls back); the problem must pass tensorcore_wgmma_smallc_solver().can_implement and the
+// fold smallc_fold_reason (NOT_SUPPORTED otherwise).
 core::Status forward_wgmma_smallc(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, void* ws,
-                                  size_t ws_bytes, cudaStream_t stream);
+                                  size_t ws_bytes, cudaStream_t stream, int64_t fold = 0);
+// Its two packing passes alone (x and w into the workspace; same checks and statuses), for the
+// benchmarks that time the copy on its own.
+core::Status pack_smallc(const core::ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes, cudaStream_t stream,
+                         int64_t fold = 0);
 
 }  // namespace tensorcore
 }  // namespace jhdnn::conv
