@@ -62,6 +62,29 @@ std::vector<double> pack_x(const ConvProblem& p, int64_t F, const std::vector<do
       }
     }
   for (const int w : writes) *bad += w != 1;
+  // The row-staged pass (smallc_pack_x_rows) as the kernel runs it: per packed row, the F staged
+  // rows through smallc_row_source (for a contiguous row also as base + i, the kernel's shortcut),
+  // then every element through smallc_row_index with the host's row taps; it must give the same xs.
+  const tc::SmallCRowTaps rt = tc::smallc_row_taps(g);
+  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;
+  std::vector<double> stage(size_t(g.F * g.W * g.C));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t u = 0; u < g.Hp; ++u) {
+      for (int64_t t = 0; t < g.F; ++t)
+        for (int64_t i = 0; i < g.W * g.C; ++i) {
+          const int64_t off = tc::smallc_row_source(g, n, u, t, i);
+          const int64_t h = u - g.pad_h + t * g.dil_h;
+          if (contiguous && off >= 0 && off != n * g.xs[0] + h * g.xs[3] + i) ++*bad;
+          stage[size_t(t * g.W * g.C + i)] = off >= 0 ? x[size_t(off)] : 0.0;
+        }
+      for (int64_t q = 0; q < g.Q; ++q)
+        for (int64_t j = 0; j < g.Cs; ++j) {
+          const int32_t i = tc::smallc_row_index(g, rt.soff[j], rt.dw[j], q);
+          if (i >= g.F * g.W * g.C) ++*bad;
+          const double got = i >= 0 ? stage[size_t(i)] : 0.0;
+          if (!(got == xs[size_t(((n * g.Hp + u) * g.Q + q) * g.Cs + j)])) ++*bad;
+        }
+    }
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t u = 0; u < g.Hp; ++u)
       for (int64_t q = 0; q < g.Q; ++q)

@@ -64,6 +64,55 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
   }
 }
 
+// Pass 1, row-staged (the default when smallc_rows_fit; smallc.h has the design): block = packed row
+// (n, u). Phase 1 stages the F input rows it reads, rows[t][w][c], in shared memory (zeros for rows
+// outside the image); phase 2 writes the row's Q pixels with the same thread split as smallc_pack_x
+// (thread: vector v, pixels slot, slot + ppi, ...), every element a shared-memory read.
+template <class U>
+__global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
+                                                                        const SmallCGeom g,
+                                                                        const __grid_constant__ SmallCRowTaps taps) {
+  constexpr int V = 16 / int(sizeof(U));
+  extern __shared__ __align__(16) unsigned char smallc_rows_raw[];
+  U* rows = reinterpret_cast<U*>(smallc_rows_raw);
+  const uint32_t row = blockIdx.x, n = row / uint32_t(g.Hp), u = row - n * uint32_t(g.Hp);
+  const int32_t wc = int32_t(g.W * g.C);
+  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;  // an NHWC-like row: W*C elements in a run
+  for (int32_t t = 0; t < int32_t(g.F); ++t) {
+    const int64_t h = int64_t(u) - g.pad_h + int64_t(t) * g.dil_h;
+    U* dst = rows + t * wc;
+    if (h < 0 || h >= g.H) {
+      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = U(0);
+    } else if (contiguous) {
+      const U* src = x + int64_t(n) * g.xs[0] + h * g.xs[3];
+      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = src[i];
+    } else {
+      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = x[smallc_row_source(g, n, u, t, i)];
+    }
+  }
+  __syncthreads();
+  const uint32_t vp = uint32_t(g.Cs) / uint32_t(V), ppi = kSmallCPackThreads / vp;
+  const uint32_t slot = threadIdx.x / vp, v = threadIdx.x - slot * vp;
+  if (slot >= ppi) return;  // vp = 24: the 16 threads left over
+  uint32_t soff[V];
+  int32_t dw[V];
+#pragma unroll
+  for (int e = 0; e < V; ++e) soff[e] = taps.soff[v * V + e], dw[e] = taps.dw[v * V + e];
+  uint4* dst = xs + int64_t(row) * g.Q * vp + v;
+  for (uint32_t q = slot; q < uint32_t(g.Q); q += ppi) {
+    union {
+      uint4 u;
+      U e[V];
+    } out;
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const int32_t i = smallc_row_index(g, soff[e], dw[e], q);
+      out.e[e] = i >= 0 ? rows[i] : U(0);
+    }
+    dst[int64_t(q) * vp] = out.u;
+  }
+}
+
 // Pass 2: ws[k][r'][0][j], K * R' * Cs elements.
 template <class U>
 __global__ void __launch_bounds__(kPackThreads) smallc_pack_w(const U* __restrict__ w, U* __restrict__ ws,
@@ -84,8 +133,13 @@ core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsi
   const int64_t rows = g.N * g.Hp, chunks = smallc_pack_chunks(g, int(V)), welems = g.K * g.Rf * g.Cs;
   if (rows * chunks >= (int64_t(1) << 31) || blocks_for(welems) >= (int64_t(1) << 31))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma_smallc: packed tensors too large for one grid");
-  smallc_pack_x<U><<<unsigned(rows * chunks), kSmallCPackThreads, 0, stream>>>(
-      static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_taps(g), uint32_t(chunks));
+  if (smallc_rows_fit(g, int64_t(sizeof(U)))) {  // the staged rows fit in shared memory: one block per packed row
+    smallc_pack_x_rows<U><<<unsigned(rows), kSmallCPackThreads, size_t(g.F * g.W * g.C) * sizeof(U), stream>>>(
+        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_row_taps(g));
+  } else {
+    smallc_pack_x<U><<<unsigned(rows * chunks), kSmallCPackThreads, 0, stream>>>(
+        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_taps(g), uint32_t(chunks));
+  }
   JHDNN_LAUNCH_CHECK();
   smallc_pack_w<U><<<unsigned(blocks_for(welems)), kPackThreads, 0, stream>>>(
       static_cast<const U*>(a.w), reinterpret_cast<U*>(base + smallc_x_bytes(p, F)), g, welems);
@@ -183,6 +237,8 @@ class TensorCoreWgmmaSmallCSolver final : public ConvSolver {
     cudaFuncAttributes attr{};
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, smallc_pack_x<uint16_t>));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, smallc_pack_x<uint32_t>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, smallc_pack_x_rows<uint16_t>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, smallc_pack_x_rows<uint32_t>));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, smallc_pack_w<uint16_t>));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, smallc_pack_w<uint32_t>));
     return tensorcore_wgmma_solver().load_kernels();

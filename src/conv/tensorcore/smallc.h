@@ -137,6 +137,46 @@ JHDNN_SMALLC_FN SmallCPackSlot smallc_pack_slot(const SmallCGeom& g, int V, uint
   return s;
 }
 
+// The row-staged pack pass (smallc_pack_x_rows; the default when smallc_rows_fit). One block per
+// packed row (n, u): it first copies the F input rows it needs, h_t = u - ph + t*dh (t < F), whole
+// (W x C elements each, zeros for rows outside the image), into shared memory as rows[t][w][c] --
+// for an NHWC x that is one contiguous, coalesced run per row -- and then writes the packed row's
+// Q pixels with the work split above (thread: vector v, pixels slot, slot + ppi, ...), each element
+// a shared-memory read at smallc_row_index. The direct pass above gathers every element from
+// global memory with a 2-byte load (ResNet-50 conv1 fp16: 52 M loads for 105 MB, 84 us on the
+// H200, bound by them -- fp32, half the loads, 53 us); here x is read ~F times in whole rows.
+constexpr int64_t kSmallCRowBytes = 48 * 1024;  // the staged rows (F * W * C elements), at most
+
+// Per packed channel j: soff = t*W*C + s*dw*C + c (its staged element for the window corner w0 = 0)
+// and dw = s*dw (the w bounds check); zero channels (j >= F*S*C): dw = -2^30, the check fails.
+// soff is kept modulo 2^32: s*dw*C alone may pass 2^31 (dw < 2^30 since Q >= 1), but whenever the
+// element is inside the image soff + w0*C is its true index, below 2^31.
+struct SmallCRowTaps {
+  uint32_t soff[kSmallCMaxCs];
+  int32_t dw[kSmallCMaxCs];
+};
+SmallCRowTaps smallc_row_taps(const SmallCGeom& g);
+// Whether the staged rows of g fit (F * W * C * elem_bytes <= kSmallCRowBytes).
+bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes);
+
+// Offset in x of staged element i = w*C + c of row t of packed row (n, u), or -1 when that row is
+// outside the image (the stage holds zeros). For an x whose row is contiguous (unit channel
+// stride, w stride C) this is n*xs[0] + h*xs[3] + i, what the kernel uses without the division.
+JHDNN_SMALLC_FN int64_t smallc_row_source(const SmallCGeom& g, int64_t n, int64_t u, int64_t t, int64_t i) {
+  const int64_t h = u - g.pad_h + t * g.dil_h;
+  if (h < 0 || h >= g.H) return -1;
+  const int64_t w = i / g.C, c = i - w * g.C;
+  return n * g.xs[0] + c * g.xs[1] + h * g.xs[3] + w * g.xs[4];
+}
+
+// Index into the staged rows of packed channel j (its taps soff, dw) of pixel q, or -1 for a zero
+// (w outside the image, or a zero channel). soff + w0*C >= 0 whenever the check passes, and below
+// F*W*C < 2^31 (smallc_rows_fit).
+JHDNN_SMALLC_FN int32_t smallc_row_index(const SmallCGeom& g, uint32_t soff, int32_t dw, int64_t q) {
+  const int32_t w0 = int32_t(q * g.str_w - g.pad_w);  // |w0| < 2^30, |dw| <= 2^30: no overflow
+  return uint32_t(w0 + dw) < uint32_t(g.W) ? int32_t(soff + uint32_t(w0) * uint32_t(g.C)) : -1;
+}
+
 // B: the elements of one 128-byte reduction block (64 fp16 / bf16, 32 fp32).
 int64_t smallc_block_elems(jhdnnDataType_t dt);
 

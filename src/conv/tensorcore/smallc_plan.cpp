@@ -78,6 +78,24 @@ SmallCTaps smallc_taps(const SmallCGeom& g) {
   return t;
 }
 
+SmallCRowTaps smallc_row_taps(const SmallCGeom& g) {
+  SmallCRowTaps t{};
+  for (int64_t j = 0; j < kSmallCMaxCs; ++j) {
+    if (j < g.F * g.S * g.C) {
+      const int64_t tt = j / (g.S * g.C), s = (j / g.C) % g.S, c = j % g.C;
+      t.dw[j] = int32_t(s * g.dil_w);  // < 2^30: (S-1)*dil_w < W + 2*pad_w since Q >= 1
+      t.soff[j] = uint32_t(uint64_t(tt * g.W * g.C + s * g.dil_w * g.C + c));  // modulo 2^32 (smallc.h)
+    } else {
+      t.dw[j] = -int32_t(kSmallCCoordLimit), t.soff[j] = 0;  // a zero channel: the w check fails
+    }
+  }
+  return t;
+}
+
+bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes) {
+  return g.F * g.W * g.C * elem_bytes <= kSmallCRowBytes;
+}
+
 int64_t smallc_pack_chunks(const SmallCGeom& g, int V) {
   const int64_t per_block = int64_t(kSmallCPackThreads) / (g.Cs / V) * kSmallCPackIters;  // pixels
   return ceil_div(g.Q, per_block);
