@@ -398,17 +398,24 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
           WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64},
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64}})
-      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
+      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged, WgmmaEpilogue::kTma}) {
+        // The TMA-store epilogue exists for 16-bit outputs only (fp32 would run exactly kStaged again).
+        if (ep == WgmmaEpilogue::kTma && d.p.dtype == JHDNN_DATA_FLOAT) continue;
         WgmmaConfig cfg = shape;
         cfg.epilogue = ep;
         const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
+        const bool tma = conv::tensorcore::wgmma_tma_stores(d.p, d.y.get(), c.beta, cfg);
         if (ep == WgmmaEpilogue::kDirect) CHECK_FALSE(vec);
+        if (ep != WgmmaEpilogue::kTma || c.beta != 0.0 || cfg.bm == 64 || cfg.bn == 64) CHECK_FALSE(tma);
+        if (tma) CHECK(vec);
         const std::string who = "tensorcore_wgmma forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
                                 "bn " + std::to_string(cfg.bn) + " split " +
                                 std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep) +
-                                (ep == WgmmaEpilogue::kStaged && !vec ? " (not taken: direct / split-K stores)" : "");
+                                (ep != WgmmaEpilogue::kDirect && !vec ? " (not taken: direct / split-K stores)"
+                                 : ep == WgmmaEpilogue::kTma && !tma  ? " (not taken: staged vectors)"
+                                                                      : "");
         INFO(who);
         d.reset_y();
         const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
@@ -647,6 +654,14 @@ void run_problem_set(jhdnnDataType_t dt) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
+    // The TMA bulk stores really ran (16-bit data, beta 0 here) on both widths they serve, with several
+    // tiles per CTA (grid 3: a warp's buffers reused across tiles) and before a split-K tail.
+    if (dt != JHDNN_DATA_FLOAT)
+      for (const char* cfg : {"bn 128 split 1", "bn 256 split 1", "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3"}) {
+        const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue tma";
+        INFO(who);
+        CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
+      }
   }
 }
 
@@ -904,6 +919,14 @@ TEST_CASE("tensorcore: alpha and beta (beta == 0 never reads y)", "[gpu][tensorc
   }
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
+  // 16-bit: the TMA stores ran with alpha 2 (beta 0), and a TMA request with beta != 0 stored through
+  // the staged vectors instead (a bulk store cannot blend with y).
+  if (gpu().dev.sm() == 90)
+    for (const char* who : {"tensorcore_wgmma forced bn 128 split 1 epilogue tma",
+                            "tensorcore_wgmma forced bn 128 split 1 epilogue tma (not taken: staged vectors)"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 2));
+    }
 }
 
 TEST_CASE("tensorcore: fused epilogue (bias, ReLU, residual z)", "[gpu][tensorcore][fusion]") {
