@@ -461,7 +461,7 @@ __device__ __forceinline__ void store_tile_staged_any(const WgParams& prm, T* y,
 }
 
 // TMA-store epilogue of one consumer warp (README.md, "TMA store epilogue"; 16-bit outputs, beta == 0,
-// BM 128, BN 128 / 256; the host checks all of it, tma_store_taken): per chunk of 64 channels the warp
+// BM 128, BN 128 / 256; the host checks all of it: tma_store_ok): per chunk of 64 channels the warp
 // writes alpha * sum, rounded once to T (bitwise what store_tile_staged_h stores), into one of its
 // kTmaBuffers 2 KiB buffers with 4 stmatrix.x4 in TMA's 128-byte-swizzled layout (tma_stage_off), and
 // lane 0 issues ONE bulk tensor store of the 64-channel x 16-pixel box (tma_store_box.h) and moves on;
