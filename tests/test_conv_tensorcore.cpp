@@ -929,6 +929,84 @@ TEST_CASE("tensorcore: alpha and beta (beta == 0 never reads y)", "[gpu][tensorc
     }
 }
 
+// The TMA-store epilogue (README.md, "TMA store epilogue") on the pixel-box shapes the planner picks
+// for small and odd maps (store boxes 4x4x1, 16x1x1 from a 64-wide tile box, 2x2x4, 2x8x1, 8x2x1,
+// 2x4x2, 2x1x8: several w rows and several images per warp box), K tails inside a 64-channel chunk and
+// whole chunks past K, packed NHWC y and a y padded between pixels, rows and images by multiples of 8
+// channels (the tensor map's own strides; gap bytes must stay untouched), and a y padded by 3 channels
+// (no TMA, no vectors: the direct fallback). fp16 and bf16, alpha 1 beta 0 and alpha 0.5 beta 0.75
+// (beta != 0 never takes TMA stores), forced bn 128 / bn 256 / bn 128 over a grid of 3 / bn 128 with a
+// split-K tail over a grid of 3, and the solver's own choice with TMA stores asked for.
+TEST_CASE("tensorcore: TMA-store epilogue on odd pixel boxes and padded NHWC y (forced)", "[gpu][tensorcore][tma_store]") {
+  START_GPU_CASE();
+  Gpu& g = gpu();
+  using conv::tensorcore::WgmmaConfig;
+  using conv::tensorcore::WgmmaEpilogue;
+  struct Shape {
+    const char* name;
+    int64_t N, C, H, W, K, R;
+  };
+  const Shape shapes[] = {
+      {"n2_9x9_k72", 2, 16, 9, 9, 72, 1},     {"n1_1x300_k64", 1, 16, 1, 300, 64, 1}, {"n20_2x3_k24", 20, 16, 2, 3, 24, 3},
+      {"n5_5x5_k200", 5, 32, 5, 5, 200, 1},   {"n4_3x40_k136", 4, 16, 3, 40, 136, 3}, {"n9_4x4_k256", 9, 16, 4, 4, 256, 1},
+      {"n64_1x2_k8", 64, 16, 1, 2, 8, 1},     {"n3_7x11_k72", 3, 32, 7, 11, 72, 3},
+  };
+  int64_t tma_runs = 0, narrow_box_runs = 0, fallback_runs = 0;
+  for (const jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16})
+    for (const Shape& sh : shapes)
+      for (const Scale sc : {Scale{}, Scale{0.5, 0.75}}) {
+        const int pad = int(sh.R / 2);
+        const ConvProblem base = core::make_problem_2d(dt, false, sh.N, sh.C, sh.H, sh.W, sh.K, sh.R, sh.R, pad, pad, 1,
+                                                       1, 1, 1, 1);
+        const HostProblem h = make_host_problem(sh.name, base, sc);
+        INFO("problem " << sh.name << " " << dt_name(dt) << " alpha " << sc.alpha << " beta " << sc.beta);
+        const conv::tensorcore::PixelBox box = conv::tensorcore::pick_pixel_box(base, 128);
+        INFO("pixel box " << box.bw << "x" << box.bh << "x" << box.bn);
+        for (const int pad_ch : {0, 8, 3}) {  // y padding: none, TMA-compatible, neither TMA nor vectors
+          ConvProblem lp = with_layout(base, dt, true);
+          lp.math_type = JHDNN_TENSOR_OP_MATH;
+          if (pad_ch > 0) {
+            const int64_t ws = base.K + pad_ch, hs = ws * (base.Q + 1), ns = hs * base.P + 2 * pad_ch;
+            lp.y_stride[0] = ns, lp.y_stride[1] = 1, lp.y_stride[3] = hs, lp.y_stride[4] = ws, lp.y_stride[2] = hs;
+          }
+          INFO("y strides n " << lp.y_stride[0] << " h " << lp.y_stride[3] << " w " << lp.y_stride[4]);
+          REQUIRE(conv::tensorcore_wgmma_solver().can_implement(lp, g.dev).ok);
+          DeviceProblem d(h, lp);
+          for (WgmmaConfig cfg : {WgmmaConfig{128, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3},
+                                  WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3}, WgmmaConfig{}}) {
+            cfg.epilogue = WgmmaEpilogue::kTma;
+            const bool tma = conv::tensorcore::wgmma_tma_stores(lp, d.y.get(), sc.beta, cfg);
+            const std::string who = std::string("tensorcore_wgmma ") +
+                                    (cfg.bn == 0 ? std::string("solver's choice") : "forced bn " + std::to_string(cfg.bn) +
+                                                                                       " split " + std::to_string(cfg.split) +
+                                                                                       (cfg.tail ? " tail" : "") +
+                                                                                       (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "")) +
+                                    " epilogue tma" + (tma ? "" : " (not taken)");
+            INFO(who);
+            if (sc.beta != 0.0 || pad_ch == 3) CHECK_FALSE(tma);
+            if (pad_ch == 3) CHECK_FALSE(conv::tensorcore::wgmma_staged_stores(lp, d.y.get(), cfg));
+            d.reset_y();
+            const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), sc.alpha, sc.beta};
+            const core::Status st = conv::tensorcore::forward_wgmma(lp, args, cfg, g.stream.get());
+            g.stream.sync();
+            CUDA_CHECK(cudaGetLastError());
+            INFO("run: " << core::status_name(st.code) << " " << st.message);
+            REQUIRE(st.ok());
+            check_result(who, d, h, tol_of(lp));
+            tma_runs += tma ? 1 : 0;
+            narrow_box_runs += tma && box.bw < 16 ? 1 : 0;
+            fallback_runs += pad_ch == 3 ? 1 : 0;
+          }
+        }
+      }
+  std::printf("[tensorcore] TMA-store epilogue: %" PRId64 " runs took TMA stores (%" PRId64 " with tile boxes narrower than 16), %" PRId64
+              " direct fallbacks\n", tma_runs, narrow_box_runs, fallback_runs);
+  if (g.dev.sm() == 90) {
+    CHECK(tma_runs >= 64);
+    CHECK(narrow_box_runs >= 40);
+  }
+}
+
 TEST_CASE("tensorcore: fused epilogue (bias, ReLU, residual z)", "[gpu][tensorcore][fusion]") {
   START_GPU_CASE();
   std::vector<Case> cases;
