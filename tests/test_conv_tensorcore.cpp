@@ -371,6 +371,10 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     REQUIRE(st.ok());
     ++n.runs[sv->name()];
     if (gen1) ++n.solver_runs;
+    // The solver's own run under the default epilogue (JHDNN_TC_EPILOGUE unset: tma) that really
+    // stored through TMA bulk stores: counted so the problem set can require the default to reach them.
+    if (!gen1 && conv::tensorcore::wgmma_tma_stores(d.p, d.y.get(), c.beta, conv::tensorcore::WgmmaConfig{}))
+      ++n.runs["tensorcore_wgmma default epilogue tma"];
     check_y(sv->name(), d, c, h.ref, tol);
   }
   if (fused) return;
@@ -662,6 +666,15 @@ void run_problem_set(jhdnnDataType_t dt) {
         INFO(who);
         CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
       }
+    // ... and the solver's own choice, with the default epilogue, reached them too: in this small-batch
+    // set only the unsplit 128 / 256-wide, 128-pixel choices do (the CPU planner with ideal cluster
+    // limits: 5 per type -- ResNet-50 1x1 64->256, 256->128, 256->512 s2, 256->1024 and MobileNetV2
+    // pw 16->96; fewer clusters on the GPU only split less). Skipped when the environment picks another epilogue.
+    if (dt != JHDNN_DATA_FLOAT && core::config::tc_epilogue() == core::config::TcEpilogue::kTma) {
+      const char* who = "tensorcore_wgmma default epilogue tma";
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 3));
+    }
   }
 }
 
