@@ -10,6 +10,7 @@
 // picks for the real first layers are pinned too. The GPU runs of the path (every problem of the
 // shared set it takes, every forced kernel configuration, forced folds, both epilogues, with and
 // without workspace) are in test_conv_tensorcore.cpp.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -34,6 +35,87 @@ using core::ConvProblem;
 namespace tc = jhdnn::conv::tensorcore;
 
 namespace {
+
+// The row-staged pass (smallc_pack_x_rows) as the kernel runs it with k packed rows per block:
+// every block of the launch (smallc_row_chunks, smallc_row_block), phase 1 through the kernel's copy
+// (vectorized: smallc_stage_vector, V elements at a time; element-wise: smallc_stage_source, for a
+// contiguous row also as base + i, the kernel's shortcut) into a stage of the launch's size, poisoned
+// with NaN before each block; phase 2 through every thread's smallc_row_cursor walk and
+// smallc_row_index. Returns the number of defects: a vector written other than once, an element
+// unequal to smallc_x_source (a NaN never is equal), a staged element unequal to the element-wise
+// source, a cursor out of step, an index past the stage.
+int64_t g_vec_checks = 0;
+
+template <int V>
+int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, uint32_t k, bool vec) {
+  int64_t bad = 0;
+  const tc::SmallCRowTaps rt = tc::smallc_row_taps(g);
+  const uint32_t chunks = tc::smallc_row_chunks(g, k), wc = uint32_t(g.W * g.C);
+  const uint32_t vp = uint32_t(g.Cs / V), ppi = uint32_t(tc::kSmallCPackThreads) / vp;
+  const size_t stage_elems = size_t(k + (g.F - 1) * g.dil_h) * wc;  // the launch's shared memory
+  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;
+  std::vector<double> xs(size_t(g.N * g.Hp * g.Q * g.Cs), std::nan("")), stage(stage_elems);
+  std::vector<int> writes(xs.size() / V, 0);
+  for (uint32_t blk = 0; blk < uint32_t(g.N) * chunks; ++blk) {
+    const tc::SmallCRowBlock b = tc::smallc_row_block(g, k, chunks, blk);
+    const uint32_t nst = tc::smallc_stage_rows(g, b.rows);
+    if (b.rows < 1 || b.rows > k || size_t(nst) * wc > stage_elems) {
+      ++bad;
+      continue;
+    }
+    std::fill(stage.begin(), stage.end(), std::nan(""));
+    if (vec) {
+      const uint32_t rowvec = wc / V;
+      for (uint32_t m = 0; m < nst * rowvec; ++m) {
+        const int64_t src = tc::smallc_stage_vector(g, V, rowvec, b.n, b.u0, m);
+        for (int e = 0; e < V; ++e) {
+          const size_t at = size_t(m) * V + size_t(e);
+          stage[at] = src >= 0 ? x[size_t(src + e)] : 0.0;
+          const int64_t want = tc::smallc_stage_source(g, b.n, b.u0, int64_t(at));
+          if (!(stage[at] == (want >= 0 ? x[size_t(want)] : 0.0))) ++bad;
+        }
+      }
+    } else {
+      for (uint32_t r = 0; r < nst; ++r) {
+        const int64_t h = int64_t(b.u0) - g.pad_h + int64_t(r);
+        for (uint32_t i = 0; i < wc; ++i) {
+          const int64_t off = tc::smallc_stage_source(g, b.n, b.u0, int64_t(r) * wc + i);
+          if (contiguous && off >= 0 && off != int64_t(b.n) * g.xs[0] + h * g.xs[3] + i) ++bad;
+          stage[size_t(r) * wc + i] = off >= 0 ? x[size_t(off)] : 0.0;
+        }
+      }
+    }
+    const uint32_t npix = b.rows * uint32_t(g.Q);
+    for (uint32_t t = 0; t < uint32_t(tc::kSmallCPackThreads); ++t) {
+      const uint32_t slot = t / vp, v = t % vp;
+      if (slot >= ppi) continue;
+      for (tc::SmallCRowCursor c = tc::smallc_row_cursor(g, slot); c.p < npix; tc::smallc_row_advance(g, ppi, c)) {
+        if (c.q >= uint32_t(g.Q) || c.i * uint32_t(g.Q) + c.q != c.p || c.i >= b.rows) ++bad;
+        const size_t vec_at = size_t(((int64_t(b.n) * g.Hp + b.u0) * g.Q + c.p) * vp + v);
+        ++writes[vec_at];
+        for (int e = 0; e < V; ++e) {
+          const uint32_t j = v * V + uint32_t(e);
+          const int32_t i = tc::smallc_row_index(g, rt.soff[j], rt.dw[j], c.i, c.q);
+          if (i >= int32_t(size_t(nst) * wc)) {
+            ++bad;
+            continue;
+          }
+          xs[vec_at * V + size_t(e)] = i >= 0 ? stage[size_t(i)] : 0.0;
+        }
+      }
+    }
+  }
+  for (const int w : writes) bad += w != 1;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t u = 0; u < g.Hp; ++u)
+      for (int64_t q = 0; q < g.Q; ++q)
+        for (int64_t j = 0; j < g.Cs; ++j) {
+          const int64_t off = tc::smallc_x_source(g, n, u, q, j);
+          const double want = off >= 0 ? x[size_t(off)] : 0.0;
+          if (!(xs[size_t(((n * g.Hp + u) * g.Q + q) * g.Cs + j)] == want)) ++bad;
+        }
+  return bad;
+}
 
 // xs of p with fold F (packed NHWC, N x Hp x Q x Cs) built as the kernel builds it: every block and
 // thread of the pack_x launch (smallc_pack_chunks, smallc_pack_slot), each writing its vector of
@@ -62,29 +144,17 @@ std::vector<double> pack_x(const ConvProblem& p, int64_t F, const std::vector<do
       }
     }
   for (const int w : writes) *bad += w != 1;
-  // The row-staged pass (smallc_pack_x_rows) as the kernel runs it: per packed row, the F staged
-  // rows through smallc_row_source (for a contiguous row also as base + i, the kernel's shortcut),
-  // then every element through smallc_row_index with the host's row taps; it must give the same xs.
-  const tc::SmallCRowTaps rt = tc::smallc_row_taps(g);
-  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;
-  std::vector<double> stage(size_t(g.F * g.W * g.C));
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t u = 0; u < g.Hp; ++u) {
-      for (int64_t t = 0; t < g.F; ++t)
-        for (int64_t i = 0; i < g.W * g.C; ++i) {
-          const int64_t off = tc::smallc_row_source(g, n, u, t, i);
-          const int64_t h = u - g.pad_h + t * g.dil_h;
-          if (contiguous && off >= 0 && off != n * g.xs[0] + h * g.xs[3] + i) ++*bad;
-          stage[size_t(t * g.W * g.C + i)] = off >= 0 ? x[size_t(off)] : 0.0;
-        }
-      for (int64_t q = 0; q < g.Q; ++q)
-        for (int64_t j = 0; j < g.Cs; ++j) {
-          const int32_t i = tc::smallc_row_index(g, rt.soff[j], rt.dw[j], q);
-          if (i >= g.F * g.W * g.C) ++*bad;
-          const double got = i >= 0 ? stage[size_t(i)] : 0.0;
-          if (!(got == xs[size_t(((n * g.Hp + u) * g.Q + q) * g.Cs + j)])) ++*bad;
-        }
-    }
+  // The row-staged pass (smallc_pack_x_rows) as the kernel runs it, with the launch's block height
+  // k and for every other k the pass allows too when the tensor is small (partial last blocks,
+  // windows of 1 .. 8 rows); element-wise and, where the geometry allows it, vectorized staging.
+  const int64_t kpick = tc::smallc_rows_per_block(g, V == 8 ? 2 : 4);
+  const bool small = g.N * g.Hp * g.Q * g.Cs < (int64_t(1) << 20);
+  if (kpick < 1 || kpick > tc::kSmallCRowsPerBlockMax || kpick > g.Hp) ++*bad;  // every shape here fits
+  for (int64_t k = 1; k <= tc::kSmallCRowsPerBlockMax; ++k) {
+    if (!(k == 1 || k == kpick || (small && k <= g.Hp))) continue;
+    *bad += check_rows_pass<V>(g, x, uint32_t(k), false);
+    if (tc::smallc_stage_vectorized(g, V)) *bad += check_rows_pass<V>(g, x, uint32_t(k), true), ++g_vec_checks;
+  }
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t u = 0; u < g.Hp; ++u)
       for (int64_t q = 0; q < g.Q; ++q)
@@ -135,6 +205,9 @@ std::vector<Shape> shapes() {
       {"c1_7x4_s3_p2", p2d(1, 1, 16, 13, 2, 7, 4, 2, 3, 3, 4, 1, 1)},
       // Wide rows: several pack_x iterations and chunks per row (Q = 300 > 128 pixels per block),
       // and F up to 10 (fp32 Cs 96: 24 vectors per pixel, 16 idle threads per block).
+      // Rows whose W*C is a multiple of 8 (and of 4): the row-staged pass's 16-byte staging in NHWC.
+      {"c3_w16_7x7s2_vec", p2d(2, 3, 12, 16, 4, 7, 7, 3, 3, 2, 2, 1, 1)},
+      {"c4_w10_5x3_dilh2_vec", p2d(2, 4, 13, 10, 3, 5, 3, 2, 1, 1, 1, 2, 1)},
       {"c3_wide_q300", p2d(1, 3, 6, 300, 2, 3, 3, 1, 1, 1, 1, 1, 1)},
       {"c3_r10_s3_wide_q150", p2d(1, 3, 14, 150, 2, 10, 3, 2, 1, 1, 1, 1, 1)},
   };
@@ -226,8 +299,10 @@ TEST_CASE("wgmma smallc: the packed problem computes the original convolution (f
             check_transform<4>(sh, JHDNN_DATA_FLOAT, nhwc, krsc, F), ++runs, folded += F > 1;
           if (F == 1) CHECK(tc::smallc_fold_reason(h, F) == nullptr);
         }
-  std::printf("[smallc] transform checked in %lld cases, %lld of them with F > 1\n", (long long)runs, (long long)folded);
+  std::printf("[smallc] transform checked in %lld cases, %lld of them with F > 1; %lld row-staged runs with 16-byte staging\n",
+              (long long)runs, (long long)folded, (long long)g_vec_checks);
   CHECK(folded >= 100);
+  CHECK(g_vec_checks >= 40);
 }
 
 TEST_CASE("wgmma smallc: the fold's cost model picks F per layer", "[smallc]") {

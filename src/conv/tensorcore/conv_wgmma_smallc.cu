@@ -64,30 +64,46 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
   }
 }
 
-// Pass 1, row-staged (the default when smallc_rows_fit; smallc.h has the design): block = packed row
-// (n, u). Phase 1 stages the F input rows it reads, rows[t][w][c], in shared memory (zeros for rows
-// outside the image); phase 2 writes the row's Q pixels with the same thread split as smallc_pack_x
-// (thread: vector v, pixels slot, slot + ppi, ...), every element a shared-memory read.
+// Pass 1, row-staged (the default when smallc_rows_fit; smallc.h has the design): block = k
+// consecutive packed rows u0 .. u0+rows-1 of image n (smallc_row_block). Phase 1 stages the window
+// of rows + (F-1)*dh x rows they read, stage[r][w][c] = x row u0 - ph + r (zeros for rows outside
+// the image): 16-byte loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element
+// by element. Phase 2 writes the block's rows*Q pixels -- consecutive in xs -- with the thread split
+// of smallc_pack_x (thread: vector v of pixel slot; pixels slot, slot + ppi, ...), every element a
+// shared-memory read at smallc_row_index.
 template <class U>
 __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
                                                                         const SmallCGeom g,
-                                                                        const __grid_constant__ SmallCRowTaps taps) {
+                                                                        const __grid_constant__ SmallCRowTaps taps,
+                                                                        uint32_t k, uint32_t chunks, bool vec) {
   constexpr int V = 16 / int(sizeof(U));
   extern __shared__ __align__(16) unsigned char smallc_rows_raw[];
-  U* rows = reinterpret_cast<U*>(smallc_rows_raw);
-  const uint32_t row = blockIdx.x, n = row / uint32_t(g.Hp), u = row - n * uint32_t(g.Hp);
-  const int32_t wc = int32_t(g.W * g.C);
-  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;  // an NHWC-like row: W*C elements in a run
-  for (int32_t t = 0; t < int32_t(g.F); ++t) {
-    const int64_t h = int64_t(u) - g.pad_h + int64_t(t) * g.dil_h;
-    U* dst = rows + t * wc;
-    if (h < 0 || h >= g.H) {
-      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = U(0);
-    } else if (contiguous) {
-      const U* src = x + int64_t(n) * g.xs[0] + h * g.xs[3];
-      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = src[i];
-    } else {
-      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = x[smallc_row_source(g, n, u, t, i)];
+  U* stage = reinterpret_cast<U*>(smallc_rows_raw);
+  const SmallCRowBlock b = smallc_row_block(g, k, chunks, blockIdx.x);
+  const uint32_t wc = uint32_t(g.W * g.C), nst = smallc_stage_rows(g, b.rows);
+  if (vec) {  // whole rows, 16 bytes per load; the loop unrolled so a thread's loads are in flight together
+    const uint32_t rowvec = wc / V, total = nst * rowvec;
+    uint4* st = reinterpret_cast<uint4*>(stage);
+#pragma unroll 4
+    for (uint32_t m = threadIdx.x; m < total; m += kSmallCPackThreads) {
+      const int64_t src = smallc_stage_vector(g, V, rowvec, b.n, b.u0, m);
+      st[m] = src >= 0 ? __ldg(reinterpret_cast<const uint4*>(x + src)) : make_uint4(0, 0, 0, 0);
+    }
+  } else {
+    const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;  // an NHWC-like row: W*C elements in a run
+    for (uint32_t r = 0; r < nst; ++r) {
+      const int64_t h = int64_t(b.u0) - g.pad_h + int64_t(r);
+      U* dst = stage + r * wc;
+      if (h < 0 || h >= g.H) {
+        for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads) dst[i] = U(0);
+      } else if (contiguous) {
+        const U* src = x + int64_t(b.n) * g.xs[0] + h * g.xs[3];
+#pragma unroll 4
+        for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads) dst[i] = src[i];
+      } else {
+        for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads)
+          dst[i] = x[smallc_stage_source(g, b.n, b.u0, int64_t(r) * wc + i)];
+      }
     }
   }
   __syncthreads();
@@ -98,18 +114,20 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x_rows(const U
   int32_t dw[V];
 #pragma unroll
   for (int e = 0; e < V; ++e) soff[e] = taps.soff[v * V + e], dw[e] = taps.dw[v * V + e];
-  uint4* dst = xs + int64_t(row) * g.Q * vp + v;
-  for (uint32_t q = slot; q < uint32_t(g.Q); q += ppi) {
+  // The block's pixels are consecutive in xs: row (n, u0) onwards.
+  uint4* dst = xs + (int64_t(b.n) * g.Hp + b.u0) * g.Q * vp + v;
+  const uint32_t npix = b.rows * uint32_t(g.Q);
+  for (SmallCRowCursor c = smallc_row_cursor(g, slot); c.p < npix; smallc_row_advance(g, ppi, c)) {
     union {
       uint4 u;
       U e[V];
     } out;
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-      const int32_t i = smallc_row_index(g, soff[e], dw[e], q);
-      out.e[e] = i >= 0 ? rows[i] : U(0);
+      const int32_t i = smallc_row_index(g, soff[e], dw[e], c.i, c.q);
+      out.e[e] = i >= 0 ? stage[i] : U(0);
     }
-    dst[int64_t(q) * vp] = out.u;
+    dst[int64_t(c.p) * vp] = out.u;
   }
 }
 
@@ -133,9 +151,12 @@ core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsi
   const int64_t rows = g.N * g.Hp, chunks = smallc_pack_chunks(g, int(V)), welems = g.K * g.Rf * g.Cs;
   if (rows * chunks >= (int64_t(1) << 31) || blocks_for(welems) >= (int64_t(1) << 31))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma_smallc: packed tensors too large for one grid");
-  if (smallc_rows_fit(g, int64_t(sizeof(U)))) {  // the staged rows fit in shared memory: one block per packed row
-    smallc_pack_x_rows<U><<<unsigned(rows), kSmallCPackThreads, size_t(g.F * g.W * g.C) * sizeof(U), stream>>>(
-        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_row_taps(g));
+  if (const int64_t k = smallc_rows_per_block(g, int64_t(sizeof(U)))) {  // the staged window fits in shared memory
+    const uint32_t rchunks = smallc_row_chunks(g, uint32_t(k));
+    const bool vec = smallc_stage_vectorized(g, int(V)) && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+    const size_t smem = size_t(k + (g.F - 1) * g.dil_h) * size_t(g.W * g.C) * sizeof(U);  // <= kSmallCRowBytes
+    smallc_pack_x_rows<U><<<unsigned(g.N * rchunks), kSmallCPackThreads, smem, stream>>>(
+        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_row_taps(g), uint32_t(k), rchunks, vec);
   } else {
     smallc_pack_x<U><<<unsigned(rows * chunks), kSmallCPackThreads, 0, stream>>>(
         static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_taps(g), uint32_t(chunks));

@@ -2,6 +2,7 @@
 // the fold F, the packed problem, the tap table of the pack pass, the workspace.
 #include "conv/tensorcore/smallc.h"
 
+#include <algorithm>
 #include <climits>
 #include <limits>
 
@@ -84,7 +85,7 @@ SmallCRowTaps smallc_row_taps(const SmallCGeom& g) {
     if (j < g.F * g.S * g.C) {
       const int64_t tt = j / (g.S * g.C), s = (j / g.C) % g.S, c = j % g.C;
       t.dw[j] = int32_t(s * g.dil_w);  // < 2^30: (S-1)*dil_w < W + 2*pad_w since Q >= 1
-      t.soff[j] = uint32_t(uint64_t(tt * g.W * g.C + s * g.dil_w * g.C + c));  // modulo 2^32 (smallc.h)
+      t.soff[j] = uint32_t(uint64_t(tt * g.dil_h * g.W * g.C + s * g.dil_w * g.C + c));  // modulo 2^32 (smallc.h)
     } else {
       t.dw[j] = -int32_t(kSmallCCoordLimit), t.soff[j] = 0;  // a zero channel: the w check fails
     }
@@ -92,8 +93,21 @@ SmallCRowTaps smallc_row_taps(const SmallCGeom& g) {
   return t;
 }
 
-bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes) {
-  return g.F * g.W * g.C * elem_bytes <= kSmallCRowBytes;
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes) {
+  // About 512 pixels per block: ResNet-50 conv1 (Q = 112) k = 4, VGG-16 conv1_1 (Q = 224) k = 2 --
+  // the staging and the barrier amortized over ~14 16-byte stores per thread, while the grid keeps
+  // > 3 waves of resident blocks on 132 SMs (README, "Passes").
+  int64_t k = std::max<int64_t>(1, std::min<int64_t>({kSmallCRowPixels / g.Q, kSmallCRowsPerBlockMax, g.Hp}));
+  const int64_t row_bytes = g.W * g.C * elem_bytes, extra = (g.F - 1) * g.dil_h;  // W*C < 2^30 (shape rules)
+  if (extra >= kSmallCRowBytes) return 0;  // F*dh is an int: no overflow below
+  while (k > 0 && (k + extra) * row_bytes > kSmallCRowBytes) --k;
+  return k;
+}
+
+bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes) { return smallc_rows_per_block(g, elem_bytes) > 0; }
+
+bool smallc_stage_vectorized(const SmallCGeom& g, int V) {
+  return g.xs[1] == 1 && g.xs[4] == g.C && g.xs[0] % V == 0 && g.xs[3] % V == 0 && (g.W * g.C) % V == 0;
 }
 
 int64_t smallc_pack_chunks(const SmallCGeom& g, int V) {
