@@ -92,6 +92,10 @@ int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, u
       for (tc::SmallCRowCursor c = tc::smallc_row_cursor(g, slot); c.p < npix; tc::smallc_row_advance(g, ppi, c)) {
         if (c.q >= uint32_t(g.Q) || c.i * uint32_t(g.Q) + c.q != c.p || c.i >= b.rows) ++bad;
         const size_t vec_at = size_t(((int64_t(b.n) * g.Hp + b.u0) * g.Q + c.p) * vp + v);
+        if (vec_at >= writes.size()) {  // past xs (a block past its image's last row)
+          ++bad;
+          break;
+        }
         ++writes[vec_at];
         for (int e = 0; e < V; ++e) {
           const uint32_t j = v * V + uint32_t(e);
