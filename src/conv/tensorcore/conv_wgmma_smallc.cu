@@ -5,7 +5,9 @@
 // Two small passes, then the GPU-verified wgmma kernel unchanged on the packed problem (smallc.h
 // has the transform, F filter rows and the S filter columns folded into whole 128-byte pixel rows,
 // and why it is exact):
-//   1. pack x: each thread owns one 16-byte OUTPUT vector position of a pixel and writes it for
+//   1. pack x (smallc_pack_x_rows, the default: k consecutive packed rows per block built from one
+//      staged window of x rows in shared memory -- smallc.h; below, the direct pass for rows too
+//      wide for it): each thread owns one 16-byte OUTPUT vector position of a pixel and writes it for
 //      kSmallCPackIters pixels; consecutive threads write consecutive vectors of one packed row (n, u),
 //      so a warp writes 512 contiguous bytes. Each element's (t, s, c) comes from a tap table built
 //      on the host (smallc_taps, a __grid_constant__ parameter; the thread's V taps sit in
@@ -70,9 +72,11 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
 // the image): 16-byte loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element
 // by element. Phase 2 writes the block's rows*Q pixels -- consecutive in xs -- with the thread split
 // of smallc_pack_x (thread: vector v of pixel slot; pixels slot, slot + ppi, ...), every element a
-// shared-memory read at smallc_row_index.
+// shared-memory read at smallc_row_index. Six blocks per SM (40 registers, no spill; 47 unbounded
+// would allow five): more blocks in phase 2 while others wait on their staging loads. Eight (32
+// registers) spills 12 bytes for 16-bit data.
 template <class U>
-__global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
+__global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
                                                                         const SmallCGeom g,
                                                                         const __grid_constant__ SmallCRowTaps taps,
                                                                         uint32_t k, uint32_t chunks, bool vec) {
