@@ -47,19 +47,20 @@ namespace {
 int64_t g_vec_checks = 0;
 
 template <int V>
-int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, uint32_t k, bool vec) {
+int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, uint32_t k, uint32_t pitch, bool vec) {
   int64_t bad = 0;
-  const tc::SmallCRowTaps rt = tc::smallc_row_taps(g);
+  const tc::SmallCRowTaps rt = tc::smallc_row_taps(g, pitch);
   const uint32_t chunks = tc::smallc_row_chunks(g, k), wc = uint32_t(g.W * g.C);
   const uint32_t vp = uint32_t(g.Cs / V), ppi = uint32_t(tc::kSmallCPackThreads) / vp;
-  const size_t stage_elems = size_t(k + (g.F - 1) * g.dil_h) * wc;  // the launch's shared memory
+  const size_t stage_elems = size_t(k + (g.F - 1) * g.dil_h) * pitch;  // the launch's shared memory
+  if (pitch < wc || (vec && pitch % V != 0)) ++bad;
   const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;
   std::vector<double> xs(size_t(g.N * g.Hp * g.Q * g.Cs), std::nan("")), stage(stage_elems);
   std::vector<int> writes(xs.size() / V, 0);
   for (uint32_t blk = 0; blk < uint32_t(g.N) * chunks; ++blk) {
     const tc::SmallCRowBlock b = tc::smallc_row_block(g, k, chunks, blk);
     const uint32_t nst = tc::smallc_stage_rows(g, b.rows);
-    if (b.rows < 1 || b.rows > k || size_t(nst) * wc > stage_elems) {
+    if (b.rows < 1 || b.rows > k || size_t(nst) * pitch > stage_elems) {
       ++bad;
       continue;
     }
@@ -67,11 +68,16 @@ int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, u
     if (vec) {
       const uint32_t rowvec = wc / V;
       for (uint32_t m = 0; m < nst * rowvec; ++m) {
-        const int64_t src = tc::smallc_stage_vector(g, V, rowvec, b.n, b.u0, m);
+        uint32_t r = 0, col = 0;
+        const int64_t src = tc::smallc_stage_vector(g, V, rowvec, b.n, b.u0, m, r, col);
+        if (r >= nst || col >= rowvec) {
+          ++bad;
+          continue;
+        }
         for (int e = 0; e < V; ++e) {
-          const size_t at = size_t(m) * V + size_t(e);
+          const size_t at = size_t(r) * pitch + size_t(col) * V + size_t(e);  // st[r * pitch / V + col], element e
           stage[at] = src >= 0 ? x[size_t(src + e)] : 0.0;
-          const int64_t want = tc::smallc_stage_source(g, b.n, b.u0, int64_t(at));
+          const int64_t want = tc::smallc_stage_source(g, b.n, b.u0, r, int64_t(col) * V + e);
           if (!(stage[at] == (want >= 0 ? x[size_t(want)] : 0.0))) ++bad;
         }
       }
@@ -79,9 +85,9 @@ int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, u
       for (uint32_t r = 0; r < nst; ++r) {
         const int64_t h = int64_t(b.u0) - g.pad_h + int64_t(r);
         for (uint32_t i = 0; i < wc; ++i) {
-          const int64_t off = tc::smallc_stage_source(g, b.n, b.u0, int64_t(r) * wc + i);
+          const int64_t off = tc::smallc_stage_source(g, b.n, b.u0, r, i);
           if (contiguous && off >= 0 && off != int64_t(b.n) * g.xs[0] + h * g.xs[3] + i) ++bad;
-          stage[size_t(r) * wc + i] = off >= 0 ? x[size_t(off)] : 0.0;
+          stage[size_t(r) * pitch + i] = off >= 0 ? x[size_t(off)] : 0.0;
         }
       }
     }
@@ -99,8 +105,8 @@ int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, u
         ++writes[vec_at];
         for (int e = 0; e < V; ++e) {
           const uint32_t j = v * V + uint32_t(e);
-          const int32_t i = tc::smallc_row_index(g, rt.soff[j], rt.dw[j], c.i, c.q);
-          if (i >= int32_t(size_t(nst) * wc)) {
+          const int32_t i = tc::smallc_row_index(g, pitch, rt.soff[j], rt.dw[j], c.i, c.q);
+          if (i >= int32_t(size_t(nst) * pitch)) {
             ++bad;
             continue;
           }
@@ -156,8 +162,15 @@ std::vector<double> pack_x(const ConvProblem& p, int64_t F, const std::vector<do
   if (kpick < 1 || kpick > tc::kSmallCRowsPerBlockMax || kpick > g.Hp) ++*bad;  // every shape here fits
   for (int64_t k = 1; k <= tc::kSmallCRowsPerBlockMax; ++k) {
     if (!(k == 1 || k == kpick || (small && k <= g.Hp))) continue;
-    *bad += check_rows_pass<V>(g, x, uint32_t(k), false);
-    if (tc::smallc_stage_vectorized(g, V)) *bad += check_rows_pass<V>(g, x, uint32_t(k), true), ++g_vec_checks;
+    // The launch's pitch (the bank model's pick) and, for small tensors, the base pitch + 3 vectors.
+    const int64_t pick = tc::smallc_stage_pitch(g, V == 8 ? 2 : 4), base = (g.W * g.C + V - 1) / V * V;
+    if (pick < base || pick >= base + 8 * V || pick % V != 0) ++*bad;
+    for (const int64_t pitch : {pick, base + 3 * V}) {
+      if (pitch != pick && (!small || k != kpick)) continue;
+      *bad += check_rows_pass<V>(g, x, uint32_t(k), uint32_t(pitch), false);
+      if (tc::smallc_stage_vectorized(g, V))
+        *bad += check_rows_pass<V>(g, x, uint32_t(k), uint32_t(pitch), true), ++g_vec_checks;
+    }
   }
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t u = 0; u < g.Hp; ++u)
@@ -351,6 +364,34 @@ TEST_CASE("wgmma smallc: the fold's cost model picks F per layer", "[smallc]") {
     else
       (void)pack_x<8>(one, F, x, &bad);
     CHECK(bad == 0);
+  }
+  // The row-staged pass's plan on the real layers: k packed rows per block (512 / Q), and the staged
+  // row pitch the bank model picks -- measured in shared-memory wavefronts per 2-byte / 4-byte load
+  // of the first 2 warps (16 loads of 16-bit data, 8 of fp32): conv1 fp16 2.25 -> 2 per load,
+  // VGG conv1_1 fp16 2 -> 1, fp32 2.75 -> 2; conv1 fp32 (F = 1) 1.25 at every pitch.
+  struct RowPlan {
+    const ConvProblem* p;
+    jhdnnDataType_t dt;
+    int64_t k, wf_base, wf_pick;
+  };
+  for (const RowPlan& r : {RowPlan{&rn, JHDNN_DATA_HALF, 4, 36, 32}, RowPlan{&rn, JHDNN_DATA_FLOAT, 4, 10, 10},
+                           RowPlan{&vgg, JHDNN_DATA_BFLOAT16, 2, 32, 16}, RowPlan{&vgg, JHDNN_DATA_FLOAT, 2, 22, 16}}) {
+    const ConvProblem p = with_layout(*r.p, r.dt, true);
+    const int64_t eb = r.dt == JHDNN_DATA_FLOAT ? 4 : 2;
+    const tc::SmallCGeom g = tc::smallc_geom(p);
+    const int64_t pitch = tc::smallc_stage_pitch(g, eb), base = g.W * g.C;  // 672: a multiple of 16 bytes
+    INFO(p.key() << " " << core::data_type_name(r.dt) << " pitch " << pitch);
+    std::printf("[smallc] %s %s: row-staged k %lld, pitch %lld elements (W*C %lld), wavefronts %lld (at W*C: %lld)\n",
+                p.key().c_str(), core::data_type_name(r.dt), (long long)tc::smallc_rows_per_block(g, eb), (long long)pitch,
+                (long long)base, (long long)tc::smallc_stage_wavefronts(g, eb, pitch),
+                (long long)tc::smallc_stage_wavefronts(g, eb, base));
+    CHECK(tc::smallc_rows_per_block(g, eb) == r.k);
+    CHECK(tc::smallc_rows_per_block(g, eb, pitch) == r.k);
+    CHECK(tc::smallc_stage_wavefronts(g, eb, base) == r.wf_base);
+    CHECK(tc::smallc_stage_wavefronts(g, eb, pitch) == r.wf_pick);
+    CHECK(tc::smallc_stage_vectorized(g, int(16 / eb)));
+    CHECK((pitch - base) * eb % 16 == 0);
+    CHECK((pitch - base) * eb < 128);
   }
   // The model by hand, conv1 fp16 F = 3: A = 32*112*112 pixels * 3 blocks * 128 bytes; xs = 32 x 229
   // x 112 x 64 halves (Hp = 111*2 + 2*3 + 1 = 229), written once and read once.

@@ -23,6 +23,7 @@
 // less (or none) runs tensorcore_mma instead (ConvSolver::workspace_optional), as before.
 #include "conv/tensorcore/tensorcore.h"
 
+#include <array>
 #include <cstdint>
 
 #include "conv/tensorcore/mma_launch.h"
@@ -68,9 +69,9 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
 
 // Pass 1, row-staged (the default when smallc_rows_fit; smallc.h has the design): block = k
 // consecutive packed rows u0 .. u0+rows-1 of image n (smallc_row_block). Phase 1 stages the window
-// of rows + (F-1)*dh x rows they read, stage[r][w][c] = x row u0 - ph + r (zeros for rows outside
-// the image): 16-byte loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element
-// by element. Phase 2 writes the block's rows*Q pixels -- consecutive in xs -- with the thread split
+// of rows + (F-1)*dh x rows they read, stage[r][w][c] = x row u0 - ph + r at a row pitch of `pitch`
+// elements (smallc_stage_pitch: the bank model's pick; zeros for rows outside the image): 16-byte
+// loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element by element. Phase 2 writes the block's rows*Q pixels -- consecutive in xs -- with the thread split
 // of smallc_pack_x (thread: vector v of pixel slot; pixels slot, slot + ppi, ...), every element a
 // shared-memory read at smallc_row_index. Six blocks per SM (40 registers, no spill; 47 unbounded
 // would allow five): more blocks in phase 2 while others wait on their staging loads. Eight (32
@@ -79,25 +80,27 @@ template <class U>
 __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
                                                                         const SmallCGeom g,
                                                                         const __grid_constant__ SmallCRowTaps taps,
-                                                                        uint32_t k, uint32_t chunks, bool vec) {
+                                                                        uint32_t k, uint32_t chunks, uint32_t pitch,
+                                                                        bool vec) {
   constexpr int V = 16 / int(sizeof(U));
   extern __shared__ __align__(16) unsigned char smallc_rows_raw[];
   U* stage = reinterpret_cast<U*>(smallc_rows_raw);
   const SmallCRowBlock b = smallc_row_block(g, k, chunks, blockIdx.x);
   const uint32_t wc = uint32_t(g.W * g.C), nst = smallc_stage_rows(g, b.rows);
   if (vec) {  // whole rows, 16 bytes per load; the loop unrolled so a thread's loads are in flight together
-    const uint32_t rowvec = wc / V, total = nst * rowvec;
+    const uint32_t rowvec = wc / V, total = nst * rowvec, pitchvec = pitch / V;
     uint4* st = reinterpret_cast<uint4*>(stage);
 #pragma unroll 4
     for (uint32_t m = threadIdx.x; m < total; m += kSmallCPackThreads) {
-      const int64_t src = smallc_stage_vector(g, V, rowvec, b.n, b.u0, m);
-      st[m] = src >= 0 ? __ldg(reinterpret_cast<const uint4*>(x + src)) : make_uint4(0, 0, 0, 0);
+      uint32_t r, col;
+      const int64_t src = smallc_stage_vector(g, V, rowvec, b.n, b.u0, m, r, col);
+      st[r * pitchvec + col] = src >= 0 ? __ldg(reinterpret_cast<const uint4*>(x + src)) : make_uint4(0, 0, 0, 0);
     }
   } else {
     const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;  // an NHWC-like row: W*C elements in a run
     for (uint32_t r = 0; r < nst; ++r) {
       const int64_t h = int64_t(b.u0) - g.pad_h + int64_t(r);
-      U* dst = stage + r * wc;
+      U* dst = stage + r * pitch;
       if (h < 0 || h >= g.H) {
         for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads) dst[i] = U(0);
       } else if (contiguous) {
@@ -106,7 +109,7 @@ __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(cons
         for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads) dst[i] = src[i];
       } else {
         for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads)
-          dst[i] = x[smallc_stage_source(g, b.n, b.u0, int64_t(r) * wc + i)];
+          dst[i] = x[smallc_stage_source(g, b.n, b.u0, r, i)];
       }
     }
   }
@@ -128,7 +131,7 @@ __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(cons
     } out;
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-      const int32_t i = smallc_row_index(g, soff[e], dw[e], c.i, c.q);
+      const int32_t i = smallc_row_index(g, pitch, soff[e], dw[e], c.i, c.q);
       out.e[e] = i >= 0 ? stage[i] : U(0);
     }
     dst[int64_t(c.p) * vp] = out.u;
@@ -148,6 +151,17 @@ __global__ void __launch_bounds__(kPackThreads) smallc_pack_w(const U* __restric
 
 int64_t blocks_for(int64_t items) { return (items + kPackThreads - 1) / kPackThreads; }
 
+// smallc_stage_pitch costs ~10-15 us of host time (its bank model); eager callers repeat the same
+// layer, so the last answer is kept per host thread, keyed on everything the model reads.
+int64_t stage_pitch_cached(const SmallCGeom& g, int64_t elem_bytes) {
+  using Key = std::array<int64_t, 12>;
+  const Key key{g.W, g.C, g.S, g.F, g.Q, g.Cs, g.str_w, g.pad_w, g.dil_w, g.dil_h, elem_bytes, 1};
+  thread_local Key last{};  // last[11] == 0: empty
+  thread_local int64_t last_pitch = 0;
+  if (key != last) last_pitch = smallc_stage_pitch(g, elem_bytes), last = key;
+  return last_pitch;
+}
+
 template <class U>
 core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsigned char* base, cudaStream_t stream) {
   constexpr int64_t V = 16 / int64_t(sizeof(U));
@@ -155,12 +169,15 @@ core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsi
   const int64_t rows = g.N * g.Hp, chunks = smallc_pack_chunks(g, int(V)), welems = g.K * g.Rf * g.Cs;
   if (rows * chunks >= (int64_t(1) << 31) || blocks_for(welems) >= (int64_t(1) << 31))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma_smallc: packed tensors too large for one grid");
-  if (const int64_t k = smallc_rows_per_block(g, int64_t(sizeof(U)))) {  // the staged window fits in shared memory
+  const bool row_fits = g.W * g.C * int64_t(sizeof(U)) <= kSmallCRowBytes;  // else no pitch model: the direct pass
+  const int64_t pitch = row_fits ? stage_pitch_cached(g, int64_t(sizeof(U))) : 0;
+  if (const int64_t k = row_fits ? smallc_rows_per_block(g, int64_t(sizeof(U)), pitch) : 0) {  // the window fits
     const uint32_t rchunks = smallc_row_chunks(g, uint32_t(k));
     const bool vec = smallc_stage_vectorized(g, int(V)) && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
-    const size_t smem = size_t(k + (g.F - 1) * g.dil_h) * size_t(g.W * g.C) * sizeof(U);  // <= kSmallCRowBytes
+    const size_t smem = size_t(k + (g.F - 1) * g.dil_h) * size_t(pitch) * sizeof(U);  // <= kSmallCRowBytes
     smallc_pack_x_rows<U><<<unsigned(g.N * rchunks), kSmallCPackThreads, smem, stream>>>(
-        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_row_taps(g), uint32_t(k), rchunks, vec);
+        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_row_taps(g, pitch), uint32_t(k), rchunks,
+        uint32_t(pitch), vec);
   } else {
     smallc_pack_x<U><<<unsigned(rows * chunks), kSmallCPackThreads, 0, stream>>>(
         static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_taps(g), uint32_t(chunks));

@@ -141,7 +141,8 @@ JHDNN_SMALLC_FN SmallCPackSlot smallc_pack_slot(const SmallCGeom& g, int V, uint
 // serves k CONSECUTIVE packed rows u0 .. u0+k-1 of one image n (smallc_row_block; the last block of
 // an image may have fewer). Those rows read the x rows u0 - ph + i + t*dh (i < k, t < F): one
 // window of k + (F-1)*dh consecutive x rows, which the block first copies whole into shared memory
-// as stage[r][w][c], x row u0 - ph + r (zeros for rows outside the image) -- consecutive packed rows
+// as stage[r][w][c], x row u0 - ph + r, at a row pitch of smallc_stage_pitch elements (zeros for rows
+// outside the image) -- consecutive packed rows
 // share F-1 of their F rows (dh = 1), so x is read (k + F - 1) / k times instead of F times. For an
 // NHWC x whose rows start 16-byte aligned the copy is 16-byte loads of one contiguous run per row
 // (smallc_stage_vector); otherwise element by element through the strides (smallc_stage_source).
@@ -150,11 +151,11 @@ JHDNN_SMALLC_FN SmallCPackSlot smallc_pack_slot(const SmallCGeom& g, int V, uint
 // each element a shared-memory read at smallc_row_index. The direct pass above gathers every
 // element from global memory with a 2-byte load (ResNet-50 conv1 fp16: 52 M loads for 105 MB, 84 us
 // on the H200, bound by them -- fp32, half the loads, 53 us).
-constexpr int64_t kSmallCRowBytes = 48 * 1024;  // the staged window ((k + (F-1)*dh) * W * C elements), at most
+constexpr int64_t kSmallCRowBytes = 48 * 1024;  // the staged window ((k + (F-1)*dh) * pitch elements), at most
 constexpr int64_t kSmallCRowsPerBlockMax = 8;   // packed rows per block, at most
 constexpr int64_t kSmallCRowPixels = 512;       // pixels per block aimed at: k = 512 / Q, clamped to [1, 8]
 
-// Per packed channel j: soff = t*dh*W*C + s*dw*C + c (its staged element for packed row i = 0 of
+// Per packed channel j: soff = t*dh*pitch + s*dw*C + c (its staged element for packed row i = 0 of
 // the block and the window corner w0 = 0) and dw = s*dw (the w bounds check); zero channels
 // (j >= F*S*C): dw = -2^30, the check fails. soff is kept modulo 2^32: s*dw*C alone may pass 2^31
 // (dw < 2^30 since Q >= 1), but whenever the element is inside the image i*W*C + soff + w0*C is its
@@ -163,11 +164,25 @@ struct SmallCRowTaps {
   uint32_t soff[kSmallCMaxCs];
   int32_t dw[kSmallCMaxCs];
 };
-SmallCRowTaps smallc_row_taps(const SmallCGeom& g);
+SmallCRowTaps smallc_row_taps(const SmallCGeom& g, int64_t pitch);
+// The staged row pitch, in elements: W*C rounded up to 16 bytes, plus d*16 bytes (d in 0 .. 7) for
+// the d whose bank pattern is best (smallc_stage_wavefronts, the smaller d on a tie). The F rows a
+// pixel reads sit t*dh*pitch apart; with pitch*elem a multiple of 128 bytes (or close to one) the
+// same pixel's F runs land on the same banks (ResNet-50 conv1 fp16: 1344-byte rows, 3 wavefronts
+// per 2-byte load at d = 0, 2 at the pick).
+int64_t smallc_stage_pitch(const SmallCGeom& g, int64_t elem_bytes);
+// The bank model: shared-memory wavefronts of phase 2's V loads of one 16-byte vector, summed over
+// the first 2 warps of a block (64 threads on consecutive pixels from the middle of a packed row;
+// the pattern repeats warp after warp): a wavefront per distinct 4-byte word in the busiest of the
+// 32 banks, per load instruction.
+int64_t smallc_stage_wavefronts(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch);
 // k, the packed rows per block of the row-staged pass: kSmallCRowPixels / Q clamped to
 // [1, kSmallCRowsPerBlockMax] and to Hp, then lowered until the staged window fits kSmallCRowBytes;
-// 0 when not even one row's window (1 + (F-1)*dh rows) fits: the direct pass runs.
+// 0 when not even one row's window (1 + (F-1)*dh rows at smallc_stage_pitch) fits: the direct pass
+// runs.
 int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes);
+// The same for a given pitch (the launch computes the pitch once).
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch);
 // Whether the row-staged pass runs (smallc_rows_per_block > 0).
 bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes);
 // Whether the window copy may use V-element (16-byte) vectors, the pointer's alignment aside (the
@@ -194,23 +209,24 @@ JHDNN_SMALLC_FN uint32_t smallc_stage_rows(const SmallCGeom& g, uint32_t rows) {
   return rows + uint32_t(g.F - 1) * uint32_t(g.dil_h);
 }
 
-// Offset in x of staged element e = r*W*C + w*C + c (x row u0 - ph + r of image n), or -1 when that
-// row is outside the image (the stage holds zeros). The element-wise copy; for a contiguous row
-// the kernel uses n*xs[0] + h*xs[3] + (e - r*W*C) instead (equal: the CPU test checks it).
-JHDNN_SMALLC_FN int64_t smallc_stage_source(const SmallCGeom& g, int64_t n, int64_t u0, int64_t e) {
-  const int64_t wc = g.W * g.C, r = e / wc, i = e - r * wc;
+// Offset in x of staged element i = w*C + c of staged row r (x row u0 - ph + r of image n; at
+// r*pitch + i in the stage), or -1 when that row is outside the image (the stage holds zeros). The
+// element-wise copy; for a contiguous row the kernel uses n*xs[0] + h*xs[3] + i instead (equal: the
+// CPU test checks it).
+JHDNN_SMALLC_FN int64_t smallc_stage_source(const SmallCGeom& g, int64_t n, int64_t u0, int64_t r, int64_t i) {
   const int64_t h = u0 - g.pad_h + r;
   if (h < 0 || h >= g.H) return -1;
   const int64_t w = i / g.C, c = i - w * g.C;
   return n * g.xs[0] + c * g.xs[1] + h * g.xs[3] + w * g.xs[4];
 }
 
-// The vectorized copy (smallc_stage_vectorized): staged vector m (elements m*V .. m*V + V-1, never
-// across a row since V divides W*C) comes from x at the returned offset (V contiguous elements), or
-// is zeros (-1: the row is outside the image). rowvec = W*C / V; one 32-bit division per vector.
+// The vectorized copy (smallc_stage_vectorized): vector m of the window (staged row r = m / rowvec,
+// elements col*V .. col*V + V-1 of it, never across a row since V divides W*C; rowvec = W*C / V)
+// comes from x at the returned offset (V contiguous elements), or is zeros (-1: the row is outside
+// the image). It goes to stage vector r * (pitch / V) + col. One 32-bit division per vector.
 JHDNN_SMALLC_FN int64_t smallc_stage_vector(const SmallCGeom& g, int V, uint32_t rowvec, uint32_t n, uint32_t u0,
-                                            uint32_t m) {
-  const uint32_t r = m / rowvec, col = m - r * rowvec;
+                                            uint32_t m, uint32_t& r, uint32_t& col) {
+  r = m / rowvec, col = m - r * rowvec;
   const int64_t h = int64_t(u0) - g.pad_h + int64_t(r);
   if (h < 0 || h >= g.H) return -1;
   return int64_t(n) * g.xs[0] + h * g.xs[3] + int64_t(col) * V;
@@ -236,12 +252,11 @@ JHDNN_SMALLC_FN void smallc_row_advance(const SmallCGeom& g, uint32_t ppi, Small
 
 // Index into the stage of packed channel j (its taps soff, dw) of packed row u0 + i, pixel q, or -1
 // for a zero (w outside the image, or a zero channel). Whenever the check passes the index is the
-// element's true position, i*W*C + t*dh*W*C + w*C + c < staged size < 2^31 (kSmallCRowBytes).
-JHDNN_SMALLC_FN int32_t smallc_row_index(const SmallCGeom& g, uint32_t soff, int32_t dw, uint32_t i, uint32_t q) {
+// element's true position, (i + t*dh)*pitch + w*C + c < staged size < 2^31 (kSmallCRowBytes).
+JHDNN_SMALLC_FN int32_t smallc_row_index(const SmallCGeom& g, uint32_t pitch, uint32_t soff, int32_t dw, uint32_t i,
+                                         uint32_t q) {
   const int32_t w0 = int32_t(int64_t(q) * g.str_w - g.pad_w);  // |w0| < 2^30, |dw| <= 2^30: no overflow
-  return uint32_t(w0 + dw) < uint32_t(g.W)
-             ? int32_t(soff + (i * uint32_t(g.W) + uint32_t(w0)) * uint32_t(g.C))
-             : -1;
+  return uint32_t(w0 + dw) < uint32_t(g.W) ? int32_t(soff + i * pitch + uint32_t(w0) * uint32_t(g.C)) : -1;
 }
 
 // B: the elements of one 128-byte reduction block (64 fp16 / bf16, 32 fp32).
