@@ -67,15 +67,16 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
   }
 }
 
-// Pass 1, row-staged (the default when smallc_rows_fit; smallc.h has the design): block = k
-// consecutive packed rows u0 .. u0+rows-1 of image n (smallc_row_block). Phase 1 stages the window
-// of rows + (F-1)*dh x rows they read, stage[r][w][c] = x row u0 - ph + r at a row pitch of `pitch`
-// elements (smallc_stage_pitch: the bank model's pick; zeros for rows outside the image): 16-byte
-// loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element by element. Phase 2 writes the block's rows*Q pixels -- consecutive in xs -- with the thread split
-// of smallc_pack_x (thread: vector v of pixel slot; pixels slot, slot + ppi, ...), every element a
-// shared-memory read at smallc_row_index. Six blocks per SM (40 registers, no spill; 47 unbounded
-// would allow five): more blocks in phase 2 while others wait on their staging loads. Eight (32
-// registers) spills 12 bytes for 16-bit data.
+// Pass 1, row-staged (the default when smallc_rows_per_block > 0; smallc.h has the design): block =
+// k consecutive packed rows u0 .. u0+rows-1 of image n (smallc_row_block). Phase 1 stages the
+// window of rows + (F-1)*dh x rows they read, stage[r][w][c] = x row u0 - ph + r at a row pitch of
+// `pitch` elements (smallc_stage_pitch: the bank model's pick; zeros for rows outside the image):
+// 16-byte loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element by element.
+// Phase 2 writes the block's rows*Q pixels -- consecutive in xs; rows*Q <= Hp*Q < 2^31 by the shape
+// rules -- with the thread split of smallc_pack_x (thread: vector v of pixel slot; pixels slot,
+// slot + ppi, ...), every element a shared-memory read at smallc_row_index. Six blocks per SM (39 /
+// 36 registers for 16-bit / fp32 data, no spill; 47 unbounded would allow five): more blocks in
+// phase 2 while others wait on their staging loads. Eight (32 registers) spills 12 bytes.
 template <class U>
 __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
                                                                         const SmallCGeom g,

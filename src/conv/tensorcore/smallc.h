@@ -183,8 +183,6 @@ int64_t smallc_stage_wavefronts(const SmallCGeom& g, int64_t elem_bytes, int64_t
 int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes);
 // The same for a given pitch (the launch computes the pitch once).
 int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch);
-// Whether the row-staged pass runs (smallc_rows_per_block > 0).
-bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes);
 // Whether the window copy may use V-element (16-byte) vectors, the pointer's alignment aside (the
 // launch checks x % 16 == 0): unit channel stride, w stride C (a row is W*C contiguous elements),
 // n and h strides and W*C multiples of V (every staged row starts 16-byte aligned in x and in

@@ -177,8 +177,6 @@ int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t p
   return k;
 }
 
-bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes) { return smallc_rows_per_block(g, elem_bytes) > 0; }
-
 bool smallc_stage_vectorized(const SmallCGeom& g, int V) {
   return g.xs[1] == 1 && g.xs[4] == g.C && g.xs[0] % V == 0 && g.xs[3] % V == 0 && (g.W * g.C) % V == 0;
 }
