@@ -74,9 +74,9 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
 // 16-byte loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element by element.
 // Phase 2 writes the block's rows*Q pixels -- consecutive in xs; rows*Q <= Hp*Q < 2^31 by the shape
 // rules -- with the thread split of smallc_pack_x (thread: vector v of pixel slot; pixels slot,
-// slot + ppi, ...), every element a shared-memory read at smallc_row_index. Six blocks per SM (39 /
-// 36 registers for 16-bit / fp32 data, no spill; 47 unbounded would allow five): more blocks in
-// phase 2 while others wait on their staging loads. Eight (32 registers) spills 12 bytes.
+// slot + ppi, ...), every element a shared-memory read at smallc_row_pixel / smallc_row_at. Six blocks
+// per SM (39 / 32 registers for 16-bit / fp32 data, no spill; 47 unbounded would allow five): more
+// blocks in phase 2 while others wait on their staging loads. Eight (32 registers) spilled 12 bytes.
 template <class U>
 __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
                                                                         const SmallCGeom g,
@@ -118,10 +118,12 @@ __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(cons
   const uint32_t vp = uint32_t(g.Cs) / uint32_t(V), ppi = kSmallCPackThreads / vp;
   const uint32_t slot = threadIdx.x / vp, v = threadIdx.x - slot * vp;
   if (slot >= ppi) return;  // vp = 24: the 16 threads left over
+  // soff and the pixel base are scaled to bytes (exact modulo 2^32 like the elements: a true index
+  // times sizeof(U) < 48 KiB), so an element's shared address is one three-operand add.
   uint32_t soff[V];
   int32_t dw[V];
 #pragma unroll
-  for (int e = 0; e < V; ++e) soff[e] = taps.soff[v * V + e], dw[e] = taps.dw[v * V + e];
+  for (int e = 0; e < V; ++e) soff[e] = taps.soff[v * V + e] * uint32_t(sizeof(U)), dw[e] = taps.dw[v * V + e];
   // The block's pixels are consecutive in xs: row (n, u0) onwards.
   uint4* dst = xs + (int64_t(b.n) * g.Hp + b.u0) * g.Q * vp + v;
   const uint32_t npix = b.rows * uint32_t(g.Q);
@@ -130,11 +132,12 @@ __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(cons
       uint4 u;
       U e[V];
     } out;
+    SmallCRowPixel px = smallc_row_pixel(g, pitch, c.i, c.q);  // per element: one add, one compare
+    px.base *= uint32_t(sizeof(U));
+    asm("" : "+r"(px.base));  // keep base in a register: NVVM otherwise recomputes it under every element's branch
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      const int32_t i = smallc_row_index(g, pitch, soff[e], dw[e], c.i, c.q);
-      out.e[e] = i >= 0 ? stage[i] : U(0);
-    }
+    for (int e = 0; e < V; ++e)
+      out.e[e] = smallc_row_in(g, px, dw[e]) ? *reinterpret_cast<const U*>(smallc_rows_raw + smallc_row_at(px, soff[e])) : U(0);
     dst[int64_t(c.p) * vp] = out.u;
   }
 }

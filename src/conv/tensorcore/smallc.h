@@ -249,13 +249,32 @@ JHDNN_SMALLC_FN void smallc_row_advance(const SmallCGeom& g, uint32_t ppi, Small
   while (c.q >= uint32_t(g.Q)) c.q -= uint32_t(g.Q), ++c.i;  // ppi <= 32 iterations when Q = 1; one at most when ppi <= Q
 }
 
+// Pixel q of packed row u0 + i in the stage: its window corner w0 = q*sw - pw and base =
+// i*pitch + w0*C (modulo 2^32), computed once per pixel; its element j (taps soff, dw) is inside the
+// image when smallc_row_in and then sits at smallc_row_at = soff + base, the element's true
+// position (i + t*dh)*pitch + w*C + c < staged size < 2^31 (kSmallCRowBytes) -- the modular sum is
+// exact. The kernel runs these three; smallc_row_index composes them (the CPU test, the bank model).
+struct SmallCRowPixel {
+  int32_t w0;
+  uint32_t base;
+};
+JHDNN_SMALLC_FN SmallCRowPixel smallc_row_pixel(const SmallCGeom& g, uint32_t pitch, uint32_t i, uint32_t q) {
+  SmallCRowPixel px;
+  px.w0 = int32_t(int64_t(q) * g.str_w - g.pad_w);  // |w0| < 2^30, |dw| <= 2^30: w0 + dw does not overflow
+  px.base = i * pitch + uint32_t(px.w0) * uint32_t(g.C);
+  return px;
+}
+JHDNN_SMALLC_FN bool smallc_row_in(const SmallCGeom& g, SmallCRowPixel px, int32_t dw) {
+  return uint32_t(px.w0 + dw) < uint32_t(g.W);  // a zero channel's dw = -2^30 always fails
+}
+JHDNN_SMALLC_FN uint32_t smallc_row_at(SmallCRowPixel px, uint32_t soff) { return soff + px.base; }
+
 // Index into the stage of packed channel j (its taps soff, dw) of packed row u0 + i, pixel q, or -1
-// for a zero (w outside the image, or a zero channel). Whenever the check passes the index is the
-// element's true position, (i + t*dh)*pitch + w*C + c < staged size < 2^31 (kSmallCRowBytes).
+// for a zero (w outside the image, or a zero channel).
 JHDNN_SMALLC_FN int32_t smallc_row_index(const SmallCGeom& g, uint32_t pitch, uint32_t soff, int32_t dw, uint32_t i,
                                          uint32_t q) {
-  const int32_t w0 = int32_t(int64_t(q) * g.str_w - g.pad_w);  // |w0| < 2^30, |dw| <= 2^30: no overflow
-  return uint32_t(w0 + dw) < uint32_t(g.W) ? int32_t(soff + i * pitch + uint32_t(w0) * uint32_t(g.C)) : -1;
+  const SmallCRowPixel px = smallc_row_pixel(g, pitch, i, q);
+  return smallc_row_in(g, px, dw) ? int32_t(smallc_row_at(px, soff)) : -1;
 }
 
 // B: the elements of one 128-byte reduction block (64 fp16 / bf16, 32 fp32).
