@@ -175,8 +175,7 @@ core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsi
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma_smallc: packed tensors too large for one grid");
   const bool row_fits = g.W * g.C * int64_t(sizeof(U)) <= kSmallCRowBytes;  // else no pitch model: the direct pass
   const int64_t pitch = row_fits ? stage_pitch_cached(g, int64_t(sizeof(U))) : 0;
-  const int64_t min_blocks = 4 * int64_t(cached_device_info().sm_count);  // a batch-1 layer: one row per block
-  if (const int64_t k = row_fits ? smallc_rows_per_block(g, int64_t(sizeof(U)), pitch, min_blocks) : 0) {
+  if (const int64_t k = row_fits ? smallc_rows_per_block(g, int64_t(sizeof(U)), pitch) : 0) {  // the window fits
     const uint32_t rchunks = smallc_row_chunks(g, uint32_t(k));
     const bool vec = smallc_stage_vectorized(g, int(V)) && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
     const size_t smem = size_t(k + (g.F - 1) * g.dil_h) * size_t(pitch) * sizeof(U);  // <= kSmallCRowBytes

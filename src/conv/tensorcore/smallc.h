@@ -177,13 +177,12 @@ int64_t smallc_stage_pitch(const SmallCGeom& g, int64_t elem_bytes);
 // 32 banks, per load instruction.
 int64_t smallc_stage_wavefronts(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch);
 // k, the packed rows per block of the row-staged pass: kSmallCRowPixels / Q clamped to
-// [1, kSmallCRowsPerBlockMax] and to Hp, then lowered until the staged window fits kSmallCRowBytes,
-// then lowered (not below 1) while the grid, N * ceil(Hp / k) blocks, is under min_blocks (the
-// launch asks for 4 per SM: a batch-1 layer keeps one row per block and fills the GPU); 0 when not
-// even one row's window (1 + (F-1)*dh rows at smallc_stage_pitch) fits: the direct pass runs.
-int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t min_blocks = 0);
+// [1, kSmallCRowsPerBlockMax] and to Hp, then lowered until the staged window fits kSmallCRowBytes;
+// 0 when not even one row's window (1 + (F-1)*dh rows at smallc_stage_pitch) fits: the direct pass
+// runs.
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes);
 // The same for a given pitch (the launch computes the pitch once).
-int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch, int64_t min_blocks);
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch);
 // Whether the window copy may use V-element (16-byte) vectors, the pointer's alignment aside (the
 // launch checks x % 16 == 0): unit channel stride, w stride C (a row is W*C contiguous elements),
 // n and h strides and W*C multiples of V (every staged row starts 16-byte aligned in x and in

@@ -159,11 +159,11 @@ int64_t smallc_stage_pitch(const SmallCGeom& g, int64_t elem_bytes) {
   return best;
 }
 
-int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t min_blocks) {
-  return smallc_rows_per_block(g, elem_bytes, smallc_stage_pitch(g, elem_bytes), min_blocks);
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes) {
+  return smallc_rows_per_block(g, elem_bytes, smallc_stage_pitch(g, elem_bytes));
 }
 
-int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch, int64_t min_blocks) {
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch) {
   // About 512 pixels per block: ResNet-50 conv1 (Q = 112) k = 4, VGG-16 conv1_1 (Q = 224) k = 2 --
   // the staging and the barrier amortized over ~14 16-byte stores per thread, while the grid keeps
   // > 3 waves of resident blocks on 132 SMs (README, "Passes").
@@ -174,7 +174,6 @@ int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t p
   if (g.W * g.C * elem_bytes > kSmallCRowBytes || extra >= kSmallCRowBytes) return 0;
   const int64_t row_bytes = pitch * elem_bytes;
   while (k > 0 && (k + extra) * row_bytes > kSmallCRowBytes) --k;
-  while (k > 1 && g.N * ceil_div(g.Hp, k) < min_blocks) --k;
   return k;
 }
 
