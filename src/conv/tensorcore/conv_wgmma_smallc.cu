@@ -75,8 +75,9 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
 // Phase 2 writes the block's rows*Q pixels -- consecutive in xs; rows*Q <= Hp*Q < 2^31 by the shape
 // rules -- with the thread split of smallc_pack_x (thread: vector v of pixel slot; pixels slot,
 // slot + ppi, ...), every element a shared-memory read at smallc_row_pixel / smallc_row_at. Six blocks
-// per SM (39 / 32 registers for 16-bit / fp32 data, no spill; 47 unbounded would allow five): more
-// blocks in phase 2 while others wait on their staging loads. Eight (32 registers) spilled 12 bytes.
+// per SM (40 / 38 registers for 16-bit / fp32 data, no spill; an earlier version took 47 unbounded,
+// five blocks): more blocks in phase 2 while others wait on their staging loads. Eight (32
+// registers) spills 20 bytes.
 template <class U>
 __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
                                                                         const SmallCGeom g,
@@ -88,14 +89,27 @@ __global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(cons
   U* stage = reinterpret_cast<U*>(smallc_rows_raw);
   const SmallCRowBlock b = smallc_row_block(g, k, chunks, blockIdx.x);
   const uint32_t wc = uint32_t(g.W * g.C), nst = smallc_stage_rows(g, b.rows);
-  if (vec) {  // whole rows, 16 bytes per load; the loop unrolled so a thread's loads are in flight together
+  if (vec) {
+    // Whole rows, 16 bytes per load. A thread issues up to kStageBatch loads before it stores any
+    // (a store between them would keep the next load behind the loop's exit branch): conv1 / VGG
+    // stage 504 / 336 vectors, 1-2 per thread, so the window arrives in one load latency.
+    constexpr int kStageBatch = 4;
     const uint32_t rowvec = wc / V, total = nst * rowvec, pitchvec = pitch / V;
     uint4* st = reinterpret_cast<uint4*>(stage);
-#pragma unroll 4
-    for (uint32_t m = threadIdx.x; m < total; m += kSmallCPackThreads) {
-      uint32_t r, col;
-      const int64_t src = smallc_stage_vector(g, V, rowvec, b.n, b.u0, m, r, col);
-      st[r * pitchvec + col] = src >= 0 ? __ldg(reinterpret_cast<const uint4*>(x + src)) : make_uint4(0, 0, 0, 0);
+    for (uint32_t m0 = threadIdx.x; m0 < total; m0 += kStageBatch * kSmallCPackThreads) {
+      uint4 val[kStageBatch];
+      uint32_t at[kStageBatch];
+#pragma unroll
+      for (int u = 0; u < kStageBatch; ++u) {
+        const uint32_t m = m0 + uint32_t(u) * kSmallCPackThreads;
+        uint32_t r = 0, col = 0;
+        const int64_t src = m < total ? smallc_stage_vector(g, V, rowvec, b.n, b.u0, m, r, col) : -1;
+        at[u] = r * pitchvec + col;
+        val[u] = src >= 0 ? __ldg(reinterpret_cast<const uint4*>(x + src)) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kStageBatch; ++u)
+        if (m0 + uint32_t(u) * kSmallCPackThreads < total) st[at[u]] = val[u];
     }
   } else {
     const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;  // an NHWC-like row: W*C elements in a run
