@@ -141,9 +141,9 @@ JHDNN_SMALLC_FN SmallCPackSlot smallc_pack_slot(const SmallCGeom& g, int V, uint
 // serves k CONSECUTIVE packed rows u0 .. u0+k-1 of one image n (smallc_row_block; the last block of
 // an image may have fewer). Those rows read the x rows u0 - ph + i + t*dh (i < k, t < F): one
 // window of k + (F-1)*dh consecutive x rows, which the block first copies whole into shared memory
-// as stage[r][w][c], x row u0 - ph + r, at a row pitch of smallc_stage_pitch elements (zeros for rows
-// outside the image) -- consecutive packed rows
-// share F-1 of their F rows (dh = 1), so x is read (k + F - 1) / k times instead of F times. For an
+// as stage[r][w][c], x row u0 - ph + r, at a row pitch of smallc_stage_pitch elements (zeros for
+// rows outside the image) -- consecutive packed rows share F-1 of their F rows (dh = 1), so x is
+// read (k + F - 1) / k times instead of F times. For an
 // NHWC x whose rows start 16-byte aligned the copy is 16-byte loads of one contiguous run per row
 // (smallc_stage_vector); otherwise element by element through the strides (smallc_stage_source).
 // After one barrier the block writes its k*Q pixels with the work split of the direct pass (thread:
@@ -158,8 +158,8 @@ constexpr int64_t kSmallCRowPixels = 512;       // pixels per block aimed at: k 
 // Per packed channel j: soff = t*dh*pitch + s*dw*C + c (its staged element for packed row i = 0 of
 // the block and the window corner w0 = 0) and dw = s*dw (the w bounds check); zero channels
 // (j >= F*S*C): dw = -2^30, the check fails. soff is kept modulo 2^32: s*dw*C alone may pass 2^31
-// (dw < 2^30 since Q >= 1), but whenever the element is inside the image i*W*C + soff + w0*C is its
-// true index, below the staged size < 2^31.
+// (dw < 2^30 since Q >= 1), but whenever the element is inside the image i*pitch + soff + w0*C is
+// its true index, below the staged size < 2^31.
 struct SmallCRowTaps {
   uint32_t soff[kSmallCMaxCs];
   int32_t dw[kSmallCMaxCs];
@@ -168,8 +168,8 @@ SmallCRowTaps smallc_row_taps(const SmallCGeom& g, int64_t pitch);
 // The staged row pitch, in elements: W*C rounded up to 16 bytes, plus d*16 bytes (d in 0 .. 7) for
 // the d whose bank pattern is best (smallc_stage_wavefronts, the smaller d on a tie). The F rows a
 // pixel reads sit t*dh*pitch apart; with pitch*elem a multiple of 128 bytes (or close to one) the
-// same pixel's F runs land on the same banks (ResNet-50 conv1 fp16: 1344-byte rows, 3 wavefronts
-// per 2-byte load at d = 0, 2 at the pick).
+// same pixel's F runs land on the same banks (ResNet-50 conv1 fp16: 1344-byte rows, 2.25 modeled
+// wavefronts per 2-byte load at d = 0, 2 at the pick; VGG conv1_1 fp16: 2 -> 1).
 int64_t smallc_stage_pitch(const SmallCGeom& g, int64_t elem_bytes);
 // The bank model: shared-memory wavefronts of phase 2's V loads of one 16-byte vector, summed over
 // the first 2 warps of a block (64 threads on consecutive pixels from the middle of a packed row;
