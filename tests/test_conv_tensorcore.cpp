@@ -38,6 +38,7 @@
 #include "common/problems.h"
 #include "common/reference.h"
 #include "common/test_util.h"
+#include "conv/depthwise/depthwise.h"
 #include "conv/solver.h"
 #include "core/config.h"
 #include "conv/tensorcore/smallc.h"
@@ -104,7 +105,10 @@ TEST_CASE("tensorcore: the solver refuses with reasons", "[tensorcore][rules]") 
   // First in the registry (generation 2, then 1): dispatch prefers them.
   CHECK(conv::all_solvers().at(0) == &conv::tensorcore_wgmma_solver());
   CHECK(conv::all_solvers().at(1) == &conv::tensorcore_wgmma_smallc_solver());
-  CHECK(conv::all_solvers().at(2) == &solver());
+  // depthwise (groups == C on CUDA cores) sits between them and tensorcore_mma, so that
+  // IMPLICIT_PRECOMP_GEMM sends depthwise problems to it (src/conv/depthwise/README.md).
+  CHECK(conv::all_solvers().at(2) == &conv::depthwise_solver());
+  CHECK(conv::all_solvers().at(3) == &solver());
   CHECK(conv::tensorcore_wgmma_solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
   CHECK_FALSE(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH),
                                                             fake_device(8, 0)).ok);

@@ -21,6 +21,7 @@
 #include "common/problems.h"
 #include "common/reference.h"
 #include "common/test_util.h"
+#include "conv/depthwise/depthwise.h"
 #include "conv/solver.h"
 #include "conv/tensorcore/smallc.h"
 #include "conv/tensorcore/tensorcore.h"
@@ -369,10 +370,11 @@ TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
   a100.cc_major = 8;
   CHECK_FALSE(s.can_implement(rn, a100).ok);
   const auto& all = conv::all_solvers();
-  REQUIRE(all.size() >= 3);
+  REQUIRE(all.size() >= 4);
   CHECK(all[0] == &conv::tensorcore_wgmma_solver());
   CHECK(all[1] == &s);
-  CHECK(all[2] == &conv::tensorcore_mma_solver());
+  CHECK(all[2] == &conv::depthwise_solver());  // groups == C only (src/conv/depthwise)
+  CHECK(all[3] == &conv::tensorcore_mma_solver());
 
   // What the wgmma planner runs on the packed problems (H200): 64-wide tiles (K = 64), unsplit.
   for (const ConvProblem* p : {&rn, &vgg}) {
