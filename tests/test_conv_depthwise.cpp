@@ -119,8 +119,9 @@ std::vector<NamedProblem> corner_problems() {
       {"c24_3x3_p2_s2_h10w7", dw(2, 24, 10, 7, 3, 3, 2, 2, 2)},
       {"c16_mult2_3x3_h10", dw(2, 16, 10, 10, 3, 3, 1, 1, 1, 1, 2)},
       {"c3_mult2_5x5_s2_h11", dw(1, 3, 11, 11, 5, 5, 2, 2, 2, 1, 2)},
-      // 41 x 41 taps: the filter slice of even one channel vector exceeds 48 KiB of shared memory
-      // (fp32 taps x 8 halves / 4 floats), so NHWC falls back to dw_any_kernel.
+      // 41 x 41 taps: in HALF / BFLOAT16 the filter slice of even one 8-channel vector (1681 x 8
+      // fp32 taps) exceeds 48 KiB of shared memory, so NHWC falls back to dw_any_kernel; FLOAT
+      // (4 channels, 26.9 KiB) stays on dw_nhwc_kernel with one vector per block.
       {"c8_41x41_h45", dw(1, 8, 45, 45, 41, 41, 0, 0, 1)},
   };
 }
