@@ -203,6 +203,38 @@ TEST_CASE("depthwise: non-packed (4dEx-style) x and y strides", "[gpu][depthwise
   }
 }
 
+// Padded NHWC whose pixel, row and image strides stay multiples of 8 elements: the 16-byte vector
+// loads and stores run on a strided tensor, and the padding channels between pixels (poisoned)
+// must neither leak into the result nor be overwritten.
+TEST_CASE("depthwise: padded NHWC with 16-byte-aligned pixels (vector path, gaps kept)", "[gpu][depthwise][strided]") {
+  START_GPU_CASE();
+  for (jhdnnDataType_t dt : kTypes) {
+    INFO("data type " << dt_name(dt));
+    Notes notes(std::string("padded NHWC, vector path, ") + dt_name(dt));
+    for (const NamedProblem& np : {NamedProblem{"c16_3x3_h9w11", dw(2, 16, 9, 11, 3, 3, 1, 1, 1)},
+                                   NamedProblem{"c24_5x5_s2_h12w10", dw(1, 24, 12, 10, 5, 5, 2, 2, 2)}}) {
+      for (Scale sc : {Scale{}, Scale{0.5, 0.75}}) {
+        const HostProblem h = make_host_problem(np.name, with_layout(np.p, dt, false), sc);
+        ConvProblem lp = with_layout(np.p, dt, true);
+        auto set = [](int64_t* st, int64_t c, int64_t rows, int64_t cols) {
+          st[core::kC] = 1;
+          st[core::kW] = c + 8;                       // 8 padding channels per pixel
+          st[core::kH] = st[core::kW] * (cols + 1);   // one padding pixel per row
+          st[core::kD] = st[core::kH];                // depth: size 1
+          st[core::kN] = st[core::kH] * rows + 8;     // 8 padding elements per image
+        };
+        set(lp.x_stride, lp.C, lp.H, lp.W);
+        set(lp.y_stride, lp.K, lp.P, lp.Q);
+        INFO("problem " << np.name << " [" << lp.key() << "] alpha " << sc.alpha << " beta " << sc.beta);
+        run_conv_paths(paths(), h, {lp}, notes);
+      }
+    }
+    notes.print();
+    CHECK(notes.configs == 4);
+    CHECK(notes.runs_by_solver["depthwise"] == notes.configs);
+  }
+}
+
 TEST_CASE("depthwise: IMPLICIT_PRECOMP_GEMM dispatches depthwise problems to it", "[gpu][depthwise][dispatch]") {
   START_GPU_CASE();
   ConvTestGpu& g = gpu();
