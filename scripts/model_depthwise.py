@@ -45,13 +45,15 @@ def run(N,C,K,H,W,R,S,ph,pw,sh,sw,dh,dw,flip,nhwc,V,alpha,beta,aligned=True):
     mult=K//C; chan_inner = xs[1]==1 and ys[1]==1
     rs=R*S; max_rs=kSmem//(V*4); max_ctv_smem = kSmem//(rs*V*4) if rs<=max_rs else 0
     cvecs=(C+V-1)//V; cap=min(kMaxCtv,max_ctv_smem)
-    nhwc_k = not (mult!=1 or not chan_inner or cap<1)
+    cblocks = (cvecs+cap-1)//cap if cap>=1 else 0
+    fixed_width = dw==1 and S in (3,5) and sw in (1,2)
+    nhwc_k = not (mult!=1 or not chan_inner or cap<1 or cblocks>65535)
     qblocks=(Q+kQpt-1)//kQpt
     used=[0]*(N*K*P*Q)
     if nhwc_k:
-        cblocks=(cvecs+cap-1)//cap; ctv=(cvecs+cblocks-1)//cblocks; pix=max(1,kBlock//ctv)
+        ctv=(cvecs+cblocks-1)//cblocks; pix=max(1,kBlock//ctv)
         vec_io = C%V==0 and all(s_%V==0 for s_ in (xs[0],xs[2],xs[3],ys[0],ys[2],ys[3])) and aligned
-        fs,fsw=(S,sw) if (vec_io and dw==1 and S in (3,5) and sw in (1,2)) else (0,0)
+        fs,fsw=(S,sw) if (vec_io and fixed_width) else (0,0)
         items=N*P*qblocks; grid_x=min((items+pix-1)//pix, 7)  # small grid to exercise grid-stride
         CT=ctv*V
         assert rs*CT*4<=kSmem
@@ -127,9 +129,19 @@ def run(N,C,K,H,W,R,S,ph,pw,sh,sw,dh,dw,flip,nhwc,V,alpha,beta,aligned=True):
             for r in range(R):
                 h=p*sh-ph+r*dh
                 if h<0 or h>=H: continue
-                rf=R-1-r if flip else r; xr=xc+h*xs[2]
+                rf=R-1-r if flip else r; xr=xc+h*xs[2]; wr=wk+rf*ws[2]
+                if fixed_width:
+                    wv=[Wb[wr+((S-1-s) if flip else s)*ws[3]] for s in range(S)]
+                    span=(kQpt-1)*sw+S; wi0=q0*sw-pw
+                    for i in range(span):
+                        wi=wi0+i
+                        xv=X[xr+wi*xs[3]] if 0<=wi<W else 0.0
+                        for j in range(kQpt):
+                            s=i-j*sw
+                            if 0<=s<S: acc[j]+=wv[s]*xv
+                    continue
                 for s in range(S):
-                    sf=S-1-s if flip else s; wv=Wb[wk+rf*ws[2]+sf*ws[3]]
+                    sf=S-1-s if flip else s; wv=Wb[wr+sf*ws[3]]
                     ws0=q0*sw-pw+s*dw
                     for j in range(kQpt):
                         wi=ws0+j*sw
@@ -140,7 +152,7 @@ def run(N,C,K,H,W,R,S,ph,pw,sh,sw,dh,dw,flip,nhwc,V,alpha,beta,aligned=True):
                     o=alpha*acc[j]
                     if beta!=0: o+=beta*Y[yp+(q0+j)*ys[3]]
                     Y[yp+(q0+j)*ys[3]]=o; used[yp+(q0+j)*ys[3]]+=1
-        kind='any chan_fastest=%d'%chan_fastest
+        kind='any chan_fastest=%d fixed=%d'%(chan_fastest,fixed_width)
     ref=alpha*reference(xl,wl,N,C,K,H,W,R,S,ph,pw,sh,sw,dh,dw,flip,P,Q)+beta*y0
     got=np.zeros((N,K,P,Q))
     for n,k,p,q in itertools.product(range(N),range(K),range(P),range(Q)): got[n,k,p,q]=Y[n*ys[0]+k*ys[1]+p*ys[2]+q*ys[3]]

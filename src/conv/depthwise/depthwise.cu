@@ -15,7 +15,8 @@
 //                   covers it (the reuse that makes the kernel cheap per byte).
 //   dw_any_kernel   everything else: NCHW, any strides, channel multiplier > 1, filters too large
 //                   for shared memory. One thread computes kQpt adjacent outputs of one channel
-//                   row, reading x and w through the caches.
+//                   row, reading x and w through the caches (3x3 / 5x5 at stride 1 / 2: the
+//                   filter row in registers and each input column of the window loaded once).
 //
 // Both accumulate in fp32, read y only when beta != 0, and need no workspace.
 #include "conv/depthwise/depthwise.h"
@@ -260,7 +261,10 @@ __global__ void __launch_bounds__(kBlock)
 
 // ------------------------------------------------------------------ general kernel
 
-template <class T>
+// kFS > 0: filter width kFS, horizontal stride kSW, dilation 1 at compile time: the filter row in
+// registers and each input column of the row window loaded once (as in dw_nhwc_kernel, one
+// channel); kFS == 0: run-time loops.
+template <class T, int kFS, int kSW>
 __global__ void __launch_bounds__(kBlock)
     dw_any_kernel(DwParams prm, const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                   float alpha, float beta) {
@@ -288,14 +292,33 @@ __global__ void __launch_bounds__(kBlock)
       if (h < 0 || h >= prm.H) continue;
       const int rf = prm.flip ? prm.R - 1 - r : r;
       const T* xr = xc + h * prm.xs[2];
-      for (int s = 0; s < prm.S; ++s) {
-        const int sf = prm.flip ? prm.S - 1 - s : s;
-        const float wv = to_acc<float>(wk[rf * prm.ws[2] + sf * prm.ws[3]]);
-        const int64_t ws0 = q0 * prm.sw - prm.pad_w + int64_t(s) * prm.dw;
+      const T* wr = wk + rf * prm.ws[2];
+      if constexpr (kFS > 0) {
+        float wv[kFS];  // wv[s]: tap s of this row, mirrored in CONVOLUTION mode
 #pragma unroll
-        for (int j = 0; j < kQpt; ++j) {
-          const int64_t wi = ws0 + int64_t(j) * prm.sw;
-          if (wi >= 0 && wi < prm.W) acc[j] = fmaf(wv, to_acc<float>(xr[wi * prm.xs[3]]), acc[j]);
+        for (int s = 0; s < kFS; ++s) wv[s] = to_acc<float>(wr[(prm.flip ? kFS - 1 - s : s) * prm.ws[3]]);
+        constexpr int kSpan = (kQpt - 1) * kSW + kFS;
+        const int64_t wi0 = q0 * kSW - prm.pad_w;
+#pragma unroll
+        for (int i = 0; i < kSpan; ++i) {
+          const int64_t wi = wi0 + i;
+          const float xv = wi >= 0 && wi < prm.W ? to_acc<float>(xr[wi * prm.xs[3]]) : 0.f;
+#pragma unroll
+          for (int j = 0; j < kQpt; ++j) {
+            const int s = i - j * kSW;  // tap of output j that reads column i (compile time)
+            if (s >= 0 && s < kFS) acc[j] = fmaf(wv[s], xv, acc[j]);
+          }
+        }
+      } else {
+        for (int s = 0; s < prm.S; ++s) {
+          const int sf = prm.flip ? prm.S - 1 - s : s;
+          const float wv = to_acc<float>(wr[sf * prm.ws[3]]);
+          const int64_t ws0 = q0 * prm.sw - prm.pad_w + int64_t(s) * prm.dw;
+#pragma unroll
+          for (int j = 0; j < kQpt; ++j) {
+            const int64_t wi = ws0 + int64_t(j) * prm.sw;
+            if (wi >= 0 && wi < prm.W) acc[j] = fmaf(wv, to_acc<float>(xr[wi * prm.xs[3]]), acc[j]);
+          }
         }
       }
     }
@@ -315,7 +338,7 @@ int vec_elems(jhdnnDataType_t dt) { return dt == JHDNN_DATA_FLOAT ? 4 : 8; }
 struct Plan {
   bool nhwc = false;  // dw_nhwc_kernel, else dw_any_kernel
   bool vec_io = false;
-  int fs = 0, sw = 0;  // register-reuse instance, 0 = run-time loops
+  int fs = 0, sw = 0;  // register-reuse instance (filter width, stride), 0 = run-time loops
   int ctv = 0, pix = 0;
   int64_t cblocks = 0;
   size_t smem = 0;
@@ -331,9 +354,15 @@ Plan make_plan(const ConvProblem& p, const void* x, const void* y) {
   const int64_t max_ctv_smem = rs <= max_rs ? kSmemMaxBytes / (rs * V * int64_t(sizeof(float))) : 0;
   const int64_t cvecs = (p.C + V - 1) / V;
   const int64_t cap = std::min<int64_t>(kMaxCtv, max_ctv_smem);
-  if (mult != 1 || !chan_inner || cap < 1) return pl;  // dw_any_kernel
-  const int64_t cblocks = (cvecs + cap - 1) / cap;
-  if (cblocks > kMaxGridY) return pl;  // dw_any_kernel (more than 8 M channels)
+  const int64_t cblocks = cap >= 1 ? (cvecs + cap - 1) / cap : 0;
+  const bool fixed_width = p.dil_w == 1 && (p.S == 3 || p.S == 5) && (p.stride_w == 1 || p.stride_w == 2);
+  if (mult != 1 || !chan_inner || cap < 1 || cblocks > kMaxGridY) {  // dw_any_kernel (> 8 M channels: too)
+    if (fixed_width) {
+      pl.fs = int(p.S);
+      pl.sw = p.stride_w;
+    }
+    return pl;
+  }
   pl.nhwc = true;
   pl.cblocks = cblocks;
   pl.ctv = int((cvecs + cblocks - 1) / cblocks);  // balanced: the last slice is not nearly empty
@@ -342,7 +371,7 @@ Plan make_plan(const ConvProblem& p, const void* x, const void* y) {
   auto mult_of_v = [&](const int64_t* s) { return s[core::kN] % V == 0 && s[core::kH] % V == 0 && s[core::kW] % V == 0; };
   pl.vec_io = p.C % V == 0 && mult_of_v(p.x_stride) && mult_of_v(p.y_stride) &&
               reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
-  if (pl.vec_io && p.dil_w == 1 && (p.S == 3 || p.S == 5) && (p.stride_w == 1 || p.stride_w == 2)) {
+  if (pl.vec_io && fixed_width) {
     pl.fs = int(p.S);
     pl.sw = p.stride_w;
   }
@@ -395,6 +424,15 @@ KernelPtr<T> nhwc_kernel(const Plan& pl) {
 }
 
 template <class T>
+KernelPtr<T> any_kernel(const Plan& pl) {
+  if (pl.fs == 3 && pl.sw == 1) return dw_any_kernel<T, 3, 1>;
+  if (pl.fs == 3 && pl.sw == 2) return dw_any_kernel<T, 3, 2>;
+  if (pl.fs == 5 && pl.sw == 1) return dw_any_kernel<T, 5, 1>;
+  if (pl.fs == 5 && pl.sw == 2) return dw_any_kernel<T, 5, 2>;
+  return dw_any_kernel<T, 0, 0>;
+}
+
+template <class T>
 Status launch(const ConvProblem& p, const ConvArgs& a, cudaStream_t stream) {
   const Plan pl = make_plan(p, a.x, a.y);
   const DwParams prm = make_params(p, pl);
@@ -406,8 +444,8 @@ Status launch(const ConvProblem& p, const ConvArgs& a, cudaStream_t stream) {
     nhwc_kernel<T>(pl)<<<grid, unsigned(pl.ctv * pl.pix), pl.smem, stream>>>(prm, x, w, y, float(a.alpha),
                                                                               float(a.beta));
   } else {
-    dw_any_kernel<T><<<grid_for(prm.items, kBlock), kBlock, 0, stream>>>(prm, x, w, y, float(a.alpha),
-                                                                        float(a.beta));
+    any_kernel<T>(pl)<<<grid_for(prm.items, kBlock), kBlock, 0, stream>>>(prm, x, w, y, float(a.alpha),
+                                                                         float(a.beta));
   }
   JHDNN_LAUNCH_CHECK();
   return Status::success();
@@ -417,7 +455,9 @@ template <class T>
 Status load_typed() {
   return direct::load_kernels(dw_nhwc_kernel<T, false, 0, 0>, dw_nhwc_kernel<T, true, 0, 0>,
                               dw_nhwc_kernel<T, true, 3, 1>, dw_nhwc_kernel<T, true, 3, 2>,
-                              dw_nhwc_kernel<T, true, 5, 1>, dw_nhwc_kernel<T, true, 5, 2>, dw_any_kernel<T>);
+                              dw_nhwc_kernel<T, true, 5, 1>, dw_nhwc_kernel<T, true, 5, 2>,
+                              dw_any_kernel<T, 0, 0>, dw_any_kernel<T, 3, 1>, dw_any_kernel<T, 3, 2>,
+                              dw_any_kernel<T, 5, 1>, dw_any_kernel<T, 5, 2>);
 }
 
 class DepthwiseSolver final : public ConvSolver {
