@@ -113,7 +113,7 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 }
 
 // which: 0 = the solver (tensorcore_mma / tensorcore_wgmma, its own configuration; its epilogue
-// follows JHDNN_TC_EPILOGUE, unset = staged), 1 = wgmma forced to round 1's configuration
+// follows JHDNN_TC_EPILOGUE, unset = tma), 1 = wgmma forced to round 1's configuration
 // (128-wide tiles, no split, the direct epilogue), 2 = wgmma forced to the solver's choice without
 // the split-K tail (registered only where the solver takes the tail: the A/B of that decision),
 // 3 / 4 = wgmma forced to {bn 128, split 1} / {bn 256, split 1} with the default epilogue (fp16
@@ -129,6 +129,9 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // tensorcore_wgmma_smallc only: 9 = its two packing passes alone (the solver's fold; counter
 // write_TBps: the packed x and w bytes written over the GPU time; FLOP/s meaningless there),
 // 10 + F = the whole path with the fold forced to F (the A/B of the cost model's pick).
+// 20 / 21 = wgmma forced to the solver's configuration with the staged (16-byte vector) / the TMA-store
+// epilogue, whatever JHDNN_TC_EPILOGUE says (16-bit layers where the solver's run takes TMA stores:
+// the A/B of README.md, "TMA store epilogue").
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -142,7 +145,13 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   const conv::tensorcore::WgmmaConfig kSplit2{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault};
   conv::tensorcore::WgmmaConfig kMulticast{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   kMulticast.multicast = true;
+  conv::tensorcore::WgmmaConfig kChosen{};
+  if (which >= 20) {
+    kChosen = conv::tensorcore::wgmma_config(p, g.dev.sm_count);
+    kChosen.epilogue = which == 20 ? conv::tensorcore::WgmmaEpilogue::kStaged : conv::tensorcore::WgmmaEpilogue::kTma;
+  }
   const conv::tensorcore::WgmmaConfig forced = which == 1   ? kRound1
+                                               : which >= 20 ? kChosen
                                                : which == 4 ? kWide
                                                : which == 5 ? kBm64
                                                : which == 6 ? kSplit2
@@ -175,9 +184,10 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const conv::tensorcore::WgmmaConfig k = which == 0 ? conv::tensorcore::WgmmaConfig{} : forced;
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
+    const bool tma = conv::tensorcore::wgmma_tma_stores(p, c.y[0].get(), 0.0, k);
     st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
                 std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
-                (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
+                (shape.tail ? " tail" : "") + " epilogue " + (tma ? "tma" : staged ? "staged" : "direct"));
   }
   double write_bytes = 0;
   if (smallc) {
@@ -284,8 +294,9 @@ void bench_eager(benchmark::State& st, core::ConvProblem p, bool use_cudnn) {
     jd = std::make_unique<JhdnnConvDescs>(p);
     const conv::tensorcore::WgmmaConfig k = conv::tensorcore::wgmma_config(p, g.dev.sm_count);
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, y.get(), conv::tensorcore::WgmmaConfig{});
+    const bool tma = conv::tensorcore::wgmma_tma_stores(p, y.get(), 0.0, conv::tensorcore::WgmmaConfig{});
     st.SetLabel("wgmma bn " + std::to_string(k.bn) + " split " + std::to_string(k.split) + " epilogue " +
-                (staged ? "staged" : "direct"));
+                (tma ? "tma" : staged ? "staged" : "direct"));
   }
   auto call = [&] {
     if (use_cudnn)
@@ -355,6 +366,15 @@ int main(int argc, char** argv) {
           benchutil::manual_time(benchmark::RegisterBenchmark((base + "wgmma_multicast").c_str(), bench_conv_tc, p,
                                                               &conv::tensorcore_wgmma_solver(), 8),
                                  1);
+      }
+      if (c.dt != JHDNN_DATA_FLOAT && conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok) {
+        conv::tensorcore::WgmmaConfig tma_cfg;  // the solver's choice, TMA stores asked for
+        tma_cfg.epilogue = conv::tensorcore::WgmmaEpilogue::kTma;
+        if (conv::tensorcore::wgmma_tma_stores(p, nullptr, 0.0, tma_cfg))  // packed NHWC y: alignment holds
+          for (int w : {20, 21})
+            benchutil::manual_time(benchmark::RegisterBenchmark((base + (w == 20 ? "wgmma_staged" : "wgmma_tma")).c_str(),
+                                                                bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
+                                   1);
       }
       if (c.dt == JHDNN_DATA_HALF && p.K >= 256 && conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok)
         for (int w : {3, 4})

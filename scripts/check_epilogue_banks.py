@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the staged epilogue's shared-memory layouts (conv_wgmma.cu: stage_off / store_tile_staged and
-stage16_off / store_tile_staged_h).
+"""Checks the staged epilogue's shared-memory layouts (conv_wgmma.cu: stage_off / store_tile_staged,
+stage16_off / store_tile_staged_h, and tma_stage_off / store_tile_tma, the TMA-store epilogue).
 
 For every tile width (64: 64-byte staging rows, 128/256: 128-byte rows) and every output type
 (16-bit: 8-channel vectors, fp32: 4-channel vectors) it replays the exact lane -> address mapping
@@ -132,7 +132,50 @@ def check16():
     return errors
 
 
+def tma_stage_off(r, chunk):
+    # tma_store_box.h: TMA's 128-byte swizzle of a 1024-byte aligned buffer of 128-byte rows
+    return r * 128 + ((chunk ^ (r & 7)) << 4)
+
+
+def check_tma():
+    """The TMA-store staging (store_tile_tma, 16-bit, BN 128 / 256, beta == 0): the stmatrix.x4 writes
+    of store_tile_staged_h (same lanes, rows and units) into tma_stage_off; the layout must be injective,
+    inside the 2 KiB buffer, conflict-free for stmatrix, and exactly the SWIZZLE_128B pattern the
+    tensor map reads (address bits 4..6 XOR bits 7..9). The reads are the TMA unit's."""
+    errors = []
+    offs = {}
+    for r in range(16):
+        for u in range(8):
+            o = tma_stage_off(r, u)
+            plain = r * 128 + u * 16
+            if o != plain ^ (((plain >> 7) & 7) << 4):
+                errors.append(f"({r},{u}) at {o} is not the 128-byte swizzle of {plain}")
+            if not (0 <= o and o + 16 <= 16 * 128):
+                errors.append(f"offset {o} of ({r},{u}) outside the buffer")
+            if o in offs:
+                errors.append(f"({r},{u}) and {offs[o]} share offset {o}")
+            offs[o] = (r, u)
+    written = {}
+    for jp in range(4):
+        acc = []
+        for lane in range(32):
+            mat = lane // 8
+            r, u = (mat % 2) * 8 + lane % 8, 2 * jp + mat // 2
+            acc.append((lane, tma_stage_off(r, u)))
+            written[(r, u)] = written.get((r, u), 0) + 1
+        if conflicts(acc, 16):
+            errors.append(f"stmatrix conflict jp={jp}: {conflicts(acc, 16)[:3]}")
+    if written != {(r, u): 1 for r in range(16) for u in range(8)}:
+        errors.append("stmatrix writes do not cover the chunk exactly once")
+    return errors
+
+
 ok = True
+errs = check_tma()
+print(f"BN 128/256, TMA-store staging (16-bit, beta == 0): {'ok' if not errs else 'FAIL'}")
+for e in errs[:10]:
+    print("   ", e)
+ok = ok and not errs
 errs = check16()
 print(f"BN 128/256, 16-bit staging (beta == 0): {'ok' if not errs else 'FAIL'}")
 for e in errs[:10]:

@@ -108,6 +108,8 @@ TEST_CASE("config: every variable is read from the environment, once", "[.env][e
   REQUIRE(cfg::set_tc_tail("on"));
   CHECK(cfg::winograd_chunk() == 0);
   CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kStaged);
+  REQUIRE(cfg::set_tc_epilogue("tma"));
+  CHECK(cfg::tc_epilogue() == cfg::TcEpilogue::kTma);
   CHECK(cfg::tc_tail() == cfg::TcTail::kOn);
   CHECK(conv::solver_enabled(conv::gemm_ours_solver()));
   CHECK(std::string(conv::igemm::tile_for(p, 132)) == "256x8");  // the heuristic's, for 8 output channels

@@ -38,6 +38,7 @@
 #include "common/problems.h"
 #include "common/reference.h"
 #include "common/test_util.h"
+#include "conv/depthwise/depthwise.h"
 #include "conv/solver.h"
 #include "core/config.h"
 #include "conv/tensorcore/smallc.h"
@@ -104,7 +105,10 @@ TEST_CASE("tensorcore: the solver refuses with reasons", "[tensorcore][rules]") 
   // First in the registry (generation 2, then 1): dispatch prefers them.
   CHECK(conv::all_solvers().at(0) == &conv::tensorcore_wgmma_solver());
   CHECK(conv::all_solvers().at(1) == &conv::tensorcore_wgmma_smallc_solver());
-  CHECK(conv::all_solvers().at(2) == &solver());
+  // depthwise (groups == C on CUDA cores) sits between them and tensorcore_mma, so that
+  // IMPLICIT_PRECOMP_GEMM sends depthwise problems to it (src/conv/depthwise/README.md).
+  CHECK(conv::all_solvers().at(2) == &conv::depthwise_solver());
+  CHECK(conv::all_solvers().at(3) == &solver());
   CHECK(conv::tensorcore_wgmma_solver().algo() == JHDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
   CHECK_FALSE(conv::tensorcore_wgmma_solver().can_implement(small_problem(JHDNN_DATA_HALF, JHDNN_TENSOR_OP_MATH),
                                                             fake_device(8, 0)).ok);
@@ -371,6 +375,10 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     REQUIRE(st.ok());
     ++n.runs[sv->name()];
     if (gen1) ++n.solver_runs;
+    // The solver's own run under the default epilogue (JHDNN_TC_EPILOGUE unset: tma) that really
+    // stored through TMA bulk stores: counted so the problem set can require the default to reach them.
+    if (!gen1 && conv::tensorcore::wgmma_tma_stores(d.p, d.y.get(), c.beta, conv::tensorcore::WgmmaConfig{}))
+      ++n.runs["tensorcore_wgmma default epilogue tma"];
     check_y(sv->name(), d, c, h.ref, tol);
   }
   if (fused) return;
@@ -398,17 +406,24 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
           WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64},
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64}})
-      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
+      for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged, WgmmaEpilogue::kTma}) {
+        // The TMA-store epilogue exists for 16-bit outputs only (fp32 would run exactly kStaged again).
+        if (ep == WgmmaEpilogue::kTma && d.p.dtype == JHDNN_DATA_FLOAT) continue;
         WgmmaConfig cfg = shape;
         cfg.epilogue = ep;
         const bool vec = conv::tensorcore::wgmma_staged_stores(d.p, d.y.get(), cfg);
+        const bool tma = conv::tensorcore::wgmma_tma_stores(d.p, d.y.get(), c.beta, cfg);
         if (ep == WgmmaEpilogue::kDirect) CHECK_FALSE(vec);
+        if (ep != WgmmaEpilogue::kTma || c.beta != 0.0 || cfg.bm == 64 || cfg.bn == 64) CHECK_FALSE(tma);
+        if (tma) CHECK(vec);
         const std::string who = "tensorcore_wgmma forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
                                 "bn " + std::to_string(cfg.bn) + " split " +
                                 std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep) +
-                                (ep == WgmmaEpilogue::kStaged && !vec ? " (not taken: direct / split-K stores)" : "");
+                                (ep != WgmmaEpilogue::kDirect && !vec ? " (not taken: direct / split-K stores)"
+                                 : ep == WgmmaEpilogue::kTma && !tma  ? " (not taken: staged vectors)"
+                                                                      : "");
         INFO(who);
         d.reset_y();
         const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), c.alpha, c.beta};
@@ -647,6 +662,23 @@ void run_problem_set(jhdnnDataType_t dt) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
+    // The TMA bulk stores really ran (16-bit data, beta 0 here) on both widths they serve, with several
+    // tiles per CTA (grid 3: a warp's buffers reused across tiles) and before a split-K tail.
+    if (dt != JHDNN_DATA_FLOAT)
+      for (const char* cfg : {"bn 128 split 1", "bn 256 split 1", "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3"}) {
+        const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue tma";
+        INFO(who);
+        CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
+      }
+    // ... and the solver's own choice, with the default epilogue, reached them too: in this small-batch
+    // set only the unsplit 128 / 256-wide, 128-pixel choices do (the CPU planner with ideal cluster
+    // limits: 5 per type -- ResNet-50 1x1 64->256, 256->128, 256->512 s2, 256->1024 and MobileNetV2
+    // pw 16->96; fewer clusters on the GPU only split less). Skipped when the environment picks another epilogue.
+    if (dt != JHDNN_DATA_FLOAT && core::config::tc_epilogue() == core::config::TcEpilogue::kTma) {
+      const char* who = "tensorcore_wgmma default epilogue tma";
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 3));
+    }
   }
 }
 
@@ -733,6 +765,9 @@ TEST_CASE("tensorcore: smallc folds F = 1, 2, 3, R on small first layers, all ty
       {"c2_7x7_s2_dil2_k24", p2d(2, 2, 30, 29, 24, 7, 7, 3, 2, 2), 1.0, 0.0},
       {"c3_5x5_convmode_k40_ab", p2d(2, 3, 11, 14, 40, 5, 5, 1, 1, 1, 1, JHDNN_CONVOLUTION), 0.5, 0.75},
       {"c3_3x3_wide_row_q300_k8", p2d(1, 3, 7, 300, 8, 3, 3, 1, 1), 1.0, 0.0},
+      // W*C = 48: the row-staged pass's 16-byte staging (NHWC, every type) with h dilation 2 in the
+      // staged window, 8 packed rows per block and a partial last block per image (Hp = 17 at F = 1).
+      {"c3_5x3_w16_dil2_vec_stage_k8", p2d(2, 3, 13, 16, 8, 5, 3, 2, 1, 2), 1.0, 0.0},
       // Staged rows too wide for shared memory (F*W*C*elem > 48 KiB for every fold): the direct
       // gather pass (smallc_pack_x) instead of the row-staged one.
       {"c3_5x5_w9000_direct_pack_k8", p2d(1, 3, 6, 9000, 8, 5, 5, 2, 1), 1.0, 0.0},
@@ -743,15 +778,15 @@ TEST_CASE("tensorcore: smallc folds F = 1, 2, 3, R on small first layers, all ty
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
   if (gpu().dev.sm() == 90) {
-    // Every configuration (5 shapes x 3 types x NHWC / NCHW = 30) takes the packed path and every
-    // fold it allows: F = R is allowed on the four shapes with R > 3 (R*S*C = 25, 98, 75, 75 -> Cs
-    // 128 or less; fp32 75 -> 96: 24 vectors per pixel, 16 idle threads per pack block) in all types.
+    // Every configuration (6 shapes x 3 types x NHWC / NCHW = 36) takes the packed path and every
+    // fold it allows: F = R is allowed on the five shapes with R > 3 (R*S*C = 25, 98, 75, 45, 75 ->
+    // Cs 128 or less; fp32 75 -> 96: 24 vectors per pixel, 16 idle threads per pack block) in all types.
     for (const char* who : {"tensorcore_wgmma_smallc", "tensorcore_wgmma_smallc fold 1", "tensorcore_wgmma_smallc fold 2",
                             "tensorcore_wgmma_smallc fold 3"}) {
       INFO(who);
-      CHECK((n.runs.count(who) == 1 && n.runs.at(who) == 30));
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) == 36));
     }
-    CHECK((n.runs.count("tensorcore_wgmma_smallc fold R") == 1 && n.runs.at("tensorcore_wgmma_smallc fold R") == 24));
+    CHECK((n.runs.count("tensorcore_wgmma_smallc fold R") == 1 && n.runs.at("tensorcore_wgmma_smallc fold R") == 30));
   }
 }
 
@@ -904,6 +939,92 @@ TEST_CASE("tensorcore: alpha and beta (beta == 0 never reads y)", "[gpu][tensorc
   }
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
+  // 16-bit: the TMA stores ran with alpha 2 (beta 0), and a TMA request with beta != 0 stored through
+  // the staged vectors instead (a bulk store cannot blend with y).
+  if (gpu().dev.sm() == 90)
+    for (const char* who : {"tensorcore_wgmma forced bn 128 split 1 epilogue tma",
+                            "tensorcore_wgmma forced bn 128 split 1 epilogue tma (not taken: staged vectors)"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 2));
+    }
+}
+
+// The TMA-store epilogue (README.md, "TMA store epilogue") on the pixel-box shapes the planner picks
+// for small and odd maps (store boxes 4x4x1, 16x1x1 from a 64-wide tile box, 2x2x4, 2x8x1, 8x2x1,
+// 2x4x2, 2x1x8: several w rows and several images per warp box), K tails inside a 64-channel chunk and
+// whole chunks past K, packed NHWC y and a y padded between pixels, rows and images by multiples of 8
+// channels (the tensor map's own strides; gap bytes must stay untouched), and a y padded by 3 channels
+// (no TMA, no vectors: the direct fallback). fp16 and bf16, alpha 1 beta 0 and alpha 0.5 beta 0.75
+// (beta != 0 never takes TMA stores), forced bn 128 / bn 256 / bn 128 over a grid of 3 / bn 128 with a
+// split-K tail over a grid of 3, and the solver's own choice with TMA stores asked for.
+TEST_CASE("tensorcore: TMA-store epilogue on odd pixel boxes and padded NHWC y (forced)", "[gpu][tensorcore][tma_store]") {
+  START_GPU_CASE();
+  Gpu& g = gpu();
+  using conv::tensorcore::WgmmaConfig;
+  using conv::tensorcore::WgmmaEpilogue;
+  struct Shape {
+    const char* name;
+    int64_t N, C, H, W, K, R;
+  };
+  const Shape shapes[] = {
+      {"n2_9x9_k72", 2, 16, 9, 9, 72, 1},     {"n1_1x300_k64", 1, 16, 1, 300, 64, 1}, {"n20_2x3_k24", 20, 16, 2, 3, 24, 3},
+      {"n5_5x5_k200", 5, 32, 5, 5, 200, 1},   {"n4_3x40_k136", 4, 16, 3, 40, 136, 3}, {"n9_4x4_k256", 9, 16, 4, 4, 256, 1},
+      {"n64_1x2_k8", 64, 16, 1, 2, 8, 1},     {"n3_7x11_k72", 3, 32, 7, 11, 72, 3},
+  };
+  int64_t tma_runs = 0, narrow_box_runs = 0, fallback_runs = 0;
+  for (const jhdnnDataType_t dt : {JHDNN_DATA_HALF, JHDNN_DATA_BFLOAT16})
+    for (const Shape& sh : shapes)
+      for (const Scale sc : {Scale{}, Scale{0.5, 0.75}}) {
+        const int pad = int(sh.R / 2);
+        const ConvProblem base = core::make_problem_2d(dt, false, sh.N, sh.C, sh.H, sh.W, sh.K, sh.R, sh.R, pad, pad, 1,
+                                                       1, 1, 1, 1);
+        const HostProblem h = make_host_problem(sh.name, base, sc);
+        INFO("problem " << sh.name << " " << dt_name(dt) << " alpha " << sc.alpha << " beta " << sc.beta);
+        const conv::tensorcore::PixelBox box = conv::tensorcore::pick_pixel_box(base, 128);
+        INFO("pixel box " << box.bw << "x" << box.bh << "x" << box.bn);
+        for (const int pad_ch : {0, 8, 3}) {  // y padding: none, TMA-compatible, neither TMA nor vectors
+          ConvProblem lp = with_layout(base, dt, true);
+          lp.math_type = JHDNN_TENSOR_OP_MATH;
+          if (pad_ch > 0) {
+            const int64_t ws = base.K + pad_ch, hs = ws * (base.Q + 1), ns = hs * base.P + 2 * pad_ch;
+            lp.y_stride[0] = ns, lp.y_stride[1] = 1, lp.y_stride[3] = hs, lp.y_stride[4] = ws, lp.y_stride[2] = hs;
+          }
+          INFO("y strides n " << lp.y_stride[0] << " h " << lp.y_stride[3] << " w " << lp.y_stride[4]);
+          REQUIRE(conv::tensorcore_wgmma_solver().can_implement(lp, g.dev).ok);
+          DeviceProblem d(h, lp);
+          for (WgmmaConfig cfg : {WgmmaConfig{128, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3},
+                                  WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3}, WgmmaConfig{}}) {
+            cfg.epilogue = WgmmaEpilogue::kTma;
+            const bool tma = conv::tensorcore::wgmma_tma_stores(lp, d.y.get(), sc.beta, cfg);
+            const std::string who = std::string("tensorcore_wgmma ") +
+                                    (cfg.bn == 0 ? std::string("solver's choice") : "forced bn " + std::to_string(cfg.bn) +
+                                                                                       " split " + std::to_string(cfg.split) +
+                                                                                       (cfg.tail ? " tail" : "") +
+                                                                                       (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "")) +
+                                    " epilogue tma" + (tma ? "" : " (not taken)");
+            INFO(who);
+            if (sc.beta != 0.0 || pad_ch == 3) CHECK_FALSE(tma);
+            if (pad_ch == 3) CHECK_FALSE(conv::tensorcore::wgmma_staged_stores(lp, d.y.get(), cfg));
+            d.reset_y();
+            const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), sc.alpha, sc.beta};
+            const core::Status st = conv::tensorcore::forward_wgmma(lp, args, cfg, g.stream.get());
+            g.stream.sync();
+            CUDA_CHECK(cudaGetLastError());
+            INFO("run: " << core::status_name(st.code) << " " << st.message);
+            REQUIRE(st.ok());
+            check_result(who, d, h, tol_of(lp));
+            tma_runs += tma ? 1 : 0;
+            narrow_box_runs += tma && box.bw < 16 ? 1 : 0;
+            fallback_runs += pad_ch == 3 ? 1 : 0;
+          }
+        }
+      }
+  std::printf("[tensorcore] TMA-store epilogue: %" PRId64 " runs took TMA stores (%" PRId64 " with tile boxes narrower than 16), %" PRId64
+              " direct fallbacks\n", tma_runs, narrow_box_runs, fallback_runs);
+  if (g.dev.sm() == 90) {
+    CHECK(tma_runs >= 64);
+    CHECK(narrow_box_runs >= 40);
+  }
 }
 
 TEST_CASE("tensorcore: fused epilogue (bias, ReLU, residual z)", "[gpu][tensorcore][fusion]") {

@@ -10,6 +10,7 @@
 // picks for the real first layers are pinned too. The GPU runs of the path (every problem of the
 // shared set it takes, every forced kernel configuration, forced folds, both epilogues, with and
 // without workspace) are in test_conv_tensorcore.cpp.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -21,6 +22,7 @@
 #include "common/problems.h"
 #include "common/reference.h"
 #include "common/test_util.h"
+#include "conv/depthwise/depthwise.h"
 #include "conv/solver.h"
 #include "conv/tensorcore/smallc.h"
 #include "conv/tensorcore/tensorcore.h"
@@ -34,6 +36,97 @@ using core::ConvProblem;
 namespace tc = jhdnn::conv::tensorcore;
 
 namespace {
+
+// The row-staged pass (smallc_pack_x_rows) as the kernel runs it with k packed rows per block:
+// every block of the launch (smallc_row_chunks, smallc_row_block), phase 1 through the kernel's copy
+// (vectorized: smallc_stage_vector, V elements at a time; element-wise: smallc_stage_source, for a
+// contiguous row also as base + i, the kernel's shortcut) into a stage of the launch's size, poisoned
+// with NaN before each block; phase 2 through every thread's smallc_row_cursor walk and
+// smallc_row_index. Returns the number of defects: a vector written other than once, an element
+// unequal to smallc_x_source (a NaN never is equal), a staged element unequal to the element-wise
+// source, a cursor out of step, an index past the stage.
+int64_t g_vec_checks = 0;
+
+template <int V>
+int64_t check_rows_pass(const tc::SmallCGeom& g, const std::vector<double>& x, uint32_t k, uint32_t pitch, bool vec) {
+  int64_t bad = 0;
+  const tc::SmallCRowTaps rt = tc::smallc_row_taps(g, pitch);
+  const uint32_t chunks = tc::smallc_row_chunks(g, k), wc = uint32_t(g.W * g.C);
+  const uint32_t vp = uint32_t(g.Cs / V), ppi = uint32_t(tc::kSmallCPackThreads) / vp;
+  const size_t stage_elems = size_t(k + (g.F - 1) * g.dil_h) * pitch;  // the launch's shared memory
+  if (pitch < wc || (vec && pitch % V != 0)) ++bad;
+  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;
+  std::vector<double> xs(size_t(g.N * g.Hp * g.Q * g.Cs), std::nan("")), stage(stage_elems);
+  std::vector<int> writes(xs.size() / V, 0);
+  for (uint32_t blk = 0; blk < uint32_t(g.N) * chunks; ++blk) {
+    const tc::SmallCRowBlock b = tc::smallc_row_block(g, k, chunks, blk);
+    const uint32_t nst = tc::smallc_stage_rows(g, b.rows);
+    if (b.rows < 1 || b.rows > k || size_t(nst) * pitch > stage_elems) {
+      ++bad;
+      continue;
+    }
+    std::fill(stage.begin(), stage.end(), std::nan(""));
+    if (vec) {
+      const uint32_t rowvec = wc / V;
+      for (uint32_t m = 0; m < nst * rowvec; ++m) {
+        uint32_t r = 0, col = 0;
+        const int64_t src = tc::smallc_stage_vector(g, V, rowvec, b.n, b.u0, m, r, col);
+        if (r >= nst || col >= rowvec) {
+          ++bad;
+          continue;
+        }
+        for (int e = 0; e < V; ++e) {
+          const size_t at = size_t(r) * pitch + size_t(col) * V + size_t(e);  // st[r * pitch / V + col], element e
+          stage[at] = src >= 0 ? x[size_t(src + e)] : 0.0;
+          const int64_t want = tc::smallc_stage_source(g, b.n, b.u0, r, int64_t(col) * V + e);
+          if (!(stage[at] == (want >= 0 ? x[size_t(want)] : 0.0))) ++bad;
+        }
+      }
+    } else {
+      for (uint32_t r = 0; r < nst; ++r) {
+        const int64_t h = int64_t(b.u0) - g.pad_h + int64_t(r);
+        for (uint32_t i = 0; i < wc; ++i) {
+          const int64_t off = tc::smallc_stage_source(g, b.n, b.u0, r, i);
+          if (contiguous && off >= 0 && off != int64_t(b.n) * g.xs[0] + h * g.xs[3] + i) ++bad;
+          stage[size_t(r) * pitch + i] = off >= 0 ? x[size_t(off)] : 0.0;
+        }
+      }
+    }
+    const uint32_t npix = b.rows * uint32_t(g.Q);
+    for (uint32_t t = 0; t < uint32_t(tc::kSmallCPackThreads); ++t) {
+      const uint32_t slot = t / vp, v = t % vp;
+      if (slot >= ppi) continue;
+      for (tc::SmallCRowCursor c = tc::smallc_row_cursor(g, slot); c.p < npix; tc::smallc_row_advance(g, ppi, c)) {
+        if (c.q >= uint32_t(g.Q) || c.i * uint32_t(g.Q) + c.q != c.p || c.i >= b.rows) ++bad;
+        const size_t vec_at = size_t(((int64_t(b.n) * g.Hp + b.u0) * g.Q + c.p) * vp + v);
+        if (vec_at >= writes.size()) {  // past xs (a block past its image's last row)
+          ++bad;
+          break;
+        }
+        ++writes[vec_at];
+        for (int e = 0; e < V; ++e) {
+          const uint32_t j = v * V + uint32_t(e);
+          const int32_t i = tc::smallc_row_index(g, pitch, rt.soff[j], rt.dw[j], c.i, c.q);
+          if (i >= int32_t(size_t(nst) * pitch)) {
+            ++bad;
+            continue;
+          }
+          xs[vec_at * V + size_t(e)] = i >= 0 ? stage[size_t(i)] : 0.0;
+        }
+      }
+    }
+  }
+  for (const int w : writes) bad += w != 1;
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t u = 0; u < g.Hp; ++u)
+      for (int64_t q = 0; q < g.Q; ++q)
+        for (int64_t j = 0; j < g.Cs; ++j) {
+          const int64_t off = tc::smallc_x_source(g, n, u, q, j);
+          const double want = off >= 0 ? x[size_t(off)] : 0.0;
+          if (!(xs[size_t(((n * g.Hp + u) * g.Q + q) * g.Cs + j)] == want)) ++bad;
+        }
+  return bad;
+}
 
 // xs of p with fold F (packed NHWC, N x Hp x Q x Cs) built as the kernel builds it: every block and
 // thread of the pack_x launch (smallc_pack_chunks, smallc_pack_slot), each writing its vector of
@@ -62,29 +155,24 @@ std::vector<double> pack_x(const ConvProblem& p, int64_t F, const std::vector<do
       }
     }
   for (const int w : writes) *bad += w != 1;
-  // The row-staged pass (smallc_pack_x_rows) as the kernel runs it: per packed row, the F staged
-  // rows through smallc_row_source (for a contiguous row also as base + i, the kernel's shortcut),
-  // then every element through smallc_row_index with the host's row taps; it must give the same xs.
-  const tc::SmallCRowTaps rt = tc::smallc_row_taps(g);
-  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;
-  std::vector<double> stage(size_t(g.F * g.W * g.C));
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t u = 0; u < g.Hp; ++u) {
-      for (int64_t t = 0; t < g.F; ++t)
-        for (int64_t i = 0; i < g.W * g.C; ++i) {
-          const int64_t off = tc::smallc_row_source(g, n, u, t, i);
-          const int64_t h = u - g.pad_h + t * g.dil_h;
-          if (contiguous && off >= 0 && off != n * g.xs[0] + h * g.xs[3] + i) ++*bad;
-          stage[size_t(t * g.W * g.C + i)] = off >= 0 ? x[size_t(off)] : 0.0;
-        }
-      for (int64_t q = 0; q < g.Q; ++q)
-        for (int64_t j = 0; j < g.Cs; ++j) {
-          const int32_t i = tc::smallc_row_index(g, rt.soff[j], rt.dw[j], q);
-          if (i >= g.F * g.W * g.C) ++*bad;
-          const double got = i >= 0 ? stage[size_t(i)] : 0.0;
-          if (!(got == xs[size_t(((n * g.Hp + u) * g.Q + q) * g.Cs + j)])) ++*bad;
-        }
+  // The row-staged pass (smallc_pack_x_rows) as the kernel runs it, with the launch's block height
+  // k and for every other k the pass allows too when the tensor is small (partial last blocks,
+  // windows of 1 .. 8 rows); element-wise and, where the geometry allows it, vectorized staging.
+  const int64_t kpick = tc::smallc_rows_per_block(g, V == 8 ? 2 : 4);
+  const bool small = g.N * g.Hp * g.Q * g.Cs < (int64_t(1) << 20);
+  if (kpick < 1 || kpick > tc::kSmallCRowsPerBlockMax || kpick > g.Hp) ++*bad;  // every shape here fits
+  for (int64_t k = 1; k <= tc::kSmallCRowsPerBlockMax; ++k) {
+    if (!(k == 1 || k == kpick || (small && k <= g.Hp))) continue;
+    // The launch's pitch (the bank model's pick) and, for small tensors, the base pitch + 3 vectors.
+    const int64_t pick = tc::smallc_stage_pitch(g, V == 8 ? 2 : 4), base = (g.W * g.C + V - 1) / V * V;
+    if (pick < base || pick >= base + 8 * V || pick % V != 0) ++*bad;
+    for (const int64_t pitch : {pick, base + 3 * V}) {
+      if (pitch != pick && (!small || k != kpick)) continue;
+      *bad += check_rows_pass<V>(g, x, uint32_t(k), uint32_t(pitch), false);
+      if (tc::smallc_stage_vectorized(g, V))
+        *bad += check_rows_pass<V>(g, x, uint32_t(k), uint32_t(pitch), true), ++g_vec_checks;
     }
+  }
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t u = 0; u < g.Hp; ++u)
       for (int64_t q = 0; q < g.Q; ++q)
@@ -135,6 +223,9 @@ std::vector<Shape> shapes() {
       {"c1_7x4_s3_p2", p2d(1, 1, 16, 13, 2, 7, 4, 2, 3, 3, 4, 1, 1)},
       // Wide rows: several pack_x iterations and chunks per row (Q = 300 > 128 pixels per block),
       // and F up to 10 (fp32 Cs 96: 24 vectors per pixel, 16 idle threads per block).
+      // Rows whose W*C is a multiple of 8 (and of 4): the row-staged pass's 16-byte staging in NHWC.
+      {"c3_w16_7x7s2_vec", p2d(2, 3, 12, 16, 4, 7, 7, 3, 3, 2, 2, 1, 1)},
+      {"c4_w10_5x3_dilh2_vec", p2d(2, 4, 13, 10, 3, 5, 3, 2, 1, 1, 1, 2, 1)},
       {"c3_wide_q300", p2d(1, 3, 6, 300, 2, 3, 3, 1, 1, 1, 1, 1, 1)},
       {"c3_r10_s3_wide_q150", p2d(1, 3, 14, 150, 2, 10, 3, 2, 1, 1, 1, 1, 1)},
   };
@@ -226,8 +317,10 @@ TEST_CASE("wgmma smallc: the packed problem computes the original convolution (f
             check_transform<4>(sh, JHDNN_DATA_FLOAT, nhwc, krsc, F), ++runs, folded += F > 1;
           if (F == 1) CHECK(tc::smallc_fold_reason(h, F) == nullptr);
         }
-  std::printf("[smallc] transform checked in %lld cases, %lld of them with F > 1\n", (long long)runs, (long long)folded);
+  std::printf("[smallc] transform checked in %lld cases, %lld of them with F > 1; %lld row-staged runs with 16-byte staging\n",
+              (long long)runs, (long long)folded, (long long)g_vec_checks);
   CHECK(folded >= 100);
+  CHECK(g_vec_checks >= 40);
 }
 
 TEST_CASE("wgmma smallc: the fold's cost model picks F per layer", "[smallc]") {
@@ -272,6 +365,34 @@ TEST_CASE("wgmma smallc: the fold's cost model picks F per layer", "[smallc]") {
     else
       (void)pack_x<8>(one, F, x, &bad);
     CHECK(bad == 0);
+  }
+  // The row-staged pass's plan on the real layers: k packed rows per block (512 / Q), and the staged
+  // row pitch the bank model picks -- measured in shared-memory wavefronts per 2-byte / 4-byte load
+  // of the first 2 warps (16 loads of 16-bit data, 8 of fp32): conv1 fp16 2.25 -> 2 per load,
+  // VGG conv1_1 fp16 2 -> 1, fp32 2.75 -> 2; conv1 fp32 (F = 1) 1.25 at every pitch.
+  struct RowPlan {
+    const ConvProblem* p;
+    jhdnnDataType_t dt;
+    int64_t k, wf_base, wf_pick;
+  };
+  for (const RowPlan& r : {RowPlan{&rn, JHDNN_DATA_HALF, 4, 36, 32}, RowPlan{&rn, JHDNN_DATA_FLOAT, 4, 10, 10},
+                           RowPlan{&vgg, JHDNN_DATA_BFLOAT16, 2, 32, 16}, RowPlan{&vgg, JHDNN_DATA_FLOAT, 2, 22, 16}}) {
+    const ConvProblem p = with_layout(*r.p, r.dt, true);
+    const int64_t eb = r.dt == JHDNN_DATA_FLOAT ? 4 : 2;
+    const tc::SmallCGeom g = tc::smallc_geom(p);
+    const int64_t pitch = tc::smallc_stage_pitch(g, eb), base = g.W * g.C;  // 672: a multiple of 16 bytes
+    INFO(p.key() << " " << core::data_type_name(r.dt) << " pitch " << pitch);
+    std::printf("[smallc] %s %s: row-staged k %lld, pitch %lld elements (W*C %lld), wavefronts %lld (at W*C: %lld)\n",
+                p.key().c_str(), core::data_type_name(r.dt), (long long)tc::smallc_rows_per_block(g, eb), (long long)pitch,
+                (long long)base, (long long)tc::smallc_stage_wavefronts(g, eb, pitch),
+                (long long)tc::smallc_stage_wavefronts(g, eb, base));
+    CHECK(tc::smallc_rows_per_block(g, eb) == r.k);
+    CHECK(tc::smallc_rows_per_block(g, eb, pitch) == r.k);
+    CHECK(tc::smallc_stage_wavefronts(g, eb, base) == r.wf_base);
+    CHECK(tc::smallc_stage_wavefronts(g, eb, pitch) == r.wf_pick);
+    CHECK(tc::smallc_stage_vectorized(g, int(16 / eb)));
+    CHECK((pitch - base) * eb % 16 == 0);
+    CHECK((pitch - base) * eb < 128);
   }
   // The model by hand, conv1 fp16 F = 3: A = 32*112*112 pixels * 3 blocks * 128 bytes; xs = 32 x 229
   // x 112 x 64 halves (Hp = 111*2 + 2*3 + 1 = 229), written once and read once.
@@ -369,10 +490,11 @@ TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
   a100.cc_major = 8;
   CHECK_FALSE(s.can_implement(rn, a100).ok);
   const auto& all = conv::all_solvers();
-  REQUIRE(all.size() >= 3);
+  REQUIRE(all.size() >= 4);
   CHECK(all[0] == &conv::tensorcore_wgmma_solver());
   CHECK(all[1] == &s);
-  CHECK(all[2] == &conv::tensorcore_mma_solver());
+  CHECK(all[2] == &conv::depthwise_solver());  // groups == C only (src/conv/depthwise)
+  CHECK(all[3] == &conv::tensorcore_mma_solver());
 
   // What the wgmma planner runs on the packed problems (H200): 64-wide tiles (K = 64), unsplit.
   for (const ConvProblem* p : {&rn, &vgg}) {
@@ -391,14 +513,15 @@ TEST_CASE("wgmma smallc: shape rules, workspace, registry order", "[smallc]") {
 
 // The shapes of test_conv_tensorcore's "[smallc]" GPU case: the solver must take every one of them in
 // every type and layout on an H200, with every fold 1, 2, 3 and R (R > 3) allowed and the packed
-// problem of each taken by tensorcore_wgmma -- so that GPU case's run counts (24, 24, 24, 24, 18)
-// hold unless the GPU itself fails.
+// problem of each taken by tensorcore_wgmma -- so that GPU case's run counts (36, 36, 36, 36, 30, with
+// its direct-pass shape W = 9000 too) hold unless the GPU itself fails.
 TEST_CASE("wgmma smallc: the GPU fold cases are taken (H200 rules)", "[smallc]") {
   const ConvProblem shapes[] = {
       core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 1, 13, 12, 16, 5, 5, 2, 2, 1, 1, 1, 1),
       core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 2, 30, 29, 24, 7, 7, 3, 3, 2, 2, 2, 2),
       core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 3, 11, 14, 40, 5, 5, 1, 1, 1, 1, 1, 1, 1, JHDNN_CONVOLUTION),
       core::make_problem_2d(JHDNN_DATA_FLOAT, false, 1, 3, 7, 300, 8, 3, 3, 1, 1, 1, 1, 1, 1),
+      core::make_problem_2d(JHDNN_DATA_FLOAT, false, 2, 3, 13, 16, 8, 5, 3, 2, 2, 1, 1, 2, 2),
   };
   int64_t fold_r = 0, taken = 0;
   for (const ConvProblem& base : shapes)
@@ -421,6 +544,6 @@ TEST_CASE("wgmma smallc: the GPU fold cases are taken (H200 rules)", "[smallc]")
         }
         fold_r += p.R > 3;
       }
-  CHECK(taken == 24);
-  CHECK(fold_r == 18);
+  CHECK(taken == 30);
+  CHECK(fold_r == 24);
 }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 
+#include "conv/depthwise/depthwise.h"
 #include "conv/direct/direct.h"
 #include "conv/implicit_gemm/implicit_gemm.h"
 #include "conv/gemm/conv_gemm.h"
@@ -22,6 +23,7 @@ const std::vector<const ConvSolver*>& all_solvers() {
   static const auto& solvers = *new std::vector<const ConvSolver*>{
       &tensorcore_wgmma_solver(),  // sm_90 NHWC / KRSC, groups 1; the rest falls to tensorcore_mma
       &tensorcore_wgmma_smallc_solver(),  // sm_90, S*C <= 128 bytes (C = 3 first layers), with workspace
+      &depthwise_solver(),  // groups == C on CUDA cores (IMPLICIT_PRECOMP_GEMM, as cuDNN reports it); before tensorcore_mma
       &tensorcore_mma_solver(),  // refuses FMA_MATH and what the math type keeps off tensor cores
       &direct_tiled_solver(),
       &direct_naive_solver(),

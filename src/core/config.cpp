@@ -25,7 +25,7 @@ struct FromEnv {
   NchwStrategy nchw = NchwStrategy::kAuto;
   TcGemmCeiling tc = TcGemmCeiling::kAuto;
   char tc_bad[64] = {};
-  TcEpilogue tc_epilogue = TcEpilogue::kStaged;
+  TcEpilogue tc_epilogue = TcEpilogue::kTma;
   char tc_epilogue_bad[64] = {};
   TcTail tc_tail = TcTail::kOn;
   char tc_tail_bad[64] = {};
@@ -77,20 +77,22 @@ TcGemmCeiling parse_tc(const char* v) {
   return TcGemmCeiling::kInvalid;
 }
 
-// Two-valued switches: nullptr and "" are the default (index 0), names[i] (exact) is i, anything
+// Few-valued switches: nullptr and "" are the default (index 0), names[i] (exact) is i, anything
 // else -1 (kInvalid).
-int parse_switch(const char* v, const char* const (&names)[2]) {
+template <int N>
+int parse_switch(const char* v, const char* const (&names)[N]) {
   if (v == nullptr || *v == '\0') return 0;
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < N; ++i)
     if (std::strcmp(v, names[i]) == 0) return i;
   return -1;
 }
-const char* const kEpilogueNames[2] = {"staged", "direct"};
+const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
 
-// The setter of a two-valued switch: value nullptr restores the environment's env_value (which may
+// The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.
-bool set_switch(std::atomic<int>& slot, int env_value, const char* value, const char* const (&names)[2]) {
+template <int N>
+bool set_switch(std::atomic<int>& slot, int env_value, const char* value, const char* const (&names)[N]) {
   const int v = value == nullptr ? env_value : parse_switch(value, names);
   if (v < 0 && value != nullptr) return false;
   slot.store(v, std::memory_order_relaxed);

@@ -78,11 +78,11 @@ const char* tc_gemm_bad_value();  // the environment's unknown value (truncated 
 bool set_tc_gemm_ceiling(const char* name);
 
 // ---------------------------------------------------------------- tensor-core convolution switches
-// JHDNN_TC_EPILOGUE = staged | direct (exact case; unset or "" = staged): the epilogue of
-// tensorcore_wgmma runs that do not force one. JHDNN_TC_TAIL = on | off (unset or "" = on): whether
+// JHDNN_TC_EPILOGUE = tma | staged | direct (exact case; unset or "" = tma): the epilogue of
+// tensorcore_wgmma runs that do not force one (tma: staged, with TMA bulk stores where they apply). JHDNN_TC_TAIL = on | off (unset or "" = on): whether
 // tensorcore_wgmma may split the last partial wave of tiles (split-K tail). An unknown value is
 // kept as kInvalid and every run that would use the setting fails with BAD_PARAM naming it.
-enum class TcEpilogue : int { kInvalid = -1, kStaged = 0, kDirect = 1 };
+enum class TcEpilogue : int { kInvalid = -1, kTma = 0, kStaged = 1, kDirect = 2 };
 enum class TcTail : int { kInvalid = -1, kOn = 0, kOff = 1 };
 TcEpilogue tc_epilogue();
 const char* tc_epilogue_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""

@@ -77,8 +77,8 @@ problems   benchdnn-style strings, e.g. mb32ic64ih56oc64oh56kh3ph1 or 'g32mb8ic2
 --ws-limit-gib=G       skip algorithms that need more workspace [8]
 --csv=FILE, --json=FILE   write every row
 Environment: JHDNN_TEST_SEED replays the inputs; JHDNN_DISABLE=a,b switches jhDNN solvers off;
-JHDNN_LOG=1 logs each jhDNN API call as a jhdnn-bench command; JHDNN_TC_EPILOGUE=direct|staged
-picks tensorcore_wgmma's epilogue [staged]; JHDNN_TC_TAIL=on|off lets it split the last partial
+JHDNN_LOG=1 logs each jhDNN API call as a jhdnn-bench command; JHDNN_TC_EPILOGUE=tma|staged|direct
+picks tensorcore_wgmma's epilogue [tma]; JHDNN_TC_TAIL=on|off lets it split the last partial
 wave's tiles (split-K tail) [on].
 Exit: 0 ok, 1 a mismatch or failure, 2 bad command line, 77 no usable GPU.
 )";

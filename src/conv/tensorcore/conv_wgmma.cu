@@ -25,6 +25,7 @@
 
 #include "conv/tensorcore/mma_launch.h"
 #include "conv/tensorcore/mma_sm80.cuh"
+#include "conv/tensorcore/tma_store_box.h"
 #include "conv/tensorcore/wgmma_cursor.h"
 #include "conv/tensorcore/wgmma_plan.h"
 #include "core/sm90/ptx.cuh"
@@ -59,6 +60,12 @@ constexpr int kPartStride = 128 + 8;      // floats per row of a split-K partial
 //             so TWO CTAs share an SM -- small-M layers (README.md, "Round 6": ResNet-50's 7x7
 //             conv5 layers) get twice as many tiles, each running its whole reduction, instead of
 //             split-K with its exchange.
+// TMA-store epilogue (README.md, "TMA store epilogue"; 16-bit outputs, BM 128, BN 128 / 256):
+// kTmaBuffers buffers of 16 rows x 64 16-bit channels (2 KiB, 1024-byte aligned) per consumer warp,
+// so a warp stages its next chunk while the TMA unit still reads the previous one.
+constexpr int kTmaBuffers = 2;
+constexpr int kTmaBufBytes = kTmaStoreRows * 128;
+
 template <int BN, int BM = kBM>
 struct TileCfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile width");
@@ -78,12 +85,19 @@ struct TileCfg {
   static constexpr int kWarpStageBytes = 16 * kChunkRowBytes;
   static constexpr int kStagingBytes = kCons * 4 * kWarpStageBytes;  // 8 KiB (BN 64 or BM 64) or 16 KiB
   static constexpr int smem_bytes(bool staged) { return kSmemBytes + (staged ? kStagingBytes : 0); }
+  // TMA-store epilogue: kTmaBuffers x 2 KiB per consumer warp behind the stages (32 KiB for BM 128).
+  static constexpr int smem_bytes_tma() { return kSmemBytes + kCons * 4 * kTmaBuffers * kTmaBufBytes; }
 };
 static_assert(2 * (TileCfg<64>::kSmemBytes + 2048) <= 228 * 1024, "two 64-wide CTAs fit in an SM's shared memory");
 static_assert(2 * (TileCfg<64>::smem_bytes(true) + 2048) <= 228 * 1024, "two staged 64-wide CTAs fit in an SM");
 static_assert(TileCfg<256>::smem_bytes(true) <= 227 * 1024 && TileCfg<128>::smem_bytes(true) <= 227 * 1024,
               "the staged one-CTA-per-SM configurations fit in a CTA's shared memory");
 static_assert(TileCfg<256>::kSmemBytes == TileCfg<128>::kSmemBytes, "193 KiB for the one-CTA-per-SM configurations");
+static_assert(TileCfg<128>::smem_bytes_tma() + 1024 <= 227 * 1024 && TileCfg<256>::smem_bytes_tma() + 1024 <= 227 * 1024,
+              "the TMA-store configurations (193 + 32 KiB) fit in a CTA's shared memory, static barriers included");
+static_assert((TileCfg<128>::kStages * TileCfg<128>::kStageBytes) % 1024 == 0 &&
+                  (TileCfg<256>::kStages * TileCfg<256>::kStageBytes) % 1024 == 0 && kTmaBufBytes % 1024 == 0,
+              "TMA-store buffers start 1024-byte aligned (the 128-byte swizzle pattern is taken from address bits 7..9)");
 static_assert(2 * (TileCfg<128, 64>::smem_bytes(true) + 2048) <= 228 * 1024, "two staged 64 x 128 CTAs fit in an SM");
 static_assert(TileCfg<128>::kThreads == kThreads && TileCfg<128>::kTileBytes == kTileBytes, "the split-K kernel's constants");
 static_assert(kBM * kPartStride * 4 <= TileCfg<128>::kStages * TileCfg<128>::kStageBytes,
@@ -446,14 +460,69 @@ __device__ __forceinline__ void store_tile_staged_any(const WgParams& prm, T* y,
   }
 }
 
+// TMA-store epilogue of one consumer warp (README.md, "TMA store epilogue"; 16-bit outputs, beta == 0,
+// BM 128, BN 128 / 256; the host checks all of it: tma_store_ok): per chunk of 64 channels the warp
+// writes alpha * sum, rounded once to T (bitwise what store_tile_staged_h stores), into one of its
+// kTmaBuffers 2 KiB buffers with 4 stmatrix.x4 in TMA's 128-byte-swizzled layout (tma_stage_off), and
+// lane 0 issues ONE bulk tensor store of the 64-channel x 16-pixel box (tma_store_box.h) and moves on;
+// the hardware clips pixels and channels past the tensor. Before a buffer is written again, lane 0
+// waits (wait_group.read) until the store that read it -- issued kTmaBuffers chunks earlier -- has
+// finished reading; every chunk commits exactly one bulk group (an empty one when the whole box lies
+// past the tensor and no store is issued), so "kTmaBuffers - 1 groups may still read" means exactly
+// that. `slot` (the warp's next buffer) carries over from tile to tile; the caller drains the groups
+// (wait_group 0) before the kernel exits.
+template <class T, int BN>
+__device__ __forceinline__ void store_tile_tma(const WgParams& prm, const CUtensorMap* map_y, const float (&acc)[BN / 2],
+                                               uint32_t buf0, int n0, int p0, int q0, int k0, int m_base, int lane,
+                                               int& slot) {
+  using Cfg = TileCfg<BN>;
+  static_assert(sizeof(T) == 2 && BN >= 128, "16-bit outputs, 64-channel chunks");
+  constexpr int kCols = kTmaStoreCols;
+  int dq, dp, dn;
+  tma_store_origin(prm.bw, prm.bh, m_base, dq, dp, dn);
+  const int q = q0 + dq, p = p0 + dp, n = n0 + dn;
+  // Every pixel of the box is at or after its origin in q, p and n: an origin past the tensor means
+  // nothing of the box is inside (tile tails), and no store is issued.
+  const bool inside = q < prm.Q && p < prm.P && n < prm.N;
+  const int mat = lane / 8, mrow = (mat % 2) * 8 + lane % 8;  // this lane's stmatrix row address
+#pragma unroll
+  for (int c = 0; c < BN / kCols; ++c) {
+    if (k0 + c * kCols >= prm.K) break;  // the rest of the tile is past K (uniform over the warp)
+    const uint32_t buf = buf0 + uint32_t(slot * kTmaBufBytes);
+    if (lane == 0) sm90::bulk_wait_group_read<kTmaBuffers - 1>();  // the store that last read buf is done reading
+    __syncwarp();
+#pragma unroll
+    for (int jp = 0; jp < 4; ++jp) {  // matrices (column group 2jp + m/2, row half m%2), m = 0..3
+      uint32_t r[4];
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int j = c * 8 + 2 * jp + m / 2, h = m % 2;
+        const typename Pair<T>::type v = Pair<T>::from_f32(prm.alpha * acc[4 * j + 2 * h], prm.alpha * acc[4 * j + 2 * h + 1]);
+        memcpy(&r[m], &v, 4);
+      }
+      stmatrix_x4(buf + tma_stage_off(mrow, 2 * jp + mat / 2), r[0], r[1], r[2], r[3]);
+    }
+    sm90::fence_proxy_async_shared();  // this lane's stmatrix writes, before the TMA unit reads them
+    __syncwarp();
+    if (lane == 0) {
+      if (inside) sm90::tma_store_4d(map_y, buf, k0 + c * kCols, q, p, n);
+      sm90::bulk_commit_group();
+    }
+    slot = slot + 1 == kTmaBuffers ? 0 : slot + 1;
+  }
+}
+
 // One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
 // producer prefetches the next tile while the consumers run the epilogue. kStaged selects the
 // epilogue: false = straight from the accumulator registers (paired 4/8-byte stores; the
 // GPU-verified one), true = staged through a per-warp shared-memory buffer (16-byte stores).
-template <class T, int BN, bool kStaged, int BM = kBM>
+// kTma (with kStaged, 16-bit T, BN 128 / 256, BM 128; the host launches it only for beta == 0):
+// staged in shared memory and stored by TMA bulk tensor stores of map_y (store_tile_tma); map_y is
+// unused otherwise.
+template <class T, int BN, bool kStaged, int BM = kBM, bool kTma = false>
 __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kCtasPerSm)
     conv_wgmma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
-                      T* __restrict__ y, const WgParams prm) {
+                      const __grid_constant__ CUtensorMap map_y, T* __restrict__ y, const WgParams prm) {
 #if JHDNN_WGMMA_OK
   using Cfg = TileCfg<BN, BM>;
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
@@ -486,12 +555,18 @@ __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kC
 
   const int cg = wg - 1, warp = t / 32, lane = t % 32;
   Ring<Cfg::kStages> ring;
+  [[maybe_unused]] int tma_slot = 0;  // store_tile_tma: this warp's next staging buffer
   for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x) {
     int n0, p0, q0, k0;
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
     consume_tile<T, BN, BM>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
-    if constexpr (kStaged) {
+    if constexpr (kTma) {
+      static_assert(kStaged && BM == kBM && sizeof(T) == 2 && BN >= 128, "TMA stores: 16-bit, BM 128, BN 128 / 256");
+      const uint32_t buf0 =
+          tiles + uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * kTmaBuffers * kTmaBufBytes);
+      store_tile_tma<T, BN>(prm, &map_y, acc, buf0, n0, p0, q0, k0, cg * 64 + warp * 16, lane, tma_slot);
+    } else if constexpr (kStaged) {
       const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
       unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
       store_tile_staged_any<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
@@ -509,6 +584,11 @@ __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kC
         }
       }
     }
+  }
+  if constexpr (kTma) {
+    // Every bulk store of this warp complete (its global writes done, its shared memory read)
+    // before the CTA exits and its shared memory is released.
+    if (lane == 0) sm90::bulk_wait_group<0>();
   }
 #endif
 }
@@ -823,7 +903,7 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
     CUtensorMap map;
     bool used;
   };
-  constexpr int kEntries = 8;
+  constexpr int kEntries = 12;  // x, w and (TMA-store epilogue) y maps of a few layers
   thread_local Entry cache[kEntries] = {};
   thread_local int next = 0;
   for (const Entry& e : cache)
@@ -875,6 +955,12 @@ core::Status prepare_epilogue() {
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<128, 64>::smem_bytes(kStaged)));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64>,
                                       cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
+  if constexpr (kStaged && sizeof(T) == 2) {  // the TMA-store kernels: 193 + 32 KiB
+    JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, true, kBM, true>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<128>::smem_bytes_tma()));
+    JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 256, true, kBM, true>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<256>::smem_bytes_tma()));
+  }
   return core::Status::success();
 }
 
@@ -967,13 +1053,15 @@ bool staged_vector_ok(const core::ConvProblem& p, const void* y) {
          p.K % v == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
 }
 
-// JHDNN_TC_EPILOGUE=direct|staged (core::config, read once per process): the epilogue of
-// WgmmaEpilogue::kDefault (unset: staged). Any other value makes every default-epilogue run fail
+// JHDNN_TC_EPILOGUE=tma|staged|direct (core::config, read once per process): the epilogue of
+// WgmmaEpilogue::kDefault (unset: tma). Any other value makes every default-epilogue run fail
 // with its name.
 WgmmaEpilogue env_epilogue(const char** bad) {
   const core::config::TcEpilogue e = core::config::tc_epilogue();
   *bad = e == core::config::TcEpilogue::kInvalid ? core::config::tc_epilogue_bad_value() : nullptr;
-  return e == core::config::TcEpilogue::kStaged ? WgmmaEpilogue::kStaged : WgmmaEpilogue::kDirect;
+  return e == core::config::TcEpilogue::kDirect   ? WgmmaEpilogue::kDirect
+         : e == core::config::TcEpilogue::kStaged ? WgmmaEpilogue::kStaged
+                                                  : WgmmaEpilogue::kTma;
 }
 
 // How a run with configuration cfg (bn != 0) divides its tiles between the two kernels: tiles
@@ -1014,17 +1102,47 @@ Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
 bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg, int sm_count) {
   const char* bad = nullptr;
   const WgmmaEpilogue e = cfg.epilogue == WgmmaEpilogue::kDefault ? env_epilogue(&bad) : cfg.epilogue;
-  return e == WgmmaEpilogue::kStaged && divide(p, cfg, sm_count).unsplit_end > 0 && staged_vector_ok(p, y);
+  return (e == WgmmaEpilogue::kStaged || e == WgmmaEpilogue::kTma) && divide(p, cfg, sm_count).unsplit_end > 0 &&
+         staged_vector_ok(p, y);
 }
 
+// The TMA-store epilogue (README.md, "TMA store epilogue") applies to a run's unsplit kernel: asked
+// for (kTma), the staged vectors apply (unit channel stride, n / h / w strides and K multiples of 8
+// channels, so every y stride is a multiple of 16 bytes as a tensor map needs, and y 16-byte
+// aligned), 16-bit data, beta == 0 (the bulk store overwrites; a blend with y stays on the vector
+// path), 128-pixel tiles 128 or 256 channels wide (bm 64 CTAs run two per SM and have no room for
+// the 2 x 2 KiB buffers per warp; bn 64 stages 64-byte rows), not the multicast kernel, and strides
+// below 2^40 bytes (the tensor map's limit).
+bool tma_store_ok(const core::ConvProblem& p, const void* y, double beta, WgmmaEpilogue e, int bn, int bm, bool multicast) {
+  if (e != WgmmaEpilogue::kTma || beta != 0.0 || p.dtype == JHDNN_DATA_FLOAT || !staged_vector_ok(p, y)) return false;
+  if (bm == 64 || (bn != 128 && bn != 256) || multicast) return false;
+  const int64_t limit = int64_t(1) << 39;  // elements of 2 bytes: strides below 2^40 bytes
+  return p.y_stride[0] < limit && p.y_stride[3] < limit && p.y_stride[4] < limit;
+}
+
+bool tma_taken(const core::ConvProblem& p, const void* y, double beta, WgmmaConfig cfg, int sm_count) {
+  const char* bad = nullptr;
+  const WgmmaEpilogue e = cfg.epilogue == WgmmaEpilogue::kDefault ? env_epilogue(&bad) : cfg.epilogue;
+  const Division d = divide(p, cfg, sm_count);
+  return d.unsplit_end > 0 && tma_store_ok(p, y, beta, e, d.bn, d.bm, cfg.multicast);
+}
+
+// tma: the TMA-store kernel (tma_store_ok; then my is y's tensor map), only instantiated for 16-bit
+// T, BN 128 / 256, BM 128. The other kernels ignore my (the caller passes any valid map).
 template <class T, int BN, int BM = kBM>
-void launch_unsplit(bool staged, unsigned grid, cudaStream_t stream, const CUtensorMap& mx, const CUtensorMap& mw, T* y,
-                    const WgParams& w) {
+void launch_unsplit(bool staged, bool tma, unsigned grid, cudaStream_t stream, const CUtensorMap& mx,
+                    const CUtensorMap& mw, const CUtensorMap& my, T* y, const WgParams& w) {
   using Cfg = TileCfg<BN, BM>;
+  if constexpr (sizeof(T) == 2 && BN >= 128 && BM == kBM) {
+    if (tma) {
+      conv_wgmma_kernel<T, BN, true, BM, true><<<grid, Cfg::kThreads, Cfg::smem_bytes_tma(), stream>>>(mx, mw, my, y, w);
+      return;
+    }
+  }
   if (staged)
-    conv_wgmma_kernel<T, BN, true, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(true), stream>>>(mx, mw, y, w);
+    conv_wgmma_kernel<T, BN, true, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(true), stream>>>(mx, mw, my, y, w);
   else
-    conv_wgmma_kernel<T, BN, false, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(false), stream>>>(mx, mw, y, w);
+    conv_wgmma_kernel<T, BN, false, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(false), stream>>>(mx, mw, my, y, w);
 }
 
 template <class T>
@@ -1080,19 +1198,34 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
   // An unsplit launch (all tiles, the whole waves before a split-K tail, or a refused cluster
   // launch's fallback) takes the staged epilogue when asked and staged_vector_ok; the split-K
   // kernel has its own shared-memory epilogue.
-  const bool staged = cfg.epilogue == WgmmaEpilogue::kStaged && staged_vector_ok(p, a.y);
+  const bool staged =
+      (cfg.epilogue == WgmmaEpilogue::kStaged || cfg.epilogue == WgmmaEpilogue::kTma) && staged_vector_ok(p, a.y);
+  // The TMA-store kernel: y as the 4-D tensor (K, Q, P, N), stored in boxes of 64 channels x one
+  // warp's 16 pixels (tma_store_box.h), 128-byte swizzled like the staging buffers. Encoded (or found
+  // in the per-thread cache) only when this path runs; mx stands in for it otherwise.
+  const bool tma = d.unsplit_end > 0 && tma_store_ok(p, a.y, a.beta, cfg.epilogue, BN, BM, cfg.multicast);
+  CUtensorMap my = mx;
+  if (tma) {
+    const TmaStoreBox b = tma_store_box(w.bw, w.bh);
+    const cuuint64_t dims[4] = {cuuint64_t(p.K), cuuint64_t(p.Q), cuuint64_t(p.P), cuuint64_t(p.N)};
+    const cuuint64_t strides[3] = {cuuint64_t(p.y_stride[4] * es), cuuint64_t(p.y_stride[3] * es),
+                                   cuuint64_t(p.y_stride[0] * es)};
+    const cuuint32_t box[4] = {cuuint32_t(kTmaStoreCols), cuuint32_t(b.w), cuuint32_t(b.h), cuuint32_t(b.n)};
+    const cuuint32_t estr[4] = {1, 1, 1, 1};
+    JHDNN_TRY(encode(&my, p.dtype, a.y, 4, dims, strides, box, estr));
+  }
   auto run_unsplit = [&](int64_t first, int64_t end) {
     WgParams u = w;
     u.split = 1, u.tile_base = int(first), u.num_tiles = int(end);
     const unsigned grid = unsigned(std::min<int64_t>(end - first, d.grid));
     if (BM == 64) {
-      launch_unsplit<T, 128, 64>(staged, grid, stream, mx, mw, y, u);
+      launch_unsplit<T, 128, 64>(staged, false, grid, stream, mx, mw, my, y, u);
       return;
     }
     switch (BN) {
-      case 64: launch_unsplit<T, 64>(staged, grid, stream, mx, mw, y, u); break;
-      case 256: launch_unsplit<T, 256>(staged, grid, stream, mx, mw, y, u); break;
-      default: launch_unsplit<T, 128>(staged, grid, stream, mx, mw, y, u); break;
+      case 64: launch_unsplit<T, 64>(staged, false, grid, stream, mx, mw, my, y, u); break;
+      case 256: launch_unsplit<T, 256>(staged, tma, grid, stream, mx, mw, my, y, u); break;
+      default: launch_unsplit<T, 128>(staged, tma, grid, stream, mx, mw, my, y, u); break;
     }
   };
   if (cfg.multicast) {  // run_wgmma: bn 128, bm 128, split 1, no tail -- every tile unsplit
@@ -1158,7 +1291,7 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
     const char* bad = nullptr;
     cfg.epilogue = env_epilogue(&bad);
     if (bad != nullptr)
-      return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: JHDNN_TC_EPILOGUE=%s is not 'direct' or 'staged'", bad);
+      return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: JHDNN_TC_EPILOGUE=%s is not 'tma', 'staged' or 'direct'", bad);
   }
   const bool chosen = cfg.bn == 0;
   if (chosen) {
@@ -1230,10 +1363,20 @@ bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig 
   return staged_taken(p, y, cfg, cached_device_info().sm_count);
 }
 
+bool wgmma_tma_stores(const core::ConvProblem& p, const void* y, double beta, WgmmaConfig cfg) {
+  if (cfg.bn == 0) {
+    const WgmmaEpilogue e = cfg.epilogue;
+    cfg = wgmma_config(p, cached_device_info().sm_count);
+    cfg.epilogue = e;
+  }
+  return tma_taken(p, y, beta, cfg, cached_device_info().sm_count);
+}
+
 const char* wgmma_epilogue_name(WgmmaEpilogue e) {
   switch (e) {
     case WgmmaEpilogue::kDirect: return "direct";
     case WgmmaEpilogue::kStaged: return "staged";
+    case WgmmaEpilogue::kTma: return "tma";
     default: return "default";
   }
 }

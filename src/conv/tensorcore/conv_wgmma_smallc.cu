@@ -5,7 +5,9 @@
 // Two small passes, then the GPU-verified wgmma kernel unchanged on the packed problem (smallc.h
 // has the transform, F filter rows and the S filter columns folded into whole 128-byte pixel rows,
 // and why it is exact):
-//   1. pack x: each thread owns one 16-byte OUTPUT vector position of a pixel and writes it for
+//   1. pack x (smallc_pack_x_rows, the default: k consecutive packed rows per block built from one
+//      staged window of x rows in shared memory -- smallc.h; below, the direct pass for rows too
+//      wide for it): each thread owns one 16-byte OUTPUT vector position of a pixel and writes it for
 //      kSmallCPackIters pixels; consecutive threads write consecutive vectors of one packed row (n, u),
 //      so a warp writes 512 contiguous bytes. Each element's (t, s, c) comes from a tap table built
 //      on the host (smallc_taps, a __grid_constant__ parameter; the thread's V taps sit in
@@ -21,6 +23,7 @@
 // less (or none) runs tensorcore_mma instead (ConvSolver::workspace_optional), as before.
 #include "conv/tensorcore/tensorcore.h"
 
+#include <array>
 #include <cstdint>
 
 #include "conv/tensorcore/mma_launch.h"
@@ -64,52 +67,92 @@ __global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x(const U* __r
   }
 }
 
-// Pass 1, row-staged (the default when smallc_rows_fit; smallc.h has the design): block = packed row
-// (n, u). Phase 1 stages the F input rows it reads, rows[t][w][c], in shared memory (zeros for rows
-// outside the image); phase 2 writes the row's Q pixels with the same thread split as smallc_pack_x
-// (thread: vector v, pixels slot, slot + ppi, ...), every element a shared-memory read.
+// Pass 1, row-staged (the default when smallc_rows_per_block > 0; smallc.h has the design): block =
+// k consecutive packed rows u0 .. u0+rows-1 of image n (smallc_row_block). Phase 1 stages the
+// window of rows + (F-1)*dh x rows they read, stage[r][w][c] = x row u0 - ph + r at a row pitch of
+// `pitch` elements (smallc_stage_pitch: the bank model's pick; zeros for rows outside the image):
+// 16-byte loads when `vec` (smallc_stage_vectorized and x 16-byte aligned), else element by element.
+// Phase 2 writes the block's rows*Q pixels -- consecutive in xs; rows*Q <= Hp*Q < 2^31 by the shape
+// rules -- with the thread split of smallc_pack_x (thread: vector v of pixel slot; pixels slot,
+// slot + ppi, ...), every element a shared-memory read at smallc_row_pixel / smallc_row_at. Six blocks
+// per SM (40 / 38 registers for 16-bit / fp32 data, no spill; an earlier version took 47 unbounded,
+// five blocks): more blocks in phase 2 while others wait on their staging loads. Eight (32
+// registers) spills 20 bytes.
 template <class U>
-__global__ void __launch_bounds__(kSmallCPackThreads) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
+__global__ void __launch_bounds__(kSmallCPackThreads, 6) smallc_pack_x_rows(const U* __restrict__ x, uint4* __restrict__ xs,
                                                                         const SmallCGeom g,
-                                                                        const __grid_constant__ SmallCRowTaps taps) {
+                                                                        const __grid_constant__ SmallCRowTaps taps,
+                                                                        uint32_t k, uint32_t chunks, uint32_t pitch,
+                                                                        bool vec) {
   constexpr int V = 16 / int(sizeof(U));
   extern __shared__ __align__(16) unsigned char smallc_rows_raw[];
-  U* rows = reinterpret_cast<U*>(smallc_rows_raw);
-  const uint32_t row = blockIdx.x, n = row / uint32_t(g.Hp), u = row - n * uint32_t(g.Hp);
-  const int32_t wc = int32_t(g.W * g.C);
-  const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;  // an NHWC-like row: W*C elements in a run
-  for (int32_t t = 0; t < int32_t(g.F); ++t) {
-    const int64_t h = int64_t(u) - g.pad_h + int64_t(t) * g.dil_h;
-    U* dst = rows + t * wc;
-    if (h < 0 || h >= g.H) {
-      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = U(0);
-    } else if (contiguous) {
-      const U* src = x + int64_t(n) * g.xs[0] + h * g.xs[3];
-      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = src[i];
-    } else {
-      for (int32_t i = int32_t(threadIdx.x); i < wc; i += kSmallCPackThreads) dst[i] = x[smallc_row_source(g, n, u, t, i)];
+  U* stage = reinterpret_cast<U*>(smallc_rows_raw);
+  const SmallCRowBlock b = smallc_row_block(g, k, chunks, blockIdx.x);
+  const uint32_t wc = uint32_t(g.W * g.C), nst = smallc_stage_rows(g, b.rows);
+  if (vec) {
+    // Whole rows, 16 bytes per load. A thread issues up to kStageBatch loads before it stores any
+    // (a store between them would keep the next load behind the loop's exit branch): conv1 / VGG
+    // stage 504 / 336 vectors, 1-2 per thread, so the window arrives in one load latency.
+    constexpr int kStageBatch = 4;
+    const uint32_t rowvec = wc / V, total = nst * rowvec, pitchvec = pitch / V;
+    uint4* st = reinterpret_cast<uint4*>(stage);
+    for (uint32_t m0 = threadIdx.x; m0 < total; m0 += kStageBatch * kSmallCPackThreads) {
+      uint4 val[kStageBatch];
+      uint32_t at[kStageBatch];
+#pragma unroll
+      for (int u = 0; u < kStageBatch; ++u) {
+        const uint32_t m = m0 + uint32_t(u) * kSmallCPackThreads;
+        uint32_t r = 0, col = 0;
+        const int64_t src = m < total ? smallc_stage_vector(g, V, rowvec, b.n, b.u0, m, r, col) : -1;
+        at[u] = r * pitchvec + col;
+        val[u] = src >= 0 ? __ldg(reinterpret_cast<const uint4*>(x + src)) : make_uint4(0, 0, 0, 0);
+      }
+#pragma unroll
+      for (int u = 0; u < kStageBatch; ++u)
+        if (m0 + uint32_t(u) * kSmallCPackThreads < total) st[at[u]] = val[u];
+    }
+  } else {
+    const bool contiguous = g.xs[1] == 1 && g.xs[4] == g.C;  // an NHWC-like row: W*C elements in a run
+    for (uint32_t r = 0; r < nst; ++r) {
+      const int64_t h = int64_t(b.u0) - g.pad_h + int64_t(r);
+      U* dst = stage + r * pitch;
+      if (h < 0 || h >= g.H) {
+        for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads) dst[i] = U(0);
+      } else if (contiguous) {
+        const U* src = x + int64_t(b.n) * g.xs[0] + h * g.xs[3];
+#pragma unroll 4
+        for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads) dst[i] = src[i];
+      } else {
+        for (uint32_t i = threadIdx.x; i < wc; i += kSmallCPackThreads)
+          dst[i] = x[smallc_stage_source(g, b.n, b.u0, r, i)];
+      }
     }
   }
   __syncthreads();
   const uint32_t vp = uint32_t(g.Cs) / uint32_t(V), ppi = kSmallCPackThreads / vp;
   const uint32_t slot = threadIdx.x / vp, v = threadIdx.x - slot * vp;
   if (slot >= ppi) return;  // vp = 24: the 16 threads left over
+  // soff and the pixel base are scaled to bytes (exact modulo 2^32 like the elements: a true index
+  // times sizeof(U) < 48 KiB), so an element's shared address is one three-operand add.
   uint32_t soff[V];
   int32_t dw[V];
 #pragma unroll
-  for (int e = 0; e < V; ++e) soff[e] = taps.soff[v * V + e], dw[e] = taps.dw[v * V + e];
-  uint4* dst = xs + int64_t(row) * g.Q * vp + v;
-  for (uint32_t q = slot; q < uint32_t(g.Q); q += ppi) {
+  for (int e = 0; e < V; ++e) soff[e] = taps.soff[v * V + e] * uint32_t(sizeof(U)), dw[e] = taps.dw[v * V + e];
+  // The block's pixels are consecutive in xs: row (n, u0) onwards.
+  uint4* dst = xs + (int64_t(b.n) * g.Hp + b.u0) * g.Q * vp + v;
+  const uint32_t npix = b.rows * uint32_t(g.Q);
+  for (SmallCRowCursor c = smallc_row_cursor(g, slot); c.p < npix; smallc_row_advance(g, ppi, c)) {
     union {
       uint4 u;
       U e[V];
     } out;
+    SmallCRowPixel px = smallc_row_pixel(g, pitch, c.i, c.q);  // per element: one add, one compare
+    px.base *= uint32_t(sizeof(U));
+    asm("" : "+r"(px.base));  // keep base in a register: NVVM otherwise recomputes it under every element's branch
 #pragma unroll
-    for (int e = 0; e < V; ++e) {
-      const int32_t i = smallc_row_index(g, soff[e], dw[e], q);
-      out.e[e] = i >= 0 ? rows[i] : U(0);
-    }
-    dst[int64_t(q) * vp] = out.u;
+    for (int e = 0; e < V; ++e)
+      out.e[e] = smallc_row_in(g, px, dw[e]) ? *reinterpret_cast<const U*>(smallc_rows_raw + smallc_row_at(px, soff[e])) : U(0);
+    dst[int64_t(c.p) * vp] = out.u;
   }
 }
 
@@ -126,6 +169,17 @@ __global__ void __launch_bounds__(kPackThreads) smallc_pack_w(const U* __restric
 
 int64_t blocks_for(int64_t items) { return (items + kPackThreads - 1) / kPackThreads; }
 
+// smallc_stage_pitch costs ~16 us of host time (its bank model, measured here); eager callers repeat
+// the same layer, so the last answer is kept per host thread, keyed on everything the model reads.
+int64_t stage_pitch_cached(const SmallCGeom& g, int64_t elem_bytes) {
+  using Key = std::array<int64_t, 12>;
+  const Key key{g.W, g.C, g.S, g.F, g.Q, g.Cs, g.str_w, g.pad_w, g.dil_w, g.dil_h, elem_bytes, 1};
+  thread_local Key last{};  // last[11] == 0: empty
+  thread_local int64_t last_pitch = 0;
+  if (key != last) last_pitch = smallc_stage_pitch(g, elem_bytes), last = key;
+  return last_pitch;
+}
+
 template <class U>
 core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsigned char* base, cudaStream_t stream) {
   constexpr int64_t V = 16 / int64_t(sizeof(U));
@@ -133,9 +187,15 @@ core::Status pack(const core::ConvProblem& p, int64_t F, const ConvArgs& a, unsi
   const int64_t rows = g.N * g.Hp, chunks = smallc_pack_chunks(g, int(V)), welems = g.K * g.Rf * g.Cs;
   if (rows * chunks >= (int64_t(1) << 31) || blocks_for(welems) >= (int64_t(1) << 31))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "tensorcore_wgmma_smallc: packed tensors too large for one grid");
-  if (smallc_rows_fit(g, int64_t(sizeof(U)))) {  // the staged rows fit in shared memory: one block per packed row
-    smallc_pack_x_rows<U><<<unsigned(rows), kSmallCPackThreads, size_t(g.F * g.W * g.C) * sizeof(U), stream>>>(
-        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_row_taps(g));
+  const bool row_fits = g.W * g.C * int64_t(sizeof(U)) <= kSmallCRowBytes;  // else no pitch model: the direct pass
+  const int64_t pitch = row_fits ? stage_pitch_cached(g, int64_t(sizeof(U))) : 0;
+  if (const int64_t k = row_fits ? smallc_rows_per_block(g, int64_t(sizeof(U)), pitch) : 0) {  // the window fits
+    const uint32_t rchunks = smallc_row_chunks(g, uint32_t(k));
+    const bool vec = smallc_stage_vectorized(g, int(V)) && reinterpret_cast<uintptr_t>(a.x) % 16 == 0;
+    const size_t smem = size_t(k + (g.F - 1) * g.dil_h) * size_t(pitch) * sizeof(U);  // <= kSmallCRowBytes
+    smallc_pack_x_rows<U><<<unsigned(g.N * rchunks), kSmallCPackThreads, smem, stream>>>(
+        static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_row_taps(g, pitch), uint32_t(k), rchunks,
+        uint32_t(pitch), vec);
   } else {
     smallc_pack_x<U><<<unsigned(rows * chunks), kSmallCPackThreads, 0, stream>>>(
         static_cast<const U*>(a.x), reinterpret_cast<uint4*>(base), g, smallc_taps(g), uint32_t(chunks));

@@ -137,44 +137,143 @@ JHDNN_SMALLC_FN SmallCPackSlot smallc_pack_slot(const SmallCGeom& g, int V, uint
   return s;
 }
 
-// The row-staged pack pass (smallc_pack_x_rows; the default when smallc_rows_fit). One block per
-// packed row (n, u): it first copies the F input rows it needs, h_t = u - ph + t*dh (t < F), whole
-// (W x C elements each, zeros for rows outside the image), into shared memory as rows[t][w][c] --
-// for an NHWC x that is one contiguous, coalesced run per row -- and then writes the packed row's
-// Q pixels with the work split above (thread: vector v, pixels slot, slot + ppi, ...), each element
-// a shared-memory read at smallc_row_index. The direct pass above gathers every element from
-// global memory with a 2-byte load (ResNet-50 conv1 fp16: 52 M loads for 105 MB, 84 us on the
-// H200, bound by them -- fp32, half the loads, 53 us); here x is read ~F times in whole rows.
-constexpr int64_t kSmallCRowBytes = 48 * 1024;  // the staged rows (F * W * C elements), at most
+// The row-staged pack pass (smallc_pack_x_rows; the default when smallc_rows_per_block > 0). A block
+// serves k CONSECUTIVE packed rows u0 .. u0+k-1 of one image n (smallc_row_block; the last block of
+// an image may have fewer). Those rows read the x rows u0 - ph + i + t*dh (i < k, t < F): one
+// window of k + (F-1)*dh consecutive x rows, which the block first copies whole into shared memory
+// as stage[r][w][c], x row u0 - ph + r, at a row pitch of smallc_stage_pitch elements (zeros for
+// rows outside the image) -- consecutive packed rows share F-1 of their F rows (dh = 1), so x is
+// read (k + F - 1) / k times instead of F times. For an
+// NHWC x whose rows start 16-byte aligned the copy is 16-byte loads of one contiguous run per row
+// (smallc_stage_vector); otherwise element by element through the strides (smallc_stage_source).
+// After one barrier the block writes its k*Q pixels with the work split of the direct pass (thread:
+// vector v of pixel slot; pixels slot, slot + ppi, ... of the k rows in order, smallc_row_cursor),
+// each element a shared-memory read at smallc_row_index. The direct pass above gathers every
+// element from global memory with a 2-byte load (ResNet-50 conv1 fp16: 52 M loads for 105 MB, 84 us
+// on the H200, bound by them -- fp32, half the loads, 53 us).
+constexpr int64_t kSmallCRowBytes = 48 * 1024;  // the staged window ((k + (F-1)*dh) * pitch elements), at most
+constexpr int64_t kSmallCRowsPerBlockMax = 8;   // packed rows per block, at most
+constexpr int64_t kSmallCRowPixels = 512;       // pixels per block aimed at: k = 512 / Q, clamped to [1, 8]
 
-// Per packed channel j: soff = t*W*C + s*dw*C + c (its staged element for the window corner w0 = 0)
-// and dw = s*dw (the w bounds check); zero channels (j >= F*S*C): dw = -2^30, the check fails.
-// soff is kept modulo 2^32: s*dw*C alone may pass 2^31 (dw < 2^30 since Q >= 1), but whenever the
-// element is inside the image soff + w0*C is its true index, below 2^31.
+// Per packed channel j: soff = t*dh*pitch + s*dw*C + c (its staged element for packed row i = 0 of
+// the block and the window corner w0 = 0) and dw = s*dw (the w bounds check); zero channels
+// (j >= F*S*C): dw = -2^30, the check fails. soff is kept modulo 2^32: s*dw*C alone may pass 2^31
+// (dw < 2^30 since Q >= 1), but whenever the element is inside the image i*pitch + soff + w0*C is
+// its true index, below the staged size < 2^31.
 struct SmallCRowTaps {
   uint32_t soff[kSmallCMaxCs];
   int32_t dw[kSmallCMaxCs];
 };
-SmallCRowTaps smallc_row_taps(const SmallCGeom& g);
-// Whether the staged rows of g fit (F * W * C * elem_bytes <= kSmallCRowBytes).
-bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes);
+SmallCRowTaps smallc_row_taps(const SmallCGeom& g, int64_t pitch);
+// The staged row pitch, in elements: W*C rounded up to 16 bytes, plus d*16 bytes (d in 0 .. 7) for
+// the d whose bank pattern is best (smallc_stage_wavefronts, the smaller d on a tie). The F rows a
+// pixel reads sit t*dh*pitch apart; with pitch*elem a multiple of 128 bytes (or close to one) the
+// same pixel's F runs land on the same banks (ResNet-50 conv1 fp16: 1344-byte rows, 2.25 modeled
+// wavefronts per 2-byte load at d = 0, 2 at the pick; VGG conv1_1 fp16: 2 -> 1).
+int64_t smallc_stage_pitch(const SmallCGeom& g, int64_t elem_bytes);
+// The bank model: shared-memory wavefronts of phase 2's V loads of one 16-byte vector, summed over
+// the first 2 warps of a block (64 threads on consecutive pixels from the middle of a packed row;
+// the pattern repeats warp after warp): a wavefront per distinct 4-byte word in the busiest of the
+// 32 banks, per load instruction.
+int64_t smallc_stage_wavefronts(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch);
+// k, the packed rows per block of the row-staged pass: kSmallCRowPixels / Q clamped to
+// [1, kSmallCRowsPerBlockMax] and to Hp, then lowered until the staged window fits kSmallCRowBytes;
+// 0 when not even one row's window (1 + (F-1)*dh rows at smallc_stage_pitch) fits: the direct pass
+// runs.
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes);
+// The same for a given pitch (the launch computes the pitch once).
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch);
+// Whether the window copy may use V-element (16-byte) vectors, the pointer's alignment aside (the
+// launch checks x % 16 == 0): unit channel stride, w stride C (a row is W*C contiguous elements),
+// n and h strides and W*C multiples of V (every staged row starts 16-byte aligned in x and in
+// shared memory).
+bool smallc_stage_vectorized(const SmallCGeom& g, int V);
 
-// Offset in x of staged element i = w*C + c of row t of packed row (n, u), or -1 when that row is
-// outside the image (the stage holds zeros). For an x whose row is contiguous (unit channel
-// stride, w stride C) this is n*xs[0] + h*xs[3] + i, what the kernel uses without the division.
-JHDNN_SMALLC_FN int64_t smallc_row_source(const SmallCGeom& g, int64_t n, int64_t u, int64_t t, int64_t i) {
-  const int64_t h = u - g.pad_h + t * g.dil_h;
+// Block b of the row-staged pass: image n, first packed row u0, rows (1 .. k) it writes; chunks =
+// ceil(Hp / k) blocks per image. One block-uniform division.
+struct SmallCRowBlock {
+  uint32_t n, u0, rows;
+};
+JHDNN_SMALLC_FN uint32_t smallc_row_chunks(const SmallCGeom& g, uint32_t k) { return (uint32_t(g.Hp) + k - 1) / k; }
+JHDNN_SMALLC_FN SmallCRowBlock smallc_row_block(const SmallCGeom& g, uint32_t k, uint32_t chunks, uint32_t block) {
+  SmallCRowBlock b;
+  b.n = block / chunks;
+  b.u0 = (block - b.n * chunks) * k;
+  b.rows = uint32_t(g.Hp) - b.u0 < k ? uint32_t(g.Hp) - b.u0 : k;
+  return b;
+}
+// The x rows a block stages: rows + (F-1)*dh (the shared allocation is for k rows).
+JHDNN_SMALLC_FN uint32_t smallc_stage_rows(const SmallCGeom& g, uint32_t rows) {
+  return rows + uint32_t(g.F - 1) * uint32_t(g.dil_h);
+}
+
+// Offset in x of staged element i = w*C + c of staged row r (x row u0 - ph + r of image n; at
+// r*pitch + i in the stage), or -1 when that row is outside the image (the stage holds zeros). The
+// element-wise copy; for a contiguous row the kernel uses n*xs[0] + h*xs[3] + i instead (equal: the
+// CPU test checks it).
+JHDNN_SMALLC_FN int64_t smallc_stage_source(const SmallCGeom& g, int64_t n, int64_t u0, int64_t r, int64_t i) {
+  const int64_t h = u0 - g.pad_h + r;
   if (h < 0 || h >= g.H) return -1;
   const int64_t w = i / g.C, c = i - w * g.C;
   return n * g.xs[0] + c * g.xs[1] + h * g.xs[3] + w * g.xs[4];
 }
 
-// Index into the staged rows of packed channel j (its taps soff, dw) of pixel q, or -1 for a zero
-// (w outside the image, or a zero channel). soff + w0*C >= 0 whenever the check passes, and below
-// F*W*C < 2^31 (smallc_rows_fit).
-JHDNN_SMALLC_FN int32_t smallc_row_index(const SmallCGeom& g, uint32_t soff, int32_t dw, int64_t q) {
-  const int32_t w0 = int32_t(q * g.str_w - g.pad_w);  // |w0| < 2^30, |dw| <= 2^30: no overflow
-  return uint32_t(w0 + dw) < uint32_t(g.W) ? int32_t(soff + uint32_t(w0) * uint32_t(g.C)) : -1;
+// The vectorized copy (smallc_stage_vectorized): vector m of the window (staged row r = m / rowvec,
+// elements col*V .. col*V + V-1 of it, never across a row since V divides W*C; rowvec = W*C / V)
+// comes from x at the returned offset (V contiguous elements), or is zeros (-1: the row is outside
+// the image). It goes to stage vector r * (pitch / V) + col. One 32-bit division per vector.
+JHDNN_SMALLC_FN int64_t smallc_stage_vector(const SmallCGeom& g, int V, uint32_t rowvec, uint32_t n, uint32_t u0,
+                                            uint32_t m, uint32_t& r, uint32_t& col) {
+  r = m / rowvec, col = m - r * rowvec;
+  const int64_t h = int64_t(u0) - g.pad_h + int64_t(r);
+  if (h < 0 || h >= g.H) return -1;
+  return int64_t(n) * g.xs[0] + h * g.xs[3] + int64_t(col) * V;
+}
+
+// A thread's walk over the block's k*Q pixels (pixel p = i*Q + q: packed row u0 + i, column q),
+// p = slot, slot + ppi, ...: no division per pixel (one per thread).
+struct SmallCRowCursor {
+  uint32_t i, q, p;
+};
+JHDNN_SMALLC_FN SmallCRowCursor smallc_row_cursor(const SmallCGeom& g, uint32_t slot) {
+  SmallCRowCursor c;
+  c.i = slot / uint32_t(g.Q);
+  c.q = slot - c.i * uint32_t(g.Q);
+  c.p = slot;
+  return c;
+}
+JHDNN_SMALLC_FN void smallc_row_advance(const SmallCGeom& g, uint32_t ppi, SmallCRowCursor& c) {
+  c.p += ppi;
+  c.q += ppi;
+  while (c.q >= uint32_t(g.Q)) c.q -= uint32_t(g.Q), ++c.i;  // ppi <= 32 iterations when Q = 1; one at most when ppi <= Q
+}
+
+// Pixel q of packed row u0 + i in the stage: its window corner w0 = q*sw - pw and base =
+// i*pitch + w0*C (modulo 2^32), computed once per pixel; its element j (taps soff, dw) is inside the
+// image when smallc_row_in and then sits at smallc_row_at = soff + base, the element's true
+// position (i + t*dh)*pitch + w*C + c < staged size < 2^31 (kSmallCRowBytes) -- the modular sum is
+// exact. The kernel runs these three; smallc_row_index composes them (the CPU test, the bank model).
+struct SmallCRowPixel {
+  int32_t w0;
+  uint32_t base;
+};
+JHDNN_SMALLC_FN SmallCRowPixel smallc_row_pixel(const SmallCGeom& g, uint32_t pitch, uint32_t i, uint32_t q) {
+  SmallCRowPixel px;
+  px.w0 = int32_t(int64_t(q) * g.str_w - g.pad_w);  // |w0| < 2^30, |dw| <= 2^30: w0 + dw does not overflow
+  px.base = i * pitch + uint32_t(px.w0) * uint32_t(g.C);
+  return px;
+}
+JHDNN_SMALLC_FN bool smallc_row_in(const SmallCGeom& g, SmallCRowPixel px, int32_t dw) {
+  return uint32_t(px.w0 + dw) < uint32_t(g.W);  // a zero channel's dw = -2^30 always fails
+}
+JHDNN_SMALLC_FN uint32_t smallc_row_at(SmallCRowPixel px, uint32_t soff) { return soff + px.base; }
+
+// Index into the stage of packed channel j (its taps soff, dw) of packed row u0 + i, pixel q, or -1
+// for a zero (w outside the image, or a zero channel).
+JHDNN_SMALLC_FN int32_t smallc_row_index(const SmallCGeom& g, uint32_t pitch, uint32_t soff, int32_t dw, uint32_t i,
+                                         uint32_t q) {
+  const SmallCRowPixel px = smallc_row_pixel(g, pitch, i, q);
+  return smallc_row_in(g, px, dw) ? int32_t(smallc_row_at(px, soff)) : -1;
 }
 
 // B: the elements of one 128-byte reduction block (64 fp16 / bf16, 32 fp32).

@@ -2,6 +2,7 @@
 // the fold F, the packed problem, the tap table of the pack pass, the workspace.
 #include "conv/tensorcore/smallc.h"
 
+#include <algorithm>
 #include <climits>
 #include <limits>
 
@@ -78,13 +79,13 @@ SmallCTaps smallc_taps(const SmallCGeom& g) {
   return t;
 }
 
-SmallCRowTaps smallc_row_taps(const SmallCGeom& g) {
+SmallCRowTaps smallc_row_taps(const SmallCGeom& g, int64_t pitch) {
   SmallCRowTaps t{};
   for (int64_t j = 0; j < kSmallCMaxCs; ++j) {
     if (j < g.F * g.S * g.C) {
       const int64_t tt = j / (g.S * g.C), s = (j / g.C) % g.S, c = j % g.C;
       t.dw[j] = int32_t(s * g.dil_w);  // < 2^30: (S-1)*dil_w < W + 2*pad_w since Q >= 1
-      t.soff[j] = uint32_t(uint64_t(tt * g.W * g.C + s * g.dil_w * g.C + c));  // modulo 2^32 (smallc.h)
+      t.soff[j] = uint32_t(uint64_t(tt * g.dil_h * pitch + s * g.dil_w * g.C + c));  // modulo 2^32 (smallc.h)
     } else {
       t.dw[j] = -int32_t(kSmallCCoordLimit), t.soff[j] = 0;  // a zero channel: the w check fails
     }
@@ -92,8 +93,92 @@ SmallCRowTaps smallc_row_taps(const SmallCGeom& g) {
   return t;
 }
 
-bool smallc_rows_fit(const SmallCGeom& g, int64_t elem_bytes) {
-  return g.F * g.W * g.C * elem_bytes <= kSmallCRowBytes;
+namespace {
+
+// The bank model's sample (smallc_stage_wavefronts): the first 2 warps of a block, V loads each,
+// lane by lane the staged row (i + t*dh) and column (w*C + c) it reads, row -1 for none (an idle
+// thread, a zero channel, w outside the image). Divisions here, once per launch, not per pitch.
+constexpr int kBankWarps = 2;
+struct BankSample {
+  int64_t row[kBankWarps][16][32], col[kBankWarps][16][32];
+};
+
+void bank_sample(const SmallCGeom& g, int64_t elem_bytes, BankSample& b) {
+  const int64_t V = 16 / elem_bytes, vp = g.Cs / V, ppi = kSmallCPackThreads / vp, fsc = g.F * g.S * g.C;
+  for (int64_t warp = 0; warp < kBankWarps; ++warp)
+    for (int64_t e = 0; e < V; ++e)
+      for (int64_t lane = 0; lane < 32; ++lane) {
+        int64_t& row = b.row[warp][e][lane];
+        row = -1;
+        const int64_t t = warp * 32 + lane, slot = t / vp, j = (t % vp) * V + e;
+        if (slot >= ppi || j >= fsc) continue;
+        const int64_t px = g.Q / 2 + slot, i = px / g.Q, q = px % g.Q;  // pixels from the middle of row 0
+        const int64_t tt = j / (g.S * g.C), ss = (j / g.C) % g.S, c = j % g.C;
+        const int64_t w = q * g.str_w - g.pad_w + ss * g.dil_w;
+        if (w < 0 || w >= g.W) continue;
+        row = i + tt * g.dil_h, b.col[warp][e][lane] = w * g.C + c;
+      }
+}
+
+// Wavefronts of the sample at this pitch: per load, the distinct 4-byte words of the busiest bank.
+int64_t bank_wavefronts(const BankSample& b, int64_t elem_bytes, int64_t pitch) {
+  int64_t total = 0;
+  for (int warp = 0; warp < kBankWarps; ++warp)
+    for (int64_t e = 0; e < 16 / elem_bytes; ++e) {
+      int64_t words[32][32];
+      int count[32] = {}, busiest = 0;
+      for (int lane = 0; lane < 32; ++lane) {
+        if (b.row[warp][e][lane] < 0) continue;
+        const int64_t word = (b.row[warp][e][lane] * pitch + b.col[warp][e][lane]) * elem_bytes / 4, bank = word % 32;
+        bool seen = false;
+        for (int k = 0; k < count[bank]; ++k) seen = seen || words[bank][k] == word;
+        if (!seen) words[bank][count[bank]++] = word, busiest = std::max(busiest, count[bank]);
+      }
+      total += busiest;
+    }
+  return total;
+}
+
+}  // namespace
+
+int64_t smallc_stage_wavefronts(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch) {
+  BankSample b;
+  bank_sample(g, elem_bytes, b);
+  return bank_wavefronts(b, elem_bytes, pitch);
+}
+
+int64_t smallc_stage_pitch(const SmallCGeom& g, int64_t elem_bytes) {
+  BankSample b;
+  bank_sample(g, elem_bytes, b);
+  const int64_t V = 16 / elem_bytes, base = round_up(g.W * g.C, V);
+  int64_t best = base, best_w = bank_wavefronts(b, elem_bytes, base);
+  for (int64_t d = 1; d < 128 / 16; ++d) {
+    const int64_t w = bank_wavefronts(b, elem_bytes, base + d * V);
+    if (w < best_w) best = base + d * V, best_w = w;
+  }
+  return best;
+}
+
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes) {
+  return smallc_rows_per_block(g, elem_bytes, smallc_stage_pitch(g, elem_bytes));
+}
+
+int64_t smallc_rows_per_block(const SmallCGeom& g, int64_t elem_bytes, int64_t pitch) {
+  // About 512 pixels per block: ResNet-50 conv1 (Q = 112) k = 4, VGG-16 conv1_1 (Q = 224) k = 2 --
+  // the staging and the barrier amortized over ~14 16-byte stores per thread, while the grid keeps
+  // > 3 waves of resident blocks on 132 SMs (README, "Passes").
+  int64_t k = std::max<int64_t>(1, std::min<int64_t>({kSmallCRowPixels / g.Q, kSmallCRowsPerBlockMax, g.Hp}));
+  const int64_t extra = (g.F - 1) * g.dil_h;
+  // Neither a row nor the extra rows alone may pass the limit (before the pitch's bank model; F*dh
+  // is an int, so no product below overflows).
+  if (g.W * g.C * elem_bytes > kSmallCRowBytes || extra >= kSmallCRowBytes) return 0;
+  const int64_t row_bytes = pitch * elem_bytes;
+  while (k > 0 && (k + extra) * row_bytes > kSmallCRowBytes) --k;
+  return k;
+}
+
+bool smallc_stage_vectorized(const SmallCGeom& g, int V) {
+  return g.xs[1] == 1 && g.xs[4] == g.C && g.xs[0] % V == 0 && g.xs[3] % V == 0 && (g.W * g.C) % V == 0;
 }
 
 int64_t smallc_pack_chunks(const SmallCGeom& g, int V) {

@@ -56,16 +56,19 @@ core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* 
 //
 // epilogue: how an unsplit kernel stores its tile (README.md, "Staged epilogue"): kDirect = from
 // the accumulator registers (paired 4/8-byte stores; the round-2, GPU-verified epilogue), kStaged =
-// through a per-warp shared-memory buffer as 16-byte stores, kDefault = JHDNN_TC_EPILOGUE
-// (direct|staged, read once per process; unset = staged). kStaged falls back to kDirect where its
-// vectors do not apply (wgmma_staged_stores says when); the split-K kernel ignores the field.
+// through a per-warp shared-memory buffer as 16-byte stores, kTma = staged in shared memory and
+// written by TMA bulk tensor stores (README.md, "TMA store epilogue": fp16 / bf16, beta == 0, bm 128,
+// bn 128 / 256, unsplit tiles; elsewhere exactly kStaged; wgmma_tma_stores says when), kDefault =
+// JHDNN_TC_EPILOGUE (tma|staged|direct, read once per process; unset = tma). kStaged falls back to
+// kDirect where its vectors do not apply (wgmma_staged_stores says when); the split-K kernel ignores
+// the field.
 //
 // tail (with split > 1): split only the tiles of the last, partial wave -- the whole waves of
 // 128-wide tiles run unsplit in the persistent kernel (one launch), the remaining tiles split-K
 // (a second launch); README.md, "Wave quantization and the split-K tail". grid: CTAs of the
 // persistent kernel (0 = one wave: #SMs, twice that for bn 64); forcing a small grid makes tests
 // exercise several tiles per CTA and the whole-waves / tail boundary on small problems.
-enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2 };
+enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2, kTma = 3 };
 //
 // bm: output pixels per tile, 128 (0 = 128: two consumer warpgroups) or 64 (one consumer warpgroup,
 // two CTAs per SM; with bn 128 and split 1 only, BAD_PARAM otherwise): README.md, "Round 6".
@@ -86,6 +89,9 @@ core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaC
 // Whether a run with cfg (bn == 0: the solver's choice) on output pointer y stores through the
 // staged epilogue's 16-byte vectors (false: the direct epilogue runs). For tests and benchmarks.
 bool wgmma_staged_stores(const core::ConvProblem& p, const void* y, WgmmaConfig cfg);
+// Whether a run with cfg (bn == 0: the solver's choice) on output pointer y with this beta stores
+// (some of) its tiles through TMA bulk tensor stores (kTma; implies wgmma_staged_stores).
+bool wgmma_tma_stores(const core::ConvProblem& p, const void* y, double beta, WgmmaConfig cfg);
 const char* wgmma_epilogue_name(WgmmaEpilogue e);
 
 // tensorcore_wgmma_smallc with a forced configuration of the wgmma kernel on the packed problem
