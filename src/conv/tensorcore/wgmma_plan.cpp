@@ -96,7 +96,13 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimi
     // tiles, each CTA the whole reduction, no split-K exchange; taken when they make a single wave
     // of two CTAs per SM that leaves at most half the SMs idle (tiny grids keep split-K).
     const int64_t t64 = wgmma_pixel_tiles(p, pick_pixel_box(p, 64)) * ceil_div(p.K, 128);
-    if (t64 * 2 >= sm_count && t64 <= 2 * int64_t(sm_count)) return {128, 1, false, 64};
+    if (t64 * 2 >= sm_count && t64 <= 2 * int64_t(sm_count)) {
+      // Round 7: when the 64-pixel tiles alone would leave SMs with one consumer warpgroup (t64 <=
+      // #SMs), split each over a cluster of 2 with the push reduction (conv_wgmma_csplit_kernel):
+      // 2 * t64 CTAs, two per SM on most SMs, each half the reduction (README.md, "Round 7").
+      if (t64 <= sm_count && kb >= 6 && t64 <= clusters.bm64_of(2)) return {128, 2, false, 64};
+      return {128, 1, false, 64};
+    }
   }
   if (t128 * 2 <= sm_count)
     for (int s : {8, 4, 2})
