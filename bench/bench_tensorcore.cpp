@@ -129,6 +129,10 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // tensorcore_wgmma_smallc only: 9 = its two packing passes alone (the solver's fold; counter
 // write_TBps: the packed x and w bytes written over the GPU time; FLOP/s meaningless there),
 // 10 + F = the whole path with the fold forced to F (the A/B of the cost model's pick).
+// 20 / 21 = wgmma forced to 64-pixel tiles split 2 / 4 over clusters (round 7's push-reduction
+// split-K kernel; registered with 5 and 6 where the solver takes bm 64: split 2 is the solver's
+// choice on the 7x7 conv5 layers, 5 the round-6 configuration it replaced, 21 a second wave of
+// clusters -- 448 CTAs for 264 slots -- to show the wave cost).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -148,6 +152,8 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
                                                : which == 6 ? kSplit2
                                                : which == 7 ? conv::tensorcore::WgmmaConfig{64, 1}
                                                : which == 8 ? kMulticast
+                                               : which == 20 ? conv::tensorcore::WgmmaConfig{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
+                                               : which == 21 ? conv::tensorcore::WgmmaConfig{128, 4, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
                                                             : kNoTail;
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
@@ -345,9 +351,11 @@ int main(int argc, char** argv) {
       if (conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok) {
         const bool small_m = conv::tensorcore::wgmma_config(p, gpu().dev.sm_count).bm == 64;
         const bool store_bound = conv::tensorcore::wgmma_reduction_blocks(p) <= 2 && p.K >= 256;
-        const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"}, {6, "wgmma_split2"}, {7, "wgmma_bn64"}};
+        const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"},         {6, "wgmma_split2"},
+                                                    {7, "wgmma_bn64"},         {20, "wgmma_bm64_split2"},
+                                                    {21, "wgmma_bm64_split4"}};
         for (const auto& [w, label] : rows)
-          if ((small_m && w != 7) || (store_bound && w != 6))
+          if ((small_m && w != 7) || (store_bound && (w == 5 || w == 7)))
             benchutil::manual_time(
                 benchmark::RegisterBenchmark((base + label).c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
                 1);

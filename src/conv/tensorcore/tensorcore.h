@@ -68,7 +68,9 @@ core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* 
 enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2 };
 //
 // bm: output pixels per tile, 128 (0 = 128: two consumer warpgroups) or 64 (one consumer warpgroup,
-// two CTAs per SM; with bn 128 and split 1 only, BAD_PARAM otherwise): README.md, "Round 6".
+// two CTAs per SM; with bn 128 and no tail only, BAD_PARAM otherwise): README.md, "Round 6". With
+// split 2 or 4 (larger values capped to 4) each 64-pixel tile's reduction is split over a cluster
+// and reduced by the push exchange of README.md, "Round 7" (always the direct epilogue).
 // multicast: the persistent kernel in clusters of two CTAs on two pixel tiles of one channel tile,
 // the filter slice loaded once and multicast to both (bn 128, bm 128, split 1 only; forced only,
 // the solver never chooses it yet): README.md, "Round 6", item 3.
