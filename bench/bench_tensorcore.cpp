@@ -132,7 +132,9 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // 20 / 21 = wgmma forced to 64-pixel tiles split 2 / 4 over clusters (round 7's push-reduction
 // split-K kernel; registered with 5 and 6 where the solver takes bm 64: split 2 is the solver's
 // choice on the 7x7 conv5 layers, 5 the round-6 configuration it replaced, 21 a second wave of
-// clusters -- 448 CTAs for 264 slots -- to show the wave cost).
+// clusters -- 448 CTAs for 264 slots -- to show the wave cost), 22 = wgmma forced to 128-pixel tiles
+// split 2 through the same push-reduction kernel (WgmmaConfig::push; against 6, the same tiles and
+// split through conv_wgmma_splitk_kernel: the A/B of the exchange alone).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -154,6 +156,7 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
                                                : which == 8 ? kMulticast
                                                : which == 20 ? conv::tensorcore::WgmmaConfig{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
                                                : which == 21 ? conv::tensorcore::WgmmaConfig{128, 4, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
+                                               : which == 22 ? conv::tensorcore::WgmmaConfig{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 0, false, true}
                                                             : kNoTail;
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
@@ -181,7 +184,7 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const conv::tensorcore::WgmmaConfig k = which == 0 ? conv::tensorcore::WgmmaConfig{} : forced;
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
-    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
+    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.push ? "push " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
                 std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (staged ? "staged" : "direct"));
   }
@@ -353,7 +356,7 @@ int main(int argc, char** argv) {
         const bool store_bound = conv::tensorcore::wgmma_reduction_blocks(p) <= 2 && p.K >= 256;
         const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"},         {6, "wgmma_split2"},
                                                     {7, "wgmma_bn64"},         {20, "wgmma_bm64_split2"},
-                                                    {21, "wgmma_bm64_split4"}};
+                                                    {21, "wgmma_bm64_split4"}, {22, "wgmma_push_split2"}};
         for (const auto& [w, label] : rows)
           if ((small_m && w != 7) || (store_bound && (w == 5 || w == 7)))
             benchutil::manual_time(

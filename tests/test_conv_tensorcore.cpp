@@ -400,7 +400,9 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
           WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64},
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64},
-          WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 64}, WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 64}})
+          WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 64}, WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 64},
+          WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 0, false, true},
+          WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 0, false, true}})
       for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged}) {
         WgmmaConfig cfg = shape;
         cfg.epilogue = ep;
@@ -408,7 +410,7 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
         if (ep == WgmmaEpilogue::kDirect) CHECK_FALSE(vec);
         const std::string who = "tensorcore_wgmma forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
                                 "bn " + std::to_string(cfg.bn) + " split " +
-                                std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
+                                std::to_string(cfg.split) + (cfg.tail ? " tail" : "") + (cfg.push ? " push" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep) +
                                 (ep == WgmmaEpilogue::kStaged && !vec ? " (not taken: direct / split-K stores)" : "");
@@ -421,9 +423,9 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
         INFO("run: " << core::status_name(st.code) << " " << st.message);
         REQUIRE(st.ok());
         ++n.runs[who];
-        if (cfg.bm == 64 && cfg.split > 1 && conv::tensorcore::wgmma_reduction_blocks(d.p) >= cfg.split)
-          ++n.runs["tensorcore_wgmma bm 64 split " + std::to_string(cfg.split) + " really split, epilogue " +
-                   conv::tensorcore::wgmma_epilogue_name(ep)];
+        if ((cfg.bm == 64 || cfg.push) && cfg.split > 1 && conv::tensorcore::wgmma_reduction_blocks(d.p) >= cfg.split)
+          ++n.runs["tensorcore_wgmma bm " + std::to_string(cfg.bm == 64 ? 64 : 128) + " split " + std::to_string(cfg.split) +
+                   " push really split, epilogue " + conv::tensorcore::wgmma_epilogue_name(ep)];
         check_y(who, d, c, h.ref, tol);
       }
   }
@@ -628,15 +630,17 @@ void run_problem_set(jhdnnDataType_t dt) {
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8",
                             "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5",
                             "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3", "bm 64 bn 128 split 2",
-                            "bm 64 bn 128 split 4"}) {
+                            "bm 64 bn 128 split 4", "bn 128 split 2 push", "bn 128 split 4 push"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
-    // The 64-pixel split-K kernel (round 7) really ran split on many problems, with both epilogue
-    // requests (it always stores from registers).
-    for (const char* who : {"tensorcore_wgmma bm 64 split 2 really split, epilogue direct",
-                            "tensorcore_wgmma bm 64 split 4 really split, epilogue staged"}) {
+    // The push split-K kernel (round 7) really ran split on many problems, both tile heights, with
+    // both epilogue requests (it always stores from registers).
+    for (const char* who : {"tensorcore_wgmma bm 64 split 2 push really split, epilogue direct",
+                            "tensorcore_wgmma bm 64 split 4 push really split, epilogue staged",
+                            "tensorcore_wgmma bm 128 split 2 push really split, epilogue direct",
+                            "tensorcore_wgmma bm 128 split 4 push really split, epilogue staged"}) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
@@ -909,8 +913,10 @@ TEST_CASE("tensorcore: B multicast over clusters of two (forced)", "[gpu][tensor
       CHECK(conv::tensorcore::forward_wgmma(d.p, args, bad, gpu().stream.get()).code == JHDNN_STATUS_BAD_PARAM);
     }
     // 64-pixel tiles: no split-K tail, no other tile width (round 7 allows bm 64 with split 2 / 4).
+    // The push kernel: no tail.
     for (const WgmmaConfig bad : {WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3, 64}, WgmmaConfig{64, 1, WgmmaEpilogue::kDefault, false, 0, 64},
-                                  WgmmaConfig{256, 2, WgmmaEpilogue::kDefault, false, 0, 64}})
+                                  WgmmaConfig{256, 2, WgmmaEpilogue::kDefault, false, 0, 64},
+                                  WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3, 0, false, true}})
       CHECK(conv::tensorcore::forward_wgmma(d.p, args, bad, gpu().stream.get()).code == JHDNN_STATUS_BAD_PARAM);
   }
 }

@@ -1090,6 +1090,9 @@ core::Status prepare_csplit() {
                                       TileCfg<128, 64>::kSmemBytes));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_csplit_kernel<T, 64, S>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                       int(cudaSharedmemCarveoutMaxShared)));
+  // The 128-pixel form (WgmmaConfig::push, forced only): 193 KiB, one CTA per SM.
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_csplit_kernel<T, 128, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<128>::kSmemBytes));
   return core::Status::success();
 }
 
@@ -1234,7 +1237,7 @@ Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
   d.bm = cfg.bm == 64 ? 64 : 128;
   d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p, d.bm)) * ((p.K + d.bn - 1) / d.bn);
   const int64_t kblocks = wgmma_reduction_blocks(p);
-  const int max_split = d.bm == 64 ? 4 : 8;
+  const int max_split = d.bm == 64 || cfg.push ? 4 : 8;  // conv_wgmma_csplit_kernel: clusters of 2 or 4
   while (d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < max_split) d.split *= 2;
   d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 || d.bm == 64 ? 2 : 1);
   if (d.split == 1)
@@ -1363,22 +1366,30 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
   // Tiles [unsplit_end, num_tiles): one cluster of d.split CTAs per tile; each CTA needs at least
   // one reduction block (divide caps the split).
   w.split = d.split, w.tile_base = int(d.unsplit_end);
-  if (BM == 64) {
-    // Round 7: 64-pixel tiles, one cluster of 2 or 4 ~97 KiB CTAs per tile, push reduction
-    // (conv_wgmma_csplit_kernel); unsplit_end is 0 (no tail with bm 64).
+  if (BM == 64 || cfg.push) {
+    // Round 7: one cluster of 2 or 4 CTAs per tile, push reduction (conv_wgmma_csplit_kernel):
+    // 64-pixel tiles (~97 KiB CTAs, two per SM), or 128-pixel ones with WgmmaConfig::push (193 KiB);
+    // unsplit_end is 0 (no tail with either: run_wgmma).
     cudaLaunchConfig_t lc{};
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeClusterDimension;
     attr[0].val.clusterDim.x = unsigned(d.split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-    lc.gridDim = dim3(unsigned((num_tiles - d.unsplit_end) * d.split)), lc.blockDim = dim3(TileCfg<128, 64>::kThreads);
-    lc.dynamicSmemBytes = TileCfg<128, 64>::kSmemBytes, lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
-    const cudaError_t e = d.split == 2 ? cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 64, 2>, mx, mw, y, w)
-                                       : cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 64, 4>, mx, mw, y, w);
+    lc.gridDim = dim3(unsigned((num_tiles - d.unsplit_end) * d.split));
+    lc.blockDim = dim3(BM == 64 ? TileCfg<128, 64>::kThreads : TileCfg<128>::kThreads);
+    lc.dynamicSmemBytes = BM == 64 ? TileCfg<128, 64>::kSmemBytes : TileCfg<128>::kSmemBytes;
+    lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
+    cudaError_t e;
+    if (BM == 64)
+      e = d.split == 2 ? cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 64, 2>, mx, mw, y, w)
+                       : cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 64, 4>, mx, mw, y, w);
+    else
+      e = d.split == 2 ? cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 128, 2>, mx, mw, y, w)
+                       : cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 128, 4>, mx, mw, y, w);
     if (e == cudaSuccess) return core::Status::success();
     cudaGetLastError();  // refused (not sticky): the solver's choice runs the unsplit 64-pixel kernel, same tiles and maps
     if (!fallback)
       return core::fail(JHDNN_STATUS_EXECUTION_FAILED,
-                        "tensorcore_wgmma: bm 64 split-K cluster launch (%d CTAs per tile) failed: %s", d.split,
+                        "tensorcore_wgmma: push split-K cluster launch (bm %d, %d CTAs per tile) failed: %s", BM, d.split,
                         cudaGetErrorString(e));
     run_unsplit(d.unsplit_end, num_tiles);
     JHDNN_LAUNCH_CHECK();
@@ -1435,6 +1446,8 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   if (cfg.grid < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: grid %d is negative", cfg.grid);
   if (cfg.bm != 0 && cfg.bm != 64 && cfg.bm != 128)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile height %d is not 64 or 128", cfg.bm);
+  if (cfg.push && cfg.tail)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: the push split-K kernel runs no tail (whole tiles only)");
   if (cfg.multicast && (cfg.bn != 128 || cfg.bm == 64 || cfg.split > 1 || cfg.tail))
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: B multicast runs with bn 128, bm 128, split 1 only");
   if (cfg.bm == 64 && (cfg.bn != 128 || cfg.tail))
