@@ -95,8 +95,9 @@ void check_plan_invariants(const ConvProblem& p, int sms, bool clusters_ok, cons
     if (plan.split == 2) {  // round 7: split 2 only where the unsplit tiles leave SMs with one CTA
       CHECK(t64 <= sms);    // so 2 * t64 CTAs fit in one wave at two per SM
       CHECK(kb >= 6);
-    } else if (clusters_ok) {
-      CHECK((t64 > sms || kb < 6));
+      CHECK(tc::wgmma_cost_small_m(t64, kb, sms, 2) < 0.95 * tc::wgmma_cost_small_m(t64, kb, sms, 1));
+    } else if (clusters_ok && t64 <= sms && kb >= 6) {
+      CHECK(tc::wgmma_cost_small_m(t64, kb, sms, 2) >= 0.95 * tc::wgmma_cost_small_m(t64, kb, sms, 1));
     }
   }
   if (!clusters_ok) CHECK(plan.split == 1);
@@ -268,6 +269,25 @@ TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H20
   // Nor the 14x14 conv4 layers (98 tiles of 128 x 128: more than half the SMs).
   CHECK(tc::plan_wgmma(nhwc(32, 256, 14, 256, 3, 1, 1), kH200Sms, true).bm == 128);
   CHECK(tails == 0);  // since the tail's cost was fitted (X = 15), none of these layers takes it
+}
+
+TEST_CASE("wgmma plan: small-M model (round 7)", "[wgmma_plan]") {
+  // The model's anchor: one warpgroup per SM, rn50_c5_1x1_2048_512 (112 tiles, 32 blocks): 32 x 1.4
+  // units of 0.30 us = 13.4 us (measured 13.3).
+  CHECK(tc::wgmma_cost_small_m(112, 32, kH200Sms, 1) == 32 * 1.4);
+  // Split 2: 224 CTAs, two on the busiest SM, 16 blocks each at the two-warpgroup rate + exchange.
+  CHECK(tc::wgmma_cost_small_m(112, 32, kH200Sms, 2) == 2 * 16 + 3.0);
+  // The 3x3 layers (72 blocks): 75 units (~22.5 us) against 100.8 (the model's 30 us; measured 23.8).
+  CHECK(tc::wgmma_cost_small_m(112, 72, kH200Sms, 2) == 72 + 3.0);
+  // More than two CTAs per SM is not one wave.
+  CHECK(tc::wgmma_cost_small_m(112, 32, kH200Sms, 4) == -1);
+  CHECK(tc::wgmma_cost_small_m(200, 32, kH200Sms, 2) == -1);
+  // Between one and two tiles per SM, whole reductions already put two CTAs on the busiest SM.
+  CHECK(tc::wgmma_cost_small_m(200, 32, kH200Sms, 1) == 2 * 32);
+  std::printf("[wgmma_plan] small-M model (0.30 us units): c5_1x1_2048_512 split 1 %.1f, split 2 %.1f; "
+              "c5_3x3_512 split 1 %.1f, split 2 %.1f\n",
+              tc::wgmma_cost_small_m(112, 32, kH200Sms, 1), tc::wgmma_cost_small_m(112, 32, kH200Sms, 2),
+              tc::wgmma_cost_small_m(112, 72, kH200Sms, 1), tc::wgmma_cost_small_m(112, 72, kH200Sms, 2));
 }
 
 TEST_CASE("wgmma plan: splits never need a second wave of clusters", "[wgmma_plan]") {

@@ -51,8 +51,8 @@ struct WgmmaPlan {
 //  - when 128 x 128 tiles fill at most half the SMs and K > 64: 64 x 128 tiles (bm 64) if there are
 //    between half and twice as many of them as SMs (one wave at two CTAs per SM, most SMs busy);
 //    split 2 over clusters of two 64-pixel CTAs (round 7) if there are at most as many of them as
-//    SMs, the reduction has >= 6 blocks (>= 3 per CTA) and that many clusters run at once
-//    (ClusterLimits::bm64_of2);
+//    SMs, the reduction has >= 6 blocks (>= 3 per CTA), that many clusters run at once
+//    (ClusterLimits::bm64_of2) and wgmma_cost_small_m predicts it >= 5% faster than split 1;
 //  - else split-K over a cluster for every tile when 128-wide tiles fill at most half the SMs and the
 //    reduction has >= 3 blocks per CTA (the largest of 8, 4, 2 that fits in one wave);
 //  - 64-wide tiles for K <= 64; 256-wide ones for K >= 256 when their waves cost less;
@@ -103,6 +103,13 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimi
 // 103 against 148 units unsplit), which the model still favours by a wide margin.
 double wgmma_cost_unsplit(int64_t tiles, int64_t kb, int64_t ctas);
 double wgmma_cost_tail(int64_t tiles, int64_t kb, int64_t ctas, int split);
+// Small-M model (round 7; README.md, "Round 7"): predicted time of t64 tiles of 64 x 128 with kb
+// reduction blocks, each split `split` ways (1 = whole reductions; > 1 = the push split-K kernel),
+// on sms SMs at up to two CTAs per SM, in units of 0.30 us (one half-block of SM time with two
+// warpgroups on the SM; one warpgroup alone runs at 1.4 units per half-block, measured on
+// rn50_c5_1x1_2048_512), plus 3 units for the exchange when split. -1 when the CTAs would need a
+// second wave (more than two per SM).
+double wgmma_cost_small_m(int64_t t64, int64_t kb, int64_t sms, int split);
 // The best tail split for 128-wide tiles (0 when none is allowed or none beats unsplit by 5%):
 // s in {8, 4, 2} with (tail tiles) * s <= ctas, kb >= 3 * s and, when limits are given, at most
 // limits->of(s) tail tiles (clusters).
