@@ -887,6 +887,7 @@ __global__ void __launch_bounds__(TileCfg<128, BM>::kThreads, TileCfg<128, BM>::
       Ring<Cfg::kStages> ring;
       produce_tile<T, BN, BM>(&map_x, &map_w, prm, tiles, full0, empty0, tile, kb0, kb1, ring);
     }
+    __syncwarp();  // warp 0 whole again: the cluster-barrier instructions take their converged path
     cluster_wait();
     cluster_arrive_relaxed();
     cluster_wait();
@@ -930,6 +931,7 @@ __global__ void __launch_bounds__(TileCfg<128, BM>::kThreads, TileCfg<128, BM>::
 
   // Receive: every peer's partial of my columns has landed.
   mbar_wait_cluster(recv_bar, 0);
+  __syncwarp();              // reconverge after the spin (as before wgmma)
   cluster_arrive_relaxed();  // phase 2: nothing more will arrive here (waited after the epilogue)
 
   int n0, p0, q0, k0;
@@ -965,6 +967,7 @@ __global__ void __launch_bounds__(TileCfg<128, BM>::kThreads, TileCfg<128, BM>::
       if (yrow1 != nullptr) store_pair(prm, yrow1, k, sum[4 * jj + 2], sum[4 * jj + 3]);
     }
   }
+  __syncwarp();
   cluster_wait();  // phase 2: every CTA of the cluster has received all its bytes; safe to exit
 #endif
 }
