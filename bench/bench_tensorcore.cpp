@@ -132,6 +132,12 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // 20 / 21 = wgmma forced to the solver's configuration with the staged (16-byte vector) / the TMA-store
 // epilogue, whatever JHDNN_TC_EPILOGUE says (16-bit layers where the solver's run takes TMA stores:
 // the A/B of README.md, "TMA store epilogue").
+// 30 / 31 = wgmma forced to 64-pixel tiles split 2 / 4 over clusters (round 7's push-reduction
+// split-K kernel; registered with 5 and 6 where the solver takes bm 64: split 2 is the solver's
+// choice on the 7x7 conv5 layers, 5 the round-6 configuration it replaced, 31 a second wave of
+// clusters -- 448 CTAs for 264 slots -- to show the wave cost), 32 = wgmma forced to 128-pixel tiles
+// split 2 through the same push-reduction kernel (WgmmaConfig::push; against 6, the same tiles and
+// split through conv_wgmma_splitk_kernel: the A/B of the exchange alone).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -146,17 +152,20 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   conv::tensorcore::WgmmaConfig kMulticast{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   kMulticast.multicast = true;
   conv::tensorcore::WgmmaConfig kChosen{};
-  if (which >= 20) {
+  if (which == 20 || which == 21) {
     kChosen = conv::tensorcore::wgmma_config(p, g.dev.sm_count);
     kChosen.epilogue = which == 20 ? conv::tensorcore::WgmmaEpilogue::kStaged : conv::tensorcore::WgmmaEpilogue::kTma;
   }
   const conv::tensorcore::WgmmaConfig forced = which == 1   ? kRound1
-                                               : which >= 20 ? kChosen
+                                               : which == 20 || which == 21 ? kChosen
                                                : which == 4 ? kWide
                                                : which == 5 ? kBm64
                                                : which == 6 ? kSplit2
                                                : which == 7 ? conv::tensorcore::WgmmaConfig{64, 1}
                                                : which == 8 ? kMulticast
+                                               : which == 30 ? conv::tensorcore::WgmmaConfig{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
+                                               : which == 31 ? conv::tensorcore::WgmmaConfig{128, 4, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
+                                               : which == 32 ? conv::tensorcore::WgmmaConfig{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 0, false, true}
                                                             : kNoTail;
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
@@ -185,7 +194,7 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
     const bool tma = conv::tensorcore::wgmma_tma_stores(p, c.y[0].get(), 0.0, k);
-    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
+    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.push ? "push " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
                 std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (tma ? "tma" : staged ? "staged" : "direct"));
   }
@@ -356,9 +365,11 @@ int main(int argc, char** argv) {
       if (conv::tensorcore_wgmma_solver().can_implement(p, gpu().dev).ok) {
         const bool small_m = conv::tensorcore::wgmma_config(p, gpu().dev.sm_count).bm == 64;
         const bool store_bound = conv::tensorcore::wgmma_reduction_blocks(p) <= 2 && p.K >= 256;
-        const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"}, {6, "wgmma_split2"}, {7, "wgmma_bn64"}};
+        const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"},         {6, "wgmma_split2"},
+                                                    {7, "wgmma_bn64"},         {30, "wgmma_bm64_split2"},
+                                                    {31, "wgmma_bm64_split4"}, {32, "wgmma_push_split2"}};
         for (const auto& [w, label] : rows)
-          if ((small_m && w != 7) || (store_bound && w != 6))
+          if ((small_m && w != 7) || (store_bound && (w == 5 || w == 7)))
             benchutil::manual_time(
                 benchmark::RegisterBenchmark((base + label).c_str(), bench_conv_tc, p, &conv::tensorcore_wgmma_solver(), w),
                 1);

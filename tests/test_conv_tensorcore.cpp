@@ -400,12 +400,17 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     // wave split 2 or 8 ways (tile_base != 0 in the split-K kernel), or everything split (< 1 wave),
     // or nothing (whole waves only), depending on the problem's tile count.
     // Round 6: 64-pixel tiles (bm 64: one consumer warpgroup, two CTAs per SM), one wave and over
-    // a persistent grid of 3 (several tiles per CTA).
+    // a persistent grid of 3 (several tiles per CTA). Round 7: 64-pixel tiles split 2 and 4 ways over
+    // clusters (conv_wgmma_csplit_kernel, the push reduction; split capped by the reduction blocks,
+    // so kb 1 problems run unsplit and kb 2-3 ones split 2 -- "really split" counts the others).
     for (const WgmmaConfig shape :
          {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2}, WgmmaConfig{128, 8},
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
           WgmmaConfig{128, 8, WgmmaEpilogue::kDefault, true, 5}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 64},
-          WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64}})
+          WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64},
+          WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 64}, WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 64},
+          WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 0, false, true},
+          WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 0, false, true}})
       for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged, WgmmaEpilogue::kTma}) {
         // The TMA-store epilogue exists for 16-bit outputs only (fp32 would run exactly kStaged again).
         if (ep == WgmmaEpilogue::kTma && d.p.dtype == JHDNN_DATA_FLOAT) continue;
@@ -418,7 +423,7 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
         if (tma) CHECK(vec);
         const std::string who = "tensorcore_wgmma forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
                                 "bn " + std::to_string(cfg.bn) + " split " +
-                                std::to_string(cfg.split) + (cfg.tail ? " tail" : "") +
+                                std::to_string(cfg.split) + (cfg.tail ? " tail" : "") + (cfg.push ? " push" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep) +
                                 (ep != WgmmaEpilogue::kDirect && !vec ? " (not taken: direct / split-K stores)"
@@ -433,6 +438,9 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
         INFO("run: " << core::status_name(st.code) << " " << st.message);
         REQUIRE(st.ok());
         ++n.runs[who];
+        if ((cfg.bm == 64 || cfg.push) && cfg.split > 1 && conv::tensorcore::wgmma_reduction_blocks(d.p) >= cfg.split)
+          ++n.runs["tensorcore_wgmma bm " + std::to_string(cfg.bm == 64 ? 64 : 128) + " split " + std::to_string(cfg.split) +
+                   " push really split, epilogue " + conv::tensorcore::wgmma_epilogue_name(ep)];
         check_y(who, d, c, h.ref, tol);
       }
   }
@@ -636,8 +644,18 @@ void run_problem_set(jhdnnDataType_t dt) {
     CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") >= 10));
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8",
                             "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5",
-                            "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3"}) {
+                            "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3", "bm 64 bn 128 split 2",
+                            "bm 64 bn 128 split 4", "bn 128 split 2 push", "bn 128 split 4 push"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
+    }
+    // The push split-K kernel (round 7) really ran split on many problems, both tile heights, with
+    // both epilogue requests (it always stores from registers).
+    for (const char* who : {"tensorcore_wgmma bm 64 split 2 push really split, epilogue direct",
+                            "tensorcore_wgmma bm 64 split 4 push really split, epilogue staged",
+                            "tensorcore_wgmma bm 128 split 2 push really split, epilogue direct",
+                            "tensorcore_wgmma bm 128 split 4 push really split, epilogue staged"}) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
@@ -829,9 +847,11 @@ TEST_CASE("tensorcore: the solver's split-K tail on real layers (batch 32 and 20
 }
 
 // Round 6: the solver's 64-pixel tiles on real small-M layers -- ResNet-50's 7x7 conv5 layers at
-// batch 32 (M = 1568): 28 x 4 = 112 tiles of 64 x 128, whole reductions (they took split-K over
-// 56 tiles of 128 x 128 before). Against the float64 reference and cuDNN, and every forced
-// configuration; on a 132-SM device the choice must be bm 64.
+// batch 32 (M = 1568): 28 x 4 = 112 tiles of 64 x 128 (they took split-K over 56 tiles of 128 x 128
+// before), since round 7 each split over a cluster of 2 with the push reduction (224 CTAs; 16 / 36
+// reduction blocks per CTA). Against the float64 reference and cuDNN, and every forced
+// configuration (bm 64 split 1 / 2 / 4 among them); on a 132-SM device the choice must be bm 64
+// split 2 (clusters of two 97 KiB CTAs: 112 must be co-resident, cudaOccupancyMaxActiveClusters).
 TEST_CASE("tensorcore: 64-pixel tiles on ResNet-50 conv5 7x7 (batch 32)", "[gpu][tensorcore][bm64]") {
   START_GPU_CASE();
   std::vector<Case> cases = {make_case("rn50_c5_1x1_2048_512_b32", p2d(32, 2048, 7, 7, 512, 1, 1, 0, 1), JHDNN_DATA_HALF),
@@ -846,7 +866,8 @@ TEST_CASE("tensorcore: 64-pixel tiles on ResNet-50 conv5 7x7 (batch 32)", "[gpu]
     if (gpu().dev.sm_count == 132) {
       CHECK(chosen.bm == 64);
       CHECK(chosen.bn == 128);
-      CHECK(chosen.split == 1);
+      CHECK(chosen.split == 2);
+      CHECK_FALSE(chosen.tail);
     }
   }
   const Counts n = run_cases(cases);
@@ -926,6 +947,12 @@ TEST_CASE("tensorcore: B multicast over clusters of two (forced)", "[gpu][tensor
       bad.multicast = true;
       CHECK(conv::tensorcore::forward_wgmma(d.p, args, bad, gpu().stream.get()).code == JHDNN_STATUS_BAD_PARAM);
     }
+    // 64-pixel tiles: no split-K tail, no other tile width (round 7 allows bm 64 with split 2 / 4).
+    // The push kernel: no tail.
+    for (const WgmmaConfig bad : {WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3, 64}, WgmmaConfig{64, 1, WgmmaEpilogue::kDefault, false, 0, 64},
+                                  WgmmaConfig{256, 2, WgmmaEpilogue::kDefault, false, 0, 64},
+                                  WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3, 0, false, true}})
+      CHECK(conv::tensorcore::forward_wgmma(d.p, args, bad, gpu().stream.get()).code == JHDNN_STATUS_BAD_PARAM);
   }
 }
 

@@ -846,6 +846,212 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
+// ---------------------------------------------------------------- cluster split-K, push reduction (round 7)
+//
+// conv_wgmma_csplit_kernel: split-K for small-M layers (README.md, "Round 7: split-K with a push
+// reduction"). A cluster of S CTAs (S = 2 or 4, a template parameter) shares ONE BM x 128 tile,
+// CTA rank r running reduction blocks [r*kblocks/S, (r+1)*kblocks/S) with BM / 64 consumer
+// warpgroups; BM = 64 gives ~97 KiB CTAs, two per SM, so 64-pixel tiles x split 2 put two consumer
+// warpgroups (two CTAs) on most SMs. The partial sums are reduced by COLUMNS: rank q owns output
+// channels [q*128/S, (q+1)*128/S) of the tile, i.e. the accumulator registers acc[q*C, (q+1)*C)
+// (C = 64 / S) of every consumer thread (wgmma fragment j covers columns 8j .. 8j+7, 4 registers).
+// So the exchange needs no index arithmetic: consumer thread i of rank r sends its registers of
+// chunk q to consumer thread i of rank q, which adds them to its own; the layout in the receiver's
+// (drained) stage buffers is "register-native", float4 j of thread i at byte (j * threads + i) * 16
+// (conflict-free 16-byte accesses on both sides).
+//
+// Synchronization, everything through mbarriers and one-sided operations (no gpu-scope fence: the
+// old kernel's barrier.cluster.arrive.release compiles to MEMBAR.ALL.GPU + ERRBAR, its
+// wait.acquire to CCTL.IVALL, twice, and its DSMEM loads are synchronous round trips):
+//   ready (S-1 arrivals): each peer arrives (mbarrier.arrive.release.cluster, remote) once its stage
+//                         buffers are drained -- so this CTA may write into every peer;
+//   recv  (1 arrival + tx): this CTA's own arrive.expect_tx of (S-1) * C * 4 * threads bytes; the
+//                         peers' st.async (.mbarrier::complete_tx) stores complete it.
+//   cluster barrier phase 1 (arrive.relaxed right after the mbarrier init, wait only before the
+//   first remote operation, so it costs nothing): no remote arrive / store reaches an
+//   uninitialized barrier. Phase 2 (arrive.relaxed once this CTA has received everything, wait
+//   after its epilogue): no CTA exits while a peer's st.async may still be on its way to it.
+// Each owner sums the S partials in rank order (deterministic) and stores its 128/S columns x BM
+// rows straight from registers (store_pair; two row pointers per thread, computed once).
+__device__ __forceinline__ void st_async_v4(uint32_t remote_addr, float a, float b, float c, float d,
+                                            uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.f32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(
+                   remote_addr),
+               "f"(a), "f"(b), "f"(c), "f"(d), "r"(remote_bar)
+               : "memory");
+}
+
+// One relaxed arrival on the mbarrier at shared address `bar` of CTA `rank` of this cluster (no
+// release: the .release.cluster form compiles to MEMBAR.ALL.GPU + ERRBAR before the arrive). Used
+// for "my stage buffers are free": a write-after-read hazard whose reads (wgmma operands) have
+// completed -- wait_group 0 returned -- before the arrive is issued, so nothing needs publishing.
+__device__ __forceinline__ void mbar_arrive_remote_relaxed(uint32_t bar, uint32_t rank) {
+  const uint32_t remote = sm90::mapa_shared(bar, rank);
+  asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+}
+
+__device__ __forceinline__ void cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait;\n" ::: "memory"); }
+
+// mbar_wait_clock's loop with cluster-scope acquire: the phase was completed by remote arrives and
+// by remote st.async bytes, whose data this thread reads next.
+__device__ __forceinline__ void mbar_wait_cluster(uint32_t bar, uint32_t parity) {
+  const long long start = clock64();
+  for (;;) {
+    uint32_t done;
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+    if (done) return;
+    if (clock64() - start > (1LL << 34)) __trap();
+  }
+}
+
+template <int BM, int S>
+struct CsplitCfg {
+  static_assert(S == 2 || S == 4, "clusters of 2 or 4 CTAs");
+  using Tile = TileCfg<128, BM>;
+  static constexpr int kConsThreads = Tile::kCons * 128;
+  static constexpr int kChunk = 64 / S;                                 // accumulator registers per owner
+  static constexpr int kSlotBytes = kConsThreads * kChunk * 4;          // one peer's partial of my columns
+  static constexpr int kRecvBytes = (S - 1) * kSlotBytes;
+  static_assert(kChunk % 4 == 0, "whole float4s");
+  static_assert(kRecvBytes <= Tile::kStages * Tile::kStageBytes, "the peers' partials fit in the drained stages");
+};
+
+template <class T, int BM, int S>
+__global__ void __launch_bounds__(TileCfg<128, BM>::kThreads, TileCfg<128, BM>::kCtasPerSm)
+    conv_wgmma_csplit_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
+                             T* __restrict__ y, const WgParams prm) {
+#if JHDNN_WGMMA_OK
+  constexpr int BN = 128;
+  using Cfg = TileCfg<BN, BM>;
+  using X = CsplitCfg<BM, S>;
+  __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages], ready, recv;
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
+  const uint32_t full0 = smem_addr(full), empty0 = smem_addr(empty);
+  const uint32_t ready_bar = smem_addr(&ready), recv_bar = smem_addr(&recv);
+
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      sm90::mbar_init_no_clobber(smem_addr(&full[s]), 1);
+      sm90::mbar_init_no_clobber(smem_addr(&empty[s]), X::kConsThreads);
+    }
+    sm90::mbar_init_no_clobber(ready_bar, S - 1);
+    sm90::mbar_init_no_clobber(recv_bar, 1);
+    sm90::mbar_fence_init();
+  }
+  __syncthreads();
+  cluster_arrive_relaxed();  // phase 1: this CTA's barriers exist (waited before the first remote operation)
+
+  // The host launches num_tiles - tile_base clusters of S: cluster i owns tile tile_base + i. S is a
+  // power of two: the range ends are a multiply and a shift (no division).
+  constexpr int kLogS = S == 2 ? 1 : 2;
+  const int rank = int(sm90::cluster_ctarank()), tile = prm.tile_base + int(sm90::cluster_id_x());
+  const int kb0 = int((int64_t(rank) * prm.kblocks) >> kLogS), kb1 = int((int64_t(rank + 1) * prm.kblocks) >> kLogS);
+
+  if (wg == 0) {  // producer warpgroup: thread 0 loads; all take part in both cluster-barrier phases
+    if (t == 0) {
+      sm90::tma_prefetch_desc(&map_x);
+      sm90::tma_prefetch_desc(&map_w);
+      Ring<Cfg::kStages> ring;
+      produce_tile<T, BN, BM>(&map_x, &map_w, prm, tiles, full0, empty0, tile, kb0, kb1, ring);
+    }
+    __syncwarp();  // warp 0 whole again: the cluster-barrier instructions take their converged path
+    cluster_wait();
+    cluster_arrive_relaxed();
+    cluster_wait();
+    return;
+  }
+
+  const int cg = wg - 1, ct = threadIdx.x - 128, warp = t / 32, lane = t % 32;
+  float acc[BN / 2];
+  {
+    Ring<Cfg::kStages> ring;
+    consume_tile<T, BN, BM>(acc, tiles, full0, empty0, cg, kb0, kb1, ring);
+  }
+  // This thread's wgmma reads (async proxy) are complete (wait_group 0) and ordered before the
+  // peers' writes into the same bytes; after the consumers' named barrier every TMA write this CTA
+  // waited for has landed and every wgmma read is done: the stage buffers are free.
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("bar.sync 1, %0;\n" ::"r"(X::kConsThreads) : "memory");
+  cluster_wait();  // phase 1: every peer's barriers are initialized
+  if (ct == 0) {
+    sm90::mbar_arrive_expect_tx(recv_bar, uint32_t(X::kRecvBytes));
+#pragma unroll
+    for (int q = 0; q < S; ++q)
+      if (q != rank) mbar_arrive_remote_relaxed(ready_bar, uint32_t(q));  // "my stages are free": q may write into me
+  }
+  mbar_wait_cluster(ready_bar, 0);  // every peer's stages are free
+
+  // Send: chunk q of my partial to rank q, into its slot for me (slots in sender-rank order, mine
+  // skipped). Compile-time register indices (q and j unrolled), run-time rank test.
+#pragma unroll
+  for (int q = 0; q < S; ++q) {
+    if (q == rank) continue;
+    const uint32_t slot = uint32_t(rank < q ? rank : rank - 1);
+    const uint32_t dst = sm90::mapa_shared(tiles + slot * uint32_t(X::kSlotBytes) + uint32_t(ct) * 16u, uint32_t(q));
+    const uint32_t bar = sm90::mapa_shared(recv_bar, uint32_t(q));
+#pragma unroll
+    for (int j = 0; j < X::kChunk / 4; ++j) {
+      const int a = q * X::kChunk + 4 * j;
+      st_async_v4(dst + uint32_t(j * X::kConsThreads * 16), acc[a], acc[a + 1], acc[a + 2], acc[a + 3], bar);
+    }
+  }
+
+  // Receive: every peer's partial of my columns has landed.
+  mbar_wait_cluster(recv_bar, 0);
+  __syncwarp();              // reconverge after the spin (as before wgmma)
+  cluster_arrive_relaxed();  // phase 2: nothing more will arrive here (waited after the epilogue)
+
+  int n0, p0, q0, k0;
+  decode_tile<BN>(prm, tile, n0, p0, q0, k0);
+  T* const yrow0 = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4);
+  T* const yrow1 = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + 8);
+#pragma unroll
+  for (int q = 0; q < S; ++q) {
+    if (q != rank) continue;  // exactly one q: this CTA's columns
+    float sum[X::kChunk];
+#pragma unroll
+    for (int i = 0; i < X::kChunk; ++i) sum[i] = 0.f;
+#pragma unroll
+    for (int p = 0; p < S; ++p) {  // rank order: the same additions whichever CTA owns the columns
+      if (p == rank) {
+#pragma unroll
+        for (int i = 0; i < X::kChunk; ++i) sum[i] += acc[q * X::kChunk + i];
+      } else {
+        const unsigned char* src = smem_raw + (tiles - smem_addr(smem_raw)) + (p < rank ? p : p - 1) * X::kSlotBytes;
+#pragma unroll
+        for (int j = 0; j < X::kChunk / 4; ++j) {
+          const float4 v = *reinterpret_cast<const float4*>(src + (j * X::kConsThreads + ct) * 16);
+          sum[4 * j] += v.x, sum[4 * j + 1] += v.y, sum[4 * j + 2] += v.z, sum[4 * j + 3] += v.w;
+        }
+      }
+    }
+    // Fragments j = q * C/4 .. : column pair jj*8 + (lane % 4) * 2 of the chunk, rows lane/4 (h 0) and lane/4 + 8 (h 1).
+#pragma unroll
+    for (int jj = 0; jj < X::kChunk / 4; ++jj) {
+      const int k = k0 + (q * X::kChunk / 4 + jj) * 8 + (lane % 4) * 2;
+      if (k >= prm.K) continue;
+      if (yrow0 != nullptr) store_pair(prm, yrow0, k, sum[4 * jj], sum[4 * jj + 1]);
+      if (yrow1 != nullptr) store_pair(prm, yrow1, k, sum[4 * jj + 2], sum[4 * jj + 3]);
+    }
+  }
+  __syncwarp();
+  cluster_wait();  // phase 2: every CTA of the cluster has received all its bytes; safe to exit
+#endif
+}
+
 // ---------------------------------------------------------------- host side
 
 int64_t elem_bytes(jhdnnDataType_t dt) { return dt == JHDNN_DATA_FLOAT ? 4 : 2; }
@@ -936,6 +1142,9 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
 constexpr int kSmem = TileCfg<128>::kSmemBytes;  // 128- and 256-wide, and the split-K kernel
 std::atomic<uint64_t> g_prepared{0}, g_cluster8{0};
 std::atomic<int> g_max_clusters[64][3];  // [device][log2(size) - 1], written before g_prepared's bit
+// The same for clusters of 2 and 4 of the 64-pixel push-reduction split-K CTAs (~97 KiB, 256
+// threads, two per SM): conv_wgmma_csplit_kernel<T, 64, S>.
+std::atomic<int> g_csplit_clusters[64][2];
 
 template <class T, bool kStaged>
 core::Status prepare_epilogue() {
@@ -964,11 +1173,26 @@ core::Status prepare_epilogue() {
   return core::Status::success();
 }
 
+template <class T, int S>
+core::Status prepare_csplit() {
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_csplit_kernel<T, 64, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<128, 64>::kSmemBytes));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_csplit_kernel<T, 64, S>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
+  // The 128-pixel form (WgmmaConfig::push, forced only): 193 KiB, one CTA per SM.
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_csplit_kernel<T, 128, S>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<128>::kSmemBytes));
+  return core::Status::success();
+}
+
 template <class T>
 core::Status prepare_type() {
   JHDNN_TRY((prepare_epilogue<T, false>()));
   JHDNN_TRY((prepare_epilogue<T, true>()));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_splitk_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  // Round 7: 64-pixel tiles split over clusters of 2 or 4 (two ~97 KiB CTAs per SM, like bm 64).
+  JHDNN_TRY((prepare_csplit<T, 2>()));
+  JHDNN_TRY((prepare_csplit<T, 4>()));
   return core::Status::success();
 }
 
@@ -994,6 +1218,23 @@ core::Status prepare_device() {
       clusters = 0;
     }
     if (dev < 64) g_max_clusters[dev][i].store(std::max(clusters, 0), std::memory_order_relaxed);
+  }
+  for (int i = 0; i < 2; ++i) {  // the 64-pixel push-reduction split-K kernel, clusters of 2 and 4
+    const unsigned size = 2u << i;
+    cudaLaunchConfig_t cfg{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = size, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(size), cfg.blockDim = dim3(TileCfg<128, 64>::kThreads);
+    cfg.dynamicSmemBytes = TileCfg<128, 64>::kSmemBytes, cfg.attrs = attr, cfg.numAttrs = 1;
+    int n = 0;
+    const cudaError_t e = size == 2 ? cudaOccupancyMaxActiveClusters(&n, conv_wgmma_csplit_kernel<__half, 64, 2>, &cfg)
+                                    : cudaOccupancyMaxActiveClusters(&n, conv_wgmma_csplit_kernel<__half, 64, 4>, &cfg);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      n = 0;
+    }
+    if (dev < 64) g_csplit_clusters[dev][i].store(std::max(n, 0), std::memory_order_relaxed);
   }
   if (dev < 64) {
     if (clusters > 0) g_cluster8.fetch_or(uint64_t(1) << dev);  // the last size asked is 8
@@ -1031,6 +1272,8 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
       limits.of2 = g_max_clusters[dev][0].load(std::memory_order_relaxed);
       limits.of4 = g_max_clusters[dev][1].load(std::memory_order_relaxed);
       limits.of8 = g_max_clusters[dev][2].load(std::memory_order_relaxed);
+      limits.bm64_of2 = g_csplit_clusters[dev][0].load(std::memory_order_relaxed);
+      limits.bm64_of4 = g_csplit_clusters[dev][1].load(std::memory_order_relaxed);
     } else {
       cudaGetLastError();
     }
@@ -1072,8 +1315,8 @@ WgmmaEpilogue env_epilogue(const char** bad) {
 //   split > 1, tail:    the whole waves of the persistent grid unsplit, the last partial wave's
 //                       tiles split-K (wgmma_tail_division).
 // A forced split is capped by the reduction blocks (each CTA needs one) and by 8 (the portable
-// cluster size); capped to 1, the run is unsplit.
-// bm: 64 only with split 1 (run_wgmma refuses other combinations), else 128.
+// cluster size; 4 with bm 64: conv_wgmma_csplit_kernel's clusters); capped to 1, the run is unsplit.
+// bm: 64 (bn 128, no tail: run_wgmma refuses other combinations) or 128.
 struct Division {
   int bn = 128, split = 1, bm = 128;
   int64_t num_tiles = 0, unsplit_end = 0, grid = 0;
@@ -1085,7 +1328,8 @@ Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
   d.bm = cfg.bm == 64 ? 64 : 128;
   d.num_tiles = wgmma_pixel_tiles(p, pick_pixel_box(p, d.bm)) * ((p.K + d.bn - 1) / d.bn);
   const int64_t kblocks = wgmma_reduction_blocks(p);
-  while (d.bm == 128 && d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < 8) d.split *= 2;
+  const int max_split = d.bm == 64 || cfg.push ? 4 : 8;  // conv_wgmma_csplit_kernel: clusters of 2 or 4
+  while (d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < max_split) d.split *= 2;
   d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 || d.bm == 64 ? 2 : 1);
   if (d.split == 1)
     d.unsplit_end = d.num_tiles;
@@ -1152,7 +1396,7 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
   const int64_t es = int64_t(sizeof(T));
   const int kBK = kRowBytes / int(sizeof(T));
   const int BN = cfg.split > 1 ? 128 : cfg.bn;
-  const int BM = cfg.bm == 64 ? 64 : 128;  // run_wgmma: bm 64 only with bn 128, split 1
+  const int BM = cfg.bm == 64 ? 64 : 128;  // run_wgmma: bm 64 only with bn 128, no tail
   WgParams w{};
   w.N = int(p.N), w.P = int(p.P), w.Q = int(p.Q), w.K = int(p.K);
   pick_box(p, BM, w);
@@ -1258,6 +1502,35 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
   // Tiles [unsplit_end, num_tiles): one cluster of d.split CTAs per tile; each CTA needs at least
   // one reduction block (divide caps the split).
   w.split = d.split, w.tile_base = int(d.unsplit_end);
+  if (BM == 64 || cfg.push) {
+    // Round 7: one cluster of 2 or 4 CTAs per tile, push reduction (conv_wgmma_csplit_kernel):
+    // 64-pixel tiles (~97 KiB CTAs, two per SM), or 128-pixel ones with WgmmaConfig::push (193 KiB);
+    // unsplit_end is 0 (no tail with either: run_wgmma).
+    cudaLaunchConfig_t lc{};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = unsigned(d.split), attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+    lc.gridDim = dim3(unsigned((num_tiles - d.unsplit_end) * d.split));
+    lc.blockDim = dim3(BM == 64 ? TileCfg<128, 64>::kThreads : TileCfg<128>::kThreads);
+    lc.dynamicSmemBytes = BM == 64 ? TileCfg<128, 64>::kSmemBytes : TileCfg<128>::kSmemBytes;
+    lc.stream = stream, lc.attrs = attr, lc.numAttrs = 1;
+    cudaError_t e;
+    if (BM == 64)
+      e = d.split == 2 ? cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 64, 2>, mx, mw, y, w)
+                       : cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 64, 4>, mx, mw, y, w);
+    else
+      e = d.split == 2 ? cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 128, 2>, mx, mw, y, w)
+                       : cudaLaunchKernelEx(&lc, conv_wgmma_csplit_kernel<T, 128, 4>, mx, mw, y, w);
+    if (e == cudaSuccess) return core::Status::success();
+    cudaGetLastError();  // refused (not sticky): the solver's choice runs the unsplit 64-pixel kernel, same tiles and maps
+    if (!fallback)
+      return core::fail(JHDNN_STATUS_EXECUTION_FAILED,
+                        "tensorcore_wgmma: push split-K cluster launch (bm %d, %d CTAs per tile) failed: %s", BM, d.split,
+                        cudaGetErrorString(e));
+    run_unsplit(d.unsplit_end, num_tiles);
+    JHDNN_LAUNCH_CHECK();
+    return core::Status::success();
+  }
   cudaLaunchConfig_t lc{};
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeClusterDimension;
@@ -1309,11 +1582,13 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   if (cfg.grid < 0) return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: grid %d is negative", cfg.grid);
   if (cfg.bm != 0 && cfg.bm != 64 && cfg.bm != 128)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: tile height %d is not 64 or 128", cfg.bm);
+  if (cfg.push && cfg.tail)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: the push split-K kernel runs no tail (whole tiles only)");
   if (cfg.multicast && (cfg.bn != 128 || cfg.bm == 64 || cfg.split > 1 || cfg.tail))
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: B multicast runs with bn 128, bm 128, split 1 only");
-  if (cfg.bm == 64 && (cfg.bn != 128 || cfg.split > 1))
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: 64-pixel tiles run with bn 128 and split 1 only (asked bn %d split %d)",
-                      cfg.bn, cfg.split);
+  if (cfg.bm == 64 && (cfg.bn != 128 || cfg.tail))
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: 64-pixel tiles run with bn 128 and no split-K tail only (asked bn %d%s)",
+                      cfg.bn, cfg.tail ? " tail" : "");
   switch (p.dtype) {
     case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
     case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);

@@ -71,10 +71,16 @@ core::Status forward_mma(const core::ConvProblem& p, const void* x, const void* 
 enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2, kTma = 3 };
 //
 // bm: output pixels per tile, 128 (0 = 128: two consumer warpgroups) or 64 (one consumer warpgroup,
-// two CTAs per SM; with bn 128 and split 1 only, BAD_PARAM otherwise): README.md, "Round 6".
+// two CTAs per SM; with bn 128 and no tail only, BAD_PARAM otherwise): README.md, "Round 6". With
+// split 2 or 4 (larger values capped to 4) each 64-pixel tile's reduction is split over a cluster
+// and reduced by the push exchange of README.md, "Round 7" (always the direct epilogue).
 // multicast: the persistent kernel in clusters of two CTAs on two pixel tiles of one channel tile,
 // the filter slice loaded once and multicast to both (bn 128, bm 128, split 1 only; forced only,
 // the solver never chooses it yet): README.md, "Round 6", item 3.
+//
+// push (round 7, forced only): with bm 128 and split > 1 (no tail), run the split through the push-
+// reduction kernel of the 64-pixel split (README.md, "Round 7") instead of conv_wgmma_splitk_kernel;
+// split capped to 4. With bm 64 the push kernel is the only split-K kernel, so the flag changes nothing.
 struct WgmmaConfig {
   int bn = 0;
   int split = 1;
@@ -83,6 +89,7 @@ struct WgmmaConfig {
   int grid = 0;
   int bm = 0;
   bool multicast = false;
+  bool push = false;
 };
 WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);
