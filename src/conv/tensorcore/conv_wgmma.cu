@@ -512,6 +512,34 @@ __device__ __forceinline__ void store_tile_tma(const WgParams& prm, const CUtens
   }
 }
 
+// The epilogue of one consumer warp for its 16 rows of a tile, shared by the persistent and the
+// multicast kernels: staged through the warp's shared-memory buffer behind the stages
+// (store_tile_staged_any), or straight from the registers -- thread (warp, lane) holds rows warp*16 +
+// lane/4 (+8) and column pairs j*8 + (lane%4)*2 of its warpgroup's 64 x BN block (the wgmma
+// accumulator layout).
+template <class T, int BN, bool kStaged, int BM = kBM>
+__device__ __forceinline__ void store_tile(const WgParams& prm, T* y, const float (&acc)[BN / 2],
+                                           unsigned char* smem_raw, uint32_t tiles, int n0, int p0, int q0, int k0,
+                                           int cg, int warp, int lane) {
+  using Cfg = TileCfg<BN, BM>;
+  if constexpr (kStaged) {
+    const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
+    unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
+    store_tile_staged_any<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
+  } else {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
+      if (yrow == nullptr) continue;
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int k = k0 + j * 8 + (lane % 4) * 2;
+        if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      }
+    }
+  }
+}
+
 // One-pass kernel, persistent: kCtasPerSm CTAs per SM walk tiles blockIdx.x, +gridDim.x, ...; the
 // producer prefetches the next tile while the consumers run the epilogue. kStaged selects the
 // epilogue: false = straight from the accumulator registers (paired 4/8-byte stores; the
@@ -566,23 +594,8 @@ __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kC
       const uint32_t buf0 =
           tiles + uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * kTmaBuffers * kTmaBufBytes);
       store_tile_tma<T, BN>(prm, &map_y, acc, buf0, n0, p0, q0, k0, cg * 64 + warp * 16, lane, tma_slot);
-    } else if constexpr (kStaged) {
-      const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
-      unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
-      store_tile_staged_any<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
     } else {
-      // Epilogue from registers: thread (warp, lane) holds rows warp*16 + lane/4 (+8) and column
-      // pairs j*8 + (lane%4)*2 of its warpgroup's 64 x BN block (the wgmma accumulator layout).
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
-        if (yrow == nullptr) continue;
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-          const int k = k0 + j * 8 + (lane % 4) * 2;
-          if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-        }
-      }
+      store_tile<T, BN, kStaged, BM>(prm, y, acc, smem_raw, tiles, n0, p0, q0, k0, cg, warp, lane);
     }
   }
   if constexpr (kTma) {
@@ -739,22 +752,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       sm90::wgmma_wait<0>();
       if (prm.kblocks > 0) release_mc(prev_empty, rank, lane);
       if (!real) continue;
-      if constexpr (kStaged) {
-        const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
-        unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
-        store_tile_staged_any<T, BN>(prm, y, acc, buf, n0, p0, q0, k0, cg * 64 + warp * 16, lane);
-      } else {
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          T* yrow = out_row(prm, y, n0, p0, q0, cg * 64 + warp * 16 + lane / 4 + h * 8);
-          if (yrow == nullptr) continue;
-#pragma unroll
-          for (int j = 0; j < BN / 8; ++j) {
-            const int k = k0 + j * 8 + (lane % 4) * 2;
-            if (k < prm.K) store_pair(prm, yrow, k, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-          }
-        }
-      }
+      store_tile<T, BN, kStaged>(prm, y, acc, smem_raw, tiles, n0, p0, q0, k0, cg, warp, lane);
     }
   }
   sm90::cluster_sync();  // every thread of both CTAs: no CTA leaves while its peer may still reach it
