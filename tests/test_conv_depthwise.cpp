@@ -101,7 +101,7 @@ std::vector<NamedProblem> mobilenet_layers() {
 // The corners. Widths 13, 11, 9, 17, ... are not multiples of the 4 pixels per thread.
 std::vector<NamedProblem> corner_problems() {
   return {
-      {"c1_3x3_h13", dw(2, 1, 13, 13, 3, 3, 1, 1, 1)},
+      {"c2_3x3_h13", dw(2, 2, 13, 13, 3, 3, 1, 1, 1)},
       {"c3_3x3_s2_h15", dw(2, 3, 15, 15, 3, 3, 1, 1, 2)},
       {"c13_3x3_h11", dw(2, 13, 11, 11, 3, 3, 1, 1, 1)},
       {"c37_3x3_p0_h10w13", dw(1, 37, 10, 13, 3, 3, 0, 0, 1)},
@@ -190,7 +190,8 @@ TEST_CASE("depthwise: non-packed (4dEx-style) x and y strides", "[gpu][depthwise
   const std::vector<StridedShape> shapes = {
       {"strided_dw_c16_3x3", 2, 16, 11, 13, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16},
       {"strided_dw_c5_5x5_s2", 2, 5, 12, 9, 5, 5, 5, 2, 2, 2, 2, 1, 1, 5},
-      {"strided_dw_c8_mult2_d2", 1, 8, 14, 14, 16, 3, 3, 2, 2, 1, 1, 2, 2, 8},
+      // N = 2: with one image the CHWN strides would be a packed NCHW tensor, not a strided one.
+      {"strided_dw_c8_mult2_d2", 2, 8, 14, 14, 16, 3, 3, 2, 2, 1, 1, 2, 2, 8},
   };
   for (jhdnnDataType_t dt : kTypes) {
     INFO("data type " << dt_name(dt));
@@ -285,7 +286,11 @@ TEST_CASE("depthwise: refusals and acceptances", "[depthwise][refuse]") {
   }
   for (jhdnnDataType_t dt : kTypes) {
     CHECK(solver().can_implement(with_layout(dw(1, 37, 9, 9, 5, 5, 2, 2, 1, 1, 2, kConv), dt, false), dev).ok);
-    CHECK(solver().can_implement(with_layout(dw(1, 1, 9, 9, 3, 3, 1, 1, 1), dt, true), dev).ok);
+    CHECK(solver().can_implement(with_layout(dw(1, 2, 9, 9, 3, 3, 1, 1, 1), dt, true), dev).ok);
+    // C = groups = 1 (any K) is an ordinary convolution: the dense solvers keep it.
+    check_refused(solver().can_implement(with_layout(dw(1, 1, 9, 9, 3, 3, 1, 1, 1), dt, true), dev), "groups 1");
+    check_refused(solver().can_implement(with_layout(dw(1, 1, 9, 9, 3, 3, 1, 1, 1, 1, 7), dt, false), dev),
+                  "groups 1");
   }
 
   check_refused(solver().can_implement(with_layout(float_2d(2, 32, 14, 14, 32, 3, 3, 1, 1, 1), JHDNN_DATA_FLOAT, true), dev),

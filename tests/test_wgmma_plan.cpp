@@ -85,20 +85,13 @@ void check_plan_invariants(const ConvProblem& p, int sms, bool clusters_ok, cons
   const int64_t t = tiles128(p), kb = tc::wgmma_reduction_blocks(p);
   if (plan.bm == 64) {  // small M only: one wave of 64 x 128 tiles at two CTAs per SM
     CHECK(plan.bn == 128);
-    CHECK((plan.split == 1 || plan.split == 2));
+    CHECK(plan.split == 1);  // round 7's split 2 is forced-only (measured no faster)
     CHECK_FALSE(plan.tail);
     CHECK(t * 2 <= sms);
     CHECK(p.K > 64);
     const int64_t t64 = tc::wgmma_pixel_tiles(p, tc::pick_pixel_box(p, 64)) * ((p.K + 127) / 128);
     CHECK(t64 * 2 >= sms);
     CHECK(t64 <= 2 * sms);
-    if (plan.split == 2) {  // round 7: split 2 only where the unsplit tiles leave SMs with one CTA
-      CHECK(t64 <= sms);    // so 2 * t64 CTAs fit in one wave at two per SM
-      CHECK(kb >= 6);
-      CHECK(tc::wgmma_cost_small_m(t64, kb, sms, 2) < 0.95 * tc::wgmma_cost_small_m(t64, kb, sms, 1));
-    } else if (clusters_ok && t64 <= sms && kb >= 6) {
-      CHECK(tc::wgmma_cost_small_m(t64, kb, sms, 2) >= 0.95 * tc::wgmma_cost_small_m(t64, kb, sms, 1));
-    }
   }
   if (!clusters_ok) CHECK(plan.split == 1);
   if (plan.split > 1) {
@@ -243,51 +236,25 @@ TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H20
   CHECK_FALSE(b1.tail);
   CHECK(b1.bm == 128);
   // Round 6: the 7x7 conv5 layers at batch 32 (M = 1568: 14 x 4 = 56 tiles of 128 x 128, which
-  // took split 2) run 28 x 4 = 112 tiles of 64 x 128 pixels x channels, bm 64; round 7 splits each
-  // over a cluster of 2 (224 CTAs, two per SM on 92 of the 132 SMs) with the push reduction.
-  // Without clusters (or with too few co-resident ones) they keep round 6's whole reductions.
+  // took split 2) run 28 x 4 = 112 tiles of 64 x 128 pixels x channels, bm 64, whole reductions,
+  // with or without clusters. Round 7's split 2 over clusters of two (224 CTAs) measured no faster
+  // on the H200 (README.md, "Round 7"), so the planner never picks it.
   for (const ConvProblem& c5 : {nhwc(32, 2048, 7, 512, 1, 1, 0), nhwc(32, 512, 7, 512, 3, 1, 1),
                                 nhwc(32, 512, 14, 512, 3, 2, 1)}) {
-    const tc::WgmmaPlan pl = tc::plan_wgmma(c5, kH200Sms, true);
-    CHECK(pl.bm == 64);
-    CHECK(pl.bn == 128);
-    CHECK(pl.split == 2);
-    CHECK_FALSE(pl.tail);
+    for (bool clusters_ok : {true, false}) {
+      const tc::WgmmaPlan pl = tc::plan_wgmma(c5, kH200Sms, clusters_ok);
+      CHECK(pl.bm == 64);
+      CHECK(pl.bn == 128);
+      CHECK(pl.split == 1);
+      CHECK_FALSE(pl.tail);
+    }
     CHECK(tc::wgmma_pixel_tiles(c5, tc::pick_pixel_box(c5, 64)) == 28);
-    const tc::WgmmaPlan nc = tc::plan_wgmma(c5, kH200Sms, false);
-    CHECK((nc.bm == 64 && nc.split == 1));
-    tc::ClusterLimits lim = tc::ClusterLimits::ideal(kH200Sms, true);
-    CHECK(lim.bm64_of2 == kH200Sms);
-    lim.bm64_of2 = 112;  // exactly the 112 clusters
-    CHECK(tc::plan_wgmma(c5, kH200Sms, lim).split == 2);
-    lim.bm64_of2 = 111;  // one cluster would wait for a second wave: whole reductions
-    const tc::WgmmaPlan few = tc::plan_wgmma(c5, kH200Sms, lim);
-    CHECK((few.bm == 64 && few.split == 1));
   }
   // ... but not the 7x7 layer with K = 2048 (448 such tiles: more than a wave; 224 of 128 x 128 fill the GPU).
   CHECK(tc::plan_wgmma(nhwc(32, 512, 7, 2048, 1, 1, 0), kH200Sms, true).bm == 128);
   // Nor the 14x14 conv4 layers (98 tiles of 128 x 128: more than half the SMs).
   CHECK(tc::plan_wgmma(nhwc(32, 256, 14, 256, 3, 1, 1), kH200Sms, true).bm == 128);
   CHECK(tails == 0);  // since the tail's cost was fitted (X = 15), none of these layers takes it
-}
-
-TEST_CASE("wgmma plan: small-M model (round 7)", "[wgmma_plan]") {
-  // The model's anchor: one warpgroup per SM, rn50_c5_1x1_2048_512 (112 tiles, 32 blocks): 32 x 1.4
-  // units of 0.30 us = 13.4 us (measured 13.3).
-  CHECK(tc::wgmma_cost_small_m(112, 32, kH200Sms, 1) == 32 * 1.4);
-  // Split 2: 224 CTAs, two on the busiest SM, 16 blocks each at the two-warpgroup rate + exchange.
-  CHECK(tc::wgmma_cost_small_m(112, 32, kH200Sms, 2) == 2 * 16 + 3.0);
-  // The 3x3 layers (72 blocks): 75 units (~22.5 us) against 100.8 (the model's 30 us; measured 23.8).
-  CHECK(tc::wgmma_cost_small_m(112, 72, kH200Sms, 2) == 72 + 3.0);
-  // More than two CTAs per SM is not one wave.
-  CHECK(tc::wgmma_cost_small_m(112, 32, kH200Sms, 4) == -1);
-  CHECK(tc::wgmma_cost_small_m(200, 32, kH200Sms, 2) == -1);
-  // Between one and two tiles per SM, whole reductions already put two CTAs on the busiest SM.
-  CHECK(tc::wgmma_cost_small_m(200, 32, kH200Sms, 1) == 2 * 32);
-  std::printf("[wgmma_plan] small-M model (0.30 us units): c5_1x1_2048_512 split 1 %.1f, split 2 %.1f; "
-              "c5_3x3_512 split 1 %.1f, split 2 %.1f\n",
-              tc::wgmma_cost_small_m(112, 32, kH200Sms, 1), tc::wgmma_cost_small_m(112, 32, kH200Sms, 2),
-              tc::wgmma_cost_small_m(112, 72, kH200Sms, 1), tc::wgmma_cost_small_m(112, 72, kH200Sms, 2));
 }
 
 TEST_CASE("wgmma plan: splits never need a second wave of clusters", "[wgmma_plan]") {

@@ -384,6 +384,9 @@ const char* check_depthwise(const ConvProblem& p) {
   if (p.spatial_dims != 2 || p.D != 1 || p.T != 1 || p.O != 1)
     return "not a 2-D problem (3-D depthwise goes to DIRECT)";
   if (p.G != p.C) return "not depthwise: groups != C (one input channel per group required)";
+  // C = groups = 1 is an ordinary convolution: left to the dense solvers (tensor cores, implicit
+  // GEMM), so adding this solver changes no dispatch of a groups-1 problem.
+  if (p.G == 1) return "not depthwise: groups 1 (an ordinary convolution, for the dense solvers)";
   if (p.R > INT_MAX || p.S > INT_MAX) return "filter height or width above 2^31 - 1";
   return nullptr;
 }

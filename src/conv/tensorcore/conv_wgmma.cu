@@ -1140,9 +1140,6 @@ core::Status encode(CUtensorMap* map, jhdnnDataType_t dt, const void* ptr, cuuin
 constexpr int kSmem = TileCfg<128>::kSmemBytes;  // 128- and 256-wide, and the split-K kernel
 std::atomic<uint64_t> g_prepared{0}, g_cluster8{0};
 std::atomic<int> g_max_clusters[64][3];  // [device][log2(size) - 1], written before g_prepared's bit
-// The same for clusters of 2 and 4 of the 64-pixel push-reduction split-K CTAs (~97 KiB, 256
-// threads, two per SM): conv_wgmma_csplit_kernel<T, 64, S>.
-std::atomic<int> g_csplit_clusters[64][2];
 
 template <class T, bool kStaged>
 core::Status prepare_epilogue() {
@@ -1217,23 +1214,6 @@ core::Status prepare_device() {
     }
     if (dev < 64) g_max_clusters[dev][i].store(std::max(clusters, 0), std::memory_order_relaxed);
   }
-  for (int i = 0; i < 2; ++i) {  // the 64-pixel push-reduction split-K kernel, clusters of 2 and 4
-    const unsigned size = 2u << i;
-    cudaLaunchConfig_t cfg{};
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = size, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
-    cfg.gridDim = dim3(size), cfg.blockDim = dim3(TileCfg<128, 64>::kThreads);
-    cfg.dynamicSmemBytes = TileCfg<128, 64>::kSmemBytes, cfg.attrs = attr, cfg.numAttrs = 1;
-    int n = 0;
-    const cudaError_t e = size == 2 ? cudaOccupancyMaxActiveClusters(&n, conv_wgmma_csplit_kernel<__half, 64, 2>, &cfg)
-                                    : cudaOccupancyMaxActiveClusters(&n, conv_wgmma_csplit_kernel<__half, 64, 4>, &cfg);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      n = 0;
-    }
-    if (dev < 64) g_csplit_clusters[dev][i].store(std::max(n, 0), std::memory_order_relaxed);
-  }
   if (dev < 64) {
     if (clusters > 0) g_cluster8.fetch_or(uint64_t(1) << dev);  // the last size asked is 8
     g_prepared.fetch_or(uint64_t(1) << dev, std::memory_order_release);
@@ -1270,8 +1250,6 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
       limits.of2 = g_max_clusters[dev][0].load(std::memory_order_relaxed);
       limits.of4 = g_max_clusters[dev][1].load(std::memory_order_relaxed);
       limits.of8 = g_max_clusters[dev][2].load(std::memory_order_relaxed);
-      limits.bm64_of2 = g_csplit_clusters[dev][0].load(std::memory_order_relaxed);
-      limits.bm64_of4 = g_csplit_clusters[dev][1].load(std::memory_order_relaxed);
     } else {
       cudaGetLastError();
     }

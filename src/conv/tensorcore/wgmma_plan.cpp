@@ -14,15 +14,6 @@ constexpr double kExchange = 15.0;  // fitted to the H200 at 5a35705 (wgmma_plan
 // not fitted, so near-ties keep the simpler, single-launch configuration.
 constexpr double kMargin = 0.95;
 
-// Small-M model (round 7), in units of 0.30 us = one 64 x 128 x (128-byte) half-block of SM time when
-// two consumer warpgroups share the SM (the 128-row persistent kernel: rn50_c3_3x3_128's wave, 12.4 us
-// for 18 blocks + epilogue + fill at 5a35705). One warpgroup alone on an SM: 0.42 us per half-block
-// (bm 64 unsplit, rn50_c5_1x1_2048_512: 13.3 us for 32, fill and epilogue included) = 1.4 units.
-// The push exchange + its fill: ~1 us = 3 units (a prediction: 16 KiB each way per CTA, two mbarrier
-// round trips, no gpu-scope fence).
-constexpr double kOneWarpgroup = 1.4;
-constexpr double kPushExchange = 3.0;
-
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
@@ -83,14 +74,6 @@ int wgmma_tail_split(int64_t tiles, int64_t kb, int64_t ctas, const ClusterLimit
   return best;
 }
 
-double wgmma_cost_small_m(int64_t t64, int64_t kb, int64_t sms, int split) {
-  if (t64 <= 0 || sms <= 0 || split < 1) return 0;
-  const int64_t per_sm = ceil_div(t64 * split, sms);  // CTAs on the busiest SM
-  if (per_sm > 2) return -1;                          // not one wave at two CTAs per SM
-  const double rate = per_sm == 1 ? kOneWarpgroup : 1.0;
-  return double(per_sm * ceil_div(kb, split)) * rate + (split > 1 ? kPushExchange : 0.0);
-}
-
 TailDivision wgmma_tail_division(int64_t tiles, int64_t grid) {
   TailDivision d;
   if (tiles <= 0 || grid <= 0) return d;
@@ -114,12 +97,6 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimi
     // of two CTAs per SM that leaves at most half the SMs idle (tiny grids keep split-K).
     const int64_t t64 = wgmma_pixel_tiles(p, pick_pixel_box(p, 64)) * ceil_div(p.K, 128);
     if (t64 * 2 >= sm_count && t64 <= 2 * int64_t(sm_count)) {
-      // Round 7: when the 64-pixel tiles alone would leave SMs with one consumer warpgroup (t64 <=
-      // #SMs), split each over a cluster of 2 with the push reduction (conv_wgmma_csplit_kernel):
-      // 2 * t64 CTAs, two per SM on most SMs, each half the reduction (README.md, "Round 7").
-      if (t64 <= sm_count && kb >= 6 && t64 <= clusters.bm64_of(2) &&
-          wgmma_cost_small_m(t64, kb, sm_count, 2) < kMargin * wgmma_cost_small_m(t64, kb, sm_count, 1))
-        return {128, 2, false, 64};
       return {128, 1, false, 64};
     }
   }

@@ -38,8 +38,8 @@ int64_t wgmma_reduction_blocks(const core::ConvProblem& p);
 //   bm    128 (two consumer warpgroups, 128 output pixels per tile) or 64 (one consumer warpgroup,
 //         64 pixels, two CTAs per SM; only with bn 128, no tail): small-M layers whose 128-row
 //         tiles would fill at most half the SMs run twice as many tiles (README.md, "Round 6"),
-//         whole reductions (split 1) or, when those tiles would leave most SMs with a single
-//         CTA, split 2 over clusters with the push reduction (split 2, "Round 7").
+//         whole reductions. bm 64 with split 2 / 4 (the push-reduction kernel, "Round 7") is
+//         reachable only as a forced configuration: measured on the H200 it did not beat split 1.
 struct WgmmaPlan {
   int bn = 128;
   int split = 1;
@@ -49,10 +49,8 @@ struct WgmmaPlan {
 
 // The decision (README.md, "Generation 2", "Wave quantization" and "Round 6"):
 //  - when 128 x 128 tiles fill at most half the SMs and K > 64: 64 x 128 tiles (bm 64) if there are
-//    between half and twice as many of them as SMs (one wave at two CTAs per SM, most SMs busy);
-//    split 2 over clusters of two 64-pixel CTAs (round 7) if there are at most as many of them as
-//    SMs, the reduction has >= 6 blocks (>= 3 per CTA), that many clusters run at once
-//    (ClusterLimits::bm64_of2) and wgmma_cost_small_m predicts it >= 5% faster than split 1;
+//    between half and twice as many of them as SMs (one wave at two CTAs per SM, most SMs busy),
+//    each the whole reduction (round 7's split 2 over clusters measured no faster: README.md);
 //  - else split-K over a cluster for every tile when 128-wide tiles fill at most half the SMs and the
 //    reduction has >= 3 blocks per CTA (the largest of 8, 4, 2 that fits in one wave);
 //  - 64-wide tiles for K <= 64; 256-wide ones for K >= 256 when their waves cost less;
@@ -66,19 +64,14 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, bool clusters_ok)
 // (cudaOccupancyMaxActiveClusters; 0 = that size cannot launch). Clusters must fit in one GPC, so
 // this can be below sm_count / s. A split (plain or tail) is only chosen when all its clusters
 // are co-resident: a second wave of clusters would cost a whole extra split tile.
-// bm64_of2 / bm64_of4: the same for clusters of the 64-pixel split-K kernel (round 7,
-// conv_wgmma_csplit_kernel: ~97 KiB, 256 threads, two CTAs per SM).
 struct ClusterLimits {
   int of2 = 0, of4 = 0, of8 = 0;
-  int bm64_of2 = 0, bm64_of4 = 0;
   int of(int s) const { return s == 2 ? of2 : s == 4 ? of4 : s == 8 ? of8 : 0; }
-  int bm64_of(int s) const { return s == 2 ? bm64_of2 : s == 4 ? bm64_of4 : 0; }
   // The ideal limits of an sm_count-SM device (every SM usable by every cluster size), or none.
   static ClusterLimits ideal(int sm_count, bool clusters_ok) {
     ClusterLimits l;
     if (clusters_ok) {
       l.of2 = sm_count / 2, l.of4 = sm_count / 4, l.of8 = sm_count / 8;
-      l.bm64_of2 = sm_count, l.bm64_of4 = sm_count / 2;  // two CTAs per SM
     }
     return l;
   }
@@ -103,13 +96,6 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimi
 // 103 against 148 units unsplit), which the model still favours by a wide margin.
 double wgmma_cost_unsplit(int64_t tiles, int64_t kb, int64_t ctas);
 double wgmma_cost_tail(int64_t tiles, int64_t kb, int64_t ctas, int split);
-// Small-M model (round 7; README.md, "Round 7"): predicted time of t64 tiles of 64 x 128 with kb
-// reduction blocks, each split `split` ways (1 = whole reductions; > 1 = the push split-K kernel),
-// on sms SMs at up to two CTAs per SM, in units of 0.30 us (one half-block of SM time with two
-// warpgroups on the SM; one warpgroup alone runs at 1.4 units per half-block, measured on
-// rn50_c5_1x1_2048_512), plus 3 units for the exchange when split. -1 when the CTAs would need a
-// second wave (more than two per SM).
-double wgmma_cost_small_m(int64_t t64, int64_t kb, int64_t sms, int split);
 // The best tail split for 128-wide tiles (0 when none is allowed or none beats unsplit by 5%):
 // s in {8, 4, 2} with (tail tiles) * s <= ctas, kb >= 3 * s and, when limits are given, at most
 // limits->of(s) tail tiles (clusters).
