@@ -1,7 +1,7 @@
 # A line-by-line Python transcription of src/conv/depthwise/depthwise.cu's host plan (make_plan) and
 # both kernels (dw_nhwc_kernel's filter staging, register-reuse window, run-time loops, element /
 # vector channel paths, epilogue; dw_any_kernel's two thread orders), run thread by thread on small
-# problems in NCHW and NHWC, 8- and 4-channel vectors, alpha/beta, CONVOLUTION mode, against a direct
+# problems in NCHW and NHWC, 4-channel vectors (every type since 6e15a67), alpha/beta, CONVOLUTION mode, against a direct
 # float64 convolution. It checks the index arithmetic (every output written exactly once, every
 # value right), not the CUDA code itself: keep it in step with depthwise.cu when the kernels change.
 # Written while no GPU was available. Run: python3 scripts/model_depthwise.py (about 3 s, numpy).
@@ -103,8 +103,10 @@ def run(N,C,K,H,W,R,S,ph,pw,sh,sw,dh,dw,flip,nhwc,V,alpha,beta,aligned=True):
                             if h<0 or h>=H: continue
                             wrow=wt+r*S*CT
                             if fs>0:
-                                off0=n*xs[0]+h*xs[2]+wi0*xs[3]
-                                raw=[load(c0+off0+i*xs[3]) if (cols>>i)&1 else [0.0]*V for i in range(span)]
+                                xw=c0+n*xs[0]+wi0*xs[3]  # column 0 of the window (may be left of the image)
+                                a=xw+h*xs[2]; raw=[]
+                                for i in range(span):  # ld_nc_pred: zeros unless the column is in the image
+                                    raw.append(load(a) if (cols>>i)&1 else [0.0]*V); a+=xs[3]
                                 wr=[[w_s[wrow+s*CT+v] for v in range(V)] for s in range(fs)]
                                 for i in range(span):
                                     xv=raw[i]

@@ -120,6 +120,24 @@ __device__ __forceinline__ void load_channels(const T* p, int nvalid, float (&v)
   }
 }
 
+// A predicated read-only vector load: the 8 / 16 bytes at address `a` when `pred`, else zeros.
+// One predicated LDG and no branch: written as C++ (`if (pred) v = __ldg(p)`) the compiler gave
+// each window column its own branch and recomputed the column's 64-bit address inside it (about
+// 22 instructions per column under the 64-register bound). `a` is an integer so that the address
+// of a column left of the image (never read) is plain unsigned arithmetic, not pointer overflow.
+__device__ __forceinline__ void ld_nc_pred(uint2& v, uint64_t a, bool pred) {
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\tmov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\t"
+      "@p ld.global.nc.v2.u32 {%0, %1}, [%2];\n\t}"
+      : "=r"(v.x), "=r"(v.y)
+      : "l"(a), "r"(int(pred)));
+}
+__device__ __forceinline__ void ld_nc_pred(uint4& v, uint64_t a, bool pred) {
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\tmov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\t"
+      "mov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t@p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(a), "r"(int(pred)));
+}
+
 // One vector store instruction (st.global.v2 / v4). A plain `*(uint4*)p = v` was split into
 // 32-bit stores by the compiler front end (4 store instructions per 16 bytes; ncu at 375877d: 8 of
 // 32 bytes used per sector and 38% excess sectors).
@@ -150,11 +168,10 @@ __device__ __forceinline__ void store_channels(T* p, int nvalid, const float (&v
 template <class T, bool kVecIO, int kFS, int kSW>
 constexpr int nhwc_min_blocks() {
   if constexpr (sizeof(T) == 2) {
-    if (kFS == 0 || (kFS == 3 && kSW == 1)) return 4;
-    return kFS == 5 && kSW == 2 ? 2 : 3;
+    return kFS == 5 ? 3 : 4;
   } else {
-    if (kFS == 0 && !kVecIO) return 4;
-    return kFS == 0 || (kFS == 3 && kSW == 1) ? 3 : 2;
+    if (kFS == 0) return kVecIO ? 3 : 4;
+    return kFS == 3 && kSW == 1 ? 4 : 2;
   }
 }
 
@@ -251,20 +268,20 @@ __global__ void __launch_bounds__(kBlock, nhwc_min_blocks<T, kVecIO, kFS, kSW>()
 #pragma unroll
       for (int i = 0; i < kSpan; ++i)
         if (wi0 + i >= 0 && wi0 + i < prm.W) cols |= 1u << i;
-      const int64_t xs3 = prm.xs[3];
+      // Byte address of window column 0 of row h: xw + h * xs2b (unsigned arithmetic: column 0
+      // may lie left of the image; only in-image columns are read).
+      const uint64_t xs3b = uint64_t(prm.xs[3]) * sizeof(T);
+      const uint64_t xs2b = uint64_t(prm.xs[2]) * sizeof(T);
+      const uint64_t xw = reinterpret_cast<uint64_t>(xc) + uint64_t(n * prm.xs[0] + wi0 * prm.xs[3]) * sizeof(T);
       for (int r = 0; r < R; ++r) {
         const int64_t h = p * prm.sh - prm.pad_h + int64_t(r) * prm.dh;
         if (h < 0 || h >= prm.H) continue;  // the whole filter row lies in the padding
-        // Element offset of window column 0 (may be negative: only in-image columns are read).
-        const int64_t off0 = n * prm.xs[0] + h * prm.xs[2] + wi0 * xs3;
         // Every column of the row is requested before any is used: kSpan independent loads in
         // flight per thread, kept raw (8 bytes each for 16-bit types) and converted at use.
         Raw raw[kSpan];
+        uint64_t a = xw + uint64_t(h) * xs2b;
 #pragma unroll
-        for (int i = 0; i < kSpan; ++i) {
-          raw[i] = Raw{};
-          if (cols >> i & 1u) raw[i] = __ldg(reinterpret_cast<const Raw*>(xc + (off0 + i * xs3)));
-        }
+        for (int i = 0; i < kSpan; ++i, a += xs3b) ld_nc_pred(raw[i], a, cols >> i & 1u);
         float wr[kFS][V];  // tap s of this row for the thread's channels: one 16-byte shared load
         const float* wrow = wt + r * S * CT;
 #pragma unroll
