@@ -128,13 +128,13 @@ __device__ __forceinline__ void load_channels(const T* p, int nvalid, float (&v)
 __device__ __forceinline__ void ld_nc_pred(uint2& v, uint64_t a, bool pred) {
   asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\tmov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\t"
       "@p ld.global.nc.v2.u32 {%0, %1}, [%2];\n\t}"
-      : "=r"(v.x), "=r"(v.y)
+      : "=&r"(v.x), "=&r"(v.y)
       : "l"(a), "r"(int(pred)));
 }
 __device__ __forceinline__ void ld_nc_pred(uint4& v, uint64_t a, bool pred) {
   asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\tmov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\t"
       "mov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t@p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
-      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
       : "l"(a), "r"(int(pred)));
 }
 
