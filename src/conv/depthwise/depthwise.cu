@@ -5,14 +5,16 @@
 // Two kernels (README.md has the design and the numbers behind it):
 //
 //   dw_nhwc_kernel  channels innermost in x and y (NHWC and its padded variants), multiplier 1.
-//                   A thread owns kVec channels (one 16-byte vector: 8 halves / 8 bf16 / 4 floats)
+//                   A thread owns 4 channels (one vector: 8 bytes of halves / bf16, 16 of floats)
 //                   of kQpt adjacent output pixels of one row. A block owns a channel slice for
 //                   many pixels; it first transposes its slice of the filter into shared memory as
 //                   fp32, tap-major ([r][s][channel], already mirrored in CONVOLUTION mode), so a
-//                   thread reads a tap's kVec weights with float4 loads. For 3x3 / 5x5 with stride
+//                   thread reads a tap's 4 weights with one float4 load. For 3x3 / 5x5 with stride
 //                   1 or 2 and no horizontal dilation the filter row lives in registers and each
-//                   input column of the row window is loaded once and used by every output that
-//                   covers it (the reuse that makes the kernel cheap per byte).
+//                   input column of the row window is loaded once (predicated, all columns of a
+//                   row in flight together) and used by every output that covers it. Registers
+//                   are bounded per instance (64 for 16-bit 3x3: 50% occupancy) and the grid holds
+//                   only resident blocks, which walk row segments grid-stride.
 //   dw_any_kernel   everything else: NCHW, any strides, channel multiplier > 1, filters too large
 //                   for shared memory. One thread computes kQpt adjacent outputs of one channel
 //                   row, reading x and w through the caches (3x3 / 5x5 at stride 1 / 2: the
@@ -424,7 +426,7 @@ constexpr int64_t kVecElems = 4;
 int64_t vec_bytes(jhdnnDataType_t dt) { return kVecElems * (dt == JHDNN_DATA_FLOAT ? 4 : 2); }
 
 // Which kernel, and its launch shape. Decided from the problem alone (fast / ctv / pix / smem) and
-// the pointers (vec_io: 16-byte loads need aligned addresses).
+// the pointers (vec_io: vector loads need addresses aligned to the vector).
 struct Plan {
   bool nhwc = false;  // dw_nhwc_kernel, else dw_any_kernel
   bool vec_io = false;
