@@ -140,11 +140,13 @@ def run(N,C,K,H,W,R,S,ph,pw,sh,sw,dh,dw,flip,nhwc,V,alpha,beta,aligned=True):
         chan_fastest = ys[1]<ys[3]
         items=N*K*P*qblocks
         for item in range(items):
+            # split_any_item_as (the unsigned and int64 branches compute the same values)
             if chan_fastest:
-                k=item%K; rest=item//K; qb=rest%qblocks; rest//=qblocks; p=rest%P; n=rest//P
+                r_=item//K; k=item-r_*K; r2=r_//qblocks; qb=r_-r2*qblocks; r3=r2//P; p=r2-r3*P; n=r3
             else:
-                qb=item%qblocks; rest=item//qblocks; p=rest%P; rest//=P; k=rest%K; n=rest//K
-            q0=qb*kQpt; xc=n*xs[0]+(k//mult)*xs[1]; wk=k*ws[0]
+                r_=item//qblocks; qb=item-r_*qblocks; r2=r_//P; p=r_-r2*P; r3=r2//K; k=r2-r3*K; n=r3
+            kin = k if mult==1 else k//mult
+            q0=qb*kQpt; xc=n*xs[0]+kin*xs[1]; wk=k*ws[0]
             acc=[0.0]*kQpt
             for r in range(R):
                 h=p*sh-ph+r*dh

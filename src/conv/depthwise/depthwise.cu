@@ -178,7 +178,8 @@ constexpr int nhwc_min_blocks() {
 }
 
 // Output row segment `item` of the nhwc kernel as (n, p, q0). 32-bit division when every item
-// index fits (all real problems; a 64-bit division is a ~70-instruction call per item).
+// index fits (all real problems): nvcc emits each 64-bit division as a run-time operand-size test,
+// a 32-bit sequence and a call for wide operands; this skips the tests and branches.
 __device__ __forceinline__ void split_item(const DwParams& prm, int64_t item, int64_t& n, int64_t& p, int64_t& q0) {
   if (prm.items <= INT_MAX) {  // uniform branch; item < items, qblocks <= items, P <= items
     const unsigned it = unsigned(item), qbl = unsigned(prm.qblocks), P = unsigned(prm.P);
@@ -351,6 +352,36 @@ __global__ void __launch_bounds__(kBlock, nhwc_min_blocks<T, kVecIO, kFS, kSW>()
 
 // ------------------------------------------------------------------ general kernel
 
+// Work item of dw_any_kernel as (output channel k, row segment qb, output row p, image n) and the
+// input channel kin = k / mult. Unsigned 32-bit divisions when every item index fits (then K,
+// qblocks, P and mult do too), as in split_item: there were five 64-bit divisions per item of 4
+// outputs, each an operand-size test and branch before its 32-bit sequence.
+template <class I>
+__device__ __forceinline__ void split_any_item_as(const DwParams& prm, I item, int64_t& k, int64_t& qb, int64_t& p,
+                                                  int64_t& n, int64_t& kin) {
+  const I K = I(prm.K), QB = I(prm.qblocks), P = I(prm.P);
+  I kk, r;
+  if (prm.chan_fastest) {  // neighbouring threads write neighbouring channels (channels-last y)
+    r = item / K; kk = item - r * K;
+    I r2 = r / QB; qb = int64_t(r - r2 * QB);
+    I r3 = r2 / P; p = int64_t(r2 - r3 * P); n = int64_t(r3);
+  } else {  // neighbouring threads write neighbouring row segments (NCHW-like y)
+    r = item / QB; qb = int64_t(item - r * QB);
+    I r2 = r / P; p = int64_t(r - r2 * P);
+    I r3 = r2 / K; kk = r2 - r3 * K; n = int64_t(r3);
+  }
+  k = int64_t(kk);
+  kin = prm.mult == 1 ? k : int64_t(kk / I(prm.mult));
+}
+
+__device__ __forceinline__ void split_any_item(const DwParams& prm, int64_t item, int64_t& k, int64_t& qb, int64_t& p,
+                                               int64_t& n, int64_t& kin) {
+  if (prm.items <= INT_MAX)  // uniform branch
+    split_any_item_as<unsigned>(prm, unsigned(item), k, qb, p, n, kin);
+  else
+    split_any_item_as<int64_t>(prm, item, k, qb, p, n, kin);
+}
+
 // kFS > 0: filter width kFS, horizontal stride kSW, dilation 1 at compile time: the filter row in
 // registers and each input column of the row window loaded once (as in dw_nhwc_kernel, one
 // channel); kFS == 0: run-time loops.
@@ -360,18 +391,10 @@ __global__ void __launch_bounds__(kBlock)
                   float alpha, float beta) {
   for (int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; item < prm.items;
        item += int64_t(blockDim.x) * gridDim.x) {
-    int64_t k, qb, p, n, rest;
-    if (prm.chan_fastest) {  // neighbouring threads write neighbouring channels (channels-last y)
-      k = item % prm.K; rest = item / prm.K;
-      qb = rest % prm.qblocks; rest /= prm.qblocks;
-      p = rest % prm.P; n = rest / prm.P;
-    } else {  // neighbouring threads write neighbouring row segments (NCHW-like y)
-      qb = item % prm.qblocks; rest = item / prm.qblocks;
-      p = rest % prm.P; rest /= prm.P;
-      k = rest % prm.K; n = rest / prm.K;
-    }
+    int64_t k, qb, p, n, kin;
+    split_any_item(prm, item, k, qb, p, n, kin);
     const int64_t q0 = qb * kQpt;
-    const T* xc = x + n * prm.xs[0] + (k / prm.mult) * prm.xs[1];
+    const T* xc = x + n * prm.xs[0] + kin * prm.xs[1];
     const T* wk = w + k * prm.ws[0];
 
     float acc[kQpt];
