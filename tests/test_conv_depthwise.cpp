@@ -106,6 +106,8 @@ std::vector<NamedProblem> corner_problems() {
       {"c13_3x3_h11", dw(2, 13, 11, 11, 3, 3, 1, 1, 1)},
       {"c37_3x3_p0_h10w13", dw(1, 37, 10, 13, 3, 3, 0, 0, 1)},
       {"c12_3x3_h9", dw(2, 12, 9, 9, 3, 3, 1, 1, 1)},  // 3 channel vectors: a block of 3 x 85 = 255 threads
+      // 5 vectors (255 threads); in HALF / BFLOAT16 a pixel is 40 bytes: 8-byte, not 16-byte, aligned
+      {"c20_3x3_s2_h13", dw(2, 20, 13, 13, 3, 3, 1, 1, 2)},
       {"c40_5x5_p2_h17", dw(1, 40, 17, 17, 5, 5, 2, 2, 1)},
       {"c40_5x5_p2_s2_h17", dw(1, 40, 17, 17, 5, 5, 2, 2, 2)},
       {"c24_5x5_p1_s3_h19", dw(1, 24, 19, 19, 5, 5, 1, 1, 3)},

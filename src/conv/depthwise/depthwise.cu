@@ -41,7 +41,7 @@ using direct::to_acc;
 
 constexpr int kQpt = 4;          // output pixels per thread along a row (both kernels)
 constexpr int kBlock = 256;      // threads per block, at most (dw_nhwc_kernel uses ctv * pix <= 256)
-constexpr int kMaxCtv = 32;
+constexpr int kMaxCtv = 32;      // channel vectors per block of dw_nhwc_kernel, at most
 constexpr int64_t kSmemMaxBytes = 48 * 1024;  // the filter slice; no opt-in attribute needed
 constexpr int kMaxGridY = 65535;
 
