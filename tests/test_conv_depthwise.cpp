@@ -12,7 +12,7 @@
 // cuDNN checked against the reference and jhDNN against cuDNN.
 //
 // Which kernel a layout takes (depthwise.cu, make_plan): NHWC with multiplier 1 -> dw_nhwc_kernel
-// (16-byte channel vectors when C is a multiple of 8 halves / 4 floats, else element loads; the
+// (4-channel vectors, 16 bytes of floats / 8 of halves, when C is a multiple of 4, else element loads; the
 // register-reuse instances for 3x3 / 5x5 at stride 1 / 2), everything else -> dw_any_kernel.
 #include <cstring>
 #include <string>
@@ -105,7 +105,9 @@ std::vector<NamedProblem> corner_problems() {
       {"c3_3x3_s2_h15", dw(2, 3, 15, 15, 3, 3, 1, 1, 2)},
       {"c13_3x3_h11", dw(2, 13, 11, 11, 3, 3, 1, 1, 1)},
       {"c37_3x3_p0_h10w13", dw(1, 37, 10, 13, 3, 3, 0, 0, 1)},
-      {"c12_3x3_h9", dw(2, 12, 9, 9, 3, 3, 1, 1, 1)},  // a multiple of 4 floats, not of 8 halves
+      {"c12_3x3_h9", dw(2, 12, 9, 9, 3, 3, 1, 1, 1)},  // 3 channel vectors: a block of 3 x 85 = 255 threads
+      // 5 vectors (255 threads); in HALF / BFLOAT16 a pixel is 40 bytes: 8-byte, not 16-byte, aligned
+      {"c20_3x3_s2_h13", dw(2, 20, 13, 13, 3, 3, 1, 1, 2)},
       {"c40_5x5_p2_h17", dw(1, 40, 17, 17, 5, 5, 2, 2, 1)},
       {"c40_5x5_p2_s2_h17", dw(1, 40, 17, 17, 5, 5, 2, 2, 2)},
       {"c24_5x5_p1_s3_h19", dw(1, 24, 19, 19, 5, 5, 1, 1, 3)},
@@ -119,10 +121,12 @@ std::vector<NamedProblem> corner_problems() {
       {"c24_3x3_p2_s2_h10w7", dw(2, 24, 10, 7, 3, 3, 2, 2, 2)},
       {"c16_mult2_3x3_h10", dw(2, 16, 10, 10, 3, 3, 1, 1, 1, 1, 2)},
       {"c3_mult2_5x5_s2_h11", dw(1, 3, 11, 11, 5, 5, 2, 2, 2, 1, 2)},
-      // 41 x 41 taps: in HALF / BFLOAT16 the filter slice of even one 8-channel vector (1681 x 8
-      // fp32 taps) exceeds 48 KiB of shared memory, so NHWC falls back to dw_any_kernel; FLOAT
-      // (4 channels, 26.9 KiB) stays on dw_nhwc_kernel with one vector per block.
+      // 41 x 41 taps: one 4-channel vector's filter slice is 1681 x 4 fp32 taps = 26.9 KiB, so
+      // NHWC stays on dw_nhwc_kernel with one vector per block (its run-time loops).
       {"c8_41x41_h45", dw(1, 8, 45, 45, 41, 41, 0, 0, 1)},
+      // 57 x 57 = 3249 taps: one channel vector's slice (50.8 KiB) exceeds the 48 KiB of shared
+      // memory, so NHWC falls back to dw_any_kernel (every type: 4 channels per vector).
+      {"c4_57x57_h60", dw(1, 4, 60, 60, 57, 57, 0, 0, 1)},
   };
 }
 
@@ -155,6 +159,27 @@ TEST_CASE("depthwise: MobileNetV2 layers, NCHW and NHWC", "[gpu][depthwise][mobi
   for (jhdnnDataType_t dt : kTypes) {
     INFO("data type " << dt_name(dt));
     run_list("MobileNetV2 depthwise", mobilenet_layers(), dt, Scale{});
+  }
+}
+
+namespace {
+// dw_nhwc_kernel's grid holds only as many blocks as the GPU runs at once (nhwc_grid_x), so at
+// batch 8 each thread computes several row segments (the grid-stride loop; HALF on an H200: work
+// for 784 blocks on 528 resident ones at 3x3 stride 1, 628 on 396 at stride 2). The small-batch
+// layers above fit in one pass.
+std::vector<NamedProblem> batch8_layers() {
+  return {
+      {"mnv2_dw32_112_n8", dw(8, 32, 112, 112, 3, 3, 1, 1, 1)},
+      {"mnv2_dw96_112s2_n8", dw(8, 96, 112, 112, 3, 3, 1, 1, 2)},
+  };
+}
+}  // namespace
+
+TEST_CASE("depthwise: batch 8, several row segments per thread", "[gpu][depthwise][mobilenet]") {
+  START_GPU_CASE();
+  for (jhdnnDataType_t dt : kTypes) {
+    INFO("data type " << dt_name(dt));
+    run_list("MobileNetV2 depthwise, batch 8", batch8_layers(), dt, Scale{});
   }
 }
 

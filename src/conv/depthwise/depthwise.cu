@@ -5,14 +5,16 @@
 // Two kernels (README.md has the design and the numbers behind it):
 //
 //   dw_nhwc_kernel  channels innermost in x and y (NHWC and its padded variants), multiplier 1.
-//                   A thread owns kVec channels (one 16-byte vector: 8 halves / 8 bf16 / 4 floats)
+//                   A thread owns 4 channels (one vector: 8 bytes of halves / bf16, 16 of floats)
 //                   of kQpt adjacent output pixels of one row. A block owns a channel slice for
 //                   many pixels; it first transposes its slice of the filter into shared memory as
 //                   fp32, tap-major ([r][s][channel], already mirrored in CONVOLUTION mode), so a
-//                   thread reads a tap's kVec weights with float4 loads. For 3x3 / 5x5 with stride
+//                   thread reads a tap's 4 weights with one float4 load. For 3x3 / 5x5 with stride
 //                   1 or 2 and no horizontal dilation the filter row lives in registers and each
-//                   input column of the row window is loaded once and used by every output that
-//                   covers it (the reuse that makes the kernel cheap per byte).
+//                   input column of the row window is loaded once (predicated, all columns of a
+//                   row in flight together) and used by every output that covers it. Registers
+//                   are bounded per instance (64 for 16-bit 3x3: 50% occupancy) and the grid holds
+//                   only resident blocks, which walk row segments grid-stride.
 //   dw_any_kernel   everything else: NCHW, any strides, channel multiplier > 1, filters too large
 //                   for shared memory. One thread computes kQpt adjacent outputs of one channel
 //                   row, reading x and w through the caches (3x3 / 5x5 at stride 1 / 2: the
@@ -58,11 +60,16 @@ struct DwParams {
   int chan_fastest; // dw_any_kernel: consecutive threads take consecutive channels (channels-last y)
 };
 
-// ------------------------------------------------------------------ 16-byte vectors of T
+// ------------------------------------------------------------------ channel vectors of T
 
+// A thread's channel vector is 4 channels for every type: one 16-byte load of floats, one 8-byte
+// load of halves / bf16. (Until 375877d 16-bit types took 8 channels in 16 bytes: 32 accumulators,
+// 24 filter taps and the 24-register input window of 4 pixels x 3x3 held 122 registers per
+// thread, 25% occupancy, and the kernel was latency-bound at 4x the DRAM floor; README.md.)
 template <class T> struct Vec;
 template <> struct Vec<float> {
   static constexpr int kN = 4;
+  using Raw = uint4;  // kN elements as loaded / stored
   __device__ static void unpack(const uint4& u, float (&v)[4]) {
     v[0] = __uint_as_float(u.x); v[1] = __uint_as_float(u.y);
     v[2] = __uint_as_float(u.z); v[3] = __uint_as_float(u.w);
@@ -74,19 +81,17 @@ template <> struct Vec<float> {
 
 // 16-bit types: two elements per 32-bit word, the lower address in the low half.
 template <class T> struct Vec16 {
-  static constexpr int kN = 8;
+  static constexpr int kN = 4;
+  using Raw = uint2;
   __device__ static float lo(unsigned w) { return bits_to_float(static_cast<unsigned short>(w & 0xFFFFu)); }
   __device__ static float hi(unsigned w) { return bits_to_float(static_cast<unsigned short>(w >> 16)); }
   __device__ static unsigned word(float a, float b) {
     return unsigned(float_to_bits(a)) | (unsigned(float_to_bits(b)) << 16);
   }
-  __device__ static void unpack(const uint4& u, float (&v)[8]) {
+  __device__ static void unpack(const uint2& u, float (&v)[4]) {
     v[0] = lo(u.x); v[1] = hi(u.x); v[2] = lo(u.y); v[3] = hi(u.y);
-    v[4] = lo(u.z); v[5] = hi(u.z); v[6] = lo(u.w); v[7] = hi(u.w);
   }
-  __device__ static uint4 pack(const float (&v)[8]) {
-    return make_uint4(word(v[0], v[1]), word(v[2], v[3]), word(v[4], v[5]), word(v[6], v[7]));
-  }
+  __device__ static uint2 pack(const float (&v)[4]) { return make_uint2(word(v[0], v[1]), word(v[2], v[3])); }
   __device__ static float bits_to_float(unsigned short b);
   __device__ static unsigned short float_to_bits(float f);
 };
@@ -105,22 +110,50 @@ template <> __device__ inline unsigned short Vec16<__nv_bfloat16>::float_to_bits
 template <> struct Vec<__half> : Vec16<__half> {};
 template <> struct Vec<__nv_bfloat16> : Vec16<__nv_bfloat16> {};
 
-// kN consecutive channels starting at p as fp32. kVecIO: one 16-byte load (p aligned, all valid);
+// kN consecutive channels starting at p as fp32. kVecIO: one vector load (p aligned, all valid);
 // else element loads of the first nvalid channels, zeros for the rest (the channel tail).
 template <class T, bool kVecIO>
 __device__ __forceinline__ void load_channels(const T* p, int nvalid, float (&v)[Vec<T>::kN]) {
   if constexpr (kVecIO) {
-    Vec<T>::unpack(__ldg(reinterpret_cast<const uint4*>(p)), v);
+    Vec<T>::unpack(__ldg(reinterpret_cast<const typename Vec<T>::Raw*>(p)), v);
   } else {
 #pragma unroll
     for (int i = 0; i < Vec<T>::kN; ++i) v[i] = i < nvalid ? to_acc<float>(p[i]) : 0.f;
   }
 }
 
+// A predicated read-only vector load: the 8 / 16 bytes at address `a` when `pred`, else zeros.
+// One predicated LDG and no branch: written as C++ (`if (pred) v = __ldg(p)`) the compiler gave
+// each window column its own branch and recomputed the column's 64-bit address inside it (about
+// 22 instructions per column under the 64-register bound). `a` is an integer so that the address
+// of a column left of the image (never read) is plain unsigned arithmetic, not pointer overflow.
+__device__ __forceinline__ void ld_nc_pred(uint2& v, uint64_t a, bool pred) {
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\tmov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\t"
+      "@p ld.global.nc.v2.u32 {%0, %1}, [%2];\n\t}"
+      : "=&r"(v.x), "=&r"(v.y)
+      : "l"(a), "r"(int(pred)));
+}
+__device__ __forceinline__ void ld_nc_pred(uint4& v, uint64_t a, bool pred) {
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %5, 0;\n\tmov.b32 %0, 0;\n\tmov.b32 %1, 0;\n\t"
+      "mov.b32 %2, 0;\n\tmov.b32 %3, 0;\n\t@p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n\t}"
+      : "=&r"(v.x), "=&r"(v.y), "=&r"(v.z), "=&r"(v.w)
+      : "l"(a), "r"(int(pred)));
+}
+
+// One vector store instruction (st.global.v2 / v4). A plain `*(uint4*)p = v` was split into
+// 32-bit stores by the compiler front end (4 store instructions per 16 bytes; ncu at 375877d: 8 of
+// 32 bytes used per sector and 38% excess sectors).
+__device__ __forceinline__ void store_raw(void* p, uint2 v) {
+  asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(v.x), "r"(v.y) : "memory");
+}
+__device__ __forceinline__ void store_raw(void* p, uint4 v) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
 template <class T, bool kVecIO>
 __device__ __forceinline__ void store_channels(T* p, int nvalid, const float (&v)[Vec<T>::kN]) {
   if constexpr (kVecIO) {
-    *reinterpret_cast<uint4*>(p) = Vec<T>::pack(v);
+    store_raw(p, Vec<T>::pack(v));
   } else {
 #pragma unroll
     for (int i = 0; i < Vec<T>::kN; ++i)
@@ -130,13 +163,46 @@ __device__ __forceinline__ void store_channels(T* p, int nvalid, const float (&v
 
 // ------------------------------------------------------------------ channels-innermost kernel
 
+// Blocks of kBlock threads per SM that dw_nhwc_kernel's registers must allow (__launch_bounds__;
+// 4 = 64 registers = 50% occupancy, 3 = 80, 2 = 128): the most each instance takes without
+// spilling (ptxas -v, CUDA 13.0; README.md has the table). The raw input window is kSpan columns of
+// 8 (16-bit) or 16 (float) bytes, so wider windows and float need more registers.
+template <class T, bool kVecIO, int kFS, int kSW>
+constexpr int nhwc_min_blocks() {
+  if constexpr (sizeof(T) == 2) {
+    return kFS == 5 ? 3 : 4;
+  } else {
+    if (kFS == 0) return kVecIO ? 3 : 4;
+    return kFS == 3 && kSW == 1 ? 4 : 2;
+  }
+}
+
+// Output row segment `item` of the nhwc kernel as (n, p, q0). 32-bit division when every item
+// index fits (all real problems): nvcc emits each 64-bit division as a run-time operand-size test,
+// a 32-bit sequence and a call for wide operands; this skips the tests and branches.
+__device__ __forceinline__ void split_item(const DwParams& prm, int64_t item, int64_t& n, int64_t& p, int64_t& q0) {
+  if (prm.items <= INT_MAX) {  // uniform branch; item < items, qblocks <= items, P <= items
+    const unsigned it = unsigned(item), qbl = unsigned(prm.qblocks), P = unsigned(prm.P);
+    const unsigned rest = it / qbl;
+    q0 = int64_t(it - rest * qbl) * kQpt;
+    p = rest % P;
+    n = rest / P;
+  } else {
+    const int64_t rest = item / prm.qblocks;
+    q0 = (item - rest * prm.qblocks) * kQpt;
+    p = rest % prm.P;
+    n = rest / prm.P;
+  }
+}
+
 // kFS > 0: the filter is 1 x ... x kFS wide with horizontal stride kSW and dilation 1, known at
 // compile time (the register-reuse path); kFS == 0: any S, stride and dilation at run time.
 template <class T, bool kVecIO, int kFS, int kSW>
-__global__ void __launch_bounds__(kBlock)
+__global__ void __launch_bounds__(kBlock, nhwc_min_blocks<T, kVecIO, kFS, kSW>())
     dw_nhwc_kernel(DwParams prm, const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ y,
                    float alpha, float beta) {
   constexpr int V = Vec<T>::kN;
+  static_assert(V == 4, "one float4 of filter taps per channel vector (w_s reads below)");
   extern __shared__ float4 smem_f4[];  // float4: 16-byte aligned for the tap loads below
   float* w_s = reinterpret_cast<float*>(smem_f4);
   const int CT = prm.ctv * V;  // channels of this block's slice
@@ -144,19 +210,34 @@ __global__ void __launch_bounds__(kBlock)
   const int R = prm.R, S = prm.S, RS = R * S;  // RS * CT floats fit in 48 KiB (host checks)
 
   // The block's filter slice, tap-major: w_s[(r * S + s) * CT + c] = w[cblock + c, 0, r', s'],
-  // r', s' mirrored in CONVOLUTION mode, zero for channels past C.
-  for (int i = threadIdx.x; i < RS * CT; i += blockDim.x) {
-    const int c = i % CT;
-    const int rs = i / CT;
-    const int r = rs / S, s = rs - r * S;
-    const int64_t k = cblock + c;
-    float v = 0.f;
-    if (k < prm.C) {
-      const int rf = prm.flip ? R - 1 - r : r;
-      const int sf = prm.flip ? S - 1 - s : s;
-      v = to_acc<float>(w[k * prm.ws[0] + rf * prm.ws[2] + sf * prm.ws[3]]);
+  // r', s' mirrored in CONVOLUTION mode, zero for channels past C. kStage independent loads per
+  // thread before the first store, so a block waits for about one L2 round trip per kStage taps
+  // instead of one per tap.
+  constexpr int kStage = 4;
+  const int total = RS * CT;  // <= 12288
+  for (int i0 = threadIdx.x; i0 < total; i0 += kStage * blockDim.x) {
+    float v[kStage];
+#pragma unroll
+    for (int u = 0; u < kStage; ++u) {
+      const int i = i0 + u * int(blockDim.x);
+      v[u] = 0.f;
+      if (i < total) {
+        const int c = i % CT;
+        const int rs = i / CT;
+        const int r = rs / S, s = rs - r * S;
+        const int64_t k = cblock + c;
+        if (k < prm.C) {
+          const int rf = prm.flip ? R - 1 - r : r;
+          const int sf = prm.flip ? S - 1 - s : s;
+          v[u] = to_acc<float>(w[k * prm.ws[0] + rf * prm.ws[2] + sf * prm.ws[3]]);
+        }
+      }
     }
-    w_s[i] = v;
+#pragma unroll
+    for (int u = 0; u < kStage; ++u) {
+      const int i = i0 + u * int(blockDim.x);
+      if (i < total) w_s[i] = v[u];
+    }
   }
   __syncthreads();  // the only barrier: threads may leave after it
 
@@ -166,13 +247,11 @@ __global__ void __launch_bounds__(kBlock)
   if (c0 >= prm.C) return;
   const int nvalid = prm.C - c0 < V ? int(prm.C - c0) : V;
   const float* wt = w_s + cv * V;  // tap rs of this thread's channels: wt + rs * CT (16-byte aligned)
+  const T* xc = x + c0;
 
   for (int64_t item = int64_t(blockIdx.x) * prm.pix + pi; item < prm.items; item += int64_t(gridDim.x) * prm.pix) {
-    const int64_t qb = item % prm.qblocks;
-    const int64_t rest = item / prm.qblocks;
-    const int64_t p = rest % prm.P;
-    const int64_t n = rest / prm.P;
-    const int64_t q0 = qb * kQpt;
+    int64_t n, p, q0;
+    split_item(prm, item, n, p, q0);
 
     float acc[kQpt][V];
 #pragma unroll
@@ -180,33 +259,43 @@ __global__ void __launch_bounds__(kBlock)
 #pragma unroll
       for (int v = 0; v < V; ++v) acc[j][v] = 0.f;
 
-    for (int r = 0; r < R; ++r) {
-      const int64_t h = p * prm.sh - prm.pad_h + int64_t(r) * prm.dh;
-      if (h < 0 || h >= prm.H) continue;  // the whole filter row lies in the padding
-      const T* xr = x + n * prm.xs[0] + h * prm.xs[2] + c0;
-      const float* wrow = wt + r * S * CT;
-      if constexpr (kFS > 0) {
-        // Filter row in registers; the kSpan input columns the kQpt outputs read, each loaded once.
-        float wr[kFS][V];
+    if constexpr (kFS > 0) {
+      // Register window: the filter row in registers and the kSpan input columns the kQpt outputs
+      // read, each loaded once and used by every output that covers it.
+      using Raw = typename Vec<T>::Raw;
+      constexpr int kSpan = (kQpt - 1) * kSW + kFS;
+      static_assert(kSpan <= 32, "column mask");
+      const int64_t wi0 = q0 * kSW - prm.pad_w;
+      // Which window columns lie inside the image: the same for every filter row, so decided once.
+      unsigned cols = 0;
 #pragma unroll
-        for (int s = 0; s < kFS; ++s)
+      for (int i = 0; i < kSpan; ++i)
+        if (wi0 + i >= 0 && wi0 + i < prm.W) cols |= 1u << i;
+      // Byte address of window column 0 of row h: xw + h * xs2b (unsigned arithmetic: column 0
+      // may lie left of the image; only in-image columns are read).
+      const uint64_t xs3b = uint64_t(prm.xs[3]) * sizeof(T);
+      const uint64_t xs2b = uint64_t(prm.xs[2]) * sizeof(T);
+      const uint64_t xw = reinterpret_cast<uint64_t>(xc) + uint64_t(n * prm.xs[0] + wi0 * prm.xs[3]) * sizeof(T);
+      for (int r = 0; r < R; ++r) {
+        const int64_t h = p * prm.sh - prm.pad_h + int64_t(r) * prm.dh;
+        if (h < 0 || h >= prm.H) continue;  // the whole filter row lies in the padding
+        // Every column of the row is requested before any is used: kSpan independent loads in
+        // flight per thread, kept raw (8 bytes each for 16-bit types) and converted at use.
+        Raw raw[kSpan];
+        uint64_t a = xw + uint64_t(h) * xs2b;
 #pragma unroll
-          for (int v = 0; v < V; v += 4) {
-            const float4 f = *reinterpret_cast<const float4*>(wrow + s * CT + v);
-            wr[s][v] = f.x; wr[s][v + 1] = f.y; wr[s][v + 2] = f.z; wr[s][v + 3] = f.w;
-          }
-        constexpr int kSpan = (kQpt - 1) * kSW + kFS;
-        const int64_t wi0 = q0 * kSW - prm.pad_w;
+        for (int i = 0; i < kSpan; ++i, a += xs3b) ld_nc_pred(raw[i], a, cols >> i & 1u);
+        float wr[kFS][V];  // tap s of this row for the thread's channels: one 16-byte shared load
+        const float* wrow = wt + r * S * CT;
+#pragma unroll
+        for (int s = 0; s < kFS; ++s) {
+          const float4 f = *reinterpret_cast<const float4*>(wrow + s * CT);
+          wr[s][0] = f.x; wr[s][1] = f.y; wr[s][2] = f.z; wr[s][3] = f.w;
+        }
 #pragma unroll
         for (int i = 0; i < kSpan; ++i) {
-          const int64_t wi = wi0 + i;
           float xv[V];
-          if (wi >= 0 && wi < prm.W) {
-            load_channels<T, kVecIO>(xr + wi * prm.xs[3], nvalid, xv);
-          } else {
-#pragma unroll
-            for (int v = 0; v < V; ++v) xv[v] = 0.f;
-          }
+          Vec<T>::unpack(raw[i], xv);  // zero bits unpack to +0.0 for every type
 #pragma unroll
           for (int j = 0; j < kQpt; ++j) {
             const int s = i - j * kSW;  // tap of output j that reads column i (compile time)
@@ -216,14 +305,16 @@ __global__ void __launch_bounds__(kBlock)
             }
           }
         }
-      } else {
+      }
+    } else {
+      for (int r = 0; r < R; ++r) {
+        const int64_t h = p * prm.sh - prm.pad_h + int64_t(r) * prm.dh;
+        if (h < 0 || h >= prm.H) continue;  // the whole filter row lies in the padding
+        const T* xr = xc + n * prm.xs[0] + h * prm.xs[2];
+        const float* wrow = wt + r * S * CT;
         for (int s = 0; s < S; ++s) {
-          float wv[V];
-#pragma unroll
-          for (int v = 0; v < V; v += 4) {
-            const float4 f = *reinterpret_cast<const float4*>(wrow + s * CT + v);
-            wv[v] = f.x; wv[v + 1] = f.y; wv[v + 2] = f.z; wv[v + 3] = f.w;
-          }
+          const float4 f = *reinterpret_cast<const float4*>(wrow + s * CT);
+          const float wv[V] = {f.x, f.y, f.z, f.w};
           const int64_t ws0 = q0 * prm.sw - prm.pad_w + int64_t(s) * prm.dw;
 #pragma unroll
           for (int j = 0; j < kQpt; ++j) {
@@ -261,6 +352,36 @@ __global__ void __launch_bounds__(kBlock)
 
 // ------------------------------------------------------------------ general kernel
 
+// Work item of dw_any_kernel as (output channel k, row segment qb, output row p, image n) and the
+// input channel kin = k / mult. Unsigned 32-bit divisions when every item index fits (then K,
+// qblocks, P and mult do too), as in split_item: there were five 64-bit divisions per item of 4
+// outputs, each an operand-size test and branch before its 32-bit sequence.
+template <class I>
+__device__ __forceinline__ void split_any_item_as(const DwParams& prm, I item, int64_t& k, int64_t& qb, int64_t& p,
+                                                  int64_t& n, int64_t& kin) {
+  const I K = I(prm.K), QB = I(prm.qblocks), P = I(prm.P);
+  I kk, r;
+  if (prm.chan_fastest) {  // neighbouring threads write neighbouring channels (channels-last y)
+    r = item / K; kk = item - r * K;
+    I r2 = r / QB; qb = int64_t(r - r2 * QB);
+    I r3 = r2 / P; p = int64_t(r2 - r3 * P); n = int64_t(r3);
+  } else {  // neighbouring threads write neighbouring row segments (NCHW-like y)
+    r = item / QB; qb = int64_t(item - r * QB);
+    I r2 = r / P; p = int64_t(r - r2 * P);
+    I r3 = r2 / K; kk = r2 - r3 * K; n = int64_t(r3);
+  }
+  k = int64_t(kk);
+  kin = prm.mult == 1 ? k : int64_t(kk / I(prm.mult));
+}
+
+__device__ __forceinline__ void split_any_item(const DwParams& prm, int64_t item, int64_t& k, int64_t& qb, int64_t& p,
+                                               int64_t& n, int64_t& kin) {
+  if (prm.items <= INT_MAX)  // uniform branch
+    split_any_item_as<unsigned>(prm, unsigned(item), k, qb, p, n, kin);
+  else
+    split_any_item_as<int64_t>(prm, item, k, qb, p, n, kin);
+}
+
 // kFS > 0: filter width kFS, horizontal stride kSW, dilation 1 at compile time: the filter row in
 // registers and each input column of the row window loaded once (as in dw_nhwc_kernel, one
 // channel); kFS == 0: run-time loops.
@@ -270,18 +391,10 @@ __global__ void __launch_bounds__(kBlock)
                   float alpha, float beta) {
   for (int64_t item = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; item < prm.items;
        item += int64_t(blockDim.x) * gridDim.x) {
-    int64_t k, qb, p, n, rest;
-    if (prm.chan_fastest) {  // neighbouring threads write neighbouring channels (channels-last y)
-      k = item % prm.K; rest = item / prm.K;
-      qb = rest % prm.qblocks; rest /= prm.qblocks;
-      p = rest % prm.P; n = rest / prm.P;
-    } else {  // neighbouring threads write neighbouring row segments (NCHW-like y)
-      qb = item % prm.qblocks; rest = item / prm.qblocks;
-      p = rest % prm.P; rest /= prm.P;
-      k = rest % prm.K; n = rest / prm.K;
-    }
+    int64_t k, qb, p, n, kin;
+    split_any_item(prm, item, k, qb, p, n, kin);
     const int64_t q0 = qb * kQpt;
-    const T* xc = x + n * prm.xs[0] + (k / prm.mult) * prm.xs[1];
+    const T* xc = x + n * prm.xs[0] + kin * prm.xs[1];
     const T* wk = w + k * prm.ws[0];
 
     float acc[kQpt];
@@ -331,10 +444,12 @@ __global__ void __launch_bounds__(kBlock)
 
 // ------------------------------------------------------------------ host side
 
-int vec_elems(jhdnnDataType_t dt) { return dt == JHDNN_DATA_FLOAT ? 4 : 8; }
+// Channels per thread vector (Vec<T>::kN) and its bytes (the alignment its loads need).
+constexpr int64_t kVecElems = 4;
+int64_t vec_bytes(jhdnnDataType_t dt) { return kVecElems * (dt == JHDNN_DATA_FLOAT ? 4 : 2); }
 
 // Which kernel, and its launch shape. Decided from the problem alone (fast / ctv / pix / smem) and
-// the pointers (vec_io: 16-byte loads need aligned addresses).
+// the pointers (vec_io: vector loads need addresses aligned to the vector).
 struct Plan {
   bool nhwc = false;  // dw_nhwc_kernel, else dw_any_kernel
   bool vec_io = false;
@@ -346,7 +461,7 @@ struct Plan {
 
 Plan make_plan(const ConvProblem& p, const void* x, const void* y) {
   Plan pl;
-  const int64_t V = vec_elems(p.dtype);
+  const int64_t V = kVecElems;
   const int64_t mult = p.K / p.C;
   const bool chan_inner = p.x_stride[core::kC] == 1 && p.y_stride[core::kC] == 1;
   const int64_t rs = p.R * p.S;  // both < 2^31 (check_depthwise), so no overflow
@@ -370,7 +485,8 @@ Plan make_plan(const ConvProblem& p, const void* x, const void* y) {
   pl.smem = size_t(rs * pl.ctv * V) * sizeof(float);
   auto mult_of_v = [&](const int64_t* s) { return s[core::kN] % V == 0 && s[core::kH] % V == 0 && s[core::kW] % V == 0; };
   pl.vec_io = p.C % V == 0 && mult_of_v(p.x_stride) && mult_of_v(p.y_stride) &&
-              reinterpret_cast<uintptr_t>(x) % 16 == 0 && reinterpret_cast<uintptr_t>(y) % 16 == 0;
+              reinterpret_cast<uintptr_t>(x) % vec_bytes(p.dtype) == 0 &&
+              reinterpret_cast<uintptr_t>(y) % vec_bytes(p.dtype) == 0;
   if (pl.vec_io && fixed_width) {
     pl.fs = int(p.S);
     pl.sw = p.stride_w;
@@ -435,6 +551,24 @@ KernelPtr<T> any_kernel(const Plan& pl) {
   return dw_any_kernel<T, 0, 0>;
 }
 
+// gridDim.x of dw_nhwc_kernel: one block per `pix` row segments, but no more than the GPU holds
+// at once (all channel slices together): each block stages its filter slice once (a barrier and
+// an L2 round trip) and then walks row segments grid-stride, instead of one segment per thread
+// and a staging per block (1568 blocks of one segment each on dw32_112 before). If the occupancy
+// query fails the grid is simply not capped (correct either way; the query changes only speed).
+unsigned nhwc_grid_x(const void* kernel, int threads, const Plan& pl, int64_t items) {
+  const unsigned work = grid_for(items, pl.pix);
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, pl.smem) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return work;
+  }
+  const int64_t resident = int64_t(std::max(per_sm, 1)) * std::max(sms, 1);
+  const int64_t cap = std::max<int64_t>(1, resident / pl.cblocks);
+  return unsigned(std::min<int64_t>(work, cap));
+}
+
 template <class T>
 Status launch(const ConvProblem& p, const ConvArgs& a, cudaStream_t stream) {
   const Plan pl = make_plan(p, a.x, a.y);
@@ -443,9 +577,10 @@ Status launch(const ConvProblem& p, const ConvArgs& a, cudaStream_t stream) {
   const T* w = static_cast<const T*>(a.w);
   T* y = static_cast<T*>(a.y);
   if (pl.nhwc) {
-    const dim3 grid(grid_for(prm.items, pl.pix), unsigned(pl.cblocks));
-    nhwc_kernel<T>(pl)<<<grid, unsigned(pl.ctv * pl.pix), pl.smem, stream>>>(prm, x, w, y, float(a.alpha),
-                                                                              float(a.beta));
+    const KernelPtr<T> kernel = nhwc_kernel<T>(pl);
+    const int threads = pl.ctv * pl.pix;
+    const dim3 grid(nhwc_grid_x(reinterpret_cast<const void*>(kernel), threads, pl, prm.items), unsigned(pl.cblocks));
+    kernel<<<grid, unsigned(threads), pl.smem, stream>>>(prm, x, w, y, float(a.alpha), float(a.beta));
   } else {
     any_kernel<T>(pl)<<<grid_for(prm.items, kBlock), kBlock, 0, stream>>>(prm, x, w, y, float(a.alpha),
                                                                          float(a.beta));
