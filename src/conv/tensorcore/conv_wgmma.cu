@@ -62,8 +62,9 @@ constexpr int kPartStride = 128 + 8;      // floats per row of a split-K partial
 //             split-K with its exchange.
 //   BM =  64 deep (kDeep, README.md "Round 9"): the same tile with 8 stages x 24 KiB = 193 KiB, ONE
 //             CTA per SM -- for grids of at most #SMs such tiles, which run one CTA per SM anyway:
-//             twice the stages, three times the loads in flight (kStages - 2 while the consumer
-//             holds two), for a pipeline whose TMA round trip, not its MMAs, sets the pace.
+//             twice the stages, 7 instead of 3 stages of loads in flight (kStages - 1: one is
+//             under the tensor core), for a pipeline whose TMA round trip, not its MMAs, may set
+//             the pace (the A/B decides: bench_tensorcore wgmma_bm64_deep vs wgmma_bm64).
 // TMA-store epilogue (README.md, "TMA store epilogue"; 16-bit outputs, BM 128, BN 128 / 256):
 // kTmaBuffers buffers of 16 rows x 64 16-bit channels (2 KiB, 1024-byte aligned) per consumer warp,
 // so a warp stages its next chunk while the TMA unit still reads the previous one.
