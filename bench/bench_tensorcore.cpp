@@ -137,7 +137,10 @@ void graph_timed(benchmark::State& st, double flops, int copies, const bench::La
 // choice on the 7x7 conv5 layers, 5 the round-6 configuration it replaced, 31 a second wave of
 // clusters -- 448 CTAs for 264 slots -- to show the wave cost), 32 = wgmma forced to 128-pixel tiles
 // split 2 through the same push-reduction kernel (WgmmaConfig::push; against 6, the same tiles and
-// split through conv_wgmma_splitk_kernel: the A/B of the exchange alone).
+// split through conv_wgmma_splitk_kernel: the A/B of the exchange alone). 33 = wgmma forced to
+// 64-pixel tiles in the deep pipeline {bm 64, deep: 8 stages, one CTA per SM} (round 9; registered
+// with 5 where the solver takes bm 64, which is now deep there: wgmma_bm64 is the 4-stage two-per-SM
+// kernel it replaced, the same tiles and grid of 112 CTAs on the conv5 layers).
 void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSolver* solver, int which) {
   Gpu& g = gpu();
   const conv::ConvSolver& s = *solver;
@@ -151,6 +154,8 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
   const conv::tensorcore::WgmmaConfig kSplit2{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault};
   conv::tensorcore::WgmmaConfig kMulticast{128, 1, conv::tensorcore::WgmmaEpilogue::kDefault};
   kMulticast.multicast = true;
+  conv::tensorcore::WgmmaConfig kBm64Deep = kBm64;
+  kBm64Deep.deep = true;
   conv::tensorcore::WgmmaConfig kChosen{};
   if (which == 20 || which == 21) {
     kChosen = conv::tensorcore::wgmma_config(p, g.dev.sm_count);
@@ -166,6 +171,7 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
                                                : which == 30 ? conv::tensorcore::WgmmaConfig{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
                                                : which == 31 ? conv::tensorcore::WgmmaConfig{128, 4, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 64}
                                                : which == 32 ? conv::tensorcore::WgmmaConfig{128, 2, conv::tensorcore::WgmmaEpilogue::kDefault, false, 0, 0, false, true}
+                                               : which == 33 ? kBm64Deep
                                                             : kNoTail;
   // The solver's workspace (tensorcore_wgmma_smallc's packed copy of x and w; 0 for the others),
   // one buffer for every copy: the packing pass writes it and the kernel reads it back inside the
@@ -194,7 +200,7 @@ void bench_conv_tc(benchmark::State& st, core::ConvProblem p, const conv::ConvSo
     const conv::tensorcore::WgmmaConfig shape = which == 0 ? conv::tensorcore::wgmma_config(p, g.dev.sm_count) : k;
     const bool staged = conv::tensorcore::wgmma_staged_stores(p, c.y[0].get(), k);
     const bool tma = conv::tensorcore::wgmma_tma_stores(p, c.y[0].get(), 0.0, k);
-    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.push ? "push " : "") + (shape.bm == 64 ? "bm 64 bn " : "bn ") +
+    st.SetLabel(std::string(shape.multicast ? "multicast " : "") + (shape.push ? "push " : "") + (shape.bm == 64 ? (shape.deep ? "bm 64 deep bn " : "bm 64 bn ") : "bn ") +
                 std::to_string(shape.bn) + " split " + std::to_string(shape.split) +
                 (shape.tail ? " tail" : "") + " epilogue " + (tma ? "tma" : staged ? "staged" : "direct"));
   }
@@ -367,7 +373,8 @@ int main(int argc, char** argv) {
         const bool store_bound = conv::tensorcore::wgmma_reduction_blocks(p) <= 2 && p.K >= 256;
         const std::pair<int, const char*> rows[] = {{5, "wgmma_bm64"},         {6, "wgmma_split2"},
                                                     {7, "wgmma_bn64"},         {30, "wgmma_bm64_split2"},
-                                                    {31, "wgmma_bm64_split4"}, {32, "wgmma_push_split2"}};
+                                                    {31, "wgmma_bm64_split4"}, {32, "wgmma_push_split2"},
+                                                    {33, "wgmma_bm64_deep"}};
         for (const auto& [w, label] : rows)
           if ((small_m && w != 7) || (store_bound && (w == 5 || w == 7)))
             benchutil::manual_time(

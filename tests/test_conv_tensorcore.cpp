@@ -392,7 +392,8 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     using conv::tensorcore::WgmmaConfig;
     using conv::tensorcore::WgmmaEpilogue;
     const WgmmaConfig chosen = conv::tensorcore::wgmma_config(d.p, g.dev.sm_count);
-    INFO("tensorcore_wgmma's own choice for this problem: bm " << (chosen.bm == 64 ? 64 : 128) << " bn " << chosen.bn
+    INFO("tensorcore_wgmma's own choice for this problem: bm " << (chosen.bm == 64 ? 64 : 128)
+                                                                 << (chosen.deep ? " deep" : "") << " bn " << chosen.bn
                                                                  << " split " << chosen.split
                                                                  << (chosen.tail ? " tail" : ""));
     // Besides the five shapes: a persistent grid of 3 (several tiles per CTA on these small
@@ -403,6 +404,10 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
     // a persistent grid of 3 (several tiles per CTA). Round 7: 64-pixel tiles split 2 and 4 ways over
     // clusters (conv_wgmma_csplit_kernel, the push reduction; split capped by the reduction blocks,
     // so kb 1 problems run unsplit and kb 2-3 ones split 2 -- "really split" counts the others).
+    // Round 9: the deep 64-pixel pipeline (8 stages, one CTA per SM), one wave and over a grid of 3;
+    // "ring wrapped" counts the runs whose reduction (> 8 blocks) cycles every stage within one tile.
+    WgmmaConfig deep1{128, 1, WgmmaEpilogue::kDefault, false, 0, 64}, deep3{128, 1, WgmmaEpilogue::kDefault, false, 3, 64};
+    deep1.deep = deep3.deep = true;
     for (const WgmmaConfig shape :
          {WgmmaConfig{128, 1}, WgmmaConfig{64, 1}, WgmmaConfig{256, 1}, WgmmaConfig{128, 2}, WgmmaConfig{128, 8},
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3},
@@ -410,7 +415,7 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
           WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 3, 64},
           WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 64}, WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 64},
           WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 0, false, true},
-          WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 0, false, true}})
+          WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 0, false, true}, deep1, deep3})
       for (const WgmmaEpilogue ep : {WgmmaEpilogue::kDirect, WgmmaEpilogue::kStaged, WgmmaEpilogue::kTma}) {
         // The TMA-store epilogue exists for 16-bit outputs only (fp32 would run exactly kStaged again).
         if (ep == WgmmaEpilogue::kTma && d.p.dtype == JHDNN_DATA_FLOAT) continue;
@@ -422,7 +427,7 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
         if (ep != WgmmaEpilogue::kTma || c.beta != 0.0 || cfg.bm == 64 || cfg.bn == 64) CHECK_FALSE(tma);
         if (tma) CHECK(vec);
         const std::string who = "tensorcore_wgmma forced " + (cfg.bm == 64 ? std::string("bm 64 ") : std::string()) +
-                                "bn " + std::to_string(cfg.bn) + " split " +
+                                (cfg.deep ? "deep " : "") + "bn " + std::to_string(cfg.bn) + " split " +
                                 std::to_string(cfg.split) + (cfg.tail ? " tail" : "") + (cfg.push ? " push" : "") +
                                 (cfg.grid > 0 ? " grid " + std::to_string(cfg.grid) : "") + " epilogue " +
                                 conv::tensorcore::wgmma_epilogue_name(ep) +
@@ -441,6 +446,9 @@ void run_case(const Case& c, const Host& h, const ConvProblem& layout, Counts& n
         if ((cfg.bm == 64 || cfg.push) && cfg.split > 1 && conv::tensorcore::wgmma_reduction_blocks(d.p) >= cfg.split)
           ++n.runs["tensorcore_wgmma bm " + std::to_string(cfg.bm == 64 ? 64 : 128) + " split " + std::to_string(cfg.split) +
                    " push really split, epilogue " + conv::tensorcore::wgmma_epilogue_name(ep)];
+        if (cfg.deep && conv::tensorcore::wgmma_reduction_blocks(d.p) > 8)
+          ++n.runs[std::string("tensorcore_wgmma bm 64 deep ring wrapped, epilogue ") +
+                   (vec ? "staged" : "direct")];
         check_y(who, d, c, h.ref, tol);
       }
   }
@@ -645,8 +653,16 @@ void run_problem_set(jhdnnDataType_t dt) {
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 2", "bn 128 split 8",
                             "bn 128 split 1 grid 3", "bn 128 split 2 tail grid 3", "bn 128 split 8 tail grid 5",
                             "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3", "bm 64 bn 128 split 2",
-                            "bm 64 bn 128 split 4", "bn 128 split 2 push", "bn 128 split 4 push"}) {
+                            "bm 64 bn 128 split 4", "bn 128 split 2 push", "bn 128 split 4 push",
+                            "bm 64 deep bn 128 split 1", "bm 64 deep bn 128 split 1 grid 3"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue direct";
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
+    }
+    // Round 9: the deep pipeline's ring wrapped inside a tile (> 8 reduction blocks) on many problems,
+    // through both epilogues (each counted once per forced shape: one wave and grid 3).
+    for (const char* who : {"tensorcore_wgmma bm 64 deep ring wrapped, epilogue direct",
+                            "tensorcore_wgmma bm 64 deep ring wrapped, epilogue staged"}) {
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
     }
@@ -675,7 +691,8 @@ void run_problem_set(jhdnnDataType_t dt) {
     }
     // The staged epilogue's 16-byte stores really ran (not only its fallback) on every unsplit tile width.
     for (const char* cfg : {"bn 128 split 1", "bn 64 split 1", "bn 256 split 1", "bn 128 split 1 grid 3",
-                            "bn 128 split 2 tail grid 3", "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3"}) {
+                            "bn 128 split 2 tail grid 3", "bm 64 bn 128 split 1", "bm 64 bn 128 split 1 grid 3",
+                            "bm 64 deep bn 128 split 1", "bm 64 deep bn 128 split 1 grid 3"}) {
       const std::string who = std::string("tensorcore_wgmma forced ") + cfg + " epilogue staged";
       INFO(who);
       CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
@@ -764,6 +781,13 @@ TEST_CASE("tensorcore: edge shapes (tails, general loader, groups), all types", 
     for (const auto& [name, p] : edge_problems()) cases.push_back(make_case(name, p, dt));
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
+  // Round 9's deep pipeline wrapped its 8-stage ring inside a tile on the long-reduction edges
+  // (C = 256 3x3, 5x5 CONVOLUTION mode, C = 160 dilated, ... in every type).
+  if (gpu().dev.sm() == 90) {
+    const char* who = "tensorcore_wgmma bm 64 deep ring wrapped, epilogue direct";
+    INFO(who);
+    CHECK((n.runs.count(who) == 1 && n.runs.at(who) >= 10));
+  }
 }
 
 // tensorcore_wgmma_smallc v2 on small first-layer-like shapes where every fold applies, F = R
@@ -850,7 +874,8 @@ TEST_CASE("tensorcore: the solver's split-K tail on real layers (batch 32 and 20
 // batch 32 (M = 1568): 28 x 4 = 112 tiles of 64 x 128 (they took split-K over 56 tiles of 128 x 128
 // before), each the whole reduction. Against the float64 reference and cuDNN, and every forced
 // configuration (bm 64 split 1 / 2 / 4 among them: round 7's push-reduction kernel, which measured
-// no faster and is forced-only); on a 132-SM device the choice must be bm 64 split 1.
+// no faster and is forced-only; and round 9's deep pipeline); on a 132-SM device the choice must be
+// bm 64 split 1, deep (112 tiles <= 132 SMs: one CTA per SM, 8 stages).
 TEST_CASE("tensorcore: 64-pixel tiles on ResNet-50 conv5 7x7 (batch 32)", "[gpu][tensorcore][bm64]") {
   START_GPU_CASE();
   std::vector<Case> cases = {make_case("rn50_c5_1x1_2048_512_b32", p2d(32, 2048, 7, 7, 512, 1, 1, 0, 1), JHDNN_DATA_HALF),
@@ -860,18 +885,61 @@ TEST_CASE("tensorcore: 64-pixel tiles on ResNet-50 conv5 7x7 (batch 32)", "[gpu]
   for (const Case& c : cases) {
     const conv::tensorcore::WgmmaConfig chosen =
         conv::tensorcore::wgmma_config(with_layout(c.base, c.base.dtype, true), gpu().dev.sm_count);
-    INFO(c.name << " " << c.base.key() << ": solver's choice bm " << chosen.bm << " bn " << chosen.bn << " split "
-                << chosen.split << " on " << gpu().dev.sm_count << " SMs");
+    INFO(c.name << " " << c.base.key() << ": solver's choice bm " << chosen.bm << (chosen.deep ? " deep" : "")
+                << " bn " << chosen.bn << " split " << chosen.split << " on " << gpu().dev.sm_count << " SMs");
     if (gpu().dev.sm_count == 132) {
       CHECK(chosen.bm == 64);
       CHECK(chosen.bn == 128);
       CHECK(chosen.split == 1);
       CHECK_FALSE(chosen.tail);
+      CHECK(chosen.deep);
     }
   }
   const Counts n = run_cases(cases);
   CHECK(n.solver_runs == n.configs);
-  if (gpu().dev.sm() == 90) CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") == 3));  // NHWC
+  if (gpu().dev.sm() == 90) {
+    CHECK((n.runs.count("tensorcore_wgmma") == 1 && n.runs.at("tensorcore_wgmma") == 3));  // NHWC
+    // The forced deep runs on these layers (32 / 72 reduction blocks: the ring wraps 4-9 times per tile).
+    for (const char* who : {"tensorcore_wgmma forced bm 64 deep bn 128 split 1 epilogue staged",
+                            "tensorcore_wgmma forced bm 64 deep bn 128 split 1 grid 3 epilogue direct"}) {
+      INFO(who);
+      CHECK((n.runs.count(who) == 1 && n.runs.at(who) == 3));
+    }
+  }
+}
+
+// Round 9: the deep pipeline runs 64-pixel tiles unsplit only; anything else is refused, not run
+// wrongly (and not silently run as another configuration).
+TEST_CASE("tensorcore: deep 64-pixel pipeline refuses other configurations", "[gpu][tensorcore][bm64]") {
+  START_GPU_CASE();
+  if (gpu().dev.sm() != 90) SKIP("sm_90 only");
+  using conv::tensorcore::WgmmaConfig;
+  using conv::tensorcore::WgmmaEpilogue;
+  const Case c = make_case("deep_refusals", p2d(2, 64, 9, 9, 128, 3, 3, 1, 1), JHDNN_DATA_HALF);
+  const Host h = make_host(c);
+  ConvProblem lp = with_layout(c.base, c.base.dtype, true);
+  lp.math_type = c.base.math_type;
+  Dev d(c, h, lp);
+  const conv::ConvArgs args{d.x.get(), d.w.get(), d.y.get(), 1.0, 0.0};
+  for (WgmmaConfig bad : {WgmmaConfig{128, 1}, WgmmaConfig{128, 1, WgmmaEpilogue::kDefault, false, 0, 128},
+                          WgmmaConfig{256, 1}, WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, false, 0, 64},
+                          WgmmaConfig{128, 4, WgmmaEpilogue::kDefault, false, 0, 64},
+                          WgmmaConfig{128, 2, WgmmaEpilogue::kDefault, true, 3, 64},
+                          WgmmaConfig{64, 1, WgmmaEpilogue::kDefault, false, 0, 64}}) {
+    bad.deep = true;
+    INFO("bn " << bad.bn << " split " << bad.split << " bm " << bad.bm << (bad.tail ? " tail" : ""));
+    CHECK(conv::tensorcore::forward_wgmma(d.p, args, bad, gpu().stream.get()).code == JHDNN_STATUS_BAD_PARAM);
+  }
+  // ... and the valid one runs, against the float64 reference.
+  WgmmaConfig ok{128, 1, WgmmaEpilogue::kDirect, false, 0, 64};
+  ok.deep = true;
+  d.reset_y();
+  const core::Status st = conv::tensorcore::forward_wgmma(d.p, args, ok, gpu().stream.get());
+  gpu().stream.sync();
+  CUDA_CHECK(cudaGetLastError());
+  INFO("run: " << core::status_name(st.code) << " " << st.message);
+  REQUIRE(st.ok());
+  check_y("tensorcore_wgmma forced bm 64 deep", d, c, h.ref, tol_of(d.p));
 }
 
 // Round 6, item 3: the B-multicast persistent kernel (clusters of two CTAs on two pixel tiles of one

@@ -92,6 +92,10 @@ void check_plan_invariants(const ConvProblem& p, int sms, bool clusters_ok, cons
     const int64_t t64 = tc::wgmma_pixel_tiles(p, tc::pick_pixel_box(p, 64)) * ((p.K + 127) / 128);
     CHECK(t64 * 2 >= sms);
     CHECK(t64 <= 2 * sms);
+    // Round 9: the 8-stage one-CTA-per-SM pipeline exactly when the tiles fit one per SM.
+    CHECK(plan.deep == (t64 <= sms));
+  } else {
+    CHECK_FALSE(plan.deep);  // the deep pipeline exists for 64-pixel tiles only
   }
   if (!clusters_ok) CHECK(plan.split == 1);
   if (plan.split > 1) {
@@ -197,13 +201,16 @@ TEST_CASE("wgmma plan: cost model", "[wgmma_plan]") {
 }
 
 TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H200, 132 SMs)", "[wgmma_plan]") {
-  int tails = 0;
-  std::printf("[wgmma_plan] %-24s %6s %4s %4s %4s %5s %5s  (132 SMs)\n", "layer", "t128", "kb", "bm", "bn", "split", "tail");
+  int tails = 0, deeps = 0;
+  std::printf("[wgmma_plan] %-24s %6s %4s %4s %4s %5s %5s %5s  (132 SMs)\n", "layer", "t128", "kb", "bm", "bn", "split",
+              "tail", "deep");
   for (const Layer& l : layers()) {
     INFO(l.name);
     const tc::WgmmaPlan plan = tc::plan_wgmma(l.p, kH200Sms, true);
-    std::printf("[wgmma_plan] %-24s %6" PRId64 " %4" PRId64 " %4d %4d %5d %5s\n", l.name.c_str(), tiles128(l.p),
-                tc::wgmma_reduction_blocks(l.p), plan.bm, plan.bn, plan.split, plan.tail ? "yes" : "no");
+    std::printf("[wgmma_plan] %-24s %6" PRId64 " %4" PRId64 " %4d %4d %5d %5s %5s\n", l.name.c_str(), tiles128(l.p),
+                tc::wgmma_reduction_blocks(l.p), plan.bm, plan.bn, plan.split, plan.tail ? "yes" : "no",
+                plan.deep ? "yes" : "no");
+    deeps += plan.deep ? 1 : 0;
     check_plan_invariants(l.p, kH200Sms, true, plan);
     tails += plan.tail ? 1 : 0;
     // Without clusters nothing splits, and the tile width is the same as with them unless split.
@@ -238,7 +245,8 @@ TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H20
   // Round 6: the 7x7 conv5 layers at batch 32 (M = 1568: 14 x 4 = 56 tiles of 128 x 128, which
   // took split 2) run 28 x 4 = 112 tiles of 64 x 128 pixels x channels, bm 64, whole reductions,
   // with or without clusters. Round 7's split 2 over clusters of two (224 CTAs) measured no faster
-  // on the H200 (README.md, "Round 7"), so the planner never picks it.
+  // on the H200 (README.md, "Round 7"), so the planner never picks it. Round 9: 112 tiles <= 132 SMs,
+  // so one CTA per SM -- the deep (8-stage) pipeline.
   for (const ConvProblem& c5 : {nhwc(32, 2048, 7, 512, 1, 1, 0), nhwc(32, 512, 7, 512, 3, 1, 1),
                                 nhwc(32, 512, 14, 512, 3, 2, 1)}) {
     for (bool clusters_ok : {true, false}) {
@@ -247,14 +255,22 @@ TEST_CASE("wgmma plan: the solver's choices on ResNet-50 b32 and VGG-16 b16 (H20
       CHECK(pl.bn == 128);
       CHECK(pl.split == 1);
       CHECK_FALSE(pl.tail);
+      CHECK(pl.deep);
     }
     CHECK(tc::wgmma_pixel_tiles(c5, tc::pick_pixel_box(c5, 64)) == 28);
+    // The boundary: on 112 SMs the 112 tiles are still one per SM (deep); on 111 the 56 tiles of
+    // 128 x 128 fill more than half the SMs, so the small-M rule (bm 64 at all) no longer applies.
+    CHECK(tc::plan_wgmma(c5, 112, true).deep);
+    CHECK(tc::plan_wgmma(c5, 112, true).bm == 64);
+    CHECK(tc::plan_wgmma(c5, 111, true).bm == 128);
+    CHECK_FALSE(tc::plan_wgmma(c5, 111, true).deep);
   }
   // ... but not the 7x7 layer with K = 2048 (448 such tiles: more than a wave; 224 of 128 x 128 fill the GPU).
   CHECK(tc::plan_wgmma(nhwc(32, 512, 7, 2048, 1, 1, 0), kH200Sms, true).bm == 128);
   // Nor the 14x14 conv4 layers (98 tiles of 128 x 128: more than half the SMs).
   CHECK(tc::plan_wgmma(nhwc(32, 256, 14, 256, 3, 1, 1), kH200Sms, true).bm == 128);
   CHECK(tails == 0);  // since the tail's cost was fitted (X = 15), none of these layers takes it
+  CHECK(deeps == 3);  // round 9: exactly ResNet-50's three 7x7 conv5 bm 64 layers (c5_1x1_2048_512, c5_3x3_512 and _s2)
 }
 
 TEST_CASE("wgmma plan: splits never need a second wave of clusters", "[wgmma_plan]") {
@@ -286,7 +302,7 @@ TEST_CASE("wgmma plan: splits never need a second wave of clusters", "[wgmma_pla
 }
 
 TEST_CASE("wgmma plan: invariants over a sweep of shapes and SM counts", "[wgmma_plan]") {
-  int64_t plans = 0, tails = 0, splits = 0;
+  int64_t plans = 0, tails = 0, splits = 0, deeps = 0, shallow64 = 0;
   for (int sms : {16, 78, 114, 132})
     for (int64_t n : {1, 3, 8, 32})
       for (int64_t hw : {7, 14, 17, 28, 56})
@@ -301,11 +317,20 @@ TEST_CASE("wgmma plan: invariants over a sweep of shapes and SM counts", "[wgmma
                 ++plans;
                 tails += plan.tail ? 1 : 0;
                 splits += plan.split > 1 && !plan.tail ? 1 : 0;
+                deeps += plan.deep ? 1 : 0;
+                shallow64 += plan.bm == 64 && !plan.deep ? 1 : 0;
               }
-  std::printf("[wgmma_plan] sweep: %" PRId64 " plans, %" PRId64 " split-K tails, %" PRId64 " plain split-K\n", plans,
-              tails, splits);
+  std::printf("[wgmma_plan] sweep: %" PRId64 " plans, %" PRId64 " split-K tails, %" PRId64 " plain split-K, %" PRId64
+              " bm 64 deep, %" PRId64 " bm 64 two per SM\n",
+              plans, tails, splits, deeps, shallow64);
   CHECK(tails > 0);
   CHECK(splits > 0);
+  CHECK(deeps > 0);
+  // The 4-stage two-per-SM bm 64 kernel is forced-only today: the small-M gate (128 x 128 tiles
+  // t128 <= #SMs / 2) implies t64 <= 2 * t128 <= #SMs (halving the best 128-pixel box is always a
+  // candidate 64-pixel box), so every planned bm 64 grid fits one CTA per SM and runs deep. A wider
+  // gate would make this fail -- and the rule `deep = t64 <= #SMs` would then pick the 4-stage kernel.
+  CHECK(shallow64 == 0);
 }
 
 // The producer's reduction cursor (src/conv/tensorcore/wgmma_cursor.h) against the division formula

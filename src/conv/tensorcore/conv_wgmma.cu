@@ -60,21 +60,27 @@ constexpr int kPartStride = 128 + 8;      // floats per row of a split-K partial
 //             so TWO CTAs share an SM -- small-M layers (README.md, "Round 6": ResNet-50's 7x7
 //             conv5 layers) get twice as many tiles, each running its whole reduction, instead of
 //             split-K with its exchange.
+//   BM =  64 deep (kDeep, README.md "Round 9"): the same tile with 8 stages x 24 KiB = 193 KiB, ONE
+//             CTA per SM -- for grids of at most #SMs such tiles, which run one CTA per SM anyway:
+//             twice the stages, 7 instead of 3 stages of loads in flight (kStages - 1: one is
+//             under the tensor core), for a pipeline whose TMA round trip, not its MMAs, may set
+//             the pace (the A/B decides: bench_tensorcore wgmma_bm64_deep vs wgmma_bm64).
 // TMA-store epilogue (README.md, "TMA store epilogue"; 16-bit outputs, BM 128, BN 128 / 256):
 // kTmaBuffers buffers of 16 rows x 64 16-bit channels (2 KiB, 1024-byte aligned) per consumer warp,
 // so a warp stages its next chunk while the TMA unit still reads the previous one.
 constexpr int kTmaBuffers = 2;
 constexpr int kTmaBufBytes = kTmaStoreRows * 128;
 
-template <int BN, int BM = kBM>
+template <int BN, int BM = kBM, bool kDeep = false>
 struct TileCfg {
   static_assert(BN == 64 || BN == 128 || BN == 256, "tile width");
   static_assert(BM == 128 || (BM == 64 && BN == 128), "64-pixel tiles are 128 channels wide");
+  static_assert(!kDeep || (BM == 64 && BN == 128), "the deep pipeline is the 64 x 128 tile's");
   static constexpr int kCons = BM / 64;  // consumer warpgroups, 64 tile rows each
   static constexpr int kThreads = 128 * (1 + kCons);
   static constexpr int kTileBytes = BM * kRowBytes;  // the A (input) tile of one stage
-  static constexpr int kStages = BN == 128 && BM == 128 ? 6 : 4;
-  static constexpr int kCtasPerSm = BN == 64 || BM == 64 ? 2 : 1;
+  static constexpr int kStages = kDeep ? 8 : BN == 128 && BM == 128 ? 6 : 4;
+  static constexpr int kCtasPerSm = !kDeep && (BN == 64 || BM == 64) ? 2 : 1;
   static constexpr int kStageBytes = kTileBytes + BN * kRowBytes;
   static constexpr int kSmemBytes = kStages * kStageBytes + 1024;
   // Staged epilogue (README.md, "Staged epilogue"): each consumer warp owns a private buffer of
@@ -99,6 +105,9 @@ static_assert((TileCfg<128>::kStages * TileCfg<128>::kStageBytes) % 1024 == 0 &&
                   (TileCfg<256>::kStages * TileCfg<256>::kStageBytes) % 1024 == 0 && kTmaBufBytes % 1024 == 0,
               "TMA-store buffers start 1024-byte aligned (the 128-byte swizzle pattern is taken from address bits 7..9)");
 static_assert(2 * (TileCfg<128, 64>::smem_bytes(true) + 2048) <= 228 * 1024, "two staged 64 x 128 CTAs fit in an SM");
+static_assert(TileCfg<128, 64, true>::kSmemBytes == TileCfg<128>::kSmemBytes &&
+                  TileCfg<128, 64, true>::smem_bytes(true) + 1024 <= 227 * 1024,
+              "the deep 64 x 128 CTA: 193 KiB of stages like the one-CTA-per-SM configurations (201 KiB staged)");
 static_assert(TileCfg<128>::kThreads == kThreads && TileCfg<128>::kTileBytes == kTileBytes, "the split-K kernel's constants");
 static_assert(kBM * kPartStride * 4 <= TileCfg<128>::kStages * TileCfg<128>::kStageBytes,
               "the split-K partial tile fits in the (drained) stage buffers");
@@ -144,11 +153,11 @@ struct Ring {
 // across tiles. full0 / empty0: shared addresses of the barrier arrays (8 bytes per stage). The
 // cursor (wgmma_cursor.h) divides once per tile and then only steps: this thread paces the whole
 // pipeline (README.md, "Round 5"), so its loop holds no integer division.
-template <class T, int BN, int BM = kBM>
+template <class T, int BN, int BM = kBM, bool kDeep = false>
 __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUtensorMap* map_w, const WgParams& prm,
                                              uint32_t tiles, uint32_t full0, uint32_t empty0, int tile, int kb0,
-                                             int kb1, Ring<TileCfg<BN, BM>::kStages>& ring) {
-  using Cfg = TileCfg<BN, BM>;
+                                             int kb1, Ring<TileCfg<BN, BM, kDeep>::kStages>& ring) {
+  using Cfg = TileCfg<BN, BM, kDeep>;
   constexpr int kBK = kRowBytes / int(sizeof(T));
   if (kb0 >= kb1) return;
   int n0, p0, q0, k0;
@@ -174,10 +183,10 @@ __device__ __forceinline__ void produce_tile(const CUtensorMap* map_x, const CUt
 // (st * kStageBytes + k * kStep) >> 4 to the 14-bit start-address field (address >> 4). Every
 // shared address is below 2^18 (228 KiB per SM), so the field never carries into the next one and
 // the sum is exactly make_desc_k_sw128 of the stepped address.
-template <class T, int BN, int BM = kBM>
+template <class T, int BN, int BM = kBM, bool kDeep = false>
 __device__ __forceinline__ void consume_tile(float (&acc)[BN / 2], uint32_t tiles, uint32_t full0, uint32_t empty0,
-                                             int cg, int kb0, int kb1, Ring<TileCfg<BN, BM>::kStages>& ring) {
-  using Cfg = TileCfg<BN, BM>;
+                                             int cg, int kb0, int kb1, Ring<TileCfg<BN, BM, kDeep>::kStages>& ring) {
+  using Cfg = TileCfg<BN, BM, kDeep>;
   constexpr int kStep = 32;  // reduction bytes per wgmma
   static_assert(Cfg::smem_bytes(true) + 1024 < (1 << 18), "stage addresses stay inside the descriptor's 14-bit field");
 #pragma unroll
@@ -517,11 +526,11 @@ __device__ __forceinline__ void store_tile_tma(const WgParams& prm, const CUtens
 // (store_tile_staged_any), or straight from the registers -- thread (warp, lane) holds rows warp*16 +
 // lane/4 (+8) and column pairs j*8 + (lane%4)*2 of its warpgroup's 64 x BN block (the wgmma
 // accumulator layout).
-template <class T, int BN, bool kStaged, int BM = kBM>
+template <class T, int BN, bool kStaged, int BM = kBM, bool kDeep = false>
 __device__ __forceinline__ void store_tile(const WgParams& prm, T* y, const float (&acc)[BN / 2],
                                            unsigned char* smem_raw, uint32_t tiles, int n0, int p0, int q0, int k0,
                                            int cg, int warp, int lane) {
-  using Cfg = TileCfg<BN, BM>;
+  using Cfg = TileCfg<BN, BM, kDeep>;  // the staging buffers sit behind this configuration's stages
   if constexpr (kStaged) {
     const uint32_t off = uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * Cfg::kWarpStageBytes);
     unsigned char* buf = smem_raw + (tiles - smem_addr(smem_raw)) + off;
@@ -546,13 +555,15 @@ __device__ __forceinline__ void store_tile(const WgParams& prm, T* y, const floa
 // GPU-verified one), true = staged through a per-warp shared-memory buffer (16-byte stores).
 // kTma (with kStaged, 16-bit T, BN 128 / 256, BM 128; the host launches it only for beta == 0):
 // staged in shared memory and stored by TMA bulk tensor stores of map_y (store_tile_tma); map_y is
-// unused otherwise.
-template <class T, int BN, bool kStaged, int BM = kBM, bool kTma = false>
-__global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kCtasPerSm)
+// unused otherwise. kDeep (BM 64, BN 128, not kTma): the 8-stage, one-CTA-per-SM pipeline (README.md,
+// "Round 9"); the same code with a longer ring.
+template <class T, int BN, bool kStaged, int BM = kBM, bool kTma = false, bool kDeep = false>
+__global__ void __launch_bounds__(TileCfg<BN, BM, kDeep>::kThreads, TileCfg<BN, BM, kDeep>::kCtasPerSm)
     conv_wgmma_kernel(const __grid_constant__ CUtensorMap map_x, const __grid_constant__ CUtensorMap map_w,
                       const __grid_constant__ CUtensorMap map_y, T* __restrict__ y, const WgParams prm) {
 #if JHDNN_WGMMA_OK
-  using Cfg = TileCfg<BN, BM>;
+  static_assert(!(kTma && kDeep), "no TMA-store deep kernel (not instantiated: README.md, \"Round 9\")");
+  using Cfg = TileCfg<BN, BM, kDeep>;
   __shared__ __align__(8) uint64_t full[Cfg::kStages], empty[Cfg::kStages];
   extern __shared__ unsigned char smem_raw[];
   const uint32_t tiles = (smem_addr(smem_raw) + 1023) & ~uint32_t(1023);
@@ -576,7 +587,7 @@ __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kC
       sm90::tma_prefetch_desc(&map_w);
       Ring<Cfg::kStages> ring;
       for (int tile = prm.tile_base + int(blockIdx.x); tile < prm.num_tiles; tile += gridDim.x)
-        produce_tile<T, BN, BM>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
+        produce_tile<T, BN, BM, kDeep>(&map_x, &map_w, prm, tiles, full0, empty0, tile, 0, prm.kblocks, ring);
     }
     return;
   }
@@ -588,14 +599,14 @@ __global__ void __launch_bounds__(TileCfg<BN, BM>::kThreads, TileCfg<BN, BM>::kC
     int n0, p0, q0, k0;
     decode_tile<BN>(prm, tile, n0, p0, q0, k0);
     float acc[BN / 2];
-    consume_tile<T, BN, BM>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
+    consume_tile<T, BN, BM, kDeep>(acc, tiles, full0, empty0, cg, 0, prm.kblocks, ring);
     if constexpr (kTma) {
       static_assert(kStaged && BM == kBM && sizeof(T) == 2 && BN >= 128, "TMA stores: 16-bit, BM 128, BN 128 / 256");
       const uint32_t buf0 =
           tiles + uint32_t(Cfg::kStages * Cfg::kStageBytes + (cg * 4 + warp) * kTmaBuffers * kTmaBufBytes);
       store_tile_tma<T, BN>(prm, &map_y, acc, buf0, n0, p0, q0, k0, cg * 64 + warp * 16, lane, tma_slot);
     } else {
-      store_tile<T, BN, kStaged, BM>(prm, y, acc, smem_raw, tiles, n0, p0, q0, k0, cg, warp, lane);
+      store_tile<T, BN, kStaged, BM, kDeep>(prm, y, acc, smem_raw, tiles, n0, p0, q0, k0, cg, warp, lane);
     }
   }
   if constexpr (kTma) {
@@ -1159,6 +1170,10 @@ core::Status prepare_epilogue() {
                                       cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<128, 64>::smem_bytes(kStaged)));
   JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64>,
                                       cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
+  // The deep 64 x 128 kernel (round 9): 193 (201 staged) KiB, one CTA per SM.
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, kStaged, 64, false, true>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      TileCfg<128, 64, true>::smem_bytes(kStaged)));
   if constexpr (kStaged && sizeof(T) == 2) {  // the TMA-store kernels: 193 + 32 KiB
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(conv_wgmma_kernel<T, 128, true, kBM, true>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, TileCfg<128>::smem_bytes_tma()));
@@ -1258,7 +1273,7 @@ WgmmaConfig choose_config(const core::ConvProblem& p, int sm_count) {
   const char* bad = nullptr;
   if (plan.tail && !env_tail(&bad)) plan = WgmmaPlan{128, 1, false};  // JHDNN_TC_TAIL=off
   WgmmaConfig c;
-  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail, c.bm = plan.bm;
+  c.bn = plan.bn, c.split = plan.split, c.tail = plan.tail, c.bm = plan.bm, c.deep = plan.deep;
   return c;
 }
 
@@ -1292,7 +1307,9 @@ WgmmaEpilogue env_epilogue(const char** bad) {
 //                       tiles split-K (wgmma_tail_division).
 // A forced split is capped by the reduction blocks (each CTA needs one) and by 8 (the portable
 // cluster size; 4 with bm 64: conv_wgmma_csplit_kernel's clusters); capped to 1, the run is unsplit.
-// bm: 64 (bn 128, no tail: run_wgmma refuses other combinations) or 128.
+// bm: 64 (bn 128, no tail: run_wgmma refuses other combinations) or 128. The persistent grid
+// (grid 0) is one wave: #SMs CTAs, twice that where two CTAs fit an SM (bn 64, and bm 64 unless
+// deep: the deep 64 x 128 CTA takes an SM's shared memory alone).
 struct Division {
   int bn = 128, split = 1, bm = 128;
   int64_t num_tiles = 0, unsplit_end = 0, grid = 0;
@@ -1306,7 +1323,7 @@ Division divide(const core::ConvProblem& p, WgmmaConfig cfg, int sm_count) {
   const int64_t kblocks = wgmma_reduction_blocks(p);
   const int max_split = d.bm == 64 || cfg.push ? 4 : 8;  // conv_wgmma_csplit_kernel: clusters of 2 or 4
   while (d.split * 2 <= cfg.split && d.split * 2 <= kblocks && d.split < max_split) d.split *= 2;
-  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 || d.bm == 64 ? 2 : 1);
+  d.grid = cfg.grid > 0 ? cfg.grid : int64_t(sm_count) * (d.bn == 64 || (d.bm == 64 && !cfg.deep) ? 2 : 1);
   if (d.split == 1)
     d.unsplit_end = d.num_tiles;
   else if (cfg.tail)
@@ -1331,7 +1348,8 @@ bool staged_taken(const core::ConvProblem& p, const void* y, WgmmaConfig cfg, in
 // channels, so every y stride is a multiple of 16 bytes as a tensor map needs, and y 16-byte
 // aligned), 16-bit data, beta == 0 (the bulk store overwrites; a blend with y stays on the vector
 // path), 128-pixel tiles 128 or 256 channels wide (bm 64 CTAs run two per SM and have no room for
-// the 2 x 2 KiB buffers per warp; bn 64 stages 64-byte rows), not the multicast kernel, and strides
+// the 2 x 2 KiB buffers per warp -- the deep one-per-SM bm 64 kernel would, but is not instantiated
+// with them: README.md, "Round 9"; bn 64 stages 64-byte rows), not the multicast kernel, and strides
 // below 2^40 bytes (the tensor map's limit).
 bool tma_store_ok(const core::ConvProblem& p, const void* y, double beta, WgmmaEpilogue e, int bn, int bm, bool multicast) {
   if (e != WgmmaEpilogue::kTma || beta != 0.0 || p.dtype == JHDNN_DATA_FLOAT || !staged_vector_ok(p, y)) return false;
@@ -1348,21 +1366,22 @@ bool tma_taken(const core::ConvProblem& p, const void* y, double beta, WgmmaConf
 }
 
 // tma: the TMA-store kernel (tma_store_ok; then my is y's tensor map), only instantiated for 16-bit
-// T, BN 128 / 256, BM 128. The other kernels ignore my (the caller passes any valid map).
-template <class T, int BN, int BM = kBM>
+// T, BN 128 / 256, BM 128. The other kernels ignore my (the caller passes any valid map). kDeep:
+// the 8-stage 64 x 128 kernel (BM 64, BN 128; staged or direct epilogue only).
+template <class T, int BN, int BM = kBM, bool kDeep = false>
 void launch_unsplit(bool staged, bool tma, unsigned grid, cudaStream_t stream, const CUtensorMap& mx,
                     const CUtensorMap& mw, const CUtensorMap& my, T* y, const WgParams& w) {
-  using Cfg = TileCfg<BN, BM>;
-  if constexpr (sizeof(T) == 2 && BN >= 128 && BM == kBM) {
+  using Cfg = TileCfg<BN, BM, kDeep>;
+  if constexpr (sizeof(T) == 2 && BN >= 128 && BM == kBM && !kDeep) {
     if (tma) {
       conv_wgmma_kernel<T, BN, true, BM, true><<<grid, Cfg::kThreads, Cfg::smem_bytes_tma(), stream>>>(mx, mw, my, y, w);
       return;
     }
   }
   if (staged)
-    conv_wgmma_kernel<T, BN, true, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(true), stream>>>(mx, mw, my, y, w);
+    conv_wgmma_kernel<T, BN, true, BM, false, kDeep><<<grid, Cfg::kThreads, Cfg::smem_bytes(true), stream>>>(mx, mw, my, y, w);
   else
-    conv_wgmma_kernel<T, BN, false, BM><<<grid, Cfg::kThreads, Cfg::smem_bytes(false), stream>>>(mx, mw, my, y, w);
+    conv_wgmma_kernel<T, BN, false, BM, false, kDeep><<<grid, Cfg::kThreads, Cfg::smem_bytes(false), stream>>>(mx, mw, my, y, w);
 }
 
 template <class T>
@@ -1439,7 +1458,10 @@ core::Status launch(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig c
     u.split = 1, u.tile_base = int(first), u.num_tiles = int(end);
     const unsigned grid = unsigned(std::min<int64_t>(end - first, d.grid));
     if (BM == 64) {
-      launch_unsplit<T, 128, 64>(staged, false, grid, stream, mx, mw, my, y, u);
+      if (cfg.deep)  // round 9: 8 stages, one CTA per SM (run_wgmma: split 1 only, so never a split-K fallback)
+        launch_unsplit<T, 128, 64, true>(staged, false, grid, stream, mx, mw, my, y, u);
+      else
+        launch_unsplit<T, 128, 64>(staged, false, grid, stream, mx, mw, my, y, u);
       return;
     }
     switch (BN) {
@@ -1565,6 +1587,10 @@ core::Status run_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfi
   if (cfg.bm == 64 && (cfg.bn != 128 || cfg.tail))
     return core::fail(JHDNN_STATUS_BAD_PARAM, "tensorcore_wgmma: 64-pixel tiles run with bn 128 and no split-K tail only (asked bn %d%s)",
                       cfg.bn, cfg.tail ? " tail" : "");
+  if (cfg.deep && (cfg.bm != 64 || cfg.split > 1))
+    return core::fail(JHDNN_STATUS_BAD_PARAM,
+                      "tensorcore_wgmma: the deep pipeline runs 64-pixel tiles unsplit only (asked bm %d split %d)",
+                      cfg.bm == 64 ? 64 : 128, cfg.split);
   switch (p.dtype) {
     case JHDNN_DATA_HALF: return launch<__half>(p, a, cfg, chosen, dev.sm_count, stream);
     case JHDNN_DATA_BFLOAT16: return launch<__nv_bfloat16>(p, a, cfg, chosen, dev.sm_count, stream);

@@ -81,6 +81,12 @@ enum class WgmmaEpilogue { kDefault = 0, kDirect = 1, kStaged = 2, kTma = 3 };
 // push (round 7, forced only): with bm 128 and split > 1 (no tail), run the split through the push-
 // reduction kernel of the 64-pixel split (README.md, "Round 7") instead of conv_wgmma_splitk_kernel;
 // split capped to 4. With bm 64 the push kernel is the only split-K kernel, so the flag changes nothing.
+//
+// deep (round 9): with bm 64 and split 1 only (BAD_PARAM otherwise), the 64 x 128 tiles run in the
+// 8-stage pipeline (8 x 24 KiB = 193 KiB, ONE CTA per SM; grid 0 = #SMs CTAs) instead of the 4-stage,
+// two-CTAs-per-SM one: twice the stages for grids that put one CTA on an SM anyway (README.md,
+// "Round 9"). The solver chooses it when the 64 x 128 tiles number at most #SMs. Staged or direct
+// epilogue (a kTma request stores through the staged vectors, as for bm 64).
 struct WgmmaConfig {
   int bn = 0;
   int split = 1;
@@ -90,6 +96,7 @@ struct WgmmaConfig {
   int bm = 0;
   bool multicast = false;
   bool push = false;
+  bool deep = false;
 };
 WgmmaConfig wgmma_config(const core::ConvProblem& p, int sm_count);
 core::Status forward_wgmma(const core::ConvProblem& p, const ConvArgs& a, WgmmaConfig cfg, cudaStream_t stream);

@@ -97,7 +97,13 @@ WgmmaPlan plan_wgmma(const core::ConvProblem& p, int sm_count, const ClusterLimi
     // of two CTAs per SM that leaves at most half the SMs idle (tiny grids keep split-K).
     const int64_t t64 = wgmma_pixel_tiles(p, pick_pixel_box(p, 64)) * ceil_div(p.K, 128);
     if (t64 * 2 >= sm_count && t64 <= 2 * int64_t(sm_count)) {
-      return {128, 1, false, 64};
+      // At most one tile per SM (ResNet-50's conv5 7x7 layers: 112 on 132): one CTA per SM either
+      // way, so the 8-stage pipeline that fills the SM's shared memory (README.md, "Round 9").
+      // Under the gate above (t128 <= #SMs / 2, and t64 <= 2 * t128: halving the best 128-pixel
+      // box is a 64-pixel candidate) this always holds; the 4-stage two-per-SM kernel stays for a
+      // wider gate and for forced runs.
+      const bool deep = t64 <= int64_t(sm_count);
+      return {128, 1, false, 64, deep};
     }
   }
   if (t128 * 2 <= sm_count)

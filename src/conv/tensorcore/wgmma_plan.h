@@ -40,17 +40,22 @@ int64_t wgmma_reduction_blocks(const core::ConvProblem& p);
 //         tiles would fill at most half the SMs run twice as many tiles (README.md, "Round 6"),
 //         whole reductions. bm 64 with split 2 / 4 (the push-reduction kernel, "Round 7") is
 //         reachable only as a forced configuration: measured on the H200 it did not beat split 1.
+//   deep  with bm 64: the 8-stage pipeline, one CTA per SM (README.md, "Round 9"), chosen when the
+//         64 x 128 tiles number at most the SMs -- the block scheduler spreads such a grid one CTA
+//         per SM anyway, so the second CTA's shared memory is better spent on stages.
 struct WgmmaPlan {
   int bn = 128;
   int split = 1;
   bool tail = false;
   int bm = 128;
+  bool deep = false;
 };
 
 // The decision (README.md, "Generation 2", "Wave quantization" and "Round 6"):
 //  - when 128 x 128 tiles fill at most half the SMs and K > 64: 64 x 128 tiles (bm 64) if there are
 //    between half and twice as many of them as SMs (one wave at two CTAs per SM, most SMs busy),
 //    each the whole reduction (round 7's split 2 over clusters measured no faster: README.md);
+//    deep (8 stages, one CTA per SM) when those tiles number at most the SMs (round 9);
 //  - else split-K over a cluster for every tile when 128-wide tiles fill at most half the SMs and the
 //    reduction has >= 3 blocks per CTA (the largest of 8, 4, 2 that fits in one wave);
 //  - 64-wide tiles for K <= 64; 256-wide ones for K >= 256 when their waves cost less;
