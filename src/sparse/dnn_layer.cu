@@ -24,13 +24,14 @@
 #include <cub/device/device_scan.cuh>
 
 #include "core/cuda_check.h"
+#include "sparse/reuse_tile.h"
 #include "sparse/sparse.h"
 
 namespace jhdnn::sparse {
 namespace {
 
-constexpr int kWarps = 8;
-constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight registers busy)
+using tile::kWarps;
+using tile::kMinSlice;
 
 // Loads of data that an EARLIER layer of the same launch may have written (features, active lists).
 // kCoherent = false (one launch per layer): the data is read-only for the kernel's lifetime, so the
@@ -151,23 +152,53 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
 // - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
 //   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
 //   current list in registers and loads them again only when the next output's 32 indices differ
-//   (one __all_sync). The tile before this one (4 images per lane, outputs interleaved over the 8
-//   warps) loaded 32 feature lines per (tile, output): 469 x 1024 x 32 x 512 B = 7.9 GB of L2 -> SM
-//   traffic per layer, ~2.7 ms; here it is ~one load per (32 images, list): 1875 x 64 x 32 x 128 B =
-//   0.49 GB (each image's features read twice, once per list an input belongs to; a run boundary
-//   inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
+//   (one __all_sync). ~one load per (32 images, list): 1875 x 64 x 32 x 128 B = 0.49 GB of L2 -> SM
+//   traffic per layer (each image's features read twice, once per list an input belongs to; a run
+//   boundary inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
 // - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
 //   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
-//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync. The
-//   limit is the SM's 128 B/clock return path (one register for 32 lanes per clock; a uniform
-//   address packs two): ~16 clocks per output for the 8 broadcasts against 32 for the shuffles,
-//   next to 8 clocks of FFMA issue (32 per output, 4 per clock).
+//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync.
+// - Few instructions per output (the kernel is instruction-bound, not memory-bound: src/sparse/
+//   README.md, "Crowded layers: a SASS count"). Per output: 32 FFMA, 8 LDS.128, and ~25 others
+//   (prefetch, weight store, list vote, bias / ReLU / clamp, store): 32-bit output indices, a lane
+//   pointer for y and for the weight rows (one IMAD.WIDE per address), `alive` as a running max of
+//   |v| (one FMNMX), every lane computing (lanes past the count load column 0 of x, in bounds, and
+//   neither store nor flag). Per list load of a full list (no padding, the challenge's case): each
+//   lane computes ITS input's row pointer x + i * ldx, the 32 pointers go through a per-warp shared
+//   buffer (16 LDS.128 broadcasts), and each feature is one IMAD.WIDE.U32 (row pointer + the lane's
+//   column) and one load: ~3 instructions per feature instead of ~15 (a shuffle, two constant loads
+//   and 64-bit multiply-adds per feature). A list with padding (index -1) takes the general loop
+//   (the index shuffled per feature, padding loads 0).
 // - Per output, the same 32 products are summed in the same order as layer_tile / dot32
 //   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
-// s_w: this warp's two 32-float buffers (16-byte aligned), alternated by output so that one
-// __syncwarp per output orders both the stores before the reads and the previous reads before the
-// next stores (a lane can only overwrite buffer b after every lane passed the __syncwarp that
-// follows its last read of b).
+// sm: this warp's shared buffers. w: two 32-float weight buffers (16-byte aligned), alternated by
+// output so that one __syncwarp per output orders both the stores before the reads and the previous
+// reads before the next stores (a lane can only overwrite buffer b after every lane passed the
+// __syncwarp that follows its last read of b). rows: the 32 row pointers of a list load, written and
+// read between two __syncwarp (the per-output one after the previous list's reads, and one of its own).
+// lane_base + j * 32 elements as ONE IMAD.WIDE (nvcc otherwise rebuilds ((j * 32) | lane) * 4 + base:
+// eight instructions per address, two addresses per output). j >= 0 and j * 128 fits 64 bits.
+template <typename T>
+__device__ __forceinline__ const T* row_lane(const T* lane_base, int j) {
+  static_assert(sizeof(T) == 4, "rows of 32 four-byte elements");
+  const T* p;
+  asm("mad.wide.s32 %0, %1, 128, %2;" : "=l"(p) : "r"(j), "l"(lane_base));
+  return p;
+}
+
+// *p = v if `pred`, as one predicated store: nvcc turns `if (valid) *p = v` into a branch around the
+// address arithmetic (5 more instructions per output). Volatile: kept and ordered among the other
+// asm (the fences); y is written only here in the layer kernels, so no other access is reordered.
+__device__ __forceinline__ void store_if(float* p, float v, bool pred) {
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q st.global.f32 [%0], %1;\n\t}" ::"l"(p), "f"(v),
+               "r"(unsigned(pred)));
+}
+
+struct __align__(16) ReuseSmem {
+  float w[32];
+  const float* rows[32];
+};
+
 template <bool kCoherent>
 __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
                                                  int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
@@ -175,44 +206,62 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
                                                  const int* __restrict__ active_rows, const float* __restrict__ x,
                                                  int64_t ldx, float* __restrict__ y, int64_t ldy,
                                                  int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                                 float (*s_w)[32]) {
-  const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
-  const int r = tile0 + (warp / runs) * 32 + lane;  // this warp's group of 32 images
+                                                 ReuseSmem& sm) {
+  const tile::Run run = tile::warp_run(warp, groups, j_begin, j_end);  // outputs [run.begin, run.end)
+  const int r = tile0 + run.group * 32 + lane;  // this warp's group of 32 images
   const bool valid = r < count;
-  const float* xs = x + (valid ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
-  bool alive = false;
-  // This warp's run: outputs t in [t_begin, t_end) of the row order.
-  const int64_t per = (j_end - j_begin + runs - 1) / runs;
-  const int64_t t_begin = j_begin + int64_t(warp % runs) * per;
-  const int64_t t_end = min(j_end, t_begin + per);
+  // This lane's column of x. Lanes past the count read column 0 (in bounds: count >= 1) and compute
+  // like the others, so that no branch splits the warp; they neither store y nor flag.
+  const unsigned col = valid ? unsigned(ld_list<kCoherent>(active_rows + r)) : 0u;
+  const int t_begin = run.begin, t_end = run.end;
+  // Lane pointers: y_lane + j * ldy is this lane's output of neuron j; lane k of row j holds pair k.
+  char* const y_lane = reinterpret_cast<char*>(y + (valid ? r : 0));
+  const uint64_t ldy_bytes = uint64_t(ldy) * sizeof(float);
+  const int* const wi_lane = wi + lane;
+  const float* const wv_lane = wv + lane;
   float xv[32];
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
-  int held_i = -2;  // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
-  int buf = 0;      // which of the two weight buffers this output uses
-  for (int64_t g0 = t_begin; g0 < t_end; g0 += 32) {
-    const int64_t my_t = g0 + lane;
-    const int my_j = my_t < t_end ? (order ? order[my_t] : int(my_t)) : 0;
-    const int cnt = int(min(int64_t(32), t_end - g0));  // >= 1 since g0 < t_end
+  int held_i = -2;    // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
+  float alive = 0.f;  // max |v| over this lane's outputs: nonzero iff one of them is
+  const float4* const w4 = reinterpret_cast<const float4*>(sm.w);
+  for (int g0 = t_begin; g0 < t_end; g0 += 32) {
+    const int cnt = min(32, t_end - g0);  // >= 1 since g0 < t_end
+    // Lanes past cnt hold output 0 (a valid row): the prefetch after the last output reads it, harmlessly.
+    const int my_j = lane < cnt ? (order ? __ldg(order + g0 + lane) : g0 + lane) : 0;
     int j = __shfl_sync(0xffffffffu, my_j, 0);
-    int cur_i = wi[int64_t(j) * 32 + lane];
-    float cur_w = wv[int64_t(j) * 32 + lane];
+    int cur_i = __ldg(row_lane(wi_lane, j));
+    float cur_w = __ldg(row_lane(wv_lane, j));
     for (int k = 0; k < cnt; ++k) {
-      // Prefetch: the next output's pair (the last iteration reloads its own row, harmlessly).
-      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1 < cnt ? k + 1 : k);
-      const int nxt_i = wi[int64_t(jn) * 32 + lane];
-      const float nxt_w = wv[int64_t(jn) * 32 + lane];
-      s_w[buf][lane] = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
+      // Prefetch: the next output's pair (lane k + 1, or lane 0 / a lane past cnt after the last one).
+      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1);
+      const int nxt_i = __ldg(row_lane(wi_lane, jn));
+      const float nxt_w = __ldg(row_lane(wv_lane, jn));
+      __syncwarp();  // every lane has read the previous output's weights (and row pointers)
+      sm.w[lane] = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
       if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
+        if (__all_sync(0xffffffffu, cur_i >= 0)) {
+          // Full list: lane t computes input t's row pointer; every lane reads them back in pairs.
+          sm.rows[lane] = x + int64_t(cur_i) * ldx;
+          __syncwarp();
+          const ulonglong2* rows2 = reinterpret_cast<const ulonglong2*>(sm.rows);
 #pragma unroll
-        for (int t = 0; t < 32; ++t) {
-          const int i = __shfl_sync(0xffffffffu, cur_i, t);
-          xv[t] = (valid && i >= 0) ? ld_x<kCoherent>(xs + int64_t(i) * ldx) : 0.f;
+          for (int t = 0; t < 32; t += 2) {
+            const ulonglong2 p = rows2[t / 2];  // the same address in every lane: a broadcast
+            xv[t] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.x) + col);
+            xv[t + 1] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.y) + col);
+          }
+        } else {
+          // Padding (index < 0) in the list: it contributes fma(0, 0, acc), as in the CPU chain.
+#pragma unroll
+          for (int t = 0; t < 32; ++t) {
+            const int i = __shfl_sync(0xffffffffu, cur_i, t);
+            xv[t] = i >= 0 ? ld_x<kCoherent>(x + int64_t(i) * ldx + col) : 0.f;
+          }
         }
         held_i = cur_i;
       }
       __syncwarp();  // the weight stores above are visible to the whole warp
-      const float4* w4 = reinterpret_cast<const float4*>(s_w[buf]);
       float acc = 0.f;
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
@@ -223,17 +272,14 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
         acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
       }
       const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
-      if (valid) {
-        y[int64_t(j) * ldy + r] = v;
-        alive |= v != 0.f;
-      }
-      buf ^= 1;
+      store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j)) * ldy_bytes), v, valid);  // j >= 0
+      alive = fmaxf(alive, fabsf(v));
       j = jn;
       cur_i = nxt_i;
       cur_w = nxt_w;
     }
   }
-  if (alive) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+  if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
 // The separate-compaction path (jhdnnSparseDnnLayerForward): grid = (tiles, slices) sized on the host
@@ -255,16 +301,6 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
                              ldx, y, ldy, row_nonzero, order);
 }
 
-// The fused kernel's launch shape for `count` active images (the host launcher of round 1 computes
-// the equivalent with target = 4 * SMs, rounded up): four images per lane while there are enough
-// 128-image tiles for two waves, else one; the outputs split into slices so that about `target`
-// work items exist even when few images are left (but at least kMinSlice outputs per slice). The
-// fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
-// hundred images) every item runs in the first and only round: a second round would double the
-// chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
-// Width-32 layers (layer_tile_reuse) use the same shape: with 60000 images, 469 tiles of 128 images
-// x 3 slices (1407 items, ~3.6 per block of a 396-block grid), each tile's 4 groups of 32 images
-// sharing 2 runs of outputs per slice (see layer_tile_reuse).
 // One layer of the multi-layer kernel's table (built by the launcher from the descriptors).
 struct MultiLayer {
   const int* wi;
@@ -281,26 +317,9 @@ struct LayerTable {
 };
 static_assert(sizeof(LayerTable) + 160 <= 4096, "the table and the other kernel parameters must fit 4 KB");
 
-struct Shape {
-  int ipt;
-  int64_t tiles, slices, slice;
-};
-
-__device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
-  Shape sh;
-  sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
-  sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
-  // Many tiles (the first layers): ~4 rounds of items, so the last, partial round is a small tail.
-  if (2 * sh.tiles >= target) target *= 4;
-  int64_t slices = target / sh.tiles;
-  if (slices < 1) slices = 1;
-  const int64_t max_slices = n_out / kMinSlice > 1 ? n_out / kMinSlice : 1;
-  if (slices > max_slices) slices = max_slices;
-  if (slices > 65535) slices = 65535;
-  sh.slice = (n_out + slices - 1) / slices;
-  sh.slices = (n_out + sh.slice - 1) / sh.slice;
-  return sh;
-}
+// layer_shape (reuse_tile.h): the tiles and slices of a layer for `count` active images.
+using tile::layer_shape;
+using tile::Shape;
 
 // The fused path (jhdnnSparseDnnLayerForwardCompact): one launch per layer whose shape does not
 // depend on the host (a persistent grid of resident blocks), so a whole network can be captured in
@@ -313,7 +332,7 @@ __device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, 
 // One layer of the fused path, run by every block of a persistent grid (see the comment above).
 // kCoherent: the multi-layer kernel (the lists and features were written earlier in the same launch).
 template <bool kWidth32, bool kCoherent>
-__device__ __forceinline__ void fused_layer(int& s_last, float (*s_w)[2][32], int count, int64_t n_out,
+__device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
                                             const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
@@ -332,7 +351,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, float (*s_w)[2][32], in
     const int tile0 = tile * tile_images;
     if constexpr (kWidth32) {  // one image per lane; sh.ipt groups of 32 images per tile
       layer_tile_reuse<kCoherent>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
-                                  active_rows, x, ldx, y, ldy, flags, order, s_w[warp]);
+                                  active_rows, x, ldx, y, ldy, flags, order, s_tile[warp]);
     } else {
       if (sh.ipt == 4)
         layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
@@ -379,10 +398,10 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
                          int sm_count, int max_active) {
   __shared__ int s_last;
-  __shared__ __align__(16) float s_w[kWarps][2][32];  // the width-32 tile's weight buffers (2 per warp)
+  __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<kWidth32, false>(s_last, s_w, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
+  fused_layer<kWidth32, false>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
                                y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active);
 }
 
@@ -426,7 +445,7 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
                           float* x1, int64_t ld, int* __restrict__ flags, int* __restrict__ done,
                           unsigned* __restrict__ bar, int sm_count, int max_active) {
   __shared__ int s_last;
-  __shared__ __align__(16) float s_w[kWarps][2][32];  // the width-32 tile's weight buffers (2 per warp)
+  __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   for (int k = 0; k < layer_count; ++k) {
     if (k > 0) grid_barrier(bar);
     // L2 read: written by other blocks in the previous layer (atomics), final after the barrier.
@@ -441,10 +460,10 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
     int* ids_out = odd ? ids0 : ids1;
     float* y = odd ? x0 : x1;
     if (kAllWidth32 || L.width == 32)
-      fused_layer<true, true>(s_last, s_w, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
+      fused_layer<true, true>(s_last, s_tile, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
                               ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
     else if constexpr (!kAllWidth32)
-      fused_layer<false, true>(s_last, s_w, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
+      fused_layer<false, true>(s_last, s_tile, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
                                ld, y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count,
                                max_active);
   }
