@@ -187,16 +187,17 @@ __device__ __forceinline__ const T* row_lane(const T* lane_base, int j) {
 }
 
 // *p = v if `pred`, as one predicated store: nvcc turns `if (valid) *p = v` into a branch around the
-// address arithmetic (5 more instructions per output). Volatile: kept and ordered among the other
-// asm (the fences); y is written only here in the layer kernels, so no other access is reordered.
+// address arithmetic (5 more instructions per output). Volatile with a memory clobber: the compiler
+// keeps it in program order with every other memory access (the fences and flag stores after it).
 __device__ __forceinline__ void store_if(float* p, float v, bool pred) {
   asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q st.global.f32 [%0], %1;\n\t}" ::"l"(p), "f"(v),
-               "r"(unsigned(pred)));
+               "r"(unsigned(pred))
+               : "memory");
 }
 
 struct __align__(16) ReuseSmem {
   float w[32];
-  const float* rows[32];
+  unsigned long long rows[32];  // row pointers (as integers: read back as ulonglong2 pairs)
 };
 
 template <bool kCoherent>
@@ -242,7 +243,7 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
       if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
         if (__all_sync(0xffffffffu, cur_i >= 0)) {
           // Full list: lane t computes input t's row pointer; every lane reads them back in pairs.
-          sm.rows[lane] = x + int64_t(cur_i) * ldx;
+          sm.rows[lane] = reinterpret_cast<unsigned long long>(x + int64_t(cur_i) * ldx);
           __syncwarp();
           const ulonglong2* rows2 = reinterpret_cast<const ulonglong2*>(sm.rows);
 #pragma unroll
