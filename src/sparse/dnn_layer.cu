@@ -142,40 +142,6 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
     if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
-// The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
-// (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
-// (layer_shape's ipt: 4 while >= 2 x SMs tiles of 128 exist, else 1); the 8 warps are groups x runs
-// (4 x 2 or 1 x 8): warp w serves image group w / runs and run w % runs of the slice, so the warps of
-// one run read the same weight rows close together (one L2 fetch, the others L1 hits: per full
-// N = 1024 layer 469 tiles x 3 slices x 87 KB = 0.12 GB of weights from L2, where 32-image tiles
-// would move 1875 x 256 KB = 0.48 GB). Why, per full N = 1024 layer of 60000 images:
-// - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
-//   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
-//   current list in registers and loads them again only when the next output's 32 indices differ
-//   (one __all_sync). ~one load per (32 images, list): 1875 x 64 x 32 x 128 B = 0.49 GB of L2 -> SM
-//   traffic per layer (each image's features read twice, once per list an input belongs to; a run
-//   boundary inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
-// - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
-//   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
-//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync.
-// - Few instructions per output (the kernel is instruction-bound, not memory-bound: src/sparse/
-//   README.md, "Crowded layers: a SASS count"). Per output: 32 FFMA, 8 LDS.128, and ~25 others
-//   (prefetch, weight store, list vote, bias / ReLU / clamp, store): 32-bit output indices, a lane
-//   pointer for y and for the weight rows (one IMAD.WIDE per address), `alive` as a running max of
-//   |v| (one FMNMX), every lane computing (lanes past the count load column 0 of x, in bounds, and
-//   neither store nor flag). Per list load of a full list (no padding, the challenge's case): each
-//   lane computes ITS input's row pointer x + i * ldx, the 32 pointers go through a per-warp shared
-//   buffer (16 LDS.128 broadcasts), and each feature is one IMAD.WIDE.U32 (row pointer + the lane's
-//   column) and one load: ~3 instructions per feature instead of ~15 (a shuffle, two constant loads
-//   and 64-bit multiply-adds per feature). A list with padding (index -1) takes the general loop
-//   (the index shuffled per feature, padding loads 0).
-// - Per output, the same 32 products are summed in the same order as layer_tile / dot32
-//   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
-// sm: this warp's shared buffers. w: two 32-float weight buffers (16-byte aligned), alternated by
-// output so that one __syncwarp per output orders both the stores before the reads and the previous
-// reads before the next stores (a lane can only overwrite buffer b after every lane passed the
-// __syncwarp that follows its last read of b). rows: the 32 row pointers of a list load, written and
-// read between two __syncwarp (the per-output one after the previous list's reads, and one of its own).
 // lane_base + j * 32 elements as ONE IMAD.WIDE (nvcc otherwise rebuilds ((j * 32) | lane) * 4 + base:
 // eight instructions per address, two addresses per output). j >= 0 and j * 128 fits 64 bits.
 template <typename T>
@@ -200,6 +166,39 @@ struct __align__(16) ReuseSmem {
   unsigned long long rows[32];  // row pointers (as integers: read back as ulonglong2 pairs)
 };
 
+// The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
+// (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
+// (layer_shape's ipt: 4 while >= 2 x SMs tiles of 128 exist, else 1); the 8 warps are groups x runs
+// (4 x 2 or 1 x 8): warp w serves image group w / runs and run w % runs of the slice, so the warps of
+// one run read the same weight rows close together (one L2 fetch, the others L1 hits: per full
+// N = 1024 layer 469 tiles x 3 slices x 87 KB = 0.12 GB of weights from L2, where 32-image tiles
+// would move 1875 x 256 KB = 0.48 GB). Why, per full N = 1024 layer of 60000 images:
+// - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
+//   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
+//   current list in registers and loads them again only when the next output's 32 indices differ
+//   (one __all_sync). ~one load per (32 images, list): 1875 x 64 x 32 x 128 B = 0.49 GB of L2 -> SM
+//   traffic per layer (each image's features read twice, once per list an input belongs to; a run
+//   boundary inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
+// - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
+//   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
+//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync.
+// - Few instructions per output: the tile is instruction-bound (src/sparse/README.md, "Crowded
+//   layers: a SASS count"). Per (warp, output) 84 SASS instructions: 32 FFMA, 8 LDS.128 and 44 others
+//   (prefetch, weight store, list vote, bias / ReLU / clamp, store; 113 before this was cut): 32-bit
+//   output indices, lane pointers for the weight rows (one mad.wide per address), a predicated
+//   store, `alive` as a running max of |v| (one FMNMX), every lane computing (lanes past the count
+//   load column 0 of x, in bounds, and neither store nor flag). Per list load of a full list (no
+//   padding, the challenge's case) 136 (was 476): each lane computes ITS input's row pointer
+//   x + i * ldx, the 32 pointers go through the warp's shared buffer (16 LDS.128 broadcasts), and
+//   each feature is a 64-bit add of the lane's column and one load (was a shuffle, two constant
+//   loads and 64-bit multiply-adds per feature). A list with padding (index -1) takes the general
+//   loop (the index shuffled per feature, padding loads 0).
+// - Per output, the same 32 products are summed in the same order as layer_tile / dot32
+//   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
+// sm: this warp's shared buffers (ReuseSmem). w: the output's 32 weights, written after a __syncwarp
+// (every lane has read the previous output's) and read after another (every lane's store is
+// visible). rows: the 32 row pointers of a list load, written after the first of those and read
+// after a __syncwarp of its own.
 template <bool kCoherent>
 __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
                                                  int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
