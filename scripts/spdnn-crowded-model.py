@@ -2,7 +2,7 @@
 # Instruction-count model of the fused sparse-DNN layer's width-32 tile (layer_tile_reuse,
 # src/sparse/dnn_layer.cu) per layer of a challenge run, from its active counts:
 #   scripts/spdnn-crowded-model.py bench/results/edd3b8e/spdnn_active.csv [--width 1024] [--layers 120]
-#       [--crowded 14] [--ipc 2.0] [--clock 1.98e9] [--sms 132] [--grid 396] [--costs before|after]
+#       [--crowded 14] [--ipc 2.0] [--clock 1.98e9] [--sms 132] [--grid 396] [--costs before|after|block]
 # Per layer: the shape the kernel derives (src/sparse/reuse_tile.h: tiles of 32 x ipt images, slices,
 # warp runs), the warp-outputs (every warp of a tile walks its run of every slice), the list loads
 # (per run, the lists it touches: 16-row lists aligned in the reuse order, as in the generated and
@@ -18,9 +18,12 @@ import csv
 # Warp instructions (SASS, dnn_layer_compact_kernel<true>): per (warp, output) when the list is held,
 # extra per list load (a full list: no padding), per group of 32 outputs, per (item, warp) outside
 # those loops (prologue, runs, fence, done counter; an estimate from the listing, small).
+# block (JHDNN_SPDNN_TILE=block): per step of m >= 4 outputs on the held list (8 chains computed) and
+# per one-output step instead of per output.
 COSTS = {
     "before": dict(output=113, list_load=476, group=54, item=150),  # 9b019ed (main)
-    "after": dict(output=84, list_load=136, group=54, item=150),    # this branch
+    "after": dict(output=84, list_load=136, group=62, item=150),    # this branch, JHDNN_SPDNN_TILE=single
+    "block": dict(block_step=560, single_step=168, list_load=131, group=62, item=150),  # JHDNN_SPDNN_TILE=block
 }
 
 ap = argparse.ArgumentParser()
@@ -72,7 +75,7 @@ tot = tot_c = 0.0
 for l, count in enumerate(entering, 1):
     ipt, tiles, slices, slice_ = layer_shape(count, n, a.sms, a.grid)
     outputs = tiles * ipt * n
-    lists = groups = 0
+    lists = groups = bsteps = ssteps = 0
     for s in range(slices):
         jb, je = s * slice_, min(n, (s + 1) * slice_)
         for w in range(WARPS):
@@ -80,9 +83,21 @@ for l, count in enumerate(entering, 1):
             if b < e:
                 lists += (e - 1) // a.rows_per_list - b // a.rows_per_list + 1
                 groups += (e - b + 31) // 32
-    lists *= tiles
-    groups *= tiles
-    instr = outputs * C["output"] + lists * C["list_load"] + groups * C["group"] + tiles * slices * WARPS * C["item"]
+                g0 = b  # block steps in groups ending at multiples of 32 (reuse_tile.h group_end;
+                while g0 < e:  # test_spdnn_reuse_tile checks this count against the emulation)
+                    g1 = min(e, (g0 // 32 + 1) * 32)
+                    cnt, k = g1 - g0, 0
+                    while k < cnt:
+                        t = g0 + k
+                        m = min(8, cnt - k, (t // a.rows_per_list + 1) * a.rows_per_list - t)
+                        if m >= 4:
+                            bsteps, k = bsteps + 1, k + m
+                        else:
+                            ssteps, k = ssteps + 1, k + 1
+                    g0 = g1
+    lists, groups, bsteps, ssteps = lists * tiles, groups * tiles, bsteps * tiles, ssteps * tiles
+    body = (bsteps * C["block_step"] + ssteps * C["single_step"]) if "block_step" in C else outputs * C["output"]
+    instr = body + lists * C["list_load"] + groups * C["group"] + tiles * slices * WARPS * C["item"]
     us = instr / rate * 1e6
     tot += us
     if l <= a.crowded:

@@ -1,15 +1,18 @@
 // CPU emulation of the fused sparse-DNN layer's width-32 tile (layer_tile_reuse in
-// src/sparse/dnn_layer.cu) over a whole layer: the same shape and warp runs (src/sparse/reuse_tile.h,
-// shared with the kernel), the 32-output groups of the row order, the prefetch of the next output's
-// pair from lane k + 1 (lane 0 or a lane past the group after the last one), the per-lane held list
-// and its warp vote, the full-list path (row pointers, lanes past the count reading column 0) and the
-// padded-list path, the fma chain t = 0..31, bias / ReLU / clamp, the predicated store and the
-// alive flag as a running max of |v|. Checked: every (output, active image) written exactly once and
-// bitwise equal to the CPU fma chain; nothing else written; the flags are exactly the images with a
-// nonzero output; every prefetched row and every feature read in bounds; and, on generated challenge
-// layers in their reuse order, the list loads per 32 images equal the count the SASS cost model uses
-// (scripts/spdnn-crowded-model.py: per run, the 16-row lists it touches). No GPU needed: the GPU test
-// of the kernel itself is test_sparse "fused and multi-layer paths: the width-32 reuse tile ...".
+// src/sparse/dnn_layer.cu) over a whole layer, in both modes (JHDNN_SPDNN_TILE = single | block): the
+// same shape and warp runs (src/sparse/reuse_tile.h, shared with the kernel), the 32-output groups of
+// the row order; single: the prefetch of the next output's pair from lane k + 1 (lane 0 or a lane
+// past the group after the last one); block: steps over outputs k .. k + 7 (lanes (k + o) mod 32),
+// m = the leading outputs with output k's list, m >= 4 as m chains (8 computed, the rest dropped)
+// else output k alone; the per-lane held list and its warp vote, the full-list path (row pointers,
+// lanes past the count reading column 0) and the padded-list path, the fma chain t = 0..31, bias /
+// ReLU / clamp, the predicated store and the alive flag as a running max of |v|. Checked: every
+// (output, active image) written exactly once and bitwise equal to the CPU fma chain; nothing else
+// written; the flags are exactly the images with a nonzero output; every row and feature read in
+// bounds; and, on generated challenge layers in their reuse order, the list loads, block steps and
+// single steps equal the counts of the SASS cost model (scripts/spdnn-crowded-model.py). No GPU
+// needed: the GPU test of the kernel itself is test_sparse "fused and multi-layer paths: the
+// width-32 reuse tile ...".
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -54,13 +57,15 @@ struct Result {
   std::vector<int> writes;  // per (output, column) of y
   std::vector<int> flags;   // per active position
   int64_t list_loads = 0, padded_loads = 0, bad_reads = 0, bad_prefetch = 0;
+  int64_t block_steps = 0, block_outputs = 0, single_steps = 0;  // block mode
 };
 
 constexpr float kPoison = -12345.f;
 
 // The kernel's tile, lane by lane, for every item (tile, slice) of the layer's shape.
 Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
-               int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, bool arithmetic = true) {
+               int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, bool block,
+               bool arithmetic = true) {
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
   const int* order = L.order.empty() ? nullptr : L.order.data();
@@ -104,10 +109,77 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
         }
         return x[size_t(i * ldx + c)];
       };
-      for (int g0 = run.begin; g0 < run.end; g0 += 32) {
-        const int cnt = std::min(32, run.end - g0);
+      // The list with output j's indices (lane t: slot t): loaded unless every lane holds it.
+      auto hold_list = [&](int j) {
+        int li[32];
+        bool same = true, full = true;
+        for (int l = 0; l < 32; ++l) {
+          li[l] = j >= 0 && j < n_out ? e.idx[size_t(j) * 32 + l] : -1;
+          same = same && li[l] == held[l];
+          full = full && li[l] >= 0;
+        }
+        if (same) return;
+        ++res.list_loads;
+        if (!full) ++res.padded_loads;
+        for (int l = 0; l < 32 && arithmetic; ++l)  // lane l
+          for (int t = 0; t < 32; ++t)  // feature t: input li[t] (lane t's), column col[l]
+            xv[l][t] = full ? load(li[t], col[l]) : li[t] >= 0 ? load(li[t], col[l]) : 0.f;
+        for (int l = 0; l < 32; ++l) held[l] = li[l];
+      };
+      // Output j (a chain over weights w and the held features) for every lane.
+      auto output = [&](int j, const float* w, bool stored) {
+        for (int l = 0; l < 32 && arithmetic; ++l) {
+          float acc = 0.f;
+          for (int t = 0; t < 32; ++t) acc = std::fma(w[t], xv[l][t], acc);
+          const float v = std::fmin(std::fmax(acc + bias, 0.f), clamp_max);
+          if (!stored) continue;
+          if (valid[l]) {
+            const size_t at = size_t(j) * size_t(ldy) + size_t(tile0 + run.group * 32 + l);
+            res.y[at] = v;
+            ++res.writes[at];
+          }
+          alive[l] = std::fmax(alive[l], std::fabs(v));
+        }
+      };
+      for (int g0 = run.begin, g1; g0 < run.end; g0 = g1) {
+        g1 = tile::group_end(g0, run.end, block);
+        const int cnt = g1 - g0;
         int my_j[32];
         for (int l = 0; l < 32; ++l) my_j[l] = l < cnt ? (order ? order[g0 + l] : g0 + l) : 0;
+        if (block) {
+          for (int k = 0; k < cnt;) {
+            // Rows of outputs k .. k + 7 (lane (k + o) mod 32's output), weights zeroed on padding.
+            int jo[8];
+            float w[8][32];
+            unsigned same = 1u;
+            for (int o = 0; o < 8; ++o) {
+              jo[o] = my_j[(k + o) % 32];
+              bool eq = true;
+              for (int t = 0; t < 32; ++t) {
+                int i;
+                pair_of(jo[o], t, &i, &w[o][t]);
+                if (i < 0) w[o][t] = 0.f;
+                eq = eq && i == e.idx[size_t(jo[0]) * 32 + t];
+              }
+              if (o > 0 && eq) same |= 1u << o;
+            }
+            same &= cnt - k >= 8 ? 0xffu : (1u << (cnt - k)) - 1u;
+            int m = 0;
+            while (m < 8 && (same >> m & 1u)) ++m;
+            const int steps = m >= 4 ? m : 1;
+            hold_list(jo[0]);
+            if (steps > 1) {
+              ++res.block_steps;
+              res.block_outputs += steps;
+              for (int o = 0; o < 8; ++o) output(jo[o], w[o], o < steps);
+            } else {
+              ++res.single_steps;
+              output(jo[0], w[0], true);
+            }
+            k += steps;
+          }
+          continue;
+        }
         int j = my_j[0];
         int cur_i[32];
         float cur_w[32];
@@ -119,33 +191,8 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           for (int l = 0; l < 32; ++l) pair_of(jn, l, &nxt_i[l], &nxt_w[l]);
           float w[32];
           for (int l = 0; l < 32; ++l) w[l] = cur_i[l] >= 0 ? cur_w[l] : 0.f;
-          bool same = true, full = true;
-          for (int l = 0; l < 32; ++l) {
-            same = same && cur_i[l] == held[l];
-            full = full && cur_i[l] >= 0;
-          }
-          if (!same) {
-            ++res.list_loads;
-            if (!full) ++res.padded_loads;
-            for (int l = 0; l < 32 && arithmetic; ++l) {  // lane l
-              for (int t = 0; t < 32; ++t) {  // feature t: input cur_i[t] (lane t's), column col[l]
-                if (full) xv[l][t] = load(cur_i[t], col[l]);
-                else xv[l][t] = cur_i[t] >= 0 ? load(cur_i[t], col[l]) : 0.f;
-              }
-            }
-            for (int l = 0; l < 32; ++l) held[l] = cur_i[l];
-          }
-          for (int l = 0; l < 32 && arithmetic; ++l) {
-            float acc = 0.f;
-            for (int t = 0; t < 32; ++t) acc = std::fma(w[t], xv[l][t], acc);
-            const float v = std::fmin(std::fmax(acc + bias, 0.f), clamp_max);
-            if (valid[l]) {
-              const size_t at = size_t(j) * size_t(ldy) + size_t(tile0 + run.group * 32 + l);
-              res.y[at] = v;
-              ++res.writes[at];
-            }
-            alive[l] = std::fmax(alive[l], std::fabs(v));
-          }
+          hold_list(j);
+          output(j, w, true);
           j = jn;
           std::copy(nxt_i, nxt_i + 32, cur_i);
           std::copy(nxt_w, nxt_w + 32, cur_w);
@@ -218,6 +265,39 @@ int64_t modelled_list_loads(int count, int64_t n_out, int sm_count, int grid, in
   return loads * sh.tiles;  // every tile's warps walk the same runs
 }
 
+// Block mode on the same layers: per group of a run (ending at multiples of 32), a step at output t covers
+// m = min(8, the rest of the group, the rest of t's list) outputs when m >= 4, else one.
+void modelled_steps(int count, int64_t n_out, int sm_count, int grid, int rows_per_list, int64_t* block_steps,
+                    int64_t* block_outputs, int64_t* single_steps) {
+  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid);
+  int64_t b = 0, bo = 0, s1 = 0;
+  for (int64_t sl = 0; sl < sh.slices; ++sl) {
+    const int64_t jb = sl * sh.slice, je = std::min(n_out, jb + sh.slice);
+    for (int warp = 0; warp < tile::kWarps; ++warp) {
+      const tile::Run r = tile::warp_run(warp, sh.ipt, jb, je);
+      for (int g0 = r.begin, g1; g0 < r.end; g0 = g1) {
+        g1 = std::min(r.end, (g0 / 32 + 1) * 32);  // groups end at multiples of 32 (group_end)
+        const int cnt = g1 - g0;
+        for (int k = 0; k < cnt;) {
+          const int t = g0 + k;
+          const int m = std::min({8, cnt - k, (t / rows_per_list + 1) * rows_per_list - t});
+          if (m >= 4) {
+            ++b;
+            bo += m;
+            k += m;
+          } else {
+            ++s1;
+            ++k;
+          }
+        }
+      }
+    }
+  }
+  *block_steps = b * sh.tiles;
+  *block_outputs = bo * sh.tiles;
+  *single_steps = s1 * sh.tiles;
+}
+
 struct Check {
   int64_t written_twice = 0, missing = 0, stray = 0, wrong = 0, flag_wrong = 0;
 };
@@ -258,17 +338,21 @@ void run_case(const Layer& L, int count, int sm_count, uint64_t seed) {
   const int64_t ldy = count + 3;
   const float bias = -0.3f, clamp_max = 32.f;
   const int grid = 3 * sm_count;  // the resident grid: 3 blocks per SM
-  const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid);
-  const Check c = check(L, x, ldx, rows, count, ldy, bias, clamp_max, res);
-  INFO("count " << count << ", SMs " << sm_count << ", list loads " << res.list_loads << " (" << res.padded_loads
-                << " padded)");
-  CHECK(res.bad_reads == 0);
-  CHECK(res.bad_prefetch == 0);
-  CHECK(c.written_twice == 0);
-  CHECK(c.missing == 0);
-  CHECK(c.stray == 0);
-  CHECK(c.wrong == 0);
-  CHECK(c.flag_wrong == 0);
+  for (bool block : {false, true}) {  // JHDNN_SPDNN_TILE = single, block
+    const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, block);
+    const Check c = check(L, x, ldx, rows, count, ldy, bias, clamp_max, res);
+    INFO((block ? "block" : "single") << " steps, count " << count << ", SMs " << sm_count << ", list loads "
+                                      << res.list_loads << " (" << res.padded_loads << " padded), block steps "
+                                      << res.block_steps << " (" << res.block_outputs << " outputs), single steps "
+                                      << res.single_steps);
+    CHECK(res.bad_reads == 0);
+    CHECK(res.bad_prefetch == 0);
+    CHECK(c.written_twice == 0);
+    CHECK(c.missing == 0);
+    CHECK(c.stray == 0);
+    CHECK(c.wrong == 0);
+    CHECK(c.flag_wrong == 0);
+  }
 }
 
 }  // namespace
@@ -324,10 +408,20 @@ TEST_CASE("spdnn reuse tile emulation: list loads of the challenge layers match 
       std::vector<float> x(size_t(n * ldx), 0.5f);
       std::vector<int> rows(static_cast<size_t>(count));
       std::iota(rows.begin(), rows.end(), 0);
-      const Result res = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 132, 396, false);  // loads only
+      const Result res = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 132, 396, false, false);  // loads only
       INFO("N " << n << ", count " << count);
       CHECK(res.list_loads == modelled_list_loads(count, n, 132, 396, 16));
       CHECK(res.padded_loads == 0);
+      const Result rb = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 132, 396, true, false);
+      int64_t bs = 0, bo = 0, s1 = 0;
+      modelled_steps(count, n, 132, 396, 16, &bs, &bo, &s1);
+      CHECK(rb.list_loads == res.list_loads);
+      CHECK(rb.block_steps == bs);
+      CHECK(rb.block_outputs == bo);
+      CHECK(rb.single_steps == s1);
+      // Most outputs of a challenge layer run in block steps (crowded layers: runs of ~171 outputs,
+      // nearly all; late layers: runs of ~10, cut lists at both ends).
+      CHECK(rb.block_outputs >= (count > 30000 ? 0.95 : 0.75) * double(rb.block_outputs + rb.single_steps));
     }
   }
 }

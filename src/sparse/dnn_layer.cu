@@ -23,6 +23,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "core/config.h"
 #include "core/cuda_check.h"
 #include "sparse/reuse_tile.h"
 #include "sparse/sparse.h"
@@ -161,10 +162,42 @@ __device__ __forceinline__ void store_if(float* p, float v, bool pred) {
                : "memory");
 }
 
+// Block steps of layer_tile_reuse: up to kBlockOutputs outputs that share the held list at once (one
+// independent fma chain each), when at least kBlockMin of them do (else one output).
+constexpr int kBlockOutputs = 8;
+constexpr int kBlockMin = 4;
+
 struct __align__(16) ReuseSmem {
-  float w[32];
+  float w[kBlockOutputs][32];   // w[o][t]: weight t of the step's output o (one-output steps: w[0])
   unsigned long long rows[32];  // row pointers (as integers: read back as ulonglong2 pairs)
 };
+
+// The 32 features of an input list (lane t holds index my_i of input t) for this lane's column: a
+// full list (no padding) through the row pointers in sm.rows, else the index shuffled per feature
+// (padding loads 0: fma(0, 0, acc) as in the CPU chain). Warp-uniform; every lane must have finished
+// reading sm.rows of the previous list (a __syncwarp since).
+template <bool kCoherent>
+__device__ __forceinline__ void load_list(int lane, int my_i, unsigned col, const float* __restrict__ x, int64_t ldx,
+                                          ReuseSmem& sm, float (&xv)[32]) {
+  if (__all_sync(0xffffffffu, my_i >= 0)) {
+    // Full list: lane t computes input t's row pointer; every lane reads them back in pairs.
+    sm.rows[lane] = reinterpret_cast<unsigned long long>(x + int64_t(my_i) * ldx);
+    __syncwarp();
+    const ulonglong2* rows2 = reinterpret_cast<const ulonglong2*>(sm.rows);
+#pragma unroll
+    for (int t = 0; t < 32; t += 2) {
+      const ulonglong2 p = rows2[t / 2];  // the same address in every lane: a broadcast
+      xv[t] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.x) + col);
+      xv[t + 1] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.y) + col);
+    }
+  } else {
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
+      const int i = __shfl_sync(0xffffffffu, my_i, t);
+      xv[t] = i >= 0 ? ld_x<kCoherent>(x + int64_t(i) * ldx + col) : 0.f;
+    }
+  }
+}
 
 // The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
 // (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
@@ -193,12 +226,19 @@ struct __align__(16) ReuseSmem {
 //   each feature is a 64-bit add of the lane's column and one load (was a shuffle, two constant
 //   loads and 64-bit multiply-adds per feature). A list with padding (index -1) takes the general
 //   loop (the index shuffled per feature, padding loads 0).
+// - Block steps (`block`: JHDNN_SPDNN_TILE=block, and 16-byte aligned weight arrays): the outputs that
+//   share the held list (16 per list in the challenge) run 8 at a time as 8 independent chains over
+//   the same registers, so a warp is not one serial chain of 32 dependent FMAs per output; the 8 rows
+//   come in as 16-byte pieces and the list check is one __reduce_and_sync. 560 SASS instructions per
+//   step of 8 outputs (70 per output; 168 for a one-output step, taken when fewer than 4 outputs
+//   from here share the list). Groups then end at multiples of 32 (reuse_tile.h group_end) so that
+//   aligned lists are never cut by a group.
 // - Per output, the same 32 products are summed in the same order as layer_tile / dot32
 //   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
-// sm: this warp's shared buffers (ReuseSmem). w: the output's 32 weights, written after a __syncwarp
-// (every lane has read the previous output's) and read after another (every lane's store is
-// visible). rows: the 32 row pointers of a list load, written after the first of those and read
-// after a __syncwarp of its own.
+// sm: this warp's shared buffers (ReuseSmem). w: the step's weights (w[0] for one output), written
+// after a __syncwarp (every lane has read the previous step's) and read after another (every lane's
+// store is visible). rows: the 32 row pointers of a list load, written after the first of those and
+// read after a __syncwarp of its own.
 template <bool kCoherent>
 __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
                                                  int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
@@ -206,7 +246,7 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
                                                  const int* __restrict__ active_rows, const float* __restrict__ x,
                                                  int64_t ldx, float* __restrict__ y, int64_t ldy,
                                                  int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                                 ReuseSmem& sm) {
+                                                 ReuseSmem& sm, bool block) {
   const tile::Run run = tile::warp_run(warp, groups, j_begin, j_end);  // outputs [run.begin, run.end)
   const int r = tile0 + run.group * 32 + lane;  // this warp's group of 32 images
   const bool valid = r < count;
@@ -219,16 +259,103 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
   const uint64_t ldy_bytes = uint64_t(ldy) * sizeof(float);
   const int* const wi_lane = wi + lane;
   const float* const wv_lane = wv + lane;
+  const int* const wi4_lane = wi + 4 * (lane & 7);  // block steps: slots 4 (lane % 8) .. + 3
+  const float* const wv4_lane = wv + 4 * (lane & 7);
+  // Block steps load rows as 16-byte pieces: only with 16-byte aligned weight arrays.
+  block = block && ((reinterpret_cast<uintptr_t>(wi) | reinterpret_cast<uintptr_t>(wv)) & 15u) == 0;
   float xv[32];
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int held_i = -2;    // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
   float alive = 0.f;  // max |v| over this lane's outputs: nonzero iff one of them is
-  const float4* const w4 = reinterpret_cast<const float4*>(sm.w);
-  for (int g0 = t_begin; g0 < t_end; g0 += 32) {
-    const int cnt = min(32, t_end - g0);  // >= 1 since g0 < t_end
-    // Lanes past cnt hold output 0 (a valid row): the prefetch after the last output reads it, harmlessly.
+  const float4* const w4 = reinterpret_cast<const float4*>(sm.w[0]);
+  for (int g0 = t_begin, g1; g0 < t_end; g0 = g1) {
+    g1 = tile::group_end(g0, t_end, block);
+    const int cnt = g1 - g0;  // 1 .. 32
+    // Lanes past cnt hold output 0 (a valid row): reads past the group's last output hit it, harmlessly.
     const int my_j = lane < cnt ? (order ? __ldg(order + g0 + lane) : g0 + lane) : 0;
+    if (block) {
+      // Block steps. The rows of outputs k .. k + 7 (past the group: lanes that hold valid rows, see
+      // my_j) come in as 16-byte pieces: lane l loads slots s .. s + 3 (s = 4 (l % 8)) of outputs
+      // l / 8 and l / 8 + 4, zeroes the weights of padding slots and stores them to the weight
+      // buffers; m = how many of these outputs, from k on, have output k's list (every slot equal);
+      // the list is loaded unless held. m >= kBlockMin run as m independent chains over the same
+      // features (kBlockOutputs chains are computed; those past m are dropped), else output k alone.
+      // Each chain is acc = fma(w_t, x_t, acc), t = 0..31 in order.
+      for (int k = 0; k < cnt;) {
+        __syncwarp();  // every lane has read the previous step's weights and row pointers
+        const int i0 = __ldg(row_lane(wi_lane, __shfl_sync(0xffffffffu, my_j, k)));  // lane t: slot t of output k
+        const int s4 = lane & 7, o4 = lane >> 3;  // slots 4 s4 .. 4 s4 + 3 of outputs o4 and o4 + 4
+        int4 ref;  // output k's slots 4 s4 .. 4 s4 + 3
+        ref.x = __shfl_sync(0xffffffffu, i0, 4 * s4 + 0);
+        ref.y = __shfl_sync(0xffffffffu, i0, 4 * s4 + 1);
+        ref.z = __shfl_sync(0xffffffffu, i0, 4 * s4 + 2);
+        ref.w = __shfl_sync(0xffffffffu, i0, 4 * s4 + 3);
+        unsigned same = 0xffu;  // bit o: output k + o has output k's list (in this lane's slots)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int o = o4 + 4 * h;
+          const int jo = __shfl_sync(0xffffffffu, my_j, k + o);  // lane (k + o) mod 32
+          const int4 iv = __ldg(reinterpret_cast<const int4*>(row_lane(wi4_lane, jo)));
+          float4 wv4 = __ldg(reinterpret_cast<const float4*>(row_lane(wv4_lane, jo)));
+          wv4.x = iv.x >= 0 ? wv4.x : 0.f;  // padding: 0 (its value may be NaN)
+          wv4.y = iv.y >= 0 ? wv4.y : 0.f;
+          wv4.z = iv.z >= 0 ? wv4.z : 0.f;
+          wv4.w = iv.w >= 0 ? wv4.w : 0.f;
+          reinterpret_cast<float4*>(sm.w[o])[s4] = wv4;
+          if (iv.x != ref.x || iv.y != ref.y || iv.z != ref.z || iv.w != ref.w) same &= ~(1u << o);
+        }
+        same = __reduce_and_sync(0xffffffffu, same);                      // ... in every slot
+        same &= cnt - k >= kBlockOutputs ? 0xffu : (1u << (cnt - k)) - 1u;  // ... and in the group
+        const int m = __ffs(~same) - 1;  // leading outputs with output k's list: 1 .. kBlockOutputs
+        const int steps = m >= kBlockMin ? m : 1;
+        if (!__all_sync(0xffffffffu, i0 == held_i)) {  // a new input list: load its 32 features
+          load_list<kCoherent>(lane, i0, col, x, ldx, sm, xv);
+          held_i = i0;
+        }
+        __syncwarp();  // the weight stores are visible to the whole warp
+        if (steps > 1) {
+          float acc[kBlockOutputs];
+#pragma unroll
+          for (int o = 0; o < kBlockOutputs; ++o) acc[o] = 0.f;
+#pragma unroll
+          for (int u = 0; u < 8; ++u)
+#pragma unroll
+            for (int o = 0; o < kBlockOutputs; ++o) {
+              const float4 w = reinterpret_cast<const float4*>(sm.w[o])[u];  // a broadcast
+              acc[o] = __fmaf_rn(w.x, xv[4 * u + 0], acc[o]);
+              acc[o] = __fmaf_rn(w.y, xv[4 * u + 1], acc[o]);
+              acc[o] = __fmaf_rn(w.z, xv[4 * u + 2], acc[o]);
+              acc[o] = __fmaf_rn(w.w, xv[4 * u + 3], acc[o]);
+            }
+#pragma unroll
+          for (int o = 0; o < kBlockOutputs; ++o) {
+            const bool mine = o < kBlockMin || o < steps;  // steps >= kBlockMin here
+            const float v = fminf(fmaxf(acc[o] + bias, 0.f), clamp_max);
+            const int jo = __shfl_sync(0xffffffffu, my_j, k + o);
+            store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(jo)) * ldy_bytes), v, valid && mine);
+            if (mine) alive = fmaxf(alive, fabsf(v));
+          }
+        } else {
+          float acc = 0.f;
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const float4 w = w4[u];  // the same address in every lane: a broadcast
+            acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
+            acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
+            acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
+            acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
+          }
+          const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+          const int j0 = __shfl_sync(0xffffffffu, my_j, k);
+          store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j0)) * ldy_bytes), v, valid);
+          alive = fmaxf(alive, fabsf(v));
+        }
+        k += steps;
+      }
+      continue;
+    }
+    // One output at a time, the next output's pair fetched one output ahead.
     int j = __shfl_sync(0xffffffffu, my_j, 0);
     int cur_i = __ldg(row_lane(wi_lane, j));
     float cur_w = __ldg(row_lane(wv_lane, j));
@@ -238,27 +365,9 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
       const int nxt_i = __ldg(row_lane(wi_lane, jn));
       const float nxt_w = __ldg(row_lane(wv_lane, jn));
       __syncwarp();  // every lane has read the previous output's weights (and row pointers)
-      sm.w[lane] = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
+      sm.w[0][lane] = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
       if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
-        if (__all_sync(0xffffffffu, cur_i >= 0)) {
-          // Full list: lane t computes input t's row pointer; every lane reads them back in pairs.
-          sm.rows[lane] = reinterpret_cast<unsigned long long>(x + int64_t(cur_i) * ldx);
-          __syncwarp();
-          const ulonglong2* rows2 = reinterpret_cast<const ulonglong2*>(sm.rows);
-#pragma unroll
-          for (int t = 0; t < 32; t += 2) {
-            const ulonglong2 p = rows2[t / 2];  // the same address in every lane: a broadcast
-            xv[t] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.x) + col);
-            xv[t + 1] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.y) + col);
-          }
-        } else {
-          // Padding (index < 0) in the list: it contributes fma(0, 0, acc), as in the CPU chain.
-#pragma unroll
-          for (int t = 0; t < 32; ++t) {
-            const int i = __shfl_sync(0xffffffffu, cur_i, t);
-            xv[t] = i >= 0 ? ld_x<kCoherent>(x + int64_t(i) * ldx + col) : 0.f;
-          }
-        }
+        load_list<kCoherent>(lane, cur_i, col, x, ldx, sm, xv);
         held_i = cur_i;
       }
       __syncwarp();  // the weight stores above are visible to the whole warp
@@ -339,7 +448,8 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
                                             float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out,
                                             int* __restrict__ ids_out, int* __restrict__ count_out,
                                             int* __restrict__ flags, int* __restrict__ done,
-                                            const int* __restrict__ order, int sm_count, int max_active) {
+                                            const int* __restrict__ order, int sm_count, int max_active,
+                                            bool block) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x));
   const int tile_images = 32 * sh.ipt;
@@ -351,7 +461,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
     const int tile0 = tile * tile_images;
     if constexpr (kWidth32) {  // one image per lane; sh.ipt groups of 32 images per tile
       layer_tile_reuse<kCoherent>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
-                                  active_rows, x, ldx, y, ldy, flags, order, s_tile[warp]);
+                                  active_rows, x, ldx, y, ldy, flags, order, s_tile[warp], block);
     } else {
       if (sh.ipt == 4)
         layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
@@ -396,13 +506,14 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                          int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
-                         int sm_count, int max_active) {
+                         int sm_count, int max_active, int block) {
   __shared__ int s_last;
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
   fused_layer<kWidth32, false>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
-                               y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active);
+                               y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active,
+                               block != 0);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -443,7 +554,7 @@ __global__ void __launch_bounds__(kWarps * 32, 3)
 dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_count, float bias, float clamp_max,
                           int* __restrict__ counts, int* rows0, int* ids0, float* x0, int* rows1, int* ids1,
                           float* x1, int64_t ld, int* __restrict__ flags, int* __restrict__ done,
-                          unsigned* __restrict__ bar, int sm_count, int max_active) {
+                          unsigned* __restrict__ bar, int sm_count, int max_active, int block) {
   __shared__ int s_last;
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   for (int k = 0; k < layer_count; ++k) {
@@ -461,11 +572,12 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
     float* y = odd ? x0 : x1;
     if (kAllWidth32 || L.width == 32)
       fused_layer<true, true>(s_last, s_tile, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
-                              ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
+                              ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active,
+                              block != 0);
     else if constexpr (!kAllWidth32)
       fused_layer<false, true>(s_last, s_tile, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
                                ld, y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count,
-                               max_active);
+                               max_active, false);
   }
 }
 
@@ -541,6 +653,16 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   return Status::success();
 }
 
+// JHDNN_SPDNN_TILE (core/config.h): 1 = block steps in the width-32 tile, 0 = one output at a time.
+static Status spdnn_tile_block(int* block) {
+  const core::config::SpdnnTile t = core::config::spdnn_tile();
+  if (t == core::config::SpdnnTile::kInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected block or single",
+                      core::config::spdnn_tile_bad_value());
+  *block = t == core::config::SpdnnTile::kBlock;
+  return Status::success();
+}
+
 // Workspace of the fused layer: flags for maxActive images, then one done counter per 32-image tile
 // (the most tiles any launch shape has). Zeroed by the caller once; every launch leaves it zeroed.
 size_t fused_workspace(int max_active) {
@@ -553,6 +675,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
                          const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                          int* ids_out, int* count_out, void* ws) {
   if (max_active == 0) return Status::success();
+  int block = 0;
+  JHDNN_TRY(spdnn_tile_block(&block));
   int* flags = static_cast<int*>(ws);
   int* done = reinterpret_cast<int*>(static_cast<char*>(ws) + align256(size_t(max_active) * sizeof(int)));
   const int width = int(wt.width);
@@ -564,7 +688,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
     kernel<<<grid, kWarps * 32, 0, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
                                         active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
-                                        done, wt.row_order, sm_count, max_active);
+                                        done, wt.row_order, sm_count, max_active, block);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   };
@@ -611,6 +735,8 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
                           float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
                           int* rows1, int* ids1, float* x1, int64_t ld, void* ws) {
   if (max_active == 0 || layer_count == 0) return Status::success();
+  int block = 0;
+  JHDNN_TRY(spdnn_tile_block(&block));
   char* base = static_cast<char*>(ws);
   int* flags = reinterpret_cast<int*>(base);
   int* done = reinterpret_cast<int*>(base + align256(size_t(max_active) * sizeof(int)));
@@ -635,7 +761,7 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
     }
     int* c = counts + c0;
     void* args[] = {&table, &count, &bias, &clamp_max, &c,    &rows0, &ids0,     &x0,        &rows1,
-                    &ids1,  &x1,    &ld,   &flags,     &done, &bar,   &sm_count, &max_active};
+                    &ids1,  &x1,    &ld,   &flags,     &done, &bar,   &sm_count, &max_active, &block};
     // The barrier's counter and generation start at 0 in every launch (8 bytes, stream-ordered, and
     // capturable in a graph), whatever the workspace held.
     JHDNN_CUDA_TRY(cudaMemsetAsync(bar, 0, 2 * sizeof(unsigned), s));

@@ -63,4 +63,14 @@ JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end
   return {warp / runs, int(begin), int(end)};
 }
 
+// layer_tile_reuse walks a run in groups of at most 32 outputs [g0, group_end) (lane l loads the
+// order entry g0 + l once). Block steps (JHDNN_SPDNN_TILE=block) stay inside a group, so there the
+// groups end at multiples of 32 of the row order: input lists that are aligned runs of 16 rows (the
+// challenge layers in their reuse order) never straddle a group boundary, and only a run's first
+// and last list can be cut. One output at a time, groups are simply 32 long.
+JHDNN_SPDNN_HD int group_end(int g0, int t_end, bool block) {
+  const int room = block ? 32 - (g0 & 31) : 32;  // g0 >= 0
+  return t_end - g0 <= room ? t_end : g0 + room;
+}
+
 }  // namespace jhdnn::sparse::tile
