@@ -313,6 +313,24 @@ TEST_CASE("config: the tensor-core GEMM ceiling setter", "[config]") {
   if (std::getenv("JHDNN_TC_GEMM") == nullptr) CHECK(ceiling() == TcKernel::kAuto);  // restored
 }
 
+TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
+  using cfg::SpdnnTile;
+  const SpdnnTile before = cfg::spdnn_tile();
+  {
+    jhdnn::test::ScopedSpdnnTile t("block");
+    CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);
+    CHECK_FALSE(cfg::set_spdnn_tile("Block"));  // exact case: refused, nothing changes
+    CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);
+    {
+      jhdnn::test::ScopedSpdnnTile inner("single");
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
+    }
+    CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);  // nested scope restored
+  }
+  CHECK(cfg::spdnn_tile() == before);
+  if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kSingle);  // the default
+}
+
 // ================================================================ threads
 
 // Readers select solvers while a writer flips the disable list: every answer must be one of the two

@@ -17,6 +17,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include "common/catch_gpu.h"
+#include "common/scoped_config.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
 #include "core/extent.h"
@@ -25,6 +26,7 @@
 
 using jhdnn::test::DeviceBuffer;
 using jhdnn::test::JhdnnHandle;
+using jhdnn::test::ScopedSpdnnTile;
 using jhdnn::test::SplitMix64;
 
 namespace {
@@ -1345,161 +1347,167 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003},
   };
   const float bias = -0.3f;
-  int salt = 0;
-  for (const ReuseCase& cs : cases) {
-    INFO(cs.name << ": n " << cs.n << " count " << cs.count << " maxActive " << cs.max_active);
-    SplitMix64 g(seed_for(1300 + salt++));
-    const auto [e, order] = reuse_layer(cs, g);
-    const int64_t n = cs.n, ld = cs.max_active + 7;  // ld > maxActive: columns past it exist too
-    // Features: x(i, c), about half zero, values in [0, 32) (for the challenge layer: in [0, 1),
-    // so that its weights 1/16 leave some images alive and some dead after bias -0.3).
-    std::vector<float> x(size_t(n) * ld);
-    const double scale = cs.max_run == 0 ? 1.0 : 32.0;
-    for (auto& v : x) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * scale);
-    // Active list: count distinct columns of x in random order; ids arbitrary.
-    std::vector<int> cols(ld);
-    std::iota(cols.begin(), cols.end(), 0);
-    for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
-    std::vector<int> rows(cols.begin(), cols.begin() + cs.count), ids(cs.max_active);
-    rows.resize(cs.max_active, 0);
-    for (int t = 0; t < cs.max_active; ++t) ids[t] = 7000 + 3 * t;
-    // Active images 2, 7, 12, ... get all-zero features: they die (every sum is 0, + bias < 0).
-    for (int r = 2; r < cs.count; r += 5)
-      for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + rows[r]] = 0.f;
+  // Both tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, and block steps of up
+  // to 8 outputs that share a list.
+  for (const char* tile : {"single", "block"}) {
+    ScopedSpdnnTile scoped_tile(tile);
+    int salt = 0;
+    for (const ReuseCase& cs : cases) {
+      INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
+                               << cs.max_active);
+      SplitMix64 g(seed_for(1300 + salt++));
+      const auto [e, order] = reuse_layer(cs, g);
+      const int64_t n = cs.n, ld = cs.max_active + 7;  // ld > maxActive: columns past it exist too
+      // Features: x(i, c), about half zero, values in [0, 32) (for the challenge layer: in [0, 1),
+      // so that its weights 1/16 leave some images alive and some dead after bias -0.3).
+      std::vector<float> x(size_t(n) * ld);
+      const double scale = cs.max_run == 0 ? 1.0 : 32.0;
+      for (auto& v : x) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * scale);
+      // Active list: count distinct columns of x in random order; ids arbitrary.
+      std::vector<int> cols(ld);
+      std::iota(cols.begin(), cols.end(), 0);
+      for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
+      std::vector<int> rows(cols.begin(), cols.begin() + cs.count), ids(cs.max_active);
+      rows.resize(cs.max_active, 0);
+      for (int t = 0; t < cs.max_active; ++t) ids[t] = 7000 + 3 * t;
+      // Active images 2, 7, 12, ... get all-zero features: they die (every sum is 0, + bias < 0).
+      for (int r = 2; r < cs.count; r += 5)
+        for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + rows[r]] = 0.f;
 
-    // CPU: the expected y (n x count) and survivors (position, id).
-    std::vector<float> want_y(size_t(n) * cs.count);
-    std::vector<std::pair<int, int>> want_alive;
-    for (int r = 0; r < cs.count; ++r) {
-      bool alive = false;
-      for (int64_t j = 0; j < n; ++j) {
-        const float v = chain32(e, x, ld, j, rows[r], bias);
-        want_y[size_t(j) * cs.count + r] = v;
-        alive |= v != 0.f;
-      }
-      if (alive) want_alive.emplace_back(r, ids[r]);
-    }
-    if (cs.count > 1) {  // some live, some die: the compaction is exercised
-      REQUIRE(!want_alive.empty());
-      REQUIRE(int(want_alive.size()) < cs.count);
-    }
-
-    DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dorder = to_dev(order);
-    jhdnnSparseMatrixDescriptor_t d;
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
-    if (!order.empty()) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dorder.as<int>()));
-
-    // y (n x ld, column r = position r) against want_y; columns from count on keep the poison.
-    auto check_y = [&](const DeviceBuffer& dy, const char* path) {
-      const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
-      int bad = 0;
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t c = 0; c < ld; ++c) {
-          const float got = y[size_t(j) * ld + c];
-          const uint32_t want = c < cs.count ? bits_of(want_y[size_t(j) * cs.count + c]) : 0xFFFFFFFFu;
-          if (bits_of(got) != want && bad++ < 3)
-            UNSCOPED_INFO(path << " y(" << j << "," << c << ") = " << got << " (bits " << bits_of(got)
-                               << ") expected bits " << want);
+      // CPU: the expected y (n x count) and survivors (position, id).
+      std::vector<float> want_y(size_t(n) * cs.count);
+      std::vector<std::pair<int, int>> want_alive;
+      for (int r = 0; r < cs.count; ++r) {
+        bool alive = false;
+        for (int64_t j = 0; j < n; ++j) {
+          const float v = chain32(e, x, ld, j, rows[r], bias);
+          want_y[size_t(j) * cs.count + r] = v;
+          alive |= v != 0.f;
         }
-      CHECK(bad == 0);
-      CHECK(dy.guard_intact());
-    };
-    auto survivors = [&](const DeviceBuffer& dro, const DeviceBuffer& dio, int c) {
-      const std::vector<int> ro = from_dev<int>(dro, size_t(c)), io = from_dev<int>(dio, size_t(c));
-      std::vector<std::pair<int, int>> got;
-      for (int t = 0; t < c; ++t) got.emplace_back(ro[t], io[t]);
-      std::sort(got.begin(), got.end());
-      return got;
-    };
+        if (alive) want_alive.emplace_back(r, ids[r]);
+      }
+      if (cs.count > 1) {  // some live, some die: the compaction is exercised
+        REQUIRE(!want_alive.empty());
+        REQUIRE(int(want_alive.size()) < cs.count);
+      }
 
-    DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
-    // The fused path (one launch per layer), twice on the same workspace.
-    {
-      size_t fws = 0;
+      DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dorder = to_dev(order);
+      jhdnnSparseMatrixDescriptor_t d;
+      JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+      if (!order.empty()) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dorder.as<int>()));
+
+      // y (n x ld, column r = position r) against want_y; columns from count on keep the poison.
+      auto check_y = [&](const DeviceBuffer& dy, const char* path) {
+        const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
+        int bad = 0;
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t c = 0; c < ld; ++c) {
+            const float got = y[size_t(j) * ld + c];
+            const uint32_t want = c < cs.count ? bits_of(want_y[size_t(j) * cs.count + c]) : 0xFFFFFFFFu;
+            if (bits_of(got) != want && bad++ < 3)
+              UNSCOPED_INFO(path << " y(" << j << "," << c << ") = " << got << " (bits " << bits_of(got)
+                                 << ") expected bits " << want);
+          }
+        CHECK(bad == 0);
+        CHECK(dy.guard_intact());
+      };
+      auto survivors = [&](const DeviceBuffer& dro, const DeviceBuffer& dio, int c) {
+        const std::vector<int> ro = from_dev<int>(dro, size_t(c)), io = from_dev<int>(dio, size_t(c));
+        std::vector<std::pair<int, int>> got;
+        for (int t = 0; t < c; ++t) got.emplace_back(ro[t], io[t]);
+        std::sort(got.begin(), got.end());
+        return got;
+      };
+
+      DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
+      // The fused path (one launch per layer), twice on the same workspace.
+      {
+        size_t fws = 0;
+        JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), cs.max_active, &fws));
+        DeviceBuffer dfws(fws), dcount = to_dev(std::vector<int>{cs.count});
+        CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
+        for (int rep = 0; rep < 2; ++rep) {
+          INFO("fused call " << rep);
+          DeviceBuffer dy(size_t(n) * ld * 4), dro(cs.max_active * 4), dio(cs.max_active * 4),
+              dco = to_dev(std::vector<int>{0});
+          JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, bias, 32.f, cs.max_active, dcount.as<int>(),
+                                                        drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                                        dro.as<int>(), dio.as<int>(), dco.as<int>(), dfws.get(), fws));
+          CUDA_CHECK(cudaDeviceSynchronize());
+          check_y(dy, "fused");
+          const int c = from_dev<int>(dco, 1)[0];
+          REQUIRE(c == int(want_alive.size()));
+          CHECK(survivors(dro, dio, c) == want_alive);
+          const std::vector<int> left = from_dev<int>(dfws, fws / 4);
+          CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
+          CHECK((dro.guard_intact() && dio.guard_intact() && dfws.guard_intact()));
+        }
+      }
+      // The multi-layer path: one layer (against the CPU), then three chained layers of the same
+      // matrix against three fused calls (bitwise: the final features of the survivors, by id).
+      size_t ws = 0, fws = 0;
+      JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h.get(), cs.max_active, &ws));
       JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), cs.max_active, &fws));
-      DeviceBuffer dfws(fws), dcount = to_dev(std::vector<int>{cs.count});
-      CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
-      for (int rep = 0; rep < 2; ++rep) {
-        INFO("fused call " << rep);
-        DeviceBuffer dy(size_t(n) * ld * 4), dro(cs.max_active * 4), dio(cs.max_active * 4),
-            dco = to_dev(std::vector<int>{0});
-        JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, bias, 32.f, cs.max_active, dcount.as<int>(),
-                                                      drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
-                                                      dro.as<int>(), dio.as<int>(), dco.as<int>(), dfws.get(), fws));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        check_y(dy, "fused");
-        const int c = from_dev<int>(dco, 1)[0];
-        REQUIRE(c == int(want_alive.size()));
-        CHECK(survivors(dro, dio, c) == want_alive);
-        const std::vector<int> left = from_dev<int>(dfws, fws / 4);
-        CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
-        CHECK((dro.guard_intact() && dio.guard_intact() && dfws.guard_intact()));
-      }
-    }
-    // The multi-layer path: one layer (against the CPU), then three chained layers of the same
-    // matrix against three fused calls (bitwise: the final features of the survivors, by id).
-    size_t ws = 0, fws = 0;
-    JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h.get(), cs.max_active, &ws));
-    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), cs.max_active, &fws));
-    DeviceBuffer dws(ws), x0(size_t(n) * ld * 4), x1(size_t(n) * ld * 4), r0(cs.max_active * 4),
-        i0(cs.max_active * 4), r1(cs.max_active * 4), i1(cs.max_active * 4), dcounts(4 * 4);
-    CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
-    auto reset = [&]() {
-      x0.upload(x.data(), x.size() * 4);
-      x1.poison();
-      r0.upload(rows.data(), rows.size() * 4);
-      i0.upload(ids.data(), ids.size() * 4);
-      r1.poison();
-      i1.poison();
-      const std::vector<int> c = {cs.count, 0, 0, 0};
-      dcounts.upload(c.data(), c.size() * 4);
-    };
-    const jhdnnSparseMatrixDescriptor_t three[3] = {d, d, d};
-    reset();
-    JHDNN_CHECK(jhdnnSparseDnnLayersForwardCompact(h.get(), 1, three, bias, 32.f, cs.max_active, dcounts.as<int>(),
-                                                   r0.as<int>(), i0.as<int>(), x0.get(), r1.as<int>(), i1.as<int>(),
-                                                   x1.get(), ld, dws.get(), ws));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    check_y(x1, "multi-layer");
-    const int c1 = from_dev<int>(dcounts, 2)[1];
-    REQUIRE(c1 == int(want_alive.size()));
-    CHECK(survivors(r1, i1, c1) == want_alive);
+      DeviceBuffer dws(ws), x0(size_t(n) * ld * 4), x1(size_t(n) * ld * 4), r0(cs.max_active * 4),
+          i0(cs.max_active * 4), r1(cs.max_active * 4), i1(cs.max_active * 4), dcounts(4 * 4);
+      CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
+      auto reset = [&]() {
+        x0.upload(x.data(), x.size() * 4);
+        x1.poison();
+        r0.upload(rows.data(), rows.size() * 4);
+        i0.upload(ids.data(), ids.size() * 4);
+        r1.poison();
+        i1.poison();
+        const std::vector<int> c = {cs.count, 0, 0, 0};
+        dcounts.upload(c.data(), c.size() * 4);
+      };
+      const jhdnnSparseMatrixDescriptor_t three[3] = {d, d, d};
+      reset();
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardCompact(h.get(), 1, three, bias, 32.f, cs.max_active, dcounts.as<int>(),
+                                                     r0.as<int>(), i0.as<int>(), x0.get(), r1.as<int>(), i1.as<int>(),
+                                                     x1.get(), ld, dws.get(), ws));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      check_y(x1, "multi-layer");
+      const int c1 = from_dev<int>(dcounts, 2)[1];
+      REQUIRE(c1 == int(want_alive.size()));
+      CHECK(survivors(r1, i1, c1) == want_alive);
 
-    // Final features of the survivors after three layers, by id (set 1 holds layer 3's output).
-    auto final_features = [&]() {
-      const int c3 = from_dev<int>(dcounts, 4)[3];
-      const std::vector<int> pos = from_dev<int>(r1, size_t(c3)), id = from_dev<int>(i1, size_t(c3));
-      const std::vector<float> all = from_dev<float>(x1, size_t(n) * ld);
-      std::vector<std::pair<int, std::vector<uint32_t>>> out;
-      for (int t = 0; t < c3; ++t) {
-        std::vector<uint32_t> col(n);
-        for (int64_t i = 0; i < n; ++i) col[i] = bits_of(all[size_t(i) * ld + pos[t]]);
-        out.emplace_back(id[t], std::move(col));
+      // Final features of the survivors after three layers, by id (set 1 holds layer 3's output).
+      auto final_features = [&]() {
+        const int c3 = from_dev<int>(dcounts, 4)[3];
+        const std::vector<int> pos = from_dev<int>(r1, size_t(c3)), id = from_dev<int>(i1, size_t(c3));
+        const std::vector<float> all = from_dev<float>(x1, size_t(n) * ld);
+        std::vector<std::pair<int, std::vector<uint32_t>>> out;
+        for (int t = 0; t < c3; ++t) {
+          std::vector<uint32_t> col(n);
+          for (int64_t i = 0; i < n; ++i) col[i] = bits_of(all[size_t(i) * ld + pos[t]]);
+          out.emplace_back(id[t], std::move(col));
+        }
+        std::sort(out.begin(), out.end());
+        return std::make_pair(from_dev<int>(dcounts, 4), out);
+      };
+      reset();
+      for (int l = 0; l < 3; ++l) {
+        const bool odd = (l & 1) != 0;
+        JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(
+            h.get(), d, bias, 32.f, cs.max_active, dcounts.as<int>() + l, odd ? r1.as<int>() : r0.as<int>(),
+            odd ? i1.as<int>() : i0.as<int>(), odd ? x1.get() : x0.get(), ld, odd ? x0.get() : x1.get(), ld,
+            odd ? r0.as<int>() : r1.as<int>(), odd ? i0.as<int>() : i1.as<int>(), dcounts.as<int>() + l + 1, dws.get(),
+            fws));
       }
-      std::sort(out.begin(), out.end());
-      return std::make_pair(from_dev<int>(dcounts, 4), out);
-    };
-    reset();
-    for (int l = 0; l < 3; ++l) {
-      const bool odd = (l & 1) != 0;
-      JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(
-          h.get(), d, bias, 32.f, cs.max_active, dcounts.as<int>() + l, odd ? r1.as<int>() : r0.as<int>(),
-          odd ? i1.as<int>() : i0.as<int>(), odd ? x1.get() : x0.get(), ld, odd ? x0.get() : x1.get(), ld,
-          odd ? r0.as<int>() : r1.as<int>(), odd ? i0.as<int>() : i1.as<int>(), dcounts.as<int>() + l + 1, dws.get(),
-          fws));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      const auto want3 = final_features();
+      reset();
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardCompact(h.get(), 3, three, bias, 32.f, cs.max_active, dcounts.as<int>(),
+                                                     r0.as<int>(), i0.as<int>(), x0.get(), r1.as<int>(), i1.as<int>(),
+                                                     x1.get(), ld, dws.get(), ws));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CHECK(final_features() == want3);
+      const std::vector<int> left = from_dev<int>(dws, fws / 4 + 1);
+      CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
+      CHECK(dws.guard_intact());
+      jhdnnDestroySparseMatrixDescriptor(d);
     }
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const auto want3 = final_features();
-    reset();
-    JHDNN_CHECK(jhdnnSparseDnnLayersForwardCompact(h.get(), 3, three, bias, 32.f, cs.max_active, dcounts.as<int>(),
-                                                   r0.as<int>(), i0.as<int>(), x0.get(), r1.as<int>(), i1.as<int>(),
-                                                   x1.get(), ld, dws.get(), ws));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CHECK(final_features() == want3);
-    const std::vector<int> left = from_dev<int>(dws, fws / 4 + 1);
-    CHECK(std::count(left.begin(), left.end(), 0) == int64_t(left.size()));
-    CHECK(dws.guard_intact());
-    jhdnnDestroySparseMatrixDescriptor(d);
   }
 }

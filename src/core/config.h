@@ -93,6 +93,18 @@ const char* tc_tail_bad_value();
 bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
+// ---------------------------------------------------------------- sparse DNN layer tile
+// JHDNN_SPDNN_TILE = single | block (exact case; unset or "" = single): how the fused sparse-DNN
+// layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32 rows
+// (src/sparse/README.md, "Crowded layers: a SASS count"): single = one output at a time, block = up
+// to 8 outputs that share the held input list at once (independent chains). Both give bitwise the
+// same results. An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
+enum class SpdnnTile : int { kInvalid = -1, kSingle = 0, kBlock = 1 };
+SpdnnTile spdnn_tile();
+const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
+// "single" / "block", or nullptr = back to the environment's value. False (and no change) otherwise.
+bool set_spdnn_tile(const char* value);
+
 // ---------------------------------------------------------------- read-only (environment only)
 // JHDNN_LOG (set, non-empty, not "0"): log dispatch decisions. JHDNN_LOG_FILE: append them there
 // instead of stderr ("" = not set). NVIDIA_TF32_OVERRIDE=0: no TF32 anywhere.

@@ -23,14 +23,16 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "core/config.h"
 #include "core/cuda_check.h"
+#include "sparse/reuse_tile.h"
 #include "sparse/sparse.h"
 
 namespace jhdnn::sparse {
 namespace {
 
-constexpr int kWarps = 8;
-constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight registers busy)
+using tile::kWarps;
+using tile::kMinSlice;
 
 // Loads of data that an EARLIER layer of the same launch may have written (features, active lists).
 // kCoherent = false (one launch per layer): the data is read-only for the kernel's lifetime, so the
@@ -141,6 +143,62 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
     if (alive[q]) row_nonzero[tile0 + q * 32 + lane] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
+// lane_base + j * 32 elements as ONE IMAD.WIDE (nvcc otherwise rebuilds ((j * 32) | lane) * 4 + base:
+// eight instructions per address, two addresses per output). j >= 0 and j * 128 fits 64 bits.
+template <typename T>
+__device__ __forceinline__ const T* row_lane(const T* lane_base, int j) {
+  static_assert(sizeof(T) == 4, "rows of 32 four-byte elements");
+  const T* p;
+  asm("mad.wide.s32 %0, %1, 128, %2;" : "=l"(p) : "r"(j), "l"(lane_base));
+  return p;
+}
+
+// *p = v if `pred`, as one predicated store: nvcc turns `if (valid) *p = v` into a branch around the
+// address arithmetic (5 more instructions per output). Volatile with a memory clobber: the compiler
+// keeps it in program order with every other memory access (the fences and flag stores after it).
+__device__ __forceinline__ void store_if(float* p, float v, bool pred) {
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %2, 0;\n\t@q st.global.f32 [%0], %1;\n\t}" ::"l"(p), "f"(v),
+               "r"(unsigned(pred))
+               : "memory");
+}
+
+// Block steps of layer_tile_reuse: up to kBlockOutputs outputs that share the held list at once (one
+// independent fma chain each), when at least kBlockMin of them do (else one output).
+constexpr int kBlockOutputs = 8;
+constexpr int kBlockMin = 4;
+
+struct __align__(16) ReuseSmem {
+  float w[kBlockOutputs][32];   // w[o][t]: weight t of the step's output o (one-output steps: w[0])
+  unsigned long long rows[32];  // row pointers (as integers: read back as ulonglong2 pairs)
+};
+
+// The 32 features of an input list (lane t holds index my_i of input t) for this lane's column: a
+// full list (no padding) through the row pointers in sm.rows, else the index shuffled per feature
+// (padding loads 0: fma(0, 0, acc) as in the CPU chain). Warp-uniform; every lane must have finished
+// reading sm.rows of the previous list (a __syncwarp since).
+template <bool kCoherent>
+__device__ __forceinline__ void load_list(int lane, int my_i, unsigned col, const float* __restrict__ x, int64_t ldx,
+                                          ReuseSmem& sm, float (&xv)[32]) {
+  if (__all_sync(0xffffffffu, my_i >= 0)) {
+    // Full list: lane t computes input t's row pointer; every lane reads them back in pairs.
+    sm.rows[lane] = reinterpret_cast<unsigned long long>(x + int64_t(my_i) * ldx);
+    __syncwarp();
+    const ulonglong2* rows2 = reinterpret_cast<const ulonglong2*>(sm.rows);
+#pragma unroll
+    for (int t = 0; t < 32; t += 2) {
+      const ulonglong2 p = rows2[t / 2];  // the same address in every lane: a broadcast
+      xv[t] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.x) + col);
+      xv[t + 1] = ld_x<kCoherent>(reinterpret_cast<const float*>(p.y) + col);
+    }
+  } else {
+#pragma unroll
+    for (int t = 0; t < 32; ++t) {
+      const int i = __shfl_sync(0xffffffffu, my_i, t);
+      xv[t] = i >= 0 ? ld_x<kCoherent>(x + int64_t(i) * ldx + col) : 0.f;
+    }
+  }
+}
+
 // The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
 // (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
 // (layer_shape's ipt: 4 while >= 2 x SMs tiles of 128 exist, else 1); the 8 warps are groups x runs
@@ -151,23 +209,36 @@ __device__ __forceinline__ void layer_tile(int lane, int warp, int count, int ti
 // - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
 //   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
 //   current list in registers and loads them again only when the next output's 32 indices differ
-//   (one __all_sync). The tile before this one (4 images per lane, outputs interleaved over the 8
-//   warps) loaded 32 feature lines per (tile, output): 469 x 1024 x 32 x 512 B = 7.9 GB of L2 -> SM
-//   traffic per layer, ~2.7 ms; here it is ~one load per (32 images, list): 1875 x 64 x 32 x 128 B =
-//   0.49 GB (each image's features read twice, once per list an input belongs to; a run boundary
-//   inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
+//   (one __all_sync). ~one load per (32 images, list): 1875 x 64 x 32 x 128 B = 0.49 GB of L2 -> SM
+//   traffic per layer (each image's features read twice, once per list an input belongs to; a run
+//   boundary inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
 // - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
 //   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
-//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync. The
-//   limit is the SM's 128 B/clock return path (one register for 32 lanes per clock; a uniform
-//   address packs two): ~16 clocks per output for the 8 broadcasts against 32 for the shuffles,
-//   next to 8 clocks of FFMA issue (32 per output, 4 per clock).
+//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync.
+// - Few instructions per output: the tile is instruction-bound (src/sparse/README.md, "Crowded
+//   layers: a SASS count"). Per (warp, output) 84 SASS instructions: 32 FFMA, 8 LDS.128 and 44 others
+//   (prefetch, weight store, list vote, bias / ReLU / clamp, store; 113 before this was cut): 32-bit
+//   output indices, lane pointers for the weight rows (one mad.wide per address), a predicated
+//   store, `alive` as a running max of |v| (one FMNMX), every lane computing (lanes past the count
+//   load column 0 of x, in bounds, and neither store nor flag). Per list load of a full list (no
+//   padding, the challenge's case) 136 (was 476): each lane computes ITS input's row pointer
+//   x + i * ldx, the 32 pointers go through the warp's shared buffer (16 LDS.128 broadcasts), and
+//   each feature is a 64-bit add of the lane's column and one load (was a shuffle, two constant
+//   loads and 64-bit multiply-adds per feature). A list with padding (index -1) takes the general
+//   loop (the index shuffled per feature, padding loads 0).
+// - Block steps (`block`: JHDNN_SPDNN_TILE=block, and 16-byte aligned weight arrays): the outputs that
+//   share the held list (16 per list in the challenge) run 8 at a time as 8 independent chains over
+//   the same registers, so a warp is not one serial chain of 32 dependent FMAs per output; the 8 rows
+//   come in as 16-byte pieces and the list check is one __reduce_and_sync. 560 SASS instructions per
+//   step of 8 outputs (70 per output; 168 for a one-output step, taken when fewer than 4 outputs
+//   from here share the list). Groups then end at multiples of 32 (reuse_tile.h group_end) so that
+//   aligned lists are never cut by a group.
 // - Per output, the same 32 products are summed in the same order as layer_tile / dot32
 //   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
-// s_w: this warp's two 32-float buffers (16-byte aligned), alternated by output so that one
-// __syncwarp per output orders both the stores before the reads and the previous reads before the
-// next stores (a lane can only overwrite buffer b after every lane passed the __syncwarp that
-// follows its last read of b).
+// sm: this warp's shared buffers (ReuseSmem). w: the step's weights (w[0] for one output), written
+// after a __syncwarp (every lane has read the previous step's) and read after another (every lane's
+// store is visible). rows: the 32 row pointers of a list load, written after the first of those and
+// read after a __syncwarp of its own.
 template <bool kCoherent>
 __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
                                                  int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
@@ -175,44 +246,131 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
                                                  const int* __restrict__ active_rows, const float* __restrict__ x,
                                                  int64_t ldx, float* __restrict__ y, int64_t ldy,
                                                  int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                                 float (*s_w)[32]) {
-  const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
-  const int r = tile0 + (warp / runs) * 32 + lane;  // this warp's group of 32 images
+                                                 ReuseSmem& sm, bool block) {
+  const tile::Run run = tile::warp_run(warp, groups, j_begin, j_end);  // outputs [run.begin, run.end)
+  const int r = tile0 + run.group * 32 + lane;  // this warp's group of 32 images
   const bool valid = r < count;
-  const float* xs = x + (valid ? int64_t(ld_list<kCoherent>(active_rows + r)) : 0);
-  bool alive = false;
-  // This warp's run: outputs t in [t_begin, t_end) of the row order.
-  const int64_t per = (j_end - j_begin + runs - 1) / runs;
-  const int64_t t_begin = j_begin + int64_t(warp % runs) * per;
-  const int64_t t_end = min(j_end, t_begin + per);
+  // This lane's column of x. Lanes past the count read column 0 (in bounds: count >= 1) and compute
+  // like the others, so that no branch splits the warp; they neither store y nor flag.
+  const unsigned col = valid ? unsigned(ld_list<kCoherent>(active_rows + r)) : 0u;
+  const int t_begin = run.begin, t_end = run.end;
+  // Lane pointers: y_lane + j * ldy is this lane's output of neuron j; lane k of row j holds pair k.
+  char* const y_lane = reinterpret_cast<char*>(y + (valid ? r : 0));
+  const uint64_t ldy_bytes = uint64_t(ldy) * sizeof(float);
+  const int* const wi_lane = wi + lane;
+  const float* const wv_lane = wv + lane;
+  const int* const wi4_lane = wi + 4 * (lane & 7);  // block steps: slots 4 (lane % 8) .. + 3
+  const float* const wv4_lane = wv + 4 * (lane & 7);
+  // Block steps load rows as 16-byte pieces: only with 16-byte aligned weight arrays.
+  block = block && ((reinterpret_cast<uintptr_t>(wi) | reinterpret_cast<uintptr_t>(wv)) & 15u) == 0;
   float xv[32];
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
-  int held_i = -2;  // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
-  int buf = 0;      // which of the two weight buffers this output uses
-  for (int64_t g0 = t_begin; g0 < t_end; g0 += 32) {
-    const int64_t my_t = g0 + lane;
-    const int my_j = my_t < t_end ? (order ? order[my_t] : int(my_t)) : 0;
-    const int cnt = int(min(int64_t(32), t_end - g0));  // >= 1 since g0 < t_end
-    int j = __shfl_sync(0xffffffffu, my_j, 0);
-    int cur_i = wi[int64_t(j) * 32 + lane];
-    float cur_w = wv[int64_t(j) * 32 + lane];
-    for (int k = 0; k < cnt; ++k) {
-      // Prefetch: the next output's pair (the last iteration reloads its own row, harmlessly).
-      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1 < cnt ? k + 1 : k);
-      const int nxt_i = wi[int64_t(jn) * 32 + lane];
-      const float nxt_w = wv[int64_t(jn) * 32 + lane];
-      s_w[buf][lane] = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
-      if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
+  int held_i = -2;    // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
+  float alive = 0.f;  // max |v| over this lane's outputs: nonzero iff one of them is
+  const float4* const w4 = reinterpret_cast<const float4*>(sm.w[0]);
+  for (int g0 = t_begin, g1; g0 < t_end; g0 = g1) {
+    g1 = tile::group_end(g0, t_end, block);
+    const int cnt = g1 - g0;  // 1 .. 32
+    // Lanes past cnt hold output 0 (a valid row): reads past the group's last output hit it, harmlessly.
+    const int my_j = lane < cnt ? (order ? __ldg(order + g0 + lane) : g0 + lane) : 0;
+    if (block) {
+      // Block steps. The rows of outputs k .. k + 7 (past the group: lanes that hold valid rows, see
+      // my_j) come in as 16-byte pieces: lane l loads slots s .. s + 3 (s = 4 (l % 8)) of outputs
+      // l / 8 and l / 8 + 4, zeroes the weights of padding slots and stores them to the weight
+      // buffers; m = how many of these outputs, from k on, have output k's list (every slot equal);
+      // the list is loaded unless held. m >= kBlockMin run as m independent chains over the same
+      // features (kBlockOutputs chains are computed; those past m are dropped), else output k alone.
+      // Each chain is acc = fma(w_t, x_t, acc), t = 0..31 in order.
+      for (int k = 0; k < cnt;) {
+        __syncwarp();  // every lane has read the previous step's weights and row pointers
+        const int i0 = __ldg(row_lane(wi_lane, __shfl_sync(0xffffffffu, my_j, k)));  // lane t: slot t of output k
+        const int s4 = lane & 7, o4 = lane >> 3;  // slots 4 s4 .. 4 s4 + 3 of outputs o4 and o4 + 4
+        int4 ref;  // output k's slots 4 s4 .. 4 s4 + 3
+        ref.x = __shfl_sync(0xffffffffu, i0, 4 * s4 + 0);
+        ref.y = __shfl_sync(0xffffffffu, i0, 4 * s4 + 1);
+        ref.z = __shfl_sync(0xffffffffu, i0, 4 * s4 + 2);
+        ref.w = __shfl_sync(0xffffffffu, i0, 4 * s4 + 3);
+        unsigned same = 0xffu;  // bit o: output k + o has output k's list (in this lane's slots)
 #pragma unroll
-        for (int t = 0; t < 32; ++t) {
-          const int i = __shfl_sync(0xffffffffu, cur_i, t);
-          xv[t] = (valid && i >= 0) ? ld_x<kCoherent>(xs + int64_t(i) * ldx) : 0.f;
+        for (int h = 0; h < 2; ++h) {
+          const int o = o4 + 4 * h;
+          const int jo = __shfl_sync(0xffffffffu, my_j, k + o);  // lane (k + o) mod 32
+          const int4 iv = __ldg(reinterpret_cast<const int4*>(row_lane(wi4_lane, jo)));
+          float4 wv4 = __ldg(reinterpret_cast<const float4*>(row_lane(wv4_lane, jo)));
+          wv4.x = iv.x >= 0 ? wv4.x : 0.f;  // padding: 0 (its value may be NaN)
+          wv4.y = iv.y >= 0 ? wv4.y : 0.f;
+          wv4.z = iv.z >= 0 ? wv4.z : 0.f;
+          wv4.w = iv.w >= 0 ? wv4.w : 0.f;
+          reinterpret_cast<float4*>(sm.w[o])[s4] = wv4;
+          if (iv.x != ref.x || iv.y != ref.y || iv.z != ref.z || iv.w != ref.w) same &= ~(1u << o);
         }
+        same = __reduce_and_sync(0xffffffffu, same);                      // ... in every slot
+        same &= cnt - k >= kBlockOutputs ? 0xffu : (1u << (cnt - k)) - 1u;  // ... and in the group
+        const int m = __ffs(~same) - 1;  // leading outputs with output k's list: 1 .. kBlockOutputs
+        const int steps = m >= kBlockMin ? m : 1;
+        if (!__all_sync(0xffffffffu, i0 == held_i)) {  // a new input list: load its 32 features
+          load_list<kCoherent>(lane, i0, col, x, ldx, sm, xv);
+          held_i = i0;
+        }
+        __syncwarp();  // the weight stores are visible to the whole warp
+        if (steps > 1) {
+          float acc[kBlockOutputs];
+#pragma unroll
+          for (int o = 0; o < kBlockOutputs; ++o) acc[o] = 0.f;
+#pragma unroll
+          for (int u = 0; u < 8; ++u)
+#pragma unroll
+            for (int o = 0; o < kBlockOutputs; ++o) {
+              const float4 w = reinterpret_cast<const float4*>(sm.w[o])[u];  // a broadcast
+              acc[o] = __fmaf_rn(w.x, xv[4 * u + 0], acc[o]);
+              acc[o] = __fmaf_rn(w.y, xv[4 * u + 1], acc[o]);
+              acc[o] = __fmaf_rn(w.z, xv[4 * u + 2], acc[o]);
+              acc[o] = __fmaf_rn(w.w, xv[4 * u + 3], acc[o]);
+            }
+#pragma unroll
+          for (int o = 0; o < kBlockOutputs; ++o) {
+            const bool mine = o < kBlockMin || o < steps;  // steps >= kBlockMin here
+            const float v = fminf(fmaxf(acc[o] + bias, 0.f), clamp_max);
+            const int jo = __shfl_sync(0xffffffffu, my_j, k + o);
+            store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(jo)) * ldy_bytes), v, valid && mine);
+            if (mine) alive = fmaxf(alive, fabsf(v));
+          }
+        } else {
+          float acc = 0.f;
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const float4 w = w4[u];  // the same address in every lane: a broadcast
+            acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
+            acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
+            acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
+            acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
+          }
+          const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+          const int j0 = __shfl_sync(0xffffffffu, my_j, k);
+          store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j0)) * ldy_bytes), v, valid);
+          alive = fmaxf(alive, fabsf(v));
+        }
+        k += steps;
+      }
+      continue;
+    }
+    // One output at a time, the next output's pair fetched one output ahead.
+    int j = __shfl_sync(0xffffffffu, my_j, 0);
+    int cur_i = __ldg(row_lane(wi_lane, j));
+    float cur_w = __ldg(row_lane(wv_lane, j));
+    for (int k = 0; k < cnt; ++k) {
+      // Prefetch: the next output's pair (lane k + 1, or lane 0 / a lane past cnt after the last one).
+      const int jn = __shfl_sync(0xffffffffu, my_j, k + 1);
+      const int nxt_i = __ldg(row_lane(wi_lane, jn));
+      const float nxt_w = __ldg(row_lane(wv_lane, jn));
+      __syncwarp();  // every lane has read the previous output's weights (and row pointers)
+      sm.w[0][lane] = cur_i >= 0 ? cur_w : 0.f;  // padding: its value is never used (may be NaN)
+      if (!__all_sync(0xffffffffu, cur_i == held_i)) {  // a new input list: load its 32 features
+        load_list<kCoherent>(lane, cur_i, col, x, ldx, sm, xv);
         held_i = cur_i;
       }
       __syncwarp();  // the weight stores above are visible to the whole warp
-      const float4* w4 = reinterpret_cast<const float4*>(s_w[buf]);
       float acc = 0.f;
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
@@ -223,17 +381,14 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
         acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
       }
       const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
-      if (valid) {
-        y[int64_t(j) * ldy + r] = v;
-        alive |= v != 0.f;
-      }
-      buf ^= 1;
+      store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j)) * ldy_bytes), v, valid);  // j >= 0
+      alive = fmaxf(alive, fabsf(v));
       j = jn;
       cur_i = nxt_i;
       cur_w = nxt_w;
     }
   }
-  if (alive) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+  if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
 // The separate-compaction path (jhdnnSparseDnnLayerForward): grid = (tiles, slices) sized on the host
@@ -255,16 +410,6 @@ dnn_layer_kernel(int64_t n_out, int width, const int* __restrict__ wi, const flo
                              ldx, y, ldy, row_nonzero, order);
 }
 
-// The fused kernel's launch shape for `count` active images (the host launcher of round 1 computes
-// the equivalent with target = 4 * SMs, rounded up): four images per lane while there are enough
-// 128-image tiles for two waves, else one; the outputs split into slices so that about `target`
-// work items exist even when few images are left (but at least kMinSlice outputs per slice). The
-// fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
-// hundred images) every item runs in the first and only round: a second round would double the
-// chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
-// Width-32 layers (layer_tile_reuse) use the same shape: with 60000 images, 469 tiles of 128 images
-// x 3 slices (1407 items, ~3.6 per block of a 396-block grid), each tile's 4 groups of 32 images
-// sharing 2 runs of outputs per slice (see layer_tile_reuse).
 // One layer of the multi-layer kernel's table (built by the launcher from the descriptors).
 struct MultiLayer {
   const int* wi;
@@ -281,26 +426,9 @@ struct LayerTable {
 };
 static_assert(sizeof(LayerTable) + 160 <= 4096, "the table and the other kernel parameters must fit 4 KB");
 
-struct Shape {
-  int ipt;
-  int64_t tiles, slices, slice;
-};
-
-__device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
-  Shape sh;
-  sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
-  sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
-  // Many tiles (the first layers): ~4 rounds of items, so the last, partial round is a small tail.
-  if (2 * sh.tiles >= target) target *= 4;
-  int64_t slices = target / sh.tiles;
-  if (slices < 1) slices = 1;
-  const int64_t max_slices = n_out / kMinSlice > 1 ? n_out / kMinSlice : 1;
-  if (slices > max_slices) slices = max_slices;
-  if (slices > 65535) slices = 65535;
-  sh.slice = (n_out + slices - 1) / slices;
-  sh.slices = (n_out + sh.slice - 1) / sh.slice;
-  return sh;
-}
+// layer_shape (reuse_tile.h): the tiles and slices of a layer for `count` active images.
+using tile::layer_shape;
+using tile::Shape;
 
 // The fused path (jhdnnSparseDnnLayerForwardCompact): one launch per layer whose shape does not
 // depend on the host (a persistent grid of resident blocks), so a whole network can be captured in
@@ -313,14 +441,15 @@ __device__ inline Shape layer_shape(int64_t count, int64_t n_out, int sm_count, 
 // One layer of the fused path, run by every block of a persistent grid (see the comment above).
 // kCoherent: the multi-layer kernel (the lists and features were written earlier in the same launch).
 template <bool kWidth32, bool kCoherent>
-__device__ __forceinline__ void fused_layer(int& s_last, float (*s_w)[2][32], int count, int64_t n_out,
+__device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
                                             const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
                                             float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out,
                                             int* __restrict__ ids_out, int* __restrict__ count_out,
                                             int* __restrict__ flags, int* __restrict__ done,
-                                            const int* __restrict__ order, int sm_count, int max_active) {
+                                            const int* __restrict__ order, int sm_count, int max_active,
+                                            bool block) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x));
   const int tile_images = 32 * sh.ipt;
@@ -332,7 +461,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, float (*s_w)[2][32], in
     const int tile0 = tile * tile_images;
     if constexpr (kWidth32) {  // one image per lane; sh.ipt groups of 32 images per tile
       layer_tile_reuse<kCoherent>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
-                                  active_rows, x, ldx, y, ldy, flags, order, s_w[warp]);
+                                  active_rows, x, ldx, y, ldy, flags, order, s_tile[warp], block);
     } else {
       if (sh.ipt == 4)
         layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
@@ -377,13 +506,14 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                          int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
-                         int sm_count, int max_active) {
+                         int sm_count, int max_active, int block) {
   __shared__ int s_last;
-  __shared__ __align__(16) float s_w[kWarps][2][32];  // the width-32 tile's weight buffers (2 per warp)
+  __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<kWidth32, false>(s_last, s_w, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
-                               y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active);
+  fused_layer<kWidth32, false>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
+                               y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active,
+                               block != 0);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -424,9 +554,9 @@ __global__ void __launch_bounds__(kWarps * 32, 3)
 dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_count, float bias, float clamp_max,
                           int* __restrict__ counts, int* rows0, int* ids0, float* x0, int* rows1, int* ids1,
                           float* x1, int64_t ld, int* __restrict__ flags, int* __restrict__ done,
-                          unsigned* __restrict__ bar, int sm_count, int max_active) {
+                          unsigned* __restrict__ bar, int sm_count, int max_active, int block) {
   __shared__ int s_last;
-  __shared__ __align__(16) float s_w[kWarps][2][32];  // the width-32 tile's weight buffers (2 per warp)
+  __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   for (int k = 0; k < layer_count; ++k) {
     if (k > 0) grid_barrier(bar);
     // L2 read: written by other blocks in the previous layer (atomics), final after the barrier.
@@ -441,12 +571,13 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
     int* ids_out = odd ? ids0 : ids1;
     float* y = odd ? x0 : x1;
     if (kAllWidth32 || L.width == 32)
-      fused_layer<true, true>(s_last, s_w, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
-                              ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active);
+      fused_layer<true, true>(s_last, s_tile, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
+                              ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active,
+                              block != 0);
     else if constexpr (!kAllWidth32)
-      fused_layer<false, true>(s_last, s_w, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
+      fused_layer<false, true>(s_last, s_tile, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
                                ld, y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count,
-                               max_active);
+                               max_active, false);
   }
 }
 
@@ -522,6 +653,16 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   return Status::success();
 }
 
+// JHDNN_SPDNN_TILE (core/config.h): 1 = block steps in the width-32 tile, 0 = one output at a time.
+static Status spdnn_tile_block(int* block) {
+  const core::config::SpdnnTile t = core::config::spdnn_tile();
+  if (t == core::config::SpdnnTile::kInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected block or single",
+                      core::config::spdnn_tile_bad_value());
+  *block = t == core::config::SpdnnTile::kBlock;
+  return Status::success();
+}
+
 // Workspace of the fused layer: flags for maxActive images, then one done counter per 32-image tile
 // (the most tiles any launch shape has). Zeroed by the caller once; every launch leaves it zeroed.
 size_t fused_workspace(int max_active) {
@@ -534,6 +675,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
                          const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                          int* ids_out, int* count_out, void* ws) {
   if (max_active == 0) return Status::success();
+  int block = 0;
+  JHDNN_TRY(spdnn_tile_block(&block));
   int* flags = static_cast<int*>(ws);
   int* done = reinterpret_cast<int*>(static_cast<char*>(ws) + align256(size_t(max_active) * sizeof(int)));
   const int width = int(wt.width);
@@ -545,7 +688,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
     kernel<<<grid, kWarps * 32, 0, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
                                         active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
-                                        done, wt.row_order, sm_count, max_active);
+                                        done, wt.row_order, sm_count, max_active, block);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   };
@@ -592,6 +735,8 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
                           float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
                           int* rows1, int* ids1, float* x1, int64_t ld, void* ws) {
   if (max_active == 0 || layer_count == 0) return Status::success();
+  int block = 0;
+  JHDNN_TRY(spdnn_tile_block(&block));
   char* base = static_cast<char*>(ws);
   int* flags = reinterpret_cast<int*>(base);
   int* done = reinterpret_cast<int*>(base + align256(size_t(max_active) * sizeof(int)));
@@ -616,7 +761,7 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
     }
     int* c = counts + c0;
     void* args[] = {&table, &count, &bias, &clamp_max, &c,    &rows0, &ids0,     &x0,        &rows1,
-                    &ids1,  &x1,    &ld,   &flags,     &done, &bar,   &sm_count, &max_active};
+                    &ids1,  &x1,    &ld,   &flags,     &done, &bar,   &sm_count, &max_active, &block};
     // The barrier's counter and generation start at 0 in every launch (8 bytes, stream-ordered, and
     // capturable in a graph), whatever the workspace held.
     JHDNN_CUDA_TRY(cudaMemsetAsync(bar, 0, 2 * sizeof(unsigned), s));

@@ -1,0 +1,76 @@
+// The fused sparse-DNN layer's work split (dnn_layer.cu: layer_shape, layer_tile_reuse), shared by the
+// kernels and their CPU emulation (tests/test_spdnn_reuse_tile.cpp), so that the emulation checks the
+// same tiles, slices and output runs the GPU runs.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define JHDNN_SPDNN_HD __host__ __device__ __forceinline__
+#else
+#define JHDNN_SPDNN_HD inline
+#endif
+
+namespace jhdnn::sparse::tile {
+
+constexpr int kWarps = 8;      // warps per block of the layer kernels
+constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight registers busy)
+
+struct Shape {
+  int ipt;  // groups of 32 images per tile (4 or 1)
+  int64_t tiles, slices, slice;
+};
+
+// The fused kernel's launch shape for `count` active images (the host launcher of round 1 computes
+// the equivalent with target = 4 * SMs, rounded up): four images per lane while there are enough
+// 128-image tiles for two waves, else one; the outputs split into slices so that about `target`
+// work items exist even when few images are left (but at least kMinSlice outputs per slice). The
+// fused kernel passes target = its resident grid and rounds down, so that in the late layers (a few
+// hundred images) every item runs in the first and only round: a second round would double the
+// chain of outputs each warp walks. With at least half a grid of tiles, the target is 4 grids.
+// Width-32 layers (layer_tile_reuse) use the same shape: with 60000 images, 469 tiles of 128 images
+// x 3 slices (1407 items, ~3.6 per block of a 396-block grid), each tile's 4 groups of 32 images
+// sharing 2 runs of outputs per slice (see layer_tile_reuse).
+JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+  Shape sh;
+  sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
+  sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
+  // Many tiles (the first layers): ~4 rounds of items, so the last, partial round is a small tail.
+  if (2 * sh.tiles >= target) target *= 4;
+  int64_t slices = target / sh.tiles;
+  if (slices < 1) slices = 1;
+  const int64_t max_slices = n_out / kMinSlice > 1 ? n_out / kMinSlice : 1;
+  if (slices > max_slices) slices = max_slices;
+  if (slices > 65535) slices = 65535;
+  sh.slice = (n_out + slices - 1) / slices;
+  sh.slices = (n_out + sh.slice - 1) / sh.slice;
+  return sh;
+}
+
+// layer_tile_reuse's split of one item (a tile of `groups` x 32 images, outputs [j_begin, j_end) of
+// the row order) over the block's warps: warp w serves image group w / runs (runs = kWarps / groups)
+// and the contiguous run w % runs of the slice, outputs [begin, end) (empty when begin == end).
+// Outputs fit int: the API requires rows < INT_MAX.
+struct Run {
+  int group, begin, end;
+};
+JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end) {
+  const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
+  const int64_t per = (j_end - j_begin + runs - 1) / runs;
+  const int64_t b = j_begin + int64_t(warp % runs) * per;
+  const int64_t begin = b < j_end ? b : j_end;
+  const int64_t end = begin + per < j_end ? begin + per : j_end;
+  return {warp / runs, int(begin), int(end)};
+}
+
+// layer_tile_reuse walks a run in groups of at most 32 outputs [g0, group_end) (lane l loads the
+// order entry g0 + l once). Block steps (JHDNN_SPDNN_TILE=block) stay inside a group, so there the
+// groups end at multiples of 32 of the row order: input lists that are aligned runs of 16 rows (the
+// challenge layers in their reuse order) never straddle a group boundary, and only a run's first
+// and last list can be cut. One output at a time, groups are simply 32 long.
+JHDNN_SPDNN_HD int group_end(int g0, int t_end, bool block) {
+  const int room = block ? 32 - (g0 & 31) : 32;  // g0 >= 0
+  return t_end - g0 <= room ? t_end : g0 + room;
+}
+
+}  // namespace jhdnn::sparse::tile

@@ -1,0 +1,427 @@
+// CPU emulation of the fused sparse-DNN layer's width-32 tile (layer_tile_reuse in
+// src/sparse/dnn_layer.cu) over a whole layer, in both modes (JHDNN_SPDNN_TILE = single | block): the
+// same shape and warp runs (src/sparse/reuse_tile.h, shared with the kernel), the 32-output groups of
+// the row order; single: the prefetch of the next output's pair from lane k + 1 (lane 0 or a lane
+// past the group after the last one); block: steps over outputs k .. k + 7 (lanes (k + o) mod 32),
+// m = the leading outputs with output k's list, m >= 4 as m chains (8 computed, the rest dropped)
+// else output k alone; the per-lane held list and its warp vote, the full-list path (row pointers,
+// lanes past the count reading column 0) and the padded-list path, the fma chain t = 0..31, bias /
+// ReLU / clamp, the predicated store and the alive flag as a running max of |v|. Checked: every
+// (output, active image) written exactly once and bitwise equal to the CPU fma chain; nothing else
+// written; the flags are exactly the images with a nonzero output; every row and feature read in
+// bounds; and, on generated challenge layers in their reuse order, the list loads, block steps and
+// single steps equal the counts of the SASS cost model (scripts/spdnn-crowded-model.py). No GPU
+// needed: the GPU test of the kernel itself is test_sparse "fused and multi-layer paths: the
+// width-32 reuse tile ...".
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "sparse/reuse_tile.h"
+#include "spdnn/spdnn.h"
+
+namespace {
+
+namespace tile = jhdnn::sparse::tile;
+
+struct Rng {  // splitmix64
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
+};
+
+uint32_t bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+struct Layer {
+  spdnn::Ell e;            // width 32; padding idx -1 with a NaN value
+  std::vector<int> order;  // empty: natural order
+};
+
+struct Result {
+  std::vector<float> y;     // n_out x ldy
+  std::vector<int> writes;  // per (output, column) of y
+  std::vector<int> flags;   // per active position
+  int64_t list_loads = 0, padded_loads = 0, bad_reads = 0, bad_prefetch = 0;
+  int64_t block_steps = 0, block_outputs = 0, single_steps = 0;  // block mode
+};
+
+constexpr float kPoison = -12345.f;
+
+// The kernel's tile, lane by lane, for every item (tile, slice) of the layer's shape.
+Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
+               int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, bool block,
+               bool arithmetic = true) {
+  const spdnn::Ell& e = L.e;
+  const int64_t n_out = e.rows;
+  const int* order = L.order.empty() ? nullptr : L.order.data();
+  Result res;
+  res.y.assign(size_t(n_out) * ldy, kPoison);
+  res.writes.assign(size_t(n_out) * ldy, 0);
+  res.flags.assign(size_t(count), 0);
+  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid);
+  for (int64_t item = 0; item < sh.tiles * sh.slices; ++item) {
+    const int tile0 = int(item % sh.tiles) * 32 * sh.ipt;
+    const int64_t j_begin = (item / sh.tiles) * sh.slice;
+    const int64_t j_end = std::min(n_out, j_begin + sh.slice);
+    for (int warp = 0; warp < tile::kWarps; ++warp) {
+      const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end);
+      bool valid[32];
+      unsigned col[32];
+      int held[32];
+      float xv[32][32], alive[32];
+      for (int l = 0; l < 32; ++l) {
+        const int r = tile0 + run.group * 32 + l;
+        valid[l] = r < count;
+        col[l] = valid[l] ? unsigned(active_rows[size_t(r)]) : 0u;
+        held[l] = -2;
+        alive[l] = 0.f;
+        for (float& v : xv[l]) v = 0.f;
+      }
+      auto pair_of = [&](int j, int l, int* i, float* w) {
+        if (j < 0 || j >= n_out) {
+          ++res.bad_prefetch;
+          *i = -1;
+          *w = 0.f;
+          return;
+        }
+        *i = e.idx[size_t(j) * 32 + l];
+        *w = e.val[size_t(j) * 32 + l];
+      };
+      auto load = [&](int64_t i, unsigned c) {
+        if (i < 0 || i >= e.cols || c >= uint64_t(ldx)) {
+          ++res.bad_reads;
+          return std::numeric_limits<float>::quiet_NaN();
+        }
+        return x[size_t(i * ldx + c)];
+      };
+      // The list with output j's indices (lane t: slot t): loaded unless every lane holds it.
+      auto hold_list = [&](int j) {
+        int li[32];
+        bool same = true, full = true;
+        for (int l = 0; l < 32; ++l) {
+          li[l] = j >= 0 && j < n_out ? e.idx[size_t(j) * 32 + l] : -1;
+          same = same && li[l] == held[l];
+          full = full && li[l] >= 0;
+        }
+        if (same) return;
+        ++res.list_loads;
+        if (!full) ++res.padded_loads;
+        for (int l = 0; l < 32 && arithmetic; ++l)  // lane l
+          for (int t = 0; t < 32; ++t)  // feature t: input li[t] (lane t's), column col[l]
+            xv[l][t] = full ? load(li[t], col[l]) : li[t] >= 0 ? load(li[t], col[l]) : 0.f;
+        for (int l = 0; l < 32; ++l) held[l] = li[l];
+      };
+      // Output j (a chain over weights w and the held features) for every lane.
+      auto output = [&](int j, const float* w, bool stored) {
+        for (int l = 0; l < 32 && arithmetic; ++l) {
+          float acc = 0.f;
+          for (int t = 0; t < 32; ++t) acc = std::fma(w[t], xv[l][t], acc);
+          const float v = std::fmin(std::fmax(acc + bias, 0.f), clamp_max);
+          if (!stored) continue;
+          if (valid[l]) {
+            const size_t at = size_t(j) * size_t(ldy) + size_t(tile0 + run.group * 32 + l);
+            res.y[at] = v;
+            ++res.writes[at];
+          }
+          alive[l] = std::fmax(alive[l], std::fabs(v));
+        }
+      };
+      for (int g0 = run.begin, g1; g0 < run.end; g0 = g1) {
+        g1 = tile::group_end(g0, run.end, block);
+        const int cnt = g1 - g0;
+        int my_j[32];
+        for (int l = 0; l < 32; ++l) my_j[l] = l < cnt ? (order ? order[g0 + l] : g0 + l) : 0;
+        if (block) {
+          for (int k = 0; k < cnt;) {
+            // Rows of outputs k .. k + 7 (lane (k + o) mod 32's output), weights zeroed on padding.
+            int jo[8];
+            float w[8][32];
+            unsigned same = 1u;
+            for (int o = 0; o < 8; ++o) {
+              jo[o] = my_j[(k + o) % 32];
+              bool eq = true;
+              for (int t = 0; t < 32; ++t) {
+                int i;
+                pair_of(jo[o], t, &i, &w[o][t]);
+                if (i < 0) w[o][t] = 0.f;
+                eq = eq && i == e.idx[size_t(jo[0]) * 32 + t];
+              }
+              if (o > 0 && eq) same |= 1u << o;
+            }
+            same &= cnt - k >= 8 ? 0xffu : (1u << (cnt - k)) - 1u;
+            int m = 0;
+            while (m < 8 && (same >> m & 1u)) ++m;
+            const int steps = m >= 4 ? m : 1;
+            hold_list(jo[0]);
+            if (steps > 1) {
+              ++res.block_steps;
+              res.block_outputs += steps;
+              for (int o = 0; o < 8; ++o) output(jo[o], w[o], o < steps);
+            } else {
+              ++res.single_steps;
+              output(jo[0], w[0], true);
+            }
+            k += steps;
+          }
+          continue;
+        }
+        int j = my_j[0];
+        int cur_i[32];
+        float cur_w[32];
+        for (int l = 0; l < 32; ++l) pair_of(j, l, &cur_i[l], &cur_w[l]);
+        for (int k = 0; k < cnt; ++k) {
+          const int jn = my_j[(k + 1) % 32];  // __shfl_sync(my_j, k + 1): lane k + 1 mod 32
+          int nxt_i[32];
+          float nxt_w[32];
+          for (int l = 0; l < 32; ++l) pair_of(jn, l, &nxt_i[l], &nxt_w[l]);
+          float w[32];
+          for (int l = 0; l < 32; ++l) w[l] = cur_i[l] >= 0 ? cur_w[l] : 0.f;
+          hold_list(j);
+          output(j, w, true);
+          j = jn;
+          std::copy(nxt_i, nxt_i + 32, cur_i);
+          std::copy(nxt_w, nxt_w + 32, cur_w);
+        }
+      }
+      for (int l = 0; l < 32; ++l)
+        if (valid[l] && alive[l] != 0.f) res.flags[size_t(tile0 + run.group * 32 + l)] = 1;
+    }
+  }
+  return res;
+}
+
+// The CPU chain for output j of the image in column c: what the kernel must produce, bitwise.
+float chain32(const spdnn::Ell& e, const std::vector<float>& x, int64_t ldx, int64_t j, int64_t c, float bias,
+              float clamp_max) {
+  float acc = 0.f;
+  for (int k = 0; k < 32; ++k) {
+    const int i = e.idx[size_t(j) * 32 + k];
+    acc = std::fma(i >= 0 ? e.val[size_t(j) * 32 + k] : 0.f, i >= 0 ? x[size_t(i * ldx + c)] : 0.f, acc);
+  }
+  return std::min(std::max(acc + bias, 0.f), clamp_max);
+}
+
+// (arithmetic = false: the schedule and its list loads only, no features, no outputs.)
+
+// Runs of equal lists of 1 .. max_run rows (a padding entry with probability pad, 3% of lists all
+// padding), stored scattered with a row order that lists them run by run when `scattered`.
+Layer random_layer(int64_t n, int max_run, bool scattered, double pad, Rng& g) {
+  Layer L;
+  spdnn::Ell& e = L.e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.assign(size_t(n) * 32, -1);
+  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  std::vector<int> perm(static_cast<size_t>(n));
+  std::iota(perm.begin(), perm.end(), 0);
+  if (scattered)
+    for (int64_t p = n - 1; p > 0; --p) std::swap(perm[size_t(p)], perm[g.next() % uint64_t(p + 1)]);
+  int list[32];
+  int64_t left = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    if (left == 0) {
+      left = 1 + int64_t(g.next() % uint64_t(max_run));
+      const bool empty_row = g.uniform() < 0.03;
+      for (int& i : list) i = (empty_row || g.uniform() < pad) ? -1 : int(g.next() % uint64_t(n));
+    }
+    --left;
+    const int64_t j = perm[size_t(p)];
+    for (int k = 0; k < 32; ++k) {
+      e.idx[size_t(j) * 32 + k] = list[k];
+      if (list[k] >= 0) e.val[size_t(j) * 32 + k] = float(g.uniform() * 0.05 - 0.01);
+    }
+  }
+  if (scattered) L.order = perm;
+  return L;
+}
+
+// The list loads of a layer whose row order holds the lists as aligned runs of `rows_per_list`
+// rows (the generated challenge layers: 16): per warp run [b, e), the lists it touches.
+int64_t modelled_list_loads(int count, int64_t n_out, int sm_count, int grid, int rows_per_list) {
+  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid);
+  int64_t loads = 0;
+  for (int64_t s = 0; s < sh.slices; ++s) {
+    const int64_t jb = s * sh.slice, je = std::min(n_out, jb + sh.slice);
+    for (int warp = 0; warp < tile::kWarps; ++warp) {
+      const tile::Run r = tile::warp_run(warp, sh.ipt, jb, je);
+      if (r.begin < r.end) loads += (r.end - 1) / rows_per_list - r.begin / rows_per_list + 1;
+    }
+  }
+  return loads * sh.tiles;  // every tile's warps walk the same runs
+}
+
+// Block mode on the same layers: per group of a run (ending at multiples of 32), a step at output t covers
+// m = min(8, the rest of the group, the rest of t's list) outputs when m >= 4, else one.
+void modelled_steps(int count, int64_t n_out, int sm_count, int grid, int rows_per_list, int64_t* block_steps,
+                    int64_t* block_outputs, int64_t* single_steps) {
+  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid);
+  int64_t b = 0, bo = 0, s1 = 0;
+  for (int64_t sl = 0; sl < sh.slices; ++sl) {
+    const int64_t jb = sl * sh.slice, je = std::min(n_out, jb + sh.slice);
+    for (int warp = 0; warp < tile::kWarps; ++warp) {
+      const tile::Run r = tile::warp_run(warp, sh.ipt, jb, je);
+      for (int g0 = r.begin, g1; g0 < r.end; g0 = g1) {
+        g1 = std::min(r.end, (g0 / 32 + 1) * 32);  // groups end at multiples of 32 (group_end)
+        const int cnt = g1 - g0;
+        for (int k = 0; k < cnt;) {
+          const int t = g0 + k;
+          const int m = std::min({8, cnt - k, (t / rows_per_list + 1) * rows_per_list - t});
+          if (m >= 4) {
+            ++b;
+            bo += m;
+            k += m;
+          } else {
+            ++s1;
+            ++k;
+          }
+        }
+      }
+    }
+  }
+  *block_steps = b * sh.tiles;
+  *block_outputs = bo * sh.tiles;
+  *single_steps = s1 * sh.tiles;
+}
+
+struct Check {
+  int64_t written_twice = 0, missing = 0, stray = 0, wrong = 0, flag_wrong = 0;
+};
+
+Check check(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& rows, int count,
+            int64_t ldy, float bias, float clamp_max, const Result& res) {
+  Check c;
+  for (int64_t j = 0; j < L.e.rows; ++j)
+    for (int64_t col = 0; col < ldy; ++col) {
+      const size_t at = size_t(j * ldy + col);
+      if (col >= count) {
+        c.stray += res.writes[at] != 0 || bits(res.y[at]) != bits(kPoison);
+        continue;
+      }
+      c.written_twice += res.writes[at] > 1;
+      c.missing += res.writes[at] == 0;
+      const float want = chain32(L.e, x, ldx, j, rows[size_t(col)], bias, clamp_max);
+      c.wrong += bits(res.y[at]) != bits(want);
+    }
+  for (int r = 0; r < count; ++r) {
+    bool any = false;
+    for (int64_t j = 0; j < L.e.rows; ++j) any = any || res.y[size_t(j * ldy + r)] != 0.f;
+    c.flag_wrong += res.flags[size_t(r)] != int(any);
+  }
+  return c;
+}
+
+void run_case(const Layer& L, int count, int sm_count, uint64_t seed) {
+  Rng g{seed};
+  const int64_t n_in = L.e.cols;
+  const int64_t ldx = count + 7;  // columns: a permutation of the images, plus unused ones
+  std::vector<float> x(size_t(n_in * ldx));
+  for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);  // signed: sums below zero, in (0, 32), clamped
+  std::vector<int> rows(static_cast<size_t>(ldx));
+  std::iota(rows.begin(), rows.end(), 0);
+  for (int64_t p = ldx - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+  rows.resize(size_t(count));
+  const int64_t ldy = count + 3;
+  const float bias = -0.3f, clamp_max = 32.f;
+  const int grid = 3 * sm_count;  // the resident grid: 3 blocks per SM
+  for (bool block : {false, true}) {  // JHDNN_SPDNN_TILE = single, block
+    const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, block);
+    const Check c = check(L, x, ldx, rows, count, ldy, bias, clamp_max, res);
+    INFO((block ? "block" : "single") << " steps, count " << count << ", SMs " << sm_count << ", list loads "
+                                      << res.list_loads << " (" << res.padded_loads << " padded), block steps "
+                                      << res.block_steps << " (" << res.block_outputs << " outputs), single steps "
+                                      << res.single_steps);
+    CHECK(res.bad_reads == 0);
+    CHECK(res.bad_prefetch == 0);
+    CHECK(c.written_twice == 0);
+    CHECK(c.missing == 0);
+    CHECK(c.stray == 0);
+    CHECK(c.wrong == 0);
+    CHECK(c.flag_wrong == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain, flags exact", "[sparse][cpu]") {
+  Rng g{0x5eed2026};
+  SECTION("runs of equal lists (1 .. 40 rows), natural order, padding") {
+    const Layer L = random_layer(300, 40, false, 0.1, g);
+    for (int count : {1, 31, 33, 200}) run_case(L, count, 2, g.next());
+    run_case(L, 1100, 4, g.next());  // >= 2 x 4 SMs x 128 images: 128-image tiles, 4 groups x 2 runs
+  }
+  SECTION("scattered rows with a row order, no padding") {
+    const Layer L = random_layer(257, 20, true, 0.0, g);
+    for (int count : {5, 97}) run_case(L, count, 3, g.next());
+    run_case(L, 800, 3, g.next());
+  }
+  SECTION("random ELL (every row its own list), heavy padding") {
+    const Layer L = random_layer(130, 1, true, 0.4, g);
+    for (int count : {64, 1030}) run_case(L, count, 4, g.next());
+  }
+  SECTION("one list for every row") {
+    Layer L = random_layer(200, 1, false, 0.0, g);
+    for (int k = 0; k < 32; ++k) L.e.idx[size_t(k)] = int(g.next() % uint64_t(L.e.cols));  // no padding
+    for (int64_t j = 0; j < L.e.rows; ++j)
+      for (int k = 0; k < 32; ++k) {  // row 0's list, each row its own weights
+        L.e.idx[size_t(j * 32 + k)] = L.e.idx[size_t(k)];
+        L.e.val[size_t(j * 32 + k)] = float(g.uniform() * 0.05 - 0.01);
+      }
+    for (int count : {40, 1030}) run_case(L, count, 4, g.next());
+  }
+  SECTION("generated challenge layer N = 1024 in its reuse order") {
+    Layer L;
+    L.e = spdnn::generate_layer_ell(1024, 3, 42);
+    L.order = spdnn::reuse_order(L.e);
+    for (int count : {50, 1100}) run_case(L, count, 4, g.next());
+  }
+}
+
+TEST_CASE("spdnn reuse tile emulation: list loads of the challenge layers match the cost model", "[sparse][cpu]") {
+  // H200 shapes (132 SMs, grid 396) on generated layers in their reuse order (16 rows per list):
+  // the emulated list loads equal the per-run count of scripts/spdnn-crowded-model.py.
+  for (int64_t n : {1024, 4096}) {
+    Layer L;
+    L.e = spdnn::generate_layer_ell(n, 5, 42);
+    L.order = spdnn::reuse_order(L.e);
+    // The lists really are aligned runs of 16 rows in that order.
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t a = L.order[size_t(t)], b = L.order[size_t(t - t % 16)];
+      REQUIRE(std::equal(L.e.idx.begin() + a * 32, L.e.idx.begin() + a * 32 + 32, L.e.idx.begin() + b * 32));
+    }
+    for (int count : {950, 4900, 33800}) {
+      const int64_t ldx = count, ldy = count;
+      std::vector<float> x(size_t(n * ldx), 0.5f);
+      std::vector<int> rows(static_cast<size_t>(count));
+      std::iota(rows.begin(), rows.end(), 0);
+      const Result res = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 132, 396, false, false);  // loads only
+      INFO("N " << n << ", count " << count);
+      CHECK(res.list_loads == modelled_list_loads(count, n, 132, 396, 16));
+      CHECK(res.padded_loads == 0);
+      const Result rb = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 132, 396, true, false);
+      int64_t bs = 0, bo = 0, s1 = 0;
+      modelled_steps(count, n, 132, 396, 16, &bs, &bo, &s1);
+      CHECK(rb.list_loads == res.list_loads);
+      CHECK(rb.block_steps == bs);
+      CHECK(rb.block_outputs == bo);
+      CHECK(rb.single_steps == s1);
+      // Most outputs of a challenge layer run in block steps (crowded layers: runs of ~171 outputs,
+      // nearly all; late layers: runs of ~10, cut lists at both ends).
+      CHECK(rb.block_outputs >= (count > 30000 ? 0.95 : 0.75) * double(rb.block_outputs + rb.single_steps));
+    }
+  }
+}
