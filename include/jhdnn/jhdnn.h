@@ -551,6 +551,31 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
                                                  void *x0, int *rows1, int *ids1, void *x1, int64_t ld,
                                                  void *workSpace, size_t workSpaceSizeInBytes);
 
+/* Shared-memory-resident late layers of a Sparse DNN (few images alive): ONE launch runs layers
+ * 0 .. layerCount - 1 (1 <= layerCount <= JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; wtDescs: host array of
+ * set ELL descriptors of width 32, all n x n with the same n) for the images r < min(counts[0],
+ * maxActive) of the list activeRows / idsIn. Each CTA owns a slice of sliceImages consecutive list
+ * positions and keeps their features in shared memory for all the layers (no grid-wide step, no
+ * feature traffic in between); an image whose output row is all zero leaves its slice. Every value
+ * is computed exactly as jhdnnSparseDnnLayerForwardCompact computes it (the same fma chain in the
+ * same order, bias, ReLU, clamp), so survivors and their features are bitwise those of that path.
+ *   Input: image r is column activeRows[r] of x (feature-major, n rows, leading dimension ldx).
+ *   Output: counts[k + 1] = images alive after layer k (device; counts[1 .. layerCount] must be 0 on
+ *   entry); for the survivors of the last layer, rowsOut[t] = r, idsOut[t] = idsIn[r] and y column r
+ *   (ldy >= maxActive) = the image's last output, t < counts[layerCount] in an unspecified order (slots
+ *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
+ *   written. x and y, the output lists and the input lists / counts must not overlap.
+ *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x n x 8 floats of features + 144 KB of
+ *   weight stages per CTA; 4, 2 for larger n), or 0 for that most; NOT_SUPPORTED_SHAPE beyond, or if
+ *   not even 2 fit. col_ind, values and the row order (if set) must be 16-byte aligned.
+ * No workspace. Bias <= 0 as for the other layer calls. */
+#define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
+                                                  const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
+                                                  float clampMax, int maxActive, int *counts, const int *activeRows,
+                                                  const int *idsIn, const void *x, int64_t ldx, void *y, int64_t ldy,
+                                                  int *rowsOut, int *idsOut, int sliceImages);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -75,3 +75,20 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
                           int* rows1, int* ids1, float* x1, int64_t ld, void* ws);
 
 }  // namespace jhdnn::sparse
+
+// The shared-memory-resident late layers (see dnn_resident.cu): ONE launch runs up to
+// kResidentMaxLayers layers, each CTA keeping a slice of at most 8 images in shared memory.
+namespace jhdnn::sparse {
+constexpr int kResidentMaxLayers = 96;  // = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS
+// Shared memory of one CTA for an n-output network and slices of s images (the instantiation's S).
+size_t resident_smem_bytes(int64_t n, int s);
+// The largest slice (8, 4 or 2) whose CTA fits in smem_optin bytes of shared memory; 0 if none.
+int resident_slice_max(int64_t n, size_t smem_optin);
+Status load_dnn_resident_kernels();
+// wts: layer_count (1..kResidentMaxLayers) host pointers to set width-32 ELL descriptors, n x n.
+// slice: images per CTA, 1..resident_slice_max, or 0 (that maximum).
+Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, const jhdnnSparseMatrixStruct* const* wts,
+                    int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
+                    const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                    int* ids_out, int slice);
+}  // namespace jhdnn::sparse

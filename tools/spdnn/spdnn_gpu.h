@@ -64,7 +64,16 @@ class DeviceNetwork {
 //              `persistent_below`; persistent_below < 0: the whole network is the one launch (no
 //              readback at all). If the device cannot launch cooperatively, the rest runs as kFused
 //              (path_used = kFused, note says why).
-enum class Path { kSeparate, kFused, kGraph, kPersistent };
+//   kResident  the shared-memory-resident late layers (jhdnnSparseDnnLayersForwardResident): kFused
+//              launches while the count read back one layer behind is above `resident_below` (< 0:
+//              resident_auto_threshold(), 8 images per SM), or up to keep_layer; then the remaining
+//              layers in calls of up to 96 layers, each ONE launch in which every CTA keeps a slice of
+//              8 images in shared memory through all the call's layers. The rule (src/sparse/README.md,
+//              "dnn_resident.cu"): with resident_below < 0 it runs only where an 8-image slice fits
+//              (n <= 1024 among the challenge widths); elsewhere the whole network runs as kGraph
+//              (path_used = kGraph, note says why). resident_below >= 0 forces it at any n that fits
+//              a slice (resident_slice: images per CTA, 0 = the most that fit).
+enum class Path { kSeparate, kFused, kGraph, kPersistent, kResident };
 const char* path_name(Path p);
 
 struct InferenceResult {
@@ -76,7 +85,7 @@ struct InferenceResult {
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
   Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails)
-  int tail_first = 0;              // kPersistent: first layer (1-based) of the single launch; 0 if none ran
+  int tail_first = 0;              // kPersistent / kResident: first layer (1-based) of the single launch; 0 if none ran
   std::string note;                // why a fallback happened, else empty
 };
 
@@ -94,7 +103,12 @@ struct InferenceResult {
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,
-                              int persistent_below = -1);
+                              int persistent_below = -1, int resident_below = -1, int resident_slice = 0);
+
+// kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
+int resident_auto_threshold();
+// kResident with resident_below < 0 runs only for widths where an 8-image slice fits (n <= 1024).
+bool resident_auto_applies(int64_t n);
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
 void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s);
