@@ -1,0 +1,478 @@
+// The shared-memory-resident late layers (jhdnnSparseDnnLayersForwardResident, spdnn::Path::kResident):
+// bitwise against the float fma chain on the CPU (the exact arithmetic every GPU path must produce)
+// and against chained jhdnnSparseDnnLayerForwardCompact calls (the graph path's kernel), images dying
+// at different layers, zero / one survivor, every slice size, n = 1000 (a partial weight chunk),
+// 1024 and 4096; the official and a generated network through the driver; the argument checks.
+// Tag [resident]: `build/tests/test_sparse "[resident]"` runs only these.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "common/catch_gpu.h"
+#include "common/gpu_util.h"
+#include "common/test_util.h"
+#include "spdnn/spdnn.h"
+#include "spdnn/spdnn_gpu.h"
+
+using jhdnn::test::DeviceBuffer;
+using jhdnn::test::JhdnnHandle;
+using jhdnn::test::SplitMix64;
+
+namespace {
+
+template <class T>
+DeviceBuffer res_to_dev(const std::vector<T>& v) {
+  DeviceBuffer b(std::max<size_t>(v.size(), 1) * sizeof(T));
+  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
+  return b;
+}
+template <class T>
+std::vector<T> res_from_dev(const DeviceBuffer& b, size_t n) {
+  std::vector<T> v(n);
+  if (n) b.download(v.data(), n * sizeof(T));
+  return v;
+}
+uint32_t res_bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+// A random width-32 ELL layer with runs of 1..max_run rows sharing one input list (adjacent in the
+// returned row order; the rows themselves stored in a random permutation), padding entries (index
+// -1, value NaN: must never be used) with probability pad, weights in [lo, lo + span).
+std::pair<spdnn::Ell, std::vector<int>> random_layer(int64_t n, int max_run, double pad, double lo, double span,
+                                                     SplitMix64& g) {
+  spdnn::Ell e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.assign(size_t(n) * 32, -1);
+  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  std::vector<int> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  for (int64_t p = n - 1; p > 0; --p) std::swap(perm[p], perm[g.next() % uint64_t(p + 1)]);
+  int list[32];
+  int64_t left = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    if (left == 0) {
+      left = 1 + int64_t(g.next() % uint64_t(max_run));
+      for (int& i : list) i = g.uniform() < pad ? -1 : int(g.next() % uint64_t(n));
+    }
+    --left;
+    const int64_t j = perm[p];
+    for (int k = 0; k < 32; ++k) {
+      e.idx[j * 32 + k] = list[k];
+      if (list[k] >= 0) e.val[j * 32 + k] = float(lo + g.uniform() * span);
+    }
+  }
+  return {e, perm};
+}
+
+// The network as the CPU float chain runs it: per layer, per live image, per output j:
+// acc = fma(w_t, x_t, acc) over t = 0..31 (padding: fma(0, 0, acc)), v = min(max(acc + bias, 0), 32);
+// an image with no nonzero output leaves. Returns the counts per layer and the final features of
+// the survivors by image number.
+struct ChainResult {
+  std::vector<int> counts;
+  std::map<int, std::vector<uint32_t>> last;  // image -> n feature bits
+};
+ChainResult cpu_chain(const std::vector<const spdnn::Ell*>& layers, const std::vector<std::vector<float>>& images,
+                      float bias) {
+  ChainResult r;
+  std::map<int, std::vector<float>> live;
+  for (size_t m = 0; m < images.size(); ++m) live[int(m)] = images[m];
+  for (const spdnn::Ell* e : layers) {
+    const int64_t n = e->rows;
+    std::map<int, std::vector<float>> next;
+    for (auto& [m, f] : live) {
+      std::vector<float> out(n);
+      bool alive = false;
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0.f;
+        for (int k = 0; k < 32; ++k) {
+          const int i = e->idx[j * 32 + k];
+          acc = std::fma(i >= 0 ? e->val[j * 32 + k] : 0.f, i >= 0 ? f[i] : 0.f, acc);
+        }
+        out[j] = std::min(std::max(acc + bias, 0.f), 32.f);
+        alive |= out[j] != 0.f;
+      }
+      if (alive) next[m] = std::move(out);
+    }
+    live = std::move(next);
+    r.counts.push_back(int(live.size()));
+  }
+  for (auto& [m, f] : live) {
+    std::vector<uint32_t> b(f.size());
+    for (size_t i = 0; i < f.size(); ++i) b[i] = res_bits(f[i]);
+    r.last[m] = std::move(b);
+  }
+  return r;
+}
+
+// Image m: about half its features nonzero, values in [0, amp_m), amp_m spread over the images so
+// that they die at different layers; image 2 (of more than 3) all zero, so that it dies at once.
+std::vector<std::vector<float>> make_images(int64_t n, int count, double amp_lo, double amp_hi, SplitMix64& g) {
+  std::vector<std::vector<float>> imgs(count, std::vector<float>(n, 0.f));
+  for (int m = 0; m < count; ++m) {
+    const double amp = count > 1 ? amp_lo + (amp_hi - amp_lo) * m / (count - 1) : amp_hi;
+    for (auto& v : imgs[m]) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * amp);
+  }
+  if (count > 3) std::fill(imgs[2].begin(), imgs[2].end(), 0.f);  // dies in the first layer
+  return imgs;
+}
+
+struct ResidentCase {
+  const char* name;
+  int64_t n;
+  int layers;
+  int images;
+  int kind;        // 0: random runs of 1..max_run; 1: generated challenge layers (reuse order)
+  int max_run;
+  double pad;
+  double amp_lo, amp_hi;
+  float bias;
+  double w_lo = -0.02, w_span = 0.08;  // random layers' weights in [w_lo, w_lo + w_span)
+};
+
+struct Built {
+  std::vector<spdnn::Ell> ells;
+  std::vector<std::vector<int>> orders;
+  std::vector<std::vector<float>> images;
+  ChainResult want;
+};
+
+Built build_case(const ResidentCase& cs, uint64_t seed) {
+  SplitMix64 g(seed);
+  Built b;
+  for (int l = 1; l <= cs.layers; ++l) {
+    if (cs.kind == 0) {
+      auto [e, ord] = random_layer(cs.n, cs.max_run, cs.pad, cs.w_lo, cs.w_span, g);
+      b.ells.push_back(std::move(e));
+      b.orders.push_back(std::move(ord));
+    } else {
+      spdnn::Ell e = spdnn::generate_layer_ell(cs.n, l, 42);
+      b.orders.push_back(spdnn::reuse_order(e));
+      b.ells.push_back(std::move(e));
+    }
+  }
+  b.images = make_images(cs.n, cs.images, cs.amp_lo, cs.amp_hi, g);
+  std::vector<const spdnn::Ell*> ptrs;
+  for (const auto& e : b.ells) ptrs.push_back(&e);
+  b.want = cpu_chain(ptrs, b.images, cs.bias);
+  return b;
+}
+
+const ResidentCase kCases[] = {
+    {"random runs 1..20, padding, n 1000 (partial chunk)", 1000, 14, 37, 0, 20, 0.08, 0.2, 3.0, -0.05f, -0.02, 0.115},
+    {"random ELL (every row its own list), n 1000", 1000, 6, 21, 0, 1, 0.0, 0.2, 3.0, -0.05f, -0.02, 0.115},
+    {"generated N 1024, reuse order", 1024, 24, 45, 1, 0, 0.0, 0.3, 3.0, -0.3f},
+    {"generated N 4096, reuse order", 4096, 10, 13, 1, 0, 0.0, 0.3, 3.0, -0.35f},
+    {"one image", 1000, 8, 1, 0, 16, 0.05, 3.0, 3.0, -0.05f, -0.02, 0.115},
+    {"zero survivors (all die in layer 1)", 1024, 5, 19, 1, 0, 0.0, 0.05, 1.0, -100.f},
+};
+
+}  // namespace
+
+// No GPU needed: the cases above are meaningful (images die at different layers, some survive),
+// so the GPU test below can catch a wrong survivor, a wrong death or a wrong value.
+TEST_CASE("resident test data: images die at different layers", "[sparse][resident][cpu]") {
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    INFO(cs.name);
+    const Built b = build_case(cs, 9100 + c);
+    UNSCOPED_INFO("counts: " << ::Catch::Detail::stringify(b.want.counts));
+    if (cs.bias < -10.f) {
+      CHECK(b.want.counts[0] == 0);
+    } else if (cs.images == 1) {
+      CHECK(b.want.counts.back() == 1);
+    } else {
+      std::vector<int> distinct = b.want.counts;
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      CHECK(distinct.size() >= 3);          // deaths in at least 3 different layers
+      CHECK(b.want.counts[0] < cs.images);  // some die in the first layer
+      CHECK(b.want.counts.back() > 0);      // some survive to the end
+    }
+  }
+}
+
+TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slice size", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    INFO(cs.name << ": n " << cs.n << " layers " << cs.layers << " images " << cs.images);
+    const Built b = build_case(cs, 9100 + c);
+    const int64_t n = cs.n;
+    const int count = cs.images, max_active = count + 3, L = cs.layers;
+    const int64_t ld = max_active + 5;
+    // x: image m in column cols[m] (distinct, shuffled); other columns poison-free random (never read).
+    SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9200 + c));
+    std::vector<int> cols(ld);
+    std::iota(cols.begin(), cols.end(), 0);
+    for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
+    std::vector<float> x(size_t(n) * ld);
+    for (auto& v : x) v = float(g.uniform() * 7.0);
+    std::vector<int> rows(max_active, 0), ids(max_active, -1);
+    for (int m = 0; m < count; ++m) {
+      rows[m] = cols[m];
+      ids[m] = 5000 + 7 * m;
+      for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + cols[m]] = b.images[m][i];
+    }
+    std::vector<DeviceBuffer> di, dv, dord;
+    std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
+    for (int l = 0; l < L; ++l) {
+      di.push_back(res_to_dev(b.ells[l].idx));
+      dv.push_back(res_to_dev(b.ells[l].val));
+      dord.push_back(res_to_dev(b.orders[l]));
+      JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di.back().as<int>(), dv.back().get(),
+                                              JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord.back().as<int>()));
+    }
+    DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+
+    // Survivors by id with their final features (column = position r in the input list).
+    using Out = std::map<int, std::vector<uint32_t>>;
+    auto collect = [&](const DeviceBuffer& dy, const DeviceBuffer& dro, const DeviceBuffer& dio, int k, Out* out,
+                       std::vector<int>* positions) {
+      const std::vector<int> ro = res_from_dev<int>(dro, size_t(k)), io = res_from_dev<int>(dio, size_t(k));
+      const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+      for (int t = 0; t < k; ++t) {
+        REQUIRE(ro[t] >= 0);
+        REQUIRE(ro[t] < count);
+        std::vector<uint32_t> f(n);
+        for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
+        // ids map back to image numbers (5000 + 7 m); an id seen twice would collapse here
+        const int m = (io[t] - 5000) / 7;
+        CHECK(io[t] == ids[ro[t]]);
+        CHECK(out->count(m) == 0);
+        (*out)[m] = std::move(f);
+        if (positions) positions->push_back(ro[t]);
+      }
+    };
+    // The CPU chain's survivors and features.
+    const Out& want = b.want.last;
+
+    // The fused path, layer by layer (ping-pong), as the graph path runs it.
+    Out fused;
+    std::vector<int> fused_counts;
+    {
+      size_t fws = 0;
+      JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), max_active, &fws));
+      DeviceBuffer dfws(fws), x0 = res_to_dev(x), x1(size_t(n) * ld * 4), r0 = res_to_dev(rows), i0 = res_to_dev(ids),
+          r1(size_t(max_active) * 4), i1(size_t(max_active) * 4);
+      std::vector<int> c0(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dc = res_to_dev(c0);
+      CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
+      for (int l = 0; l < L; ++l) {
+        const bool odd = (l & 1) != 0;
+        JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(
+            h.get(), descs[l], cs.bias, 32.f, max_active, dc.as<int>() + l, odd ? r1.as<int>() : r0.as<int>(),
+            odd ? i1.as<int>() : i0.as<int>(), odd ? x1.get() : x0.get(), ld, odd ? x0.get() : x1.get(), ld,
+            odd ? r0.as<int>() : r1.as<int>(), odd ? i0.as<int>() : i1.as<int>(), dc.as<int>() + l + 1, dfws.get(),
+            fws));
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+      fused_counts = res_from_dev<int>(dc, size_t(L) + 1);
+      fused_counts.erase(fused_counts.begin());
+      const bool odd = (L & 1) != 0;  // the last layer wrote set L & 1
+      collect(odd ? x1 : x0, odd ? r1 : r0, odd ? i1 : i0, fused_counts.back(), &fused, nullptr);
+    }
+    CHECK(fused_counts == b.want.counts);
+    CHECK(fused == want);
+
+    // The resident call, every slice size that fits (n 1000 / 1024: 1..8; 4096: 1..2), and 0 (auto).
+    const int smax = n <= 1024 ? 8 : 2;
+    for (int slice = 0; slice <= smax; ++slice) {
+      INFO("sliceImages " << slice);
+      DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+      std::vector<int> c0(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dc = res_to_dev(c0);
+      const DeviceBuffer xin = res_to_dev(x);
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), cs.bias, 32.f, max_active,
+                                                      dc.as<int>(), drows.as<int>(), dids.as<int>(), xin.get(), ld,
+                                                      dy.get(), ld, dro.as<int>(), dio.as<int>(), slice));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<int> counts = res_from_dev<int>(dc, size_t(L) + 1);
+      CHECK(counts[0] == count);  // the input count is not touched
+      counts.erase(counts.begin());
+      CHECK(counts == b.want.counts);
+      Out got;
+      std::vector<int> pos;
+      collect(dy, dro, dio, counts.back(), &got, &pos);
+      CHECK(got == want);
+      CHECK(got == fused);
+      // Columns of y that hold no survivor keep the poison (nothing written there), the lists past
+      // the survivors too, no guard byte touched, and x is unchanged.
+      const std::vector<uint32_t> yb = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+      int stray = 0;
+      for (int64_t col = 0; col < ld; ++col) {
+        if (std::find(pos.begin(), pos.end(), int(col)) != pos.end()) continue;
+        for (int64_t i = 0; i < n; ++i) stray += yb[size_t(i) * ld + col] != 0xFFFFFFFFu;
+      }
+      CHECK(stray == 0);
+      const std::vector<uint32_t> rb = res_from_dev<uint32_t>(dro, size_t(max_active));
+      for (int t = counts.back(); t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
+      CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
+      CHECK(res_from_dev<float>(xin, x.size()) == x);
+    }
+    for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
+}
+
+TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gpu][resident][api]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const int64_t n = 1024;
+  const spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
+  DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 64 * 4), dy(size_t(n) * 64 * 4),
+      dr(64 * 4), dids(64 * 4), dro(64 * 4), dio(64 * 4), dc(8 * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, 8 * 4));
+  jhdnnSparseMatrixDescriptor_t d, d7, dbig, dmis;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d7));  // width 7 (the arrays are large enough)
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d7, n, n, 7, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&dmis));  // 4-byte aligned, not 16
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(dmis, n, n, 32, di.as<int>() + 1, dv.get(), JHDNN_DATA_FLOAT));
+  const int64_t nb = 16384;  // 2 x 16384 x 2 floats of features do not fit
+  DeviceBuffer dbi(size_t(nb) * 32 * 4), dbv(size_t(nb) * 32 * 4), dbx(size_t(nb) * 64 * 4), dby(size_t(nb) * 64 * 4);
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&dbig));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(dbig, nb, nb, 32, dbi.as<int>(), dbv.get(), JHDNN_DATA_FLOAT));
+  auto call = [&](int layers, jhdnnSparseMatrixDescriptor_t* ds, float bias, int* rows_out, int slice,
+                  void* x = nullptr, void* y = nullptr) {
+    return jhdnnSparseDnnLayersForwardResident(h.get(), layers, ds, bias, 32.f, 60, dc.as<int>(), dr.as<int>(),
+                                               dids.as<int>(), x ? x : dx.get(), 64, y ? y : dy.get(), 64, rows_out,
+                                               dio.as<int>(), slice);
+  };
+  jhdnnSparseMatrixDescriptor_t one[2] = {d, d};
+  CHECK(call(0, one, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call(97, one, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call(1, nullptr, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(call(1, one, 0.5f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);    // bias > 0
+  CHECK(call(1, one, -0.3f, dro.as<int>(), -1) == JHDNN_STATUS_BAD_PARAM);  // sliceImages < 0
+  CHECK(call(1, one, -0.3f, dro.as<int>(), 9) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  CHECK(call(1, one, -0.3f, dr.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);  // rowsOut = activeRows
+  CHECK(call(1, one, -0.3f, dro.as<int>(), 0, dx.get(), dx.get()) == JHDNN_STATUS_BAD_PARAM);  // y = x
+  jhdnnSparseMatrixDescriptor_t w7[2] = {d, d7};
+  CHECK(call(2, w7, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  jhdnnSparseMatrixDescriptor_t mis[2] = {d, dmis};
+  CHECK(call(2, mis, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  jhdnnSparseMatrixDescriptor_t big[1] = {dbig};
+  CHECK(call(1, big, -0.3f, dro.as<int>(), 0, dbx.get(), dby.get()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("shared memory") != std::string::npos);
+  // Nothing was written by the refused calls.
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(res_from_dev<int>(dc, 8) == std::vector<int>(8, 0));
+  for (auto x : {d, d7, dbig, dmis}) jhdnnDestroySparseMatrixDescriptor(x);
+}
+
+namespace {
+#define REQUIRE_SPDNN_DATA_RESIDENT()                                                                   \
+  do {                                                                                                  \
+    if (!spdnn::file_exists(spdnn::data_dir() + "/neuron1024/n1024-l120.tsv"))                          \
+      SKIP("spdnn data not found in " << spdnn::data_dir()                                              \
+                                      << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");  \
+  } while (0)
+}  // namespace
+
+TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, exact categories",
+          "[sparse][gpu][data][resident]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_RESIDENT();
+  const std::string dir = spdnn::data_dir();
+  spdnn::Csr images;
+  std::vector<int> truth;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", &truth, &err));
+  REQUIRE(truth.size() == 19);
+  std::vector<spdnn::Csr> layers;
+  for (int l = 1; l <= 120; ++l) {
+    spdnn::Csr w;
+    REQUIRE(spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err));
+    layers.push_back(std::move(w));
+  }
+  JhdnnHandle h;
+  spdnn::DeviceNetwork net;
+  net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); });
+  const spdnn::InferenceResult g = spdnn::run_inference(h.get(), net, images, 1200, -0.3f);
+  REQUIRE(g.categories == truth);
+  // Automatic threshold (8 x SMs), the whole network resident from layer 1 (1200 images: 150
+  // slices), a late switch, and the slice sizes 1, 3, 8 with the whole network resident.
+  struct Run { int below, slice; };
+  for (const Run run : {Run{-1, 0}, Run{1200, 0}, Run{100, 0}, Run{1200, 1}, Run{1200, 3}, Run{1200, 8}}) {
+    INFO("resident_below " << run.below << " slice " << run.slice);
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr,
+                                                          spdnn::Path::kResident, -1, run.below, run.slice);
+    INFO(r.note);
+    CHECK(r.path_used == spdnn::Path::kResident);
+    CHECK(r.tail_first >= 1);
+    if (run.below == 1200) CHECK(r.tail_first == 1);
+    CHECK(r.categories == truth);
+    CHECK(r.active == g.active);
+  }
+  // Tiled to 60000 rows (the benchmark's shape), automatic threshold.
+  const spdnn::InferenceResult g6 = spdnn::run_inference(h.get(), net, images, 60000, -0.3f);
+  const spdnn::InferenceResult r6 = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr,
+                                                         spdnn::Path::kResident);
+  INFO(r6.note);
+  CHECK(r6.path_used == spdnn::Path::kResident);
+  CHECK(r6.tail_first > 1);
+  CHECK(r6.categories == g6.categories);
+  CHECK(r6.active == g6.active);
+  CHECK(r6.categories.size() == 19 * 50);
+}
+
+TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_RESIDENT();
+  spdnn::Csr images1024;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024,
+                                 &err));
+  JhdnnHandle h;
+  struct Case { int64_t n; int layers; int64_t images; };
+  for (const Case cs : {Case{1024, 200, 1200}, Case{4096, 40, 300}}) {
+    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images);
+    spdnn::Csr first = images1024;
+    first.rows = cs.images;
+    first.ptr.resize(cs.images + 1);
+    first.idx.resize(first.ptr.back());
+    first.val.resize(first.ptr.back());
+    const spdnn::Csr imgs = cs.n == 1024 ? first : spdnn::scale_images(first, cs.n);
+    const float bias = spdnn::challenge_bias(cs.n);
+    spdnn::CpuInference cpu(imgs);
+    for (int l = 1; l <= cs.layers; ++l) cpu.layer(spdnn::generate_layer(cs.n, l, 42), bias);
+    spdnn::DeviceNetwork net;
+    net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
+    const spdnn::InferenceResult g = spdnn::run_inference(h.get(), net, imgs, cs.images, bias);
+    REQUIRE(g.categories == cpu.categories());
+    // Forced (any n where a slice fits): whole network resident; L = 200 takes 3 calls (96, 96, 8).
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
+                                                          nullptr, spdnn::Path::kResident, -1, int(cs.images), 0);
+    INFO(r.note);
+    CHECK(r.path_used == spdnn::Path::kResident);
+    CHECK(r.tail_first == 1);
+    CHECK(r.categories == cpu.categories());
+    CHECK(r.active == g.active);
+    // The automatic rule: resident at n <= 1024, the graph path (with a note) above.
+    const spdnn::InferenceResult a = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
+                                                          nullptr, spdnn::Path::kResident);
+    CHECK(a.path_used == (cs.n <= 1024 ? spdnn::Path::kResident : spdnn::Path::kGraph));
+    CHECK(a.note.empty() == (cs.n <= 1024));
+    CHECK(a.categories == cpu.categories());
+  }
+}
