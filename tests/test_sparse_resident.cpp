@@ -5,6 +5,7 @@
 // 1024 and 4096; the official and a generated network through the driver; the argument checks.
 // Tag [resident]: `build/tests/test_sparse "[resident]"` runs only these.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -134,7 +135,8 @@ struct ResidentCase {
   int64_t n;
   int layers;
   int images;
-  int kind;        // 0: random runs of 1..max_run; 1: generated challenge layers (reuse order)
+  int kind;        // 0: random runs of 1..max_run; 1: generated challenge layers (reuse order);
+                   // 2: one random layer repeated
   int max_run;
   double pad;
   double amp_lo, amp_hi;
@@ -153,7 +155,12 @@ Built build_case(const ResidentCase& cs, uint64_t seed) {
   SplitMix64 g(seed);
   Built b;
   for (int l = 1; l <= cs.layers; ++l) {
-    if (cs.kind == 0) {
+    if (cs.kind == 2 && l > 1) {  // the first layer again (a held list must not outlive its layer)
+      spdnn::Ell e0 = b.ells[0];
+      std::vector<int> o0 = b.orders[0];
+      b.ells.push_back(std::move(e0));
+      b.orders.push_back(std::move(o0));
+    } else if (cs.kind != 1) {
       auto [e, ord] = random_layer(cs.n, cs.max_run, cs.pad, cs.w_lo, cs.w_span, g);
       b.ells.push_back(std::move(e));
       b.orders.push_back(std::move(ord));
@@ -176,6 +183,7 @@ const ResidentCase kCases[] = {
     {"generated N 1024, reuse order", 1024, 24, 45, 1, 0, 0.0, 0.3, 3.0, -0.3f},
     {"generated N 4096, reuse order", 4096, 10, 13, 1, 0, 0.0, 0.3, 3.0, -0.35f},
     {"one image", 1000, 8, 1, 0, 16, 0.05, 3.0, 3.0, -0.05f, -0.02, 0.115},
+    {"one layer repeated, one input list for every row", 1000, 9, 29, 2, 1 << 20, 0.0, 0.2, 3.0, -0.05f, -0.02, 0.115},
     {"zero survivors (all die in layer 1)", 1024, 5, 19, 1, 0, 0.0, 0.05, 1.0, -100.f},
 };
 
@@ -199,6 +207,217 @@ TEST_CASE("resident test data: images die at different layers", "[sparse][reside
       CHECK(distinct.size() >= 3);          // deaths in at least 3 different layers
       CHECK(b.want.counts[0] < cs.images);  // some die in the first layer
       CHECK(b.want.counts.back() > 0);      // some survive to the end
+    }
+  }
+}
+
+namespace {
+
+// A host emulation of dnn_resident_kernel's schedule (no GPU): the same chunk / ring arithmetic
+// (128-row chunks, weight ring of P + 1 slots, order ring of 2P + 1, P = 3 in flight), the same warp
+// steps (16 rows per warp, 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse
+// with its two votes, the padding mask, the CTA-local live list. Copies land at their issue (the
+// earliest a cp.async can land, so a ring slot overwritten before it is consumed shows up as a wrong
+// value) and every consumer checks that the chunk it reads is in the slot and that its copy group
+// was already waited for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees).
+// Returns false on a schedule violation.
+constexpr int kEP = 3, kEW = kEP + 1, kEO = 2 * kEP + 1, kEChunk = 128;
+
+bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
+                      const std::vector<std::vector<float>>& images, float bias, int S, int slice, ChainResult* out,
+                      std::string* why) {
+  const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
+  const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
+  out->counts.assign(layers, 0);
+  out->last.clear();
+  for (int r0 = 0; r0 < count; r0 += slice) {
+    const int mine = std::min(slice, count - r0);
+    std::vector<float> xbuf[2] = {std::vector<float>(size_t(n) * S, 0.f), std::vector<float>(size_t(n) * S, 0.f)};
+    for (int q = 0; q < mine; ++q)
+      for (int i = 0; i < n; ++i) xbuf[0][size_t(i) * S + q] = images[r0 + q][i];
+    std::vector<int> live(S);
+    std::iota(live.begin(), live.end(), 0);
+    int cnt = mine, cur = 0;
+    // rings: contents, which chunk a slot holds, the iteration whose group carried it
+    std::vector<std::array<int, 32>> widx(kEW * kEChunk);
+    std::vector<std::array<float, 32>> wval(kEW * kEChunk);
+    std::vector<int> wtag(kEW, -1), otag(kEO, -1), ostage(kEO * kEChunk, -1);
+    std::vector<int> w_iter(total + 2 * kEP + 1, 0), o_iter(total + 2 * kEP + 1, 0);
+    auto issue_order = [&](int g, int iter) {
+      if (g >= total) return;
+      const int k = g / chunks, c = g % chunks;
+      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row) {
+        const int t = c * kEChunk + row;
+        ostage[(g % kEO) * kEChunk + row] = orders[k] && !orders[k]->empty() ? (*orders[k])[t] : t;
+      }
+      otag[g % kEO] = g;
+      o_iter[g] = iter;
+    };
+    auto issue_weights = [&](int g, int iter) -> bool {
+      if (g >= total) return true;
+      if (otag[g % kEO] != g || o_iter[g] > iter - kEP) {
+        *why = "weights of chunk " + std::to_string(g) + " issued before their order landed";
+        return false;
+      }
+      const int k = g / chunks, c = g % chunks;
+      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row) {
+        const int j = ostage[(g % kEO) * kEChunk + row];
+        for (int t = 0; t < 32; ++t) {
+          widx[(g % kEW) * kEChunk + row][t] = L[k]->idx[size_t(j) * 32 + t];
+          wval[(g % kEW) * kEChunk + row][t] = L[k]->val[size_t(j) * 32 + t];
+        }
+      }
+      wtag[g % kEW] = g;
+      w_iter[g] = iter;
+      return true;
+    };
+    const int pre = -1000000;  // the prologue's order group is waited for in full
+    for (int m = 0; m < kEP; ++m) issue_order(m, pre);
+    for (int m = 0; m < kEP; ++m) {
+      if (!issue_weights(m, -kEP + m)) return false;
+      issue_order(kEP + m, -kEP + m);
+    }
+    const int outs = 32 / S;
+    std::vector<std::array<int, 32>> held(8);
+    std::vector<bool> held_ok(8, false);
+    std::vector<std::array<float, 32>> xv(8 * 32);
+    std::vector<uint32_t> pad(8 * 32, 0);
+    std::vector<bool> alive(8 * 32, false);
+    bool stopped = false;
+    for (int g = 0; g < total && !stopped; ++g) {
+      if (!issue_weights(g + kEP, g)) return false;
+      issue_order(g + 2 * kEP, g);
+      if (wtag[g % kEW] != g || w_iter[g] > g - kEP) {
+        *why = "chunk " + std::to_string(g) + " consumed before it landed or after it was overwritten";
+        return false;
+      }
+      if (otag[g % kEO] != g) {
+        *why = "order of chunk " + std::to_string(g) + " overwritten before its stores";
+        return false;
+      }
+      const int k = g / chunks, c = g % chunks;
+      if (c == 0) std::fill(held_ok.begin(), held_ok.end(), false);
+      const int rows_here = std::min(kEChunk, n - c * kEChunk);
+      const int wbase = (g % kEW) * kEChunk, obase = (g % kEO) * kEChunk;
+      std::vector<float>& xin = xbuf[cur];
+      std::vector<float>& xout = xbuf[cur ^ 1];
+      for (int w = 0; w < 8; ++w) {
+        for (int step = 0; step < 16 / outs; ++step) {
+          const int row0 = w * 16 + step * outs;
+          if (row0 >= rows_here) break;
+          bool all_eq_held = true, all_eq_row0 = true;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int o = lane / S, row = row0 + o;
+            const int srow = row < rows_here ? row : row0;
+            all_eq_held = all_eq_held && widx[wbase + srow] == held[w];
+            all_eq_row0 = all_eq_row0 && widx[wbase + srow] == widx[wbase + row0];
+          }
+          const bool reuse = all_eq_held && held_ok[w];
+          for (int lane = 0; lane < 32; ++lane) {
+            const int o = lane / S, q = lane % S, row = row0 + o;
+            const bool row_ok = row < rows_here, img_ok = q < cnt;
+            const int slot = img_ok ? live[q] : 0;
+            const int srow = row_ok ? row : row0;
+            const int li = w * 32 + lane;
+            if (!reuse) {
+              pad[li] = 0;
+              for (int t = 0; t < 32; ++t) {
+                const int i = widx[wbase + srow][t];
+                xv[li][t] = (img_ok && i >= 0) ? xin[size_t(i) * S + slot] : 0.f;
+                pad[li] |= uint32_t(i < 0) << t;
+              }
+            }
+            float acc = 0.f;
+            for (int t = 0; t < 32; ++t)
+              acc = std::fma((pad[li] >> t) & 1u ? 0.f : wval[wbase + srow][t], xv[li][t], acc);
+            const float v = std::min(std::max(acc + bias, 0.f), 32.f);
+            if (row_ok && img_ok) {
+              xout[size_t(ostage[obase + row]) * S + slot] = v;
+              alive[li] = alive[li] || v != 0.f;
+            }
+          }
+          if (!reuse) {
+            held_ok[w] = all_eq_row0;
+            if (all_eq_row0) held[w] = widx[wbase + row0];
+          }
+        }
+      }
+      if (c == chunks - 1) {
+        std::vector<bool> flag(S, false);
+        for (int li = 0; li < 8 * 32; ++li)
+          if (alive[li]) flag[live[(li % 32) % S]] = true;  // only lanes with q < cnt ever set alive
+        std::fill(alive.begin(), alive.end(), false);
+        int m = 0;
+        for (int t = 0; t < cnt; ++t)
+          if (flag[live[t]]) live[m++] = live[t];
+        cnt = m;
+        out->counts[k] += m;
+        cur ^= 1;
+        if (cnt == 0) stopped = true;
+      }
+    }
+    if (stopped) continue;
+    for (int t = 0; t < cnt; ++t) {
+      std::vector<uint32_t> f(n);
+      for (int i = 0; i < n; ++i) f[i] = res_bits(xbuf[cur][size_t(i) * S + live[t]]);
+      out->last[r0 + live[t]] = std::move(f);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    if (cs.n > 1024 && cs.layers > 4) continue;  // the N = 4096 case: emulated below on 4 layers
+    INFO(cs.name);
+    const Built b = build_case(cs, 9100 + c);
+    std::vector<const spdnn::Ell*> ls;
+    std::vector<const std::vector<int>*> os;
+    for (size_t l = 0; l < b.ells.size(); ++l) {
+      ls.push_back(&b.ells[l]);
+      os.push_back(cs.kind == 0 && c == 1 ? nullptr : &b.orders[l]);  // case 1: natural order (identity ring)
+    }
+    ChainResult want = b.want;
+    if (c == 1) {  // natural order changes nothing in the values
+      want = cpu_chain(ls, b.images, cs.bias);
+    }
+    for (int S : {2, 4, 8}) {
+      for (int slice = 1; slice <= S; ++slice) {
+        INFO("S " << S << " slice " << slice);
+        ChainResult got;
+        std::string why;
+        REQUIRE(emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why));
+        CHECK(got.counts == want.counts);
+        CHECK(got.last == want.last);
+      }
+    }
+  }
+  {  // N = 4096 (S = 2 on the GPU), 4 layers
+    const ResidentCase& cs = kCases[3];
+    SplitMix64 g(77);
+    std::vector<spdnn::Ell> es;
+    std::vector<std::vector<int>> ords;
+    for (int l = 1; l <= 4; ++l) {
+      es.push_back(spdnn::generate_layer_ell(cs.n, l, 42));
+      ords.push_back(spdnn::reuse_order(es.back()));
+    }
+    std::vector<const spdnn::Ell*> ls;
+    std::vector<const std::vector<int>*> os;
+    for (int l = 0; l < 4; ++l) {
+      ls.push_back(&es[l]);
+      os.push_back(&ords[l]);
+    }
+    const auto imgs = make_images(cs.n, 5, 0.3, 3.0, g);
+    const ChainResult want = cpu_chain(ls, imgs, cs.bias);
+    for (int slice = 1; slice <= 2; ++slice) {
+      ChainResult got;
+      std::string why;
+      REQUIRE(emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why));
+      CHECK(got.counts == want.counts);
+      CHECK(got.last == want.last);
     }
   }
 }
