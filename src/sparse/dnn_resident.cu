@@ -161,7 +161,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;  // the column of slot q in x
   }
   if (threadIdx.x == 0) *s_cnt = mine;
+  for (int e = threadIdx.x; e < kWarps * 32; e += kThreads) held_all[e] = -2;  // no list held (never read
+                                                                                // before held_ok, but defined)
   __syncthreads();
+  // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
+#pragma unroll 8
   for (int e = threadIdx.x; e < n * S; e += kThreads) {
     const int i = e / S, q = e % S;
     const int col = misc[24 + q];
