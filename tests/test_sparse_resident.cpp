@@ -422,6 +422,76 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
   }
 }
 
+namespace {
+
+// The list a layer call returns, checked against the list that call READ (ids_read, its first
+// count_read entries): rowsOut[t] = r (a position in that list, r < count_read, each r once) and
+// idsOut[t] = ids_read[r]. Returns the number of violations. A chain of calls composes: the second
+// call reads the first call's output list, whose order is that of the first call's atomics (the fused
+// kernel gives each 32-image tile its slots when the tile's last slice finishes, in no fixed order),
+// so after two or more calls idsOut[t] is in general NOT the original ids[rowsOut[t]].
+int list_mismatches(const std::vector<int>& ro, const std::vector<int>& io, const std::vector<int>& ids_read,
+                    int count_read) {
+  int bad = 0;
+  std::vector<char> seen(size_t(std::max(count_read, 0)), 0);
+  for (size_t t = 0; t < ro.size(); ++t) {
+    const int r = ro[t];
+    if (r < 0 || r >= count_read || seen[size_t(r)]) {
+      ++bad;
+      continue;
+    }
+    seen[size_t(r)] = 1;
+    bad += io[t] != ids_read[size_t(r)];
+  }
+  return bad;
+}
+
+// A host model of one fused call's list output (jhdnnSparseDnnLayerForwardCompact's convention):
+// positions r < count of the input list in tiles of 32; the tiles take their slots in `tile_order`
+// (any order the atomics allow); within a tile the survivors in lane order.
+void model_compact_list(const std::vector<int>& ids_in, int count, const std::vector<char>& alive,
+                        const std::vector<int>& tile_order, std::vector<int>* rows_out, std::vector<int>* ids_out) {
+  rows_out->clear();
+  ids_out->clear();
+  for (int tile : tile_order)
+    for (int r = tile * 32; r < std::min(count, tile * 32 + 32); ++r)
+      if (alive[size_t(r)]) {
+        rows_out->push_back(r);
+        ids_out->push_back(ids_in[size_t(r)]);
+      }
+}
+
+}  // namespace
+
+// No GPU: the reproduction of the one failure seen on the H200 at ff50355 ("random runs 1..20, n 1000",
+// 37 images, 14 chained fused calls: 100 failures of `io[t] == ids[ro[t]]`, every id that of an image
+// 16 or more slots further on, the features right). The check compared the last call's list with the
+// ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
+// call's tiles finished in the other order trips the old check and passes the right one, and a list
+// with the wrong ids (a kernel bug) fails the right one.
+TEST_CASE("resident test helper: the id check follows the list each call read", "[sparse][resident][cpu]") {
+  const int count = 37;
+  std::vector<int> ids0(count);
+  for (int m = 0; m < count; ++m) ids0[size_t(m)] = 5000 + 7 * m;
+  std::vector<char> alive1(count, 1), alive2(count, 1);
+  alive1[2] = 0;  // image 2 dies in call 1 (as in make_images)
+  std::vector<int> r1, i1, r2, i2;
+  model_compact_list(ids0, count, alive1, {0, 1}, &r1, &i1);  // call 1: tiles in order
+  const int c1 = int(r1.size());
+  alive2.resize(size_t(c1));
+  model_compact_list(i1, c1, alive2, {1, 0}, &r2, &i2);  // call 2: tile 1 got its slots first
+  CHECK(c1 == count - 1);
+  CHECK(list_mismatches(r1, i1, ids0, count) == 0);  // one call: the original list is the list read
+  CHECK(list_mismatches(r2, i2, i1, c1) == 0);       // the chain, checked against what call 2 read
+  CHECK(list_mismatches(r2, i2, ids0, count) > 0);   // the old expectation rejects a valid chain
+  std::vector<int> wrong = i2;                        // a kernel that returned another image's id
+  wrong[0] = i1[size_t(r2[0]) + 16 < size_t(c1) ? size_t(r2[0]) + 16 : 0];
+  CHECK(list_mismatches(r2, wrong, i1, c1) == 1);
+  std::vector<int> dup = r2;  // a position returned twice
+  dup[1] = dup[0];
+  CHECK(list_mismatches(dup, i2, i1, c1) >= 1);
+}
+
 TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slice size", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
@@ -458,20 +528,25 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     }
     DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
 
-    // Survivors by id with their final features (column = position r in the input list).
+    // Survivors by id with their final features (column = position r in the input list). The
+    // (rowsOut, idsOut) pairs are checked against the list the LAST call read (ids_read, count_read):
+    // after a chain of fused calls that is the list the previous call wrote, in its atomic slot order,
+    // not `ids` (see list_mismatches).
     using Out = std::map<int, std::vector<uint32_t>>;
-    auto collect = [&](const DeviceBuffer& dy, const DeviceBuffer& dro, const DeviceBuffer& dio, int k, Out* out,
-                       std::vector<int>* positions) {
+    auto collect = [&](const DeviceBuffer& dy, const DeviceBuffer& dro, const DeviceBuffer& dio, int k,
+                       const std::vector<int>& ids_read, int count_read, Out* out, std::vector<int>* positions) {
       const std::vector<int> ro = res_from_dev<int>(dro, size_t(k)), io = res_from_dev<int>(dio, size_t(k));
       const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+      REQUIRE(count_read <= int(ids_read.size()));
+      CHECK(list_mismatches(ro, io, ids_read, count_read) == 0);
       for (int t = 0; t < k; ++t) {
         REQUIRE(ro[t] >= 0);
-        REQUIRE(ro[t] < count);
+        REQUIRE(ro[t] < count_read);
         std::vector<uint32_t> f(n);
         for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
         // ids map back to image numbers (5000 + 7 m); an id seen twice would collapse here
         const int m = (io[t] - 5000) / 7;
-        CHECK(io[t] == ids[ro[t]]);
+        CHECK((io[t] - 5000) % 7 == 0);
         CHECK(out->count(m) == 0);
         (*out)[m] = std::move(f);
         if (positions) positions->push_back(ro[t]);
@@ -503,8 +578,11 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       CUDA_CHECK(cudaDeviceSynchronize());
       fused_counts = res_from_dev<int>(dc, size_t(L) + 1);
       fused_counts.erase(fused_counts.begin());
-      const bool odd = (L & 1) != 0;  // the last layer wrote set L & 1
-      collect(odd ? x1 : x0, odd ? r1 : r0, odd ? i1 : i0, fused_counts.back(), &fused, nullptr);
+      const bool odd = (L & 1) != 0;  // the last layer wrote set L & 1 and read set (L - 1) & 1
+      const std::vector<int> ids_read = res_from_dev<int>(odd ? i0 : i1, size_t(max_active));
+      const int count_read = L >= 2 ? fused_counts[size_t(L) - 2] : count;
+      collect(odd ? x1 : x0, odd ? r1 : r0, odd ? i1 : i0, fused_counts.back(), ids_read, count_read, &fused,
+              nullptr);
     }
     CHECK(fused_counts == b.want.counts);
     CHECK(fused == want);
@@ -528,7 +606,7 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       CHECK(counts == b.want.counts);
       Out got;
       std::vector<int> pos;
-      collect(dy, dro, dio, counts.back(), &got, &pos);
+      collect(dy, dro, dio, counts.back(), ids, count, &got, &pos);  // one call: it read `ids`
       CHECK(got == want);
       CHECK(got == fused);
       // Columns of y that hold no survivor keep the poison (nothing written there), the lists past
