@@ -5,7 +5,8 @@
 //   spdnn_infer [--width 1024,4096,...] [--layers 120,480,...] [--images 60000] [--seed 42]
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
-//               [--resident-below -1] [--resident-slice 0] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
+//               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE]
+//               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
 // scaled up (nearest neighbour) to 64x64, 128x128, 256x256 for the larger widths, and tiled to
@@ -30,6 +31,11 @@
 // network; every path after the first must give the first one's survivors and per-layer counts
 // exactly ("same as <first path>" / "DIFFERS from <first path>", exit 1 on a difference).
 // Each run prints a '#' line with the path that ran.
+// --resident-trace FILE: for the resident path, one more run after the measured one (its time is
+// not reported) with jhdnnSparseDnnLayersForwardResidentTraced: FILE gets one CSV row per record that
+// was reached, width,layers,call,cta,sm,event,layer,ns,clk,live (event entry / loaded / first_chunk /
+// layer / exit; layer: network layer, 1-based, -1 where none; ns: %globaltimer; clk: the SM's
+// clock64; live: the slice's images left). scripts/spdnn-resident-trace.py summarises it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -59,6 +65,7 @@ void usage() {
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
+      "                   [--resident-trace FILE]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]\n");
 }
 
@@ -68,7 +75,7 @@ int main(int argc, char** argv) {
   std::vector<long long> widths{1024}, layer_counts{120};
   long long images_total = 60000;
   uint64_t seed = 42;
-  std::string network = "auto", validate = "auto", csv, active_csv, cats_out;
+  std::string network = "auto", validate = "auto", csv, active_csv, cats_out, trace_csv;
   int refresh = -1;  // adaptive (see spdnn_gpu.h)
   int persistent_below = -1;  // kPersistent: the whole network in one launch
   int resident_below = -1, resident_slice = 0;  // kResident: automatic threshold and slice
@@ -91,6 +98,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--persistent-below")) persistent_below = std::atoi(next());
     else if (!std::strcmp(argv[i], "--resident-below")) resident_below = std::atoi(next());
     else if (!std::strcmp(argv[i], "--resident-slice")) resident_slice = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--resident-trace")) trace_csv = next();
     else if (!std::strcmp(argv[i], "--path")) {
       std::stringstream list(next());
       paths.clear();
@@ -139,6 +147,12 @@ int main(int argc, char** argv) {
               jhdnn::test::gpu_description().c_str(), (long long)images1024.rows, images_total, path_list.c_str());
   FILE* fcsv = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
   FILE* fact = active_csv.empty() ? nullptr : std::fopen(active_csv.c_str(), "w");
+  FILE* ftrace = trace_csv.empty() ? nullptr : std::fopen(trace_csv.c_str(), "w");
+  if (!trace_csv.empty() && !ftrace) {
+    std::fprintf(stderr, "spdnn_infer: cannot write %s\n", trace_csv.c_str());
+    return 2;
+  }
+  if (ftrace) std::fprintf(ftrace, "width,layers,call,cta,sm,event,layer,ns,clk,live\n");
   const char* header =
       "width,layers,network,images,loop_ms,host_ms,teraedges_per_s,teraedges_per_s_images_run,survivors,"
       "validation,weights_mib,features_mib,peak_used_mib,path";
@@ -245,6 +259,28 @@ int main(int argc, char** argv) {
           if (fact && pi == 0)
             for (size_t l = 0; l < r.active.size(); ++l)
               std::fprintf(fact, "%lld,%lld,%zu,%d\n", n, layers, l + 1, r.active[l]);
+          if (ftrace && r.path_used == spdnn::Path::kResident) {
+            std::vector<spdnn::ResidentTraceCall> calls;
+            (void)spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
+                                       persistent_below, resident_below, resident_slice, &calls);
+            static const char* const kEvent[] = {"none", "entry", "loaded", "first_chunk", "layer", "exit"};
+            size_t rows_written = 0;
+            for (size_t c = 0; c < calls.size(); ++c) {
+              const spdnn::ResidentTraceCall& call = calls[c];
+              for (size_t e = 0; e < call.records.size(); ++e) {
+                const jhdnnSparseDnnResidentTraceRecord_t& rec = call.records[e];
+                if (rec.event < 1 || rec.event > 5) continue;  // not reached (or no such CTA)
+                const int layer = rec.layer >= 0 ? call.first_layer + rec.layer : -1;
+                std::fprintf(ftrace, "%lld,%lld,%zu,%zu,%d,%s,%d,%llu,%llu,%d\n", n, layers, c,
+                             e / JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, rec.sm, kEvent[rec.event], layer, rec.ns,
+                             rec.clk, rec.live);
+                ++rows_written;
+              }
+            }
+            std::fflush(ftrace);
+            std::printf("# N %lld L %lld: resident trace of %zu calls (%zu records) written to %s\n", n, layers,
+                        calls.size(), rows_written, trace_csv.c_str());
+          }
           if (!cats_out.empty() && pi == 0) {
             FILE* f = std::fopen(cats_out.c_str(), "w");
             if (f) {
@@ -262,5 +298,6 @@ int main(int argc, char** argv) {
   }
   if (fcsv) std::fclose(fcsv);
   if (fact) std::fclose(fact);
+  if (ftrace) std::fclose(ftrace);
   return all_ok ? 0 : 1;
 }

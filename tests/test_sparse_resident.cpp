@@ -627,6 +627,144 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
   }
 }
 
+// The diagnostic trace (jhdnnSparseDnnLayersForwardResidentTraced): the results are those of the plain
+// call, every CTA with images has its entry / loaded / first-chunk records, one record per layer until
+// its slice empties and one exit, in time order; the per-layer live counts add up to the counts; CTAs
+// without images write entry and exit only; records past the grid stay as they were.
+TEST_CASE("resident trace: one record per event, consistent with the counts", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const ResidentCase& cs = kCases[0];  // random runs, n 1000: images die at different layers
+  const Built b = build_case(cs, 9100);
+  const int64_t n = cs.n;
+  const int L = cs.layers, count = cs.images, max_active = count + 13;  // CTAs past the count exist
+  const int64_t ld = max_active;
+  std::vector<float> x(size_t(n) * ld, 0.f);
+  std::vector<int> rows(max_active, 0), ids(max_active, -1);
+  for (int m = 0; m < count; ++m) {
+    rows[m] = m;
+    ids[m] = 5000 + 7 * m;
+    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = b.images[m][i];
+  }
+  std::vector<DeviceBuffer> di, dv, dord;
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
+  for (int l = 0; l < L; ++l) {
+    di.push_back(res_to_dev(b.ells[l].idx));
+    dv.push_back(res_to_dev(b.ells[l].val));
+    dord.push_back(res_to_dev(b.orders[l]));
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di.back().as<int>(), dv.back().get(),
+                                            JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord.back().as<int>()));
+  }
+  DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  using Rec = jhdnnSparseDnnResidentTraceRecord_t;
+  constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+  for (int slice : {3, 8}) {
+    INFO("sliceImages " << slice);
+    const int grid = (max_active + slice - 1) / slice;
+    struct Run {
+      std::vector<int> counts, ro, io;
+      std::vector<uint32_t> y;
+    };
+    auto run = [&](void* trace, size_t bytes) {
+      DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+      std::vector<int> c0(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dc = res_to_dev(c0);
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active,
+                                                            dc.as<int>(), drows.as<int>(), dids.as<int>(), dx.get(),
+                                                            ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice,
+                                                            trace, bytes));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      Run r;
+      r.counts = res_from_dev<int>(dc, size_t(L) + 1);
+      r.ro = res_from_dev<int>(dro, size_t(r.counts[L]));
+      r.io = res_from_dev<int>(dio, size_t(r.counts[L]));
+      r.y = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+      return r;
+    };
+    const size_t bytes = size_t(max_active) * R * sizeof(Rec);
+    DeviceBuffer dt(bytes);  // poisoned: the call must zero its CTAs' records, and only those
+    const Run plain = run(nullptr, 0), traced = run(dt.get(), bytes);
+    CHECK(traced.counts == plain.counts);
+    CHECK(std::vector<int>(traced.counts.begin() + 1, traced.counts.end()) == b.want.counts);
+    // The output lists are in atomic order: compare them as (position, id) pairs, and y's columns.
+    std::map<int, int> pp, pt;
+    for (size_t t = 0; t < plain.ro.size(); ++t) pp[plain.ro[t]] = plain.io[t];
+    for (size_t t = 0; t < traced.ro.size(); ++t) pt[traced.ro[t]] = traced.io[t];
+    CHECK(pp == pt);
+    CHECK(traced.y == plain.y);
+    CHECK(dt.guard_intact());
+
+    const std::vector<Rec> rec = res_from_dev<Rec>(dt, size_t(max_active) * R);
+    std::vector<int> live_sum(L, 0);
+    int bad_order = 0, bad_sm = 0, bad_shape = 0;
+    for (int cta = 0; cta < grid; ++cta) {
+      const Rec* c = rec.data() + size_t(cta) * R;
+      const int mine = std::max(0, std::min(slice, count - cta * slice));
+      CHECK(c[0].event == JHDNN_RESIDENT_TRACE_ENTRY);
+      CHECK(c[R - 1].event == JHDNN_RESIDENT_TRACE_EXIT);
+      if (mine == 0) {  // no image: entry and exit only
+        for (int e = 1; e < R - 1; ++e) bad_shape += c[e].event != 0;
+        CHECK(c[R - 1].layer == -1);
+        continue;
+      }
+      CHECK(c[1].event == JHDNN_RESIDENT_TRACE_LOADED);
+      CHECK(c[1].live == mine);
+      CHECK(c[2].event == JHDNN_RESIDENT_TRACE_FIRST_CHUNK);
+      // Layers 0 .. the one where the slice emptied (or all), in order, then nothing.
+      int last = -1;
+      for (int k = 0; k < L; ++k) {
+        const Rec& r = c[3 + k];
+        if (r.event == 0) break;
+        bad_shape += r.event != JHDNN_RESIDENT_TRACE_LAYER || r.layer != k;
+        live_sum[k] += r.live;
+        last = k;
+        if (r.live == 0) break;
+      }
+      REQUIRE(last >= 0);  // an image in the slice: layer 0 ran
+      for (int k = last + 1; k < R - 4; ++k) bad_shape += c[3 + k].event != 0;
+      CHECK(c[R - 1].layer == (c[3 + last].live == 0 ? last : L - 1));
+      CHECK(c[R - 1].live == c[3 + last].live);
+      // Time order and one SM per CTA.
+      std::vector<const Rec*> seq = {&c[0], &c[1], &c[2]};
+      for (int k = 0; k <= last; ++k) seq.push_back(&c[3 + k]);
+      seq.push_back(&c[R - 1]);
+      for (size_t e = 1; e < seq.size(); ++e) {
+        bad_order += seq[e]->ns < seq[e - 1]->ns || seq[e]->clk <= seq[e - 1]->clk;
+        bad_sm += seq[e]->sm != seq[0]->sm;
+      }
+    }
+    CHECK(bad_shape == 0);
+    CHECK(bad_order == 0);
+    CHECK(bad_sm == 0);
+    CHECK(live_sum == b.want.counts);
+    // Records of CTAs past the grid: not zeroed, not written (still the poison).
+    const std::vector<uint32_t> raw = res_from_dev<uint32_t>(dt, bytes / 4);
+    int touched = 0;
+    for (size_t w = size_t(grid) * R * sizeof(Rec) / 4; w < raw.size(); ++w) touched += raw[w] != 0xFFFFFFFFu;
+    CHECK(touched == 0);
+  }
+  // Too small a buffer, or a misaligned one: refused before anything runs.
+  DeviceBuffer small(64), dc(size_t(L + 1) * 4), dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4),
+      dio(size_t(max_active) * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, size_t(L + 1) * 4));
+  CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active, dc.as<int>(),
+                                                  drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                                  dro.as<int>(), dio.as<int>(), 0, small.get(),
+                                                  64) == JHDNN_STATUS_BAD_PARAM);
+  const size_t bytes = size_t(max_active) * R * sizeof(Rec);
+  DeviceBuffer big(bytes + 16);
+  CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active, dc.as<int>(),
+                                                  drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                                  dro.as<int>(), dio.as<int>(), 0, static_cast<char*>(big.get()) + 4,
+                                                  bytes) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(res_from_dev<int>(dc, size_t(L) + 1) == std::vector<int>(size_t(L) + 1, 0));
+  for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
 TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gpu][resident][api]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;

@@ -576,6 +576,36 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
                                                   const int *idsIn, const void *x, int64_t ldx, void *y, int64_t ldy,
                                                   int *rowsOut, int *idsOut, int sliceImages);
 
+/* Diagnostics of the resident launch (off unless a buffer is given; no cost in the launch without one):
+ * jhdnnSparseDnnLayersForwardResidentTraced is jhdnnSparseDnnLayersForwardResident plus a device
+ * buffer `trace` of at least maxActive x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS records (8-byte
+ * aligned; NULL: no trace, as the plain call). Thread 0 of CTA b writes records
+ * [b * RECORDS, (b + 1) * RECORDS): record 0 at entry, 1 once the slice's features (and the first
+ * chunks' row order) are in shared memory, 2 once the first weight chunk has landed, 3 + k at the end
+ * of layer k (live = the slice's images left), RECORDS - 1 at exit (after the survivors' write-out,
+ * or when the slice emptied: layer = that layer; or at once when the CTA had no image: layer -1).
+ * The call first zeroes the records of its CTAs (ceil(maxActive / slice) of them, in stream order),
+ * so a record with event 0 was not reached. ns: %globaltimer (comparable across SMs; its resolution
+ * is the GPU's, possibly ~1 us); clk: clock64 of the SM (cycles; per-SM counter). */
+#define JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS (JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS + 4)
+#define JHDNN_RESIDENT_TRACE_ENTRY 1
+#define JHDNN_RESIDENT_TRACE_LOADED 2
+#define JHDNN_RESIDENT_TRACE_FIRST_CHUNK 3
+#define JHDNN_RESIDENT_TRACE_LAYER 4
+#define JHDNN_RESIDENT_TRACE_EXIT 5
+typedef struct {
+  unsigned long long ns;  /* %globaltimer */
+  unsigned long long clk; /* clock64() */
+  int sm;                 /* %smid */
+  int event;              /* JHDNN_RESIDENT_TRACE_*; 0: not reached */
+  int layer;              /* layer of the call (0-based), -1 where none */
+  int live;               /* the slice's live images after the event */
+} jhdnnSparseDnnResidentTraceRecord_t;
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
+    jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias, float clampMax,
+    int maxActive, int *counts, const int *activeRows, const int *idsIn, const void *x, int64_t ldx, void *y,
+    int64_t ldy, int *rowsOut, int *idsOut, int sliceImages, void *trace, size_t traceBytes);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -577,6 +577,15 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
                                                   float clampMax, int maxActive, int* counts, const int* activeRows,
                                                   const int* idsIn, const void* x, int64_t ldx, void* y, int64_t ldy,
                                                   int* rowsOut, int* idsOut, int sliceImages) {
+  return jhdnnSparseDnnLayersForwardResidentTraced(handle, layerCount, wtDescs, bias, clampMax, maxActive, counts,
+                                                   activeRows, idsIn, x, ldx, y, ldy, rowsOut, idsOut, sliceImages,
+                                                   nullptr, 0);
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
+    jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t* wtDescs, float bias, float clampMax,
+    int maxActive, int* counts, const int* activeRows, const int* idsIn, const void* x, int64_t ldx, void* y,
+    int64_t ldy, int* rowsOut, int* idsOut, int sliceImages, void* trace, size_t traceBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     if (layerCount < 1 || layerCount > sparse::kResidentMaxLayers)
@@ -617,6 +626,14 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
       return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages (%d) > %d, the most that fit in shared memory at n = %lld",
                   sliceImages, smax, (long long)n);
     if (maxActive == 0) return Status::success();
+    using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
+    if (trace) {  // one set of records per possible CTA (ceil(maxActive / slice) <= maxActive)
+      const size_t need = size_t(maxActive) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS * sizeof(TraceRecord);
+      if (traceBytes < need)
+        return fail(JHDNN_STATUS_BAD_PARAM, "traceBytes (%zu) < %zu (maxActive x %d records of %zu bytes)",
+                    traceBytes, need, JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, sizeof(TraceRecord));
+      JHDNN_TRY(check_ptr(trace, 8, "trace", handle->device));
+    }
     JHDNN_TRY(check_ptr(counts + layerCount, sizeof(int), "counts[layerCount]", handle->device));
     JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
     JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
@@ -641,7 +658,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
     return sparse::dnn_resident(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
                                 wts.data(), layerCount, bias, clampMax, maxActive, counts, activeRows, idsIn,
                                 static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowsOut, idsOut,
-                                sliceImages);
+                                sliceImages, static_cast<TraceRecord*>(trace));
   });
 }
 

@@ -82,6 +82,31 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// The optional trace (jhdnnSparseDnnLayersForwardResidentTraced; null: off, one predicated branch per
+// layer in thread 0): CTA b owns records [b * kTraceRecords, (b + 1) * kTraceRecords); each event has
+// its own fixed record (entry 0, loaded 1, first chunk 2, end of layer k 3 + k, exit 3 + 96), so the
+// buffer never overflows and an unwritten record stays zero (event 0; the launch zeroes the CTAs'
+// records first). Times: %globaltimer (ns, comparable across SMs) and clock64 (the SM's cycles).
+constexpr int kTraceRecords = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+static_assert(kTraceRecords == kResidentMaxLayers + 4, "entry, loaded, first chunk, the layers, exit");
+static_assert(sizeof(jhdnnSparseDnnResidentTraceRecord_t) == 32, "the record layout of jhdnn.h");
+
+__device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t* trace, int index, int event,
+                                             int layer, int live) {
+  unsigned long long ns;
+  unsigned sm;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  jhdnnSparseDnnResidentTraceRecord_t r;
+  r.ns = ns;
+  r.clk = (unsigned long long)clock64();
+  r.sm = int(sm);
+  r.event = event;
+  r.layer = layer;
+  r.live = live;
+  trace[int64_t(blockIdx.x) * kTraceRecords + index] = r;
+}
+
 __device__ __forceinline__ bool eq4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
 
 // The order values of chunk g (rows c * 128 .. of layer g / chunks) into order slot g % kOSlots:
@@ -135,7 +160,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
-                    int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active) {
+                    int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
+                    jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
+  if (trace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
   int* ostage = reinterpret_cast<int*>(smem + kWBytes);
@@ -150,7 +177,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int count = min(counts[0], max_active);  // written before this launch (kernel boundary)
   const int r0 = int(blockIdx.x) * slice;
-  if (r0 >= count) return;
+  if (r0 >= count) {  // no image for this CTA (max_active bounds the count; the count may be smaller)
+    if (trace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, -1, 0);
+    return;
+  }
   const int mine = min(slice, count - r0);
 
   // The slice's features: x(i, rows_in[r0 + q]) -> buffer 0 at i * S + q (slots >= mine: 0).
@@ -180,6 +210,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();  // also: the features and the small state are in place
+  if (trace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
   for (int m = 0; m < kStages; ++m) {
     issue_weights(table, m, total, chunks, n, ostage, wstage);
     issue_order(table, kStages + m, total, chunks, n, ostage);
@@ -200,6 +231,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int g = 0; g < total; ++g) {
     cp_async_wait<kStages - 1>();  // the group of iteration g - P: weights of chunk g, order of g + P
     __syncthreads();               // ... for every thread's copies; and chunk g - 1 is consumed
+    if (trace && g == 0 && threadIdx.x == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
     issue_weights(table, g + kStages, total, chunks, n, ostage, wstage);
     issue_order(table, g + 2 * kStages, total, chunks, n, ostage);
     cp_async_commit();
@@ -302,8 +334,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       __syncthreads();
       cnt = *s_cnt;
       cur ^= 1;
+      if (trace && threadIdx.x == 0) trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt);
       if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
         cp_async_wait<0>();
+        if (trace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
         return;
       }
     }
@@ -325,6 +359,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       ids_out[pos] = ids_in[r0 + sl];
     }
   }
+  if (trace) {  // block-uniform: the exit once every thread's share of the write-out is issued
+    __syncthreads();
+    if (threadIdx.x == 0)
+      trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
+  }
 }
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
@@ -334,7 +373,8 @@ std::atomic<size_t> g_smem_set[kMaxDevices][3];
 template <int S>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
-              float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active) {
+              float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
+              jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   auto kernel = dnn_resident_kernel<S>;
   const int which = S == 2 ? 0 : S == 4 ? 1 : 2;
@@ -344,8 +384,10 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
     if (cached) g_smem_set[device][which].store(smem, std::memory_order_relaxed);
   }
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
+  if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
+    JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
   kernel<<<grid, kThreads, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                                      rows_out, ids_out, slice, max_active);
+                                      rows_out, ids_out, slice, max_active, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
@@ -371,7 +413,7 @@ Status load_dnn_resident_kernels() {
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, const jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                    int* ids_out, int slice) {
+                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -391,13 +433,13 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, const jhdnnSp
   switch (S) {
     case 2:
       return launch<2>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                       rows_out, ids_out, slice, max_active);
+                       rows_out, ids_out, slice, max_active, trace);
     case 4:
       return launch<4>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                       rows_out, ids_out, slice, max_active);
+                       rows_out, ids_out, slice, max_active, trace);
     default:
       return launch<8>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                       rows_out, ids_out, slice, max_active);
+                       rows_out, ids_out, slice, max_active, trace);
   }
 }
 

@@ -90,5 +90,5 @@ Status load_dnn_resident_kernels();
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, const jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                    int* ids_out, int slice);
+                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr);
 }  // namespace jhdnn::sparse

@@ -159,7 +159,8 @@ bool resident_auto_applies(int64_t n) { return n <= 1024; }
 
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
-                              Path path, int persistent_below, int resident_below, int resident_slice) {
+                              Path path, int persistent_below, int resident_below, int resident_slice,
+                              std::vector<ResidentTraceCall>* resident_trace) {
   InferenceResult res;
   const int64_t n = net.width();
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
@@ -310,12 +311,33 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     // Layer `first` reads set (first - 1) & 1; each call writes the other set (list and features).
     int set = (first - 1) & 1;
     bool ran = false;
+    // The optional trace: one zeroed buffer with room for every call (maxActive x RECORDS records
+    // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
+    using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
+    const int max_active = std::max(known, 0);
+    const int calls = (layers - (first - 1) + JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS - 1) /
+                      JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
+    const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+    TraceRecord* trace = nullptr;
+    std::unique_ptr<void, CudaFree> trace_owner;
+    if (resident_trace && calls > 0 && max_active > 0) {
+      CUDA_CHECK(cudaMalloc(&trace, size_t(calls) * trace_per_call * sizeof(TraceRecord)));
+      trace_owner.reset(trace);
+      CUDA_CHECK(cudaMemsetAsync(trace, 0, size_t(calls) * trace_per_call * sizeof(TraceRecord), s));
+    }
+    std::vector<int> trace_first;  // per traced call: its first layer (0-based) and layer count
+    std::vector<int> trace_layers;
     for (int c0 = first - 1; c0 < layers;) {
       const int chunk = std::min(layers - c0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
       const int out = 1 - set;
-      const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(
-          h, chunk, descs.data() + c0, bias, 32.f, std::max(known, 0), counts + c0, act_rows[set], ids[set], x[set],
-          rows, x[out], rows, act_rows[out], ids[out], resident_slice);
+      TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
+      const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentTraced(
+          h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], x[set], rows,
+          x[out], rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
+      if (st == JHDNN_STATUS_SUCCESS && call_trace) {
+        trace_first.push_back(c0);
+        trace_layers.push_back(chunk);
+      }
       if (st == JHDNN_STATUS_SUCCESS) {
         if (!ran) res.tail_first = c0 + 1;
         ran = true;
@@ -338,6 +360,19 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     cudaEventDestroy(ev[0]);
     cudaEventDestroy(ev[1]);
     res.path_used = res.note.empty() ? Path::kResident : Path::kFused;  // kFused: the launch was refused
+    if (resident_trace) {
+      resident_trace->clear();
+      for (size_t c = 0; c < trace_first.size(); ++c) {
+        ResidentTraceCall call;
+        call.first_layer = trace_first[c] + 1;
+        call.layers = trace_layers[c];
+        call.max_active = max_active;
+        call.records.resize(trace_per_call);
+        CUDA_CHECK(cudaMemcpy(call.records.data(), trace + c * trace_per_call, trace_per_call * sizeof(TraceRecord),
+                              cudaMemcpyDeviceToHost));
+        resident_trace->push_back(std::move(call));
+      }
+    }
     final_list = set;
     final_count = counts + layers;
   } else if (path == Path::kPersistent) {

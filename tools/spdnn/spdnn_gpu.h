@@ -89,6 +89,16 @@ struct InferenceResult {
   std::string note;                // why a fallback happened, else empty
 };
 
+// kResident's optional trace (resident_trace non-null): for each resident call, the records of
+// jhdnnSparseDnnLayersForwardResidentTraced (max_active x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, CTA
+// b's at [b * RECORDS, (b + 1) * RECORDS); CTAs that did not exist or events not reached: zero).
+struct ResidentTraceCall {
+  int first_layer = 0;  // network layer (1-based) of the call's layer 0
+  int layers = 0;
+  int max_active = 0;  // the call's maxActive (its CTAs: ceil(max_active / slice))
+  std::vector<jhdnnSparseDnnResidentTraceRecord_t> records;
+};
+
 // Runs net.layers() layers with the fused jhDNN layer on `rows` images: image r is row r % images.rows
 // of `images` (so 1200 distinct images can be tiled to 60000 without building the copy).
 // refresh: read the survivor count back every `refresh` layers to shrink the launch bound; 0: never;
@@ -100,10 +110,13 @@ struct InferenceResult {
 // runs as kFused (the copy needs the host in the middle of the loop); kPersistent runs layers up to
 // keep_layer as kFused launches and the rest as its one launch.
 // persistent_below: kPersistent only (see Path).
+// resident_trace: kResident only: filled with one ResidentTraceCall per resident call (see above);
+// the buffers are allocated inside the timed region, so take the trace on a run of its own.
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,
-                              int persistent_below = -1, int resident_below = -1, int resident_slice = 0);
+                              int persistent_below = -1, int resident_below = -1, int resident_slice = 0,
+                              std::vector<ResidentTraceCall>* resident_trace = nullptr);
 
 // kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
 int resident_auto_threshold();
