@@ -33,9 +33,10 @@
 // Each run prints a '#' line with the path that ran.
 // --resident-trace FILE: for the resident path, one more run after the measured one (its time is
 // not reported) with jhdnnSparseDnnLayersForwardResidentTraced: FILE gets one CSV row per record that
-// was reached, width,layers,call,cta,sm,event,layer,ns,clk,live (event entry / loaded / first_chunk /
-// layer / exit; layer: network layer, 1-based, -1 where none; ns: %globaltimer; clk: the SM's
-// clock64; live: the slice's images left). scripts/spdnn-resident-trace.py summarises it.
+// was reached, width,layers,call,cta,sm,event,layer,ns,clk,live,wait_clk (event entry / loaded /
+// first_chunk / layer / exit; layer: network layer, 1-based, -1 where none; ns: %globaltimer; clk: the
+// SM's clock64; live: the slice's images left; wait_clk: layer rows, the cycles thread 0 spent in the
+// layer's cp.async waits + barriers). scripts/spdnn-resident-trace.py summarises it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -152,7 +153,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "spdnn_infer: cannot write %s\n", trace_csv.c_str());
     return 2;
   }
-  if (ftrace) std::fprintf(ftrace, "width,layers,call,cta,sm,event,layer,ns,clk,live\n");
+  if (ftrace) std::fprintf(ftrace, "width,layers,call,cta,sm,event,layer,ns,clk,live,wait_clk\n");
   const char* header =
       "width,layers,network,images,loop_ms,host_ms,teraedges_per_s,teraedges_per_s_images_run,survivors,"
       "validation,weights_mib,features_mib,peak_used_mib,path";
@@ -271,9 +272,9 @@ int main(int argc, char** argv) {
                 const jhdnnSparseDnnResidentTraceRecord_t& rec = call.records[e];
                 if (rec.event < 1 || rec.event > 5) continue;  // not reached (or no such CTA)
                 const int layer = rec.layer >= 0 ? call.first_layer + rec.layer : -1;
-                std::fprintf(ftrace, "%lld,%lld,%zu,%zu,%d,%s,%d,%llu,%llu,%d\n", n, layers, c,
-                             e / JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, rec.sm, kEvent[rec.event], layer, rec.ns,
-                             rec.clk, rec.live);
+                std::fprintf(ftrace, "%lld,%lld,%zu,%zu,%d,%s,%d,%llu,%llu,%d,%u\n", n, layers, c,
+                             e / JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, int(rec.sm), kEvent[rec.event], layer,
+                             rec.ns, rec.clk, int(rec.live), rec.waitClk);
                 ++rows_written;
               }
             }

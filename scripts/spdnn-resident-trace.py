@@ -3,9 +3,10 @@
 
     scripts/spdnn-resident-trace.py FILE [--bins 24] [--per-cta 6]
 
-FILE: CSV width,layers,call,cta,sm,event,layer,ns,clk,live, one row per record reached (thread 0 of
-each CTA: entry, loaded = features + first row orders in shared memory, first_chunk = the first
-weight chunk landed, layer = end of network layer `layer` (live = the slice's images left), exit).
+FILE: CSV width,layers,call,cta,sm,event,layer,ns,clk,live,wait_clk, one row per record reached
+(thread 0 of each CTA: entry, loaded = features + first row orders in shared memory, first_chunk =
+the first weight chunk landed, layer = end of network layer `layer` (live = the slice's images left;
+wait_clk = cycles thread 0 spent in that layer's cp.async waits + barriers), exit).
 
 For every (width, layers, call) it prints what answers "are the CTAs co-resident, and where does the
 time go?":
@@ -61,7 +62,7 @@ def main():
             key = (int(row["width"]), int(row["layers"]), int(row["call"]))
             cta = int(row["cta"])
             rec = dict(sm=int(row["sm"]), event=row["event"], layer=int(row["layer"]), ns=int(row["ns"]),
-                       clk=int(row["clk"]), live=int(row["live"]))
+                       clk=int(row["clk"]), live=int(row["live"]), wait=int(row.get("wait_clk") or 0))
             calls.setdefault(key, {}).setdefault(cta, []).append(rec)
     if not calls:
         print("no records in", a.file)
@@ -178,6 +179,7 @@ def main():
         # per-layer times: clk differences at the CTA's own rate (clk per ns over its life), and ns
         lay_clk_ns, lay_ns, by_pos, by_live, ghz = [], [], collections.defaultdict(list), \
             collections.defaultdict(list), []
+        lay_wait_ns, wait_frac = [], []
         per_cta_rows = []
         for c in with_images:
             d = info[c]
@@ -197,6 +199,10 @@ def main():
                     t_clk = (r["clk"] - prev["clk"]) / rate if rate == rate and rate > 0 else float("nan")
                     lay_clk_ns.append(t_clk)
                     lay_ns.append(r["ns"] - prev["ns"])
+                    if rate == rate and rate > 0:
+                        lay_wait_ns.append(r["wait"] / rate)
+                        if r["clk"] > prev["clk"]:
+                            wait_frac.append(100.0 * r["wait"] / (r["clk"] - prev["clk"]))
                     by_pos[k - first_layer].append(t_clk)
                     by_live[prev["live"]].append(t_clk)
                     times.append(t_clk)
@@ -210,6 +216,10 @@ def main():
         print("  per-layer time per CTA (end of layer k - end of layer k-1; the first layer is in start-up):")
         print("    " + stats("from clk (CTA's clock rate)", lay_clk_ns))
         print("    " + stats("from ns (globaltimer)", lay_ns))
+        print("    " + stats("of which thread 0 waited (chunks)", lay_wait_ns))
+        if wait_frac:
+            print("    waited share of the layer (cp.async wait + barrier, thread 0): median %.1f%%, p90 %.1f%%" % (
+                pct(wait_frac, 50), pct(wait_frac, 90)))
         if by_pos:
             pos = sorted(by_pos)
             pick = sorted(set([pos[0], pos[min(1, len(pos) - 1)], pos[min(2, len(pos) - 1)],

@@ -734,6 +734,8 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
       for (size_t e = 1; e < seq.size(); ++e) {
         bad_order += seq[e]->ns < seq[e - 1]->ns || seq[e]->clk <= seq[e - 1]->clk;
         bad_sm += seq[e]->sm != seq[0]->sm;
+        // a layer's wait cycles are part of its time (the previous record to this one)
+        if (seq[e]->event == JHDNN_RESIDENT_TRACE_LAYER) bad_order += seq[e]->waitClk > seq[e]->clk - seq[e - 1]->clk;
       }
     }
     CHECK(bad_shape == 0);

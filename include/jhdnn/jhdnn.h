@@ -596,10 +596,13 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
 typedef struct {
   unsigned long long ns;  /* %globaltimer */
   unsigned long long clk; /* clock64() */
-  int sm;                 /* %smid */
-  int event;              /* JHDNN_RESIDENT_TRACE_*; 0: not reached */
-  int layer;              /* layer of the call (0-based), -1 where none */
-  int live;               /* the slice's live images after the event */
+  unsigned short sm;      /* %smid */
+  unsigned short event;   /* JHDNN_RESIDENT_TRACE_*; 0: not reached */
+  short layer;            /* layer of the call (0-based), -1 where none */
+  short live;             /* the slice's live images after the event */
+  unsigned int waitClk;   /* LAYER records: cycles thread 0 spent in the layer's per-chunk cp.async
+                             wait + __syncthreads (weights late, or other warps still computing) */
+  unsigned int reserved;  /* 0 */
 } jhdnnSparseDnnResidentTraceRecord_t;
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias, float clampMax,

@@ -82,17 +82,19 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// The optional trace (jhdnnSparseDnnLayersForwardResidentTraced; null: off, one predicated branch per
-// layer in thread 0): CTA b owns records [b * kTraceRecords, (b + 1) * kTraceRecords); each event has
-// its own fixed record (entry 0, loaded 1, first chunk 2, end of layer k 3 + k, exit 3 + 96), so the
-// buffer never overflows and an unwritten record stays zero (event 0; the launch zeroes the CTAs'
-// records first). Times: %globaltimer (ns, comparable across SMs) and clock64 (the SM's cycles).
+// The optional trace (jhdnnSparseDnnLayersForwardResidentTraced; kTrace = a buffer was given: its own
+// instantiation, so the plain kernel carries no trace code). Thread 0 of CTA b writes records
+// [b * kTraceRecords, (b + 1) * kTraceRecords); each event has its own fixed record (entry 0, loaded 1,
+// first chunk 2, end of layer k 3 + k, exit 3 + 96), so the buffer never overflows and an unwritten
+// record stays zero (event 0; the launch zeroes the CTAs' records first). Times: %globaltimer (ns,
+// comparable across SMs) and clock64 (the SM's cycles); a layer record also carries the cycles thread
+// 0 spent in that layer's cp.async waits + barriers (weights late, or the other warps still busy).
 constexpr int kTraceRecords = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
 static_assert(kTraceRecords == kResidentMaxLayers + 4, "entry, loaded, first chunk, the layers, exit");
 static_assert(sizeof(jhdnnSparseDnnResidentTraceRecord_t) == 32, "the record layout of jhdnn.h");
 
 __device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t* trace, int index, int event,
-                                             int layer, int live) {
+                                             int layer, int live, unsigned wait_clk = 0) {
   unsigned long long ns;
   unsigned sm;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
@@ -100,10 +102,12 @@ __device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t
   jhdnnSparseDnnResidentTraceRecord_t r;
   r.ns = ns;
   r.clk = (unsigned long long)clock64();
-  r.sm = int(sm);
-  r.event = event;
-  r.layer = layer;
-  r.live = live;
+  r.sm = (unsigned short)sm;
+  r.event = (unsigned short)event;
+  r.layer = short(layer);
+  r.live = short(live);
+  r.waitClk = wait_clk;
+  r.reserved = 0;
   trace[int64_t(blockIdx.x) * kTraceRecords + index] = r;
 }
 
@@ -155,14 +159,14 @@ __device__ __forceinline__ void issue_weights(const ResidentTable& table, int g,
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S>
+template <int S, bool kTrace>
 __global__ void __launch_bounds__(kThreads, 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                     int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
                     jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
-  if (trace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
+  if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
   int* ostage = reinterpret_cast<int*>(smem + kWBytes);
@@ -178,7 +182,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int count = min(counts[0], max_active);  // written before this launch (kernel boundary)
   const int r0 = int(blockIdx.x) * slice;
   if (r0 >= count) {  // no image for this CTA (max_active bounds the count; the count may be smaller)
-    if (trace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, -1, 0);
+    if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, -1, 0);
     return;
   }
   const int mine = min(slice, count - r0);
@@ -210,7 +214,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   cp_async_commit();
   cp_async_wait<0>();
   __syncthreads();  // also: the features and the small state are in place
-  if (trace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
+  if (kTrace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
   for (int m = 0; m < kStages; ++m) {
     issue_weights(table, m, total, chunks, n, ostage, wstage);
     issue_order(table, kStages + m, total, chunks, n, ostage);
@@ -227,11 +231,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int cnt = mine, cur = 0;
   bool alive = false;  // this lane's image had a nonzero output in the current layer
+  long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
+  unsigned wait_clk = 0;     // trace only (thread 0): wait + barrier cycles in the current layer
 
   for (int g = 0; g < total; ++g) {
+    if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
     cp_async_wait<kStages - 1>();  // the group of iteration g - P: weights of chunk g, order of g + P
     __syncthreads();               // ... for every thread's copies; and chunk g - 1 is consumed
-    if (trace && g == 0 && threadIdx.x == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
+    if (kTrace && threadIdx.x == 0) {
+      wait_clk += unsigned(clock64() - wait_t0);
+      if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
+    }
     issue_weights(table, g + kStages, total, chunks, n, ostage, wstage);
     issue_order(table, g + 2 * kStages, total, chunks, n, ostage);
     cp_async_commit();
@@ -334,10 +344,13 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       __syncthreads();
       cnt = *s_cnt;
       cur ^= 1;
-      if (trace && threadIdx.x == 0) trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt);
+      if (kTrace && threadIdx.x == 0) {
+        trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt, wait_clk);
+        wait_clk = 0;
+      }
       if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
         cp_async_wait<0>();
-        if (trace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
+        if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
         return;
       }
     }
@@ -359,7 +372,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       ids_out[pos] = ids_in[r0 + sl];
     }
   }
-  if (trace) {  // block-uniform: the exit once every thread's share of the write-out is issued
+  if constexpr (kTrace) {  // the exit once every thread's share of the write-out is issued
     __syncthreads();
     if (threadIdx.x == 0)
       trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
@@ -368,7 +381,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][3];
+std::atomic<size_t> g_smem_set[kMaxDevices][6];  // [S 2 / 4 / 8] + 3 x traced
 
 template <int S>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
@@ -376,8 +389,9 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
-  auto kernel = dnn_resident_kernel<S>;
-  const int which = S == 2 ? 0 : S == 4 ? 1 : 2;
+  // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
+  auto kernel = trace ? dnn_resident_kernel<S, true> : dnn_resident_kernel<S, false>;
+  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -404,9 +418,12 @@ int resident_slice_max(int64_t n, size_t smem_optin) {
 
 Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true>));
   return Status::success();
 }
 
