@@ -135,6 +135,19 @@ def main():
             cur += dlt
             best = max(best, cur)
         print("  concurrency: at most %d of %d CTAs between entry and exit at once" % (best, len(info)))
+        # the verdict looks at the CTAs with images only (a CTA without images exits within ~1 us, and
+        # another may then start on its SM without any wave among the working CTAs)
+        wi_set = set(with_images)
+        wi_most = max([sum(1 for c in cs if c in wi_set) for cs in per_sm.values()] + [0])
+        wi_best = cur = 0
+        for t, dlt in sorted([(info[c]["entry"]["ns"], 1) for c in with_images] +
+                             [(info[c].get("exit", {"ns": t_end})["ns"], -1) for c in with_images],
+                             key=lambda e: (e[0], e[1])):
+            cur += dlt
+            wi_best = max(wi_best, cur)
+        co = wi_most <= 1 and wi_best >= len(with_images)
+        print("  VERDICT co-resident: %s (one CTA per SM, every CTA with images alive at once)" % (
+            "YES" if co else "NO"))
         span = max(t_end - t0, 1)
         nb = max(1, a.bins)
         prof = []
