@@ -213,92 +213,95 @@ TEST_CASE("resident test data: images die at different layers", "[sparse][reside
 
 namespace {
 
-// A host emulation of dnn_resident_kernel's schedule (no GPU): the same chunk / ring arithmetic
-// (128-row chunks, weight ring of P + 1 slots, order ring of 2P + 1, P = 3 in flight), the same warp
-// steps (16 rows per warp, 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse
-// with its two votes, the padding mask, the CTA-local live list. Copies land at their issue (the
-// earliest a cp.async can land, so a ring slot overwritten before it is consumed shows up as a wrong
-// value) and every consumer checks that the chunk it reads is in the slot and that its copy group
-// was already waited for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees).
-// Returns false on a schedule violation.
-constexpr int kEP = 3, kEW = kEP + 1, kEO = 2 * kEP + 1, kEChunk = 128;
+// A host emulation of dnn_resident_kernel's schedule (no GPU), on the layers packed as
+// dnn_resident_pack.cu packs them (host_pack: rows in the order, padding index n with weight 0, the
+// output row and the new-list flag in the spare words). The same chunk / ring arithmetic (128-row
+// chunks, weight ring of P + 1 slots, P = 3 in flight), the same warp steps (16 rows per warp,
+// 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse with its two votes, the
+// zero feature row n, the CTA-local live list. Copies land at their issue (the earliest a cp.async
+// can land, so a ring slot overwritten before it is consumed shows up as a wrong value) and every
+// consumer checks that the chunk it reads is in the slot and that its copy group was already waited
+// for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a
+// schedule violation.
+constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
+
+struct PackedRow {
+  std::array<int, 32> idx;
+  std::array<float, 32> w;
+  int j = 0, flags = 0;
+};
+// The host twin of resident_pack_kernel.
+std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* order) {
+  const int n = int(e.rows);
+  std::vector<PackedRow> p(n);
+  auto src = [&](int t) { return order && !order->empty() ? (*order)[t] : t; };
+  for (int t = 0; t < n; ++t) {
+    const int j = src(t);
+    bool same = t > 0;
+    for (int u = 0; u < 32; ++u) {
+      const int i = e.idx[size_t(j) * 32 + u];
+      same = same && i == e.idx[size_t(src(t - 1)) * 32 + u];
+      p[t].idx[u] = i < 0 ? n : i;
+      p[t].w[u] = i < 0 ? 0.f : e.val[size_t(j) * 32 + u];
+    }
+    p[t].j = j;
+    p[t].flags = same ? 0 : 1;
+  }
+  return p;
+}
 
 bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
                       const std::vector<std::vector<float>>& images, float bias, int S, int slice, ChainResult* out,
                       std::string* why) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
+  std::vector<std::vector<PackedRow>> packs;
+  for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
   out->counts.assign(layers, 0);
   out->last.clear();
   for (int r0 = 0; r0 < count; r0 += slice) {
     const int mine = std::min(slice, count - r0);
-    std::vector<float> xbuf[2] = {std::vector<float>(size_t(n) * S, 0.f), std::vector<float>(size_t(n) * S, 0.f)};
+    // (n + 1) x S per buffer; row n stays zero (the packed padding index)
+    std::vector<float> xbuf[2] = {std::vector<float>(size_t(n + 1) * S, 0.f),
+                                  std::vector<float>(size_t(n + 1) * S, 0.f)};
     for (int q = 0; q < mine; ++q)
       for (int i = 0; i < n; ++i) xbuf[0][size_t(i) * S + q] = images[r0 + q][i];
     std::vector<int> live(S);
     std::iota(live.begin(), live.end(), 0);
     int cnt = mine, cur = 0;
-    // rings: contents, which chunk a slot holds, the iteration whose group carried it
-    std::vector<std::array<int, 32>> widx(kEW * kEChunk);
-    std::vector<std::array<float, 32>> wval(kEW * kEChunk);
-    std::vector<int> wtag(kEW, -1), otag(kEO, -1), ostage(kEO * kEChunk, -1);
-    std::vector<int> w_iter(total + 2 * kEP + 1, 0), o_iter(total + 2 * kEP + 1, 0);
-    auto issue_order = [&](int g, int iter) {
+    // the ring: contents, which chunk a slot holds, the iteration whose group carried it
+    std::vector<PackedRow> ws(kEW * kEChunk);
+    std::vector<int> wtag(kEW, -1);
+    std::vector<int> w_iter(total + kEP + 1, 0);
+    auto issue = [&](int g, int iter) {
       if (g >= total) return;
       const int k = g / chunks, c = g % chunks;
-      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row) {
-        const int t = c * kEChunk + row;
-        ostage[(g % kEO) * kEChunk + row] = orders[k] && !orders[k]->empty() ? (*orders[k])[t] : t;
-      }
-      otag[g % kEO] = g;
-      o_iter[g] = iter;
-    };
-    auto issue_weights = [&](int g, int iter) -> bool {
-      if (g >= total) return true;
-      if (otag[g % kEO] != g || o_iter[g] > iter - kEP) {
-        *why = "weights of chunk " + std::to_string(g) + " issued before their order landed";
-        return false;
-      }
-      const int k = g / chunks, c = g % chunks;
-      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row) {
-        const int j = ostage[(g % kEO) * kEChunk + row];
-        for (int t = 0; t < 32; ++t) {
-          widx[(g % kEW) * kEChunk + row][t] = L[k]->idx[size_t(j) * 32 + t];
-          wval[(g % kEW) * kEChunk + row][t] = L[k]->val[size_t(j) * 32 + t];
-        }
-      }
+      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row)
+        ws[(g % kEW) * kEChunk + row] = packs[k][size_t(c) * kEChunk + row];
       wtag[g % kEW] = g;
       w_iter[g] = iter;
-      return true;
     };
-    const int pre = -1000000;  // the prologue's order group is waited for in full
-    for (int m = 0; m < kEP; ++m) issue_order(m, pre);
-    for (int m = 0; m < kEP; ++m) {
-      if (!issue_weights(m, -kEP + m)) return false;
-      issue_order(kEP + m, -kEP + m);
-    }
+    for (int m = 0; m < kEP; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
     std::vector<std::array<int, 32>> held(8);
     std::vector<bool> held_ok(8, false);
     std::vector<std::array<float, 32>> xv(8 * 32);
-    std::vector<uint32_t> pad(8 * 32, 0);
     std::vector<bool> alive(8 * 32, false);
     bool stopped = false;
     for (int g = 0; g < total && !stopped; ++g) {
-      if (!issue_weights(g + kEP, g)) return false;
-      issue_order(g + 2 * kEP, g);
       if (wtag[g % kEW] != g || w_iter[g] > g - kEP) {
         *why = "chunk " + std::to_string(g) + " consumed before it landed or after it was overwritten";
         return false;
       }
-      if (otag[g % kEO] != g) {
-        *why = "order of chunk " + std::to_string(g) + " overwritten before its stores";
+      issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
+      if (wtag[g % kEW] != g) {
+        *why = "chunk " + std::to_string(g) + " overwritten by the copy issued in its own iteration";
         return false;
       }
       const int k = g / chunks, c = g % chunks;
       if (c == 0) std::fill(held_ok.begin(), held_ok.end(), false);
       const int rows_here = std::min(kEChunk, n - c * kEChunk);
-      const int wbase = (g % kEW) * kEChunk, obase = (g % kEO) * kEChunk;
+      const int wbase = (g % kEW) * kEChunk;
       std::vector<float>& xin = xbuf[cur];
       std::vector<float>& xout = xbuf[cur ^ 1];
       for (int w = 0; w < 8; ++w) {
@@ -309,8 +312,8 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           for (int lane = 0; lane < 32; ++lane) {
             const int o = lane / S, row = row0 + o;
             const int srow = row < rows_here ? row : row0;
-            all_eq_held = all_eq_held && widx[wbase + srow] == held[w];
-            all_eq_row0 = all_eq_row0 && widx[wbase + srow] == widx[wbase + row0];
+            all_eq_held = all_eq_held && ws[wbase + srow].idx == held[w];
+            all_eq_row0 = all_eq_row0 && ws[wbase + srow].idx == ws[wbase + row0].idx;
           }
           const bool reuse = all_eq_held && held_ok[w];
           for (int lane = 0; lane < 32; ++lane) {
@@ -319,26 +322,24 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
             const int slot = img_ok ? live[q] : 0;
             const int srow = row_ok ? row : row0;
             const int li = w * 32 + lane;
-            if (!reuse) {
-              pad[li] = 0;
-              for (int t = 0; t < 32; ++t) {
-                const int i = widx[wbase + srow][t];
-                xv[li][t] = (img_ok && i >= 0) ? xin[size_t(i) * S + slot] : 0.f;
-                pad[li] |= uint32_t(i < 0) << t;
-              }
-            }
+            const PackedRow& pr = ws[wbase + srow];
+            if (!reuse)
+              for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(pr.idx[t]) * S + slot);
             float acc = 0.f;
-            for (int t = 0; t < 32; ++t)
-              acc = std::fma((pad[li] >> t) & 1u ? 0.f : wval[wbase + srow][t], xv[li][t], acc);
+            for (int t = 0; t < 32; ++t) acc = std::fma(pr.w[t], xv[li][t], acc);
             const float v = std::min(std::max(acc + bias, 0.f), 32.f);
             if (row_ok && img_ok) {
-              xout[size_t(ostage[obase + row]) * S + slot] = v;
+              if (pr.j < 0 || pr.j >= n) {
+                *why = "output row out of range";
+                return false;
+              }
+              xout[size_t(pr.j) * S + slot] = v;
               alive[li] = alive[li] || v != 0.f;
             }
           }
           if (!reuse) {
             held_ok[w] = all_eq_row0;
-            if (all_eq_row0) held[w] = widx[wbase + row0];
+            if (all_eq_row0) held[w] = ws[wbase + row0].idx;
           }
         }
       }

@@ -91,6 +91,8 @@ Status load_kernels() {
   JHDNN_TRY(load_dense_to_csr_kernels());
   JHDNN_TRY(load_spmm_kernels());
   JHDNN_TRY(load_dnn_resident_kernels());
+  JHDNN_TRY(load_dnn_resident_v1_kernels());
+  JHDNN_TRY(load_dnn_resident_pack_kernel());
   return load_dnn_kernels();
 }
 }  // namespace jhdnn::sparse
@@ -108,6 +110,7 @@ jhdnnStatus_t jhdnnCreateSparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t* s
 jhdnnStatus_t jhdnnDestroySparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(spDesc);
+    sparse::release_resident_pack(*spDesc);
     delete spDesc;
     return Status::success();
   });
@@ -127,6 +130,7 @@ jhdnnStatus_t jhdnnSetCsrMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
       JHDNN_CHECK_NULL(colInd);
       JHDNN_CHECK_NULL(values);
     }
+    sparse::release_resident_pack(*spDesc);  // the resident path's packed copy is of the old matrix
     *spDesc = jhdnnSparseMatrixStruct{};
     spDesc->is_set = true;
     spDesc->format = JHDNN_SPARSE_FORMAT_CSR;
@@ -151,6 +155,7 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
                   (long long)cols);
     JHDNN_CHECK_NULL(colInd);
     JHDNN_CHECK_NULL(values);
+    sparse::release_resident_pack(*spDesc);  // the resident path's packed copy is of the old matrix
     *spDesc = jhdnnSparseMatrixStruct{};
     spDesc->is_set = true;
     spDesc->format = JHDNN_SPARSE_FORMAT_ELL;
@@ -168,6 +173,7 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(spDesc);
     CHECK_SP_SET(spDesc);
+    sparse::release_resident_pack(*spDesc);  // packed in the old order
     if (rowOrder == nullptr) {
       spDesc->row_order = nullptr;
       return Status::success();
@@ -654,7 +660,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
       for (const Buf& b : ins)
         if (core::overlaps(a.p, a.bytes, b.p, b.bytes))
           return fail(JHDNN_STATUS_BAD_PARAM, "%s overlaps %s (separate buffers needed)", a.name, b.name);
-    std::vector<const jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
+    std::vector<jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
     return sparse::dnn_resident(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
                                 wts.data(), layerCount, bias, clampMax, maxActive, counts, activeRows, idsIn,
                                 static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowsOut, idsOut,

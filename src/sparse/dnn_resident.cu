@@ -7,16 +7,16 @@
 // global feature traffic except the first read and the final write of the survivors. An image whose
 // output row is all zero leaves the slice's live list (CTA-local); a slice with none left stops.
 //
-// Weights. Every CTA streams each layer's ELL rows (n rows x 32 (index, weight) pairs = 256 KB at
-// n = 1024) from L2 in the row order (the descriptor's hint), in chunks of 128 rows (32 KB) with
-// cp.async into a ring of kStages + 1 shared-memory stages, kStages chunks in flight. The weights and
-// the order do not depend on the data, so the ring runs straight across layer boundaries: the next
-// layer's first chunks arrive while this layer finishes. The order values of a chunk (the rows to
-// gather) come into their own ring kStages chunks before the chunk itself, so no thread waits on a
-// global load to form a copy address. Chunk g: order copied in iteration g - 2P (ring of 2P + 1),
-// weights in iteration g - P (ring of P + 1), consumed in iteration g; iteration i waits for the
-// group of iteration i - P (cp.async.wait_group P - 1) and then __syncthreads, which also retires
-// every read of the stages the new copies overwrite (see the ring sizes).
+// Weights. Every CTA streams each layer's rows from L2 in the row order, in chunks of 128 rows, with
+// cp.async into a ring of kStages + 1 shared-memory stages, kStages chunks in flight. The rows come
+// from the layer's PACKED copy (dnn_resident_pack.cu: built once per descriptor, rows already in the
+// row order and in the staged 272-byte layout, the output row number in the row's spare words), so a
+// chunk is one contiguous block of up to 34,816 bytes and thread t copies its pieces t, t + 256, ...
+// to the same offsets: no order ring, no per-piece address arithmetic. The weights do not depend on
+// the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
+// while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
+// iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
+// __syncthreads, which also retires every read of the stage the new copies overwrite.
 //
 // Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
 // them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
@@ -24,13 +24,17 @@
 // when the next step's rows all have the list that is held (the challenge's 16 outputs per list are
 // adjacent in the row order), nothing is reloaded: per list one 32-value gather from shared memory
 // per image, then only the 8 16-byte weight broadcasts (ld.shared.v4) and 32 FMAs per output.
+// Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
+// written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
-// its stored weight is never used and may be NaN), then min(max(acc + bias, 0), clampMax): the chain
+// its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
 // of the per-layer paths.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
@@ -42,39 +46,35 @@ constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs
-constexpr int kRowStride = 68;                          // floats per staged row: 32 indices, 32 weights, 4 pad
+constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
+constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
-constexpr int kWSlots = kStages + 1;                    // weight ring
-constexpr int kOSlots = 2 * kStages + 1;                // order ring
-constexpr int kMisc = 32;                               // ints: live list (8), flags (8), count, base
+constexpr int kWSlots = kStages + 1;                    // weight ring (a power of 2: slot = g & 3)
+constexpr int kMisc = 32;                               // ints: live list (8), flags (8), count, base, columns (8)
+static_assert((kWSlots & (kWSlots - 1)) == 0, "slot = g & (kWSlots - 1)");
 
-// The layer table travels as a kernel parameter (96 x 24 B, inside the classic 4 KB limit).
+// The layer table travels as a kernel parameter (96 x 8 B, inside the classic 4 KB limit).
 struct ResidentLayer {
-  const int* wi;
-  const float* wv;
-  const int* order;  // null: natural order
+  const float* pack;  // the packed rows (dnn_resident_pack.cu), n x kRowStride floats
 };
 struct ResidentTable {
   ResidentLayer layer[kResidentMaxLayers];
 };
 static_assert(sizeof(ResidentTable) + 128 <= 4096, "the table and the other parameters must fit 4 KB");
 
-// Shared-memory layout (bytes; every part a multiple of 16): weight ring, order ring, the warps'
-// held lists, the small CTA state, then the two feature buffers (n x S floats each, x(i, slot) at
-// i * S + slot).
-constexpr size_t kWBytes = size_t(kWSlots) * kChunkRows * kRowStride * 4;
-constexpr size_t kOBytes = size_t(kOSlots) * kChunkRows * 4;
+// Shared-memory layout (bytes; every part a multiple of 16): weight ring, the warps' held lists, the
+// small CTA state, then the two feature buffers ((n + 1) x S floats each, x(i, slot) at i * S + slot;
+// row n is zero: the packed padding index).
+constexpr size_t kWBytes = size_t(kWSlots) * kChunkFloats * 4;
 constexpr size_t kHBytes = size_t(kWarps) * 32 * 4;
-constexpr size_t kFixedBytes = kWBytes + kOBytes + kHBytes + kMisc * 4;
+constexpr size_t kFixedBytes = kWBytes + kHBytes + kMisc * 4;
 
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
-}
-// Copies `bytes` (< 16 allowed) and zero-fills the rest of the 16: never reads past the array.
-__device__ __forceinline__ void cp_async16_n(void* dst, const void* src, int bytes) {
-  const unsigned s = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src), "r"(bytes) : "memory");
+// A shared-memory load at a byte address of the shared window. volatile: it stays between the
+// barriers around it (the buffer it reads was written before the last __syncthreads).
+__device__ __forceinline__ float lds_f32(unsigned addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
+  return v;
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -113,45 +113,23 @@ __device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t
 
 __device__ __forceinline__ bool eq4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
 
-// The order values of chunk g (rows c * 128 .. of layer g / chunks) into order slot g % kOSlots:
-// threads 0..31 copy 4 each (the descriptor's order), or store the identity (no order).
-__device__ __forceinline__ void issue_order(const ResidentTable& table, int g, int total, int chunks, int n,
-                                            int* ostage) {
-  if (g >= total || threadIdx.x >= kChunkRows / 4) return;
-  const int k = g / chunks, first = (g % chunks) * kChunkRows + int(threadIdx.x) * 4;
-  if (first >= n) return;
-  int* dst = ostage + (g % kOSlots) * kChunkRows + threadIdx.x * 4;
-  const int* order = table.layer[k].order;
-  if (order) {
-    cp_async16_n(dst, order + first, min(4, n - first) * 4);
-  } else {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dst[e] = first + e;
+// Chunk c of a packed layer (rows_here rows from row c * 128) into a weight stage: piece p (16 bytes)
+// of the chunk to byte 16 p of the stage, pieces t, t + 256, ... by thread t. The per-thread source
+// and destination are formed once; piece m is then [address + constant] on both sides (immediates).
+template <int M>
+__device__ __forceinline__ void issue_pieces(unsigned dst, const float* src, int left) {
+  if constexpr (M < (kChunkFloats / 4 + kThreads - 1) / kThreads) {
+    if (M * kThreads < left)
+      asm volatile("cp.async.cg.shared.global [%0+%2], [%1+%2], 16;\n" ::"r"(dst), "l"(src), "n"(M * kThreads * 16)
+                   : "memory");
+    issue_pieces<M + 1>(dst, src, left);
   }
 }
-
-// The (index, weight) rows of chunk g into weight slot g % kWSlots: 128 rows x 16 pieces of 16 B,
-// 8 per thread; staged row r = 32 indices, 32 weights (as stored: padding values may be NaN), pad.
-__device__ __forceinline__ void issue_weights(const ResidentTable& table, int g, int total, int chunks, int n,
-                                              const int* ostage, float* wstage) {
-  if (g >= total) return;
-  const int k = g / chunks, c = g % chunks;
-  const int rows_here = min(kChunkRows, n - c * kChunkRows);
-  const int* os = ostage + (g % kOSlots) * kChunkRows;
-  float* ws = wstage + (g % kWSlots) * (kChunkRows * kRowStride);
-  const int* wi = table.layer[k].wi;
-  const float* wv = table.layer[k].wv;
-#pragma unroll
-  for (int m = 0; m < kChunkRows * 16 / kThreads; ++m) {
-    const int p = int(threadIdx.x) + m * kThreads;
-    const int row = p >> 4, part = p & 15;
-    if (row < rows_here) {
-      const int64_t j = os[row];
-      const void* src = part < 8 ? static_cast<const void*>(wi + j * 32 + part * 4)
-                                 : static_cast<const void*>(wv + j * 32 + (part - 8) * 4);
-      cp_async16(ws + row * kRowStride + part * 4, src);
-    }
-  }
+__device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_here, float* stage) {
+  const int t = int(threadIdx.x);
+  const float* src = pack + int64_t(c) * kChunkFloats + 4 * t;
+  const unsigned dst = unsigned(__cvta_generic_to_shared(stage)) + 16u * unsigned(t);
+  issue_pieces<0>(dst, src, rows_here * (kRowStride / 4) - t);  // left: pieces from this thread's first on
 }
 
 // One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
@@ -169,14 +147,14 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
-  int* ostage = reinterpret_cast<int*>(smem + kWBytes);
-  int* held_all = reinterpret_cast<int*>(smem + kWBytes + kOBytes);
-  int* misc = reinterpret_cast<int*>(smem + kWBytes + kOBytes + kHBytes);
+  int* held_all = reinterpret_cast<int*>(smem + kWBytes);
+  int* misc = reinterpret_cast<int*>(smem + kWBytes + kHBytes);
   int* s_live = misc;       // [8]: the live images' slots, in slot order
   int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer
   int* s_cnt = misc + 16;   // live images after the last compaction
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
   float* xbuf = reinterpret_cast<float*>(smem + kFixedBytes);
+  const int xstride = (n + 1) * S;  // floats per feature buffer (row n: zero, the padding index)
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int count = min(counts[0], max_active);  // written before this launch (kernel boundary)
@@ -193,6 +171,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     s_live[q] = q;
     s_flag[q] = 0;
     misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;  // the column of slot q in x
+    xbuf[xstride + n * S + q] = 0.f;  // buffer 1's row n (buffer 0's is written below)
   }
   if (threadIdx.x == 0) *s_cnt = mine;
   for (int e = threadIdx.x; e < kWarps * 32; e += kThreads) held_all[e] = -2;  // no list held (never read
@@ -200,32 +179,30 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   __syncthreads();
   // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
 #pragma unroll 8
-  for (int e = threadIdx.x; e < n * S; e += kThreads) {
+  for (int e = threadIdx.x; e < xstride; e += kThreads) {
     const int i = e / S, q = e % S;
     const int col = misc[24 + q];
-    xbuf[e] = col >= 0 ? x[int64_t(i) * ldx + col] : 0.f;
+    xbuf[e] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
   }
 
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
-  const int total = layer_count * chunks;
-  // Prologue: the order of chunks 0 .. P-1 (waited for at once), then the groups of "iterations"
-  // -P .. -1: weights of chunk m and order of chunk P + m.
-  for (int m = 0; m < kStages; ++m) issue_order(table, m, total, chunks, n, ostage);
-  cp_async_commit();
-  cp_async_wait<0>();
-  __syncthreads();  // also: the features and the small state are in place
-  if (kTrace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
+  const int last_rows = n - (chunks - 1) * kChunkRows;  // rows of a layer's last chunk
+  // Prologue: chunks 0 .. P - 1, one group each ("iterations" -P .. -1). (ik, ic): the next chunk to
+  // copy; no divisions in the loop.
+  int ik = 0, ic = 0;
   for (int m = 0; m < kStages; ++m) {
-    issue_weights(table, m, total, chunks, n, ostage, wstage);
-    issue_order(table, kStages + m, total, chunks, n, ostage);
+    if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                                      wstage + (m & (kWSlots - 1)) * kChunkFloats);
     cp_async_commit();
+    if (++ic == chunks) ic = 0, ++ik;
   }
+  __syncthreads();  // the features and the small state are in place
+  if (kTrace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
 
   constexpr int kOuts = 32 / S;  // outputs per warp step
   const int o = lane / S, q = lane % S;
   int* held = held_all + warp * 32;  // the input list whose features this warp's lanes hold
   bool held_ok = false;              // warp-uniform
-  uint32_t pad = 0;                  // bit t: entry t of the held list is padding
   float xv[32];
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
@@ -234,27 +211,33 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
   unsigned wait_clk = 0;     // trace only (thread 0): wait + barrier cycles in the current layer
 
-  for (int g = 0; g < total; ++g) {
+  int k = 0, c = 0;  // the chunk of iteration g: layer k, chunk c
+  for (int g = 0; k < layer_count; ++g) {
     if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
-    cp_async_wait<kStages - 1>();  // the group of iteration g - P: weights of chunk g, order of g + P
+    cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
     __syncthreads();               // ... for every thread's copies; and chunk g - 1 is consumed
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - wait_t0);
       if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
     }
-    issue_weights(table, g + kStages, total, chunks, n, ostage, wstage);
-    issue_order(table, g + 2 * kStages, total, chunks, n, ostage);
+    // Chunk g + P into the stage of chunk g - 1.
+    if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                                      wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
     cp_async_commit();
+    if (++ic == chunks) ic = 0, ++ik;
 
-    const int k = g / chunks, c = g % chunks;
     if (c == 0) held_ok = false;  // a new layer: the held features are stale
-    const int rows_here = min(kChunkRows, n - c * kChunkRows);
-    const float* st = wstage + (g % kWSlots) * (kChunkRows * kRowStride);
-    const int* os = ostage + (g % kOSlots) * kChunkRows;
-    const float* xin = xbuf + cur * (n * S);
-    float* xout = xbuf + (cur ^ 1) * (n * S);
+    const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
+    const float* st = wstage + (g & (kWSlots - 1)) * kChunkFloats;
+    const float* xin = xbuf + cur * xstride;
+    float* xout = xbuf + (cur ^ 1) * xstride;
     const bool img_ok = q < cnt;
-    const int slot = img_ok ? s_live[q] : 0;
+    const int slot = img_ok ? s_live[q] : 0;  // a lane without an image computes slot 0's (not stored)
+    // This lane's image in the input buffer as a shared-memory byte address: feature i at
+    // xin_q + (i << kShift), one LEA per feature (the compiler re-forms (i * S + slot) * 4 + base
+    // from plain indexing: two instructions).
+    const unsigned xin_q = unsigned(__cvta_generic_to_shared(xin + slot));
+    constexpr unsigned kShift = S == 8 ? 5 : S == 4 ? 4 : 3;  // log2(S * 4 bytes)
 
 #pragma unroll 1
     for (int step = 0; step < kRowsPerWarp / kOuts; ++step) {
@@ -276,18 +259,14 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         eq_row0 = eq_row0 && eq4(a, sidx0[ch]);
       }
       const bool reuse = __all_sync(0xffffffffu, eq_held) && held_ok;
-      if (!reuse) {  // gather this row's list for this lane's image from shared memory
-        pad = 0;
+      if (!reuse) {  // gather this row's list for this lane's image from shared memory (padding: row n, 0)
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const int4 id = sidx[u];
-          const int ii[4] = {id.x, id.y, id.z, id.w};
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int i = ii[e];
-            xv[4 * u + e] = (img_ok && i >= 0) ? xin[i * S + slot] : 0.f;
-            pad |= uint32_t(i < 0) << (4 * u + e);
-          }
+          xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
+          xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
+          xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
+          xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
         }
         // Keep the list for the next steps only if every row of this step has it (then every lane
         // holds that list's features for its image); lanes of output 0 write it.
@@ -300,28 +279,18 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       }
       const float4* sw = reinterpret_cast<const float4*>(srow + 32);
       float acc = 0.f;
-      if (pad == 0u) {
 #pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const float4 w = sw[u];  // lanes of one output read one address: a broadcast
-          acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
-          acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
-          acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
-          acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
-        }
-      } else {  // padding entries: weight 0 (the stored value is never used), feature 0
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const float4 w = sw[u];
-          acc = __fmaf_rn((pad >> (4 * u + 0)) & 1u ? 0.f : w.x, xv[4 * u + 0], acc);
-          acc = __fmaf_rn((pad >> (4 * u + 1)) & 1u ? 0.f : w.y, xv[4 * u + 1], acc);
-          acc = __fmaf_rn((pad >> (4 * u + 2)) & 1u ? 0.f : w.z, xv[4 * u + 2], acc);
-          acc = __fmaf_rn((pad >> (4 * u + 3)) & 1u ? 0.f : w.w, xv[4 * u + 3], acc);
-        }
+      for (int u = 0; u < 8; ++u) {
+        const float4 w = sw[u];  // lanes of one output read one address: a broadcast
+        acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
+        acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
+        acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
+        acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
       }
       const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
       if (row_ok && img_ok) {
-        xout[os[row] * S + slot] = v;
+        const int j = __float_as_int(srow[64]);  // the output row
+        xout[j * S + slot] = v;
         alive |= v != 0.f;
       }
     }
@@ -354,11 +323,12 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         return;
       }
     }
+    if (++c == chunks) c = 0, ++k;
   }
   cp_async_wait<0>();
 
   // Write-out: the survivors' features (buffer cur) to y at column r0 + slot, and the next list.
-  const float* xfin = xbuf + cur * (n * S);
+  const float* xfin = xbuf + cur * xstride;
   for (int e = threadIdx.x; e < n * cnt; e += kThreads) {
     const int i = e / cnt, t = e % cnt;
     const int sl = s_live[t];
@@ -408,7 +378,7 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
 
 }  // namespace
 
-size_t resident_smem_bytes(int64_t n, int s) { return kFixedBytes + 2 * size_t(n) * size_t(s) * sizeof(float); }
+size_t resident_smem_bytes(int64_t n, int s) { return kFixedBytes + 2 * size_t(n + 1) * size_t(s) * sizeof(float); }
 
 int resident_slice_max(int64_t n, size_t smem_optin) {
   for (int s : {8, 4, 2})
@@ -427,11 +397,23 @@ Status load_dnn_resident_kernels() {
   return Status::success();
 }
 
-Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, const jhdnnSparseMatrixStruct* const* wts,
+// JHDNN_RESIDENT_V1=1: run the first kernel instead (A/B measurement only; read once per process).
+static bool use_v1() {
+  static const bool v1 = [] {
+    const char* e = std::getenv("JHDNN_RESIDENT_V1");
+    return e != nullptr && std::strcmp(e, "1") == 0;
+  }();
+  return v1;
+}
+
+Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
+  if (use_v1())
+    return dnn_resident_v1(s, device, smem_optin, wts, layer_count, bias, clamp_max, max_active, counts, rows_in,
+                           ids_in, x, ldx, y, ldy, rows_out, ids_out, slice, trace);
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
   if (smax == 0)
@@ -445,7 +427,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, const jhdnnSp
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
   ResidentTable table{};
-  for (int k = 0; k < layer_count; ++k) table.layer[k] = ResidentLayer{wts[k]->col_ind, wts[k]->values, wts[k]->row_order};
+  for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
   const int nn = int(n);
   switch (S) {
     case 2:
