@@ -217,8 +217,9 @@ namespace {
 // dnn_resident_pack.cu packs them (host_pack: rows in the order, padding index n with weight 0, the
 // output row and the new-list flag in the spare words). The same chunk / ring arithmetic (128-row
 // chunks, weight ring of P + 1 slots, P = 3 in flight), the same warp steps (16 rows per warp,
-// 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse with its two votes, the
-// zero feature row n, the CTA-local live list. Copies land at their issue (the earliest a cp.async
+// 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse decided from the packed
+// new-list flags (the warp's 16 flags, bit 0 forced; a step reuses iff none of its rows starts a list
+// and the previous step's rows had one list), the zero feature row n, the CTA-local live list. Copies land at their issue (the earliest a cp.async
 // can land, so a ring slot overwritten before it is consumed shows up as a wrong value) and every
 // consumer checks that the chunk it reads is in the slot and that its copy group was already waited
 // for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a
@@ -283,9 +284,8 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     };
     for (int m = 0; m < kEP; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
-    std::vector<std::array<int, 32>> held(8);
-    std::vector<bool> held_ok(8, false);
     std::vector<std::array<float, 32>> xv(8 * 32);
+    std::vector<std::array<int, 32>> xv_list(8 * 32);  // the list whose features a lane holds (checked)
     std::vector<bool> alive(8 * 32, false);
     bool stopped = false;
     for (int g = 0; g < total && !stopped; ++g) {
@@ -299,23 +299,22 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         return false;
       }
       const int k = g / chunks, c = g % chunks;
-      if (c == 0) std::fill(held_ok.begin(), held_ok.end(), false);
       const int rows_here = std::min(kEChunk, n - c * kEChunk);
       const int wbase = (g % kEW) * kEChunk;
       std::vector<float>& xin = xbuf[cur];
       std::vector<float>& xout = xbuf[cur ^ 1];
       for (int w = 0; w < 8; ++w) {
+        uint32_t starts = 1u;  // the ballot of the warp's 16 flags, bit 0 forced
+        for (int r = 0; r < 16; ++r)
+          if (w * 16 + r < rows_here && (ws[wbase + w * 16 + r].flags & 1)) starts |= 1u << r;
+        bool one_list = false;
         for (int step = 0; step < 16 / outs; ++step) {
           const int row0 = w * 16 + step * outs;
           if (row0 >= rows_here) break;
-          bool all_eq_held = true, all_eq_row0 = true;
-          for (int lane = 0; lane < 32; ++lane) {
-            const int o = lane / S, row = row0 + o;
-            const int srow = row < rows_here ? row : row0;
-            all_eq_held = all_eq_held && ws[wbase + srow].idx == held[w];
-            all_eq_row0 = all_eq_row0 && ws[wbase + srow].idx == ws[wbase + row0].idx;
-          }
-          const bool reuse = all_eq_held && held_ok[w];
+          const uint32_t sb = starts & ((1u << outs) - 1u);
+          starts >>= outs;
+          const bool reuse = sb == 0u && one_list;
+          one_list = (sb >> 1) == 0u;
           for (int lane = 0; lane < 32; ++lane) {
             const int o = lane / S, q = lane % S, row = row0 + o;
             const bool row_ok = row < rows_here, img_ok = q < cnt;
@@ -323,8 +322,14 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
             const int srow = row_ok ? row : row0;
             const int li = w * 32 + lane;
             const PackedRow& pr = ws[wbase + srow];
-            if (!reuse)
+            if (!reuse) {
               for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(pr.idx[t]) * S + slot);
+              xv_list[li] = pr.idx;
+            } else if (xv_list[li] != pr.idx) {  // the flags said "same list", the data disagree
+              *why = "step reused features of another list (chunk " + std::to_string(g) + ", warp " +
+                     std::to_string(w) + ", row " + std::to_string(row) + ")";
+              return false;
+            }
             float acc = 0.f;
             for (int t = 0; t < 32; ++t) acc = std::fma(pr.w[t], xv[li][t], acc);
             const float v = std::min(std::max(acc + bias, 0.f), 32.f);
@@ -336,10 +341,6 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
               xout[size_t(pr.j) * S + slot] = v;
               alive[li] = alive[li] || v != 0.f;
             }
-          }
-          if (!reuse) {
-            held_ok[w] = all_eq_row0;
-            if (all_eq_row0) held[w] = ws[wbase + row0].idx;
           }
         }
       }

@@ -24,6 +24,11 @@
 // when the next step's rows all have the list that is held (the challenge's 16 outputs per list are
 // adjacent in the row order), nothing is reloaded: per list one 32-value gather from shared memory
 // per image, then only the 8 16-byte weight broadcasts (ld.shared.v4) and 32 FMAs per output.
+// Which steps reload is decided per warp and chunk from the packed rows' new-list flags (computed
+// once, when the layer was packed): one ballot gives the warp's 16 flags, and a step reuses the
+// held features iff none of its rows starts a new list and the previous step's rows all had one
+// list. The first step of a warp in a chunk always gathers (held features never cross a chunk, so
+// never a layer).
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
@@ -62,12 +67,10 @@ struct ResidentTable {
 };
 static_assert(sizeof(ResidentTable) + 128 <= 4096, "the table and the other parameters must fit 4 KB");
 
-// Shared-memory layout (bytes; every part a multiple of 16): weight ring, the warps' held lists, the
-// small CTA state, then the two feature buffers ((n + 1) x S floats each, x(i, slot) at i * S + slot;
+// Shared-memory layout (bytes; every part a multiple of 16): weight ring, the small CTA state, then the two feature buffers ((n + 1) x S floats each, x(i, slot) at i * S + slot;
 // row n is zero: the packed padding index).
 constexpr size_t kWBytes = size_t(kWSlots) * kChunkFloats * 4;
-constexpr size_t kHBytes = size_t(kWarps) * 32 * 4;
-constexpr size_t kFixedBytes = kWBytes + kHBytes + kMisc * 4;
+constexpr size_t kFixedBytes = kWBytes + kMisc * 4;
 
 // A shared-memory load at a byte address of the shared window. volatile: it stays between the
 // barriers around it (the buffer it reads was written before the last __syncthreads).
@@ -111,7 +114,6 @@ __device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t
   trace[int64_t(blockIdx.x) * kTraceRecords + index] = r;
 }
 
-__device__ __forceinline__ bool eq4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
 
 // Chunk c of a packed layer (rows_here rows from row c * 128) into a weight stage: piece p (16 bytes)
 // of the chunk to byte 16 p of the stage, pieces t, t + 256, ... by thread t. The per-thread source
@@ -147,8 +149,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
-  int* held_all = reinterpret_cast<int*>(smem + kWBytes);
-  int* misc = reinterpret_cast<int*>(smem + kWBytes + kHBytes);
+  int* misc = reinterpret_cast<int*>(smem + kWBytes);
   int* s_live = misc;       // [8]: the live images' slots, in slot order
   int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer
   int* s_cnt = misc + 16;   // live images after the last compaction
@@ -174,8 +175,6 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     xbuf[xstride + n * S + q] = 0.f;  // buffer 1's row n (buffer 0's is written below)
   }
   if (threadIdx.x == 0) *s_cnt = mine;
-  for (int e = threadIdx.x; e < kWarps * 32; e += kThreads) held_all[e] = -2;  // no list held (never read
-                                                                                // before held_ok, but defined)
   __syncthreads();
   // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
 #pragma unroll 8
@@ -201,8 +200,6 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
   constexpr int kOuts = 32 / S;  // outputs per warp step
   const int o = lane / S, q = lane % S;
-  int* held = held_all + warp * 32;  // the input list whose features this warp's lanes hold
-  bool held_ok = false;              // warp-uniform
   float xv[32];
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
@@ -226,7 +223,6 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     cp_async_commit();
     if (++ic == chunks) ic = 0, ++ik;
 
-    if (c == 0) held_ok = false;  // a new layer: the held features are stale
     const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
     const float* st = wstage + (g & (kWSlots - 1)) * kChunkFloats;
     const float* xin = xbuf + cur * xstride;
@@ -239,6 +235,14 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     const unsigned xin_q = unsigned(__cvta_generic_to_shared(xin + slot));
     constexpr unsigned kShift = S == 8 ? 5 : S == 4 ? 4 : 3;  // log2(S * 4 bytes)
 
+    // The warp's new-list flags: bit r = row 16 w + r starts a new list (rows past the chunk: 0);
+    // bit 0 forced, so the first step gathers. Warp-uniform, like everything derived from it.
+    const int my_row = warp * kRowsPerWarp + lane;
+    const bool new_list = lane < kRowsPerWarp && my_row < rows_here &&
+                          (__float_as_int(st[my_row * kRowStride + 64 + 1]) & kResidentFlagNewList) != 0;
+    uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
+    bool one_list = false;  // the previous step's rows all had one list (every lane holds it)
+
 #pragma unroll 1
     for (int step = 0; step < kRowsPerWarp / kOuts; ++step) {
       const int row0 = warp * kRowsPerWarp + step * kOuts;
@@ -247,19 +251,12 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       const bool row_ok = row < rows_here;
       // A row past the chunk's end reads row0 (staged, valid indices); its result is not stored.
       const float* srow = st + (row_ok ? row : row0) * kRowStride;
-      const int4* sidx = reinterpret_cast<const int4*>(srow);
-      const int4* sidx0 = reinterpret_cast<const int4*>(st + row0 * kRowStride);
-      const int4* hidx = reinterpret_cast<const int4*>(held);
-      bool eq_held = true, eq_row0 = true;
-#pragma unroll
-      for (int h = 0; h < 8 / S; ++h) {
-        const int ch = q + h * S;  // this lane checks index chunks q, q + S, ... of its row
-        const int4 a = sidx[ch];
-        eq_held = eq_held && eq4(a, hidx[ch]);
-        eq_row0 = eq_row0 && eq4(a, sidx0[ch]);
-      }
-      const bool reuse = __all_sync(0xffffffffu, eq_held) && held_ok;
+      const uint32_t sb = starts & ((1u << kOuts) - 1u);  // this step's flags (bit o: row row0 + o)
+      starts >>= kOuts;
+      const bool reuse = sb == 0u && one_list;
+      one_list = (sb >> 1) == 0u;
       if (!reuse) {  // gather this row's list for this lane's image from shared memory (padding: row n, 0)
+        const int4* sidx = reinterpret_cast<const int4*>(srow);
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const int4 id = sidx[u];
@@ -268,14 +265,6 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
           xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
           xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
         }
-        // Keep the list for the next steps only if every row of this step has it (then every lane
-        // holds that list's features for its image); lanes of output 0 write it.
-        held_ok = __all_sync(0xffffffffu, eq_row0);  // also orders the reads of `held` above
-        if (held_ok && o == 0) {
-#pragma unroll
-          for (int h = 0; h < 8 / S; ++h) reinterpret_cast<int4*>(held)[q + h * S] = sidx0[q + h * S];
-        }
-        __syncwarp();
       }
       const float4* sw = reinterpret_cast<const float4*>(srow + 32);
       float acc = 0.f;
