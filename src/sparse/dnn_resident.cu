@@ -72,12 +72,32 @@ static_assert(sizeof(ResidentTable) + 128 <= 4096, "the table and the other para
 constexpr size_t kWBytes = size_t(kWSlots) * kChunkFloats * 4;
 constexpr size_t kFixedBytes = kWBytes + kMisc * 4;
 
-// A shared-memory load at a byte address of the shared window. volatile: it stays between the
-// barriers around it (the buffer it reads was written before the last __syncthreads).
+// Shared-memory accesses at byte addresses of the shared window, formed once per chunk and moved by
+// one add per row (plain indexing is re-formed per access from the thread index and the window's
+// base). volatile: they stay between the barriers around them (what they read was written before the
+// last __syncthreads); the store also clobbers memory for the compiler.
 __device__ __forceinline__ float lds_f32(unsigned addr) {
   float v;
   asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
   return v;
+}
+__device__ __forceinline__ int lds_s32(unsigned addr) {
+  int v;
+  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ int4 lds_v4_s32(unsigned addr) {
+  int4 v;
+  asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ float4 lds_v4_f32(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ void sts_f32(unsigned addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -155,6 +175,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   int* s_cnt = misc + 16;   // live images after the last compaction
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
   float* xbuf = reinterpret_cast<float*>(smem + kFixedBytes);
+  unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));  // the stages' byte address
+  asm volatile("" : "+r"(smem_a));  // opaque: kept in a register (else re-formed from %cgactaid per use)
+  const unsigned xbuf_a = smem_a + unsigned(kFixedBytes);
   const int xstride = (n + 1) * S;  // floats per feature buffer (row n: zero, the padding index)
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -204,7 +227,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int cnt = mine, cur = 0;
-  bool alive = false;  // this lane's image had a nonzero output in the current layer
+  float alive = 0.f;  // max of this lane's outputs in the current layer (all >= 0): nonzero = alive
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
   unsigned wait_clk = 0;     // trace only (thread 0): wait + barrier cycles in the current layer
 
@@ -224,53 +247,52 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     if (++ic == chunks) ic = 0, ++ik;
 
     const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
-    const float* st = wstage + (g & (kWSlots - 1)) * kChunkFloats;
-    const float* xin = xbuf + cur * xstride;
-    float* xout = xbuf + (cur ^ 1) * xstride;
     const bool img_ok = q < cnt;
     const int slot = img_ok ? s_live[q] : 0;  // a lane without an image computes slot 0's (not stored)
-    // This lane's image in the input buffer as a shared-memory byte address: feature i at
-    // xin_q + (i << kShift), one LEA per feature (the compiler re-forms (i * S + slot) * 4 + base
-    // from plain indexing: two instructions).
-    const unsigned xin_q = unsigned(__cvta_generic_to_shared(xin + slot));
+    // Byte addresses in the shared window: the chunk's stage; this lane's image in the input and
+    // output buffers (feature i at xin_q + (i << kShift)).
+    unsigned st_a = smem_a + unsigned((g & (kWSlots - 1)) * kChunkFloats * 4);
+    asm volatile("" : "+r"(st_a));
+    const unsigned xin_q = xbuf_a + unsigned((cur * xstride + slot) * 4);
+    unsigned xout_q = xbuf_a + unsigned(((cur ^ 1) * xstride + slot) * 4);
+    asm volatile("" : "+r"(xout_q));  // formed here once, not per store
     constexpr unsigned kShift = S == 8 ? 5 : S == 4 ? 4 : 3;  // log2(S * 4 bytes)
+    constexpr unsigned kRowBytes = kRowStride * 4;
 
     // The warp's new-list flags: bit r = row 16 w + r starts a new list (rows past the chunk: 0);
     // bit 0 forced, so the first step gathers. Warp-uniform, like everything derived from it.
     const int my_row = warp * kRowsPerWarp + lane;
     const bool new_list = lane < kRowsPerWarp && my_row < rows_here &&
-                          (__float_as_int(st[my_row * kRowStride + 64 + 1]) & kResidentFlagNewList) != 0;
+                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
     uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
     bool one_list = false;  // the previous step's rows all had one list (every lane holds it)
 
-#pragma unroll 1
+#pragma unroll  // 4 / 2 / 1 steps: no loop counter, and the first step's gather is unconditional
     for (int step = 0; step < kRowsPerWarp / kOuts; ++step) {
       const int row0 = warp * kRowsPerWarp + step * kOuts;
       if (row0 >= rows_here) break;  // warp-uniform
       const int row = row0 + o;
       const bool row_ok = row < rows_here;
       // A row past the chunk's end reads row0 (staged, valid indices); its result is not stored.
-      const float* srow = st + (row_ok ? row : row0) * kRowStride;
+      const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
       const uint32_t sb = starts & ((1u << kOuts) - 1u);  // this step's flags (bit o: row row0 + o)
       starts >>= kOuts;
       const bool reuse = sb == 0u && one_list;
       one_list = (sb >> 1) == 0u;
       if (!reuse) {  // gather this row's list for this lane's image from shared memory (padding: row n, 0)
-        const int4* sidx = reinterpret_cast<const int4*>(srow);
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
-          const int4 id = sidx[u];
+          const int4 id = lds_v4_s32(srow + 16u * u);
           xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
           xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
           xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
           xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
         }
       }
-      const float4* sw = reinterpret_cast<const float4*>(srow + 32);
       float acc = 0.f;
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const float4 w = sw[u];  // lanes of one output read one address: a broadcast
+        const float4 w = lds_v4_f32(srow + 128u + 16u * u);  // lanes of one output: one address, a broadcast
         acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
         acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
         acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
@@ -278,15 +300,15 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       }
       const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
       if (row_ok && img_ok) {
-        const int j = __float_as_int(srow[64]);  // the output row
-        xout[j * S + slot] = v;
-        alive |= v != 0.f;
+        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        sts_f32(xout_q + (j << kShift), v);
+        alive = fmaxf(alive, v);  // one FMNMX (v is clamped to [0, clamp_max], so max != 0 iff some v != 0)
       }
     }
 
     if (c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if (alive) s_flag[slot] = 1;  // benign race: every writer writes 1
-      alive = false;
+      if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
+      alive = 0.f;
       __syncthreads();
       if (threadIdx.x == 0) {
         int m = 0;
