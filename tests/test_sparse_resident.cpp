@@ -219,7 +219,9 @@ namespace {
 // chunks, weight ring of P + 1 slots, P = 3 in flight), the same warp steps (16 rows per warp,
 // 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse decided from the packed
 // new-list flags (the warp's 16 flags, bit 0 forced; a step reuses iff none of its rows starts a list
-// and the previous step's rows had one list), the zero feature row n, the CTA-local live list. Copies land at their issue (the earliest a cp.async
+// and the previous step's rows had one list), the zero feature row n, the CTA-local live list. The
+// kernel's paired steps (two chains per lane when the second step of a pair reuses) are an
+// interleaving of two such steps on the same held features, so they are emulated step by step. Copies land at their issue (the earliest a cp.async
 // can land, so a ring slot overwritten before it is consumed shows up as a wrong value) and every
 // consumer checks that the chunk it reads is in the slot and that its copy group was already waited
 // for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a

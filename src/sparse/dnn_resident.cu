@@ -264,31 +264,44 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     const int my_row = warp * kRowsPerWarp + lane;
     const bool new_list = lane < kRowsPerWarp && my_row < rows_here &&
                           (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
-    uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
-    bool one_list = false;  // the previous step's rows all had one list (every lane holds it)
+    const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
+    // Step s covers rows 16 w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
+    // A step reuses the held features iff none of its rows starts a list and the previous step's
+    // rows after its first did not either (then after that step every lane held one list).
+    constexpr int kSteps = kRowsPerWarp / kOuts;
+    constexpr uint32_t kMask = (1u << kOuts) - 1u;
+    auto step_flags = [&](int s) { return (starts >> (s * kOuts)) & kMask; };
+    auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
 
-#pragma unroll  // 4 / 2 / 1 steps: no loop counter, and the first step's gather is unconditional
-    for (int step = 0; step < kRowsPerWarp / kOuts; ++step) {
-      const int row0 = warp * kRowsPerWarp + step * kOuts;
-      if (row0 >= rows_here) break;  // warp-uniform
+    // Gathers the list of the row at srow for this lane's image (padding: row n, zero).
+    auto gather = [&](unsigned srow) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int4 id = lds_v4_s32(srow + 16u * u);
+        xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
+        xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
+        xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
+        xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
+      }
+    };
+    // Bias, ReLU, clamp and the store of one output (row at srow) for this lane's image.
+    auto finish = [&](unsigned srow, float acc, bool ok) {
+      const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+      if (ok) {
+        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        sts_f32(xout_q + (j << kShift), v);
+        alive = fmaxf(alive, v);  // one FMNMX (v is clamped to [0, clamp_max], so max != 0 iff some v != 0)
+      }
+    };
+    // One step: output row0 + o, one fma chain t = 0..31.
+    auto single = [&](int s) {
+      const int row0 = warp * kRowsPerWarp + s * kOuts;
+      if (row0 >= rows_here) return;  // warp-uniform
       const int row = row0 + o;
       const bool row_ok = row < rows_here;
       // A row past the chunk's end reads row0 (staged, valid indices); its result is not stored.
       const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
-      const uint32_t sb = starts & ((1u << kOuts) - 1u);  // this step's flags (bit o: row row0 + o)
-      starts >>= kOuts;
-      const bool reuse = sb == 0u && one_list;
-      one_list = (sb >> 1) == 0u;
-      if (!reuse) {  // gather this row's list for this lane's image from shared memory (padding: row n, 0)
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const int4 id = lds_v4_s32(srow + 16u * u);
-          xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
-          xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
-          xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
-          xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
-        }
-      }
+      if (!reuses(s)) gather(srow);
       float acc = 0.f;
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
@@ -298,13 +311,42 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
         acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
       }
-      const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
-      if (row_ok && img_ok) {
-        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
-        sts_f32(xout_q + (j << kShift), v);
-        alive = fmaxf(alive, v);  // one FMNMX (v is clamped to [0, clamp_max], so max != 0 iff some v != 0)
+      finish(srow, acc, row_ok && img_ok);
+    };
+
+    // Steps in pairs: when both steps' 2 kOuts rows have one list (the second step reuses) and are all
+    // in the chunk, each lane computes rows row0 + o and row0 + kOuts + o as two independent chains,
+    // interleaved (each still fma t = 0..31 in order: bitwise the single-step results) on the same
+    // held features; otherwise the two steps run one after the other. S = 2 has one step per warp.
+#pragma unroll
+    for (int s = 0; s + 1 < kSteps; s += 2) {
+      const int row0 = warp * kRowsPerWarp + s * kOuts;
+      if (row0 + 2 * kOuts <= rows_here && reuses(s + 1)) {  // warp-uniform
+        const unsigned srow_a = st_a + unsigned(row0 + o) * kRowBytes;
+        const unsigned srow_b = srow_a + unsigned(kOuts) * kRowBytes;
+        if (!reuses(s)) gather(srow_a);
+        float acc_a = 0.f, acc_b = 0.f;
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const float4 wa = lds_v4_f32(srow_a + 128u + 16u * u);
+          const float4 wb = lds_v4_f32(srow_b + 128u + 16u * u);
+          acc_a = __fmaf_rn(wa.x, xv[4 * u + 0], acc_a);
+          acc_b = __fmaf_rn(wb.x, xv[4 * u + 0], acc_b);
+          acc_a = __fmaf_rn(wa.y, xv[4 * u + 1], acc_a);
+          acc_b = __fmaf_rn(wb.y, xv[4 * u + 1], acc_b);
+          acc_a = __fmaf_rn(wa.z, xv[4 * u + 2], acc_a);
+          acc_b = __fmaf_rn(wb.z, xv[4 * u + 2], acc_b);
+          acc_a = __fmaf_rn(wa.w, xv[4 * u + 3], acc_a);
+          acc_b = __fmaf_rn(wb.w, xv[4 * u + 3], acc_b);
+        }
+        finish(srow_a, acc_a, img_ok);
+        finish(srow_b, acc_b, img_ok);
+      } else {
+        single(s);
+        single(s + 1);
       }
     }
+    if constexpr (kSteps % 2 == 1) single(kSteps - 1);
 
     if (c == chunks - 1) {  // the layer is done in this CTA once every warp is here
       if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
