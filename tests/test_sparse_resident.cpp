@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -822,6 +823,183 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   CUDA_CHECK(cudaDeviceSynchronize());
   CHECK(res_from_dev<int>(dc, 8) == std::vector<int>(8, 0));
   for (auto x : {d, d7, dbig, dmis}) jhdnnDestroySparseMatrixDescriptor(x);
+}
+
+// The packed copy (dnn_resident_pack.cu) follows the descriptor rules: built at the first call,
+// reused while the descriptor is unchanged (so in-place changes to its arrays are NOT seen, as
+// documented), rebuilt after jhdnnSetEllMatrixDescriptor / jhdnnSetSparseMatrixRowOrder; a first call
+// inside a stream capture is refused with nothing run; once packed, the call can be captured.
+TEST_CASE("resident packed copy: built once, rebuilt when the descriptor is set again, capture", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  if (const char* v1 = std::getenv("JHDNN_RESIDENT_V1"); v1 != nullptr && std::strcmp(v1, "1") == 0)
+    SKIP("JHDNN_RESIDENT_V1=1: the first kernel reads the arrays directly (no packed copy)");
+  JhdnnHandle h;
+  const int64_t n = 1000;
+  const int L = 3, count = 21, max_active = count + 3;
+  const int64_t ld = max_active;
+  const float bias = -0.05f;
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9300));
+  // Two weight sets of the same shape (A, B) and their CPU chains.
+  std::vector<spdnn::Ell> ea, eb;
+  std::vector<std::vector<int>> oa, ob;
+  for (int l = 0; l < L; ++l) {
+    auto [e1, o1] = random_layer(n, 20, 0.08, -0.02, 0.115, g);
+    auto [e2, o2] = random_layer(n, 20, 0.08, -0.02, 0.115, g);
+    ea.push_back(std::move(e1));
+    oa.push_back(std::move(o1));
+    eb.push_back(std::move(e2));
+    ob.push_back(std::move(o2));
+  }
+  const auto imgs = make_images(n, count, 0.2, 3.0, g);
+  std::vector<const spdnn::Ell*> pa, pb;
+  for (int l = 0; l < L; ++l) {
+    pa.push_back(&ea[l]);
+    pb.push_back(&eb[l]);
+  }
+  const ChainResult want_a = cpu_chain(pa, imgs, bias), want_b = cpu_chain(pb, imgs, bias);
+  REQUIRE(want_a.last != want_b.last);  // the two sets must be told apart
+  REQUIRE(!want_a.last.empty());
+  REQUIRE(!want_b.last.empty());
+
+  std::vector<float> x(size_t(n) * ld, 0.f);
+  std::vector<int> rows(max_active, 0), ids(max_active, -1);
+  for (int m = 0; m < count; ++m) {
+    rows[m] = m;
+    ids[m] = m;
+    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = imgs[m][i];
+  }
+  const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  std::vector<DeviceBuffer> di, dv, dord;
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
+  for (int l = 0; l < L; ++l) {
+    di.push_back(res_to_dev(ea[l].idx));
+    dv.push_back(res_to_dev(ea[l].val));
+    dord.push_back(res_to_dev(oa[l]));
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
+  }
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  JHDNN_CHECK(jhdnnSetStream(h.get(), stream));
+  DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4),
+      dc(size_t(L + 1) * 4);
+  std::vector<int> c0(L + 1, 0);
+  c0[0] = count;
+  auto reset = [&] {  // on the legacy stream: the device synchronize orders it before the next call
+    dc.upload(c0.data(), c0.size() * 4);
+    CUDA_CHECK(cudaMemset(dy.get(), 0xFF, size_t(n) * ld * 4));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  };
+  auto call = [&] {
+    return jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), bias, 32.f, max_active, dc.as<int>(),
+                                               drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                               dro.as<int>(), dio.as<int>(), 0);
+  };
+  // The survivors' features by image, and the per-layer counts.
+  auto result = [&](std::vector<int>* counts) {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    *counts = res_from_dev<int>(dc, size_t(L) + 1);
+    counts->erase(counts->begin());
+    const int k = counts->back();
+    const std::vector<int> ro = res_from_dev<int>(dro, size_t(k)), io = res_from_dev<int>(dio, size_t(k));
+    const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+    std::map<int, std::vector<uint32_t>> out;
+    for (int t = 0; t < k; ++t) {
+      REQUIRE(ro[t] >= 0);
+      REQUIRE(ro[t] < count);
+      CHECK(io[t] == ro[t]);
+      std::vector<uint32_t> f(n);
+      for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
+      out[io[t]] = std::move(f);
+    }
+    return out;
+  };
+  std::vector<int> counts;
+  {
+    INFO("first call: packs A");
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_a.last);
+    CHECK(counts == want_a.counts);
+  }
+  // B written into the same arrays, descriptors not set again: the packed copy of A is still used.
+  for (int l = 0; l < L; ++l) {
+    di[l].upload(eb[l].idx.data(), eb[l].idx.size() * 4);
+    dv[l].upload(eb[l].val.data(), eb[l].val.size() * 4);
+    dord[l].upload(ob[l].data(), ob[l].size() * 4);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    INFO("arrays changed in place, descriptors not set again: still A (documented)");
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_a.last);
+    CHECK(counts == want_a.counts);
+  }
+  {
+    INFO("descriptors set again (same pointers): B");
+    for (int l = 0; l < L; ++l) {
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
+    }
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_b.last);
+    CHECK(counts == want_b.counts);
+  }
+  {
+    INFO("row order cleared (natural order: other list boundaries, repacked): still B, bitwise");
+    for (int l = 0; l < L; ++l) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], nullptr));
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_b.last);
+    CHECK(counts == want_b.counts);
+  }
+  {
+    INFO("a first call inside a stream capture is refused; nothing was captured");
+    jhdnnSparseMatrixDescriptor_t fresh;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&fresh));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(fresh, n, n, 32, di[0].as<int>(), dv[0].get(), JHDNN_DATA_FLOAT));
+    jhdnnSparseMatrixDescriptor_t one[1] = {fresh};
+    reset();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(h.get(), 1, one, bias, 32.f, max_active, dc.as<int>(),
+                                                                 drows.as<int>(), dids.as<int>(), dx.get(), ld,
+                                                                 dy.get(), ld, dro.as<int>(), dio.as<int>(), 0);
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    CHECK(st == JHDNN_STATUS_NOT_SUPPORTED);
+    char msg[256];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    CHECK(std::string(msg).find("capture") != std::string::npos);
+    size_t nodes = 99;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    CHECK(nodes == 0);
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    jhdnnDestroySparseMatrixDescriptor(fresh);
+  }
+  {
+    INFO("packed descriptors: the call can be captured and replayed");
+    reset();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    const jhdnnStatus_t st = call();
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    REQUIRE(st == JHDNN_STATUS_SUCCESS);
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CHECK(result(&counts) == want_b.last);
+    CHECK(counts == want_b.counts);
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+  JHDNN_CHECK(jhdnnSetStream(h.get(), nullptr));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
 namespace {

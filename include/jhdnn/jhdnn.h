@@ -565,10 +565,19 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   (ldy >= maxActive) = the image's last output, t < counts[layerCount] in an unspecified order (slots
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
  *   written. x and y, the output lists and the input lists / counts must not overlap.
- *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x n x 8 floats of features + 144 KB of
- *   weight stages per CTA; 4, 2 for larger n), or 0 for that most; NOT_SUPPORTED_SHAPE beyond, or if
+ *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x (n + 1) x 8 floats of features + 136 KB
+ *   of weight stages per CTA; 4, 2 for larger n), or 0 for that most; NOT_SUPPORTED_SHAPE beyond, or if
  *   not even 2 fit. col_ind, values and the row order (if set) must be 16-byte aligned.
- * No workspace. Bias <= 0 as for the other layer calls. */
+ * No workspace. Bias <= 0 as for the other layer calls.
+ * Packed weights: the first call that uses a descriptor builds its packed copy (device memory of
+ * rows x 272 bytes, about the weights again: the rows in the row order with their output row and
+ * list-boundary flags), with one kernel and a synchronize of the handle's stream, and keeps it with
+ * the descriptor until the descriptor is set again (jhdnnSetEllMatrixDescriptor /
+ * jhdnnSetSparseMatrixRowOrder) or destroyed. Later calls read only the copy: changes to the
+ * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
+ * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
+ * outside the capture first. Environment: JHDNN_RESIDENT_V1=1 runs the first (unpacked) kernel
+ * instead, for A/B measurement only (same results). */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
@@ -580,8 +589,8 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
  * jhdnnSparseDnnLayersForwardResidentTraced is jhdnnSparseDnnLayersForwardResident plus a device
  * buffer `trace` of at least maxActive x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS records (8-byte
  * aligned; NULL: no trace, as the plain call). Thread 0 of CTA b writes records
- * [b * RECORDS, (b + 1) * RECORDS): record 0 at entry, 1 once the slice's features (and the first
- * chunks' row order) are in shared memory, 2 once the first weight chunk has landed, 3 + k at the end
+ * [b * RECORDS, (b + 1) * RECORDS): record 0 at entry, 1 once the slice's features are in shared
+ * memory (and the first weight chunks issued; JHDNN_RESIDENT_V1: the first chunks' row order landed), 2 once the first weight chunk has landed, 3 + k at the end
  * of layer k (live = the slice's images left), RECORDS - 1 at exit (after the survivors' write-out,
  * or when the slice emptied: layer = that layer; or at once when the CTA had no image: layer -1).
  * The call first zeroes the records of its CTAs (ceil(maxActive / slice) of them, in stream order),
