@@ -3,8 +3,10 @@
 # (src/sparse/README.md, "dnn_resident.cu"; the first kernel runs when JHDNN_RESIDENT_V1=1).
 # Builds test_sparse and spdnn_infer, runs the [resident] tests (the packed kernel), then:
 #   1. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, resident (packed) and
-#      graph side by side (exact: same survivors and per-layer counts), then resident with
-#      JHDNN_RESIDENT_V1=1 (the kernel measured at ff50355: 4.16 / 10.8 / 37.5 ms);
+#      graph side by side (exact: same survivors and per-layer counts); then the [resident] tests
+#      and the same timing with JHDNN_RESIDENT_COPY=bulk (the opt-in TMA bulk-copy variant, first
+#      GPU run: after the packed timing, so a hang there costs only its own timeouts); then resident
+#      with JHDNN_RESIDENT_V1=1 (the kernel measured at ff50355: 4.16 / 10.8 / 37.5 ms);
 #   2. traces (per-CTA records, jhdnnSparseDnnLayersForwardResidentTraced) of N = 1024 L = 480,
 #      60000 images, for the packed kernel and for v1, summarised by scripts/spdnn-resident-trace.py
 #      (per-layer time per CTA: predicted 4.5-7 us packed, ~18.5 v1);
@@ -14,14 +16,15 @@
 #      L = 120 (60000 images; --launch-skip 2 skips the warm-up's two), packed kernel: executed
 #      instructions (predicted ~25 k warp instructions per CTA-layer, was ~62-68 k), IPC, stalls.
 #
-#   scripts/spdnn-resident-trace-gpu.sh OUTDIR      (~4-6 min with the build; BUILD_DIR: build-gpu)
+#   scripts/spdnn-resident-trace-gpu.sh OUTDIR      (~5-7 min with the build; BUILD_DIR: build-gpu;
+#   the timeouts add up to more than 10 min: if a step hangs, the last steps may be cut)
 set -uo pipefail
 OUT=${1:?usage: spdnn-resident-trace-gpu.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/cuda/bin
 export JHDNN_REQUIRE_GPU=1
-unset JHDNN_RESIDENT_V1
+unset JHDNN_RESIDENT_V1 JHDNN_RESIDENT_COPY
 B=${BUILD_DIR:-build-gpu}
 SI=$B/examples/spdnn_infer
 t0=$(date +%s)
@@ -40,6 +43,12 @@ echo "exit $?"; grep -E "^(test cases|assertions|All tests)|FAILED|SKIPPED" "$OU
 step "timing: packed resident vs graph, N 1024 L 120/480/1920"
 timeout 150 "$SI" --width 1024 --layers 120,480,1920 --path resident,graph --validate yes \
   --csv "$OUT/spdnn_resident_1024.csv" 2>&1 | tee "$OUT/spdnn_resident_1024.txt"
+step "tests [resident] with JHDNN_RESIDENT_COPY=bulk (one TMA bulk copy per chunk: opt-in, first GPU run)"
+JHDNN_RESIDENT_COPY=bulk timeout 150 "$B/tests/test_sparse" "[resident]" >"$OUT/test_resident_bulk.log" 2>&1
+echo "exit $?"; grep -E "^(test cases|assertions|All tests)|FAILED|SKIPPED" "$OUT/test_resident_bulk.log" | tail -12
+step "timing: bulk-copy resident (JHDNN_RESIDENT_COPY=bulk), N 1024 L 120/480/1920"
+JHDNN_RESIDENT_COPY=bulk timeout 90 "$SI" --width 1024 --layers 120,480,1920 --path resident --validate yes \
+  --csv "$OUT/spdnn_resident_bulk_1024.csv" 2>&1 | tee "$OUT/spdnn_resident_bulk_1024.txt"
 step "timing: v1 resident (JHDNN_RESIDENT_V1=1), N 1024 L 120/480/1920"
 JHDNN_RESIDENT_V1=1 timeout 120 "$SI" --width 1024 --layers 120,480,1920 --path resident --validate yes \
   --csv "$OUT/spdnn_resident_v1_1024.csv" 2>&1 | tee "$OUT/spdnn_resident_v1_1024.txt"

@@ -576,8 +576,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * jhdnnSetSparseMatrixRowOrder) or destroyed. Later calls read only the copy: changes to the
  * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
  * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
- * outside the capture first. Environment: JHDNN_RESIDENT_V1=1 runs the first (unpacked) kernel
- * instead, for A/B measurement only (same results). */
+ * outside the capture first. Environment (A/B measurement only, same results): JHDNN_RESIDENT_V1=1
+ * runs the first (unpacked) kernel; JHDNN_RESIDENT_COPY=bulk copies each weight chunk with one bulk
+ * copy (TMA) completing on an mbarrier instead of 16-byte cp.async. */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,

@@ -40,6 +40,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
@@ -55,7 +56,7 @@ constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32
 constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
 constexpr int kWSlots = kStages + 1;                    // weight ring (a power of 2: slot = g & 3)
-constexpr int kMisc = 32;                               // ints: live list (8), flags (8), count, base, columns (8)
+constexpr int kMisc = 48;  // ints: live list (8), flags (8), count, base, columns (8); 32..39: 4 mbarriers
 static_assert((kWSlots & (kWSlots - 1)) == 0, "slot = g & (kWSlots - 1)");
 
 // The layer table travels as a kernel parameter (96 x 8 B, inside the classic 4 KB limit).
@@ -98,6 +99,38 @@ __device__ __forceinline__ float4 lds_v4_f32(unsigned addr) {
 }
 __device__ __forceinline__ void sts_f32(unsigned addr, float v) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+// The bulk-copy variant (JHDNN_RESIDENT_COPY=bulk, kBulk): thread 0 copies a whole chunk with ONE
+// cp.async.bulk (the TMA's 1-D copy) that completes on the stage's mbarrier; every thread waits on
+// that mbarrier's phase instead of cp.async.wait_group. Chunk h uses stage h & 3 for the (h >> 2)-th
+// time, so it waits for phase parity (h >> 2) & 1.
+__device__ __forceinline__ void mbar_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+// Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
+// The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
+// before the __syncthreads that precedes this call) before the async-proxy writes.
+__device__ __forceinline__ void bulk_chunk(const float* pack, int c, int rows_here, unsigned dst, unsigned bar) {
+  const float* src = pack + int64_t(c) * kChunkFloats;
+  const unsigned bytes = unsigned(rows_here) * unsigned(kRowStride * 4);  // a multiple of 16
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -159,7 +192,7 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace>
+template <int S, bool kTrace, bool kBulk>
 __global__ void __launch_bounds__(kThreads, 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
@@ -178,6 +211,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));  // the stages' byte address
   asm volatile("" : "+r"(smem_a));  // opaque: kept in a register (else re-formed from %cgactaid per use)
   const unsigned xbuf_a = smem_a + unsigned(kFixedBytes);
+  const unsigned bar_a = smem_a + unsigned(kWBytes) + 32u * 4u;  // kBulk: stage s's mbarrier at bar_a + 8 s
   const int xstride = (n + 1) * S;  // floats per feature buffer (row n: zero, the padding index)
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -197,7 +231,13 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;  // the column of slot q in x
     xbuf[xstride + n * S + q] = 0.f;  // buffer 1's row n (buffer 0's is written below)
   }
-  if (threadIdx.x == 0) *s_cnt = mine;
+  if (threadIdx.x == 0) {
+    *s_cnt = mine;
+    if constexpr (kBulk) {
+      for (int st = 0; st < kWSlots; ++st) mbar_init(bar_a + 8u * unsigned(st));
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the async proxy
+    }
+  }
   __syncthreads();
   // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
 #pragma unroll 8
@@ -213,9 +253,15 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // copy; no divisions in the loop.
   int ik = 0, ic = 0;
   for (int m = 0; m < kStages; ++m) {
-    if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
-                                      wstage + (m & (kWSlots - 1)) * kChunkFloats);
-    cp_async_commit();
+    if constexpr (kBulk) {
+      if (ik < layer_count && threadIdx.x == 0)
+        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                   smem_a + unsigned((m & (kWSlots - 1)) * kChunkFloats * 4), bar_a + 8u * unsigned(m & (kWSlots - 1)));
+    } else {
+      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                                        wstage + (m & (kWSlots - 1)) * kChunkFloats);
+      cp_async_commit();
+    }
     if (++ic == chunks) ic = 0, ++ik;
   }
   __syncthreads();  // the features and the small state are in place
@@ -234,16 +280,26 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   int k = 0, c = 0;  // the chunk of iteration g: layer k, chunk c
   for (int g = 0; k < layer_count; ++g) {
     if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
-    cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
-    __syncthreads();               // ... for every thread's copies; and chunk g - 1 is consumed
+    if constexpr (kBulk)
+      mbar_wait(bar_a + 8u * unsigned(g & (kWSlots - 1)), unsigned(g / kWSlots) & 1u);  // chunk g landed
+    else
+      cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
+    __syncthreads();                 // ... for every thread's copies; and chunk g - 1 is consumed
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - wait_t0);
       if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
     }
     // Chunk g + P into the stage of chunk g - 1.
-    if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
-                                      wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
-    cp_async_commit();
+    if constexpr (kBulk) {
+      if (ik < layer_count && threadIdx.x == 0)
+        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                   smem_a + unsigned(((g + kStages) & (kWSlots - 1)) * kChunkFloats * 4),
+                   bar_a + 8u * unsigned((g + kStages) & (kWSlots - 1)));
+    } else {
+      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                                        wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
+      cp_async_commit();
+    }
     if (++ic == chunks) ic = 0, ++ik;
 
     const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
@@ -371,14 +427,20 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         wait_clk = 0;
       }
       if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
-        cp_async_wait<0>();
+        if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
+          const int total = layer_count * chunks;
+          for (int h = g + 1; h <= g + kStages && h < total; ++h)
+            mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
+        } else {
+          cp_async_wait<0>();
+        }
         if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
         return;
       }
     }
     if (++c == chunks) c = 0, ++k;
   }
-  cp_async_wait<0>();
+  if constexpr (!kBulk) cp_async_wait<0>();  // (empty groups only: every chunk was consumed)
 
   // Write-out: the survivors' features (buffer cur) to y at column r0 + slot, and the next list.
   const float* xfin = xbuf + cur * xstride;
@@ -404,17 +466,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][6];  // [S 2 / 4 / 8] + 3 x traced
+std::atomic<size_t> g_smem_set[kMaxDevices][12];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk
 
-template <int S>
+template <int S, bool kBulk>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true> : dnn_resident_kernel<S, false>;
-  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0);
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk> : dnn_resident_kernel<S, false, kBulk>;
+  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -441,12 +503,18 @@ int resident_slice_max(int64_t n, size_t smem_optin) {
 
 Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true>));
   return Status::success();
 }
 
@@ -457,6 +525,14 @@ static bool use_v1() {
     return e != nullptr && std::strcmp(e, "1") == 0;
   }();
   return v1;
+}
+// JHDNN_RESIDENT_COPY=bulk: one cp.async.bulk per chunk (kBulk) instead of 16-byte cp.async (read once).
+static bool use_bulk() {
+  static const bool bulk = [] {
+    const char* e = std::getenv("JHDNN_RESIDENT_COPY");
+    return e != nullptr && std::strcmp(e, "bulk") == 0;
+  }();
+  return bulk;
 }
 
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
@@ -482,16 +558,21 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   ResidentTable table{};
   for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
   const int nn = int(n);
+  auto run = [&](auto s_tag, auto bulk_tag) {
+    return launch<decltype(s_tag)::value, decltype(bulk_tag)::value>(s, device, table, layer_count, nn, bias,
+                                                                     clamp_max, counts, rows_in, ids_in, x, ldx, y,
+                                                                     ldy, rows_out, ids_out, slice, max_active, trace);
+  };
+  using B0 = std::false_type;
+  using B1 = std::true_type;
+  const bool bulk = use_bulk();
   switch (S) {
     case 2:
-      return launch<2>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                       rows_out, ids_out, slice, max_active, trace);
+      return bulk ? run(std::integral_constant<int, 2>{}, B1{}) : run(std::integral_constant<int, 2>{}, B0{});
     case 4:
-      return launch<4>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                       rows_out, ids_out, slice, max_active, trace);
+      return bulk ? run(std::integral_constant<int, 4>{}, B1{}) : run(std::integral_constant<int, 4>{}, B0{});
     default:
-      return launch<8>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                       rows_out, ids_out, slice, max_active, trace);
+      return bulk ? run(std::integral_constant<int, 8>{}, B1{}) : run(std::integral_constant<int, 8>{}, B0{});
   }
 }
 
