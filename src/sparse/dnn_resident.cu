@@ -2,8 +2,8 @@
 //
 // When few images are alive (the challenge: ~950 of 60000 from layer ~14 on), ONE launch runs many
 // layers and each CTA owns a small fixed slice of at most S images (S = 8 at n = 1024): the slice's
-// features live in SHARED memory for the whole launch, double buffered (2 x n x S floats: 64 KB at
-// n = 1024, S = 8). Between layers there is only a __syncthreads: no grid barrier, no cluster, no
+// features live in SHARED memory for the whole launch, double buffered (2 x (n + 1) x S floats: 64 KB
+// at n = 1024, S = 8). Between layers there is only a __syncthreads: no grid barrier, no cluster, no
 // global feature traffic except the first read and the final write of the survivors. An image whose
 // output row is all zero leaves the slice's live list (CTA-local); a slice with none left stops.
 //
@@ -16,7 +16,8 @@
 // the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
-// __syncthreads, which also retires every read of the stage the new copies overwrite.
+// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, opt-in:
+// the same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier.)
 //
 // Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
 // them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
@@ -28,7 +29,8 @@
 // once, when the layer was packed): one ballot gives the warp's 16 flags, and a step reuses the
 // held features iff none of its rows starts a new list and the previous step's rows all had one
 // list. The first step of a warp in a chunk always gathers (held features never cross a chunk, so
-// never a layer).
+// never a layer). Steps go in pairs: when a pair's 2 x 32 / S rows have one list, each lane computes
+// two outputs as two independent fma chains (more ILP, half the per-step overhead).
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
@@ -51,7 +53,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
-constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs
+constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
 constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
 constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
