@@ -14,7 +14,7 @@
 #      CTAs instead of ~125; H1 = the per-layer time is the CTA's own: the same in both traces);
 #   4. (last, may be cut by its timeout) ncu of the measured run's first resident launch at N = 1024
 #      L = 120 (60000 images; --launch-skip 2 skips the warm-up's two), packed kernel: executed
-#      instructions (predicted ~25 k warp instructions per CTA-layer, was ~62-68 k), IPC, stalls.
+#      instructions (predicted ~24 k warp instructions per CTA-layer, was ~62-68 k), IPC, stalls.
 #
 #   scripts/spdnn-resident-trace-gpu.sh OUTDIR      (~5-7 min with the build; BUILD_DIR: build-gpu;
 #   the timeouts add up to more than 10 min: if a step hangs, the last steps may be cut)

@@ -372,39 +372,62 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       finish(srow, acc, row_ok && img_ok);
     };
 
-    // Steps in pairs: when both steps' 2 kOuts rows have one list (the second step reuses) and are all
-    // in the chunk, each lane computes rows row0 + o and row0 + kOuts + o as two independent chains,
-    // interleaved (each still fma t = 0..31 in order: bitwise the single-step results) on the same
-    // held features; otherwise the two steps run one after the other. S = 2 has one step per warp.
+    // Steps in groups of G (4 or 2): when the group's G x kOuts rows have one list (every step after
+    // its first reuses) and all lie in the chunk, each lane computes rows row0 + o, row0 + kOuts + o,
+    // ... as G independent chains, interleaved (each still fma t = 0..31 in order: bitwise the
+    // single-step results) on the same held features: more ILP against the FMA latency and 1 / G of
+    // the per-step overhead. Otherwise smaller groups, down to single steps (S = 2: one step per warp).
+    // Steps s .. s + g - 1 share one list (= every step after the first reuses: no flag in their
+    // g x kOuts rows but the first row's) and all their rows are in the chunk.
+    auto one_list_run = [&](int s, int g) {
+      const uint32_t bits = (starts >> (s * kOuts)) & (g * kOuts >= 32 ? ~0u : (1u << (g * kOuts)) - 1u);
+      return warp * kRowsPerWarp + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
+    };
+    auto chains = [&](auto g_tag, int s) {
+      constexpr int G = decltype(g_tag)::value;
+      const unsigned srow0 = st_a + unsigned(warp * kRowsPerWarp + s * kOuts + o) * kRowBytes;
+      if (!reuses(s)) gather(srow0);
+      float acc[G];
 #pragma unroll
-    for (int s = 0; s + 1 < kSteps; s += 2) {
-      const int row0 = warp * kRowsPerWarp + s * kOuts;
-      if (row0 + 2 * kOuts <= rows_here && reuses(s + 1)) {  // warp-uniform
-        const unsigned srow_a = st_a + unsigned(row0 + o) * kRowBytes;
-        const unsigned srow_b = srow_a + unsigned(kOuts) * kRowBytes;
-        if (!reuses(s)) gather(srow_a);
-        float acc_a = 0.f, acc_b = 0.f;
+      for (int r = 0; r < G; ++r) acc[r] = 0.f;
 #pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const float4 wa = lds_v4_f32(srow_a + 128u + 16u * u);
-          const float4 wb = lds_v4_f32(srow_b + 128u + 16u * u);
-          acc_a = __fmaf_rn(wa.x, xv[4 * u + 0], acc_a);
-          acc_b = __fmaf_rn(wb.x, xv[4 * u + 0], acc_b);
-          acc_a = __fmaf_rn(wa.y, xv[4 * u + 1], acc_a);
-          acc_b = __fmaf_rn(wb.y, xv[4 * u + 1], acc_b);
-          acc_a = __fmaf_rn(wa.z, xv[4 * u + 2], acc_a);
-          acc_b = __fmaf_rn(wb.z, xv[4 * u + 2], acc_b);
-          acc_a = __fmaf_rn(wa.w, xv[4 * u + 3], acc_a);
-          acc_b = __fmaf_rn(wb.w, xv[4 * u + 3], acc_b);
-        }
-        finish(srow_a, acc_a, img_ok);
-        finish(srow_b, acc_b, img_ok);
-      } else {
+      for (int u = 0; u < 8; ++u) {
+        float4 w[G];
+#pragma unroll
+        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 128u + 16u * u);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].x, xv[4 * u + 0], acc[r]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].y, xv[4 * u + 1], acc[r]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].z, xv[4 * u + 2], acc[r]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].w, xv[4 * u + 3], acc[r]);
+      }
+#pragma unroll
+      for (int r = 0; r < G; ++r) finish(srow0 + unsigned(r * kOuts) * kRowBytes, acc[r], img_ok);
+    };
+    auto pair = [&](int s) {
+      if (one_list_run(s, 2))  // warp-uniform
+        chains(std::integral_constant<int, 2>{}, s);
+      else {
         single(s);
         single(s + 1);
       }
+    };
+    if constexpr (kSteps == 4) {  // S = 8
+      if (one_list_run(0, 4))     // the official layers: every warp-chunk
+        chains(std::integral_constant<int, 4>{}, 0);
+      else {
+        pair(0);
+        pair(2);
+      }
+    } else if constexpr (kSteps == 2) {  // S = 4
+      pair(0);
+    } else {  // S = 2
+      static_assert(kSteps == 1, "S is 2, 4 or 8");
+      single(0);
     }
-    if constexpr (kSteps % 2 == 1) single(kSteps - 1);
 
     if (c == chunks - 1) {  // the layer is done in this CTA once every warp is here
       if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
