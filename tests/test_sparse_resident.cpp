@@ -310,14 +310,45 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         uint32_t starts = 1u;  // the ballot of the warp's 16 flags, bit 0 forced
         for (int r = 0; r < 16; ++r)
           if (w * 16 + r < rows_here && (ws[wbase + w * 16 + r].flags & 1)) starts |= 1u << r;
-        bool one_list = false;
-        for (int step = 0; step < 16 / outs; ++step) {
+        // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
+        // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
+        // features of its first, whatever reuses() says, so a wrong group test fails the check below.
+        const int steps = 16 / outs;
+        auto flags_of = [&](int st) { return (starts >> (st * outs)) & ((1u << outs) - 1u); };
+        auto reuses = [&](int st) { return st > 0 && flags_of(st) == 0u && (flags_of(st - 1) >> 1) == 0u; };
+        auto one_list_run = [&](int st, int g) {
+          const uint32_t bits = (starts >> (st * outs)) & (g * outs >= 32 ? ~0u : (1u << (g * outs)) - 1u);
+          return w * 16 + (st + g) * outs <= rows_here && (bits >> 1) == 0u;
+        };
+        struct Planned {
+          int step;
+          bool reuse, grouped;  // grouped: the kernel's chains path (no row check: rows must exist)
+        };
+        std::vector<Planned> plan;
+        auto pair = [&](int st) {
+          const bool grouped = one_list_run(st, 2);
+          plan.push_back({st, reuses(st), grouped});
+          plan.push_back({st + 1, grouped ? true : reuses(st + 1), grouped});
+        };
+        if (steps == 4) {
+          if (one_list_run(0, 4)) {
+            plan = {{0, reuses(0), true}, {1, true, true}, {2, true, true}, {3, true, true}};
+          } else {
+            pair(0);
+            pair(2);
+          }
+        } else if (steps == 2) {
+          pair(0);
+        } else {
+          plan.push_back({0, reuses(0), false});
+        }
+        for (const auto& [step, reuse, grouped] : plan) {
           const int row0 = w * 16 + step * outs;
+          if (grouped && row0 + outs > rows_here) {
+            *why = "a grouped step runs past the chunk's rows";
+            return false;
+          }
           if (row0 >= rows_here) break;
-          const uint32_t sb = starts & ((1u << outs) - 1u);
-          starts >>= outs;
-          const bool reuse = sb == 0u && one_list;
-          one_list = (sb >> 1) == 0u;
           for (int lane = 0; lane < 32; ++lane) {
             const int o = lane / S, q = lane % S, row = row0 + o;
             const bool row_ok = row < rows_here, img_ok = q < cnt;
