@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -21,6 +20,7 @@
 #include "common/catch_gpu.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
+#include "core/config.h"
 #include "spdnn/spdnn.h"
 #include "spdnn/spdnn_gpu.h"
 
@@ -505,6 +505,24 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the three names, exact; anything else refused
+// with no change; nullptr back to the environment's value.
+TEST_CASE("resident kernel switch: packed / bulk / v1", "[sparse][resident][cpu]") {
+  namespace cfg = jhdnn::core::config;
+  const cfg::ResidentKernel env = cfg::resident_kernel();
+  REQUIRE(cfg::set_resident_kernel("bulk"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
+  REQUIRE(cfg::set_resident_kernel("v1"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kV1);
+  CHECK_FALSE(cfg::set_resident_kernel("Packed"));
+  CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kV1);
+  REQUIRE(cfg::set_resident_kernel("packed"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
+  REQUIRE(cfg::set_resident_kernel(nullptr));
+  CHECK(cfg::resident_kernel() == env);
+}
+
 TEST_CASE("resident test helper: the id check follows the list each call read", "[sparse][resident][cpu]") {
   const int count = 37;
   std::vector<int> ids0(count);
@@ -860,10 +878,15 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
 // reused while the descriptor is unchanged (so in-place changes to its arrays are NOT seen, as
 // documented), rebuilt after jhdnnSetEllMatrixDescriptor / jhdnnSetSparseMatrixRowOrder; a first call
 // inside a stream capture is refused with nothing run; once packed, the call can be captured.
-TEST_CASE("resident packed copy: built once, rebuilt when the descriptor is set again, capture", "[sparse][gpu][resident]") {
+TEST_CASE("resident packed copy: built once; rebuilt when the descriptor is set again; stream capture", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
-  if (const char* v1 = std::getenv("JHDNN_RESIDENT_V1"); v1 != nullptr && std::strcmp(v1, "1") == 0)
-    SKIP("JHDNN_RESIDENT_V1=1: the first kernel reads the arrays directly (no packed copy)");
+  // The packed kernels (v1 reads the arrays directly): the environment's choice if packed or bulk.
+  const auto kern = jhdnn::core::config::resident_kernel();
+  if (kern != jhdnn::core::config::ResidentKernel::kPacked && kern != jhdnn::core::config::ResidentKernel::kBulk)
+    REQUIRE(jhdnn::core::config::set_resident_kernel("packed"));
+  struct Restore {
+    ~Restore() { jhdnn::core::config::set_resident_kernel(nullptr); }
+  } restore;
   JhdnnHandle h;
   const int64_t n = 1000;
   const int L = 3, count = 21, max_active = count + 3;

@@ -29,6 +29,8 @@ struct FromEnv {
   char tc_epilogue_bad[64] = {};
   TcTail tc_tail = TcTail::kOn;
   char tc_tail_bad[64] = {};
+  ResidentKernel resident = ResidentKernel::kPacked;
+  char resident_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
   bool tf32 = true;
@@ -49,6 +51,7 @@ struct State {
   std::atomic<int> tc{0};
   std::atomic<int> tc_epilogue{0};
   std::atomic<int> tc_tail{0};
+  std::atomic<int> resident{0};
 };
 
 // Leaked on purpose: a library call from another static object's destructor may still read it.
@@ -88,6 +91,7 @@ int parse_switch(const char* v, const char* const (&names)[N]) {
 }
 const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
+const char* const kResidentNames[3] = {"packed", "bulk", "v1"};
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.
@@ -141,6 +145,9 @@ void read_environment(State& s) {
   const char* tail = std::getenv("JHDNN_TC_TAIL");
   e.tc_tail = TcTail(parse_switch(tail, kTailNames));
   if (e.tc_tail == TcTail::kInvalid) std::snprintf(e.tc_tail_bad, sizeof e.tc_tail_bad, "%s", tail);
+  const char* resident = std::getenv("JHDNN_RESIDENT_KERNEL");
+  e.resident = ResidentKernel(parse_switch(resident, kResidentNames));
+  if (e.resident == ResidentKernel::kInvalid) std::snprintf(e.resident_bad, sizeof e.resident_bad, "%s", resident);
   const char* log = std::getenv("JHDNN_LOG");
   e.log_on = log != nullptr && *log != '\0' && std::strcmp(log, "0") != 0;
   if (const char* f = std::getenv("JHDNN_LOG_FILE"); f != nullptr)
@@ -156,6 +163,7 @@ void read_environment(State& s) {
   s.tc.store(int(e.tc));
   s.tc_epilogue.store(int(e.tc_epilogue));
   s.tc_tail.store(int(e.tc_tail));
+  s.resident.store(int(e.resident));
 }
 
 std::once_flag g_once;
@@ -272,6 +280,13 @@ bool set_tc_tail(const char* value) {
   return set_switch(s.tc_tail, int(s.env.tc_tail), value, kTailNames);
 }
 
+ResidentKernel resident_kernel() { return ResidentKernel(state().resident.load(std::memory_order_relaxed)); }
+const char* resident_kernel_bad_value() { return state().env.resident_bad; }
+bool set_resident_kernel(const char* value) {
+  State& s = state();
+  return set_switch(s.resident, int(s.env.resident), value, kResidentNames);
+}
+
 bool log_on() { return state().env.log_on; }
 const char* log_file() { return state().env.log_file; }
 bool tf32_allowed() { return state().env.tf32; }
@@ -286,6 +301,7 @@ void reset_to_environment() {
   set_tc_gemm_ceiling(nullptr);
   set_tc_epilogue(nullptr);
   set_tc_tail(nullptr);
+  set_resident_kernel(nullptr);
 }
 
 }  // namespace jhdnn::core::config

@@ -17,7 +17,8 @@
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
 // __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, opt-in:
-// the same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier.)
+// the same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier;
+// JHDNN_RESIDENT_KERNEL=bulk.)
 //
 // Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
 // them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
@@ -40,10 +41,9 @@
 // of the per-layer paths.
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
+#include "core/config.h"
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
 
@@ -102,7 +102,7 @@ __device__ __forceinline__ float4 lds_v4_f32(unsigned addr) {
 __device__ __forceinline__ void sts_f32(unsigned addr, float v) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
-// The bulk-copy variant (JHDNN_RESIDENT_COPY=bulk, kBulk): thread 0 copies a whole chunk with ONE
+// The bulk-copy variant (JHDNN_RESIDENT_KERNEL=bulk, kBulk): thread 0 copies a whole chunk with ONE
 // cp.async.bulk (the TMA's 1-D copy) that completes on the stage's mbarrier; every thread waits on
 // that mbarrier's phase instead of cp.async.wait_group. Chunk h uses stage h & 3 for the (h >> 2)-th
 // time, so it waits for phase parity (h >> 2) & 1.
@@ -543,29 +543,17 @@ Status load_dnn_resident_kernels() {
   return Status::success();
 }
 
-// JHDNN_RESIDENT_V1=1: run the first kernel instead (A/B measurement only; read once per process).
-static bool use_v1() {
-  static const bool v1 = [] {
-    const char* e = std::getenv("JHDNN_RESIDENT_V1");
-    return e != nullptr && std::strcmp(e, "1") == 0;
-  }();
-  return v1;
-}
-// JHDNN_RESIDENT_COPY=bulk: one cp.async.bulk per chunk (kBulk) instead of 16-byte cp.async (read once).
-static bool use_bulk() {
-  static const bool bulk = [] {
-    const char* e = std::getenv("JHDNN_RESIDENT_COPY");
-    return e != nullptr && std::strcmp(e, "bulk") == 0;
-  }();
-  return bulk;
-}
-
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  if (use_v1())
+  // JHDNN_RESIDENT_KERNEL (core/config.h): packed (default), bulk or v1; all exact, for A/B runs.
+  const core::config::ResidentKernel which = core::config::resident_kernel();
+  if (which == core::config::ResidentKernel::kInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not packed, bulk or v1",
+                      core::config::resident_kernel_bad_value());
+  if (which == core::config::ResidentKernel::kV1)
     return dnn_resident_v1(s, device, smem_optin, wts, layer_count, bias, clamp_max, max_active, counts, rows_in,
                            ids_in, x, ldx, y, ldy, rows_out, ids_out, slice, trace);
   const int64_t n = wts[0]->rows;
@@ -590,7 +578,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   };
   using B0 = std::false_type;
   using B1 = std::true_type;
-  const bool bulk = use_bulk();
+  const bool bulk = which == core::config::ResidentKernel::kBulk;
   switch (S) {
     case 2:
       return bulk ? run(std::integral_constant<int, 2>{}, B1{}) : run(std::integral_constant<int, 2>{}, B0{});

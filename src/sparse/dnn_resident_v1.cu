@@ -1,6 +1,6 @@
 // The FIRST resident kernel (bfbe89a), kept only for A/B measurement of dnn_resident.cu's cuts: it runs
-// instead of the packed kernel when the environment variable JHDNN_RESIDENT_V1 is set to 1 (read once
-// per process). Same results bit for bit; it reads the descriptors' arrays directly (no packed copy).
+// instead of the packed kernel when JHDNN_RESIDENT_KERNEL=v1 (core/config.h; read once per process,
+// or set_resident_kernel). Same results bit for bit; it reads the descriptors' arrays directly (no packed copy).
 // Delete it once the packed kernel is measured faster on the GPU.
 //
 // The shared-memory-resident late layers of a Sparse DNN (jhdnnSparseDnnLayersForwardResident).

@@ -98,7 +98,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr);
 // The first resident kernel (dnn_resident_v1.cu), kept for A/B measurement: dnn_resident runs it
-// when JHDNN_RESIDENT_V1=1 is in the environment. Same arguments; descriptors are read, not packed.
+// when JHDNN_RESIDENT_KERNEL=v1 (core/config.h). Same arguments; descriptors are read, not packed.
 size_t resident_v1_smem_bytes(int64_t n, int s);
 Status load_dnn_resident_v1_kernels();
 Status load_dnn_resident_pack_kernel();
