@@ -878,7 +878,7 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
 // reused while the descriptor is unchanged (so in-place changes to its arrays are NOT seen, as
 // documented), rebuilt after jhdnnSetEllMatrixDescriptor / jhdnnSetSparseMatrixRowOrder; a first call
 // inside a stream capture is refused with nothing run; once packed, the call can be captured.
-TEST_CASE("resident packed copy: built once; rebuilt when the descriptor is set again; stream capture", "[sparse][gpu][resident]") {
+TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is set again (stream capture too)", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   // The packed kernels (v1 reads the arrays directly): the environment's choice if packed or bulk.
   const auto kern = jhdnn::core::config::resident_kernel();
