@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -521,6 +522,32 @@ TEST_CASE("resident kernel switch: packed / bulk / v1", "[sparse][resident][cpu]
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
   REQUIRE(cfg::set_resident_kernel(nullptr));
   CHECK(cfg::resident_kernel() == env);
+}
+
+// ctest runs this with JHDNN_RESIDENT_KERNEL=Bulk (names are exact): the value is kept as invalid,
+// and with a GPU a resident call fails with BAD_PARAM naming it (nothing launched).
+TEST_CASE("resident kernel switch: a misspelt JHDNN_RESIDENT_KERNEL is refused by name", "[.env][env_resident_misspelt]") {
+  namespace cfg = jhdnn::core::config;
+  REQUIRE(std::getenv("JHDNN_RESIDENT_KERNEL") != nullptr);
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kInvalid);
+  CHECK(std::string(cfg::resident_kernel_bad_value()) == std::getenv("JHDNN_RESIDENT_KERNEL"));
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const int64_t n = 1024;
+  const spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
+  DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 8 * 4), dy(size_t(n) * 8 * 4),
+      dr(8 * 4), dids(8 * 4), dro(8 * 4), dio(8 * 4), dc(2 * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, 2 * 4));
+  jhdnnSparseMatrixDescriptor_t d;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, &d, -0.3f, 32.f, 8, dc.as<int>(), dr.as<int>(),
+                                            dids.as<int>(), dx.get(), 8, dy.get(), 8, dro.as<int>(), dio.as<int>(),
+                                            0) == JHDNN_STATUS_BAD_PARAM);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("JHDNN_RESIDENT_KERNEL") != std::string::npos);
+  jhdnnDestroySparseMatrixDescriptor(d);
 }
 
 TEST_CASE("resident test helper: the id check follows the list each call read", "[sparse][resident][cpu]") {
