@@ -255,7 +255,8 @@ std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for 
 
 // path kGraph: the fused layer+compaction kernels in one CUDA graph (the default); kSeparate: round 1's
 // layer + 4-launch compaction with survivor readbacks (kept for comparison); kPersistent: all layers
-// in one cooperative launch (jhdnnSparseDnnLayersForwardCompact).
+// in one cooperative launch (jhdnnSparseDnnLayersForwardCompact); kResident: the late layers with
+// shared-memory-resident slices (jhdnnSparseDnnLayersForwardResident).
 void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
@@ -279,6 +280,7 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   st.counters["peak_GiB"] = double(r.peak_used_bytes) / (1u << 30);
   if (path == spdnn::Path::kGraph) st.counters["graph_build_ms"] = r.build_ms;
   if (path == spdnn::Path::kPersistent) st.counters["persistent_ran"] = double(r.path_used == spdnn::Path::kPersistent);
+  if (path == spdnn::Path::kResident) st.counters["resident_first"] = double(r.tail_first);  // 0: not run
   st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path, generated network, 1200 official images " +
              "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
 }
@@ -508,6 +510,17 @@ int main(int argc, char** argv) {
         if (n > 4096) continue;
         manual_time(benchmark::RegisterBenchmark(("SpDNN/persistent/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kPersistent),
+                    1);
+      }
+    // The shared-memory-resident late layers (fused launches until <= 8 x SMs images are alive, then
+    // launches of up to 96 layers with each CTA's slice of 8 images in shared memory); `valid` against
+    // the graph run. With the default rule it runs for N <= 1024 only (the graph path elsewhere: the
+    // label says so), so only N = 1024 is registered.
+    for (auto& [n, ls] : spdnn_cfg)
+      for (int l : ls) {
+        if (!spdnn::resident_auto_applies(n)) continue;
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/resident/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident),
                     1);
       }
     for (auto& [n, ls] : base_cfg)

@@ -4,8 +4,9 @@
 //
 //   spdnn_infer [--width 1024,4096,...] [--layers 120,480,...] [--images 60000] [--seed 42]
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
-//               [--path graph|fused|separate|persistent] [--persistent-below -1] [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE]
-//               [--no-warmup]
+//               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
+//               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE]
+//               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
 // scaled up (nearest neighbour) to 64x64, 128x128, 256x256 for the larger widths, and tiled to
@@ -22,10 +23,23 @@
 // launched one by one), separate (round 1: layer + 4-launch compaction, --refresh readbacks),
 // persistent (jhdnnSparseDnnLayersForwardCompact: the layers in ONE cooperative launch with a grid
 // barrier between them; --persistent-below C >= 0: fused launches until a layer leaves <= C images,
-// then the one launch for the rest). Each run prints a '#' line with the path that ran.
+// then the one launch for the rest), resident (jhdnnSparseDnnLayersForwardResident: fused launches
+// while more than --resident-below images are alive, default -1 = 8 x SMs, then launches of up to 96
+// layers in which every CTA keeps its slice of images in shared memory; --resident-slice: images per
+// CTA, 0 = the most that fit; with the default threshold it runs only for N <= 1024, elsewhere the
+// graph path runs and says so). Several paths, comma-separated, run one after the other on the same
+// network; every path after the first must give the first one's survivors and per-layer counts
+// exactly ("same as <first path>" / "DIFFERS from <first path>", exit 1 on a difference).
+// Each run prints a '#' line with the path that ran.
 // --no-warmup: skip the warm-up run on the 1200 distinct images, so that the timed run's kernels are
 // the process's first (a profiler's --launch-skip then counts from the timed run's layer 1; with the
 // warm-up, the graph and fused paths launch L layer kernels before it). loop_ms then includes first-launch costs.
+// --resident-trace FILE: for the resident path, one more run after the measured one (its time is
+// not reported) with jhdnnSparseDnnLayersForwardResidentTraced: FILE gets one CSV row per record that
+// was reached, width,layers,call,cta,sm,event,layer,ns,clk,live,wait_clk (event entry / loaded /
+// first_chunk / layer / exit; layer: network layer, 1-based, -1 where none; ns: %globaltimer; clk: the
+// SM's clock64; live: the slice's images left; wait_clk: layer rows, the cycles thread 0 spent in the
+// layer's cp.async waits + barriers). scripts/spdnn-resident-trace.py summarises it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -53,7 +67,9 @@ void usage() {
   std::printf(
       "usage: spdnn_infer [--width 1024,4096,16384,65536] [--layers 120,480,1920] [--images 60000]\n"
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
-      "                   [--refresh -1] [--path graph|fused|separate|persistent] [--persistent-below -1]\n"
+      "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
+      "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
+      "                   [--resident-trace FILE]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -63,10 +79,11 @@ int main(int argc, char** argv) {
   std::vector<long long> widths{1024}, layer_counts{120};
   long long images_total = 60000;
   uint64_t seed = 42;
-  std::string network = "auto", validate = "auto", csv, active_csv, cats_out;
+  std::string network = "auto", validate = "auto", csv, active_csv, cats_out, trace_csv;
   int refresh = -1;  // adaptive (see spdnn_gpu.h)
   int persistent_below = -1;  // kPersistent: the whole network in one launch
-  spdnn::Path path = spdnn::Path::kGraph;
+  int resident_below = -1, resident_slice = 0;  // kResident: automatic threshold and slice
+  std::vector<spdnn::Path> paths = {spdnn::Path::kGraph};
   bool warmup = true;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -84,20 +101,31 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--validate")) validate = next();
     else if (!std::strcmp(argv[i], "--refresh")) refresh = std::atoi(next());
     else if (!std::strcmp(argv[i], "--persistent-below")) persistent_below = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--resident-below")) resident_below = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--resident-slice")) resident_slice = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--resident-trace")) trace_csv = next();
     else if (!std::strcmp(argv[i], "--path")) {
-      const std::string p = next();
-      if (p == "graph") path = spdnn::Path::kGraph;
-      else if (p == "fused") path = spdnn::Path::kFused;
-      else if (p == "separate") path = spdnn::Path::kSeparate;
-      else if (p == "persistent") path = spdnn::Path::kPersistent;
-      else {
+      std::stringstream list(next());
+      paths.clear();
+      for (std::string p; std::getline(list, p, ',');) {
+        if (p == "graph") paths.push_back(spdnn::Path::kGraph);
+        else if (p == "fused") paths.push_back(spdnn::Path::kFused);
+        else if (p == "separate") paths.push_back(spdnn::Path::kSeparate);
+        else if (p == "persistent") paths.push_back(spdnn::Path::kPersistent);
+        else if (p == "resident") paths.push_back(spdnn::Path::kResident);
+        else {
+          usage();
+          return 2;
+        }
+      }
+      if (paths.empty()) {
         usage();
         return 2;
       }
     }
+    else if (!std::strcmp(argv[i], "--no-warmup")) warmup = false;
     else if (!std::strcmp(argv[i], "--csv")) csv = next();
     else if (!std::strcmp(argv[i], "--active-csv")) active_csv = next();
-    else if (!std::strcmp(argv[i], "--no-warmup")) warmup = false;
     else if (!std::strcmp(argv[i], "--categories")) cats_out = next();
     else if (!std::strcmp(argv[i], "--data")) setenv("JHDNN_SPDNN_DIR", next(), 1);
     else {
@@ -119,14 +147,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "spdnn_infer: %s (run scripts/fetch-spdnn-data.sh or pass --data)\n", err.c_str());
     return 2;
   }
+  std::string path_list;
+  for (spdnn::Path p : paths) path_list += (path_list.empty() ? "" : ",") + std::string(spdnn::path_name(p));
   std::printf("# %s\n# inputs: the first %lld official images, scaled to each width, tiled to %lld rows; path %s\n",
-              jhdnn::test::gpu_description().c_str(), (long long)images1024.rows, images_total,
-              spdnn::path_name(path));
+              jhdnn::test::gpu_description().c_str(), (long long)images1024.rows, images_total, path_list.c_str());
   FILE* fcsv = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
   FILE* fact = active_csv.empty() ? nullptr : std::fopen(active_csv.c_str(), "w");
+  FILE* ftrace = trace_csv.empty() ? nullptr : std::fopen(trace_csv.c_str(), "w");
+  if (!trace_csv.empty() && !ftrace) {
+    std::fprintf(stderr, "spdnn_infer: cannot write %s\n", trace_csv.c_str());
+    return 2;
+  }
+  if (ftrace) std::fprintf(ftrace, "width,layers,call,cta,sm,event,layer,ns,clk,live,wait_clk\n");
   const char* header =
       "width,layers,network,images,loop_ms,host_ms,teraedges_per_s,teraedges_per_s_images_run,survivors,"
-      "validation,weights_mib,features_mib,peak_used_mib";
+      "validation,weights_mib,features_mib,peak_used_mib,path";
   if (fcsv) std::fprintf(fcsv, "%s\n", header);
   if (fact) std::fprintf(fact, "width,layers,layer,active\n");
   std::printf("%8s %6s %-9s %7s %10s %10s %8s %8s %9s %-22s %9s %9s %9s\n", "width", "layers", "network", "images",
@@ -163,19 +198,7 @@ int main(int argc, char** argv) {
         } else {
           net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); });
         }
-        // Warm-up on the distinct images (first launches, caches), then the measured run.
-        if (warmup)
-          (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path,
-                                     persistent_below);
-        const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0,
-                                                              nullptr, nullptr, path, persistent_below);
-        if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
-        std::printf("# N %lld L %lld: path_used %s", n, layers, spdnn::path_name(r.path_used));
-        if (r.path_used == spdnn::Path::kPersistent) std::printf(", one launch from layer %d", r.tail_first);
-        std::printf("\n");
-
-        // Validation.
-        std::string verdict = "not validated";
+        // Validation truth (once for all paths).
         std::vector<int> truth;
         bool have_truth = false;
         if (official && layers == 120) {
@@ -188,46 +211,100 @@ int main(int argc, char** argv) {
           truth = cpu.categories();
           have_truth = true;
         }
-        if (have_truth) {
-          std::vector<int> tiled;
-          for (long long t = 0; t < images_total; ++t)
-            if (std::binary_search(truth.begin(), truth.end(), int(t % images.rows))) tiled.push_back(int(t));
-          const bool ok = tiled == r.categories;
-          all_ok &= ok;
-          verdict = ok ? (official && layers == 120 ? "exact (official truth)" : "exact (CPU reference)")
-                       : "FAILED";
-        }
-        const double t_s = r.loop_ms * 1e-3;
-        const double te = 60000.0 * 32 * double(n) * double(layers) / t_s / 1e12;
-        const double te_run = double(images_total) * 32 * double(n) * double(layers) / t_s / 1e12;
-        const double mib = 1024.0 * 1024.0;
-        std::printf("%8lld %6lld %-9s %7lld %10.3f %10.3f %8.2f %8.2f %9zu %-22s %9.1f %9.1f %9.1f\n", n, layers,
-                    official ? "official" : "generated", images_total, r.loop_ms, r.host_ms, te, te_run,
-                    r.categories.size(), verdict.c_str(), net.bytes() / mib, r.device_bytes / mib,
-                    r.peak_used_bytes / mib);
-        std::fflush(stdout);
-        if (fcsv)
-          std::fprintf(fcsv, "%lld,%lld,%s,%lld,%.4f,%.4f,%.4f,%.4f,%zu,%s,%.1f,%.1f,%.1f\n", n, layers,
-                       official ? "official" : "generated", images_total, r.loop_ms, r.host_ms, te, te_run,
-                       r.categories.size(), verdict.c_str(), net.bytes() / mib, r.device_bytes / mib,
-                       r.peak_used_bytes / mib);
-        if (fact)
-          for (size_t l = 0; l < r.active.size(); ++l) std::fprintf(fact, "%lld,%lld,%zu,%d\n", n, layers, l + 1, r.active[l]);
-        if (!cats_out.empty()) {
-          FILE* f = std::fopen(cats_out.c_str(), "w");
-          if (f) {
-            for (int c : r.categories) std::fprintf(f, "%d\n", c + 1);
-            std::fclose(f);
+        std::vector<int> first_cats, first_active;
+        for (size_t pi = 0; pi < paths.size(); ++pi) {
+          const spdnn::Path path = paths[pi];
+          // Warm-up on the distinct images (first launches, caches), then the measured run.
+          if (warmup)
+            (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path,
+                                       persistent_below, resident_below, resident_slice);
+          const spdnn::InferenceResult r =
+              spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
+                                   persistent_below, resident_below, resident_slice);
+          if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
+          std::printf("# N %lld L %lld: path %s, path_used %s", n, layers, spdnn::path_name(path),
+                      spdnn::path_name(r.path_used));
+          if (r.path_used == spdnn::Path::kPersistent) std::printf(", one launch from layer %d", r.tail_first);
+          if (r.path_used == spdnn::Path::kResident)
+            std::printf(", resident from layer %d (0: none; threshold %d)", r.tail_first,
+                        resident_below >= 0 ? resident_below : spdnn::resident_auto_threshold());
+          if (pi > 0) {
+            const bool same = r.categories == first_cats && r.active == first_active;
+            all_ok &= same;
+            std::printf(", %s %s (survivors and per-layer counts)", same ? "same as" : "DIFFERS from",
+                        spdnn::path_name(paths[0]));
+          } else {
+            first_cats = r.categories;
+            first_active = r.active;
+          }
+          std::printf("\n");
+
+          std::string verdict = "not validated";
+          if (have_truth) {
+            std::vector<int> tiled;
+            for (long long t = 0; t < images_total; ++t)
+              if (std::binary_search(truth.begin(), truth.end(), int(t % images.rows))) tiled.push_back(int(t));
+            const bool ok = tiled == r.categories;
+            all_ok &= ok;
+            verdict = ok ? (official && layers == 120 ? "exact (official truth)" : "exact (CPU reference)")
+                         : "FAILED";
+          }
+          const double t_s = r.loop_ms * 1e-3;
+          const double te = 60000.0 * 32 * double(n) * double(layers) / t_s / 1e12;
+          const double te_run = double(images_total) * 32 * double(n) * double(layers) / t_s / 1e12;
+          const double mib = 1024.0 * 1024.0;
+          std::printf("%8lld %6lld %-9s %7lld %10.3f %10.3f %8.2f %8.2f %9zu %-22s %9.1f %9.1f %9.1f\n", n, layers,
+                      official ? "official" : "generated", images_total, r.loop_ms, r.host_ms, te, te_run,
+                      r.categories.size(), verdict.c_str(), net.bytes() / mib, r.device_bytes / mib,
+                      r.peak_used_bytes / mib);
+          std::fflush(stdout);
+          if (fcsv)
+            std::fprintf(fcsv, "%lld,%lld,%s,%lld,%.4f,%.4f,%.4f,%.4f,%zu,%s,%.1f,%.1f,%.1f,%s\n", n, layers,
+                         official ? "official" : "generated", images_total, r.loop_ms, r.host_ms, te, te_run,
+                         r.categories.size(), verdict.c_str(), net.bytes() / mib, r.device_bytes / mib,
+                         r.peak_used_bytes / mib, spdnn::path_name(r.path_used));
+          if (fact && pi == 0)
+            for (size_t l = 0; l < r.active.size(); ++l)
+              std::fprintf(fact, "%lld,%lld,%zu,%d\n", n, layers, l + 1, r.active[l]);
+          if (ftrace && r.path_used == spdnn::Path::kResident) {
+            std::vector<spdnn::ResidentTraceCall> calls;
+            (void)spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
+                                       persistent_below, resident_below, resident_slice, &calls);
+            static const char* const kEvent[] = {"none", "entry", "loaded", "first_chunk", "layer", "exit"};
+            size_t rows_written = 0;
+            for (size_t c = 0; c < calls.size(); ++c) {
+              const spdnn::ResidentTraceCall& call = calls[c];
+              for (size_t e = 0; e < call.records.size(); ++e) {
+                const jhdnnSparseDnnResidentTraceRecord_t& rec = call.records[e];
+                if (rec.event < 1 || rec.event > 5) continue;  // not reached (or no such CTA)
+                const int layer = rec.layer >= 0 ? call.first_layer + rec.layer : -1;
+                std::fprintf(ftrace, "%lld,%lld,%zu,%zu,%d,%s,%d,%llu,%llu,%d,%u\n", n, layers, c,
+                             e / JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, int(rec.sm), kEvent[rec.event], layer,
+                             rec.ns, rec.clk, int(rec.live), rec.waitClk);
+                ++rows_written;
+              }
+            }
+            std::fflush(ftrace);
+            std::printf("# N %lld L %lld: resident trace of %zu calls (%zu records) written to %s\n", n, layers,
+                        calls.size(), rows_written, trace_csv.c_str());
+          }
+          if (!cats_out.empty() && pi == 0) {
+            FILE* f = std::fopen(cats_out.c_str(), "w");
+            if (f) {
+              for (int c : r.categories) std::fprintf(f, "%d\n", c + 1);
+              std::fclose(f);
+            }
           }
         }
       } catch (const std::exception& e) {
         std::printf("%8lld %6lld skipped: %s\n", n, layers, e.what());
-        if (fcsv) std::fprintf(fcsv, "%lld,%lld,,%lld,,,,,,skipped: %s,,,\n", n, layers, images_total, e.what());
+        if (fcsv) std::fprintf(fcsv, "%lld,%lld,,%lld,,,,,,skipped: %s,,,,\n", n, layers, images_total, e.what());
         cudaGetLastError();
       }
     }
   }
   if (fcsv) std::fclose(fcsv);
   if (fact) std::fclose(fact);
+  if (ftrace) std::fclose(ftrace);
   return all_ok ? 0 : 1;
 }

@@ -551,6 +551,74 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
                                                  void *x0, int *rows1, int *ids1, void *x1, int64_t ld,
                                                  void *workSpace, size_t workSpaceSizeInBytes);
 
+/* Shared-memory-resident late layers of a Sparse DNN (few images alive): ONE launch runs layers
+ * 0 .. layerCount - 1 (1 <= layerCount <= JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; wtDescs: host array of
+ * set ELL descriptors of width 32, all n x n with the same n) for the images r < min(counts[0],
+ * maxActive) of the list activeRows / idsIn. Each CTA owns a slice of sliceImages consecutive list
+ * positions and keeps their features in shared memory for all the layers (no grid-wide step, no
+ * feature traffic in between); an image whose output row is all zero leaves its slice. Every value
+ * is computed exactly as jhdnnSparseDnnLayerForwardCompact computes it (the same fma chain in the
+ * same order, bias, ReLU, clamp), so survivors and their features are bitwise those of that path.
+ *   Input: image r is column activeRows[r] of x (feature-major, n rows, leading dimension ldx).
+ *   Output: counts[k + 1] = images alive after layer k (device; counts[1 .. layerCount] must be 0 on
+ *   entry); for the survivors of the last layer, rowsOut[t] = r, idsOut[t] = idsIn[r] and y column r
+ *   (ldy >= maxActive) = the image's last output, t < counts[layerCount] in an unspecified order (slots
+ *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
+ *   written. x and y, the output lists and the input lists / counts must not overlap.
+ *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x (n + 1) x 8 floats of features + 136 KB
+ *   of weight stages per CTA; 4, 2 for larger n), or 0 for that most; NOT_SUPPORTED_SHAPE beyond, or if
+ *   not even 2 fit. col_ind, values and the row order (if set) must be 16-byte aligned.
+ * No workspace. Bias <= 0 as for the other layer calls.
+ * Packed weights: the first call that uses a descriptor builds its packed copy (device memory of
+ * rows x 272 bytes, about the weights again: the rows in the row order with their output row and
+ * list-boundary flags), with one kernel and a synchronize of the handle's stream, and keeps it with
+ * the descriptor until the descriptor is set again (jhdnnSetEllMatrixDescriptor /
+ * jhdnnSetSparseMatrixRowOrder) or destroyed. Later calls read only the copy: changes to the
+ * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
+ * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
+ * outside the capture first. Environment (A/B measurement only, same results; docs/api.md):
+ * JHDNN_RESIDENT_KERNEL=v1 runs the first (unpacked) kernel, =bulk copies each weight chunk with one
+ * bulk copy (TMA) completing on an mbarrier instead of 16-byte cp.async (default: packed). */
+#define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
+                                                  const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
+                                                  float clampMax, int maxActive, int *counts, const int *activeRows,
+                                                  const int *idsIn, const void *x, int64_t ldx, void *y, int64_t ldy,
+                                                  int *rowsOut, int *idsOut, int sliceImages);
+
+/* Diagnostics of the resident launch (off unless a buffer is given; no cost in the launch without one):
+ * jhdnnSparseDnnLayersForwardResidentTraced is jhdnnSparseDnnLayersForwardResident plus a device
+ * buffer `trace` of at least maxActive x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS records (8-byte
+ * aligned; NULL: no trace, as the plain call). Thread 0 of CTA b writes records
+ * [b * RECORDS, (b + 1) * RECORDS): record 0 at entry, 1 once the slice's features are in shared
+ * memory (and the first weight chunks issued; JHDNN_RESIDENT_KERNEL=v1: the first chunks' row order landed), 2 once the first weight chunk has landed, 3 + k at the end
+ * of layer k (live = the slice's images left), RECORDS - 1 at exit (after the survivors' write-out,
+ * or when the slice emptied: layer = that layer; or at once when the CTA had no image: layer -1).
+ * The call first zeroes the records of its CTAs (ceil(maxActive / slice) of them, in stream order),
+ * so a record with event 0 was not reached. ns: %globaltimer (comparable across SMs; its resolution
+ * is the GPU's, possibly ~1 us); clk: clock64 of the SM (cycles; per-SM counter). */
+#define JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS (JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS + 4)
+#define JHDNN_RESIDENT_TRACE_ENTRY 1
+#define JHDNN_RESIDENT_TRACE_LOADED 2
+#define JHDNN_RESIDENT_TRACE_FIRST_CHUNK 3
+#define JHDNN_RESIDENT_TRACE_LAYER 4
+#define JHDNN_RESIDENT_TRACE_EXIT 5
+typedef struct {
+  unsigned long long ns;  /* %globaltimer */
+  unsigned long long clk; /* clock64() */
+  unsigned short sm;      /* %smid */
+  unsigned short event;   /* JHDNN_RESIDENT_TRACE_*; 0: not reached */
+  short layer;            /* layer of the call (0-based), -1 where none */
+  short live;             /* the slice's live images after the event */
+  unsigned int waitClk;   /* LAYER records: cycles thread 0 spent in the layer's per-chunk cp.async
+                             wait + __syncthreads (weights late, or other warps still computing) */
+  unsigned int reserved;  /* 0 */
+} jhdnnSparseDnnResidentTraceRecord_t;
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
+    jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias, float clampMax,
+    int maxActive, int *counts, const int *activeRows, const int *idsIn, const void *x, int64_t ldx, void *y,
+    int64_t ldy, int *rowsOut, int *idsOut, int sliceImages, void *trace, size_t traceBytes);
+
 #if defined(__cplusplus)
 }
 #endif

@@ -31,6 +31,8 @@ struct FromEnv {
   char tc_tail_bad[64] = {};
   SpdnnTile spdnn_tile = SpdnnTile::kSingle;
   char spdnn_tile_bad[64] = {};
+  ResidentKernel resident = ResidentKernel::kPacked;
+  char resident_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
   bool tf32 = true;
@@ -52,6 +54,7 @@ struct State {
   std::atomic<int> tc_epilogue{0};
   std::atomic<int> tc_tail{0};
   std::atomic<int> spdnn_tile{0};
+  std::atomic<int> resident{0};
 };
 
 // Leaked on purpose: a library call from another static object's destructor may still read it.
@@ -92,6 +95,7 @@ int parse_switch(const char* v, const char* const (&names)[N]) {
 const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
 const char* const kSpdnnTileNames[2] = {"single", "block"};
+const char* const kResidentNames[3] = {"packed", "bulk", "v1"};
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.
@@ -148,6 +152,9 @@ void read_environment(State& s) {
   const char* sp = std::getenv("JHDNN_SPDNN_TILE");
   e.spdnn_tile = SpdnnTile(parse_switch(sp, kSpdnnTileNames));
   if (e.spdnn_tile == SpdnnTile::kInvalid) std::snprintf(e.spdnn_tile_bad, sizeof e.spdnn_tile_bad, "%s", sp);
+  const char* resident = std::getenv("JHDNN_RESIDENT_KERNEL");
+  e.resident = ResidentKernel(parse_switch(resident, kResidentNames));
+  if (e.resident == ResidentKernel::kInvalid) std::snprintf(e.resident_bad, sizeof e.resident_bad, "%s", resident);
   const char* log = std::getenv("JHDNN_LOG");
   e.log_on = log != nullptr && *log != '\0' && std::strcmp(log, "0") != 0;
   if (const char* f = std::getenv("JHDNN_LOG_FILE"); f != nullptr)
@@ -164,6 +171,7 @@ void read_environment(State& s) {
   s.tc_epilogue.store(int(e.tc_epilogue));
   s.tc_tail.store(int(e.tc_tail));
   s.spdnn_tile.store(int(e.spdnn_tile));
+  s.resident.store(int(e.resident));
 }
 
 std::once_flag g_once;
@@ -285,6 +293,11 @@ const char* spdnn_tile_bad_value() { return state().env.spdnn_tile_bad; }
 bool set_spdnn_tile(const char* value) {
   State& s = state();
   return set_switch(s.spdnn_tile, int(s.env.spdnn_tile), value, kSpdnnTileNames);
+ResidentKernel resident_kernel() { return ResidentKernel(state().resident.load(std::memory_order_relaxed)); }
+const char* resident_kernel_bad_value() { return state().env.resident_bad; }
+bool set_resident_kernel(const char* value) {
+  State& s = state();
+  return set_switch(s.resident, int(s.env.resident), value, kResidentNames);
 }
 
 bool log_on() { return state().env.log_on; }
@@ -302,6 +315,7 @@ void reset_to_environment() {
   set_tc_epilogue(nullptr);
   set_tc_tail(nullptr);
   set_spdnn_tile(nullptr);
+  set_resident_kernel(nullptr);
 }
 
 }  // namespace jhdnn::core::config

@@ -104,6 +104,18 @@ SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // "single" / "block", or nullptr = back to the environment's value. False (and no change) otherwise.
 bool set_spdnn_tile(const char* value);
+// ---------------------------------------------------------------- resident SpDNN kernel (A/B)
+// JHDNN_RESIDENT_KERNEL = packed | bulk | v1 (exact case; unset or "" = packed): the kernel of
+// jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu): the packed kernel copying its
+// weight chunks with 16-byte cp.async, the same with one TMA bulk copy per chunk, or the first,
+// unpacked kernel (dnn_resident_v1.cu). All give the same results; for measurements. An unknown value
+// is kept as kInvalid and every resident call fails with BAD_PARAM naming it.
+enum class ResidentKernel : int { kInvalid = -1, kPacked = 0, kBulk = 1, kV1 = 2 };
+ResidentKernel resident_kernel();
+const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
+// A value as above, or nullptr = back to the environment's value. False (and no change) for any
+// other value.
+bool set_resident_kernel(const char* value);
 
 // ---------------------------------------------------------------- read-only (environment only)
 // JHDNN_LOG (set, non-empty, not "0"): log dispatch decisions. JHDNN_LOG_FILE: append them there

@@ -90,6 +90,9 @@ namespace jhdnn::sparse {
 Status load_kernels() {
   JHDNN_TRY(load_dense_to_csr_kernels());
   JHDNN_TRY(load_spmm_kernels());
+  JHDNN_TRY(load_dnn_resident_kernels());
+  JHDNN_TRY(load_dnn_resident_v1_kernels());
+  JHDNN_TRY(load_dnn_resident_pack_kernel());
   return load_dnn_kernels();
 }
 }  // namespace jhdnn::sparse
@@ -107,6 +110,7 @@ jhdnnStatus_t jhdnnCreateSparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t* s
 jhdnnStatus_t jhdnnDestroySparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(spDesc);
+    sparse::release_resident_pack(*spDesc);
     delete spDesc;
     return Status::success();
   });
@@ -126,6 +130,7 @@ jhdnnStatus_t jhdnnSetCsrMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
       JHDNN_CHECK_NULL(colInd);
       JHDNN_CHECK_NULL(values);
     }
+    sparse::release_resident_pack(*spDesc);  // the resident path's packed copy is of the old matrix
     *spDesc = jhdnnSparseMatrixStruct{};
     spDesc->is_set = true;
     spDesc->format = JHDNN_SPARSE_FORMAT_CSR;
@@ -150,6 +155,7 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
                   (long long)cols);
     JHDNN_CHECK_NULL(colInd);
     JHDNN_CHECK_NULL(values);
+    sparse::release_resident_pack(*spDesc);  // the resident path's packed copy is of the old matrix
     *spDesc = jhdnnSparseMatrixStruct{};
     spDesc->is_set = true;
     spDesc->format = JHDNN_SPARSE_FORMAT_ELL;
@@ -167,6 +173,7 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(spDesc);
     CHECK_SP_SET(spDesc);
+    sparse::release_resident_pack(*spDesc);  // packed in the old order
     if (rowOrder == nullptr) {
       spDesc->row_order = nullptr;
       return Status::success();
@@ -568,6 +575,96 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
     return sparse::dnn_layers_compact(handle->stream, handle->device.sm_count, wtDescs, layerCount, bias, clampMax,
                                       maxActive, counts, rows0, ids0, static_cast<float*>(x0), rows1, ids1,
                                       static_cast<float*>(x1), ld, workSpace);
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
+                                                  const jhdnnSparseMatrixDescriptor_t* wtDescs, float bias,
+                                                  float clampMax, int maxActive, int* counts, const int* activeRows,
+                                                  const int* idsIn, const void* x, int64_t ldx, void* y, int64_t ldy,
+                                                  int* rowsOut, int* idsOut, int sliceImages) {
+  return jhdnnSparseDnnLayersForwardResidentTraced(handle, layerCount, wtDescs, bias, clampMax, maxActive, counts,
+                                                   activeRows, idsIn, x, ldx, y, ldy, rowsOut, idsOut, sliceImages,
+                                                   nullptr, 0);
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
+    jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t* wtDescs, float bias, float clampMax,
+    int maxActive, int* counts, const int* activeRows, const int* idsIn, const void* x, int64_t ldx, void* y,
+    int64_t ldy, int* rowsOut, int* idsOut, int sliceImages, void* trace, size_t traceBytes) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(handle);
+    if (layerCount < 1 || layerCount > sparse::kResidentMaxLayers)
+      return fail(JHDNN_STATUS_BAD_PARAM, "layerCount (%d) must be 1..%d (call again for more layers)", layerCount,
+                  sparse::kResidentMaxLayers);
+    JHDNN_CHECK_NULL(wtDescs);
+    if (sliceImages < 0) return fail(JHDNN_STATUS_BAD_PARAM, "sliceImages (%d) < 0", sliceImages);
+    // Layer 0: the single-layer checks (x read at activeRows with ldx, y written with ldy); every
+    // layer: set, ELL of width 32, n x n with layer 0's n, 16-byte aligned arrays (cp.async copies).
+    for (int k = 0; k < layerCount; ++k) {
+      const jhdnnSparseMatrixDescriptor_t d = wtDescs[k];
+      if (d == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "wtDescs[%d] is NULL", k);
+      if (k == 0) JHDNN_TRY(check_layer(handle, d, bias, clampMax, maxActive, counts, activeRows, x, ldx, y, ldy));
+      CHECK_SP_SET(d);
+      if (d->format != JHDNN_SPARSE_FORMAT_ELL)
+        return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "wtDescs[%d] is CSR (the layer takes ELL)", k);
+      if (d->width != 32)
+        return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "wtDescs[%d] has ELL width %lld; the resident path takes 32", k,
+                    (long long)d->width);
+      if (d->rows != d->cols || d->rows != wtDescs[0]->rows)
+        return fail(JHDNN_STATUS_BAD_PARAM, "wtDescs[%d] is %lld x %lld; every layer must be n x n with n = %lld", k,
+                    (long long)d->rows, (long long)d->cols, (long long)wtDescs[0]->rows);
+      if (maxActive > 0) {
+        JHDNN_TRY(check_ptr(d->col_ind, 16, "wtDescs[k] colInd (16-byte aligned: resident path)", handle->device));
+        JHDNN_TRY(check_ptr(d->values, 16, "wtDescs[k] values (16-byte aligned: resident path)", handle->device));
+        if (d->row_order)
+          JHDNN_TRY(check_ptr(d->row_order, 16, "wtDescs[k] row order (16-byte aligned: resident path)",
+                              handle->device));
+      }
+    }
+    const int64_t n = wtDescs[0]->rows;
+    const int smax = sparse::resident_slice_max(n, handle->device.smem_per_block_optin);
+    if (smax == 0)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                  "n = %lld: a slice of 2 images does not fit in shared memory (%zu of %zu bytes per block)",
+                  (long long)n, sparse::resident_smem_bytes(n, 2), handle->device.smem_per_block_optin);
+    if (sliceImages > smax)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages (%d) > %d, the most that fit in shared memory at n = %lld",
+                  sliceImages, smax, (long long)n);
+    if (maxActive == 0) return Status::success();
+    using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
+    if (trace) {  // one set of records per possible CTA (ceil(maxActive / slice) <= maxActive)
+      const size_t need = size_t(maxActive) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS * sizeof(TraceRecord);
+      if (traceBytes < need)
+        return fail(JHDNN_STATUS_BAD_PARAM, "traceBytes (%zu) < %zu (maxActive x %d records of %zu bytes)",
+                    traceBytes, need, JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, sizeof(TraceRecord));
+      JHDNN_TRY(check_ptr(trace, 8, "trace", handle->device));
+    }
+    JHDNN_TRY(check_ptr(counts + layerCount, sizeof(int), "counts[layerCount]", handle->device));
+    JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
+    JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
+    JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
+    // The output lists are written while other CTAs still read the inputs; y while others read x.
+    const int64_t list = int64_t(maxActive) * int64_t(sizeof(int));
+    struct Buf {
+      const void* p;
+      int64_t bytes;
+      const char* name;
+    };
+    const Buf outs[] = {{rowsOut, list, "rowsOut"}, {idsOut, list, "idsOut"}};
+    const Buf ins[] = {{activeRows, list, "activeRows"},
+                       {idsIn, list, "idsIn"},
+                       {counts, (int64_t(layerCount) + 1) * int64_t(sizeof(int)), "counts"}};
+    if (core::overlaps(rowsOut, list, idsOut, list)) return fail(JHDNN_STATUS_BAD_PARAM, "rowsOut overlaps idsOut");
+    for (const Buf& a : outs)
+      for (const Buf& b : ins)
+        if (core::overlaps(a.p, a.bytes, b.p, b.bytes))
+          return fail(JHDNN_STATUS_BAD_PARAM, "%s overlaps %s (separate buffers needed)", a.name, b.name);
+    std::vector<jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
+    return sparse::dnn_resident(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
+                                wts.data(), layerCount, bias, clampMax, maxActive, counts, activeRows, idsIn,
+                                static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowsOut, idsOut,
+                                sliceImages, static_cast<TraceRecord*>(trace));
   });
 }
 

@@ -20,6 +20,11 @@ struct jhdnnSparseMatrixStruct {
   int* col_ind = nullptr;
   float* values = nullptr;
   const int* row_order = nullptr;  // optional processing order (jhdnnSetSparseMatrixRowOrder)
+  // The resident path's packed copy of this layer (dnn_resident_pack.cu): rows * 272 bytes of device
+  // memory on device resident_pack_device, built by the first resident call that uses the descriptor
+  // and released by jhdnn::sparse::release_resident_pack (every Set* call and Destroy).
+  float* resident_pack = nullptr;
+  int resident_pack_device = -1;
 };
 
 namespace jhdnn::sparse {
@@ -74,4 +79,47 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
                           float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
                           int* rows1, int* ids1, float* x1, int64_t ld, void* ws);
 
+}  // namespace jhdnn::sparse
+
+// The shared-memory-resident late layers (see dnn_resident.cu): ONE launch runs up to
+// kResidentMaxLayers layers, each CTA keeping a slice of at most 8 images in shared memory.
+namespace jhdnn::sparse {
+constexpr int kResidentMaxLayers = 96;  // = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS
+// Shared memory of one CTA for an n-output network and slices of s images (the instantiation's S).
+size_t resident_smem_bytes(int64_t n, int s);
+// The largest slice (8, 4 or 2) whose CTA fits in smem_optin bytes of shared memory; 0 if none.
+int resident_slice_max(int64_t n, size_t smem_optin);
+Status load_dnn_resident_kernels();
+// wts: layer_count (1..kResidentMaxLayers) host pointers to set width-32 ELL descriptors, n x n.
+// slice: images per CTA, 1..resident_slice_max, or 0 (that maximum).
+// The descriptors are not const: each gets its packed copy at its first call (resident_pack).
+Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
+                    int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
+                    const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr);
+// The first resident kernel (dnn_resident_v1.cu), kept for A/B measurement: dnn_resident runs it
+// when JHDNN_RESIDENT_KERNEL=v1 (core/config.h). Same arguments; descriptors are read, not packed.
+size_t resident_v1_smem_bytes(int64_t n, int s);
+Status load_dnn_resident_v1_kernels();
+Status load_dnn_resident_pack_kernel();
+Status dnn_resident_v1(cudaStream_t s, int device, size_t smem_optin, const jhdnnSparseMatrixStruct* const* wts,
+                       int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
+                       const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                       int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace);
+}  // namespace jhdnn::sparse
+
+// The resident path's packed layers (dnn_resident_pack.cu). A packed layer is the ELL matrix's rows in
+// its row order, each kResidentRowFloats floats (272 bytes): 32 indices (padding -1 -> n), 32 weights
+// (padding -> 0.0f), then the output row number, a flags word (bit 0: the row's 32 indices differ
+// from the previous row's in the order, or it is the first row) and 2 zero words. One chunk of 128
+// rows is then one contiguous block.
+namespace jhdnn::sparse {
+constexpr int kResidentRowFloats = 68;
+constexpr int kResidentFlagNewList = 1;
+// Builds d's packed copy on stream s if it has none for `device` (one kernel, then a stream
+// synchronize so that calls on other streams see it; refused inside a stream capture), and returns it.
+Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed);
+// Frees d's packed copy, if any (the descriptor changed or is destroyed). Never fails: a free error
+// is cleared (the memory of a device that was reset is gone anyway).
+void release_resident_pack(jhdnnSparseMatrixStruct& d);
 }  // namespace jhdnn::sparse

@@ -143,19 +143,35 @@ const char* path_name(Path p) {
     case Path::kFused: return "fused";
     case Path::kGraph: return "graph";
     case Path::kPersistent: return "persistent";
+    case Path::kResident: return "resident";
   }
   return "?";
 }
 
+int resident_auto_threshold() {
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return 8 * sms;
+}
+
+bool resident_auto_applies(int64_t n) { return n <= 1024; }
+
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
-                              Path path, int persistent_below) {
+                              Path path, int persistent_below, int resident_below, int resident_slice,
+                              std::vector<ResidentTraceCall>* resident_trace) {
   InferenceResult res;
   const int64_t n = net.width();
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
   const bool keep = keep_layer > 0 && keep_out && keep_ids;
+  if (path == Path::kResident && resident_below < 0 && !resident_auto_applies(n)) {
+    res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
+               " (the rule: n <= 1024; force it with resident_below >= 0); ran the graph path";
+    path = Path::kGraph;
+  }
   if (keep && path == Path::kGraph) path = Path::kFused;
   cudaStream_t s = nullptr;
   JHDNN_CHECK(jhdnnGetStream(h, &s));
@@ -264,6 +280,101 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     final_list = cur;
     final_count = count[cur];
     res.path_used = Path::kSeparate;
+  } else if (path == Path::kResident) {
+    // Fused launches while the count (read back one layer behind, as kPersistent does) is above the
+    // threshold, or up to keep_layer; then calls of up to 96 layers, each one resident launch, with
+    // maxActive = the last count seen (counts never grow, so it bounds every later count).
+    int* hc = nullptr;
+    CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
+    std::unique_ptr<int, void (*)(int*)> hc_owner(hc, [](int* p) { cudaFreeHost(p); });
+    cudaEvent_t ev[2];
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+    std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+    for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
+    const int threshold = resident_below >= 0 ? resident_below : resident_auto_threshold();
+    const auto t0 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaEventRecord(e0, s));
+    int first = 1;
+    int known = r32;
+    while (first <= layers && ((keep && first <= keep_layer) || known > threshold)) {
+      const int l = first++;
+      fused_layer(l);
+      CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaEventRecord(ev[l & 1], s));
+      if (l == keep_layer && keep) copy_out(l & 1, counts + l);
+      if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
+        CUDA_CHECK(cudaEventSynchronize(ev[(l - 1) & 1]));
+        known = hc[l - 1];
+      }
+    }
+    // Layer `first` reads set (first - 1) & 1; each call writes the other set (list and features).
+    int set = (first - 1) & 1;
+    bool ran = false;
+    // The optional trace: one zeroed buffer with room for every call (maxActive x RECORDS records
+    // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
+    using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
+    const int max_active = std::max(known, 0);
+    const int calls = (layers - (first - 1) + JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS - 1) /
+                      JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
+    const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+    TraceRecord* trace = nullptr;
+    std::unique_ptr<void, CudaFree> trace_owner;
+    if (resident_trace && calls > 0 && max_active > 0) {
+      CUDA_CHECK(cudaMalloc(&trace, size_t(calls) * trace_per_call * sizeof(TraceRecord)));
+      trace_owner.reset(trace);
+      CUDA_CHECK(cudaMemsetAsync(trace, 0, size_t(calls) * trace_per_call * sizeof(TraceRecord), s));
+    }
+    std::vector<int> trace_first;  // per traced call: its first layer (0-based) and layer count
+    std::vector<int> trace_layers;
+    for (int c0 = first - 1; c0 < layers;) {
+      const int chunk = std::min(layers - c0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
+      const int out = 1 - set;
+      TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
+      const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentTraced(
+          h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], x[set], rows,
+          x[out], rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
+      if (st == JHDNN_STATUS_SUCCESS && call_trace) {
+        trace_first.push_back(c0);
+        trace_layers.push_back(chunk);
+      }
+      if (st == JHDNN_STATUS_SUCCESS) {
+        if (!ran) res.tail_first = c0 + 1;
+        ran = true;
+        set = out;
+        c0 += chunk;
+      } else if ((st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE || st == JHDNN_STATUS_NOT_SUPPORTED) && !ran) {
+        char msg[256];
+        jhdnnGetLastErrorString(msg, sizeof(msg));
+        res.note = std::string("resident launch not supported (") + msg + "); ran the fused path instead";
+        for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
+        set = layers & 1;
+        break;
+      } else {
+        JHDNN_CHECK(st);  // throws with the message
+      }
+    }
+    CUDA_CHECK(cudaEventRecord(e1, s));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cudaEventDestroy(ev[0]);
+    cudaEventDestroy(ev[1]);
+    res.path_used = res.note.empty() ? Path::kResident : Path::kFused;  // kFused: the launch was refused
+    if (resident_trace) {
+      resident_trace->clear();
+      for (size_t c = 0; c < trace_first.size(); ++c) {
+        ResidentTraceCall call;
+        call.first_layer = trace_first[c] + 1;
+        call.layers = trace_layers[c];
+        call.max_active = max_active;
+        call.records.resize(trace_per_call);
+        CUDA_CHECK(cudaMemcpy(call.records.data(), trace + c * trace_per_call, trace_per_call * sizeof(TraceRecord),
+                              cudaMemcpyDeviceToHost));
+        resident_trace->push_back(std::move(call));
+      }
+    }
+    final_list = set;
+    final_count = counts + layers;
   } else if (path == Path::kPersistent) {
     // Per-layer fused launches while the count (read back one layer behind: layer l is queued
     // before the host waits for layer l - 1) is above persistent_below, or up to keep_layer; then

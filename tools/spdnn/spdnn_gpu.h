@@ -64,7 +64,16 @@ class DeviceNetwork {
 //              `persistent_below`; persistent_below < 0: the whole network is the one launch (no
 //              readback at all). If the device cannot launch cooperatively, the rest runs as kFused
 //              (path_used = kFused, note says why).
-enum class Path { kSeparate, kFused, kGraph, kPersistent };
+//   kResident  the shared-memory-resident late layers (jhdnnSparseDnnLayersForwardResident): kFused
+//              launches while the count read back one layer behind is above `resident_below` (< 0:
+//              resident_auto_threshold(), 8 images per SM), or up to keep_layer; then the remaining
+//              layers in calls of up to 96 layers, each ONE launch in which every CTA keeps a slice of
+//              8 images in shared memory through all the call's layers. The rule (src/sparse/README.md,
+//              "dnn_resident.cu"): with resident_below < 0 it runs only where an 8-image slice fits
+//              (n <= 1024 among the challenge widths); elsewhere the whole network runs as kGraph
+//              (path_used = kGraph, note says why). resident_below >= 0 forces it at any n that fits
+//              a slice (resident_slice: images per CTA, 0 = the most that fit).
+enum class Path { kSeparate, kFused, kGraph, kPersistent, kResident };
 const char* path_name(Path p);
 
 struct InferenceResult {
@@ -76,8 +85,18 @@ struct InferenceResult {
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
   Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails)
-  int tail_first = 0;              // kPersistent: first layer (1-based) of the single launch; 0 if none ran
+  int tail_first = 0;              // kPersistent / kResident: first layer (1-based) of the single launch; 0 if none ran
   std::string note;                // why a fallback happened, else empty
+};
+
+// kResident's optional trace (resident_trace non-null): for each resident call, the records of
+// jhdnnSparseDnnLayersForwardResidentTraced (max_active x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, CTA
+// b's at [b * RECORDS, (b + 1) * RECORDS); CTAs that did not exist or events not reached: zero).
+struct ResidentTraceCall {
+  int first_layer = 0;  // network layer (1-based) of the call's layer 0
+  int layers = 0;
+  int max_active = 0;  // the call's maxActive (its CTAs: ceil(max_active / slice))
+  std::vector<jhdnnSparseDnnResidentTraceRecord_t> records;
 };
 
 // Runs net.layers() layers with the fused jhDNN layer on `rows` images: image r is row r % images.rows
@@ -91,10 +110,18 @@ struct InferenceResult {
 // runs as kFused (the copy needs the host in the middle of the loop); kPersistent runs layers up to
 // keep_layer as kFused launches and the rest as its one launch.
 // persistent_below: kPersistent only (see Path).
+// resident_trace: kResident only: filled with one ResidentTraceCall per resident call (see above);
+// the buffers are allocated inside the timed region, so take the trace on a run of its own.
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,
-                              int persistent_below = -1);
+                              int persistent_below = -1, int resident_below = -1, int resident_slice = 0,
+                              std::vector<ResidentTraceCall>* resident_trace = nullptr);
+
+// kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
+int resident_auto_threshold();
+// kResident with resident_below < 0 runs only for widths where an 8-image slice fits (n <= 1024).
+bool resident_auto_applies(int64_t n);
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
 void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s);

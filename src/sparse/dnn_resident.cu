@@ -1,0 +1,592 @@
+// The shared-memory-resident late layers of a Sparse DNN (jhdnnSparseDnnLayersForwardResident).
+//
+// When few images are alive (the challenge: ~950 of 60000 from layer ~14 on), ONE launch runs many
+// layers and each CTA owns a small fixed slice of at most S images (S = 8 at n = 1024): the slice's
+// features live in SHARED memory for the whole launch, double buffered (2 x (n + 1) x S floats: 64 KB
+// at n = 1024, S = 8). Between layers there is only a __syncthreads: no grid barrier, no cluster, no
+// global feature traffic except the first read and the final write of the survivors. An image whose
+// output row is all zero leaves the slice's live list (CTA-local); a slice with none left stops.
+//
+// Weights. Every CTA streams each layer's rows from L2 in the row order, in chunks of 128 rows, with
+// cp.async into a ring of kStages + 1 shared-memory stages, kStages chunks in flight. The rows come
+// from the layer's PACKED copy (dnn_resident_pack.cu: built once per descriptor, rows already in the
+// row order and in the staged 272-byte layout, the output row number in the row's spare words), so a
+// chunk is one contiguous block of up to 34,816 bytes and thread t copies its pieces t, t + 256, ...
+// to the same offsets: no order ring, no per-piece address arithmetic. The weights do not depend on
+// the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
+// while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
+// iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
+// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, opt-in:
+// the same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier;
+// JHDNN_RESIDENT_KERNEL=bulk.)
+//
+// Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
+// them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
+// per lane. Each lane holds the 32 features of its output's input list for its image in registers;
+// when the next step's rows all have the list that is held (the challenge's 16 outputs per list are
+// adjacent in the row order), nothing is reloaded: per list one 32-value gather from shared memory
+// per image, then only the 8 16-byte weight broadcasts (ld.shared.v4) and 32 FMAs per output.
+// Which steps reload is decided per warp and chunk from the packed rows' new-list flags (computed
+// once, when the layer was packed): one ballot gives the warp's 16 flags, and a step reuses the
+// held features iff none of its rows starts a new list and the previous step's rows all had one
+// list. The first step of a warp in a chunk always gathers (held features never cross a chunk, so
+// never a layer). Steps go in pairs: when a pair's 2 x 32 / S rows have one list, each lane computes
+// two outputs as two independent fma chains (more ILP, half the per-step overhead).
+// Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
+// written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
+//
+// Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
+// its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
+// of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
+// of the per-layer paths.
+#include <algorithm>
+#include <atomic>
+#include <type_traits>
+
+#include "core/config.h"
+#include "core/cuda_check.h"
+#include "sparse/sparse.h"
+
+namespace jhdnn::sparse {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
+constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
+constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
+constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
+constexpr int kStages = 3;                              // chunks in flight (P)
+constexpr int kWSlots = kStages + 1;                    // weight ring (a power of 2: slot = g & 3)
+constexpr int kMisc = 48;  // ints: live list (8), flags (8), count, base, columns (8); 32..39: 4 mbarriers
+static_assert((kWSlots & (kWSlots - 1)) == 0, "slot = g & (kWSlots - 1)");
+
+// The layer table travels as a kernel parameter (96 x 8 B, inside the classic 4 KB limit).
+struct ResidentLayer {
+  const float* pack;  // the packed rows (dnn_resident_pack.cu), n x kRowStride floats
+};
+struct ResidentTable {
+  ResidentLayer layer[kResidentMaxLayers];
+};
+static_assert(sizeof(ResidentTable) + 128 <= 4096, "the table and the other parameters must fit 4 KB");
+
+// Shared-memory layout (bytes; every part a multiple of 16): weight ring, the small CTA state, then the two feature buffers ((n + 1) x S floats each, x(i, slot) at i * S + slot;
+// row n is zero: the packed padding index).
+constexpr size_t kWBytes = size_t(kWSlots) * kChunkFloats * 4;
+constexpr size_t kFixedBytes = kWBytes + kMisc * 4;
+
+// Shared-memory accesses at byte addresses of the shared window, formed once per chunk and moved by
+// one add per row (plain indexing is re-formed per access from the thread index and the window's
+// base). volatile: they stay between the barriers around them (what they read was written before the
+// last __syncthreads); the store also clobbers memory for the compiler.
+__device__ __forceinline__ float lds_f32(unsigned addr) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ int lds_s32(unsigned addr) {
+  int v;
+  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ int4 lds_v4_s32(unsigned addr) {
+  int4 v;
+  asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ float4 lds_v4_f32(unsigned addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ void sts_f32(unsigned addr, float v) {
+  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+// The bulk-copy variant (JHDNN_RESIDENT_KERNEL=bulk, kBulk): thread 0 copies a whole chunk with ONE
+// cp.async.bulk (the TMA's 1-D copy) that completes on the stage's mbarrier; every thread waits on
+// that mbarrier's phase instead of cp.async.wait_group. Chunk h uses stage h & 3 for the (h >> 2)-th
+// time, so it waits for phase parity (h >> 2) & 1.
+__device__ __forceinline__ void mbar_init(unsigned bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+  while (!mbar_try_wait(bar, parity)) {
+  }
+}
+// Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
+// The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
+// before the __syncthreads that precedes this call) before the async-proxy writes.
+__device__ __forceinline__ void bulk_chunk(const float* pack, int c, int rows_here, unsigned dst, unsigned bar) {
+  const float* src = pack + int64_t(c) * kChunkFloats;
+  const unsigned bytes = unsigned(rows_here) * unsigned(kRowStride * 4);  // a multiple of 16
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// The optional trace (jhdnnSparseDnnLayersForwardResidentTraced; kTrace = a buffer was given: its own
+// instantiation, so the plain kernel carries no trace code). Thread 0 of CTA b writes records
+// [b * kTraceRecords, (b + 1) * kTraceRecords); each event has its own fixed record (entry 0, loaded 1,
+// first chunk 2, end of layer k 3 + k, exit 3 + 96), so the buffer never overflows and an unwritten
+// record stays zero (event 0; the launch zeroes the CTAs' records first). Times: %globaltimer (ns,
+// comparable across SMs) and clock64 (the SM's cycles); a layer record also carries the cycles thread
+// 0 spent in that layer's cp.async waits + barriers (weights late, or the other warps still busy).
+constexpr int kTraceRecords = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+static_assert(kTraceRecords == kResidentMaxLayers + 4, "entry, loaded, first chunk, the layers, exit");
+static_assert(sizeof(jhdnnSparseDnnResidentTraceRecord_t) == 32, "the record layout of jhdnn.h");
+
+__device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t* trace, int index, int event,
+                                             int layer, int live, unsigned wait_clk = 0) {
+  unsigned long long ns;
+  unsigned sm;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  jhdnnSparseDnnResidentTraceRecord_t r;
+  r.ns = ns;
+  r.clk = (unsigned long long)clock64();
+  r.sm = (unsigned short)sm;
+  r.event = (unsigned short)event;
+  r.layer = short(layer);
+  r.live = short(live);
+  r.waitClk = wait_clk;
+  r.reserved = 0;
+  trace[int64_t(blockIdx.x) * kTraceRecords + index] = r;
+}
+
+
+// Chunk c of a packed layer (rows_here rows from row c * 128) into a weight stage: piece p (16 bytes)
+// of the chunk to byte 16 p of the stage, pieces t, t + 256, ... by thread t. The per-thread source
+// and destination are formed once; piece m is then [address + constant] on both sides (immediates).
+template <int M>
+__device__ __forceinline__ void issue_pieces(unsigned dst, const float* src, int left) {
+  if constexpr (M < (kChunkFloats / 4 + kThreads - 1) / kThreads) {
+    if (M * kThreads < left)
+      asm volatile("cp.async.cg.shared.global [%0+%2], [%1+%2], 16;\n" ::"r"(dst), "l"(src), "n"(M * kThreads * 16)
+                   : "memory");
+    issue_pieces<M + 1>(dst, src, left);
+  }
+}
+__device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_here, float* stage) {
+  const int t = int(threadIdx.x);
+  const float* src = pack + int64_t(c) * kChunkFloats + 4 * t;
+  const unsigned dst = unsigned(__cvta_generic_to_shared(stage)) + 16u * unsigned(t);
+  issue_pieces<0>(dst, src, rows_here * (kRowStride / 4) - t);  // left: pieces from this thread's first on
+}
+
+// One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
+// Layer k of the table reads feature buffer k & 1 and writes the other; counts[k + 1] += the slice's
+// survivors of layer k. After the last layer the survivors' features go to y at column r (their
+// position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
+// on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
+template <int S, bool kTrace, bool kBulk>
+__global__ void __launch_bounds__(kThreads, 1)
+dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
+                    int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
+                    const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
+                    int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
+                    jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
+  if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
+  extern __shared__ __align__(16) unsigned char smem[];
+  float* wstage = reinterpret_cast<float*>(smem);
+  int* misc = reinterpret_cast<int*>(smem + kWBytes);
+  int* s_live = misc;       // [8]: the live images' slots, in slot order
+  int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer
+  int* s_cnt = misc + 16;   // live images after the last compaction
+  int* s_base = misc + 17;  // the first output slot of this CTA's survivors
+  float* xbuf = reinterpret_cast<float*>(smem + kFixedBytes);
+  unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));  // the stages' byte address
+  asm volatile("" : "+r"(smem_a));  // opaque: kept in a register (else re-formed from %cgactaid per use)
+  const unsigned xbuf_a = smem_a + unsigned(kFixedBytes);
+  const unsigned bar_a = smem_a + unsigned(kWBytes) + 32u * 4u;  // kBulk: stage s's mbarrier at bar_a + 8 s
+  const int xstride = (n + 1) * S;  // floats per feature buffer (row n: zero, the padding index)
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int count = min(counts[0], max_active);  // written before this launch (kernel boundary)
+  const int r0 = int(blockIdx.x) * slice;
+  if (r0 >= count) {  // no image for this CTA (max_active bounds the count; the count may be smaller)
+    if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, -1, 0);
+    return;
+  }
+  const int mine = min(slice, count - r0);
+
+  // The slice's features: x(i, rows_in[r0 + q]) -> buffer 0 at i * S + q (slots >= mine: 0).
+  if (threadIdx.x < S) {
+    const int q = threadIdx.x;
+    s_live[q] = q;
+    s_flag[q] = 0;
+    misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;  // the column of slot q in x
+    xbuf[xstride + n * S + q] = 0.f;  // buffer 1's row n (buffer 0's is written below)
+  }
+  if (threadIdx.x == 0) {
+    *s_cnt = mine;
+    if constexpr (kBulk) {
+      for (int st = 0; st < kWSlots; ++st) mbar_init(bar_a + 8u * unsigned(st));
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the async proxy
+    }
+  }
+  __syncthreads();
+  // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
+#pragma unroll 8
+  for (int e = threadIdx.x; e < xstride; e += kThreads) {
+    const int i = e / S, q = e % S;
+    const int col = misc[24 + q];
+    xbuf[e] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
+  }
+
+  const int chunks = (n + kChunkRows - 1) / kChunkRows;
+  const int last_rows = n - (chunks - 1) * kChunkRows;  // rows of a layer's last chunk
+  // Prologue: chunks 0 .. P - 1, one group each ("iterations" -P .. -1). (ik, ic): the next chunk to
+  // copy; no divisions in the loop.
+  int ik = 0, ic = 0;
+  for (int m = 0; m < kStages; ++m) {
+    if constexpr (kBulk) {
+      if (ik < layer_count && threadIdx.x == 0)
+        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                   smem_a + unsigned((m & (kWSlots - 1)) * kChunkFloats * 4), bar_a + 8u * unsigned(m & (kWSlots - 1)));
+    } else {
+      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                                        wstage + (m & (kWSlots - 1)) * kChunkFloats);
+      cp_async_commit();
+    }
+    if (++ic == chunks) ic = 0, ++ik;
+  }
+  __syncthreads();  // the features and the small state are in place
+  if (kTrace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
+
+  constexpr int kOuts = 32 / S;  // outputs per warp step
+  const int o = lane / S, q = lane % S;
+  float xv[32];
+#pragma unroll
+  for (int t = 0; t < 32; ++t) xv[t] = 0.f;
+  int cnt = mine, cur = 0;
+  float alive = 0.f;  // max of this lane's outputs in the current layer (all >= 0): nonzero = alive
+  long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
+  unsigned wait_clk = 0;     // trace only (thread 0): wait + barrier cycles in the current layer
+
+  int k = 0, c = 0;  // the chunk of iteration g: layer k, chunk c
+  for (int g = 0; k < layer_count; ++g) {
+    if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
+    if constexpr (kBulk)
+      mbar_wait(bar_a + 8u * unsigned(g & (kWSlots - 1)), unsigned(g / kWSlots) & 1u);  // chunk g landed
+    else
+      cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
+    __syncthreads();                 // ... for every thread's copies; and chunk g - 1 is consumed
+    if (kTrace && threadIdx.x == 0) {
+      wait_clk += unsigned(clock64() - wait_t0);
+      if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
+    }
+    // Chunk g + P into the stage of chunk g - 1.
+    if constexpr (kBulk) {
+      if (ik < layer_count && threadIdx.x == 0)
+        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                   smem_a + unsigned(((g + kStages) & (kWSlots - 1)) * kChunkFloats * 4),
+                   bar_a + 8u * unsigned((g + kStages) & (kWSlots - 1)));
+    } else {
+      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                                        wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
+      cp_async_commit();
+    }
+    if (++ic == chunks) ic = 0, ++ik;
+
+    const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
+    const bool img_ok = q < cnt;
+    const int slot = img_ok ? s_live[q] : 0;  // a lane without an image computes slot 0's (not stored)
+    // Byte addresses in the shared window: the chunk's stage; this lane's image in the input and
+    // output buffers (feature i at xin_q + (i << kShift)).
+    unsigned st_a = smem_a + unsigned((g & (kWSlots - 1)) * kChunkFloats * 4);
+    asm volatile("" : "+r"(st_a));
+    const unsigned xin_q = xbuf_a + unsigned((cur * xstride + slot) * 4);
+    unsigned xout_q = xbuf_a + unsigned(((cur ^ 1) * xstride + slot) * 4);
+    asm volatile("" : "+r"(xout_q));  // formed here once, not per store
+    constexpr unsigned kShift = S == 8 ? 5 : S == 4 ? 4 : 3;  // log2(S * 4 bytes)
+    constexpr unsigned kRowBytes = kRowStride * 4;
+
+    // The warp's new-list flags: bit r = row 16 w + r starts a new list (rows past the chunk: 0);
+    // bit 0 forced, so the first step gathers. Warp-uniform, like everything derived from it.
+    const int my_row = warp * kRowsPerWarp + lane;
+    const bool new_list = lane < kRowsPerWarp && my_row < rows_here &&
+                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
+    const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
+    // Step s covers rows 16 w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
+    // A step reuses the held features iff none of its rows starts a list and the previous step's
+    // rows after its first did not either (then after that step every lane held one list).
+    constexpr int kSteps = kRowsPerWarp / kOuts;
+    constexpr uint32_t kMask = (1u << kOuts) - 1u;
+    auto step_flags = [&](int s) { return (starts >> (s * kOuts)) & kMask; };
+    auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
+
+    // Gathers the list of the row at srow for this lane's image (padding: row n, zero).
+    auto gather = [&](unsigned srow) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int4 id = lds_v4_s32(srow + 16u * u);
+        xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
+        xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
+        xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
+        xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
+      }
+    };
+    // Bias, ReLU, clamp and the store of one output (row at srow) for this lane's image.
+    auto finish = [&](unsigned srow, float acc, bool ok) {
+      const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+      if (ok) {
+        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        sts_f32(xout_q + (j << kShift), v);
+        alive = fmaxf(alive, v);  // one FMNMX (v is clamped to [0, clamp_max], so max != 0 iff some v != 0)
+      }
+    };
+    // One step: output row0 + o, one fma chain t = 0..31.
+    auto single = [&](int s) {
+      const int row0 = warp * kRowsPerWarp + s * kOuts;
+      if (row0 >= rows_here) return;  // warp-uniform
+      const int row = row0 + o;
+      const bool row_ok = row < rows_here;
+      // A row past the chunk's end reads row0 (staged, valid indices); its result is not stored.
+      const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
+      if (!reuses(s)) gather(srow);
+      float acc = 0.f;
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const float4 w = lds_v4_f32(srow + 128u + 16u * u);  // lanes of one output: one address, a broadcast
+        acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
+        acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
+        acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
+        acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
+      }
+      finish(srow, acc, row_ok && img_ok);
+    };
+
+    // Steps in groups of G (4 or 2): when the group's G x kOuts rows have one list (every step after
+    // its first reuses) and all lie in the chunk, each lane computes rows row0 + o, row0 + kOuts + o,
+    // ... as G independent chains, interleaved (each still fma t = 0..31 in order: bitwise the
+    // single-step results) on the same held features: more ILP against the FMA latency and 1 / G of
+    // the per-step overhead. Otherwise smaller groups, down to single steps (S = 2: one step per warp).
+    // Steps s .. s + g - 1 share one list (= every step after the first reuses: no flag in their
+    // g x kOuts rows but the first row's) and all their rows are in the chunk.
+    auto one_list_run = [&](int s, int g) {
+      const uint32_t bits = (starts >> (s * kOuts)) & (g * kOuts >= 32 ? ~0u : (1u << (g * kOuts)) - 1u);
+      return warp * kRowsPerWarp + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
+    };
+    auto chains = [&](auto g_tag, int s) {
+      constexpr int G = decltype(g_tag)::value;
+      const unsigned srow0 = st_a + unsigned(warp * kRowsPerWarp + s * kOuts + o) * kRowBytes;
+      if (!reuses(s)) gather(srow0);
+      float acc[G];
+#pragma unroll
+      for (int r = 0; r < G; ++r) acc[r] = 0.f;
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        float4 w[G];
+#pragma unroll
+        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 128u + 16u * u);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].x, xv[4 * u + 0], acc[r]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].y, xv[4 * u + 1], acc[r]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].z, xv[4 * u + 2], acc[r]);
+#pragma unroll
+        for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].w, xv[4 * u + 3], acc[r]);
+      }
+#pragma unroll
+      for (int r = 0; r < G; ++r) finish(srow0 + unsigned(r * kOuts) * kRowBytes, acc[r], img_ok);
+    };
+    auto pair = [&](int s) {
+      if (one_list_run(s, 2))  // warp-uniform
+        chains(std::integral_constant<int, 2>{}, s);
+      else {
+        single(s);
+        single(s + 1);
+      }
+    };
+    if constexpr (kSteps == 4) {  // S = 8
+      if (one_list_run(0, 4))     // the official layers: every warp-chunk
+        chains(std::integral_constant<int, 4>{}, 0);
+      else {
+        pair(0);
+        pair(2);
+      }
+    } else if constexpr (kSteps == 2) {  // S = 4
+      pair(0);
+    } else {  // S = 2
+      static_assert(kSteps == 1, "S is 2, 4 or 8");
+      single(0);
+    }
+
+    if (c == chunks - 1) {  // the layer is done in this CTA once every warp is here
+      if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
+      alive = 0.f;
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        int m = 0;
+        for (int t = 0; t < cnt; ++t) {
+          const int sl = s_live[t];
+          if (s_flag[sl]) s_live[m++] = sl;  // in place: m <= t
+          s_flag[sl] = 0;
+        }
+        *s_cnt = m;
+        const int old = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
+        if (k == layer_count - 1) *s_base = old;
+      }
+      __syncthreads();
+      cnt = *s_cnt;
+      cur ^= 1;
+      if (kTrace && threadIdx.x == 0) {
+        trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt, wait_clk);
+        wait_clk = 0;
+      }
+      if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
+        if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
+          const int total = layer_count * chunks;
+          for (int h = g + 1; h <= g + kStages && h < total; ++h)
+            mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
+        } else {
+          cp_async_wait<0>();
+        }
+        if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
+        return;
+      }
+    }
+    if (++c == chunks) c = 0, ++k;
+  }
+  if constexpr (!kBulk) cp_async_wait<0>();  // (empty groups only: every chunk was consumed)
+
+  // Write-out: the survivors' features (buffer cur) to y at column r0 + slot, and the next list.
+  const float* xfin = xbuf + cur * xstride;
+  for (int e = threadIdx.x; e < n * cnt; e += kThreads) {
+    const int i = e / cnt, t = e % cnt;
+    const int sl = s_live[t];
+    y[int64_t(i) * ldy + r0 + sl] = xfin[i * S + sl];
+  }
+  if (threadIdx.x < cnt) {
+    const int sl = s_live[threadIdx.x];
+    const int pos = *s_base + int(threadIdx.x);
+    if (pos < max_active) {
+      rows_out[pos] = r0 + sl;
+      ids_out[pos] = ids_in[r0 + sl];
+    }
+  }
+  if constexpr (kTrace) {  // the exit once every thread's share of the write-out is issued
+    __syncthreads();
+    if (threadIdx.x == 0)
+      trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
+  }
+}
+
+// Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
+constexpr int kMaxDevices = 64;
+std::atomic<size_t> g_smem_set[kMaxDevices][12];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk
+
+template <int S, bool kBulk>
+Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
+              float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
+              float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
+              jhdnnSparseDnnResidentTraceRecord_t* trace) {
+  const size_t smem = resident_smem_bytes(n, S);
+  // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk> : dnn_resident_kernel<S, false, kBulk>;
+  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0);
+  const bool cached = device >= 0 && device < kMaxDevices;
+  if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
+    JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    if (cached) g_smem_set[device][which].store(smem, std::memory_order_relaxed);
+  }
+  const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
+  if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
+    JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
+  kernel<<<grid, kThreads, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
+                                      rows_out, ids_out, slice, max_active, trace);
+  JHDNN_LAUNCH_CHECK();
+  return Status::success();
+}
+
+}  // namespace
+
+size_t resident_smem_bytes(int64_t n, int s) { return kFixedBytes + 2 * size_t(n + 1) * size_t(s) * sizeof(float); }
+
+int resident_slice_max(int64_t n, size_t smem_optin) {
+  for (int s : {8, 4, 2})
+    if (resident_smem_bytes(n, s) <= smem_optin) return s;
+  return 0;
+}
+
+Status load_dnn_resident_kernels() {
+  cudaFuncAttributes attr;
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true>));
+  return Status::success();
+}
+
+Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
+                    int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
+                    const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
+  if (max_active == 0 || layer_count == 0) return Status::success();
+  // JHDNN_RESIDENT_KERNEL (core/config.h): packed (default), bulk or v1; all exact, for A/B runs.
+  const core::config::ResidentKernel which = core::config::resident_kernel();
+  if (which == core::config::ResidentKernel::kInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not packed, bulk or v1",
+                      core::config::resident_kernel_bad_value());
+  if (which == core::config::ResidentKernel::kV1)
+    return dnn_resident_v1(s, device, smem_optin, wts, layer_count, bias, clamp_max, max_active, counts, rows_in,
+                           ids_in, x, ldx, y, ldy, rows_out, ids_out, slice, trace);
+  const int64_t n = wts[0]->rows;
+  const int smax = resident_slice_max(n, smem_optin);
+  if (smax == 0)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "n = %lld: two feature buffers of 2 images do not fit in shared memory (%zu bytes per block)",
+                      (long long)n, smem_optin);
+  if (slice == 0) slice = smax;
+  if (slice > smax)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages %d > %d, the most that fit at n = %lld", slice,
+                      smax, (long long)n);
+  // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
+  const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
+  ResidentTable table{};
+  for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
+  const int nn = int(n);
+  auto run = [&](auto s_tag, auto bulk_tag) {
+    return launch<decltype(s_tag)::value, decltype(bulk_tag)::value>(s, device, table, layer_count, nn, bias,
+                                                                     clamp_max, counts, rows_in, ids_in, x, ldx, y,
+                                                                     ldy, rows_out, ids_out, slice, max_active, trace);
+  };
+  using B0 = std::false_type;
+  using B1 = std::true_type;
+  const bool bulk = which == core::config::ResidentKernel::kBulk;
+  switch (S) {
+    case 2:
+      return bulk ? run(std::integral_constant<int, 2>{}, B1{}) : run(std::integral_constant<int, 2>{}, B0{});
+    case 4:
+      return bulk ? run(std::integral_constant<int, 4>{}, B1{}) : run(std::integral_constant<int, 4>{}, B0{});
+    default:
+      return bulk ? run(std::integral_constant<int, 8>{}, B1{}) : run(std::integral_constant<int, 8>{}, B0{});
+  }
+}
+
+}  // namespace jhdnn::sparse

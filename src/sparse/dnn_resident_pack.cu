@@ -1,0 +1,115 @@
+// The resident path's packed layers (see sparse.h and dnn_resident.cu).
+//
+// Why: the resident kernel streams every layer's ELL rows into shared memory in the row order. Read
+// from the descriptor's arrays, a 16-byte piece of a chunk needs the row's order value (a second
+// ring), a 64-bit row * 32 and a select between the index and the weight array: ~200 of the ~390
+// instructions per warp and chunk (SASS at bfbe89a). Packed once, rows already in the order and in
+// the staged 272-byte layout, a chunk is one contiguous block: piece p of the chunk goes to byte
+// 16 p of the stage, and the output row number and the list-boundary flag travel in the row's 4
+// spare words.
+//
+// Packed row p (kResidentRowFloats = 68 floats) = source row j = order[p] (p without an order):
+//   words 0..31  indices of j, padding (-1) -> n (the kernel's feature buffers have a zero row n),
+//   words 32..63 weights of j, padding -> 0.0f (so every entry is fma(w, x, acc) with no mask, and a
+//                padding entry is fma(0, 0, acc): the reference chain's padding term, bitwise),
+//   word 64      j (the output row), word 65 flags (kResidentFlagNewList: p == 0 or the 32 indices
+//                of j differ from those of order[p - 1]), words 66, 67 zero.
+// Cost: rows x 272 bytes per descriptor (the weights again, +6%), one kernel and one stream
+// synchronize at the first resident call that uses the descriptor; freed by the next Set* call on
+// the descriptor or by its Destroy.
+#include "core/cuda_check.h"
+#include "sparse/sparse.h"
+
+namespace jhdnn::sparse {
+namespace {
+
+static_assert(kResidentRowFloats * 4 == 272 && kResidentRowFloats % 4 == 0, "17 pieces of 16 bytes per row");
+
+__device__ __forceinline__ int4 remap_padding(int4 a, int n) {
+  a.x = a.x < 0 ? n : a.x;
+  a.y = a.y < 0 ? n : a.y;
+  a.z = a.z < 0 ? n : a.z;
+  a.w = a.w < 0 ? n : a.w;
+  return a;
+}
+__device__ __forceinline__ bool same4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
+
+// One thread per packed row (the rows are 16-byte aligned: col_ind / values are, and a row is 128 B).
+__global__ void resident_pack_kernel(const int* __restrict__ wi, const float* __restrict__ wv,
+                                     const int* __restrict__ order, int n, float4* __restrict__ out) {
+  const int p = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
+  if (p >= n) return;
+  const int j = order ? order[p] : p;
+  const int jp = p == 0 ? j : (order ? order[p - 1] : p - 1);
+  const int4* si = reinterpret_cast<const int4*>(wi + int64_t(j) * 32);
+  const int4* sp = reinterpret_cast<const int4*>(wi + int64_t(jp) * 32);
+  const float4* sv = reinterpret_cast<const float4*>(wv + int64_t(j) * 32);
+  float4* dst = out + int64_t(p) * (kResidentRowFloats / 4);
+  bool same = p > 0;
+#pragma unroll
+  for (int u = 0; u < 8; ++u) {
+    const int4 a = si[u];
+    same = same && same4(a, sp[u]);
+    const int4 m = remap_padding(a, n);
+    dst[u] = make_float4(__int_as_float(m.x), __int_as_float(m.y), __int_as_float(m.z), __int_as_float(m.w));
+    const float4 v = sv[u];
+    dst[8 + u] = make_float4(a.x < 0 ? 0.f : v.x, a.y < 0 ? 0.f : v.y, a.z < 0 ? 0.f : v.z, a.w < 0 ? 0.f : v.w);
+  }
+  dst[16] = make_float4(__int_as_float(j), __int_as_float(same ? 0 : kResidentFlagNewList), 0.f, 0.f);
+}
+
+}  // namespace
+
+void release_resident_pack(jhdnnSparseMatrixStruct& d) {
+  if (d.resident_pack == nullptr) return;
+  int cur = -1;
+  const bool switch_dev = cudaGetDevice(&cur) == cudaSuccess && cur != d.resident_pack_device;
+  if (switch_dev && cudaSetDevice(d.resident_pack_device) != cudaSuccess) cudaGetLastError();
+  if (cudaFree(d.resident_pack) != cudaSuccess) cudaGetLastError();
+  if (switch_dev && cudaSetDevice(cur) != cudaSuccess) cudaGetLastError();
+  d.resident_pack = nullptr;
+  d.resident_pack_device = -1;
+}
+
+Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed) {
+  if (d.resident_pack != nullptr && d.resident_pack_device == device) {
+    *packed = d.resident_pack;
+    return Status::success();
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  JHDNN_CUDA_TRY(cudaStreamIsCapturing(s, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED,
+                      "the resident path packs each layer (rows x 272 bytes) at its first call, which cannot run "
+                      "inside a stream capture: make one call with these descriptors outside the capture first");
+  release_resident_pack(d);  // a copy on another device
+  const int n = int(d.rows);
+  float* p = nullptr;
+  const size_t bytes = size_t(n) * kResidentRowFloats * sizeof(float);
+  if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return core::fail(JHDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
+                      "the resident path's packed copy of a layer (%zu bytes) could not be allocated", bytes);
+  }
+  resident_pack_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(d.col_ind, d.values, d.row_order, n,
+                                                                 reinterpret_cast<float4*>(p));
+  // Synchronized once, so that a call on another stream never reads a copy still being written.
+  Status st = JHDNN_CUDA_STATUS(cudaGetLastError());
+  if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));
+  if (!st.ok()) {
+    cudaFree(p);
+    return st;
+  }
+  d.resident_pack = p;
+  d.resident_pack_device = device;
+  *packed = p;
+  return Status::success();
+}
+
+Status load_dnn_resident_pack_kernel() {
+  cudaFuncAttributes attr;
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, resident_pack_kernel));
+  return Status::success();
+}
+
+}  // namespace jhdnn::sparse

@@ -1,0 +1,1182 @@
+// The shared-memory-resident late layers (jhdnnSparseDnnLayersForwardResident, spdnn::Path::kResident):
+// bitwise against the float fma chain on the CPU (the exact arithmetic every GPU path must produce)
+// and against chained jhdnnSparseDnnLayerForwardCompact calls (the graph path's kernel), images dying
+// at different layers, zero / one survivor, every slice size, n = 1000 (a partial weight chunk),
+// 1024 and 4096; the official and a generated network through the driver; the argument checks.
+// Tag [resident]: `build/tests/test_sparse "[resident]"` runs only these.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "common/catch_gpu.h"
+#include "common/gpu_util.h"
+#include "common/test_util.h"
+#include "core/config.h"
+#include "spdnn/spdnn.h"
+#include "spdnn/spdnn_gpu.h"
+
+using jhdnn::test::DeviceBuffer;
+using jhdnn::test::JhdnnHandle;
+using jhdnn::test::SplitMix64;
+
+namespace {
+
+template <class T>
+DeviceBuffer res_to_dev(const std::vector<T>& v) {
+  DeviceBuffer b(std::max<size_t>(v.size(), 1) * sizeof(T));
+  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
+  return b;
+}
+template <class T>
+std::vector<T> res_from_dev(const DeviceBuffer& b, size_t n) {
+  std::vector<T> v(n);
+  if (n) b.download(v.data(), n * sizeof(T));
+  return v;
+}
+uint32_t res_bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  return b;
+}
+
+// A random width-32 ELL layer with runs of 1..max_run rows sharing one input list (adjacent in the
+// returned row order; the rows themselves stored in a random permutation), padding entries (index
+// -1, value NaN: must never be used) with probability pad, weights in [lo, lo + span).
+std::pair<spdnn::Ell, std::vector<int>> random_layer(int64_t n, int max_run, double pad, double lo, double span,
+                                                     SplitMix64& g) {
+  spdnn::Ell e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.assign(size_t(n) * 32, -1);
+  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  std::vector<int> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  for (int64_t p = n - 1; p > 0; --p) std::swap(perm[p], perm[g.next() % uint64_t(p + 1)]);
+  int list[32];
+  int64_t left = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    if (left == 0) {
+      left = 1 + int64_t(g.next() % uint64_t(max_run));
+      for (int& i : list) i = g.uniform() < pad ? -1 : int(g.next() % uint64_t(n));
+    }
+    --left;
+    const int64_t j = perm[p];
+    for (int k = 0; k < 32; ++k) {
+      e.idx[j * 32 + k] = list[k];
+      if (list[k] >= 0) e.val[j * 32 + k] = float(lo + g.uniform() * span);
+    }
+  }
+  return {e, perm};
+}
+
+// The network as the CPU float chain runs it: per layer, per live image, per output j:
+// acc = fma(w_t, x_t, acc) over t = 0..31 (padding: fma(0, 0, acc)), v = min(max(acc + bias, 0), 32);
+// an image with no nonzero output leaves. Returns the counts per layer and the final features of
+// the survivors by image number.
+struct ChainResult {
+  std::vector<int> counts;
+  std::map<int, std::vector<uint32_t>> last;  // image -> n feature bits
+};
+ChainResult cpu_chain(const std::vector<const spdnn::Ell*>& layers, const std::vector<std::vector<float>>& images,
+                      float bias) {
+  ChainResult r;
+  std::map<int, std::vector<float>> live;
+  for (size_t m = 0; m < images.size(); ++m) live[int(m)] = images[m];
+  for (const spdnn::Ell* e : layers) {
+    const int64_t n = e->rows;
+    std::map<int, std::vector<float>> next;
+    for (auto& [m, f] : live) {
+      std::vector<float> out(n);
+      bool alive = false;
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0.f;
+        for (int k = 0; k < 32; ++k) {
+          const int i = e->idx[j * 32 + k];
+          acc = std::fma(i >= 0 ? e->val[j * 32 + k] : 0.f, i >= 0 ? f[i] : 0.f, acc);
+        }
+        out[j] = std::min(std::max(acc + bias, 0.f), 32.f);
+        alive |= out[j] != 0.f;
+      }
+      if (alive) next[m] = std::move(out);
+    }
+    live = std::move(next);
+    r.counts.push_back(int(live.size()));
+  }
+  for (auto& [m, f] : live) {
+    std::vector<uint32_t> b(f.size());
+    for (size_t i = 0; i < f.size(); ++i) b[i] = res_bits(f[i]);
+    r.last[m] = std::move(b);
+  }
+  return r;
+}
+
+// Image m: about half its features nonzero, values in [0, amp_m), amp_m spread over the images so
+// that they die at different layers; image 2 (of more than 3) all zero, so that it dies at once.
+std::vector<std::vector<float>> make_images(int64_t n, int count, double amp_lo, double amp_hi, SplitMix64& g) {
+  std::vector<std::vector<float>> imgs(count, std::vector<float>(n, 0.f));
+  for (int m = 0; m < count; ++m) {
+    const double amp = count > 1 ? amp_lo + (amp_hi - amp_lo) * m / (count - 1) : amp_hi;
+    for (auto& v : imgs[m]) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * amp);
+  }
+  if (count > 3) std::fill(imgs[2].begin(), imgs[2].end(), 0.f);  // dies in the first layer
+  return imgs;
+}
+
+struct ResidentCase {
+  const char* name;
+  int64_t n;
+  int layers;
+  int images;
+  int kind;        // 0: random runs of 1..max_run; 1: generated challenge layers (reuse order);
+                   // 2: one random layer repeated
+  int max_run;
+  double pad;
+  double amp_lo, amp_hi;
+  float bias;
+  double w_lo = -0.02, w_span = 0.08;  // random layers' weights in [w_lo, w_lo + w_span)
+};
+
+struct Built {
+  std::vector<spdnn::Ell> ells;
+  std::vector<std::vector<int>> orders;
+  std::vector<std::vector<float>> images;
+  ChainResult want;
+};
+
+Built build_case(const ResidentCase& cs, uint64_t seed) {
+  SplitMix64 g(seed);
+  Built b;
+  for (int l = 1; l <= cs.layers; ++l) {
+    if (cs.kind == 2 && l > 1) {  // the first layer again (a held list must not outlive its layer)
+      spdnn::Ell e0 = b.ells[0];
+      std::vector<int> o0 = b.orders[0];
+      b.ells.push_back(std::move(e0));
+      b.orders.push_back(std::move(o0));
+    } else if (cs.kind != 1) {
+      auto [e, ord] = random_layer(cs.n, cs.max_run, cs.pad, cs.w_lo, cs.w_span, g);
+      b.ells.push_back(std::move(e));
+      b.orders.push_back(std::move(ord));
+    } else {
+      spdnn::Ell e = spdnn::generate_layer_ell(cs.n, l, 42);
+      b.orders.push_back(spdnn::reuse_order(e));
+      b.ells.push_back(std::move(e));
+    }
+  }
+  b.images = make_images(cs.n, cs.images, cs.amp_lo, cs.amp_hi, g);
+  std::vector<const spdnn::Ell*> ptrs;
+  for (const auto& e : b.ells) ptrs.push_back(&e);
+  b.want = cpu_chain(ptrs, b.images, cs.bias);
+  return b;
+}
+
+const ResidentCase kCases[] = {
+    {"random runs 1..20, padding, n 1000 (partial chunk)", 1000, 14, 37, 0, 20, 0.08, 0.2, 3.0, -0.05f, -0.02, 0.115},
+    {"random ELL (every row its own list), n 1000", 1000, 6, 21, 0, 1, 0.0, 0.2, 3.0, -0.05f, -0.02, 0.115},
+    {"generated N 1024, reuse order", 1024, 24, 45, 1, 0, 0.0, 0.3, 3.0, -0.3f},
+    {"generated N 4096, reuse order", 4096, 10, 13, 1, 0, 0.0, 0.3, 3.0, -0.35f},
+    {"one image", 1000, 8, 1, 0, 16, 0.05, 3.0, 3.0, -0.05f, -0.02, 0.115},
+    {"one layer repeated, one input list for every row", 1000, 9, 29, 2, 1 << 20, 0.0, 0.2, 3.0, -0.05f, -0.02, 0.115},
+    {"zero survivors (all die in layer 1)", 1024, 5, 19, 1, 0, 0.0, 0.05, 1.0, -100.f},
+};
+
+}  // namespace
+
+// No GPU needed: the cases above are meaningful (images die at different layers, some survive),
+// so the GPU test below can catch a wrong survivor, a wrong death or a wrong value.
+TEST_CASE("resident test data: images die at different layers", "[sparse][resident][cpu]") {
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    INFO(cs.name);
+    const Built b = build_case(cs, 9100 + c);
+    UNSCOPED_INFO("counts: " << ::Catch::Detail::stringify(b.want.counts));
+    if (cs.bias < -10.f) {
+      CHECK(b.want.counts[0] == 0);
+    } else if (cs.images == 1) {
+      CHECK(b.want.counts.back() == 1);
+    } else {
+      std::vector<int> distinct = b.want.counts;
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      CHECK(distinct.size() >= 3);          // deaths in at least 3 different layers
+      CHECK(b.want.counts[0] < cs.images);  // some die in the first layer
+      CHECK(b.want.counts.back() > 0);      // some survive to the end
+    }
+  }
+}
+
+namespace {
+
+// A host emulation of dnn_resident_kernel's schedule (no GPU), on the layers packed as
+// dnn_resident_pack.cu packs them (host_pack: rows in the order, padding index n with weight 0, the
+// output row and the new-list flag in the spare words). The same chunk / ring arithmetic (128-row
+// chunks, weight ring of P + 1 slots, P = 3 in flight), the same warp steps (16 rows per warp,
+// 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse decided from the packed
+// new-list flags (the warp's 16 flags, bit 0 forced; a step reuses iff none of its rows starts a list
+// and the previous step's rows had one list), the zero feature row n, the CTA-local live list. The
+// kernel's paired steps (two chains per lane when the second step of a pair reuses) are an
+// interleaving of two such steps on the same held features, so they are emulated step by step. Copies land at their issue (the earliest a cp.async
+// can land, so a ring slot overwritten before it is consumed shows up as a wrong value) and every
+// consumer checks that the chunk it reads is in the slot and that its copy group was already waited
+// for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a
+// schedule violation.
+constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
+
+struct PackedRow {
+  std::array<int, 32> idx;
+  std::array<float, 32> w;
+  int j = 0, flags = 0;
+};
+// The host twin of resident_pack_kernel.
+std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* order) {
+  const int n = int(e.rows);
+  std::vector<PackedRow> p(n);
+  auto src = [&](int t) { return order && !order->empty() ? (*order)[t] : t; };
+  for (int t = 0; t < n; ++t) {
+    const int j = src(t);
+    bool same = t > 0;
+    for (int u = 0; u < 32; ++u) {
+      const int i = e.idx[size_t(j) * 32 + u];
+      same = same && i == e.idx[size_t(src(t - 1)) * 32 + u];
+      p[t].idx[u] = i < 0 ? n : i;
+      p[t].w[u] = i < 0 ? 0.f : e.val[size_t(j) * 32 + u];
+    }
+    p[t].j = j;
+    p[t].flags = same ? 0 : 1;
+  }
+  return p;
+}
+
+bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
+                      const std::vector<std::vector<float>>& images, float bias, int S, int slice, ChainResult* out,
+                      std::string* why) {
+  const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
+  const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
+  std::vector<std::vector<PackedRow>> packs;
+  for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
+  out->counts.assign(layers, 0);
+  out->last.clear();
+  for (int r0 = 0; r0 < count; r0 += slice) {
+    const int mine = std::min(slice, count - r0);
+    // (n + 1) x S per buffer; row n stays zero (the packed padding index)
+    std::vector<float> xbuf[2] = {std::vector<float>(size_t(n + 1) * S, 0.f),
+                                  std::vector<float>(size_t(n + 1) * S, 0.f)};
+    for (int q = 0; q < mine; ++q)
+      for (int i = 0; i < n; ++i) xbuf[0][size_t(i) * S + q] = images[r0 + q][i];
+    std::vector<int> live(S);
+    std::iota(live.begin(), live.end(), 0);
+    int cnt = mine, cur = 0;
+    // the ring: contents, which chunk a slot holds, the iteration whose group carried it
+    std::vector<PackedRow> ws(kEW * kEChunk);
+    std::vector<int> wtag(kEW, -1);
+    std::vector<int> w_iter(total + kEP + 1, 0);
+    auto issue = [&](int g, int iter) {
+      if (g >= total) return;
+      const int k = g / chunks, c = g % chunks;
+      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row)
+        ws[(g % kEW) * kEChunk + row] = packs[k][size_t(c) * kEChunk + row];
+      wtag[g % kEW] = g;
+      w_iter[g] = iter;
+    };
+    for (int m = 0; m < kEP; ++m) issue(m, -kEP + m);
+    const int outs = 32 / S;
+    std::vector<std::array<float, 32>> xv(8 * 32);
+    std::vector<std::array<int, 32>> xv_list(8 * 32);  // the list whose features a lane holds (checked)
+    std::vector<bool> alive(8 * 32, false);
+    bool stopped = false;
+    for (int g = 0; g < total && !stopped; ++g) {
+      if (wtag[g % kEW] != g || w_iter[g] > g - kEP) {
+        *why = "chunk " + std::to_string(g) + " consumed before it landed or after it was overwritten";
+        return false;
+      }
+      issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
+      if (wtag[g % kEW] != g) {
+        *why = "chunk " + std::to_string(g) + " overwritten by the copy issued in its own iteration";
+        return false;
+      }
+      const int k = g / chunks, c = g % chunks;
+      const int rows_here = std::min(kEChunk, n - c * kEChunk);
+      const int wbase = (g % kEW) * kEChunk;
+      std::vector<float>& xin = xbuf[cur];
+      std::vector<float>& xout = xbuf[cur ^ 1];
+      for (int w = 0; w < 8; ++w) {
+        uint32_t starts = 1u;  // the ballot of the warp's 16 flags, bit 0 forced
+        for (int r = 0; r < 16; ++r)
+          if (w * 16 + r < rows_here && (ws[wbase + w * 16 + r].flags & 1)) starts |= 1u << r;
+        // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
+        // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
+        // features of its first, whatever reuses() says, so a wrong group test fails the check below.
+        const int steps = 16 / outs;
+        auto flags_of = [&](int st) { return (starts >> (st * outs)) & ((1u << outs) - 1u); };
+        auto reuses = [&](int st) { return st > 0 && flags_of(st) == 0u && (flags_of(st - 1) >> 1) == 0u; };
+        auto one_list_run = [&](int st, int g) {
+          const uint32_t bits = (starts >> (st * outs)) & (g * outs >= 32 ? ~0u : (1u << (g * outs)) - 1u);
+          return w * 16 + (st + g) * outs <= rows_here && (bits >> 1) == 0u;
+        };
+        struct Planned {
+          int step;
+          bool reuse, grouped;  // grouped: the kernel's chains path (no row check: rows must exist)
+        };
+        std::vector<Planned> plan;
+        auto pair = [&](int st) {
+          const bool grouped = one_list_run(st, 2);
+          plan.push_back({st, reuses(st), grouped});
+          plan.push_back({st + 1, grouped ? true : reuses(st + 1), grouped});
+        };
+        if (steps == 4) {
+          if (one_list_run(0, 4)) {
+            plan = {{0, reuses(0), true}, {1, true, true}, {2, true, true}, {3, true, true}};
+          } else {
+            pair(0);
+            pair(2);
+          }
+        } else if (steps == 2) {
+          pair(0);
+        } else {
+          plan.push_back({0, reuses(0), false});
+        }
+        for (const auto& [step, reuse, grouped] : plan) {
+          const int row0 = w * 16 + step * outs;
+          if (grouped && row0 + outs > rows_here) {
+            *why = "a grouped step runs past the chunk's rows";
+            return false;
+          }
+          if (row0 >= rows_here) break;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int o = lane / S, q = lane % S, row = row0 + o;
+            const bool row_ok = row < rows_here, img_ok = q < cnt;
+            const int slot = img_ok ? live[q] : 0;
+            const int srow = row_ok ? row : row0;
+            const int li = w * 32 + lane;
+            const PackedRow& pr = ws[wbase + srow];
+            if (!reuse) {
+              for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(pr.idx[t]) * S + slot);
+              xv_list[li] = pr.idx;
+            } else if (xv_list[li] != pr.idx) {  // the flags said "same list", the data disagree
+              *why = "step reused features of another list (chunk " + std::to_string(g) + ", warp " +
+                     std::to_string(w) + ", row " + std::to_string(row) + ")";
+              return false;
+            }
+            float acc = 0.f;
+            for (int t = 0; t < 32; ++t) acc = std::fma(pr.w[t], xv[li][t], acc);
+            const float v = std::min(std::max(acc + bias, 0.f), 32.f);
+            if (row_ok && img_ok) {
+              if (pr.j < 0 || pr.j >= n) {
+                *why = "output row out of range";
+                return false;
+              }
+              xout[size_t(pr.j) * S + slot] = v;
+              alive[li] = alive[li] || v != 0.f;
+            }
+          }
+        }
+      }
+      if (c == chunks - 1) {
+        std::vector<bool> flag(S, false);
+        for (int li = 0; li < 8 * 32; ++li)
+          if (alive[li]) flag[live[(li % 32) % S]] = true;  // only lanes with q < cnt ever set alive
+        std::fill(alive.begin(), alive.end(), false);
+        int m = 0;
+        for (int t = 0; t < cnt; ++t)
+          if (flag[live[t]]) live[m++] = live[t];
+        cnt = m;
+        out->counts[k] += m;
+        cur ^= 1;
+        if (cnt == 0) stopped = true;
+      }
+    }
+    if (stopped) continue;
+    for (int t = 0; t < cnt; ++t) {
+      std::vector<uint32_t> f(n);
+      for (int i = 0; i < n; ++i) f[i] = res_bits(xbuf[cur][size_t(i) * S + live[t]]);
+      out->last[r0 + live[t]] = std::move(f);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    if (cs.n > 1024 && cs.layers > 4) continue;  // the N = 4096 case: emulated below on 4 layers
+    INFO(cs.name);
+    const Built b = build_case(cs, 9100 + c);
+    std::vector<const spdnn::Ell*> ls;
+    std::vector<const std::vector<int>*> os;
+    for (size_t l = 0; l < b.ells.size(); ++l) {
+      ls.push_back(&b.ells[l]);
+      os.push_back(cs.kind == 0 && c == 1 ? nullptr : &b.orders[l]);  // case 1: natural order (identity ring)
+    }
+    ChainResult want = b.want;
+    if (c == 1) {  // natural order changes nothing in the values
+      want = cpu_chain(ls, b.images, cs.bias);
+    }
+    for (int S : {2, 4, 8}) {
+      for (int slice = 1; slice <= S; ++slice) {
+        INFO("S " << S << " slice " << slice);
+        ChainResult got;
+        std::string why;
+        REQUIRE(emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why));
+        CHECK(got.counts == want.counts);
+        CHECK(got.last == want.last);
+      }
+    }
+  }
+  {  // N = 4096 (S = 2 on the GPU), 4 layers
+    const ResidentCase& cs = kCases[3];
+    SplitMix64 g(77);
+    std::vector<spdnn::Ell> es;
+    std::vector<std::vector<int>> ords;
+    for (int l = 1; l <= 4; ++l) {
+      es.push_back(spdnn::generate_layer_ell(cs.n, l, 42));
+      ords.push_back(spdnn::reuse_order(es.back()));
+    }
+    std::vector<const spdnn::Ell*> ls;
+    std::vector<const std::vector<int>*> os;
+    for (int l = 0; l < 4; ++l) {
+      ls.push_back(&es[l]);
+      os.push_back(&ords[l]);
+    }
+    const auto imgs = make_images(cs.n, 5, 0.3, 3.0, g);
+    const ChainResult want = cpu_chain(ls, imgs, cs.bias);
+    for (int slice = 1; slice <= 2; ++slice) {
+      ChainResult got;
+      std::string why;
+      REQUIRE(emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why));
+      CHECK(got.counts == want.counts);
+      CHECK(got.last == want.last);
+    }
+  }
+}
+
+namespace {
+
+// The list a layer call returns, checked against the list that call READ (ids_read, its first
+// count_read entries): rowsOut[t] = r (a position in that list, r < count_read, each r once) and
+// idsOut[t] = ids_read[r]. Returns the number of violations. A chain of calls composes: the second
+// call reads the first call's output list, whose order is that of the first call's atomics (the fused
+// kernel gives each 32-image tile its slots when the tile's last slice finishes, in no fixed order),
+// so after two or more calls idsOut[t] is in general NOT the original ids[rowsOut[t]].
+int list_mismatches(const std::vector<int>& ro, const std::vector<int>& io, const std::vector<int>& ids_read,
+                    int count_read) {
+  int bad = 0;
+  std::vector<char> seen(size_t(std::max(count_read, 0)), 0);
+  for (size_t t = 0; t < ro.size(); ++t) {
+    const int r = ro[t];
+    if (r < 0 || r >= count_read || seen[size_t(r)]) {
+      ++bad;
+      continue;
+    }
+    seen[size_t(r)] = 1;
+    bad += io[t] != ids_read[size_t(r)];
+  }
+  return bad;
+}
+
+// A host model of one fused call's list output (jhdnnSparseDnnLayerForwardCompact's convention):
+// positions r < count of the input list in tiles of 32; the tiles take their slots in `tile_order`
+// (any order the atomics allow); within a tile the survivors in lane order.
+void model_compact_list(const std::vector<int>& ids_in, int count, const std::vector<char>& alive,
+                        const std::vector<int>& tile_order, std::vector<int>* rows_out, std::vector<int>* ids_out) {
+  rows_out->clear();
+  ids_out->clear();
+  for (int tile : tile_order)
+    for (int r = tile * 32; r < std::min(count, tile * 32 + 32); ++r)
+      if (alive[size_t(r)]) {
+        rows_out->push_back(r);
+        ids_out->push_back(ids_in[size_t(r)]);
+      }
+}
+
+}  // namespace
+
+// No GPU: the reproduction of the one failure seen on the H200 at ff50355 ("random runs 1..20, n 1000",
+// 37 images, 14 chained fused calls: 100 failures of `io[t] == ids[ro[t]]`, every id that of an image
+// 16 or more slots further on, the features right). The check compared the last call's list with the
+// ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
+// call's tiles finished in the other order trips the old check and passes the right one, and a list
+// with the wrong ids (a kernel bug) fails the right one.
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the three names, exact; anything else refused
+// with no change; nullptr back to the environment's value.
+TEST_CASE("resident kernel switch: packed / bulk / v1", "[sparse][resident][cpu]") {
+  namespace cfg = jhdnn::core::config;
+  const cfg::ResidentKernel env = cfg::resident_kernel();
+  REQUIRE(cfg::set_resident_kernel("bulk"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
+  REQUIRE(cfg::set_resident_kernel("v1"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kV1);
+  CHECK_FALSE(cfg::set_resident_kernel("Packed"));
+  CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kV1);
+  REQUIRE(cfg::set_resident_kernel("packed"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
+  REQUIRE(cfg::set_resident_kernel(nullptr));
+  CHECK(cfg::resident_kernel() == env);
+}
+
+// ctest runs this with JHDNN_RESIDENT_KERNEL=Bulk (names are exact): the value is kept as invalid,
+// and with a GPU a resident call fails with BAD_PARAM naming it (nothing launched).
+TEST_CASE("resident kernel switch: a misspelt JHDNN_RESIDENT_KERNEL is refused by name", "[.env][env_resident_misspelt]") {
+  namespace cfg = jhdnn::core::config;
+  REQUIRE(std::getenv("JHDNN_RESIDENT_KERNEL") != nullptr);
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kInvalid);
+  CHECK(std::string(cfg::resident_kernel_bad_value()) == std::getenv("JHDNN_RESIDENT_KERNEL"));
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const int64_t n = 1024;
+  const spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
+  DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 8 * 4), dy(size_t(n) * 8 * 4),
+      dr(8 * 4), dids(8 * 4), dro(8 * 4), dio(8 * 4), dc(2 * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, 2 * 4));
+  jhdnnSparseMatrixDescriptor_t d;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, &d, -0.3f, 32.f, 8, dc.as<int>(), dr.as<int>(),
+                                            dids.as<int>(), dx.get(), 8, dy.get(), 8, dro.as<int>(), dio.as<int>(),
+                                            0) == JHDNN_STATUS_BAD_PARAM);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("JHDNN_RESIDENT_KERNEL") != std::string::npos);
+  jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+TEST_CASE("resident test helper: the id check follows the list each call read", "[sparse][resident][cpu]") {
+  const int count = 37;
+  std::vector<int> ids0(count);
+  for (int m = 0; m < count; ++m) ids0[size_t(m)] = 5000 + 7 * m;
+  std::vector<char> alive1(count, 1), alive2(count, 1);
+  alive1[2] = 0;  // image 2 dies in call 1 (as in make_images)
+  std::vector<int> r1, i1, r2, i2;
+  model_compact_list(ids0, count, alive1, {0, 1}, &r1, &i1);  // call 1: tiles in order
+  const int c1 = int(r1.size());
+  alive2.resize(size_t(c1));
+  model_compact_list(i1, c1, alive2, {1, 0}, &r2, &i2);  // call 2: tile 1 got its slots first
+  CHECK(c1 == count - 1);
+  CHECK(list_mismatches(r1, i1, ids0, count) == 0);  // one call: the original list is the list read
+  CHECK(list_mismatches(r2, i2, i1, c1) == 0);       // the chain, checked against what call 2 read
+  CHECK(list_mismatches(r2, i2, ids0, count) > 0);   // the old expectation rejects a valid chain
+  std::vector<int> wrong = i2;                        // a kernel that returned another image's id
+  wrong[0] = i1[size_t(r2[0]) + 16 < size_t(c1) ? size_t(r2[0]) + 16 : 0];
+  CHECK(list_mismatches(r2, wrong, i1, c1) == 1);
+  std::vector<int> dup = r2;  // a position returned twice
+  dup[1] = dup[0];
+  CHECK(list_mismatches(dup, i2, i1, c1) >= 1);
+}
+
+TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slice size", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    INFO(cs.name << ": n " << cs.n << " layers " << cs.layers << " images " << cs.images);
+    const Built b = build_case(cs, 9100 + c);
+    const int64_t n = cs.n;
+    const int count = cs.images, max_active = count + 3, L = cs.layers;
+    const int64_t ld = max_active + 5;
+    // x: image m in column cols[m] (distinct, shuffled); other columns poison-free random (never read).
+    SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9200 + c));
+    std::vector<int> cols(ld);
+    std::iota(cols.begin(), cols.end(), 0);
+    for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
+    std::vector<float> x(size_t(n) * ld);
+    for (auto& v : x) v = float(g.uniform() * 7.0);
+    std::vector<int> rows(max_active, 0), ids(max_active, -1);
+    for (int m = 0; m < count; ++m) {
+      rows[m] = cols[m];
+      ids[m] = 5000 + 7 * m;
+      for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + cols[m]] = b.images[m][i];
+    }
+    std::vector<DeviceBuffer> di, dv, dord;
+    std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
+    for (int l = 0; l < L; ++l) {
+      di.push_back(res_to_dev(b.ells[l].idx));
+      dv.push_back(res_to_dev(b.ells[l].val));
+      dord.push_back(res_to_dev(b.orders[l]));
+      JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di.back().as<int>(), dv.back().get(),
+                                              JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord.back().as<int>()));
+    }
+    DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+
+    // Survivors by id with their final features (column = position r in the input list). The
+    // (rowsOut, idsOut) pairs are checked against the list the LAST call read (ids_read, count_read):
+    // after a chain of fused calls that is the list the previous call wrote, in its atomic slot order,
+    // not `ids` (see list_mismatches).
+    using Out = std::map<int, std::vector<uint32_t>>;
+    auto collect = [&](const DeviceBuffer& dy, const DeviceBuffer& dro, const DeviceBuffer& dio, int k,
+                       const std::vector<int>& ids_read, int count_read, Out* out, std::vector<int>* positions) {
+      const std::vector<int> ro = res_from_dev<int>(dro, size_t(k)), io = res_from_dev<int>(dio, size_t(k));
+      const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+      REQUIRE(count_read <= int(ids_read.size()));
+      CHECK(list_mismatches(ro, io, ids_read, count_read) == 0);
+      for (int t = 0; t < k; ++t) {
+        REQUIRE(ro[t] >= 0);
+        REQUIRE(ro[t] < count_read);
+        std::vector<uint32_t> f(n);
+        for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
+        // ids map back to image numbers (5000 + 7 m); an id seen twice would collapse here
+        const int m = (io[t] - 5000) / 7;
+        CHECK((io[t] - 5000) % 7 == 0);
+        CHECK(out->count(m) == 0);
+        (*out)[m] = std::move(f);
+        if (positions) positions->push_back(ro[t]);
+      }
+    };
+    // The CPU chain's survivors and features.
+    const Out& want = b.want.last;
+
+    // The fused path, layer by layer (ping-pong), as the graph path runs it.
+    Out fused;
+    std::vector<int> fused_counts;
+    {
+      size_t fws = 0;
+      JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), max_active, &fws));
+      DeviceBuffer dfws(fws), x0 = res_to_dev(x), x1(size_t(n) * ld * 4), r0 = res_to_dev(rows), i0 = res_to_dev(ids),
+          r1(size_t(max_active) * 4), i1(size_t(max_active) * 4);
+      std::vector<int> c0(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dc = res_to_dev(c0);
+      CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
+      for (int l = 0; l < L; ++l) {
+        const bool odd = (l & 1) != 0;
+        JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(
+            h.get(), descs[l], cs.bias, 32.f, max_active, dc.as<int>() + l, odd ? r1.as<int>() : r0.as<int>(),
+            odd ? i1.as<int>() : i0.as<int>(), odd ? x1.get() : x0.get(), ld, odd ? x0.get() : x1.get(), ld,
+            odd ? r0.as<int>() : r1.as<int>(), odd ? i0.as<int>() : i1.as<int>(), dc.as<int>() + l + 1, dfws.get(),
+            fws));
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+      fused_counts = res_from_dev<int>(dc, size_t(L) + 1);
+      fused_counts.erase(fused_counts.begin());
+      const bool odd = (L & 1) != 0;  // the last layer wrote set L & 1 and read set (L - 1) & 1
+      const std::vector<int> ids_read = res_from_dev<int>(odd ? i0 : i1, size_t(max_active));
+      const int count_read = L >= 2 ? fused_counts[size_t(L) - 2] : count;
+      collect(odd ? x1 : x0, odd ? r1 : r0, odd ? i1 : i0, fused_counts.back(), ids_read, count_read, &fused,
+              nullptr);
+    }
+    CHECK(fused_counts == b.want.counts);
+    CHECK(fused == want);
+
+    // The resident call, every slice size that fits (n 1000 / 1024: 1..8; 4096: 1..2), and 0 (auto).
+    const int smax = n <= 1024 ? 8 : 2;
+    for (int slice = 0; slice <= smax; ++slice) {
+      INFO("sliceImages " << slice);
+      DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+      std::vector<int> c0(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dc = res_to_dev(c0);
+      const DeviceBuffer xin = res_to_dev(x);
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), cs.bias, 32.f, max_active,
+                                                      dc.as<int>(), drows.as<int>(), dids.as<int>(), xin.get(), ld,
+                                                      dy.get(), ld, dro.as<int>(), dio.as<int>(), slice));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<int> counts = res_from_dev<int>(dc, size_t(L) + 1);
+      CHECK(counts[0] == count);  // the input count is not touched
+      counts.erase(counts.begin());
+      CHECK(counts == b.want.counts);
+      Out got;
+      std::vector<int> pos;
+      collect(dy, dro, dio, counts.back(), ids, count, &got, &pos);  // one call: it read `ids`
+      CHECK(got == want);
+      CHECK(got == fused);
+      // Columns of y that hold no survivor keep the poison (nothing written there), the lists past
+      // the survivors too, no guard byte touched, and x is unchanged.
+      const std::vector<uint32_t> yb = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+      int stray = 0;
+      for (int64_t col = 0; col < ld; ++col) {
+        if (std::find(pos.begin(), pos.end(), int(col)) != pos.end()) continue;
+        for (int64_t i = 0; i < n; ++i) stray += yb[size_t(i) * ld + col] != 0xFFFFFFFFu;
+      }
+      CHECK(stray == 0);
+      const std::vector<uint32_t> rb = res_from_dev<uint32_t>(dro, size_t(max_active));
+      for (int t = counts.back(); t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
+      CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
+      CHECK(res_from_dev<float>(xin, x.size()) == x);
+    }
+    for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
+}
+
+// The diagnostic trace (jhdnnSparseDnnLayersForwardResidentTraced): the results are those of the plain
+// call, every CTA with images has its entry / loaded / first-chunk records, one record per layer until
+// its slice empties and one exit, in time order; the per-layer live counts add up to the counts; CTAs
+// without images write entry and exit only; records past the grid stay as they were.
+TEST_CASE("resident trace: one record per event, consistent with the counts", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const ResidentCase& cs = kCases[0];  // random runs, n 1000: images die at different layers
+  const Built b = build_case(cs, 9100);
+  const int64_t n = cs.n;
+  const int L = cs.layers, count = cs.images, max_active = count + 13;  // CTAs past the count exist
+  const int64_t ld = max_active;
+  std::vector<float> x(size_t(n) * ld, 0.f);
+  std::vector<int> rows(max_active, 0), ids(max_active, -1);
+  for (int m = 0; m < count; ++m) {
+    rows[m] = m;
+    ids[m] = 5000 + 7 * m;
+    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = b.images[m][i];
+  }
+  std::vector<DeviceBuffer> di, dv, dord;
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
+  for (int l = 0; l < L; ++l) {
+    di.push_back(res_to_dev(b.ells[l].idx));
+    dv.push_back(res_to_dev(b.ells[l].val));
+    dord.push_back(res_to_dev(b.orders[l]));
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di.back().as<int>(), dv.back().get(),
+                                            JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord.back().as<int>()));
+  }
+  DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  using Rec = jhdnnSparseDnnResidentTraceRecord_t;
+  constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+  for (int slice : {3, 8}) {
+    INFO("sliceImages " << slice);
+    const int grid = (max_active + slice - 1) / slice;
+    struct Run {
+      std::vector<int> counts, ro, io;
+      std::vector<uint32_t> y;
+    };
+    auto run = [&](void* trace, size_t bytes) {
+      DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+      std::vector<int> c0(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dc = res_to_dev(c0);
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active,
+                                                            dc.as<int>(), drows.as<int>(), dids.as<int>(), dx.get(),
+                                                            ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice,
+                                                            trace, bytes));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      Run r;
+      r.counts = res_from_dev<int>(dc, size_t(L) + 1);
+      r.ro = res_from_dev<int>(dro, size_t(r.counts[L]));
+      r.io = res_from_dev<int>(dio, size_t(r.counts[L]));
+      r.y = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+      return r;
+    };
+    const size_t bytes = size_t(max_active) * R * sizeof(Rec);
+    DeviceBuffer dt(bytes);  // poisoned: the call must zero its CTAs' records, and only those
+    const Run plain = run(nullptr, 0), traced = run(dt.get(), bytes);
+    CHECK(traced.counts == plain.counts);
+    CHECK(std::vector<int>(traced.counts.begin() + 1, traced.counts.end()) == b.want.counts);
+    // The output lists are in atomic order: compare them as (position, id) pairs, and y's columns.
+    std::map<int, int> pp, pt;
+    for (size_t t = 0; t < plain.ro.size(); ++t) pp[plain.ro[t]] = plain.io[t];
+    for (size_t t = 0; t < traced.ro.size(); ++t) pt[traced.ro[t]] = traced.io[t];
+    CHECK(pp == pt);
+    CHECK(traced.y == plain.y);
+    CHECK(dt.guard_intact());
+
+    const std::vector<Rec> rec = res_from_dev<Rec>(dt, size_t(max_active) * R);
+    std::vector<int> live_sum(L, 0);
+    int bad_order = 0, bad_sm = 0, bad_shape = 0;
+    for (int cta = 0; cta < grid; ++cta) {
+      const Rec* c = rec.data() + size_t(cta) * R;
+      const int mine = std::max(0, std::min(slice, count - cta * slice));
+      CHECK(c[0].event == JHDNN_RESIDENT_TRACE_ENTRY);
+      CHECK(c[R - 1].event == JHDNN_RESIDENT_TRACE_EXIT);
+      if (mine == 0) {  // no image: entry and exit only
+        for (int e = 1; e < R - 1; ++e) bad_shape += c[e].event != 0;
+        CHECK(c[R - 1].layer == -1);
+        continue;
+      }
+      CHECK(c[1].event == JHDNN_RESIDENT_TRACE_LOADED);
+      CHECK(c[1].live == mine);
+      CHECK(c[2].event == JHDNN_RESIDENT_TRACE_FIRST_CHUNK);
+      // Layers 0 .. the one where the slice emptied (or all), in order, then nothing.
+      int last = -1;
+      for (int k = 0; k < L; ++k) {
+        const Rec& r = c[3 + k];
+        if (r.event == 0) break;
+        bad_shape += r.event != JHDNN_RESIDENT_TRACE_LAYER || r.layer != k;
+        live_sum[k] += r.live;
+        last = k;
+        if (r.live == 0) break;
+      }
+      REQUIRE(last >= 0);  // an image in the slice: layer 0 ran
+      for (int k = last + 1; k < R - 4; ++k) bad_shape += c[3 + k].event != 0;
+      CHECK(c[R - 1].layer == (c[3 + last].live == 0 ? last : L - 1));
+      CHECK(c[R - 1].live == c[3 + last].live);
+      // Time order and one SM per CTA.
+      std::vector<const Rec*> seq = {&c[0], &c[1], &c[2]};
+      for (int k = 0; k <= last; ++k) seq.push_back(&c[3 + k]);
+      seq.push_back(&c[R - 1]);
+      for (size_t e = 1; e < seq.size(); ++e) {
+        bad_order += seq[e]->ns < seq[e - 1]->ns || seq[e]->clk <= seq[e - 1]->clk;
+        bad_sm += seq[e]->sm != seq[0]->sm;
+        // a layer's wait cycles are part of its time: since the previous layer's record, or for layer
+        // 0 since `loaded` (its first wait comes before the first_chunk record)
+        if (seq[e]->event == JHDNN_RESIDENT_TRACE_LAYER) {
+          const Rec* from = e == 3 ? seq[1] : seq[e - 1];
+          bad_order += seq[e]->waitClk > seq[e]->clk - from->clk;
+        }
+      }
+    }
+    CHECK(bad_shape == 0);
+    CHECK(bad_order == 0);
+    CHECK(bad_sm == 0);
+    CHECK(live_sum == b.want.counts);
+    // Records of CTAs past the grid: not zeroed, not written (still the poison).
+    const std::vector<uint32_t> raw = res_from_dev<uint32_t>(dt, bytes / 4);
+    int touched = 0;
+    for (size_t w = size_t(grid) * R * sizeof(Rec) / 4; w < raw.size(); ++w) touched += raw[w] != 0xFFFFFFFFu;
+    CHECK(touched == 0);
+  }
+  // Too small a buffer, or a misaligned one: refused before anything runs.
+  DeviceBuffer small(64), dc(size_t(L + 1) * 4), dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4),
+      dio(size_t(max_active) * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, size_t(L + 1) * 4));
+  CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active, dc.as<int>(),
+                                                  drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                                  dro.as<int>(), dio.as<int>(), 0, small.get(),
+                                                  64) == JHDNN_STATUS_BAD_PARAM);
+  const size_t bytes = size_t(max_active) * R * sizeof(Rec);
+  DeviceBuffer big(bytes + 16);
+  CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active, dc.as<int>(),
+                                                  drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                                  dro.as<int>(), dio.as<int>(), 0, static_cast<char*>(big.get()) + 4,
+                                                  bytes) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(res_from_dev<int>(dc, size_t(L) + 1) == std::vector<int>(size_t(L) + 1, 0));
+  for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gpu][resident][api]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const int64_t n = 1024;
+  const spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
+  DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 64 * 4), dy(size_t(n) * 64 * 4),
+      dr(64 * 4), dids(64 * 4), dro(64 * 4), dio(64 * 4), dc(8 * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, 8 * 4));
+  jhdnnSparseMatrixDescriptor_t d, d7, dbig, dmis;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d7));  // width 7 (the arrays are large enough)
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d7, n, n, 7, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&dmis));  // 4-byte aligned, not 16
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(dmis, n, n, 32, di.as<int>() + 1, dv.get(), JHDNN_DATA_FLOAT));
+  const int64_t nb = 16384;  // 2 x 16384 x 2 floats of features do not fit
+  DeviceBuffer dbi(size_t(nb) * 32 * 4), dbv(size_t(nb) * 32 * 4), dbx(size_t(nb) * 64 * 4), dby(size_t(nb) * 64 * 4);
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&dbig));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(dbig, nb, nb, 32, dbi.as<int>(), dbv.get(), JHDNN_DATA_FLOAT));
+  auto call = [&](int layers, jhdnnSparseMatrixDescriptor_t* ds, float bias, int* rows_out, int slice,
+                  void* x = nullptr, void* y = nullptr) {
+    return jhdnnSparseDnnLayersForwardResident(h.get(), layers, ds, bias, 32.f, 60, dc.as<int>(), dr.as<int>(),
+                                               dids.as<int>(), x ? x : dx.get(), 64, y ? y : dy.get(), 64, rows_out,
+                                               dio.as<int>(), slice);
+  };
+  jhdnnSparseMatrixDescriptor_t one[2] = {d, d};
+  CHECK(call(0, one, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call(97, one, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call(1, nullptr, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM_NULL_POINTER);
+  CHECK(call(1, one, 0.5f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);    // bias > 0
+  CHECK(call(1, one, -0.3f, dro.as<int>(), -1) == JHDNN_STATUS_BAD_PARAM);  // sliceImages < 0
+  CHECK(call(1, one, -0.3f, dro.as<int>(), 9) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  CHECK(call(1, one, -0.3f, dr.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);  // rowsOut = activeRows
+  CHECK(call(1, one, -0.3f, dro.as<int>(), 0, dx.get(), dx.get()) == JHDNN_STATUS_BAD_PARAM);  // y = x
+  jhdnnSparseMatrixDescriptor_t w7[2] = {d, d7};
+  CHECK(call(2, w7, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  jhdnnSparseMatrixDescriptor_t mis[2] = {d, dmis};
+  CHECK(call(2, mis, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  jhdnnSparseMatrixDescriptor_t big[1] = {dbig};
+  CHECK(call(1, big, -0.3f, dro.as<int>(), 0, dbx.get(), dby.get()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("shared memory") != std::string::npos);
+  // Nothing was written by the refused calls.
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(res_from_dev<int>(dc, 8) == std::vector<int>(8, 0));
+  for (auto x : {d, d7, dbig, dmis}) jhdnnDestroySparseMatrixDescriptor(x);
+}
+
+// The packed copy (dnn_resident_pack.cu) follows the descriptor rules: built at the first call,
+// reused while the descriptor is unchanged (so in-place changes to its arrays are NOT seen, as
+// documented), rebuilt after jhdnnSetEllMatrixDescriptor / jhdnnSetSparseMatrixRowOrder; a first call
+// inside a stream capture is refused with nothing run; once packed, the call can be captured.
+TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is set again (stream capture too)", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  // The packed kernels (v1 reads the arrays directly): the environment's choice if packed or bulk.
+  const auto kern = jhdnn::core::config::resident_kernel();
+  if (kern != jhdnn::core::config::ResidentKernel::kPacked && kern != jhdnn::core::config::ResidentKernel::kBulk)
+    REQUIRE(jhdnn::core::config::set_resident_kernel("packed"));
+  struct Restore {
+    ~Restore() { jhdnn::core::config::set_resident_kernel(nullptr); }
+  } restore;
+  JhdnnHandle h;
+  const int64_t n = 1000;
+  const int L = 3, count = 21, max_active = count + 3;
+  const int64_t ld = max_active;
+  const float bias = -0.05f;
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9300));
+  // Two weight sets of the same shape (A, B) and their CPU chains.
+  std::vector<spdnn::Ell> ea, eb;
+  std::vector<std::vector<int>> oa, ob;
+  for (int l = 0; l < L; ++l) {
+    auto [e1, o1] = random_layer(n, 20, 0.08, -0.02, 0.115, g);
+    auto [e2, o2] = random_layer(n, 20, 0.08, -0.02, 0.115, g);
+    ea.push_back(std::move(e1));
+    oa.push_back(std::move(o1));
+    eb.push_back(std::move(e2));
+    ob.push_back(std::move(o2));
+  }
+  const auto imgs = make_images(n, count, 0.2, 3.0, g);
+  std::vector<const spdnn::Ell*> pa, pb;
+  for (int l = 0; l < L; ++l) {
+    pa.push_back(&ea[l]);
+    pb.push_back(&eb[l]);
+  }
+  const ChainResult want_a = cpu_chain(pa, imgs, bias), want_b = cpu_chain(pb, imgs, bias);
+  REQUIRE(want_a.last != want_b.last);  // the two sets must be told apart
+  REQUIRE(!want_a.last.empty());
+  REQUIRE(!want_b.last.empty());
+
+  std::vector<float> x(size_t(n) * ld, 0.f);
+  std::vector<int> rows(max_active, 0), ids(max_active, -1);
+  for (int m = 0; m < count; ++m) {
+    rows[m] = m;
+    ids[m] = m;
+    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = imgs[m][i];
+  }
+  const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  std::vector<DeviceBuffer> di, dv, dord;
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
+  for (int l = 0; l < L; ++l) {
+    di.push_back(res_to_dev(ea[l].idx));
+    dv.push_back(res_to_dev(ea[l].val));
+    dord.push_back(res_to_dev(oa[l]));
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
+  }
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  JHDNN_CHECK(jhdnnSetStream(h.get(), stream));
+  DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4),
+      dc(size_t(L + 1) * 4);
+  std::vector<int> c0(L + 1, 0);
+  c0[0] = count;
+  auto reset = [&] {  // on the legacy stream: the device synchronize orders it before the next call
+    dc.upload(c0.data(), c0.size() * 4);
+    CUDA_CHECK(cudaMemset(dy.get(), 0xFF, size_t(n) * ld * 4));
+    CUDA_CHECK(cudaDeviceSynchronize());
+  };
+  auto call = [&] {
+    return jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), bias, 32.f, max_active, dc.as<int>(),
+                                               drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                               dro.as<int>(), dio.as<int>(), 0);
+  };
+  // The survivors' features by image, and the per-layer counts.
+  auto result = [&](std::vector<int>* counts) {
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    *counts = res_from_dev<int>(dc, size_t(L) + 1);
+    counts->erase(counts->begin());
+    const int k = counts->back();
+    const std::vector<int> ro = res_from_dev<int>(dro, size_t(k)), io = res_from_dev<int>(dio, size_t(k));
+    const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+    std::map<int, std::vector<uint32_t>> out;
+    for (int t = 0; t < k; ++t) {
+      REQUIRE(ro[t] >= 0);
+      REQUIRE(ro[t] < count);
+      CHECK(io[t] == ro[t]);
+      std::vector<uint32_t> f(n);
+      for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
+      out[io[t]] = std::move(f);
+    }
+    return out;
+  };
+  std::vector<int> counts;
+  {
+    INFO("first call: packs A");
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_a.last);
+    CHECK(counts == want_a.counts);
+  }
+  // B written into the same arrays, descriptors not set again: the packed copy of A is still used.
+  for (int l = 0; l < L; ++l) {
+    di[l].upload(eb[l].idx.data(), eb[l].idx.size() * 4);
+    dv[l].upload(eb[l].val.data(), eb[l].val.size() * 4);
+    dord[l].upload(ob[l].data(), ob[l].size() * 4);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    INFO("arrays changed in place, descriptors not set again: still A (documented)");
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_a.last);
+    CHECK(counts == want_a.counts);
+  }
+  {
+    INFO("descriptors set again (same pointers): B");
+    for (int l = 0; l < L; ++l) {
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
+    }
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_b.last);
+    CHECK(counts == want_b.counts);
+  }
+  {
+    INFO("row order cleared (natural order: other list boundaries, repacked): still B, bitwise");
+    for (int l = 0; l < L; ++l) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], nullptr));
+    reset();
+    JHDNN_CHECK(call());
+    CHECK(result(&counts) == want_b.last);
+    CHECK(counts == want_b.counts);
+  }
+  {
+    INFO("a first call inside a stream capture is refused; nothing was captured");
+    jhdnnSparseMatrixDescriptor_t fresh;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&fresh));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(fresh, n, n, 32, di[0].as<int>(), dv[0].get(), JHDNN_DATA_FLOAT));
+    jhdnnSparseMatrixDescriptor_t one[1] = {fresh};
+    reset();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(h.get(), 1, one, bias, 32.f, max_active, dc.as<int>(),
+                                                                 drows.as<int>(), dids.as<int>(), dx.get(), ld,
+                                                                 dy.get(), ld, dro.as<int>(), dio.as<int>(), 0);
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    CHECK(st == JHDNN_STATUS_NOT_SUPPORTED);
+    char msg[256];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    CHECK(std::string(msg).find("capture") != std::string::npos);
+    size_t nodes = 99;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    CHECK(nodes == 0);
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    jhdnnDestroySparseMatrixDescriptor(fresh);
+  }
+  {
+    INFO("packed descriptors: the call can be captured and replayed");
+    reset();
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    const jhdnnStatus_t st = call();
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    REQUIRE(st == JHDNN_STATUS_SUCCESS);
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    CHECK(result(&counts) == want_b.last);
+    CHECK(counts == want_b.counts);
+    CUDA_CHECK(cudaGraphExecDestroy(exec));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+  JHDNN_CHECK(jhdnnSetStream(h.get(), nullptr));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+namespace {
+#define REQUIRE_SPDNN_DATA_RESIDENT()                                                                   \
+  do {                                                                                                  \
+    if (!spdnn::file_exists(spdnn::data_dir() + "/neuron1024/n1024-l120.tsv"))                          \
+      SKIP("spdnn data not found in " << spdnn::data_dir()                                              \
+                                      << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");  \
+  } while (0)
+}  // namespace
+
+TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, exact categories",
+          "[sparse][gpu][data][resident]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_RESIDENT();
+  const std::string dir = spdnn::data_dir();
+  spdnn::Csr images;
+  std::vector<int> truth;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", &truth, &err));
+  REQUIRE(truth.size() == 19);
+  std::vector<spdnn::Csr> layers;
+  for (int l = 1; l <= 120; ++l) {
+    spdnn::Csr w;
+    REQUIRE(spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err));
+    layers.push_back(std::move(w));
+  }
+  JhdnnHandle h;
+  spdnn::DeviceNetwork net;
+  net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); });
+  const spdnn::InferenceResult g = spdnn::run_inference(h.get(), net, images, 1200, -0.3f);
+  REQUIRE(g.categories == truth);
+  // Automatic threshold (8 x SMs), the whole network resident from layer 1 (1200 images: 150
+  // slices), a late switch, and the slice sizes 1, 3, 8 with the whole network resident.
+  struct Run { int below, slice; };
+  for (const Run run : {Run{-1, 0}, Run{1200, 0}, Run{100, 0}, Run{1200, 1}, Run{1200, 3}, Run{1200, 8}}) {
+    INFO("resident_below " << run.below << " slice " << run.slice);
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr,
+                                                          spdnn::Path::kResident, -1, run.below, run.slice);
+    INFO(r.note);
+    CHECK(r.path_used == spdnn::Path::kResident);
+    CHECK(r.tail_first >= 1);
+    if (run.below == 1200) CHECK(r.tail_first == 1);
+    CHECK(r.categories == truth);
+    CHECK(r.active == g.active);
+  }
+  // Tiled to 60000 rows (the benchmark's shape), automatic threshold.
+  const spdnn::InferenceResult g6 = spdnn::run_inference(h.get(), net, images, 60000, -0.3f);
+  const spdnn::InferenceResult r6 = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr,
+                                                         spdnn::Path::kResident);
+  INFO(r6.note);
+  CHECK(r6.path_used == spdnn::Path::kResident);
+  CHECK(r6.tail_first > 1);
+  CHECK(r6.categories == g6.categories);
+  CHECK(r6.active == g6.active);
+  CHECK(r6.categories.size() == 19 * 50);
+}
+
+TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_RESIDENT();
+  spdnn::Csr images1024;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024,
+                                 &err));
+  JhdnnHandle h;
+  struct Case { int64_t n; int layers; int64_t images; };
+  for (const Case cs : {Case{1024, 200, 1200}, Case{4096, 40, 300}}) {
+    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images);
+    spdnn::Csr first = images1024;
+    first.rows = cs.images;
+    first.ptr.resize(cs.images + 1);
+    first.idx.resize(first.ptr.back());
+    first.val.resize(first.ptr.back());
+    const spdnn::Csr imgs = cs.n == 1024 ? first : spdnn::scale_images(first, cs.n);
+    const float bias = spdnn::challenge_bias(cs.n);
+    spdnn::CpuInference cpu(imgs);
+    for (int l = 1; l <= cs.layers; ++l) cpu.layer(spdnn::generate_layer(cs.n, l, 42), bias);
+    spdnn::DeviceNetwork net;
+    net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
+    const spdnn::InferenceResult g = spdnn::run_inference(h.get(), net, imgs, cs.images, bias);
+    REQUIRE(g.categories == cpu.categories());
+    // Forced (any n where a slice fits): whole network resident; L = 200 takes 3 calls (96, 96, 8).
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
+                                                          nullptr, spdnn::Path::kResident, -1, int(cs.images), 0);
+    INFO(r.note);
+    CHECK(r.path_used == spdnn::Path::kResident);
+    CHECK(r.tail_first == 1);
+    CHECK(r.categories == cpu.categories());
+    CHECK(r.active == g.active);
+    // The automatic rule: resident at n <= 1024, the graph path (with a note) above.
+    const spdnn::InferenceResult a = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
+                                                          nullptr, spdnn::Path::kResident);
+    CHECK(a.path_used == (cs.n <= 1024 ? spdnn::Path::kResident : spdnn::Path::kGraph));
+    CHECK(a.note.empty() == (cs.n <= 1024));
+    CHECK(a.categories == cpu.categories());
+  }
+}
