@@ -293,6 +293,8 @@ const char* spdnn_tile_bad_value() { return state().env.spdnn_tile_bad; }
 bool set_spdnn_tile(const char* value) {
   State& s = state();
   return set_switch(s.spdnn_tile, int(s.env.spdnn_tile), value, kSpdnnTileNames);
+}
+
 ResidentKernel resident_kernel() { return ResidentKernel(state().resident.load(std::memory_order_relaxed)); }
 const char* resident_kernel_bad_value() { return state().env.resident_bad; }
 bool set_resident_kernel(const char* value) {
