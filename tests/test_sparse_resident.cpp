@@ -6,6 +6,7 @@
 // Tag [resident]: `build/tests/test_sparse "[resident]"` runs only these.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "common/gpu_util.h"
 #include "common/test_util.h"
 #include "core/config.h"
+#include "sparse/resident_pack_list.h"
 #include "spdnn/spdnn.h"
 #include "spdnn/spdnn_gpu.h"
 
@@ -548,6 +551,80 @@ TEST_CASE("resident kernel switch: a misspelt JHDNN_RESIDENT_KERNEL is refused b
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find("JHDNN_RESIDENT_KERNEL") != std::string::npos);
   jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// The packed copies' publish (src/sparse/resident_pack_list.h), on host memory: one copy per device
+// whoever races, every caller handed the published one, each loser's copy freed by the loser, the
+// rest by release (allocations == frees: nothing leaks, nothing freed twice).
+TEST_CASE("resident packed copy: one copy published per device when threads race", "[sparse][resident][cpu]") {
+  using jhdnn::sparse::ResidentPackList;
+  SECTION("one thread: first published wins, devices apart, release frees each once") {
+    ResidentPackList list;
+    float a = 1.f, b = 2.f, c = 3.f;
+    CHECK(list.find(0) == nullptr);
+    CHECK(list.publish(0, &a) == &a);
+    CHECK(list.publish(0, &b) == &a);  // the loser gets the winner's copy (and frees its own)
+    CHECK(list.publish(1, &c) == &c);
+    CHECK(list.publish(1, &b) == &c);
+    CHECK(list.find(0) == &a);
+    CHECK(list.find(1) == &c);
+    CHECK(list.find(2) == nullptr);
+    CHECK(list.size() == 2);
+    std::map<float*, int> freed;
+    list.release([&](int device, float* p) {
+      CHECK(((device == 0 && p == &a) || (device == 1 && p == &c)));
+      ++freed[p];
+    });
+    CHECK(freed == std::map<float*, int>{{&a, 1}, {&c, 1}});
+    CHECK(list.size() == 0);
+    CHECK(list.find(0) == nullptr);
+    CHECK(list.publish(0, &b) == &b);  // a new copy after release (the descriptor set again)
+    list.release([](int, float*) {});
+  }
+  SECTION("8 threads publish at once, 2 devices, 1500 rounds") {
+    constexpr int kThreads = 8, kRounds = 1500;
+    std::atomic<long> allocated{0}, freed{0};
+    int bad_rounds = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      ResidentPackList list;
+      std::atomic<int> ready{0};
+      std::array<float*, kThreads> mine{}, got{};
+      std::vector<std::thread> pool;
+      for (int t = 0; t < kThreads; ++t)
+        pool.emplace_back([&, t] {
+          const int device = t % 2;
+          mine[size_t(t)] = new float[2]{float(t), float(device)};
+          allocated.fetch_add(1);
+          ready.fetch_add(1);
+          while (ready.load() < kThreads) std::this_thread::yield();  // all publish together
+          // Half look first (as resident_pack does); the others publish at once (the racing case:
+          // they found nothing a moment ago).
+          float* const seen = (t & 2) ? list.find(device) : nullptr;
+          float* const use = seen ? seen : list.publish(device, mine[size_t(t)]);
+          if (use != mine[size_t(t)]) {
+            delete[] mine[size_t(t)];
+            freed.fetch_add(1);
+          }
+          got[size_t(t)] = use;
+        });
+      for (auto& th : pool) th.join();
+      bool ok = list.size() == 2 && list.find(0) != nullptr && list.find(1) != nullptr;
+      for (int t = 0; t < kThreads && ok; ++t) {
+        const int device = t % 2;
+        // The copy handed out is the published one for this device, and it is alive (its owner kept it).
+        ok = got[size_t(t)] == list.find(device) && got[size_t(t)][1] == float(device) &&
+             int(got[size_t(t)][0]) % 2 == device;
+      }
+      bad_rounds += ok ? 0 : 1;
+      list.release([&](int, float* p) {
+        delete[] p;
+        freed.fetch_add(1);
+      });
+    }
+    CHECK(bad_rounds == 0);
+    CHECK(allocated.load() == long(kThreads) * kRounds);
+    CHECK(freed.load() == allocated.load());
+  }
 }
 
 TEST_CASE("resident test helper: the id check follows the list each call read", "[sparse][resident][cpu]") {
