@@ -10,7 +10,7 @@
 # survives between calls on a warm machine, so part 2's build is a no-op after part 1; a cold machine
 # rebuilds, ~40 s) and unpack the challenge data. Part 1:
 #   1. the [resident] tests (packed kernel; the bitwise test also runs packed, bulk and v1 through the
-#      config setter; the CPU race test of the packed copies' publish);
+#      config setter; the packed copies' publish raced on the host and by two threads' first calls);
 #   2. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, resident (packed) and
 #      graph side by side (exact: same survivors and per-layer counts);
 #   3. the same timing for v1 (JHDNN_RESIDENT_KERNEL=v1, measured at ff50355: 4.16 / 10.8 / 37.5 ms);
