@@ -44,7 +44,7 @@ if [ "$PART" != part1 ] && [ "$PART" != part2 ] || [ -z "$OUT" ]; then
   exit 2
 fi
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export PATH=$PATH:/usr/local/cuda/bin
 export JHDNN_REQUIRE_GPU=1
 unset JHDNN_RESIDENT_KERNEL
