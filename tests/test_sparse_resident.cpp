@@ -6,6 +6,7 @@
 // Tag [resident]: `build/tests/test_sparse "[resident]"` runs only these.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,6 +24,7 @@
 #include "common/gpu_util.h"
 #include "common/test_util.h"
 #include "core/config.h"
+#include "sparse/sparse.h"  // jhdnnSparseMatrixStruct: the packed copies' list (resident_pack_list.h)
 #include "spdnn/spdnn.h"
 #include "spdnn/spdnn_gpu.h"
 
@@ -548,6 +551,80 @@ TEST_CASE("resident kernel switch: a misspelt JHDNN_RESIDENT_KERNEL is refused b
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find("JHDNN_RESIDENT_KERNEL") != std::string::npos);
   jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// The packed copies' publish (src/sparse/resident_pack_list.h), on host memory: one copy per device
+// whoever races, every caller handed the published one, each loser's copy freed by the loser, the
+// rest by release (allocations == frees: nothing leaks, nothing freed twice).
+TEST_CASE("resident packed copy: one copy published per device when threads race", "[sparse][resident][cpu]") {
+  using jhdnn::sparse::ResidentPackList;
+  SECTION("one thread: first published wins, devices apart, release frees each once") {
+    ResidentPackList list;
+    float a = 1.f, b = 2.f, c = 3.f;
+    CHECK(list.find(0) == nullptr);
+    CHECK(list.publish(0, &a) == &a);
+    CHECK(list.publish(0, &b) == &a);  // the loser gets the winner's copy (and frees its own)
+    CHECK(list.publish(1, &c) == &c);
+    CHECK(list.publish(1, &b) == &c);
+    CHECK(list.find(0) == &a);
+    CHECK(list.find(1) == &c);
+    CHECK(list.find(2) == nullptr);
+    CHECK(list.size() == 2);
+    std::map<float*, int> freed;
+    list.release([&](int device, float* p) {
+      CHECK(((device == 0 && p == &a) || (device == 1 && p == &c)));
+      ++freed[p];
+    });
+    CHECK(freed == std::map<float*, int>{{&a, 1}, {&c, 1}});
+    CHECK(list.size() == 0);
+    CHECK(list.find(0) == nullptr);
+    CHECK(list.publish(0, &b) == &b);  // a new copy after release (the descriptor set again)
+    list.release([](int, float*) {});
+  }
+  SECTION("8 threads publish at once, 2 devices, 1500 rounds") {
+    constexpr int kThreads = 8, kRounds = 1500;
+    std::atomic<long> allocated{0}, freed{0};
+    int bad_rounds = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      ResidentPackList list;
+      std::atomic<int> ready{0};
+      std::array<float*, kThreads> mine{}, got{};
+      std::vector<std::thread> pool;
+      for (int t = 0; t < kThreads; ++t)
+        pool.emplace_back([&, t] {
+          const int device = t % 2;
+          mine[size_t(t)] = new float[2]{float(t), float(device)};
+          allocated.fetch_add(1);
+          ready.fetch_add(1);
+          while (ready.load() < kThreads) std::this_thread::yield();  // all publish together
+          // Half look first (as resident_pack does); the others publish at once (the racing case:
+          // they found nothing a moment ago).
+          float* const seen = (t & 2) ? list.find(device) : nullptr;
+          float* const use = seen ? seen : list.publish(device, mine[size_t(t)]);
+          if (use != mine[size_t(t)]) {
+            delete[] mine[size_t(t)];
+            freed.fetch_add(1);
+          }
+          got[size_t(t)] = use;
+        });
+      for (auto& th : pool) th.join();
+      bool ok = list.size() == 2 && list.find(0) != nullptr && list.find(1) != nullptr;
+      for (int t = 0; t < kThreads && ok; ++t) {
+        const int device = t % 2;
+        // The copy handed out is the published one for this device, and it is alive (its owner kept it).
+        ok = got[size_t(t)] == list.find(device) && got[size_t(t)][1] == float(device) &&
+             int(got[size_t(t)][0]) % 2 == device;
+      }
+      bad_rounds += ok ? 0 : 1;
+      list.release([&](int, float* p) {
+        delete[] p;
+        freed.fetch_add(1);
+      });
+    }
+    CHECK(bad_rounds == 0);
+    CHECK(allocated.load() == long(kThreads) * kRounds);
+    CHECK(freed.load() == allocated.load());
+  }
 }
 
 TEST_CASE("resident test helper: the id check follows the list each call read", "[sparse][resident][cpu]") {
@@ -1080,6 +1157,129 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   }
   JHDNN_CHECK(jhdnnSetStream(h.get(), nullptr));
   CUDA_CHECK(cudaStreamDestroy(stream));
+  for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// Two host threads make the FIRST resident call on the same descriptors at the same moment, each with
+// its own handle, stream and outputs; 6 rounds, the descriptors set again before each, so that every
+// round packs (both threads find no copy: the pack takes a malloc, a kernel and a synchronize, so both
+// build one and one of them loses the publish). Both calls succeed with the CPU chain's exact result,
+// and each descriptor ends with ONE packed copy (the loser freed its own; the publish itself is raced
+// on the host in "resident packed copy: one copy published per device when threads race").
+// The worker threads only call the library and record statuses: Catch2 assertions stay on this thread.
+TEST_CASE("resident packed copy: first calls from two threads on the same descriptors", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  const auto kern = jhdnn::core::config::resident_kernel();
+  if (kern != jhdnn::core::config::ResidentKernel::kPacked && kern != jhdnn::core::config::ResidentKernel::kBulk)
+    REQUIRE(jhdnn::core::config::set_resident_kernel("packed"));
+  struct Restore {
+    ~Restore() { jhdnn::core::config::set_resident_kernel(nullptr); }
+  } restore;
+  constexpr int kWorkers = 2, kRounds = 6;
+  const int64_t n = 1000;
+  const int L = 3, count = 21, max_active = count + 3;
+  const int64_t ld = max_active;
+  const float bias = -0.05f;
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9400));
+  std::vector<spdnn::Ell> layers;
+  std::vector<std::vector<int>> orders;
+  for (int l = 0; l < L; ++l) {
+    auto [e, o] = random_layer(n, 20, 0.08, -0.02, 0.115, g);
+    layers.push_back(std::move(e));
+    orders.push_back(std::move(o));
+  }
+  const auto imgs = make_images(n, count, 0.2, 3.0, g);
+  std::vector<const spdnn::Ell*> pl;
+  for (const auto& e : layers) pl.push_back(&e);
+  const ChainResult want = cpu_chain(pl, imgs, bias);
+  REQUIRE(!want.last.empty());
+
+  std::vector<float> x(size_t(n) * ld, 0.f);
+  std::vector<int> rows(max_active, 0), ids(max_active, -1);
+  for (int m = 0; m < count; ++m) {
+    rows[m] = m;
+    ids[m] = m;
+    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = imgs[m][i];
+  }
+  const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  std::vector<DeviceBuffer> di, dv, dord;
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
+  for (int l = 0; l < L; ++l) {
+    di.push_back(res_to_dev(layers[l].idx));
+    dv.push_back(res_to_dev(layers[l].val));
+    dord.push_back(res_to_dev(orders[l]));
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
+  }
+  // Per worker: a handle, a non-blocking stream, outputs and counts.
+  JhdnnHandle h0, h1;
+  const std::array<jhdnnHandle_t, kWorkers> handles{h0.get(), h1.get()};
+  std::array<cudaStream_t, kWorkers> streams{};
+  std::vector<DeviceBuffer> dy, dro, dio, dc;
+  for (int w = 0; w < kWorkers; ++w) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&streams[w], cudaStreamNonBlocking));
+    JHDNN_CHECK(jhdnnSetStream(handles[w], streams[w]));
+    dy.emplace_back(size_t(n) * ld * 4);
+    dro.emplace_back(size_t(max_active) * 4);
+    dio.emplace_back(size_t(max_active) * 4);
+    dc.emplace_back(size_t(L + 1) * 4);
+  }
+  std::vector<int> c0(L + 1, 0);
+  c0[0] = count;
+  for (int round = 0; round < kRounds; ++round) {
+    INFO("round " << round);
+    for (int l = 0; l < L; ++l) {  // set again: the copies of the last round are freed
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
+      REQUIRE(descs[l]->resident_pack.size() == 0);
+    }
+    for (int w = 0; w < kWorkers; ++w) {
+      dc[w].upload(c0.data(), c0.size() * 4);
+      CUDA_CHECK(cudaMemset(dy[w].get(), 0xFF, size_t(n) * ld * 4));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::atomic<int> ready{0};
+    std::array<jhdnnStatus_t, kWorkers> st{};
+    std::array<cudaError_t, kWorkers> sync{};
+    std::vector<std::thread> pool;
+    for (int w = 0; w < kWorkers; ++w)
+      pool.emplace_back([&, w] {
+        ready.fetch_add(1);
+        while (ready.load() < kWorkers) std::this_thread::yield();  // both calls at once
+        st[w] = jhdnnSparseDnnLayersForwardResident(handles[w], L, descs.data(), bias, 32.f, max_active,
+                                                    dc[w].as<int>(), drows.as<int>(), dids.as<int>(), dx.get(), ld,
+                                                    dy[w].get(), ld, dro[w].as<int>(), dio[w].as<int>(), 0);
+        sync[w] = cudaStreamSynchronize(streams[w]);
+      });
+    for (auto& th : pool) th.join();
+    for (int w = 0; w < kWorkers; ++w) {
+      INFO("worker " << w);
+      REQUIRE(st[w] == JHDNN_STATUS_SUCCESS);
+      REQUIRE(sync[w] == cudaSuccess);
+      std::vector<int> counts = res_from_dev<int>(dc[w], size_t(L) + 1);
+      counts.erase(counts.begin());
+      CHECK(counts == want.counts);
+      const int k = counts.back();
+      REQUIRE(k >= 0);
+      REQUIRE(k <= max_active);
+      const std::vector<int> ro = res_from_dev<int>(dro[w], size_t(k)), io = res_from_dev<int>(dio[w], size_t(k));
+      const std::vector<float> y = res_from_dev<float>(dy[w], size_t(n) * ld);
+      std::map<int, std::vector<uint32_t>> got;
+      for (int t = 0; t < k; ++t) {
+        REQUIRE(ro[t] >= 0);
+        REQUIRE(ro[t] < count);
+        CHECK(io[t] == ro[t]);
+        std::vector<uint32_t> f(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) f[size_t(i)] = res_bits(y[size_t(i) * ld + ro[t]]);
+        got[io[t]] = std::move(f);
+      }
+      CHECK(got == want.last);
+    }
+    for (int l = 0; l < L; ++l) CHECK(descs[l]->resident_pack.size() == 1);  // one copy kept, none leaked
+  }
+  for (int w = 0; w < kWorkers; ++w) {
+    JHDNN_CHECK(jhdnnSetStream(handles[w], nullptr));
+    CUDA_CHECK(cudaStreamDestroy(streams[w]));
+  }
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 

@@ -573,7 +573,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * rows x 272 bytes, about the weights again: the rows in the row order with their output row and
  * list-boundary flags), with one kernel and a synchronize of the handle's stream, and keeps it with
  * the descriptor until the descriptor is set again (jhdnnSetEllMatrixDescriptor /
- * jhdnnSetSparseMatrixRowOrder) or destroyed. Later calls read only the copy: changes to the
+ * jhdnnSetSparseMatrixRowOrder) or destroyed (one copy per device). Several host threads may make
+ * resident calls with the same descriptors at once (each with its own handle); if their first calls
+ * race, one copy is kept and the other freed. Later calls read only the copy: changes to the
  * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
  * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
  * outside the capture first. Environment (A/B measurement only, same results; docs/api.md):

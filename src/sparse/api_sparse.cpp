@@ -131,7 +131,7 @@ jhdnnStatus_t jhdnnSetCsrMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
       JHDNN_CHECK_NULL(values);
     }
     sparse::release_resident_pack(*spDesc);  // the resident path's packed copy is of the old matrix
-    *spDesc = jhdnnSparseMatrixStruct{};
+    static_cast<sparse::SparseMatrixFields&>(*spDesc) = sparse::SparseMatrixFields{};
     spDesc->is_set = true;
     spDesc->format = JHDNN_SPARSE_FORMAT_CSR;
     spDesc->rows = rows;
@@ -156,7 +156,7 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
     JHDNN_CHECK_NULL(colInd);
     JHDNN_CHECK_NULL(values);
     sparse::release_resident_pack(*spDesc);  // the resident path's packed copy is of the old matrix
-    *spDesc = jhdnnSparseMatrixStruct{};
+    static_cast<sparse::SparseMatrixFields&>(*spDesc) = sparse::SparseMatrixFields{};
     spDesc->is_set = true;
     spDesc->format = JHDNN_SPARSE_FORMAT_ELL;
     spDesc->rows = rows;

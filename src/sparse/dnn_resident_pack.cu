@@ -14,9 +14,14 @@
 //                padding entry is fma(0, 0, acc): the reference chain's padding term, bitwise),
 //   word 64      j (the output row), word 65 flags (kResidentFlagNewList: p == 0 or the 32 indices
 //                of j differ from those of order[p - 1]), words 66, 67 zero.
-// Cost: rows x 272 bytes per descriptor (the weights again, +6%), one kernel and one stream
-// synchronize at the first resident call that uses the descriptor; freed by the next Set* call on
-// the descriptor or by its Destroy.
+// Cost: rows x 272 bytes per descriptor and device (the weights again, +6%), one kernel and one
+// stream synchronize at the first resident call on that device that uses the descriptor; freed by
+// the next Set* call on the descriptor or by its Destroy.
+// Threads: calls from several host threads may share a descriptor (Set* / Destroy must not overlap
+// them). Two first calls at once both build a copy; ResidentPackList::publish (resident_pack_list.h,
+// one compare-exchange) keeps the first published and the other thread frees its own, so exactly one
+// copy per device stays and nothing leaks. A copy is never replaced while the descriptor is
+// unchanged (another thread may be using it); the copy of another device stays next to this one.
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
 
@@ -61,19 +66,18 @@ __global__ void resident_pack_kernel(const int* __restrict__ wi, const float* __
 }  // namespace
 
 void release_resident_pack(jhdnnSparseMatrixStruct& d) {
-  if (d.resident_pack == nullptr) return;
-  int cur = -1;
-  const bool switch_dev = cudaGetDevice(&cur) == cudaSuccess && cur != d.resident_pack_device;
-  if (switch_dev && cudaSetDevice(d.resident_pack_device) != cudaSuccess) cudaGetLastError();
-  if (cudaFree(d.resident_pack) != cudaSuccess) cudaGetLastError();
-  if (switch_dev && cudaSetDevice(cur) != cudaSuccess) cudaGetLastError();
-  d.resident_pack = nullptr;
-  d.resident_pack_device = -1;
+  d.resident_pack.release([](int device, float* p) {
+    int cur = -1;
+    const bool switch_dev = cudaGetDevice(&cur) == cudaSuccess && cur != device;
+    if (switch_dev && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
+    if (cudaFree(p) != cudaSuccess) cudaGetLastError();
+    if (switch_dev && cudaSetDevice(cur) != cudaSuccess) cudaGetLastError();
+  });
 }
 
 Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed) {
-  if (d.resident_pack != nullptr && d.resident_pack_device == device) {
-    *packed = d.resident_pack;
+  if (const float* p = d.resident_pack.find(device)) {
+    *packed = p;
     return Status::success();
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -82,7 +86,6 @@ Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, con
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED,
                       "the resident path packs each layer (rows x 272 bytes) at its first call, which cannot run "
                       "inside a stream capture: make one call with these descriptors outside the capture first");
-  release_resident_pack(d);  // a copy on another device
   const int n = int(d.rows);
   float* p = nullptr;
   const size_t bytes = size_t(n) * kResidentRowFloats * sizeof(float);
@@ -93,16 +96,23 @@ Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, con
   }
   resident_pack_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(d.col_ind, d.values, d.row_order, n,
                                                                  reinterpret_cast<float4*>(p));
-  // Synchronized once, so that a call on another stream never reads a copy still being written.
+  // Synchronized before it is published, so that a call on another stream or thread never reads a
+  // copy still being written.
   Status st = JHDNN_CUDA_STATUS(cudaGetLastError());
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));
   if (!st.ok()) {
     cudaFree(p);
     return st;
   }
-  d.resident_pack = p;
-  d.resident_pack_device = device;
-  *packed = p;
+  // Another thread may have built and published the same copy meanwhile (both found none): the
+  // first one published is the one every call uses, and this thread frees its own (same bytes, never
+  // seen by any other thread). See resident_pack_list.h.
+  float* const winner = d.resident_pack.publish(device, p);
+  if (winner != p && cudaFree(p) != cudaSuccess) cudaGetLastError();
+  if (winner == nullptr)
+    return core::fail(JHDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED,
+                      "the resident path's packed copy of a layer could not be recorded (host allocation failed)");
+  *packed = winner;
   return Status::success();
 }
 

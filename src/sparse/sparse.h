@@ -9,8 +9,11 @@
 
 #include "core/status.h"
 #include "jhdnn/jhdnn.h"
+#include "sparse/resident_pack_list.h"
 
-struct jhdnnSparseMatrixStruct {
+namespace jhdnn::sparse {
+// What the Set* calls describe; each Set* resets all of it (assignment from {}).
+struct SparseMatrixFields {
   bool is_set = false;
   jhdnnSparseFormat_t format = JHDNN_SPARSE_FORMAT_CSR;
   int64_t rows = 0, cols = 0;
@@ -20,11 +23,15 @@ struct jhdnnSparseMatrixStruct {
   int* col_ind = nullptr;
   float* values = nullptr;
   const int* row_order = nullptr;  // optional processing order (jhdnnSetSparseMatrixRowOrder)
-  // The resident path's packed copy of this layer (dnn_resident_pack.cu): rows * 272 bytes of device
-  // memory on device resident_pack_device, built by the first resident call that uses the descriptor
-  // and released by jhdnn::sparse::release_resident_pack (every Set* call and Destroy).
-  float* resident_pack = nullptr;
-  int resident_pack_device = -1;
+};
+}  // namespace jhdnn::sparse
+
+struct jhdnnSparseMatrixStruct : jhdnn::sparse::SparseMatrixFields {
+  // The resident path's packed copies of this layer (dnn_resident_pack.cu): rows * 272 bytes of device
+  // memory per device that ran it, built by the first resident call on that device that uses the
+  // descriptor (published once even when threads race: resident_pack_list.h) and released by
+  // jhdnn::sparse::release_resident_pack (every Set* call and Destroy).
+  jhdnn::sparse::ResidentPackList resident_pack;
 };
 
 namespace jhdnn::sparse {
