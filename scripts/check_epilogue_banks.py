@@ -91,15 +91,19 @@ def stage16_off(r, chunk):
     return r * 128 + ((chunk ^ (((r & 3) << 1) | ((r >> 2) & 1))) << 4)
 
 
-def check16():
-    """The 16-bit staging path (store_tile_staged_h, BN 128 / 256, beta == 0): 16 rows x 8 units of
-    16 bytes; stmatrix.x4 writes (lane l: row (l/8 % 2)*8 + l%8 of column group 2jp + l/16, 16 bytes,
-    served per 8 lanes = one matrix) and the reads (lane l: row l/2, units 2i + l%2, per quarter-warp)."""
+def check_stmatrix_layout(off, extra=None):
+    """Shared by both 16-bit stagings: off(r, u) (16 rows x 8 units of 16 bytes) must be injective and
+    inside the 2 KiB buffer (extra(r, u, o) may add errors per unit), and the stmatrix.x4 writes of
+    stmatrix_chunk (lane l: row (l/8 % 2)*8 + l%8 of column group 2jp + l/16, served per 8 lanes = one
+    matrix) conflict-free and covering the chunk exactly once. Returns (errors, full), full = the
+    expected once-per-unit coverage map for further checks."""
     errors = []
     offs = {}
     for r in range(16):
         for u in range(8):
-            o = stage16_off(r, u)
+            o = off(r, u)
+            if extra:
+                errors += extra(r, u, o)
             if not (0 <= o and o + 16 <= 16 * 128):
                 errors.append(f"offset {o} of ({r},{u}) outside the buffer")
             if o in offs:
@@ -111,10 +115,20 @@ def check16():
         for lane in range(32):
             mat = lane // 8
             r, u = (mat % 2) * 8 + lane % 8, 2 * jp + mat // 2
-            acc.append((lane, stage16_off(r, u)))
+            acc.append((lane, off(r, u)))
             written[(r, u)] = written.get((r, u), 0) + 1
         if conflicts(acc, 16):
             errors.append(f"stmatrix conflict jp={jp}: {conflicts(acc, 16)[:3]}")
+    full = {(r, u): 1 for r in range(16) for u in range(8)}
+    if written != full:
+        errors.append("stmatrix writes do not cover the chunk exactly once")
+    return errors, full
+
+
+def check16():
+    """The 16-bit staging path (store_tile_staged_h, BN 128 / 256, beta == 0): the stmatrix layout
+    checks, plus the reads (lane l: row l/2, units 2i + l%2, per quarter-warp)."""
+    errors, full = check_stmatrix_layout(stage16_off)
     read = {}
     for i in range(4):
         acc = []
@@ -124,9 +138,6 @@ def check16():
             read[(r, u)] = read.get((r, u), 0) + 1
         if conflicts(acc, 16):
             errors.append(f"read conflict i={i}: {conflicts(acc, 16)[:3]}")
-    full = {(r, u): 1 for r in range(16) for u in range(8)}
-    if written != full:
-        errors.append("stmatrix writes do not cover the chunk exactly once")
     if read != full:
         errors.append("vector reads do not cover the chunk exactly once")
     return errors
@@ -138,37 +149,16 @@ def tma_stage_off(r, chunk):
 
 
 def check_tma():
-    """The TMA-store staging (store_tile_tma, 16-bit, BN 128 / 256, beta == 0): the stmatrix.x4 writes
-    of store_tile_staged_h (same lanes, rows and units) into tma_stage_off; the layout must be injective,
-    inside the 2 KiB buffer, conflict-free for stmatrix, and exactly the SWIZZLE_128B pattern the
-    tensor map reads (address bits 4..6 XOR bits 7..9). The reads are the TMA unit's."""
-    errors = []
-    offs = {}
-    for r in range(16):
-        for u in range(8):
-            o = tma_stage_off(r, u)
-            plain = r * 128 + u * 16
-            if o != plain ^ (((plain >> 7) & 7) << 4):
-                errors.append(f"({r},{u}) at {o} is not the 128-byte swizzle of {plain}")
-            if not (0 <= o and o + 16 <= 16 * 128):
-                errors.append(f"offset {o} of ({r},{u}) outside the buffer")
-            if o in offs:
-                errors.append(f"({r},{u}) and {offs[o]} share offset {o}")
-            offs[o] = (r, u)
-    written = {}
-    for jp in range(4):
-        acc = []
-        for lane in range(32):
-            mat = lane // 8
-            r, u = (mat % 2) * 8 + lane % 8, 2 * jp + mat // 2
-            acc.append((lane, tma_stage_off(r, u)))
-            written[(r, u)] = written.get((r, u), 0) + 1
-        if conflicts(acc, 16):
-            errors.append(f"stmatrix conflict jp={jp}: {conflicts(acc, 16)[:3]}")
-    if written != {(r, u): 1 for r in range(16) for u in range(8)}:
-        errors.append("stmatrix writes do not cover the chunk exactly once")
-    return errors
-
+    """The TMA-store staging (store_tile_tma, 16-bit, BN 128 / 256, beta == 0): the stmatrix writes of
+    store_tile_staged_h (same lanes, rows and units) into tma_stage_off; besides the shared layout
+    checks, it must be exactly the SWIZZLE_128B pattern the tensor map reads (address bits 4..6 XOR
+    bits 7..9). The reads are the TMA unit's."""
+    def swizzle(r, u, o):
+        plain = r * 128 + u * 16
+        if o != plain ^ (((plain >> 7) & 7) << 4):
+            return [f"({r},{u}) at {o} is not the 128-byte swizzle of {plain}"]
+        return []
+    return check_stmatrix_layout(tma_stage_off, swizzle)[0]
 
 ok = True
 errs = check_tma()

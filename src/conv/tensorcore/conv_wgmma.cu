@@ -397,6 +397,27 @@ __device__ __forceinline__ uint32_t stage16_off(int r, int chunk) {
   return uint32_t(r * 128 + ((chunk ^ (((r & 3) << 1) | ((r >> 2) & 1))) << 4));
 }
 
+// Chunk c (64 channels) of a warp's 16-row accumulator slice, alpha applied and rounded once to T,
+// into shared memory with 4 stmatrix.x4 (16 8x8 matrices: column group 2jp + m/2, row half m%2 of
+// matrix m of call jp). at(row, unit) is the shared address of 16-byte unit `unit` of staged row
+// `row` (the staged epilogue's or the TMA store's swizzle); lane supplies row (m%2)*8 + lane%8 of
+// matrix lane/8.
+template <class T, int N, class At>
+__device__ __forceinline__ void stmatrix_chunk(const float (&acc)[N], int c, float alpha, int lane, At at) {
+  const int mat = lane / 8, mrow = (mat % 2) * 8 + lane % 8;
+#pragma unroll
+  for (int jp = 0; jp < 4; ++jp) {
+    uint32_t r[4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const int j = c * 8 + 2 * jp + m / 2, h = m % 2;
+      const typename Pair<T>::type v = Pair<T>::from_f32(alpha * acc[4 * j + 2 * h], alpha * acc[4 * j + 2 * h + 1]);
+      memcpy(&r[m], &v, 4);
+    }
+    stmatrix_x4(at(mrow, 2 * jp + mat / 2), r[0], r[1], r[2], r[3]);
+  }
+}
+
 // Staged epilogue for 16-bit outputs with beta == 0 (round 7; BN 128 / 256): the sums are scaled by
 // alpha and rounded to the output type in registers -- the same single rounding as the fp32 staging
 // path, so the result is bitwise the same -- and leave through the warp's 2 KiB buffer in chunks of 64
@@ -417,21 +438,10 @@ __device__ __forceinline__ void store_tile_staged_h(const WgParams& prm, T* y, c
   // four).
   const int my_row = lane / 2, my_half = lane % 2;
   T* const yrow = out_row(prm, y, n0, p0, q0, m_base + my_row);
-  const int mat = lane / 8, mrow = (mat % 2) * 8 + lane % 8;  // this lane's stmatrix row address
 #pragma unroll
   for (int c = 0; c < BN / kCols; ++c) {
     if (k0 + c * kCols >= prm.K) break;  // the rest of the tile is past K (uniform over the warp)
-#pragma unroll
-    for (int jp = 0; jp < 4; ++jp) {  // matrices (column group 2jp + m/2, row half m%2), m = 0..3
-      uint32_t r[4];
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int j = c * 8 + 2 * jp + m / 2, h = m % 2;
-        const typename Pair<T>::type v = Pair<T>::from_f32(prm.alpha * acc[4 * j + 2 * h], prm.alpha * acc[4 * j + 2 * h + 1]);
-        memcpy(&r[m], &v, 4);
-      }
-      stmatrix_x4(base + stage16_off(mrow, 2 * jp + mat / 2), r[0], r[1], r[2], r[3]);
-    }
+    stmatrix_chunk<T>(acc, c, prm.alpha, lane, [&](int row, int unit) { return base + stage16_off(row, unit); });
     __syncwarp();
     uint4 v[4];
 #pragma unroll
@@ -493,24 +503,13 @@ __device__ __forceinline__ void store_tile_tma(const WgParams& prm, const CUtens
   // Every pixel of the box is at or after its origin in q, p and n: an origin past the tensor means
   // nothing of the box is inside (tile tails), and no store is issued.
   const bool inside = q < prm.Q && p < prm.P && n < prm.N;
-  const int mat = lane / 8, mrow = (mat % 2) * 8 + lane % 8;  // this lane's stmatrix row address
 #pragma unroll
   for (int c = 0; c < BN / kCols; ++c) {
     if (k0 + c * kCols >= prm.K) break;  // the rest of the tile is past K (uniform over the warp)
     const uint32_t buf = buf0 + uint32_t(slot * kTmaBufBytes);
     if (lane == 0) sm90::bulk_wait_group_read<kTmaBuffers - 1>();  // the store that last read buf is done reading
     __syncwarp();
-#pragma unroll
-    for (int jp = 0; jp < 4; ++jp) {  // matrices (column group 2jp + m/2, row half m%2), m = 0..3
-      uint32_t r[4];
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int j = c * 8 + 2 * jp + m / 2, h = m % 2;
-        const typename Pair<T>::type v = Pair<T>::from_f32(prm.alpha * acc[4 * j + 2 * h], prm.alpha * acc[4 * j + 2 * h + 1]);
-        memcpy(&r[m], &v, 4);
-      }
-      stmatrix_x4(buf + tma_stage_off(mrow, 2 * jp + mat / 2), r[0], r[1], r[2], r[3]);
-    }
+    stmatrix_chunk<T>(acc, c, prm.alpha, lane, [&](int row, int unit) { return buf + tma_stage_off(row, unit); });
     sm90::fence_proxy_async_shared();  // this lane's stmatrix writes, before the TMA unit reads them
     __syncwarp();
     if (lane == 0) {
