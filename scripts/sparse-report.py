@@ -58,25 +58,36 @@ def main():
     md.append("")
 
     # ---- SpDNN
-    fused = {}
+    # jhDNN's paths: graph ("fused" rows), the multi-layer launch (persistent) and the resident late
+    # layers; the table takes, per (N, L), the fastest path whose result matched the graph run
+    # (`valid` = 1; the graph rows are the reference and always count) and names it.
+    paths = {"fused": {}, "persistent": {}, "resident": {}}
     base = {}
     separate = {}  # round 1's path (layer + 4-launch compaction), kept for comparison
     for name, b in rows.items():
-        m = re.match(r"SpDNN/(fused|cusparse|separate)/N(\d+)/L(\d+)$", name)
+        m = re.match(r"SpDNN/(fused|persistent|resident|cusparse|separate)/N(\d+)/L(\d+)$", name)
         if not m:
             continue
         key = (int(m.group(2)), int(m.group(3)))
-        {"fused": fused, "cusparse": base, "separate": separate}[m.group(1)][key] = b
+        {"cusparse": base, "separate": separate}.get(m.group(1), paths.get(m.group(1)))[key] = b
+    fused = {}  # (N, L) -> (path label, benchmark row) of the fastest exact path
+    for key, g in paths["fused"].items():
+        best = ("graph", g)
+        for label in ("persistent", "resident"):
+            b = paths[label].get(key)
+            if b and not b.get("error_occurred") and b.get("valid") == 1.0 and ms(b) < ms(best[1]):
+                best = (label, b)
+        fused[key] = best
     if fused:
-        md += ["## Sparse DNN inference (fused jhDNN layer vs the seed paper's A100 and a cuSPARSE pipeline)", "",
-               "| N | L | time (ms) | TE/s | A100 paper | x paper | target (2x paper) | survivors | host ms | "
-               "peak GiB | cuSPARSE pipeline TE/s | x cuSPARSE | same categories | round-1 path TE/s |",
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        md += ["## Sparse DNN inference (fastest exact jhDNN path vs the seed paper's A100 and a cuSPARSE pipeline)", "",
+               "| N | L | jhDNN path | time (ms) | TE/s | graph path ms | A100 paper | x paper | target (2x paper) | "
+               "survivors | host ms | peak GiB | cuSPARSE pipeline TE/s | x cuSPARSE | same categories | round-1 path TE/s |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for key in sorted(fused):
-            b = fused[key]
+            label, b = fused[key]
             n, l = key
             if b.get("error_occurred"):
-                md.append(f"| {n} | {l} | error: {b.get('error_message', '')} |||||||||||")
+                md.append(f"| {n} | {l} | {label} | error: {b.get('error_message', '')} |||||||||||||")
                 continue
             te = b.get("TE/s", float("nan"))
             p = PAPER.get(n, {}).get(l)
@@ -84,8 +95,8 @@ def main():
             pte = pb.get("TE/s") if pb and not pb.get("error_occurred") else None
             sb = separate.get(key)
             ste = sb.get("TE/s") if sb and not sb.get("error_occurred") else None
-            md.append("| {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} | {} | {} | {} |".format(
-                n, l, ms(b), te, f"{p:.1f}" if p else "-", f"{te / p:.2f}" if p else "-",
+            md.append("| {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} | {} | {} | {} |".format(
+                n, l, label, ms(b), te, ms(paths["fused"][key]), f"{p:.1f}" if p else "-", f"{te / p:.2f}" if p else "-",
                 f"{2 * p:.1f}" if p else "-", b.get("survivors", float("nan")), b.get("host_ms", float("nan")),
                 b.get("peak_GiB", float("nan")), f"{pte:.3f}" if pte else "-", f"{te / pte:.1f}" if pte else "-",
                 {1.0: "yes", 0.0: "NO", -1.0: "-"}.get(pb.get("valid"), "-") if pb else "-",
@@ -170,13 +181,13 @@ def main():
         if fused:
             keys = sorted(fused)
             labels = [f"N{n}\nL{l}" for n, l in keys]
-            ours = [fused[k].get("TE/s", 0) for k in keys]
+            ours = [fused[k][1].get("TE/s", 0) for k in keys]
             paper = [PAPER.get(n, {}).get(l, 0) for n, l in keys]
             pipe = [base[k].get("TE/s", 0) if k in base else 0 for k in keys]
             x = range(len(keys))
             fig, ax = plt.subplots(figsize=(max(6, len(keys) * 0.9), 4))
             w = 0.27
-            ax.bar([i - w for i in x], ours, w, label="jhDNN fused (H200)")
+            ax.bar([i - w for i in x], ours, w, label="jhDNN, fastest path (H200)")
             ax.bar(list(x), paper, w, label="seed paper, A100")
             ax.bar([i + w for i in x], pipe, w, label="cuSPARSE pipeline (H200)")
             ax.plot([i for i in x], [2 * p for p in paper], "k_", markersize=14, label="target: 2x paper")

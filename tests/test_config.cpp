@@ -317,18 +317,18 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
   using cfg::SpdnnTile;
   const SpdnnTile before = cfg::spdnn_tile();
   {
-    jhdnn::test::ScopedSpdnnTile t("block");
-    CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);
-    CHECK_FALSE(cfg::set_spdnn_tile("Block"));  // exact case: refused, nothing changes
-    CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);
+    jhdnn::test::ScopedSpdnnTile t("single");
+    CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
+    CHECK_FALSE(cfg::set_spdnn_tile("Single"));  // exact case: refused, nothing changes
+    CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
     {
-      jhdnn::test::ScopedSpdnnTile inner("single");
-      CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
+      jhdnn::test::ScopedSpdnnTile inner("block");
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);
     }
-    CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);  // nested scope restored
+    CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);  // nested scope restored
   }
   CHECK(cfg::spdnn_tile() == before);
-  if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kSingle);  // the default
+  if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kBlock);  // the default
 }
 
 // ================================================================ threads

@@ -509,20 +509,20 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
-// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the three names, exact; anything else refused
-// with no change; nullptr back to the environment's value.
-TEST_CASE("resident kernel switch: packed / bulk / v1", "[sparse][resident][cpu]") {
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the two names, exact; anything else refused
+// with no change; nullptr back to the environment's value (bulk when unset).
+TEST_CASE("resident kernel switch: bulk / packed", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
-  REQUIRE(cfg::set_resident_kernel("bulk"));
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
-  REQUIRE(cfg::set_resident_kernel("v1"));
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kV1);
-  CHECK_FALSE(cfg::set_resident_kernel("Packed"));
-  CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kV1);
+  if (std::getenv("JHDNN_RESIDENT_KERNEL") == nullptr) CHECK(env == cfg::ResidentKernel::kBulk);  // the default
   REQUIRE(cfg::set_resident_kernel("packed"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
+  CHECK_FALSE(cfg::set_resident_kernel("v1"));  // the first kernel is gone (measured at 3f71f09, deleted)
+  CHECK_FALSE(cfg::set_resident_kernel("Packed"));
+  CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
+  REQUIRE(cfg::set_resident_kernel("bulk"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel(nullptr));
   CHECK(cfg::resident_kernel() == env);
 }
@@ -984,13 +984,6 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
 // inside a stream capture is refused with nothing run; once packed, the call can be captured.
 TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is set again (stream capture too)", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
-  // The packed kernels (v1 reads the arrays directly): the environment's choice if packed or bulk.
-  const auto kern = jhdnn::core::config::resident_kernel();
-  if (kern != jhdnn::core::config::ResidentKernel::kPacked && kern != jhdnn::core::config::ResidentKernel::kBulk)
-    REQUIRE(jhdnn::core::config::set_resident_kernel("packed"));
-  struct Restore {
-    ~Restore() { jhdnn::core::config::set_resident_kernel(nullptr); }
-  } restore;
   JhdnnHandle h;
   const int64_t n = 1000;
   const int L = 3, count = 21, max_active = count + 3;
@@ -1169,12 +1162,6 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
 // The worker threads only call the library and record statuses: Catch2 assertions stay on this thread.
 TEST_CASE("resident packed copy: first calls from two threads on the same descriptors", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
-  const auto kern = jhdnn::core::config::resident_kernel();
-  if (kern != jhdnn::core::config::ResidentKernel::kPacked && kern != jhdnn::core::config::ResidentKernel::kBulk)
-    REQUIRE(jhdnn::core::config::set_resident_kernel("packed"));
-  struct Restore {
-    ~Restore() { jhdnn::core::config::set_resident_kernel(nullptr); }
-  } restore;
   constexpr int kWorkers = 2, kRounds = 6;
   const int64_t n = 1000;
   const int L = 3, count = 21, max_active = count + 3;

@@ -29,9 +29,9 @@ struct FromEnv {
   char tc_epilogue_bad[64] = {};
   TcTail tc_tail = TcTail::kOn;
   char tc_tail_bad[64] = {};
-  SpdnnTile spdnn_tile = SpdnnTile::kSingle;
+  SpdnnTile spdnn_tile = SpdnnTile::kBlock;
   char spdnn_tile_bad[64] = {};
-  ResidentKernel resident = ResidentKernel::kPacked;
+  ResidentKernel resident = ResidentKernel::kBulk;
   char resident_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
@@ -94,8 +94,8 @@ int parse_switch(const char* v, const char* const (&names)[N]) {
 }
 const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
-const char* const kSpdnnTileNames[2] = {"single", "block"};
-const char* const kResidentNames[3] = {"packed", "bulk", "v1"};
+const char* const kSpdnnTileNames[2] = {"block", "single"};  // index 0 = the default
+const char* const kResidentNames[2] = {"bulk", "packed"};  // index 0 = the default
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.

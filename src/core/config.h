@@ -94,23 +94,25 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = single | block (exact case; unset or "" = single): how the fused sparse-DNN
+// JHDNN_SPDNN_TILE = block | single (exact case; unset or "" = block): how the fused sparse-DNN
 // layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32 rows
 // (src/sparse/README.md, "Crowded layers: a SASS count"): single = one output at a time, block = up
-// to 8 outputs that share the held input list at once (independent chains). Both give bitwise the
-// same results. An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
-enum class SpdnnTile : int { kInvalid = -1, kSingle = 0, kBlock = 1 };
+// to 8 outputs that share the held input list at once (independent chains; on the H200 at 3f71f09
+// N = 1024 L = 120 3.09 -> 2.64 ms, N = 4096 10.7 -> 7.98 ms, so it is the default). Both give bitwise
+// the same results. An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
+enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // "single" / "block", or nullptr = back to the environment's value. False (and no change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
-// JHDNN_RESIDENT_KERNEL = packed | bulk | v1 (exact case; unset or "" = packed): the kernel of
-// jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu): the packed kernel copying its
-// weight chunks with 16-byte cp.async, the same with one TMA bulk copy per chunk, or the first,
-// unpacked kernel (dnn_resident_v1.cu). All give the same results; for measurements. An unknown value
-// is kept as kInvalid and every resident call fails with BAD_PARAM naming it.
-enum class ResidentKernel : int { kInvalid = -1, kPacked = 0, kBulk = 1, kV1 = 2 };
+// JHDNN_RESIDENT_KERNEL = bulk | packed (exact case; unset or "" = bulk): the kernel of
+// jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu) copies its packed weight chunks
+// with one TMA bulk copy per chunk (bulk) or with 16-byte cp.async by every thread (packed). Same
+// results; bulk measured faster on the H200 at 3f71f09 (N = 1024 L = 1920 15.2 vs 16.9 ms), packed is
+// kept for A/B runs. An unknown value is kept as kInvalid and every resident call fails with BAD_PARAM
+// naming it.
+enum class ResidentKernel : int { kInvalid = -1, kBulk = 0, kPacked = 1 };
 ResidentKernel resident_kernel();
 const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // A value as above, or nullptr = back to the environment's value. False (and no change) for any

@@ -91,7 +91,6 @@ Status load_kernels() {
   JHDNN_TRY(load_dense_to_csr_kernels());
   JHDNN_TRY(load_spmm_kernels());
   JHDNN_TRY(load_dnn_resident_kernels());
-  JHDNN_TRY(load_dnn_resident_v1_kernels());
   JHDNN_TRY(load_dnn_resident_pack_kernel());
   return load_dnn_kernels();
 }

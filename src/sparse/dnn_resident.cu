@@ -16,9 +16,10 @@
 // the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
-// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, opt-in:
-// the same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier;
-// JHDNN_RESIDENT_KERNEL=bulk.)
+// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, the
+// default since it measured faster on the H200 at 3f71f09 (~6.9 against ~7.8 us per late layer): the
+// same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier;
+// JHDNN_RESIDENT_KERNEL=packed gives the cp.async copy back.)
 //
 // Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
 // them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
@@ -548,14 +549,11 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): packed (default), bulk or v1; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): bulk (default) or packed; both exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not packed, bulk or v1",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not bulk or packed",
                       core::config::resident_kernel_bad_value());
-  if (which == core::config::ResidentKernel::kV1)
-    return dnn_resident_v1(s, device, smem_optin, wts, layer_count, bias, clamp_max, max_active, counts, rows_in,
-                           ids_in, x, ldx, y, ldy, rows_out, ids_out, slice, trace);
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
   if (smax == 0)

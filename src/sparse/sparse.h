@@ -104,15 +104,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr);
-// The first resident kernel (dnn_resident_v1.cu), kept for A/B measurement: dnn_resident runs it
-// when JHDNN_RESIDENT_KERNEL=v1 (core/config.h). Same arguments; descriptors are read, not packed.
-size_t resident_v1_smem_bytes(int64_t n, int s);
-Status load_dnn_resident_v1_kernels();
 Status load_dnn_resident_pack_kernel();
-Status dnn_resident_v1(cudaStream_t s, int device, size_t smem_optin, const jhdnnSparseMatrixStruct* const* wts,
-                       int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
-                       const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                       int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace);
 }  // namespace jhdnn::sparse
 
 // The resident path's packed layers (dnn_resident_pack.cu). A packed layer is the ELL matrix's rows in
