@@ -1,39 +1,35 @@
 #!/usr/bin/env bash
 # On the GPU machine, TWO calls of the device tool (each <= 540 s with a warm rebuild: its limit is 600
-# s a call): the resident kernel before / after the instruction cuts (src/sparse/README.md,
-# "dnn_resident.cu"; the first kernel runs when JHDNN_RESIDENT_KERNEL=v1).
+# s a call): the resident kernel, the default (JHDNN_RESIDENT_KERNEL unset: the TMA bulk copy) against
+# ALT_KERNEL (default packed: the cp.async copy). Written for session 11's v1 / packed / bulk A/B (run at
+# 3f71f09: bench/results/3f71f09/run-resident-trace.sh is that version); v1 is deleted since.
 #
-#   scripts/spdnn-resident-trace-gpu.sh part1 OUTDIR   the default (packed) kernel: correctness, timing
-#   scripts/spdnn-resident-trace-gpu.sh part2 OUTDIR   the opt-in bulk variant, traces, ncu
+#   scripts/spdnn-resident-trace-gpu.sh part1 OUTDIR   the default kernel: tests, timing, trace
+#   scripts/spdnn-resident-trace-gpu.sh part2 OUTDIR   ALT_KERNEL: tests, trace; 1200-image trace, ncu
 #
 # Both parts build test_sparse and spdnn_infer in BUILD_DIR (default build-gpu, git-ignored: it
 # survives between calls on a warm machine, so part 2's build is a no-op after part 1; a cold machine
 # rebuilds, ~40 s) and unpack the challenge data. Part 1:
-#   1. the [resident] tests (packed kernel; the bitwise test also runs packed, bulk and v1 through the
-#      config setter; the packed copies' publish raced on the host and by two threads' first calls);
-#   2. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, resident (packed) and
-#      graph side by side (exact: same survivors and per-layer counts);
-#   3. the same timing for v1 (JHDNN_RESIDENT_KERNEL=v1, measured at ff50355: 4.16 / 10.8 / 37.5 ms);
+#   1. the [resident] tests (default kernel; the packed copies' publish raced on the host and by two
+#      threads' first calls);
+#   2. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, resident and graph side
+#      by side (exact: same survivors and per-layer counts);
+#   3. the same timing with ALT_KERNEL;
 #   4. trace 1 (per-CTA records, jhdnnSparseDnnLayersForwardResidentTraced) of N = 1024 L = 480,
-#      60000 images, packed, summarised by scripts/spdnn-resident-trace.py (per-layer time per CTA:
-#      predicted 4.5-7 us packed).
+#      60000 images, summarised by scripts/spdnn-resident-trace.py (per-layer time per CTA).
 # Part 2:
-#   5. the [resident] tests with JHDNN_RESIDENT_KERNEL=bulk (the opt-in TMA bulk-copy variant, its
-#      first GPU run: first in its own call, so a hang costs only this part's later steps);
-#   6. bulk timing, N = 1024 L = 120 / 480 / 1920;
-#   7. trace 1 for v1 (predicted ~18.5 us per layer and CTA);
-#   8. trace 3: N = 1024 L = 120, 1200 images, packed (the launch ncu profiled at ff50355: ~16
-#      long-lived CTAs instead of ~125; H1 = the per-layer time is the CTA's own);
-#   9. ncu of the measured run's first resident launch at N = 1024 L = 120 (60000 images;
-#      --launch-skip 2 skips the warm-up's two), packed: executed instructions (predicted ~24 k warp
-#      instructions per CTA-layer, was ~62-68 k), IPC, stalls.
+#   5. the [resident] tests with ALT_KERNEL;
+#   6. trace 1 with ALT_KERNEL;
+#   7. trace 3: N = 1024 L = 120, 1200 images (few long-lived CTAs: the per-layer time is the CTA's own);
+#   8. ncu of the measured run's first resident launch at N = 1024 L = 120 (60000 images;
+#      --launch-skip 2 skips the warm-up's two): executed instructions, IPC, stalls.
 #
 # Time guard: steps start only within BUDGET_S (default 510) seconds of the part's start (data and
 # build included): a step starts only if MIN_STEP_S (30) seconds are left, and its timeout is cut to
 # what is left (KILL 10 s after TERM; a trace's python summary <= 20 s more), so a part ends by itself
 # within 540 s (steps skipped or cut are listed in OUTDIR/summary_PART.txt) instead of being killed
 # at the device tool's 600 s with its summary unwritten. Step timeouts: part 1 = 200 + 150 + 100 + 70
-# s, part 2 = 150 + 90 + 70 + 60 + 120 s, after the data (<= 60 s) and the build (<= 300 s; ~40 s
+# s, part 2 = 150 + 70 + 60 + 120 s, after the data (<= 60 s) and the build (<= 300 s; ~40 s
 # cold, a few s warm); typical runs are far shorter, and only a hang or a cold slow build reaches
 # the guard.
 set -uo pipefail
@@ -48,6 +44,7 @@ cd "$(dirname "$0")/.." || exit 1
 export PATH=$PATH:/usr/local/cuda/bin
 export JHDNN_REQUIRE_GPU=1
 unset JHDNN_RESIDENT_KERNEL
+ALT=${ALT_KERNEL:-packed}
 B=${BUILD_DIR:-build-gpu}
 SI=$B/examples/spdnn_infer
 BUDGET=${BUDGET_S:-510}
@@ -113,17 +110,15 @@ if [ "$PART" = part1 ]; then
   run test_resident 200 "$B/tests/test_sparse" "[resident]" --durations yes && test_summary test_resident
   show spdnn_resident_1024 150 "$SI" --width 1024 --layers 120,480,1920 --path resident,graph \
     --validate yes --csv "$OUT/spdnn_resident_1024.csv"
-  show spdnn_resident_v1_1024 100 env JHDNN_RESIDENT_KERNEL=v1 "$SI" --width 1024 --layers 120,480,1920 \
-    --path resident --validate yes --csv "$OUT/spdnn_resident_v1_1024.csv"
+  show spdnn_resident_alt_1024 100 env JHDNN_RESIDENT_KERNEL="$ALT" "$SI" --width 1024 --layers 120,480,1920 \
+    --path resident --validate yes --csv "$OUT/spdnn_resident_alt_1024.csv"
   run spdnn_trace_1024_480 70 "$SI" --width 1024 --layers 480 --path resident --validate no \
     --resident-trace "$OUT/trace_1024_480.csv" && trace_summary trace_1024_480
 else
-  run test_resident_bulk 150 env JHDNN_RESIDENT_KERNEL=bulk "$B/tests/test_sparse" "[resident]" --durations yes &&
-    test_summary test_resident_bulk
-  show spdnn_resident_bulk_1024 90 env JHDNN_RESIDENT_KERNEL=bulk "$SI" --width 1024 --layers 120,480,1920 \
-    --path resident --validate yes --csv "$OUT/spdnn_resident_bulk_1024.csv"
-  run spdnn_trace_v1_1024_480 70 env JHDNN_RESIDENT_KERNEL=v1 "$SI" --width 1024 --layers 480 --path resident \
-    --validate no --resident-trace "$OUT/trace_v1_1024_480.csv" && trace_summary trace_v1_1024_480
+  run test_resident_alt 150 env JHDNN_RESIDENT_KERNEL="$ALT" "$B/tests/test_sparse" "[resident]" --durations yes &&
+    test_summary test_resident_alt
+  run spdnn_trace_alt_1024_480 70 env JHDNN_RESIDENT_KERNEL="$ALT" "$SI" --width 1024 --layers 480 --path resident \
+    --validate no --resident-trace "$OUT/trace_alt_1024_480.csv" && trace_summary trace_alt_1024_480
   run spdnn_trace_1024_120_1200 60 "$SI" --width 1024 --layers 120 --images 1200 --path resident \
     --resident-trace "$OUT/trace_1024_120_1200.csv" && trace_summary trace_1024_120_1200
   run ncu_resident_60000 120 ncu --clock-control none --section SpeedOfLight --section LaunchStats \
