@@ -1347,9 +1347,10 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003},
   };
   const float bias = -0.3f;
-  // Both tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, and block steps of up
-  // to 8 outputs that share a list.
-  for (const char* tile : {"single", "block"}) {
+  // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
+  // outputs that share a list, and the list-blocked tile (aligned 16-output blocks with one unpadded
+  // list as 16 x 32 tiles from shared memory in the per-layer fused kernel; the rest as block steps).
+  for (const char* tile : {"single", "block", "list"}) {
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     for (const ReuseCase& cs : cases) {
