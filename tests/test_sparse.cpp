@@ -1278,6 +1278,7 @@ struct ReuseCase {
   bool scattered;   // rows stored in a random permutation, the row order lists them run by run
   double pad;       // probability of a padding entry (index -1, value NaN)
   int count, max_active;
+  bool identity;    // image r in column r, ld a multiple of 4 (the list tile's 16-byte feature copies)
 };
 
 // Builds the layer: returns the ELL and the row order (empty: natural order).
@@ -1338,13 +1339,17 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
   const ReuseCase cases[] = {
-      {"runs 1..40, scattered rows, row order", 1000, 40, true, 0.1, 2500, 2600},
-      {"runs of 16 (challenge-like), crowded", 256, 16, false, 0.05, 34000, 34000},
-      {"runs 1..20, natural order, odd n", 77, 20, false, 0.2, 70, 75},
-      {"random ELL (runs of 1), scattered", 4096, 1, true, 0.1, 33, 40},
-      {"one image", 96, 16, true, 0.0, 1, 1},
-      {"every row one list", 300, 1 << 20, false, 0.1, 500, 512},
-      {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003},
+      {"runs 1..40, scattered rows, row order", 1000, 40, true, 0.1, 2500, 2600, false},
+      {"runs of 16 (challenge-like), crowded", 256, 16, false, 0.05, 34000, 34000, false},
+      {"runs 1..20, natural order, odd n", 77, 20, false, 0.2, 70, 75, false},
+      {"random ELL (runs of 1), scattered", 4096, 1, true, 0.1, 33, 40, false},
+      {"one image", 96, 16, true, 0.0, 1, 1, false},
+      {"every row one list", 300, 1 << 20, false, 0.1, 500, 512, false},
+      {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003, false},
+      // Columns 0 .. count - 1 in order (ld % 4 == 0): the list tile's 16-byte copies, a partial last
+      // group (count % 32 != 0), crowded (128-image tiles) and not.
+      {"generated challenge layer N = 1024, reuse order, identity columns", 1024, 0, false, 0.0, 3001, 3001, true},
+      {"generated challenge layer N = 256, crowded, identity columns", 256, 0, false, 0.0, 34000, 34000, true},
   };
   const float bias = -0.3f;
   // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
@@ -1358,7 +1363,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
       const auto [e, order] = reuse_layer(cs, g);
-      const int64_t n = cs.n, ld = cs.max_active + 7;  // ld > maxActive: columns past it exist too
+      // ld > maxActive: columns past it exist too (identity: a multiple of 4)
+      const int64_t n = cs.n, ld = cs.identity ? (cs.max_active + 8) / 4 * 4 : cs.max_active + 7;
       // Features: x(i, c), about half zero, values in [0, 32) (for the challenge layer: in [0, 1),
       // so that its weights 1/16 leave some images alive and some dead after bias -0.3).
       std::vector<float> x(size_t(n) * ld);
@@ -1367,7 +1373,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       // Active list: count distinct columns of x in random order; ids arbitrary.
       std::vector<int> cols(ld);
       std::iota(cols.begin(), cols.end(), 0);
-      for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
+      if (!cs.identity)
+        for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
       std::vector<int> rows(cols.begin(), cols.begin() + cs.count), ids(cs.max_active);
       rows.resize(cs.max_active, 0);
       for (int t = 0; t < cs.max_active; ++t) ids[t] = 7000 + 3 * t;
