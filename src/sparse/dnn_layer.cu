@@ -385,7 +385,10 @@ namespace {
 // after a __syncwarp (every lane has read the previous step's) and read after another (every lane's
 // store is visible). rows: the 32 row pointers of a list load, written after the first of those and
 // read after a __syncwarp of its own.
-// kList: the list-mode instantiation (tile_mode 2, list_buf set) of the per-layer fused kernel.
+// - List mode (tile_mode 2, kList: the per-layer fused kernel's own instantiation, list_buf = its
+//   dynamic shared memory): the run's aligned 16-output blocks that share one unpadded list are
+//   16 x 32 tiles from shared memory, staged by double-buffered cp.async (list_tile.cuh: list_run);
+//   the rest of the run takes block steps (reuse_range).
 template <bool kCoherent, bool kList>
 __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
                                                  int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
@@ -494,7 +497,8 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
     const int tile0 = tile * tile_images;
     if constexpr (kWidth32) {  // one image per lane; sh.ipt groups of 32 images per tile
       layer_tile_reuse<kCoherent, kList>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
-                                  active_rows, x, ldx, y, ldy, flags, order, s_tile[warp], tile_mode, list_buf);
+                                         active_rows, x, ldx, y, ldy, flags, order, s_tile[warp], tile_mode,
+                                         list_buf);
     } else {
       if (sh.ipt == 4)
         layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
@@ -549,9 +553,10 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
   extern __shared__ float4 s_list[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<kWidth32, false, kList>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
-                               y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active,
-                               tile_mode, tile_mode == 2 ? reinterpret_cast<float*>(s_list) : nullptr);
+  fused_layer<kWidth32, false, kList>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in,
+                                      x, ldx, y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count,
+                                      max_active, tile_mode,
+                                      tile_mode == 2 ? reinterpret_cast<float*>(s_list) : nullptr);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -722,7 +727,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   const int width = int(wt.width);
   // Grid: as many blocks as are resident on the GPU at once; the kernel loops over the work items
   // (blocks without an item leave at once: ~1k empty blocks cost a microsecond or two).
-  // List mode (width 32 only): 96 KB of dynamic shared memory per block (8 warps x 2 stages of 6 KB),
+  // List mode (width 32 only): 100 KB of dynamic shared memory per block (8 warps x 2 stages of 6.25 KB),
   // so 2 blocks per SM instead of 3; the grid (and so layer_shape's target) follows the occupancy.
   const int mode = width == 32 ? tile_mode : std::min(tile_mode, 1);
   const size_t dyn = mode == 2 ? size_t(tile::kListSmemBytes) : 0;

@@ -45,40 +45,53 @@ struct ListCtx {
   float* buf;       // this warp's two stages (tile::kListWarpFloats floats)
 };
 
-// Stage the list block whose 16 outputs are `ords` (lane l holds the output of position 16 b + l % 16)
-// into stage `s`: returns (warp-uniform) whether the block is a list step, i.e. all 16 outputs have
-// output 0's 32 indices and none is padding; only then are its copies issued. Always commits one
-// cp.async group (possibly empty), so that "all but the newest group" is always the previous block.
-// The row-pointer buffer sm.rows is written after a __syncwarp (its previous readers are done) and
-// read after another.
-__device__ __forceinline__ bool list_stage(int lane, int ords, const ListCtx& c, int s, ReuseSmem& sm) {
-  const int q8 = lane & 7, o0 = lane >> 3;
-  const int j0 = __shfl_sync(0xffffffffu, ords, 0);
-  const int i0 = __ldg(row_lane(c.wi_lane, j0));  // lane t: input t of output 0
-  int jo[4];
-  int4 iv[4];  // slots 4 q8 .. 4 q8 + 3 of outputs o0 + 4 h
+// A list block's indices, loaded one pipeline step before list_issue reads them (so that the load's
+// latency overlaps the previous block's FMAs): lane t holds input t of output 0 (i0); lane l holds
+// slots 4 (l % 8) .. + 3 of outputs l / 8 + 4 h (iv[h]). ords: lane l holds the output of position
+// 16 b + l % 16.
+struct ListFetch {
+  int i0;
+  int4 iv[4];
+};
+__device__ __forceinline__ ListFetch list_fetch(int lane, int ords, const ListCtx& c) {
+  ListFetch f;
+  f.i0 = __ldg(row_lane(c.wi_lane, __shfl_sync(0xffffffffu, ords, 0)));
 #pragma unroll
   for (int h = 0; h < 4; ++h) {
-    jo[h] = __shfl_sync(0xffffffffu, ords, o0 + 4 * h);
-    iv[h] = __ldg(reinterpret_cast<const int4*>(row_lane(c.wi4_lane, jo[h])));
+    const int jo = __shfl_sync(0xffffffffu, ords, (lane >> 3) + 4 * h);
+    f.iv[h] = __ldg(reinterpret_cast<const int4*>(row_lane(c.wi4_lane, jo)));
   }
-  const int rx = __shfl_sync(0xffffffffu, i0, 4 * q8 + 0), ry = __shfl_sync(0xffffffffu, i0, 4 * q8 + 1);
-  const int rz = __shfl_sync(0xffffffffu, i0, 4 * q8 + 2), rw = __shfl_sync(0xffffffffu, i0, 4 * q8 + 3);
-  bool ok = i0 >= 0;  // every slot of output 0 is some lane's i0: no padding anywhere in the list
+  return f;
+}
+
+// Stage the list block (ords, its fetched indices f) into stage `s`: returns (warp-uniform) whether
+// the block is a list step, i.e. all 16 outputs have output 0's 32 indices and none is padding; only
+// then are its copies issued. Always commits one cp.async group (possibly empty), so that "all but
+// the newest group" is always the previous block. The row-pointer buffer sm.rows is written after a
+// __syncwarp (its previous readers are done) and read after another.
+__device__ __forceinline__ bool list_issue(int lane, int ords, const ListFetch& f, const ListCtx& c, int s,
+                                           ReuseSmem& sm) {
+  const int q8 = lane & 7, o0 = lane >> 3;
+  const int rx = __shfl_sync(0xffffffffu, f.i0, 4 * q8 + 0), ry = __shfl_sync(0xffffffffu, f.i0, 4 * q8 + 1);
+  const int rz = __shfl_sync(0xffffffffu, f.i0, 4 * q8 + 2), rw = __shfl_sync(0xffffffffu, f.i0, 4 * q8 + 3);
+  bool ok = f.i0 >= 0;  // every slot of output 0 is some lane's i0: no padding anywhere in the list
 #pragma unroll
-  for (int h = 0; h < 4; ++h) ok = ok && iv[h].x == rx && iv[h].y == ry && iv[h].z == rz && iv[h].w == rw;
+  for (int h = 0; h < 4; ++h)
+    ok = ok && f.iv[h].x == rx && f.iv[h].y == ry && f.iv[h].z == rz && f.iv[h].w == rw;
   if (!__all_sync(0xffffffffu, ok)) {
     cp_async_commit();  // an empty group: the accounting stays one group per block
     return false;
   }
   float* const st = c.buf + s * tile::kListStageFloats;
-  // Weights: lane l copies chunk q8 (inputs 4 q8 .. + 3) of outputs o0 + 4 h, to its swizzled place.
+  // Weights: lane l copies chunk q8 (inputs 4 q8 .. + 3) of outputs o0 + 4 h to their padded rows.
 #pragma unroll
-  for (int h = 0; h < 4; ++h)
+  for (int h = 0; h < 4; ++h) {
+    const int jo = __shfl_sync(0xffffffffu, ords, o0 + 4 * h);
     cp_async16(smem_addr(st + tile::list_w_index(o0 + 4 * h, 4 * q8)),
-               reinterpret_cast<const float*>(row_lane(c.wv4_lane, jo[h])));
-  __syncwarp();  // every lane has read sm.rows of the previous list (block stage or block step)
-  sm.rows[lane] = reinterpret_cast<unsigned long long>(c.x + int64_t(i0) * c.ldx);  // input t = lane's row
+               reinterpret_cast<const float*>(row_lane(c.wv4_lane, jo)));
+  }
+  __syncwarp();  // every lane has read sm.rows of the previous list (list stage or block step)
+  sm.rows[lane] = reinterpret_cast<unsigned long long>(c.x + int64_t(f.i0) * c.ldx);  // input t = lane's row
   __syncwarp();
   if (c.contig) {
     // Features as 16-byte pieces: input t = o0 + 4 k, images 4 q8 .. 4 q8 + 3 (8 per lane, 256 in all).
@@ -103,7 +116,7 @@ __device__ __forceinline__ bool list_stage(int lane, int ords, const ListCtx& c,
 }
 
 // The 16 x 32 block of stage `s` (landed and visible: wait + __syncwarp done by the caller): outputs
-// `ords` (as in list_stage) for the images r0 .. r0 + 31 of y. Lane l: outputs 4 og + u (og = l / 8,
+// `ords` (as in list_fetch) for the images r0 .. r0 + 31 of y. Lane l: outputs 4 og + u (og = l / 8,
 // u = 0..3), images r0 + 4 ig + i (ig = l % 8, i = 0..3). A 16-byte store when the 4 images are
 // valid and y's rows are 16-byte aligned (vec), else 4 predicated stores. alive4[i]: running max of
 // |v| of image 4 ig + i.
@@ -158,13 +171,14 @@ __device__ __forceinline__ void list_compute(int lane, int ords, const ListCtx& 
 }
 
 
-// Blocks c0 .. c1 - 1 (c1 - c0 <= 32, all list blocks of the run) as a pipeline: iteration b stages
-// block b + 1 (its copies in flight) and then computes block b if it is a list step, so block b's
-// copies were issued one iteration earlier and had that iteration's FMAs to land. One cp.async
-// group per staged block (empty when it is not a list step, and in the last iteration, where nothing
-// is staged): "all but the newest group landed" is then exactly block b. The order entries come two
-// blocks ahead (ord_nxt, ord_nn). Returns the blocks that are NOT list steps (bit b - c0), for the
-// caller to run as block steps; sets row_nonzero for the images with a nonzero output here.
+// Blocks c0 .. c1 - 1 (c1 - c0 <= 32, all list blocks of the run) as a pipeline. Iteration b: stage
+// block b + 1 (list_issue on the indices fetched one iteration earlier: its copies go in flight),
+// fetch block b + 2's indices, load block b + 3's order entries, then compute block b if it is a list
+// step. So each global round trip (order -> indices -> features and weights) has one block's FMAs
+// to land in. One cp.async group per staged block (empty when it is not a list step, and in the last
+// iteration, where nothing is staged): "all but the newest group landed" is then exactly block b.
+// Returns the blocks that are NOT list steps (bit b - c0), for the caller to run as block steps;
+// sets row_nonzero for the images with a nonzero output here.
 __device__ __forceinline__ unsigned list_pipeline(int lane, int c0, int c1, const ListCtx& c, ReuseSmem& sm,
                                                   const int* __restrict__ order, float bias, float clamp_max,
                                                   char* y_r0, uint64_t ldy_bytes, int valid_n, bool vec,
@@ -175,19 +189,19 @@ __device__ __forceinline__ unsigned list_pipeline(int lane, int c0, int c1, cons
   };
   float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // images 4 (lane % 8) + i
   unsigned rest = 0u;
-  int ord_cur = ord_at(c0);
-  int ord_nxt = c0 + 1 < c1 ? ord_at(c0 + 1) : 0;
-  bool list_cur = list_stage(lane, ord_cur, c, 0, sm);
+  int ord_cur = ord_at(c0);                        // block b
+  int ord_nxt = c0 + 1 < c1 ? ord_at(c0 + 1) : 0;  // block b + 1
+  int ord_nn = c0 + 2 < c1 ? ord_at(c0 + 2) : 0;   // block b + 2
+  ListFetch f_nxt = list_fetch(lane, ord_cur, c);  // block c0, staged right away
+  bool list_cur = list_issue(lane, ord_cur, f_nxt, c, 0, sm);
+  if (c0 + 1 < c1) f_nxt = list_fetch(lane, ord_nxt, c);  // from here on: block b + 1's indices
   for (int b = c0; b < c1; ++b) {
     const int s = (b - c0) & 1;
     bool list_nxt = false;
-    int ord_nn = 0;
-    if (b + 1 < c1) {
-      list_nxt = list_stage(lane, ord_nxt, c, s ^ 1, sm);  // commits a group
-      if (b + 2 < c1) ord_nn = ord_at(b + 2);
-    } else {
-      cp_async_commit();  // nothing to stage: an empty group keeps the count
-    }
+    if (b + 1 < c1) list_nxt = list_issue(lane, ord_nxt, f_nxt, c, s ^ 1, sm);  // commits a group
+    else cp_async_commit();  // nothing to stage: an empty group keeps the count
+    if (b + 2 < c1) f_nxt = list_fetch(lane, ord_nn, c);
+    const int ord_n3 = b + 3 < c1 ? ord_at(b + 3) : 0;
     if (list_cur) {
       cp_async_wait_all_but_newest();  // block b's copies (this lane's)
       __syncwarp();                    // ... and every other lane's
@@ -199,6 +213,7 @@ __device__ __forceinline__ unsigned list_pipeline(int lane, int c0, int c1, cons
     list_cur = list_nxt;
     ord_cur = ord_nxt;
     ord_nxt = ord_nn;
+    ord_nn = ord_n3;
   }
 #pragma unroll
   for (int i = 0; i < 4; ++i) {

@@ -82,25 +82,30 @@ namespace jhdnn::sparse::tile {
 // block of kListOutputs positions of the row order, [16 b, 16 b + 16), that lies wholly inside a warp's
 // run; when its 16 outputs share one input list without padding, the warp computes it as a 16 x 32
 // (outputs x images) tile from shared memory. Each warp owns two stages (double buffer) of
-// kListStageFloats floats: the list's features f(t, image) (32 x 32) then the 16 rows' weights
-// w(o, t) (16 x 32).
+// kListStageFloats floats: the list's features f(t, image) (32 x 32) then the 16 rows' weights.
 constexpr int kListOutputs = 16;
-constexpr int kListFeatFloats = 32 * 32;                               // 4 KB
-constexpr int kListWeightFloats = kListOutputs * 32;                   // 2 KB
-constexpr int kListStageFloats = kListFeatFloats + kListWeightFloats;  // 6 KB
-constexpr int kListWarpFloats = 2 * kListStageFloats;                  // 12 KB: two stages
-constexpr int kListSmemBytes = kWarps * kListWarpFloats * 4;           // 96 KB of dynamic shared memory per block
+constexpr int kListFeatFloats = 32 * 32;  // 4 KB
+// Weight rows: output o = 4 og + u (the compute's lane og = lane / 8 holds outputs 4 og .. 4 og + 3)
+// at u * kListWSlab + og * kListWRow: rows of 32 floats padded to 36 (144 bytes), 4 per slab.
+constexpr int kListWRow = 36;
+constexpr int kListWSlab = 4 * kListWRow;
+constexpr int kListWeightFloats = 4 * kListWSlab;                      // 2304 B
+constexpr int kListStageFloats = kListFeatFloats + kListWeightFloats;  // 6400 B
+constexpr int kListWarpFloats = 2 * kListStageFloats;                  // 12800 B: two stages
+constexpr int kListSmemBytes = kWarps * kListWarpFloats * 4;           // 100 KB of dynamic shared memory per block
 
 // Feature t of image slot q (0..31: lane q's image) within a stage: row t is one 128-byte line, so
 // the compute's LDS.128 of images 4 ig .. 4 ig + 3 (8 distinct 16-byte chunks, ig = 0..7) and the
 // gather's 4-byte stores (lane q -> word q) are both conflict-free.
 JHDNN_SPDNN_HD int list_f_index(int t, int q) { return t * 32 + q; }
-// Weight t of the block's output o: rows of 128 bytes with the 16-byte chunks XOR-swizzled by o / 4,
-// so the 4 distinct addresses of one weight LDS.128 (outputs 4 og + u, og = 0..3, the same chunk
-// t / 4) fall in 4 different bank groups (unswizzled they would all hit banks 4 (t/4) .. + 3: a
-// 4-way conflict). cp.async writes whole chunks, so the swizzle keeps them 16-byte aligned.
+// Weight t of the block's output o. One weight LDS.128 of the compute reads 4 distinct addresses
+// (outputs 4 og + u, og = 0..3, the same inputs t .. t + 3): with rows of 128 bytes they would all
+// fall in banks 4 (t / 4) .. + 3 (4-way conflict); the 144-byte row stride moves og's row by
+// 16 bytes of banks each, so the four are in different bank groups. Rows stay 16-byte aligned for the
+// cp.async pieces, and every address is a lane base (og) plus a constant (u, t): no address
+// arithmetic in the FMA loop.
 JHDNN_SPDNN_HD int list_w_index(int o, int t) {
-  return kListFeatFloats + o * 32 + ((((t >> 2) ^ (o >> 2)) & 7) << 2) + (t & 3);
+  return kListFeatFloats + (o & 3) * kListWSlab + (o >> 2) * kListWRow + t;
 }
 
 // The list blocks of a run [begin, end): b in [*b0, *b1); *b0 == *b1 when none lies wholly inside.
