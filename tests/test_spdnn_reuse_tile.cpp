@@ -79,13 +79,14 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   res.y.assign(size_t(n_out) * ldy, kPoison);
   res.writes.assign(size_t(n_out) * ldy, 0);
   res.flags.assign(size_t(count), 0);
-  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid);
+  const int align = mode == 2 ? tile::kListOutputs : 1;  // list mode: slices and runs at multiples of 16
+  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid, align);
   for (int64_t item = 0; item < sh.tiles * sh.slices; ++item) {
     const int tile0 = int(item % sh.tiles) * 32 * sh.ipt;
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = std::min(n_out, j_begin + sh.slice);
     for (int warp = 0; warp < tile::kWarps; ++warp) {
-      const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end);
+      const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end, align);
       bool valid[32];
       unsigned col[32];
       int held[32];
@@ -541,6 +542,16 @@ TEST_CASE("spdnn reuse tile emulation: list loads of the challenge layers match 
       // Most outputs of a challenge layer run in block steps (crowded layers: runs of ~171 outputs,
       // nearly all; late layers: runs of ~10, cut lists at both ends).
       CHECK(rb.block_outputs >= (count > 30000 ? 0.95 : 0.75) * double(rb.block_outputs + rb.single_steps));
+      // List mode (grid 2 x SMs, slices and runs aligned to 16): every output of these layers is in a
+      // 16-output list step, none as block steps; columns in order, so with ldx = count a multiple of 4
+      // (4900, 33800) the full groups take 16-byte copies, with 950 every group gathers.
+      const Result rl = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 132, 264, 2, false);
+      const tile::Shape sl = tile::layer_shape(count, n, 132, 264, tile::kListOutputs);
+      CHECK(rl.block_steps == 0);
+      CHECK(rl.single_steps == 0);
+      CHECK(rl.list_loads == 0);
+      CHECK(rl.list_steps * tile::kListOutputs == sl.tiles * sl.ipt * n);
+      CHECK((rl.contig_stages > 0) == (count % 4 == 0));
     }
   }
 }

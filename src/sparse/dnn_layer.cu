@@ -397,7 +397,8 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
                                                  int64_t ldx, float* __restrict__ y, int64_t ldy,
                                                  int* __restrict__ row_nonzero, const int* __restrict__ order,
                                                  ReuseSmem& sm, int tile_mode, float* list_buf) {
-  const tile::Run run = tile::warp_run(warp, groups, j_begin, j_end);  // outputs [run.begin, run.end)
+  // outputs [run.begin, run.end); list mode: runs begin at multiples of 16 (fused_layer's shape too)
+  const tile::Run run = tile::warp_run(warp, groups, j_begin, j_end, kList && !kCoherent ? tile::kListOutputs : 1);
   const int r = tile0 + run.group * 32 + lane;  // this warp's group of 32 images
   const bool valid = r < count;
   // This lane's column of x. Lanes past the count read column 0 (in bounds: count >= 1) and compute
@@ -487,7 +488,8 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
                                             const int* __restrict__ order, int sm_count, int max_active,
                                             int tile_mode, float* list_buf) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x));
+  // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
+  const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
   const int tile_images = 32 * sh.ipt;
   const int64_t items = sh.tiles * sh.slices;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {

@@ -31,7 +31,10 @@ struct Shape {
 // Width-32 layers (layer_tile_reuse) use the same shape: with 60000 images, 469 tiles of 128 images
 // x 3 slices (1407 items, ~3.6 per block of a 396-block grid), each tile's 4 groups of 32 images
 // sharing 2 runs of outputs per slice (see layer_tile_reuse).
-JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+// align (the list tile: kListOutputs, else 1): slices are rounded up to a multiple of align x the
+// warps' runs per slice, so that every slice and run begins at a multiple of align in the row order
+// (warp_run with the same align) and the challenge's aligned 16-row lists are never cut.
+JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target, int align = 1) {
   Shape sh;
   sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
   sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
@@ -43,6 +46,10 @@ JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int
   if (slices > max_slices) slices = max_slices;
   if (slices > 65535) slices = 65535;
   sh.slice = (n_out + slices - 1) / slices;
+  if (align > 1) {  // align x runs per slice (kWarps / groups); align 1 leaves round 2's shape alone
+    const int64_t unit = int64_t(align) * (kWarps / sh.ipt);
+    sh.slice = (sh.slice + unit - 1) / unit * unit;
+  }
   sh.slices = (n_out + sh.slice - 1) / sh.slice;
   return sh;
 }
@@ -50,13 +57,15 @@ JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int
 // layer_tile_reuse's split of one item (a tile of `groups` x 32 images, outputs [j_begin, j_end) of
 // the row order) over the block's warps: warp w serves image group w / runs (runs = kWarps / groups)
 // and the contiguous run w % runs of the slice, outputs [begin, end) (empty when begin == end).
-// Outputs fit int: the API requires rows < INT_MAX.
+// align: runs are rounded up to a multiple of it (layer_shape's align; with j_begin a multiple of
+// it, every run then begins at one). Outputs fit int: the API requires rows < INT_MAX.
 struct Run {
   int group, begin, end;
 };
-JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end) {
+JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end, int align = 1) {
   const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
-  const int64_t per = (j_end - j_begin + runs - 1) / runs;
+  int64_t per = (j_end - j_begin + runs - 1) / runs;
+  per = (per + align - 1) / align * align;
   const int64_t b = j_begin + int64_t(warp % runs) * per;
   const int64_t begin = b < j_end ? b : j_end;
   const int64_t end = begin + per < j_end ? begin + per : j_end;
