@@ -734,8 +734,11 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   const int mode = width == 32 ? tile_mode : std::min(tile_mode, 1);
   const size_t dyn = mode == 2 ? size_t(tile::kListSmemBytes) : 0;
   auto launch = [&](auto kernel) -> Status {
-    if (dyn > 0)
+    if (dyn > 0) {  // 2 blocks of ~111 KB per SM need the largest shared-memory carveout (228 KB)
       JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dyn)));
+      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          int(cudaSharedmemCarveoutMaxShared)));
+    }
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
