@@ -1279,6 +1279,7 @@ struct ReuseCase {
   double pad;       // probability of a padding entry (index -1, value NaN)
   int count, max_active;
   bool identity;    // image r in column r, ld a multiple of 4 (the list tile's 16-byte feature copies)
+  bool misaligned;  // colInd and values 4 bytes past a 16-byte boundary: block and list fall back to single
 };
 
 // Builds the layer: returns the ELL and the row order (empty: natural order).
@@ -1339,17 +1340,20 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
   const ReuseCase cases[] = {
-      {"runs 1..40, scattered rows, row order", 1000, 40, true, 0.1, 2500, 2600, false},
-      {"runs of 16 (challenge-like), crowded", 256, 16, false, 0.05, 34000, 34000, false},
-      {"runs 1..20, natural order, odd n", 77, 20, false, 0.2, 70, 75, false},
-      {"random ELL (runs of 1), scattered", 4096, 1, true, 0.1, 33, 40, false},
-      {"one image", 96, 16, true, 0.0, 1, 1, false},
-      {"every row one list", 300, 1 << 20, false, 0.1, 500, 512, false},
-      {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003, false},
+      {"runs 1..40, scattered rows, row order", 1000, 40, true, 0.1, 2500, 2600, false, false},
+      {"runs of 16 (challenge-like), crowded", 256, 16, false, 0.05, 34000, 34000, false, false},
+      {"runs 1..20, natural order, odd n", 77, 20, false, 0.2, 70, 75, false, false},
+      {"random ELL (runs of 1), scattered", 4096, 1, true, 0.1, 33, 40, false, false},
+      {"one image", 96, 16, true, 0.0, 1, 1, false, false},
+      {"every row one list", 300, 1 << 20, false, 0.1, 500, 512, false, false},
+      {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003, false, false},
       // Columns 0 .. count - 1 in order (ld % 4 == 0): the list tile's 16-byte copies, a partial last
       // group (count % 32 != 0), crowded (128-image tiles) and not.
-      {"generated challenge layer N = 1024, reuse order, identity columns", 1024, 0, false, 0.0, 3001, 3001, true},
-      {"generated challenge layer N = 256, crowded, identity columns", 256, 0, false, 0.0, 34000, 34000, true},
+      {"generated challenge layer N = 1024, identity columns", 1024, 0, false, 0.0, 3001, 3001, true, false},
+      {"generated challenge layer N = 256, crowded, identity columns", 256, 0, false, 0.0, 34000, 34000, true,
+       false},
+      {"generated challenge layer N = 1024, identity columns, misaligned weights", 1024, 0, false, 0.0, 3001, 3001,
+       true, true},
   };
   const float bias = -0.3f;
   // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
@@ -1399,10 +1403,16 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
         REQUIRE(int(want_alive.size()) < cs.count);
       }
 
-      DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dorder = to_dev(order);
+      // Misaligned: the arrays start 4 bytes into their allocations (element-aligned, not 16-byte).
+      const size_t skew = cs.misaligned ? 4 : 0;
+      DeviceBuffer di(e.idx.size() * 4 + skew), dv(e.val.size() * 4 + skew), dorder = to_dev(order);
+      di.upload(e.idx.data(), e.idx.size() * 4, skew);
+      dv.upload(e.val.data(), e.val.size() * 4, skew);
+      int* const di_ptr = reinterpret_cast<int*>(di.as<char>() + skew);
+      float* const dv_ptr = reinterpret_cast<float*>(dv.as<char>() + skew);
       jhdnnSparseMatrixDescriptor_t d;
       JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di_ptr, dv_ptr, JHDNN_DATA_FLOAT));
       if (!order.empty()) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dorder.as<int>()));
 
       // y (n x ld, column r = position r) against want_y; columns from count on keep the poison.
