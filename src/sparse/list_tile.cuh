@@ -5,14 +5,15 @@
 // Idea: in the challenge's row order the 16 outputs of one input list are adjacent (aligned runs of 16
 // positions). For 32 images that is a 16 x 32 (outputs x images) block of a tiny GEMM over the list's
 // 32 inputs. The warp stages the list's features (32 inputs x 32 images, 4 KB) and the 16 rows'
-// weights (2 KB) in its own shared buffers with cp.async, DOUBLE-BUFFERED: the next list block's
-// copies are issued before the current block is computed, so their global latency (the top stall of
-// the block tile, long scoreboard on the feature loads) overlaps the FMAs. Each lane then keeps a
+// weights (2 KB, rows padded to 144 B) in its own shared buffers with cp.async, DOUBLE-BUFFERED: the
+// next list block's copies are issued before the current block is computed, so their global latency
+// (the top stall of the block tile, long scoreboard on the feature loads) overlaps the FMAs. Each lane then keeps a
 // 4-output x 4-image accumulator block: lane l computes outputs 4 og .. 4 og + 3 (og = l / 8) for
 // images 4 ig .. 4 ig + 3 (ig = l % 8); per 4 inputs 4 LDS.128 of weights (4 inputs of one output)
 // and 4 LDS.128 of features (4 images of one input) feed 64 FFMA. Every accumulator is one chain
 // acc = fma(w_t, x_t, acc), t = 0..31 in order from 0, then bias / ReLU / clamp: bitwise the block
-// and single tiles and the CPU chain.
+// and single tiles and the CPU chain. SASS: 962 warp instructions per 16-output list step with 16-byte
+// feature copies, 1065 with 4-byte gathers (512 FFMA); 128 registers, 2 blocks of 256 per SM.
 #pragma once
 
 namespace jhdnn::sparse {
@@ -169,7 +170,6 @@ __device__ __forceinline__ void list_compute(int lane, int ords, const ListCtx& 
     }
   }
 }
-
 
 // Blocks c0 .. c1 - 1 (c1 - c0 <= 32, all list blocks of the run) as a pipeline. Iteration b: stage
 // block b + 1 (list_issue on the indices fetched one iteration earlier: its copies go in flight),
