@@ -25,11 +25,11 @@ COSTS = {
     "after": dict(output=84, list_load=136, group=62, item=150),    # this branch, JHDNN_SPDNN_TILE=single
     "block": dict(block_step=560, single_step=168, list_load=131, group=62, item=150),  # JHDNN_SPDNN_TILE=block
     # JHDNN_SPDNN_TILE=list (dnn_layer_compact_kernel<true, true>, grid 2 x SMs): per 16-output list step
-    # 962 with 16-byte feature copies (contiguous columns: layer 1, identity list) / 1065 gathered
+    # 957 with 16-byte feature copies (contiguous columns: layer 1, identity list) / 1060 gathered
     # (cuobjdump path count of the pipeline loop, src/sparse/README.md "List-blocked tile"); per chunk of
     # <= 32 list blocks ~200 (prologue: two index fetches, the first issue, the flag stores; estimate);
     # the head / tail of a run as block steps (the block costs above); per (item, warp) ~250 (estimate).
-    "list": dict(list_contig=962, list_gather=1065, chunk=200, block_step=560, single_step=168, list_load=131,
+    "list": dict(list_contig=957, list_gather=1060, chunk=200, block_step=560, single_step=168, list_load=131,
                  group=62, item=250),
 }
 

@@ -13,8 +13,8 @@
 # step's exit status and the skipped ones are in OUTDIR/summary.txt.
 # Baseline (block, H200 at 3f71f09, bench/results/3f71f09): graph N = 1024 L = 120 2.64 ms, N = 4096
 # 7.98 ms; resident N = 1024 2.24 ms; layer 1 (ncu) 335 us, 159.8 M instructions, IPC 1.89.
-# Prediction (not measured; README): layer 1 180-240 us; layers 1-8 0.77-0.93 ms (block 1.24); graph
-# N = 1024 L = 120 2.2-2.35 ms, resident 1.8-1.95 ms, N = 4096 graph 6.4-7.1 ms.
+# Prediction (not measured; README): layer 1 175-240 us; layers 1-8 0.77-0.92 ms (block 1.24); graph
+# N = 1024 L = 120 2.0-2.35 ms, resident 1.8-1.95 ms, N = 4096 graph 6.4-7.1 ms.
 set -uo pipefail
 OUT=${1:?usage: spdnn-list-tile-gpu.sh OUTDIR}
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
@@ -47,7 +47,7 @@ if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
   tail -40 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
 fi
 # Registers / stack / shared memory of the layer kernels as built (list: dnn_layer_compact_kernel<true, true>,
-# expected REG:128, STACK:16, SHARED:10256 static).
+# expected REG:128, STACK:24, SHARED:11280 = 10256 static + 1 KB reserved; dynamic 102400 B per block).
 cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_layer.cu.o" 2>/dev/null |
   grep -A1 compact_kernel | tee "$OUT/resource-usage.txt" | grep -oE "REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+"
 

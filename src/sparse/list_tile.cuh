@@ -12,8 +12,8 @@
 // images 4 ig .. 4 ig + 3 (ig = l % 8); per 4 inputs 4 LDS.128 of weights (4 inputs of one output)
 // and 4 LDS.128 of features (4 images of one input) feed 64 FFMA. Every accumulator is one chain
 // acc = fma(w_t, x_t, acc), t = 0..31 in order from 0, then bias / ReLU / clamp: bitwise the block
-// and single tiles and the CPU chain. SASS: 962 warp instructions per 16-output list step with 16-byte
-// feature copies, 1065 with 4-byte gathers (512 FFMA); 128 registers, 2 blocks of 256 per SM.
+// and single tiles and the CPU chain. SASS: 957 warp instructions per 16-output list step with 16-byte
+// feature copies, 1060 with 4-byte gathers (512 FFMA); 128 registers, 2 blocks of 256 per SM.
 #pragma once
 
 namespace jhdnn::sparse {
