@@ -654,6 +654,25 @@ size_t scan_temp_bytes(int n) {
 
 }  // namespace
 
+// The list kernel's shared-memory attributes (100 KB of dynamic shared memory, the largest carveout so
+// that 2 blocks fit an SM), set once per device: at jhdnnCreate (load_dnn_kernels, never inside a
+// stream capture) and, if that device was not seen there, at the first list launch.
+static constexpr int kListDevices = 64;
+static std::atomic<bool> g_list_attr[kListDevices];
+static Status set_list_kernel_attributes() {
+  int device = 0;
+  JHDNN_CUDA_TRY(cudaGetDevice(&device));
+  const bool cached = device >= 0 && device < kListDevices;
+  if (cached && g_list_attr[device].load(std::memory_order_acquire)) return Status::success();
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_compact_kernel<true, true>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, tile::kListSmemBytes));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_compact_kernel<true, true>,
+                                      cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
+  if (cached) g_list_attr[device].store(true, std::memory_order_release);
+  return Status::success();
+}
+
 Status load_dnn_kernels() {
   cudaFuncAttributes attr;
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<true, 1>));
@@ -662,6 +681,7 @@ Status load_dnn_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true, true>));
+  JHDNN_TRY(set_list_kernel_attributes());
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
@@ -734,11 +754,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   const int mode = width == 32 ? tile_mode : std::min(tile_mode, 1);
   const size_t dyn = mode == 2 ? size_t(tile::kListSmemBytes) : 0;
   auto launch = [&](auto kernel) -> Status {
-    if (dyn > 0) {  // 2 blocks of ~111 KB per SM need the largest shared-memory carveout (228 KB)
-      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(dyn)));
-      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                          int(cudaSharedmemCarveoutMaxShared)));
-    }
+    if (dyn > 0) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
