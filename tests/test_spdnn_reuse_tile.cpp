@@ -352,6 +352,35 @@ Layer random_layer(int64_t n, int max_run, bool scattered, double pad, Rng& g) {
   return L;
 }
 
+// Aligned blocks of 16 rows (natural order, n need not be a multiple of 16), each one unpadded list
+// (60%), one list with a padding entry (20%) or two lists of 8 rows (20%): list mode interleaves list
+// steps and block steps inside one pipeline chunk (the kernel's `rest` mask).
+Layer mixed_blocks_layer(int64_t n, Rng& g) {
+  Layer L;
+  spdnn::Ell& e = L.e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.assign(size_t(n) * 32, -1);
+  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  int list[2][32];
+  for (int64_t j = 0; j < n; ++j) {
+    if (j % 16 == 0) {
+      const double u = g.uniform();
+      const int kind = u < 0.6 ? 0 : u < 0.8 ? 1 : 2;
+      for (auto& li : list)
+        for (int& i : li) i = int(g.next() % uint64_t(n));
+      if (kind == 1) list[0][g.next() % 32] = -1;                       // one padding entry
+      if (kind != 2) std::copy(list[0], list[0] + 32, list[1]);          // one list for the 16 rows
+    }
+    const int* li = list[(j % 16) / 8];
+    for (int k = 0; k < 32; ++k) {
+      e.idx[size_t(j) * 32 + k] = li[k];
+      if (li[k] >= 0) e.val[size_t(j) * 32 + k] = float(g.uniform() * 0.05 - 0.01);
+    }
+  }
+  return L;
+}
+
 // The list loads of a layer whose row order holds the lists as aligned runs of `rows_per_list`
 // rows (the generated challenge layers: 16): per warp run [b, e), the lists it touches.
 int64_t modelled_list_loads(int count, int64_t n_out, int sm_count, int grid, int rows_per_list) {
@@ -501,6 +530,17 @@ TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain,
     run_case(L, 40, 4, g.next());  // runs of 9 outputs: no list block fits, list mode runs block steps
     run_case(L, 1030, 4, g.next(), false, true);
     run_case(L, 1030, 4, g.next(), true, true);
+  }
+  SECTION("aligned 16-row blocks, some padded or split (list steps and block steps in one chunk)") {
+    const Layer L = mixed_blocks_layer(1000, g);
+    for (int count : {45, 1100}) run_case(L, count, 4, g.next(), false, true);
+    run_case(L, 1100, 4, g.next(), true, true);
+  }
+  SECTION("generated challenge layer N = 4096: runs of 64 list blocks (two pipeline chunks)") {
+    Layer L;
+    L.e = spdnn::generate_layer_ell(4096, 3, 42);
+    L.order = spdnn::reuse_order(L.e);
+    run_case(L, 300, 1, g.next(), true, true);
   }
   SECTION("generated challenge layer N = 1024 in its reuse order") {
     Layer L;
