@@ -1274,7 +1274,8 @@ namespace {
 struct ReuseCase {
   const char* name;
   int64_t n;        // n x n layer
-  int max_run;      // runs of equal lists have 1 .. max_run rows (0: a generated challenge layer)
+  int max_run;      // runs of equal lists have 1 .. max_run rows (0: a generated challenge layer; -16:
+                    // aligned 16-row blocks, each one list, one list with a padding entry, or 8 + 8 rows)
   bool scattered;   // rows stored in a random permutation, the row order lists them run by run
   double pad;       // probability of a padding entry (index -1, value NaN)
   int count, max_active;
@@ -1294,6 +1295,24 @@ std::pair<spdnn::Ell, std::vector<int>> reuse_layer(const ReuseCase& cs, SplitMi
   e.width = 32;
   e.idx.assign(size_t(n) * 32, -1);
   e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  if (cs.max_run < 0) {  // list mode's list steps and block steps interleaved (natural order)
+    int list[2][32];
+    for (int64_t j = 0; j < n; ++j) {
+      if (j % 16 == 0) {
+        const double u = g.uniform();
+        for (auto& li : list)
+          for (int& i : li) i = int(g.next() % uint64_t(n));
+        if (u >= 0.6 && u < 0.8) list[0][g.next() % 32] = -1;     // one padding entry
+        if (u < 0.8) std::copy(list[0], list[0] + 32, list[1]);  // else rows 8..15 have another list
+      }
+      const int* li = list[(j % 16) / 8];
+      for (int k = 0; k < 32; ++k) {
+        e.idx[j * 32 + k] = li[k];
+        if (li[k] >= 0) e.val[j * 32 + k] = float(g.uniform() * 0.05 - 0.01);
+      }
+    }
+    return {e, {}};
+  }
   std::vector<int> perm(n);  // perm[p] = the stored row processed at position p
   std::iota(perm.begin(), perm.end(), 0);
   if (cs.scattered)
@@ -1354,6 +1373,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false},
       {"generated challenge layer N = 1024, identity columns, misaligned weights", 1024, 0, false, 0.0, 3001, 3001,
        true, true},
+      {"aligned 16-row blocks, some padded or split, identity columns", 1000, -16, false, 0.0, 2100, 2100, true, false},
   };
   const float bias = -0.3f;
   // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
