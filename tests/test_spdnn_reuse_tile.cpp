@@ -1,12 +1,16 @@
 // CPU emulation of the fused sparse-DNN layer's width-32 tile (layer_tile_reuse in
-// src/sparse/dnn_layer.cu) over a whole layer, in both modes (JHDNN_SPDNN_TILE = single | block): the
+// src/sparse/dnn_layer.cu) over a whole layer, in all three modes (JHDNN_SPDNN_TILE = single | block |
+// list; list: src/sparse/list_tile.cuh, emulated below as list_mode_run): the
 // same shape and warp runs (src/sparse/reuse_tile.h, shared with the kernel), the 32-output groups of
 // the row order; single: the prefetch of the next output's pair from lane k + 1 (lane 0 or a lane
 // past the group after the last one); block: steps over outputs k .. k + 7 (lanes (k + o) mod 32),
 // m = the leading outputs with output k's list, m >= 4 as m chains (8 computed, the rest dropped)
 // else output k alone; the per-lane held list and its warp vote, the full-list path (row pointers,
 // lanes past the count reading column 0) and the padded-list path, the fma chain t = 0..31, bias /
-// ReLU / clamp, the predicated store and the alive flag as a running max of |v|. Checked: every
+// ReLU / clamp, the predicated store and the alive flag as a running max of |v|; list: the aligned
+// shape, the run's head / list blocks in chunks of <= 32 / tail, the list-step test, the two stages
+// (copies land when issued, into the stage the kernel names), the 4 x 4 lane blocks over the padded
+// weight rows, the other blocks as block steps with a fresh held list. Checked: every
 // (output, active image) written exactly once and bitwise equal to the CPU fma chain; nothing else
 // written; the flags are exactly the images with a nonzero output; every row and feature read in
 // bounds; and, on generated challenge layers in their reuse order, the list loads, block steps and
