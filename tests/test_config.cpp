@@ -326,6 +326,18 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
       CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);
     }
     CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);  // nested scope restored
+    {
+      jhdnn::test::ScopedSpdnnTile inner("list");
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kList);
+      CHECK_FALSE(cfg::set_spdnn_tile("lists"));  // refused, nothing changes
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kList);
+      {
+        jhdnn::test::ScopedSpdnnTile innermost("block");
+        CHECK(cfg::spdnn_tile() == SpdnnTile::kBlock);
+      }
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kList);  // a list scope is restored as list
+    }
+    CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
   }
   CHECK(cfg::spdnn_tile() == before);
   if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kBlock);  // the default

@@ -1274,10 +1274,13 @@ namespace {
 struct ReuseCase {
   const char* name;
   int64_t n;        // n x n layer
-  int max_run;      // runs of equal lists have 1 .. max_run rows (0: a generated challenge layer)
+  int max_run;      // runs of equal lists have 1 .. max_run rows (0: a generated challenge layer; -16:
+                    // aligned 16-row blocks, each one list, one list with a padding entry, or 8 + 8 rows)
   bool scattered;   // rows stored in a random permutation, the row order lists them run by run
   double pad;       // probability of a padding entry (index -1, value NaN)
   int count, max_active;
+  bool identity;    // image r in column r, ld a multiple of 4 (the list tile's 16-byte feature copies)
+  bool misaligned;  // colInd and values 4 bytes past a 16-byte boundary: block and list fall back to single
 };
 
 // Builds the layer: returns the ELL and the row order (empty: natural order).
@@ -1292,6 +1295,24 @@ std::pair<spdnn::Ell, std::vector<int>> reuse_layer(const ReuseCase& cs, SplitMi
   e.width = 32;
   e.idx.assign(size_t(n) * 32, -1);
   e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  if (cs.max_run < 0) {  // list mode's list steps and block steps interleaved (natural order)
+    int list[2][32];
+    for (int64_t j = 0; j < n; ++j) {
+      if (j % 16 == 0) {
+        const double u = g.uniform();
+        for (auto& li : list)
+          for (int& i : li) i = int(g.next() % uint64_t(n));
+        if (u >= 0.6 && u < 0.8) list[0][g.next() % 32] = -1;     // one padding entry
+        if (u < 0.8) std::copy(list[0], list[0] + 32, list[1]);  // else rows 8..15 have another list
+      }
+      const int* li = list[(j % 16) / 8];
+      for (int k = 0; k < 32; ++k) {
+        e.idx[j * 32 + k] = li[k];
+        if (li[k] >= 0) e.val[j * 32 + k] = float(g.uniform() * 0.05 - 0.01);
+      }
+    }
+    return {e, {}};
+  }
   std::vector<int> perm(n);  // perm[p] = the stored row processed at position p
   std::iota(perm.begin(), perm.end(), 0);
   if (cs.scattered)
@@ -1338,18 +1359,27 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
   const ReuseCase cases[] = {
-      {"runs 1..40, scattered rows, row order", 1000, 40, true, 0.1, 2500, 2600},
-      {"runs of 16 (challenge-like), crowded", 256, 16, false, 0.05, 34000, 34000},
-      {"runs 1..20, natural order, odd n", 77, 20, false, 0.2, 70, 75},
-      {"random ELL (runs of 1), scattered", 4096, 1, true, 0.1, 33, 40},
-      {"one image", 96, 16, true, 0.0, 1, 1},
-      {"every row one list", 300, 1 << 20, false, 0.1, 500, 512},
-      {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003},
+      {"runs 1..40, scattered rows, row order", 1000, 40, true, 0.1, 2500, 2600, false, false},
+      {"runs of 16 (challenge-like), crowded", 256, 16, false, 0.05, 34000, 34000, false, false},
+      {"runs 1..20, natural order, odd n", 77, 20, false, 0.2, 70, 75, false, false},
+      {"random ELL (runs of 1), scattered", 4096, 1, true, 0.1, 33, 40, false, false},
+      {"one image", 96, 16, true, 0.0, 1, 1, false, false},
+      {"every row one list", 300, 1 << 20, false, 0.1, 500, 512, false, false},
+      {"generated challenge layer N = 1024, reuse order", 1024, 0, false, 0.0, 5000, 5003, false, false},
+      // Columns 0 .. count - 1 in order (ld % 4 == 0): the list tile's 16-byte copies, a partial last
+      // group (count % 32 != 0), crowded (128-image tiles) and not.
+      {"generated challenge layer N = 1024, identity columns", 1024, 0, false, 0.0, 3001, 3001, true, false},
+      {"generated challenge layer N = 256, crowded, identity columns", 256, 0, false, 0.0, 34000, 34000, true,
+       false},
+      {"generated challenge layer N = 1024, identity columns, misaligned weights", 1024, 0, false, 0.0, 3001, 3001,
+       true, true},
+      {"aligned 16-row blocks, some padded or split, identity columns", 1000, -16, false, 0.0, 2100, 2100, true, false},
   };
   const float bias = -0.3f;
-  // Both tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, and block steps of up
-  // to 8 outputs that share a list.
-  for (const char* tile : {"single", "block"}) {
+  // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
+  // outputs that share a list, and the list-blocked tile (aligned 16-output blocks with one unpadded
+  // list as 16 x 32 tiles from shared memory in the per-layer fused kernel; the rest as block steps).
+  for (const char* tile : {"single", "block", "list"}) {
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     for (const ReuseCase& cs : cases) {
@@ -1357,7 +1387,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
       const auto [e, order] = reuse_layer(cs, g);
-      const int64_t n = cs.n, ld = cs.max_active + 7;  // ld > maxActive: columns past it exist too
+      // ld > maxActive: columns past it exist too (identity: a multiple of 4)
+      const int64_t n = cs.n, ld = cs.identity ? (cs.max_active + 8) / 4 * 4 : cs.max_active + 7;
       // Features: x(i, c), about half zero, values in [0, 32) (for the challenge layer: in [0, 1),
       // so that its weights 1/16 leave some images alive and some dead after bias -0.3).
       std::vector<float> x(size_t(n) * ld);
@@ -1366,7 +1397,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       // Active list: count distinct columns of x in random order; ids arbitrary.
       std::vector<int> cols(ld);
       std::iota(cols.begin(), cols.end(), 0);
-      for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
+      if (!cs.identity)
+        for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
       std::vector<int> rows(cols.begin(), cols.begin() + cs.count), ids(cs.max_active);
       rows.resize(cs.max_active, 0);
       for (int t = 0; t < cs.max_active; ++t) ids[t] = 7000 + 3 * t;
@@ -1391,10 +1423,16 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
         REQUIRE(int(want_alive.size()) < cs.count);
       }
 
-      DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dorder = to_dev(order);
+      // Misaligned: the arrays start 4 bytes into their allocations (element-aligned, not 16-byte).
+      const size_t skew = cs.misaligned ? 4 : 0;
+      DeviceBuffer di(e.idx.size() * 4 + skew), dv(e.val.size() * 4 + skew), dorder = to_dev(order);
+      di.upload(e.idx.data(), e.idx.size() * 4, skew);
+      dv.upload(e.val.data(), e.val.size() * 4, skew);
+      int* const di_ptr = reinterpret_cast<int*>(di.as<char>() + skew);
+      float* const dv_ptr = reinterpret_cast<float*>(dv.as<char>() + skew);
       jhdnnSparseMatrixDescriptor_t d;
       JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di_ptr, dv_ptr, JHDNN_DATA_FLOAT));
       if (!order.empty()) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dorder.as<int>()));
 
       // y (n x ld, column r = position r) against want_y; columns from count on keep the poison.

@@ -1,12 +1,16 @@
 // CPU emulation of the fused sparse-DNN layer's width-32 tile (layer_tile_reuse in
-// src/sparse/dnn_layer.cu) over a whole layer, in both modes (JHDNN_SPDNN_TILE = single | block): the
+// src/sparse/dnn_layer.cu) over a whole layer, in all three modes (JHDNN_SPDNN_TILE = single | block |
+// list; list: src/sparse/list_tile.cuh, emulated below as list_mode_run): the
 // same shape and warp runs (src/sparse/reuse_tile.h, shared with the kernel), the 32-output groups of
 // the row order; single: the prefetch of the next output's pair from lane k + 1 (lane 0 or a lane
 // past the group after the last one); block: steps over outputs k .. k + 7 (lanes (k + o) mod 32),
 // m = the leading outputs with output k's list, m >= 4 as m chains (8 computed, the rest dropped)
 // else output k alone; the per-lane held list and its warp vote, the full-list path (row pointers,
 // lanes past the count reading column 0) and the padded-list path, the fma chain t = 0..31, bias /
-// ReLU / clamp, the predicated store and the alive flag as a running max of |v|. Checked: every
+// ReLU / clamp, the predicated store and the alive flag as a running max of |v|; list: the aligned
+// shape, the run's head / list blocks in chunks of <= 32 / tail, the list-step test, the two stages
+// (copies land when issued, into the stage the kernel names), the 4 x 4 lane blocks over the padded
+// weight rows, the other blocks as block steps with a fresh held list. Checked: every
 // (output, active image) written exactly once and bitwise equal to the CPU fma chain; nothing else
 // written; the flags are exactly the images with a nonzero output; every row and feature read in
 // bounds; and, on generated challenge layers in their reuse order, the list loads, block steps and
@@ -57,15 +61,21 @@ struct Result {
   std::vector<int> writes;  // per (output, column) of y
   std::vector<int> flags;   // per active position
   int64_t list_loads = 0, padded_loads = 0, bad_reads = 0, bad_prefetch = 0;
-  int64_t block_steps = 0, block_outputs = 0, single_steps = 0;  // block mode
+  int64_t block_steps = 0, block_outputs = 0, single_steps = 0;  // block mode (and list mode's other outputs)
+  int64_t list_steps = 0, contig_stages = 0, gather_stages = 0;     // list mode: 16-output tiles, their copies
+  int64_t bad_stage = 0;  // list mode: a tile computed from a stage that does not hold its block
 };
 
 constexpr float kPoison = -12345.f;
 
 // The kernel's tile, lane by lane, for every item (tile, slice) of the layer's shape.
 Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
-               int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, bool block,
-               bool arithmetic = true) {
+               int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, int mode,
+               bool arithmetic = true, int mutate = 0) {
+  // mode: 0 single, 1 block, 2 list (JHDNN_SPDNN_TILE). mutate (list mode, must fail the checks):
+  // 1 = one accumulator (output 4 og + 1, image 4 ig + 2) fed input t + 1's feature; 2 = the pipeline
+  // computes block b from the stage of block b + 1 (a single buffer).
+  const bool block = mode >= 1;
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
   const int* order = L.order.empty() ? nullptr : L.order.data();
@@ -73,13 +83,14 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   res.y.assign(size_t(n_out) * ldy, kPoison);
   res.writes.assign(size_t(n_out) * ldy, 0);
   res.flags.assign(size_t(count), 0);
-  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid);
+  const int align = mode == 2 ? tile::kListOutputs : 1;  // list mode: slices and runs at multiples of 16
+  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid, align);
   for (int64_t item = 0; item < sh.tiles * sh.slices; ++item) {
     const int tile0 = int(item % sh.tiles) * 32 * sh.ipt;
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = std::min(n_out, j_begin + sh.slice);
     for (int warp = 0; warp < tile::kWarps; ++warp) {
-      const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end);
+      const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end, align);
       bool valid[32];
       unsigned col[32];
       int held[32];
@@ -141,8 +152,97 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           alive[l] = std::fmax(alive[l], std::fabs(v));
         }
       };
-      for (int g0 = run.begin, g1; g0 < run.end; g0 = g1) {
-        g1 = tile::group_end(g0, run.end, block);
+      // List mode (the kernel's list_run / list_pipeline / list_issue / list_compute).
+      const int r0 = tile0 + run.group * 32;
+      const int valid_n = count - r0;
+      bool contig = (col[0] & 3u) == 0 && ldx % 4 == 0;
+      for (int l = 0; l < 32; ++l) contig = contig && col[l] == col[0] + unsigned(l);
+      std::vector<float> stage_buf[2];
+      int stage_block[2] = {-1, -1};
+      for (auto& sb : stage_buf) sb.assign(size_t(tile::kListStageFloats), std::numeric_limits<float>::quiet_NaN());
+      auto pos_out = [&](int t) { return order ? order[t] : t; };
+      // Stage block b into stage s: a list step iff its 16 outputs have output 0's list, unpadded.
+      auto stage = [&](int b, int s) {
+        const int j0 = pos_out(b * tile::kListOutputs);
+        bool ok = true;
+        for (int o = 0; o < tile::kListOutputs && ok; ++o)
+          for (int t = 0; t < 32 && ok; ++t) {
+            const int i = e.idx[size_t(pos_out(b * tile::kListOutputs + o)) * 32 + t];
+            ok = i >= 0 && i == e.idx[size_t(j0) * 32 + t];
+          }
+        if (!ok) return false;
+        (contig ? res.contig_stages : res.gather_stages) += 1;
+        std::vector<float>& sb = stage_buf[s];
+        stage_block[s] = b;
+        for (int o = 0; o < tile::kListOutputs; ++o)  // padded rows (list_w_index)
+          for (int t = 0; t < 32; ++t)
+            sb[size_t(tile::list_w_index(o, t))] = e.val[size_t(pos_out(b * tile::kListOutputs + o)) * 32 + t];
+        for (int t = 0; t < 32; ++t)
+          for (int q = 0; q < 32; ++q)  // image slot q = lane q's column (contiguous: col0 + q)
+            sb[size_t(tile::list_f_index(t, q))] = load(e.idx[size_t(j0) * 32 + t], col[q]);
+        return true;
+      };
+      float alive4[32][4];
+      auto compute = [&](int b, int s) {
+        ++res.list_steps;
+        if (stage_block[s] != b) ++res.bad_stage;
+        const std::vector<float>& sb = stage_buf[s];
+        for (int l = 0; l < 32 && arithmetic; ++l) {
+          const int og = l >> 3, ig = l & 7;
+          for (int u = 0; u < 4; ++u)
+            for (int i = 0; i < 4; ++i) {
+              float acc = 0.f;
+              for (int t = 0; t < 32; ++t) {
+                const int tf = mutate == 1 && u == 1 && i == 2 ? (t + 1) % 32 : t;
+                acc = std::fma(sb[size_t(tile::list_w_index(4 * og + u, t))],
+                               sb[size_t(tile::list_f_index(tf, 4 * ig + i))], acc);
+              }
+              const float v = std::fmin(std::fmax(acc + bias, 0.f), clamp_max);
+              alive4[l][i] = std::fmax(alive4[l][i], std::fabs(v));
+              const int q = 4 * ig + i;
+              if (q < valid_n) {
+                const size_t at = size_t(pos_out(b * tile::kListOutputs + 4 * og + u)) * size_t(ldy) + size_t(r0 + q);
+                res.y[at] = v;
+                ++res.writes[at];
+              }
+            }
+        }
+      };
+      auto list_mode_run = [&](int t_begin, int t_end, auto&& steps) {
+        int b0, b1;
+        tile::list_blocks(t_begin, t_end, &b0, &b1);
+        const int m0 = b0 < b1 ? b0 * tile::kListOutputs : t_end;
+        const int m1 = b0 < b1 ? b1 * tile::kListOutputs : t_end;
+        steps(t_begin, m0);  // the head
+        for (int c0 = b0; c0 < b1; c0 += 32) {
+          const int c1 = std::min(b1, c0 + 32);
+          for (auto& a : alive4)
+            for (float& v : a) v = 0.f;
+          unsigned rest = 0u;
+          bool list_cur = stage(c0, 0);
+          for (int b = c0; b < c1; ++b) {
+            const int s = (b - c0) & 1;
+            bool list_nxt = false;
+            if (b + 1 < c1) list_nxt = stage(b + 1, mutate == 2 ? s : s ^ 1);  // copies land at issue
+            if (list_cur) compute(b, s);
+            else rest |= 1u << (b - c0);
+            list_cur = list_nxt;
+          }
+          for (int l = 0; l < 32; ++l)
+            for (int i = 0; i < 4; ++i) {
+              const int q = 4 * (l & 7) + i;
+              if (q < valid_n && alive4[l][i] != 0.f) res.flags[size_t(r0 + q)] = 1;
+            }
+          for (int k = 0; k < 32; ++k)  // the chunk's other blocks as block steps
+            if (rest >> k & 1u) steps((c0 + k) * tile::kListOutputs, (c0 + k + 1) * tile::kListOutputs);
+        }
+        steps(m1, t_end);  // the tail
+      };
+      // Block / single steps over [lo, hi) with a fresh held list (the kernel's reuse_range).
+      auto steps_range = [&](int lo, int hi) {
+      for (int l = 0; l < 32; ++l) held[l] = -2;
+      for (int g0 = lo, g1; g0 < hi; g0 = g1) {
+        g1 = tile::group_end(g0, hi, block);
         const int cnt = g1 - g0;
         int my_j[32];
         for (int l = 0; l < 32; ++l) my_j[l] = l < cnt ? (order ? order[g0 + l] : g0 + l) : 0;
@@ -198,6 +298,12 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           std::copy(nxt_w, nxt_w + 32, cur_w);
         }
       }
+      };
+      if (mode != 2) {
+        steps_range(run.begin, run.end);
+      } else {
+        list_mode_run(run.begin, run.end, steps_range);
+      }
       for (int l = 0; l < 32; ++l)
         if (valid[l] && alive[l] != 0.f) res.flags[size_t(tile0 + run.group * 32 + l)] = 1;
     }
@@ -247,6 +353,35 @@ Layer random_layer(int64_t n, int max_run, bool scattered, double pad, Rng& g) {
     }
   }
   if (scattered) L.order = perm;
+  return L;
+}
+
+// Aligned blocks of 16 rows (natural order, n need not be a multiple of 16), each one unpadded list
+// (60%), one list with a padding entry (20%) or two lists of 8 rows (20%): list mode interleaves list
+// steps and block steps inside one pipeline chunk (the kernel's `rest` mask).
+Layer mixed_blocks_layer(int64_t n, Rng& g) {
+  Layer L;
+  spdnn::Ell& e = L.e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.assign(size_t(n) * 32, -1);
+  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  int list[2][32];
+  for (int64_t j = 0; j < n; ++j) {
+    if (j % 16 == 0) {
+      const double u = g.uniform();
+      const int kind = u < 0.6 ? 0 : u < 0.8 ? 1 : 2;
+      for (auto& li : list)
+        for (int& i : li) i = int(g.next() % uint64_t(n));
+      if (kind == 1) list[0][g.next() % 32] = -1;                       // one padding entry
+      if (kind != 2) std::copy(list[0], list[0] + 32, list[1]);          // one list for the 16 rows
+    }
+    const int* li = list[(j % 16) / 8];
+    for (int k = 0; k < 32; ++k) {
+      e.idx[size_t(j) * 32 + k] = li[k];
+      if (li[k] >= 0) e.val[size_t(j) * 32 + k] = float(g.uniform() * 0.05 - 0.01);
+    }
+  }
   return L;
 }
 
@@ -325,27 +460,42 @@ Check check(const Layer& L, const std::vector<float>& x, int64_t ldx, const std:
   return c;
 }
 
-void run_case(const Layer& L, int count, int sm_count, uint64_t seed) {
+// identity: image r in column r and ldx a multiple of 4 (the list tile's 16-byte feature copies),
+// else a random permutation of the columns (its 4-byte gather).
+// expect_list: the layer has aligned 16-row lists, so list mode must take list steps (and with
+// identity columns and a full first group, some of them through 16-byte copies).
+void run_case(const Layer& L, int count, int sm_count, uint64_t seed, bool identity = false, bool expect_list = false) {
   Rng g{seed};
   const int64_t n_in = L.e.cols;
-  const int64_t ldx = count + 7;  // columns: a permutation of the images, plus unused ones
+  const int64_t ldx = identity ? (count + 8) / 4 * 4 : count + 7;  // columns: the images, plus unused ones
   std::vector<float> x(size_t(n_in * ldx));
   for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);  // signed: sums below zero, in (0, 32), clamped
   std::vector<int> rows(static_cast<size_t>(ldx));
   std::iota(rows.begin(), rows.end(), 0);
-  for (int64_t p = ldx - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+  if (!identity)
+    for (int64_t p = ldx - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
   rows.resize(size_t(count));
   const int64_t ldy = count + 3;
   const float bias = -0.3f, clamp_max = 32.f;
-  const int grid = 3 * sm_count;  // the resident grid: 3 blocks per SM
-  for (bool block : {false, true}) {  // JHDNN_SPDNN_TILE = single, block
-    const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, block);
+  for (int mode : {0, 1, 2}) {  // JHDNN_SPDNN_TILE = single, block, list
+    // The resident grid: 3 blocks per SM (list: 2, its 100 KB of shared memory per block).
+    const int grid = (mode == 2 ? 2 : 3) * sm_count;
+    const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, mode);
     const Check c = check(L, x, ldx, rows, count, ldy, bias, clamp_max, res);
-    INFO((block ? "block" : "single") << " steps, count " << count << ", SMs " << sm_count << ", list loads "
-                                      << res.list_loads << " (" << res.padded_loads << " padded), block steps "
-                                      << res.block_steps << " (" << res.block_outputs << " outputs), single steps "
-                                      << res.single_steps);
+    INFO((mode == 2 ? "list" : mode == 1 ? "block" : "single")
+         << " tile, count " << count << ", SMs " << sm_count << (identity ? ", identity columns" : "")
+         << ", list loads " << res.list_loads << " (" << res.padded_loads << " padded), block steps "
+         << res.block_steps << " (" << res.block_outputs << " outputs), single steps " << res.single_steps
+         << ", list steps " << res.list_steps << " (" << res.contig_stages << " contiguous, " << res.gather_stages
+         << " gathered)");
     CHECK(res.bad_reads == 0);
+    CHECK(res.bad_stage == 0);
+    if (mode == 2 && expect_list) {
+      CHECK(res.list_steps > 0);
+      if (identity && count >= 32) CHECK(res.contig_stages > 0);
+      if (!identity) CHECK(res.contig_stages == 0);
+    }
+    if (mode != 2) CHECK(res.list_steps == 0);
     CHECK(res.bad_prefetch == 0);
     CHECK(c.written_twice == 0);
     CHECK(c.missing == 0);
@@ -381,13 +531,27 @@ TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain,
         L.e.idx[size_t(j * 32 + k)] = L.e.idx[size_t(k)];
         L.e.val[size_t(j * 32 + k)] = float(g.uniform() * 0.05 - 0.01);
       }
-    for (int count : {40, 1030}) run_case(L, count, 4, g.next());
+    run_case(L, 40, 4, g.next());  // runs of 9 outputs: no list block fits, list mode runs block steps
+    run_case(L, 1030, 4, g.next(), false, true);
+    run_case(L, 1030, 4, g.next(), true, true);
+  }
+  SECTION("aligned 16-row blocks, some padded or split (list steps and block steps in one chunk)") {
+    const Layer L = mixed_blocks_layer(1000, g);
+    for (int count : {45, 1100}) run_case(L, count, 4, g.next(), false, true);
+    run_case(L, 1100, 4, g.next(), true, true);
+  }
+  SECTION("generated challenge layer N = 4096: runs of 64 list blocks (two pipeline chunks)") {
+    Layer L;
+    L.e = spdnn::generate_layer_ell(4096, 3, 42);
+    L.order = spdnn::reuse_order(L.e);
+    run_case(L, 300, 1, g.next(), true, true);
   }
   SECTION("generated challenge layer N = 1024 in its reuse order") {
     Layer L;
     L.e = spdnn::generate_layer_ell(1024, 3, 42);
     L.order = spdnn::reuse_order(L.e);
-    for (int count : {50, 1100}) run_case(L, count, 4, g.next());
+    for (int count : {50, 1100}) run_case(L, count, 4, g.next(), false, true);
+    for (int count : {37, 1100}) run_case(L, count, 4, g.next(), true, true);  // contiguous columns (16-byte copies)
   }
 }
 
@@ -422,6 +586,120 @@ TEST_CASE("spdnn reuse tile emulation: list loads of the challenge layers match 
       // Most outputs of a challenge layer run in block steps (crowded layers: runs of ~171 outputs,
       // nearly all; late layers: runs of ~10, cut lists at both ends).
       CHECK(rb.block_outputs >= (count > 30000 ? 0.95 : 0.75) * double(rb.block_outputs + rb.single_steps));
+      // List mode (grid 2 x SMs, slices and runs aligned to 16): every output of these layers is in a
+      // 16-output list step, none as block steps; columns in order, so with ldx = count a multiple of 4
+      // (4900, 33800) the full groups take 16-byte copies, with 950 every group gathers.
+      const Result rl = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 132, 264, 2, false);
+      const tile::Shape sl = tile::layer_shape(count, n, 132, 264, tile::kListOutputs);
+      CHECK(rl.block_steps == 0);
+      CHECK(rl.single_steps == 0);
+      CHECK(rl.list_loads == 0);
+      CHECK(rl.list_steps * tile::kListOutputs == sl.tiles * sl.ipt * n);
+      CHECK((rl.contig_stages > 0) == (count % 4 == 0));
     }
   }
+}
+
+// The list tile's schedule and arithmetic, made to fail: an accumulator fed input t + 1's feature, or
+// the pipeline computing a block from the stage the next block's copies went to (one buffer instead
+// of two). Either must be caught by the checks run_case makes.
+TEST_CASE("spdnn reuse tile emulation: the list tile's mutations are caught", "[sparse][cpu]") {
+  Rng g{0x115712};
+  Layer L;
+  L.e = spdnn::generate_layer_ell(1024, 3, 42);
+  L.order = spdnn::reuse_order(L.e);
+  const int count = 300;
+  const int64_t ldx = count + 7, ldy = count + 3;
+  std::vector<float> x(size_t(L.e.cols * ldx));
+  for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
+  std::vector<int> rows(static_cast<size_t>(count));
+  std::iota(rows.begin(), rows.end(), 0);
+  for (int mutate : {0, 1, 2}) {
+    const Result res = emulate(L, x, ldx, rows, count, ldy, -0.3f, 32.f, 4, 8, 2, true, mutate);
+    const Check c = check(L, x, ldx, rows, count, ldy, -0.3f, 32.f, res);
+    INFO("mutation " << mutate << ": list steps " << res.list_steps << ", wrong " << c.wrong << ", bad stage "
+                     << res.bad_stage);
+    CHECK(res.list_steps > 0);
+    if (mutate == 0) {
+      CHECK(c.wrong == 0);
+      CHECK(res.bad_stage == 0);
+    } else {
+      CHECK(c.wrong > 0);
+    }
+    if (mutate == 2) CHECK(res.bad_stage > 0);
+  }
+}
+
+// Bank model of the list tile's shared-memory accesses (32 banks of 4 bytes; a wavefront serves one
+// word per bank, any number of lanes reading that word). For each access of one warp instruction:
+// the wavefronts needed (the most distinct words any bank holds) against the ideal (the distinct
+// bytes / 128). Conflict-free = ideal, checked for the compute's two LDS.128 and the three cp.async
+// writes; and unpadded 128-byte weight rows would be 4-way (the model can fail).
+namespace {
+struct Wave {
+  int need, ideal;
+};
+// words[l]: the first word lane l accesses, `width` consecutive words.
+Wave wavefronts(const int (&word)[32], int width) {
+  std::vector<std::vector<int>> per_bank(32);
+  std::vector<int> all;
+  for (int l = 0; l < 32; ++l)
+    for (int k = 0; k < width; ++k) {
+      const int w = word[l] + k;
+      all.push_back(w);
+      std::vector<int>& b = per_bank[size_t(w % 32)];
+      if (std::find(b.begin(), b.end(), w) == b.end()) b.push_back(w);
+    }
+  std::sort(all.begin(), all.end());
+  const int distinct = int(std::unique(all.begin(), all.end()) - all.begin());
+  int need = 0;
+  for (const auto& b : per_bank) need = std::max(need, int(b.size()));
+  return {need, (distinct * 4 + 127) / 128};
+}
+}  // namespace
+
+TEST_CASE("spdnn list tile: shared layout free of bank conflicts (bank model)", "[sparse][cpu]") {
+  int word[32];
+  for (int k = 0; k < 8; ++k) {
+    for (int u = 0; u < 4; ++u) {  // weights 4 k .. 4 k + 3 of output 4 og + u (og = lane / 8)
+      for (int l = 0; l < 32; ++l) word[l] = tile::list_w_index(4 * (l >> 3) + u, 4 * k);
+      const Wave w = wavefronts(word, 4);
+      INFO("weights k " << k << " u " << u);
+      CHECK(w.need == w.ideal);
+      CHECK(w.ideal == 1);
+      // Unpadded rows (o * 32 + t): the 4 outputs' chunks share banks.
+      for (int l = 0; l < 32; ++l) word[l] = (4 * (l >> 3) + u) * 32 + 4 * k;
+      CHECK(wavefronts(word, 4).need == 4);
+    }
+    for (int e = 0; e < 4; ++e) {  // input 4 k + e of images 4 ig .. 4 ig + 3 (ig = lane % 8)
+      for (int l = 0; l < 32; ++l) word[l] = tile::list_f_index(4 * k + e, 4 * (l & 7));
+      const Wave w = wavefronts(word, 4);
+      INFO("features k " << k << " e " << e);
+      CHECK(w.need == w.ideal);
+      CHECK(w.ideal == 1);
+    }
+  }
+  for (int h = 0; h < 4; ++h) {  // weight copies: chunk lane % 8 of output lane / 8 + 4 h
+    for (int l = 0; l < 32; ++l) word[l] = tile::list_w_index((l >> 3) + 4 * h, 4 * (l & 7));
+    const Wave w = wavefronts(word, 4);
+    CHECK(w.need == w.ideal);
+  }
+  for (int k = 0; k < 8; ++k) {  // contiguous feature copies: chunk lane % 8 of input lane / 8 + 4 k
+    for (int l = 0; l < 32; ++l) word[l] = tile::list_f_index((l >> 3) + 4 * k, 4 * (l & 7));
+    const Wave w = wavefronts(word, 4);
+    CHECK(w.need == w.ideal);
+  }
+  for (int t = 0; t < 32; ++t) {  // gathered feature copies: lane q -> word (t, q)
+    for (int l = 0; l < 32; ++l) word[l] = tile::list_f_index(t, l);
+    const Wave w = wavefronts(word, 1);
+    CHECK(w.need == w.ideal);
+  }
+  // Every (output, input) weight and (input, image) feature has its own word inside one stage.
+  std::vector<int> seen(size_t(tile::kListStageFloats), 0);
+  for (int o = 0; o < tile::kListOutputs; ++o)
+    for (int t = 0; t < 32; ++t) ++seen[size_t(tile::list_w_index(o, t))];
+  for (int t = 0; t < 32; ++t)
+    for (int q = 0; q < 32; ++q) ++seen[size_t(tile::list_f_index(t, q))];
+  CHECK(std::count(seen.begin(), seen.end(), 1) == 32 * 32 + tile::kListOutputs * 32);
+  CHECK(std::count_if(seen.begin(), seen.end(), [](int v) { return v > 1; }) == 0);
 }

@@ -94,16 +94,20 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = block | single (exact case; unset or "" = block): how the fused sparse-DNN
+// JHDNN_SPDNN_TILE = block | single | list (exact case; unset or "" = block): how the fused sparse-DNN
 // layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32 rows
 // (src/sparse/README.md, "Crowded layers: a SASS count"): single = one output at a time, block = up
 // to 8 outputs that share the held input list at once (independent chains; on the H200 at 3f71f09
-// N = 1024 L = 120 3.09 -> 2.64 ms, N = 4096 10.7 -> 7.98 ms, so it is the default). Both give bitwise
-// the same results. An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
-enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1 };
+// N = 1024 L = 120 3.09 -> 2.64 ms, N = 4096 10.7 -> 7.98 ms, so it is the default); list = the
+// list-blocked tile in the per-layer fused kernel (16 outputs x 32 images of one input list as a tiny
+// GEMM from shared memory, features and weights staged by double-buffered cp.async; other outputs and
+// the multi-layer kernel run block steps; not measured yet, kept for A/B against block). All give
+// bitwise the same results. An unknown value is kept as kInvalid and every such call fails with
+// BAD_PARAM naming it.
+enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1, kList = 2 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "single" / "block", or nullptr = back to the environment's value. False (and no change) otherwise.
+// "single" / "block" / "list", or nullptr = back to the environment's value. False (and no change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
 // JHDNN_RESIDENT_KERNEL = bulk | packed (exact case; unset or "" = bulk): the kernel of

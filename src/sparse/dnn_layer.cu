@@ -199,75 +199,24 @@ __device__ __forceinline__ void load_list(int lane, int my_i, unsigned col, cons
   }
 }
 
-// The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
-// (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
-// (layer_shape's ipt: 4 while >= 2 x SMs tiles of 128 exist, else 1); the 8 warps are groups x runs
-// (4 x 2 or 1 x 8): warp w serves image group w / runs and run w % runs of the slice, so the warps of
-// one run read the same weight rows close together (one L2 fetch, the others L1 hits: per full
-// N = 1024 layer 469 tiles x 3 slices x 87 KB = 0.12 GB of weights from L2, where 32-image tiles
-// would move 1875 x 256 KB = 0.48 GB). Why, per full N = 1024 layer of 60000 images:
-// - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
-//   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
-//   current list in registers and loads them again only when the next output's 32 indices differ
-//   (one __all_sync). ~one load per (32 images, list): 1875 x 64 x 32 x 128 B = 0.49 GB of L2 -> SM
-//   traffic per layer (each image's features read twice, once per list an input belongs to; a run
-//   boundary inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
-// - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
-//   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
-//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync.
-// - Few instructions per output: the tile is instruction-bound (src/sparse/README.md, "Crowded
-//   layers: a SASS count"). Per (warp, output) 84 SASS instructions: 32 FFMA, 8 LDS.128 and 44 others
-//   (prefetch, weight store, list vote, bias / ReLU / clamp, store; 113 before this was cut): 32-bit
-//   output indices, lane pointers for the weight rows (one mad.wide per address), a predicated
-//   store, `alive` as a running max of |v| (one FMNMX), every lane computing (lanes past the count
-//   load column 0 of x, in bounds, and neither store nor flag). Per list load of a full list (no
-//   padding, the challenge's case) 136 (was 476): each lane computes ITS input's row pointer
-//   x + i * ldx, the 32 pointers go through the warp's shared buffer (16 LDS.128 broadcasts), and
-//   each feature is a 64-bit add of the lane's column and one load (was a shuffle, two constant
-//   loads and 64-bit multiply-adds per feature). A list with padding (index -1) takes the general
-//   loop (the index shuffled per feature, padding loads 0).
-// - Block steps (`block`: JHDNN_SPDNN_TILE=block, and 16-byte aligned weight arrays): the outputs that
-//   share the held list (16 per list in the challenge) run 8 at a time as 8 independent chains over
-//   the same registers, so a warp is not one serial chain of 32 dependent FMAs per output; the 8 rows
-//   come in as 16-byte pieces and the list check is one __reduce_and_sync. 560 SASS instructions per
-//   step of 8 outputs (70 per output; 168 for a one-output step, taken when fewer than 4 outputs
-//   from here share the list). Groups then end at multiples of 32 (reuse_tile.h group_end) so that
-//   aligned lists are never cut by a group.
-// - Per output, the same 32 products are summed in the same order as layer_tile / dot32
-//   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
-// sm: this warp's shared buffers (ReuseSmem). w: the step's weights (w[0] for one output), written
-// after a __syncwarp (every lane has read the previous step's) and read after another (every lane's
-// store is visible). rows: the 32 row pointers of a list load, written after the first of those and
-// read after a __syncwarp of its own.
+// The block / single steps over the outputs [t_begin, t_end) of the row order (a warp's run, or a
+// piece of it that the list tile does not take), for this lane's image (column col; `valid`: the lane
+// stores and flags). The held list (xv, held_i) starts empty, so a piece never reuses a list held
+// before it. alive: running max of |v| over this lane's outputs.
 template <bool kCoherent>
-__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
-                                                 int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
-                                                 const float* __restrict__ wv, float bias, float clamp_max,
-                                                 const int* __restrict__ active_rows, const float* __restrict__ x,
-                                                 int64_t ldx, float* __restrict__ y, int64_t ldy,
-                                                 int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                                 ReuseSmem& sm, bool block) {
-  const tile::Run run = tile::warp_run(warp, groups, j_begin, j_end);  // outputs [run.begin, run.end)
-  const int r = tile0 + run.group * 32 + lane;  // this warp's group of 32 images
-  const bool valid = r < count;
-  // This lane's column of x. Lanes past the count read column 0 (in bounds: count >= 1) and compute
-  // like the others, so that no branch splits the warp; they neither store y nor flag.
-  const unsigned col = valid ? unsigned(ld_list<kCoherent>(active_rows + r)) : 0u;
-  const int t_begin = run.begin, t_end = run.end;
-  // Lane pointers: y_lane + j * ldy is this lane's output of neuron j; lane k of row j holds pair k.
-  char* const y_lane = reinterpret_cast<char*>(y + (valid ? r : 0));
-  const uint64_t ldy_bytes = uint64_t(ldy) * sizeof(float);
+__device__ __forceinline__ void reuse_range(int lane, bool valid, unsigned col, int t_begin, int t_end,
+                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
+                                            float clamp_max, const float* __restrict__ x, int64_t ldx,
+                                            char* const y_lane, const uint64_t ldy_bytes,
+                                            const int* __restrict__ order, ReuseSmem& sm, bool block, float& alive) {
   const int* const wi_lane = wi + lane;
   const float* const wv_lane = wv + lane;
   const int* const wi4_lane = wi + 4 * (lane & 7);  // block steps: slots 4 (lane % 8) .. + 3
   const float* const wv4_lane = wv + 4 * (lane & 7);
-  // Block steps load rows as 16-byte pieces: only with 16-byte aligned weight arrays.
-  block = block && ((reinterpret_cast<uintptr_t>(wi) | reinterpret_cast<uintptr_t>(wv)) & 15u) == 0;
   float xv[32];
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int held_i = -2;    // the input index this lane's xv slot list was loaded for (-2: nothing held yet)
-  float alive = 0.f;  // max |v| over this lane's outputs: nonzero iff one of them is
   const float4* const w4 = reinterpret_cast<const float4*>(sm.w[0]);
   for (int g0 = t_begin, g1; g0 < t_end; g0 = g1) {
     g1 = tile::group_end(g0, t_end, block);
@@ -388,6 +337,94 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
       cur_w = nxt_w;
     }
   }
+}
+
+}  // namespace
+}  // namespace jhdnn::sparse
+#include "sparse/list_tile.cuh"  // the list-blocked tile (uses the helpers above)
+namespace jhdnn::sparse {
+namespace {
+
+// The fused kernels' tile for ELL width 32, every layer (crowded or not): each warp serves 32 images
+// (one per lane) x a CONTIGUOUS run of outputs. The block's tile has `groups` groups of 32 images
+// (layer_shape's ipt: 4 while >= 2 x SMs tiles of 128 exist, else 1); the 8 warps are groups x runs
+// (4 x 2 or 1 x 8): warp w serves image group w / runs and run w % runs of the slice, so the warps of
+// one run read the same weight rows close together (one L2 fetch, the others L1 hits: per full
+// N = 1024 layer 469 tiles x 3 slices x 87 KB = 0.12 GB of weights from L2, where 32-image tiles
+// would move 1875 x 256 KB = 0.48 GB). Why, per full N = 1024 layer of 60000 images:
+// - Feature reuse in registers. In the row order (the descriptor's hint) rows with the same input
+//   list are adjacent (16 per list in the challenge), so the warp keeps the 32 feature values of the
+//   current list in registers and loads them again only when the next output's 32 indices differ
+//   (one __all_sync). ~one load per (32 images, list): 1875 x 64 x 32 x 128 B = 0.49 GB of L2 -> SM
+//   traffic per layer (each image's features read twice, once per list an input belongs to; a run
+//   boundary inside a list costs one more), near the HBM floor of the layer (0.25 GB in, 0.25 GB out).
+// - Weights from shared memory as 16-byte broadcasts. Lane k holds the output's k-th pair (one
+//   coalesced load, fetched one output ahead); the weights are stored to a per-warp buffer and read
+//   back as 8 ld.shared.v4 that every lane reads at the same address, instead of 32 __shfl_sync.
+// - Few instructions per output: the tile is instruction-bound (src/sparse/README.md, "Crowded
+//   layers: a SASS count"). Per (warp, output) 84 SASS instructions: 32 FFMA, 8 LDS.128 and 44 others
+//   (prefetch, weight store, list vote, bias / ReLU / clamp, store; 113 before this was cut): 32-bit
+//   output indices, lane pointers for the weight rows (one mad.wide per address), a predicated
+//   store, `alive` as a running max of |v| (one FMNMX), every lane computing (lanes past the count
+//   load column 0 of x, in bounds, and neither store nor flag). Per list load of a full list (no
+//   padding, the challenge's case) 136 (was 476): each lane computes ITS input's row pointer
+//   x + i * ldx, the 32 pointers go through the warp's shared buffer (16 LDS.128 broadcasts), and
+//   each feature is a 64-bit add of the lane's column and one load (was a shuffle, two constant
+//   loads and 64-bit multiply-adds per feature). A list with padding (index -1) takes the general
+//   loop (the index shuffled per feature, padding loads 0).
+// - Block steps (`block`: JHDNN_SPDNN_TILE=block, and 16-byte aligned weight arrays): the outputs that
+//   share the held list (16 per list in the challenge) run 8 at a time as 8 independent chains over
+//   the same registers, so a warp is not one serial chain of 32 dependent FMAs per output; the 8 rows
+//   come in as 16-byte pieces and the list check is one __reduce_and_sync. 560 SASS instructions per
+//   step of 8 outputs (70 per output; 168 for a one-output step, taken when fewer than 4 outputs
+//   from here share the list). Groups then end at multiples of 32 (reuse_tile.h group_end) so that
+//   aligned lists are never cut by a group.
+// - Per output, the same 32 products are summed in the same order as layer_tile / dot32
+//   (acc = fma(w_t, x_t, acc), t = 0..31, padding as fma(0, 0, acc)), so y is bitwise the same.
+// sm: this warp's shared buffers (ReuseSmem). w: the step's weights (w[0] for one output), written
+// after a __syncwarp (every lane has read the previous step's) and read after another (every lane's
+// store is visible). rows: the 32 row pointers of a list load, written after the first of those and
+// read after a __syncwarp of its own.
+// - List mode (tile_mode 2, kList: the per-layer fused kernel's own instantiation, list_buf = its
+//   dynamic shared memory): the run's aligned 16-output blocks that share one unpadded list are
+//   16 x 32 tiles from shared memory, staged by double-buffered cp.async (list_tile.cuh: list_run);
+//   the rest of the run takes block steps (reuse_range).
+template <bool kCoherent, bool kList>
+__device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
+                                                 int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
+                                                 const float* __restrict__ wv, float bias, float clamp_max,
+                                                 const int* __restrict__ active_rows, const float* __restrict__ x,
+                                                 int64_t ldx, float* __restrict__ y, int64_t ldy,
+                                                 int* __restrict__ row_nonzero, const int* __restrict__ order,
+                                                 ReuseSmem& sm, int tile_mode, float* list_buf) {
+  // outputs [run.begin, run.end); list mode: runs begin at multiples of 16 (fused_layer's shape too)
+  const tile::Run run = tile::warp_run(warp, groups, j_begin, j_end, kList && !kCoherent ? tile::kListOutputs : 1);
+  const int r = tile0 + run.group * 32 + lane;  // this warp's group of 32 images
+  const bool valid = r < count;
+  // This lane's column of x. Lanes past the count read column 0 (in bounds: count >= 1) and compute
+  // like the others, so that no branch splits the warp; they neither store y nor flag.
+  const unsigned col = valid ? unsigned(ld_list<kCoherent>(active_rows + r)) : 0u;
+  const int t_begin = run.begin, t_end = run.end;
+  // Lane pointers: y_lane + j * ldy is this lane's output of neuron j; lane k of row j holds pair k.
+  char* const y_lane = reinterpret_cast<char*>(y + (valid ? r : 0));
+  const uint64_t ldy_bytes = uint64_t(ldy) * sizeof(float);
+  // Block steps (and the list tile) load rows as 16-byte pieces: only with 16-byte aligned weight arrays.
+  const bool aligned = ((reinterpret_cast<uintptr_t>(wi) | reinterpret_cast<uintptr_t>(wv)) & 15u) == 0;
+  const bool block = tile_mode >= 1 && aligned;
+  float alive = 0.f;  // max |v| over this lane's outputs in block / single steps: nonzero iff one of them is
+  if constexpr (kList && !kCoherent) {  // the list tile: the per-layer fused kernel's list instantiation only
+    if (tile_mode == 2 && aligned && list_buf != nullptr) {
+      const int r0 = tile0 + run.group * 32;
+      list_run(lane, warp, valid, col, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx,
+               reinterpret_cast<char*>(y + r0), y_lane, ldy_bytes, count - r0,
+               (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0, order, sm, list_buf, row_nonzero + r0,
+               alive);
+      if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+      return;
+    }
+  }
+  reuse_range<kCoherent>(lane, valid, col, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx, y_lane, ldy_bytes, order,
+                         sm, block, alive);
   if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
 }
 
@@ -440,7 +477,7 @@ using tile::Shape;
 // (so the order of the next list is unspecified), and the flags and done[tile] go back to zero.
 // One layer of the fused path, run by every block of a persistent grid (see the comment above).
 // kCoherent: the multi-layer kernel (the lists and features were written earlier in the same launch).
-template <bool kWidth32, bool kCoherent>
+template <bool kWidth32, bool kCoherent, bool kList = false>
 __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
@@ -449,9 +486,10 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
                                             int* __restrict__ ids_out, int* __restrict__ count_out,
                                             int* __restrict__ flags, int* __restrict__ done,
                                             const int* __restrict__ order, int sm_count, int max_active,
-                                            bool block) {
+                                            int tile_mode, float* list_buf) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x));
+  // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
+  const Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
   const int tile_images = 32 * sh.ipt;
   const int64_t items = sh.tiles * sh.slices;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -460,8 +498,9 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
     const int64_t j_end = min(n_out, j_begin + sh.slice);
     const int tile0 = tile * tile_images;
     if constexpr (kWidth32) {  // one image per lane; sh.ipt groups of 32 images per tile
-      layer_tile_reuse<kCoherent>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
-                                  active_rows, x, ldx, y, ldy, flags, order, s_tile[warp], block);
+      layer_tile_reuse<kCoherent, kList>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
+                                         active_rows, x, ldx, y, ldy, flags, order, s_tile[warp], tile_mode,
+                                         list_buf);
     } else {
       if (sh.ipt == 4)
         layer_tile<false, 4, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
@@ -498,22 +537,28 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
   }
 }
 
-template <bool kWidth32>
-__global__ void __launch_bounds__(kWarps * 32, 3)
+// kList (width 32 only, JHDNN_SPDNN_TILE=list): launched with tile::kListSmemBytes of dynamic shared
+// memory, which allows 2 blocks per SM, so its register cap is that of 2 blocks (128) and the list
+// tile's pipeline does not spill; the other instantiations keep 3 blocks (80 registers).
+template <bool kWidth32, bool kList = false>
+__global__ void __launch_bounds__(kWarps * 32, kList ? 2 : 3)
 dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv,
                          float bias, float clamp_max, const int* __restrict__ active_count,
                          const int* __restrict__ active_rows, const int* __restrict__ ids_in,
                          const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                          int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
-                         int sm_count, int max_active, int block) {
+                         int sm_count, int max_active, int tile_mode) {
   __shared__ int s_last;
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
+  // List mode only (tile_mode 2, launched with tile::kListSmemBytes): each warp's two list stages.
+  extern __shared__ float4 s_list[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<kWidth32, false>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx,
-                               y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count, max_active,
-                               block != 0);
+  fused_layer<kWidth32, false, kList>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in,
+                                      x, ldx, y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count,
+                                      max_active, tile_mode,
+                                      tile_mode == 2 ? reinterpret_cast<float*>(s_list) : nullptr);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -573,11 +618,11 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
     if (kAllWidth32 || L.width == 32)
       fused_layer<true, true>(s_last, s_tile, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
                               ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active,
-                              block != 0);
+                              block != 0 ? 1 : 0, nullptr);
     else if constexpr (!kAllWidth32)
       fused_layer<false, true>(s_last, s_tile, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
                                ld, y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count,
-                               max_active, false);
+                               max_active, 0, nullptr);
   }
 }
 
@@ -609,6 +654,25 @@ size_t scan_temp_bytes(int n) {
 
 }  // namespace
 
+// The list kernel's shared-memory attributes (100 KB of dynamic shared memory, the largest carveout so
+// that 2 blocks fit an SM), set once per device: at jhdnnCreate (load_dnn_kernels, never inside a
+// stream capture) and, if that device was not seen there, at the first list launch.
+static constexpr int kListDevices = 64;
+static std::atomic<bool> g_list_attr[kListDevices];
+static Status set_list_kernel_attributes() {
+  int device = 0;
+  JHDNN_CUDA_TRY(cudaGetDevice(&device));
+  const bool cached = device >= 0 && device < kListDevices;
+  if (cached && g_list_attr[device].load(std::memory_order_acquire)) return Status::success();
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_compact_kernel<true, true>,
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, tile::kListSmemBytes));
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_compact_kernel<true, true>,
+                                      cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
+  if (cached) g_list_attr[device].store(true, std::memory_order_release);
+  return Status::success();
+}
+
 Status load_dnn_kernels() {
   cudaFuncAttributes attr;
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<true, 1>));
@@ -616,6 +680,8 @@ Status load_dnn_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_kernel<false, 4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true, true>));
+  JHDNN_TRY(set_list_kernel_attributes());
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
@@ -653,13 +719,14 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   return Status::success();
 }
 
-// JHDNN_SPDNN_TILE (core/config.h): 1 = block steps in the width-32 tile, 0 = one output at a time.
-static Status spdnn_tile_block(int* block) {
+// JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
+// block steps, 2 = the list-blocked tile (per-layer fused kernel; the multi-layer kernel runs block).
+static Status spdnn_tile_mode(int* mode) {
   const core::config::SpdnnTile t = core::config::spdnn_tile();
   if (t == core::config::SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected block or single",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected block, single or list",
                       core::config::spdnn_tile_bad_value());
-  *block = t == core::config::SpdnnTile::kBlock;
+  *mode = t == core::config::SpdnnTile::kList ? 2 : t == core::config::SpdnnTile::kBlock ? 1 : 0;
   return Status::success();
 }
 
@@ -675,24 +742,30 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
                          const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                          int* ids_out, int* count_out, void* ws) {
   if (max_active == 0) return Status::success();
-  int block = 0;
-  JHDNN_TRY(spdnn_tile_block(&block));
+  int tile_mode = 0;
+  JHDNN_TRY(spdnn_tile_mode(&tile_mode));
   int* flags = static_cast<int*>(ws);
   int* done = reinterpret_cast<int*>(static_cast<char*>(ws) + align256(size_t(max_active) * sizeof(int)));
   const int width = int(wt.width);
   // Grid: as many blocks as are resident on the GPU at once; the kernel loops over the work items
   // (blocks without an item leave at once: ~1k empty blocks cost a microsecond or two).
+  // List mode (width 32 only): 100 KB of dynamic shared memory per block (8 warps x 2 stages of 6.25 KB),
+  // so 2 blocks per SM instead of 3; the grid (and so layer_shape's target) follows the occupancy.
+  const int mode = width == 32 ? tile_mode : std::min(tile_mode, 1);
+  const size_t dyn = mode == 2 ? size_t(tile::kListSmemBytes) : 0;
   auto launch = [&](auto kernel) -> Status {
+    if (dyn > 0) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
     int per_sm = 0;
-    JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, 0));
+    JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
-    kernel<<<grid, kWarps * 32, 0, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
-                                        active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
-                                        done, wt.row_order, sm_count, max_active, block);
+    kernel<<<grid, kWarps * 32, dyn, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
+                                          active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
+                                          done, wt.row_order, sm_count, max_active, mode);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   };
-  return width == 32 ? launch(dnn_layer_compact_kernel<true>) : launch(dnn_layer_compact_kernel<false>);
+  if (width != 32) return launch(dnn_layer_compact_kernel<false>);
+  return mode == 2 ? launch(dnn_layer_compact_kernel<true, true>) : launch(dnn_layer_compact_kernel<true>);
 }
 
 // Workspace of the multi-layer kernel: the fused workspace (flags, done counters: zeroed once by the
@@ -735,8 +808,9 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
                           float bias, float clamp_max, int max_active, int* counts, int* rows0, int* ids0, float* x0,
                           int* rows1, int* ids1, float* x1, int64_t ld, void* ws) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  int block = 0;
-  JHDNN_TRY(spdnn_tile_block(&block));
+  int tile_mode = 0;
+  JHDNN_TRY(spdnn_tile_mode(&tile_mode));
+  int block = tile_mode >= 1;  // list mode: block steps (the list tile is the per-layer kernel's)
   char* base = static_cast<char*>(ws);
   int* flags = reinterpret_cast<int*>(base);
   int* done = reinterpret_cast<int*>(base + align256(size_t(max_active) * sizeof(int)));

@@ -31,7 +31,10 @@ struct Shape {
 // Width-32 layers (layer_tile_reuse) use the same shape: with 60000 images, 469 tiles of 128 images
 // x 3 slices (1407 items, ~3.6 per block of a 396-block grid), each tile's 4 groups of 32 images
 // sharing 2 runs of outputs per slice (see layer_tile_reuse).
-JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+// align (the list tile: kListOutputs, else 1): slices are rounded up to a multiple of align x the
+// warps' runs per slice, so that every slice and run begins at a multiple of align in the row order
+// (warp_run with the same align) and the challenge's aligned 16-row lists are never cut.
+JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target, int align = 1) {
   Shape sh;
   sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
   sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
@@ -43,6 +46,10 @@ JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int
   if (slices > max_slices) slices = max_slices;
   if (slices > 65535) slices = 65535;
   sh.slice = (n_out + slices - 1) / slices;
+  if (align > 1) {  // align x runs per slice (kWarps / groups); align 1 leaves round 2's shape alone
+    const int64_t unit = int64_t(align) * (kWarps / sh.ipt);
+    sh.slice = (sh.slice + unit - 1) / unit * unit;
+  }
   sh.slices = (n_out + sh.slice - 1) / sh.slice;
   return sh;
 }
@@ -50,13 +57,15 @@ JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int
 // layer_tile_reuse's split of one item (a tile of `groups` x 32 images, outputs [j_begin, j_end) of
 // the row order) over the block's warps: warp w serves image group w / runs (runs = kWarps / groups)
 // and the contiguous run w % runs of the slice, outputs [begin, end) (empty when begin == end).
-// Outputs fit int: the API requires rows < INT_MAX.
+// align: runs are rounded up to a multiple of it (layer_shape's align; with j_begin a multiple of
+// it, every run then begins at one). Outputs fit int: the API requires rows < INT_MAX.
 struct Run {
   int group, begin, end;
 };
-JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end) {
+JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end, int align = 1) {
   const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
-  const int64_t per = (j_end - j_begin + runs - 1) / runs;
+  int64_t per = (j_end - j_begin + runs - 1) / runs;
+  per = (per + align - 1) / align * align;
   const int64_t b = j_begin + int64_t(warp % runs) * per;
   const int64_t begin = b < j_end ? b : j_end;
   const int64_t end = begin + per < j_end ? begin + per : j_end;
@@ -71,6 +80,48 @@ JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end
 JHDNN_SPDNN_HD int group_end(int g0, int t_end, bool block) {
   const int room = block ? 32 - (g0 & 31) : 32;  // g0 >= 0
   return t_end - g0 <= room ? t_end : g0 + room;
+}
+
+}  // namespace jhdnn::sparse::tile
+
+namespace jhdnn::sparse::tile {
+
+// ---------------------------------------------------------------- list-blocked tile (JHDNN_SPDNN_TILE=list)
+// Shared by the kernel (src/sparse/list_tile.cuh) and its CPU emulation. A "list block" is an aligned
+// block of kListOutputs positions of the row order, [16 b, 16 b + 16), that lies wholly inside a warp's
+// run; when its 16 outputs share one input list without padding, the warp computes it as a 16 x 32
+// (outputs x images) tile from shared memory. Each warp owns two stages (double buffer) of
+// kListStageFloats floats: the list's features f(t, image) (32 x 32) then the 16 rows' weights.
+constexpr int kListOutputs = 16;
+constexpr int kListFeatFloats = 32 * 32;  // 4 KB
+// Weight rows: output o = 4 og + u (the compute's lane og = lane / 8 holds outputs 4 og .. 4 og + 3)
+// at u * kListWSlab + og * kListWRow: rows of 32 floats padded to 36 (144 bytes), 4 per slab.
+constexpr int kListWRow = 36;
+constexpr int kListWSlab = 4 * kListWRow;
+constexpr int kListWeightFloats = 4 * kListWSlab;                      // 2304 B
+constexpr int kListStageFloats = kListFeatFloats + kListWeightFloats;  // 6400 B
+constexpr int kListWarpFloats = 2 * kListStageFloats;                  // 12800 B: two stages
+constexpr int kListSmemBytes = kWarps * kListWarpFloats * 4;           // 100 KB of dynamic shared memory per block
+
+// Feature t of image slot q (0..31: lane q's image) within a stage: row t is one 128-byte line, so
+// the compute's LDS.128 of images 4 ig .. 4 ig + 3 (8 distinct 16-byte chunks, ig = 0..7) and the
+// gather's 4-byte stores (lane q -> word q) are both conflict-free.
+JHDNN_SPDNN_HD int list_f_index(int t, int q) { return t * 32 + q; }
+// Weight t of the block's output o. One weight LDS.128 of the compute reads 4 distinct addresses
+// (outputs 4 og + u, og = 0..3, the same inputs t .. t + 3): with rows of 128 bytes they would all
+// fall in banks 4 (t / 4) .. + 3 (4-way conflict); the 144-byte row stride moves og's row by
+// 16 bytes of banks each, so the four are in different bank groups. Rows stay 16-byte aligned for the
+// cp.async pieces, and every address is a lane base (og) plus a constant (u, t): no address
+// arithmetic in the FMA loop.
+JHDNN_SPDNN_HD int list_w_index(int o, int t) {
+  return kListFeatFloats + (o & 3) * kListWSlab + (o >> 2) * kListWRow + t;
+}
+
+// The list blocks of a run [begin, end): b in [*b0, *b1); *b0 == *b1 when none lies wholly inside.
+JHDNN_SPDNN_HD void list_blocks(int begin, int end, int* b0, int* b1) {
+  *b0 = (begin + kListOutputs - 1) / kListOutputs;  // begin >= 0
+  *b1 = end / kListOutputs;
+  if (*b1 < *b0) *b1 = *b0;
 }
 
 }  // namespace jhdnn::sparse::tile

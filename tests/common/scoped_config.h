@@ -94,14 +94,17 @@ struct ScopedTcGemmCeiling {
   ScopedTcGemmCeiling& operator=(const ScopedTcGemmCeiling&) = delete;
 };
 
-// "single" or "block", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
+// "single", "block" or "list", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
 struct ScopedSpdnnTile {
   explicit ScopedSpdnnTile(const char* tile) : prev(core::config::spdnn_tile()) {
     if (!core::config::set_spdnn_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
   }
   ~ScopedSpdnnTile() {
     using core::config::SpdnnTile;
-    core::config::set_spdnn_tile(prev == SpdnnTile::kBlock ? "block" : prev == SpdnnTile::kSingle ? "single" : nullptr);
+    core::config::set_spdnn_tile(prev == SpdnnTile::kBlock    ? "block"
+                                 : prev == SpdnnTile::kSingle ? "single"
+                                 : prev == SpdnnTile::kList   ? "list"
+                                                              : nullptr);
   }
   const core::config::SpdnnTile prev;
   ScopedSpdnnTile(const ScopedSpdnnTile&) = delete;
