@@ -46,6 +46,14 @@ std::vector<T> res_from_dev(const DeviceBuffer& b, size_t n) {
   if (n) b.download(v.data(), n * sizeof(T));
   return v;
 }
+// Puts JHDNN_RESIDENT_KERNEL's choice back to the environment's when a test that set it ends (also
+// when a REQUIRE ends it early).
+struct ResidentKernelGuard {
+  ResidentKernelGuard() = default;
+  ResidentKernelGuard(const ResidentKernelGuard&) = delete;
+  ResidentKernelGuard& operator=(const ResidentKernelGuard&) = delete;
+  ~ResidentKernelGuard() { jhdnn::core::config::set_resident_kernel(nullptr); }
+};
 uint32_t res_bits(float v) {
   uint32_t b;
   std::memcpy(&b, &v, 4);
@@ -190,6 +198,10 @@ const ResidentCase kCases[] = {
     {"one image", 1000, 8, 1, 0, 16, 0.05, 3.0, 3.0, -0.05f, -0.02, 0.115},
     {"one layer repeated, one input list for every row", 1000, 9, 29, 2, 1 << 20, 0.0, 0.2, 3.0, -0.05f, -0.02, 0.115},
     {"zero survivors (all die in layer 1)", 1024, 5, 19, 1, 0, 0.0, 0.05, 1.0, -100.f},
+    // 998 = 7 x 128 + 102: the last chunk ends inside a warp's rows for 16 rows per warp (6 of warp 6)
+    // AND for the wide kernel's 8 (6 of warp 12), and inside a step at S = 8 (rows 100, 101 of 96..103).
+    {"random runs 1..6, padding, n 998 (a partial warp-chunk and step)", 998, 12, 29, 0, 6, 0.05, 0.2, 3.0, -0.05f,
+     -0.02, 0.115},
 };
 
 }  // namespace
@@ -231,7 +243,16 @@ namespace {
 // consumer checks that the chunk it reads is in the slot and that its copy group was already waited
 // for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a
 // schedule violation.
+// warps: 8 (the bulk / packed kernels, 16 rows per warp) or 16 (the wide kernel, 8 rows per warp: at
+// S = 8 one pair per warp-chunk, at S = 4 one step, at S = 2 one step whose lanes o >= 8 idle).
+// mutation: a deliberate bug in the plan, so that a test can show the emulation's checks catch it.
 constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
+enum class PlanMutation {
+  kNone,
+  kPairAcrossList,  // a pair's one-list test ignores a new list at its second step's first row
+  kPairNoRowBound,  // a pair's one-list test drops "all its rows are in the chunk"
+  kWideRowsLeak,    // the wide S = 2 step stores lanes o >= 8 (rows of the next warp)
+};
 
 struct PackedRow {
   std::array<int, 32> idx;
@@ -260,8 +281,9 @@ std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* or
 
 bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
                       const std::vector<std::vector<float>>& images, float bias, int S, int slice, ChainResult* out,
-                      std::string* why) {
+                      std::string* why, int warps = 8, PlanMutation mutation = PlanMutation::kNone) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
+  const int wrows = kEChunk / warps;  // consecutive rows of a chunk per warp: 16 or 8
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
   std::vector<std::vector<PackedRow>> packs;
   for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
@@ -291,9 +313,11 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     };
     for (int m = 0; m < kEP; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
-    std::vector<std::array<float, 32>> xv(8 * 32);
-    std::vector<std::array<int, 32>> xv_list(8 * 32);  // the list whose features a lane holds (checked)
-    std::vector<bool> alive(8 * 32, false);
+    const int step_rows = std::min(outs, wrows);  // rows a step covers (wide S = 2: 8 of its 16 outputs)
+    std::vector<std::array<float, 32>> xv(size_t(warps) * 32);
+    std::vector<std::array<int, 32>> xv_list(size_t(warps) * 32);  // the list whose features a lane holds (checked)
+    std::vector<bool> alive(size_t(warps) * 32, false);
+    std::vector<int> writes(size_t(n) * S, 0);  // stores of (output j, slot) in the current layer: once each
     bool stopped = false;
     for (int g = 0; g < total && !stopped; ++g) {
       if (wtag[g % kEW] != g || w_iter[g] > g - kEP) {
@@ -310,19 +334,21 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       const int wbase = (g % kEW) * kEChunk;
       std::vector<float>& xin = xbuf[cur];
       std::vector<float>& xout = xbuf[cur ^ 1];
-      for (int w = 0; w < 8; ++w) {
-        uint32_t starts = 1u;  // the ballot of the warp's 16 flags, bit 0 forced
-        for (int r = 0; r < 16; ++r)
-          if (w * 16 + r < rows_here && (ws[wbase + w * 16 + r].flags & 1)) starts |= 1u << r;
+      for (int w = 0; w < warps; ++w) {
+        uint32_t starts = 1u;  // the ballot of the warp's wrows flags, bit 0 forced
+        for (int r = 0; r < wrows; ++r)
+          if (w * wrows + r < rows_here && (ws[wbase + w * wrows + r].flags & 1)) starts |= 1u << r;
         // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
         // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
         // features of its first, whatever reuses() says, so a wrong group test fails the check below.
-        const int steps = 16 / outs;
+        const int steps = wrows / step_rows;
         auto flags_of = [&](int st) { return (starts >> (st * outs)) & ((1u << outs) - 1u); };
         auto reuses = [&](int st) { return st > 0 && flags_of(st) == 0u && (flags_of(st - 1) >> 1) == 0u; };
         auto one_list_run = [&](int st, int g) {
-          const uint32_t bits = (starts >> (st * outs)) & (g * outs >= 32 ? ~0u : (1u << (g * outs)) - 1u);
-          return w * 16 + (st + g) * outs <= rows_here && (bits >> 1) == 0u;
+          uint32_t bits = (starts >> (st * outs)) & (g * outs >= 32 ? ~0u : (1u << (g * outs)) - 1u);
+          if (g == 2 && mutation == PlanMutation::kPairAcrossList) bits &= ~(1u << outs);
+          const bool in_chunk = w * wrows + (st + g) * outs <= rows_here;
+          return (in_chunk || (g == 2 && mutation == PlanMutation::kPairNoRowBound)) && (bits >> 1) == 0u;
         };
         struct Planned {
           int step;
@@ -347,7 +373,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           plan.push_back({0, reuses(0), false});
         }
         for (const auto& [step, reuse, grouped] : plan) {
-          const int row0 = w * 16 + step * outs;
+          const int row0 = w * wrows + step * outs;
           if (grouped && row0 + outs > rows_here) {
             *why = "a grouped step runs past the chunk's rows";
             return false;
@@ -355,7 +381,8 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           if (row0 >= rows_here) break;
           for (int lane = 0; lane < 32; ++lane) {
             const int o = lane / S, q = lane % S, row = row0 + o;
-            const bool row_ok = row < rows_here, img_ok = q < cnt;
+            const bool in_warp = o < step_rows || mutation == PlanMutation::kWideRowsLeak;
+            const bool row_ok = in_warp && row < rows_here, img_ok = q < cnt;
             const int slot = img_ok ? live[q] : 0;
             const int srow = row_ok ? row : row0;
             const int li = w * 32 + lane;
@@ -377,14 +404,27 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
                 return false;
               }
               xout[size_t(pr.j) * S + slot] = v;
+              ++writes[size_t(pr.j) * S + slot];
               alive[li] = alive[li] || v != 0.f;
             }
           }
         }
       }
       if (c == chunks - 1) {
+        // Every output of every live image written exactly once in this layer (no row skipped, none
+        // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot.
+        for (int slot = 0; slot < S; ++slot) {
+          const bool live_slot = std::find(live.begin(), live.begin() + cnt, slot) != live.begin() + cnt;
+          for (int j = 0; j < n; ++j)
+            if (writes[size_t(j) * S + slot] != (live_slot ? 1 : 0)) {
+              *why = "layer " + std::to_string(k) + ": output " + std::to_string(j) + " of slot " +
+                     std::to_string(slot) + " stored " + std::to_string(writes[size_t(j) * S + slot]) + " times";
+              return false;
+            }
+        }
+        std::fill(writes.begin(), writes.end(), 0);
         std::vector<bool> flag(S, false);
-        for (int li = 0; li < 8 * 32; ++li)
+        for (int li = 0; li < warps * 32; ++li)
           if (alive[li]) flag[live[(li % 32) % S]] = true;  // only lanes with q < cnt ever set alive
         std::fill(alive.begin(), alive.end(), false);
         int m = 0;
@@ -424,14 +464,18 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     if (c == 1) {  // natural order changes nothing in the values
       want = cpu_chain(ls, b.images, cs.bias);
     }
-    for (int S : {2, 4, 8}) {
-      for (int slice = 1; slice <= S; ++slice) {
-        INFO("S " << S << " slice " << slice);
-        ChainResult got;
-        std::string why;
-        REQUIRE(emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why));
-        CHECK(got.counts == want.counts);
-        CHECK(got.last == want.last);
+    for (int warps : {8, 16}) {  // the bulk / packed kernels, the wide one
+      for (int S : {2, 4, 8}) {
+        for (int slice = 1; slice <= S; ++slice) {
+          INFO("warps " << warps << " S " << S << " slice " << slice);
+          ChainResult got;
+          std::string why;
+          const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why, warps);
+          INFO(why);
+          REQUIRE(ok);
+          CHECK(got.counts == want.counts);
+          CHECK(got.last == want.last);
+        }
       }
     }
   }
@@ -452,13 +496,67 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     }
     const auto imgs = make_images(cs.n, 5, 0.3, 3.0, g);
     const ChainResult want = cpu_chain(ls, imgs, cs.bias);
-    for (int slice = 1; slice <= 2; ++slice) {
-      ChainResult got;
-      std::string why;
-      REQUIRE(emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why));
-      CHECK(got.counts == want.counts);
-      CHECK(got.last == want.last);
+    for (int warps : {8, 16}) {
+      for (int slice = 1; slice <= 2; ++slice) {
+        INFO("warps " << warps << " slice " << slice);
+        ChainResult got;
+        std::string why;
+        const bool ok = emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why, warps);
+        INFO(why);
+        REQUIRE(ok);
+        CHECK(got.counts == want.counts);
+        CHECK(got.last == want.last);
+      }
     }
+  }
+}
+
+// The emulation's checks are not vacuous: each deliberate bug in the group plan, for the layout it
+// concerns (8 warps x 16 rows, 16 warps x 8 rows), fails it (a schedule violation reported, or a
+// wrong count or feature) on at least one case, while the true plan passes everything above.
+TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "[sparse][resident][cpu]") {
+  struct Mut {
+    PlanMutation m;
+    const char* name;
+    int warps;
+    std::vector<int> sizes;  // S values where the mutated code runs
+  };
+  const Mut muts[] = {
+      {PlanMutation::kPairAcrossList, "pair across a list boundary, 8 warps", 8, {4, 8}},
+      {PlanMutation::kPairAcrossList, "pair across a list boundary, 16 warps", 16, {8}},
+      {PlanMutation::kPairNoRowBound, "pair without its row bound, 8 warps", 8, {4, 8}},
+      {PlanMutation::kPairNoRowBound, "pair without its row bound, 16 warps", 16, {8}},
+      {PlanMutation::kWideRowsLeak, "wide S = 2: lanes o >= 8 store the next warp's rows", 16, {2}},
+  };
+  std::vector<Built> built;
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
+  for (const Mut& mu : muts) {
+    INFO(mu.name);
+    int caught = 0;
+    std::string first_why;
+    for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+      const ResidentCase& cs = kCases[c];
+      if (cs.n > 1024) continue;
+      const Built& b = built[c];
+      std::vector<const spdnn::Ell*> ls;
+      std::vector<const std::vector<int>*> os;
+      for (size_t l = 0; l < b.ells.size(); ++l) {
+        ls.push_back(&b.ells[l]);
+        os.push_back(cs.kind == 0 && c == 1 ? nullptr : &b.orders[l]);
+      }
+      const ChainResult want = cpu_chain(ls, b.images, cs.bias);
+      for (int S : mu.sizes) {
+        ChainResult got;
+        std::string why;
+        const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, S, &got, &why, mu.warps, mu.m);
+        if (!ok || got.counts != want.counts || got.last != want.last) {
+          ++caught;
+          if (first_why.empty()) first_why = std::string(cs.name) + ", S " + std::to_string(S) + ": " + why;
+        }
+      }
+    }
+    UNSCOPED_INFO("first caught: " << first_why);
+    CHECK(caught > 0);
   }
 }
 
@@ -511,14 +609,18 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // with the wrong ids (a kernel bug) fails the right one.
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the two names, exact; anything else refused
 // with no change; nullptr back to the environment's value (bulk when unset).
-TEST_CASE("resident kernel switch: bulk / packed", "[sparse][resident][cpu]") {
+TEST_CASE("resident kernel switch: bulk / packed / wide", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   if (std::getenv("JHDNN_RESIDENT_KERNEL") == nullptr) CHECK(env == cfg::ResidentKernel::kBulk);  // the default
+  REQUIRE(cfg::set_resident_kernel("wide"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kWide);
   REQUIRE(cfg::set_resident_kernel("packed"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
   CHECK_FALSE(cfg::set_resident_kernel("v1"));  // the first kernel is gone (measured at 3f71f09, deleted)
   CHECK_FALSE(cfg::set_resident_kernel("Packed"));
+  CHECK_FALSE(cfg::set_resident_kernel("Wide"));
+  CHECK_FALSE(cfg::set_resident_kernel("wide16"));
   CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
   REQUIRE(cfg::set_resident_kernel("bulk"));
@@ -745,10 +847,17 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     CHECK(fused_counts == b.want.counts);
     CHECK(fused == want);
 
-    // The resident call, every slice size that fits (n 1000 / 1024: 1..8; 4096: 1..2), and 0 (auto).
+    // The resident call with each kernel of JHDNN_RESIDENT_KERNEL (set through the config setter; the
+    // guard restores the environment's choice), every slice size that fits (n <= 1024: 1..8; 4096:
+    // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
-    for (int slice = 0; slice <= smax; ++slice) {
-      INFO("sliceImages " << slice);
+    const ResidentKernelGuard restore;
+    const char* const kernels[] = {"bulk", "packed", "wide"};
+    for (int run = 0; run < 3 * (smax + 1); ++run) {
+      const char* const kernel = kernels[run / (smax + 1)];
+      const int slice = run % (smax + 1);
+      REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
+      INFO("kernel " << kernel << " sliceImages " << slice);
       DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
       std::vector<int> c0(L + 1, 0);
       c0[0] = count;

@@ -51,10 +51,15 @@
 namespace jhdnn::sparse {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;                           // the 8-warp kernel (bulk, packed); wide: 512
 constexpr int kWarps = kThreads / 32;
-constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
+constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp (wide: 8)
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
+// The wide kernel (JHDNN_RESIDENT_KERNEL=wide, kWide): 16 warps share the same 128-row chunk, 8 rows
+// each; same ring, same shared-memory layout. A 256-row chunk (16 rows per warp again) would need
+// 4 x 69,632 B of ring: no room at n = 1024 next to the 64 KB of features.
+constexpr int kWideThreads = 2 * kThreads;
+constexpr int cta_threads(bool wide) { return wide ? kWideThreads : kThreads; }
 constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
 constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
@@ -195,13 +200,18 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace, bool kBulk>
-__global__ void __launch_bounds__(kThreads, 1)
+template <int S, bool kTrace, bool kBulk, bool kWide>
+__global__ void __launch_bounds__(cta_threads(kWide), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                     int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
                     jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
+  // The wide kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
+  // into pieces for 256 threads.
+  static_assert(!kWide || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
+  constexpr int kCtaThreads = cta_threads(kWide);
+  constexpr int kWarpRows = kChunkRows / (kCtaThreads / 32);  // consecutive rows of a chunk per warp: 16 or 8
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
@@ -244,7 +254,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   __syncthreads();
   // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
 #pragma unroll 8
-  for (int e = threadIdx.x; e < xstride; e += kThreads) {
+  for (int e = threadIdx.x; e < xstride; e += kCtaThreads) {
     const int i = e / S, q = e % S;
     const int col = misc[24 + q];
     xbuf[e] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
@@ -318,16 +328,20 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     constexpr unsigned kShift = S == 8 ? 5 : S == 4 ? 4 : 3;  // log2(S * 4 bytes)
     constexpr unsigned kRowBytes = kRowStride * 4;
 
-    // The warp's new-list flags: bit r = row 16 w + r starts a new list (rows past the chunk: 0);
-    // bit 0 forced, so the first step gathers. Warp-uniform, like everything derived from it.
-    const int my_row = warp * kRowsPerWarp + lane;
-    const bool new_list = lane < kRowsPerWarp && my_row < rows_here &&
+    // The warp's new-list flags: bit r = row kWarpRows w + r starts a new list (rows past the chunk
+    // or the warp's rows: 0); bit 0 forced, so the first step gathers. Warp-uniform, like everything
+    // derived from it.
+    const int my_row = warp * kWarpRows + lane;
+    const bool new_list = lane < kWarpRows && my_row < rows_here &&
                           (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
     const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
-    // Step s covers rows 16 w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
+    // Step s covers rows kWarpRows w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
     // rows after its first did not either (then after that step every lane held one list).
-    constexpr int kSteps = kRowsPerWarp / kOuts;
+    // The wide kernel at S = 2 is the one case of a step wider than the warp's rows (16 outputs, 8
+    // rows): one step whose lanes o >= 8 compute nothing (kStepRows; bits 8..15 of starts are 0).
+    constexpr int kStepRows = kOuts < kWarpRows ? kOuts : kWarpRows;
+    constexpr int kSteps = kWarpRows / kStepRows;
     constexpr uint32_t kMask = (1u << kOuts) - 1u;
     auto step_flags = [&](int s) { return (starts >> (s * kOuts)) & kMask; };
     auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
@@ -354,11 +368,13 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     };
     // One step: output row0 + o, one fma chain t = 0..31.
     auto single = [&](int s) {
-      const int row0 = warp * kRowsPerWarp + s * kOuts;
+      const int row0 = warp * kWarpRows + s * kOuts;
       if (row0 >= rows_here) return;  // warp-uniform
       const int row = row0 + o;
-      const bool row_ok = row < rows_here;
-      // A row past the chunk's end reads row0 (staged, valid indices); its result is not stored.
+      // (o < kStepRows: true but for the wide S = 2 step, whose lanes o >= 8 would reach the next warp's rows.)
+      const bool row_ok = (kStepRows == kOuts || o < kStepRows) && row < rows_here;
+      // A row past the chunk's end (or the warp's rows) reads row0 (staged, valid indices); its result
+      // is not stored.
       const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
       if (!reuses(s)) gather(srow);
       float acc = 0.f;
@@ -382,11 +398,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // g x kOuts rows but the first row's) and all their rows are in the chunk.
     auto one_list_run = [&](int s, int g) {
       const uint32_t bits = (starts >> (s * kOuts)) & (g * kOuts >= 32 ? ~0u : (1u << (g * kOuts)) - 1u);
-      return warp * kRowsPerWarp + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
+      return warp * kWarpRows + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
     };
     auto chains = [&](auto g_tag, int s) {
       constexpr int G = decltype(g_tag)::value;
-      const unsigned srow0 = st_a + unsigned(warp * kRowsPerWarp + s * kOuts + o) * kRowBytes;
+      const unsigned srow0 = st_a + unsigned(warp * kWarpRows + s * kOuts + o) * kRowBytes;
       if (!reuses(s)) gather(srow0);
       float acc[G];
 #pragma unroll
@@ -416,6 +432,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         single(s + 1);
       }
     };
+    // The plan per warp-chunk (tests/test_sparse_resident.cpp emulates it, emulate_resident):
+    //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
+    //                      S = 2 one step;
+    //   16 warps x 8 rows (wide): S = 8 one pair (the official layers: every warp-chunk), S = 4 and
+    //                      S = 2 one step (S = 2: lanes o >= 8 idle).
     if constexpr (kSteps == 4) {  // S = 8
       if (one_list_run(0, 4))     // the official layers: every warp-chunk
         chains(std::integral_constant<int, 4>{}, 0);
@@ -423,9 +444,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         pair(0);
         pair(2);
       }
-    } else if constexpr (kSteps == 2) {  // S = 4
+    } else if constexpr (kSteps == 2) {  // S = 4; wide: S = 8
       pair(0);
-    } else {  // S = 2
+    } else {  // S = 2; wide: S = 4 and 2
       static_assert(kSteps == 1, "S is 2, 4 or 8");
       single(0);
     }
@@ -470,7 +491,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
   // Write-out: the survivors' features (buffer cur) to y at column r0 + slot, and the next list.
   const float* xfin = xbuf + cur * xstride;
-  for (int e = threadIdx.x; e < n * cnt; e += kThreads) {
+  for (int e = threadIdx.x; e < n * cnt; e += kCtaThreads) {
     const int i = e / cnt, t = e % cnt;
     const int sl = s_live[t];
     y[int64_t(i) * ldy + r0 + sl] = xfin[i * S + sl];
@@ -492,17 +513,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][12];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk
+std::atomic<size_t> g_smem_set[kMaxDevices][18];  // [S 2 / 4 / 8] + 3 x traced + (6 x bulk | 12 x wide)
 
-template <int S, bool kBulk>
+template <int S, bool kBulk, bool kWide>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk> : dnn_resident_kernel<S, false, kBulk>;
-  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0);
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kWide> : dnn_resident_kernel<S, false, kBulk, kWide>;
+  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kWide ? 12 : kBulk ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -511,8 +532,8 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
     JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, kThreads, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                                      rows_out, ids_out, slice, max_active, trace);
+  kernel<<<grid, cta_threads(kWide), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
+                                                ldx, y, ldy, rows_out, ids_out, slice, max_active, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
@@ -529,19 +550,19 @@ int resident_slice_max(int64_t n, size_t smem_optin) {
 
 Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true>));
-  return Status::success();
+  auto load_all = [&](auto s_tag) -> Status {
+    constexpr int S = decltype(s_tag)::value;
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false>));  // packed
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false>));  // bulk
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true>));  // wide
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true>));
+    return Status::success();
+  };
+  JHDNN_TRY(load_all(std::integral_constant<int, 2>{}));
+  JHDNN_TRY(load_all(std::integral_constant<int, 4>{}));
+  return load_all(std::integral_constant<int, 8>{});
 }
 
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
@@ -549,10 +570,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): bulk (default) or packed; both exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): bulk (default), packed or wide; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not bulk or packed",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not bulk, packed or wide",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -569,21 +590,31 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   ResidentTable table{};
   for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
   const int nn = int(n);
-  auto run = [&](auto s_tag, auto bulk_tag) {
-    return launch<decltype(s_tag)::value, decltype(bulk_tag)::value>(s, device, table, layer_count, nn, bias,
-                                                                     clamp_max, counts, rows_in, ids_in, x, ldx, y,
-                                                                     ldy, rows_out, ids_out, slice, max_active, trace);
+  auto run = [&](auto s_tag) {
+    constexpr int kS = decltype(s_tag)::value;
+    auto go = [&](auto bulk_tag, auto wide_tag) {
+      return launch<kS, decltype(bulk_tag)::value, decltype(wide_tag)::value>(
+          s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
+          ids_out, slice, max_active, trace);
+    };
+    using F = std::false_type;
+    using T = std::true_type;
+    switch (which) {
+      case core::config::ResidentKernel::kPacked:
+        return go(F{}, F{});
+      case core::config::ResidentKernel::kWide:
+        return go(T{}, T{});
+      default:  // kBulk
+        return go(T{}, F{});
+    }
   };
-  using B0 = std::false_type;
-  using B1 = std::true_type;
-  const bool bulk = which == core::config::ResidentKernel::kBulk;
   switch (S) {
     case 2:
-      return bulk ? run(std::integral_constant<int, 2>{}, B1{}) : run(std::integral_constant<int, 2>{}, B0{});
+      return run(std::integral_constant<int, 2>{});
     case 4:
-      return bulk ? run(std::integral_constant<int, 4>{}, B1{}) : run(std::integral_constant<int, 4>{}, B0{});
+      return run(std::integral_constant<int, 4>{});
     default:
-      return bulk ? run(std::integral_constant<int, 8>{}, B1{}) : run(std::integral_constant<int, 8>{}, B0{});
+      return run(std::integral_constant<int, 8>{});
   }
 }
 
