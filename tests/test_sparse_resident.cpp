@@ -202,6 +202,10 @@ const ResidentCase kCases[] = {
     // AND for the wide kernel's 8 (6 of warp 12), and inside a step at S = 8 (rows 100, 101 of 96..103).
     {"random runs 1..6, padding, n 998 (a partial warp-chunk and step)", 998, 12, 29, 0, 6, 0.05, 0.2, 3.0, -0.05f,
      -0.02, 0.115},
+    // 600 = 4 x 128 + 88: 5 chunks per layer, so the pair kernel consumes each layer's last chunk alone
+    // (warps 8-15 idle) and the ring's pairs shift against the slots from layer to layer.
+    {"random runs 1..12, padding, n 600 (an odd chunk count)", 600, 11, 23, 0, 12, 0.05, 0.2, 3.0, -0.05f, -0.02,
+     0.115},
 };
 
 }  // namespace
@@ -243,15 +247,22 @@ namespace {
 // consumer checks that the chunk it reads is in the slot and that its copy group was already waited
 // for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a
 // schedule violation.
-// warps: 8 (the bulk / packed kernels, 16 rows per warp) or 16 (the wide kernel, 8 rows per warp: at
-// S = 8 one pair per warp-chunk, at S = 4 one step, at S = 2 one step whose lanes o >= 8 idle).
-// mutation: a deliberate bug in the plan, so that a test can show the emulation's checks catch it.
+// shape: the CTA shape (dnn_resident.cu's kShape): 8 warps x 16 rows per chunk (bulk, packed); wide:
+// 16 warps x 8 rows (at S = 8 one pair per warp-chunk, at S = 4 one step, at S = 2 one step whose
+// lanes o >= 8 idle); pair: 16 warps, an iteration consumes chunks g and g + 1 of one layer (warps 0-7
+// the first, 8-15 the second, each as the 8-warp kernel's), a layer's odd last chunk alone, and the
+// copies of every chunk up to g + 3 issued after its barrier (bulk: a chunk is ready once landed, so
+// no wait distance applies; the slot checks do).
+// mutation: a deliberate bug, so that a test can show the emulation's checks catch it.
 constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
+enum class EmuShape { k8, kWide, kPair };
 enum class PlanMutation {
   kNone,
   kPairAcrossList,  // a pair's one-list test ignores a new list at its second step's first row
   kPairNoRowBound,  // a pair's one-list test drops "all its rows are in the chunk"
   kWideRowsLeak,    // the wide S = 2 step stores lanes o >= 8 (rows of the next warp)
+  kRingTooDeep,     // pair shape: copies issued up to g + 4 (into the slot of a chunk being consumed)
+  kPairCrossLayer,  // pair shape: a layer's odd last chunk paired with the next layer's first
 };
 
 struct PackedRow {
@@ -281,9 +292,13 @@ std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* or
 
 bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
                       const std::vector<std::vector<float>>& images, float bias, int S, int slice, ChainResult* out,
-                      std::string* why, int warps = 8, PlanMutation mutation = PlanMutation::kNone) {
+                      std::string* why, EmuShape shape = EmuShape::k8,
+                      PlanMutation mutation = PlanMutation::kNone) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
-  const int wrows = kEChunk / warps;  // consecutive rows of a chunk per warp: 16 or 8
+  const bool paired = shape == EmuShape::kPair;
+  const int warps = shape == EmuShape::k8 ? 8 : 16;
+  const int cwarps = paired ? 8 : warps;              // warps on one chunk
+  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16 or 8
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
   std::vector<std::vector<PackedRow>> packs;
   for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
@@ -311,7 +326,8 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       wtag[g % kEW] = g;
       w_iter[g] = iter;
     };
-    for (int m = 0; m < kEP; ++m) issue(m, -kEP + m);
+    int ni = paired ? kEW : kEP;  // chunks issued: the prologue's
+    for (int m = 0; m < ni; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
     const int step_rows = std::min(outs, wrows);  // rows a step covers (wide S = 2: 8 of its 16 outputs)
     std::vector<std::array<float, 32>> xv(size_t(warps) * 32);
@@ -319,25 +335,35 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     std::vector<bool> alive(size_t(warps) * 32, false);
     std::vector<int> writes(size_t(n) * S, 0);  // stores of (output j, slot) in the current layer: once each
     bool stopped = false;
-    for (int g = 0; g < total && !stopped; ++g) {
-      if (wtag[g % kEW] != g || w_iter[g] > g - kEP) {
-        *why = "chunk " + std::to_string(g) + " consumed before it landed or after it was overwritten";
-        return false;
-      }
-      issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
-      if (wtag[g % kEW] != g) {
-        *why = "chunk " + std::to_string(g) + " overwritten by the copy issued in its own iteration";
-        return false;
-      }
+    for (int g = 0; g < total && !stopped;) {
       const int k = g / chunks, c = g % chunks;
-      const int rows_here = std::min(kEChunk, n - c * kEChunk);
-      const int wbase = (g % kEW) * kEChunk;
+      const bool second = c + 1 < chunks || (mutation == PlanMutation::kPairCrossLayer && g + 1 < total);
+      const int nch = paired && second ? 2 : 1;
+      for (int h = g; h < g + nch; ++h)
+        if (wtag[h % kEW] != h || (!paired && w_iter[h] > h - kEP)) {
+          *why = "chunk " + std::to_string(h) + " consumed before it landed or after it was overwritten";
+          return false;
+        }
+      if (paired) {  // after the barrier: every chunk up to g + 3 (the slots of chunks <= g - 1)
+        const int deepest = g + kEW - 1 + (mutation == PlanMutation::kRingTooDeep ? 1 : 0);
+        for (; ni <= deepest; ++ni) issue(ni, g);
+      } else {
+        issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
+      }
+      for (int h = g; h < g + nch; ++h)
+        if (wtag[h % kEW] != h) {
+          *why = "chunk " + std::to_string(h) + " overwritten by a copy issued in its own iteration";
+          return false;
+        }
       std::vector<float>& xin = xbuf[cur];
       std::vector<float>& xout = xbuf[cur ^ 1];
-      for (int w = 0; w < warps; ++w) {
+      for (int w = 0; w < nch * cwarps; ++w) {  // w: the warp (its lanes' held features); wl: its rows
+        const int hc = w / cwarps, wl = w % cwarps;
+        const int rows_here = std::min(kEChunk, n - ((g + hc) % chunks) * kEChunk);
+        const int wbase = ((g + hc) % kEW) * kEChunk;
         uint32_t starts = 1u;  // the ballot of the warp's wrows flags, bit 0 forced
         for (int r = 0; r < wrows; ++r)
-          if (w * wrows + r < rows_here && (ws[wbase + w * wrows + r].flags & 1)) starts |= 1u << r;
+          if (wl * wrows + r < rows_here && (ws[wbase + wl * wrows + r].flags & 1)) starts |= 1u << r;
         // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
         // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
         // features of its first, whatever reuses() says, so a wrong group test fails the check below.
@@ -347,7 +373,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         auto one_list_run = [&](int st, int g) {
           uint32_t bits = (starts >> (st * outs)) & (g * outs >= 32 ? ~0u : (1u << (g * outs)) - 1u);
           if (g == 2 && mutation == PlanMutation::kPairAcrossList) bits &= ~(1u << outs);
-          const bool in_chunk = w * wrows + (st + g) * outs <= rows_here;
+          const bool in_chunk = wl * wrows + (st + g) * outs <= rows_here;
           return (in_chunk || (g == 2 && mutation == PlanMutation::kPairNoRowBound)) && (bits >> 1) == 0u;
         };
         struct Planned {
@@ -373,7 +399,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           plan.push_back({0, reuses(0), false});
         }
         for (const auto& [step, reuse, grouped] : plan) {
-          const int row0 = w * wrows + step * outs;
+          const int row0 = wl * wrows + step * outs;
           if (grouped && row0 + outs > rows_here) {
             *why = "a grouped step runs past the chunk's rows";
             return false;
@@ -391,7 +417,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
               for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(pr.idx[t]) * S + slot);
               xv_list[li] = pr.idx;
             } else if (xv_list[li] != pr.idx) {  // the flags said "same list", the data disagree
-              *why = "step reused features of another list (chunk " + std::to_string(g) + ", warp " +
+              *why = "step reused features of another list (chunk " + std::to_string(g + hc) + ", warp " +
                      std::to_string(w) + ", row " + std::to_string(row) + ")";
               return false;
             }
@@ -410,7 +436,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           }
         }
       }
-      if (c == chunks - 1) {
+      if (c + nch - 1 >= chunks - 1) {  // (>: the cross-layer mutation)
         // Every output of every live image written exactly once in this layer (no row skipped, none
         // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot.
         for (int slot = 0; slot < S; ++slot) {
@@ -435,6 +461,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         cur ^= 1;
         if (cnt == 0) stopped = true;
       }
+      g += nch;
     }
     if (stopped) continue;
     for (int t = 0; t < cnt; ++t) {
@@ -464,13 +491,13 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     if (c == 1) {  // natural order changes nothing in the values
       want = cpu_chain(ls, b.images, cs.bias);
     }
-    for (int warps : {8, 16}) {  // the bulk / packed kernels, the wide one
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kWide, EmuShape::kPair}) {  // bulk / packed, wide, pair
       for (int S : {2, 4, 8}) {
         for (int slice = 1; slice <= S; ++slice) {
-          INFO("warps " << warps << " S " << S << " slice " << slice);
+          INFO("shape " << int(shape) << " S " << S << " slice " << slice);
           ChainResult got;
           std::string why;
-          const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why, warps);
+          const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why, shape);
           INFO(why);
           REQUIRE(ok);
           CHECK(got.counts == want.counts);
@@ -496,12 +523,12 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     }
     const auto imgs = make_images(cs.n, 5, 0.3, 3.0, g);
     const ChainResult want = cpu_chain(ls, imgs, cs.bias);
-    for (int warps : {8, 16}) {
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kWide, EmuShape::kPair}) {
       for (int slice = 1; slice <= 2; ++slice) {
-        INFO("warps " << warps << " slice " << slice);
+        INFO("shape " << int(shape) << " slice " << slice);
         ChainResult got;
         std::string why;
-        const bool ok = emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why, warps);
+        const bool ok = emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why, shape);
         INFO(why);
         REQUIRE(ok);
         CHECK(got.counts == want.counts);
@@ -511,22 +538,26 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
   }
 }
 
-// The emulation's checks are not vacuous: each deliberate bug in the group plan, for the layout it
-// concerns (8 warps x 16 rows, 16 warps x 8 rows), fails it (a schedule violation reported, or a
-// wrong count or feature) on at least one case, while the true plan passes everything above.
+// The emulation's checks are not vacuous: each deliberate bug in the group plan or the ring, for the
+// shape it concerns, fails it (a schedule violation reported, or a wrong count or feature) on at
+// least one case, while the true plan passes everything above.
 TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "[sparse][resident][cpu]") {
   struct Mut {
     PlanMutation m;
     const char* name;
-    int warps;
+    EmuShape shape;
     std::vector<int> sizes;  // S values where the mutated code runs
   };
   const Mut muts[] = {
-      {PlanMutation::kPairAcrossList, "pair across a list boundary, 8 warps", 8, {4, 8}},
-      {PlanMutation::kPairAcrossList, "pair across a list boundary, 16 warps", 16, {8}},
-      {PlanMutation::kPairNoRowBound, "pair without its row bound, 8 warps", 8, {4, 8}},
-      {PlanMutation::kPairNoRowBound, "pair without its row bound, 16 warps", 16, {8}},
-      {PlanMutation::kWideRowsLeak, "wide S = 2: lanes o >= 8 store the next warp's rows", 16, {2}},
+      {PlanMutation::kPairAcrossList, "pair across a list boundary, 8 warps", EmuShape::k8, {4, 8}},
+      {PlanMutation::kPairAcrossList, "pair across a list boundary, wide", EmuShape::kWide, {8}},
+      {PlanMutation::kPairNoRowBound, "pair without its row bound, 8 warps", EmuShape::k8, {4, 8}},
+      {PlanMutation::kPairNoRowBound, "pair without its row bound, wide", EmuShape::kWide, {8}},
+      {PlanMutation::kWideRowsLeak, "wide S = 2: lanes o >= 8 store the next warp's rows", EmuShape::kWide, {2}},
+      {PlanMutation::kRingTooDeep, "pair shape: a copy into the slot of a chunk being consumed", EmuShape::kPair,
+       {2, 4, 8}},
+      {PlanMutation::kPairCrossLayer, "pair shape: an odd last chunk paired with the next layer's first",
+       EmuShape::kPair, {2, 4, 8}},
   };
   std::vector<Built> built;
   for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
@@ -548,7 +579,7 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
       for (int S : mu.sizes) {
         ChainResult got;
         std::string why;
-        const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, S, &got, &why, mu.warps, mu.m);
+        const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, S, &got, &why, mu.shape, mu.m);
         if (!ok || got.counts != want.counts || got.last != want.last) {
           ++caught;
           if (first_why.empty()) first_why = std::string(cs.name) + ", S " + std::to_string(S) + ": " + why;
@@ -609,12 +640,15 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // with the wrong ids (a kernel bug) fails the right one.
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the two names, exact; anything else refused
 // with no change; nullptr back to the environment's value (bulk when unset).
-TEST_CASE("resident kernel switch: bulk / packed / wide", "[sparse][resident][cpu]") {
+TEST_CASE("resident kernel switch: bulk / packed / wide / pair", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   if (std::getenv("JHDNN_RESIDENT_KERNEL") == nullptr) CHECK(env == cfg::ResidentKernel::kBulk);  // the default
   REQUIRE(cfg::set_resident_kernel("wide"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kWide);
+  REQUIRE(cfg::set_resident_kernel("pair"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPair);
+  CHECK_FALSE(cfg::set_resident_kernel("pairs"));
   REQUIRE(cfg::set_resident_kernel("packed"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
   CHECK_FALSE(cfg::set_resident_kernel("v1"));  // the first kernel is gone (measured at 3f71f09, deleted)
@@ -852,8 +886,8 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    const char* const kernels[] = {"bulk", "packed", "wide"};
-    for (int run = 0; run < 3 * (smax + 1); ++run) {
+    const char* const kernels[] = {"bulk", "packed", "wide", "pair"};
+    for (int run = 0; run < 4 * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
       const int slice = run % (smax + 1);
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));

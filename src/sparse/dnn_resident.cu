@@ -55,11 +55,15 @@ constexpr int kThreads = 256;                           // the 8-warp kernel (bu
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp (wide: 8)
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
-// The wide kernel (JHDNN_RESIDENT_KERNEL=wide, kWide): 16 warps share the same 128-row chunk, 8 rows
-// each; same ring, same shared-memory layout. A 256-row chunk (16 rows per warp again) would need
-// 4 x 69,632 B of ring: no room at n = 1024 next to the 64 KB of features.
-constexpr int kWideThreads = 2 * kThreads;
-constexpr int cta_threads(bool wide) { return wide ? kWideThreads : kThreads; }
+// The CTA shapes (the kernel's kShape): 8 warps x 16 rows of each chunk (bulk, packed); and two with
+// 16 warps (512 threads), same ring, same shared-memory layout, bulk copy only:
+// - kShapeWide (JHDNN_RESIDENT_KERNEL=wide): 16 warps share each 128-row chunk, 8 rows each (a 256-row
+//   chunk, 16 rows per warp again, would need 4 x 69,632 B of ring: no room at n = 1024 next to the
+//   64 KB of features);
+// - kShapePair (JHDNN_RESIDENT_KERNEL=pair): an iteration consumes TWO chunks of a layer, warps 0-7
+//   the first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
+constexpr int kShape8 = 0, kShapeWide = 1, kShapePair = 2;
+constexpr int cta_threads(int shape) { return shape == kShape8 ? kThreads : 2 * kThreads; }
 constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
 constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
@@ -200,8 +204,8 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace, bool kBulk, bool kWide>
-__global__ void __launch_bounds__(cta_threads(kWide), 1)
+template <int S, bool kTrace, bool kBulk, int kShape>
+__global__ void __launch_bounds__(cta_threads(kShape), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
@@ -209,9 +213,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
                     jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
   // The wide kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
   // into pieces for 256 threads.
-  static_assert(!kWide || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
-  constexpr int kCtaThreads = cta_threads(kWide);
-  constexpr int kWarpRows = kChunkRows / (kCtaThreads / 32);  // consecutive rows of a chunk per warp: 16 or 8
+  static_assert(kShape == kShape8 || kBulk, "the 16-warp kernels are instantiated with the bulk copy only");
+  constexpr int kCtaThreads = cta_threads(kShape);
+  constexpr bool kPair = kShape == kShapePair;
+  constexpr int kWarpRows = kShape == kShapeWide ? 8 : 16;  // consecutive rows of a chunk per warp
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
@@ -263,9 +268,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
   const int last_rows = n - (chunks - 1) * kChunkRows;  // rows of a layer's last chunk
   // Prologue: chunks 0 .. P - 1, one group each ("iterations" -P .. -1). (ik, ic): the next chunk to
-  // copy; no divisions in the loop.
-  int ik = 0, ic = 0;
-  for (int m = 0; m < kStages; ++m) {
+  // copy; no divisions in the loop. The pair shape fills all 4 slots (its first iteration consumes
+  // two chunks at once; see the loop); ni counts the chunks issued (or past the last layer).
+  constexpr int kPrologue = kPair ? kWSlots : kStages;
+  int ik = 0, ic = 0, ni = kPrologue;
+  for (int m = 0; m < kPrologue; ++m) {
     if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
         bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
@@ -290,20 +297,41 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
   unsigned wait_clk = 0;     // trace only (thread 0): wait + barrier cycles in the current layer
 
-  int k = 0, c = 0;  // the chunk of iteration g: layer k, chunk c
-  for (int g = 0; k < layer_count; ++g) {
+  // Pair shape: iteration g consumes chunks g and g + 1 when both belong to layer k (nch = 2; warps
+  // 0-7 compute the first, 8-15 the second, as the 8-warp kernel's warps 0-7 do), else chunk g alone
+  // (a layer with an odd chunk count: its last chunk; warps 8-15 wait at the barriers only). Each
+  // thread waits for the chunk that its warp reads. Other shapes: nch = 1, half = 0, wrow = warp.
+  const int half = kPair ? warp >> 3 : 0;    // which chunk of the iteration this warp computes
+  const int wrow = kPair ? warp & 7 : warp;  // the warp's place in its chunk: rows kWarpRows * wrow + ...
+  int k = 0, c = 0;  // the (first) chunk of iteration g: layer k, chunk c
+  for (int g = 0; k < layer_count;) {
+    const int nch = kPair && c + 1 < chunks ? 2 : 1;
+    const bool computes = half < nch;  // warp-uniform
+    const int gm = g + half;           // this warp's chunk (global index)
     if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
-    if constexpr (kBulk)
-      mbar_wait(bar_a + 8u * unsigned(g & (kWSlots - 1)), unsigned(g / kWSlots) & 1u);  // chunk g landed
-    else
+    if constexpr (kBulk) {
+      if (computes)
+        mbar_wait(bar_a + 8u * unsigned(gm & (kWSlots - 1)), unsigned(gm / kWSlots) & 1u);  // chunk gm landed
+    } else {
       cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
-    __syncthreads();                 // ... for every thread's copies; and chunk g - 1 is consumed
+    }
+    __syncthreads();  // ... for every thread's copies; and the chunks before g are consumed
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - wait_t0);
       if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
     }
-    // Chunk g + P into the stage of chunk g - 1.
-    if constexpr (kBulk) {
+    // Chunk g + P into the stage of chunk g - 1. Pair shape: every chunk up to g + 3 (its slot's
+    // previous chunk, h - 4 <= g - 1, was consumed before the barrier above): the two chunks of the
+    // next iteration, copied while this one computes.
+    if constexpr (kPair) {
+      for (; ni <= g + kWSlots - 1; ++ni) {
+        if (ik < layer_count && threadIdx.x == 0)
+          bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                     smem_a + unsigned((ni & (kWSlots - 1)) * kChunkFloats * 4),
+                     bar_a + 8u * unsigned(ni & (kWSlots - 1)));
+        if (++ic == chunks) ic = 0, ++ik;
+      }
+    } else if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
         bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
                    smem_a + unsigned(((g + kStages) & (kWSlots - 1)) * kChunkFloats * 4),
@@ -313,14 +341,16 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
                                         wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
-    if (++ic == chunks) ic = 0, ++ik;
+    if constexpr (!kPair) {
+      if (++ic == chunks) ic = 0, ++ik;
+    }
 
-    const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
+    const int rows_here = c + half == chunks - 1 ? last_rows : kChunkRows;  // of this warp's chunk
     const bool img_ok = q < cnt;
     const int slot = img_ok ? s_live[q] : 0;  // a lane without an image computes slot 0's (not stored)
     // Byte addresses in the shared window: the chunk's stage; this lane's image in the input and
     // output buffers (feature i at xin_q + (i << kShift)).
-    unsigned st_a = smem_a + unsigned((g & (kWSlots - 1)) * kChunkFloats * 4);
+    unsigned st_a = smem_a + unsigned((gm & (kWSlots - 1)) * kChunkFloats * 4);
     asm volatile("" : "+r"(st_a));
     const unsigned xin_q = xbuf_a + unsigned((cur * xstride + slot) * 4);
     unsigned xout_q = xbuf_a + unsigned(((cur ^ 1) * xstride + slot) * 4);
@@ -331,8 +361,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // The warp's new-list flags: bit r = row kWarpRows w + r starts a new list (rows past the chunk
     // or the warp's rows: 0); bit 0 forced, so the first step gathers. Warp-uniform, like everything
     // derived from it.
-    const int my_row = warp * kWarpRows + lane;
-    const bool new_list = lane < kWarpRows && my_row < rows_here &&
+    const int my_row = wrow * kWarpRows + lane;
+    const bool new_list = computes && lane < kWarpRows && my_row < rows_here &&
                           (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
     const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
     // Step s covers rows kWarpRows w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
@@ -368,7 +398,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     };
     // One step: output row0 + o, one fma chain t = 0..31.
     auto single = [&](int s) {
-      const int row0 = warp * kWarpRows + s * kOuts;
+      const int row0 = wrow * kWarpRows + s * kOuts;
       if (row0 >= rows_here) return;  // warp-uniform
       const int row = row0 + o;
       // (o < kStepRows: true but for the wide S = 2 step, whose lanes o >= 8 would reach the next warp's rows.)
@@ -398,11 +428,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // g x kOuts rows but the first row's) and all their rows are in the chunk.
     auto one_list_run = [&](int s, int g) {
       const uint32_t bits = (starts >> (s * kOuts)) & (g * kOuts >= 32 ? ~0u : (1u << (g * kOuts)) - 1u);
-      return warp * kWarpRows + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
+      return wrow * kWarpRows + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
     };
     auto chains = [&](auto g_tag, int s) {
       constexpr int G = decltype(g_tag)::value;
-      const unsigned srow0 = st_a + unsigned(warp * kWarpRows + s * kOuts + o) * kRowBytes;
+      const unsigned srow0 = st_a + unsigned(wrow * kWarpRows + s * kOuts + o) * kRowBytes;
       if (!reuses(s)) gather(srow0);
       float acc[G];
 #pragma unroll
@@ -436,22 +466,25 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
     //                      S = 2 one step;
     //   16 warps x 8 rows (wide): S = 8 one pair (the official layers: every warp-chunk), S = 4 and
-    //                      S = 2 one step (S = 2: lanes o >= 8 idle).
-    if constexpr (kSteps == 4) {  // S = 8
-      if (one_list_run(0, 4))     // the official layers: every warp-chunk
-        chains(std::integral_constant<int, 4>{}, 0);
-      else {
+    //                      S = 2 one step (S = 2: lanes o >= 8 idle);
+    //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk.
+    if (computes) {                 // warp-uniform; true but for the pair shape's idle half
+      if constexpr (kSteps == 4) {  // S = 8
+        if (one_list_run(0, 4))     // the official layers: every warp-chunk
+          chains(std::integral_constant<int, 4>{}, 0);
+        else {
+          pair(0);
+          pair(2);
+        }
+      } else if constexpr (kSteps == 2) {  // S = 4; wide: S = 8
         pair(0);
-        pair(2);
+      } else {  // S = 2; wide: S = 4 and 2
+        static_assert(kSteps == 1, "S is 2, 4 or 8");
+        single(0);
       }
-    } else if constexpr (kSteps == 2) {  // S = 4; wide: S = 8
-      pair(0);
-    } else {  // S = 2; wide: S = 4 and 2
-      static_assert(kSteps == 1, "S is 2, 4 or 8");
-      single(0);
     }
 
-    if (c == chunks - 1) {  // the layer is done in this CTA once every warp is here
+    if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
       if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
       alive = 0.f;
       __syncthreads();
@@ -474,7 +507,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         wait_clk = 0;
       }
       if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
-        if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
+        if constexpr (kPair) {  // the chunks in flight (g + nch .. ni - 1, those issued) land before the exit
+          const int total = layer_count * chunks;
+          for (int h = g + nch; h < ni && h < total; ++h)
+            mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
+        } else if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
           const int total = layer_count * chunks;
           for (int h = g + 1; h <= g + kStages && h < total; ++h)
             mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
@@ -485,7 +522,14 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         return;
       }
     }
-    if (++c == chunks) c = 0, ++k;
+    if constexpr (kPair) {
+      g += nch;
+      c += nch;
+      if (c == chunks) c = 0, ++k;
+    } else {
+      ++g;
+      if (++c == chunks) c = 0, ++k;
+    }
   }
   if constexpr (!kBulk) cp_async_wait<0>();  // (empty groups only: every chunk was consumed)
 
@@ -513,17 +557,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][18];  // [S 2 / 4 / 8] + 3 x traced + (6 x bulk | 12 x wide)
+std::atomic<size_t> g_smem_set[kMaxDevices][24];  // [S 2 / 4 / 8] + 3 x traced + 6 x (bulk, wide, pair)
 
-template <int S, bool kBulk, bool kWide>
+template <int S, bool kBulk, int kShape>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kWide> : dnn_resident_kernel<S, false, kBulk, kWide>;
-  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kWide ? 12 : kBulk ? 6 : 0);
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kShape> : dnn_resident_kernel<S, false, kBulk, kShape>;
+  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + 6 * kShape;
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -532,7 +576,7 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
     JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, cta_threads(kWide), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
+  kernel<<<grid, cta_threads(kShape), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
                                                 ldx, y, ldy, rows_out, ids_out, slice, max_active, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
@@ -552,12 +596,14 @@ Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
   auto load_all = [&](auto s_tag) -> Status {
     constexpr int S = decltype(s_tag)::value;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false>));  // packed
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false>));  // bulk
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true>));  // wide
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, kShape8>));  // packed
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, kShape8>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, kShape8>));  // bulk
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, kShape8>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, kShapeWide>));  // wide
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, kShapeWide>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, kShapePair>));  // pair
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, kShapePair>));
     return Status::success();
   };
   JHDNN_TRY(load_all(std::integral_constant<int, 2>{}));
@@ -570,10 +616,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): bulk (default), packed or wide; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): bulk (default), packed, wide or pair; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not bulk, packed or wide",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not bulk, packed, wide or pair",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -592,20 +638,23 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int nn = int(n);
   auto run = [&](auto s_tag) {
     constexpr int kS = decltype(s_tag)::value;
-    auto go = [&](auto bulk_tag, auto wide_tag) {
-      return launch<kS, decltype(bulk_tag)::value, decltype(wide_tag)::value>(
+    auto go = [&](auto bulk_tag, auto shape_tag) {
+      return launch<kS, decltype(bulk_tag)::value, decltype(shape_tag)::value>(
           s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
           ids_out, slice, max_active, trace);
     };
     using F = std::false_type;
     using T = std::true_type;
+    using Shape8 = std::integral_constant<int, kShape8>;
     switch (which) {
       case core::config::ResidentKernel::kPacked:
-        return go(F{}, F{});
+        return go(F{}, Shape8{});
       case core::config::ResidentKernel::kWide:
-        return go(T{}, T{});
+        return go(T{}, std::integral_constant<int, kShapeWide>{});
+      case core::config::ResidentKernel::kPair:
+        return go(T{}, std::integral_constant<int, kShapePair>{});
       default:  // kBulk
-        return go(T{}, F{});
+        return go(T{}, Shape8{});
     }
   };
   switch (S) {
