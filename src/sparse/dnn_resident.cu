@@ -269,7 +269,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int last_rows = n - (chunks - 1) * kChunkRows;  // rows of a layer's last chunk
   // Prologue: chunks 0 .. P - 1, one group each ("iterations" -P .. -1). (ik, ic): the next chunk to
   // copy; no divisions in the loop. The pair shape fills all 4 slots (its first iteration consumes
-  // two chunks at once; see the loop); ni counts the chunks issued (or past the last layer).
+  // two chunks at once; see the loop); ni: the next chunk to copy, global (pair shape, thread 0).
   constexpr int kPrologue = kPair ? kWSlots : kStages;
   int ik = 0, ic = 0, ni = kPrologue;
   for (int m = 0; m < kPrologue; ++m) {
@@ -323,13 +323,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // Chunk g + P into the stage of chunk g - 1. Pair shape: every chunk up to g + 3 (its slot's
     // previous chunk, h - 4 <= g - 1, was consumed before the barrier above): the two chunks of the
     // next iteration, copied while this one computes.
+    // (Thread 0 alone tracks ni, ik, ic here; after this, ni = g + 4 always.)
     if constexpr (kPair) {
-      for (; ni <= g + kWSlots - 1; ++ni) {
-        if (ik < layer_count && threadIdx.x == 0)
-          bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
-                     smem_a + unsigned((ni & (kWSlots - 1)) * kChunkFloats * 4),
-                     bar_a + 8u * unsigned(ni & (kWSlots - 1)));
-        if (++ic == chunks) ic = 0, ++ik;
+      if (threadIdx.x == 0) {
+#pragma unroll 1
+        for (; ni <= g + kWSlots - 1; ++ni) {  // 2 chunks, 1 after a layer's odd last chunk
+          if (ik < layer_count)
+            bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                       smem_a + unsigned((ni & (kWSlots - 1)) * kChunkFloats * 4),
+                       bar_a + 8u * unsigned(ni & (kWSlots - 1)));
+          if (++ic == chunks) ic = 0, ++ik;
+        }
       }
     } else if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
@@ -507,9 +511,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         wait_clk = 0;
       }
       if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
-        if constexpr (kPair) {  // the chunks in flight (g + nch .. ni - 1, those issued) land before the exit
+        if constexpr (kPair) {  // the chunks in flight (g + nch .. g + 3, those issued) land before the exit
           const int total = layer_count * chunks;
-          for (int h = g + nch; h < ni && h < total; ++h)
+          for (int h = g + nch; h < g + kWSlots && h < total; ++h)
             mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
         } else if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
           const int total = layer_count * chunks;
