@@ -36,6 +36,22 @@
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
+// 16 warps (session 12; JHDNN_RESIDENT_KERNEL=wide / pair, bulk copy only; not yet measured). The
+// 8-warp kernel is issue/latency-bound (ncu at 3f71f09: IPC 1.62 with 2 warps per scheduler), and 512
+// threads x <= 128 registers still fit one CTA per SM next to the same ~205 KB of shared memory, so
+// two shapes give each scheduler 4 warps:
+// - wide (kShapeWide): 16 warps on each 128-row chunk, 8 rows per warp. At S = 8 a warp-chunk is one
+//   pair of steps (two chains per lane) instead of a 4-chain group, and each list is gathered by twice
+//   as many warps: per 8 rows ~244 SASS instructions against ~337 per 16 rows (8 warps), i.e. ~1.45x
+//   the instructions and ~1.3x the shared-memory wavefronts per layer.
+// - pair (kShapePair): an iteration consumes two chunks of a layer, warps 0-7 the first and 8-15 the
+//   second, each half exactly as the 8-warp kernel (16 rows per warp, the 4-chain group, one gather
+//   per list and warp): the same instructions per row (~339 per warp-chunk), twice the warps. The
+//   price: with 4 ring slots, 2 chunks are consumed while the next 2 are copied (instead of 1 and 3),
+//   so the copies have one iteration (~1.2 us predicted) to land; and a layer with an odd chunk
+//   count runs its last chunk on warps 0-7 alone.
+// src/sparse/README.md ("16 warps") has the counts and the predictions.
+//
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
