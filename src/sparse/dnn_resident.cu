@@ -67,7 +67,7 @@
 namespace jhdnn::sparse {
 namespace {
 
-constexpr int kThreads = 256;                           // the 8-warp kernel (bulk, packed); wide: 512
+constexpr int kThreads = 256;                           // the 8-warp kernels (bulk, packed); wide, pair: 512
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp (wide: 8)
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
@@ -227,8 +227,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                     int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
                     jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
-  // The wide kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
-  // into pieces for 256 threads.
+  // The 16-warp kernels exist only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
+  // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
   static_assert(kShape == kShape8 || kBulk, "the 16-warp kernels are instantiated with the bulk copy only");
   constexpr int kCtaThreads = cta_threads(kShape);
   constexpr bool kPair = kShape == kShapePair;
