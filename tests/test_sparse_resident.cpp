@@ -198,8 +198,8 @@ const ResidentCase kCases[] = {
     {"one image", 1000, 8, 1, 0, 16, 0.05, 3.0, 3.0, -0.05f, -0.02, 0.115},
     {"one layer repeated, one input list for every row", 1000, 9, 29, 2, 1 << 20, 0.0, 0.2, 3.0, -0.05f, -0.02, 0.115},
     {"zero survivors (all die in layer 1)", 1024, 5, 19, 1, 0, 0.0, 0.05, 1.0, -100.f},
-    // 998 = 7 x 128 + 102: the last chunk ends inside a warp's rows for 16 rows per warp (6 of warp 6)
-    // AND for the wide kernel's 8 (6 of warp 12), and inside a step at S = 8 (rows 100, 101 of 96..103).
+    // 998 = 7 x 128 + 102: the last chunk ends inside a warp's rows (6 of warp 6's 16) and inside a
+    // step at S = 8 (rows 100, 101 of 96..103).
     {"random runs 1..6, padding, n 998 (a partial warp-chunk and step)", 998, 12, 29, 0, 6, 0.05, 0.2, 3.0, -0.05f,
      -0.02, 0.115},
     // 600 = 4 x 128 + 88: 5 chunks per layer, so the pair kernel consumes each layer's last chunk alone
@@ -247,20 +247,18 @@ namespace {
 // consumer checks that the chunk it reads is in the slot and that its copy group was already waited
 // for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a
 // schedule violation.
-// shape: the CTA shape (dnn_resident.cu's kShape): 8 warps x 16 rows per chunk (bulk, packed); wide:
-// 16 warps x 8 rows (at S = 8 one pair per warp-chunk, at S = 4 one step, at S = 2 one step whose
-// lanes o >= 8 idle); pair: 16 warps, an iteration consumes chunks g and g + 1 of one layer (warps 0-7
+// shape: the CTA shape (dnn_resident.cu's kPair): 8 warps x 16 rows per chunk (bulk, packed); pair:
+// 16 warps, an iteration consumes chunks g and g + 1 of one layer (warps 0-7
 // the first, 8-15 the second, each as the 8-warp kernel's), a layer's odd last chunk alone, and the
 // copies of every chunk up to g + 3 issued after its barrier (bulk: a chunk is ready once landed, so
 // no wait distance applies; the slot checks do).
 // mutation: a deliberate bug, so that a test can show the emulation's checks catch it.
 constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
-enum class EmuShape { k8, kWide, kPair };
+enum class EmuShape { k8, kPair };
 enum class PlanMutation {
   kNone,
   kPairAcrossList,  // a pair's one-list test ignores a new list at its second step's first row
   kPairNoRowBound,  // a pair's one-list test drops "all its rows are in the chunk"
-  kWideRowsLeak,    // the wide S = 2 step stores lanes o >= 8 (rows of the next warp)
   kRingTooDeep,     // pair shape: copies issued up to g + 4 (into the slot of a chunk being consumed)
   kPairCrossLayer,  // pair shape: a layer's odd last chunk paired with the next layer's first
 };
@@ -296,9 +294,9 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
                       PlanMutation mutation = PlanMutation::kNone) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
   const bool paired = shape == EmuShape::kPair;
-  const int warps = shape == EmuShape::k8 ? 8 : 16;
-  const int cwarps = paired ? 8 : warps;              // warps on one chunk
-  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16 or 8
+  const int warps = paired ? 16 : 8;
+  const int cwarps = 8;                               // warps on one chunk
+  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
   std::vector<std::vector<PackedRow>> packs;
   for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
@@ -329,7 +327,6 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     int ni = paired ? kEW : kEP;  // chunks issued: the prologue's
     for (int m = 0; m < ni; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
-    const int step_rows = std::min(outs, wrows);  // rows a step covers (wide S = 2: 8 of its 16 outputs)
     std::vector<std::array<float, 32>> xv(size_t(warps) * 32);
     std::vector<std::array<int, 32>> xv_list(size_t(warps) * 32);  // the list whose features a lane holds (checked)
     std::vector<bool> alive(size_t(warps) * 32, false);
@@ -367,7 +364,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
         // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
         // features of its first, whatever reuses() says, so a wrong group test fails the check below.
-        const int steps = wrows / step_rows;
+        const int steps = wrows / outs;
         auto flags_of = [&](int st) { return (starts >> (st * outs)) & ((1u << outs) - 1u); };
         auto reuses = [&](int st) { return st > 0 && flags_of(st) == 0u && (flags_of(st - 1) >> 1) == 0u; };
         auto one_list_run = [&](int st, int g) {
@@ -407,8 +404,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           if (row0 >= rows_here) break;
           for (int lane = 0; lane < 32; ++lane) {
             const int o = lane / S, q = lane % S, row = row0 + o;
-            const bool in_warp = o < step_rows || mutation == PlanMutation::kWideRowsLeak;
-            const bool row_ok = in_warp && row < rows_here, img_ok = q < cnt;
+            const bool row_ok = row < rows_here, img_ok = q < cnt;
             const int slot = img_ok ? live[q] : 0;
             const int srow = row_ok ? row : row0;
             const int li = w * 32 + lane;
@@ -491,7 +487,7 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     if (c == 1) {  // natural order changes nothing in the values
       want = cpu_chain(ls, b.images, cs.bias);
     }
-    for (EmuShape shape : {EmuShape::k8, EmuShape::kWide, EmuShape::kPair}) {  // bulk / packed, wide, pair
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair}) {  // bulk / packed, pair
       for (int S : {2, 4, 8}) {
         for (int slice = 1; slice <= S; ++slice) {
           INFO("shape " << int(shape) << " S " << S << " slice " << slice);
@@ -523,7 +519,7 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     }
     const auto imgs = make_images(cs.n, 5, 0.3, 3.0, g);
     const ChainResult want = cpu_chain(ls, imgs, cs.bias);
-    for (EmuShape shape : {EmuShape::k8, EmuShape::kWide, EmuShape::kPair}) {
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair}) {
       for (int slice = 1; slice <= 2; ++slice) {
         INFO("shape " << int(shape) << " slice " << slice);
         ChainResult got;
@@ -550,10 +546,7 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
   };
   const Mut muts[] = {
       {PlanMutation::kPairAcrossList, "pair across a list boundary, 8 warps", EmuShape::k8, {4, 8}},
-      {PlanMutation::kPairAcrossList, "pair across a list boundary, wide", EmuShape::kWide, {8}},
       {PlanMutation::kPairNoRowBound, "pair without its row bound, 8 warps", EmuShape::k8, {4, 8}},
-      {PlanMutation::kPairNoRowBound, "pair without its row bound, wide", EmuShape::kWide, {8}},
-      {PlanMutation::kWideRowsLeak, "wide S = 2: lanes o >= 8 store the next warp's rows", EmuShape::kWide, {2}},
       {PlanMutation::kRingTooDeep, "pair shape: a copy into the slot of a chunk being consumed", EmuShape::kPair,
        {2, 4, 8}},
       {PlanMutation::kPairCrossLayer, "pair shape: an odd last chunk paired with the next layer's first",
@@ -638,25 +631,28 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
-// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the two names, exact; anything else refused
-// with no change; nullptr back to the environment's value (bulk when unset).
-TEST_CASE("resident kernel switch: bulk / packed / wide / pair", "[sparse][resident][cpu]") {
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the three names, exact; anything else refused
+// with no change; nullptr back to the environment's value (pair when unset or "").
+TEST_CASE("resident kernel switch: pair / bulk / packed", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
-  if (std::getenv("JHDNN_RESIDENT_KERNEL") == nullptr) CHECK(env == cfg::ResidentKernel::kBulk);  // the default
-  REQUIRE(cfg::set_resident_kernel("wide"));
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kWide);
+  const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
+  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kPair);  // the default
+  REQUIRE(cfg::set_resident_kernel("bulk"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel("pair"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPair);
   CHECK_FALSE(cfg::set_resident_kernel("pairs"));
   REQUIRE(cfg::set_resident_kernel("packed"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
-  CHECK_FALSE(cfg::set_resident_kernel("v1"));  // the first kernel is gone (measured at 3f71f09, deleted)
+  CHECK_FALSE(cfg::set_resident_kernel("v1"));    // the first kernel is gone (measured at 3f71f09, deleted)
+  CHECK_FALSE(cfg::set_resident_kernel("wide"));  // the 16-warp wide kernel too (measured at 8ca56ea, deleted)
   CHECK_FALSE(cfg::set_resident_kernel("Packed"));
-  CHECK_FALSE(cfg::set_resident_kernel("Wide"));
-  CHECK_FALSE(cfg::set_resident_kernel("wide16"));
+  CHECK_FALSE(cfg::set_resident_kernel("Pair"));
   CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
+  REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPair);
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel(nullptr));
@@ -886,8 +882,8 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    const char* const kernels[] = {"bulk", "packed", "wide", "pair"};
-    for (int run = 0; run < 4 * (smax + 1); ++run) {
+    const char* const kernels[] = {"pair", "bulk", "packed"};
+    for (int run = 0; run < 3 * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
       const int slice = run % (smax + 1);
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));

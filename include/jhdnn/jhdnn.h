@@ -579,8 +579,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
  * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
  * outside the capture first. Environment (A/B measurement only, same results; docs/api.md):
- * JHDNN_RESIDENT_KERNEL=v1 runs the first (unpacked) kernel, =bulk copies each weight chunk with one
- * bulk copy (TMA) completing on an mbarrier instead of 16-byte cp.async (default: packed). */
+ * JHDNN_RESIDENT_KERNEL=pair (the default: unset or "") runs 16 warps (512 threads) per CTA, two
+ * weight chunks at a time, each chunk one bulk copy (TMA) completing on an mbarrier; =bulk the 8-warp
+ * kernel with the same copies; =packed the 8-warp kernel copying with 16-byte cp.async. */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
@@ -593,7 +594,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
  * buffer `trace` of at least maxActive x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS records (8-byte
  * aligned; NULL: no trace, as the plain call). Thread 0 of CTA b writes records
  * [b * RECORDS, (b + 1) * RECORDS): record 0 at entry, 1 once the slice's features are in shared
- * memory (and the first weight chunks issued; JHDNN_RESIDENT_KERNEL=v1: the first chunks' row order landed), 2 once the first weight chunk has landed, 3 + k at the end
+ * memory (and the first weight chunks issued), 2 once the first weight chunk has landed, 3 + k at the end
  * of layer k (live = the slice's images left), RECORDS - 1 at exit (after the survivors' write-out,
  * or when the slice emptied: layer = that layer; or at once when the CTA had no image: layer -1).
  * The call first zeroes the records of its CTAs (ceil(maxActive / slice) of them, in stream order),

@@ -16,10 +16,10 @@
 // the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
-// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, the
-// default since it measured faster on the H200 at 3f71f09 (~6.9 against ~7.8 us per late layer): the
-// same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier;
-// JHDNN_RESIDENT_KERNEL=packed gives the cp.async copy back.)
+// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, measured
+// faster on the H200 at 3f71f09 (~6.9 against ~7.8 us per late layer) and the copy of the default
+// pair kernel below: the same ring, one cp.async.bulk per chunk from thread 0 completing on the
+// stage's mbarrier; JHDNN_RESIDENT_KERNEL=packed gives the 8-warp cp.async copy back.)
 //
 // Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
 // them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
@@ -36,21 +36,24 @@
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
-// 16 warps (session 12; JHDNN_RESIDENT_KERNEL=wide / pair, bulk copy only; not yet measured). The
-// 8-warp kernel is issue/latency-bound (ncu at 3f71f09: IPC 1.62 with 2 warps per scheduler), and 512
-// threads x <= 128 registers still fit one CTA per SM next to the same ~205 KB of shared memory, so
-// two shapes give each scheduler 4 warps:
-// - wide (kShapeWide): 16 warps on each 128-row chunk, 8 rows per warp. At S = 8 a warp-chunk is one
-//   pair of steps (two chains per lane) instead of a 4-chain group, and each list is gathered by twice
-//   as many warps: per 8 rows ~244 SASS instructions against ~337 per 16 rows (8 warps), i.e. ~1.45x
-//   the instructions and ~1.3x the shared-memory wavefronts per layer.
-// - pair (kShapePair): an iteration consumes two chunks of a layer, warps 0-7 the first and 8-15 the
-//   second, each half exactly as the 8-warp kernel (16 rows per warp, the 4-chain group, one gather
-//   per list and warp): the same instructions per row (~339 per warp-chunk), twice the warps. The
-//   price: with 4 ring slots, 2 chunks are consumed while the next 2 are copied (instead of 1 and 3),
-//   so the copies have one iteration (~1.2 us predicted) to land; and a layer with an odd chunk
-//   count runs its last chunk on warps 0-7 alone.
-// src/sparse/README.md ("16 warps") has the counts and the predictions.
+// 16 warps: the pair kernel (kPair; the default since session 12, JHDNN_RESIDENT_KERNEL=pair or unset;
+// bulk copy only). The 8-warp kernel is issue/latency-bound (ncu at 3f71f09: IPC 1.62 with 2 warps
+// per scheduler), and 512 threads x <= 128 registers still fit one CTA per SM next to the same ~205 KB
+// of shared memory. So an iteration consumes two chunks of a layer, warps 0-7 the first and 8-15 the
+// second, each half exactly as the 8-warp kernel (16 rows per warp, the 4-chain group, one gather per
+// list and warp): the same instructions per row (~339 SASS per warp-chunk against 337), twice the
+// warps. The price: with 4 ring slots, 2 chunks are consumed while the next 2 are copied (instead of 1
+// and 3), so the copies have one iteration to land; and a layer with an odd chunk count runs its last
+// chunk on warps 0-7 alone (JHDNN_RESIDENT_KERNEL=bulk gives the 8-warp kernel back).
+// Measured on the H200 (trial 8ca56ea, bench/results/8ca56ea; N = 1024, 60000 images, L = 120 / 480 /
+// 1920): pair 2.140 / 4.484 / 13.474 ms, 6.24 us per late layer, against the 8-warp bulk kernel's
+// 2.241 / 4.720 / 14.668 ms, 6.91 us: 10% faster, but short of the 4.6-5.7 us predicted. ncu: IPC
+// 1.86 (not the 2.6-3.2 assumed), L1/TEX (shared memory) throughput 73%, top stall MIO throttle (35%
+// of the cycles between a warp's instructions): the shared-memory pipe, not issue, is now the limit;
+// the ring is not (thread 0 waits 4.3% of a layer). A second shape, wide (16 warps x 8 rows of each
+// chunk), measured 8.39 us per late layer (predicted 5.8-7.2): it ran 1.42x the instructions (each
+// list gathered by twice the warps) at about the same IPC, and was deleted. src/sparse/README.md
+// ("16 warps") has the counts, the predictions and the look back.
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
@@ -67,19 +70,15 @@
 namespace jhdnn::sparse {
 namespace {
 
-constexpr int kThreads = 256;                           // the 8-warp kernels (bulk, packed); wide, pair: 512
+constexpr int kThreads = 256;                           // the 8-warp kernels (bulk, packed); pair: 512
 constexpr int kWarps = kThreads / 32;
-constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp (wide: 8)
+constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
-// The CTA shapes (the kernel's kShape): 8 warps x 16 rows of each chunk (bulk, packed); and two with
-// 16 warps (512 threads), same ring, same shared-memory layout, bulk copy only:
-// - kShapeWide (JHDNN_RESIDENT_KERNEL=wide): 16 warps share each 128-row chunk, 8 rows each (a 256-row
-//   chunk, 16 rows per warp again, would need 4 x 69,632 B of ring: no room at n = 1024 next to the
-//   64 KB of features);
-// - kShapePair (JHDNN_RESIDENT_KERNEL=pair): an iteration consumes TWO chunks of a layer, warps 0-7
-//   the first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
-constexpr int kShape8 = 0, kShapeWide = 1, kShapePair = 2;
-constexpr int cta_threads(int shape) { return shape == kShape8 ? kThreads : 2 * kThreads; }
+// The CTA shapes (the kernel's kPair): 8 warps x 16 rows of each chunk (bulk, packed); and the pair
+// kernel (JHDNN_RESIDENT_KERNEL=pair or unset, the default): 16 warps (512 threads), same ring, same
+// shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
+// first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
+constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
 constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
 constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
@@ -220,19 +219,17 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace, bool kBulk, int kShape>
-__global__ void __launch_bounds__(cta_threads(kShape), 1)
+template <int S, bool kTrace, bool kBulk, bool kPair>
+__global__ void __launch_bounds__(cta_threads(kPair), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                     int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
                     jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
-  // The 16-warp kernels exist only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
+  // The 16-warp kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
   // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
-  static_assert(kShape == kShape8 || kBulk, "the 16-warp kernels are instantiated with the bulk copy only");
-  constexpr int kCtaThreads = cta_threads(kShape);
-  constexpr bool kPair = kShape == kShapePair;
-  constexpr int kWarpRows = kShape == kShapeWide ? 8 : 16;  // consecutive rows of a chunk per warp
+  static_assert(!kPair || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
+  constexpr int kCtaThreads = cta_threads(kPair);
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
@@ -318,7 +315,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // (a layer with an odd chunk count: its last chunk; warps 8-15 wait at the barriers only). Each
   // thread waits for the chunk that its warp reads. Other shapes: nch = 1, half = 0, wrow = warp.
   const int half = kPair ? warp >> 3 : 0;    // which chunk of the iteration this warp computes
-  const int wrow = kPair ? warp & 7 : warp;  // the warp's place in its chunk: rows kWarpRows * wrow + ...
+  const int wrow = kPair ? warp & 7 : warp;  // the warp's place in its chunk: rows kRowsPerWarp * wrow + ...
   int k = 0, c = 0;  // the (first) chunk of iteration g: layer k, chunk c
   for (int g = 0; k < layer_count;) {
     const int nch = kPair && c + 1 < chunks ? 2 : 1;
@@ -378,20 +375,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     constexpr unsigned kShift = S == 8 ? 5 : S == 4 ? 4 : 3;  // log2(S * 4 bytes)
     constexpr unsigned kRowBytes = kRowStride * 4;
 
-    // The warp's new-list flags: bit r = row kWarpRows w + r starts a new list (rows past the chunk
+    // The warp's new-list flags: bit r = row kRowsPerWarp w + r starts a new list (rows past the chunk
     // or the warp's rows: 0); bit 0 forced, so the first step gathers. Warp-uniform, like everything
     // derived from it.
-    const int my_row = wrow * kWarpRows + lane;
-    const bool new_list = computes && lane < kWarpRows && my_row < rows_here &&
+    const int my_row = wrow * kRowsPerWarp + lane;
+    const bool new_list = computes && lane < kRowsPerWarp && my_row < rows_here &&
                           (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
     const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
-    // Step s covers rows kWarpRows w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
+    // Step s covers rows kRowsPerWarp w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
     // rows after its first did not either (then after that step every lane held one list).
-    // The wide kernel at S = 2 is the one case of a step wider than the warp's rows (16 outputs, 8
-    // rows): one step whose lanes o >= 8 compute nothing (kStepRows; bits 8..15 of starts are 0).
-    constexpr int kStepRows = kOuts < kWarpRows ? kOuts : kWarpRows;
-    constexpr int kSteps = kWarpRows / kStepRows;
+    constexpr int kSteps = kRowsPerWarp / kOuts;
     constexpr uint32_t kMask = (1u << kOuts) - 1u;
     auto step_flags = [&](int s) { return (starts >> (s * kOuts)) & kMask; };
     auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
@@ -418,12 +412,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     };
     // One step: output row0 + o, one fma chain t = 0..31.
     auto single = [&](int s) {
-      const int row0 = wrow * kWarpRows + s * kOuts;
+      const int row0 = wrow * kRowsPerWarp + s * kOuts;
       if (row0 >= rows_here) return;  // warp-uniform
       const int row = row0 + o;
-      // (o < kStepRows: true but for the wide S = 2 step, whose lanes o >= 8 would reach the next warp's rows.)
-      const bool row_ok = (kStepRows == kOuts || o < kStepRows) && row < rows_here;
-      // A row past the chunk's end (or the warp's rows) reads row0 (staged, valid indices); its result
+      const bool row_ok = row < rows_here;
+      // A row past the chunk's end reads row0 (staged, valid indices); its result
       // is not stored.
       const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
       if (!reuses(s)) gather(srow);
@@ -448,11 +441,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // g x kOuts rows but the first row's) and all their rows are in the chunk.
     auto one_list_run = [&](int s, int g) {
       const uint32_t bits = (starts >> (s * kOuts)) & (g * kOuts >= 32 ? ~0u : (1u << (g * kOuts)) - 1u);
-      return wrow * kWarpRows + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
+      return wrow * kRowsPerWarp + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
     };
     auto chains = [&](auto g_tag, int s) {
       constexpr int G = decltype(g_tag)::value;
-      const unsigned srow0 = st_a + unsigned(wrow * kWarpRows + s * kOuts + o) * kRowBytes;
+      const unsigned srow0 = st_a + unsigned(wrow * kRowsPerWarp + s * kOuts + o) * kRowBytes;
       if (!reuses(s)) gather(srow0);
       float acc[G];
 #pragma unroll
@@ -485,8 +478,6 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // The plan per warp-chunk (tests/test_sparse_resident.cpp emulates it, emulate_resident):
     //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
     //                      S = 2 one step;
-    //   16 warps x 8 rows (wide): S = 8 one pair (the official layers: every warp-chunk), S = 4 and
-    //                      S = 2 one step (S = 2: lanes o >= 8 idle);
     //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk.
     if (computes) {                 // warp-uniform; true but for the pair shape's idle half
       if constexpr (kSteps == 4) {  // S = 8
@@ -496,9 +487,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
           pair(0);
           pair(2);
         }
-      } else if constexpr (kSteps == 2) {  // S = 4; wide: S = 8
+      } else if constexpr (kSteps == 2) {  // S = 4
         pair(0);
-      } else {  // S = 2; wide: S = 4 and 2
+      } else {  // S = 2
         static_assert(kSteps == 1, "S is 2, 4 or 8");
         single(0);
       }
@@ -577,17 +568,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][24];  // [S 2 / 4 / 8] + 3 x traced + 6 x (bulk, wide, pair)
+std::atomic<size_t> g_smem_set[kMaxDevices][18];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair
 
-template <int S, bool kBulk, int kShape>
+template <int S, bool kBulk, bool kPair>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kShape> : dnn_resident_kernel<S, false, kBulk, kShape>;
-  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + 6 * kShape;
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair> : dnn_resident_kernel<S, false, kBulk, kPair>;
+  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -596,7 +587,7 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
     JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, cta_threads(kShape), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
+  kernel<<<grid, cta_threads(kPair), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
                                                 ldx, y, ldy, rows_out, ids_out, slice, max_active, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
@@ -616,14 +607,12 @@ Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
   auto load_all = [&](auto s_tag) -> Status {
     constexpr int S = decltype(s_tag)::value;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, kShape8>));  // packed
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, kShape8>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, kShape8>));  // bulk
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, kShape8>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, kShapeWide>));  // wide
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, kShapeWide>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, kShapePair>));  // pair
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, kShapePair>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true>));  // pair (the default)
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false>));  // bulk
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false>));  // packed
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false>));
     return Status::success();
   };
   JHDNN_TRY(load_all(std::integral_constant<int, 2>{}));
@@ -636,10 +625,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): bulk (default), packed, wide or pair; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): pair (default), bulk or packed; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not bulk, packed, wide or pair",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not pair, bulk or packed",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -658,23 +647,20 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int nn = int(n);
   auto run = [&](auto s_tag) {
     constexpr int kS = decltype(s_tag)::value;
-    auto go = [&](auto bulk_tag, auto shape_tag) {
-      return launch<kS, decltype(bulk_tag)::value, decltype(shape_tag)::value>(
+    auto go = [&](auto bulk_tag, auto pair_tag) {
+      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value>(
           s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
           ids_out, slice, max_active, trace);
     };
     using F = std::false_type;
     using T = std::true_type;
-    using Shape8 = std::integral_constant<int, kShape8>;
     switch (which) {
+      case core::config::ResidentKernel::kBulk:
+        return go(T{}, F{});
       case core::config::ResidentKernel::kPacked:
-        return go(F{}, Shape8{});
-      case core::config::ResidentKernel::kWide:
-        return go(T{}, std::integral_constant<int, kShapeWide>{});
-      case core::config::ResidentKernel::kPair:
-        return go(T{}, std::integral_constant<int, kShapePair>{});
-      default:  // kBulk
-        return go(T{}, Shape8{});
+        return go(F{}, F{});
+      default:  // kPair
+        return go(T{}, T{});
     }
   };
   switch (S) {
