@@ -46,6 +46,14 @@ std::vector<T> res_from_dev(const DeviceBuffer& b, size_t n) {
   if (n) b.download(v.data(), n * sizeof(T));
   return v;
 }
+// Puts JHDNN_RESIDENT_KERNEL's choice back to the environment's when a test that set it ends (also
+// when a REQUIRE ends it early).
+struct ResidentKernelGuard {
+  ResidentKernelGuard() = default;
+  ResidentKernelGuard(const ResidentKernelGuard&) = delete;
+  ResidentKernelGuard& operator=(const ResidentKernelGuard&) = delete;
+  ~ResidentKernelGuard() { jhdnn::core::config::set_resident_kernel(nullptr); }
+};
 uint32_t res_bits(float v) {
   uint32_t b;
   std::memcpy(&b, &v, 4);
@@ -190,6 +198,14 @@ const ResidentCase kCases[] = {
     {"one image", 1000, 8, 1, 0, 16, 0.05, 3.0, 3.0, -0.05f, -0.02, 0.115},
     {"one layer repeated, one input list for every row", 1000, 9, 29, 2, 1 << 20, 0.0, 0.2, 3.0, -0.05f, -0.02, 0.115},
     {"zero survivors (all die in layer 1)", 1024, 5, 19, 1, 0, 0.0, 0.05, 1.0, -100.f},
+    // 998 = 7 x 128 + 102: the last chunk ends inside a warp's rows (6 of warp 6's 16) and inside a
+    // step at S = 8 (rows 100, 101 of 96..103).
+    {"random runs 1..6, padding, n 998 (a partial warp-chunk and step)", 998, 12, 29, 0, 6, 0.05, 0.2, 3.0, -0.05f,
+     -0.02, 0.115},
+    // 600 = 4 x 128 + 88: 5 chunks per layer, so the pair kernel consumes each layer's last chunk alone
+    // (warps 8-15 idle) and the ring's pairs shift against the slots from layer to layer.
+    {"random runs 1..12, padding, n 600 (an odd chunk count)", 600, 11, 23, 0, 12, 0.05, 0.2, 3.0, -0.05f, -0.02,
+     0.115},
 };
 
 }  // namespace
@@ -231,7 +247,21 @@ namespace {
 // consumer checks that the chunk it reads is in the slot and that its copy group was already waited
 // for (issued >= P iterations before, as cp.async.wait_group P - 1 guarantees). Returns false on a
 // schedule violation.
+// shape: the CTA shape (dnn_resident.cu's kPair): 8 warps x 16 rows per chunk (bulk, packed); pair:
+// 16 warps, an iteration consumes chunks g and g + 1 of one layer (warps 0-7
+// the first, 8-15 the second, each as the 8-warp kernel's), a layer's odd last chunk alone, and the
+// copies of every chunk up to g + 3 issued after its barrier (bulk: a chunk is ready once landed, so
+// no wait distance applies; the slot checks do).
+// mutation: a deliberate bug, so that a test can show the emulation's checks catch it.
 constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
+enum class EmuShape { k8, kPair };
+enum class PlanMutation {
+  kNone,
+  kPairAcrossList,  // a pair's one-list test ignores a new list at its second step's first row
+  kPairNoRowBound,  // a pair's one-list test drops "all its rows are in the chunk"
+  kRingTooDeep,     // pair shape: copies issued up to g + 4 (into the slot of a chunk being consumed)
+  kPairCrossLayer,  // pair shape: a layer's odd last chunk paired with the next layer's first
+};
 
 struct PackedRow {
   std::array<int, 32> idx;
@@ -260,8 +290,13 @@ std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* or
 
 bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
                       const std::vector<std::vector<float>>& images, float bias, int S, int slice, ChainResult* out,
-                      std::string* why) {
+                      std::string* why, EmuShape shape = EmuShape::k8,
+                      PlanMutation mutation = PlanMutation::kNone) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
+  const bool paired = shape == EmuShape::kPair;
+  const int warps = paired ? 16 : 8;
+  const int cwarps = 8;                               // warps on one chunk
+  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
   std::vector<std::vector<PackedRow>> packs;
   for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
@@ -289,40 +324,54 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       wtag[g % kEW] = g;
       w_iter[g] = iter;
     };
-    for (int m = 0; m < kEP; ++m) issue(m, -kEP + m);
+    int ni = paired ? kEW : kEP;  // chunks issued: the prologue's
+    for (int m = 0; m < ni; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
-    std::vector<std::array<float, 32>> xv(8 * 32);
-    std::vector<std::array<int, 32>> xv_list(8 * 32);  // the list whose features a lane holds (checked)
-    std::vector<bool> alive(8 * 32, false);
+    std::vector<std::array<float, 32>> xv(size_t(warps) * 32);
+    std::vector<std::array<int, 32>> xv_list(size_t(warps) * 32);  // the list whose features a lane holds (checked)
+    std::vector<bool> alive(size_t(warps) * 32, false);
+    std::vector<int> writes(size_t(n) * S, 0);  // stores of (output j, slot) in the current layer: once each
     bool stopped = false;
-    for (int g = 0; g < total && !stopped; ++g) {
-      if (wtag[g % kEW] != g || w_iter[g] > g - kEP) {
-        *why = "chunk " + std::to_string(g) + " consumed before it landed or after it was overwritten";
-        return false;
-      }
-      issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
-      if (wtag[g % kEW] != g) {
-        *why = "chunk " + std::to_string(g) + " overwritten by the copy issued in its own iteration";
-        return false;
-      }
+    for (int g = 0; g < total && !stopped;) {
       const int k = g / chunks, c = g % chunks;
-      const int rows_here = std::min(kEChunk, n - c * kEChunk);
-      const int wbase = (g % kEW) * kEChunk;
+      const bool second = c + 1 < chunks || (mutation == PlanMutation::kPairCrossLayer && g + 1 < total);
+      const int nch = paired && second ? 2 : 1;
+      for (int h = g; h < g + nch; ++h)
+        if (wtag[h % kEW] != h || (!paired && w_iter[h] > h - kEP)) {
+          *why = "chunk " + std::to_string(h) + " consumed before it landed or after it was overwritten";
+          return false;
+        }
+      if (paired) {  // after the barrier: every chunk up to g + 3 (the slots of chunks <= g - 1)
+        const int deepest = g + kEW - 1 + (mutation == PlanMutation::kRingTooDeep ? 1 : 0);
+        for (; ni <= deepest; ++ni) issue(ni, g);
+      } else {
+        issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
+      }
+      for (int h = g; h < g + nch; ++h)
+        if (wtag[h % kEW] != h) {
+          *why = "chunk " + std::to_string(h) + " overwritten by a copy issued in its own iteration";
+          return false;
+        }
       std::vector<float>& xin = xbuf[cur];
       std::vector<float>& xout = xbuf[cur ^ 1];
-      for (int w = 0; w < 8; ++w) {
-        uint32_t starts = 1u;  // the ballot of the warp's 16 flags, bit 0 forced
-        for (int r = 0; r < 16; ++r)
-          if (w * 16 + r < rows_here && (ws[wbase + w * 16 + r].flags & 1)) starts |= 1u << r;
+      for (int w = 0; w < nch * cwarps; ++w) {  // w: the warp (its lanes' held features); wl: its rows
+        const int hc = w / cwarps, wl = w % cwarps;
+        const int rows_here = std::min(kEChunk, n - ((g + hc) % chunks) * kEChunk);
+        const int wbase = ((g + hc) % kEW) * kEChunk;
+        uint32_t starts = 1u;  // the ballot of the warp's wrows flags, bit 0 forced
+        for (int r = 0; r < wrows; ++r)
+          if (wl * wrows + r < rows_here && (ws[wbase + wl * wrows + r].flags & 1)) starts |= 1u << r;
         // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
         // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
         // features of its first, whatever reuses() says, so a wrong group test fails the check below.
-        const int steps = 16 / outs;
+        const int steps = wrows / outs;
         auto flags_of = [&](int st) { return (starts >> (st * outs)) & ((1u << outs) - 1u); };
         auto reuses = [&](int st) { return st > 0 && flags_of(st) == 0u && (flags_of(st - 1) >> 1) == 0u; };
         auto one_list_run = [&](int st, int g) {
-          const uint32_t bits = (starts >> (st * outs)) & (g * outs >= 32 ? ~0u : (1u << (g * outs)) - 1u);
-          return w * 16 + (st + g) * outs <= rows_here && (bits >> 1) == 0u;
+          uint32_t bits = (starts >> (st * outs)) & (g * outs >= 32 ? ~0u : (1u << (g * outs)) - 1u);
+          if (g == 2 && mutation == PlanMutation::kPairAcrossList) bits &= ~(1u << outs);
+          const bool in_chunk = wl * wrows + (st + g) * outs <= rows_here;
+          return (in_chunk || (g == 2 && mutation == PlanMutation::kPairNoRowBound)) && (bits >> 1) == 0u;
         };
         struct Planned {
           int step;
@@ -347,7 +396,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           plan.push_back({0, reuses(0), false});
         }
         for (const auto& [step, reuse, grouped] : plan) {
-          const int row0 = w * 16 + step * outs;
+          const int row0 = wl * wrows + step * outs;
           if (grouped && row0 + outs > rows_here) {
             *why = "a grouped step runs past the chunk's rows";
             return false;
@@ -364,7 +413,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
               for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(pr.idx[t]) * S + slot);
               xv_list[li] = pr.idx;
             } else if (xv_list[li] != pr.idx) {  // the flags said "same list", the data disagree
-              *why = "step reused features of another list (chunk " + std::to_string(g) + ", warp " +
+              *why = "step reused features of another list (chunk " + std::to_string(g + hc) + ", warp " +
                      std::to_string(w) + ", row " + std::to_string(row) + ")";
               return false;
             }
@@ -377,14 +426,27 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
                 return false;
               }
               xout[size_t(pr.j) * S + slot] = v;
+              ++writes[size_t(pr.j) * S + slot];
               alive[li] = alive[li] || v != 0.f;
             }
           }
         }
       }
-      if (c == chunks - 1) {
+      if (c + nch - 1 >= chunks - 1) {  // (>: the cross-layer mutation)
+        // Every output of every live image written exactly once in this layer (no row skipped, none
+        // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot.
+        for (int slot = 0; slot < S; ++slot) {
+          const bool live_slot = std::find(live.begin(), live.begin() + cnt, slot) != live.begin() + cnt;
+          for (int j = 0; j < n; ++j)
+            if (writes[size_t(j) * S + slot] != (live_slot ? 1 : 0)) {
+              *why = "layer " + std::to_string(k) + ": output " + std::to_string(j) + " of slot " +
+                     std::to_string(slot) + " stored " + std::to_string(writes[size_t(j) * S + slot]) + " times";
+              return false;
+            }
+        }
+        std::fill(writes.begin(), writes.end(), 0);
         std::vector<bool> flag(S, false);
-        for (int li = 0; li < 8 * 32; ++li)
+        for (int li = 0; li < warps * 32; ++li)
           if (alive[li]) flag[live[(li % 32) % S]] = true;  // only lanes with q < cnt ever set alive
         std::fill(alive.begin(), alive.end(), false);
         int m = 0;
@@ -395,6 +457,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         cur ^= 1;
         if (cnt == 0) stopped = true;
       }
+      g += nch;
     }
     if (stopped) continue;
     for (int t = 0; t < cnt; ++t) {
@@ -424,14 +487,18 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     if (c == 1) {  // natural order changes nothing in the values
       want = cpu_chain(ls, b.images, cs.bias);
     }
-    for (int S : {2, 4, 8}) {
-      for (int slice = 1; slice <= S; ++slice) {
-        INFO("S " << S << " slice " << slice);
-        ChainResult got;
-        std::string why;
-        REQUIRE(emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why));
-        CHECK(got.counts == want.counts);
-        CHECK(got.last == want.last);
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair}) {  // bulk / packed, pair
+      for (int S : {2, 4, 8}) {
+        for (int slice = 1; slice <= S; ++slice) {
+          INFO("shape " << int(shape) << " S " << S << " slice " << slice);
+          ChainResult got;
+          std::string why;
+          const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, slice, &got, &why, shape);
+          INFO(why);
+          REQUIRE(ok);
+          CHECK(got.counts == want.counts);
+          CHECK(got.last == want.last);
+        }
       }
     }
   }
@@ -452,13 +519,68 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     }
     const auto imgs = make_images(cs.n, 5, 0.3, 3.0, g);
     const ChainResult want = cpu_chain(ls, imgs, cs.bias);
-    for (int slice = 1; slice <= 2; ++slice) {
-      ChainResult got;
-      std::string why;
-      REQUIRE(emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why));
-      CHECK(got.counts == want.counts);
-      CHECK(got.last == want.last);
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair}) {
+      for (int slice = 1; slice <= 2; ++slice) {
+        INFO("shape " << int(shape) << " slice " << slice);
+        ChainResult got;
+        std::string why;
+        const bool ok = emulate_resident(ls, os, imgs, cs.bias, 2, slice, &got, &why, shape);
+        INFO(why);
+        REQUIRE(ok);
+        CHECK(got.counts == want.counts);
+        CHECK(got.last == want.last);
+      }
     }
+  }
+}
+
+// The emulation's checks are not vacuous: each deliberate bug in the group plan or the ring, for the
+// shape it concerns, fails it (a schedule violation reported, or a wrong count or feature) on at
+// least one case, while the true plan passes everything above.
+TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "[sparse][resident][cpu]") {
+  struct Mut {
+    PlanMutation m;
+    const char* name;
+    EmuShape shape;
+    std::vector<int> sizes;  // S values where the mutated code runs
+  };
+  const Mut muts[] = {
+      {PlanMutation::kPairAcrossList, "pair across a list boundary, 8 warps", EmuShape::k8, {4, 8}},
+      {PlanMutation::kPairNoRowBound, "pair without its row bound, 8 warps", EmuShape::k8, {4, 8}},
+      {PlanMutation::kRingTooDeep, "pair shape: a copy into the slot of a chunk being consumed", EmuShape::kPair,
+       {2, 4, 8}},
+      {PlanMutation::kPairCrossLayer, "pair shape: an odd last chunk paired with the next layer's first",
+       EmuShape::kPair, {2, 4, 8}},
+  };
+  std::vector<Built> built;
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
+  for (const Mut& mu : muts) {
+    INFO(mu.name);
+    int caught = 0;
+    std::string first_why;
+    for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+      const ResidentCase& cs = kCases[c];
+      if (cs.n > 1024) continue;
+      const Built& b = built[c];
+      std::vector<const spdnn::Ell*> ls;
+      std::vector<const std::vector<int>*> os;
+      for (size_t l = 0; l < b.ells.size(); ++l) {
+        ls.push_back(&b.ells[l]);
+        os.push_back(cs.kind == 0 && c == 1 ? nullptr : &b.orders[l]);
+      }
+      const ChainResult want = cpu_chain(ls, b.images, cs.bias);
+      for (int S : mu.sizes) {
+        ChainResult got;
+        std::string why;
+        const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, S, &got, &why, mu.shape, mu.m);
+        if (!ok || got.counts != want.counts || got.last != want.last) {
+          ++caught;
+          if (first_why.empty()) first_why = std::string(cs.name) + ", S " + std::to_string(S) + ": " + why;
+        }
+      }
+    }
+    UNSCOPED_INFO("first caught: " << first_why);
+    CHECK(caught > 0);
   }
 }
 
@@ -509,18 +631,28 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
-// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the two names, exact; anything else refused
-// with no change; nullptr back to the environment's value (bulk when unset).
-TEST_CASE("resident kernel switch: bulk / packed", "[sparse][resident][cpu]") {
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the three names, exact; anything else refused
+// with no change; nullptr back to the environment's value (pair when unset or "").
+TEST_CASE("resident kernel switch: pair / bulk / packed", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
-  if (std::getenv("JHDNN_RESIDENT_KERNEL") == nullptr) CHECK(env == cfg::ResidentKernel::kBulk);  // the default
+  const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
+  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kPair);  // the default
+  REQUIRE(cfg::set_resident_kernel("bulk"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
+  REQUIRE(cfg::set_resident_kernel("pair"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPair);
+  CHECK_FALSE(cfg::set_resident_kernel("pairs"));
   REQUIRE(cfg::set_resident_kernel("packed"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
-  CHECK_FALSE(cfg::set_resident_kernel("v1"));  // the first kernel is gone (measured at 3f71f09, deleted)
+  CHECK_FALSE(cfg::set_resident_kernel("v1"));    // the first kernel is gone (measured at 3f71f09, deleted)
+  CHECK_FALSE(cfg::set_resident_kernel("wide"));  // the 16-warp wide kernel too (measured at 8ca56ea, deleted)
   CHECK_FALSE(cfg::set_resident_kernel("Packed"));
+  CHECK_FALSE(cfg::set_resident_kernel("Pair"));
   CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
+  REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPair);
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel(nullptr));
@@ -745,10 +877,17 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     CHECK(fused_counts == b.want.counts);
     CHECK(fused == want);
 
-    // The resident call, every slice size that fits (n 1000 / 1024: 1..8; 4096: 1..2), and 0 (auto).
+    // The resident call with each kernel of JHDNN_RESIDENT_KERNEL (set through the config setter; the
+    // guard restores the environment's choice), every slice size that fits (n <= 1024: 1..8; 4096:
+    // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
-    for (int slice = 0; slice <= smax; ++slice) {
-      INFO("sliceImages " << slice);
+    const ResidentKernelGuard restore;
+    const char* const kernels[] = {"pair", "bulk", "packed"};
+    for (int run = 0; run < 3 * (smax + 1); ++run) {
+      const char* const kernel = kernels[run / (smax + 1)];
+      const int slice = run % (smax + 1);
+      REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
+      INFO("kernel " << kernel << " sliceImages " << slice);
       DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
       std::vector<int> c0(L + 1, 0);
       c0[0] = count;

@@ -110,13 +110,14 @@ const char* spdnn_tile_bad_value();  // the environment's unknown value (truncat
 // "single" / "block" / "list", or nullptr = back to the environment's value. False (and no change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
-// JHDNN_RESIDENT_KERNEL = bulk | packed (exact case; unset or "" = bulk): the kernel of
-// jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu) copies its packed weight chunks
-// with one TMA bulk copy per chunk (bulk) or with 16-byte cp.async by every thread (packed). Same
-// results; bulk measured faster on the H200 at 3f71f09 (N = 1024 L = 1920 15.2 vs 16.9 ms), packed is
-// kept for A/B runs. An unknown value is kept as kInvalid and every resident call fails with BAD_PARAM
-// naming it.
-enum class ResidentKernel : int { kInvalid = -1, kBulk = 0, kPacked = 1 };
+// JHDNN_RESIDENT_KERNEL = pair | bulk | packed (exact case; unset or "" = pair): the kernel of
+// jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu). bulk copies its packed weight
+// chunks with one TMA bulk copy per chunk, packed with 16-byte cp.async by every thread, 8 warps each;
+// pair is the bulk kernel with 16 warps (512 threads), two chunks at once, 16 rows per warp. Same
+// results; on the H200 (N = 1024, 60000 images, L = 1920) pair 13.5 ms, bulk 14.7 ms (trial 8ca56ea),
+// bulk faster than packed (15.2 vs 16.9 ms at 3f71f09); bulk and packed are kept for A/B runs. An
+// unknown value is kept as kInvalid and every resident call fails with BAD_PARAM naming it.
+enum class ResidentKernel : int { kInvalid = -1, kPair = 0, kBulk = 1, kPacked = 2 };
 ResidentKernel resident_kernel();
 const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // A value as above, or nullptr = back to the environment's value. False (and no change) for any

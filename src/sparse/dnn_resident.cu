@@ -16,10 +16,10 @@
 // the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
-// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, the
-// default since it measured faster on the H200 at 3f71f09 (~6.9 against ~7.8 us per late layer): the
-// same ring, one cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier;
-// JHDNN_RESIDENT_KERNEL=packed gives the cp.async copy back.)
+// __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, measured
+// faster on the H200 at 3f71f09 (~6.9 against ~7.8 us per late layer) and the copy of the default
+// pair kernel below: the same ring, one cp.async.bulk per chunk from thread 0 completing on the
+// stage's mbarrier; JHDNN_RESIDENT_KERNEL=packed gives the 8-warp cp.async copy back.)
 //
 // Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
 // them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
@@ -36,6 +36,25 @@
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
+// 16 warps: the pair kernel (kPair; the default since session 12, JHDNN_RESIDENT_KERNEL=pair or unset;
+// bulk copy only). The 8-warp kernel is issue/latency-bound (ncu at 3f71f09: IPC 1.62 with 2 warps
+// per scheduler), and 512 threads x <= 128 registers still fit one CTA per SM next to the same ~205 KB
+// of shared memory. So an iteration consumes two chunks of a layer, warps 0-7 the first and 8-15 the
+// second, each half exactly as the 8-warp kernel (16 rows per warp, the 4-chain group, one gather per
+// list and warp): the same instructions per row (~339 SASS per warp-chunk against 337), twice the
+// warps. The price: with 4 ring slots, 2 chunks are consumed while the next 2 are copied (instead of 1
+// and 3), so the copies have one iteration to land; and a layer with an odd chunk count runs its last
+// chunk on warps 0-7 alone (JHDNN_RESIDENT_KERNEL=bulk gives the 8-warp kernel back).
+// Measured on the H200 (trial 8ca56ea, bench/results/8ca56ea; N = 1024, 60000 images, L = 120 / 480 /
+// 1920): pair 2.140 / 4.484 / 13.474 ms, 6.24 us per late layer, against the 8-warp bulk kernel's
+// 2.241 / 4.720 / 14.668 ms, 6.91 us: 10% faster, but short of the 4.6-5.7 us predicted. ncu: IPC
+// 1.86 (not the 2.6-3.2 assumed), L1/TEX (shared memory) throughput 73%, top stall MIO throttle (35%
+// of the cycles between a warp's instructions): the shared-memory pipe, not issue, is now the limit;
+// the ring is not (thread 0 waits 4.3% of a layer). A second shape, wide (16 warps x 8 rows of each
+// chunk), measured 8.39 us per late layer (predicted 5.8-7.2): it ran 1.42x the instructions (each
+// list gathered by twice the warps) at about the same IPC, and was deleted. src/sparse/README.md
+// ("16 warps") has the counts, the predictions and the look back.
+//
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
@@ -51,10 +70,15 @@
 namespace jhdnn::sparse {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 256;                           // the 8-warp kernels (bulk, packed); pair: 512
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
+// The CTA shapes (the kernel's kPair): 8 warps x 16 rows of each chunk (bulk, packed); and the pair
+// kernel (JHDNN_RESIDENT_KERNEL=pair or unset, the default): 16 warps (512 threads), same ring, same
+// shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
+// first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
+constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
 constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
 constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
@@ -195,13 +219,17 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace, bool kBulk>
-__global__ void __launch_bounds__(kThreads, 1)
+template <int S, bool kTrace, bool kBulk, bool kPair>
+__global__ void __launch_bounds__(cta_threads(kPair), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                     int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
                     jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
+  // The 16-warp kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
+  // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
+  static_assert(!kPair || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
+  constexpr int kCtaThreads = cta_threads(kPair);
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
@@ -244,7 +272,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   __syncthreads();
   // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
 #pragma unroll 8
-  for (int e = threadIdx.x; e < xstride; e += kThreads) {
+  for (int e = threadIdx.x; e < xstride; e += kCtaThreads) {
     const int i = e / S, q = e % S;
     const int col = misc[24 + q];
     xbuf[e] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
@@ -253,9 +281,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
   const int last_rows = n - (chunks - 1) * kChunkRows;  // rows of a layer's last chunk
   // Prologue: chunks 0 .. P - 1, one group each ("iterations" -P .. -1). (ik, ic): the next chunk to
-  // copy; no divisions in the loop.
-  int ik = 0, ic = 0;
-  for (int m = 0; m < kStages; ++m) {
+  // copy; no divisions in the loop. The pair shape fills all 4 slots (its first iteration consumes
+  // two chunks at once; see the loop); ni: the next chunk to copy, global (pair shape, thread 0).
+  constexpr int kPrologue = kPair ? kWSlots : kStages;
+  int ik = 0, ic = 0, ni = kPrologue;
+  for (int m = 0; m < kPrologue; ++m) {
     if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
         bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
@@ -280,20 +310,45 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
   unsigned wait_clk = 0;     // trace only (thread 0): wait + barrier cycles in the current layer
 
-  int k = 0, c = 0;  // the chunk of iteration g: layer k, chunk c
-  for (int g = 0; k < layer_count; ++g) {
+  // Pair shape: iteration g consumes chunks g and g + 1 when both belong to layer k (nch = 2; warps
+  // 0-7 compute the first, 8-15 the second, as the 8-warp kernel's warps 0-7 do), else chunk g alone
+  // (a layer with an odd chunk count: its last chunk; warps 8-15 wait at the barriers only). Each
+  // thread waits for the chunk that its warp reads. Other shapes: nch = 1, half = 0, wrow = warp.
+  const int half = kPair ? warp >> 3 : 0;    // which chunk of the iteration this warp computes
+  const int wrow = kPair ? warp & 7 : warp;  // the warp's place in its chunk: rows kRowsPerWarp * wrow + ...
+  int k = 0, c = 0;  // the (first) chunk of iteration g: layer k, chunk c
+  for (int g = 0; k < layer_count;) {
+    const int nch = kPair && c + 1 < chunks ? 2 : 1;
+    const bool computes = half < nch;  // warp-uniform
+    const int gm = g + half;           // this warp's chunk (global index)
     if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
-    if constexpr (kBulk)
-      mbar_wait(bar_a + 8u * unsigned(g & (kWSlots - 1)), unsigned(g / kWSlots) & 1u);  // chunk g landed
-    else
+    if constexpr (kBulk) {
+      if (computes)
+        mbar_wait(bar_a + 8u * unsigned(gm & (kWSlots - 1)), unsigned(gm / kWSlots) & 1u);  // chunk gm landed
+    } else {
       cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
-    __syncthreads();                 // ... for every thread's copies; and chunk g - 1 is consumed
+    }
+    __syncthreads();  // ... for every thread's copies; and the chunks before g are consumed
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - wait_t0);
       if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
     }
-    // Chunk g + P into the stage of chunk g - 1.
-    if constexpr (kBulk) {
+    // Chunk g + P into the stage of chunk g - 1. Pair shape: every chunk up to g + 3 (its slot's
+    // previous chunk, h - 4 <= g - 1, was consumed before the barrier above): the two chunks of the
+    // next iteration, copied while this one computes.
+    // (Thread 0 alone tracks ni, ik, ic here; after this, ni = g + 4 always.)
+    if constexpr (kPair) {
+      if (threadIdx.x == 0) {
+#pragma unroll 1
+        for (; ni <= g + kWSlots - 1; ++ni) {  // 2 chunks, 1 after a layer's odd last chunk
+          if (ik < layer_count)
+            bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                       smem_a + unsigned((ni & (kWSlots - 1)) * kChunkFloats * 4),
+                       bar_a + 8u * unsigned(ni & (kWSlots - 1)));
+          if (++ic == chunks) ic = 0, ++ik;
+        }
+      }
+    } else if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
         bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
                    smem_a + unsigned(((g + kStages) & (kWSlots - 1)) * kChunkFloats * 4),
@@ -303,14 +358,16 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
                                         wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
-    if (++ic == chunks) ic = 0, ++ik;
+    if constexpr (!kPair) {
+      if (++ic == chunks) ic = 0, ++ik;
+    }
 
-    const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
+    const int rows_here = c + half == chunks - 1 ? last_rows : kChunkRows;  // of this warp's chunk
     const bool img_ok = q < cnt;
     const int slot = img_ok ? s_live[q] : 0;  // a lane without an image computes slot 0's (not stored)
     // Byte addresses in the shared window: the chunk's stage; this lane's image in the input and
     // output buffers (feature i at xin_q + (i << kShift)).
-    unsigned st_a = smem_a + unsigned((g & (kWSlots - 1)) * kChunkFloats * 4);
+    unsigned st_a = smem_a + unsigned((gm & (kWSlots - 1)) * kChunkFloats * 4);
     asm volatile("" : "+r"(st_a));
     const unsigned xin_q = xbuf_a + unsigned((cur * xstride + slot) * 4);
     unsigned xout_q = xbuf_a + unsigned(((cur ^ 1) * xstride + slot) * 4);
@@ -318,13 +375,14 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     constexpr unsigned kShift = S == 8 ? 5 : S == 4 ? 4 : 3;  // log2(S * 4 bytes)
     constexpr unsigned kRowBytes = kRowStride * 4;
 
-    // The warp's new-list flags: bit r = row 16 w + r starts a new list (rows past the chunk: 0);
-    // bit 0 forced, so the first step gathers. Warp-uniform, like everything derived from it.
-    const int my_row = warp * kRowsPerWarp + lane;
-    const bool new_list = lane < kRowsPerWarp && my_row < rows_here &&
+    // The warp's new-list flags: bit r = row kRowsPerWarp w + r starts a new list (rows past the chunk
+    // or the warp's rows: 0); bit 0 forced, so the first step gathers. Warp-uniform, like everything
+    // derived from it.
+    const int my_row = wrow * kRowsPerWarp + lane;
+    const bool new_list = computes && lane < kRowsPerWarp && my_row < rows_here &&
                           (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
     const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
-    // Step s covers rows 16 w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
+    // Step s covers rows kRowsPerWarp w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
     // rows after its first did not either (then after that step every lane held one list).
     constexpr int kSteps = kRowsPerWarp / kOuts;
@@ -354,11 +412,12 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     };
     // One step: output row0 + o, one fma chain t = 0..31.
     auto single = [&](int s) {
-      const int row0 = warp * kRowsPerWarp + s * kOuts;
+      const int row0 = wrow * kRowsPerWarp + s * kOuts;
       if (row0 >= rows_here) return;  // warp-uniform
       const int row = row0 + o;
       const bool row_ok = row < rows_here;
-      // A row past the chunk's end reads row0 (staged, valid indices); its result is not stored.
+      // A row past the chunk's end reads row0 (staged, valid indices); its result
+      // is not stored.
       const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
       if (!reuses(s)) gather(srow);
       float acc = 0.f;
@@ -382,11 +441,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // g x kOuts rows but the first row's) and all their rows are in the chunk.
     auto one_list_run = [&](int s, int g) {
       const uint32_t bits = (starts >> (s * kOuts)) & (g * kOuts >= 32 ? ~0u : (1u << (g * kOuts)) - 1u);
-      return warp * kRowsPerWarp + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
+      return wrow * kRowsPerWarp + (s + g) * kOuts <= rows_here && (bits >> 1) == 0u;
     };
     auto chains = [&](auto g_tag, int s) {
       constexpr int G = decltype(g_tag)::value;
-      const unsigned srow0 = st_a + unsigned(warp * kRowsPerWarp + s * kOuts + o) * kRowBytes;
+      const unsigned srow0 = st_a + unsigned(wrow * kRowsPerWarp + s * kOuts + o) * kRowBytes;
       if (!reuses(s)) gather(srow0);
       float acc[G];
 #pragma unroll
@@ -416,21 +475,27 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         single(s + 1);
       }
     };
-    if constexpr (kSteps == 4) {  // S = 8
-      if (one_list_run(0, 4))     // the official layers: every warp-chunk
-        chains(std::integral_constant<int, 4>{}, 0);
-      else {
+    // The plan per warp-chunk (tests/test_sparse_resident.cpp emulates it, emulate_resident):
+    //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
+    //                      S = 2 one step;
+    //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk.
+    if (computes) {                 // warp-uniform; true but for the pair shape's idle half
+      if constexpr (kSteps == 4) {  // S = 8
+        if (one_list_run(0, 4))     // the official layers: every warp-chunk
+          chains(std::integral_constant<int, 4>{}, 0);
+        else {
+          pair(0);
+          pair(2);
+        }
+      } else if constexpr (kSteps == 2) {  // S = 4
         pair(0);
-        pair(2);
+      } else {  // S = 2
+        static_assert(kSteps == 1, "S is 2, 4 or 8");
+        single(0);
       }
-    } else if constexpr (kSteps == 2) {  // S = 4
-      pair(0);
-    } else {  // S = 2
-      static_assert(kSteps == 1, "S is 2, 4 or 8");
-      single(0);
     }
 
-    if (c == chunks - 1) {  // the layer is done in this CTA once every warp is here
+    if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
       if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
       alive = 0.f;
       __syncthreads();
@@ -453,7 +518,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         wait_clk = 0;
       }
       if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
-        if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
+        if constexpr (kPair) {  // the chunks in flight (g + nch .. g + 3, those issued) land before the exit
+          const int total = layer_count * chunks;
+          for (int h = g + nch; h < g + kWSlots && h < total; ++h)
+            mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
+        } else if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
           const int total = layer_count * chunks;
           for (int h = g + 1; h <= g + kStages && h < total; ++h)
             mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
@@ -464,13 +533,20 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         return;
       }
     }
-    if (++c == chunks) c = 0, ++k;
+    if constexpr (kPair) {
+      g += nch;
+      c += nch;
+      if (c == chunks) c = 0, ++k;
+    } else {
+      ++g;
+      if (++c == chunks) c = 0, ++k;
+    }
   }
   if constexpr (!kBulk) cp_async_wait<0>();  // (empty groups only: every chunk was consumed)
 
   // Write-out: the survivors' features (buffer cur) to y at column r0 + slot, and the next list.
   const float* xfin = xbuf + cur * xstride;
-  for (int e = threadIdx.x; e < n * cnt; e += kThreads) {
+  for (int e = threadIdx.x; e < n * cnt; e += kCtaThreads) {
     const int i = e / cnt, t = e % cnt;
     const int sl = s_live[t];
     y[int64_t(i) * ldy + r0 + sl] = xfin[i * S + sl];
@@ -492,17 +568,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][12];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk
+std::atomic<size_t> g_smem_set[kMaxDevices][18];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair
 
-template <int S, bool kBulk>
+template <int S, bool kBulk, bool kPair>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk> : dnn_resident_kernel<S, false, kBulk>;
-  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0);
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair> : dnn_resident_kernel<S, false, kBulk, kPair>;
+  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -511,8 +587,8 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
     JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, kThreads, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy,
-                                      rows_out, ids_out, slice, max_active, trace);
+  kernel<<<grid, cta_threads(kPair), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
+                                                ldx, y, ldy, rows_out, ids_out, slice, max_active, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
@@ -529,19 +605,19 @@ int resident_slice_max(int64_t n, size_t smem_optin) {
 
 Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, false, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<2, true, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true>));
-  return Status::success();
+  auto load_all = [&](auto s_tag) -> Status {
+    constexpr int S = decltype(s_tag)::value;
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true>));  // pair (the default)
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false>));  // bulk
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false>));  // packed
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false>));
+    return Status::success();
+  };
+  JHDNN_TRY(load_all(std::integral_constant<int, 2>{}));
+  JHDNN_TRY(load_all(std::integral_constant<int, 4>{}));
+  return load_all(std::integral_constant<int, 8>{});
 }
 
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
@@ -549,10 +625,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): bulk (default) or packed; both exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): pair (default), bulk or packed; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not bulk or packed",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not pair, bulk or packed",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -569,21 +645,31 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   ResidentTable table{};
   for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
   const int nn = int(n);
-  auto run = [&](auto s_tag, auto bulk_tag) {
-    return launch<decltype(s_tag)::value, decltype(bulk_tag)::value>(s, device, table, layer_count, nn, bias,
-                                                                     clamp_max, counts, rows_in, ids_in, x, ldx, y,
-                                                                     ldy, rows_out, ids_out, slice, max_active, trace);
+  auto run = [&](auto s_tag) {
+    constexpr int kS = decltype(s_tag)::value;
+    auto go = [&](auto bulk_tag, auto pair_tag) {
+      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value>(
+          s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
+          ids_out, slice, max_active, trace);
+    };
+    using F = std::false_type;
+    using T = std::true_type;
+    switch (which) {
+      case core::config::ResidentKernel::kBulk:
+        return go(T{}, F{});
+      case core::config::ResidentKernel::kPacked:
+        return go(F{}, F{});
+      default:  // kPair
+        return go(T{}, T{});
+    }
   };
-  using B0 = std::false_type;
-  using B1 = std::true_type;
-  const bool bulk = which == core::config::ResidentKernel::kBulk;
   switch (S) {
     case 2:
-      return bulk ? run(std::integral_constant<int, 2>{}, B1{}) : run(std::integral_constant<int, 2>{}, B0{});
+      return run(std::integral_constant<int, 2>{});
     case 4:
-      return bulk ? run(std::integral_constant<int, 4>{}, B1{}) : run(std::integral_constant<int, 4>{}, B0{});
+      return run(std::integral_constant<int, 4>{});
     default:
-      return bulk ? run(std::integral_constant<int, 8>{}, B1{}) : run(std::integral_constant<int, 8>{}, B0{});
+      return run(std::integral_constant<int, 8>{});
   }
 }
 

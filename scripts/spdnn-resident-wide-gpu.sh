@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# On the GPU machine, ONE call of the device tool (<= 540 s; its limit is 600 s a call): the 16-warp
+# resident kernel pair (the default since 8ca56ea; src/sparse/README.md "16 warps") against the 8-warp
+# bulk kernel (JHDNN_RESIDENT_KERNEL=bulk). The wide kernel it also compared at 8ca56ea is deleted.
+#
+#   scripts/spdnn-resident-wide-gpu.sh OUTDIR
+#
+# Builds test_sparse and spdnn_infer in BUILD_DIR (default build-gpu, git-ignored; ~30-40 s cold, a few
+# s warm) and unpacks the challenge data, then:
+#   1. the [resident] tests with the default kernel (pair; the bitwise test runs pair, bulk and packed
+#      through the config setter), then the GPU ones again with JHDNN_RESIDENT_KERNEL=bulk and =packed;
+#   2. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, path resident, exact
+#      (--validate yes), for pair (default) and bulk (measured at 8ca56ea: pair 2.140 / 4.484 / 13.474 ms,
+#      6.24 us per late layer; bulk 2.241 / 4.720 / 14.668 ms, 6.91 us);
+#   3. the per-CTA trace of N = 1024 L = 480 for pair and bulk (per-layer time per CTA and thread 0's
+#      wait share; pair at 8ca56ea: 6.08 us, 4.3%), summarised by scripts/spdnn-resident-trace.py;
+#   4. ncu of the measured run's first resident launch (N = 1024 L = 120, --launch-skip 2), pair then
+#      bulk: instructions, IPC, L1 / L2 throughput, stalls (pair at 8ca56ea: 603 us, IPC 1.86, 286.8 M
+#      instructions, L1/TEX 73%, MIO throttle 35%).
+# Time guard as in spdnn-resident-trace-gpu.sh: a step starts only if MIN_STEP_S (30) seconds of
+# BUDGET_S (510) are left, and its timeout is cut to what is left, so the call ends by itself with
+# OUTDIR/summary.txt written (steps skipped or cut are listed there).
+set -uo pipefail
+OUT=${1:-}
+if [ -z "$OUT" ]; then
+  echo "usage: spdnn-resident-wide-gpu.sh OUTDIR" >&2
+  exit 2
+fi
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+cd "$(dirname "$0")/.." || exit 1
+export PATH=$PATH:/usr/local/cuda/bin
+export JHDNN_REQUIRE_GPU=1
+unset JHDNN_RESIDENT_KERNEL
+B=${BUILD_DIR:-build-gpu}
+SI=$B/examples/spdnn_infer
+BUDGET=${BUDGET_S:-510}
+MIN_STEP=${MIN_STEP_S:-30}
+t0=$(date +%s)
+elapsed() { echo $(( $(date +%s) - t0 )); }
+say() { echo "== $* ($(elapsed) s)"; }
+declare -a res=()
+
+# guard NAME CAP: sets T to the timeout NAME may use (CAP, or what is left of the budget if less), or
+# returns 1 (and records the skip) when less than MIN_STEP seconds are left.
+guard() {
+  local name=$1 cap=$2 left=$(( BUDGET - $(elapsed) ))
+  if [ "$left" -lt "$MIN_STEP" ]; then
+    res+=("$name: SKIPPED (time: $left s of the $BUDGET s budget left)")
+    say "$name: skipped, $left s left"
+    return 1
+  fi
+  if [ "$cap" -gt "$left" ]; then
+    res+=("$name: timeout cut from $cap to $left s")
+    cap=$left
+  fi
+  T=$cap
+}
+# run NAME CAP CMD...: CMD under the guarded timeout (KILL 10 s after TERM), output to OUT/NAME.txt;
+# show: the same, output also on the terminal. Both return 1 if skipped, else CMD's status.
+run_step() {
+  local tee=$1 name=$2 cap=$3 rc
+  shift 3
+  guard "$name" "$cap" || return 1
+  say "$name (timeout $T s)"
+  if [ "$tee" = 1 ]; then
+    timeout -k 10 "$T" "$@" 2>&1 | tee "$OUT/$name.txt"
+    rc=${PIPESTATUS[0]}
+  else
+    timeout -k 10 "$T" "$@" >"$OUT/$name.txt" 2>&1
+    rc=$?
+  fi
+  res+=("$name: exit $rc$( [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo ' (TIMED OUT)')")
+  echo "exit $rc"
+  return "$rc"
+}
+run() { run_step 0 "$@"; }
+show() { run_step 1 "$@"; }
+test_summary() { grep -E "^(test cases|assertions|All tests)|FAILED|SKIPPED" "$OUT/$1.txt" | tail -12; }
+trace_summary() {
+  [ -s "$OUT/$1.csv" ] || { echo "no $1.csv"; return 0; }
+  timeout 20 python3 scripts/spdnn-resident-trace.py "$OUT/$1.csv" >"$OUT/$1_summary.txt" 2>&1
+  grep -E "^N |per-layer time|from clk|waited|VERDICT" "$OUT/$1_summary.txt" | head -24
+}
+
+say "data"
+timeout 60 scripts/fetch-spdnn-data.sh || echo "no spdnn data: the data tests will fail"
+say "build ($B)"
+if ! timeout 300 bash -c "cmake -S . -B '$B' -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+       cmake --build '$B' -j '$(nproc)' --target test_sparse spdnn_infer" >"$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
+fi
+res+=("build: done at $(elapsed) s")
+
+run test_resident 120 "$B/tests/test_sparse" "[resident]" --durations yes; test_summary test_resident
+for K in bulk packed; do
+  run "test_resident_$K" 90 env JHDNN_RESIDENT_KERNEL=$K "$B/tests/test_sparse" "[resident]~[cpu]" --durations yes
+  test_summary "test_resident_$K"
+done
+for K in pair bulk; do
+  show "spdnn_resident_${K}_1024" 90 env JHDNN_RESIDENT_KERNEL=$K "$SI" --width 1024 --layers 120,480,1920 \
+    --path resident --validate yes --csv "$OUT/spdnn_resident_${K}_1024.csv"
+done
+for K in pair bulk; do
+  run "spdnn_trace_${K}_1024_480" 70 env JHDNN_RESIDENT_KERNEL=$K "$SI" --width 1024 --layers 480 --path resident \
+    --validate no --resident-trace "$OUT/trace_${K}_1024_480.csv" && trace_summary "trace_${K}_1024_480"
+done
+for K in pair bulk; do
+  run "ncu_resident_${K}_60000" 120 env JHDNN_RESIDENT_KERNEL=$K ncu --clock-control none --section SpeedOfLight \
+    --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
+    --section WarpStateStats --section MemoryWorkloadAnalysis -k regex:dnn_resident_kernel --launch-skip 2 -c 1 \
+    "$SI" --width 1024 --layers 120 --path resident --validate no &&
+    grep -E "dnn_resident|Duration|Elapsed Cycles|SM Active Cycles|Executed Instructions |Issued Ipc Active|L1/TEX Cache Throughput|L2 Cache Throughput|Block Size|Registers Per" \
+      "$OUT/ncu_resident_${K}_60000.txt" | head -14
+done
+say "done"
+printf '%s\n' "${res[@]}" | tee "$OUT/summary.txt"
