@@ -153,6 +153,23 @@ __device__ __forceinline__ const T* row_lane(const T* lane_base, int j) {
   return p;
 }
 
+// One output of the held list: acc = fma(w_t, x_t, acc) for t = 0..31 from 0 (the fma chain of dot32
+// and the CPU reference), the weights read as 8 16-byte broadcasts of the warp's buffer, then bias,
+// ReLU and clamp. Used by the single steps and by a block step that found fewer than kBlockMin
+// outputs on the list.
+__device__ __forceinline__ float held_output(const float4* w4, const float (&xv)[32], float bias, float clamp_max) {
+  float acc = 0.f;
+#pragma unroll
+  for (int u = 0; u < 8; ++u) {
+    const float4 w = w4[u];  // the same address in every lane: a broadcast
+    acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
+    acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
+    acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
+    acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
+  }
+  return fminf(fmaxf(acc + bias, 0.f), clamp_max);
+}
+
 // *p = v if `pred`, as one predicated store: nvcc turns `if (valid) *p = v` into a branch around the
 // address arithmetic (5 more instructions per output). Volatile with a memory clobber: the compiler
 // keeps it in program order with every other memory access (the fences and flag stores after it).
@@ -286,16 +303,7 @@ __device__ __forceinline__ void reuse_range(int lane, bool valid, unsigned col, 
             if (mine) alive = fmaxf(alive, fabsf(v));
           }
         } else {
-          float acc = 0.f;
-#pragma unroll
-          for (int u = 0; u < 8; ++u) {
-            const float4 w = w4[u];  // the same address in every lane: a broadcast
-            acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
-            acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
-            acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
-            acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
-          }
-          const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+          const float v = held_output(w4, xv, bias, clamp_max);
           const int j0 = __shfl_sync(0xffffffffu, my_j, k);
           store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j0)) * ldy_bytes), v, valid);
           alive = fmaxf(alive, fabsf(v));
@@ -320,16 +328,7 @@ __device__ __forceinline__ void reuse_range(int lane, bool valid, unsigned col, 
         held_i = cur_i;
       }
       __syncwarp();  // the weight stores above are visible to the whole warp
-      float acc = 0.f;
-#pragma unroll
-      for (int u = 0; u < 8; ++u) {
-        const float4 w = w4[u];  // the same address in every lane: a broadcast
-        acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
-        acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
-        acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
-        acc = __fmaf_rn(w.w, xv[4 * u + 3], acc);
-      }
-      const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+      const float v = held_output(w4, xv, bias, clamp_max);
       store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j)) * ldy_bytes), v, valid);  // j >= 0
       alive = fmaxf(alive, fabsf(v));
       j = jn;
