@@ -40,6 +40,24 @@ DeviceBuffer res_to_dev(const std::vector<T>& v) {
   if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
   return b;
 }
+// The resident call's input as the tests build it: image m of imgs in column m of a feature-major x
+// (n rows, leading dimension ld), rows[m] = m and ids[m] = id0 + id_step * m for m < count; the
+// entries from count to max_active are column 0 / id -1 (never read: past the count).
+struct SliceInput {
+  std::vector<float> x;
+  std::vector<int> rows, ids;
+};
+SliceInput slice_input(const std::vector<std::vector<float>>& imgs, int count, int64_t n, int64_t ld, int max_active,
+                       int id0 = 0, int id_step = 1) {
+  SliceInput in{std::vector<float>(size_t(n) * ld, 0.f), std::vector<int>(max_active, 0),
+                std::vector<int>(max_active, -1)};
+  for (int m = 0; m < count; ++m) {
+    in.rows[m] = m;
+    in.ids[m] = id0 + id_step * m;
+    for (int64_t i = 0; i < n; ++i) in.x[size_t(i) * ld + m] = imgs[m][i];
+  }
+  return in;
+}
 template <class T>
 std::vector<T> res_from_dev(const DeviceBuffer& b, size_t n) {
   std::vector<T> v(n);
@@ -936,13 +954,7 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
   const int64_t n = cs.n;
   const int L = cs.layers, count = cs.images, max_active = count + 13;  // CTAs past the count exist
   const int64_t ld = max_active;
-  std::vector<float> x(size_t(n) * ld, 0.f);
-  std::vector<int> rows(max_active, 0), ids(max_active, -1);
-  for (int m = 0; m < count; ++m) {
-    rows[m] = m;
-    ids[m] = 5000 + 7 * m;
-    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = b.images[m][i];
-  }
+  const auto [x, rows, ids] = slice_input(b.images, count, n, ld, max_active, 5000, 7);
   std::vector<DeviceBuffer> di, dv, dord;
   std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
   for (int l = 0; l < L; ++l) {
@@ -1151,13 +1163,7 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   REQUIRE(!want_a.last.empty());
   REQUIRE(!want_b.last.empty());
 
-  std::vector<float> x(size_t(n) * ld, 0.f);
-  std::vector<int> rows(max_active, 0), ids(max_active, -1);
-  for (int m = 0; m < count; ++m) {
-    rows[m] = m;
-    ids[m] = m;
-    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = imgs[m][i];
-  }
+  const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
   const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
   std::vector<DeviceBuffer> di, dv, dord;
   std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
@@ -1320,13 +1326,7 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
   const ChainResult want = cpu_chain(pl, imgs, bias);
   REQUIRE(!want.last.empty());
 
-  std::vector<float> x(size_t(n) * ld, 0.f);
-  std::vector<int> rows(max_active, 0), ids(max_active, -1);
-  for (int m = 0; m < count; ++m) {
-    rows[m] = m;
-    ids[m] = m;
-    for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + m] = imgs[m][i];
-  }
+  const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
   const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
   std::vector<DeviceBuffer> di, dv, dord;
   std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
