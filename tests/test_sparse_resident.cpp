@@ -649,9 +649,9 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
-// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the three names, exact; anything else refused
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the four names, exact; anything else refused
 // with no change; nullptr back to the environment's value (pair when unset or "").
-TEST_CASE("resident kernel switch: pair / bulk / packed", "[sparse][resident][cpu]") {
+TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
@@ -669,6 +669,10 @@ TEST_CASE("resident kernel switch: pair / bulk / packed", "[sparse][resident][cp
   CHECK_FALSE(cfg::set_resident_kernel("Pair"));
   CHECK_FALSE(cfg::set_resident_kernel("cp.async"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPacked);
+  REQUIRE(cfg::set_resident_kernel("quad"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
+  CHECK_FALSE(cfg::set_resident_kernel("Quad"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPair);
   REQUIRE(cfg::set_resident_kernel("bulk"));
@@ -900,8 +904,8 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    const char* const kernels[] = {"pair", "bulk", "packed"};
-    for (int run = 0; run < 3 * (smax + 1); ++run) {
+    const char* const kernels[] = {"pair", "bulk", "packed", "quad"};  // quad: pair where S < 8
+    for (int run = 0; run < 4 * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
       const int slice = run % (smax + 1);
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));

@@ -127,6 +127,10 @@ __device__ __forceinline__ float4 lds_v4_f32(unsigned addr) {
 __device__ __forceinline__ void sts_f32(unsigned addr, float v) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
 }
+__device__ __forceinline__ void sts_v4_f32(unsigned addr, float4 v) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
 // The bulk-copy variant (JHDNN_RESIDENT_KERNEL=bulk, kBulk): thread 0 copies a whole chunk with ONE
 // cp.async.bulk (the TMA's 1-D copy) that completes on the stage's mbarrier; every thread waits on
 // that mbarrier's phase instead of cp.async.wait_group. Chunk h uses stage h & 3 for the (h >> 2)-th
@@ -219,7 +223,7 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace, bool kBulk, bool kPair>
+template <int S, bool kTrace, bool kBulk, bool kPair, bool kQuad>
 __global__ void __launch_bounds__(cta_threads(kPair), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
@@ -229,6 +233,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // The 16-warp kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
   // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
   static_assert(!kPair || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
+  static_assert(!kQuad || (kPair && S == 8), "the quad shape is the pair kernel's, at S = 8");
   constexpr int kCtaThreads = cta_threads(kPair);
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
@@ -307,6 +312,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int cnt = mine, cur = 0;
   float alive = 0.f;  // max of this lane's outputs in the current layer (all >= 0): nonzero = alive
+  float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // quad shape: the same for each of the lane's 4 slots
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
   unsigned wait_clk = 0;     // trace only (thread 0): wait + barrier cycles in the current layer
 
@@ -379,9 +385,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // or the warp's rows: 0); bit 0 forced, so the first step gathers. Warp-uniform, like everything
     // derived from it.
     const int my_row = wrow * kRowsPerWarp + lane;
-    const bool new_list = computes && lane < kRowsPerWarp && my_row < rows_here &&
+    const bool new_list = !kQuad && computes && lane < kRowsPerWarp && my_row < rows_here &&
                           (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
-    const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
+    const uint32_t starts = kQuad ? 1u : __ballot_sync(0xffffffffu, new_list) | 1u;
     // Step s covers rows kRowsPerWarp w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
     // rows after its first did not either (then after that step every lane held one list).
@@ -475,11 +481,64 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         single(s + 1);
       }
     };
+    // Quad shape (kQuad: the pair kernel's 16 warps and ring, S = 8). Lane = (row o = lane >> 1 of
+    // the warp's 16, the 4 slots 4h .. 4h + 3, h = lane & 1): per input t one ld.shared.v4 of the
+    // 4 slots' features x(i_t, 4h .. 4h + 3) and 4 FMAs, so nothing is held across rows (no list
+    // flags, no groups; rows with different lists cost the same instructions). Per warp-chunk: 8 +
+    // 8 ld.shared.v4 of the row's indices and weights (8 rows per half-warp: 128 B, one wavefront
+    // each) and 32 of features (one 32-byte row per half-warp when the rows share their list), 128
+    // FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
+    // counters at 93dd8b5: its 32 weight ld.shared.v4 per warp-chunk take 2 wavefronts each, 64 of
+    // the 136). Every slot is computed, live or not: a dead slot's column is never read as live
+    // (the compaction reads the flags of live slots only, the write-out only live slots), and its
+    // values stay finite (clamped). Each output is the same chain t = 0..31 as the other shapes.
+    auto quad = [&]() {
+      const int row0 = wrow * kRowsPerWarp;
+      if (row0 >= rows_here) return;  // warp-uniform
+      const int row = row0 + (lane >> 1);
+      const bool row_ok = row < rows_here;
+      const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
+      const unsigned hb = unsigned(lane & 1) * 16u;
+      const unsigned xin_h = xbuf_a + unsigned(cur * xstride * 4) + hb;
+      float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+      auto fma4 = [&](float w, float4 xf) {
+        a0 = __fmaf_rn(w, xf.x, a0);
+        a1 = __fmaf_rn(w, xf.y, a1);
+        a2 = __fmaf_rn(w, xf.z, a2);
+        a3 = __fmaf_rn(w, xf.w, a3);
+      };
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int4 id = lds_v4_s32(srow + 16u * u);
+        const float4 w = lds_v4_f32(srow + 128u + 16u * u);
+        const float4 x0 = lds_v4_f32(xin_h + (unsigned(id.x) << 5));
+        const float4 x1 = lds_v4_f32(xin_h + (unsigned(id.y) << 5));
+        const float4 x2 = lds_v4_f32(xin_h + (unsigned(id.z) << 5));
+        const float4 x3 = lds_v4_f32(xin_h + (unsigned(id.w) << 5));
+        fma4(w.x, x0);
+        fma4(w.y, x1);
+        fma4(w.z, x2);
+        fma4(w.w, x3);
+      }
+      if (row_ok) {
+        auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
+        const float4 v = make_float4(act(a0), act(a1), act(a2), act(a3));
+        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        sts_v4_f32(xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb + (j << 5), v);
+        alive4[0] = fmaxf(alive4[0], v.x);
+        alive4[1] = fmaxf(alive4[1], v.y);
+        alive4[2] = fmaxf(alive4[2], v.z);
+        alive4[3] = fmaxf(alive4[3], v.w);
+      }
+    };
     // The plan per warp-chunk (tests/test_sparse_resident.cpp emulates it, emulate_resident):
     //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
     //                      S = 2 one step;
-    //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk.
-    if (computes) {                 // warp-uniform; true but for the pair shape's idle half
+    //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk;
+    //   quad: each half's 8 warps x 16 rows, one row per lane pair (not emulated: the GPU tests).
+    if constexpr (kQuad) {
+      if (computes) quad();
+    } else if (computes) {          // warp-uniform; true but for the pair shape's idle half
       if constexpr (kSteps == 4) {  // S = 8
         if (one_list_run(0, 4))     // the official layers: every warp-chunk
           chains(std::integral_constant<int, 4>{}, 0);
@@ -496,8 +555,16 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
 
     if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
-      alive = 0.f;
+      if constexpr (kQuad) {  // the lane's 4 slots (a dead slot's flag is never read)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if (alive4[e] != 0.f) s_flag[4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
+          alive4[e] = 0.f;
+        }
+      } else {
+        if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
+        alive = 0.f;
+      }
       __syncthreads();
       if (threadIdx.x == 0) {
         int m = 0;
@@ -568,17 +635,18 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][18];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair
+std::atomic<size_t> g_smem_set[kMaxDevices][20];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18, 19: quad
 
-template <int S, bool kBulk, bool kPair>
+template <int S, bool kBulk, bool kPair, bool kQuad>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair> : dnn_resident_kernel<S, false, kBulk, kPair>;
-  const int which = (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair, kQuad> : dnn_resident_kernel<S, false, kBulk, kPair, kQuad>;
+  const int which = kQuad ? 18 + (trace ? 1 : 0)
+                          : (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
@@ -607,17 +675,20 @@ Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
   auto load_all = [&](auto s_tag) -> Status {
     constexpr int S = decltype(s_tag)::value;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true>));  // pair (the default)
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false>));  // bulk
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false>));  // packed
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true, false>));  // pair (the default)
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false, false>));  // bulk
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false, false>));  // packed
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false, false>));
     return Status::success();
   };
   JHDNN_TRY(load_all(std::integral_constant<int, 2>{}));
   JHDNN_TRY(load_all(std::integral_constant<int, 4>{}));
-  return load_all(std::integral_constant<int, 8>{});
+  JHDNN_TRY(load_all(std::integral_constant<int, 8>{}));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, true>));  // quad (S = 8 only)
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, true>));
+  return Status::success();
 }
 
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
@@ -625,10 +696,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): pair (default), bulk or packed; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): pair (default), bulk, packed or quad; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not pair, bulk or packed",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not pair, bulk, packed or quad",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -647,8 +718,8 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int nn = int(n);
   auto run = [&](auto s_tag) {
     constexpr int kS = decltype(s_tag)::value;
-    auto go = [&](auto bulk_tag, auto pair_tag) {
-      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value>(
+    auto go = [&](auto bulk_tag, auto pair_tag, auto quad_tag) {
+      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value, decltype(quad_tag)::value>(
           s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
           ids_out, slice, max_active, trace);
     };
@@ -656,11 +727,14 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
     using T = std::true_type;
     switch (which) {
       case core::config::ResidentKernel::kBulk:
-        return go(T{}, F{});
+        return go(T{}, F{}, F{});
       case core::config::ResidentKernel::kPacked:
-        return go(F{}, F{});
+        return go(F{}, F{}, F{});
+      case core::config::ResidentKernel::kQuad:  // S = 8 only (n <= 1024 or slices of 5-8); else pair
+        if constexpr (kS == 8) return go(T{}, T{}, T{});
+        return go(T{}, T{}, F{});
       default:  // kPair
-        return go(T{}, T{});
+        return go(T{}, T{}, F{});
     }
   };
   switch (S) {
