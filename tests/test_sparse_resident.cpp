@@ -650,12 +650,12 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the four names, exact; anything else refused
-// with no change; nullptr back to the environment's value (pair when unset or "").
+// with no change; nullptr back to the environment's value (quad when unset or "").
 TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
-  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kPair);  // the default
+  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kQuad);  // the default
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel("pair"));
@@ -674,7 +674,7 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resid
   CHECK_FALSE(cfg::set_resident_kernel("Quad"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kPair);
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel(nullptr));
@@ -904,7 +904,7 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    const char* const kernels[] = {"pair", "bulk", "packed", "quad"};  // quad: pair where S < 8
+    const char* const kernels[] = {"quad", "pair", "bulk", "packed"};  // quad: pair's shape where S < 8
     for (int run = 0; run < 4 * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
       const int slice = run % (smax + 1);

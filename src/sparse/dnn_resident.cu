@@ -696,10 +696,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): pair (default), bulk, packed or quad; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): quad (default), pair, bulk or packed; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not pair, bulk, packed or quad",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not quad, pair, bulk or packed",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -730,10 +730,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
         return go(T{}, F{}, F{});
       case core::config::ResidentKernel::kPacked:
         return go(F{}, F{}, F{});
-      case core::config::ResidentKernel::kQuad:  // S = 8 only (n <= 1024 or slices of 5-8); else pair
-        if constexpr (kS == 8) return go(T{}, T{}, T{});
+      case core::config::ResidentKernel::kPair:
         return go(T{}, T{}, F{});
-      default:  // kPair
+      default:  // kQuad: S = 8 only (n <= 1024 with slices of 5-8 images); pair's shape otherwise
+        if constexpr (kS == 8) return go(T{}, T{}, T{});
         return go(T{}, T{}, F{});
     }
   };
