@@ -253,7 +253,8 @@ TEST_CASE("resident test data: images die at different layers", "[sparse][reside
 namespace {
 
 // A host emulation of dnn_resident_kernel's schedule (no GPU), on the layers packed as
-// dnn_resident_pack.cu packs them (host_pack: rows in the order, padding index n with weight 0, the
+// dnn_resident_pack.cu packs them (host_pack: rows in the order, indices and output rows as feature
+// buffer rows resident_pos(i, n), padding index n with weight 0, the
 // output row and the new-list flag in the spare words). The same chunk / ring arithmetic (128-row
 // chunks, weight ring of P + 1 slots, P = 3 in flight), the same warp steps (16 rows per warp,
 // 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse decided from the packed
@@ -297,10 +298,10 @@ std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* or
     for (int u = 0; u < 32; ++u) {
       const int i = e.idx[size_t(j) * 32 + u];
       same = same && i == e.idx[size_t(src(t - 1)) * 32 + u];
-      p[t].idx[u] = i < 0 ? n : i;
+      p[t].idx[u] = i < 0 ? n : jhdnn::sparse::resident_pos(i, n);
       p[t].w[u] = i < 0 ? 0.f : e.val[size_t(j) * 32 + u];
     }
-    p[t].j = j;
+    p[t].j = jhdnn::sparse::resident_pos(j, n);
     p[t].flags = same ? 0 : 1;
   }
   return p;
@@ -326,7 +327,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     std::vector<float> xbuf[2] = {std::vector<float>(size_t(n + 1) * S, 0.f),
                                   std::vector<float>(size_t(n + 1) * S, 0.f)};
     for (int q = 0; q < mine; ++q)
-      for (int i = 0; i < n; ++i) xbuf[0][size_t(i) * S + q] = images[r0 + q][i];
+      for (int i = 0; i < n; ++i) xbuf[0][size_t(jhdnn::sparse::resident_pos(i, n)) * S + q] = images[r0 + q][i];
     std::vector<int> live(S);
     std::iota(live.begin(), live.end(), 0);
     int cnt = mine, cur = 0;
@@ -480,7 +481,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     if (stopped) continue;
     for (int t = 0; t < cnt; ++t) {
       std::vector<uint32_t> f(n);
-      for (int i = 0; i < n; ++i) f[i] = res_bits(xbuf[cur][size_t(i) * S + live[t]]);
+      for (int i = 0; i < n; ++i) f[i] = res_bits(xbuf[cur][size_t(jhdnn::sparse::resident_pos(i, n)) * S + live[t]]);
       out->last[r0 + live[t]] = std::move(f);
     }
   }
@@ -488,6 +489,38 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
 }
 
 }  // namespace
+
+// resident_pos (sparse.h): a permutation of [0, n] for every n that keeps row n and the rows from
+// n & ~3 on, moves rows only inside aligned groups of 4, and puts the challenge's rows of one list
+// (j = r + M m) for m = 4a .. 4a + 3 in the 4 different bank groups (pos & 3) -- the store
+// conflicts it exists for. The identity fails the last check.
+TEST_CASE("resident feature rows: resident_pos is a permutation that spreads a list's rows", "[sparse][resident][cpu]") {
+  using jhdnn::sparse::resident_pos;
+  for (int n : {0, 1, 3, 4, 5, 77, 128, 1000, 1023, 1024, 1025, 4096, 5811}) {
+    INFO("n " << n);
+    std::vector<int> seen(size_t(n) + 1, 0);
+    bool ok = true;
+    for (int i = 0; i <= n; ++i) {
+      const int p = resident_pos(i, n);
+      ok = ok && p >= 0 && p <= n && (p >> 2) == (i >> 2) && (i < (n & ~3) || p == i);
+      if (p >= 0 && p <= n) ++seen[size_t(p)];
+    }
+    CHECK(ok);
+    CHECK(std::count(seen.begin(), seen.end(), 1) == n + 1);
+  }
+  for (int N : {1024, 4096, 16384}) {
+    const int M = N / 16;
+    int spread = 0, groups = 0;
+    for (int r = 0; r < M; ++r)
+      for (int a = 0; a < 4; ++a, ++groups) {
+        int mask = 0;
+        for (int m = 4 * a; m < 4 * a + 4; ++m) mask |= 1 << (resident_pos(r + M * m, N) & 3);
+        spread += mask == 15;
+      }
+    INFO("N " << N);
+    CHECK(spread == groups);
+  }
+}
 
 TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
   for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {

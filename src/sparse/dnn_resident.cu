@@ -278,9 +278,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
 #pragma unroll 8
   for (int e = threadIdx.x; e < xstride; e += kCtaThreads) {
-    const int i = e / S, q = e % S;
+    const int i = e / S, q = e % S;  // feature i of slot q, at its row resident_pos(i, n)
     const int col = misc[24 + q];
-    xbuf[e] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
+    xbuf[resident_pos(i, n) * S + q] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
   }
 
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
@@ -616,7 +616,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int e = threadIdx.x; e < n * cnt; e += kCtaThreads) {
     const int i = e / cnt, t = e % cnt;
     const int sl = s_live[t];
-    y[int64_t(i) * ldy + r0 + sl] = xfin[i * S + sl];
+    y[int64_t(i) * ldy + r0 + sl] = xfin[resident_pos(i, n) * S + sl];
   }
   if (threadIdx.x < cnt) {
     const int sl = s_live[threadIdx.x];

@@ -30,11 +30,12 @@ namespace {
 
 static_assert(kResidentRowFloats * 4 == 272 && kResidentRowFloats % 4 == 0, "17 pieces of 16 bytes per row");
 
-__device__ __forceinline__ int4 remap_padding(int4 a, int n) {
-  a.x = a.x < 0 ? n : a.x;
-  a.y = a.y < 0 ? n : a.y;
-  a.z = a.z < 0 ? n : a.z;
-  a.w = a.w < 0 ? n : a.w;
+// Index -> the feature buffers' row: padding (-1) -> n (the zero row), else resident_pos (sparse.h).
+__device__ __forceinline__ int4 remap_rows(int4 a, int n) {
+  a.x = a.x < 0 ? n : resident_pos(a.x, n);
+  a.y = a.y < 0 ? n : resident_pos(a.y, n);
+  a.z = a.z < 0 ? n : resident_pos(a.z, n);
+  a.w = a.w < 0 ? n : resident_pos(a.w, n);
   return a;
 }
 __device__ __forceinline__ bool same4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
@@ -55,12 +56,13 @@ __global__ void resident_pack_kernel(const int* __restrict__ wi, const float* __
   for (int u = 0; u < 8; ++u) {
     const int4 a = si[u];
     same = same && same4(a, sp[u]);
-    const int4 m = remap_padding(a, n);
+    const int4 m = remap_rows(a, n);
     dst[u] = make_float4(__int_as_float(m.x), __int_as_float(m.y), __int_as_float(m.z), __int_as_float(m.w));
     const float4 v = sv[u];
     dst[8 + u] = make_float4(a.x < 0 ? 0.f : v.x, a.y < 0 ? 0.f : v.y, a.z < 0 ? 0.f : v.z, a.w < 0 ? 0.f : v.w);
   }
-  dst[16] = make_float4(__int_as_float(j), __int_as_float(same ? 0 : kResidentFlagNewList), 0.f, 0.f);
+  dst[16] = make_float4(__int_as_float(resident_pos(j, n)), __int_as_float(same ? 0 : kResidentFlagNewList), 0.f,
+                        0.f);
 }
 
 }  // namespace

@@ -108,13 +108,36 @@ Status load_dnn_resident_pack_kernel();
 }  // namespace jhdnn::sparse
 
 // The resident path's packed layers (dnn_resident_pack.cu). A packed layer is the ELL matrix's rows in
-// its row order, each kResidentRowFloats floats (272 bytes): 32 indices (padding -1 -> n), 32 weights
-// (padding -> 0.0f), then the output row number, a flags word (bit 0: the row's 32 indices differ
+// its row order, each kResidentRowFloats floats (272 bytes): 32 feature rows resident_pos(index, n)
+// (padding -1 -> n), 32 weights (padding -> 0.0f), then the output's row resident_pos(j, n), a flags word (bit 0: the row's 32 indices differ
 // from the previous row's in the order, or it is the first row) and 2 zero words. One chunk of 128
 // rows is then one contiguous block.
 namespace jhdnn::sparse {
 constexpr int kResidentRowFloats = 68;
 constexpr int kResidentFlagNewList = 1;
+#if defined(__CUDACC__)
+#define JHDNN_RESIDENT_HD __host__ __device__ __forceinline__
+#else
+#define JHDNN_RESIDENT_HD inline
+#endif
+// Where feature i (0 <= i <= n) lives in the resident kernels' shared feature buffers: row
+// resident_pos(i, n), a permutation of [0, n] that keeps row n (the zero padding row) and rows
+// n & ~3 .. n - 1, and swaps rows only inside aligned groups of 4 below: i XOR (the 2-bit digits of
+// i >> 2, XOR-folded). The packed copy stores these rows (indices and output row), the kernels load
+// the features into them and write the survivors back from them. Why: a row holds S = 8 images x 4
+// bytes, so rows i and i + 4 share their 8 banks; a warp-chunk's rows in the challenge's reuse order
+// are j = r + M m (one list, M = N / 16 a power of 2 >= 4), all in one bank group unpermuted (the
+// quad kernel's half-warp stores 8 of them: 8-way conflict, 16 wavefronts per warp-chunk); permuted,
+// rows m = 4a .. 4a + 3 fall in the 4 groups (2-way for 8 rows, none for the pair kernel's 4).
+JHDNN_RESIDENT_HD int resident_pos(int i, int n) {
+  if (i >= (n & ~3)) return i;
+  unsigned g = unsigned(i) >> 2, key = 0;
+  while (g != 0) {
+    key ^= g & 3u;
+    g >>= 2;
+  }
+  return int(unsigned(i) ^ key);
+}
 // Builds d's packed copy on stream s if it has none for `device` (one kernel, then a stream
 // synchronize so that calls on other streams see it; refused inside a stream capture), and returns it.
 Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed);
