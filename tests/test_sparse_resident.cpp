@@ -706,8 +706,6 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resid
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   CHECK_FALSE(cfg::set_resident_kernel("Quad"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
-  REQUIRE(cfg::set_resident_kernel("duo"));
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   REQUIRE(cfg::set_resident_kernel("bulk"));
@@ -939,8 +937,8 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    const char* const kernels[] = {"quad", "pair", "bulk", "packed", "duo"};  // quad, duo: pair's shape where S < 8
-    for (int run = 0; run < 5 * (smax + 1); ++run) {
+    const char* const kernels[] = {"quad", "pair", "bulk", "packed"};  // quad: pair's shape where S < 8
+    for (int run = 0; run < 4 * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
       const int slice = run % (smax + 1);
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));

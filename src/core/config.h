@@ -111,7 +111,7 @@ const char* spdnn_tile_bad_value();  // the environment's unknown value (truncat
 // "single" / "block" / "list", or nullptr = back to the environment's value. False (and no change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
-// JHDNN_RESIDENT_KERNEL = quad | pair | bulk | packed | duo (exact case; unset or "" = quad): the kernel of
+// JHDNN_RESIDENT_KERNEL = quad | pair | bulk | packed (exact case; unset or "" = quad): the kernel of
 // jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu). bulk copies its packed weight
 // chunks with one TMA bulk copy per chunk, packed with 16-byte cp.async by every thread, 8 warps each;
 // pair is the bulk kernel with 16 warps (512 threads), two chunks at once, 16 rows per warp. Same
@@ -120,7 +120,7 @@ bool set_spdnn_tile(const char* value);
 // CTA with one row and 4 images per lane, at S = 8 (pair where a call's slices need S < 8): 11.9 ms
 // against pair's 13.46 in the same run (d568d49); pair, bulk and packed are kept for A/B runs. An
 // unknown value is kept as kInvalid and every resident call fails with BAD_PARAM naming it.
-enum class ResidentKernel : int { kInvalid = -1, kQuad = 0, kPair = 1, kBulk = 2, kPacked = 3, kDuo = 4 };
+enum class ResidentKernel : int { kInvalid = -1, kQuad = 0, kPair = 1, kBulk = 2, kPacked = 3 };
 ResidentKernel resident_kernel();
 const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // A value as above, or nullptr = back to the environment's value. False (and no change) for any

@@ -78,10 +78,7 @@ constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (
 // kernel (JHDNN_RESIDENT_KERNEL=pair or unset, the default): 16 warps (512 threads), same ring, same
 // shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
 // first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
-// The row-major lane shapes (kLaneRows, S = 8, the pair schedule): quad (1) = 16 warps, lane = one
-// row x 4 images; duo (2) = 8 warps of 32 rows, lane = two rows x 4 images, 4 warps per chunk.
-// kLaneRows 0: one image per lane (pair, bulk, packed).
-constexpr int cta_threads(bool pair, int lane_rows = 0) { return pair && lane_rows != 2 ? 2 * kThreads : kThreads; }
+constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
 constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
 constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
 constexpr int kStages = 3;                              // chunks in flight (P)
@@ -226,8 +223,8 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace, bool kBulk, bool kPair, int kLaneRows>
-__global__ void __launch_bounds__(cta_threads(kPair, kLaneRows), 1)
+template <int S, bool kTrace, bool kBulk, bool kPair, bool kQuad>
+__global__ void __launch_bounds__(cta_threads(kPair), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
@@ -236,10 +233,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // The 16-warp kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
   // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
   static_assert(!kPair || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
-  constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2;
-  static_assert(kLaneRows == 0 || (kPair && S == 8), "the quad and duo shapes use the pair schedule, at S = 8");
-  constexpr int kCtaThreads = cta_threads(kPair, kLaneRows);
-  constexpr int kChunkWarps = kDuo ? 4 : kWarps;  // warps on one chunk (pair schedule: two chunks at once)
+  static_assert(!kQuad || (kPair && S == 8), "the quad shape is the pair kernel's, at S = 8");
+  constexpr int kCtaThreads = cta_threads(kPair);
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
@@ -325,9 +320,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // 0-7 compute the first, 8-15 the second, as the 8-warp kernel's warps 0-7 do), else chunk g alone
   // (a layer with an odd chunk count: its last chunk; warps 8-15 wait at the barriers only). Each
   // thread waits for the chunk that its warp reads. Other shapes: nch = 1, half = 0, wrow = warp.
-  const int half = kPair ? warp / kChunkWarps : 0;    // which chunk of the iteration this warp computes
-  const int wrow = kPair ? warp % kChunkWarps : warp;  // the warp's place in its chunk: rows kRowsPerWarp * wrow + ...
-                                                       // (duo: 32 rows per warp, 2 * kRowsPerWarp * wrow + ...)
+  const int half = kPair ? warp >> 3 : 0;    // which chunk of the iteration this warp computes
+  const int wrow = kPair ? warp & 7 : warp;  // the warp's place in its chunk: rows kRowsPerWarp * wrow + ...
   int k = 0, c = 0;  // the (first) chunk of iteration g: layer k, chunk c
   for (int g = 0; k < layer_count;) {
     const int nch = kPair && c + 1 < chunks ? 2 : 1;
@@ -391,9 +385,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // or the warp's rows: 0); bit 0 forced, so the first step gathers. Warp-uniform, like everything
     // derived from it.
     const int my_row = wrow * kRowsPerWarp + lane;
-    const bool new_list = kLaneRows == 0 && computes && lane < kRowsPerWarp && my_row < rows_here &&
+    const bool new_list = !kQuad && computes && lane < kRowsPerWarp && my_row < rows_here &&
                           (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
-    const uint32_t starts = kLaneRows != 0 ? 1u : __ballot_sync(0xffffffffu, new_list) | 1u;
+    const uint32_t starts = kQuad ? 1u : __ballot_sync(0xffffffffu, new_list) | 1u;
     // Step s covers rows kRowsPerWarp w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
     // rows after its first did not either (then after that step every lane held one list).
@@ -537,85 +531,13 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         alive4[3] = fmaxf(alive4[3], v.w);
       }
     };
-    // Duo shape (kDuo: the pair schedule with 8 warps, 4 per chunk, 32 rows each; S = 8). Lane = (row
-    // pair p = lane >> 1: rows 2p and 2p + 1 of the warp's 32, slots 4h .. 4h + 3, h = lane & 1): when
-    // row 2p + 1 has row 2p's input list (its new-list flag is clear: the challenge's 16-row lists never
-    // split a pair), one ld.shared.v4 of features per input feeds 8 FMAs (quad: 4), halving the
-    // feature wavefronts per output; otherwise each row loads its own. The warp takes the one-list
-    // path only when every lane's pair shares its list (warp-uniform: no divergent loads). Per output
-    // the same chain t = 0..31.
-    auto duo = [&]() {
-      const int row0 = wrow * 2 * kRowsPerWarp;
-      if (row0 >= rows_here) return;  // warp-uniform
-      const int ra = row0 + 2 * (lane >> 1), rb = ra + 1;
-      const bool a_ok = ra < rows_here, b_ok = rb < rows_here;
-      const unsigned sa = st_a + unsigned(a_ok ? ra : row0) * kRowBytes;
-      const unsigned sb = st_a + unsigned(b_ok ? rb : row0) * kRowBytes;
-      const bool one = !b_ok || (lds_s32(sb + 65 * 4) & kResidentFlagNewList) == 0;  // b absent: a's list
-      const unsigned hb = unsigned(lane & 1) * 16u;
-      const unsigned xin_h = xbuf_a + unsigned(cur * xstride * 4) + hb;
-      float a[4] = {0.f, 0.f, 0.f, 0.f}, b[4] = {0.f, 0.f, 0.f, 0.f};
-      auto fma4 = [](float (&acc)[4], float w, float4 xf) {
-        acc[0] = __fmaf_rn(w, xf.x, acc[0]);
-        acc[1] = __fmaf_rn(w, xf.y, acc[1]);
-        acc[2] = __fmaf_rn(w, xf.z, acc[2]);
-        acc[3] = __fmaf_rn(w, xf.w, acc[3]);
-      };
-      auto feat = [&](int i) { return lds_v4_f32(xin_h + (unsigned(i) << 5)); };
-      if (__all_sync(0xffffffffu, one)) {  // every pair: one list
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const int4 id = lds_v4_s32(sa + 16u * u);
-          const float4 wa = lds_v4_f32(sa + 128u + 16u * u), wb = lds_v4_f32(sb + 128u + 16u * u);
-          const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
-          fma4(a, wa.x, x0);
-          fma4(b, wb.x, x0);
-          fma4(a, wa.y, x1);
-          fma4(b, wb.y, x1);
-          fma4(a, wa.z, x2);
-          fma4(b, wb.z, x2);
-          fma4(a, wa.w, x3);
-          fma4(b, wb.w, x3);
-        }
-      } else {
-#pragma unroll 2
-        for (int u = 0; u < 8; ++u) {
-          const int4 ia = lds_v4_s32(sa + 16u * u), ib = lds_v4_s32(sb + 16u * u);
-          const float4 wa = lds_v4_f32(sa + 128u + 16u * u), wb = lds_v4_f32(sb + 128u + 16u * u);
-          fma4(a, wa.x, feat(ia.x));
-          fma4(b, wb.x, feat(ib.x));
-          fma4(a, wa.y, feat(ia.y));
-          fma4(b, wb.y, feat(ib.y));
-          fma4(a, wa.z, feat(ia.z));
-          fma4(b, wb.z, feat(ib.z));
-          fma4(a, wa.w, feat(ia.w));
-          fma4(b, wb.w, feat(ib.w));
-        }
-      }
-      auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
-      const unsigned xout_h = xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb;
-      auto put = [&](bool ok, unsigned srow, const float (&acc)[4]) {
-        if (!ok) return;
-        const float4 v = make_float4(act(acc[0]), act(acc[1]), act(acc[2]), act(acc[3]));
-        sts_v4_f32(xout_h + (unsigned(lds_s32(srow + 64 * 4)) << 5), v);  // word 64: the output's row
-        alive4[0] = fmaxf(alive4[0], v.x);
-        alive4[1] = fmaxf(alive4[1], v.y);
-        alive4[2] = fmaxf(alive4[2], v.z);
-        alive4[3] = fmaxf(alive4[3], v.w);
-      };
-      put(a_ok, sa, a);
-      put(b_ok, sb, b);
-    };
     // The plan per warp-chunk (tests/test_sparse_resident.cpp emulates it, emulate_resident):
     //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
     //                      S = 2 one step;
     //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk;
-    //   quad: each half's 8 warps x 16 rows, one row per lane pair; duo: each half's 4 warps x 32
-    //   rows, a row pair per lane pair (neither emulated: the GPU tests).
+    //   quad: each half's 8 warps x 16 rows, one row per lane pair (not emulated: the GPU tests).
     if constexpr (kQuad) {
       if (computes) quad();
-    } else if constexpr (kDuo) {
-      if (computes) duo();
     } else if (computes) {          // warp-uniform; true but for the pair shape's idle half
       if constexpr (kSteps == 4) {  // S = 8
         if (one_list_run(0, 4))     // the official layers: every warp-chunk
@@ -633,7 +555,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
 
     if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if constexpr (kLaneRows != 0) {  // the lane's 4 slots (a dead slot's flag is never read)
+      if constexpr (kQuad) {  // the lane's 4 slots (a dead slot's flag is never read)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           if (alive4[e] != 0.f) s_flag[4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
@@ -713,18 +635,17 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][22];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo
+std::atomic<size_t> g_smem_set[kMaxDevices][20];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18, 19: quad
 
-template <int S, bool kBulk, bool kPair, int kLaneRows>
+template <int S, bool kBulk, bool kPair, bool kQuad>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
               float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair, kLaneRows>
-                       : dnn_resident_kernel<S, false, kBulk, kPair, kLaneRows>;
-  const int which = kLaneRows != 0 ? 16 + 2 * kLaneRows + (trace ? 1 : 0)
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair, kQuad> : dnn_resident_kernel<S, false, kBulk, kPair, kQuad>;
+  const int which = kQuad ? 18 + (trace ? 1 : 0)
                           : (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
   if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
@@ -734,7 +655,7 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
     JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, cta_threads(kPair, kLaneRows), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
+  kernel<<<grid, cta_threads(kPair), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
                                                 ldx, y, ldy, rows_out, ids_out, slice, max_active, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
@@ -754,21 +675,19 @@ Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
   auto load_all = [&](auto s_tag) -> Status {
     constexpr int S = decltype(s_tag)::value;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true, 0>));  // pair (the default)
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true, 0>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false, 0>));  // bulk
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false, 0>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false, 0>));  // packed
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false, 0>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true, false>));  // pair (the default)
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false, false>));  // bulk
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false, false>));  // packed
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false, false>));
     return Status::success();
   };
   JHDNN_TRY(load_all(std::integral_constant<int, 2>{}));
   JHDNN_TRY(load_all(std::integral_constant<int, 4>{}));
   JHDNN_TRY(load_all(std::integral_constant<int, 8>{}));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, 1>));  // quad (S = 8 only)
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, 1>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, 2>));  // duo (S = 8 only)
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, 2>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, true>));  // quad (S = 8 only)
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, true>));
   return Status::success();
 }
 
@@ -777,10 +696,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): quad (default), duo, pair, bulk or packed; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): quad (default), pair, bulk or packed; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not quad, duo, pair, bulk or packed",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not quad, pair, bulk or packed",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -799,29 +718,23 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int nn = int(n);
   auto run = [&](auto s_tag) {
     constexpr int kS = decltype(s_tag)::value;
-    auto go = [&](auto bulk_tag, auto pair_tag, auto rows_tag) {
-      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value, decltype(rows_tag)::value>(
+    auto go = [&](auto bulk_tag, auto pair_tag, auto quad_tag) {
+      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value, decltype(quad_tag)::value>(
           s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
           ids_out, slice, max_active, trace);
     };
     using F = std::false_type;
     using T = std::true_type;
-    using R0 = std::integral_constant<int, 0>;  // one image per lane
-    using R1 = std::integral_constant<int, 1>;  // quad
-    using R2 = std::integral_constant<int, 2>;  // duo
     switch (which) {
       case core::config::ResidentKernel::kBulk:
-        return go(T{}, F{}, R0{});
+        return go(T{}, F{}, F{});
       case core::config::ResidentKernel::kPacked:
-        return go(F{}, F{}, R0{});
+        return go(F{}, F{}, F{});
       case core::config::ResidentKernel::kPair:
-        return go(T{}, T{}, R0{});
-      case core::config::ResidentKernel::kDuo:  // S = 8 only, as quad; pair's shape otherwise
-        if constexpr (kS == 8) return go(T{}, T{}, R2{});
-        return go(T{}, T{}, R0{});
+        return go(T{}, T{}, F{});
       default:  // kQuad: S = 8 only (n <= 1024 with slices of 5-8 images); pair's shape otherwise
-        if constexpr (kS == 8) return go(T{}, T{}, R1{});
-        return go(T{}, T{}, R0{});
+        if constexpr (kS == 8) return go(T{}, T{}, T{});
+        return go(T{}, T{}, F{});
     }
   };
   switch (S) {
