@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
-# On the GPU machine, ONE call of the device tool (<= 540 s; its limit is 600 s a call): the 16-warp
-# resident kernel pair (the default since 8ca56ea; src/sparse/README.md "16 warps") against the 8-warp
-# bulk kernel (JHDNN_RESIDENT_KERNEL=bulk). The wide kernel it also compared at 8ca56ea is deleted.
+# On the GPU machine, ONE call of the device tool (<= 540 s; its limit is 600 s a call): the resident
+# kernel quad (the default since session 13; src/sparse/README.md "Quad") against pair (the default of
+# session 12, JHDNN_RESIDENT_KERNEL=pair). The wide and duo kernels once compared here are deleted.
 #
 #   scripts/spdnn-resident-wide-gpu.sh OUTDIR
 #
 # Builds test_sparse and spdnn_infer in BUILD_DIR (default build-gpu, git-ignored; ~30-40 s cold, a few
 # s warm) and unpacks the challenge data, then:
-#   1. the [resident] tests with the default kernel (pair; the bitwise test runs pair, bulk and packed
-#      through the config setter), then the GPU ones again with JHDNN_RESIDENT_KERNEL=bulk and =packed;
+#   1. the [resident] tests with the default kernel (quad; the bitwise test runs quad, pair, bulk and
+#      packed through the config setter), then the GPU ones again with JHDNN_RESIDENT_KERNEL=pair, =bulk
+#      and =packed;
 #   2. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, path resident, exact
-#      (--validate yes), for pair (default) and bulk (measured at 8ca56ea: pair 2.140 / 4.484 / 13.474 ms,
-#      6.24 us per late layer; bulk 2.241 / 4.720 / 14.668 ms, 6.91 us);
-#   3. the per-CTA trace of N = 1024 L = 480 for pair and bulk (per-layer time per CTA and thread 0's
+#      (--validate yes), for quad (default) and pair (measured at ee8bd21: quad 2.103 / 4.065 / 11.72 ms,
+#      ~5.3 us per late layer; pair 2.24 / 4.49 / 13.46 ms, 6.25 us);
+#   3. the per-CTA trace of N = 1024 L = 480 for quad and pair (per-layer time per CTA and thread 0's
 #      wait share; pair at 8ca56ea: 6.08 us, 4.3%), summarised by scripts/spdnn-resident-trace.py;
-#   4. ncu of the measured run's first resident launch (N = 1024 L = 120, --launch-skip 2), pair then
-#      bulk: instructions, IPC, L1 / L2 throughput, stalls (pair at 8ca56ea: 603 us, IPC 1.86, 286.8 M
-#      instructions, L1/TEX 73%, MIO throttle 35%).
+#   4. ncu of the measured run's first resident launch (N = 1024 L = 120, --launch-skip 2), quad then
+#      pair: instructions, IPC, L1 / L2 throughput, stalls (quad at ee8bd21: 512 us, 258 M instructions,
+#      85.9 M shared wavefronts, L1/TEX 66%; pair at 8ca56ea: 603 us, IPC 1.86, L1/TEX 73%).
 # Time guard as in spdnn-resident-trace-gpu.sh: a step starts only if MIN_STEP_S (30) seconds of
 # BUDGET_S (510) are left, and its timeout is cut to what is left, so the call ends by itself with
 # OUTDIR/summary.txt written (steps skipped or cut are listed there).
@@ -92,19 +93,19 @@ fi
 res+=("build: done at $(elapsed) s")
 
 run test_resident 120 "$B/tests/test_sparse" "[resident]" --durations yes; test_summary test_resident
-for K in bulk packed; do
+for K in pair bulk packed; do
   run "test_resident_$K" 90 env JHDNN_RESIDENT_KERNEL=$K "$B/tests/test_sparse" "[resident]~[cpu]" --durations yes
   test_summary "test_resident_$K"
 done
-for K in pair bulk; do
+for K in quad pair; do
   show "spdnn_resident_${K}_1024" 90 env JHDNN_RESIDENT_KERNEL=$K "$SI" --width 1024 --layers 120,480,1920 \
     --path resident --validate yes --csv "$OUT/spdnn_resident_${K}_1024.csv"
 done
-for K in pair bulk; do
+for K in quad pair; do
   run "spdnn_trace_${K}_1024_480" 70 env JHDNN_RESIDENT_KERNEL=$K "$SI" --width 1024 --layers 480 --path resident \
     --validate no --resident-trace "$OUT/trace_${K}_1024_480.csv" && trace_summary "trace_${K}_1024_480"
 done
-for K in pair bulk; do
+for K in quad pair; do
   run "ncu_resident_${K}_60000" 120 env JHDNN_RESIDENT_KERNEL=$K ncu --clock-control none --section SpeedOfLight \
     --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
     --section WarpStateStats --section MemoryWorkloadAnalysis -k regex:dnn_resident_kernel --launch-skip 2 -c 1 \

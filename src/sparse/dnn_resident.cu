@@ -36,8 +36,8 @@
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
-// 16 warps: the pair kernel (kPair; the default since session 12, JHDNN_RESIDENT_KERNEL=pair or unset;
-// bulk copy only). The 8-warp kernel is issue/latency-bound (ncu at 3f71f09: IPC 1.62 with 2 warps
+// 16 warps: the pair kernel (kPair; JHDNN_RESIDENT_KERNEL=pair, the default in session 12; bulk copy
+// only). The 8-warp kernel is issue/latency-bound (ncu at 3f71f09: IPC 1.62 with 2 warps
 // per scheduler), and 512 threads x <= 128 registers still fit one CTA per SM next to the same ~205 KB
 // of shared memory. So an iteration consumes two chunks of a layer, warps 0-7 the first and 8-15 the
 // second, each half exactly as the 8-warp kernel (16 rows per warp, the 4-chain group, one gather per
@@ -54,6 +54,19 @@
 // chunk), measured 8.39 us per late layer (predicted 5.8-7.2): it ran 1.42x the instructions (each
 // list gathered by twice the warps) at about the same IPC, and was deleted. src/sparse/README.md
 // ("16 warps") has the counts, the predictions and the look back.
+//
+// Quad (kQuad, JHDNN_RESIDENT_KERNEL=quad or unset: the default since session 13, at S = 8):
+// pair's CTA, ring and schedule, but lane = (one row, 4 images): per input one ld.shared.v4 of the 4
+// images' features and 4 FMAs, nothing held across rows. ncu's source counters of pair (93dd8b5)
+// showed where its 136 shared wavefronts per warp-chunk go: the 32 weight ld.shared.v4 take 2 each
+// (half-warps; 64), so a lane with one row loads each weight once for 4 images (8 + 8 ld.shared.v4
+// of indices and weights, 32 of features: ~113 wavefronts, ~200 SASS in the compute against ~339).
+// Measured (same binary, N = 1024, 60000 images, L = 120 / 480 / 1920, d568d49): 2.066 / 4.044 /
+// 11.90 ms against pair's 2.159 / 4.452 / 13.456; with the feature rows permuted (resident_pos,
+// sparse.h: the stores' bank conflicts 8-way -> 2-way) 2.103 / 4.065 / 11.72 against 2.156 / 4.131 /
+// 11.96 unpermuted (ee8bd21): ~5.3 us per late layer. A two-row shape (duo: 8 warps of 32 rows, one
+// feature load for both rows of a list) ran 21% fewer instructions but at IPC 1.57 and was no faster
+// (262d32a); it is reverted. src/sparse/README.md ("Quad") has the numbers.
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
@@ -75,7 +88,7 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
 // The CTA shapes (the kernel's kPair): 8 warps x 16 rows of each chunk (bulk, packed); and the pair
-// kernel (JHDNN_RESIDENT_KERNEL=pair or unset, the default): 16 warps (512 threads), same ring, same
+// schedule (JHDNN_RESIDENT_KERNEL=pair, and quad, the default): 16 warps (512 threads), same ring, same
 // shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
 // first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
 constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
@@ -489,7 +502,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // each) and 32 of features (one 32-byte row per half-warp when the rows share their list), 128
     // FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
     // counters at 93dd8b5: its 32 weight ld.shared.v4 per warp-chunk take 2 wavefronts each, 64 of
-    // the 136). Every slot is computed, live or not: a dead slot's column is never read as live
+    // the 136). Measured: 116 (d568d49), 106 with the permuted feature rows (ee8bd21). Every slot is computed, live or not: a dead slot's column is never read as live
     // (the compaction reads the flags of live slots only, the write-out only live slots), and its
     // values stay finite (clamped). Each output is the same chain t = 0..31 as the other shapes.
     auto quad = [&]() {
