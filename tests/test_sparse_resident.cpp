@@ -494,7 +494,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
 // n & ~3 on, moves rows only inside aligned groups of 4, and puts the challenge's rows of one list
 // (j = r + M m) for m = 4a .. 4a + 3 in the 4 different bank groups (pos & 3) -- the store
 // conflicts it exists for. The identity fails the last check.
-TEST_CASE("resident feature rows: resident_pos is a permutation that spreads a list's rows", "[sparse][resident][cpu]") {
+TEST_CASE("resident feature rows: resident_pos permutes and spreads a list's rows", "[sparse][resident][cpu]") {
   using jhdnn::sparse::resident_pos;
   for (int n : {0, 1, 3, 4, 5, 77, 128, 1000, 1023, 1024, 1025, 4096, 5811}) {
     INFO("n " << n);

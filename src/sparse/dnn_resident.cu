@@ -502,9 +502,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // each) and 32 of features (one 32-byte row per half-warp when the rows share their list), 128
     // FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
     // counters at 93dd8b5: its 32 weight ld.shared.v4 per warp-chunk take 2 wavefronts each, 64 of
-    // the 136). Measured: 116 (d568d49), 106 with the permuted feature rows (ee8bd21). Every slot is computed, live or not: a dead slot's column is never read as live
-    // (the compaction reads the flags of live slots only, the write-out only live slots), and its
-    // values stay finite (clamped). Each output is the same chain t = 0..31 as the other shapes.
+    // the 136). Measured: 116 (d568d49), 106 with the permuted feature rows (ee8bd21). Every slot is
+    // computed, live or not: a dead slot's column is never read as live (the compaction reads the
+    // flags of live slots only, the write-out only live slots), and its values stay finite
+    // (clamped). Each output is the same chain t = 0..31 as the other shapes.
     auto quad = [&]() {
       const int row0 = wrow * kRowsPerWarp;
       if (row0 >= rows_here) return;  // warp-uniform
@@ -657,7 +658,8 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
               jhdnnSparseDnnResidentTraceRecord_t* trace) {
   const size_t smem = resident_smem_bytes(n, S);
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair, kQuad> : dnn_resident_kernel<S, false, kBulk, kPair, kQuad>;
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair, kQuad>
+                       : dnn_resident_kernel<S, false, kBulk, kPair, kQuad>;
   const int which = kQuad ? 18 + (trace ? 1 : 0)
                           : (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
@@ -688,7 +690,7 @@ Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
   auto load_all = [&](auto s_tag) -> Status {
     constexpr int S = decltype(s_tag)::value;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true, false>));  // pair (the default)
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true, false>));  // pair
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true, false>));
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false, false>));  // bulk
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false, false>));

@@ -109,9 +109,9 @@ Status load_dnn_resident_pack_kernel();
 
 // The resident path's packed layers (dnn_resident_pack.cu). A packed layer is the ELL matrix's rows in
 // its row order, each kResidentRowFloats floats (272 bytes): 32 feature rows resident_pos(index, n)
-// (padding -1 -> n), 32 weights (padding -> 0.0f), then the output's row resident_pos(j, n), a flags word (bit 0: the row's 32 indices differ
-// from the previous row's in the order, or it is the first row) and 2 zero words. One chunk of 128
-// rows is then one contiguous block.
+// (padding -1 -> n), 32 weights (padding -> 0.0f), then the output's row resident_pos(j, n), a flags
+// word (bit 0: the row's 32 indices differ from the previous row's in the order, or it is the first
+// row) and 2 zero words. One chunk of 128 rows is then one contiguous block.
 namespace jhdnn::sparse {
 constexpr int kResidentRowFloats = 68;
 constexpr int kResidentFlagNewList = 1;
