@@ -33,6 +33,12 @@ def load_bench(path):
     return data.get("context", {}), rows
 
 
+def replace_group(name):
+    """What a later --bench file's row replaces: SpDNN rows by network (N, L), others by family."""
+    m = re.match(r"SpDNN/[^/]+/(N\d+/L\d+)$", name)
+    return "SpDNN/" + m.group(1) if m else name.split("/")[0]
+
+
 def ms(b):
     t = b.get("real_time", float("nan"))
     unit = b.get("time_unit", "ms")
@@ -41,13 +47,23 @@ def ms(b):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bench", required=True)
+    ap.add_argument("--bench", required=True, action="append",
+                    help="bench_sparse JSON; repeated, a later file replaces an earlier one's rows group by "
+                         "group: every SpDNN row of a network (N, L) it has, and the whole SpMM / DenseToCsr "
+                         "family if it has any, so each table row stays one run's (e.g. a re-run of some "
+                         "SpDNN networks only)")
     ap.add_argument("--infer")
     ap.add_argument("--active")
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--where", default=None, help="machine and commit, e.g. 'the H200 at commit abc1234'")
     args = ap.parse_args()
-    ctx, rows = load_bench(args.bench)
+    ctx, rows = {}, {}
+    for path in args.bench:
+        c, r = load_bench(path)
+        ctx = ctx or c
+        groups = {replace_group(name) for name in r}
+        rows = {k: v for k, v in rows.items() if replace_group(k) not in groups}
+        rows.update(r)
     os.makedirs(args.out, exist_ok=True)
     md = ["# Sparse path on the GPU (issue 6)", ""]
     md.append(f"Measured by `bench_sparse` and `spdnn_infer` on {args.where or ctx.get('host_name', '?')}, {ctx.get('date', '?')}. "
