@@ -249,6 +249,35 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
                                                   ids[nx], counts + l, ws, ws_size));
   };
 
+  // kResident / kPersistent: fused launches from layer 1 while the survivor count, read back one
+  // layer behind (layer l is queued before the host waits for layer l - 1), is above `threshold`, or
+  // up to keep_layer when that layer's output is kept. Returns the first layer not run; *known gets
+  // the last count seen. The pinned counts and the two events live until the end of the call.
+  int* hc = nullptr;
+  std::unique_ptr<int, void (*)(int*)> hc_owner(nullptr, [](int* p) { cudaFreeHost(p); });
+  cudaEvent_t ev[2] = {nullptr, nullptr};
+  if (path == Path::kResident || path == Path::kPersistent) {
+    CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
+    hc_owner.reset(hc);
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+  }
+  auto fused_head = [&](int threshold, int* known) {
+    int first = 1;
+    while (first <= layers && ((keep && first <= keep_layer) || *known > threshold)) {
+      const int l = first++;
+      fused_layer(l);
+      CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaEventRecord(ev[l & 1], s));
+      if (l == keep_layer && keep) copy_out(l & 1, counts + l);
+      if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
+        CUDA_CHECK(cudaEventSynchronize(ev[(l - 1) & 1]));
+        *known = hc[l - 1];
+      }
+    }
+    return first;
+  };
+
   cudaEvent_t e0, e1;
   CUDA_CHECK(cudaEventCreate(&e0));
   CUDA_CHECK(cudaEventCreate(&e1));
@@ -281,33 +310,16 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     final_count = count[cur];
     res.path_used = Path::kSeparate;
   } else if (path == Path::kResident) {
-    // Fused launches while the count (read back one layer behind, as kPersistent does) is above the
-    // threshold, or up to keep_layer; then calls of up to 96 layers, each one resident launch, with
-    // maxActive = the last count seen (counts never grow, so it bounds every later count).
-    int* hc = nullptr;
-    CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
-    std::unique_ptr<int, void (*)(int*)> hc_owner(hc, [](int* p) { cudaFreeHost(p); });
-    cudaEvent_t ev[2];
-    CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+    // Fused launches while the count is above the threshold, or up to keep_layer (fused_head); then
+    // calls of up to 96 layers, each one resident launch, with maxActive = the last count seen
+    // (counts never grow, so it bounds every later count).
     std::vector<jhdnnSparseMatrixDescriptor_t> descs;
     for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
     const int threshold = resident_below >= 0 ? resident_below : resident_auto_threshold();
     const auto t0 = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(e0, s));
-    int first = 1;
     int known = r32;
-    while (first <= layers && ((keep && first <= keep_layer) || known > threshold)) {
-      const int l = first++;
-      fused_layer(l);
-      CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, s));
-      CUDA_CHECK(cudaEventRecord(ev[l & 1], s));
-      if (l == keep_layer && keep) copy_out(l & 1, counts + l);
-      if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
-        CUDA_CHECK(cudaEventSynchronize(ev[(l - 1) & 1]));
-        known = hc[l - 1];
-      }
-    }
+    const int first = fused_head(threshold, &known);
     // Layer `first` reads set (first - 1) & 1; each call writes the other set (list and features).
     int set = (first - 1) & 1;
     bool ran = false;
@@ -357,8 +369,6 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     CUDA_CHECK(cudaEventRecord(e1, s));
     CUDA_CHECK(cudaEventSynchronize(e1));
     res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cudaEventDestroy(ev[0]);
-    cudaEventDestroy(ev[1]);
     res.path_used = res.note.empty() ? Path::kResident : Path::kFused;  // kFused: the launch was refused
     if (resident_trace) {
       resident_trace->clear();
@@ -376,35 +386,14 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     final_list = set;
     final_count = counts + layers;
   } else if (path == Path::kPersistent) {
-    // Per-layer fused launches while the count (read back one layer behind: layer l is queued
-    // before the host waits for layer l - 1) is above persistent_below, or up to keep_layer; then
-    // one cooperative launch for the rest.
-    int* hc = nullptr;  // pinned: the async count copies need it
-    CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
-    std::unique_ptr<int, void (*)(int*)> hc_owner(hc, [](int* p) { cudaFreeHost(p); });
-    cudaEvent_t ev[2];
-    CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+    // Per-layer fused launches while the count is above persistent_below (none when it is < 0), or
+    // up to keep_layer (fused_head); then one cooperative launch for the rest.
     std::vector<jhdnnSparseMatrixDescriptor_t> descs;
     for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
     const auto t0 = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(e0, s));
-    int first = 1;        // first layer of the single launch
-    int known = r32;      // the latest count the host has seen
-    if (persistent_below >= 0 || keep) {
-      const int threshold = persistent_below >= 0 ? persistent_below : INT32_MAX;
-      while (first <= layers && (first <= keep_layer || known > threshold)) {
-        const int l = first++;
-        fused_layer(l);
-        CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, s));
-        CUDA_CHECK(cudaEventRecord(ev[l & 1], s));
-        if (l == keep_layer && keep) copy_out(l & 1, counts + l);
-        if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
-          CUDA_CHECK(cudaEventSynchronize(ev[(l - 1) & 1]));
-          known = hc[l - 1];
-        }
-      }
-    }
+    int known = r32;  // the latest count the host has seen
+    const int first = fused_head(persistent_below >= 0 ? persistent_below : INT32_MAX, &known);  // of the launch
     // The rest in calls of 8, then 96 layers: the API checks a call's descriptors before its launch,
     // so the first call is short (its checks are the only host time the GPU waits for) and each later
     // call is checked while the previous one runs. Chunk boundaries add a launch each (96 layers =
@@ -432,8 +421,6 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     CUDA_CHECK(cudaEventRecord(e1, s));
     CUDA_CHECK(cudaEventSynchronize(e1));
     res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cudaEventDestroy(ev[0]);
-    cudaEventDestroy(ev[1]);
     res.path_used = tail_ran ? Path::kPersistent : Path::kFused;
     final_list = layers & 1;
     final_count = counts + layers;
@@ -525,7 +512,9 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
 
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  return res;  // `o` frees the buffers
+  for (cudaEvent_t e : ev)
+    if (e) cudaEventDestroy(e);
+  return res;  // `o` frees the buffers, hc_owner the pinned counts
 }
 
 }  // namespace spdnn
