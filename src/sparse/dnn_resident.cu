@@ -79,16 +79,21 @@ constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (
 // shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
 // first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
 constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
-constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
-constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
+static_assert(kChunkRows == kResidentChunkRows, "the packed copy's chunks (sparse.h)");
+constexpr int kRowStride = kResidentRowWords;          // 36 words per row: 32 weights, j, flags, list offset, 0
+// A ring slot (and the packed copy's chunk stride): the largest chunk, 128 rows of 144 bytes + 128
+// list slots of 64 (every row its own list) = 6656 floats = 26,624 bytes; the challenge's chunks use
+// 18,944 of it (8 slots).
+constexpr int kChunkFloats = kResidentChunkBytes / 4;
 constexpr int kStages = 3;                              // chunks in flight (P)
 constexpr int kWSlots = kStages + 1;                    // weight ring (a power of 2: slot = g & 3)
 constexpr int kMisc = 48;  // ints: live list (8), flags (8), count, base, columns (8); 32..39: 4 mbarriers
 static_assert((kWSlots & (kWSlots - 1)) == 0, "slot = g & (kWSlots - 1)");
 
-// The layer table travels as a kernel parameter (96 x 8 B, inside the classic 4 KB limit).
+// The layer table travels as a kernel parameter (96 x 16 B, inside the classic 4 KB limit).
 struct ResidentLayer {
-  const float* pack;  // the packed rows (dnn_resident_pack.cu), n x kRowStride floats
+  const float* pack;  // the packed chunks (dnn_resident_pack.cu, sparse.h), chunk c at c x kChunkFloats
+  int list_bytes;     // bytes of list slots copied per chunk (after its rows x 144 bytes)
 };
 struct ResidentTable {
   ResidentLayer layer[kResidentMaxLayers];
@@ -150,9 +155,10 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 // Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
 // The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
 // before the __syncthreads that precedes this call) before the async-proxy writes.
-__device__ __forceinline__ void bulk_chunk(const float* pack, int c, int rows_here, unsigned dst, unsigned bar) {
-  const float* src = pack + int64_t(c) * kChunkFloats;
-  const unsigned bytes = unsigned(rows_here) * unsigned(kRowStride * 4);  // a multiple of 16
+__device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
+                                           unsigned bar) {
+  const float* src = layer.pack + int64_t(c) * kChunkFloats;
+  const unsigned bytes = unsigned(rows_here) * unsigned(kRowStride * 4) + unsigned(layer.list_bytes);  // x 16
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
@@ -207,11 +213,12 @@ __device__ __forceinline__ void issue_pieces(unsigned dst, const float* src, int
     issue_pieces<M + 1>(dst, src, left);
   }
 }
-__device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_here, float* stage) {
+__device__ __forceinline__ void issue_chunk(const ResidentLayer& layer, int c, int rows_here, float* stage) {
   const int t = int(threadIdx.x);
-  const float* src = pack + int64_t(c) * kChunkFloats + 4 * t;
+  const float* src = layer.pack + int64_t(c) * kChunkFloats + 4 * t;
   const unsigned dst = unsigned(__cvta_generic_to_shared(stage)) + 16u * unsigned(t);
-  issue_pieces<0>(dst, src, rows_here * (kRowStride / 4) - t);  // left: pieces from this thread's first on
+  // left: pieces from this thread's first on (the rows' 9 per row, then the list slots')
+  issue_pieces<0>(dst, src, rows_here * (kRowStride / 4) + layer.list_bytes / 16 - t);
 }
 
 // One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
@@ -288,10 +295,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int m = 0; m < kPrologue; ++m) {
     if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
-        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+        bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                    smem_a + unsigned((m & (kWSlots - 1)) * kChunkFloats * 4), bar_a + 8u * unsigned(m & (kWSlots - 1)));
     } else {
-      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+      if (ik < layer_count) issue_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                                         wstage + (m & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
@@ -342,7 +349,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 #pragma unroll 1
         for (; ni <= g + kWSlots - 1; ++ni) {  // 2 chunks, 1 after a layer's odd last chunk
           if (ik < layer_count)
-            bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+            bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                        smem_a + unsigned((ni & (kWSlots - 1)) * kChunkFloats * 4),
                        bar_a + 8u * unsigned(ni & (kWSlots - 1)));
           if (++ic == chunks) ic = 0, ++ik;
@@ -350,11 +357,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       }
     } else if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
-        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+        bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                    smem_a + unsigned(((g + kStages) & (kWSlots - 1)) * kChunkFloats * 4),
                    bar_a + 8u * unsigned((g + kStages) & (kWSlots - 1)));
     } else {
-      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+      if (ik < layer_count) issue_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                                         wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
@@ -380,7 +387,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // derived from it.
     const int my_row = wrow * kRowsPerWarp + lane;
     const bool new_list = computes && lane < kRowsPerWarp && my_row < rows_here &&
-                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
+                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + kResidentWordFlags * 4) & kResidentFlagNewList) != 0;
     const uint32_t starts = __ballot_sync(0xffffffffu, new_list) | 1u;
     // Step s covers rows kRowsPerWarp w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
@@ -390,22 +397,27 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     auto step_flags = [&](int s) { return (starts >> (s * kOuts)) & kMask; };
     auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
 
-    // Gathers the list of the row at srow for this lane's image (padding: row n, zero).
+    // Gathers the list of the row at srow for this lane's image (padding: row n, zero): the row's list
+    // slot (its byte offset from the stage's start in word 34), 4 x 16 bytes of uint16 indices, index
+    // t in the low half of word t / 2 if t is even, the high half if odd.
     auto gather = [&](unsigned srow) {
+      const unsigned lst = st_a + unsigned(lds_s32(srow + kResidentWordList * 4));
 #pragma unroll
-      for (int u = 0; u < 8; ++u) {
-        const int4 id = lds_v4_s32(srow + 16u * u);
-        xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
-        xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
-        xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
-        xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
+      for (int u = 0; u < 4; ++u) {
+        const int4 id = lds_v4_s32(lst + 16u * u);  // indices 8u .. 8u + 7
+        const unsigned w[4] = {unsigned(id.x), unsigned(id.y), unsigned(id.z), unsigned(id.w)};
+#pragma unroll
+        for (int m = 0; m < 4; ++m) {
+          xv[8 * u + 2 * m + 0] = lds_f32(xin_q + ((w[m] & 0xffffu) << kShift));
+          xv[8 * u + 2 * m + 1] = lds_f32(xin_q + ((w[m] >> 16) << kShift));
+        }
       }
     };
     // Bias, ReLU, clamp and the store of one output (row at srow) for this lane's image.
     auto finish = [&](unsigned srow, float acc, bool ok) {
       const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
       if (ok) {
-        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        const unsigned j = unsigned(lds_s32(srow + kResidentWordRow * 4));  // the output row
         sts_f32(xout_q + (j << kShift), v);
         alive = fmaxf(alive, v);  // one FMNMX (v is clamped to [0, clamp_max], so max != 0 iff some v != 0)
       }
@@ -423,7 +435,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       float acc = 0.f;
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const float4 w = lds_v4_f32(srow + 128u + 16u * u);  // lanes of one output: one address, a broadcast
+        const float4 w = lds_v4_f32(srow + 16u * u);  // lanes of one output: one address, a broadcast
         acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
         acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
         acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
@@ -454,7 +466,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       for (int u = 0; u < 8; ++u) {
         float4 w[G];
 #pragma unroll
-        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 128u + 16u * u);
+        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 16u * u);
 #pragma unroll
         for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].x, xv[4 * u + 0], acc[r]);
 #pragma unroll
@@ -643,7 +655,8 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
   ResidentTable table{};
-  for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
+  for (int k = 0; k < layer_count; ++k)
+    JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));
   const int nn = int(n);
   auto run = [&](auto s_tag) {
     constexpr int kS = decltype(s_tag)::value;
