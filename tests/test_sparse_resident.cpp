@@ -236,7 +236,7 @@ namespace {
 
 // A host emulation of dnn_resident_kernel's schedule (no GPU), on the layers packed as
 // dnn_resident_pack.cu packs them (host_pack, byte for byte the list-pack layout of sparse.h: per
-// 128-row chunk the rows (weights, output row, flags, list-slot offset) and one 16-bit list per run of
+// 128-row chunk the rows (weights, output row, flags, list-slot offset) and one list (32 int32) per run of
 // equal lists; padding index n with weight 0). The ring holds the words each copy moved (rows x 144
 // + the layer's list bytes, the rest of the slot stale from older chunks or poisoned), and every lane
 // reads its row, flags, list slot and indices from there as the kernel does. The same chunk / ring arithmetic (128-row
@@ -307,7 +307,7 @@ HostPack host_pack(const spdnn::Ell& e, const std::vector<int>* order, PlanMutat
         uint32_t* list = chunk + (rows_c * kRW * 4 + slot * sp::kResidentListBytes) / 4;
         for (int u = 0; u < 32; ++u) {
           const int i = e.idx[size_t(j) * 32 + u];
-          list[u / 2] |= uint32_t(i < 0 ? n : i) << (16 * (u & 1));
+          list[u] = uint32_t(i < 0 ? n : i);
         }
       }
     }
@@ -348,7 +348,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     std::iota(live.begin(), live.end(), 0);
     int cnt = mine, cur = 0;
     // the ring: contents, which chunk a slot holds, the iteration whose group carried it
-    // (poisoned: an index read from a slot part no copy wrote is 65535 > n, reported below)
+    // (poisoned: an index read from a slot part no copy wrote is -1, reported below)
     std::vector<uint32_t> ws(size_t(kEW) * kCW, 0xFFFFFFFFu);
     std::vector<int> wbytes(kEW, 0);  // bytes the slot's last copy wrote
     std::vector<int> wtag(kEW, -1);
@@ -356,7 +356,8 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     auto issue = [&](int g, int iter) {
       if (g >= total) return;
       const int k = g / chunks, c = g % chunks;
-      const int bytes = std::min(kEChunk, n - c * kEChunk) * kRW * 4 + packs[k].list_bytes;  // the kernel's count
+      const int rows_c = std::min(kEChunk, n - c * kEChunk);  // the kernel's chunk_bytes
+      const int bytes = rows_c * kRW * 4 + std::min(packs[k].list_bytes, rows_c * jhdnn::sparse::kResidentListBytes);
       std::copy_n(packs[k].words.begin() + ptrdiff_t(c) * kCW, bytes / 4, ws.begin() + ptrdiff_t(g % kEW) * kCW);
       wbytes[g % kEW] = bytes;
       wtag[g % kEW] = g;
@@ -403,15 +404,14 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           if (wl * wrows + r < rows_here &&
               (row_words(wl * wrows + r)[jhdnn::sparse::kResidentWordFlags] & jhdnn::sparse::kResidentFlagNewList))
             starts |= 1u << r;
-        // The 32 indices of the row's list slot, as the kernel decodes them; false if the slot lies
-        // outside what the copy wrote or an index is past n.
+        // The 32 indices of the row's list slot, as the kernel reads them; false if the slot lies
+        // outside what the copy wrote or an index is outside 0..n.
         auto list_of = [&](int row, std::array<int, 32>* idx) {
           const uint32_t off = row_words(row)[jhdnn::sparse::kResidentWordList];
           if (off % 16 != 0 || int64_t(off) + jhdnn::sparse::kResidentListBytes > wbytes[wslot]) return false;
           for (int t = 0; t < 32; ++t) {
-            const uint32_t w = stage[off / 4 + t / 2];
-            (*idx)[t] = int(t & 1 ? w >> 16 : w & 0xFFFFu);
-            if ((*idx)[t] > n) return false;
+            (*idx)[t] = int(stage[off / 4 + t]);
+            if ((*idx)[t] < 0 || (*idx)[t] > n) return false;
           }
           return true;
         };
@@ -660,7 +660,7 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
 // by 16 rows (the generated N = 1024 layers in the reuse order), by runs of 1..20 and never shared.
 TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside the copied bytes", "[sparse][resident][cpu]") {
   namespace sp = jhdnn::sparse;
-  STATIC_REQUIRE(sp::kResidentChunkBytes == 128 * (144 + 64));
+  STATIC_REQUIRE(sp::kResidentChunkBytes == 128 * (144 + 128));
   SplitMix64 g(9190);
   struct Layer {
     const char* name;
@@ -672,11 +672,11 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
   {
     spdnn::Ell e = spdnn::generate_layer_ell(1024, 3, 42);
     std::vector<int> o = spdnn::reuse_order(e);
-    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), 8 * 64});
+    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), 8 * 128});
   }
   {
     auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);  // every row its own list
-    ls.push_back({"random ELL, every row its own list, n 1000", std::move(e), std::move(o), 128 * 64});
+    ls.push_back({"random ELL, every row its own list, n 1000", std::move(e), std::move(o), 128 * 128});
   }
   {
     auto [e, o] = random_layer(998, 20, 0.08, -0.02, 0.115, g);
@@ -684,20 +684,20 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
   }
   {
     auto [e, o] = random_layer(300, 1 << 20, 0.3, -0.02, 0.115, g);  // one list for every row
-    ls.push_back({"one list for all rows, n 300", std::move(e), std::move(o), 64});
+    ls.push_back({"one list for all rows, n 300", std::move(e), std::move(o), 128});
   }
   for (const Layer& l : ls) {
     INFO(l.name);
     const int n = int(l.e.rows), chunks = (n + 127) / 128;
     const HostPack hp = host_pack(l.e, &l.order);
     if (l.want_list_bytes >= 0) CHECK(hp.list_bytes == l.want_list_bytes);
-    CHECK(hp.list_bytes >= 64);
-    CHECK(hp.list_bytes <= 128 * 64);
+    CHECK(hp.list_bytes >= 128);
+    CHECK(hp.list_bytes <= 128 * 128);
     int64_t copied = 0, distinct_rows = 0;
     for (int c = 0; c < chunks; ++c) {
       const int rows_c = std::min(128, n - c * 128);
       const uint32_t* chunk = hp.words.data() + size_t(c) * kCW;
-      const int bytes = rows_c * 144 + hp.list_bytes;
+      const int bytes = rows_c * 144 + std::min(hp.list_bytes, rows_c * 128);  // the kernel's chunk_bytes
       REQUIRE(bytes <= sp::kResidentChunkBytes);  // fits the ring slot
       copied += bytes;
       int prev_off = -1, slots = 0;
@@ -710,17 +710,16 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
         CHECK(row[35] == 0u);
         if (r == 0) CHECK(flag);
         if (flag) {
-          CHECK(off == rows_c * 144 + slots * 64);  // the next slot
+          CHECK(off == rows_c * 144 + slots * 128);  // the next slot
           ++slots;
           ++distinct_rows;
         } else {
           CHECK(off == prev_off);  // the previous row's slot
         }
-        CHECK(off + 64 <= bytes);
+        CHECK(off + 128 <= bytes);
         prev_off = off;
         for (int t = 0; t < 32; ++t) {
-          const uint32_t w = chunk[off / 4 + t / 2];
-          const int got = int(t & 1 ? w >> 16 : w & 0xFFFFu);
+          const int got = int(chunk[off / 4 + t]);
           const int want = l.e.idx[size_t(j) * 32 + t];
           CHECK(got == (want < 0 ? n : want));
           CHECK(row[t] == res_bits(want < 0 ? 0.f : l.e.val[size_t(j) * 32 + t]));
@@ -730,27 +729,9 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
     const int64_t old_bytes = int64_t(n) * 272;
     UNSCOPED_INFO("bytes copied per layer " << copied << " (the 272-byte rows: " << old_bytes << "), slots "
                                             << distinct_rows);
-    CHECK(copied <= old_bytes);  // never more than the old layout
-    if (l.want_list_bytes == 8 * 64) CHECK(copied == 8 * (128 * 144 + 512));  // 151,552 B instead of 278,528
+    CHECK(copied <= old_bytes);  // never more than the old layout (equal when every row has its own list)
+    if (l.want_list_bytes == 8 * 128) CHECK(copied == 8 * (128 * 144 + 1024));  // 155,648 B instead of 278,528
   }
-}
-
-// n > 65535 cannot be packed with 16-bit indices: refused before any CUDA call (the resident calls
-// refuse it earlier still: two feature buffers of 2 images need n <= 7859 at 227 KB per block).
-TEST_CASE("resident packed copy: n > 65535 refused by the packer", "[sparse][resident][cpu]") {
-  jhdnnSparseMatrixStruct d;
-  d.is_set = true;
-  d.format = JHDNN_SPARSE_FORMAT_ELL;
-  d.rows = d.cols = 65536;
-  d.width = 32;
-  const float* p = nullptr;
-  int lb = -1;
-  const jhdnn::core::Status st = jhdnn::sparse::resident_pack(nullptr, 0, d, &p, &lb);
-  CHECK(st.code == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
-  CHECK(p == nullptr);
-  CHECK(lb == -1);
-  CHECK(d.resident_pack.size() == 0);
-  CHECK(std::string(st.message).find("16-bit") != std::string::npos);
 }
 
 namespace {
@@ -1470,7 +1451,7 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
 // The worker threads only call the library and record statuses: Catch2 assertions stay on this thread.
 // The pack kernel (dnn_resident_pack.cu) against its host twin (host_pack, which the emulation and
 // the layout test above check): every byte of the copy (rows, list slots, the zero gaps of each
-// chunk's 26,624-byte stride) and the list bytes per chunk, for lists shared by 16 rows, runs of 1..20,
+// chunk's 34,816-byte stride) and the list bytes per chunk, for lists shared by 16 rows, runs of 1..20,
 // every row its own list (natural order: no row order set) and one list for all rows; a second call
 // hands back the same copy.
 TEST_CASE("resident packed copy: the device pack is the host layout, byte for byte", "[sparse][gpu][resident]") {

@@ -82,8 +82,8 @@ constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
 static_assert(kChunkRows == kResidentChunkRows, "the packed copy's chunks (sparse.h)");
 constexpr int kRowStride = kResidentRowWords;          // 36 words per row: 32 weights, j, flags, list offset, 0
 // A ring slot (and the packed copy's chunk stride): the largest chunk, 128 rows of 144 bytes + 128
-// list slots of 64 (every row its own list) = 6656 floats = 26,624 bytes; the challenge's chunks use
-// 18,944 of it (8 slots).
+// list slots of 128 (every row its own list) = 8704 floats = 34,816 bytes = 2176 pieces of 16 B; the
+// challenge's chunks use 19,456 of it (8 slots).
 constexpr int kChunkFloats = kResidentChunkBytes / 4;
 constexpr int kStages = 3;                              // chunks in flight (P)
 constexpr int kWSlots = kStages + 1;                    // weight ring (a power of 2: slot = g & 3)
@@ -152,13 +152,20 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
 }
+// The bytes of a chunk of rows_here rows: its rows, then the layer's list bytes, but no more slots
+// than rows (a short last chunk; so a layer never moves more bytes than its n x 272 of old). A
+// multiple of 16, at most kChunkFloats x 4.
+__device__ __forceinline__ unsigned chunk_bytes(const ResidentLayer& layer, int rows_here) {
+  return unsigned(rows_here) * unsigned(kRowStride * 4) +
+         unsigned(min(layer.list_bytes, rows_here * kResidentListBytes));
+}
 // Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
 // The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
 // before the __syncthreads that precedes this call) before the async-proxy writes.
 __device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
                                            unsigned bar) {
   const float* src = layer.pack + int64_t(c) * kChunkFloats;
-  const unsigned bytes = unsigned(rows_here) * unsigned(kRowStride * 4) + unsigned(layer.list_bytes);  // x 16
+  const unsigned bytes = chunk_bytes(layer, rows_here);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
@@ -217,8 +224,7 @@ __device__ __forceinline__ void issue_chunk(const ResidentLayer& layer, int c, i
   const int t = int(threadIdx.x);
   const float* src = layer.pack + int64_t(c) * kChunkFloats + 4 * t;
   const unsigned dst = unsigned(__cvta_generic_to_shared(stage)) + 16u * unsigned(t);
-  // left: pieces from this thread's first on (the rows' 9 per row, then the list slots')
-  issue_pieces<0>(dst, src, rows_here * (kRowStride / 4) + layer.list_bytes / 16 - t);
+  issue_pieces<0>(dst, src, int(chunk_bytes(layer, rows_here) / 16) - t);  // left: pieces from this thread's first on
 }
 
 // One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
@@ -398,19 +404,16 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
 
     // Gathers the list of the row at srow for this lane's image (padding: row n, zero): the row's list
-    // slot (its byte offset from the stage's start in word 34), 4 x 16 bytes of uint16 indices, index
-    // t in the low half of word t / 2 if t is even, the high half if odd.
+    // slot (its byte offset from the stage's start in word 34), 8 x 16 bytes of int32 indices.
     auto gather = [&](unsigned srow) {
       const unsigned lst = st_a + unsigned(lds_s32(srow + kResidentWordList * 4));
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int4 id = lds_v4_s32(lst + 16u * u);  // indices 8u .. 8u + 7
-        const unsigned w[4] = {unsigned(id.x), unsigned(id.y), unsigned(id.z), unsigned(id.w)};
-#pragma unroll
-        for (int m = 0; m < 4; ++m) {
-          xv[8 * u + 2 * m + 0] = lds_f32(xin_q + ((w[m] & 0xffffu) << kShift));
-          xv[8 * u + 2 * m + 1] = lds_f32(xin_q + ((w[m] >> 16) << kShift));
-        }
+      for (int u = 0; u < 8; ++u) {
+        const int4 id = lds_v4_s32(lst + 16u * u);
+        xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
+        xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
+        xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
+        xv[4 * u + 3] = lds_f32(xin_q + (unsigned(id.w) << kShift));
       }
     };
     // Bias, ReLU, clamp and the store of one output (row at srow) for this lane's image.

@@ -6,18 +6,19 @@
 // instructions per warp and chunk (SASS at bfbe89a). Packed once, rows already in the order, a chunk
 // is one contiguous block that one bulk copy (or pieces at constant offsets) moves.
 //
-// Why the list-pack layout (session 13, issue 6; before it a packed row was 272 bytes: its 32 int32
+// Why the list-pack layout (session 13, issue 6; before it a packed row was 272 bytes: its 32
 // indices, 32 weights, output row, flags, 2 spare): the kernel reads a row's indices only when the
 // row starts a new list (it gathers the features once per list and holds them), and in the challenge
 // layers 16 consecutive rows carry the same 32 indices. Storing each run of equal lists once per
-// chunk, as 16-bit indices, halves the bytes every CTA streams per layer (L2 reads and the TMA's
-// shared-memory writes): 18,944 instead of 34,816 bytes per chunk at N = 1024 (-46%). A matrix with a
-// new list on every row costs 26,624 bytes per chunk, still less than before, so one layout serves
-// every matrix. Slots are per chunk (a list that straddles a chunk boundary is stored in both): the
-// ring holds one chunk per slot, and the kernel's held features never cross a chunk.
-// 16-bit indices: the resident kernel runs only where two feature buffers of 2 images fit in shared
-// memory (n <= 7859 at 227 KB per block), so every index and the padding value n fit; a 32-bit list
-// format would be code no call could reach. The packer still refuses n > 65535 by itself.
+// chunk cuts the bytes every CTA streams per layer (L2 reads and the TMA's shared-memory writes) from
+// 34,816 to 19,456 per chunk at N = 1024 (-44%). A matrix with a new list on every row costs 34,816
+// bytes per chunk, as before, so one layout serves every matrix (and the ring slots keep their size).
+// Slots are per chunk (a list that straddles a chunk boundary is stored in both): the ring holds one
+// chunk per slot, and the kernel's held features never cross a chunk.
+// Indices stay int32. 16-bit indices (64-byte slots) were built first and measured in the SASS: the
+// gather of 32 features grew from 74 to 136 instructions (each index unpacked: mask or shift, then
+// the address), +62 per warp-chunk on the official layers, +18% per CTA-layer, to save 512 of
+// 19,456 bytes per chunk; the kernel is not so bound by the pipe that that pays (README).
 //
 // Chunk c = rows c x 128 .. of the order, at byte c x kResidentChunkBytes of the copy:
 //   row r (144 bytes): words 0..31 the weights of source row j = order[p] (p = 128 c + r; padding ->
@@ -25,14 +26,14 @@
 //     reference chain's, bitwise), word 32 j, word 33 flags (kResidentFlagNewList iff r == 0 or the
 //     32 indices of j differ from those of order[p - 1]: the row starts a slot), word 34 the byte
 //     offset of its list slot from the chunk's start, word 35 zero;
-//   slot m (64 bytes) at rows_c x 144 + 64 m: the m-th run of equal lists of the chunk, 32 uint16
+//   slot m (128 bytes) at rows_c x 144 + 128 m: the m-th run of equal lists of the chunk, 32 int32
 //     (padding -1 -> n, the kernel's zero feature row).
-// Copied per chunk: rows_c x 144 + list_bytes, list_bytes = 64 x (the most slots of any of the layer's
-// chunks): one byte count per layer, kept with the copy, so the kernel's copy path reads no table.
-// A chunk with fewer slots copies a few zero bytes past its own (the copy is zeroed first).
-// Cost: ceil(n / 128) x 26,624 bytes per descriptor and device (n x 208: 0.76x the old 272 per row),
-// one memset, one kernel, a 4-byte read back and one stream synchronize at the first resident call on
-// that device that uses the descriptor; freed by the next Set* call on the descriptor or by its Destroy.
+// Copied per chunk: rows_c x 144 + min(list_bytes, rows_c x 128), list_bytes = 128 x (the most slots of any of the
+// layer's chunks): one byte count per layer, kept with the copy, so the kernel's copy path reads no
+// table. A chunk with fewer slots copies a few zero bytes past its own (the copy is zeroed first).
+// Cost: ceil(n / 128) x 34,816 bytes per descriptor and device (n x 272, as before), one memset, one
+// kernel, a 4-byte read back and one stream synchronize at the first resident call on that device
+// that uses the descriptor; freed by the next Set* call on the descriptor or by its Destroy.
 // Threads: calls from several host threads may share a descriptor (Set* / Destroy must not overlap
 // them). Two first calls at once both build a copy; ResidentPackList::publish (resident_pack_list.h,
 // one compare-exchange) keeps the first published and the other thread frees its own, so exactly one
@@ -45,7 +46,7 @@ namespace jhdnn::sparse {
 namespace {
 
 static_assert(kResidentRowWords * 4 % 16 == 0 && kResidentListBytes % 16 == 0, "16-byte pieces");
-static_assert(kResidentChunkBytes == 26624, "128 x (144 + 64)");
+static_assert(kResidentChunkBytes == 34816, "128 x (144 + 128)");
 constexpr int kPackThreads = kResidentChunkRows;  // one thread per row of a chunk, one block per chunk
 
 __device__ __forceinline__ int4 remap_padding(int4 a, int n) {
@@ -56,7 +57,6 @@ __device__ __forceinline__ int4 remap_padding(int4 a, int n) {
   return a;
 }
 __device__ __forceinline__ bool same4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
-__device__ __forceinline__ unsigned pack16(int lo, int hi) { return unsigned(lo) | (unsigned(hi) << 16); }
 
 // Block c packs chunk c (the layout above). The slot of row r = (rows 0..r of the chunk that start a
 // slot) - 1: a block-wide inclusive count from one ballot per warp. The source rows are 16-byte
@@ -109,13 +109,10 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
     float4* dst = reinterpret_cast<float4*>(chunk + r * (kResidentRowWords * 4));
     dst[8] = make_float4(__int_as_float(j), __int_as_float(starts ? kResidentFlagNewList : 0),
                          __int_as_float(list_off), 0.f);
-    if (starts) {  // the slot's 32 uint16: word t / 2, index t even in the low half
-      uint4* ld = reinterpret_cast<uint4*>(chunk + list_off);
+    if (starts) {  // the slot's 32 indices
+      int4* ld = reinterpret_cast<int4*>(chunk + list_off);
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const int4 a = idx[2 * u], b = idx[2 * u + 1];
-        ld[u] = make_uint4(pack16(a.x, a.y), pack16(a.z, a.w), pack16(b.x, b.y), pack16(b.z, b.w));
-      }
+      for (int u = 0; u < 8; ++u) ld[u] = idx[u];
     }
   }
   if (r == 0) atomicMax(max_slots, total);
@@ -134,10 +131,6 @@ void release_resident_pack(jhdnnSparseMatrixStruct& d) {
 }
 
 Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes) {
-  if (d.rows > kResidentMaxIndexRows)  // (the resident calls refuse such n earlier: shared memory)
-    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
-                      "the resident path's packed layer stores 16-bit indices: n = %lld > %lld",
-                      (long long)d.rows, (long long)kResidentMaxIndexRows);
   int aux = 0;
   if (const float* p = d.resident_pack.find(device, &aux)) {
     *packed = p;

@@ -27,7 +27,7 @@ struct SparseMatrixFields {
 }  // namespace jhdnn::sparse
 
 struct jhdnnSparseMatrixStruct : jhdnn::sparse::SparseMatrixFields {
-  // The resident path's packed copies of this layer (dnn_resident_pack.cu): ceil(rows / 128) x 26,624
+  // The resident path's packed copies of this layer (dnn_resident_pack.cu): ceil(rows / 128) x 34,816
   // bytes of device memory per device that ran it (aux: the copy's list bytes per chunk), built by the first resident call on that device that uses the
   // descriptor (published once even when threads race: resident_pack_list.h) and released by
   // jhdnn::sparse::release_resident_pack (every Set* call and Destroy).
@@ -114,27 +114,24 @@ Status load_dnn_resident_pack_kernel();
 //                word 32 the output row, word 33 flags (bit 0, kResidentFlagNewList: the row starts a
 //                list slot: first row of the chunk, or its 32 indices differ from the previous row's
 //                in the order), word 34 the byte offset of its list slot from the chunk's start, 35 zero;
-//   lists block: from byte rows_c x 144, one 64-byte slot per run of consecutive rows with the same
-//                32 indices inside the chunk (32 uint16, padding -1 -> n; index t in the low half of
-//                word t / 2 if t is even, the high half if odd).
-// Copied per chunk: rows_c x 144 + list_bytes, list_bytes = 64 x the most slots of any chunk of the
+//   lists block: from byte rows_c x 144, one 128-byte slot per run of consecutive rows with the same
+//                32 indices inside the chunk (32 int32, padding -1 -> n).
+// Copied per chunk: rows_c x 144 + min(list_bytes, rows_c x 128), list_bytes = 128 x the most slots of any chunk of the
 // layer (one byte count per layer: no per-chunk table on the kernel's copy path). The challenge
-// layers (16 or 32 rows per list, aligned): 8 slots, 18,944 instead of 34,816 bytes per chunk; every
-// row its own list: 128 slots, 26,624 bytes (the ring slot's size).
+// layers (16 rows per list, aligned): 8 slots, 19,456 instead of 34,816 bytes per chunk (-44%);
+// every row its own list: 128 slots, 34,816 bytes (as before, and the ring slot's size).
 namespace jhdnn::sparse {
 constexpr int kResidentChunkRows = 128;
-constexpr int kResidentRowWords = 36;   // 144 bytes = 9 pieces of 16
-constexpr int kResidentWordRow = 32;    // the output row
-constexpr int kResidentWordFlags = 33;  // kResidentFlagNewList
-constexpr int kResidentWordList = 34;   // the list slot's byte offset from the chunk's start
-constexpr int kResidentListBytes = 64;  // 32 x uint16
-constexpr int kResidentChunkBytes = kResidentChunkRows * (kResidentRowWords * 4 + kResidentListBytes);  // 26,624
+constexpr int kResidentRowWords = 36;    // 144 bytes = 9 pieces of 16
+constexpr int kResidentWordRow = 32;     // the output row
+constexpr int kResidentWordFlags = 33;   // kResidentFlagNewList
+constexpr int kResidentWordList = 34;    // the list slot's byte offset from the chunk's start
+constexpr int kResidentListBytes = 128;  // 32 x int32
+constexpr int kResidentChunkBytes = kResidentChunkRows * (kResidentRowWords * 4 + kResidentListBytes);  // 34,816
 constexpr int kResidentFlagNewList = 1;
-constexpr int64_t kResidentMaxIndexRows = 65535;  // n <= this: every index and the padding n fit 16 bits
-// Builds d's packed copy on stream s if it has none for `device` (one kernel, then a stream
-// synchronize so that calls on other streams see it; refused inside a stream capture, and for n >
-// kResidentMaxIndexRows: NOT_SUPPORTED_SHAPE before any CUDA call), and returns it with its list bytes
-// per chunk (a multiple of 64, 64..8192).
+// Builds d's packed copy on stream s if it has none for `device` (a memset and one kernel, then a
+// stream synchronize so that calls on other streams see it; refused inside a stream capture), and
+// returns it with its list bytes per chunk (a multiple of 128, 128..16384).
 Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes);
 // Frees d's packed copy, if any (the descriptor changed or is destroyed). Never fails: a free error
 // is cleared (the memory of a device that was reset is gone anyway).
