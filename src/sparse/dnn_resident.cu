@@ -9,10 +9,13 @@
 //
 // Weights. Every CTA streams each layer's rows from L2 in the row order, in chunks of 128 rows, with
 // cp.async into a ring of kStages + 1 shared-memory stages, kStages chunks in flight. The rows come
-// from the layer's PACKED copy (dnn_resident_pack.cu: built once per descriptor, rows already in the
-// row order and in the staged 272-byte layout, the output row number in the row's spare words), so a
-// chunk is one contiguous block of up to 34,816 bytes and thread t copies its pieces t, t + 256, ...
-// to the same offsets: no order ring, no per-piece address arithmetic. The weights do not depend on
+// from the layer's PACKED copy (dnn_resident_pack.cu, layout in sparse.h: built once per descriptor,
+// rows already in the row order, the "list-pack" layout since session 13: per chunk the rows' 144 bytes
+// (32 weights, the output row, the flags, the byte offset of the row's list slot) and then each run of
+// equal input lists ONCE, 128 bytes per slot), so a chunk is one contiguous block of rows x 144 + the
+// layer's list bytes (19,456 bytes for the challenge's 16-row lists, at most 34,816 = a ring slot)
+// and thread t copies its pieces t, t + 256, ... to the same offsets: no order ring, no per-piece
+// address arithmetic. The weights do not depend on
 // the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
@@ -33,6 +36,8 @@
 // list. The first step of a warp in a chunk always gathers (held features never cross a chunk, so
 // never a layer). Steps go in pairs: when a pair's 2 x 32 / S rows have one list, each lane computes
 // two outputs as two independent fma chains (more ILP, half the per-step overhead).
+// A gather reads the row's list-slot offset (word 34) and then the slot's 32 indices (8 x 16 bytes,
+// one broadcast each when the step's rows share the list); rows that reuse never touch the slot.
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
