@@ -78,7 +78,7 @@ namespace {
 constexpr int kThreads = 256;                           // the 8-warp kernels (bulk, packed); pair: 512
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
-constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
+constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows per chunk (a ring slot: kChunkFloats)
 // The CTA shapes (the kernel's kPair): 8 warps x 16 rows of each chunk (bulk, packed); and the pair
 // kernel (JHDNN_RESIDENT_KERNEL=pair or unset, the default): 16 warps (512 threads), same ring, same
 // shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
