@@ -206,6 +206,10 @@ const ResidentCase kCases[] = {
     // (warps 8-15 idle) and the ring's pairs shift against the slots from layer to layer.
     {"random runs 1..12, padding, n 600 (an odd chunk count)", 600, 11, 23, 0, 12, 0.05, 0.2, 3.0, -0.05f, -0.02,
      0.115},
+    // 77 < 128: every layer is ONE short chunk (13 rows in warp 4, warps 5-7 idle; the pair kernel
+    // consumes every chunk alone), and the pack's only chunk copies 77 x 144 + its slots.
+    {"random runs 1..3, padding, n 77 (fewer rows than a chunk)", 77, 10, 19, 0, 3, 0.05, 0.2, 3.0, -0.1f, -0.02,
+     0.115},
 };
 
 }  // namespace
@@ -269,7 +273,7 @@ enum class PlanMutation {
 };
 
 // The host twin of resident_pack_kernel: the list-pack layout (sparse.h) as 32-bit words, chunk c
-// at word c x kCW; list_bytes = 64 x the most slots of a chunk. mutation: kSlotPrevious,
+// at word c x kCW; list_bytes = 128 x the most slots of a chunk. mutation: kSlotPrevious,
 // kListBytesShort (the pack's bugs the emulation must catch); others ignored here.
 constexpr int kCW = jhdnn::sparse::kResidentChunkBytes / 4;   // words per chunk (and ring slot)
 constexpr int kRW = jhdnn::sparse::kResidentRowWords;         // words per packed row
@@ -685,6 +689,10 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
   {
     auto [e, o] = random_layer(300, 1 << 20, 0.3, -0.02, 0.115, g);  // one list for every row
     ls.push_back({"one list for all rows, n 300", std::move(e), std::move(o), 128});
+  }
+  {
+    auto [e, o] = random_layer(77, 1, 0.05, -0.02, 0.115, g);  // fewer rows than a chunk
+    ls.push_back({"every row its own list, n 77 (one short chunk)", std::move(e), std::move(o), 77 * 128});
   }
   for (const Layer& l : ls) {
     INFO(l.name);
@@ -1442,18 +1450,11 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
-// Two host threads make the FIRST resident call on the same descriptors at the same moment, each with
-// its own handle, stream and outputs; 6 rounds, the descriptors set again before each, so that every
-// round packs (both threads find no copy: the pack takes a malloc, a kernel and a synchronize, so both
-// build one and one of them loses the publish). Both calls succeed with the CPU chain's exact result,
-// and each descriptor ends with ONE packed copy (the loser freed its own; the publish itself is raced
-// on the host in "resident packed copy: one copy published per device when threads race").
-// The worker threads only call the library and record statuses: Catch2 assertions stay on this thread.
 // The pack kernel (dnn_resident_pack.cu) against its host twin (host_pack, which the emulation and
 // the layout test above check): every byte of the copy (rows, list slots, the zero gaps of each
 // chunk's 34,816-byte stride) and the list bytes per chunk, for lists shared by 16 rows, runs of 1..20,
-// every row its own list (natural order: no row order set) and one list for all rows; a second call
-// hands back the same copy.
+// every row its own list (natural order: no row order set), one list for all rows and n = 77 (one
+// short chunk); a second call hands back the same copy.
 TEST_CASE("resident packed copy: the device pack is the host layout, byte for byte", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
@@ -1483,6 +1484,10 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   {
     auto [e, o] = random_layer(600, 1 << 20, 0.3, -0.02, 0.115, g);
     ls.push_back({"one list for all rows, n 600", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(77, 3, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
   }
   for (const Layer& l : ls) {
     INFO(l.name);
@@ -1519,6 +1524,13 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   }
 }
 
+// Two host threads make the FIRST resident call on the same descriptors at the same moment, each with
+// its own handle, stream and outputs; 6 rounds, the descriptors set again before each, so that every
+// round packs (both threads find no copy: the pack takes a malloc, a kernel and a synchronize, so both
+// build one and one of them loses the publish). Both calls succeed with the CPU chain's exact result,
+// and each descriptor ends with ONE packed copy (the loser freed its own; the publish itself is raced
+// on the host in "resident packed copy: one copy published per device when threads race").
+// The worker threads only call the library and record statuses: Catch2 assertions stay on this thread.
 TEST_CASE("resident packed copy: first calls from two threads on the same descriptors", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   constexpr int kWorkers = 2, kRounds = 6;
