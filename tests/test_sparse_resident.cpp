@@ -852,12 +852,19 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
     ResidentPackList list;
     float a = 1.f, b = 2.f, c = 3.f;
     CHECK(list.find(0) == nullptr);
-    CHECK(list.publish(0, &a) == &a);
-    CHECK(list.publish(0, &b) == &a);  // the loser gets the winner's copy (and frees its own)
-    CHECK(list.publish(1, &c) == &c);
-    CHECK(list.publish(1, &b) == &c);
-    CHECK(list.find(0) == &a);
-    CHECK(list.find(1) == &c);
+    int aux = -1;
+    CHECK(list.publish(0, &a, 7, &aux) == &a);
+    CHECK(aux == 7);
+    CHECK(list.publish(0, &b, 9, &aux) == &a);  // the loser gets the winner's copy (and frees its own)
+    CHECK(aux == 7);                            // ... and the winner's aux (the list bytes)
+    CHECK(list.publish(1, &c, 11, &aux) == &c);
+    CHECK(aux == 11);
+    CHECK(list.publish(1, &b, 13, &aux) == &c);
+    CHECK(aux == 11);
+    CHECK(list.find(0, &aux) == &a);
+    CHECK(aux == 7);
+    CHECK(list.find(1, &aux) == &c);
+    CHECK(aux == 11);
     CHECK(list.find(2) == nullptr);
     CHECK(list.size() == 2);
     std::map<float*, int> freed;
@@ -879,6 +886,7 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
       ResidentPackList list;
       std::atomic<int> ready{0};
       std::array<float*, kThreads> mine{}, got{};
+      std::array<int, kThreads> got_aux{};  // the aux handed out with the copy: its publisher's 100 + t
       std::vector<std::thread> pool;
       for (int t = 0; t < kThreads; ++t)
         pool.emplace_back([&, t] {
@@ -889,8 +897,10 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
           while (ready.load() < kThreads) std::this_thread::yield();  // all publish together
           // Half look first (as resident_pack does); the others publish at once (the racing case:
           // they found nothing a moment ago).
-          float* const seen = (t & 2) ? list.find(device) : nullptr;
-          float* const use = seen ? seen : list.publish(device, mine[size_t(t)]);
+          int aux = -1;
+          float* const seen = (t & 2) ? list.find(device, &aux) : nullptr;
+          float* const use = seen ? seen : list.publish(device, mine[size_t(t)], 100 + t, &aux);
+          got_aux[size_t(t)] = aux;
           if (use != mine[size_t(t)]) {
             delete[] mine[size_t(t)];
             freed.fetch_add(1);
@@ -903,7 +913,7 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
         const int device = t % 2;
         // The copy handed out is the published one for this device, and it is alive (its owner kept it).
         ok = got[size_t(t)] == list.find(device) && got[size_t(t)][1] == float(device) &&
-             int(got[size_t(t)][0]) % 2 == device;
+             int(got[size_t(t)][0]) % 2 == device && got_aux[size_t(t)] == 100 + int(got[size_t(t)][0]);
       }
       bad_rounds += ok ? 0 : 1;
       list.release([&](int, float* p) {
