@@ -224,6 +224,10 @@ const ResidentCase kCases[] = {
     // (warps 8-15 idle) and the ring's pairs shift against the slots from layer to layer.
     {"random runs 1..12, padding, n 600 (an odd chunk count)", 600, 11, 23, 0, 12, 0.05, 0.2, 3.0, -0.05f, -0.02,
      0.115},
+    // 77 < 128: every layer is ONE short chunk (13 rows in warp 4, warps 5-7 idle; the pair kernel
+    // consumes every chunk alone), and the pack's only chunk copies 77 x 144 + its slots.
+    {"random runs 1..3, padding, n 77 (fewer rows than a chunk)", 77, 10, 19, 0, 3, 0.05, 0.2, 3.0, -0.1f, -0.02,
+     0.115},
 };
 
 }  // namespace
@@ -253,9 +257,12 @@ TEST_CASE("resident test data: images die at different layers", "[sparse][reside
 namespace {
 
 // A host emulation of dnn_resident_kernel's schedule (no GPU), on the layers packed as
-// dnn_resident_pack.cu packs them (host_pack: rows in the order, indices and output rows as feature
-// buffer rows resident_pos(i, n), padding index n with weight 0, the
-// output row and the new-list flag in the spare words). The same chunk / ring arithmetic (128-row
+// dnn_resident_pack.cu packs them (host_pack, byte for byte the list-pack layout of sparse.h: per
+// 128-row chunk the rows (weights, output row, flags, list-slot offset) and one list (32 int32) per run of
+// equal lists; indices and output rows as feature buffer rows resident_pos(i, n), padding index n with
+// weight 0). The ring holds the words each copy moved (rows x 144
+// + the layer's list bytes, the rest of the slot stale from older chunks or poisoned), and every lane
+// reads its row, flags, list slot and indices from there as the kernel does. The same chunk / ring arithmetic (128-row
 // chunks, weight ring of P + 1 slots, P = 3 in flight), the same warp steps (16 rows per warp,
 // 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse decided from the packed
 // new-list flags (the warp's 16 flags, bit 0 forced; a step reuses iff none of its rows starts a list
@@ -280,31 +287,63 @@ enum class PlanMutation {
   kPairNoRowBound,  // a pair's one-list test drops "all its rows are in the chunk"
   kRingTooDeep,     // pair shape: copies issued up to g + 4 (into the slot of a chunk being consumed)
   kPairCrossLayer,  // pair shape: a layer's odd last chunk paired with the next layer's first
+  kSlotPrevious,    // pack: a row that starts a list slot (not a chunk's first) points at the previous slot
+  kListBytesShort,  // pack: one list slot fewer copied per chunk than the fullest chunk has
 };
 
-struct PackedRow {
-  std::array<int, 32> idx;
-  std::array<float, 32> w;
-  int j = 0, flags = 0;
+// The host twin of resident_pack_kernel: the list-pack layout (sparse.h) as 32-bit words, chunk c
+// at word c x kCW; list_bytes = 128 x the most slots of a chunk. mutation: kSlotPrevious,
+// kListBytesShort (the pack's bugs the emulation must catch); others ignored here.
+constexpr int kCW = jhdnn::sparse::kResidentChunkBytes / 4;   // words per chunk (and ring slot)
+constexpr int kRW = jhdnn::sparse::kResidentRowWords;         // words per packed row
+struct HostPack {
+  std::vector<uint32_t> words;
+  int list_bytes = 0;
 };
-// The host twin of resident_pack_kernel.
-std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* order) {
-  const int n = int(e.rows);
-  std::vector<PackedRow> p(n);
+HostPack host_pack(const spdnn::Ell& e, const std::vector<int>* order, PlanMutation mutation = PlanMutation::kNone) {
+  namespace sp = jhdnn::sparse;
+  const int n = int(e.rows), chunks = (n + kEChunk - 1) / kEChunk;
+  HostPack hp;
+  hp.words.assign(size_t(chunks) * kCW, 0u);
   auto src = [&](int t) { return order && !order->empty() ? (*order)[t] : t; };
-  for (int t = 0; t < n; ++t) {
-    const int j = src(t);
-    bool same = t > 0;
-    for (int u = 0; u < 32; ++u) {
-      const int i = e.idx[size_t(j) * 32 + u];
-      same = same && i == e.idx[size_t(src(t - 1)) * 32 + u];
-      p[t].idx[u] = i < 0 ? n : jhdnn::sparse::resident_pos(i, n);
-      p[t].w[u] = i < 0 ? 0.f : e.val[size_t(j) * 32 + u];
+  int most = 0;
+  for (int c = 0; c < chunks; ++c) {
+    const int rows_c = std::min(kEChunk, n - c * kEChunk);
+    uint32_t* chunk = hp.words.data() + size_t(c) * kCW;
+    int slot = -1;
+    for (int r = 0; r < rows_c; ++r) {
+      const int p = c * kEChunk + r, j = src(p);
+      bool same = r > 0;
+      for (int u = 0; u < 32 && same; ++u) same = e.idx[size_t(j) * 32 + u] == e.idx[size_t(src(p - 1)) * 32 + u];
+      if (!same) ++slot;
+      uint32_t* row = chunk + size_t(r) * kRW;
+      for (int u = 0; u < 32; ++u) {
+        const int i = e.idx[size_t(j) * 32 + u];
+        row[u] = res_bits(i < 0 ? 0.f : e.val[size_t(j) * 32 + u]);
+      }
+      const int use = !same && slot > 0 && mutation == PlanMutation::kSlotPrevious ? slot - 1 : slot;
+      const int off = rows_c * kRW * 4 + use * sp::kResidentListBytes;
+      row[sp::kResidentWordRow] = uint32_t(sp::resident_pos(j, n));
+      row[sp::kResidentWordFlags] = same ? 0u : uint32_t(sp::kResidentFlagNewList);
+      row[sp::kResidentWordList] = uint32_t(off);
+      if (!same) {
+        uint32_t* list = chunk + (rows_c * kRW * 4 + slot * sp::kResidentListBytes) / 4;
+        for (int u = 0; u < 32; ++u) {
+          const int i = e.idx[size_t(j) * 32 + u];
+          list[u] = uint32_t(i < 0 ? n : sp::resident_pos(i, n));
+        }
+      }
     }
-    p[t].j = jhdnn::sparse::resident_pos(j, n);
-    p[t].flags = same ? 0 : 1;
+    most = std::max(most, slot + 1);
   }
-  return p;
+  hp.list_bytes = (most - (mutation == PlanMutation::kListBytesShort ? 1 : 0)) * sp::kResidentListBytes;
+  return hp;
+}
+// A packed row's view, read from a ring slot (words) as the kernel reads the stage.
+float word_float(uint32_t w) {
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
 }
 
 bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
@@ -317,8 +356,8 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
   const int cwarps = 8;                               // warps on one chunk
   const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
-  std::vector<std::vector<PackedRow>> packs;
-  for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
+  std::vector<HostPack> packs;
+  for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k], mutation));
   out->counts.assign(layers, 0);
   out->last.clear();
   for (int r0 = 0; r0 < count; r0 += slice) {
@@ -332,14 +371,18 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     std::iota(live.begin(), live.end(), 0);
     int cnt = mine, cur = 0;
     // the ring: contents, which chunk a slot holds, the iteration whose group carried it
-    std::vector<PackedRow> ws(kEW * kEChunk);
+    // (poisoned: an index read from a slot part no copy wrote is -1, reported below)
+    std::vector<uint32_t> ws(size_t(kEW) * kCW, 0xFFFFFFFFu);
+    std::vector<int> wbytes(kEW, 0);  // bytes the slot's last copy wrote
     std::vector<int> wtag(kEW, -1);
     std::vector<int> w_iter(total + kEP + 1, 0);
     auto issue = [&](int g, int iter) {
       if (g >= total) return;
       const int k = g / chunks, c = g % chunks;
-      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row)
-        ws[(g % kEW) * kEChunk + row] = packs[k][size_t(c) * kEChunk + row];
+      const int rows_c = std::min(kEChunk, n - c * kEChunk);  // the kernel's chunk_bytes
+      const int bytes = rows_c * kRW * 4 + std::min(packs[k].list_bytes, rows_c * jhdnn::sparse::kResidentListBytes);
+      std::copy_n(packs[k].words.begin() + ptrdiff_t(c) * kCW, bytes / 4, ws.begin() + ptrdiff_t(g % kEW) * kCW);
+      wbytes[g % kEW] = bytes;
       wtag[g % kEW] = g;
       w_iter[g] = iter;
     };
@@ -376,10 +419,25 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       for (int w = 0; w < nch * cwarps; ++w) {  // w: the warp (its lanes' held features); wl: its rows
         const int hc = w / cwarps, wl = w % cwarps;
         const int rows_here = std::min(kEChunk, n - ((g + hc) % chunks) * kEChunk);
-        const int wbase = ((g + hc) % kEW) * kEChunk;
+        const int wslot = (g + hc) % kEW;
+        const uint32_t* stage = ws.data() + size_t(wslot) * kCW;
+        auto row_words = [&](int row) { return stage + size_t(row) * kRW; };
         uint32_t starts = 1u;  // the ballot of the warp's wrows flags, bit 0 forced
         for (int r = 0; r < wrows; ++r)
-          if (wl * wrows + r < rows_here && (ws[wbase + wl * wrows + r].flags & 1)) starts |= 1u << r;
+          if (wl * wrows + r < rows_here &&
+              (row_words(wl * wrows + r)[jhdnn::sparse::kResidentWordFlags] & jhdnn::sparse::kResidentFlagNewList))
+            starts |= 1u << r;
+        // The 32 indices of the row's list slot, as the kernel reads them; false if the slot lies
+        // outside what the copy wrote or an index is outside 0..n.
+        auto list_of = [&](int row, std::array<int, 32>* idx) {
+          const uint32_t off = row_words(row)[jhdnn::sparse::kResidentWordList];
+          if (off % 16 != 0 || int64_t(off) + jhdnn::sparse::kResidentListBytes > wbytes[wslot]) return false;
+          for (int t = 0; t < 32; ++t) {
+            (*idx)[t] = int(stage[off / 4 + t]);
+            if ((*idx)[t] < 0 || (*idx)[t] > n) return false;
+          }
+          return true;
+        };
         // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
         // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
         // features of its first, whatever reuses() says, so a wrong group test fails the check below.
@@ -427,25 +485,32 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
             const int slot = img_ok ? live[q] : 0;
             const int srow = row_ok ? row : row0;
             const int li = w * 32 + lane;
-            const PackedRow& pr = ws[wbase + srow];
+            const uint32_t* pr = row_words(srow);
+            std::array<int, 32> idx;
+            if (!list_of(srow, &idx)) {
+              *why = "list slot of row " + std::to_string(srow) + " (chunk " + std::to_string(g + hc) +
+                     ") outside the copied bytes, or an index past n";
+              return false;
+            }
             if (!reuse) {
-              for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(pr.idx[t]) * S + slot);
-              xv_list[li] = pr.idx;
-            } else if (xv_list[li] != pr.idx) {  // the flags said "same list", the data disagree
+              for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(idx[t]) * S + slot);
+              xv_list[li] = idx;
+            } else if (xv_list[li] != idx) {  // the flags said "same list", the data disagree
               *why = "step reused features of another list (chunk " + std::to_string(g + hc) + ", warp " +
                      std::to_string(w) + ", row " + std::to_string(row) + ")";
               return false;
             }
             float acc = 0.f;
-            for (int t = 0; t < 32; ++t) acc = std::fma(pr.w[t], xv[li][t], acc);
+            for (int t = 0; t < 32; ++t) acc = std::fma(word_float(pr[t]), xv[li][t], acc);
             const float v = std::min(std::max(acc + bias, 0.f), 32.f);
             if (row_ok && img_ok) {
-              if (pr.j < 0 || pr.j >= n) {
+              const int pj = int(pr[jhdnn::sparse::kResidentWordRow]);
+              if (pj < 0 || pj >= n) {
                 *why = "output row out of range";
                 return false;
               }
-              xout[size_t(pr.j) * S + slot] = v;
-              ++writes[size_t(pr.j) * S + slot];
+              xout[size_t(pj) * S + slot] = v;
+              ++writes[size_t(pj) * S + slot];
               alive[li] = alive[li] || v != 0.f;
             }
           }
@@ -602,6 +667,14 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
        {2, 4, 8}},
       {PlanMutation::kPairCrossLayer, "pair shape: an odd last chunk paired with the next layer's first",
        EmuShape::kPair, {2, 4, 8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, 8 warps",
+       EmuShape::k8, {2, 4, 8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, pair",
+       EmuShape::kPair, {2, 4, 8}},
+      {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, 8 warps",
+       EmuShape::k8, {2, 4, 8}},
+      {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, pair",
+       EmuShape::kPair, {2, 4, 8}},
   };
   std::vector<Built> built;
   for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
@@ -632,6 +705,91 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
     }
     UNSCOPED_INFO("first caught: " << first_why);
     CHECK(caught > 0);
+  }
+}
+
+// The list-pack layout itself (host twin; the GPU test "resident packed copy: the device pack is the
+// host layout" holds the pack kernel to it byte for byte): every row's slot decodes to its own 32
+// indices as feature rows resident_pos(i, n) (padding -> n), word 32 is the row's resident_pos(j, n), a row without the flag shares the previous row's slot, slots are numbered
+// from 0 per chunk and lie inside the bytes a chunk copies; the copied bytes per chunk for lists shared
+// by 16 rows (the generated N = 1024 layers in the reuse order), by runs of 1..20 and never shared.
+TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside the copied bytes", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  STATIC_REQUIRE(sp::kResidentChunkBytes == 128 * (144 + 128));
+  SplitMix64 g(9190);
+  struct Layer {
+    const char* name;
+    spdnn::Ell e;
+    std::vector<int> order;
+    int want_list_bytes;  // -1: not fixed
+  };
+  std::vector<Layer> ls;
+  {
+    spdnn::Ell e = spdnn::generate_layer_ell(1024, 3, 42);
+    std::vector<int> o = spdnn::reuse_order(e);
+    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), 8 * 128});
+  }
+  {
+    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);  // every row its own list
+    ls.push_back({"random ELL, every row its own list, n 1000", std::move(e), std::move(o), 128 * 128});
+  }
+  {
+    auto [e, o] = random_layer(998, 20, 0.08, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..20, n 998", std::move(e), std::move(o), -1});
+  }
+  {
+    auto [e, o] = random_layer(300, 1 << 20, 0.3, -0.02, 0.115, g);  // one list for every row
+    ls.push_back({"one list for all rows, n 300", std::move(e), std::move(o), 128});
+  }
+  {
+    auto [e, o] = random_layer(77, 1, 0.05, -0.02, 0.115, g);  // fewer rows than a chunk
+    ls.push_back({"every row its own list, n 77 (one short chunk)", std::move(e), std::move(o), 77 * 128});
+  }
+  for (const Layer& l : ls) {
+    INFO(l.name);
+    const int n = int(l.e.rows), chunks = (n + 127) / 128;
+    const HostPack hp = host_pack(l.e, &l.order);
+    if (l.want_list_bytes >= 0) CHECK(hp.list_bytes == l.want_list_bytes);
+    CHECK(hp.list_bytes >= 128);
+    CHECK(hp.list_bytes <= 128 * 128);
+    int64_t copied = 0, distinct_rows = 0;
+    for (int c = 0; c < chunks; ++c) {
+      const int rows_c = std::min(128, n - c * 128);
+      const uint32_t* chunk = hp.words.data() + size_t(c) * kCW;
+      const int bytes = rows_c * 144 + std::min(hp.list_bytes, rows_c * 128);  // the kernel's chunk_bytes
+      REQUIRE(bytes <= sp::kResidentChunkBytes);  // fits the ring slot
+      copied += bytes;
+      int prev_off = -1, slots = 0;
+      for (int r = 0; r < rows_c; ++r) {
+        const uint32_t* row = chunk + size_t(r) * kRW;
+        const int j = l.order[size_t(c) * 128 + r];  // the source row; word 32 holds its feature row
+        REQUIRE(int(row[sp::kResidentWordRow]) == sp::resident_pos(j, n));
+        const bool flag = (row[sp::kResidentWordFlags] & sp::kResidentFlagNewList) != 0;
+        const int off = int(row[sp::kResidentWordList]);
+        CHECK(row[35] == 0u);
+        if (r == 0) CHECK(flag);
+        if (flag) {
+          CHECK(off == rows_c * 144 + slots * 128);  // the next slot
+          ++slots;
+          ++distinct_rows;
+        } else {
+          CHECK(off == prev_off);  // the previous row's slot
+        }
+        CHECK(off + 128 <= bytes);
+        prev_off = off;
+        for (int t = 0; t < 32; ++t) {
+          const int got = int(chunk[off / 4 + t]);
+          const int want = l.e.idx[size_t(j) * 32 + t];
+          CHECK(got == (want < 0 ? n : sp::resident_pos(want, n)));
+          CHECK(row[t] == res_bits(want < 0 ? 0.f : l.e.val[size_t(j) * 32 + t]));
+        }
+      }
+    }
+    const int64_t old_bytes = int64_t(n) * 272;
+    UNSCOPED_INFO("bytes copied per layer " << copied << " (the 272-byte rows: " << old_bytes << "), slots "
+                                            << distinct_rows);
+    CHECK(copied <= old_bytes);  // never more than the old layout (equal when every row has its own list)
+    if (l.want_list_bytes == 8 * 128) CHECK(copied == 8 * (128 * 144 + 1024));  // 155,648 B instead of 278,528
   }
 }
 
@@ -749,12 +907,19 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
     ResidentPackList list;
     float a = 1.f, b = 2.f, c = 3.f;
     CHECK(list.find(0) == nullptr);
-    CHECK(list.publish(0, &a) == &a);
-    CHECK(list.publish(0, &b) == &a);  // the loser gets the winner's copy (and frees its own)
-    CHECK(list.publish(1, &c) == &c);
-    CHECK(list.publish(1, &b) == &c);
-    CHECK(list.find(0) == &a);
-    CHECK(list.find(1) == &c);
+    int aux = -1;
+    CHECK(list.publish(0, &a, 7, &aux) == &a);
+    CHECK(aux == 7);
+    CHECK(list.publish(0, &b, 9, &aux) == &a);  // the loser gets the winner's copy (and frees its own)
+    CHECK(aux == 7);                            // ... and the winner's aux (the list bytes)
+    CHECK(list.publish(1, &c, 11, &aux) == &c);
+    CHECK(aux == 11);
+    CHECK(list.publish(1, &b, 13, &aux) == &c);
+    CHECK(aux == 11);
+    CHECK(list.find(0, &aux) == &a);
+    CHECK(aux == 7);
+    CHECK(list.find(1, &aux) == &c);
+    CHECK(aux == 11);
     CHECK(list.find(2) == nullptr);
     CHECK(list.size() == 2);
     std::map<float*, int> freed;
@@ -776,6 +941,7 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
       ResidentPackList list;
       std::atomic<int> ready{0};
       std::array<float*, kThreads> mine{}, got{};
+      std::array<int, kThreads> got_aux{};  // the aux handed out with the copy: its publisher's 100 + t
       std::vector<std::thread> pool;
       for (int t = 0; t < kThreads; ++t)
         pool.emplace_back([&, t] {
@@ -786,8 +952,10 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
           while (ready.load() < kThreads) std::this_thread::yield();  // all publish together
           // Half look first (as resident_pack does); the others publish at once (the racing case:
           // they found nothing a moment ago).
-          float* const seen = (t & 2) ? list.find(device) : nullptr;
-          float* const use = seen ? seen : list.publish(device, mine[size_t(t)]);
+          int aux = -1;
+          float* const seen = (t & 2) ? list.find(device, &aux) : nullptr;
+          float* const use = seen ? seen : list.publish(device, mine[size_t(t)], 100 + t, &aux);
+          got_aux[size_t(t)] = aux;
           if (use != mine[size_t(t)]) {
             delete[] mine[size_t(t)];
             freed.fetch_add(1);
@@ -800,7 +968,7 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
         const int device = t % 2;
         // The copy handed out is the published one for this device, and it is alive (its owner kept it).
         ok = got[size_t(t)] == list.find(device) && got[size_t(t)][1] == float(device) &&
-             int(got[size_t(t)][0]) % 2 == device;
+             int(got[size_t(t)][0]) % 2 == device && got_aux[size_t(t)] == 100 + int(got[size_t(t)][0]);
       }
       bad_rounds += ok ? 0 : 1;
       list.release([&](int, float* p) {
@@ -1333,6 +1501,80 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   JHDNN_CHECK(jhdnnSetStream(h.get(), nullptr));
   CUDA_CHECK(cudaStreamDestroy(stream));
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// The pack kernel (dnn_resident_pack.cu) against its host twin (host_pack, which the emulation and
+// the layout test above check): every byte of the copy (rows, list slots, the zero gaps of each
+// chunk's 34,816-byte stride) and the list bytes per chunk, for lists shared by 16 rows, runs of 1..20,
+// every row its own list (natural order: no row order set), one list for all rows and n = 77 (one
+// short chunk); a second call hands back the same copy.
+TEST_CASE("resident packed copy: the device pack is the host layout, byte for byte", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  int device = -1;
+  CUDA_CHECK(cudaGetDevice(&device));
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9310));
+  struct Layer {
+    const char* name;
+    spdnn::Ell e;
+    std::vector<int> order;
+    bool use_order;
+  };
+  std::vector<Layer> ls;
+  {
+    spdnn::Ell e = spdnn::generate_layer_ell(1024, 5, 42);
+    std::vector<int> o = spdnn::reuse_order(e);
+    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(998, 20, 0.08, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..20, padding, n 998", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random ELL, every row its own list, natural order, n 1000", std::move(e), std::move(o), false});
+  }
+  {
+    auto [e, o] = random_layer(600, 1 << 20, 0.3, -0.02, 0.115, g);
+    ls.push_back({"one list for all rows, n 600", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(77, 3, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
+  }
+  for (const Layer& l : ls) {
+    INFO(l.name);
+    const int64_t n = l.e.rows;
+    const DeviceBuffer di = res_to_dev(l.e.idx), dv = res_to_dev(l.e.val), dord = res_to_dev(l.order);
+    jhdnnSparseMatrixDescriptor_t d = nullptr;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+    if (l.use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
+    const float* p = nullptr;
+    int lb = 0;
+    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p, &lb).ok());
+    REQUIRE(p != nullptr);
+    const HostPack want = host_pack(l.e, l.use_order ? &l.order : nullptr);
+    CHECK(lb == want.list_bytes);
+    std::vector<uint32_t> got(want.words.size());
+    CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
+    size_t bad = 0, first_bad = got.size();
+    for (size_t w = 0; w < got.size(); ++w)
+      if (got[w] != want.words[w]) {
+        ++bad;
+        first_bad = std::min(first_bad, w);
+      }
+    INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
+                            << ", word " << first_bad % kCW << ")");
+    CHECK(bad == 0);
+    const float* p2 = nullptr;
+    int lb2 = 0;
+    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p2, &lb2).ok());  // built once
+    CHECK(p2 == p);
+    CHECK(lb2 == lb);
+    CHECK(d->resident_pack.size() == 1);
+    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+  }
 }
 
 // Two host threads make the FIRST resident call on the same descriptors at the same moment, each with

@@ -570,8 +570,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   not even 2 fit. col_ind, values and the row order (if set) must be 16-byte aligned.
  * No workspace. Bias <= 0 as for the other layer calls.
  * Packed weights: the first call that uses a descriptor builds its packed copy (device memory of
- * rows x 272 bytes, about the weights again: the rows in the row order with their output row and
- * list-boundary flags), with one kernel and a synchronize of the handle's stream, and keeps it with
+ * ceil(rows / 128) x 34,816 bytes, about the weights again: the rows in the row order with their
+ * output row, each run of rows with equal column lists storing its list once per 128-row chunk),
+ * with one kernel and a synchronize of the handle's stream, and keeps it with
  * the descriptor until the descriptor is set again (jhdnnSetEllMatrixDescriptor /
  * jhdnnSetSparseMatrixRowOrder) or destroyed (one copy per device). Several host threads may make
  * resident calls with the same descriptors at once (each with its own handle); if their first calls

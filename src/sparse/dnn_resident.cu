@@ -9,10 +9,13 @@
 //
 // Weights. Every CTA streams each layer's rows from L2 in the row order, in chunks of 128 rows, with
 // cp.async into a ring of kStages + 1 shared-memory stages, kStages chunks in flight. The rows come
-// from the layer's PACKED copy (dnn_resident_pack.cu: built once per descriptor, rows already in the
-// row order and in the staged 272-byte layout, the output row number in the row's spare words), so a
-// chunk is one contiguous block of up to 34,816 bytes and thread t copies its pieces t, t + 256, ...
-// to the same offsets: no order ring, no per-piece address arithmetic. The weights do not depend on
+// from the layer's PACKED copy (dnn_resident_pack.cu, layout in sparse.h: built once per descriptor,
+// rows already in the row order, the "list-pack" layout since session 13: per chunk the rows' 144 bytes
+// (32 weights, the output row, the flags, the byte offset of the row's list slot) and then each run of
+// equal input lists ONCE, 128 bytes per slot), so a chunk is one contiguous block of rows x 144 + the
+// layer's list bytes (19,456 bytes for the challenge's 16-row lists, at most 34,816 = a ring slot)
+// and thread t copies its pieces t, t + 256, ... to the same offsets: no order ring, no per-piece
+// address arithmetic. The weights do not depend on
 // the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
@@ -33,6 +36,8 @@
 // list. The first step of a warp in a chunk always gathers (held features never cross a chunk, so
 // never a layer). Steps go in pairs: when a pair's 2 x 32 / S rows have one list, each lane computes
 // two outputs as two independent fma chains (more ILP, half the per-step overhead).
+// A gather reads the row's list-slot offset (word 34) and then the slot's 32 indices (8 x 16 bytes,
+// one broadcast each when the step's rows share the list); rows that reuse never touch the slot.
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
@@ -86,22 +91,27 @@ namespace {
 constexpr int kThreads = 256;                           // the 8-warp kernels (bulk, packed); pair: 512
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
-constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
+constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows per chunk (a ring slot: kChunkFloats)
 // The CTA shapes (the kernel's kPair): 8 warps x 16 rows of each chunk (bulk, packed); and the pair
 // schedule (JHDNN_RESIDENT_KERNEL=pair, and quad, the default): 16 warps (512 threads), same ring, same
 // shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
 // first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
 constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
-constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
-constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
+static_assert(kChunkRows == kResidentChunkRows, "the packed copy's chunks (sparse.h)");
+constexpr int kRowStride = kResidentRowWords;          // 36 words per row: 32 weights, j, flags, list offset, 0
+// A ring slot (and the packed copy's chunk stride): the largest chunk, 128 rows of 144 bytes + 128
+// list slots of 128 (every row its own list) = 8704 floats = 34,816 bytes = 2176 pieces of 16 B; the
+// challenge's chunks use 19,456 of it (8 slots).
+constexpr int kChunkFloats = kResidentChunkBytes / 4;
 constexpr int kStages = 3;                              // chunks in flight (P)
 constexpr int kWSlots = kStages + 1;                    // weight ring (a power of 2: slot = g & 3)
 constexpr int kMisc = 48;  // ints: live list (8), flags (8), count, base, columns (8); 32..39: 4 mbarriers
 static_assert((kWSlots & (kWSlots - 1)) == 0, "slot = g & (kWSlots - 1)");
 
-// The layer table travels as a kernel parameter (96 x 8 B, inside the classic 4 KB limit).
+// The layer table travels as a kernel parameter (96 x 16 B, inside the classic 4 KB limit).
 struct ResidentLayer {
-  const float* pack;  // the packed rows (dnn_resident_pack.cu), n x kRowStride floats
+  const float* pack;  // the packed chunks (dnn_resident_pack.cu, sparse.h), chunk c at c x kChunkFloats
+  int list_bytes;     // bytes of list slots copied per chunk (after its rows x 144 bytes)
 };
 struct ResidentTable {
   ResidentLayer layer[kResidentMaxLayers];
@@ -164,12 +174,20 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
 }
+// The bytes of a chunk of rows_here rows: its rows, then the layer's list bytes, but no more slots
+// than rows (a short last chunk; so a layer never moves more bytes than its n x 272 of old). A
+// multiple of 16, at most kChunkFloats x 4.
+__device__ __forceinline__ unsigned chunk_bytes(const ResidentLayer& layer, int rows_here) {
+  return unsigned(rows_here) * unsigned(kRowStride * 4) +
+         unsigned(min(layer.list_bytes, rows_here * kResidentListBytes));
+}
 // Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
 // The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
 // before the __syncthreads that precedes this call) before the async-proxy writes.
-__device__ __forceinline__ void bulk_chunk(const float* pack, int c, int rows_here, unsigned dst, unsigned bar) {
-  const float* src = pack + int64_t(c) * kChunkFloats;
-  const unsigned bytes = unsigned(rows_here) * unsigned(kRowStride * 4);  // a multiple of 16
+__device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
+                                           unsigned bar) {
+  const float* src = layer.pack + int64_t(c) * kChunkFloats;
+  const unsigned bytes = chunk_bytes(layer, rows_here);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
@@ -224,11 +242,11 @@ __device__ __forceinline__ void issue_pieces(unsigned dst, const float* src, int
     issue_pieces<M + 1>(dst, src, left);
   }
 }
-__device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_here, float* stage) {
+__device__ __forceinline__ void issue_chunk(const ResidentLayer& layer, int c, int rows_here, float* stage) {
   const int t = int(threadIdx.x);
-  const float* src = pack + int64_t(c) * kChunkFloats + 4 * t;
+  const float* src = layer.pack + int64_t(c) * kChunkFloats + 4 * t;
   const unsigned dst = unsigned(__cvta_generic_to_shared(stage)) + 16u * unsigned(t);
-  issue_pieces<0>(dst, src, rows_here * (kRowStride / 4) - t);  // left: pieces from this thread's first on
+  issue_pieces<0>(dst, src, int(chunk_bytes(layer, rows_here) / 16) - t);  // left: pieces from this thread's first on
 }
 
 // One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
@@ -306,10 +324,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int m = 0; m < kPrologue; ++m) {
     if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
-        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+        bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                    smem_a + unsigned((m & (kWSlots - 1)) * kChunkFloats * 4), bar_a + 8u * unsigned(m & (kWSlots - 1)));
     } else {
-      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+      if (ik < layer_count) issue_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                                         wstage + (m & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
@@ -361,7 +379,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 #pragma unroll 1
         for (; ni <= g + kWSlots - 1; ++ni) {  // 2 chunks, 1 after a layer's odd last chunk
           if (ik < layer_count)
-            bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+            bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                        smem_a + unsigned((ni & (kWSlots - 1)) * kChunkFloats * 4),
                        bar_a + 8u * unsigned(ni & (kWSlots - 1)));
           if (++ic == chunks) ic = 0, ++ik;
@@ -369,11 +387,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       }
     } else if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
-        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+        bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                    smem_a + unsigned(((g + kStages) & (kWSlots - 1)) * kChunkFloats * 4),
                    bar_a + 8u * unsigned((g + kStages) & (kWSlots - 1)));
     } else {
-      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+      if (ik < layer_count) issue_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                                         wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
@@ -399,7 +417,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // derived from it.
     const int my_row = wrow * kRowsPerWarp + lane;
     const bool new_list = !kQuad && computes && lane < kRowsPerWarp && my_row < rows_here &&
-                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
+                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + kResidentWordFlags * 4) &
+                           kResidentFlagNewList) != 0;
     const uint32_t starts = kQuad ? 1u : __ballot_sync(0xffffffffu, new_list) | 1u;
     // Step s covers rows kRowsPerWarp w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
@@ -409,11 +428,13 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     auto step_flags = [&](int s) { return (starts >> (s * kOuts)) & kMask; };
     auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
 
-    // Gathers the list of the row at srow for this lane's image (padding: row n, zero).
+    // Gathers the list of the row at srow for this lane's image (padding: row n, zero): the row's list
+    // slot (its byte offset from the stage's start in word 34), 8 x 16 bytes of int32 indices.
     auto gather = [&](unsigned srow) {
+      const unsigned lst = st_a + unsigned(lds_s32(srow + kResidentWordList * 4));
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const int4 id = lds_v4_s32(srow + 16u * u);
+        const int4 id = lds_v4_s32(lst + 16u * u);
         xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
         xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
         xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
@@ -424,7 +445,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     auto finish = [&](unsigned srow, float acc, bool ok) {
       const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
       if (ok) {
-        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        const unsigned j = unsigned(lds_s32(srow + kResidentWordRow * 4));  // the output row
         sts_f32(xout_q + (j << kShift), v);
         alive = fmaxf(alive, v);  // one FMNMX (v is clamped to [0, clamp_max], so max != 0 iff some v != 0)
       }
@@ -442,7 +463,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       float acc = 0.f;
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const float4 w = lds_v4_f32(srow + 128u + 16u * u);  // lanes of one output: one address, a broadcast
+        const float4 w = lds_v4_f32(srow + 16u * u);  // lanes of one output: one address, a broadcast
         acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
         acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
         acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
@@ -473,7 +494,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       for (int u = 0; u < 8; ++u) {
         float4 w[G];
 #pragma unroll
-        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 128u + 16u * u);
+        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 16u * u);
 #pragma unroll
         for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].x, xv[4 * u + 0], acc[r]);
 #pragma unroll
@@ -499,8 +520,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // 4 slots' features x(i_t, 4h .. 4h + 3) and 4 FMAs, so nothing is held across rows (no list
     // flags, no groups; rows with different lists cost the same instructions). Per warp-chunk: 8 +
     // 8 ld.shared.v4 of the row's indices and weights (8 rows per half-warp: 128 B, one wavefront
-    // each) and 32 of features (one 32-byte row per half-warp when the rows share their list), 128
-    // FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
+    // each; on the list-pack layout the indices come from the row's list slot, found through its
+    // word 34, one broadcast when the warp's rows share their list) and 32 of features (one 32-byte
+    // row per half-warp when the rows share their list), 128 FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
     // counters at 93dd8b5: its 32 weight ld.shared.v4 per warp-chunk take 2 wavefronts each, 64 of
     // the 136). Measured: 116 (d568d49), 106 with the permuted feature rows (ee8bd21). Every slot is
     // computed, live or not: a dead slot's column is never read as live (the compaction reads the
@@ -514,6 +536,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
       const unsigned hb = unsigned(lane & 1) * 16u;
       const unsigned xin_h = xbuf_a + unsigned(cur * xstride * 4) + hb;
+      // The row's list slot (list-pack layout, sparse.h): all rows of a run read the same slot.
+      const unsigned lst = st_a + unsigned(lds_s32(srow + kResidentWordList * 4));
       float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
       auto fma4 = [&](float w, float4 xf) {
         a0 = __fmaf_rn(w, xf.x, a0);
@@ -523,8 +547,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       };
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const int4 id = lds_v4_s32(srow + 16u * u);
-        const float4 w = lds_v4_f32(srow + 128u + 16u * u);
+        const int4 id = lds_v4_s32(lst + 16u * u);
+        const float4 w = lds_v4_f32(srow + 16u * u);
         const float4 x0 = lds_v4_f32(xin_h + (unsigned(id.x) << 5));
         const float4 x1 = lds_v4_f32(xin_h + (unsigned(id.y) << 5));
         const float4 x2 = lds_v4_f32(xin_h + (unsigned(id.z) << 5));
@@ -537,7 +561,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       if (row_ok) {
         auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
         const float4 v = make_float4(act(a0), act(a1), act(a2), act(a3));
-        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        const unsigned j = unsigned(lds_s32(srow + kResidentWordRow * 4));  // the output's feature row
         sts_v4_f32(xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb + (j << 5), v);
         alive4[0] = fmaxf(alive4[0], v.x);
         alive4[1] = fmaxf(alive4[1], v.y);
@@ -729,7 +753,8 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
   ResidentTable table{};
-  for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
+  for (int k = 0; k < layer_count; ++k)
+    JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));
   const int nn = int(n);
   auto run = [&](auto s_tag) {
     constexpr int kS = decltype(s_tag)::value;
