@@ -105,6 +105,12 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr);
 Status load_dnn_resident_pack_kernel();
+// The duo kernel (JHDNN_RESIDENT_KERNEL=duo, S = 8): a ring of 8 slots, each the call's largest chunk
+// (resident_chunk_bytes of min(n, 128) rows, over the layers' list bytes), next to the misc ints and
+// the two feature buffers. A call whose resident_duo_smem_bytes exceeds the block's shared memory
+// runs quad instead.
+size_t resident_duo_slot_bytes(int64_t n, const int* list_bytes, int layer_count);
+size_t resident_duo_smem_bytes(int64_t n, size_t slot_bytes);
 }  // namespace jhdnn::sparse
 
 // The resident path's packed layers (dnn_resident_pack.cu), the "list-pack" layout: the ELL matrix's
@@ -153,6 +159,13 @@ JHDNN_RESIDENT_HD int resident_pos(int i, int n) {
     g >>= 2;
   }
   return int(unsigned(i) ^ key);
+}
+// The bytes one copy moves for a chunk of `rows` rows of a layer with list_bytes (its rows, then the
+// list slots, but no more slots than rows: a short last chunk): a multiple of 16, at most
+// kResidentChunkBytes. The kernels' copies, duo's ring slot and the host emulation use it.
+JHDNN_RESIDENT_HD int resident_chunk_bytes(int rows, int list_bytes) {
+  const int most = rows * kResidentListBytes;
+  return rows * (kResidentRowWords * 4) + (list_bytes < most ? list_bytes : most);
 }
 // Builds d's packed copy on stream s if it has none for `device` (a memset and one kernel, then a
 // stream synchronize so that calls on other streams see it; refused inside a stream capture), and
