@@ -228,6 +228,11 @@ const ResidentCase kCases[] = {
     // consumes every chunk alone), and the pack's only chunk copies 77 x 144 + its slots.
     {"random runs 1..3, padding, n 77 (fewer rows than a chunk)", 77, 10, 19, 0, 3, 0.05, 0.2, 3.0, -0.1f, -0.02,
      0.115},
+    // 850 = 6 x 128 + 82 and 200 = 128 + 72: 7 and 2 chunks per layer, so the duo kernel ends each
+    // layer with an iteration of 3 and of 2 chunks (600: of 1), the other warps idle, and its ring of 8
+    // shifts against the layers.
+    {"random runs 1..16, padding, n 850 (7 chunks)", 850, 9, 21, 0, 16, 0.05, 0.2, 3.0, -0.05f, -0.02, 0.115},
+    {"random runs 1..16, padding, n 200 (2 chunks)", 200, 12, 17, 0, 16, 0.05, 0.2, 3.0, -0.08f, -0.02, 0.115},
 };
 
 }  // namespace
@@ -277,10 +282,17 @@ namespace {
 // 16 warps, an iteration consumes chunks g and g + 1 of one layer (warps 0-7
 // the first, 8-15 the second, each as the 8-warp kernel's), a layer's odd last chunk alone, and the
 // copies of every chunk up to g + 3 issued after its barrier (bulk: a chunk is ready once landed, so
-// no wait distance applies; the slot checks do).
+// no wait distance applies; the slot checks do); duo (S = 8 only): 16 warps, an iteration consumes
+// chunks g .. g + nch - 1 of one layer, nch = min(4, the layer's chunks left) (warps 4c .. 4c + 3
+// chunk g + c, 32 rows each, lane = a row pair x 4 slots, emulated lane by lane: the one-list choice
+// over the warp, both rows' chains), a ring of 8 slots of the call's largest chunk
+// (resident_duo_slot_bytes), copies of every chunk up to g + 7 after the barrier. For pair and duo
+// the mbarrier waits are modelled: chunk h waits on slot h % R (R = 4 / 8) for parity (h / R) & 1,
+// which must pass on exactly chunk h's phase; and a slice that empties must wait for exactly the
+// chunks in flight.
 // mutation: a deliberate bug, so that a test can show the emulation's checks catch it.
 constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
-enum class EmuShape { k8, kPair };
+enum class EmuShape { k8, kPair, kDuo };
 enum class PlanMutation {
   kNone,
   kPairAcrossList,  // a pair's one-list test ignores a new list at its second step's first row
@@ -289,6 +301,9 @@ enum class PlanMutation {
   kPairCrossLayer,  // pair shape: a layer's odd last chunk paired with the next layer's first
   kSlotPrevious,    // pack: a row that starts a list slot (not a chunk's first) points at the previous slot
   kListBytesShort,  // pack: one list slot fewer copied per chunk than the fullest chunk has
+  kDuoRingTooDeep,  // duo: copies issued up to g + 8 (into the slot of a chunk being consumed)
+  kDuoCrossLayer,   // duo: always 4 chunks per iteration (a layer's last iteration runs into the next layer)
+  kDuoParity4,      // duo: mbarrier parity (h >> 2) & 1, a 4-slot ring's, on the 8 slots
 };
 
 // The host twin of resident_pack_kernel: the list-pack layout (sparse.h) as 32-bit words, chunk c
@@ -351,13 +366,24 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
                       std::string* why, EmuShape shape = EmuShape::k8,
                       PlanMutation mutation = PlanMutation::kNone) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
-  const bool paired = shape == EmuShape::kPair;
-  const int warps = paired ? 16 : 8;
-  const int cwarps = 8;                               // warps on one chunk
-  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16
+  const bool paired = shape == EmuShape::kPair, duo = shape == EmuShape::kDuo;
+  if (duo && S != 8) {
+    *why = "duo runs at S = 8 only";
+    return false;
+  }
+  const int warps = paired || duo ? 16 : 8;
+  const int cwarps = duo ? 4 : 8;                     // warps on one chunk
+  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16, duo 32
+  const int ring = duo ? 8 : kEW;                     // ring slots
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
   std::vector<HostPack> packs;
   for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k], mutation));
+  int slot_words = kCW;  // a ring slot: 34,816 bytes, duo the call's largest chunk
+  if (duo) {
+    std::vector<int> lbs;
+    for (const HostPack& hp : packs) lbs.push_back(hp.list_bytes);
+    slot_words = int(jhdnn::sparse::resident_duo_slot_bytes(n, lbs.data(), layers) / 4);
+  }
   out->counts.assign(layers, 0);
   out->last.clear();
   for (int r0 = 0; r0 < count; r0 += slice) {
@@ -372,45 +398,72 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     int cnt = mine, cur = 0;
     // the ring: contents, which chunk a slot holds, the iteration whose group carried it
     // (poisoned: an index read from a slot part no copy wrote is -1, reported below)
-    std::vector<uint32_t> ws(size_t(kEW) * kCW, 0xFFFFFFFFu);
-    std::vector<int> wbytes(kEW, 0);  // bytes the slot's last copy wrote
-    std::vector<int> wtag(kEW, -1);
+    std::vector<uint32_t> ws(size_t(ring) * slot_words, 0xFFFFFFFFu);
+    std::vector<int> wbytes(ring, 0);  // bytes the slot's last copy wrote
+    std::vector<int> wtag(ring, -1);
+    std::vector<int> phases(ring, 0);  // mbarrier phases completed (copies landed) per slot
     std::vector<int> w_iter(total + kEP + 1, 0);
+    bool too_big = false;
     auto issue = [&](int g, int iter) {
       if (g >= total) return;
       const int k = g / chunks, c = g % chunks;
-      const int rows_c = std::min(kEChunk, n - c * kEChunk);  // the kernel's chunk_bytes
-      const int bytes = rows_c * kRW * 4 + std::min(packs[k].list_bytes, rows_c * jhdnn::sparse::kResidentListBytes);
-      std::copy_n(packs[k].words.begin() + ptrdiff_t(c) * kCW, bytes / 4, ws.begin() + ptrdiff_t(g % kEW) * kCW);
-      wbytes[g % kEW] = bytes;
-      wtag[g % kEW] = g;
+      const int rows_c = std::min(kEChunk, n - c * kEChunk);
+      const int bytes = jhdnn::sparse::resident_chunk_bytes(rows_c, packs[k].list_bytes);  // the kernel's chunk_bytes
+      if (bytes > slot_words * 4) {
+        too_big = true;
+        return;
+      }
+      std::copy_n(packs[k].words.begin() + ptrdiff_t(c) * kCW, bytes / 4,
+                  ws.begin() + ptrdiff_t(g % ring) * slot_words);
+      wbytes[g % ring] = bytes;
+      wtag[g % ring] = g;
+      ++phases[g % ring];
       w_iter[g] = iter;
     };
-    int ni = paired ? kEW : kEP;  // chunks issued: the prologue's
+    // The kernel's mbarrier wait for chunk h (pair, duo): slot h % R, parity (h / R) & 1 passes when
+    // the slot's current phase has the other parity; it must pass on chunk h's own phase.
+    auto parity_wait_ok = [&](int h) {
+      const int par = mutation == PlanMutation::kDuoParity4 ? (h >> 2) & 1 : (h / ring) & 1;
+      const int ph = phases[h % ring];
+      return (ph & 1) != par && ph == h / ring + 1;
+    };
+    int ni = paired ? kEW : duo ? ring : kEP;  // chunks issued: the prologue's
     for (int m = 0; m < ni; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
     std::vector<std::array<float, 32>> xv(size_t(warps) * 32);
     std::vector<std::array<int, 32>> xv_list(size_t(warps) * 32);  // the list whose features a lane holds (checked)
     std::vector<bool> alive(size_t(warps) * 32, false);
+    std::vector<bool> slot_alive(S, false);  // duo: a nonzero output of the slot in this layer
     std::vector<int> writes(size_t(n) * S, 0);  // stores of (output j, slot) in the current layer: once each
     bool stopped = false;
-    for (int g = 0; g < total && !stopped;) {
+    int g = 0, nch = 1;
+    for (; g < total && !stopped;) {
       const int k = g / chunks, c = g % chunks;
       const bool second = c + 1 < chunks || (mutation == PlanMutation::kPairCrossLayer && g + 1 < total);
-      const int nch = paired && second ? 2 : 1;
+      nch = paired && second ? 2 : 1;
+      if (duo) nch = mutation == PlanMutation::kDuoCrossLayer ? std::min(4, total - g) : std::min(4, chunks - c);
       for (int h = g; h < g + nch; ++h)
-        if (wtag[h % kEW] != h || (!paired && w_iter[h] > h - kEP)) {
-          *why = "chunk " + std::to_string(h) + " consumed before it landed or after it was overwritten";
+        if (wtag[h % ring] != h || (!paired && !duo && w_iter[h] > h - kEP) ||
+            ((paired || duo) && !parity_wait_ok(h))) {
+          *why = "chunk " + std::to_string(h) + " consumed before it landed or after it was overwritten" +
+                 ((paired || duo) && !parity_wait_ok(h) ? " (its mbarrier parity wait)" : "");
           return false;
         }
       if (paired) {  // after the barrier: every chunk up to g + 3 (the slots of chunks <= g - 1)
         const int deepest = g + kEW - 1 + (mutation == PlanMutation::kRingTooDeep ? 1 : 0);
         for (; ni <= deepest; ++ni) issue(ni, g);
+      } else if (duo) {  // after the barrier: every chunk up to g + 7 (the slots of chunks <= g - 1)
+        const int deepest = g + ring - 1 + (mutation == PlanMutation::kDuoRingTooDeep ? 1 : 0);
+        for (; ni <= deepest; ++ni) issue(ni, g);
       } else {
         issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
       }
+      if (too_big) {
+        *why = "a chunk's copy is larger than the ring slot";
+        return false;
+      }
       for (int h = g; h < g + nch; ++h)
-        if (wtag[h % kEW] != h) {
+        if (wtag[h % ring] != h) {
           *why = "chunk " + std::to_string(h) + " overwritten by a copy issued in its own iteration";
           return false;
         }
@@ -419,8 +472,8 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       for (int w = 0; w < nch * cwarps; ++w) {  // w: the warp (its lanes' held features); wl: its rows
         const int hc = w / cwarps, wl = w % cwarps;
         const int rows_here = std::min(kEChunk, n - ((g + hc) % chunks) * kEChunk);
-        const int wslot = (g + hc) % kEW;
-        const uint32_t* stage = ws.data() + size_t(wslot) * kCW;
+        const int wslot = (g + hc) % ring;
+        const uint32_t* stage = ws.data() + size_t(wslot) * slot_words;
         auto row_words = [&](int row) { return stage + size_t(row) * kRW; };
         uint32_t starts = 1u;  // the ballot of the warp's wrows flags, bit 0 forced
         for (int r = 0; r < wrows; ++r)
@@ -438,6 +491,53 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           }
           return true;
         };
+        if (duo) {  // dnn_resident.cu's duo lambda, lane by lane
+          const int row0 = wl * wrows;
+          if (row0 >= rows_here) continue;  // warp-uniform
+          bool all_one = true;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int ra = row0 + 2 * (lane >> 1), rb = ra + 1;
+            const bool b_ok = rb < rows_here;
+            const int sa = ra < rows_here ? ra : row0, sb = b_ok ? rb : row0;
+            all_one = all_one && (!b_ok || row_words(sa)[jhdnn::sparse::kResidentWordList] ==
+                                               row_words(sb)[jhdnn::sparse::kResidentWordList]);
+          }
+          for (int lane = 0; lane < 32; ++lane) {
+            const int ra = row0 + 2 * (lane >> 1), rb = ra + 1, hh = lane & 1;
+            const bool a_ok = ra < rows_here, b_ok = rb < rows_here;
+            const int sa = a_ok ? ra : row0, sb = b_ok ? rb : row0;
+            std::array<int, 32> ia, ib;
+            if (!list_of(sa, &ia) || !list_of(sb, &ib)) {
+              *why = "duo: a list slot outside the copied bytes, or an index past n (chunk " + std::to_string(g + hc) +
+                     ")";
+              return false;
+            }
+            if (all_one) ib = ia;  // one load of features per input for both rows
+            const uint32_t* pa = row_words(sa);
+            const uint32_t* pb = row_words(sb);
+            for (int e = 0; e < 4; ++e) {
+              const int slot = 4 * hh + e;
+              float acc_a = 0.f, acc_b = 0.f;
+              for (int t = 0; t < 32; ++t) {
+                acc_a = std::fma(word_float(pa[t]), xin.at(size_t(ia[t]) * S + slot), acc_a);
+                acc_b = std::fma(word_float(pb[t]), xin.at(size_t(ib[t]) * S + slot), acc_b);
+              }
+              for (int r = 0; r < 2; ++r) {
+                if (!(r == 0 ? a_ok : b_ok)) continue;
+                const float v = std::min(std::max((r == 0 ? acc_a : acc_b) + bias, 0.f), 32.f);
+                const int pj = int((r == 0 ? pa : pb)[jhdnn::sparse::kResidentWordRow]);
+                if (pj < 0 || pj >= n) {
+                  *why = "output row out of range";
+                  return false;
+                }
+                xout[size_t(pj) * S + slot] = v;
+                ++writes[size_t(pj) * S + slot];
+                if (v != 0.f) slot_alive[slot] = true;
+              }
+            }
+          }
+          continue;
+        }
         // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
         // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
         // features of its first, whatever reuses() says, so a wrong group test fails the check below.
@@ -518,11 +618,12 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       }
       if (c + nch - 1 >= chunks - 1) {  // (>: the cross-layer mutation)
         // Every output of every live image written exactly once in this layer (no row skipped, none
-        // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot.
+        // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot
+        // (duo: every slot, live or not, once: its lanes compute all 8).
         for (int slot = 0; slot < S; ++slot) {
           const bool live_slot = std::find(live.begin(), live.begin() + cnt, slot) != live.begin() + cnt;
           for (int j = 0; j < n; ++j)
-            if (writes[size_t(j) * S + slot] != (live_slot ? 1 : 0)) {
+            if (writes[size_t(j) * S + slot] != (live_slot || duo ? 1 : 0)) {
               *why = "layer " + std::to_string(k) + ": output " + std::to_string(j) + " of slot " +
                      std::to_string(slot) + " stored " + std::to_string(writes[size_t(j) * S + slot]) + " times";
               return false;
@@ -532,7 +633,9 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         std::vector<bool> flag(S, false);
         for (int li = 0; li < warps * 32; ++li)
           if (alive[li]) flag[live[(li % 32) % S]] = true;  // only lanes with q < cnt ever set alive
+        if (duo) flag = slot_alive;  // a dead slot's flag is never read (only live slots below)
         std::fill(alive.begin(), alive.end(), false);
+        std::fill(slot_alive.begin(), slot_alive.end(), false);
         int m = 0;
         for (int t = 0; t < cnt; ++t)
           if (flag[live[t]]) live[m++] = live[t];
@@ -541,7 +644,14 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         cur ^= 1;
         if (cnt == 0) stopped = true;
       }
-      g += nch;
+      if (!stopped) g += nch;
+    }
+    // A slice that empties in iteration g exits after waiting (pair, duo) for chunks g + nch ..
+    // g + R - 1 below total: they must be exactly the chunks issued and not consumed.
+    if (stopped && (paired || duo) && std::min(ni, total) != std::min(g + ring, total)) {
+      *why = "the exit waits for chunks up to " + std::to_string(g + ring - 1) + " but " + std::to_string(ni) +
+             " were issued";
+      return false;
     }
     if (stopped) continue;
     for (int t = 0; t < cnt; ++t) {
@@ -603,8 +713,9 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     if (c == 1) {  // natural order changes nothing in the values
       want = cpu_chain(ls, b.images, cs.bias);
     }
-    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair}) {  // bulk / packed, pair
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair, EmuShape::kDuo}) {  // bulk / packed, pair, duo
       for (int S : {2, 4, 8}) {
+        if (shape == EmuShape::kDuo && S != 8) continue;  // duo: S = 8 only
         for (int slice = 1; slice <= S; ++slice) {
           INFO("shape " << int(shape) << " S " << S << " slice " << slice);
           ChainResult got;
@@ -675,6 +786,14 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
        EmuShape::k8, {2, 4, 8}},
       {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, pair",
        EmuShape::kPair, {2, 4, 8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, duo",
+       EmuShape::kDuo, {8}},
+      {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, duo",
+       EmuShape::kDuo, {8}},
+      {PlanMutation::kDuoRingTooDeep, "duo: a copy up to g + 8, into the slot of a chunk being consumed",
+       EmuShape::kDuo, {8}},
+      {PlanMutation::kDuoCrossLayer, "duo: 4 chunks per iteration across a layer's end", EmuShape::kDuo, {8}},
+      {PlanMutation::kDuoParity4, "duo: the 4-slot ring's mbarrier parity on 8 slots", EmuShape::kDuo, {8}},
   };
   std::vector<Built> built;
   for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
@@ -793,6 +912,37 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
   }
 }
 
+// The duo kernel's ring (dnn_resident.cu): 8 slots of the call's largest chunk next to the features of
+// 8 images. On the H200 (227 KB = 232,448 bytes per block) the challenge layers fit (19,456-byte
+// chunks: 221,440 bytes at N = 1024), so duo runs; layers whose rows all have their own lists (34,816)
+// do not, so the call runs quad (the GPU bitwise test's case "every row its own list" takes that path).
+TEST_CASE("resident duo: ring slot = the call's largest chunk; the ring fits or quad runs", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  constexpr size_t kH200 = 232448;
+  const int challenge[3] = {8 * 128, 8 * 128, 8 * 128};  // list bytes: 8 slots per chunk
+  CHECK(sp::resident_duo_slot_bytes(1024, challenge, 3) == 128 * 144 + 1024);  // 19,456
+  CHECK(sp::resident_duo_smem_bytes(1024, 19456) == 8 * 19456 + 192 + 2 * 1025 * 8 * 4);  // 221,440
+  CHECK(sp::resident_duo_smem_bytes(1024, sp::resident_duo_slot_bytes(1024, challenge, 3)) <= kH200);
+  const int mixed[3] = {8 * 128, 128 * 128, 2 * 128};  // one layer with every row its own list: its chunk rules
+  CHECK(sp::resident_duo_slot_bytes(1024, mixed, 3) == size_t(sp::kResidentChunkBytes));
+  CHECK(sp::resident_duo_smem_bytes(1024, sp::resident_duo_slot_bytes(1024, mixed, 3)) > kH200);  // quad runs
+  CHECK(sp::resident_duo_slot_bytes(1024, mixed, 1) == 19456);  // only the first layer in the call
+  // Fewer rows than a chunk: the slot is that chunk (77 rows, no more list slots than rows).
+  const int own77[1] = {77 * 128};
+  CHECK(sp::resident_duo_slot_bytes(77, own77, 1) == 77 * 144 + 77 * 128);
+  const int big[1] = {16384};  // list_bytes larger than the rows' slots: capped at rows x 128
+  CHECK(sp::resident_duo_slot_bytes(77, big, 1) == 77 * 272);
+  // The host twin's list bytes of generated challenge layers (N = 1024) and of unshared random rows.
+  spdnn::Ell e = spdnn::generate_layer_ell(1024, 2, 42);
+  const std::vector<int> o = spdnn::reuse_order(e);
+  const int lb_gen[1] = {host_pack(e, &o).list_bytes};
+  CHECK(sp::resident_duo_smem_bytes(1024, sp::resident_duo_slot_bytes(1024, lb_gen, 1)) <= kH200);
+  SplitMix64 g(9400);
+  auto [r, ro] = random_layer(1000, 1, 0.0, -0.02, 0.115, g);
+  const int lb_own[1] = {host_pack(r, &ro).list_bytes};
+  CHECK(sp::resident_duo_smem_bytes(1000, sp::resident_duo_slot_bytes(1000, lb_own, 1)) > kH200);
+}
+
 namespace {
 
 // The list a layer call returns, checked against the list that call READ (ids_read, its first
@@ -842,7 +992,7 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // with the wrong ids (a kernel bug) fails the right one.
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the four names, exact; anything else refused
 // with no change; nullptr back to the environment's value (quad when unset or "").
-TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resident][cpu]") {
+TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
@@ -864,6 +1014,11 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resid
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   CHECK_FALSE(cfg::set_resident_kernel("Quad"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
+  REQUIRE(cfg::set_resident_kernel("duo"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
+  CHECK_FALSE(cfg::set_resident_kernel("Duo"));
+  CHECK_FALSE(cfg::set_resident_kernel("duo16"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   REQUIRE(cfg::set_resident_kernel("bulk"));
@@ -1105,8 +1260,11 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    const char* const kernels[] = {"quad", "pair", "bulk", "packed"};  // quad: pair's shape where S < 8
-    for (int run = 0; run < 4 * (smax + 1); ++run) {
+    // quad and duo: pair's shape where S < 8; duo: quad where its ring of 8 does not fit (the case
+    // "every row its own list": 34,816-byte chunks).
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed"};
+    constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
+    for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
       const int slice = run % (smax + 1);
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
