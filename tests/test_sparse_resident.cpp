@@ -496,14 +496,14 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           if (row0 >= rows_here) continue;  // warp-uniform
           bool all_one = true;
           for (int lane = 0; lane < 32; ++lane) {
-            const int ra = row0 + 2 * (lane >> 1), rb = ra + 1;
+            const int pr = lane >> 1, ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1;  // the kernel's pairs
             const bool b_ok = rb < rows_here;
             const int sa = ra < rows_here ? ra : row0, sb = b_ok ? rb : row0;
             all_one = all_one && (!b_ok || row_words(sa)[jhdnn::sparse::kResidentWordList] ==
                                                row_words(sb)[jhdnn::sparse::kResidentWordList]);
           }
           for (int lane = 0; lane < 32; ++lane) {
-            const int ra = row0 + 2 * (lane >> 1), rb = ra + 1, hh = lane & 1;
+            const int pr = lane >> 1, ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1, hh = lane & 1;
             const bool a_ok = ra < rows_here, b_ok = rb < rows_here;
             const int sa = a_ok ? ra : row0, sb = b_ok ? rb : row0;
             std::array<int, 32> ia, ib;

@@ -600,16 +600,24 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // own. Per warp and chunk on the challenge layers: 8 index + 16 weight + 32 feature ld.shared.v4
     // and 256 FFMA for 32 rows (quad: 96 ld.shared.v4 and 256 FFMA for the same rows). Dead slots are
     // computed as quad's are (never read as live). Per output the same chain t = 0..31.
+    // Which row of the pair is "a" (the first weight load): 2p + 1 when bit 2 of p is set, else 2p.
+    // Rows are 144 bytes (36 words) apart, so row r's 16-byte piece u sits in bank group (r + u) & 7;
+    // a half-warp's 8 pairs then load rows 2p + ((p >> 2) & 1) = 8 distinct groups (one wavefront),
+    // where the 8 even rows 2p would hit 4 groups twice (two). The chains are unchanged (each output
+    // its own accumulator, t = 0..31), only which register holds which row.
     auto duo = [&]() {
       const int row0 = wrow * 2 * kRowsPerWarp;
       if (row0 >= rows_here) return;  // warp-uniform
-      const int ra = row0 + 2 * (lane >> 1), rb = ra + 1;
+      const int pr = lane >> 1;
+      const int ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1;  // row0 is even: rb is the pair's other row
       const bool a_ok = ra < rows_here, b_ok = rb < rows_here;  // a row past the chunk reads row0's, not stored
       const unsigned sa = st_a + unsigned(a_ok ? ra : row0) * kRowBytes;
       const unsigned sb = st_a + unsigned(b_ok ? rb : row0) * kRowBytes;
       const unsigned la = unsigned(lds_s32(sa + kResidentWordList * 4));
       const unsigned lb = unsigned(lds_s32(sb + kResidentWordList * 4));
-      const bool one = !b_ok || la == lb;  // b absent: its (unstored) result may use a's list
+      // b absent: its (unstored) result may use a's list; a absent (rb = 2p valid, ra = 2p + 1 past
+      // the chunk): a computes row0's, and b takes a's list only if it is b's own (la == lb).
+      const bool one = !b_ok || la == lb;
       const unsigned hb = unsigned(lane & 1) * 16u;
       const unsigned xin_h = xbuf_a + unsigned(cur * xstride * 4) + hb;
       float a[4] = {0.f, 0.f, 0.f, 0.f}, b[4] = {0.f, 0.f, 0.f, 0.f};
