@@ -71,7 +71,17 @@
 // sparse.h: the stores' bank conflicts 8-way -> 2-way) 2.103 / 4.065 / 11.72 against 2.156 / 4.131 /
 // 11.96 unpermuted (ee8bd21): ~5.3 us per late layer. A two-row shape (duo: 8 warps of 32 rows, one
 // feature load for both rows of a list) ran 21% fewer instructions but at IPC 1.57 and was no faster
-// (262d32a); it is reverted. src/sparse/README.md ("Quad") has the numbers.
+// (262d32a); it was reverted. src/sparse/README.md ("Quad") has the numbers.
+//
+// Duo, 16 warps (kLaneRows 2, JHDNN_RESIDENT_KERNEL=duo, opt-in, session 14; not yet measured): the
+// two-row lane with quad's 16 warps. 16 warps of 32 rows take FOUR chunks per iteration (warps
+// 4c .. 4c + 3 chunk c), so the ring needs 8 slots; on the list-pack layout a challenge chunk is
+// 19,456 bytes, and 8 slots of the call's largest chunk (the slot size is a kernel argument) + the
+// features fit: 221,440 bytes at n = 1024 (of 232,448). Thread 0 keeps every chunk up to g + 7 issued
+// (chunk h: slot h & 7, mbarrier parity (h >> 3) & 1); a layer whose chunk count is not a multiple of
+// 4 ends with an iteration of 1-3 chunks. A call whose 8 slots do not fit (rows with their own lists:
+// 34,816-byte chunks) runs quad; S < 8 runs pair's shape, as quad. SASS (sm_90a) per 32 rows on the
+// challenge layers ~439 in the compute (256 FFMA, 56 LDS.128) against quad's 2 x 264.
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
