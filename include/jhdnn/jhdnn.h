@@ -584,7 +584,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * weight chunks at a time, each chunk one bulk copy (TMA) completing on an mbarrier, each lane one
  * output row for 4 images (pair's shape where a call's slices hold 4 images or fewer); =pair the
  * same CTA with one image and 4 rows per lane; =bulk the 8-warp kernel with the same copies;
- * =packed the 8-warp kernel copying with 16-byte cp.async. */
+ * =packed the 8-warp kernel copying with 16-byte cp.async; =duo (opt-in) quad's CTA with two rows
+ * for 4 images per lane and four chunks at a time from a ring of 8 (quad when that ring does not fit
+ * the block's shared memory). */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
