@@ -304,6 +304,7 @@ enum class PlanMutation {
   kDuoRingTooDeep,  // duo: copies issued up to g + 8 (into the slot of a chunk being consumed)
   kDuoCrossLayer,   // duo: always 4 chunks per iteration (a layer's last iteration runs into the next layer)
   kDuoParity4,      // duo: mbarrier parity (h >> 2) & 1, a 4-slot ring's, on the 8 slots
+  kDuoAnyOne,       // duo: the shared-list path when ANY lane's pair shares its list (not every lane's)
 };
 
 // The host twin of resident_pack_kernel: the list-pack layout (sparse.h) as 32-bit words, chunk c
@@ -494,14 +495,17 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         if (duo) {  // dnn_resident.cu's duo lambda, lane by lane
           const int row0 = wl * wrows;
           if (row0 >= rows_here) continue;  // warp-uniform
-          bool all_one = true;
+          bool all_one = true, any_one = false;
           for (int lane = 0; lane < 32; ++lane) {
             const int pr = lane >> 1, ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1;  // the kernel's pairs
             const bool b_ok = rb < rows_here;
             const int sa = ra < rows_here ? ra : row0, sb = b_ok ? rb : row0;
-            all_one = all_one && (!b_ok || row_words(sa)[jhdnn::sparse::kResidentWordList] ==
-                                               row_words(sb)[jhdnn::sparse::kResidentWordList]);
+            const bool one = !b_ok || row_words(sa)[jhdnn::sparse::kResidentWordList] ==
+                                          row_words(sb)[jhdnn::sparse::kResidentWordList];
+            all_one = all_one && one;
+            any_one = any_one || one;
           }
+          if (mutation == PlanMutation::kDuoAnyOne) all_one = any_one;
           for (int lane = 0; lane < 32; ++lane) {
             const int pr = lane >> 1, ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1, hh = lane & 1;
             const bool a_ok = ra < rows_here, b_ok = rb < rows_here;
@@ -794,6 +798,7 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
        EmuShape::kDuo, {8}},
       {PlanMutation::kDuoCrossLayer, "duo: 4 chunks per iteration across a layer's end", EmuShape::kDuo, {8}},
       {PlanMutation::kDuoParity4, "duo: the 4-slot ring's mbarrier parity on 8 slots", EmuShape::kDuo, {8}},
+      {PlanMutation::kDuoAnyOne, "duo: the shared-list path when any pair shares its list", EmuShape::kDuo, {8}},
   };
   std::vector<Built> built;
   for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
