@@ -286,13 +286,14 @@ namespace {
 // chunks g .. g + nch - 1 of one layer, nch = min(4, the layer's chunks left) (warps 4c .. 4c + 3
 // chunk g + c, 32 rows each, lane = a row pair x 4 slots, emulated lane by lane: the one-list choice
 // over the warp, both rows' chains), a ring of 8 slots of the call's largest chunk
-// (resident_duo_slot_bytes), copies of every chunk up to g + 7 after the barrier. For pair and duo
+// (resident_duo_slot_bytes), copies of every chunk up to g + 7 after the barrier; quad (S = 8 only):
+// pair's schedule and ring, lane = a row x 4 slots (nothing held), emulated lane by lane. For pair and duo
 // the mbarrier waits are modelled: chunk h waits on slot h % R (R = 4 / 8) for parity (h / R) & 1,
 // which must pass on exactly chunk h's phase; and a slice that empties must wait for exactly the
 // chunks in flight.
 // mutation: a deliberate bug, so that a test can show the emulation's checks catch it.
 constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
-enum class EmuShape { k8, kPair, kDuo };
+enum class EmuShape { k8, kPair, kQuad, kDuo };
 enum class PlanMutation {
   kNone,
   kPairAcrossList,  // a pair's one-list test ignores a new list at its second step's first row
@@ -367,9 +368,11 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
                       std::string* why, EmuShape shape = EmuShape::k8,
                       PlanMutation mutation = PlanMutation::kNone) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
-  const bool paired = shape == EmuShape::kPair, duo = shape == EmuShape::kDuo;
-  if (duo && S != 8) {
-    *why = "duo runs at S = 8 only";
+  // quad: pair's schedule and ring, its own lanes (S = 8 only)
+  const bool quad = shape == EmuShape::kQuad, paired = shape == EmuShape::kPair || quad,
+             duo = shape == EmuShape::kDuo;
+  if ((duo || quad) && S != 8) {
+    *why = "quad and duo run at S = 8 only";
     return false;
   }
   const int warps = paired || duo ? 16 : 8;
@@ -492,6 +495,38 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
           }
           return true;
         };
+        if (quad) {  // dnn_resident.cu's quad lambda, lane by lane: row o = lane >> 1, slots 4h .. 4h + 3
+          const int row0 = wl * wrows;
+          if (row0 >= rows_here) continue;  // warp-uniform
+          for (int lane = 0; lane < 32; ++lane) {
+            const int row = row0 + (lane >> 1), hh = lane & 1;
+            const bool row_ok = row < rows_here;
+            const int srow = row_ok ? row : row0;
+            std::array<int, 32> idx;
+            if (!list_of(srow, &idx)) {
+              *why = "quad: a list slot outside the copied bytes, or an index past n (chunk " +
+                     std::to_string(g + hc) + ")";
+              return false;
+            }
+            const uint32_t* pr = row_words(srow);
+            for (int e = 0; e < 4; ++e) {
+              const int slot = 4 * hh + e;
+              float acc = 0.f;
+              for (int t = 0; t < 32; ++t) acc = std::fma(word_float(pr[t]), xin.at(size_t(idx[t]) * S + slot), acc);
+              if (!row_ok) continue;
+              const float v = std::min(std::max(acc + bias, 0.f), 32.f);
+              const int pj = int(pr[jhdnn::sparse::kResidentWordRow]);
+              if (pj < 0 || pj >= n) {
+                *why = "output row out of range";
+                return false;
+              }
+              xout[size_t(pj) * S + slot] = v;
+              ++writes[size_t(pj) * S + slot];
+              if (v != 0.f) slot_alive[slot] = true;
+            }
+          }
+          continue;
+        }
         if (duo) {  // dnn_resident.cu's duo lambda, lane by lane
           const int row0 = wl * wrows;
           if (row0 >= rows_here) continue;  // warp-uniform
@@ -623,11 +658,11 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       if (c + nch - 1 >= chunks - 1) {  // (>: the cross-layer mutation)
         // Every output of every live image written exactly once in this layer (no row skipped, none
         // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot
-        // (duo: every slot, live or not, once: its lanes compute all 8).
+        // (quad, duo: every slot, live or not, once: their lanes compute all 8).
         for (int slot = 0; slot < S; ++slot) {
           const bool live_slot = std::find(live.begin(), live.begin() + cnt, slot) != live.begin() + cnt;
           for (int j = 0; j < n; ++j)
-            if (writes[size_t(j) * S + slot] != (live_slot || duo ? 1 : 0)) {
+            if (writes[size_t(j) * S + slot] != (live_slot || duo || quad ? 1 : 0)) {
               *why = "layer " + std::to_string(k) + ": output " + std::to_string(j) + " of slot " +
                      std::to_string(slot) + " stored " + std::to_string(writes[size_t(j) * S + slot]) + " times";
               return false;
@@ -637,7 +672,7 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         std::vector<bool> flag(S, false);
         for (int li = 0; li < warps * 32; ++li)
           if (alive[li]) flag[live[(li % 32) % S]] = true;  // only lanes with q < cnt ever set alive
-        if (duo) flag = slot_alive;  // a dead slot's flag is never read (only live slots below)
+        if (duo || quad) flag = slot_alive;  // a dead slot's flag is never read (only live slots below)
         std::fill(alive.begin(), alive.end(), false);
         std::fill(slot_alive.begin(), slot_alive.end(), false);
         int m = 0;
@@ -717,10 +752,12 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     if (c == 1) {  // natural order changes nothing in the values
       want = cpu_chain(ls, b.images, cs.bias);
     }
-    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair, EmuShape::kDuo}) {  // bulk / packed, pair, duo
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair, EmuShape::kQuad, EmuShape::kDuo}) {
       for (int S : {2, 4, 8}) {
-        if (shape == EmuShape::kDuo && S != 8) continue;  // duo: S = 8 only
+        const bool lanes4 = shape == EmuShape::kQuad || shape == EmuShape::kDuo;  // S = 8 only
+        if (lanes4 && S != 8) continue;
         for (int slice = 1; slice <= S; ++slice) {
+          if (lanes4 && slice != 1 && slice != 5 && slice != 8) continue;  // every slot is computed anyway: CI time
           INFO("shape " << int(shape) << " S " << S << " slice " << slice);
           ChainResult got;
           std::string why;
@@ -794,6 +831,10 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
        EmuShape::kDuo, {8}},
       {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, duo",
        EmuShape::kDuo, {8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, quad",
+       EmuShape::kQuad, {8}},
+      {PlanMutation::kRingTooDeep, "quad (pair's ring): a copy into the slot of a chunk being consumed",
+       EmuShape::kQuad, {8}},
       {PlanMutation::kDuoRingTooDeep, "duo: a copy up to g + 8, into the slot of a chunk being consumed",
        EmuShape::kDuo, {8}},
       {PlanMutation::kDuoCrossLayer, "duo: 4 chunks per iteration across a layer's end", EmuShape::kDuo, {8}},

@@ -688,7 +688,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
     //                      S = 2 one step;
     //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk;
-    //   quad: each half's 8 warps x 16 rows, one row per lane pair (not emulated: the GPU tests);
+    //   quad: each half's 8 warps x 16 rows, one row per lane pair (emulated lane by lane);
     //   duo: each quarter's 4 warps x 32 rows, a row pair per lane pair (emulated lane by lane).
     if constexpr (kQuad) {
       if (computes) quad();
