@@ -123,7 +123,9 @@ static_assert((kWSlots & (kWSlots - 1)) == 0, "slot = g & (kWSlots - 1)");
 // chunks are 19,456 bytes on the challenge layers: 8 of them fit next to the features; 8 x 34,816 do
 // not). Its shared memory: 8 slots, the misc ints, the feature buffers (resident_duo_smem_bytes).
 constexpr int kDuoSlots = 8;
-constexpr int kDuoChunkWarps = 4;
+constexpr int kDuoChunkWarps = 4;                               // warps on one chunk
+constexpr int kDuoIterChunks = 2 * kWarps / kDuoChunkWarps;     // chunks per iteration: 16 warps / 4
+static_assert(kDuoIterChunks == 4 && kDuoSlots == 2 * kDuoIterChunks, "4 consumed + 4 in flight");
 static_assert(32 + 2 * kDuoSlots <= kMisc && 32 + 2 * kWSlots <= kMisc, "the mbarriers (8 bytes each) fit misc");
 static_assert(kDuoChunkWarps * 2 * kRowsPerWarp == kChunkRows, "duo: 4 warps x 32 rows per chunk");
 
@@ -387,7 +389,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int wrow = kPair ? warp % kChunkWarps : warp;  // the warp's place in its chunk
   int k = 0, c = 0;  // the (first) chunk of iteration g: layer k, chunk c
   for (int g = 0; k < layer_count;) {
-    const int nch = kDuo ? min(kDuoChunkWarps, chunks - c) : kPair && c + 1 < chunks ? 2 : 1;
+    const int nch = kDuo ? min(kDuoIterChunks, chunks - c) : kPair && c + 1 < chunks ? 2 : 1;
     const bool computes = half < nch;  // warp-uniform
     const int gm = g + half;           // this warp's chunk (global index)
     if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
