@@ -989,6 +989,36 @@ TEST_CASE("resident duo: ring slot = the call's largest chunk; the ring fits or 
   CHECK(sp::resident_duo_smem_bytes(1000, sp::resident_duo_slot_bytes(1000, lb_own, 1)) > kH200);
 }
 
+// Which of the GPU bitwise test's cases (kCases) run the duo kernel itself under
+// JHDNN_RESIDENT_KERNEL=duo on the H200, and which its quad fallback: the call's ring of 8 slots of
+// its largest chunk (the layers' list bytes, as host_pack, byte for byte the device pack, counts
+// them; the GPU test sets every case's row order) must fit next to the features in 232,448 bytes.
+// Nothing on the GPU reports which kernel ran, so this pins duo's GPU coverage: all its special
+// paths (a layer's last iteration of 1, 2 and 3 chunks at n = 600 / 200 / 850, an odd short chunk
+// whose pair has only its second-loaded row at n = 77, the unshared-list path of the runs of 1..20,
+// the shared one of the challenge layers, the exit of emptied slices with chunks in flight) are in
+// cases that run duo. A change of the cases (or of the layout) that moves one to quad fails here.
+TEST_CASE("resident duo: the GPU test's cases run duo itself, not only its quad fallback", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  constexpr size_t kH200 = 232448;
+  // By kCases index: 1 (every row its own list: 128 list slots per chunk), 4 (one image, runs 1..16:
+  // 22 slots) and 7 (runs 1..6 at n = 998: 44 slots) run quad; 3 (n = 4096) runs pair's shape (S = 2).
+  const bool want_duo[] = {true, false, true, false, false, true, true, false, true, true, true, true};
+  STATIC_REQUIRE(sizeof want_duo / sizeof want_duo[0] == sizeof kCases / sizeof kCases[0]);
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    INFO(cs.name);
+    const Built b = build_case(cs, 9100 + c);  // the GPU test's seed
+    std::vector<int> lbs;
+    for (size_t l = 0; l < b.ells.size(); ++l) lbs.push_back(host_pack(b.ells[l], &b.orders[l]).list_bytes);
+    const size_t slot = sp::resident_duo_slot_bytes(cs.n, lbs.data(), int(lbs.size()));
+    const size_t smem = sp::resident_duo_smem_bytes(cs.n, slot);
+    const bool s8 = sp::resident_slice_max(cs.n, kH200) == 8;  // duo is considered at S = 8 only
+    INFO("duo ring slot " << slot << " bytes, shared memory " << smem << " of " << kH200);
+    CHECK((s8 && smem <= kH200) == want_duo[c]);
+  }
+}
+
 namespace {
 
 // The list a layer call returns, checked against the list that call READ (ids_read, its first
@@ -1306,8 +1336,9 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    // quad and duo: pair's shape where S < 8; duo: quad where its ring of 8 does not fit (the case
-    // "every row its own list": 34,816-byte chunks).
+    // quad and duo: pair's shape where S < 8; duo: quad where its ring of 8 does not fit (the cases
+    // "every row its own list", "one image" and "n 998": 128, 22 and 44 list slots per chunk; the
+    // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo).
     const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed"};
     constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
     for (int run = 0; run < kKernels * (smax + 1); ++run) {
