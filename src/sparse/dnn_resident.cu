@@ -89,6 +89,7 @@
 // of the per-layer paths.
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <type_traits>
 
 #include "core/config.h"
@@ -794,6 +795,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
 std::atomic<size_t> g_smem_set[kMaxDevices][22];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo
+// Held while the attribute is raised, so that it only ever rises: two first calls racing with
+// different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
+// it, and the smaller, set last, would make the other call's launch fail.
+std::mutex g_smem_raise;
 
 // smem: the block's dynamic shared memory (resident_smem_bytes, duo: resident_duo_smem_bytes);
 // slot_bytes: duo's ring slot (0 for the others).
@@ -808,9 +813,12 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   const int which = kLaneRows != 0 ? 16 + 2 * kLaneRows + (trace ? 1 : 0)
                           : (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
-  if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
-    JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    if (cached) g_smem_set[device][which].store(smem, std::memory_order_relaxed);
+  if (!cached || g_smem_set[device][which].load(std::memory_order_acquire) < smem) {
+    const std::lock_guard<std::mutex> lock(g_smem_raise);
+    if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {  // not raised meanwhile
+      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      if (cached) g_smem_set[device][which].store(smem, std::memory_order_release);
+    }
   }
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
