@@ -1374,12 +1374,21 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       {"generated challenge layer N = 1024, identity columns, misaligned weights", 1024, 0, false, 0.0, 3001, 3001,
        true, true},
       {"aligned 16-row blocks, some padded or split, identity columns", 1000, -16, false, 0.0, 2100, 2100, true, false},
+      // Crowded (>= 2 x 132 SMs x 128 images on the H200: the CTA tile's 128-image items): scattered
+      // columns (gathered copies), a count not a multiple of 128, and 16-row blocks of which some are
+      // not list steps with n not a multiple of 16 (block steps inside a chunk and a tail).
+      {"generated challenge layer N = 256, crowded, scattered columns, partial tile", 256, 0, false, 0.0, 34001, 34050,
+       false, false},
+      {"aligned 16-row blocks, some padded or split, crowded, identity columns, odd n", 200, -16, false, 0.0, 33900,
+       33900, true, false},
   };
   const float bias = -0.3f;
   // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
   // outputs that share a list, and the list-blocked tile (aligned 16-output blocks with one unpadded
   // list as 16 x 32 tiles from shared memory in the per-layer fused kernel; the rest as block steps).
-  for (const char* tile : {"single", "block", "list"}) {
+  // And the CTA tile (per 128-image item, 16-row list blocks x 128 images from shared stages per half
+  // of the block; the rest as block steps).
+  for (const char* tile : {"single", "block", "list", "cta"}) {
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     for (const ReuseCase& cs : cases) {

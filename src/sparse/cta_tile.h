@@ -41,6 +41,19 @@ JHDNN_SPDNN_HD constexpr int cta_reuse_offset_bytes(int warp) {  // warp 0..7 of
   return (warp >> 2) * kCtaHalfFloats * 4 + (warp & 3) * kCtaReuseBytes;
 }
 
+// The layer's shape in CTA mode: 128-image tiles (the CTA tile's items) from cta_min_tiles of them on --
+// half the SMs, where block mode waits for 2 x SMs (N = 1024 on the H200: from 8321 images, layers 1-5,
+// where block mode has them in layers 1-3 only) -- with slices aligned to 16-row list blocks
+// (align = kListOutputs), so that no list block is cut; below, 32-image tiles (block steps) in exactly
+// block mode's shape. Why lower: a 128-image item costs the CTA tile ~12-20% fewer instructions than the
+// block steps (README "CTA tile"), and layer_shape still makes ~4 rounds of items when tiles are many,
+// else about a grid of them.
+JHDNN_SPDNN_HD int64_t cta_min_tiles(int sm_count) { return sm_count / 2 > 1 ? sm_count / 2 : 1; }
+JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+  const Shape sh = layer_shape(count, n_out, sm_count, target, kListOutputs, cta_min_tiles(sm_count));
+  return sh.ipt == 4 ? sh : layer_shape(count, n_out, sm_count, target, 1);
+}
+
 // Floats from the dynamic buffer's start: half h, stage s.
 JHDNN_SPDNN_HD constexpr int cta_stage_offset(int h, int s) { return h * kCtaHalfFloats + s * kCtaStageFloats; }
 // Within a stage: A[t][img] and B[o][t].

@@ -494,10 +494,8 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
                                             int tile_mode, float* list_buf) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
-  Shape sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
-  if constexpr (kCta) {  // 128-image tiles: slices at multiples of 16 rows (of 32: two runs of block mode's split)
-    if (sh.ipt == 4) sh = layer_shape(count, n_out, sm_count, int64_t(gridDim.x), tile::kListOutputs);
-  }
+  const Shape sh = kCta ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+                        : layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
   const int tile_images = 32 * sh.ipt;
   const int64_t items = sh.tiles * sh.slices;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
