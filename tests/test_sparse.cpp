@@ -1381,6 +1381,12 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false, false},
       {"aligned 16-row blocks, some padded or split, crowded, identity columns, odd n", 200, -16, false, 0.0, 33900,
        33900, true, false},
+      // 66 .. 263 tiles of 128 images on the H200: 128-image CTA items (cta_min_tiles = SMs / 2), 32-image
+      // tiles in the other modes; and the same with misaligned weights (the CTA kernel's block-step fallback).
+      {"generated challenge layer N = 1024, reuse order, 10000 images", 1024, 0, false, 0.0, 10000, 10003, false,
+       false},
+      {"generated challenge layer N = 256, identity columns, misaligned weights, 9000 images", 256, 0, false, 0.0,
+       9000, 9000, true, true},
   };
   const float bias = -0.3f;
   // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
