@@ -37,14 +37,10 @@ __device__ __forceinline__ bool cta_bar_and(int h, bool p) {
       : "memory");
   return r != 0;
 }
-// 32-bit address arithmetic as ONE IMAD.WIDE each (nvcc otherwise rebuilds x + (i * ldx + col) * 4 per
-// copy from 64-bit products: ~5 instructions per copy). cta_item takes the CTA path only when x's and
-// y's row strides in bytes fit an int (ldx, ldy <= INT_MAX / 4), so these products cannot overflow.
-__device__ __forceinline__ const char* cta_row(const char* base, int i, int ld_bytes) {  // base + i * ld_bytes
-  const char* p;
-  asm("mad.wide.s32 %0, %1, %2, %3;" : "=l"(p) : "r"(i), "r"(ld_bytes), "l"(base));
-  return p;
-}
+// Addresses: a column's base x + 4 col once per block (cta_col), then per copy or store base + i * ld_bytes
+// with i and ld_bytes 32-bit, which nvcc emits as ONE IMAD.WIDE (from 64-bit products it rebuilds
+// x + (i * ldx + col) * 4 per copy: ~5 instructions). cta_item takes the CTA path only when x's and y's
+// row strides in bytes fit an int (ldx, ldy <= INT_MAX / 4).
 __device__ __forceinline__ const char* cta_col(const char* row, unsigned col) {  // row + 4 col
   const char* p;
   asm("mad.wide.u32 %0, %1, 4, %2;" : "=l"(p) : "r"(col), "l"(row));
@@ -68,8 +64,7 @@ __device__ __forceinline__ void cta_static_for(F&& f) {
     cta_static_for<kBegin + 1, kEnd>(f);
   }
 }
-// 16-byte global store (p comes from cta_row's asm, so nvcc no longer knows it is global and would
-// emit a generic ST.E.128).
+// 16-byte global store (st.global: never a generic ST.E.128, whatever nvcc infers about p).
 __device__ __forceinline__ void cta_store4(float* p, float a, float b, float c, float d) {
   asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
@@ -125,9 +120,9 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
   const int row = tile::cta_copy_row(w, lane), c4 = tile::cta_copy_chunk(lane);
   const int jo = __shfl_sync(0xffffffffu, ord, row);
   cp_async16(st + 4u * unsigned(tile::cta_w_index(row, c4)), row_lane(c.wv + c4, jo));
-  // Input t's feature of a column: x + 4 col + I[t] * ldx_bytes (I[t] >= 0: a list step has no padding),
-  // one IMAD.WIDE from the column's base.
-  auto src = [&](const char* x_col, int t) { return cta_row(x_col, __shfl_sync(0xffffffffu, i0, t), c.ldx_bytes); };
+  // Input t's feature of a column: x + 4 col + I[t] * ldx_bytes (I[t] >= 0: a list step has no padding).
+  // The row offset is one IMAD.WIDE per input (32 x 32 -> 64 bits), shared by the 4 gathered columns.
+  auto row_off = [&](int t) { return int64_t(__shfl_sync(0xffffffffu, i0, t)) * c.ldx_bytes; };
   if (c.contig) {  // one loop per kind, so that neither holds the other's registers
     const int img4 = tile::cta_copy_image4(lane);
     const char* const x_col = cta_col(c.x, c.cols[0] + unsigned(img4));  // images col0 + 4 lane .. + 3
@@ -136,7 +131,7 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
     // is linear in t and the image, and t - w = 4 k8, so the difference is cta_f_index(4 k8, 0).
     cta_static_for<0, 8>([&](auto k8) {
       constexpr int kK8 = decltype(k8)::value;
-      cp_async16_at<4 * tile::cta_f_index(4 * kK8, 0)>(dst, src(x_col, tile::cta_copy_input(w, kK8)));
+      cp_async16_at<4 * tile::cta_f_index(4 * kK8, 0)>(dst, x_col + row_off(tile::cta_copy_input(w, kK8)));
     });
   } else {
     const char* x_col[4];
@@ -146,10 +141,10 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
     // (t, image lane + 32 m) lands at dst + 4 cta_f_index(4 k8, 32 m), as above.
     cta_static_for<0, 8>([&](auto k8) {
       constexpr int kK8 = decltype(k8)::value;
-      const int t = tile::cta_copy_input(w, kK8);
+      const int64_t off = row_off(tile::cta_copy_input(w, kK8));
       cta_static_for<0, 4>([&](auto m) {
         constexpr int kM = decltype(m)::value;
-        cp_async4_at<4 * tile::cta_f_index(4 * kK8, tile::cta_gather_image(0, kM))>(dst, src(x_col[kM], t));
+        cp_async4_at<4 * tile::cta_f_index(4 * kK8, tile::cta_gather_image(0, kM))>(dst, x_col[kM] + off);
       });
     });
   }
@@ -196,7 +191,7 @@ __device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaC
       alive4[i] = fmaxf(alive4[i], fabsf(v[i]));  // read only for valid images
     }
     const int j = __shfl_sync(0xffffffffu, ord, tile::cta_row(lane, u));  // j >= 0
-    float* const p = const_cast<float*>(reinterpret_cast<const float*>(cta_row(c.y_q, j, c.ldy_bytes)));
+    float* const p = reinterpret_cast<float*>(c.y_q + int64_t(j) * c.ldy_bytes);  // one IMAD.WIDE
     if (c.vec && q0 + 4 <= c.valid_w) {
       cta_store4(p, v[0], v[1], v[2], v[3]);
     } else {
