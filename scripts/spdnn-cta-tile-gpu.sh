@@ -22,7 +22,8 @@
 # the call ends by itself with OUTDIR/summary.txt written (steps skipped or cut are listed there).
 # Baseline (block, H200, bench/results/3f71f09 and adbf1f5): layers 1-4 at N = 1024 335 / 337 / 244 / 145 us;
 # graph N = 1024 L = 120 2.65 ms, resident 2.19 ms; N = 4096 graph L = 120 7.96 ms.
-# Prediction (not measured; README "CTA tile"): layer 1 ~200-250 us, layers 1-4 ~0.82 ms (block 1.06 ms).
+# Prediction (not measured; README "CTA tile"): layers 1-4 at N = 1024 ~217 / 240 / 169 / 106 us (0.57-0.89 ms;
+# block 1.06 ms); graph N = 1024 L = 120 ~2.3 ms, resident ~1.85 ms; N = 4096 graph ~6.7 ms (layer 1 ~0.84 ms, block 1.25).
 set -uo pipefail
 OUT=${1:-}
 if [ -z "$OUT" ]; then
