@@ -456,6 +456,12 @@ TEST_CASE("spdnn CTA tile: the layout's constants", "[sparse][cpu]") {
       for (int dt = 0; t + dt < 32; dt += 4)
         for (int di = 0; img + di < tile::kCtaImages; di += 32)
           CHECK(tile::cta_f_index(t + dt, img + di) == tile::cta_f_index(t, img) + tile::cta_f_index(dt, di));
+  // ... and the thread's copies are its first one plus (4 k8, 32 m): t = w + 4 k8, image = lane + 32 m.
+  for (int w = 0; w < 4; ++w)
+    for (int k8 = 0; k8 < 8; ++k8) CHECK(tile::cta_copy_input(w, k8) == tile::cta_copy_input(w, 0) + 4 * k8);
+  for (int lane = 0; lane < 32; ++lane)
+    for (int m = 0; m < 4; ++m)
+      CHECK(tile::cta_gather_image(lane, m) == tile::cta_gather_image(lane, 0) + tile::cta_gather_image(0, m));
   // The compute's and the copies' thread shares cover the 16 x 128 block exactly once.
   std::vector<int> outs(16 * 128, 0), feats(32 * 128, 0), wts(16 * 32, 0);
   for (int w = 0; w < 4; ++w)

@@ -131,6 +131,7 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
     // is linear in t and the image, and t - w = 4 k8, so the difference is cta_f_index(4 k8, 0).
     cta_static_for<0, 8>([&](auto k8) {
       constexpr int kK8 = decltype(k8)::value;
+      static_assert(tile::cta_copy_input(3, kK8) - tile::cta_copy_input(3, 0) == 4 * kK8, "the immediates assume t = w + 4 k8");
       cp_async16_at<4 * tile::cta_f_index(4 * kK8, 0)>(dst, x_col + row_off(tile::cta_copy_input(w, kK8)));
     });
   } else {
@@ -144,6 +145,8 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
       const int64_t off = row_off(tile::cta_copy_input(w, kK8));
       cta_static_for<0, 4>([&](auto m) {
         constexpr int kM = decltype(m)::value;
+        static_assert(tile::cta_gather_image(5, kM) - tile::cta_gather_image(5, 0) == tile::cta_gather_image(0, kM),
+                      "the immediates assume image = lane + 32 m");
         cp_async4_at<4 * tile::cta_f_index(4 * kK8, tile::cta_gather_image(0, kM))>(dst, x_col[kM] + off);
       });
     });
