@@ -11,13 +11,15 @@
 #   2. tests: test_spdnn_cta_tile (CPU emulation), test_config, and all of test_sparse under
 #      JHDNN_SPDNN_TILE=cta (= ctest spdnn_tile_cta; its reuse-tile case also loops over single, block,
 #      list and cta itself);
-#   3. compute-sanitizer memcheck and racecheck of the reuse-tile case under cta (crowded cases: 34000
-#      images, 128-image CTA items; stages, named barriers, the aliased block-step buffers);
-#   4. A/B block vs cta: spdnn_infer N = 1024 L = 120 / 480 and N = 4096 L = 120 / 480, graph and resident
+#   3. A/B block vs cta: spdnn_infer N = 1024 L = 120 / 480 and N = 4096 L = 120 / 480, graph and resident
 #      paths, exact (--validate yes);
-#   5. ncu (--no-warmup: launches 0.. of dnn_layer_compact_kernel / dnn_layer_cta_kernel are layers 1..):
+#   4. ncu (--no-warmup: launches 0.. of dnn_layer_compact_kernel / dnn_layer_cta_kernel are layers 1..):
 #      time, instructions, IPC, warps of the first 12 layers at N = 1024 (block and cta) and N = 4096 (cta);
-#      then the full set of layers 1-4 at N = 1024 under cta.
+#   5. compute-sanitizer memcheck and racecheck of the reuse-tile case under cta (crowded cases: 34000
+#      images, 128-image CTA items; stages, named barriers, the aliased block-step buffers; racecheck may
+#      be cut by its 75 s timeout: then its file shows how far it got);
+#   6. the full ncu set of layers 1-4 at N = 1024 under cta.
+# Steps are ordered by priority (correctness, then times), so the guard cuts the least important ones.
 # Time guard: a step starts only if 15 s of the 540 s are left, and its timeout is cut to what is left, so
 # the call ends by itself with OUTDIR/summary.txt written (steps skipped or cut are listed there).
 # Baseline (block, H200, bench/results/3f71f09 and adbf1f5): layers 1-4 at N = 1024 335 / 337 / 244 / 145 us;
@@ -75,13 +77,6 @@ if [ "${TESTS:-1}" = 1 ]; then
   JHDNN_SPDNN_TILE=cta step test_sparse_cta 170 "$T/test_sparse" --durations yes
 fi
 
-if [ "${SAN:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
-    JHDNN_SPDNN_TILE=cta step "san_$tool" 90 compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      "$T/test_sparse" "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"
-  done
-fi
-
 for tile in block cta; do
   JHDNN_SPDNN_TILE=$tile step "sp1024_$tile" 60 "$SI" --width 1024 --layers 120,480 --path graph,resident \
     --validate yes --csv "$OUT/sp1024_$tile.csv"
@@ -99,6 +94,16 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
   JHDNN_SPDNN_TILE=cta step ncut_4096_cta 45 ncu --clock-control none --metrics "$M" \
     -k regex:"dnn_layer_compact_kernel|dnn_layer_cta_kernel" --launch-skip 0 --launch-count 12 --csv \
     --print-units base "$SI" --width 4096 --layers 120 --path graph --validate no --no-warmup
+fi
+
+if [ "${SAN:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck racecheck; do
+    JHDNN_SPDNN_TILE=cta step "san_$tool" 75 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      "$T/test_sparse" "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"
+  done
+fi
+
+if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
   R="$OUT/ncuf_1024_cta"
   JHDNN_SPDNN_TILE=cta step ncuf_1024_cta 120 ncu --clock-control none --set full \
     -k regex:"dnn_layer_cta_kernel" --launch-skip 0 --launch-count 4 --export "$R" --force-overwrite \
