@@ -508,7 +508,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       ReuseSmem& sm = *reinterpret_cast<ReuseSmem*>(reinterpret_cast<char*>(list_buf) +
                                                     tile::cta_reuse_offset_bytes(warp));
       const bool aligned = ((reinterpret_cast<uintptr_t>(wi) | reinterpret_cast<uintptr_t>(wv)) & 15u) == 0;
-      // 32-bit byte strides (cta_tile.cuh: cta_row); x's and y's leading dimensions are the layer's image
+      // 32-bit byte strides (cta_tile.cuh: the addresses); x's and y's leading dimensions are the layer's image
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
       if (sh.ipt == 4 && aligned && strides)  // block-uniform
@@ -581,7 +581,7 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                                       tile_mode == 2 ? reinterpret_cast<float*>(s_list) : nullptr);
 }
 
-// JHDNN_SPDNN_TILE=cta, width 32 (cta_tile.cuh): launched with tile::kCtaSmemBytes (73 KB) of dynamic
+// JHDNN_SPDNN_TILE=cta, width 32 (cta_tile.cuh): launched with tile::kCtaSmemBytes (73.5 KB) of dynamic
 // shared memory, which holds both halves' stages and, aliased into each half's stage 0, the per-warp
 // block-step buffers (ReuseSmem is not declared statically here: 10 KB more would leave 2 blocks per
 // SM). 3 blocks per SM, so the same 80-register cap as the block tile.
@@ -812,7 +812,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   // List mode (width 32 only): 100 KB of dynamic shared memory per block (8 warps x 2 stages of 6.25 KB),
   // so 2 blocks per SM instead of 3; the grid (and so layer_shape's target) follows the occupancy.
   const int mode = width == 32 ? tile_mode : std::min(tile_mode, 1);
-  // CTA mode (width 32 only): tile::kCtaSmemBytes (73 KB): both halves' stages; 3 blocks per SM.
+  // CTA mode (width 32 only): tile::kCtaSmemBytes (73.5 KB): both halves' stages; 3 blocks per SM.
   const size_t dyn = mode == 2 ? size_t(tile::kListSmemBytes) : mode == 3 ? size_t(tile::kCtaSmemBytes) : 0;
   auto launch = [&](auto kernel) -> Status {
     if (mode == 2) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
