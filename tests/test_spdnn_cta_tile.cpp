@@ -412,6 +412,7 @@ TEST_CASE("spdnn CTA tile emulation: every output once, bitwise the fma chain, f
     const Layer L = random_ell(200, g);
     run_case(L, 700, 2, false, g.next(), false);
     run_case(L, 700, 2, true, g.next(), false);
+    run_case(random_ell(10, g), 300, 2, true, g.next(), false);  // fewer rows than a list block: all tail
   }
   SECTION("aligned 16-row blocks, some padded or split, odd n (a tail)") {
     const Layer L = mixed_blocks(1000, g);
