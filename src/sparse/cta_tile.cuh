@@ -155,8 +155,10 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
 }
 
 // The 16 x 128 block in stage s (landed and visible: wait + half barrier done): this thread's rows
-// cta_row(lane, u) (outputs shfl(ord, row)) x images cta_image(w, lane, i); stores and alive4.
-__device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaCtx& c, int s, float (&alive4)[4]) {
+// cta_row(lane, u) (outputs shfl(ord, row)) x images cta_image(w, lane, i); stores, and sets bit i of
+// `alive` when image i has a nonzero output here (one register for the 4 images, not 4 running maxima:
+// those were spilled at the 80-register cap).
+__device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaCtx& c, int s, unsigned& alive) {
   const float* const st = c.half_buf + s * tile::kCtaStageFloats;
   const int img0 = tile::cta_image(w, lane, 0);
   float acc[4][4];
@@ -185,13 +187,14 @@ __device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaC
       }
   }
   const int q0 = img0 - 32 * w;  // this thread's first image within the warp's 32
+  float m[4] = {0.f, 0.f, 0.f, 0.f};  // max |v| per image over the 4 rows
 #pragma unroll
   for (int u = 0; u < 4; ++u) {
     float v[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       v[i] = fminf(fmaxf(acc[u][i] + c.bias, 0.f), c.clamp_max);
-      alive4[i] = fmaxf(alive4[i], fabsf(v[i]));  // read only for valid images
+      m[i] = fmaxf(m[i], fabsf(v[i]));
     }
     const int j = __shfl_sync(0xffffffffu, ord, tile::cta_row(lane, u));  // j >= 0
     float* const p = reinterpret_cast<float*>(c.y_q + int64_t(j) * c.ldy_bytes);  // one IMAD.WIDE
@@ -202,6 +205,8 @@ __device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaC
       for (int i = 0; i < 4; ++i) store_if(p + i, v[i], q0 + i < c.valid_w);
     }
   }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) alive |= m[i] != 0.f ? 1u << i : 0u;  // read only for valid images
 }
 
 // The half's blocks k = 0 .. n - 1 (n <= 32; block k = list block b_first + 2 k) as a pipeline with one
@@ -213,7 +218,7 @@ __device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaC
 // blocks that are NOT list steps (bit k), for block steps; ends with a half barrier, after which the
 // half's stages are free (no copy in flight, every read done).
 __device__ __forceinline__ unsigned cta_pipeline(int h, int w, int lane, int b_first, int n, const CtaCtx& c,
-                                                 float (&alive4)[4]) {
+                                                 unsigned& alive4) {
   auto ord_at = [&](int k) {  // lane l: the output at position 16 (b_first + 2 k) + l % 16
     const int p = (b_first + 2 * k) * tile::kListOutputs + (lane & 15);
     return c.order ? __ldg(c.order + p) : p;
@@ -285,7 +290,7 @@ __device__ __forceinline__ void cta_item(int lane, int warp, int count, int tile
   c.ldy_bytes = int(ldy) * 4;
   c.valid_w = count - (r0 + 32 * w);
   c.vec = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0;
-  float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // list steps: images cta_image(w, lane, i)
+  unsigned alive4 = 0u;  // list steps: bit i = image cta_image(w, lane, i) has a nonzero output
   float alive = 0.f;                       // block steps: this lane's image r0 + 32 w + lane
   int b0, b1;
   tile::cta_blocks(j_begin, j_end, &b0, &b1);
@@ -327,7 +332,7 @@ __device__ __forceinline__ void cta_item(int lane, int warp, int count, int tile
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int r = r0 + tile::cta_image(w, lane, i);
-    if (r < count && alive4[i] != 0.f) flags[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+    if (r < count && (alive4 >> i & 1u)) flags[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
   }
   const int r_own = r0 + 32 * w + lane;
   if (r_own < count && alive != 0.f) flags[r_own] = 1;
