@@ -6,7 +6,7 @@
 #   scripts/spdnn-cta-tile-gpu.sh OUTDIR      TESTS=0 skips the tests, SAN=0 the sanitizers, NCU=0 the profiles
 #
 # Builds the sparse targets in BUILD_DIR (default build-gpu, git-ignored) and unpacks the challenge data, then:
-#   1. resource usage of the layer kernels (cta: dnn_layer_cta_kernel, expected REG:80 STACK:64 SHARED:1040,
+#   1. resource usage of the layer kernels (cta: dnn_layer_cta_kernel, expected REG:80 STACK:48 SHARED:1040,
 #      + 75264 B dynamic: 3 blocks per SM);
 #   2. tests: test_spdnn_cta_tile (CPU emulation), test_config, and all of test_sparse under
 #      JHDNN_SPDNN_TILE=cta (= ctest spdnn_tile_cta; its reuse-tile case also loops over single, block,
