@@ -447,7 +447,8 @@ TEST_CASE("spdnn CTA tile: the layout's constants", "[sparse][cpu]") {
   CHECK(std::count(seen.begin(), seen.end(), 1) == 32 * (tile::kCtaImages + tile::kListOutputs));
   CHECK(std::count_if(seen.begin(), seen.end(), [](int v) { return v > 1; }) == 0);
   CHECK(tile::cta_stage_offset(1, 1) + tile::kCtaStageFloats <= tile::kCtaColsOffset);
-  CHECK(tile::cta_reuse_offset_bytes(7) + tile::kCtaReuseBytes <= tile::cta_stage_offset(1, 0) * 4 + tile::kCtaFeatFloats * 4);
+  CHECK(tile::cta_reuse_offset_bytes(7) + tile::kCtaReuseBytes <=
+        tile::cta_stage_offset(1, 0) * 4 + tile::kCtaFeatFloats * 4);
   CHECK(tile::cta_reuse_offset_bytes(3) + tile::kCtaReuseBytes <= tile::kCtaFeatFloats * 4);
   CHECK(tile::kCtaSmemBytes % 16 == 0);
   // The kernel's copies address (t, image) as the thread's first copy plus cta_f_index(t - t0, image -
@@ -482,6 +483,7 @@ TEST_CASE("spdnn CTA tile: the layout's constants", "[sparse][cpu]") {
   for (int w = 0; w < 4; ++w)
     for (int lane = 0; lane < 32; ++lane)
       for (int k8 = 0; k8 < 8; ++k8)
-        for (int m = 0; m < 4; ++m) ++feats[size_t(tile::cta_copy_input(w, k8) * 128 + tile::cta_gather_image(lane, m))];
+        for (int m = 0; m < 4; ++m)
+          ++feats[size_t(tile::cta_copy_input(w, k8) * 128 + tile::cta_gather_image(lane, m))];
   CHECK(std::count(feats.begin(), feats.end(), 1) == 32 * 128);
 }

@@ -131,14 +131,16 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
     // is linear in t and the image, and t - w = 4 k8, so the difference is cta_f_index(4 k8, 0).
     cta_static_for<0, 8>([&](auto k8) {
       constexpr int kK8 = decltype(k8)::value;
-      static_assert(tile::cta_copy_input(3, kK8) - tile::cta_copy_input(3, 0) == 4 * kK8, "the immediates assume t = w + 4 k8");
+      static_assert(tile::cta_copy_input(3, kK8) - tile::cta_copy_input(3, 0) == 4 * kK8,
+                    "the immediates assume t = w + 4 k8");
       cp_async16_at<4 * tile::cta_f_index(4 * kK8, 0)>(dst, x_col + row_off(tile::cta_copy_input(w, kK8)));
     });
   } else {
     const char* x_col[4];
 #pragma unroll
     for (int m = 0; m < 4; ++m) x_col[m] = cta_col(c.x, c.cols[tile::cta_gather_image(lane, m)]);
-    const unsigned dst = st + 4u * unsigned(tile::cta_f_index(tile::cta_copy_input(w, 0), tile::cta_gather_image(lane, 0)));
+    const unsigned dst =
+        st + 4u * unsigned(tile::cta_f_index(tile::cta_copy_input(w, 0), tile::cta_gather_image(lane, 0)));
     // (t, image lane + 32 m) lands at dst + 4 cta_f_index(4 k8, 32 m), as above.
     cta_static_for<0, 8>([&](auto k8) {
       constexpr int kK8 = decltype(k8)::value;
@@ -249,8 +251,8 @@ __device__ __forceinline__ unsigned cta_pipeline(int h, int w, int lane, int b_f
 }
 
 // One item in CTA mode (a tile of 128 images r0 = tile0 .., outputs [j_begin, j_end) of the row order;
-// 16-byte aligned weight arrays; ldx, ldy <= INT_MAX / 4; called by all 256 threads). The item's columns go to shared memory
-// (one __syncthreads, which also votes on their contiguity). Then each half runs its list blocks
+// 16-byte aligned weight arrays; ldx, ldy <= INT_MAX / 4; called by all 256 threads). The item's columns
+// go to shared memory (one __syncthreads, which also votes on their contiguity). Then each half runs its list blocks
 // through cta_pipeline in chunks of up to 32, the chunk's blocks that are not list steps as block
 // steps (reuse_range: warp w for images r0 + 32 w .. + 31, its buffers `sm` in the half's stage 0,
 // free then; a half barrier before the next chunk's copies), and at the end its piece of the slice

@@ -58,7 +58,9 @@ JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count,
 JHDNN_SPDNN_HD constexpr int cta_stage_offset(int h, int s) { return h * kCtaHalfFloats + s * kCtaStageFloats; }
 // Within a stage: A[t][img] and B[o][t].
 JHDNN_SPDNN_HD constexpr int cta_f_index(int t, int img) { return t * kCtaImages + img; }
-JHDNN_SPDNN_HD constexpr int cta_w_index(int o, int t) { return kCtaFeatFloats + (o & 3) * kListWSlab + (o >> 2) * kListWRow + t; }
+JHDNN_SPDNN_HD constexpr int cta_w_index(int o, int t) {
+  return kCtaFeatFloats + (o & 3) * kListWSlab + (o >> 2) * kListWRow + t;
+}
 
 // The slice [j_begin, j_end) as full list blocks [*b0, *b1) (b0 = ceil(j_begin / 16)), a head
 // [j_begin, 16 b0) and a tail [16 b1, j_end) (either may be empty; with layer_shape's align = 16 the
