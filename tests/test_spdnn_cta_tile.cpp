@@ -221,14 +221,28 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
         const int b_first = b0 + (mutate == 3 ? 0 : h) + 2 * c0;
         auto blk = [&](int k) { return b_first + 2 * k; };
         unsigned rest = 0u;
-        bool ok_k = vote(blk(0));
-        if (ok_k) issue(blk(0), 0);
+        // The kernel's register pipeline: order entries loaded for blocks k .. k + 2 (ord_*: here the
+        // block each holds, -1 = not loaded), the indices fetched for block k + 1 (f_blk), rotated as
+        // the kernel rotates them; vote, issue and compute use what those registers hold.
+        int ord_k = blk(0), ord_k1 = n > 1 ? blk(1) : -1, ord_k2 = n > 2 ? blk(2) : -1;
+        int f_blk = ord_k;
+        bool ok_k = vote(f_blk);
+        if (ok_k) issue(ord_k, 0);
+        if (n > 1) f_blk = ord_k1;
         for (int k = 0; k < n; ++k) {
-          const bool ok_k1 = k + 1 < n && vote(blk(k + 1));
-          if (ok_k1) issue(blk(k + 1), mutate == 2 ? (k & 1) : ((k + 1) & 1));
-          if (ok_k) compute(blk(k), k & 1);
+          const bool ok_k1 = k + 1 < n && vote(f_blk);
+          if (ok_k1) {
+            if (f_blk != ord_k1) ++res.bad_stage;  // indices and order entries of different blocks
+            issue(ord_k1, mutate == 2 ? (k & 1) : ((k + 1) & 1));
+          }
+          if (k + 2 < n) f_blk = ord_k2;
+          const int ord_k3 = k + 3 < n ? blk(k + 3) : -1;
+          if (ok_k) compute(ord_k, k & 1);
           else rest |= 1u << k;
           ok_k = ok_k1;
+          ord_k = ord_k1;
+          ord_k1 = ord_k2;
+          ord_k2 = ord_k3;
         }
         for (int k = 0; k < 32; ++k)
           if (rest >> k & 1u)
