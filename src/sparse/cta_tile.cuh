@@ -26,15 +26,29 @@ namespace {
 
 // Named barrier of half h (id h + 1; id 0 is __syncthreads): its 4 warps, 128 threads. Like
 // __syncthreads for the participants, it orders their shared-memory accesses before and after it.
-__device__ __forceinline__ void cta_bar(int h) { asm volatile("bar.sync %0, 128;" ::"r"(h + 1) : "memory"); }
+// The id is an IMMEDIATE in each of two warp-uniform branches (h = warp / 4): with the id in a register
+// ptxas cannot tell which barriers are used and reserves all 16 ("used 16 barriers" in -Xptxas -v),
+// and on sm_90 barriers are an occupancy resource (ncu launch__occupancy_limit_barriers): 16 per block
+// could cost the 3 blocks per SM this kernel is sized for. With immediates: "used 3 barriers".
+__device__ __forceinline__ void cta_bar(int h) {
+  if (h == 0) asm volatile("bar.sync 1, 128;" ::: "memory");
+  else asm volatile("bar.sync 2, 128;" ::: "memory");
+}
 // The same barrier with a vote: true iff p holds in all 128 threads of the half.
 __device__ __forceinline__ bool cta_bar_and(int h, bool p) {
   unsigned r;
-  asm volatile(
-      "{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbar.red.and.pred q, %2, 128, p;\n\tselp.u32 %0, 1, 0, q;\n\t}"
-      : "=r"(r)
-      : "r"(unsigned(p)), "r"(h + 1)
-      : "memory");
+  if (h == 0)
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbar.red.and.pred q, 1, 128, p;\n\tselp.u32 %0, 1, 0, q;\n\t}"
+        : "=r"(r)
+        : "r"(unsigned(p))
+        : "memory");
+  else
+    asm volatile(
+        "{\n\t.reg .pred p, q;\n\tsetp.ne.u32 p, %1, 0;\n\tbar.red.and.pred q, 2, 128, p;\n\tselp.u32 %0, 1, 0, q;\n\t}"
+        : "=r"(r)
+        : "r"(unsigned(p))
+        : "memory");
   return r != 0;
 }
 // Addresses: a column's base x + 4 col once per block (cta_col), then per copy or store base + i * ld_bytes
