@@ -85,6 +85,11 @@ __device__ __forceinline__ void cta_store4(float* p, float a, float b, float c, 
 // Every cp.async group of this thread has landed.
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
 
+// The block steps' per-warp buffers are aliased into the half's stage 0 at kCtaReuseBytes apart
+// (cta_reuse_offset_bytes): a larger ReuseSmem would overlap the next warp's and race silently.
+static_assert(sizeof(ReuseSmem) <= tile::kCtaReuseBytes && alignof(ReuseSmem) <= 16 && tile::kCtaReuseBytes % 16 == 0,
+              "ReuseSmem must fit its kCtaReuseBytes slot (cta_tile.h)");
+
 // What a half's pipeline needs about the item and the layer.
 struct CtaCtx {
   const int* wi;
