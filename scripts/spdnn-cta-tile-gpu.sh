@@ -15,7 +15,8 @@
 #      paths, exact (--validate yes);
 #   4. ncu (--no-warmup: launches 0.. of dnn_layer_compact_kernel / dnn_layer_cta_kernel are layers 1..):
 #      time, instructions, IPC, warps of the first 12 layers at N = 1024 (block and cta) and N = 4096 (cta);
-#   5. compute-sanitizer memcheck and racecheck of the reuse-tile case under cta (crowded cases: 34000
+#   5. compute-sanitizer memcheck and racecheck of the reuse-tile case under cta only (JHDNN_TEST_SPDNN_TILE=cta:
+#      without it the case runs single, block and list first and the timeout cuts it before cta; crowded cases: 34000
 #      images, 128-image CTA items; stages, named barriers, the aliased block-step buffers; racecheck may
 #      be cut by its 75 s timeout: then its file shows how far it got);
 #   6. the full ncu set of layers 1-4 at N = 1024 under cta.
@@ -98,7 +99,7 @@ fi
 
 if [ "${SAN:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
-    JHDNN_SPDNN_TILE=cta step "san_$tool" 75 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    JHDNN_SPDNN_TILE=cta JHDNN_TEST_SPDNN_TILE=cta step "san_$tool" 75 compute-sanitizer --tool "$tool" --error-exitcode 99 \
       "$T/test_sparse" "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"
   done
 fi
