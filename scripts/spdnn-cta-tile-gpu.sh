@@ -86,7 +86,8 @@ for tile in block cta; do
 done
 
 if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
-  M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active
+  # launch__grid_size: the resident grid the occupancy query gave (cta: 396 = 3 blocks x 132 SMs expected)
+  M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size
   for tile in block cta; do
     JHDNN_SPDNN_TILE=$tile step "ncut_1024_$tile" 45 ncu --clock-control none --metrics "$M" \
       -k regex:"dnn_layer_compact_kernel|dnn_layer_cta_kernel" --launch-skip 0 --launch-count 12 --csv \
