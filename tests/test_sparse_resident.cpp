@@ -58,6 +58,28 @@ SliceInput slice_input(const std::vector<std::vector<float>>& imgs, int count, i
   }
   return in;
 }
+// Layers on the device for the resident tests: each ELL's index and value arrays and its row order
+// uploaded, one descriptor per layer, created and (unless set is false) set to them. The caller
+// destroys the descriptors.
+struct DeviceLayers {
+  std::vector<DeviceBuffer> di, dv, dord;
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+};
+DeviceLayers device_layers(const std::vector<spdnn::Ell>& ells, const std::vector<std::vector<int>>& orders,
+                           int64_t n, bool set = true) {
+  DeviceLayers d;
+  d.descs.resize(ells.size());
+  for (size_t l = 0; l < ells.size(); ++l) {
+    d.di.push_back(res_to_dev(ells[l].idx));
+    d.dv.push_back(res_to_dev(ells[l].val));
+    d.dord.push_back(res_to_dev(orders[l]));
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d.descs[l]));
+    if (!set) continue;
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d.descs[l], n, n, 32, d.di[l].as<int>(), d.dv[l].get(), JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d.descs[l], d.dord[l].as<int>()));
+  }
+  return d;
+}
 template <class T>
 std::vector<T> res_from_dev(const DeviceBuffer& b, size_t n) {
   std::vector<T> v(n);
@@ -1259,17 +1281,8 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       ids[m] = 5000 + 7 * m;
       for (int64_t i = 0; i < n; ++i) x[size_t(i) * ld + cols[m]] = b.images[m][i];
     }
-    std::vector<DeviceBuffer> di, dv, dord;
-    std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
-    for (int l = 0; l < L; ++l) {
-      di.push_back(res_to_dev(b.ells[l].idx));
-      dv.push_back(res_to_dev(b.ells[l].val));
-      dord.push_back(res_to_dev(b.orders[l]));
-      JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
-      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di.back().as<int>(), dv.back().get(),
-                                              JHDNN_DATA_FLOAT));
-      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord.back().as<int>()));
-    }
+    const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // L layers
+    const std::vector<jhdnnSparseMatrixDescriptor_t>& descs = dl.descs;
     DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
 
     // Survivors by id with their final features (column = position r in the input list). The
@@ -1395,17 +1408,8 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
   const int L = cs.layers, count = cs.images, max_active = count + 13;  // CTAs past the count exist
   const int64_t ld = max_active;
   const auto [x, rows, ids] = slice_input(b.images, count, n, ld, max_active, 5000, 7);
-  std::vector<DeviceBuffer> di, dv, dord;
-  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
-  for (int l = 0; l < L; ++l) {
-    di.push_back(res_to_dev(b.ells[l].idx));
-    dv.push_back(res_to_dev(b.ells[l].val));
-    dord.push_back(res_to_dev(b.orders[l]));
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
-    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di.back().as<int>(), dv.back().get(),
-                                            JHDNN_DATA_FLOAT));
-    JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord.back().as<int>()));
-  }
+  const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // L layers
+  const std::vector<jhdnnSparseMatrixDescriptor_t>& descs = dl.descs;
   DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
   using Rec = jhdnnSparseDnnResidentTraceRecord_t;
   constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
@@ -1605,16 +1609,8 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
 
   const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
   const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
-  std::vector<DeviceBuffer> di, dv, dord;
-  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
-  for (int l = 0; l < L; ++l) {
-    di.push_back(res_to_dev(ea[l].idx));
-    dv.push_back(res_to_dev(ea[l].val));
-    dord.push_back(res_to_dev(oa[l]));
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
-    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
-    JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
-  }
+  DeviceLayers dl = device_layers(ea, oa, n);  // L layers
+  auto& [di, dv, dord, descs] = dl;
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   JHDNN_CHECK(jhdnnSetStream(h.get(), stream));
@@ -1842,14 +1838,8 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
 
   const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
   const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
-  std::vector<DeviceBuffer> di, dv, dord;
-  std::vector<jhdnnSparseMatrixDescriptor_t> descs(L);
-  for (int l = 0; l < L; ++l) {
-    di.push_back(res_to_dev(layers[l].idx));
-    dv.push_back(res_to_dev(layers[l].val));
-    dord.push_back(res_to_dev(orders[l]));
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&descs[l]));
-  }
+  DeviceLayers dl = device_layers(layers, orders, n, false);  // L layers; set in every round below
+  auto& [di, dv, dord, descs] = dl;
   // Per worker: a handle, a non-blocking stream, outputs and counts.
   JhdnnHandle h0, h1;
   const std::array<jhdnnHandle_t, kWorkers> handles{h0.get(), h1.get()};

@@ -478,8 +478,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       }
     };
     // Bias, ReLU, clamp and the store of one output (row at srow) for this lane's image.
+    auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };  // bias, ReLU, clamp
     auto finish = [&](unsigned srow, float acc, bool ok) {
-      const float v = fminf(fmaxf(acc + bias, 0.f), clamp_max);
+      const float v = act(acc);
       if (ok) {
         const unsigned j = unsigned(lds_s32(srow + kResidentWordRow * 4));  // the output row
         sts_f32(xout_q + (j << kShift), v);
@@ -595,7 +596,6 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         fma4(w.w, x3);
       }
       if (row_ok) {
-        auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
         const float4 v = make_float4(act(a0), act(a1), act(a2), act(a3));
         const unsigned j = unsigned(lds_s32(srow + kResidentWordRow * 4));  // the output's feature row
         sts_v4_f32(xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb + (j << 5), v);

@@ -262,6 +262,14 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
     CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
   }
+  // After a multi-layer launch (`what`) was refused before any ran: the note, then layers c0 + 1 ..
+  // layers as fused launches.
+  auto fused_rest = [&](int c0, const char* what) {
+    char msg[256];
+    jhdnnGetLastErrorString(msg, sizeof(msg));
+    res.note = std::string(what) + " launch not supported (" + msg + "); ran the fused path instead";
+    for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
+  };
   auto fused_head = [&](int threshold, int* known) {
     int first = 1;
     while (first <= layers && ((keep && first <= keep_layer) || *known > threshold)) {
@@ -356,10 +364,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
         set = out;
         c0 += chunk;
       } else if ((st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE || st == JHDNN_STATUS_NOT_SUPPORTED) && !ran) {
-        char msg[256];
-        jhdnnGetLastErrorString(msg, sizeof(msg));
-        res.note = std::string("resident launch not supported (") + msg + "); ran the fused path instead";
-        for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
+        fused_rest(c0, "resident");
         set = layers & 1;
         break;
       } else {
@@ -409,10 +414,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
         res.tail_first = first;
         c0 += chunk;
       } else if (st == JHDNN_STATUS_NOT_SUPPORTED && !tail_ran) {
-        char msg[256];
-        jhdnnGetLastErrorString(msg, sizeof(msg));
-        res.note = std::string("multi-layer launch not supported (") + msg + "); ran the fused path instead";
-        for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
+        fused_rest(c0, "multi-layer");
         break;
       } else {
         JHDNN_CHECK(st);  // throws with the message
