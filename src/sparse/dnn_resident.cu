@@ -673,7 +673,6 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
           fma4(b, wb.w, feat(ib.w));
         }
       }
-      auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
       const unsigned xout_h = xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb;
       auto put = [&](bool ok, unsigned srow, const float (&acc)[4]) {
         if (!ok) return;
