@@ -21,7 +21,7 @@
 #      be cut by its 75 s timeout: then its file shows how far it got);
 #   6. the full ncu set of layers 1-4 at N = 1024 under cta.
 # Steps are ordered by priority (correctness, then times), so the guard cuts the least important ones.
-# Time guard: a step starts only if 15 s of the 540 s are left, and its timeout is cut to what is left, so
+# Time guard: a step starts only if 15 s of the BUDGET_S (default 540) s are left, and its timeout is cut to what is left, so
 # the call ends by itself with OUTDIR/summary.txt written (steps skipped or cut are listed there).
 # Baseline (block, H200, bench/results/3f71f09 and adbf1f5): layers 1-4 at N = 1024 335 / 337 / 244 / 145 us;
 # graph N = 1024 L = 120 2.65 ms, resident 2.19 ms; N = 4096 graph L = 120 7.96 ms.
@@ -47,7 +47,7 @@ declare -a res
 step() {
   local n=$1 t=$2
   shift 2
-  local left=$((540 - ($(date +%s) - t0)))
+  local left=$((${BUDGET_S:-540} - ($(date +%s) - t0)))
   if [ $left -lt 15 ]; then
     res+=("$n: skipped (time)")
     return
