@@ -1089,12 +1089,12 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the four names, exact; anything else refused
-// with no change; nullptr back to the environment's value (quad when unset or "").
+// with no change; nullptr back to the environment's value (duo when unset or "").
 TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
-  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kQuad);  // the default
+  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kDuo);  // the default
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel("pair"));
@@ -1118,7 +1118,7 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse]
   CHECK_FALSE(cfg::set_resident_kernel("duo16"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel(nullptr));

@@ -60,7 +60,7 @@
 // list gathered by twice the warps) at about the same IPC, and was deleted. src/sparse/README.md
 // ("16 warps") has the counts, the predictions and the look back.
 //
-// Quad (kQuad, JHDNN_RESIDENT_KERNEL=quad or unset: the default since session 13, at S = 8):
+// Quad (kQuad, JHDNN_RESIDENT_KERNEL=quad: the default in session 13, at S = 8):
 // pair's CTA, ring and schedule, but lane = (one row, 4 images): per input one ld.shared.v4 of the 4
 // images' features and 4 FMAs, nothing held across rows. ncu's source counters of pair (93dd8b5)
 // showed where its 136 shared wavefronts per warp-chunk go: the 32 weight ld.shared.v4 take 2 each
@@ -73,7 +73,7 @@
 // feature load for both rows of a list) ran 21% fewer instructions but at IPC 1.57 and was no faster
 // (262d32a); it was reverted. src/sparse/README.md ("Quad") has the numbers.
 //
-// Duo, 16 warps (kLaneRows 2, JHDNN_RESIDENT_KERNEL=duo, opt-in, session 14; not yet measured): the
+// Duo, 16 warps (kLaneRows 2, JHDNN_RESIDENT_KERNEL=duo or unset: the default since session 14): the
 // two-row lane with quad's 16 warps. 16 warps of 32 rows take FOUR chunks per iteration (warps
 // 4c .. 4c + 3 chunk c), so the ring needs 8 slots; on the list-pack layout a challenge chunk is
 // 19,456 bytes, and 8 slots of the call's largest chunk (the slot size is a kernel argument) + the
@@ -81,7 +81,11 @@
 // (chunk h: slot h & 7, mbarrier parity (h >> 3) & 1); a layer whose chunk count is not a multiple of
 // 4 ends with an iteration of 1-3 chunks. A call whose 8 slots do not fit (rows with their own lists:
 // 34,816-byte chunks) runs quad; S < 8 runs pair's shape, as quad. SASS (sm_90a) per 32 rows on the
-// challenge layers ~439 in the compute (256 FFMA, 56 LDS.128) against quad's 2 x 264.
+// challenge layers ~439 in the compute (256 FFMA, 56 LDS.128) against quad's 2 x 264. Measured (trial
+// ba5fa93, same binary, N = 1024, 60000 images, L = 120 / 480 / 1920, two runs each): 1.90-1.95 / 3.45-3.48 /
+// 9.38-9.42 ms against quad's 2.06-2.08 / 4.04-4.08 / 11.75-11.80, ~4.1 us per late layer against 5.35
+// (predicted 4.2-5.1); ncu of the first resident launch: 399 us against 520, 208 M instructions against
+// 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96.
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
@@ -104,7 +108,7 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
 constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows per chunk (a ring slot: kChunkFloats)
 // The CTA shapes (the kernel's kPair): 8 warps x 16 rows of each chunk (bulk, packed); and the pair
-// schedule (JHDNN_RESIDENT_KERNEL=pair, and quad, the default): 16 warps (512 threads), same ring, same
+// schedule (JHDNN_RESIDENT_KERNEL=pair, and quad): 16 warps (512 threads), same ring, same
 // shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
 // first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
 constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
@@ -876,7 +880,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): quad (default), duo, pair, bulk or packed; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk or packed; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not quad, duo, pair, bulk or packed",
@@ -929,14 +933,14 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
         return go(F{}, F{}, R0{});
       case core::config::ResidentKernel::kPair:
         return go(T{}, T{}, R0{});
-      case core::config::ResidentKernel::kDuo:  // S = 8 only, when its ring fits; else quad (S = 8) or pair
+      case core::config::ResidentKernel::kQuad:  // S = 8 only (n <= 1024 with slices of 5-8 images); else pair
+        if constexpr (kS == 8) return go(T{}, T{}, R1{});
+        return go(T{}, T{}, R0{});
+      default:  // kDuo: S = 8 only, when its ring fits; else quad (S = 8) or pair
         if constexpr (kS == 8) {
           if (duo) return go(T{}, T{}, R2{});
           return go(T{}, T{}, R1{});
         }
-        return go(T{}, T{}, R0{});
-      default:  // kQuad: S = 8 only (n <= 1024 with slices of 5-8 images); pair's shape otherwise
-        if constexpr (kS == 8) return go(T{}, T{}, R1{});
         return go(T{}, T{}, R0{});
     }
   };
