@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # On the GPU machine, ONE call of the device tool (<= 540 s; its limit is 600 s a call): the resident
-# kernel quad (the default since session 13; src/sparse/README.md "Quad") against pair (the default of
-# session 12, JHDNN_RESIDENT_KERNEL=pair). The wide and duo kernels once compared here are deleted.
+# kernel quad (the default since session 13; src/sparse/README.md "Quad") against duo (16 warps, two
+# rows x 4 images per lane, 4 chunks per iteration from a ring of 8; JHDNN_RESIDENT_KERNEL=duo;
+# README "Duo, 16 warps", not yet measured). The wide kernel and the 8-warp duo once compared here are
+# deleted.
 #
 #   scripts/spdnn-resident-wide-gpu.sh OUTDIR
 #
 # Builds test_sparse and spdnn_infer in BUILD_DIR (default build-gpu, git-ignored; ~30-40 s cold, a few
 # s warm) and unpacks the challenge data, then:
-#   1. the [resident] tests with the default kernel (quad; the bitwise test runs quad, pair, bulk and
-#      packed through the config setter), then the GPU ones again with JHDNN_RESIDENT_KERNEL=pair, =bulk
-#      and =packed;
+#   1. the [resident] tests with the default kernel (quad; the bitwise test runs quad, duo, pair, bulk
+#      and packed through the config setter), then the GPU ones again with JHDNN_RESIDENT_KERNEL=duo
+#      (first: the new kernel), =pair, =bulk and =packed;
 #   2. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, path resident, exact
-#      (--validate yes), for quad (default) and pair (measured at ee8bd21: quad 2.103 / 4.065 / 11.72 ms,
-#      ~5.3 us per late layer; pair 2.24 / 4.49 / 13.46 ms, 6.25 us);
-#   3. the per-CTA trace of N = 1024 L = 480 for quad and pair (per-layer time per CTA and thread 0's
+#      (--validate yes), for quad (default) and duo, twice each interleaved (measured at ee8bd21: quad
+#      2.103 / 4.065 / 11.72 ms, ~5.3 us per late layer; duo predicted ~2.0 / 3.6-4.0 / 9.8-11.4 ms,
+#      4.2-5.1 us per late layer);
+#   3. the per-CTA trace of N = 1024 L = 480 for quad and duo (per-layer time per CTA and thread 0's
 #      wait share; pair at 8ca56ea: 6.08 us, 4.3%), summarised by scripts/spdnn-resident-trace.py;
 #   4. ncu of the measured run's first resident launch (N = 1024 L = 120, --launch-skip 2), quad then
-#      pair: instructions, IPC, L1 / L2 throughput, stalls (quad at ee8bd21: 512 us, 258 M instructions,
-#      85.9 M shared wavefronts, L1/TEX 66%; pair at 8ca56ea: 603 us, IPC 1.86, L1/TEX 73%).
+#      duo: instructions, IPC, L1 / L2 throughput, stalls (quad at ee8bd21: 512 us, 258 M instructions,
+#      85.9 M shared wavefronts, L1/TEX 66%; duo predicted 400-490 us, ~200 M instructions, ~60 M
+#      wavefronts);
+#   5. compute-sanitizer: racecheck of the trace test under duo, memcheck of the bitwise test.
 # Time guard as in spdnn-resident-trace-gpu.sh: a step starts only if MIN_STEP_S (30) seconds of
 # BUDGET_S (510) are left, and its timeout is cut to what is left, so the call ends by itself with
 # OUTDIR/summary.txt written (steps skipped or cut are listed there).
@@ -93,25 +98,35 @@ fi
 res+=("build: done at $(elapsed) s")
 
 run test_resident 120 "$B/tests/test_sparse" "[resident]" --durations yes; test_summary test_resident
-for K in pair bulk packed; do
+for K in duo pair bulk packed; do
   run "test_resident_$K" 90 env JHDNN_RESIDENT_KERNEL=$K "$B/tests/test_sparse" "[resident]~[cpu]" --durations yes
   test_summary "test_resident_$K"
 done
-for K in quad pair; do
-  show "spdnn_resident_${K}_1024" 90 env JHDNN_RESIDENT_KERNEL=$K "$SI" --width 1024 --layers 120,480,1920 \
-    --path resident --validate yes --csv "$OUT/spdnn_resident_${K}_1024.csv"
+for R in 1 2; do
+  for K in quad duo; do
+    show "spdnn_resident_${K}_1024_$R" 70 env JHDNN_RESIDENT_KERNEL=$K "$SI" --width 1024 --layers 120,480,1920 \
+      --path resident --validate yes --csv "$OUT/spdnn_resident_${K}_1024_$R.csv"
+  done
 done
-for K in quad pair; do
+for K in quad duo; do
   run "spdnn_trace_${K}_1024_480" 70 env JHDNN_RESIDENT_KERNEL=$K "$SI" --width 1024 --layers 480 --path resident \
     --validate no --resident-trace "$OUT/trace_${K}_1024_480.csv" && trace_summary "trace_${K}_1024_480"
 done
-for K in quad pair; do
-  run "ncu_resident_${K}_60000" 120 env JHDNN_RESIDENT_KERNEL=$K ncu --clock-control none --section SpeedOfLight \
+for K in quad duo; do
+  run "ncu_resident_${K}_60000" 100 env JHDNN_RESIDENT_KERNEL=$K ncu --clock-control none --section SpeedOfLight \
     --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section InstructionStats \
-    --section WarpStateStats --section MemoryWorkloadAnalysis -k regex:dnn_resident_kernel --launch-skip 2 -c 1 \
+    --section WarpStateStats --section MemoryWorkloadAnalysis \
+    --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum \
+    -k regex:dnn_resident_kernel --launch-skip 2 -c 1 \
     "$SI" --width 1024 --layers 120 --path resident --validate no &&
-    grep -E "dnn_resident|Duration|Elapsed Cycles|SM Active Cycles|Executed Instructions |Issued Ipc Active|L1/TEX Cache Throughput|L2 Cache Throughput|Block Size|Registers Per" \
-      "$OUT/ncu_resident_${K}_60000.txt" | head -14
+    grep -E "dnn_resident|Duration|Elapsed Cycles|SM Active Cycles|Executed Instructions |Issued Ipc Active|L1/TEX Cache Throughput|L2 Cache Throughput|Block Size|Registers Per|wavefronts_mem_shared|inst_executed" \
+      "$OUT/ncu_resident_${K}_60000.txt" | head -16
 done
+# The sanitizers on duo's ring (8 slots, TMA writes against the warps' reads): racecheck of the trace
+# test under duo, memcheck of the bitwise test (it runs every kernel through the setter).
+run racecheck_resident_duo 60 env JHDNN_RESIDENT_KERNEL=duo compute-sanitizer --tool racecheck --error-exitcode 99 \
+  "$B/tests/test_sparse" "resident trace: one record per event*" && tail -3 "$OUT/racecheck_resident_duo.txt"
+run memcheck_resident 100 compute-sanitizer --tool memcheck --error-exitcode 99 "$B/tests/test_sparse" \
+  "resident layers: bitwise the fma chain and the fused path*" && tail -3 "$OUT/memcheck_resident.txt"
 say "done"
 printf '%s\n' "${res[@]}" | tee "$OUT/summary.txt"

@@ -337,6 +337,17 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
       }
       CHECK(cfg::spdnn_tile() == SpdnnTile::kList);  // a list scope is restored as list
     }
+    {
+      jhdnn::test::ScopedSpdnnTile inner("cta");
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kCta);
+      CHECK_FALSE(cfg::set_spdnn_tile("CTA"));  // exact case: refused, nothing changes
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kCta);
+      {
+        jhdnn::test::ScopedSpdnnTile innermost("list");
+        CHECK(cfg::spdnn_tile() == SpdnnTile::kList);
+      }
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kCta);  // a cta scope is restored as cta
+    }
     CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
   }
   CHECK(cfg::spdnn_tile() == before);

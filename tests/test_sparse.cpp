@@ -5,7 +5,9 @@
 // Bad inputs of the descriptor calls are tested without a GPU.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -1374,15 +1376,49 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       {"generated challenge layer N = 1024, identity columns, misaligned weights", 1024, 0, false, 0.0, 3001, 3001,
        true, true},
       {"aligned 16-row blocks, some padded or split, identity columns", 1000, -16, false, 0.0, 2100, 2100, true, false},
+      // Crowded (>= 2 x 132 SMs x 128 images on the H200: the CTA tile's 128-image items): scattered
+      // columns (gathered copies), a count not a multiple of 128, and 16-row blocks of which some are
+      // not list steps with n not a multiple of 16 (block steps inside a chunk and a tail).
+      {"generated challenge layer N = 256, crowded, scattered columns, partial tile", 256, 0, false, 0.0, 34001, 34050,
+       false, false},
+      {"aligned 16-row blocks, some padded or split, crowded, identity columns, odd n", 200, -16, false, 0.0, 33900,
+       33900, true, false},
+      // 66 .. 263 tiles of 128 images on the H200: 128-image CTA items (cta_min_tiles = SMs / 2), 32-image
+      // tiles in the other modes; and the same with misaligned weights (the CTA kernel's block-step fallback).
+      {"generated challenge layer N = 1024, reuse order, 10000 images", 1024, 0, false, 0.0, 10000, 10003, false,
+       false},
+      {"generated challenge layer N = 256, identity columns, misaligned weights, 9000 images", 256, 0, false, 0.0,
+       9000, 9000, true, true},
   };
   const float bias = -0.3f;
   // The tiles of the width-32 rows (JHDNN_SPDNN_TILE): one output at a time, block steps of up to 8
   // outputs that share a list, and the list-blocked tile (aligned 16-output blocks with one unpadded
   // list as 16 x 32 tiles from shared memory in the per-layer fused kernel; the rest as block steps).
-  for (const char* tile : {"single", "block", "list"}) {
+  // And the CTA tile (per 128-image item, 16-row list blocks x 128 images from shared stages per half
+  // of the block; the rest as block steps).
+  // The CTA tile only (the cost is the CPU reference, 3208 x 12700 outputs): 100 tiles of 128 images in
+  // 3 slices of 68 list blocks on the H200's grid of 3 x 132 blocks (2 slices of 102 if the occupancy
+  // query gives 2 per SM), so each half's pipeline runs 2 chunks (32 + 2 blocks: the second pipeline's
+  // start, the drain barrier after a chunk's block steps); blocks that are not list steps in both chunks,
+  // gathered copies with random weights, a partial last tile and an 8-row tail (half 1).
+  const ReuseCase cta_chunks = {"aligned 16-row blocks, some padded or split, 2 pipeline chunks per half, scattered",
+                                3208, -16, false, 0.0, 12700, 12750, false, false};
+  // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the four in a row do not
+  // reach the last one, cta, within a step's time); unset or "" = all four.
+  const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
+  const bool filtered = only != nullptr && *only != '\0';
+  if (filtered) {
+    INFO("JHDNN_TEST_SPDNN_TILE=" << only);
+    REQUIRE((std::strcmp(only, "single") == 0 || std::strcmp(only, "block") == 0 || std::strcmp(only, "list") == 0 ||
+             std::strcmp(only, "cta") == 0));
+  }
+  for (const char* tile : {"single", "block", "list", "cta"}) {
+    if (filtered && std::strcmp(only, tile) != 0) continue;
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
-    for (const ReuseCase& cs : cases) {
+    std::vector<ReuseCase> run(std::begin(cases), std::end(cases));
+    if (std::strcmp(tile, "cta") == 0) run.push_back(cta_chunks);
+    for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));

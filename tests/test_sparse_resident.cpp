@@ -246,6 +246,15 @@ const ResidentCase kCases[] = {
     // (warps 8-15 idle) and the ring's pairs shift against the slots from layer to layer.
     {"random runs 1..12, padding, n 600 (an odd chunk count)", 600, 11, 23, 0, 12, 0.05, 0.2, 3.0, -0.05f, -0.02,
      0.115},
+    // 77 < 128: every layer is ONE short chunk (13 rows in warp 4, warps 5-7 idle; the pair kernel
+    // consumes every chunk alone), and the pack's only chunk copies 77 x 144 + its slots.
+    {"random runs 1..3, padding, n 77 (fewer rows than a chunk)", 77, 10, 19, 0, 3, 0.05, 0.2, 3.0, -0.1f, -0.02,
+     0.115},
+    // 850 = 6 x 128 + 82 and 200 = 128 + 72: 7 and 2 chunks per layer, so the duo kernel ends each
+    // layer with an iteration of 3 and of 2 chunks (600: of 1), the other warps idle, and its ring of 8
+    // shifts against the layers.
+    {"random runs 1..16, padding, n 850 (7 chunks)", 850, 9, 21, 0, 16, 0.05, 0.2, 3.0, -0.05f, -0.02, 0.115},
+    {"random runs 1..16, padding, n 200 (2 chunks)", 200, 12, 17, 0, 16, 0.05, 0.2, 3.0, -0.08f, -0.02, 0.115},
 };
 
 }  // namespace
@@ -275,9 +284,12 @@ TEST_CASE("resident test data: images die at different layers", "[sparse][reside
 namespace {
 
 // A host emulation of dnn_resident_kernel's schedule (no GPU), on the layers packed as
-// dnn_resident_pack.cu packs them (host_pack: rows in the order, indices and output rows as feature
-// buffer rows resident_pos(i, n), padding index n with weight 0, the
-// output row and the new-list flag in the spare words). The same chunk / ring arithmetic (128-row
+// dnn_resident_pack.cu packs them (host_pack, byte for byte the list-pack layout of sparse.h: per
+// 128-row chunk the rows (weights, output row, flags, list-slot offset) and one list (32 int32) per run of
+// equal lists; indices and output rows as feature buffer rows resident_pos(i, n), padding index n with
+// weight 0). The ring holds the words each copy moved (rows x 144
+// + the layer's list bytes, the rest of the slot stale from older chunks or poisoned), and every lane
+// reads its row, flags, list slot and indices from there as the kernel does. The same chunk / ring arithmetic (128-row
 // chunks, weight ring of P + 1 slots, P = 3 in flight), the same warp steps (16 rows per warp,
 // 32 / S outputs x S images per step, lane = (o, q)), the held-list reuse decided from the packed
 // new-list flags (the warp's 16 flags, bit 0 forced; a step reuses iff none of its rows starts a list
@@ -292,41 +304,85 @@ namespace {
 // 16 warps, an iteration consumes chunks g and g + 1 of one layer (warps 0-7
 // the first, 8-15 the second, each as the 8-warp kernel's), a layer's odd last chunk alone, and the
 // copies of every chunk up to g + 3 issued after its barrier (bulk: a chunk is ready once landed, so
-// no wait distance applies; the slot checks do).
+// no wait distance applies; the slot checks do); duo (S = 8 only): 16 warps, an iteration consumes
+// chunks g .. g + nch - 1 of one layer, nch = min(4, the layer's chunks left) (warps 4c .. 4c + 3
+// chunk g + c, 32 rows each, lane = a row pair x 4 slots, emulated lane by lane: the one-list choice
+// over the warp, both rows' chains), a ring of 8 slots of the call's largest chunk
+// (resident_duo_slot_bytes), copies of every chunk up to g + 7 after the barrier; quad (S = 8 only):
+// pair's schedule and ring, lane = a row x 4 slots (nothing held), emulated lane by lane. For pair and duo
+// the mbarrier waits are modelled: chunk h waits on slot h % R (R = 4 / 8) for parity (h / R) & 1,
+// which must pass on exactly chunk h's phase; and a slice that empties must wait for exactly the
+// chunks in flight.
 // mutation: a deliberate bug, so that a test can show the emulation's checks catch it.
 constexpr int kEP = 3, kEW = kEP + 1, kEChunk = 128;
-enum class EmuShape { k8, kPair };
+enum class EmuShape { k8, kPair, kQuad, kDuo };
 enum class PlanMutation {
   kNone,
   kPairAcrossList,  // a pair's one-list test ignores a new list at its second step's first row
   kPairNoRowBound,  // a pair's one-list test drops "all its rows are in the chunk"
   kRingTooDeep,     // pair shape: copies issued up to g + 4 (into the slot of a chunk being consumed)
   kPairCrossLayer,  // pair shape: a layer's odd last chunk paired with the next layer's first
+  kSlotPrevious,    // pack: a row that starts a list slot (not a chunk's first) points at the previous slot
+  kListBytesShort,  // pack: one list slot fewer copied per chunk than the fullest chunk has
+  kDuoRingTooDeep,  // duo: copies issued up to g + 8 (into the slot of a chunk being consumed)
+  kDuoCrossLayer,   // duo: always 4 chunks per iteration (a layer's last iteration runs into the next layer)
+  kDuoParity4,      // duo: mbarrier parity (h >> 2) & 1, a 4-slot ring's, on the 8 slots
+  kDuoAnyOne,       // duo: the shared-list path when ANY lane's pair shares its list (not every lane's)
 };
 
-struct PackedRow {
-  std::array<int, 32> idx;
-  std::array<float, 32> w;
-  int j = 0, flags = 0;
+// The host twin of resident_pack_kernel: the list-pack layout (sparse.h) as 32-bit words, chunk c
+// at word c x kCW; list_bytes = 128 x the most slots of a chunk. mutation: kSlotPrevious,
+// kListBytesShort (the pack's bugs the emulation must catch); others ignored here.
+constexpr int kCW = jhdnn::sparse::kResidentChunkBytes / 4;   // words per chunk (and ring slot)
+constexpr int kRW = jhdnn::sparse::kResidentRowWords;         // words per packed row
+struct HostPack {
+  std::vector<uint32_t> words;
+  int list_bytes = 0;
 };
-// The host twin of resident_pack_kernel.
-std::vector<PackedRow> host_pack(const spdnn::Ell& e, const std::vector<int>* order) {
-  const int n = int(e.rows);
-  std::vector<PackedRow> p(n);
+HostPack host_pack(const spdnn::Ell& e, const std::vector<int>* order, PlanMutation mutation = PlanMutation::kNone) {
+  namespace sp = jhdnn::sparse;
+  const int n = int(e.rows), chunks = (n + kEChunk - 1) / kEChunk;
+  HostPack hp;
+  hp.words.assign(size_t(chunks) * kCW, 0u);
   auto src = [&](int t) { return order && !order->empty() ? (*order)[t] : t; };
-  for (int t = 0; t < n; ++t) {
-    const int j = src(t);
-    bool same = t > 0;
-    for (int u = 0; u < 32; ++u) {
-      const int i = e.idx[size_t(j) * 32 + u];
-      same = same && i == e.idx[size_t(src(t - 1)) * 32 + u];
-      p[t].idx[u] = i < 0 ? n : jhdnn::sparse::resident_pos(i, n);
-      p[t].w[u] = i < 0 ? 0.f : e.val[size_t(j) * 32 + u];
+  int most = 0;
+  for (int c = 0; c < chunks; ++c) {
+    const int rows_c = std::min(kEChunk, n - c * kEChunk);
+    uint32_t* chunk = hp.words.data() + size_t(c) * kCW;
+    int slot = -1;
+    for (int r = 0; r < rows_c; ++r) {
+      const int p = c * kEChunk + r, j = src(p);
+      bool same = r > 0;
+      for (int u = 0; u < 32 && same; ++u) same = e.idx[size_t(j) * 32 + u] == e.idx[size_t(src(p - 1)) * 32 + u];
+      if (!same) ++slot;
+      uint32_t* row = chunk + size_t(r) * kRW;
+      for (int u = 0; u < 32; ++u) {
+        const int i = e.idx[size_t(j) * 32 + u];
+        row[u] = res_bits(i < 0 ? 0.f : e.val[size_t(j) * 32 + u]);
+      }
+      const int use = !same && slot > 0 && mutation == PlanMutation::kSlotPrevious ? slot - 1 : slot;
+      const int off = rows_c * kRW * 4 + use * sp::kResidentListBytes;
+      row[sp::kResidentWordRow] = uint32_t(sp::resident_pos(j, n));
+      row[sp::kResidentWordFlags] = same ? 0u : uint32_t(sp::kResidentFlagNewList);
+      row[sp::kResidentWordList] = uint32_t(off);
+      if (!same) {
+        uint32_t* list = chunk + (rows_c * kRW * 4 + slot * sp::kResidentListBytes) / 4;
+        for (int u = 0; u < 32; ++u) {
+          const int i = e.idx[size_t(j) * 32 + u];
+          list[u] = uint32_t(i < 0 ? n : sp::resident_pos(i, n));
+        }
+      }
     }
-    p[t].j = jhdnn::sparse::resident_pos(j, n);
-    p[t].flags = same ? 0 : 1;
+    most = std::max(most, slot + 1);
   }
-  return p;
+  hp.list_bytes = (most - (mutation == PlanMutation::kListBytesShort ? 1 : 0)) * sp::kResidentListBytes;
+  return hp;
+}
+// A packed row's view, read from a ring slot (words) as the kernel reads the stage.
+float word_float(uint32_t w) {
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
 }
 
 bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
@@ -334,13 +390,26 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
                       std::string* why, EmuShape shape = EmuShape::k8,
                       PlanMutation mutation = PlanMutation::kNone) {
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
-  const bool paired = shape == EmuShape::kPair;
-  const int warps = paired ? 16 : 8;
-  const int cwarps = 8;                               // warps on one chunk
-  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16
+  // quad: pair's schedule and ring, its own lanes (S = 8 only)
+  const bool quad = shape == EmuShape::kQuad, paired = shape == EmuShape::kPair || quad,
+             duo = shape == EmuShape::kDuo;
+  if ((duo || quad) && S != 8) {
+    *why = "quad and duo run at S = 8 only";
+    return false;
+  }
+  const int warps = paired || duo ? 16 : 8;
+  const int cwarps = duo ? 4 : 8;                     // warps on one chunk
+  const int wrows = kEChunk / cwarps;                 // consecutive rows of a chunk per warp: 16, duo 32
+  const int ring = duo ? 8 : kEW;                     // ring slots
   const int chunks = (n + kEChunk - 1) / kEChunk, total = layers * chunks;
-  std::vector<std::vector<PackedRow>> packs;
-  for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k]));
+  std::vector<HostPack> packs;
+  for (int k = 0; k < layers; ++k) packs.push_back(host_pack(*L[k], orders[k], mutation));
+  int slot_words = kCW;  // a ring slot: 34,816 bytes, duo the call's largest chunk
+  if (duo) {
+    std::vector<int> lbs;
+    for (const HostPack& hp : packs) lbs.push_back(hp.list_bytes);
+    slot_words = int(jhdnn::sparse::resident_duo_slot_bytes(n, lbs.data(), layers) / 4);
+  }
   out->counts.assign(layers, 0);
   out->last.clear();
   for (int r0 = 0; r0 < count; r0 += slice) {
@@ -354,42 +423,73 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
     std::iota(live.begin(), live.end(), 0);
     int cnt = mine, cur = 0;
     // the ring: contents, which chunk a slot holds, the iteration whose group carried it
-    std::vector<PackedRow> ws(kEW * kEChunk);
-    std::vector<int> wtag(kEW, -1);
+    // (poisoned: an index read from a slot part no copy wrote is -1, reported below)
+    std::vector<uint32_t> ws(size_t(ring) * slot_words, 0xFFFFFFFFu);
+    std::vector<int> wbytes(ring, 0);  // bytes the slot's last copy wrote
+    std::vector<int> wtag(ring, -1);
+    std::vector<int> phases(ring, 0);  // mbarrier phases completed (copies landed) per slot
     std::vector<int> w_iter(total + kEP + 1, 0);
+    bool too_big = false;
     auto issue = [&](int g, int iter) {
       if (g >= total) return;
       const int k = g / chunks, c = g % chunks;
-      for (int row = 0; row < kEChunk && c * kEChunk + row < n; ++row)
-        ws[(g % kEW) * kEChunk + row] = packs[k][size_t(c) * kEChunk + row];
-      wtag[g % kEW] = g;
+      const int rows_c = std::min(kEChunk, n - c * kEChunk);
+      const int bytes = jhdnn::sparse::resident_chunk_bytes(rows_c, packs[k].list_bytes);  // the kernel's chunk_bytes
+      if (bytes > slot_words * 4) {
+        too_big = true;
+        return;
+      }
+      std::copy_n(packs[k].words.begin() + ptrdiff_t(c) * kCW, bytes / 4,
+                  ws.begin() + ptrdiff_t(g % ring) * slot_words);
+      wbytes[g % ring] = bytes;
+      wtag[g % ring] = g;
+      ++phases[g % ring];
       w_iter[g] = iter;
     };
-    int ni = paired ? kEW : kEP;  // chunks issued: the prologue's
+    // The kernel's mbarrier wait for chunk h (pair, duo): slot h % R, parity (h / R) & 1 passes when
+    // the slot's current phase has the other parity; it must pass on chunk h's own phase.
+    auto parity_wait_ok = [&](int h) {
+      const int par = mutation == PlanMutation::kDuoParity4 ? (h >> 2) & 1 : (h / ring) & 1;
+      const int ph = phases[h % ring];
+      return (ph & 1) != par && ph == h / ring + 1;
+    };
+    int ni = paired ? kEW : duo ? ring : kEP;  // chunks issued: the prologue's
     for (int m = 0; m < ni; ++m) issue(m, -kEP + m);
     const int outs = 32 / S;
     std::vector<std::array<float, 32>> xv(size_t(warps) * 32);
     std::vector<std::array<int, 32>> xv_list(size_t(warps) * 32);  // the list whose features a lane holds (checked)
     std::vector<bool> alive(size_t(warps) * 32, false);
+    std::vector<bool> slot_alive(S, false);  // duo: a nonzero output of the slot in this layer
     std::vector<int> writes(size_t(n) * S, 0);  // stores of (output j, slot) in the current layer: once each
     bool stopped = false;
-    for (int g = 0; g < total && !stopped;) {
+    int g = 0, nch = 1;
+    for (; g < total && !stopped;) {
       const int k = g / chunks, c = g % chunks;
       const bool second = c + 1 < chunks || (mutation == PlanMutation::kPairCrossLayer && g + 1 < total);
-      const int nch = paired && second ? 2 : 1;
+      nch = paired && second ? 2 : 1;
+      if (duo) nch = mutation == PlanMutation::kDuoCrossLayer ? std::min(4, total - g) : std::min(4, chunks - c);
       for (int h = g; h < g + nch; ++h)
-        if (wtag[h % kEW] != h || (!paired && w_iter[h] > h - kEP)) {
-          *why = "chunk " + std::to_string(h) + " consumed before it landed or after it was overwritten";
+        if (wtag[h % ring] != h || (!paired && !duo && w_iter[h] > h - kEP) ||
+            ((paired || duo) && !parity_wait_ok(h))) {
+          *why = "chunk " + std::to_string(h) + " consumed before it landed or after it was overwritten" +
+                 ((paired || duo) && !parity_wait_ok(h) ? " (its mbarrier parity wait)" : "");
           return false;
         }
       if (paired) {  // after the barrier: every chunk up to g + 3 (the slots of chunks <= g - 1)
         const int deepest = g + kEW - 1 + (mutation == PlanMutation::kRingTooDeep ? 1 : 0);
         for (; ni <= deepest; ++ni) issue(ni, g);
+      } else if (duo) {  // after the barrier: every chunk up to g + 7 (the slots of chunks <= g - 1)
+        const int deepest = g + ring - 1 + (mutation == PlanMutation::kDuoRingTooDeep ? 1 : 0);
+        for (; ni <= deepest; ++ni) issue(ni, g);
       } else {
         issue(g + kEP, g);  // after the barrier: into the slot of chunk g - 1
       }
+      if (too_big) {
+        *why = "a chunk's copy is larger than the ring slot";
+        return false;
+      }
       for (int h = g; h < g + nch; ++h)
-        if (wtag[h % kEW] != h) {
+        if (wtag[h % ring] != h) {
           *why = "chunk " + std::to_string(h) + " overwritten by a copy issued in its own iteration";
           return false;
         }
@@ -398,10 +498,107 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       for (int w = 0; w < nch * cwarps; ++w) {  // w: the warp (its lanes' held features); wl: its rows
         const int hc = w / cwarps, wl = w % cwarps;
         const int rows_here = std::min(kEChunk, n - ((g + hc) % chunks) * kEChunk);
-        const int wbase = ((g + hc) % kEW) * kEChunk;
+        const int wslot = (g + hc) % ring;
+        const uint32_t* stage = ws.data() + size_t(wslot) * slot_words;
+        auto row_words = [&](int row) { return stage + size_t(row) * kRW; };
         uint32_t starts = 1u;  // the ballot of the warp's wrows flags, bit 0 forced
         for (int r = 0; r < wrows; ++r)
-          if (wl * wrows + r < rows_here && (ws[wbase + wl * wrows + r].flags & 1)) starts |= 1u << r;
+          if (wl * wrows + r < rows_here &&
+              (row_words(wl * wrows + r)[jhdnn::sparse::kResidentWordFlags] & jhdnn::sparse::kResidentFlagNewList))
+            starts |= 1u << r;
+        // The 32 indices of the row's list slot, as the kernel reads them; false if the slot lies
+        // outside what the copy wrote or an index is outside 0..n.
+        auto list_of = [&](int row, std::array<int, 32>* idx) {
+          const uint32_t off = row_words(row)[jhdnn::sparse::kResidentWordList];
+          if (off % 16 != 0 || int64_t(off) + jhdnn::sparse::kResidentListBytes > wbytes[wslot]) return false;
+          for (int t = 0; t < 32; ++t) {
+            (*idx)[t] = int(stage[off / 4 + t]);
+            if ((*idx)[t] < 0 || (*idx)[t] > n) return false;
+          }
+          return true;
+        };
+        if (quad) {  // dnn_resident.cu's quad lambda, lane by lane: row o = lane >> 1, slots 4h .. 4h + 3
+          const int row0 = wl * wrows;
+          if (row0 >= rows_here) continue;  // warp-uniform
+          for (int lane = 0; lane < 32; ++lane) {
+            const int row = row0 + (lane >> 1), hh = lane & 1;
+            const bool row_ok = row < rows_here;
+            const int srow = row_ok ? row : row0;
+            std::array<int, 32> idx;
+            if (!list_of(srow, &idx)) {
+              *why = "quad: a list slot outside the copied bytes, or an index past n (chunk " +
+                     std::to_string(g + hc) + ")";
+              return false;
+            }
+            const uint32_t* pr = row_words(srow);
+            for (int e = 0; e < 4; ++e) {
+              const int slot = 4 * hh + e;
+              float acc = 0.f;
+              for (int t = 0; t < 32; ++t) acc = std::fma(word_float(pr[t]), xin.at(size_t(idx[t]) * S + slot), acc);
+              if (!row_ok) continue;
+              const float v = std::min(std::max(acc + bias, 0.f), 32.f);
+              const int pj = int(pr[jhdnn::sparse::kResidentWordRow]);
+              if (pj < 0 || pj >= n) {
+                *why = "output row out of range";
+                return false;
+              }
+              xout[size_t(pj) * S + slot] = v;
+              ++writes[size_t(pj) * S + slot];
+              if (v != 0.f) slot_alive[slot] = true;
+            }
+          }
+          continue;
+        }
+        if (duo) {  // dnn_resident.cu's duo lambda, lane by lane
+          const int row0 = wl * wrows;
+          if (row0 >= rows_here) continue;  // warp-uniform
+          bool all_one = true, any_one = false;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int pr = lane >> 1, ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1;  // the kernel's pairs
+            const bool b_ok = rb < rows_here;
+            const int sa = ra < rows_here ? ra : row0, sb = b_ok ? rb : row0;
+            const bool one = !b_ok || row_words(sa)[jhdnn::sparse::kResidentWordList] ==
+                                          row_words(sb)[jhdnn::sparse::kResidentWordList];
+            all_one = all_one && one;
+            any_one = any_one || one;
+          }
+          if (mutation == PlanMutation::kDuoAnyOne) all_one = any_one;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int pr = lane >> 1, ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1, hh = lane & 1;
+            const bool a_ok = ra < rows_here, b_ok = rb < rows_here;
+            const int sa = a_ok ? ra : row0, sb = b_ok ? rb : row0;
+            std::array<int, 32> ia, ib;
+            if (!list_of(sa, &ia) || !list_of(sb, &ib)) {
+              *why = "duo: a list slot outside the copied bytes, or an index past n (chunk " + std::to_string(g + hc) +
+                     ")";
+              return false;
+            }
+            if (all_one) ib = ia;  // one load of features per input for both rows
+            const uint32_t* pa = row_words(sa);
+            const uint32_t* pb = row_words(sb);
+            for (int e = 0; e < 4; ++e) {
+              const int slot = 4 * hh + e;
+              float acc_a = 0.f, acc_b = 0.f;
+              for (int t = 0; t < 32; ++t) {
+                acc_a = std::fma(word_float(pa[t]), xin.at(size_t(ia[t]) * S + slot), acc_a);
+                acc_b = std::fma(word_float(pb[t]), xin.at(size_t(ib[t]) * S + slot), acc_b);
+              }
+              for (int r = 0; r < 2; ++r) {
+                if (!(r == 0 ? a_ok : b_ok)) continue;
+                const float v = std::min(std::max((r == 0 ? acc_a : acc_b) + bias, 0.f), 32.f);
+                const int pj = int((r == 0 ? pa : pb)[jhdnn::sparse::kResidentWordRow]);
+                if (pj < 0 || pj >= n) {
+                  *why = "output row out of range";
+                  return false;
+                }
+                xout[size_t(pj) * S + slot] = v;
+                ++writes[size_t(pj) * S + slot];
+                if (v != 0.f) slot_alive[slot] = true;
+              }
+            }
+          }
+          continue;
+        }
         // The kernel's plan: (step, gathers?) in order. reuses(s): the step-by-step rule; a group of
         // g steps with one list (one_list_run: the kernel's mask test) runs its later steps on the
         // features of its first, whatever reuses() says, so a wrong group test fails the check below.
@@ -449,25 +646,32 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
             const int slot = img_ok ? live[q] : 0;
             const int srow = row_ok ? row : row0;
             const int li = w * 32 + lane;
-            const PackedRow& pr = ws[wbase + srow];
+            const uint32_t* pr = row_words(srow);
+            std::array<int, 32> idx;
+            if (!list_of(srow, &idx)) {
+              *why = "list slot of row " + std::to_string(srow) + " (chunk " + std::to_string(g + hc) +
+                     ") outside the copied bytes, or an index past n";
+              return false;
+            }
             if (!reuse) {
-              for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(pr.idx[t]) * S + slot);
-              xv_list[li] = pr.idx;
-            } else if (xv_list[li] != pr.idx) {  // the flags said "same list", the data disagree
+              for (int t = 0; t < 32; ++t) xv[li][t] = xin.at(size_t(idx[t]) * S + slot);
+              xv_list[li] = idx;
+            } else if (xv_list[li] != idx) {  // the flags said "same list", the data disagree
               *why = "step reused features of another list (chunk " + std::to_string(g + hc) + ", warp " +
                      std::to_string(w) + ", row " + std::to_string(row) + ")";
               return false;
             }
             float acc = 0.f;
-            for (int t = 0; t < 32; ++t) acc = std::fma(pr.w[t], xv[li][t], acc);
+            for (int t = 0; t < 32; ++t) acc = std::fma(word_float(pr[t]), xv[li][t], acc);
             const float v = std::min(std::max(acc + bias, 0.f), 32.f);
             if (row_ok && img_ok) {
-              if (pr.j < 0 || pr.j >= n) {
+              const int pj = int(pr[jhdnn::sparse::kResidentWordRow]);
+              if (pj < 0 || pj >= n) {
                 *why = "output row out of range";
                 return false;
               }
-              xout[size_t(pr.j) * S + slot] = v;
-              ++writes[size_t(pr.j) * S + slot];
+              xout[size_t(pj) * S + slot] = v;
+              ++writes[size_t(pj) * S + slot];
               alive[li] = alive[li] || v != 0.f;
             }
           }
@@ -475,11 +679,12 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
       }
       if (c + nch - 1 >= chunks - 1) {  // (>: the cross-layer mutation)
         // Every output of every live image written exactly once in this layer (no row skipped, none
-        // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot.
+        // stored twice, e.g. by a lane reaching into the next warp's rows), nothing for a dead slot
+        // (quad, duo: every slot, live or not, once: their lanes compute all 8).
         for (int slot = 0; slot < S; ++slot) {
           const bool live_slot = std::find(live.begin(), live.begin() + cnt, slot) != live.begin() + cnt;
           for (int j = 0; j < n; ++j)
-            if (writes[size_t(j) * S + slot] != (live_slot ? 1 : 0)) {
+            if (writes[size_t(j) * S + slot] != (live_slot || duo || quad ? 1 : 0)) {
               *why = "layer " + std::to_string(k) + ": output " + std::to_string(j) + " of slot " +
                      std::to_string(slot) + " stored " + std::to_string(writes[size_t(j) * S + slot]) + " times";
               return false;
@@ -489,7 +694,9 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         std::vector<bool> flag(S, false);
         for (int li = 0; li < warps * 32; ++li)
           if (alive[li]) flag[live[(li % 32) % S]] = true;  // only lanes with q < cnt ever set alive
+        if (duo || quad) flag = slot_alive;  // a dead slot's flag is never read (only live slots below)
         std::fill(alive.begin(), alive.end(), false);
+        std::fill(slot_alive.begin(), slot_alive.end(), false);
         int m = 0;
         for (int t = 0; t < cnt; ++t)
           if (flag[live[t]]) live[m++] = live[t];
@@ -498,7 +705,14 @@ bool emulate_resident(const std::vector<const spdnn::Ell*>& L, const std::vector
         cur ^= 1;
         if (cnt == 0) stopped = true;
       }
-      g += nch;
+      if (!stopped) g += nch;
+    }
+    // A slice that empties in iteration g exits after waiting (pair, duo) for chunks g + nch ..
+    // g + R - 1 below total: they must be exactly the chunks issued and not consumed.
+    if (stopped && (paired || duo) && std::min(ni, total) != std::min(g + ring, total)) {
+      *why = "the exit waits for chunks up to " + std::to_string(g + ring - 1) + " but " + std::to_string(ni) +
+             " were issued";
+      return false;
     }
     if (stopped) continue;
     for (int t = 0; t < cnt; ++t) {
@@ -560,9 +774,12 @@ TEST_CASE("resident kernel schedule, emulated on the host, is bitwise the fma ch
     if (c == 1) {  // natural order changes nothing in the values
       want = cpu_chain(ls, b.images, cs.bias);
     }
-    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair}) {  // bulk / packed, pair
+    for (EmuShape shape : {EmuShape::k8, EmuShape::kPair, EmuShape::kQuad, EmuShape::kDuo}) {
       for (int S : {2, 4, 8}) {
+        const bool lanes4 = shape == EmuShape::kQuad || shape == EmuShape::kDuo;  // S = 8 only
+        if (lanes4 && S != 8) continue;
         for (int slice = 1; slice <= S; ++slice) {
+          if (lanes4 && slice != 1 && slice != 5 && slice != 8) continue;  // every slot is computed anyway: CI time
           INFO("shape " << int(shape) << " S " << S << " slice " << slice);
           ChainResult got;
           std::string why;
@@ -624,6 +841,27 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
        {2, 4, 8}},
       {PlanMutation::kPairCrossLayer, "pair shape: an odd last chunk paired with the next layer's first",
        EmuShape::kPair, {2, 4, 8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, 8 warps",
+       EmuShape::k8, {2, 4, 8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, pair",
+       EmuShape::kPair, {2, 4, 8}},
+      {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, 8 warps",
+       EmuShape::k8, {2, 4, 8}},
+      {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, pair",
+       EmuShape::kPair, {2, 4, 8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, duo",
+       EmuShape::kDuo, {8}},
+      {PlanMutation::kListBytesShort, "pack: one list slot fewer copied than the fullest chunk has, duo",
+       EmuShape::kDuo, {8}},
+      {PlanMutation::kSlotPrevious, "pack: a row starting a list slot points at the previous slot, quad",
+       EmuShape::kQuad, {8}},
+      {PlanMutation::kRingTooDeep, "quad (pair's ring): a copy into the slot of a chunk being consumed",
+       EmuShape::kQuad, {8}},
+      {PlanMutation::kDuoRingTooDeep, "duo: a copy up to g + 8, into the slot of a chunk being consumed",
+       EmuShape::kDuo, {8}},
+      {PlanMutation::kDuoCrossLayer, "duo: 4 chunks per iteration across a layer's end", EmuShape::kDuo, {8}},
+      {PlanMutation::kDuoParity4, "duo: the 4-slot ring's mbarrier parity on 8 slots", EmuShape::kDuo, {8}},
+      {PlanMutation::kDuoAnyOne, "duo: the shared-list path when any pair shares its list", EmuShape::kDuo, {8}},
   };
   std::vector<Built> built;
   for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
@@ -654,6 +892,152 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
     }
     UNSCOPED_INFO("first caught: " << first_why);
     CHECK(caught > 0);
+  }
+}
+
+// The list-pack layout itself (host twin; the GPU test "resident packed copy: the device pack is the
+// host layout" holds the pack kernel to it byte for byte): every row's slot decodes to its own 32
+// indices as feature rows resident_pos(i, n) (padding -> n), word 32 is the row's resident_pos(j, n), a row without the flag shares the previous row's slot, slots are numbered
+// from 0 per chunk and lie inside the bytes a chunk copies; the copied bytes per chunk for lists shared
+// by 16 rows (the generated N = 1024 layers in the reuse order), by runs of 1..20 and never shared.
+TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside the copied bytes", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  STATIC_REQUIRE(sp::kResidentChunkBytes == 128 * (144 + 128));
+  SplitMix64 g(9190);
+  struct Layer {
+    const char* name;
+    spdnn::Ell e;
+    std::vector<int> order;
+    int want_list_bytes;  // -1: not fixed
+  };
+  std::vector<Layer> ls;
+  {
+    spdnn::Ell e = spdnn::generate_layer_ell(1024, 3, 42);
+    std::vector<int> o = spdnn::reuse_order(e);
+    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), 8 * 128});
+  }
+  {
+    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);  // every row its own list
+    ls.push_back({"random ELL, every row its own list, n 1000", std::move(e), std::move(o), 128 * 128});
+  }
+  {
+    auto [e, o] = random_layer(998, 20, 0.08, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..20, n 998", std::move(e), std::move(o), -1});
+  }
+  {
+    auto [e, o] = random_layer(300, 1 << 20, 0.3, -0.02, 0.115, g);  // one list for every row
+    ls.push_back({"one list for all rows, n 300", std::move(e), std::move(o), 128});
+  }
+  {
+    auto [e, o] = random_layer(77, 1, 0.05, -0.02, 0.115, g);  // fewer rows than a chunk
+    ls.push_back({"every row its own list, n 77 (one short chunk)", std::move(e), std::move(o), 77 * 128});
+  }
+  for (const Layer& l : ls) {
+    INFO(l.name);
+    const int n = int(l.e.rows), chunks = (n + 127) / 128;
+    const HostPack hp = host_pack(l.e, &l.order);
+    if (l.want_list_bytes >= 0) CHECK(hp.list_bytes == l.want_list_bytes);
+    CHECK(hp.list_bytes >= 128);
+    CHECK(hp.list_bytes <= 128 * 128);
+    int64_t copied = 0, distinct_rows = 0;
+    for (int c = 0; c < chunks; ++c) {
+      const int rows_c = std::min(128, n - c * 128);
+      const uint32_t* chunk = hp.words.data() + size_t(c) * kCW;
+      const int bytes = rows_c * 144 + std::min(hp.list_bytes, rows_c * 128);  // the kernel's chunk_bytes
+      REQUIRE(bytes <= sp::kResidentChunkBytes);  // fits the ring slot
+      copied += bytes;
+      int prev_off = -1, slots = 0;
+      for (int r = 0; r < rows_c; ++r) {
+        const uint32_t* row = chunk + size_t(r) * kRW;
+        const int j = l.order[size_t(c) * 128 + r];  // the source row; word 32 holds its feature row
+        REQUIRE(int(row[sp::kResidentWordRow]) == sp::resident_pos(j, n));
+        const bool flag = (row[sp::kResidentWordFlags] & sp::kResidentFlagNewList) != 0;
+        const int off = int(row[sp::kResidentWordList]);
+        CHECK(row[35] == 0u);
+        if (r == 0) CHECK(flag);
+        if (flag) {
+          CHECK(off == rows_c * 144 + slots * 128);  // the next slot
+          ++slots;
+          ++distinct_rows;
+        } else {
+          CHECK(off == prev_off);  // the previous row's slot
+        }
+        CHECK(off + 128 <= bytes);
+        prev_off = off;
+        for (int t = 0; t < 32; ++t) {
+          const int got = int(chunk[off / 4 + t]);
+          const int want = l.e.idx[size_t(j) * 32 + t];
+          CHECK(got == (want < 0 ? n : sp::resident_pos(want, n)));
+          CHECK(row[t] == res_bits(want < 0 ? 0.f : l.e.val[size_t(j) * 32 + t]));
+        }
+      }
+    }
+    const int64_t old_bytes = int64_t(n) * 272;
+    UNSCOPED_INFO("bytes copied per layer " << copied << " (the 272-byte rows: " << old_bytes << "), slots "
+                                            << distinct_rows);
+    CHECK(copied <= old_bytes);  // never more than the old layout (equal when every row has its own list)
+    if (l.want_list_bytes == 8 * 128) CHECK(copied == 8 * (128 * 144 + 1024));  // 155,648 B instead of 278,528
+  }
+}
+
+// The duo kernel's ring (dnn_resident.cu): 8 slots of the call's largest chunk next to the features of
+// 8 images. On the H200 (227 KB = 232,448 bytes per block) the challenge layers fit (19,456-byte
+// chunks: 221,440 bytes at N = 1024), so duo runs; layers whose rows all have their own lists (34,816)
+// do not, so the call runs quad (the GPU bitwise test's case "every row its own list" takes that path).
+TEST_CASE("resident duo: ring slot = the call's largest chunk; the ring fits or quad runs", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  constexpr size_t kH200 = 232448;
+  const int challenge[3] = {8 * 128, 8 * 128, 8 * 128};  // list bytes: 8 slots per chunk
+  CHECK(sp::resident_duo_slot_bytes(1024, challenge, 3) == 128 * 144 + 1024);  // 19,456
+  CHECK(sp::resident_duo_smem_bytes(1024, 19456) == 8 * 19456 + 192 + 2 * 1025 * 8 * 4);  // 221,440
+  CHECK(sp::resident_duo_smem_bytes(1024, sp::resident_duo_slot_bytes(1024, challenge, 3)) <= kH200);
+  const int mixed[3] = {8 * 128, 128 * 128, 2 * 128};  // one layer with every row its own list: its chunk rules
+  CHECK(sp::resident_duo_slot_bytes(1024, mixed, 3) == size_t(sp::kResidentChunkBytes));
+  CHECK(sp::resident_duo_smem_bytes(1024, sp::resident_duo_slot_bytes(1024, mixed, 3)) > kH200);  // quad runs
+  CHECK(sp::resident_duo_slot_bytes(1024, mixed, 1) == 19456);  // only the first layer in the call
+  // Fewer rows than a chunk: the slot is that chunk (77 rows, no more list slots than rows).
+  const int own77[1] = {77 * 128};
+  CHECK(sp::resident_duo_slot_bytes(77, own77, 1) == 77 * 144 + 77 * 128);
+  const int big[1] = {16384};  // list_bytes larger than the rows' slots: capped at rows x 128
+  CHECK(sp::resident_duo_slot_bytes(77, big, 1) == 77 * 272);
+  // The host twin's list bytes of generated challenge layers (N = 1024) and of unshared random rows.
+  spdnn::Ell e = spdnn::generate_layer_ell(1024, 2, 42);
+  const std::vector<int> o = spdnn::reuse_order(e);
+  const int lb_gen[1] = {host_pack(e, &o).list_bytes};
+  CHECK(sp::resident_duo_smem_bytes(1024, sp::resident_duo_slot_bytes(1024, lb_gen, 1)) <= kH200);
+  SplitMix64 g(9400);
+  auto [r, ro] = random_layer(1000, 1, 0.0, -0.02, 0.115, g);
+  const int lb_own[1] = {host_pack(r, &ro).list_bytes};
+  CHECK(sp::resident_duo_smem_bytes(1000, sp::resident_duo_slot_bytes(1000, lb_own, 1)) > kH200);
+}
+
+// Which of the GPU bitwise test's cases (kCases) run the duo kernel itself under
+// JHDNN_RESIDENT_KERNEL=duo on the H200, and which its quad fallback: the call's ring of 8 slots of
+// its largest chunk (the layers' list bytes, as host_pack, byte for byte the device pack, counts
+// them; the GPU test sets every case's row order) must fit next to the features in 232,448 bytes.
+// Nothing on the GPU reports which kernel ran, so this pins duo's GPU coverage: all its special
+// paths (a layer's last iteration of 1, 2 and 3 chunks at n = 600 / 200 / 850, an odd short chunk
+// whose pair has only its second-loaded row at n = 77, the unshared-list path of the runs of 1..20,
+// the shared one of the challenge layers, the exit of emptied slices with chunks in flight) are in
+// cases that run duo. A change of the cases (or of the layout) that moves one to quad fails here.
+TEST_CASE("resident duo: the GPU test's cases run duo itself, not only its quad fallback", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  constexpr size_t kH200 = 232448;
+  // By kCases index: 1 (every row its own list: 128 list slots per chunk), 4 (one image, runs 1..16:
+  // 22 slots) and 7 (runs 1..6 at n = 998: 44 slots) run quad; 3 (n = 4096) runs pair's shape (S = 2).
+  const bool want_duo[] = {true, false, true, false, false, true, true, false, true, true, true, true};
+  STATIC_REQUIRE(sizeof want_duo / sizeof want_duo[0] == sizeof kCases / sizeof kCases[0]);
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    INFO(cs.name);
+    const Built b = build_case(cs, 9100 + c);  // the GPU test's seed
+    std::vector<int> lbs;
+    for (size_t l = 0; l < b.ells.size(); ++l) lbs.push_back(host_pack(b.ells[l], &b.orders[l]).list_bytes);
+    const size_t slot = sp::resident_duo_slot_bytes(cs.n, lbs.data(), int(lbs.size()));
+    const size_t smem = sp::resident_duo_smem_bytes(cs.n, slot);
+    const bool s8 = sp::resident_slice_max(cs.n, kH200) == 8;  // duo is considered at S = 8 only
+    INFO("duo ring slot " << slot << " bytes, shared memory " << smem << " of " << kH200);
+    CHECK((s8 && smem <= kH200) == want_duo[c]);
   }
 }
 
@@ -705,12 +1089,12 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // call's tiles finished in the other order trips the old check and passes the right one, and a list
 // with the wrong ids (a kernel bug) fails the right one.
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the four names, exact; anything else refused
-// with no change; nullptr back to the environment's value (quad when unset or "").
-TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resident][cpu]") {
+// with no change; nullptr back to the environment's value (duo when unset or "").
+TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
-  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kQuad);  // the default
+  if (env_value == nullptr || *env_value == '\0') CHECK(env == cfg::ResidentKernel::kDuo);  // the default
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel("pair"));
@@ -728,8 +1112,13 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad", "[sparse][resid
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
   CHECK_FALSE(cfg::set_resident_kernel("Quad"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
+  REQUIRE(cfg::set_resident_kernel("duo"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
+  CHECK_FALSE(cfg::set_resident_kernel("Duo"));
+  CHECK_FALSE(cfg::set_resident_kernel("duo16"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kQuad);
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
   REQUIRE(cfg::set_resident_kernel("bulk"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kBulk);
   REQUIRE(cfg::set_resident_kernel(nullptr));
@@ -771,12 +1160,19 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
     ResidentPackList list;
     float a = 1.f, b = 2.f, c = 3.f;
     CHECK(list.find(0) == nullptr);
-    CHECK(list.publish(0, &a) == &a);
-    CHECK(list.publish(0, &b) == &a);  // the loser gets the winner's copy (and frees its own)
-    CHECK(list.publish(1, &c) == &c);
-    CHECK(list.publish(1, &b) == &c);
-    CHECK(list.find(0) == &a);
-    CHECK(list.find(1) == &c);
+    int aux = -1;
+    CHECK(list.publish(0, &a, 7, &aux) == &a);
+    CHECK(aux == 7);
+    CHECK(list.publish(0, &b, 9, &aux) == &a);  // the loser gets the winner's copy (and frees its own)
+    CHECK(aux == 7);                            // ... and the winner's aux (the list bytes)
+    CHECK(list.publish(1, &c, 11, &aux) == &c);
+    CHECK(aux == 11);
+    CHECK(list.publish(1, &b, 13, &aux) == &c);
+    CHECK(aux == 11);
+    CHECK(list.find(0, &aux) == &a);
+    CHECK(aux == 7);
+    CHECK(list.find(1, &aux) == &c);
+    CHECK(aux == 11);
     CHECK(list.find(2) == nullptr);
     CHECK(list.size() == 2);
     std::map<float*, int> freed;
@@ -798,6 +1194,7 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
       ResidentPackList list;
       std::atomic<int> ready{0};
       std::array<float*, kThreads> mine{}, got{};
+      std::array<int, kThreads> got_aux{};  // the aux handed out with the copy: its publisher's 100 + t
       std::vector<std::thread> pool;
       for (int t = 0; t < kThreads; ++t)
         pool.emplace_back([&, t] {
@@ -808,8 +1205,10 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
           while (ready.load() < kThreads) std::this_thread::yield();  // all publish together
           // Half look first (as resident_pack does); the others publish at once (the racing case:
           // they found nothing a moment ago).
-          float* const seen = (t & 2) ? list.find(device) : nullptr;
-          float* const use = seen ? seen : list.publish(device, mine[size_t(t)]);
+          int aux = -1;
+          float* const seen = (t & 2) ? list.find(device, &aux) : nullptr;
+          float* const use = seen ? seen : list.publish(device, mine[size_t(t)], 100 + t, &aux);
+          got_aux[size_t(t)] = aux;
           if (use != mine[size_t(t)]) {
             delete[] mine[size_t(t)];
             freed.fetch_add(1);
@@ -822,7 +1221,7 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
         const int device = t % 2;
         // The copy handed out is the published one for this device, and it is alive (its owner kept it).
         ok = got[size_t(t)] == list.find(device) && got[size_t(t)][1] == float(device) &&
-             int(got[size_t(t)][0]) % 2 == device;
+             int(got[size_t(t)][0]) % 2 == device && got_aux[size_t(t)] == 100 + int(got[size_t(t)][0]);
       }
       bad_rounds += ok ? 0 : 1;
       list.release([&](int, float* p) {
@@ -950,8 +1349,12 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // 1..2), and 0 (auto).
     const int smax = n <= 1024 ? 8 : 2;
     const ResidentKernelGuard restore;
-    const char* const kernels[] = {"quad", "pair", "bulk", "packed"};  // quad: pair's shape where S < 8
-    for (int run = 0; run < 4 * (smax + 1); ++run) {
+    // quad and duo: pair's shape where S < 8; duo: quad where its ring of 8 does not fit (the cases
+    // "every row its own list", "one image" and "n 998": 128, 22 and 44 list slots per chunk; the
+    // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo).
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed"};
+    constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
+    for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
       const int slice = run % (smax + 1);
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
@@ -1329,6 +1732,80 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   JHDNN_CHECK(jhdnnSetStream(h.get(), nullptr));
   CUDA_CHECK(cudaStreamDestroy(stream));
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// The pack kernel (dnn_resident_pack.cu) against its host twin (host_pack, which the emulation and
+// the layout test above check): every byte of the copy (rows, list slots, the zero gaps of each
+// chunk's 34,816-byte stride) and the list bytes per chunk, for lists shared by 16 rows, runs of 1..20,
+// every row its own list (natural order: no row order set), one list for all rows and n = 77 (one
+// short chunk); a second call hands back the same copy.
+TEST_CASE("resident packed copy: the device pack is the host layout, byte for byte", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  int device = -1;
+  CUDA_CHECK(cudaGetDevice(&device));
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9310));
+  struct Layer {
+    const char* name;
+    spdnn::Ell e;
+    std::vector<int> order;
+    bool use_order;
+  };
+  std::vector<Layer> ls;
+  {
+    spdnn::Ell e = spdnn::generate_layer_ell(1024, 5, 42);
+    std::vector<int> o = spdnn::reuse_order(e);
+    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(998, 20, 0.08, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..20, padding, n 998", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random ELL, every row its own list, natural order, n 1000", std::move(e), std::move(o), false});
+  }
+  {
+    auto [e, o] = random_layer(600, 1 << 20, 0.3, -0.02, 0.115, g);
+    ls.push_back({"one list for all rows, n 600", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(77, 3, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
+  }
+  for (const Layer& l : ls) {
+    INFO(l.name);
+    const int64_t n = l.e.rows;
+    const DeviceBuffer di = res_to_dev(l.e.idx), dv = res_to_dev(l.e.val), dord = res_to_dev(l.order);
+    jhdnnSparseMatrixDescriptor_t d = nullptr;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+    if (l.use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
+    const float* p = nullptr;
+    int lb = 0;
+    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p, &lb).ok());
+    REQUIRE(p != nullptr);
+    const HostPack want = host_pack(l.e, l.use_order ? &l.order : nullptr);
+    CHECK(lb == want.list_bytes);
+    std::vector<uint32_t> got(want.words.size());
+    CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
+    size_t bad = 0, first_bad = got.size();
+    for (size_t w = 0; w < got.size(); ++w)
+      if (got[w] != want.words[w]) {
+        ++bad;
+        first_bad = std::min(first_bad, w);
+      }
+    INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
+                            << ", word " << first_bad % kCW << ")");
+    CHECK(bad == 0);
+    const float* p2 = nullptr;
+    int lb2 = 0;
+    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p2, &lb2).ok());  // built once
+    CHECK(p2 == p);
+    CHECK(lb2 == lb);
+    CHECK(d->resident_pack.size() == 1);
+    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+  }
 }
 
 // Two host threads make the FIRST resident call on the same descriptors at the same moment, each with

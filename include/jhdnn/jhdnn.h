@@ -570,8 +570,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   not even 2 fit. col_ind, values and the row order (if set) must be 16-byte aligned.
  * No workspace. Bias <= 0 as for the other layer calls.
  * Packed weights: the first call that uses a descriptor builds its packed copy (device memory of
- * rows x 272 bytes, about the weights again: the rows in the row order with their output row and
- * list-boundary flags), with one kernel and a synchronize of the handle's stream, and keeps it with
+ * ceil(rows / 128) x 34,816 bytes, about the weights again: the rows in the row order with their
+ * output row, each run of rows with equal column lists storing its list once per 128-row chunk),
+ * with one kernel and a synchronize of the handle's stream, and keeps it with
  * the descriptor until the descriptor is set again (jhdnnSetEllMatrixDescriptor /
  * jhdnnSetSparseMatrixRowOrder) or destroyed (one copy per device). Several host threads may make
  * resident calls with the same descriptors at once (each with its own handle); if their first calls
@@ -579,11 +580,13 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
  * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
  * outside the capture first. Environment (A/B measurement only, same results; docs/api.md):
- * JHDNN_RESIDENT_KERNEL=quad (the default: unset or "") runs 16 warps (512 threads) per CTA, two
- * weight chunks at a time, each chunk one bulk copy (TMA) completing on an mbarrier, each lane one
- * output row for 4 images (pair's shape where a call's slices hold 4 images or fewer); =pair the
- * same CTA with one image and 4 rows per lane; =bulk the 8-warp kernel with the same copies;
- * =packed the 8-warp kernel copying with 16-byte cp.async. */
+ * JHDNN_RESIDENT_KERNEL=duo (the default: unset or "") runs 16 warps (512 threads) per CTA, four
+ * weight chunks at a time from a ring of 8, each chunk one bulk copy (TMA) completing on an
+ * mbarrier, each lane two output rows for 4 images (quad where the ring of 8 does not fit the
+ * block's shared memory, pair's shape where a call's slices hold 4 images or fewer); =quad the same
+ * CTA with one row for 4 images per lane and two chunks at a time; =pair one image and 4 rows per
+ * lane; =bulk the 8-warp kernel with the same copies; =packed the 8-warp kernel copying with 16-byte
+ * cp.async. */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,

@@ -31,7 +31,7 @@ struct FromEnv {
   char tc_tail_bad[64] = {};
   SpdnnTile spdnn_tile = SpdnnTile::kBlock;
   char spdnn_tile_bad[64] = {};
-  ResidentKernel resident = ResidentKernel::kQuad;
+  ResidentKernel resident = ResidentKernel::kDuo;
   char resident_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
@@ -94,8 +94,8 @@ int parse_switch(const char* v, const char* const (&names)[N]) {
 }
 const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
-const char* const kSpdnnTileNames[3] = {"block", "single", "list"};  // index 0 = the default
-const char* const kResidentNames[4] = {"quad", "pair", "bulk", "packed"};  // index 0 = the default; = ResidentKernel
+const char* const kSpdnnTileNames[4] = {"block", "single", "list", "cta"};  // index 0 = the default
+const char* const kResidentNames[5] = {"duo", "quad", "pair", "bulk", "packed"};  // index 0 = the default; = ResidentKernel
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.

@@ -94,7 +94,7 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = block | single | list (exact case; unset or "" = block): how the fused sparse-DNN
+// JHDNN_SPDNN_TILE = block | single | list | cta (exact case; unset or "" = block): how the fused sparse-DNN
 // layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32 rows
 // (src/sparse/README.md, "Crowded layers: a SASS count"): single = one output at a time, block = up
 // to 8 outputs that share the held input list at once (independent chains; on the H200 at 3f71f09
@@ -102,25 +102,31 @@ bool set_tc_tail(const char* value);
 // list-blocked tile in the per-layer fused kernel (16 outputs x 32 images of one input list as a tiny
 // GEMM from shared memory, features and weights staged by double-buffered cp.async; other outputs and
 // the multi-layer kernel run block steps; measured at adbf1f5: faster in layers 1-2, slower from
-// layer 3 on and at N = 4096; kept for A/B against block). All give
+// layer 3 on and at N = 4096; kept for A/B against block); cta = the CTA-level GEMM tile in the
+// per-layer fused kernel (src/sparse/cta_tile.cuh: per 128-image tile, each half of the block computes
+// 16-row list blocks x 128 images from a double-buffered shared stage; other rows, 32-image tiles and
+// the multi-layer kernel run block steps; 3 blocks per SM). All give
 // bitwise the same results. An unknown value is kept as kInvalid and every such call fails with
 // BAD_PARAM naming it.
-enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1, kList = 2 };
+enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1, kList = 2, kCta = 3 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "single" / "block" / "list", or nullptr = back to the environment's value. False (and no change) otherwise.
+// "single" / "block" / "list" / "cta", or nullptr = back to the environment's value. False (and no change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
-// JHDNN_RESIDENT_KERNEL = quad | pair | bulk | packed (exact case; unset or "" = quad): the kernel of
+// JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed (exact case; unset or "" = duo): the kernel of
 // jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu). bulk copies its packed weight
 // chunks with one TMA bulk copy per chunk, packed with 16-byte cp.async by every thread, 8 warps each;
 // pair is the bulk kernel with 16 warps (512 threads), two chunks at once, 16 rows per warp. Same
 // results; on the H200 (N = 1024, 60000 images, L = 1920) pair 13.5 ms, bulk 14.7 ms (trial 8ca56ea),
-// bulk faster than packed (15.2 vs 16.9 ms at 3f71f09). quad (the default since session 13) is pair's
-// CTA with one row and 4 images per lane, at S = 8 (pair where a call's slices need S < 8): 11.9 ms
-// against pair's 13.46 in the same run (d568d49); pair, bulk and packed are kept for A/B runs. An
-// unknown value is kept as kInvalid and every resident call fails with BAD_PARAM naming it.
-enum class ResidentKernel : int { kInvalid = -1, kQuad = 0, kPair = 1, kBulk = 2, kPacked = 3 };
+// bulk faster than packed (15.2 vs 16.9 ms at 3f71f09). quad (session 13) is pair's CTA with one row
+// and 4 images per lane, at S = 8 (pair where a call's slices need S < 8): 11.9 ms against pair's 13.46
+// in the same run (d568d49). duo (the default since session 14) is the same 16-warp CTA with two rows
+// and 4 images per lane, four chunks per iteration from a ring of 8 (quad where that ring does not fit,
+// pair where S < 8): 9.38-9.42 ms against quad's 11.75-11.80 in the same run (trial ba5fa93, ~4.1 us
+// per late layer against 5.35). quad, pair, bulk and packed are kept for A/B runs. An unknown value is
+// kept as kInvalid and every resident call fails with BAD_PARAM naming it.
+enum class ResidentKernel : int { kInvalid = -1, kDuo = 0, kQuad = 1, kPair = 2, kBulk = 3, kPacked = 4 };
 ResidentKernel resident_kernel();
 const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // A value as above, or nullptr = back to the environment's value. False (and no change) for any

@@ -9,10 +9,13 @@
 //
 // Weights. Every CTA streams each layer's rows from L2 in the row order, in chunks of 128 rows, with
 // cp.async into a ring of kStages + 1 shared-memory stages, kStages chunks in flight. The rows come
-// from the layer's PACKED copy (dnn_resident_pack.cu: built once per descriptor, rows already in the
-// row order and in the staged 272-byte layout, the output row number in the row's spare words), so a
-// chunk is one contiguous block of up to 34,816 bytes and thread t copies its pieces t, t + 256, ...
-// to the same offsets: no order ring, no per-piece address arithmetic. The weights do not depend on
+// from the layer's PACKED copy (dnn_resident_pack.cu, layout in sparse.h: built once per descriptor,
+// rows already in the row order, the "list-pack" layout since session 13: per chunk the rows' 144 bytes
+// (32 weights, the output row, the flags, the byte offset of the row's list slot) and then each run of
+// equal input lists ONCE, 128 bytes per slot), so a chunk is one contiguous block of rows x 144 + the
+// layer's list bytes (19,456 bytes for the challenge's 16-row lists, at most 34,816 = a ring slot)
+// and thread t copies its pieces t, t + 256, ... to the same offsets: no order ring, no per-piece
+// address arithmetic. The weights do not depend on
 // the data, so the ring runs straight across layer boundaries: the next layer's first chunks arrive
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
@@ -33,6 +36,8 @@
 // list. The first step of a warp in a chunk always gathers (held features never cross a chunk, so
 // never a layer). Steps go in pairs: when a pair's 2 x 32 / S rows have one list, each lane computes
 // two outputs as two independent fma chains (more ILP, half the per-step overhead).
+// A gather reads the row's list-slot offset (word 34) and then the slot's 32 indices (8 x 16 bytes,
+// one broadcast each when the step's rows share the list); rows that reuse never touch the slot.
 // Padding needs no mask: its packed index is n (the feature buffers' row n is zero and never
 // written) and its packed weight 0, so the term is fma(0, 0, acc) as in the reference.
 //
@@ -55,7 +60,7 @@
 // list gathered by twice the warps) at about the same IPC, and was deleted. src/sparse/README.md
 // ("16 warps") has the counts, the predictions and the look back.
 //
-// Quad (kQuad, JHDNN_RESIDENT_KERNEL=quad or unset: the default since session 13, at S = 8):
+// Quad (kQuad, JHDNN_RESIDENT_KERNEL=quad: the default in session 13, at S = 8):
 // pair's CTA, ring and schedule, but lane = (one row, 4 images): per input one ld.shared.v4 of the 4
 // images' features and 4 FMAs, nothing held across rows. ncu's source counters of pair (93dd8b5)
 // showed where its 136 shared wavefronts per warp-chunk go: the 32 weight ld.shared.v4 take 2 each
@@ -66,7 +71,21 @@
 // sparse.h: the stores' bank conflicts 8-way -> 2-way) 2.103 / 4.065 / 11.72 against 2.156 / 4.131 /
 // 11.96 unpermuted (ee8bd21): ~5.3 us per late layer. A two-row shape (duo: 8 warps of 32 rows, one
 // feature load for both rows of a list) ran 21% fewer instructions but at IPC 1.57 and was no faster
-// (262d32a); it is reverted. src/sparse/README.md ("Quad") has the numbers.
+// (262d32a); it was reverted. src/sparse/README.md ("Quad") has the numbers.
+//
+// Duo, 16 warps (kLaneRows 2, JHDNN_RESIDENT_KERNEL=duo or unset: the default since session 14): the
+// two-row lane with quad's 16 warps. 16 warps of 32 rows take FOUR chunks per iteration (warps
+// 4c .. 4c + 3 chunk c), so the ring needs 8 slots; on the list-pack layout a challenge chunk is
+// 19,456 bytes, and 8 slots of the call's largest chunk (the slot size is a kernel argument) + the
+// features fit: 221,440 bytes at n = 1024 (of 232,448). Thread 0 keeps every chunk up to g + 7 issued
+// (chunk h: slot h & 7, mbarrier parity (h >> 3) & 1); a layer whose chunk count is not a multiple of
+// 4 ends with an iteration of 1-3 chunks. A call whose 8 slots do not fit (rows with their own lists:
+// 34,816-byte chunks) runs quad; S < 8 runs pair's shape, as quad. SASS (sm_90a) per 32 rows on the
+// challenge layers ~439 in the compute (256 FFMA, 56 LDS.128) against quad's 2 x 264. Measured (trial
+// ba5fa93, same binary, N = 1024, 60000 images, L = 120 / 480 / 1920, two runs each): 1.90-1.95 / 3.45-3.48 /
+// 9.38-9.42 ms against quad's 2.06-2.08 / 4.04-4.08 / 11.75-11.80, ~4.1 us per late layer against 5.35
+// (predicted 4.2-5.1); ncu of the first resident launch: 399 us against 520, 208 M instructions against
+// 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96.
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
@@ -74,6 +93,7 @@
 // of the per-layer paths.
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <type_traits>
 
 #include "core/config.h"
@@ -86,22 +106,38 @@ namespace {
 constexpr int kThreads = 256;                           // the 8-warp kernels (bulk, packed); pair: 512
 constexpr int kWarps = kThreads / 32;
 constexpr int kRowsPerWarp = 16;                        // consecutive rows of a chunk per warp
-constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows = 32 KB of (index, weight) pairs + 4 KB
+constexpr int kChunkRows = kWarps * kRowsPerWarp;       // 128 rows per chunk (a ring slot: kChunkFloats)
 // The CTA shapes (the kernel's kPair): 8 warps x 16 rows of each chunk (bulk, packed); and the pair
-// schedule (JHDNN_RESIDENT_KERNEL=pair, and quad, the default): 16 warps (512 threads), same ring, same
+// schedule (JHDNN_RESIDENT_KERNEL=pair, and quad): 16 warps (512 threads), same ring, same
 // shared-memory layout, bulk copy only; an iteration consumes TWO chunks of a layer, warps 0-7 the
 // first and 8-15 the second, each half exactly as the 8-warp kernel's warps (16 rows each).
 constexpr int cta_threads(bool pair) { return pair ? 2 * kThreads : kThreads; }
-constexpr int kRowStride = kResidentRowFloats;          // 68 floats per row: 32 indices, 32 weights, j, flags, 2
-constexpr int kChunkFloats = kChunkRows * kRowStride;   // 8704 floats = 34,816 bytes = 2176 pieces of 16 B
+static_assert(kChunkRows == kResidentChunkRows, "the packed copy's chunks (sparse.h)");
+constexpr int kRowStride = kResidentRowWords;          // 36 words per row: 32 weights, j, flags, list offset, 0
+// A ring slot (and the packed copy's chunk stride): the largest chunk, 128 rows of 144 bytes + 128
+// list slots of 128 (every row its own list) = 8704 floats = 34,816 bytes = 2176 pieces of 16 B; the
+// challenge's chunks use 19,456 of it (8 slots).
+constexpr int kChunkFloats = kResidentChunkBytes / 4;
 constexpr int kStages = 3;                              // chunks in flight (P)
 constexpr int kWSlots = kStages + 1;                    // weight ring (a power of 2: slot = g & 3)
-constexpr int kMisc = 48;  // ints: live list (8), flags (8), count, base, columns (8); 32..39: 4 mbarriers
+constexpr int kMisc = 48;  // ints: live list (8), flags (8), count, base, columns (8); 32..47: the mbarriers
 static_assert((kWSlots & (kWSlots - 1)) == 0, "slot = g & (kWSlots - 1)");
+// The duo shape (kLaneRows 2, JHDNN_RESIDENT_KERNEL=duo): 16 warps, an iteration consumes FOUR chunks
+// of a layer (warps 4c .. 4c + 3 chunk c, 32 rows each), so its ring has 8 slots (chunk h: slot h & 7,
+// mbarrier parity (h >> 3) & 1) of a runtime size, the call's largest chunk (the list-pack layout's
+// chunks are 19,456 bytes on the challenge layers: 8 of them fit next to the features; 8 x 34,816 do
+// not). Its shared memory: 8 slots, the misc ints, the feature buffers (resident_duo_smem_bytes).
+constexpr int kDuoSlots = 8;
+constexpr int kDuoChunkWarps = 4;                               // warps on one chunk
+constexpr int kDuoIterChunks = 2 * kWarps / kDuoChunkWarps;     // chunks per iteration: 16 warps / 4
+static_assert(kDuoIterChunks == 4 && kDuoSlots == 2 * kDuoIterChunks, "4 consumed + 4 in flight");
+static_assert(32 + 2 * kDuoSlots <= kMisc && 32 + 2 * kWSlots <= kMisc, "the mbarriers (8 bytes each) fit misc");
+static_assert(kDuoChunkWarps * 2 * kRowsPerWarp == kChunkRows, "duo: 4 warps x 32 rows per chunk");
 
-// The layer table travels as a kernel parameter (96 x 8 B, inside the classic 4 KB limit).
+// The layer table travels as a kernel parameter (96 x 16 B, inside the classic 4 KB limit).
 struct ResidentLayer {
-  const float* pack;  // the packed rows (dnn_resident_pack.cu), n x kRowStride floats
+  const float* pack;  // the packed chunks (dnn_resident_pack.cu, sparse.h), chunk c at c x kChunkFloats
+  int list_bytes;     // bytes of list slots copied per chunk (after its rows x 144 bytes)
 };
 struct ResidentTable {
   ResidentLayer layer[kResidentMaxLayers];
@@ -164,12 +200,19 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
   while (!mbar_try_wait(bar, parity)) {
   }
 }
+// The bytes of a chunk of rows_here rows: its rows, then the layer's list bytes, but no more slots
+// than rows (a short last chunk; so a layer never moves more bytes than its n x 272 of old). A
+// multiple of 16, at most kChunkFloats x 4.
+__device__ __forceinline__ unsigned chunk_bytes(const ResidentLayer& layer, int rows_here) {
+  return unsigned(resident_chunk_bytes(rows_here, layer.list_bytes));
+}
 // Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
 // The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
 // before the __syncthreads that precedes this call) before the async-proxy writes.
-__device__ __forceinline__ void bulk_chunk(const float* pack, int c, int rows_here, unsigned dst, unsigned bar) {
-  const float* src = pack + int64_t(c) * kChunkFloats;
-  const unsigned bytes = unsigned(rows_here) * unsigned(kRowStride * 4);  // a multiple of 16
+__device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
+                                           unsigned bar) {
+  const float* src = layer.pack + int64_t(c) * kChunkFloats;
+  const unsigned bytes = chunk_bytes(layer, rows_here);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
@@ -224,11 +267,11 @@ __device__ __forceinline__ void issue_pieces(unsigned dst, const float* src, int
     issue_pieces<M + 1>(dst, src, left);
   }
 }
-__device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_here, float* stage) {
+__device__ __forceinline__ void issue_chunk(const ResidentLayer& layer, int c, int rows_here, float* stage) {
   const int t = int(threadIdx.x);
-  const float* src = pack + int64_t(c) * kChunkFloats + 4 * t;
+  const float* src = layer.pack + int64_t(c) * kChunkFloats + 4 * t;
   const unsigned dst = unsigned(__cvta_generic_to_shared(stage)) + 16u * unsigned(t);
-  issue_pieces<0>(dst, src, rows_here * (kRowStride / 4) - t);  // left: pieces from this thread's first on
+  issue_pieces<0>(dst, src, int(chunk_bytes(layer, rows_here) / 16) - t);  // left: pieces from this thread's first on
 }
 
 // One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
@@ -236,31 +279,42 @@ __device__ __forceinline__ void issue_chunk(const float* pack, int c, int rows_h
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
 // position in the input list), and (rows_out, ids_out) get (r, ids_in[r]) at slots from the atomic
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
-template <int S, bool kTrace, bool kBulk, bool kPair, bool kQuad>
+// kLaneRows: the lane's rows (S = 8, the 16-warp kernels only): 0 one image per lane (pair, bulk,
+// packed), 1 quad (one row x 4 images), 2 duo (two rows x 4 images, 4 chunks per iteration, its own
+// ring: slot_bytes, the bytes of each of its 8 slots; ignored by the others).
+template <int S, bool kTrace, bool kBulk, bool kPair, int kLaneRows>
 __global__ void __launch_bounds__(cta_threads(kPair), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
                     int* __restrict__ counts, const int* __restrict__ rows_in, const int* __restrict__ ids_in,
                     const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                     int* __restrict__ rows_out, int* __restrict__ ids_out, int slice, int max_active,
-                    jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
+                    unsigned slot_bytes, jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
   // The 16-warp kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
   // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
   static_assert(!kPair || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
-  static_assert(!kQuad || (kPair && S == 8), "the quad shape is the pair kernel's, at S = 8");
+  constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2;
+  static_assert(kLaneRows >= 0 && kLaneRows <= 2, "one image, quad or duo");
+  static_assert(kLaneRows == 0 || (kPair && S == 8), "the quad and duo shapes use the 16-warp CTA, at S = 8");
   constexpr int kCtaThreads = cta_threads(kPair);
+  // The ring: kRing slots of slot_b bytes (pair / quad / 8-warp: 4 x 34,816; duo: 8 x slot_bytes),
+  // then the misc ints, then the two feature buffers.
+  constexpr int kRing = kDuo ? kDuoSlots : kWSlots;
+  constexpr int kChunkWarps = kDuo ? kDuoChunkWarps : kWarps;  // warps on one chunk (16-warp kernels)
+  const unsigned slot_b = kDuo ? slot_bytes : unsigned(kChunkFloats * 4);
+  const unsigned w_bytes = kDuo ? unsigned(kDuoSlots) * slot_bytes : unsigned(kWBytes);
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
-  int* misc = reinterpret_cast<int*>(smem + kWBytes);
+  int* misc = reinterpret_cast<int*>(smem + w_bytes);
   int* s_live = misc;       // [8]: the live images' slots, in slot order
   int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer
   int* s_cnt = misc + 16;   // live images after the last compaction
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
-  float* xbuf = reinterpret_cast<float*>(smem + kFixedBytes);
+  float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kMisc * 4);
   unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));  // the stages' byte address
   asm volatile("" : "+r"(smem_a));  // opaque: kept in a register (else re-formed from %cgactaid per use)
-  const unsigned xbuf_a = smem_a + unsigned(kFixedBytes);
-  const unsigned bar_a = smem_a + unsigned(kWBytes) + 32u * 4u;  // kBulk: stage s's mbarrier at bar_a + 8 s
+  const unsigned xbuf_a = smem_a + w_bytes + unsigned(kMisc * 4);
+  const unsigned bar_a = smem_a + w_bytes + 32u * 4u;  // kBulk: stage s's mbarrier at bar_a + 8 s
   const int xstride = (n + 1) * S;  // floats per feature buffer (row n: zero, the padding index)
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -283,7 +337,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   if (threadIdx.x == 0) {
     *s_cnt = mine;
     if constexpr (kBulk) {
-      for (int st = 0; st < kWSlots; ++st) mbar_init(bar_a + 8u * unsigned(st));
+      for (int st = 0; st < kRing; ++st) mbar_init(bar_a + 8u * unsigned(st));
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the async proxy
     }
   }
@@ -301,15 +355,15 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // Prologue: chunks 0 .. P - 1, one group each ("iterations" -P .. -1). (ik, ic): the next chunk to
   // copy; no divisions in the loop. The pair shape fills all 4 slots (its first iteration consumes
   // two chunks at once; see the loop); ni: the next chunk to copy, global (pair shape, thread 0).
-  constexpr int kPrologue = kPair ? kWSlots : kStages;
+  constexpr int kPrologue = kPair ? kRing : kStages;
   int ik = 0, ic = 0, ni = kPrologue;
   for (int m = 0; m < kPrologue; ++m) {
     if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
-        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
-                   smem_a + unsigned((m & (kWSlots - 1)) * kChunkFloats * 4), bar_a + 8u * unsigned(m & (kWSlots - 1)));
+        bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                   smem_a + unsigned(m & (kRing - 1)) * slot_b, bar_a + 8u * unsigned(m & (kRing - 1)));
     } else {
-      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+      if (ik < layer_count) issue_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                                         wstage + (m & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
@@ -333,17 +387,20 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // 0-7 compute the first, 8-15 the second, as the 8-warp kernel's warps 0-7 do), else chunk g alone
   // (a layer with an odd chunk count: its last chunk; warps 8-15 wait at the barriers only). Each
   // thread waits for the chunk that its warp reads. Other shapes: nch = 1, half = 0, wrow = warp.
-  const int half = kPair ? warp >> 3 : 0;    // which chunk of the iteration this warp computes
-  const int wrow = kPair ? warp & 7 : warp;  // the warp's place in its chunk: rows kRowsPerWarp * wrow + ...
+  // Duo: iteration g consumes chunks g .. g + nch - 1 of layer k, nch = min(4, the layer's chunks left):
+  // warps 4c .. 4c + 3 chunk g + c (32 rows each); a layer whose chunk count is not a multiple of 4
+  // ends with an iteration of 1-3 chunks (the other warps meet the barriers only).
+  const int half = kPair ? warp / kChunkWarps : 0;  // which chunk of the iteration this warp computes
+  const int wrow = kPair ? warp % kChunkWarps : warp;  // the warp's place in its chunk
   int k = 0, c = 0;  // the (first) chunk of iteration g: layer k, chunk c
   for (int g = 0; k < layer_count;) {
-    const int nch = kPair && c + 1 < chunks ? 2 : 1;
+    const int nch = kDuo ? min(kDuoIterChunks, chunks - c) : kPair && c + 1 < chunks ? 2 : 1;
     const bool computes = half < nch;  // warp-uniform
     const int gm = g + half;           // this warp's chunk (global index)
     if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
     if constexpr (kBulk) {
       if (computes)
-        mbar_wait(bar_a + 8u * unsigned(gm & (kWSlots - 1)), unsigned(gm / kWSlots) & 1u);  // chunk gm landed
+        mbar_wait(bar_a + 8u * unsigned(gm & (kRing - 1)), unsigned(gm / kRing) & 1u);  // chunk gm landed
     } else {
       cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
     }
@@ -355,25 +412,26 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // Chunk g + P into the stage of chunk g - 1. Pair shape: every chunk up to g + 3 (its slot's
     // previous chunk, h - 4 <= g - 1, was consumed before the barrier above): the two chunks of the
     // next iteration, copied while this one computes.
-    // (Thread 0 alone tracks ni, ik, ic here; after this, ni = g + 4 always.)
+    // Duo: every chunk up to g + 7 (its slot's previous chunk, h - 8 <= g - 1, was consumed before the
+    // barrier above): the 4 chunks in flight beyond the (up to) 4 being consumed.
+    // (Thread 0 alone tracks ni, ik, ic here; after this, ni = g + kRing always.)
     if constexpr (kPair) {
       if (threadIdx.x == 0) {
 #pragma unroll 1
-        for (; ni <= g + kWSlots - 1; ++ni) {  // 2 chunks, 1 after a layer's odd last chunk
+        for (; ni <= g + kRing - 1; ++ni) {  // pair: 2 chunks, 1 after a layer's odd last chunk; duo: nch
           if (ik < layer_count)
-            bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
-                       smem_a + unsigned((ni & (kWSlots - 1)) * kChunkFloats * 4),
-                       bar_a + 8u * unsigned(ni & (kWSlots - 1)));
+            bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                       smem_a + unsigned(ni & (kRing - 1)) * slot_b, bar_a + 8u * unsigned(ni & (kRing - 1)));
           if (++ic == chunks) ic = 0, ++ik;
         }
       }
     } else if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
-        bulk_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+        bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                    smem_a + unsigned(((g + kStages) & (kWSlots - 1)) * kChunkFloats * 4),
                    bar_a + 8u * unsigned((g + kStages) & (kWSlots - 1)));
     } else {
-      if (ik < layer_count) issue_chunk(table.layer[ik].pack, ic, ic == chunks - 1 ? last_rows : kChunkRows,
+      if (ik < layer_count) issue_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                                         wstage + ((g + kStages) & (kWSlots - 1)) * kChunkFloats);
       cp_async_commit();
     }
@@ -386,7 +444,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     const int slot = img_ok ? s_live[q] : 0;  // a lane without an image computes slot 0's (not stored)
     // Byte addresses in the shared window: the chunk's stage; this lane's image in the input and
     // output buffers (feature i at xin_q + (i << kShift)).
-    unsigned st_a = smem_a + unsigned((gm & (kWSlots - 1)) * kChunkFloats * 4);
+    unsigned st_a = smem_a + unsigned(gm & (kRing - 1)) * slot_b;
     asm volatile("" : "+r"(st_a));
     const unsigned xin_q = xbuf_a + unsigned((cur * xstride + slot) * 4);
     unsigned xout_q = xbuf_a + unsigned(((cur ^ 1) * xstride + slot) * 4);
@@ -398,9 +456,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // or the warp's rows: 0); bit 0 forced, so the first step gathers. Warp-uniform, like everything
     // derived from it.
     const int my_row = wrow * kRowsPerWarp + lane;
-    const bool new_list = !kQuad && computes && lane < kRowsPerWarp && my_row < rows_here &&
-                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + 65 * 4) & kResidentFlagNewList) != 0;
-    const uint32_t starts = kQuad ? 1u : __ballot_sync(0xffffffffu, new_list) | 1u;
+    const bool new_list = kLaneRows == 0 && computes && lane < kRowsPerWarp && my_row < rows_here &&
+                          (lds_s32(st_a + unsigned(my_row) * kRowBytes + kResidentWordFlags * 4) &
+                           kResidentFlagNewList) != 0;
+    const uint32_t starts = kLaneRows != 0 ? 1u : __ballot_sync(0xffffffffu, new_list) | 1u;
     // Step s covers rows kRowsPerWarp w + s * kOuts + (0 .. kOuts - 1); its flags are bits s * kOuts + ...
     // A step reuses the held features iff none of its rows starts a list and the previous step's
     // rows after its first did not either (then after that step every lane held one list).
@@ -409,11 +468,13 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     auto step_flags = [&](int s) { return (starts >> (s * kOuts)) & kMask; };
     auto reuses = [&](int s) { return s > 0 && step_flags(s) == 0u && (step_flags(s - 1) >> 1) == 0u; };
 
-    // Gathers the list of the row at srow for this lane's image (padding: row n, zero).
+    // Gathers the list of the row at srow for this lane's image (padding: row n, zero): the row's list
+    // slot (its byte offset from the stage's start in word 34), 8 x 16 bytes of int32 indices.
     auto gather = [&](unsigned srow) {
+      const unsigned lst = st_a + unsigned(lds_s32(srow + kResidentWordList * 4));
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const int4 id = lds_v4_s32(srow + 16u * u);
+        const int4 id = lds_v4_s32(lst + 16u * u);
         xv[4 * u + 0] = lds_f32(xin_q + (unsigned(id.x) << kShift));
         xv[4 * u + 1] = lds_f32(xin_q + (unsigned(id.y) << kShift));
         xv[4 * u + 2] = lds_f32(xin_q + (unsigned(id.z) << kShift));
@@ -425,7 +486,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     auto finish = [&](unsigned srow, float acc, bool ok) {
       const float v = act(acc);
       if (ok) {
-        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        const unsigned j = unsigned(lds_s32(srow + kResidentWordRow * 4));  // the output row
         sts_f32(xout_q + (j << kShift), v);
         alive = fmaxf(alive, v);  // one FMNMX (v is clamped to [0, clamp_max], so max != 0 iff some v != 0)
       }
@@ -443,7 +504,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       float acc = 0.f;
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const float4 w = lds_v4_f32(srow + 128u + 16u * u);  // lanes of one output: one address, a broadcast
+        const float4 w = lds_v4_f32(srow + 16u * u);  // lanes of one output: one address, a broadcast
         acc = __fmaf_rn(w.x, xv[4 * u + 0], acc);
         acc = __fmaf_rn(w.y, xv[4 * u + 1], acc);
         acc = __fmaf_rn(w.z, xv[4 * u + 2], acc);
@@ -474,7 +535,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       for (int u = 0; u < 8; ++u) {
         float4 w[G];
 #pragma unroll
-        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 128u + 16u * u);
+        for (int r = 0; r < G; ++r) w[r] = lds_v4_f32(srow0 + unsigned(r * kOuts) * kRowBytes + 16u * u);
 #pragma unroll
         for (int r = 0; r < G; ++r) acc[r] = __fmaf_rn(w[r].x, xv[4 * u + 0], acc[r]);
 #pragma unroll
@@ -500,8 +561,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // 4 slots' features x(i_t, 4h .. 4h + 3) and 4 FMAs, so nothing is held across rows (no list
     // flags, no groups; rows with different lists cost the same instructions). Per warp-chunk: 8 +
     // 8 ld.shared.v4 of the row's indices and weights (8 rows per half-warp: 128 B, one wavefront
-    // each) and 32 of features (one 32-byte row per half-warp when the rows share their list), 128
-    // FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
+    // each; on the list-pack layout the indices come from the row's list slot, found through its
+    // word 34, one broadcast when the warp's rows share their list) and 32 of features (one 32-byte
+    // row per half-warp when the rows share their list), 128 FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
     // counters at 93dd8b5: its 32 weight ld.shared.v4 per warp-chunk take 2 wavefronts each, 64 of
     // the 136). Measured: 116 (d568d49), 106 with the permuted feature rows (ee8bd21). Every slot is
     // computed, live or not: a dead slot's column is never read as live (the compaction reads the
@@ -515,6 +577,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       const unsigned srow = st_a + unsigned(row_ok ? row : row0) * kRowBytes;
       const unsigned hb = unsigned(lane & 1) * 16u;
       const unsigned xin_h = xbuf_a + unsigned(cur * xstride * 4) + hb;
+      // The row's list slot (list-pack layout, sparse.h): all rows of a run read the same slot.
+      const unsigned lst = st_a + unsigned(lds_s32(srow + kResidentWordList * 4));
       float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
       auto fma4 = [&](float w, float4 xf) {
         a0 = __fmaf_rn(w, xf.x, a0);
@@ -524,8 +588,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       };
 #pragma unroll
       for (int u = 0; u < 8; ++u) {
-        const int4 id = lds_v4_s32(srow + 16u * u);
-        const float4 w = lds_v4_f32(srow + 128u + 16u * u);
+        const int4 id = lds_v4_s32(lst + 16u * u);
+        const float4 w = lds_v4_f32(srow + 16u * u);
         const float4 x0 = lds_v4_f32(xin_h + (unsigned(id.x) << 5));
         const float4 x1 = lds_v4_f32(xin_h + (unsigned(id.y) << 5));
         const float4 x2 = lds_v4_f32(xin_h + (unsigned(id.z) << 5));
@@ -537,7 +601,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       }
       if (row_ok) {
         const float4 v = make_float4(act(a0), act(a1), act(a2), act(a3));
-        const unsigned j = unsigned(lds_s32(srow + 64 * 4));  // the output row
+        const unsigned j = unsigned(lds_s32(srow + kResidentWordRow * 4));  // the output's feature row
         sts_v4_f32(xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb + (j << 5), v);
         alive4[0] = fmaxf(alive4[0], v.x);
         alive4[1] = fmaxf(alive4[1], v.y);
@@ -545,13 +609,97 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         alive4[3] = fmaxf(alive4[3], v.w);
       }
     };
+    // Duo shape (kDuo: 16 warps, 4 per chunk, 32 rows each; S = 8). Lane = (row pair p = lane >> 1:
+    // rows 2p and 2p + 1 of the warp's 32, slots 4h .. 4h + 3, h = lane & 1). When both rows read the
+    // same list slot (word 34 equal: the challenge's 16-row lists never split an aligned pair), one
+    // ld.shared.v4 of features per input feeds 8 FMAs (quad: 4); the warp takes that path only when
+    // every lane's pair shares its list (warp-uniform: no divergent loads), else each row loads its
+    // own. Per warp and chunk on the challenge layers: 8 index + 16 weight + 32 feature ld.shared.v4
+    // and 256 FFMA for 32 rows (quad: 96 ld.shared.v4 and 256 FFMA for the same rows). Dead slots are
+    // computed as quad's are (never read as live). Per output the same chain t = 0..31.
+    // Which row of the pair is "a" (the first weight load): 2p + 1 when bit 2 of p is set, else 2p.
+    // Rows are 144 bytes (36 words) apart, so row r's 16-byte piece u sits in bank group (r + u) & 7;
+    // a half-warp's 8 pairs then load rows 2p + ((p >> 2) & 1) = 8 distinct groups (one wavefront),
+    // where the 8 even rows 2p would hit 4 groups twice (two). The chains are unchanged (each output
+    // its own accumulator, t = 0..31), only which register holds which row.
+    auto duo = [&]() {
+      const int row0 = wrow * 2 * kRowsPerWarp;
+      if (row0 >= rows_here) return;  // warp-uniform
+      const int pr = lane >> 1;
+      const int ra = row0 + 2 * pr + ((pr >> 2) & 1), rb = ra ^ 1;  // row0 is even: rb is the pair's other row
+      const bool a_ok = ra < rows_here, b_ok = rb < rows_here;  // a row past the chunk reads row0's, not stored
+      const unsigned sa = st_a + unsigned(a_ok ? ra : row0) * kRowBytes;
+      const unsigned sb = st_a + unsigned(b_ok ? rb : row0) * kRowBytes;
+      const unsigned la = unsigned(lds_s32(sa + kResidentWordList * 4));
+      const unsigned lb = unsigned(lds_s32(sb + kResidentWordList * 4));
+      // b absent: its (unstored) result may use a's list; a absent (rb = 2p valid, ra = 2p + 1 past
+      // the chunk): a computes row0's, and b takes a's list only if it is b's own (la == lb).
+      const bool one = !b_ok || la == lb;
+      const unsigned hb = unsigned(lane & 1) * 16u;
+      const unsigned xin_h = xbuf_a + unsigned(cur * xstride * 4) + hb;
+      float a[4] = {0.f, 0.f, 0.f, 0.f}, b[4] = {0.f, 0.f, 0.f, 0.f};
+      auto fma4 = [](float (&acc)[4], float w, float4 xf) {
+        acc[0] = __fmaf_rn(w, xf.x, acc[0]);
+        acc[1] = __fmaf_rn(w, xf.y, acc[1]);
+        acc[2] = __fmaf_rn(w, xf.z, acc[2]);
+        acc[3] = __fmaf_rn(w, xf.w, acc[3]);
+      };
+      auto feat = [&](int i) { return lds_v4_f32(xin_h + (unsigned(i) << 5)); };
+      if (__all_sync(0xffffffffu, one)) {  // every pair: one list
+        const unsigned ls = st_a + la;
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int4 id = lds_v4_s32(ls + 16u * u);
+          const float4 wa = lds_v4_f32(sa + 16u * u), wb = lds_v4_f32(sb + 16u * u);
+          const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
+          fma4(a, wa.x, x0);
+          fma4(b, wb.x, x0);
+          fma4(a, wa.y, x1);
+          fma4(b, wb.y, x1);
+          fma4(a, wa.z, x2);
+          fma4(b, wb.z, x2);
+          fma4(a, wa.w, x3);
+          fma4(b, wb.w, x3);
+        }
+      } else {
+        const unsigned lsa = st_a + la, lsb = st_a + lb;
+#pragma unroll 2
+        for (int u = 0; u < 8; ++u) {
+          const int4 ia = lds_v4_s32(lsa + 16u * u), ib = lds_v4_s32(lsb + 16u * u);
+          const float4 wa = lds_v4_f32(sa + 16u * u), wb = lds_v4_f32(sb + 16u * u);
+          fma4(a, wa.x, feat(ia.x));
+          fma4(b, wb.x, feat(ib.x));
+          fma4(a, wa.y, feat(ia.y));
+          fma4(b, wb.y, feat(ib.y));
+          fma4(a, wa.z, feat(ia.z));
+          fma4(b, wb.z, feat(ib.z));
+          fma4(a, wa.w, feat(ia.w));
+          fma4(b, wb.w, feat(ib.w));
+        }
+      }
+      const unsigned xout_h = xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb;
+      auto put = [&](bool ok, unsigned srow, const float (&acc)[4]) {
+        if (!ok) return;
+        const float4 v = make_float4(act(acc[0]), act(acc[1]), act(acc[2]), act(acc[3]));
+        sts_v4_f32(xout_h + (unsigned(lds_s32(srow + kResidentWordRow * 4)) << 5), v);  // the output's row
+        alive4[0] = fmaxf(alive4[0], v.x);
+        alive4[1] = fmaxf(alive4[1], v.y);
+        alive4[2] = fmaxf(alive4[2], v.z);
+        alive4[3] = fmaxf(alive4[3], v.w);
+      };
+      put(a_ok, sa, a);
+      put(b_ok, sb, b);
+    };
     // The plan per warp-chunk (tests/test_sparse_resident.cpp emulates it, emulate_resident):
     //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
     //                      S = 2 one step;
     //   pair: each half as the 8-warp kernel on its chunk; warps 8-15 skip a layer's odd last chunk;
-    //   quad: each half's 8 warps x 16 rows, one row per lane pair (not emulated: the GPU tests).
+    //   quad: each half's 8 warps x 16 rows, one row per lane pair (emulated lane by lane);
+    //   duo: each quarter's 4 warps x 32 rows, a row pair per lane pair (emulated lane by lane).
     if constexpr (kQuad) {
       if (computes) quad();
+    } else if constexpr (kDuo) {
+      if (computes) duo();
     } else if (computes) {          // warp-uniform; true but for the pair shape's idle half
       if constexpr (kSteps == 4) {  // S = 8
         if (one_list_run(0, 4))     // the official layers: every warp-chunk
@@ -569,7 +717,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
 
     if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if constexpr (kQuad) {  // the lane's 4 slots (a dead slot's flag is never read)
+      if constexpr (kQuad || kDuo) {  // the lane's 4 slots (a dead slot's flag is never read)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           if (alive4[e] != 0.f) s_flag[4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
@@ -599,10 +747,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         wait_clk = 0;
       }
       if (cnt == 0) {  // block-uniform: the slice is empty, nothing more to compute or write
-        if constexpr (kPair) {  // the chunks in flight (g + nch .. g + 3, those issued) land before the exit
+        if constexpr (kPair) {  // the chunks in flight (g + nch .. g + kRing - 1, those issued) land before the exit
           const int total = layer_count * chunks;
-          for (int h = g + nch; h < g + kWSlots && h < total; ++h)
-            mbar_wait(bar_a + 8u * unsigned(h & (kWSlots - 1)), unsigned(h / kWSlots) & 1u);
+          for (int h = g + nch; h < g + kRing && h < total; ++h)
+            mbar_wait(bar_a + 8u * unsigned(h & (kRing - 1)), unsigned(h / kRing) & 1u);
         } else if constexpr (kBulk) {  // the chunks in flight (g + 1 .. g + P, those issued) land before the exit
           const int total = layer_count * chunks;
           for (int h = g + 1; h <= g + kStages && h < total; ++h)
@@ -649,29 +797,37 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][20];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18, 19: quad
+std::atomic<size_t> g_smem_set[kMaxDevices][22];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo
+// Held while the attribute is raised, so that it only ever rises: two first calls racing with
+// different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
+// it, and the smaller, set last, would make the other call's launch fail.
+std::mutex g_smem_raise;
 
-template <int S, bool kBulk, bool kPair, bool kQuad>
+// smem: the block's dynamic shared memory (resident_smem_bytes, duo: resident_duo_smem_bytes);
+// slot_bytes: duo's ring slot (0 for the others).
+template <int S, bool kBulk, bool kPair, int kLaneRows>
 Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
               float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
-              float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active,
-              jhdnnSparseDnnResidentTraceRecord_t* trace) {
-  const size_t smem = resident_smem_bytes(n, S);
+              float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active, size_t smem,
+              unsigned slot_bytes, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   // The traced instantiation only when a trace buffer is given: the plain one has no trace code at all.
-  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair, kQuad>
-                       : dnn_resident_kernel<S, false, kBulk, kPair, kQuad>;
-  const int which = kQuad ? 18 + (trace ? 1 : 0)
+  auto kernel = trace ? dnn_resident_kernel<S, true, kBulk, kPair, kLaneRows>
+                       : dnn_resident_kernel<S, false, kBulk, kPair, kLaneRows>;
+  const int which = kLaneRows != 0 ? 16 + 2 * kLaneRows + (trace ? 1 : 0)
                           : (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
   const bool cached = device >= 0 && device < kMaxDevices;
-  if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {
-    JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    if (cached) g_smem_set[device][which].store(smem, std::memory_order_relaxed);
+  if (!cached || g_smem_set[device][which].load(std::memory_order_acquire) < smem) {
+    const std::lock_guard<std::mutex> lock(g_smem_raise);
+    if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {  // not raised meanwhile
+      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      if (cached) g_smem_set[device][which].store(smem, std::memory_order_release);
+    }
   }
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
     JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
   kernel<<<grid, cta_threads(kPair), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
-                                                ldx, y, ldy, rows_out, ids_out, slice, max_active, trace);
+                                                ldx, y, ldy, rows_out, ids_out, slice, max_active, slot_bytes, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
@@ -679,6 +835,17 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
 }  // namespace
 
 size_t resident_smem_bytes(int64_t n, int s) { return kFixedBytes + 2 * size_t(n + 1) * size_t(s) * sizeof(float); }
+
+size_t resident_duo_slot_bytes(int64_t n, const int* list_bytes, int layer_count) {
+  const int rows = int(std::min<int64_t>(n, kChunkRows));  // the largest chunk's rows
+  size_t most = 0;
+  for (int k = 0; k < layer_count; ++k) most = std::max(most, size_t(resident_chunk_bytes(rows, list_bytes[k])));
+  return (most + 15) / 16 * 16;  // a multiple of 16 already (rows x 144 + slots x 128); kept for the TMA
+}
+
+size_t resident_duo_smem_bytes(int64_t n, size_t slot_bytes) {
+  return size_t(kDuoSlots) * slot_bytes + kMisc * 4 + 2 * size_t(n + 1) * 8 * sizeof(float);
+}
 
 int resident_slice_max(int64_t n, size_t smem_optin) {
   for (int s : {8, 4, 2})
@@ -690,19 +857,21 @@ Status load_dnn_resident_kernels() {
   cudaFuncAttributes attr;
   auto load_all = [&](auto s_tag) -> Status {
     constexpr int S = decltype(s_tag)::value;
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true, false>));  // pair
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true, false>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false, false>));  // bulk
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false, false>));
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false, false>));  // packed
-    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false, false>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, true, 0>));  // pair
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, true, 0>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, true, false, 0>));  // bulk
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, true, false, 0>));
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, false, false, false, 0>));  // packed
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<S, true, false, false, 0>));
     return Status::success();
   };
   JHDNN_TRY(load_all(std::integral_constant<int, 2>{}));
   JHDNN_TRY(load_all(std::integral_constant<int, 4>{}));
   JHDNN_TRY(load_all(std::integral_constant<int, 8>{}));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, true>));  // quad (S = 8 only)
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, 1>));  // quad (S = 8 only)
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, 1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, 2>));  // duo (S = 8 only)
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, 2>));
   return Status::success();
 }
 
@@ -711,10 +880,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): quad (default), pair, bulk or packed; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk or packed; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not quad, pair, bulk or packed",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not quad, duo, pair, bulk or packed",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
@@ -729,27 +898,50 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
   ResidentTable table{};
-  for (int k = 0; k < layer_count; ++k) JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack));
+  for (int k = 0; k < layer_count; ++k)
+    JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));
   const int nn = int(n);
+  // Duo's ring: 8 slots of the call's largest chunk (the layers' list bytes are known now). When they
+  // and the features do not fit the block's shared memory (e.g. layers whose rows all have their own
+  // lists: 34,816-byte chunks), the call runs quad instead (same results).
+  size_t duo_slot = 0, duo_smem = 0;
+  if (which == core::config::ResidentKernel::kDuo && S == 8) {
+    int lbs[kResidentMaxLayers];
+    for (int k = 0; k < layer_count; ++k) lbs[k] = table.layer[k].list_bytes;
+    duo_slot = resident_duo_slot_bytes(n, lbs, layer_count);
+    duo_smem = resident_duo_smem_bytes(n, duo_slot);
+  }
+  const bool duo = duo_smem != 0 && duo_smem <= smem_optin;
   auto run = [&](auto s_tag) {
     constexpr int kS = decltype(s_tag)::value;
-    auto go = [&](auto bulk_tag, auto pair_tag, auto quad_tag) {
-      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value, decltype(quad_tag)::value>(
+    auto go = [&](auto bulk_tag, auto pair_tag, auto rows_tag) {
+      constexpr int kRows = decltype(rows_tag)::value;
+      const size_t smem = kRows == 2 ? duo_smem : resident_smem_bytes(n, kS);
+      return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value, kRows>(
           s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
-          ids_out, slice, max_active, trace);
+          ids_out, slice, max_active, smem, unsigned(kRows == 2 ? duo_slot : 0), trace);
     };
     using F = std::false_type;
     using T = std::true_type;
+    using R0 = std::integral_constant<int, 0>;  // one image per lane
+    using R1 = std::integral_constant<int, 1>;  // quad
+    using R2 = std::integral_constant<int, 2>;  // duo
     switch (which) {
       case core::config::ResidentKernel::kBulk:
-        return go(T{}, F{}, F{});
+        return go(T{}, F{}, R0{});
       case core::config::ResidentKernel::kPacked:
-        return go(F{}, F{}, F{});
+        return go(F{}, F{}, R0{});
       case core::config::ResidentKernel::kPair:
-        return go(T{}, T{}, F{});
-      default:  // kQuad: S = 8 only (n <= 1024 with slices of 5-8 images); pair's shape otherwise
-        if constexpr (kS == 8) return go(T{}, T{}, T{});
-        return go(T{}, T{}, F{});
+        return go(T{}, T{}, R0{});
+      case core::config::ResidentKernel::kQuad:  // S = 8 only (n <= 1024 with slices of 5-8 images); else pair
+        if constexpr (kS == 8) return go(T{}, T{}, R1{});
+        return go(T{}, T{}, R0{});
+      default:  // kDuo: S = 8 only, when its ring fits; else quad (S = 8) or pair
+        if constexpr (kS == 8) {
+          if (duo) return go(T{}, T{}, R2{});
+          return go(T{}, T{}, R1{});
+        }
+        return go(T{}, T{}, R0{});
     }
   };
   switch (S) {

@@ -1,22 +1,40 @@
-// The resident path's packed layers (see sparse.h and dnn_resident.cu).
+// The resident path's packed layers (see sparse.h for the layout and dnn_resident.cu).
 //
-// Why: the resident kernel streams every layer's ELL rows into shared memory in the row order. Read
-// from the descriptor's arrays, a 16-byte piece of a chunk needs the row's order value (a second
+// Why packed: the resident kernel streams every layer's ELL rows into shared memory in the row order.
+// Read from the descriptor's arrays, a 16-byte piece of a chunk needs the row's order value (a second
 // ring), a 64-bit row * 32 and a select between the index and the weight array: ~200 of the ~390
-// instructions per warp and chunk (SASS at bfbe89a). Packed once, rows already in the order and in
-// the staged 272-byte layout, a chunk is one contiguous block: piece p of the chunk goes to byte
-// 16 p of the stage, and the output row number and the list-boundary flag travel in the row's 4
-// spare words.
+// instructions per warp and chunk (SASS at bfbe89a). Packed once, rows already in the order, a chunk
+// is one contiguous block that one bulk copy (or pieces at constant offsets) moves.
 //
-// Packed row p (kResidentRowFloats = 68 floats) = source row j = order[p] (p without an order):
-//   words 0..31  indices of j, padding (-1) -> n (the kernel's feature buffers have a zero row n),
-//   words 32..63 weights of j, padding -> 0.0f (so every entry is fma(w, x, acc) with no mask, and a
-//                padding entry is fma(0, 0, acc): the reference chain's padding term, bitwise),
-//   word 64      j (the output row), word 65 flags (kResidentFlagNewList: p == 0 or the 32 indices
-//                of j differ from those of order[p - 1]), words 66, 67 zero.
-// Cost: rows x 272 bytes per descriptor and device (the weights again, +6%), one kernel and one
-// stream synchronize at the first resident call on that device that uses the descriptor; freed by
-// the next Set* call on the descriptor or by its Destroy.
+// Why the list-pack layout (session 13, issue 6; before it a packed row was 272 bytes: its 32
+// indices, 32 weights, output row, flags, 2 spare): the kernel reads a row's indices only when the
+// row starts a new list (it gathers the features once per list and holds them), and in the challenge
+// layers 16 consecutive rows carry the same 32 indices. Storing each run of equal lists once per
+// chunk cuts the bytes every CTA streams per layer (L2 reads and the TMA's shared-memory writes) from
+// 34,816 to 19,456 per chunk at N = 1024 (-44%). A matrix with a new list on every row costs 34,816
+// bytes per chunk, as before, so one layout serves every matrix (and the ring slots keep their size).
+// Slots are per chunk (a list that straddles a chunk boundary is stored in both): the ring holds one
+// chunk per slot, and the kernel's held features never cross a chunk.
+// Indices stay int32. 16-bit indices (64-byte slots) were built first and measured in the SASS: the
+// gather of 32 features grew from 74 to 136 instructions (each index unpacked: mask or shift, then
+// the address), +62 per warp-chunk on the official layers, +18% per CTA-layer, to save 512 of
+// 19,456 bytes per chunk; the kernel is not so bound by the pipe that that pays (README).
+//
+// Chunk c = rows c x 128 .. of the order, at byte c x kResidentChunkBytes of the copy:
+//   row r (144 bytes): words 0..31 the weights of source row j = order[p] (p = 128 c + r; padding ->
+//     0.0f, so every term is fma(w, x, acc) with no mask and a padding term is fma(0, 0, acc): the
+//     reference chain's, bitwise), word 32 resident_pos(j, n) (the output's feature row, sparse.h),
+//     word 33 flags (kResidentFlagNewList iff r == 0 or the 32 indices of j differ from those of
+//     order[p - 1]: the row starts a slot), word 34 the byte offset of its list slot from the chunk's
+//     start, word 35 zero;
+//   slot m (128 bytes) at rows_c x 144 + 128 m: the m-th run of equal lists of the chunk, 32 int32
+//     feature rows resident_pos(index, n) (padding -1 -> n, the kernel's zero feature row).
+// Copied per chunk: rows_c x 144 + min(list_bytes, rows_c x 128), list_bytes = 128 x (the most slots of any of the
+// layer's chunks): one byte count per layer, kept with the copy, so the kernel's copy path reads no
+// table. A chunk with fewer slots copies a few zero bytes past its own (the copy is zeroed first).
+// Cost: ceil(n / 128) x 34,816 bytes per descriptor and device (n x 272, as before), one memset, one
+// kernel, a 4-byte read back and one stream synchronize at the first resident call on that device
+// that uses the descriptor; freed by the next Set* call on the descriptor or by its Destroy.
 // Threads: calls from several host threads may share a descriptor (Set* / Destroy must not overlap
 // them). Two first calls at once both build a copy; ResidentPackList::publish (resident_pack_list.h,
 // one compare-exchange) keeps the first published and the other thread frees its own, so exactly one
@@ -28,7 +46,9 @@
 namespace jhdnn::sparse {
 namespace {
 
-static_assert(kResidentRowFloats * 4 == 272 && kResidentRowFloats % 4 == 0, "17 pieces of 16 bytes per row");
+static_assert(kResidentRowWords * 4 % 16 == 0 && kResidentListBytes % 16 == 0, "16-byte pieces");
+static_assert(kResidentChunkBytes == 34816, "128 x (144 + 128)");
+constexpr int kPackThreads = kResidentChunkRows;  // one thread per row of a chunk, one block per chunk
 
 // Index -> the feature buffers' row: padding (-1) -> n (the zero row), else resident_pos (sparse.h).
 __device__ __forceinline__ int4 remap_rows(int4 a, int n) {
@@ -40,29 +60,64 @@ __device__ __forceinline__ int4 remap_rows(int4 a, int n) {
 }
 __device__ __forceinline__ bool same4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
 
-// One thread per packed row (the rows are 16-byte aligned: col_ind / values are, and a row is 128 B).
-__global__ void resident_pack_kernel(const int* __restrict__ wi, const float* __restrict__ wv,
-                                     const int* __restrict__ order, int n, float4* __restrict__ out) {
-  const int p = int(blockIdx.x) * int(blockDim.x) + int(threadIdx.x);
-  if (p >= n) return;
-  const int j = order ? order[p] : p;
-  const int jp = p == 0 ? j : (order ? order[p - 1] : p - 1);
-  const int4* si = reinterpret_cast<const int4*>(wi + int64_t(j) * 32);
-  const int4* sp = reinterpret_cast<const int4*>(wi + int64_t(jp) * 32);
-  const float4* sv = reinterpret_cast<const float4*>(wv + int64_t(j) * 32);
-  float4* dst = out + int64_t(p) * (kResidentRowFloats / 4);
-  bool same = p > 0;
+// Block c packs chunk c (the layout above). The slot of row r = (rows 0..r of the chunk that start a
+// slot) - 1: a block-wide inclusive count from one ballot per warp. The source rows are 16-byte
+// aligned (col_ind / values are, and a row is 128 B). out: the zeroed copy; max_slots: zeroed, gets
+// the most slots of any chunk.
+__global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* __restrict__ wi,
+                                                                     const float* __restrict__ wv,
+                                                                     const int* __restrict__ order, int n,
+                                                                     unsigned char* __restrict__ out,
+                                                                     int* __restrict__ max_slots) {
+  __shared__ int s_warp[kPackThreads / 32];
+  const int r = int(threadIdx.x), lane = r & 31, warp = r >> 5;
+  const int p = int(blockIdx.x) * kResidentChunkRows + r;
+  const bool valid = p < n;
+  int j = 0;
+  bool same = false;
+  int4 idx[8];
+  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentChunkBytes;
+  if (valid) {
+    j = order ? order[p] : p;
+    const int jp = p == 0 ? j : (order ? order[p - 1] : p - 1);
+    const int4* si = reinterpret_cast<const int4*>(wi + int64_t(j) * 32);
+    const int4* sp = reinterpret_cast<const int4*>(wi + int64_t(jp) * 32);
+    const float4* sv = reinterpret_cast<const float4*>(wv + int64_t(j) * 32);
+    float4* dst = reinterpret_cast<float4*>(chunk + r * (kResidentRowWords * 4));
+    same = r > 0;  // a chunk's first row always starts a slot
 #pragma unroll
-  for (int u = 0; u < 8; ++u) {
-    const int4 a = si[u];
-    same = same && same4(a, sp[u]);
-    const int4 m = remap_rows(a, n);
-    dst[u] = make_float4(__int_as_float(m.x), __int_as_float(m.y), __int_as_float(m.z), __int_as_float(m.w));
-    const float4 v = sv[u];
-    dst[8 + u] = make_float4(a.x < 0 ? 0.f : v.x, a.y < 0 ? 0.f : v.y, a.z < 0 ? 0.f : v.z, a.w < 0 ? 0.f : v.w);
+    for (int u = 0; u < 8; ++u) {
+      const int4 a = si[u];
+      same = same && same4(a, sp[u]);
+      idx[u] = remap_rows(a, n);
+      const float4 v = sv[u];
+      dst[u] = make_float4(a.x < 0 ? 0.f : v.x, a.y < 0 ? 0.f : v.y, a.z < 0 ? 0.f : v.z, a.w < 0 ? 0.f : v.w);
+    }
   }
-  dst[16] = make_float4(__int_as_float(resident_pos(j, n)), __int_as_float(same ? 0 : kResidentFlagNewList), 0.f,
-                        0.f);
+  const bool starts = valid && !same;
+  const unsigned ballot = __ballot_sync(0xffffffffu, starts);
+  if (lane == 0) s_warp[warp] = __popc(ballot);
+  __syncthreads();
+  int before = 0, total = 0;
+#pragma unroll
+  for (int w = 0; w < kPackThreads / 32; ++w) {
+    before += w < warp ? s_warp[w] : 0;
+    total += s_warp[w];
+  }
+  const int slot = before + __popc(ballot & (0xffffffffu >> (31 - lane))) - 1;  // rows 0..r that start one, - 1
+  if (valid) {
+    const int rows_c = min(kResidentChunkRows, n - int(blockIdx.x) * kResidentChunkRows);
+    const int list_off = rows_c * (kResidentRowWords * 4) + slot * kResidentListBytes;
+    float4* dst = reinterpret_cast<float4*>(chunk + r * (kResidentRowWords * 4));
+    dst[8] = make_float4(__int_as_float(resident_pos(j, n)), __int_as_float(starts ? kResidentFlagNewList : 0),
+                         __int_as_float(list_off), 0.f);
+    if (starts) {  // the slot's 32 indices
+      int4* ld = reinterpret_cast<int4*>(chunk + list_off);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) ld[u] = idx[u];
+    }
+  }
+  if (r == 0) atomicMax(max_slots, total);
 }
 
 }  // namespace
@@ -77,44 +132,62 @@ void release_resident_pack(jhdnnSparseMatrixStruct& d) {
   });
 }
 
-Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed) {
-  if (const float* p = d.resident_pack.find(device)) {
+Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes) {
+  int aux = 0;
+  if (const float* p = d.resident_pack.find(device, &aux)) {
     *packed = p;
+    *list_bytes = aux;
     return Status::success();
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   JHDNN_CUDA_TRY(cudaStreamIsCapturing(s, &capture));
+  const int n = int(d.rows);
+  const int chunks = (n + kResidentChunkRows - 1) / kResidentChunkRows;
+  const size_t copy_bytes = size_t(chunks) * kResidentChunkBytes;
   if (capture != cudaStreamCaptureStatusNone)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED,
-                      "the resident path packs each layer (rows x 272 bytes) at its first call, which cannot run "
-                      "inside a stream capture: make one call with these descriptors outside the capture first");
-  const int n = int(d.rows);
+                      "the resident path packs each layer (%zu bytes) at its first call, which cannot run "
+                      "inside a stream capture: make one call with these descriptors outside the capture first",
+                      copy_bytes);
+  // One allocation: the copy, then the slot counter (16 bytes).
+  const size_t bytes = copy_bytes + 16;
   float* p = nullptr;
-  const size_t bytes = size_t(n) * kResidentRowFloats * sizeof(float);
   if (cudaMalloc(&p, bytes) != cudaSuccess) {
     cudaGetLastError();
     return core::fail(JHDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
                       "the resident path's packed copy of a layer (%zu bytes) could not be allocated", bytes);
   }
-  resident_pack_kernel<<<unsigned((n + 255) / 256), 256, 0, s>>>(d.col_ind, d.values, d.row_order, n,
-                                                                 reinterpret_cast<float4*>(p));
+  unsigned char* const base = reinterpret_cast<unsigned char*>(p);
+  int* const max_slots = reinterpret_cast<int*>(base + copy_bytes);
+  int slots = 0;
   // Synchronized before it is published, so that a call on another stream or thread never reads a
-  // copy still being written.
-  Status st = JHDNN_CUDA_STATUS(cudaGetLastError());
+  // copy still being written (and the slot count is read back).
+  Status st = JHDNN_CUDA_STATUS(cudaMemsetAsync(p, 0, bytes, s));
+  if (st.ok()) {
+    resident_pack_kernel<<<unsigned(chunks), kPackThreads, 0, s>>>(d.col_ind, d.values, d.row_order, n, base,
+                                                                   max_slots);
+    st = JHDNN_CUDA_STATUS(cudaGetLastError());
+  }
+  if (st.ok()) st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(&slots, max_slots, sizeof(int), cudaMemcpyDeviceToHost, s));
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));
+  if (st.ok() && (slots < 1 || slots > kResidentChunkRows))
+    st = core::fail(JHDNN_STATUS_INTERNAL_ERROR, "the resident pack counted %d list slots in a chunk", slots);
   if (!st.ok()) {
     cudaFree(p);
     return st;
   }
+  const int lb = slots * kResidentListBytes;
   // Another thread may have built and published the same copy meanwhile (both found none): the
   // first one published is the one every call uses, and this thread frees its own (same bytes, never
   // seen by any other thread). See resident_pack_list.h.
-  float* const winner = d.resident_pack.publish(device, p);
+  int winner_lb = 0;
+  float* const winner = d.resident_pack.publish(device, p, lb, &winner_lb);
   if (winner != p && cudaFree(p) != cudaSuccess) cudaGetLastError();
   if (winner == nullptr)
     return core::fail(JHDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED,
                       "the resident path's packed copy of a layer could not be recorded (host allocation failed)");
   *packed = winner;
+  *list_bytes = winner_lb;
   return Status::success();
 }
 

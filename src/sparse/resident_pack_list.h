@@ -10,7 +10,9 @@
 // a thread that is packing, and no lock is held across a kernel and a stream synchronize.
 //
 // One copy per device, never replaced while the descriptor is unchanged: replacing a copy could free
-// memory that another thread's call (on another device) has just been handed.
+// memory that another thread's call (on another device) has just been handed. Each copy carries one
+// int of layout data (`aux`: the packed layer's list bytes per chunk, dnn_resident_pack.cu), published
+// and handed out with it.
 #pragma once
 
 #include <atomic>
@@ -28,10 +30,14 @@ class ResidentPackList {
     release([](int, float*) {});
   }
 
-  // The copy published for `device`, or nullptr. Safe concurrently with publish().
-  float* find(int device) const {
+  // The copy published for `device`, or nullptr; *aux (if given) its aux value. Safe concurrently
+  // with publish().
+  float* find(int device, int* aux = nullptr) const {
     for (const Node* q = head_.load(std::memory_order_acquire); q != nullptr; q = q->next)
-      if (q->device == device) return q->data;
+      if (q->device == device) {
+        if (aux) *aux = q->aux;
+        return q->data;
+      }
     return nullptr;
   }
 
@@ -39,22 +45,25 @@ class ResidentPackList {
   // `device` unless a copy for `device` is there already. Returns the copy every caller must use:
   // `data` if this call published it; the earlier copy if another thread won (the caller frees
   // `data`); nullptr if the host node could not be allocated (nothing published; the caller frees
-  // `data` and fails).
-  float* publish(int device, float* data) {
-    Node* node = new (std::nothrow) Node{device, data, head_.load(std::memory_order_acquire)};
+  // `data` and fails). *aux_out (if given) gets the returned copy's aux (this call's `aux` if it won).
+  float* publish(int device, float* data, int aux = 0, int* aux_out = nullptr) {
+    Node* node = new (std::nothrow) Node{device, data, aux, head_.load(std::memory_order_acquire)};
     if (node == nullptr) return nullptr;
     for (;;) {
       // node->next is the head this attempt would link to: look for a copy of `device` below it.
       for (const Node* q = node->next; q != nullptr; q = q->next)
         if (q->device == device) {
           float* const winner = q->data;
+          if (aux_out) *aux_out = q->aux;
           delete node;
           return winner;
         }
       // Succeeds only if nothing was published since node->next was read; else node->next is
       // reloaded with the new head and the scan runs again (the new nodes may hold `device`).
-      if (head_.compare_exchange_weak(node->next, node, std::memory_order_acq_rel, std::memory_order_acquire))
+      if (head_.compare_exchange_weak(node->next, node, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        if (aux_out) *aux_out = aux;
         return data;
+      }
     }
   }
 
@@ -82,6 +91,7 @@ class ResidentPackList {
   struct Node {
     int device;
     float* data;
+    int aux;
     Node* next;
   };
   std::atomic<Node*> head_{nullptr};

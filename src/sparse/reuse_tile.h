@@ -34,9 +34,11 @@ struct Shape {
 // align (the list tile: kListOutputs, else 1): slices are rounded up to a multiple of align x the
 // warps' runs per slice, so that every slice and run begins at a multiple of align in the row order
 // (warp_run with the same align) and the challenge's aligned 16-row lists are never cut.
-JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target, int align = 1) {
+// min_tiles4 (the CTA tile, cta_tile.h: cta_layer_shape): 128-image tiles from this many on (0: 2 x SMs).
+JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target, int align = 1,
+                                 int64_t min_tiles4 = 0) {
   Shape sh;
-  sh.ipt = (count + 127) / 128 >= 2 * int64_t(sm_count) ? 4 : 1;
+  sh.ipt = (count + 127) / 128 >= (min_tiles4 > 0 ? min_tiles4 : 2 * int64_t(sm_count)) ? 4 : 1;
   sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
   // Many tiles (the first layers): ~4 rounds of items, so the last, partial round is a small tail.
   if (2 * sh.tiles >= target) target *= 4;

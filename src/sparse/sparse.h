@@ -27,8 +27,8 @@ struct SparseMatrixFields {
 }  // namespace jhdnn::sparse
 
 struct jhdnnSparseMatrixStruct : jhdnn::sparse::SparseMatrixFields {
-  // The resident path's packed copies of this layer (dnn_resident_pack.cu): rows * 272 bytes of device
-  // memory per device that ran it, built by the first resident call on that device that uses the
+  // The resident path's packed copies of this layer (dnn_resident_pack.cu): ceil(rows / 128) x 34,816
+  // bytes of device memory per device that ran it (aux: the copy's list bytes per chunk), built by the first resident call on that device that uses the
   // descriptor (published once even when threads race: resident_pack_list.h) and released by
   // jhdnn::sparse::release_resident_pack (every Set* call and Destroy).
   jhdnn::sparse::ResidentPackList resident_pack;
@@ -105,15 +105,37 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr);
 Status load_dnn_resident_pack_kernel();
+// The duo kernel (JHDNN_RESIDENT_KERNEL=duo, S = 8): a ring of 8 slots, each the call's largest chunk
+// (resident_chunk_bytes of min(n, 128) rows, over the layers' list bytes), next to the misc ints and
+// the two feature buffers. A call whose resident_duo_smem_bytes exceeds the block's shared memory
+// runs quad instead.
+size_t resident_duo_slot_bytes(int64_t n, const int* list_bytes, int layer_count);
+size_t resident_duo_smem_bytes(int64_t n, size_t slot_bytes);
 }  // namespace jhdnn::sparse
 
-// The resident path's packed layers (dnn_resident_pack.cu). A packed layer is the ELL matrix's rows in
-// its row order, each kResidentRowFloats floats (272 bytes): 32 feature rows resident_pos(index, n)
-// (padding -1 -> n), 32 weights (padding -> 0.0f), then the output's row resident_pos(j, n), a flags
-// word (bit 0: the row's 32 indices differ from the previous row's in the order, or it is the first
-// row) and 2 zero words. One chunk of 128 rows is then one contiguous block.
+// The resident path's packed layers (dnn_resident_pack.cu), the "list-pack" layout: the ELL matrix's
+// rows in its row order, in chunks of kResidentChunkRows rows, each chunk at a fixed stride of
+// kResidentChunkBytes bytes in the copy:
+//   rows block:  chunk row r at byte r x 144 (kResidentRowWords words): 32 weights (padding -> 0.0f),
+//                word 32 the output's feature row resident_pos(j, n), word 33 flags (bit 0,
+//                kResidentFlagNewList: the row starts a list slot: first row of the chunk, or its 32
+//                indices differ from the previous row's in the order), word 34 the byte offset of its
+//                list slot from the chunk's start, 35 zero;
+//   lists block: from byte rows_c x 144, one 128-byte slot per run of consecutive rows with the same
+//                32 indices inside the chunk (32 int32: the feature rows resident_pos(index, n), padding
+//                -1 -> n).
+// Copied per chunk: rows_c x 144 + min(list_bytes, rows_c x 128), list_bytes = 128 x the most slots of any chunk of the
+// layer (one byte count per layer: no per-chunk table on the kernel's copy path). The challenge
+// layers (16 rows per list, aligned): 8 slots, 19,456 instead of 34,816 bytes per chunk (-44%);
+// every row its own list: 128 slots, 34,816 bytes (as before, and the ring slot's size).
 namespace jhdnn::sparse {
-constexpr int kResidentRowFloats = 68;
+constexpr int kResidentChunkRows = 128;
+constexpr int kResidentRowWords = 36;    // 144 bytes = 9 pieces of 16
+constexpr int kResidentWordRow = 32;     // the output's feature row, resident_pos(j, n)
+constexpr int kResidentWordFlags = 33;   // kResidentFlagNewList
+constexpr int kResidentWordList = 34;    // the list slot's byte offset from the chunk's start
+constexpr int kResidentListBytes = 128;  // 32 x int32
+constexpr int kResidentChunkBytes = kResidentChunkRows * (kResidentRowWords * 4 + kResidentListBytes);  // 34,816
 constexpr int kResidentFlagNewList = 1;
 #if defined(__CUDACC__)
 #define JHDNN_RESIDENT_HD __host__ __device__ __forceinline__
@@ -138,9 +160,17 @@ JHDNN_RESIDENT_HD int resident_pos(int i, int n) {
   }
   return int(unsigned(i) ^ key);
 }
-// Builds d's packed copy on stream s if it has none for `device` (one kernel, then a stream
-// synchronize so that calls on other streams see it; refused inside a stream capture), and returns it.
-Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed);
+// The bytes one copy moves for a chunk of `rows` rows of a layer with list_bytes (its rows, then the
+// list slots, but no more slots than rows: a short last chunk): a multiple of 16, at most
+// kResidentChunkBytes. The kernels' copies, duo's ring slot and the host emulation use it.
+JHDNN_RESIDENT_HD int resident_chunk_bytes(int rows, int list_bytes) {
+  const int most = rows * kResidentListBytes;
+  return rows * (kResidentRowWords * 4) + (list_bytes < most ? list_bytes : most);
+}
+// Builds d's packed copy on stream s if it has none for `device` (a memset and one kernel, then a
+// stream synchronize so that calls on other streams see it; refused inside a stream capture), and
+// returns it with its list bytes per chunk (a multiple of 128, 128..16384).
+Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes);
 // Frees d's packed copy, if any (the descriptor changed or is destroyed). Never fails: a free error
 // is cleared (the memory of a device that was reset is gone anyway).
 void release_resident_pack(jhdnnSparseMatrixStruct& d);

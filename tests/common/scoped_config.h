@@ -94,7 +94,7 @@ struct ScopedTcGemmCeiling {
   ScopedTcGemmCeiling& operator=(const ScopedTcGemmCeiling&) = delete;
 };
 
-// "single", "block" or "list", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
+// "single", "block", "list" or "cta", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
 struct ScopedSpdnnTile {
   explicit ScopedSpdnnTile(const char* tile) : prev(core::config::spdnn_tile()) {
     if (!core::config::set_spdnn_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
@@ -104,6 +104,7 @@ struct ScopedSpdnnTile {
     core::config::set_spdnn_tile(prev == SpdnnTile::kBlock    ? "block"
                                  : prev == SpdnnTile::kSingle ? "single"
                                  : prev == SpdnnTile::kList   ? "list"
+                                 : prev == SpdnnTile::kCta    ? "cta"
                                                               : nullptr);
   }
   const core::config::SpdnnTile prev;

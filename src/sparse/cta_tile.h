@@ -1,0 +1,90 @@
+// The CTA-level GEMM tile of the fused sparse-DNN layer (JHDNN_SPDNN_TILE=cta; src/sparse/cta_tile.cuh,
+// src/sparse/README.md "CTA tile"): its shared-memory layout and every thread's share of the copies and
+// of the compute, shared by the kernel and its CPU emulation (tests/test_spdnn_cta_tile.cpp), so that
+// the emulation checks the indexing the GPU runs.
+//
+// Per item (a tile of 128 images r0 .. r0 + 127 of the active list x a slice of output rows), the
+// slice's aligned 16-row list blocks b (rows 16 b .. 16 b + 15 of the row order) alternate between the
+// two halves of the block: half h = warps 4 h .. 4 h + 3 (128 threads) takes the h-th, (h + 2)-th, ...
+// block of the slice. A list block whose 16 rows share one unpadded input list I[0..31] is a 16 x 128
+// GEMM block with K = 32: A[t][img] = x(I[t], col(r0 + img)), B[o][t] = W[row o][t]. Each half stages A
+// and B in its own double-buffered stage; thread (w, lane) of the half then computes rows 4 og .. 4 og + 3
+// (og = lane / 8) x images 32 w + 4 ig .. + 3 (ig = lane % 8): 16 accumulators.
+#pragma once
+
+#include "sparse/reuse_tile.h"
+
+namespace jhdnn::sparse::tile {
+
+constexpr int kCtaImages = 128;        // images per item (layer_shape's ipt = 4 tiles only)
+constexpr int kCtaHalfThreads = 128;   // threads per half (4 warps)
+constexpr int kCtaFeatFloats = 32 * kCtaImages;  // A: 32 inputs x 128 images, t-major (16 KB)
+// B: the 16 rows' weights j-major in list_w_index's padded layout (rows of 32 floats at a 36-float
+// stride, 4 per slab), so that one 16-byte cp.async per thread copies them and the compute's 4 LDS.128
+// of one lane (4 rows x inputs t .. t + 3) fall in distinct bank groups across og.
+constexpr int kCtaWeightFloats = kListWeightFloats;                  // 2304 B
+constexpr int kCtaStageFloats = kCtaFeatFloats + kCtaWeightFloats;   // 18688 B
+constexpr int kCtaHalfFloats = 2 * kCtaStageFloats;                  // two stages (double buffer)
+// Then the item's 128 columns col(r0 + img) (0 past the count), written once per item: the gathered
+// copies read them from here rather than holding 4 registers each through the compute.
+constexpr int kCtaColsOffset = 2 * kCtaHalfFloats;                   // in 4-byte words
+constexpr int kCtaSmemBytes = (kCtaColsOffset + kCtaImages) * 4;     // 75264 B of dynamic shared memory
+// 3 blocks per SM on sm_90 (228 KB per SM, 1 KB reserved per block): dynamic + static (the kernel's
+// s_last, 16 B with its alignment) <= 76800 B.
+static_assert(kCtaSmemBytes + 16 + 1024 <= 76800, "the CTA tile's buffers must leave room for 3 blocks per SM");
+
+// The per-warp block-step buffers (ReuseSmem, 1280 B) of warp w of half h alias the start of the
+// half's stage 0: they are used only while the half's pipeline is drained (see cta_tile.cuh).
+constexpr int kCtaReuseBytes = 1280;
+static_assert(4 * kCtaReuseBytes <= kCtaFeatFloats * 4, "the block-step buffers fit in one stage's A");
+JHDNN_SPDNN_HD constexpr int cta_reuse_offset_bytes(int warp) {  // warp 0..7 of the block
+  return (warp >> 2) * kCtaHalfFloats * 4 + (warp & 3) * kCtaReuseBytes;
+}
+
+// The layer's shape in CTA mode: 128-image tiles (the CTA tile's items) from cta_min_tiles of them on --
+// half the SMs, where block mode waits for 2 x SMs (N = 1024 on the H200: from 8321 images, layers 1-5,
+// where block mode has them in layers 1-3 only) -- with slices aligned to 16-row list blocks
+// (align = kListOutputs), so that no list block is cut; below, 32-image tiles (block steps) in exactly
+// block mode's shape. Why lower: a 128-image item costs the CTA tile ~12-20% fewer instructions than the
+// block steps (README "CTA tile"), and layer_shape still makes ~4 rounds of items when tiles are many,
+// else about a grid of them.
+JHDNN_SPDNN_HD int64_t cta_min_tiles(int sm_count) { return sm_count / 2 > 1 ? sm_count / 2 : 1; }
+JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+  const Shape sh = layer_shape(count, n_out, sm_count, target, kListOutputs, cta_min_tiles(sm_count));
+  return sh.ipt == 4 ? sh : layer_shape(count, n_out, sm_count, target, 1);
+}
+
+// Floats from the dynamic buffer's start: half h, stage s.
+JHDNN_SPDNN_HD constexpr int cta_stage_offset(int h, int s) { return h * kCtaHalfFloats + s * kCtaStageFloats; }
+// Within a stage: A[t][img] and B[o][t].
+JHDNN_SPDNN_HD constexpr int cta_f_index(int t, int img) { return t * kCtaImages + img; }
+JHDNN_SPDNN_HD constexpr int cta_w_index(int o, int t) {
+  return kCtaFeatFloats + (o & 3) * kListWSlab + (o >> 2) * kListWRow + t;
+}
+
+// The slice [j_begin, j_end) as full list blocks [*b0, *b1) (b0 = ceil(j_begin / 16)), a head
+// [j_begin, 16 b0) and a tail [16 b1, j_end) (either may be empty; with layer_shape's align = 16 the
+// head always is). Half h takes blocks b0 + h + 2 k, k = 0 .. cta_half_blocks - 1; the head and tail
+// run as block steps in half 0 and half 1.
+JHDNN_SPDNN_HD void cta_blocks(int64_t j_begin, int64_t j_end, int* b0, int* b1) {
+  *b0 = int((j_begin + kListOutputs - 1) / kListOutputs);
+  *b1 = int(j_end / kListOutputs);
+  if (*b1 < *b0) *b1 = *b0;
+}
+JHDNN_SPDNN_HD constexpr int cta_half_blocks(int b0, int b1, int h) { return b1 - b0 > h ? (b1 - b0 - h + 1) / 2 : 0; }
+
+// The copies of thread (w, lane) of a half (w = 0..3) for one list block, k8 = 0..7:
+// - features, contiguous columns (16 bytes each): input t = w + 4 k8, images 4 lane .. 4 lane + 3;
+// - features, gathered (4 bytes each, m = 0..3): input t = w + 4 k8, image lane + 32 m;
+// - weights (16 bytes): row 4 w + lane / 8, inputs 4 (lane % 8) .. + 3; the list test reads the same
+//   16 bytes of that row's indices against row 0's.
+JHDNN_SPDNN_HD constexpr int cta_copy_input(int w, int k8) { return w + 4 * k8; }
+JHDNN_SPDNN_HD constexpr int cta_copy_image4(int lane) { return 4 * lane; }
+JHDNN_SPDNN_HD constexpr int cta_gather_image(int lane, int m) { return lane + 32 * m; }
+JHDNN_SPDNN_HD constexpr int cta_copy_row(int w, int lane) { return 4 * w + (lane >> 3); }
+JHDNN_SPDNN_HD constexpr int cta_copy_chunk(int lane) { return 4 * (lane & 7); }
+// The compute of thread (w, lane): rows cta_row(lane, u), images cta_image(w, lane, i), u, i = 0..3.
+JHDNN_SPDNN_HD constexpr int cta_row(int lane, int u) { return 4 * (lane >> 3) + u; }
+JHDNN_SPDNN_HD constexpr int cta_image(int w, int lane, int i) { return 32 * w + 4 * (lane & 7) + i; }
+
+}  // namespace jhdnn::sparse::tile
