@@ -365,7 +365,10 @@ TEST_CASE("dense to CSR: exact against the host conversion and cusparseDenseToSp
   CUSPARSE_CHECK(cusparseCreate(&sp));
   struct Case { int64_t rows, cols, lda; double density; };
   const Case cases[] = {{1, 1, 1, 1.0},     {37, 3, 3, 0.5},     {129, 130, 133, 0.03}, {1000, 1027, 1028, 0.1},
-                        {64, 128, 128, 0.0}, {333, 256, 260, 1.0}, {2048, 1024, 1024, 0.03}, {7, 4099, 4100, 0.3}};
+                        {64, 128, 128, 0.0}, {333, 256, 260, 1.0}, {2048, 1024, 1024, 0.03}, {7, 4099, 4100, 0.3},
+                        // the scatter's 512-column chunks: all nonzero (every packed 8-bit count at its
+                        // 128 maximum), and a partial last chunk with a scalar tail (1501 = 375 x 4 + 1)
+                        {500, 2048, 2048, 1.0}, {300, 1501, 1504, 0.5}};
   int salt = 0;
   for (const Case& cs : cases) {
     INFO("rows " << cs.rows << " cols " << cs.cols << " lda " << cs.lda << " density " << cs.density);
