@@ -870,48 +870,57 @@ TEST_CASE("sparse bounds: counts past maxActive / nnz stay inside the buffers", 
 
   // Dense to CSR: a descriptor nnz short of the analysis's, and an A that gained nonzeros since the
   // analysis, write nothing past colInd / values; nnz = 0 with NULL arrays writes nothing at all.
-  const int64_t m = 37, k = 45;
-  const std::vector<float> a = random_dense(m, k, k, 0.3, seed_for(901));
-  std::vector<int> ci;
-  std::vector<float> va;
-  for (size_t t = 0; t < a.size(); ++t)
-    if (a[t] != 0.f) {
-      ci.push_back(int(t % size_t(k)));
-      va.push_back(a[t]);
+  // Both scatter paths: lda 45 (not a multiple of 4: the scalar loop only) and lda 1032 (the staged
+  // 512-column chunks, the last one partial, then a 2-column scalar tail): the dropped slots lie in the
+  // last row's last columns, so the vector path's bound is exercised too.
+  struct D2cShape { int64_t k, lda; };
+  for (const D2cShape& sh : {D2cShape{45, 45}, D2cShape{1030, 1032}}) {
+    INFO("dense to CSR bounds: cols " << sh.k << " lda " << sh.lda);
+    const int64_t m = 37, k = sh.k, lda = sh.lda;
+    const std::vector<float> a = random_dense(m, k, lda, 0.3, seed_for(901));
+    std::vector<int> ci;
+    std::vector<float> va;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t col = 0; col < k; ++col)
+        if (a[size_t(r * lda + col)] != 0.f) {
+          ci.push_back(int(col));
+          va.push_back(a[size_t(r * lda + col)]);
+        }
+    DeviceBuffer da = to_dev(a), drp((m + 1) * 4);
+    size_t ws = 0;
+    JHDNN_CHECK(jhdnnGetDenseToCsrWorkspaceSize(h.get(), m, k, &ws));
+    DeviceBuffer dws(ws);
+    int64_t nnz = -1;
+    JHDNN_CHECK(jhdnnDenseToCsrAnalysis(h.get(), m, k, da.get(), lda, drp.as<int>(), &nnz, dws.get(), ws));
+    REQUIRE(nnz == int64_t(ci.size()));
+    REQUIRE(nnz > 20);
+    const int64_t short_nnz = nnz - 7;
+    jhdnnSparseMatrixDescriptor_t c;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&c));
+    {
+      DeviceBuffer dci(short_nnz * 4), dva(short_nnz * 4);
+      JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, short_nnz, drp.as<int>(), dci.as<int>(), dva.get(),
+                                              JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), da.get(), lda, c));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CHECK(from_dev<int>(dci, size_t(short_nnz)) == std::vector<int>(ci.begin(), ci.begin() + short_nnz));
+      CHECK(from_dev<float>(dva, size_t(short_nnz)) == std::vector<float>(va.begin(), va.begin() + short_nnz));
+      CHECK((dci.guard_intact() && dva.guard_intact()));
     }
-  DeviceBuffer da = to_dev(a), drp((m + 1) * 4);
-  size_t ws = 0;
-  JHDNN_CHECK(jhdnnGetDenseToCsrWorkspaceSize(h.get(), m, k, &ws));
-  DeviceBuffer dws(ws);
-  int64_t nnz = -1;
-  JHDNN_CHECK(jhdnnDenseToCsrAnalysis(h.get(), m, k, da.get(), k, drp.as<int>(), &nnz, dws.get(), ws));
-  REQUIRE(nnz == int64_t(ci.size()));
-  REQUIRE(nnz > 20);
-  const int64_t short_nnz = nnz - 7;
-  jhdnnSparseMatrixDescriptor_t c;
-  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&c));
-  {
-    DeviceBuffer dci(short_nnz * 4), dva(short_nnz * 4);
-    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, short_nnz, drp.as<int>(), dci.as<int>(), dva.get(),
-                                            JHDNN_DATA_FLOAT));
-    JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), da.get(), k, c));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CHECK(from_dev<int>(dci, size_t(short_nnz)) == std::vector<int>(ci.begin(), ci.begin() + short_nnz));
-    CHECK(from_dev<float>(dva, size_t(short_nnz)) == std::vector<float>(va.begin(), va.begin() + short_nnz));
-    CHECK((dci.guard_intact() && dva.guard_intact()));
+    {
+      DeviceBuffer dci(nnz * 4), dva(nnz * 4), dfull = to_dev(std::vector<float>(size_t(m * lda), 1.f));
+      JHDNN_CHECK(
+          jhdnnSetCsrMatrixDescriptor(c, m, k, nnz, drp.as<int>(), dci.as<int>(), dva.get(), JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), dfull.get(), lda, c));  // A changed: every entry nonzero
+      CUDA_CHECK(cudaDeviceSynchronize());
+      CHECK((dci.guard_intact() && dva.guard_intact()));
+    }
+    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, 0, drp.as<int>(), nullptr, nullptr, JHDNN_DATA_FLOAT));
+    JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), da.get(), lda, c));
+    CUDA_CHECK(cudaDeviceSynchronize());  // no write through the NULL arrays
+    CHECK(drp.guard_intact());
+    jhdnnDestroySparseMatrixDescriptor(c);
   }
-  {
-    DeviceBuffer dci(nnz * 4), dva(nnz * 4), dfull = to_dev(std::vector<float>(size_t(m * k), 1.f));
-    JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, nnz, drp.as<int>(), dci.as<int>(), dva.get(), JHDNN_DATA_FLOAT));
-    JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), dfull.get(), k, c));  // A changed: every entry nonzero
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CHECK((dci.guard_intact() && dva.guard_intact()));
-  }
-  JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(c, m, k, 0, drp.as<int>(), nullptr, nullptr, JHDNN_DATA_FLOAT));
-  JHDNN_CHECK(jhdnnDenseToCsrConvert(h.get(), da.get(), k, c));
-  CUDA_CHECK(cudaDeviceSynchronize());  // no write through the NULL arrays
-  CHECK(drp.guard_intact());
-  jhdnnDestroySparseMatrixDescriptor(c);
 }
 
 // ---------------------------------------------------------------- whole networks
