@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # On the GPU machine, ONE call of the device tool (<= 540 s; its limit is 600 s a call): the resident
-# kernel quad (the default since session 13; src/sparse/README.md "Quad") against duo (16 warps, two
-# rows x 4 images per lane, 4 chunks per iteration from a ring of 8; JHDNN_RESIDENT_KERNEL=duo;
-# README "Duo, 16 warps", not yet measured). The wide kernel and the 8-warp duo once compared here are
-# deleted.
+# kernel quad (src/sparse/README.md "Quad") against duo (16 warps, two rows x 4 images per lane, 4 chunks
+# per iteration from a ring of 8; README "Duo, 16 warps"). Run at trial ba5fa93 (bench/results/ba5fa93/
+# resident/), when quad was still the default; duo is the default since that run (the A/B below sets
+# JHDNN_RESIDENT_KERNEL explicitly, so it still compares the two). The wide kernel and the 8-warp duo
+# once compared here are deleted.
 #
 #   scripts/spdnn-resident-wide-gpu.sh OUTDIR
 #
 # Builds test_sparse and spdnn_infer in BUILD_DIR (default build-gpu, git-ignored; ~30-40 s cold, a few
 # s warm) and unpacks the challenge data, then:
-#   1. the [resident] tests with the default kernel (quad; the bitwise test runs quad, duo, pair, bulk
-#      and packed through the config setter), then the GPU ones again with JHDNN_RESIDENT_KERNEL=duo
-#      (first: the new kernel), =pair, =bulk and =packed;
+#   1. the [resident] tests with the default kernel (duo since session 14; the bitwise test runs quad,
+#      duo, pair, bulk and packed through the config setter), then the GPU ones again with
+#      JHDNN_RESIDENT_KERNEL=quad, =pair, =bulk and =packed;
 #   2. timing A/B: spdnn_infer N = 1024 L = 120 / 480 / 1920, 60000 images, path resident, exact
-#      (--validate yes), for quad (default) and duo, twice each interleaved (measured at ee8bd21: quad
+#      (--validate yes), for quad and duo, twice each interleaved (measured at ee8bd21: quad
 #      2.103 / 4.065 / 11.72 ms, ~5.3 us per late layer; duo predicted ~2.0 / 3.6-4.0 / 9.8-11.4 ms,
 #      4.2-5.1 us per late layer);
 #   3. the per-CTA trace of N = 1024 L = 480 for quad and duo (per-layer time per CTA and thread 0's
@@ -98,7 +99,7 @@ fi
 res+=("build: done at $(elapsed) s")
 
 run test_resident 120 "$B/tests/test_sparse" "[resident]" --durations yes; test_summary test_resident
-for K in duo pair bulk packed; do
+for K in quad pair bulk packed; do  # the default run above is duo's
   run "test_resident_$K" 90 env JHDNN_RESIDENT_KERNEL=$K "$B/tests/test_sparse" "[resident]~[cpu]" --durations yes
   test_summary "test_resident_$K"
 done

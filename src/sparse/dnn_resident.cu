@@ -20,9 +20,10 @@
 // while this layer finishes. Chunk g: copied in iteration g - P (ring of P + 1), consumed in
 // iteration g; iteration i waits for the group of iteration i - P (cp.async.wait_group P - 1) and then
 // __syncthreads, which also retires every read of the stage the new copies overwrite. (kBulk, measured
-// faster on the H200 at 3f71f09 (~6.9 against ~7.8 us per late layer) and the copy of the default
-// pair kernel below: the same ring, one cp.async.bulk per chunk from thread 0 completing on the
-// stage's mbarrier; JHDNN_RESIDENT_KERNEL=packed gives the 8-warp cp.async copy back.)
+// faster on the H200 at 3f71f09 (~6.9 against ~7.8 us per late layer) and the copy of the 16-warp
+// kernels below (pair, quad, duo -- duo the default, with its own ring of 8): the same ring, one
+// cp.async.bulk per chunk from thread 0 completing on the stage's mbarrier;
+// JHDNN_RESIDENT_KERNEL=packed gives the 8-warp cp.async copy back.)
 //
 // Compute. A warp takes 16 consecutive rows of a chunk (in the row order); a step covers 32 / S of
 // them x S images, lane = (output o = lane / S, image q = lane % S), one (output, image) dot product
