@@ -1082,13 +1082,7 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 
 }  // namespace
 
-// No GPU: the reproduction of the one failure seen on the H200 at ff50355 ("random runs 1..20, n 1000",
-// 37 images, 14 chained fused calls: 100 failures of `io[t] == ids[ro[t]]`, every id that of an image
-// 16 or more slots further on, the features right). The check compared the last call's list with the
-// ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
-// call's tiles finished in the other order trips the old check and passes the right one, and a list
-// with the wrong ids (a kernel bug) fails the right one.
-// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the four names, exact; anything else refused
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the five names, exact; anything else refused
 // with no change; nullptr back to the environment's value (duo when unset or "").
 TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
@@ -1235,6 +1229,12 @@ TEST_CASE("resident packed copy: one copy published per device when threads race
   }
 }
 
+// No GPU: the reproduction of the one failure seen on the H200 at ff50355 ("random runs 1..20, n 1000",
+// 37 images, 14 chained fused calls: 100 failures of `io[t] == ids[ro[t]]`, every id that of an image
+// 16 or more slots further on, the features right). The check compared the last call's list with the
+// ORIGINAL ids; it must compare it with the list the last call read. Here a valid chain whose second
+// call's tiles finished in the other order trips the old check and passes the right one, and a list
+// with the wrong ids (a kernel bug) fails the right one.
 TEST_CASE("resident test helper: the id check follows the list each call read", "[sparse][resident][cpu]") {
   const int count = 37;
   std::vector<int> ids0(count);
