@@ -884,7 +884,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk or packed; all exact, for A/B runs.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not quad, duo, pair, bulk or packed",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk or packed",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int smax = resident_slice_max(n, smem_optin);
