@@ -1406,21 +1406,23 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // gathered copies with random weights, a partial last tile and an 8-row tail (half 1).
   const ReuseCase cta_chunks = {"aligned 16-row blocks, some padded or split, 2 pipeline chunks per half, scattered",
                                 3208, -16, false, 0.0, 12700, 12750, false, false};
-  // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the four in a row do not
-  // reach the last one, cta, within a step's time); unset or "" = all four.
+  // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all five. cta2 (3 stages per
+  // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
+  // each half's pipeline runs 2 chunks (32 + 19 blocks).
+  const char* const tiles[] = {"single", "block", "list", "cta", "cta2"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {
     INFO("JHDNN_TEST_SPDNN_TILE=" << only);
-    REQUIRE((std::strcmp(only, "single") == 0 || std::strcmp(only, "block") == 0 || std::strcmp(only, "list") == 0 ||
-             std::strcmp(only, "cta") == 0));
+    REQUIRE(std::any_of(std::begin(tiles), std::end(tiles), [&](const char* t) { return std::strcmp(only, t) == 0; }));
   }
-  for (const char* tile : {"single", "block", "list", "cta"}) {
+  for (const char* tile : tiles) {
     if (filtered && std::strcmp(only, tile) != 0) continue;
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     std::vector<ReuseCase> run(std::begin(cases), std::end(cases));
-    if (std::strcmp(tile, "cta") == 0) run.push_back(cta_chunks);
+    if (std::strncmp(tile, "cta", 3) == 0) run.push_back(cta_chunks);
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
                                << cs.max_active);
