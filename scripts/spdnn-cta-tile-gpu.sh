@@ -33,7 +33,7 @@
 # Time guard: a step starts only if 15 s of the BUDGET_S (default 540) s are left, and its timeout is cut to what is left, so
 # the call ends by itself with OUTDIR/summary.txt written (steps skipped or cut are listed there).
 # Measured (H200, bench/results/ba5fa93/cta): layers 1-4 at N = 1024 block 340 / 336 / 248 / 150 us, cta 242 /
-# 249 / 267 / 183 us; N = 1024 L = 120 resident block 2.039, cta 1.885 ms; graph 2.653 / 2.634 ms.
+# 249 / 267 / 183 us; N = 1024 L = 120 resident block 2.039, cta 1.885 ms; graph block 2.634, cta 2.653 ms.
 # Prediction for cta2 (not measured; README "CTA tile, 2 blocks per SM (cta2)"): layers 1-4 at N = 1024
 # ~207 / 201 / 178 / 115 us (IPC ~2.2 / 2.2 / 1.8 / 1.5); resident N = 1024 L = 120 ~1.70 ms (1.60-1.85).
 set -uo pipefail
