@@ -651,3 +651,33 @@ TEST_CASE("spdnn CTA tile: the layout's constants", "[sparse][cpu]") {
           ++feats[size_t(tile::cta_copy_input(w, k8) * 128 + tile::cta_gather_image(lane, m))];
   CHECK(std::count(feats.begin(), feats.end(), 1) == 32 * 128);
 }
+
+TEST_CASE("spdnn CTA tile: the shapes of the N = 1024 head on the H200 (cta: grid 396, cta2: 264)", "[sparse][cpu]") {
+  // The table of src/sparse/README.md "CTA tile, 2 blocks per SM (cta2)": layer inputs of the challenge's
+  // first layers at N = 1024 (60000 images), cta_layer_shape with target = the kernel's resident grid.
+  struct Row {
+    int64_t count;
+    int64_t slices[2], slice[2];  // [cta, cta2]
+  };
+  const Row rows[] = {{60000, {3, 2}, {352, 512}},
+                      {54900, {3, 2}, {352, 512}},
+                      {39300, {5, 3}, {224, 352}},
+                      {20750, {2, 6}, {512, 192}},
+                      {9750, {5, 3}, {224, 352}}};
+  for (const Row& r : rows)
+    for (int c = 0; c < 2; ++c) {
+      const int stages = 2 + c;
+      const tile::Shape sh = tile::cta_layer_shape(r.count, 1024, 132, tile::cta_blocks_per_sm(stages) * 132);
+      INFO("count " << r.count << ", stages " << stages << ": " << sh.tiles << " tiles x " << sh.slices << " slices of "
+                    << sh.slice);
+      CHECK(sh.ipt == 4);  // 128-image items throughout the head (>= SMs / 2 tiles)
+      CHECK(sh.tiles == (r.count + 127) / 128);
+      CHECK(sh.slices == r.slices[c]);
+      CHECK(sh.slice == r.slice[c]);
+      CHECK(sh.slice % (2 * tile::kListOutputs) == 0);  // every slice starts a list block in each half
+    }
+  // From SMs / 2 = 66 tiles on (8321 images): cta2's 264 items, one per block.
+  CHECK(tile::cta_layer_shape(8321, 1024, 132, 264).ipt == 4);
+  CHECK(tile::cta_layer_shape(8320, 1024, 132, 264).ipt == 1);
+  CHECK(tile::cta_layer_shape(8321, 1024, 132, 264).slices * 66 == 264);
+}
