@@ -35,7 +35,9 @@
 # Measured (H200, bench/results/ba5fa93/cta): layers 1-4 at N = 1024 block 340 / 336 / 248 / 150 us, cta 242 /
 # 249 / 267 / 183 us; N = 1024 L = 120 resident block 2.039, cta 1.885 ms; graph block 2.634, cta 2.653 ms.
 # Prediction for cta2 (not measured; README "CTA tile, 2 blocks per SM (cta2)"): layers 1-4 at N = 1024
-# ~207 / 201 / 178 / 115 us (IPC ~2.2 / 2.2 / 1.8 / 1.5); resident N = 1024 L = 120 ~1.70 ms (1.60-1.85).
+# ~207 / 201 / 194 / 121 us (IPC ~2.2 / 2.2 / 1.8 / 1.5; cta 242 / 249 / 267 / 183); resident N = 1024
+# L = 120 ~1.72 ms (1.60-1.92); layers 6+ (block steps at 16 warps per SM) and so the graph path slower
+# than cta (graph N = 1024 L = 120 ~3.0 ms).
 set -uo pipefail
 OUT=${1:-}
 if [ -z "$OUT" ]; then
