@@ -1,5 +1,6 @@
 // CPU emulation of the fused sparse-DNN layer's CTA tile (JHDNN_SPDNN_TILE=cta and cta2, 2 and 3 stages per
-// half; src/sparse/cta_tile.cuh) over a whole layer, thread by thread, with the kernel's own shape and indexing (src/sparse/cta_tile.h):
+// half; src/sparse/cta_tile.cuh) over a whole layer, thread by thread, with the kernel's own shape and
+// indexing (src/sparse/cta_tile.h):
 // cta_layer_shape, the items, the slice's full 16-row list blocks alternating between the two halves,
 // chunks of <= 32 blocks per half, the list test as the kernel votes it (each thread's 4 indices of its
 // row against row 0's, row 0 unpadded), the copies of every thread (one 16-byte weight piece; 8 x 16-byte

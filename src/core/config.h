@@ -113,7 +113,8 @@ bool set_tc_tail(const char* value);
 enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1, kList = 2, kCta = 3, kCta2 = 4 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "single" / "block" / "list" / "cta" / "cta2", or nullptr = back to the environment's value. False (and no change) otherwise.
+// "single" / "block" / "list" / "cta" / "cta2", or nullptr = back to the environment's value. False (and no
+// change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
 // JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed (exact case; unset or "" = duo): the kernel of

@@ -514,8 +514,8 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
       if (sh.ipt == 4 && aligned && strides)  // block-uniform
-        cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy, flags,
-                 order, list_buf, sm);
+        cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
+                             y, ldy, flags, order, list_buf, sm);
       else
         layer_tile_reuse<false, false>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
                                        active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode, nullptr);
@@ -600,9 +600,10 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<true, false, false, kStages>(s_last, nullptr, count, n_out, width, wi, wv, bias, clamp_max, active_rows,
-                                        ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags, done, order,
-                                        sm_count, max_active, tile_mode, reinterpret_cast<float*>(s_cta));
+  fused_layer<true, false, false, kStages>(s_last, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
+                                           active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
+                                           done, order, sm_count, max_active, tile_mode,
+                                           reinterpret_cast<float*>(s_cta));
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
