@@ -15,7 +15,7 @@
 // block; deliberate indexing bugs fail these checks. The half's stage ring and barriers are checked as
 // the GPU may interleave them (Protocol below: which block each stage holds, which copies may still be
 // in flight, what a barrier makes visible, reads and writes of a stage in the same barrier window). No
-// GPU needed: test_sparse runs the kernels (ctest spdnn_tile_cta / spdnn_tile_cta2: all of test_sparse
+// GPU needed: test_sparse runs the kernels (ctest spdnn_tile_cta / spdnn_tile_cta2: test_sparse's GPU cases
 // with JHDNN_SPDNN_TILE=cta / cta2).
 #include <algorithm>
 #include <cmath>
@@ -63,6 +63,7 @@ struct Result {
   int64_t bad_reads = 0, bad_stage = 0, list_steps = 0, contig_stages = 0, gather_stages = 0, block_outputs = 0;
   int64_t cta_items = 0, other_items = 0;
   int64_t races = 0, unready = 0, max_in_flight = 0;  // Protocol's findings
+  int64_t max_pipeline = 0;  // the most list blocks of one pipeline (a chunk of a half)
 };
 
 // One half's stage ring and barrier protocol in cta_pipeline / cta_item, as the GPU may interleave it.
@@ -298,6 +299,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
       };
       for (int c0 = 0; c0 < nh; c0 += 32) {
         const int n = std::min(32, nh - c0);
+        res.max_pipeline = std::max<int64_t>(res.max_pipeline, n);
         const int b_first = b0 + (mutate == 3 ? 0 : h) + 2 * c0;
         auto blk = [&](int k) { return b_first + 2 * k; };
         unsigned rest = 0u;
@@ -430,9 +432,11 @@ Inputs make_inputs(const Layer& L, int count, bool identity, Rng& g) {
 
 constexpr float kBias = -0.3f, kClamp = 32.f;
 
-// expect_list: some list steps (through 16-byte copies with identity columns, else gathered). Runs both
-// configurations: cta (2 stages per half, 3 blocks per SM) and cta2 (3 stages, 2 blocks per SM).
-void run_case(const Layer& L, int count, int sm_count, bool identity, uint64_t seed, bool expect_list) {
+// expect_list: some list steps (through 16-byte copies with identity columns, else gathered). expect_wrap:
+// some pipeline longer than the ring (a stage reused within a chunk). Runs both configurations: cta (2
+// stages per half, 3 blocks per SM) and cta2 (3 stages, 2 blocks per SM).
+void run_case(const Layer& L, int count, int sm_count, bool identity, uint64_t seed, bool expect_list,
+              bool expect_wrap = false) {
   for (int stages : {2, 3}) {
   Rng g{seed};
   const Inputs in = make_inputs(L, count, identity, g);
@@ -444,7 +448,7 @@ void run_case(const Layer& L, int count, int sm_count, bool identity, uint64_t s
                  << ", other items " << res.other_items << ", list steps " << res.list_steps << " ("
                  << res.contig_stages << " contiguous, " << res.gather_stages << " gathered), block-step outputs "
                  << res.block_outputs << ", races " << res.races << ", unready reads " << res.unready
-                 << ", copies in flight at most " << res.max_in_flight);
+                 << ", copies in flight at most " << res.max_in_flight << ", longest pipeline " << res.max_pipeline);
   CHECK(res.bad_reads == 0);
   CHECK(res.bad_stage == 0);
   CHECK(res.races == 0);
@@ -462,7 +466,10 @@ void run_case(const Layer& L, int count, int sm_count, bool identity, uint64_t s
     CHECK(res.max_in_flight == tile::cta_ahead(stages));  // the copies do run A blocks ahead
     if (identity) CHECK(res.contig_stages > 0);
     else CHECK(res.contig_stages == 0);
+  } else {  // no CTA items, or no 16-row block with one unpadded list: a list step would be a wrong vote
+    CHECK(res.list_steps == 0);
   }
+  if (expect_wrap) CHECK(res.max_pipeline > stages);
   }
 }
 
@@ -547,6 +554,10 @@ TEST_CASE("spdnn CTA tile emulation: every output once, bitwise the fma chain, f
     const Layer L = mixed_blocks(1000, g);
     run_case(L, 600, 2, true, g.next(), true);
     run_case(L, 555, 2, false, g.next(), true);
+  }
+  SECTION("test_sparse's ring wrap-around cases on the H200's 132 SMs (67 tiles, 4 .. 6 blocks per half)") {
+    run_case(challenge(512), 8500, 132, true, g.next(), true, true);  // 16-byte copies, the reuse order
+    run_case(mixed_blocks(512, g), 8500, 132, false, g.next(), true, true);  // gathers, block steps in chunks
   }
 }
 
