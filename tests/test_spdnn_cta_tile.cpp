@@ -29,32 +29,12 @@
 
 #include "sparse/cta_tile.h"
 #include "spdnn/spdnn.h"
+#include "spdnn_tile_emu.h"
 
 namespace {
 
 namespace tile = jhdnn::sparse::tile;
-
-struct Rng {  // splitmix64
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
-};
-
-uint32_t bits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
-}
-
-struct Layer {
-  spdnn::Ell e;            // width 32; padding idx -1 with a NaN value
-  std::vector<int> order;  // empty: natural order
-};
+using namespace spdnn_emu;
 
 struct Result {
   std::vector<float> y;
@@ -125,7 +105,6 @@ struct Protocol {
   }
 };
 
-constexpr float kPoison = -12345.f;
 
 // Deliberate bugs (each must fail the checks): 1 = one accumulator (row u = 1, image i = 2) fed input
 // t + 1; 2 = block k + A copied over block k's stage (one stage per half when A = 1); 3 = half 1 takes
@@ -374,40 +353,6 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   return res;
 }
 
-struct Check {
-  int64_t written_twice = 0, missing = 0, stray = 0, wrong = 0, flag_wrong = 0;
-  bool ok() const { return written_twice == 0 && missing == 0 && stray == 0 && wrong == 0 && flag_wrong == 0; }
-};
-
-Check check(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& rows, int count,
-            int64_t ldy, float bias, float clamp_max, const Result& res) {
-  Check c;
-  const spdnn::Ell& e = L.e;
-  for (int64_t j = 0; j < e.rows; ++j)
-    for (int64_t col = 0; col < ldy; ++col) {
-      const size_t at = size_t(j * ldy + col);
-      if (col >= count) {
-        c.stray += res.writes[at] != 0 || bits(res.y[at]) != bits(kPoison);
-        continue;
-      }
-      c.written_twice += res.writes[at] > 1;
-      c.missing += res.writes[at] == 0;
-      float acc = 0.f;
-      for (int t = 0; t < 32; ++t) {
-        const int i = e.idx[size_t(j * 32 + t)];
-        acc = std::fma(i >= 0 ? e.val[size_t(j * 32 + t)] : 0.f, i >= 0 ? x[size_t(i * ldx + rows[size_t(col)])] : 0.f,
-                       acc);
-      }
-      c.wrong += bits(res.y[at]) != bits(std::min(std::max(acc + bias, 0.f), clamp_max));
-    }
-  for (int r = 0; r < count; ++r) {
-    bool any = false;
-    for (int64_t j = 0; j < e.rows; ++j) any = any || res.y[size_t(j * ldy + r)] != 0.f;
-    c.flag_wrong += res.flags[size_t(r)] != int(any);
-  }
-  return c;
-}
-
 struct Inputs {
   std::vector<float> x;
   std::vector<int> rows;
@@ -494,35 +439,6 @@ Layer random_ell(int64_t n, Rng& g) {
       e.idx[size_t(j * 32 + k)] = int(g.next() % uint64_t(n));
       e.val[size_t(j * 32 + k)] = float(g.uniform() * 0.05 - 0.01);
     }
-  return L;
-}
-
-// Aligned 16-row blocks (natural order; n need not be a multiple of 16): one unpadded list (60%), one
-// list with a padding entry (20%), or two lists of 8 rows (20%): list steps and block steps in one chunk.
-// split_every > 0: instead, block b is two lists of 8 rows iff b % split_every == 0, else one unpadded list.
-Layer mixed_blocks(int64_t n, Rng& g, int split_every = 0) {
-  Layer L;
-  spdnn::Ell& e = L.e;
-  e.rows = e.cols = n;
-  e.width = 32;
-  e.idx.assign(size_t(n) * 32, -1);
-  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
-  int list[2][32];
-  for (int64_t j = 0; j < n; ++j) {
-    if (j % 16 == 0) {
-      const int64_t b = j / 16;
-      const double u = split_every <= 0 ? g.uniform() : b % split_every == 0 ? 0.9 : 0.0;
-      for (auto& li : list)
-        for (int& i : li) i = int(g.next() % uint64_t(n));
-      if (u >= 0.6 && u < 0.8) list[0][g.next() % 32] = -1;
-      if (u < 0.8) std::copy(list[0], list[0] + 32, list[1]);
-    }
-    const int* li = list[(j % 16) / 8];
-    for (int k = 0; k < 32; ++k) {
-      e.idx[size_t(j * 32 + k)] = li[k];
-      if (li[k] >= 0) e.val[size_t(j * 32 + k)] = float(g.uniform() * 0.05 - 0.01);
-    }
-  }
   return L;
 }
 

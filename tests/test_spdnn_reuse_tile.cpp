@@ -29,32 +29,12 @@
 
 #include "sparse/reuse_tile.h"
 #include "spdnn/spdnn.h"
+#include "spdnn_tile_emu.h"
 
 namespace {
 
 namespace tile = jhdnn::sparse::tile;
-
-struct Rng {  // splitmix64
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }
-};
-
-uint32_t bits(float v) {
-  uint32_t b;
-  std::memcpy(&b, &v, 4);
-  return b;
-}
-
-struct Layer {
-  spdnn::Ell e;            // width 32; padding idx -1 with a NaN value
-  std::vector<int> order;  // empty: natural order
-};
+using namespace spdnn_emu;
 
 struct Result {
   std::vector<float> y;     // n_out x ldy
@@ -66,7 +46,6 @@ struct Result {
   int64_t bad_stage = 0;  // list mode: a tile computed from a stage that does not hold its block
 };
 
-constexpr float kPoison = -12345.f;
 
 // The kernel's tile, lane by lane, for every item (tile, slice) of the layer's shape.
 Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
@@ -311,17 +290,6 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   return res;
 }
 
-// The CPU chain for output j of the image in column c: what the kernel must produce, bitwise.
-float chain32(const spdnn::Ell& e, const std::vector<float>& x, int64_t ldx, int64_t j, int64_t c, float bias,
-              float clamp_max) {
-  float acc = 0.f;
-  for (int k = 0; k < 32; ++k) {
-    const int i = e.idx[size_t(j) * 32 + k];
-    acc = std::fma(i >= 0 ? e.val[size_t(j) * 32 + k] : 0.f, i >= 0 ? x[size_t(i * ldx + c)] : 0.f, acc);
-  }
-  return std::min(std::max(acc + bias, 0.f), clamp_max);
-}
-
 // (arithmetic = false: the schedule and its list loads only, no features, no outputs.)
 
 // Runs of equal lists of 1 .. max_run rows (a padding entry with probability pad, 3% of lists all
@@ -359,32 +327,6 @@ Layer random_layer(int64_t n, int max_run, bool scattered, double pad, Rng& g) {
 // Aligned blocks of 16 rows (natural order, n need not be a multiple of 16), each one unpadded list
 // (60%), one list with a padding entry (20%) or two lists of 8 rows (20%): list mode interleaves list
 // steps and block steps inside one pipeline chunk (the kernel's `rest` mask).
-Layer mixed_blocks_layer(int64_t n, Rng& g) {
-  Layer L;
-  spdnn::Ell& e = L.e;
-  e.rows = e.cols = n;
-  e.width = 32;
-  e.idx.assign(size_t(n) * 32, -1);
-  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
-  int list[2][32];
-  for (int64_t j = 0; j < n; ++j) {
-    if (j % 16 == 0) {
-      const double u = g.uniform();
-      const int kind = u < 0.6 ? 0 : u < 0.8 ? 1 : 2;
-      for (auto& li : list)
-        for (int& i : li) i = int(g.next() % uint64_t(n));
-      if (kind == 1) list[0][g.next() % 32] = -1;                       // one padding entry
-      if (kind != 2) std::copy(list[0], list[0] + 32, list[1]);          // one list for the 16 rows
-    }
-    const int* li = list[(j % 16) / 8];
-    for (int k = 0; k < 32; ++k) {
-      e.idx[size_t(j) * 32 + k] = li[k];
-      if (li[k] >= 0) e.val[size_t(j) * 32 + k] = float(g.uniform() * 0.05 - 0.01);
-    }
-  }
-  return L;
-}
-
 // The list loads of a layer whose row order holds the lists as aligned runs of `rows_per_list`
 // rows (the generated challenge layers: 16): per warp run [b, e), the lists it touches.
 int64_t modelled_list_loads(int count, int64_t n_out, int sm_count, int grid, int rows_per_list) {
@@ -431,33 +373,6 @@ void modelled_steps(int count, int64_t n_out, int sm_count, int grid, int rows_p
   *block_steps = b * sh.tiles;
   *block_outputs = bo * sh.tiles;
   *single_steps = s1 * sh.tiles;
-}
-
-struct Check {
-  int64_t written_twice = 0, missing = 0, stray = 0, wrong = 0, flag_wrong = 0;
-};
-
-Check check(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& rows, int count,
-            int64_t ldy, float bias, float clamp_max, const Result& res) {
-  Check c;
-  for (int64_t j = 0; j < L.e.rows; ++j)
-    for (int64_t col = 0; col < ldy; ++col) {
-      const size_t at = size_t(j * ldy + col);
-      if (col >= count) {
-        c.stray += res.writes[at] != 0 || bits(res.y[at]) != bits(kPoison);
-        continue;
-      }
-      c.written_twice += res.writes[at] > 1;
-      c.missing += res.writes[at] == 0;
-      const float want = chain32(L.e, x, ldx, j, rows[size_t(col)], bias, clamp_max);
-      c.wrong += bits(res.y[at]) != bits(want);
-    }
-  for (int r = 0; r < count; ++r) {
-    bool any = false;
-    for (int64_t j = 0; j < L.e.rows; ++j) any = any || res.y[size_t(j * ldy + r)] != 0.f;
-    c.flag_wrong += res.flags[size_t(r)] != int(any);
-  }
-  return c;
 }
 
 // identity: image r in column r and ldx a multiple of 4 (the list tile's 16-byte feature copies),
@@ -536,7 +451,7 @@ TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain,
     run_case(L, 1030, 4, g.next(), true, true);
   }
   SECTION("aligned 16-row blocks, some padded or split (list steps and block steps in one chunk)") {
-    const Layer L = mixed_blocks_layer(1000, g);
+    const Layer L = mixed_blocks(1000, g);
     for (int count : {45, 1100}) run_case(L, count, 4, g.next(), false, true);
     run_case(L, 1100, 4, g.next(), true, true);
   }
