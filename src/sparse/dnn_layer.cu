@@ -699,40 +699,32 @@ size_t scan_temp_bytes(int n) {
 
 }  // namespace
 
-// The list kernel's shared-memory attributes (100 KB of dynamic shared memory, the largest carveout so
-// that 2 blocks fit an SM), set once per device: at jhdnnCreate (load_dnn_kernels, never inside a
-// stream capture) and, if that device was not seen there, at the first list launch.
-static constexpr int kListDevices = 64;
-static std::atomic<bool> g_list_attr[kListDevices];
-static std::atomic<bool> g_cta_attr[2][kListDevices];  // [kStages - 2]
-// The same for the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM with the
-// largest carveout).
-template <int kStages>
-static Status set_cta_kernel_attributes() {
+// A kernel's shared-memory attributes (its dynamic bytes, the largest carveout), set once per device
+// (done[device] records it): at jhdnnCreate (load_dnn_kernels, never inside a stream capture) and, if
+// that device was not seen there, at the kernel's first launch. The list kernel (tile::kListSmemBytes,
+// 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
+static constexpr int kAttrDevices = 64;
+static std::atomic<bool> g_list_attr[kAttrDevices];
+static std::atomic<bool> g_cta_attr[2][kAttrDevices];  // [kStages - 2]
+template <class Kernel>
+static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
   JHDNN_CUDA_TRY(cudaGetDevice(&device));
-  const bool cached = device >= 0 && device < kListDevices;
-  std::atomic<bool>* const done = cached ? &g_cta_attr[kStages - 2][device] : nullptr;
-  if (done != nullptr && done->load(std::memory_order_acquire)) return Status::success();
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_cta_kernel<kStages>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      tile::cta_smem_bytes(kStages)));
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_cta_kernel<kStages>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                      int(cudaSharedmemCarveoutMaxShared)));
-  if (done != nullptr) done->store(true, std::memory_order_release);
+  const bool cached = device >= 0 && device < kAttrDevices;
+  if (cached && done[device].load(std::memory_order_acquire)) return Status::success();
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bytes));
+  JHDNN_CUDA_TRY(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, int(cudaSharedmemCarveoutMaxShared)));
+  if (cached) done[device].store(true, std::memory_order_release);
   return Status::success();
 }
 static Status set_list_kernel_attributes() {
-  int device = 0;
-  JHDNN_CUDA_TRY(cudaGetDevice(&device));
-  const bool cached = device >= 0 && device < kListDevices;
-  if (cached && g_list_attr[device].load(std::memory_order_acquire)) return Status::success();
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_compact_kernel<true, true>,
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, tile::kListSmemBytes));
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(dnn_layer_compact_kernel<true, true>,
-                                      cudaFuncAttributePreferredSharedMemoryCarveout,
-                                      int(cudaSharedmemCarveoutMaxShared)));
-  if (cached) g_list_attr[device].store(true, std::memory_order_release);
-  return Status::success();
+  return set_smem_attributes_once(dnn_layer_compact_kernel<true, true>, int(tile::kListSmemBytes), g_list_attr);
+}
+template <int kStages>
+static Status set_cta_kernel_attributes() {
+  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages>, int(tile::cta_smem_bytes(kStages)),
+                                  g_cta_attr[kStages - 2]);
 }
 
 Status load_dnn_kernels() {
