@@ -84,7 +84,8 @@ Check check(const Layer& L, const std::vector<float>& x, int64_t ldx, const std:
 
 // Aligned 16-row blocks (natural order; n need not be a multiple of 16): one unpadded list (60%), one
 // list with a padding entry (20%), or two lists of 8 rows (20%): list steps and block steps in one chunk.
-inline Layer mixed_blocks(int64_t n, Rng& g) {
+// split_every > 0: instead, block b is two lists of 8 rows iff b % split_every == 0, else one unpadded list.
+inline Layer mixed_blocks(int64_t n, Rng& g, int split_every = 0) {
   Layer L;
   spdnn::Ell& e = L.e;
   e.rows = e.cols = n;
@@ -94,7 +95,7 @@ inline Layer mixed_blocks(int64_t n, Rng& g) {
   int list[2][32];
   for (int64_t j = 0; j < n; ++j) {
     if (j % 16 == 0) {
-      const double u = g.uniform();
+      const double u = split_every <= 0 ? g.uniform() : (j / 16) % split_every == 0 ? 0.9 : 0.0;
       const int kind = u < 0.6 ? 0 : u < 0.8 ? 1 : 2;
       for (auto& li : list)
         for (int& i : li) i = int(g.next() % uint64_t(n));

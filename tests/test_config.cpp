@@ -347,6 +347,14 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
         CHECK(cfg::spdnn_tile() == SpdnnTile::kList);
       }
       CHECK(cfg::spdnn_tile() == SpdnnTile::kCta);  // a cta scope is restored as cta
+      {
+        jhdnn::test::ScopedSpdnnTile cta2("cta2");  // the 3-stage CTA tile: a value of its own
+        CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);
+        CHECK_FALSE(cfg::set_spdnn_tile("cta3"));
+        CHECK_FALSE(cfg::set_spdnn_tile("cta2 "));
+        CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);
+      }
+      CHECK(cfg::spdnn_tile() == SpdnnTile::kCta);  // restored as cta, not as cta2
     }
     CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
   }

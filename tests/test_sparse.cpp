@@ -1415,25 +1415,48 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // gathered copies with random weights, a partial last tile and an 8-row tail (half 1).
   const ReuseCase cta_chunks = {"aligned 16-row blocks, some padded or split, 2 pipeline chunks per half, scattered",
                                 3208, -16, false, 0.0, 12700, 12750, false, false};
-  // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the four in a row do not
-  // reach the last one, cta, within a step's time); unset or "" = all four.
+  // The CTA tiles only, small enough for racecheck (4.4 M outputs each): 67 tiles of 128 images (>= SMs / 2,
+  // the last one partial) of a 512-row layer, so that each half's pipeline runs 4 .. 6 list blocks (cta: 4
+  // slices of 128 rows, cta2: 3 of 192) and the stage ring wraps around (block 2 of cta, blocks 3 .. 5 of
+  // cta2 go back into stages already used). None of the cases above does that with 16-byte copies (the
+  // crowded identity cases have at most 3 blocks per half under cta2), and the racecheck step of
+  // scripts/spdnn-cta-tile-gpu.sh runs exactly these two (JHDNN_TEST_REUSE_CASE="ring wrap-around").
+  const ReuseCase cta_ring[] = {
+      {"generated challenge layer N = 512, reuse order, identity columns, 8500 images, ring wrap-around", 512, 0,
+       false, 0.0, 8500, 8500, true, false},
+      {"aligned 16-row blocks, some padded or split, scattered, 8500 images, ring wrap-around", 512, -16, false, 0.0,
+       8500, 8520, false, false}};
+  // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all five. cta2 (3 stages per
+  // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
+  // each half's pipeline runs 2 chunks (32 + 19 blocks).
+  // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
+  // at least one must run.
+  const char* const tiles[] = {"single", "block", "list", "cta", "cta2"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {
     INFO("JHDNN_TEST_SPDNN_TILE=" << only);
-    REQUIRE((std::strcmp(only, "single") == 0 || std::strcmp(only, "block") == 0 || std::strcmp(only, "list") == 0 ||
-             std::strcmp(only, "cta") == 0));
+    REQUIRE(std::any_of(std::begin(tiles), std::end(tiles), [&](const char* t) { return std::strcmp(only, t) == 0; }));
   }
-  for (const char* tile : {"single", "block", "list", "cta"}) {
+  const char* const case_env = std::getenv("JHDNN_TEST_REUSE_CASE");
+  const std::string case_filter = case_env != nullptr ? case_env : "";
+  int cases_run = 0;
+  for (const char* tile : tiles) {
     if (filtered && std::strcmp(only, tile) != 0) continue;
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     std::vector<ReuseCase> run(std::begin(cases), std::end(cases));
-    if (std::strcmp(tile, "cta") == 0) run.push_back(cta_chunks);
+    if (std::strncmp(tile, "cta", 3) == 0) {
+      run.push_back(cta_chunks);
+      run.insert(run.end(), std::begin(cta_ring), std::end(cta_ring));
+    }
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
+      if (std::string(cs.name).find(case_filter) == std::string::npos) continue;
+      ++cases_run;
       const auto [e, order] = reuse_layer(cs, g);
       // ld > maxActive: columns past it exist too (identity: a multiple of 4)
       const int64_t n = cs.n, ld = cs.identity ? (cs.max_active + 8) / 4 * 4 : cs.max_active + 7;
@@ -1596,4 +1619,6 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       jhdnnDestroySparseMatrixDescriptor(d);
     }
   }
+  INFO("JHDNN_TEST_REUSE_CASE=" << case_filter << " JHDNN_TEST_SPDNN_TILE=" << (filtered ? only : ""));
+  CHECK(cases_run > 0);  // a filter that matches nothing must not pass
 }

@@ -1,5 +1,6 @@
-// CPU emulation of the fused sparse-DNN layer's CTA tile (JHDNN_SPDNN_TILE=cta; src/sparse/cta_tile.cuh)
-// over a whole layer, thread by thread, with the kernel's own shape and indexing (src/sparse/cta_tile.h):
+// CPU emulation of the fused sparse-DNN layer's CTA tile (JHDNN_SPDNN_TILE=cta and cta2, 2 and 3 stages per
+// half; src/sparse/cta_tile.cuh) over a whole layer, thread by thread, with the kernel's own shape and
+// indexing (src/sparse/cta_tile.h):
 // cta_layer_shape, the items, the slice's full 16-row list blocks alternating between the two halves,
 // chunks of <= 32 blocks per half, the list test as the kernel votes it (each thread's 4 indices of its
 // row against row 0's, row 0 unpadded), the copies of every thread (one 16-byte weight piece; 8 x 16-byte
@@ -11,8 +12,11 @@
 // here: the block steps are the block tile's code, emulated in test_spdnn_reuse_tile). Checked: every
 // (output, active image) written exactly once and bitwise the CPU fma chain, nothing else written, the
 // flags exactly the images with a nonzero output, every read in bounds, no stage read for the wrong
-// block; deliberate indexing bugs fail these checks. No GPU needed: test_sparse runs the kernel
-// (ctest spdnn_tile_cta: all of test_sparse with JHDNN_SPDNN_TILE=cta).
+// block; deliberate indexing bugs fail these checks. The half's stage ring and barriers are checked as
+// the GPU may interleave them (Protocol below: which block each stage holds, which copies may still be
+// in flight, what a barrier makes visible, reads and writes of a stage in the same barrier window). No
+// GPU needed: test_sparse runs the kernels (ctest spdnn_tile_cta / spdnn_tile_cta2: test_sparse's GPU cases
+// with JHDNN_SPDNN_TILE=cta / cta2).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -38,14 +42,81 @@ struct Result {
   std::vector<int> flags;
   int64_t bad_reads = 0, bad_stage = 0, list_steps = 0, contig_stages = 0, gather_stages = 0, block_outputs = 0;
   int64_t cta_items = 0, other_items = 0;
+  int64_t races = 0, unready = 0, max_in_flight = 0;  // Protocol's findings
+  int64_t max_pipeline = 0;  // the most list blocks of one pipeline (a chunk of a half)
+};
+
+// One half's stage ring and barrier protocol in cta_pipeline / cta_item, as the GPU may interleave it.
+// The half's control flow is uniform, so every thread commits the same groups and meets the same
+// barriers; between two barriers (a "window") any thread's operations may overlap any other's, and a
+// cp.async group may land at any time until its own thread's wait_group covers it. So:
+// - a compute of block b from stage s is ready only if the newest copy into s was block b's, every
+//   thread waited for it BEFORE the barrier that opened this window (then the barrier made it
+//   visible), and no copy into s is still in flight (unready otherwise);
+// - a copy into s in a window where some thread reads s, or while an older copy into s is in flight,
+//   is a race; so is a block step's use of stage 0 (the aliased ReuseSmem) with a copy in flight or a
+//   read of stage 0 in the same window.
+struct Protocol {
+  struct Group {
+    int stage, block;  // stage -1: an empty group
+    bool done;
+  };
+  struct Stage {
+    int landed = -1, visible = -1;  // the block whose copies have landed / are visible to the half
+    int64_t read_window = -1;
+  };
+  std::vector<Group> groups;
+  std::vector<Stage> st;
+  int64_t window = 0;
+  Result* res;
+  Protocol(int stages, Result* r) : st(size_t(stages)), res(r) {}
+  int in_flight(int s) const {  // copies into stage s (all stages: s = -1) not waited for
+    int c = 0;
+    for (const Group& g : groups) c += !g.done && g.stage >= 0 && (s < 0 || g.stage == s);
+    return c;
+  }
+  void issue(int s, int block) {
+    if (st[size_t(s)].read_window == window || in_flight(s) > 0) ++res->races;
+    groups.push_back({s, block, false});
+    st[size_t(s)].landed = st[size_t(s)].visible = -2;  // being overwritten
+    res->max_in_flight = std::max<int64_t>(res->max_in_flight, in_flight(-1));
+  }
+  void commit_empty() { groups.push_back({-1, -1, false}); }
+  void wait(int pending) {  // cp.async.wait_group pending: all but the `pending` newest groups landed
+    for (size_t i = 0; i + size_t(pending) < groups.size(); ++i)
+      if (!groups[i].done) {
+        groups[i].done = true;
+        if (groups[i].stage >= 0) st[size_t(groups[i].stage)].landed = groups[i].block;
+      }
+  }
+  void barrier() {
+    ++window;
+    for (Stage& x : st) x.visible = x.landed;
+  }
+  void read(int s, int block) {
+    Stage& x = st[size_t(s)];
+    if (x.visible != block || in_flight(s) > 0) ++res->unready;
+    x.read_window = window;
+  }
+  void scratch() {  // the block steps' buffers in stage 0 (read and written by their warps)
+    if (in_flight(-1) > 0 || st[0].read_window == window) ++res->races;
+    st[0].read_window = window;
+    st[0].landed = st[0].visible = -3;  // clobbered
+  }
 };
 
 
 // Deliberate bugs (each must fail the checks): 1 = one accumulator (row u = 1, image i = 2) fed input
-// t + 1; 2 = one stage per half (block k + 1 copied over block k's stage before block k is computed);
-// 3 = half 1 takes half 0's blocks; 4 = the gathered copies take the column of image lane + 32 m + 1.
+// t + 1; 2 = block k + A copied over block k's stage (one stage per half when A = 1); 3 = half 1 takes
+// half 0's blocks; 4 = the gathered copies take the column of image lane + 32 m + 1; stage ring and
+// protocol (A = cta_ahead(stages)): 5 = block k + A copied into the stage of block k + A - 1 (the ring
+// off by one); 6 = the stage index mod stages - 1 (a ring one stage short); 7 = cp.async.wait_group A
+// instead of A - 1 (block k's copies not waited for); 8 = block k + A copied before the barrier that
+// ends block k - 1's window; 9 = no half barrier at the pipeline's end (block steps in stage 0 while a
+// thread may still compute the last block from it).
 Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
-               int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, int mutate = 0) {
+               int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, int stages,
+               int mutate = 0) {
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
   const int* order = L.order.empty() ? nullptr : L.order.data();
@@ -127,9 +198,10 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
     int b0, b1;
     tile::cta_blocks(j_begin, j_end, &b0, &b1);
     for (int h = 0; h < 2; ++h) {
-      std::vector<float> stage[2];
-      int stage_block[2] = {-1, -1};
+      auto stage = std::vector<std::vector<float>>(size_t(stages));
+      std::vector<int> stage_block(size_t(stages), -1);
       for (auto& st : stage) st.assign(size_t(tile::kCtaStageFloats), std::numeric_limits<float>::quiet_NaN());
+      Protocol pr(stages, &res);  // fused_layer's __syncthreads separate the items: a fresh protocol
       float alive4[4][32][4] = {};  // [w][lane][i]
       float alive_lane[4][32] = {};
       // The list test of block b as the half votes it.
@@ -150,7 +222,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
       // cta_issue: every thread's copies of block b into stage s.
       auto issue = [&](int b, int s) {
         std::vector<float>& st = stage[size_t(s)];
-        stage_block[s] = b;
+        stage_block[size_t(s)] = b;
         (contig ? res.contig_stages : res.gather_stages) += 1;
         const int64_t j0 = pos_out(int64_t(b) * tile::kListOutputs);
         for (int w = 0; w < 4; ++w)
@@ -177,7 +249,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
       // cta_compute: block b from stage s.
       auto compute = [&](int b, int s) {
         ++res.list_steps;
-        if (stage_block[s] != b) ++res.bad_stage;
+        if (stage_block[size_t(s)] != b) ++res.bad_stage;
         const std::vector<float>& st = stage[size_t(s)];
         for (int w = 0; w < 4; ++w)
           for (int lane = 0; lane < 32; ++lane)
@@ -195,44 +267,78 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
               }
       };
       const int nh = tile::cta_half_blocks(b0, b1, h);
+      const int A = tile::cta_ahead(stages);
+      auto ring = [&](int k) { return mutate == 6 ? k % (stages - 1) : tile::cta_stage(k, stages); };
+      auto issue_stage = [&](int k) {  // the stage block k's copies go to
+        return mutate == 5 ? ring(k - 1) : mutate == 2 ? ring(k - A) : ring(k);
+      };
+      auto copy = [&](int b, int k) {  // cta_issue (+ its commit) of the chunk's block k = list block b
+        issue(b, issue_stage(k));
+        pr.issue(issue_stage(k), b);
+      };
       for (int c0 = 0; c0 < nh; c0 += 32) {
         const int n = std::min(32, nh - c0);
+        res.max_pipeline = std::max<int64_t>(res.max_pipeline, n);
         const int b_first = b0 + (mutate == 3 ? 0 : h) + 2 * c0;
         auto blk = [&](int k) { return b_first + 2 * k; };
         unsigned rest = 0u;
-        // The kernel's register pipeline: order entries loaded for blocks k .. k + 2 (ord_*: here the
-        // block each holds, -1 = not loaded), the indices fetched for block k + 1 (f_blk), rotated as
-        // the kernel rotates them; vote, issue and compute use what those registers hold.
-        int ord_k = blk(0), ord_k1 = n > 1 ? blk(1) : -1, ord_k2 = n > 2 ? blk(2) : -1;
-        int f_blk = ord_k;
-        bool ok_k = vote(f_blk);
-        if (ok_k) issue(ord_k, 0);
-        if (n > 1) f_blk = ord_k1;
-        for (int k = 0; k < n; ++k) {
-          const bool ok_k1 = k + 1 < n && vote(f_blk);
-          if (ok_k1) {
-            if (f_blk != ord_k1) ++res.bad_stage;  // indices and order entries of different blocks
-            issue(ord_k1, mutate == 2 ? (k & 1) : ((k + 1) & 1));
-          }
-          if (k + 2 < n) f_blk = ord_k2;
-          const int ord_k3 = k + 3 < n ? blk(k + 3) : -1;
-          if (ok_k) compute(ord_k, k & 1);
-          else rest |= 1u << k;
-          ok_k = ok_k1;
-          ord_k = ord_k1;
-          ord_k1 = ord_k2;
-          ord_k2 = ord_k3;
+        // The kernel's register pipeline: order entries loaded for blocks k .. k + A + 1 (ord[a]: here
+        // the block each holds, -1 = not loaded), the indices fetched for block k + A (f_blk), the list
+        // tests of blocks k .. k + A - 1 (ok), rotated as the kernel rotates them; vote, issue and
+        // compute use what those registers hold.
+        std::vector<int> ord(size_t(A + 2));
+        std::vector<bool> ok(size_t(A), false);
+        for (int a = 0; a < A + 2; ++a) ord[size_t(a)] = a == 0 || a < n ? blk(a) : -1;
+        int f_blk = ord[0];
+        for (int a = 0; a < A; ++a) {
+          pr.barrier();
+          ok[size_t(a)] = (a == 0 || a < n) && vote(f_blk);
+          if (ok[size_t(a)]) copy(ord[size_t(a)], a);
+          else if (stages > 2) pr.commit_empty();
+          if (a + 1 < n) f_blk = ord[size_t(a + 1)];
         }
-        for (int k = 0; k < 32; ++k)
-          if (rest >> k & 1u)
-            for (int w = 0; w < 4; ++w)
-              block_steps(r0, w, blk(k) * tile::kListOutputs, (blk(k) + 1) * tile::kListOutputs, alive_lane[w]);
+        for (int k = 0; k < n; ++k) {
+          pr.wait(mutate == 7 ? A : A - 1);
+          if (mutate != 8) pr.barrier();
+          const bool ok_next = k + A < n && vote(f_blk);
+          if (ok_next) {
+            if (f_blk != ord[size_t(A)]) ++res.bad_stage;  // indices and order entries of different blocks
+            copy(ord[size_t(A)], k + A);
+          } else if (stages > 2) {
+            pr.commit_empty();
+          }
+          if (mutate == 8) pr.barrier();
+          if (k + A + 1 < n) f_blk = ord[size_t(A + 1)];
+          const int ord_new = k + A + 2 < n ? blk(k + A + 2) : -1;
+          if (ok[0]) {
+            pr.read(ring(k), ord[0]);
+            compute(ord[0], ring(k));
+          } else {
+            rest |= 1u << k;
+          }
+          for (int a = 0; a + 1 < A; ++a) ok[size_t(a)] = ok[size_t(a + 1)];
+          ok[size_t(A - 1)] = ok_next;
+          for (int a = 0; a + 1 < A + 2; ++a) ord[size_t(a)] = ord[size_t(a + 1)];
+          ord[size_t(A + 1)] = ord_new;
+        }
+        if (stages > 2) pr.wait(0);
+        if (mutate != 9) pr.barrier();  // the pipeline's last barrier
+        if (rest != 0u) {
+          pr.scratch();
+          for (int k = 0; k < 32; ++k)
+            if (rest >> k & 1u)
+              for (int w = 0; w < 4; ++w)
+                block_steps(r0, w, blk(k) * tile::kListOutputs, (blk(k) + 1) * tile::kListOutputs, alive_lane[w]);
+          pr.barrier();  // the drain: block steps done before the next chunk's copies
+        }
       }
-      for (int w = 0; w < 4; ++w) {  // the head (half 0) or the tail (half 1)
+      {  // the head (half 0) or the tail (half 1)
         const int lo = h == 0 ? int(j_begin) : std::max(int(j_begin), b1 * tile::kListOutputs);
         const int hi = h == 0 ? std::min(int(j_end), b0 * tile::kListOutputs) : int(j_end);
-        block_steps(r0, w, lo, hi, alive_lane[w]);
+        if (lo < hi) pr.scratch();
+        for (int w = 0; w < 4; ++w) block_steps(r0, w, lo, hi, alive_lane[w]);
       }
+      if (pr.in_flight(-1) > 0) ++res.races;  // the item ends with copies in flight
       for (int w = 0; w < 4; ++w)
         for (int lane = 0; lane < 32; ++lane) {
           for (int i = 0; i < 4; ++i) {
@@ -271,32 +377,44 @@ Inputs make_inputs(const Layer& L, int count, bool identity, Rng& g) {
 
 constexpr float kBias = -0.3f, kClamp = 32.f;
 
-// expect: "list" (some list steps), "contig" (some through 16-byte copies), "gather" (some gathered).
-void run_case(const Layer& L, int count, int sm_count, bool identity, uint64_t seed, bool expect_list) {
-  Rng g{seed};
-  const Inputs in = make_inputs(L, count, identity, g);
-  const int grid = 3 * sm_count;  // the CTA kernel's resident grid: 3 blocks per SM
-  const Result res = emulate(L, in.x, in.ldx, in.rows, count, in.ldy, kBias, kClamp, sm_count, grid);
-  const Check c = check(L, in.x, in.ldx, in.rows, count, in.ldy, kBias, kClamp, res);
-  INFO("count " << count << ", SMs " << sm_count << (identity ? ", identity columns" : ", scattered columns")
-                << ": CTA items " << res.cta_items << ", other items " << res.other_items << ", list steps "
-                << res.list_steps << " (" << res.contig_stages << " contiguous, " << res.gather_stages
-                << " gathered), block-step outputs " << res.block_outputs);
-  CHECK(res.bad_reads == 0);
-  CHECK(res.bad_stage == 0);
-  CHECK(c.written_twice == 0);
-  CHECK(c.missing == 0);
-  CHECK(c.stray == 0);
-  CHECK(c.wrong == 0);
-  CHECK(c.flag_wrong == 0);
-  if ((count + 127) / 128 >= tile::cta_min_tiles(sm_count)) CHECK(res.cta_items > 0);  // 128-image tiles
-  else CHECK(res.cta_items == 0);
-  if (expect_list) {
-    CHECK(res.list_steps > 0);
-    if (identity) CHECK(res.contig_stages > 0);
-    else CHECK(res.contig_stages == 0);
-  } else {  // no CTA items, or no 16-row block with one unpadded list: a list step would be a wrong vote
-    CHECK(res.list_steps == 0);
+// expect_list: some list steps (through 16-byte copies with identity columns, else gathered). expect_wrap:
+// some pipeline longer than the ring (a stage reused within a chunk). Runs both configurations: cta (2
+// stages per half, 3 blocks per SM) and cta2 (3 stages, 2 blocks per SM).
+void run_case(const Layer& L, int count, int sm_count, bool identity, uint64_t seed, bool expect_list,
+              bool expect_wrap = false) {
+  for (int stages : {2, 3}) {
+    Rng g{seed};
+    const Inputs in = make_inputs(L, count, identity, g);
+    const int grid = tile::cta_blocks_per_sm(stages) * sm_count;  // the CTA kernel's resident grid
+    const Result res = emulate(L, in.x, in.ldx, in.rows, count, in.ldy, kBias, kClamp, sm_count, grid, stages);
+    const Check c = check(L, in.x, in.ldx, in.rows, count, in.ldy, kBias, kClamp, res);
+    INFO("stages " << stages << ", count " << count << ", SMs " << sm_count
+                   << (identity ? ", identity columns" : ", scattered columns") << ": CTA items " << res.cta_items
+                   << ", other items " << res.other_items << ", list steps " << res.list_steps << " ("
+                   << res.contig_stages << " contiguous, " << res.gather_stages << " gathered), block-step outputs "
+                   << res.block_outputs << ", races " << res.races << ", unready reads " << res.unready
+                   << ", copies in flight at most " << res.max_in_flight << ", longest pipeline " << res.max_pipeline);
+    CHECK(res.bad_reads == 0);
+    CHECK(res.bad_stage == 0);
+    CHECK(res.races == 0);
+    CHECK(res.unready == 0);
+    CHECK(res.max_in_flight <= tile::cta_ahead(stages));  // the ring holds the copies in flight + the one computed
+    CHECK(c.written_twice == 0);
+    CHECK(c.missing == 0);
+    CHECK(c.stray == 0);
+    CHECK(c.wrong == 0);
+    CHECK(c.flag_wrong == 0);
+    if ((count + 127) / 128 >= tile::cta_min_tiles(sm_count)) CHECK(res.cta_items > 0);  // 128-image tiles
+    else CHECK(res.cta_items == 0);
+    if (expect_list) {
+      CHECK(res.list_steps > 0);
+      CHECK(res.max_in_flight == tile::cta_ahead(stages));  // the copies do run A blocks ahead
+      if (identity) CHECK(res.contig_stages > 0);
+      else CHECK(res.contig_stages == 0);
+    } else {  // no CTA items, or no 16-row block with one unpadded list: a list step would be a wrong vote
+      CHECK(res.list_steps == 0);
+    }
+    if (expect_wrap) CHECK(res.max_pipeline > stages);
   }
 }
 
@@ -353,21 +471,37 @@ TEST_CASE("spdnn CTA tile emulation: every output once, bitwise the fma chain, f
     run_case(L, 600, 2, true, g.next(), true);
     run_case(L, 555, 2, false, g.next(), true);
   }
+  SECTION("test_sparse's ring wrap-around cases on the H200's 132 SMs (67 tiles, 4 .. 6 blocks per half)") {
+    run_case(challenge(512), 8500, 132, true, g.next(), true, true);  // 16-byte copies, the reuse order
+    run_case(mixed_blocks(512, g), 8500, 132, false, g.next(), true, true);  // gathers, block steps in chunks
+  }
 }
 
 TEST_CASE("spdnn CTA tile emulation: deliberate indexing bugs are caught", "[sparse][cpu]") {
   Rng g{0xbadc7a};
-  const Layer L = challenge(1024);
-  for (int mutate : {1, 2, 3, 4}) {
-    Rng gi{g.next()};
-    const Inputs in = make_inputs(L, 600, mutate != 4, gi);  // 4: a gather bug (scattered columns)
-    const Result res = emulate(L, in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, 2, 6, mutate);
-    const Check c = check(L, in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, res);
-    INFO("mutation " << mutate << ": wrong " << c.wrong << ", twice " << c.written_twice << ", missing " << c.missing
-                     << ", bad stage " << res.bad_stage << ", list steps " << res.list_steps);
-    CHECK(res.list_steps > 0);
-    CHECK_FALSE((c.ok() && res.bad_stage == 0 && res.bad_reads == 0));
-  }
+  // The challenge layer (all list steps), and aligned blocks of which every 7th is split (a block step),
+  // 3208 rows on 1 SM (cta: 2 slices, 51 blocks per half: chunks of 32 + 19; cta2: 1 slice, 100 per half:
+  // 32 + 32 + 32 + 4): the last chunk of half 0 has block steps and ends with a list step in stage 0,
+  // whose buffers the block steps then reuse (mutation 9).
+  const Layer layers[2] = {challenge(1024), mixed_blocks(3208, g, 7)};
+  for (int stages : {2, 3})
+    for (int li = 0; li < 2; ++li)
+      for (int mutate = 1; mutate <= 9; ++mutate) {
+        if (mutate == 9 && li == 0) continue;  // no block steps: nothing shares stage 0 with the last block
+        Rng gi{g.next()};
+        const int sms = li == 0 ? 2 : 1;
+        const Inputs in = make_inputs(layers[li], 600, mutate != 4, gi);  // 4: a gather bug (scattered columns)
+        const Result res = emulate(layers[li], in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, sms,
+                                   tile::cta_blocks_per_sm(stages) * sms, stages, mutate);
+        const Check c = check(layers[li], in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, res);
+        INFO("stages " << stages << ", layer " << li << ", mutation " << mutate << ": wrong " << c.wrong << ", twice "
+                       << c.written_twice << ", missing " << c.missing << ", bad stage " << res.bad_stage
+                       << ", races " << res.races << ", unready " << res.unready << ", list steps "
+                       << res.list_steps);
+        CHECK(res.list_steps > 0);
+        CHECK_FALSE((c.ok() && res.bad_stage == 0 && res.bad_reads == 0 && res.races == 0 && res.unready == 0));
+        if (mutate >= 5) CHECK(res.races + res.unready > 0);  // the protocol check itself sees the ring's bugs
+      }
 }
 
 TEST_CASE("spdnn CTA tile: the layout's constants", "[sparse][cpu]") {
@@ -385,6 +519,30 @@ TEST_CASE("spdnn CTA tile: the layout's constants", "[sparse][cpu]") {
         tile::cta_stage_offset(1, 0) * 4 + tile::kCtaFeatFloats * 4);
   CHECK(tile::cta_reuse_offset_bytes(3) + tile::kCtaReuseBytes <= tile::kCtaFeatFloats * 4);
   CHECK(tile::kCtaSmemBytes % 16 == 0);
+  CHECK(tile::cta_smem_bytes(2) == tile::kCtaSmemBytes);  // cta's names are the 2-stage configuration
+  // cta2: 3 stages per half, then the columns; the block-step buffers in each half's stage 0; 2 blocks per
+  // SM (233472 B per SM, 1 KB reserved and the 16 B of s_last per block); the stage ring: A + 1
+  // consecutive blocks in distinct stages (the A in flight and the one computed), and block k + A goes
+  // to the stage that block k - 1 was computed from.
+  CHECK(tile::cta_stage_offset(1, 2, 3) + tile::kCtaStageFloats <= tile::cta_cols_offset(3));
+  CHECK(tile::cta_stage_offset(1, 0, 3) == tile::cta_half_floats(3));
+  CHECK(tile::cta_reuse_offset_bytes(4, 3) == tile::cta_stage_offset(1, 0, 3) * 4);
+  CHECK(tile::cta_reuse_offset_bytes(7, 3) + tile::kCtaReuseBytes <=
+        tile::cta_stage_offset(1, 0, 3) * 4 + tile::kCtaFeatFloats * 4);
+  CHECK(tile::cta_smem_bytes(3) % 16 == 0);
+  CHECK(tile::cta_smem_bytes(3) == 112640);
+  CHECK(2 * (tile::cta_smem_bytes(3) + 16 + 1024) <= 233472);
+  CHECK(3 * (tile::cta_smem_bytes(3) + 16 + 1024) > 233472);  // so __launch_bounds__(256, 2), 128 registers
+  for (int stages : {2, 3}) {
+    const int a = tile::cta_ahead(stages);
+    CHECK(a == stages - 1);
+    for (int k = 0; k < 32; ++k) {
+      CHECK(tile::cta_stage(k, stages) >= 0);
+      CHECK(tile::cta_stage(k, stages) < stages);
+      for (int d = 1; d <= a; ++d) CHECK(tile::cta_stage(k + d, stages) != tile::cta_stage(k, stages));
+      if (k >= 1) CHECK(tile::cta_stage(k + a, stages) == tile::cta_stage(k - 1, stages));
+    }
+  }
   // The kernel's copies address (t, image) as the thread's first copy plus cta_f_index(t - t0, image -
   // image0) (an immediate): cta_f_index must be linear.
   for (int t = 0; t < 32; t += 3)
@@ -420,4 +578,34 @@ TEST_CASE("spdnn CTA tile: the layout's constants", "[sparse][cpu]") {
         for (int m = 0; m < 4; ++m)
           ++feats[size_t(tile::cta_copy_input(w, k8) * 128 + tile::cta_gather_image(lane, m))];
   CHECK(std::count(feats.begin(), feats.end(), 1) == 32 * 128);
+}
+
+TEST_CASE("spdnn CTA tile: the shapes of the N = 1024 head on the H200 (cta: grid 396, cta2: 264)", "[sparse][cpu]") {
+  // The table of src/sparse/README.md "CTA tile, 2 blocks per SM (cta2)": layer inputs of the challenge's
+  // first layers at N = 1024 (60000 images), cta_layer_shape with target = the kernel's resident grid.
+  struct Row {
+    int64_t count;
+    int64_t slices[2], slice[2];  // [cta, cta2]
+  };
+  const Row rows[] = {{60000, {3, 2}, {352, 512}},
+                      {54900, {3, 2}, {352, 512}},
+                      {39300, {5, 3}, {224, 352}},
+                      {20750, {2, 6}, {512, 192}},
+                      {9750, {5, 3}, {224, 352}}};
+  for (const Row& r : rows)
+    for (int c = 0; c < 2; ++c) {
+      const int stages = 2 + c;
+      const tile::Shape sh = tile::cta_layer_shape(r.count, 1024, 132, tile::cta_blocks_per_sm(stages) * 132);
+      INFO("count " << r.count << ", stages " << stages << ": " << sh.tiles << " tiles x " << sh.slices << " slices of "
+                    << sh.slice);
+      CHECK(sh.ipt == 4);  // 128-image items throughout the head (>= SMs / 2 tiles)
+      CHECK(sh.tiles == (r.count + 127) / 128);
+      CHECK(sh.slices == r.slices[c]);
+      CHECK(sh.slice == r.slice[c]);
+      CHECK(sh.slice % (2 * tile::kListOutputs) == 0);  // every slice starts a list block in each half
+    }
+  // From SMs / 2 = 66 tiles on (8321 images): cta2's 264 items, one per block.
+  CHECK(tile::cta_layer_shape(8321, 1024, 132, 264).ipt == 4);
+  CHECK(tile::cta_layer_shape(8320, 1024, 132, 264).ipt == 1);
+  CHECK(tile::cta_layer_shape(8321, 1024, 132, 264).slices * 66 == 264);
 }

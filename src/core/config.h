@@ -94,7 +94,7 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = block | single | list | cta (exact case; unset or "" = block): how the fused sparse-DNN
+// JHDNN_SPDNN_TILE = block | single | list | cta | cta2 (exact case; unset or "" = block): how the fused sparse-DNN
 // layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32 rows
 // (src/sparse/README.md, "Crowded layers: a SASS count"): single = one output at a time, block = up
 // to 8 outputs that share the held input list at once (independent chains; on the H200 at 3f71f09
@@ -105,13 +105,16 @@ bool set_tc_tail(const char* value);
 // layer 3 on and at N = 4096; kept for A/B against block); cta = the CTA-level GEMM tile in the
 // per-layer fused kernel (src/sparse/cta_tile.cuh: per 128-image tile, each half of the block computes
 // 16-row list blocks x 128 images from a double-buffered shared stage; other rows, 32-image tiles and
-// the multi-layer kernel run block steps; 3 blocks per SM). All give
+// the multi-layer kernel run block steps; 3 blocks per SM); cta2 = the same tile with a 3-stage ring per
+// half (copies two list blocks ahead), register double-buffered fragments and 2 blocks per SM (README
+// "CTA tile, 2 blocks per SM (cta2)"; opt-in, not measured yet). All give
 // bitwise the same results. An unknown value is kept as kInvalid and every such call fails with
 // BAD_PARAM naming it.
-enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1, kList = 2, kCta = 3 };
+enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1, kList = 2, kCta = 3, kCta2 = 4 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "single" / "block" / "list" / "cta", or nullptr = back to the environment's value. False (and no change) otherwise.
+// "single" / "block" / "list" / "cta" / "cta2", or nullptr = back to the environment's value. False (and no
+// change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
 // JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed (exact case; unset or "" = duo): the kernel of

@@ -15,6 +15,11 @@
 // its own named barrier (bar.sync 1 / 2, 128 threads), so neither waits for the other. Every accumulator
 // is acc = fma(w_t, x_t, acc), t = 0..31 in order from 0, then bias / ReLU / clamp: bitwise the block,
 // single and list tiles and the CPU chain.
+//
+// Two instantiations by kStages, the stages per half (cta_tile.h): 2 = `cta` (JHDNN_SPDNN_TILE=cta: a
+// double buffer, 3 blocks per SM, 80 registers), 3 = `cta2` (a 3-stage ring, so the copies are two list
+// blocks ahead of the compute, and the compute's shared-memory fragments double-buffered in registers;
+// 2 blocks per SM, up to 128 registers). Same items, shapes, list test, block steps, epilogue, results.
 #pragma once
 
 #include <type_traits>
@@ -84,6 +89,11 @@ __device__ __forceinline__ void cta_store4(float* p, float a, float b, float c, 
 }
 // Every cp.async group of this thread has landed.
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+// Every cp.async group of this thread but the kPending newest has landed.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait_group() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
 
 // The block steps' per-warp buffers are aliased into the half's stage 0 at kCtaReuseBytes apart
 // (cta_reuse_offset_bytes): a larger ReuseSmem would overlap the next warp's and race silently.
@@ -99,7 +109,7 @@ struct CtaCtx {
   const int* order;  // null: natural order
   const unsigned* cols;  // shared: the item's 128 columns (column 0 past the count)
   bool contig;           // the 128 columns are col0 .. col0 + 127, 16-byte aligned rows: 16-byte copies
-  float* half_buf;   // this half's two stages (tile::kCtaHalfFloats floats)
+  float* half_buf;   // this half's stages (tile::cta_half_floats(kStages) floats)
   float bias, clamp_max;
   char* y_q;         // y + r0 + cta_image(w, lane, 0): this thread's first image
   int ldy_bytes;
@@ -175,10 +185,41 @@ __device__ __forceinline__ void cta_issue(int lane, int w, int ord, int i0, cons
   cp_async_commit();
 }
 
+// One step of the compute: inputs 4 k .. 4 k + 3. The fragments are 4 LDS.128 of weights (inputs
+// 4 k .. + 3 of row cta_row(lane, u)) and 4 of features (input 4 k + e of the thread's 4 images).
+struct CtaFrag {
+  float4 wt4[4], f[4];
+};
+__device__ __forceinline__ void cta_load_frag(const float* st, int lane, int img0, int k, CtaFrag& g) {
+#pragma unroll
+  for (int u = 0; u < 4; ++u)  // weights 4 k .. 4 k + 3 of row cta_row(lane, u)
+    g.wt4[u] = *reinterpret_cast<const float4*>(st + tile::cta_w_index(tile::cta_row(lane, u), 4 * k));
+#pragma unroll
+  for (int e = 0; e < 4; ++e)  // input 4 k + e of this thread's 4 images
+    g.f[e] = *reinterpret_cast<const float4*>(st + tile::cta_f_index(4 * k + e, img0));
+}
+__device__ __forceinline__ void cta_fma_frag(const CtaFrag& g, float (&acc)[4][4]) {
+#pragma unroll
+  for (int e = 0; e < 4; ++e)
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const float wt = e == 0 ? g.wt4[u].x : e == 1 ? g.wt4[u].y : e == 2 ? g.wt4[u].z : g.wt4[u].w;
+      acc[u][0] = __fmaf_rn(wt, g.f[e].x, acc[u][0]);
+      acc[u][1] = __fmaf_rn(wt, g.f[e].y, acc[u][1]);
+      acc[u][2] = __fmaf_rn(wt, g.f[e].z, acc[u][2]);
+      acc[u][3] = __fmaf_rn(wt, g.f[e].w, acc[u][3]);
+    }
+}
+
 // The 16 x 128 block in stage s (landed and visible: wait + half barrier done): this thread's rows
 // cta_row(lane, u) (outputs shfl(ord, row)) x images cta_image(w, lane, i); stores, and sets bit i of
 // `alive` when image i has a nonzero output here (one register for the 4 images, not 4 running maxima:
 // those were spilled at the 80-register cap).
+// kPrefetch (cta2): the fragments double-buffered in registers, step k + 1's 8 LDS.128 issued before
+// step k's 64 FFMA, so that their shared-memory latency (the short-scoreboard stall that led cta's
+// profile) overlaps the FMA chain instead of waiting for it; 32 more registers. Either way each
+// accumulator takes its inputs in the order t = 0..31.
+template <bool kPrefetch>
 __device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaCtx& c, int s, unsigned& alive) {
   const float* const st = c.half_buf + s * tile::kCtaStageFloats;
   const int img0 = tile::cta_image(w, lane, 0);
@@ -187,25 +228,21 @@ __device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaC
   for (int u = 0; u < 4; ++u)
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[u][i] = 0.f;
+  if constexpr (kPrefetch) {
+    CtaFrag g[2];
+    cta_load_frag(st, lane, img0, 0, g[0]);
 #pragma unroll
-  for (int k = 0; k < 8; ++k) {  // inputs 4 k .. 4 k + 3, in order
-    float4 wt4[4], f[4];
+    for (int k = 0; k < 8; ++k) {  // inputs 4 k .. 4 k + 3, in order
+      if (k + 1 < 8) cta_load_frag(st, lane, img0, k + 1, g[(k + 1) & 1]);
+      cta_fma_frag(g[k & 1], acc);
+    }
+  } else {
 #pragma unroll
-    for (int u = 0; u < 4; ++u)  // weights 4 k .. 4 k + 3 of row cta_row(lane, u)
-      wt4[u] = *reinterpret_cast<const float4*>(st + tile::cta_w_index(tile::cta_row(lane, u), 4 * k));
-#pragma unroll
-    for (int e = 0; e < 4; ++e)  // input 4 k + e of this thread's 4 images
-      f[e] = *reinterpret_cast<const float4*>(st + tile::cta_f_index(4 * k + e, img0));
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-#pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        const float wt = e == 0 ? wt4[u].x : e == 1 ? wt4[u].y : e == 2 ? wt4[u].z : wt4[u].w;
-        acc[u][0] = __fmaf_rn(wt, f[e].x, acc[u][0]);
-        acc[u][1] = __fmaf_rn(wt, f[e].y, acc[u][1]);
-        acc[u][2] = __fmaf_rn(wt, f[e].z, acc[u][2]);
-        acc[u][3] = __fmaf_rn(wt, f[e].w, acc[u][3]);
-      }
+    for (int k = 0; k < 8; ++k) {  // inputs 4 k .. 4 k + 3, in order
+      CtaFrag g;
+      cta_load_frag(st, lane, img0, k, g);
+      cta_fma_frag(g, acc);
+    }
   }
   const int q0 = img0 - 32 * w;  // this thread's first image within the warp's 32
   float m[4] = {0.f, 0.f, 0.f, 0.f};  // max |v| per image over the 4 rows
@@ -231,42 +268,69 @@ __device__ __forceinline__ void cta_compute(int lane, int w, int ord, const CtaC
 }
 
 // The half's blocks k = 0 .. n - 1 (n <= 32; block k = list block b_first + 2 k) as a pipeline with one
-// half barrier per block. Iteration k: wait for this thread's copies of block k; the barrier (with the
-// vote on block k + 1's list test) makes every thread's copies of block k visible and certifies that
-// every thread has finished computing block k - 1, whose stage block k + 1's copies then overwrite;
-// issue block k + 1; fetch block k + 2's indices and load block k + 3's order entries; compute block k.
-// So the copies have a block's FMAs to land in, the indices one, the order entries two. Returns the
-// blocks that are NOT list steps (bit k), for block steps; ends with a half barrier, after which the
-// half's stages are free (no copy in flight, every read done).
+// half barrier per block and the copies A = cta_ahead(kStages) blocks ahead of the compute (cta: 1,
+// cta2: 2); block k lives in stage cta_stage(k). Prologue: blocks 0 .. A - 1 voted (a barrier each; the
+// first also certifies that the half's previous users of the stages are done) and copied. Iteration k:
+// wait until this thread's copies of block k have landed (only blocks k + 1 .. k + A - 1's may still be
+// in flight); the barrier (with the vote on block k + A's list test) makes every thread's copies of
+// block k visible and certifies that every thread has finished computing block k - 1, whose stage
+// (cta_stage(k + A) = cta_stage(k - 1)) block k + A's copies then overwrite; issue block k + A; fetch
+// block k + A + 1's indices and load block k + A + 2's order entries; compute block k. So the copies
+// have A blocks of FMAs to land in, the indices one, the order entries two. cta2 commits an empty group
+// for a block it does not copy, so that "all groups but the A - 1 newest" always means "blocks 0 .. k".
+// Returns the blocks that are NOT list steps (bit k), for block steps; ends with a half barrier, after
+// which the half's stages are free (no copy in flight, every read done).
+template <int kStages>
 __device__ __forceinline__ unsigned cta_pipeline(int h, int w, int lane, int b_first, int n, const CtaCtx& c,
                                                  unsigned& alive4) {
+  constexpr int kAhead = tile::cta_ahead(kStages);
   auto ord_at = [&](int k) {  // lane l: the output at position 16 (b_first + 2 k) + l % 16
     const int p = (b_first + 2 * k) * tile::kListOutputs + (lane & 15);
     return c.order ? __ldg(c.order + p) : p;
   };
   unsigned rest = 0u;
-  int ord_k = ord_at(0);
-  int ord_k1 = n > 1 ? ord_at(1) : 0;
-  int ord_k2 = n > 2 ? ord_at(2) : 0;
-  CtaFetch f = cta_fetch(lane, w, ord_k, c.wi);
-  bool ok_k = cta_bar_and(h, cta_check(lane, f));  // also: the half's previous users of stage 0 are done
-  if (ok_k) cta_issue(lane, w, ord_k, f.i0, c, 0);
-  if (n > 1) f = cta_fetch(lane, w, ord_k1, c.wi);  // from here on: block k + 1's indices
-  for (int k = 0; k < n; ++k) {
-    cp_async_wait_all();  // block k's copies (this thread's); nothing else is in flight
-    const bool ok_k1 = cta_bar_and(h, k + 1 < n && cta_check(lane, f));
-    if (ok_k1) cta_issue(lane, w, ord_k1, f.i0, c, (k + 1) & 1);
-    if (k + 2 < n) f = cta_fetch(lane, w, ord_k2, c.wi);
-    const int ord_k3 = k + 3 < n ? ord_at(k + 3) : 0;
-    if (ok_k) cta_compute(lane, w, ord_k, c, k & 1, alive4);
-    else rest |= 1u << k;
-    ok_k = ok_k1;
-    ord_k = ord_k1;
-    ord_k1 = ord_k2;
-    ord_k2 = ord_k3;
+  int ord[kAhead + 2];  // block k + a's order entries, a = 0 .. A + 1 (0 past n)
+  bool ok[kAhead];      // block k + a (a < A) is a list step: its copies are issued
+#pragma unroll
+  for (int a = 0; a < kAhead + 2; ++a) ord[a] = a == 0 || a < n ? ord_at(a) : 0;  // n >= 1
+  CtaFetch f = cta_fetch(lane, w, ord[0], c.wi);
+#pragma unroll
+  for (int a = 0; a < kAhead; ++a) {  // blocks 0 .. A - 1 into stages 0 .. A - 1
+    ok[a] = cta_bar_and(h, (a == 0 || a < n) && cta_check(lane, f));
+    if (ok[a]) cta_issue(lane, w, ord[a], f.i0, c, a);
+    else if constexpr (kStages > 2) cp_async_commit();  // an empty group: one group per block
+    if (a + 1 < n) f = cta_fetch(lane, w, ord[a + 1], c.wi);  // from here on: block k + A's indices
   }
+  for (int k = 0; k < n; ++k) {
+    cp_async_wait_group<kAhead - 1>();  // block k's copies (this thread's)
+    const bool ok_next = cta_bar_and(h, k + kAhead < n && cta_check(lane, f));
+    if (ok_next) cta_issue(lane, w, ord[kAhead], f.i0, c, tile::cta_stage(k + kAhead, kStages));
+    else if constexpr (kStages > 2) cp_async_commit();
+    if (k + kAhead + 1 < n) f = cta_fetch(lane, w, ord[kAhead + 1], c.wi);
+    const int ord_new = k + kAhead + 2 < n ? ord_at(k + kAhead + 2) : 0;
+    if (ok[0]) cta_compute<(kStages > 2)>(lane, w, ord[0], c, tile::cta_stage(k, kStages), alive4);
+    else rest |= 1u << k;
+#pragma unroll
+    for (int a = 0; a + 1 < kAhead; ++a) ok[a] = ok[a + 1];
+    ok[kAhead - 1] = ok_next;
+#pragma unroll
+    for (int a = 0; a + 1 < kAhead + 2; ++a) ord[a] = ord[a + 1];
+    ord[kAhead + 1] = ord_new;
+  }
+  // cta2: only empty groups can be pending here (blocks n, n + 1); the wait makes "no copy in flight"
+  // hold without that argument, at one instruction per chunk.
+  if constexpr (kStages > 2) cp_async_wait_all();
   cta_bar(h);  // every thread has read its last stage
   return rest;
+}
+
+// cta2: v, opaque to the optimizer from here on, so that the per-chunk and edge values computed from it
+// are computed where they are used rather than hoisted out of cta_item's loop and held through the
+// pipeline (at the 128-register cap two of them were spilled: 8 B of stack). cta: v (its code as before).
+template <int kStages>
+__device__ __forceinline__ int cta_late(int v) {
+  if constexpr (kStages > 2) asm volatile("" : "+r"(v));
+  return v;
 }
 
 // One item in CTA mode (a tile of 128 images r0 = tile0 .., outputs [j_begin, j_end) of the row order;
@@ -277,6 +341,7 @@ __device__ __forceinline__ unsigned cta_pipeline(int h, int w, int lane, int b_f
 // free then; a half barrier before the next chunk's copies), and at the end its piece of the slice
 // outside the full list blocks (half 0 the head, half 1 the tail) as block steps. One call site of
 // reuse_range. Sets the flags of the images with a nonzero output here.
+template <int kStages>
 __device__ __forceinline__ void cta_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                          const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                          float clamp_max, const int* __restrict__ active_rows,
@@ -285,7 +350,7 @@ __device__ __forceinline__ void cta_item(int lane, int warp, int count, int tile
                                          float* dyn, ReuseSmem& sm) {
   const int h = warp >> 2, w = warp & 3;
   const int r0 = tile0;
-  unsigned* const s_cols = reinterpret_cast<unsigned*>(dyn + tile::kCtaColsOffset);
+  unsigned* const s_cols = reinterpret_cast<unsigned*>(dyn + tile::cta_cols_offset(kStages));
   // Columns; positions past the count read column 0 (in bounds: count >= 1) and neither store nor flag.
   // The previous item's readers of s_cols are done (fused_layer's __syncthreads after every item).
   const unsigned col0 = unsigned(__ldg(active_rows + r0));  // r0 < count
@@ -304,7 +369,7 @@ __device__ __forceinline__ void cta_item(int lane, int warp, int count, int tile
   c.ldx_bytes = int(ldx) * 4;
   c.order = order;
   c.cols = s_cols;
-  c.half_buf = dyn + tile::cta_stage_offset(h, 0);
+  c.half_buf = dyn + tile::cta_stage_offset(h, 0, kStages);
   c.bias = bias;
   c.clamp_max = clamp_max;
   c.y_q = reinterpret_cast<char*>(y + r0 + tile::cta_image(w, lane, 0));
@@ -332,15 +397,16 @@ __device__ __forceinline__ void cta_item(int lane, int warp, int count, int tile
         cta_bar(h);  // every warp's block steps are done with the stage-0 buffers before the next copies
       }
       if (c0 < nh) {
-        b_rest = b0 + h + 2 * c0;
-        rest = cta_pipeline(h, w, lane, b_rest, min(32, nh - c0), c, alive4);
+        b_rest = b0 + cta_late<kStages>(h) + 2 * c0;
+        rest = cta_pipeline<kStages>(h, w, lane, b_rest, min(32, nh - c0), c, alive4);
         drain = rest != 0u;
         c0 += 32;
         continue;
       }
       if (!edge) break;
       edge = false;
-      lo = h == 0 ? int(j_begin) : max(int(j_begin), b1 * tile::kListOutputs);  // the head / the tail
+      const int jb = cta_late<kStages>(int(j_begin));
+      lo = h == 0 ? jb : max(jb, b1 * tile::kListOutputs);  // the head / the tail
       hi = h == 0 ? min(int(j_end), b0 * tile::kListOutputs) : int(j_end);
     }
     if (lo < hi) {

@@ -10,6 +10,11 @@
 // GEMM block with K = 32: A[t][img] = x(I[t], col(r0 + img)), B[o][t] = W[row o][t]. Each half stages A
 // and B in its own double-buffered stage; thread (w, lane) of the half then computes rows 4 og .. 4 og + 3
 // (og = lane / 8) x images 32 w + 4 ig .. + 3 (ig = lane % 8): 16 accumulators.
+//
+// Two configurations, by the stages per half (`stages`): 2 = `cta` (double buffer, 3 blocks per SM, the
+// 80-register cap), 3 = `cta2` (JHDNN_SPDNN_TILE=cta2: a 3-stage ring, so the copies run two list
+// blocks ahead of the compute; 2 blocks per SM, 128 registers). The names without a stage count
+// (kCtaHalfFloats, kCtaColsOffset, kCtaSmemBytes) are cta's.
 #pragma once
 
 #include "sparse/reuse_tile.h"
@@ -24,21 +29,28 @@ constexpr int kCtaFeatFloats = 32 * kCtaImages;  // A: 32 inputs x 128 images, t
 // of one lane (4 rows x inputs t .. t + 3) fall in distinct bank groups across og.
 constexpr int kCtaWeightFloats = kListWeightFloats;                  // 2304 B
 constexpr int kCtaStageFloats = kCtaFeatFloats + kCtaWeightFloats;   // 18688 B
-constexpr int kCtaHalfFloats = 2 * kCtaStageFloats;                  // two stages (double buffer)
+JHDNN_SPDNN_HD constexpr int cta_half_floats(int stages) { return stages * kCtaStageFloats; }  // a half's ring
 // Then the item's 128 columns col(r0 + img) (0 past the count), written once per item: the gathered
 // copies read them from here rather than holding 4 registers each through the compute.
-constexpr int kCtaColsOffset = 2 * kCtaHalfFloats;                   // in 4-byte words
-constexpr int kCtaSmemBytes = (kCtaColsOffset + kCtaImages) * 4;     // 75264 B of dynamic shared memory
-// 3 blocks per SM on sm_90 (228 KB per SM, 1 KB reserved per block): dynamic + static (the kernel's
-// s_last, 16 B with its alignment) <= 76800 B.
-static_assert(kCtaSmemBytes + 16 + 1024 <= 76800, "the CTA tile's buffers must leave room for 3 blocks per SM");
+JHDNN_SPDNN_HD constexpr int cta_cols_offset(int stages) { return 2 * cta_half_floats(stages); }  // 4-byte words
+JHDNN_SPDNN_HD constexpr int cta_smem_bytes(int stages) { return (cta_cols_offset(stages) + kCtaImages) * 4; }
+// Blocks per SM the configuration is sized for (the kernel's __launch_bounds__ minimum).
+JHDNN_SPDNN_HD constexpr int cta_blocks_per_sm(int stages) { return stages == 2 ? 3 : 2; }
+// sm_90: 228 KB (233472 B) of shared memory per SM, 1 KB reserved per block; the kernel's static
+// s_last takes 16 B with its alignment. cta: 75264 B dynamic, 3 blocks; cta2: 112640 B, 2 blocks.
+static_assert(3 * (cta_smem_bytes(2) + 16 + 1024) <= 233472, "cta's buffers must leave room for 3 blocks per SM");
+static_assert(2 * (cta_smem_bytes(3) + 16 + 1024) <= 233472, "cta2's buffers must leave room for 2 blocks per SM");
+static_assert(cta_smem_bytes(3) <= 232448, "cta2's dynamic shared memory must fit the sm_90 per-block opt-in limit");
+constexpr int kCtaHalfFloats = cta_half_floats(2);  // cta: two stages (double buffer)
+constexpr int kCtaColsOffset = cta_cols_offset(2);
+constexpr int kCtaSmemBytes = cta_smem_bytes(2);     // 75264 B of dynamic shared memory
 
 // The per-warp block-step buffers (ReuseSmem, 1280 B) of warp w of half h alias the start of the
 // half's stage 0: they are used only while the half's pipeline is drained (see cta_tile.cuh).
 constexpr int kCtaReuseBytes = 1280;
 static_assert(4 * kCtaReuseBytes <= kCtaFeatFloats * 4, "the block-step buffers fit in one stage's A");
-JHDNN_SPDNN_HD constexpr int cta_reuse_offset_bytes(int warp) {  // warp 0..7 of the block
-  return (warp >> 2) * kCtaHalfFloats * 4 + (warp & 3) * kCtaReuseBytes;
+JHDNN_SPDNN_HD constexpr int cta_reuse_offset_bytes(int warp, int stages = 2) {  // warp 0..7 of the block
+  return (warp >> 2) * cta_half_floats(stages) * 4 + (warp & 3) * kCtaReuseBytes;
 }
 
 // The layer's shape in CTA mode: 128-image tiles (the CTA tile's items) from cta_min_tiles of them on --
@@ -55,7 +67,17 @@ JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count,
 }
 
 // Floats from the dynamic buffer's start: half h, stage s.
-JHDNN_SPDNN_HD constexpr int cta_stage_offset(int h, int s) { return h * kCtaHalfFloats + s * kCtaStageFloats; }
+JHDNN_SPDNN_HD constexpr int cta_stage_offset(int h, int s, int stages = 2) {
+  return h * cta_half_floats(stages) + s * kCtaStageFloats;
+}
+// The stage ring (cta_pipeline): the half's k-th list block of a chunk (k = 0 .. 31) lives in stage
+// cta_stage(k) and is copied cta_ahead() blocks before it is computed, in the iteration that computes
+// block k - cta_ahead(), into the stage that block k - cta_ahead() - 1 was computed from: so a stage is
+// overwritten only after the half barrier that follows its last reads.
+JHDNN_SPDNN_HD constexpr int cta_ahead(int stages) { return stages - 1; }
+JHDNN_SPDNN_HD constexpr int cta_stage(int k, int stages) {
+  return stages == 2 ? (k & 1) : int(unsigned(k) % unsigned(stages));
+}
 // Within a stage: A[t][img] and B[o][t].
 JHDNN_SPDNN_HD constexpr int cta_f_index(int t, int img) { return t * kCtaImages + img; }
 JHDNN_SPDNN_HD constexpr int cta_w_index(int o, int t) {

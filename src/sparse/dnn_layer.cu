@@ -478,11 +478,12 @@ using tile::Shape;
 // (so the order of the next list is unspecified), and the flags and done[tile] go back to zero.
 // One layer of the fused path, run by every block of a persistent grid (see the comment above).
 // kCoherent: the multi-layer kernel (the lists and features were written earlier in the same launch).
-// kCta (width 32, per-layer kernel, JHDNN_SPDNN_TILE=cta; list_buf = its dynamic shared memory): items
-// of 128-image tiles with 16-byte aligned weight arrays run cta_item (cta_tile.cuh), on a shape whose
-// slices are aligned to 16-row list blocks; 32-image tiles (layer_shape's ipt = 1: the same shape as
-// block mode) and unaligned weights run block steps, their per-warp buffers in the dynamic memory.
-template <bool kWidth32, bool kCoherent, bool kList = false, bool kCta = false>
+// kCtaStages (width 32, per-layer kernel, JHDNN_SPDNN_TILE=cta: 2 stages per half, cta2: 3; 0 = not the
+// CTA tile; list_buf = its dynamic shared memory): items of 128-image tiles with 16-byte aligned weight
+// arrays run cta_item (cta_tile.cuh), on a shape whose slices are aligned to 16-row list blocks;
+// 32-image tiles (layer_shape's ipt = 1: the same shape as block mode) and unaligned weights run block
+// steps, their per-warp buffers in the dynamic memory.
+template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0>
 __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
@@ -494,6 +495,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
                                             int tile_mode, float* list_buf) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
+  constexpr bool kCta = kCtaStages > 0;
   const Shape sh = kCta ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                         : layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
   const int tile_images = 32 * sh.ipt;
@@ -506,14 +508,14 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
     if constexpr (kCta) {
       static_assert(kWidth32 && !kCoherent && !kList, "the CTA tile is the per-layer width-32 kernel's");
       ReuseSmem& sm = *reinterpret_cast<ReuseSmem*>(reinterpret_cast<char*>(list_buf) +
-                                                    tile::cta_reuse_offset_bytes(warp));
+                                                    tile::cta_reuse_offset_bytes(warp, kCtaStages));
       const bool aligned = ((reinterpret_cast<uintptr_t>(wi) | reinterpret_cast<uintptr_t>(wv)) & 15u) == 0;
       // 32-bit byte strides (cta_tile.cuh: the addresses); x's and y's leading dimensions are the layer's image
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
       if (sh.ipt == 4 && aligned && strides)  // block-uniform
-        cta_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy, flags,
-                 order, list_buf, sm);
+        cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
+                             y, ldy, flags, order, list_buf, sm);
       else
         layer_tile_reuse<false, false>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
                                        active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode, nullptr);
@@ -581,11 +583,13 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                                       tile_mode == 2 ? reinterpret_cast<float*>(s_list) : nullptr);
 }
 
-// JHDNN_SPDNN_TILE=cta, width 32 (cta_tile.cuh): launched with tile::kCtaSmemBytes (73.5 KB) of dynamic
-// shared memory, which holds both halves' stages and, aliased into each half's stage 0, the per-warp
-// block-step buffers (ReuseSmem is not declared statically here: 10 KB more would leave 2 blocks per
-// SM). 3 blocks per SM, so the same 80-register cap as the block tile.
-__global__ void __launch_bounds__(kWarps * 32, 3)
+// JHDNN_SPDNN_TILE=cta / cta2, width 32 (cta_tile.cuh; kStages 2 / 3 stages per half): launched with
+// tile::cta_smem_bytes(kStages) of dynamic shared memory (cta 73.5 KB, cta2 110 KB), which holds both
+// halves' stages and, aliased into each half's stage 0, the per-warp block-step buffers (ReuseSmem is not
+// declared statically here: 10 KB more would leave cta 2 blocks per SM). cta: 3 blocks per SM, so the
+// same 80-register cap as the block tile; cta2: 2 blocks per SM, 128 registers.
+template <int kStages>
+__global__ void __launch_bounds__(kWarps * 32, tile::cta_blocks_per_sm(kStages))
 dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                      float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
                      const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
@@ -596,9 +600,10 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<true, false, false, true>(s_last, nullptr, count, n_out, width, wi, wv, bias, clamp_max, active_rows,
-                                        ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags, done, order,
-                                        sm_count, max_active, tile_mode, reinterpret_cast<float*>(s_cta));
+  fused_layer<true, false, false, kStages>(s_last, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
+                                           active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
+                                           done, order, sm_count, max_active, tile_mode,
+                                           reinterpret_cast<float*>(s_cta));
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -697,10 +702,10 @@ size_t scan_temp_bytes(int n) {
 // A kernel's shared-memory attributes (its dynamic bytes, the largest carveout), set once per device
 // (done[device] records it): at jhdnnCreate (load_dnn_kernels, never inside a stream capture) and, if
 // that device was not seen there, at the kernel's first launch. The list kernel (tile::kListSmemBytes,
-// 100 KB: 2 blocks per SM) and the CTA kernel (tile::kCtaSmemBytes: 3 blocks per SM).
+// 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
 static constexpr int kAttrDevices = 64;
 static std::atomic<bool> g_list_attr[kAttrDevices];
-static std::atomic<bool> g_cta_attr[kAttrDevices];
+static std::atomic<bool> g_cta_attr[2][kAttrDevices];  // [kStages - 2]
 template <class Kernel>
 static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
@@ -716,8 +721,10 @@ static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic
 static Status set_list_kernel_attributes() {
   return set_smem_attributes_once(dnn_layer_compact_kernel<true, true>, int(tile::kListSmemBytes), g_list_attr);
 }
+template <int kStages>
 static Status set_cta_kernel_attributes() {
-  return set_smem_attributes_once(dnn_layer_cta_kernel, int(tile::kCtaSmemBytes), g_cta_attr);
+  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages>, int(tile::cta_smem_bytes(kStages)),
+                                  g_cta_attr[kStages - 2]);
 }
 
 Status load_dnn_kernels() {
@@ -729,8 +736,10 @@ Status load_dnn_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<true, true>));
   JHDNN_TRY(set_list_kernel_attributes());
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel));
-  JHDNN_TRY(set_cta_kernel_attributes());
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<2>));
+  JHDNN_TRY(set_cta_kernel_attributes<2>());
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3>));
+  JHDNN_TRY(set_cta_kernel_attributes<3>());
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
@@ -769,14 +778,15 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
 }
 
 // JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
-// block steps, 2 = the list-blocked tile, 3 = the CTA tile (both: per-layer fused kernel; the multi-layer
-// kernel runs block).
+// block steps, 2 = the list-blocked tile, 3 = the CTA tile, 4 = the CTA tile with 3 stages, cta2 (all
+// three: per-layer fused kernel; the multi-layer kernel runs block).
 static Status spdnn_tile_mode(int* mode) {
   const core::config::SpdnnTile t = core::config::spdnn_tile();
   if (t == core::config::SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected block, single, list or cta",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected block, single, list, cta or cta2",
                       core::config::spdnn_tile_bad_value());
-  *mode = t == core::config::SpdnnTile::kCta    ? 3
+  *mode = t == core::config::SpdnnTile::kCta2   ? 4
+          : t == core::config::SpdnnTile::kCta  ? 3
           : t == core::config::SpdnnTile::kList ? 2
           : t == core::config::SpdnnTile::kBlock ? 1
                                                  : 0;
@@ -805,11 +815,16 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   // List mode (width 32 only): 100 KB of dynamic shared memory per block (8 warps x 2 stages of 6.25 KB),
   // so 2 blocks per SM instead of 3; the grid (and so layer_shape's target) follows the occupancy.
   const int mode = width == 32 ? tile_mode : std::min(tile_mode, 1);
-  // CTA mode (width 32 only): tile::kCtaSmemBytes (73.5 KB): both halves' stages; 3 blocks per SM.
-  const size_t dyn = mode == 2 ? size_t(tile::kListSmemBytes) : mode == 3 ? size_t(tile::kCtaSmemBytes) : 0;
+  // CTA mode (width 32 only): tile::cta_smem_bytes(stages): both halves' stages; cta (mode 3) 73.5 KB, 3 blocks
+  // per SM; cta2 (mode 4) 110 KB, 2 blocks per SM.
+  const size_t dyn = mode == 2   ? size_t(tile::kListSmemBytes)
+                     : mode == 3 ? size_t(tile::cta_smem_bytes(2))
+                     : mode == 4 ? size_t(tile::cta_smem_bytes(3))
+                                 : 0;
   auto launch = [&](auto kernel) -> Status {
     if (mode == 2) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
-    if (mode == 3) JHDNN_TRY(set_cta_kernel_attributes());
+    if (mode == 3) JHDNN_TRY(set_cta_kernel_attributes<2>());
+    if (mode == 4) JHDNN_TRY(set_cta_kernel_attributes<3>());
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
@@ -820,7 +835,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     return Status::success();
   };
   if (width != 32) return launch(dnn_layer_compact_kernel<false>);
-  if (mode == 3) return launch(dnn_layer_cta_kernel);
+  if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
+  if (mode == 4) return launch(dnn_layer_cta_kernel<3>);
   return mode == 2 ? launch(dnn_layer_compact_kernel<true, true>) : launch(dnn_layer_compact_kernel<true>);
 }
 

@@ -94,7 +94,7 @@ struct ScopedTcGemmCeiling {
   ScopedTcGemmCeiling& operator=(const ScopedTcGemmCeiling&) = delete;
 };
 
-// "single", "block", "list" or "cta", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
+// "single", "block", "list", "cta" or "cta2", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
 struct ScopedSpdnnTile {
   explicit ScopedSpdnnTile(const char* tile) : prev(core::config::spdnn_tile()) {
     if (!core::config::set_spdnn_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
@@ -105,6 +105,7 @@ struct ScopedSpdnnTile {
                                  : prev == SpdnnTile::kSingle ? "single"
                                  : prev == SpdnnTile::kList   ? "list"
                                  : prev == SpdnnTile::kCta    ? "cta"
+                                 : prev == SpdnnTile::kCta2   ? "cta2"
                                                               : nullptr);
   }
   const core::config::SpdnnTile prev;
