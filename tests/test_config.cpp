@@ -359,7 +359,7 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
     CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
   }
   CHECK(cfg::spdnn_tile() == before);
-  if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kBlock);  // the default
+  if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kCta2);  // the default
 }
 
 // ================================================================ threads

@@ -15,8 +15,8 @@
 // block; deliberate indexing bugs fail these checks. The half's stage ring and barriers are checked as
 // the GPU may interleave them (Protocol below: which block each stage holds, which copies may still be
 // in flight, what a barrier makes visible, reads and writes of a stage in the same barrier window). No
-// GPU needed: test_sparse runs the kernels (ctest spdnn_tile_cta / spdnn_tile_cta2: test_sparse's GPU cases
-// with JHDNN_SPDNN_TILE=cta / cta2).
+// GPU needed: test_sparse runs the kernels (cta2 is the default tile, so its plain ctest entries; ctest
+// spdnn_tile_cta: test_sparse's GPU cases with JHDNN_SPDNN_TILE=cta).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -94,26 +94,27 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = block | single | list | cta | cta2 (exact case; unset or "" = block): how the fused sparse-DNN
-// layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32 rows
-// (src/sparse/README.md, "Crowded layers: a SASS count"): single = one output at a time, block = up
-// to 8 outputs that share the held input list at once (independent chains; on the H200 at 3f71f09
-// N = 1024 L = 120 3.09 -> 2.64 ms, N = 4096 10.7 -> 7.98 ms, so it is the default); list = the
-// list-blocked tile in the per-layer fused kernel (16 outputs x 32 images of one input list as a tiny
-// GEMM from shared memory, features and weights staged by double-buffered cp.async; other outputs and
-// the multi-layer kernel run block steps; measured at adbf1f5: faster in layers 1-2, slower from
-// layer 3 on and at N = 4096; kept for A/B against block); cta = the CTA-level GEMM tile in the
-// per-layer fused kernel (src/sparse/cta_tile.cuh: per 128-image tile, each half of the block computes
-// 16-row list blocks x 128 images from a double-buffered shared stage; other rows, 32-image tiles and
-// the multi-layer kernel run block steps; 3 blocks per SM); cta2 = the same tile with a 3-stage ring per
-// half (copies two list blocks ahead), register double-buffered fragments and 2 blocks per SM (README
-// "CTA tile, 2 blocks per SM (cta2)"; opt-in, not measured yet). All give
-// bitwise the same results. An unknown value is kept as kInvalid and every such call fails with
-// BAD_PARAM naming it.
-enum class SpdnnTile : int { kInvalid = -1, kBlock = 0, kSingle = 1, kList = 2, kCta = 3, kCta2 = 4 };
+// JHDNN_SPDNN_TILE = cta2 | block | single | list | cta (exact case; unset or "" = cta2): how the fused
+// sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32
+// rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it). All give
+// bitwise the same results:
+// - cta2 (the default since session 15) = the CTA-level GEMM tile of the per-layer fused kernel
+//   (src/sparse/cta_tile.cuh) with a 3-stage copy ring per half, register double-buffered fragments and
+//   2 blocks per SM; layers with fewer than SMs / 2 tiles of 128 images, other rows and the multi-layer
+//   kernel run block steps. Measured at e22c7c8 (H200, spdnn_infer, exact): faster than block and cta on
+//   every path measured (N = 1024 L = 120 resident 1.775 / graph 2.307 ms, block 1.958 / 2.647; N = 4096
+//   L = 480 16.49 vs 17.73 ms); README "CTA tile, 2 blocks per SM (cta2)";
+// - block = up to 8 outputs that share the held input list at once (independent chains; the default
+//   until session 15);
+// - single = one output at a time (A/B only);
+// - list = the list-blocked tile in the per-layer fused kernel (16 outputs x 32 images of one input list
+//   from shared memory; measured at adbf1f5: faster in layers 1-2, slower from layer 3 on; A/B only);
+// - cta = the CTA tile with 2 stages per half and 3 blocks per SM (80 registers, spills; A/B only).
+// An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
+enum class SpdnnTile : int { kInvalid = -1, kCta2 = 0, kBlock = 1, kSingle = 2, kList = 3, kCta = 4 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "single" / "block" / "list" / "cta" / "cta2", or nullptr = back to the environment's value. False (and no
+// "cta2" / "block" / "single" / "list" / "cta", or nullptr = back to the environment's value. False (and no
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)

@@ -778,12 +778,12 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
 }
 
 // JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
-// block steps, 2 = the list-blocked tile, 3 = the CTA tile, 4 = the CTA tile with 3 stages, cta2 (all
-// three: per-layer fused kernel; the multi-layer kernel runs block).
+// block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2,
+// the default). Modes 2-4 are the per-layer fused kernel's; the multi-layer kernel runs block steps.
 static Status spdnn_tile_mode(int* mode) {
   const core::config::SpdnnTile t = core::config::spdnn_tile();
   if (t == core::config::SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected block, single, list, cta or cta2",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected cta2, block, single, list or cta",
                       core::config::spdnn_tile_bad_value());
   *mode = t == core::config::SpdnnTile::kCta2   ? 4
           : t == core::config::SpdnnTile::kCta  ? 3

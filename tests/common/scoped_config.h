@@ -94,7 +94,7 @@ struct ScopedTcGemmCeiling {
   ScopedTcGemmCeiling& operator=(const ScopedTcGemmCeiling&) = delete;
 };
 
-// "single", "block", "list", "cta" or "cta2", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
+// "cta2", "block", "single", "list" or "cta", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
 struct ScopedSpdnnTile {
   explicit ScopedSpdnnTile(const char* tile) : prev(core::config::spdnn_tile()) {
     if (!core::config::set_spdnn_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
