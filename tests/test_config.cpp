@@ -353,13 +353,20 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
         CHECK_FALSE(cfg::set_spdnn_tile("cta3"));
         CHECK_FALSE(cfg::set_spdnn_tile("cta2 "));
         CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);
+        {
+          jhdnn::test::ScopedSpdnnTile a("auto");  // the default's name can be set too
+          CHECK(cfg::spdnn_tile() == SpdnnTile::kAuto);
+          CHECK_FALSE(cfg::set_spdnn_tile("Auto"));
+          CHECK(cfg::spdnn_tile() == SpdnnTile::kAuto);
+        }
+        CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);  // restored as cta2, not as auto
       }
       CHECK(cfg::spdnn_tile() == SpdnnTile::kCta);  // restored as cta, not as cta2
     }
     CHECK(cfg::spdnn_tile() == SpdnnTile::kSingle);
   }
   CHECK(cfg::spdnn_tile() == before);
-  if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kCta2);  // the default
+  if (std::getenv("JHDNN_SPDNN_TILE") == nullptr) CHECK(before == SpdnnTile::kAuto);  // the default
 }
 
 // ================================================================ threads

@@ -94,16 +94,18 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = cta2 | block | single | list | cta (exact case; unset or "" = cta2): how the fused
-// sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run width-32
-// rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it). All give
-// bitwise the same results:
-// - cta2 (the default since session 15) = the CTA-level GEMM tile of the per-layer fused kernel
-//   (src/sparse/cta_tile.cuh) with a 3-stage copy ring per half, register double-buffered fragments and
-//   2 blocks per SM; layers with fewer than SMs / 2 tiles of 128 images, other rows and the multi-layer
-//   kernel run block steps. Measured at e22c7c8 (H200, spdnn_infer, exact): faster than block and cta on
-//   every path measured (N = 1024 L = 120 resident 1.775 / graph 2.307 ms, block 1.958 / 2.647; N = 4096
-//   L = 480 16.49 vs 17.73 ms); README "CTA tile, 2 blocks per SM (cta2)";
+// JHDNN_SPDNN_TILE = auto | cta2 | block | single | list | cta (exact case; unset or "" = auto): how the
+// fused sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run
+// width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
+// All give bitwise the same results:
+// - auto (the default since session 15): per call, cta2 for weights of at most kSpdnnAutoCta2MaxRows
+//   rows, block above (sparse/cta_tile.h, spdnn_auto_tile); the multi-layer kernel runs block steps.
+//   Measured at 00b45a5 / e22c7c8 (H200, spdnn_infer, exact): cta2 faster at N = 1024 and 4096 on every
+//   path, slower at N = 16384 (L = 480 79.7 vs 72.0 ms: its late layers, block steps with 16 warps per SM);
+// - cta2 = the CTA-level GEMM tile of the per-layer fused kernel (src/sparse/cta_tile.cuh) with a 3-stage
+//   copy ring per half, register double-buffered fragments and 2 blocks per SM; layers with fewer than
+//   SMs / 2 tiles of 128 images, other rows and the multi-layer kernel run block steps (README "CTA tile,
+//   2 blocks per SM (cta2)");
 // - block = up to 8 outputs that share the held input list at once (independent chains; the default
 //   until session 15);
 // - single = one output at a time (A/B only);
@@ -111,10 +113,10 @@ bool set_tc_tail(const char* value);
 //   from shared memory; measured at adbf1f5: faster in layers 1-2, slower from layer 3 on; A/B only);
 // - cta = the CTA tile with 2 stages per half and 3 blocks per SM (80 registers, spills; A/B only).
 // An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
-enum class SpdnnTile : int { kInvalid = -1, kCta2 = 0, kBlock = 1, kSingle = 2, kList = 3, kCta = 4 };
+enum class SpdnnTile : int { kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "cta2" / "block" / "single" / "list" / "cta", or nullptr = back to the environment's value. False (and no
+// "auto" / "cta2" / "block" / "single" / "list" / "cta", or nullptr = back to the environment's value. False (and no
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)

@@ -66,6 +66,18 @@ JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count,
   return sh.ipt == 4 ? sh : layer_shape(count, n_out, sm_count, target, 1);
 }
 
+// JHDNN_SPDNN_TILE=auto: the per-layer fused kernel's width-32 mode for weights of `rows` rows: 4 = cta2
+// up to kSpdnnAutoCta2MaxRows rows, else 1 = block. Why by rows: the host does not know the layer's
+// active count (it is on the device, and the graph path is captured once), and what differs is the late
+// layers, where cta2's kernel runs block steps with 16 warps per SM (2 blocks of 128 registers) against the
+// block kernel's 24. On the H200 (spdnn_infer, exact; src/sparse/README.md "CTA tile, 2 blocks per SM"):
+// at N = 1024 / 4096 a late layer is short and cta2's smaller grid wins (graph path ~10.9 vs 12.5 us per
+// late layer at N = 1024, ~25.5 vs 27.1 at 4096), and the crowded head gains too; at N = 16384 the late
+// layers (1200 images x 16384 rows) are long enough to be bound by latency hiding, and block's 24 warps
+// win (L = 480 72.0 vs 79.7 ms). The bound is the largest width measured on cta2's side.
+constexpr int64_t kSpdnnAutoCta2MaxRows = 4096;
+JHDNN_SPDNN_HD int spdnn_auto_tile(int64_t rows) { return rows <= kSpdnnAutoCta2MaxRows ? 4 : 1; }
+
 // Floats from the dynamic buffer's start: half h, stage s.
 JHDNN_SPDNN_HD constexpr int cta_stage_offset(int h, int s, int stages = 2) {
   return h * cta_half_floats(stages) + s * kCtaStageFloats;

@@ -778,18 +778,22 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
 }
 
 // JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
-// block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2,
-// the default). Modes 2-4 are the per-layer fused kernel's; the multi-layer kernel runs block steps.
+// block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2),
+// kAutoMode = per call by the weights' rows (auto, the default: tile::spdnn_auto_tile). Modes 2-4 are the
+// per-layer fused kernel's; the multi-layer kernel runs block steps for all but single.
+constexpr int kAutoMode = 5;
 static Status spdnn_tile_mode(int* mode) {
-  const core::config::SpdnnTile t = core::config::spdnn_tile();
-  if (t == core::config::SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected cta2, block, single, list or cta",
+  using core::config::SpdnnTile;
+  const SpdnnTile t = core::config::spdnn_tile();
+  if (t == SpdnnTile::kInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list or cta",
                       core::config::spdnn_tile_bad_value());
-  *mode = t == core::config::SpdnnTile::kCta2   ? 4
-          : t == core::config::SpdnnTile::kCta  ? 3
-          : t == core::config::SpdnnTile::kList ? 2
-          : t == core::config::SpdnnTile::kBlock ? 1
-                                                 : 0;
+  *mode = t == SpdnnTile::kAuto    ? kAutoMode
+          : t == SpdnnTile::kCta2  ? 4
+          : t == SpdnnTile::kCta   ? 3
+          : t == SpdnnTile::kList  ? 2
+          : t == SpdnnTile::kBlock ? 1
+                                   : 0;
   return Status::success();
 }
 
@@ -814,6 +818,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   // (blocks without an item leave at once: ~1k empty blocks cost a microsecond or two).
   // List mode (width 32 only): 100 KB of dynamic shared memory per block (8 warps x 2 stages of 6.25 KB),
   // so 2 blocks per SM instead of 3; the grid (and so layer_shape's target) follows the occupancy.
+  if (tile_mode == kAutoMode) tile_mode = tile::spdnn_auto_tile(wt.rows);
   const int mode = width == 32 ? tile_mode : std::min(tile_mode, 1);
   // CTA mode (width 32 only): tile::cta_smem_bytes(stages): both halves' stages; cta (mode 3) 73.5 KB, 3 blocks
   // per SM; cta2 (mode 4) 110 KB, 2 blocks per SM.

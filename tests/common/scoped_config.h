@@ -94,14 +94,15 @@ struct ScopedTcGemmCeiling {
   ScopedTcGemmCeiling& operator=(const ScopedTcGemmCeiling&) = delete;
 };
 
-// "cta2", "block", "single", "list" or "cta", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
+// "auto", "cta2", "block", "single", "list" or "cta", as JHDNN_SPDNN_TILE (the fused sparse-DNN layers' width-32 tile).
 struct ScopedSpdnnTile {
   explicit ScopedSpdnnTile(const char* tile) : prev(core::config::spdnn_tile()) {
     if (!core::config::set_spdnn_tile(tile)) throw std::invalid_argument(std::string("unknown tile ") + tile);
   }
   ~ScopedSpdnnTile() {
     using core::config::SpdnnTile;
-    core::config::set_spdnn_tile(prev == SpdnnTile::kBlock    ? "block"
+    core::config::set_spdnn_tile(prev == SpdnnTile::kAuto     ? "auto"
+                                 : prev == SpdnnTile::kBlock  ? "block"
                                  : prev == SpdnnTile::kSingle ? "single"
                                  : prev == SpdnnTile::kList   ? "list"
                                  : prev == SpdnnTile::kCta    ? "cta"
