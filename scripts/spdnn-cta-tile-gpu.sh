@@ -60,24 +60,7 @@ LAYERS=${LAYERS:-6}
 B=${BUILD_DIR:-build-gpu}
 SI=$B/examples/spdnn_infer
 T=$B/tests
-t0=$(date +%s)
-declare -a res
-# step NAME TIMEOUT CMD...: runs CMD with its output in OUT/NAME.txt, unless fewer than 15 s are left.
-step() {
-  local n=$1 t=$2
-  shift 2
-  local left=$((${BUDGET_S:-540} - ($(date +%s) - t0)))
-  if [ $left -lt 15 ]; then
-    res+=("$n: skipped (time)")
-    return
-  fi
-  [ "$t" -gt "$left" ] && t=$left
-  echo "== $n ($(($(date +%s) - t0)) s)"
-  timeout -k 5 "$t" "$@" >"$OUT/$n.txt" 2>&1
-  local rc=$?
-  res+=("$n: exit $rc ($(($(date +%s) - t0)) s)")
-  tail -3 "$OUT/$n.txt"
-}
+source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary; BUDGET_S (540)
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
 echo "== build"
@@ -88,7 +71,7 @@ if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
   echo "BUILD FAILED"
   exit 1
 fi
-res+=("build: done ($(($(date +%s) - t0)) s)")
+step_results+=("build: done ($(($(date +%s) - step_t0)) s)")
 cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_layer.cu.o" 2>/dev/null |
   grep -A1 -E "compact_kernel|cta_kernel" | tee "$OUT/resource-usage.txt" | grep -oE "REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+"
 
@@ -134,7 +117,7 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
     "$SI" --width 1024 --layers 120 --path graph --validate no --no-warmup
   [ -f "$R.ncu-rep" ] && ncu --import "$R.ncu-rep" --page details >"$R.details.txt" 2>&1 && rm -f "$R.ncu-rep"
 fi
-printf '%s\n' "${res[@]}" | tee "$OUT/summary.txt"
+step_summary
 for f in "$OUT"/sp1024_*.txt "$OUT"/sp4096_*.txt; do
   [ -f "$f" ] && { echo "$f"; grep -E "^ +[0-9]|DIFFERS|differs" "$f"; }
 done

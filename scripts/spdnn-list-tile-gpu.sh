@@ -24,20 +24,7 @@ export JHDNN_REQUIRE_GPU=1
 B=${BUILD_DIR:-build-gpu}
 SI=$B/examples/spdnn_infer
 T=$B/tests
-t0=$(date +%s)
-declare -a res
-# step NAME TIMEOUT CMD...: runs CMD with its output in OUT/NAME.txt, unless fewer than 15 s are left.
-step() {
-  local n=$1 t=$2; shift 2
-  local left=$(( 540 - ($(date +%s) - t0) ))
-  if [ $left -lt 15 ]; then res+=("$n: skipped (time)"); return; fi
-  [ "$t" -gt "$left" ] && t=$left
-  echo "== $n ($(( $(date +%s) - t0 )) s)"
-  timeout -k 5 "$t" "$@" >"$OUT/$n.txt" 2>&1
-  local rc=$?
-  res+=("$n: exit $rc ($(( $(date +%s) - t0 )) s)")
-  tail -3 "$OUT/$n.txt"
-}
+source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary; BUDGET_S (540)
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
 echo "== build"
@@ -91,4 +78,4 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
     "$SI" --width 1024 --layers 120 --validate no --no-warmup
   [ -f "$R.ncu-rep" ] && ncu --import "$R.ncu-rep" --page details >"$R.details.txt" 2>&1 && rm -f "$R.ncu-rep"
 fi
-printf '%s\n' "${res[@]}" | tee "$OUT/summary.txt"
+step_summary
