@@ -60,7 +60,7 @@ def main():
     ctx, rows = {}, {}
     for path in args.bench:
         c, r = load_bench(path)
-        ctx = ctx or c
+        ctx = c or ctx  # the date and host of the last file (the newest run, by the replace rule)
         groups = {replace_group(name) for name in r}
         rows = {k: v for k, v in rows.items() if replace_group(k) not in groups}
         rows.update(r)
