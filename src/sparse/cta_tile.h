@@ -74,7 +74,7 @@ JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count,
 // at N = 1024 / 4096 a late layer is short and cta2's smaller grid wins (graph path ~10.9 vs 12.5 us per
 // late layer at N = 1024, ~25.5 vs 27.1 at 4096), and the crowded head gains too; at N = 16384 the late
 // layers (1200 images x 16384 rows) are long enough to be bound by latency hiding, and block's 24 warps
-// win (L = 480 72.0 vs 79.7 ms). The bound is the largest width measured on cta2's side.
+// win (L = 480 71.4 vs 79.2 ms, same call). The bound is the largest width measured on cta2's side.
 constexpr int64_t kSpdnnAutoCta2MaxRows = 4096;
 JHDNN_SPDNN_HD int spdnn_auto_tile(int64_t rows) { return rows <= kSpdnnAutoCta2MaxRows ? 4 : 1; }
 
