@@ -82,16 +82,23 @@ Check check(const Layer& L, const std::vector<float>& x, int64_t ldx, const std:
   return c;
 }
 
+// An n x n width-32 layer with every slot padding (index -1; value NaN, which no output may use), for the
+// generators to fill.
+inline Layer blank_layer(int64_t n) {
+  Layer L;
+  L.e.rows = L.e.cols = n;
+  L.e.width = 32;
+  L.e.idx.assign(size_t(n) * 32, -1);
+  L.e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  return L;
+}
+
 // Aligned 16-row blocks (natural order; n need not be a multiple of 16): one unpadded list (60%), one
 // list with a padding entry (20%), or two lists of 8 rows (20%): list steps and block steps in one chunk.
 // split_every > 0: instead, block b is two lists of 8 rows iff b % split_every == 0, else one unpadded list.
 inline Layer mixed_blocks(int64_t n, Rng& g, int split_every = 0) {
-  Layer L;
+  Layer L = blank_layer(n);
   spdnn::Ell& e = L.e;
-  e.rows = e.cols = n;
-  e.width = 32;
-  e.idx.assign(size_t(n) * 32, -1);
-  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
   int list[2][32];
   for (int64_t j = 0; j < n; ++j) {
     if (j % 16 == 0) {

@@ -427,12 +427,8 @@ Layer challenge(int64_t n) {
 
 // Random ELL: every row its own list (list steps impossible: all block steps), some padding.
 Layer random_ell(int64_t n, Rng& g) {
-  Layer L;
+  Layer L = blank_layer(n);
   spdnn::Ell& e = L.e;
-  e.rows = e.cols = n;
-  e.width = 32;
-  e.idx.assign(size_t(n) * 32, -1);
-  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
   for (int64_t j = 0; j < n; ++j)
     for (int k = 0; k < 32; ++k) {
       if (g.uniform() < 0.1) continue;

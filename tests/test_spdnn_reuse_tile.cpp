@@ -295,12 +295,8 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
 // Runs of equal lists of 1 .. max_run rows (a padding entry with probability pad, 3% of lists all
 // padding), stored scattered with a row order that lists them run by run when `scattered`.
 Layer random_layer(int64_t n, int max_run, bool scattered, double pad, Rng& g) {
-  Layer L;
+  Layer L = blank_layer(n);
   spdnn::Ell& e = L.e;
-  e.rows = e.cols = n;
-  e.width = 32;
-  e.idx.assign(size_t(n) * 32, -1);
-  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
   std::vector<int> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
   if (scattered)
