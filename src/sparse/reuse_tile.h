@@ -84,6 +84,19 @@ JHDNN_SPDNN_HD int group_end(int g0, int t_end, bool block) {
   return t_end - g0 <= room ? t_end : g0 + room;
 }
 
+// cta2's pipelined block steps (dnn_layer.cu: reuse_range_deep; shared with the CPU emulation). A step
+// at row-order position p of the group [g0, g1) (group_end with block = true) loads, in lane l, the rows
+// of the outputs at positions deep_piece_pos(p, g1, l) (l % 8 = o: output p + o; lanes o, o + 8, ...
+// hold the same) -- clamped to the group's last position, a valid row whose list the vote drops. The
+// lane's order entry of the group: deep_order_entry (0 past the group: a valid row, never stored).
+JHDNN_SPDNN_HD int deep_piece_pos(int p, int g1, int lane) {
+  const int q = p + (lane & 7);
+  return q < g1 ? q : g1 - 1;
+}
+JHDNN_SPDNN_HD int deep_order_entry(const int* order, int g0, int g1, int lane) {
+  return g0 + lane < g1 ? (order ? order[g0 + lane] : g0 + lane) : 0;
+}
+
 }  // namespace jhdnn::sparse::tile
 
 namespace jhdnn::sparse::tile {
