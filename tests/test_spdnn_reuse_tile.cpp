@@ -27,6 +27,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "sparse/cta_tile.h"
 #include "sparse/reuse_tile.h"
 #include "spdnn/spdnn.h"
 #include "spdnn_tile_emu.h"
@@ -51,9 +52,13 @@ struct Result {
 Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
                int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, int mode,
                bool arithmetic = true, int mutate = 0) {
-  // mode: 0 single, 1 block, 2 list (JHDNN_SPDNN_TILE). mutate (list mode, must fail the checks):
-  // 1 = one accumulator (output 4 og + 1, image 4 ig + 2) fed input t + 1's feature; 2 = the pipeline
-  // computes block b from the stage of block b + 1 (a single buffer).
+  // mode: 0 single, 1 block, 2 list (JHDNN_SPDNN_TILE), 3 cta2's pipelined block steps (deep_steps.cuh:
+  // cta_layer_shape; its 128-image items, the CTA tile's in the kernel, are emulated as the fallback it
+  // takes without 32-bit strides: the same pipelined block steps, 4 groups x 2 runs). mutate (must fail
+  // the checks): list mode 1 = one accumulator (output 4 og + 1, image 4 ig + 2) fed input t + 1's feature;
+  // 2 = the pipeline computes block b from the stage of block b + 1 (a single buffer); mode 3: 3 = a new
+  // list read into xv before the previous step's FMAs (one register list); 4 = a step computed from the
+  // weight buffer of the step voted in its iteration; 5 = the order window never moves on.
   const bool block = mode >= 1;
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
@@ -63,12 +68,14 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   res.writes.assign(size_t(n_out) * ldy, 0);
   res.flags.assign(size_t(count), 0);
   const int align = mode == 2 ? tile::kListOutputs : 1;  // list mode: slices and runs at multiples of 16
-  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid, align);
+  const tile::Shape sh = mode == 3 ? tile::cta_layer_shape(count, n_out, sm_count, grid)
+                                   : tile::layer_shape(count, n_out, sm_count, grid, align);
   for (int64_t item = 0; item < sh.tiles * sh.slices; ++item) {
     const int tile0 = int(item % sh.tiles) * 32 * sh.ipt;
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = std::min(n_out, j_begin + sh.slice);
     for (int warp = 0; warp < tile::kWarps; ++warp) {
+      // (mode 3: the 128-image shape aligns its slices to 16, warp_run with align 1 as layer_tile_reuse)
       const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end, align);
       bool valid[32];
       unsigned col[32];
@@ -278,7 +285,124 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
         }
       }
       };
-      if (mode != 2) {
+      // cta2's pipelined block steps over [lo, hi) (the kernel's reuse_range_deep, step by step): the
+      // iteration that computes step s first votes step s + 1 (rows issued one iteration earlier, weights
+      // in buffer bi, padding zeroed in place), gathers its list into list buffer bl if new, issues step
+      // s + 2 into buffer bi + 1 (mod 3) from the order window, then computes step s from xv and buffer bc,
+      // then reads the new list into xv.
+      auto steps_range_deep = [&](int lo, int hi) {
+        for (int l = 0; l < 32; ++l) held[l] = -2;
+        const float kNaN = std::numeric_limits<float>::quiet_NaN();
+        static float wbuf[3][8][32], xs[2][32][32];  // DeepSmem (contents carried over: never read stale)
+        for (auto& b : wbuf)
+          for (auto& o : b)
+            for (float& v : o) v = kNaN;
+        for (auto& b : xs)
+          for (auto& t : b)
+            for (float& v : t) v = kNaN;
+        int bl = 0, bc = 0, bi = 1;
+        int gA = lo, gB = tile::group_end(lo, hi, true);
+        int wA[32], wB[32];
+        auto window = [&](int (&w)[32], int g0) {
+          for (int l = 0; l < 32; ++l) w[l] = g0 < hi ? tile::deep_order_entry(order, g0, tile::group_end(g0, hi, true), l) : 0;
+        };
+        int pn = lo, jn[32] = {}, i0[32] = {}, iv[32][2][4] = {};
+        auto issue = [&](int p, int b) {
+          for (int l = 0; l < 32; ++l) jn[l] = wA[tile::deep_piece_pos(p, gB, l) - gA];
+          for (int l = 0; l < 32; ++l) {
+            int i;
+            float w;
+            pair_of(jn[0], l, &i0[l], &w);  // lane l: slot l of output p
+            const int s4 = l & 7, o4 = l >> 3;
+            for (int h = 0; h < 2; ++h) {
+              const int jo = jn[o4 + 4 * h];
+              for (int c = 0; c < 4; ++c) {
+                pair_of(jo, 4 * s4 + c, &i, &w);
+                iv[l][h][c] = i;
+                wbuf[b][o4 + 4 * h][4 * s4 + c] = w;  // the 16-byte copy (padding values as stored)
+              }
+            }
+          }
+        };
+        if (lo < hi) {
+          window(wA, gA);
+          window(wB, gB);
+          issue(pn, bi);
+        }
+        int jc[32] = {}, steps_c = 0;
+        bool have_c = false;
+        for (;;) {
+          const bool have_n = pn < hi;
+          bool new_n = false;
+          int steps_n = 0, jn_voted[32];
+          std::copy(jn, jn + 32, jn_voted);
+          if (have_n) {
+            unsigned same = 0xffu;
+            for (int l = 0; l < 32; ++l) {
+              const int s4 = l & 7, o4 = l >> 3;
+              for (int h = 0; h < 2; ++h) {
+                bool eq = true;
+                for (int c = 0; c < 4; ++c) {
+                  if (iv[l][h][c] < 0) wbuf[bi][o4 + 4 * h][4 * s4 + c] = 0.f;
+                  eq = eq && iv[l][h][c] == i0[4 * s4 + c];
+                }
+                if (!eq) same &= ~(1u << (o4 + 4 * h));
+              }
+            }
+            const int room = gB - pn;
+            same &= room >= 8 ? 0xffu : (1u << room) - 1u;
+            int m = 0;
+            while (m < 8 && (same >> m & 1u)) ++m;
+            steps_n = m >= 4 ? m : 1;
+            for (int l = 0; l < 32; ++l) new_n = new_n || i0[l] != held[l];
+            if (new_n) {
+              bool full = true;
+              for (int l = 0; l < 32; ++l) full = full && i0[l] >= 0;
+              ++res.list_loads;
+              if (!full) ++res.padded_loads;
+              for (int l = 0; l < 32 && arithmetic; ++l)
+                for (int t = 0; t < 32; ++t) xs[bl][t][l] = i0[t] >= 0 ? load(i0[t], col[l]) : 0.f;
+              std::copy(i0, i0 + 32, held);
+            }
+            pn += steps_n;
+            if (pn == gB && pn < hi) {
+              gA = gB;
+              gB = tile::group_end(gA, hi, true);
+              if (mutate != 5) std::copy(wB, wB + 32, wA);
+              window(wB, gB);
+            }
+            if (pn < hi) issue(pn, bi == 2 ? 0 : bi + 1);
+          }
+          if (mutate == 3 && new_n)  // one register list: the new list overwrites xv too early
+            for (int l = 0; l < 32; ++l)
+              for (int t = 0; t < 32; ++t) xv[l][t] = xs[bl][t][l];
+          if (have_c) {
+            const int b = mutate == 4 ? bi : bc;
+            if (steps_c > 1) {
+              ++res.block_steps;
+              res.block_outputs += steps_c;
+              for (int o = 0; o < 8; ++o) output(jc[o], wbuf[b][o], o < 4 || o < steps_c);
+            } else {
+              ++res.single_steps;
+              output(jc[0], wbuf[b][0], true);
+            }
+          }
+          if (!have_n) break;
+          if (new_n) {
+            for (int l = 0; l < 32 && arithmetic; ++l)
+              for (int t = 0; t < 32; ++t) xv[l][t] = xs[bl][t][l];
+            bl ^= 1;
+          }
+          have_c = true;
+          std::copy(jn_voted, jn_voted + 32, jc);
+          steps_c = steps_n;
+          bc = bi;
+          bi = bi == 2 ? 0 : bi + 1;
+        }
+      };
+      if (mode == 3) {
+        steps_range_deep(run.begin, run.end);
+      } else if (mode != 2) {
         steps_range(run.begin, run.end);
       } else {
         list_mode_run(run.begin, run.end, steps_range);
@@ -392,12 +516,22 @@ void run_case(const Layer& L, int count, int sm_count, uint64_t seed, bool ident
   rows.resize(size_t(count));
   const int64_t ldy = count + 3;
   const float bias = -0.3f, clamp_max = 32.f;
-  for (int mode : {0, 1, 2}) {  // JHDNN_SPDNN_TILE = single, block, list
-    // The resident grid: 3 blocks per SM (list: 2, its 100 KB of shared memory per block).
-    const int grid = (mode == 2 ? 2 : 3) * sm_count;
+  for (int mode : {0, 1, 2, 3}) {  // JHDNN_SPDNN_TILE = single, block, list; cta2's pipelined block steps
+    // The resident grid: 3 blocks per SM (list and cta2: 2, their shared memory per block).
+    const int grid = (mode >= 2 ? 2 : 3) * sm_count;
     const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, mode);
     const Check c = check(L, x, ldx, rows, count, ldy, bias, clamp_max, res);
-    INFO((mode == 2 ? "list" : mode == 1 ? "block" : "single")
+    if (mode == 3 && tile::cta_layer_shape(count, L.e.rows, sm_count, grid).ipt == 1) {
+      // cta2's 32-image shape is block mode's: the pipelined steps are reuse_range's, step for step.
+      const Result rb = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, 1, false);
+      INFO("deep vs block steps, count " << count);
+      CHECK(res.block_steps == rb.block_steps);
+      CHECK(res.block_outputs == rb.block_outputs);
+      CHECK(res.single_steps == rb.single_steps);
+      CHECK(res.list_loads == rb.list_loads);
+      CHECK(res.padded_loads == rb.padded_loads);
+    }
+    INFO((mode == 3 ? "deep" : mode == 2 ? "list" : mode == 1 ? "block" : "single")
          << " tile, count " << count << ", SMs " << sm_count << (identity ? ", identity columns" : "")
          << ", list loads " << res.list_loads << " (" << res.padded_loads << " padded), block steps "
          << res.block_steps << " (" << res.block_outputs << " outputs), single steps " << res.single_steps
@@ -542,6 +676,47 @@ TEST_CASE("spdnn reuse tile emulation: the list tile's mutations are caught", "[
       CHECK(c.wrong > 0);
     }
     if (mutate == 2) CHECK(res.bad_stage > 0);
+  }
+}
+
+// cta2's pipelined block steps made to fail (emulate's mutate 3-5: the new list read into xv before the
+// previous step's FMAs; a step computed from the next step's weight buffer; the order window not moved on):
+// each must be caught by the output checks, on a challenge layer in its reuse order (runs of 2 groups) and on
+// runs of mixed lists with padding and random weights (the challenge layer's weights are all equal, so there
+// only the list and window mutations can show).
+TEST_CASE("spdnn reuse tile emulation: the pipelined block steps' mutations are caught", "[sparse][cpu]") {
+  Rng g{0xdee9};
+  Layer C;
+  C.e = spdnn::generate_layer_ell(1024, 3, 42);
+  C.order = spdnn::reuse_order(C.e);
+  const Layer M = random_layer(300, 12, true, 0.2, g);
+  for (const Layer* L : {static_cast<const Layer*>(&C), &M}) {
+    const int count = 200;  // 32-image tiles on 8 SMs (grid 16): 7 tiles x 2 slices, runs of 64 (C) or 19 (M)
+    const int64_t ldx = count + 7, ldy = count + 3;
+    std::vector<float> x(size_t(L->e.cols * ldx));
+    for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
+    std::vector<int> rows(static_cast<size_t>(count));
+    std::iota(rows.begin(), rows.end(), 0);
+    for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+    REQUIRE(tile::cta_layer_shape(count, L->e.rows, 8, 16).ipt == 1);
+    for (int mutate : {0, 3, 4, 5}) {
+      const Result res = emulate(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, 8, 16, 3, true, mutate);
+      const Check c = check(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, res);
+      INFO((L == &C ? "challenge layer" : "mixed lists") << ", mutation " << mutate << ": block steps "
+           << res.block_steps << ", single steps " << res.single_steps << ", list loads " << res.list_loads
+           << ", wrong " << c.wrong << ", missing " << c.missing << ", twice " << c.written_twice);
+      CHECK(res.block_steps > 0);
+      CHECK(res.list_loads > 0);
+      if (L == &M) {
+        CHECK(res.single_steps > 0);
+        CHECK(res.padded_loads > 0);
+      }
+      const int64_t bad = c.wrong + c.missing + c.written_twice + c.stray + c.flag_wrong;
+      if (mutate == 0)
+        CHECK(bad == 0);
+      else if (mutate != 4 || L == &M)  // the challenge layer's weights are all equal: a buffer mix-up is invisible
+        CHECK(bad > 0);
+    }
   }
 }
 
