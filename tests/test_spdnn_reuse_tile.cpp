@@ -57,8 +57,8 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   // takes without 32-bit strides: the same pipelined block steps, 4 groups x 2 runs). mutate (must fail
   // the checks): list mode 1 = one accumulator (output 4 og + 1, image 4 ig + 2) fed input t + 1's feature;
   // 2 = the pipeline computes block b from the stage of block b + 1 (a single buffer); mode 3: 3 = a new
-  // list read into xv before the previous step's FMAs (one register list); 4 = a step computed from the
-  // weight buffer of the step voted in its iteration; 5 = the order window never moves on.
+  // list loaded into xv before the previous step's FMAs; 4 = a step computed from the weight buffer of the
+  // step voted in its iteration; 5 = the order window never moves on.
   const bool block = mode >= 1;
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
@@ -285,42 +285,40 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
         }
       }
       };
-      // cta2's pipelined block steps over [lo, hi) (the kernel's reuse_range_deep, step by step): the
-      // iteration that computes step s first votes step s + 1 (rows issued one iteration earlier, weights
-      // in buffer bi, padding zeroed in place), gathers its list into list buffer bl if new, issues step
-      // s + 2 into buffer bi + 1 (mod 3) from the order window, then computes step s from xv and buffer bc,
-      // then reads the new list into xv.
+      // cta2's pipelined block steps over [lo, hi) (the kernel's reuse_range_deep, iteration by iteration):
+      // the iteration that computes step s first votes step s + 1 (its index and weight rows copied into
+      // buffer bi one iteration earlier; padding weights zeroed in place), issues step s + 2's copies into
+      // buffer bi + 1 (mod 3) with its outputs from the order window, computes step s from xv and buffer bc,
+      // and loads step s + 1's list into xv if it is new (the kernel: 4 features at a time behind the FMAs
+      // that last read those registers; the values are the same).
       auto steps_range_deep = [&](int lo, int hi) {
         for (int l = 0; l < 32; ++l) held[l] = -2;
         const float kNaN = std::numeric_limits<float>::quiet_NaN();
-        static float wbuf[3][8][32], xs[2][32][32];  // DeepSmem (contents carried over: never read stale)
+        static float wbuf[3][8][32];  // DeepSmem: w, idx, j (stale contents from earlier calls never read)
+        static int ibuf[3][8][32], jbuf[3][8];
         for (auto& b : wbuf)
           for (auto& o : b)
             for (float& v : o) v = kNaN;
-        for (auto& b : xs)
-          for (auto& t : b)
-            for (float& v : t) v = kNaN;
-        int bl = 0, bc = 0, bi = 1;
+        for (auto& b : ibuf)
+          for (auto& o : b)
+            for (int& v : o) v = -7;
+        int bc = 0, bi = 1;
         int gA = lo, gB = tile::group_end(lo, hi, true);
         int wA[32], wB[32];
         auto window = [&](int (&w)[32], int g0) {
-          for (int l = 0; l < 32; ++l) w[l] = g0 < hi ? tile::deep_order_entry(order, g0, tile::group_end(g0, hi, true), l) : 0;
+          for (int l = 0; l < 32; ++l)
+            w[l] = g0 < hi ? tile::deep_order_entry(order, g0, tile::group_end(g0, hi, true), l) : 0;
         };
-        int pn = lo, jn[32] = {}, i0[32] = {}, iv[32][2][4] = {};
-        auto issue = [&](int p, int b) {
+        int pn = lo;
+        auto issue = [&](int p, int b) {  // lane l: pieces 4 (l % 8) .. + 3 of outputs l / 8, l / 8 + 4
+          int jn[32];
           for (int l = 0; l < 32; ++l) jn[l] = wA[tile::deep_piece_pos(p, gB, l) - gA];
+          for (int o = 0; o < 8; ++o) jbuf[b][o] = jn[o];
           for (int l = 0; l < 32; ++l) {
-            int i;
-            float w;
-            pair_of(jn[0], l, &i0[l], &w);  // lane l: slot l of output p
             const int s4 = l & 7, o4 = l >> 3;
             for (int h = 0; h < 2; ++h) {
-              const int jo = jn[o4 + 4 * h];
-              for (int c = 0; c < 4; ++c) {
-                pair_of(jo, 4 * s4 + c, &i, &w);
-                iv[l][h][c] = i;
-                wbuf[b][o4 + 4 * h][4 * s4 + c] = w;  // the 16-byte copy (padding values as stored)
-              }
+              const int o = o4 + 4 * h, jo = jn[o];  // __shfl_sync(jn, o)
+              for (int c = 0; c < 4; ++c) pair_of(jo, 4 * s4 + c, &ibuf[b][o][4 * s4 + c], &wbuf[b][o][4 * s4 + c]);
             }
           }
         };
@@ -329,24 +327,26 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           window(wB, gB);
           issue(pn, bi);
         }
-        int jc[32] = {}, steps_c = 0;
+        int steps_c = 0;
         bool have_c = false;
         for (;;) {
           const bool have_n = pn < hi;
           bool new_n = false;
-          int steps_n = 0, jn_voted[32];
-          std::copy(jn, jn + 32, jn_voted);
+          int steps_n = 0, i_new[32] = {};
           if (have_n) {
             unsigned same = 0xffu;
             for (int l = 0; l < 32; ++l) {
               const int s4 = l & 7, o4 = l >> 3;
+              i_new[l] = ibuf[bi][0][l];
               for (int h = 0; h < 2; ++h) {
+                const int o = o4 + 4 * h;
                 bool eq = true;
                 for (int c = 0; c < 4; ++c) {
-                  if (iv[l][h][c] < 0) wbuf[bi][o4 + 4 * h][4 * s4 + c] = 0.f;
-                  eq = eq && iv[l][h][c] == i0[4 * s4 + c];
+                  const int i = ibuf[bi][o][4 * s4 + c];
+                  if (i < 0) wbuf[bi][o][4 * s4 + c] = 0.f;
+                  eq = eq && i == ibuf[bi][0][4 * s4 + c];
                 }
-                if (!eq) same &= ~(1u << (o4 + 4 * h));
+                if (!eq) same &= ~(1u << o);
               }
             }
             const int room = gB - pn;
@@ -354,16 +354,8 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
             int m = 0;
             while (m < 8 && (same >> m & 1u)) ++m;
             steps_n = m >= 4 ? m : 1;
-            for (int l = 0; l < 32; ++l) new_n = new_n || i0[l] != held[l];
-            if (new_n) {
-              bool full = true;
-              for (int l = 0; l < 32; ++l) full = full && i0[l] >= 0;
-              ++res.list_loads;
-              if (!full) ++res.padded_loads;
-              for (int l = 0; l < 32 && arithmetic; ++l)
-                for (int t = 0; t < 32; ++t) xs[bl][t][l] = i0[t] >= 0 ? load(i0[t], col[l]) : 0.f;
-              std::copy(i0, i0 + 32, held);
-            }
+            for (int l = 0; l < 32; ++l) new_n = new_n || i_new[l] != held[l];
+            if (new_n) std::copy(i_new, i_new + 32, held);
             pn += steps_n;
             if (pn == gB && pn < hi) {
               gA = gB;
@@ -373,28 +365,30 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
             }
             if (pn < hi) issue(pn, bi == 2 ? 0 : bi + 1);
           }
-          if (mutate == 3 && new_n)  // one register list: the new list overwrites xv too early
-            for (int l = 0; l < 32; ++l)
-              for (int t = 0; t < 32; ++t) xv[l][t] = xs[bl][t][l];
+          // The new list's features (lane l's column), all padding 0.
+          auto load_new = [&] {
+            bool full = true;
+            for (int l = 0; l < 32; ++l) full = full && i_new[l] >= 0;
+            ++res.list_loads;
+            if (!full) ++res.padded_loads;
+            for (int l = 0; l < 32 && arithmetic; ++l)
+              for (int t = 0; t < 32; ++t) xv[l][t] = i_new[t] >= 0 ? load(i_new[t], col[l]) : 0.f;
+          };
+          if (mutate == 3 && new_n) load_new();  // the new list before the FMAs that still need the old one
           if (have_c) {
             const int b = mutate == 4 ? bi : bc;
             if (steps_c > 1) {
               ++res.block_steps;
               res.block_outputs += steps_c;
-              for (int o = 0; o < 8; ++o) output(jc[o], wbuf[b][o], o < 4 || o < steps_c);
+              for (int o = 0; o < 8; ++o) output(jbuf[b][o], wbuf[b][o], o < 4 || o < steps_c);
             } else {
               ++res.single_steps;
-              output(jc[0], wbuf[b][0], true);
+              output(jbuf[b][0], wbuf[b][0], true);
             }
           }
+          if (new_n && mutate != 3) load_new();
           if (!have_n) break;
-          if (new_n) {
-            for (int l = 0; l < 32 && arithmetic; ++l)
-              for (int t = 0; t < 32; ++t) xv[l][t] = xs[bl][t][l];
-            bl ^= 1;
-          }
           have_c = true;
-          std::copy(jn_voted, jn_voted + 32, jc);
           steps_c = steps_n;
           bc = bi;
           bi = bi == 2 ? 0 : bi + 1;

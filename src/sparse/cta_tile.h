@@ -79,9 +79,9 @@ constexpr int64_t kSpdnnAutoCta2MaxRows = 4096;
 JHDNN_SPDNN_HD int spdnn_auto_tile(int64_t rows) { return rows <= kSpdnnAutoCta2MaxRows ? 4 : 1; }
 
 // cta2's pipelined block steps (dnn_layer.cu: reuse_range_deep, DeepSmem: two steps' weights and the row
-// pointers, 11520 B: three steps' weights, two lists' features, the row pointers) in the 32-image items, where no CTA tile runs in the launch (cta_layer_shape: one shape
+// pointers, 6400 B: three steps' index and weight rows, a list's row pointers) in the 32-image items, where no CTA tile runs in the launch (cta_layer_shape: one shape
 // per layer), so the whole dynamic buffer is free: warp w's at w x kCtaDeepBytes from its start.
-constexpr int kCtaDeepBytes = 11520;
+constexpr int kCtaDeepBytes = 6528;
 JHDNN_SPDNN_HD constexpr int cta_deep_offset_bytes(int warp) { return warp * kCtaDeepBytes; }
 static_assert(kWarps * kCtaDeepBytes <= cta_smem_bytes(3), "the pipelined block steps' buffers fit cta2's dynamic memory");
 

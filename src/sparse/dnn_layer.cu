@@ -527,11 +527,15 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       if (sh.ipt == 4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
-      else if constexpr (kCtaStages == 3)  // cta2: pipelined block steps, warp w's DeepSmem at cta_deep_offset_bytes(w)
+      else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps, warp w's DeepSmem at cta_deep_offset_bytes(w)
+        // The buffer's offset, opaque: computed here, not hoisted out of the item loop into a register held
+        // through cta_item (cta2 runs at its 128-register cap).
+        int deep_off = tile::cta_deep_offset_bytes(warp);
+        asm volatile("" : "+r"(deep_off));
         layer_tile_reuse<false, false, true>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias,
                                              clamp_max, active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode,
-                                             reinterpret_cast<float*>(reinterpret_cast<char*>(list_buf) +
-                                                                      tile::cta_deep_offset_bytes(warp)));
+                                             reinterpret_cast<float*>(reinterpret_cast<char*>(list_buf) + deep_off));
+      }
       else
         layer_tile_reuse<false, false>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
                                        active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode, nullptr);
