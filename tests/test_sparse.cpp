@@ -1426,6 +1426,13 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false, 0.0, 8500, 8500, true, false},
       {"aligned 16-row blocks, some padded or split, scattered, 8500 images, ring wrap-around", 512, -16, false, 0.0,
        8500, 8520, false, false}};
+  // A late layer of the N = 4096 network (all tiles; appended after the CTA cases so that their seeds stay):
+  // 950 of 960 images, far below cta_min_tiles x 128, so cta2 runs its pipelined block steps (deep_steps.cuh)
+  // in 30 x 32-image items: runs of 64 outputs in 2 groups of 32 (the order window moves), 4 steps of 8 per
+  // run with a new list every second step, lanes past the count in the last tile. The racecheck step of
+  // scripts/spdnn-late-gpu.sh runs it alone (JHDNN_TEST_REUSE_CASE="late layer").
+  const ReuseCase late_layer = {"generated challenge layer N = 4096, reuse order, 950 images (a late layer)", 4096, 0,
+                                false, 0.0, 950, 960, false, false};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
   // reach the last ones, cta and cta2, within a step's time); unset or "" = all five. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
@@ -1451,6 +1458,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       run.push_back(cta_chunks);
       run.insert(run.end(), std::begin(cta_ring), std::end(cta_ring));
     }
+    run.push_back(late_layer);
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
                                << cs.max_active);
