@@ -31,11 +31,12 @@ namespace {
 // A warp's buffers (cta_tile.h: kCtaDeepBytes, at cta_deep_offset_bytes(warp) of cta2's dynamic memory).
 // idx[b] / w[b]: the index and weight rows of the step in buffer b (three in rotation: the step computed,
 // the step voted, the step in flight), idx[b][o][t] = slot t of the step's output o; rows: the row
-// pointers of a new unpadded list; j[b]: the step's outputs (for its stores). Reuse rules: every iteration begins with cp.async.wait_group 0 (this
-// lane's copies of the step to vote have landed) and a __syncwarp (every lane's have; every lane is done
-// with the buffers this iteration rewrites); a buffer is copied into in iteration s (step s + 2), voted on
-// and patched in iteration s + 1, read by the FMAs in iteration s + 2, and copied into again only in
-// iteration s + 3; rows is written at the vote and read after a second __syncwarp in the same iteration.
+// pointers of a new unpadded list; j[b]: the step's outputs (for its stores). Reuse rules: every
+// iteration begins with cp.async.wait_group 0 (this lane's copies of the step to vote have landed) and a
+// __syncwarp (every lane's have; every lane is done with the buffers this iteration rewrites); a buffer is
+// copied into in iteration s (step s + 2), voted on and patched in iteration s + 1, read by the FMAs in
+// iteration s + 2, and copied into again only in iteration s + 3; rows is written at the vote and read
+// after a second __syncwarp in the same iteration.
 struct __align__(16) DeepSmem {
   int idx[3][kBlockOutputs][32];    // 3 KB
   float w[3][kBlockOutputs][32];    // 3 KB

@@ -194,9 +194,9 @@ struct __align__(16) ReuseSmem {
 // full list (no padding) through the row pointers in sm.rows, else the index shuffled per feature
 // (padding loads 0: fma(0, 0, acc) as in the CPU chain). Warp-uniform; every lane must have finished
 // reading sm.rows of the previous list (a __syncwarp since).
-template <bool kCoherent, class Smem>
+template <bool kCoherent>
 __device__ __forceinline__ void load_list(int lane, int my_i, unsigned col, const float* __restrict__ x, int64_t ldx,
-                                          Smem& sm, float (&xv)[32]) {
+                                          ReuseSmem& sm, float (&xv)[32]) {
   if (__all_sync(0xffffffffu, my_i >= 0)) {
     // Full list: lane t computes input t's row pointer; every lane reads them back in pairs.
     sm.rows[lane] = reinterpret_cast<unsigned long long>(x + int64_t(my_i) * ldx);
@@ -339,7 +339,6 @@ __device__ __forceinline__ void reuse_range(int lane, bool valid, unsigned col, 
   }
 }
 
-
 }  // namespace
 }  // namespace jhdnn::sparse
 #include "sparse/list_tile.cuh"  // the list-blocked tile (uses the helpers above)
@@ -429,8 +428,8 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
   if constexpr (kDeep) {  // cta2: the pipelined block steps, their buffers (DeepSmem) in the dynamic memory
     if (block) {
       static_assert(!kCoherent, "the pipelined block steps are the per-layer cta2 kernel's");
-      reuse_range_deep(lane, valid, col, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx, y_lane,
-                                  ldy_bytes, order, *reinterpret_cast<DeepSmem*>(list_buf), alive);
+      reuse_range_deep(lane, valid, col, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx, y_lane, ldy_bytes, order,
+                       *reinterpret_cast<DeepSmem*>(list_buf), alive);
       if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
       return;
     }
@@ -527,7 +526,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       if (sh.ipt == 4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
-      else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps, warp w's DeepSmem at cta_deep_offset_bytes(w)
+      else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps (deep_steps.cuh)
         // The buffer's offset, opaque: computed here, not hoisted out of the item loop into a register held
         // through cta_item (cta2 runs at its 128-register cap).
         int deep_off = tile::cta_deep_offset_bytes(warp);
