@@ -14,11 +14,15 @@
 //   position is known now); then step s's FMAs from registers xv, and if step s + 1 has a new input list,
 //   its 32 feature loads into xv, 4 at a time as the FMAs free those registers (so they run under the
 //   rest of the FMAs, the stores and the next vote); then step s's stores.
-// The steps are reuse_range's block steps exactly: groups ending at multiples of 32 (tile::group_end), m =
-// the leading outputs with the step's list (every slot equal, inside the group), m >= kBlockMin as m of
-// kBlockOutputs chains else one output, the list voted against the previous step's, a fresh held list per
+// Steps of up to kDeepOutputs = 16 outputs (reuse_range: 8), the challenge's rows per list, so that the
+// per-step work (vote, copies, loop) is paid once per list: a step of more than 8 outputs runs as two
+// passes of 8 independent chains over the same registers (8 accumulators, as reuse_range).
+// Otherwise the steps are reuse_range's block steps: groups ending at multiples of 32 (tile::group_end), m =
+// the leading outputs with the step's list (every slot equal, inside the group), m >= kBlockMin as a block
+// step of m outputs, else one output; the list voted against the previous step's, a fresh held list per
 // call; each output is acc = fma(w_t, x_t, acc), t = 0..31 from 0, padding fma(0, 0, acc), then bias,
-// ReLU, clamp: y is bitwise reuse_range's (tests/test_spdnn_reuse_tile.cpp emulates this order, mode 3).
+// ReLU, clamp: y is bitwise reuse_range's (tests/test_spdnn_reuse_tile.cpp emulates this order, mode 3,
+// and checks that it loads the same lists as block mode).
 // Order entries come from a window of two groups (wA: the group of the step being voted, wB: the next
 // one, loaded when the window moves one group on, so a group's entries are in flight for a whole group).
 // Registers: the rows go to shared memory (16-byte cp.async, indices and weights) rather than registers,
@@ -28,21 +32,21 @@
 namespace jhdnn::sparse {
 namespace {
 
-// A warp's buffers (cta_tile.h: kCtaDeepBytes, at cta_deep_offset_bytes(warp) of cta2's dynamic memory).
-// idx[b] / w[b]: the index and weight rows of the step in buffer b (three in rotation: the step computed,
-// the step voted, the step in flight), idx[b][o][t] = slot t of the step's output o; rows: the row
-// pointers of a new unpadded list; j[b]: the step's outputs (for its stores). Reuse rules: every
+// A warp's buffers (cta_tile.h: kCtaDeepBytes = 12736 B, at cta_deep_offset_bytes(warp) of cta2's dynamic
+// memory). idx[b] / w[b]: the index and weight rows of the step in buffer b (three in rotation: the step
+// computed, the step voted, the step in flight), idx[b][o][t] = slot t of the step's output o; rows: the
+// row pointers of a new unpadded list; j[b]: the step's outputs (for its stores). Reuse rules: every
 // iteration begins with cp.async.wait_group 0 (this lane's copies of the step to vote have landed) and a
 // __syncwarp (every lane's have; every lane is done with the buffers this iteration rewrites); a buffer is
 // copied into in iteration s (step s + 2), voted on and patched in iteration s + 1, read by the FMAs in
 // iteration s + 2, and copied into again only in iteration s + 3; rows is written at the vote and read
 // after a second __syncwarp in the same iteration.
+using tile::kDeepOutputs;  // 16 outputs per step at most (the challenge's rows per list)
 struct __align__(16) DeepSmem {
-  int idx[3][kBlockOutputs][32];    // 3 KB
-  float w[3][kBlockOutputs][32];    // 3 KB
-  unsigned long long rows[32];      // 256 B
-  int j[3][kBlockOutputs];          // j[b][o]: the step's output o (o past the group: a valid row)
-  int pad[8];                       // (16-byte size)
+  int idx[3][kDeepOutputs][32];    // 6 KB
+  float w[3][kDeepOutputs][32];    // 6 KB
+  unsigned long long rows[32];     // 256 B
+  int j[3][kDeepOutputs];          // j[b][o]: the step's output o (o past the group: a valid row)
 };
 
 // The block steps over the outputs [t_begin, t_end) of the row order for this lane's image (column col;
@@ -53,7 +57,8 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
                                                  float bias, float clamp_max, const float* __restrict__ x,
                                                  int64_t ldx, char* const y_lane, const uint64_t ldy_bytes,
                                                  const int* __restrict__ order, DeepSmem& sm, float& alive) {
-  const int s4 = lane & 7, o4 = lane >> 3;  // this lane's pieces: slots 4 s4 .. 4 s4 + 3 of outputs o4, o4 + 4
+  // This lane's pieces: slots 4 s4 .. 4 s4 + 3 of outputs o4 + 4 h, h = 0..3.
+  const int s4 = lane & 7, o4 = lane >> 3;
   const int* const wi4_lane = wi + 4 * s4;
   const float* const wv4_lane = wv + 4 * s4;
   auto order_entry = [&](int g0, int g1) {  // tile::deep_order_entry, through __ldg
@@ -75,9 +80,9 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
   auto issue = [&](int p, int b) {  // the copies of the step at p (in [gA, gB)) into buffer b
     // this lane's output: position deep_piece_pos(p, gB, lane), i.e. p + lane % 8 clamped into the group
     const int jn = __shfl_sync(0xffffffffu, wA, tile::deep_piece_pos(p, gB, lane) - gA);
-    if (lane < kBlockOutputs) sm.j[b][lane] = jn;
+    if (lane < kDeepOutputs) sm.j[b][lane] = jn;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < 4; ++h) {
       const int o = o4 + 4 * h;
       const int jo = __shfl_sync(0xffffffffu, jn, o);  // output p + o (clamped into the group)
       cp_async16(smem_addr(&sm.idx[b][o][4 * s4]), row_lane(wi4_lane, jo));
@@ -101,19 +106,22 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
       const int4* const idx4 = reinterpret_cast<const int4*>(sm.idx[bi][0]);  // [o][s4]: 8 per output
       const int4 ref = idx4[s4];                                             // output pn, slots 4 s4 ..
       i_new = sm.idx[bi][0][lane];
-      unsigned same = 0xffu;  // bit o: output pn + o has output pn's list (in this lane's slots)
-      int4 iv[2];             // this lane's own pieces
+      unsigned same = 0xffffu;  // bit o: output pn + o has output pn's list (in this lane's slots)
+      int4 iv[4];               // this lane's own pieces
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < 4; ++h) {
         const int o = o4 + 4 * h;
         iv[h] = idx4[8 * o + s4];
         if (iv[h].x != ref.x || iv[h].y != ref.y || iv[h].z != ref.z || iv[h].w != ref.w) same &= ~(1u << o);
       }
       // Padding weights to 0 (their values may be NaN), read after the next __syncwarp. Rare (a lane
       // whose pieces hold a padding slot), so one test of the sign bits first.
-      if ((iv[0].x | iv[0].y | iv[0].z | iv[0].w | iv[1].x | iv[1].y | iv[1].z | iv[1].w) < 0) {
+      int any = 0;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < 4; ++h) any |= iv[h].x | iv[h].y | iv[h].z | iv[h].w;
+      if (any < 0) {
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
           float* const w = &sm.w[bi][o4 + 4 * h][4 * s4];
           if (iv[h].x < 0) w[0] = 0.f;
           if (iv[h].y < 0) w[1] = 0.f;
@@ -123,7 +131,7 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
       }
       same = __reduce_and_sync(0xffffffffu, same);  // ... in every slot
       const int room = gB - pn;                     // 1 .. 32: ... and in the group
-      same &= room >= kBlockOutputs ? 0xffu : (1u << room) - 1u;
+      same &= room >= kDeepOutputs ? 0xffffu : (1u << room) - 1u;
       const int m = __ffs(~same) - 1;
       steps_n = m >= kBlockMin ? m : 1;
       new_n = !__all_sync(0xffffffffu, i_new == held_i);
@@ -163,19 +171,20 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
         }
       }
     };
-    if (have_c && steps_c > 1) {  // features in xv, weights in buffer bc
-      const float4* const w4 = reinterpret_cast<const float4*>(sm.w[bc][0]);
+    // Outputs o0 .. o0 + 7 of the step computed (features in xv, weights in buffer bc) as 8 independent
+    // chains, then their stores; g: the new list's features replace xv[4 u .. 4 u + 3] right after the FMAs
+    // of group u (the last pass of the step only), so the loads go out while the FMAs run.
+    auto pass = [&](int o0, bool g) {
+      const float4* const w4 = reinterpret_cast<const float4*>(sm.w[bc][o0]);
       float acc[kBlockOutputs];
 #pragma unroll
       for (int o = 0; o < kBlockOutputs; ++o) acc[o] = 0.f;
-      // Features 4 u .. 4 u + 3 for all 8 chains, then (a new list next) the new list's 4 u .. 4 u + 3
-      // in their place: the loads go out while the FMAs run.
-      if (new_n) {
+      if (g) {
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
 #pragma unroll
           for (int o = 0; o < kBlockOutputs; ++o) {
-            const float4 w = w4[8 * o + u];  // weights 4 u .. 4 u + 3 of output o: a broadcast
+            const float4 w = w4[8 * o + u];  // weights 4 u .. 4 u + 3 of output o0 + o: a broadcast
             acc[o] = __fmaf_rn(w.x, xv[4 * u + 0], acc[o]);
             acc[o] = __fmaf_rn(w.y, xv[4 * u + 1], acc[o]);
             acc[o] = __fmaf_rn(w.z, xv[4 * u + 2], acc[o]);
@@ -197,12 +206,17 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
       }
 #pragma unroll
       for (int o = 0; o < kBlockOutputs; ++o) {
-        const bool mine = o < kBlockMin || o < steps_c;  // steps_c >= kBlockMin here
+        const bool mine = o0 + o < kBlockMin || o0 + o < steps_c;  // steps_c >= kBlockMin here
         const float v = fminf(fmaxf(acc[o] + bias, 0.f), clamp_max);
-        const int jo = sm.j[bc][o];  // a broadcast
+        const int jo = sm.j[bc][o0 + o];  // a broadcast
         store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(jo)) * ldy_bytes), v, valid && mine);
         if (mine) alive = fmaxf(alive, fabsf(v));
       }
+    };
+    if (have_c && steps_c > 1) {  // a block step: outputs 0 .. 7, then 8 .. 15 if it has more than 8
+      const bool two = steps_c > kBlockOutputs;
+      pass(0, new_n && !two);
+      if (two) pass(kBlockOutputs, new_n);
     } else {
       if (have_c) {  // one output
         const float v = held_output(reinterpret_cast<const float4*>(sm.w[bc][0]), xv, bias, clamp_max);
