@@ -9,8 +9,8 @@
 # Builds the sparse targets in BUILD_DIR (default build-gpu, git-ignored) and unpacks the challenge data, then
 # (steps by priority: correctness, then the late-layer times; the guard cuts the last ones):
 #   1. resource usage of the layer kernels: dnn_layer_cta_kernel<3> (cta2) must stay REG:128 STACK:0
-#      SHARED:1040 (+ 112640 B dynamic, 2 blocks per SM); the block kernel dnn_layer_compact_kernel<true,false>
-#      REG:80 STACK:56 as before (its SASS is unchanged by this branch);
+#      SHARED:1040 (+ 112640 B dynamic, 2 blocks per SM; launch__grid_size 264 in the ncu step); the block
+#      kernel dnn_layer_compact_kernel<true,false> REG:80 STACK:56 as before (its SASS is unchanged);
 #   2. tests: test_spdnn_reuse_tile (CPU emulation, mode 3 = the pipelined steps), test_sparse plain (auto:
 #      cta2 at <= 4096 rows, so every data test and the reuse-tile case's small counts run the new steps), and
 #      test_sparse's GPU cases under JHDNN_SPDNN_TILE=cta2 (= ctest spdnn_tile_cta2; its reuse-tile case
@@ -25,8 +25,9 @@
 #      71.4 ms at L = 480 before this branch).
 # Before (H200, bench/results/00b45a5, cta2): late layer at N = 4096 28.8 us under ncu (10.5 M instructions,
 # IPC 1.68), ~25.5 us per late layer in the graph path; spdnn_infer N = 4096 L = 480 16.5-16.6 ms.
-# Prediction (not measured; README "Pipelined block steps (cta2)"): late layer at N = 4096 ~22-25 us under
-# ncu (~11.3 M instructions, IPC ~2.1-2.4); N = 4096 L = 480 ~15.0-16.0 ms; N = 16384 L = 480 cta2 ~70-76 ms.
+# Prediction (not measured; README "Pipelined block steps (cta2)"): late layer at N = 4096 ~22 us (20-25)
+# under ncu (~10.7 M instructions, IPC ~2.2); N = 4096 L = 480 ~14.3 ms (13.7-15.5); N = 16384 L = 480 cta2
+# ~70 ms (66-75); N = 1024 about as before.
 set -uo pipefail
 OUT=${1:-}
 if [ -z "$OUT" ]; then
