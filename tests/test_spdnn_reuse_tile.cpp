@@ -593,6 +593,24 @@ TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain,
     L.order = spdnn::reuse_order(L.e);
     run_case(L, 300, 1, g.next(), true, true);
   }
+  SECTION("generated challenge layer N = 4096, 950 images on the H200's 132 SMs (a late layer's shape)") {
+    // cta2: 30 tiles of 32 images x 8 slices of 512 rows, runs of 64 outputs = 4 steps of 16 per warp.
+    Layer L;
+    L.e = spdnn::generate_layer_ell(4096, 3, 42);
+    L.order = spdnn::reuse_order(L.e);
+    REQUIRE(tile::cta_layer_shape(950, 4096, 132, 264).ipt == 1);
+    run_case(L, 950, 132, g.next());
+    // The schedule alone: every warp-run is 4 steps of 16 outputs, each with a new list (1920 runs).
+    std::vector<float> x(size_t(4096) * 960, 0.5f);
+    std::vector<int> rows(950);
+    std::iota(rows.begin(), rows.end(), 0);
+    const Result res = emulate(L, x, 960, rows, 950, 960, -0.3f, 32.f, 132, 264, 3, false);
+    CHECK(res.block_steps == 4 * 1920);
+    CHECK(res.block_outputs == 64 * 1920);
+    CHECK(res.single_steps == 0);
+    CHECK(res.list_loads == 4 * 1920);
+    CHECK(res.padded_loads == 0);
+  }
   SECTION("generated challenge layer N = 1024 in its reuse order") {
     Layer L;
     L.e = spdnn::generate_layer_ell(1024, 3, 42);
