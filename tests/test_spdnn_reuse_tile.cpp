@@ -58,7 +58,8 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   // the checks): list mode 1 = one accumulator (output 4 og + 1, image 4 ig + 2) fed input t + 1's feature;
   // 2 = the pipeline computes block b from the stage of block b + 1 (a single buffer); mode 3: 3 = a new
   // list loaded into xv before the previous step's FMAs; 4 = a step computed from the weight buffer of the
-  // step voted in its iteration; 5 = the order window never moves on.
+  // step voted in its iteration; 5 = the order window never moves on; 6 = a missed cp.async.wait_group: the
+  // vote reads the index rows its buffer held before the step's copies (they land after the vote).
   const bool block = mode >= 1;
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
@@ -297,6 +298,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
         constexpr int kD = tile::kDeepOutputs;  // outputs per step at most (16)
         static float wbuf[3][kD][32];  // DeepSmem: w, idx, j (stale contents from earlier calls never read)
         static int ibuf[3][kD][32], jbuf[3][kD];
+        static int ibuf_old[3][kD][32];  // mutate 6: a buffer's index rows before its latest copies
         for (auto& b : wbuf)
           for (auto& o : b)
             for (float& v : o) v = kNaN;
@@ -315,6 +317,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           int jn[32];
           for (int l = 0; l < 32; ++l) jn[l] = wA[tile::deep_piece_pos(p, gB, l) - gA];
           for (int o = 0; o < kD; ++o) jbuf[b][o] = jn[o];
+          if (mutate == 6) std::copy(&ibuf[b][0][0], &ibuf[b][0][0] + kD * 32, &ibuf_old[b][0][0]);
           for (int l = 0; l < 32; ++l) {
             const int s4 = l & 7, o4 = l >> 3;
             for (int h = 0; h < 4; ++h) {
@@ -335,17 +338,18 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           bool new_n = false;
           int steps_n = 0, i_new[32] = {};
           if (have_n) {
+            const int(&iv)[kD][32] = mutate == 6 ? ibuf_old[bi] : ibuf[bi];  // what the vote reads
             unsigned same = 0xffffu;
             for (int l = 0; l < 32; ++l) {
               const int s4 = l & 7, o4 = l >> 3;
-              i_new[l] = ibuf[bi][0][l];
+              i_new[l] = iv[0][l];
               for (int h = 0; h < 4; ++h) {
                 const int o = o4 + 4 * h;
                 bool eq = true;
                 for (int c = 0; c < 4; ++c) {
-                  const int i = ibuf[bi][o][4 * s4 + c];
+                  const int i = iv[o][4 * s4 + c];
                   if (i < 0) wbuf[bi][o][4 * s4 + c] = 0.f;
-                  eq = eq && i == ibuf[bi][0][4 * s4 + c];
+                  eq = eq && i == iv[0][4 * s4 + c];
                 }
                 if (!eq) same &= ~(1u << o);
               }
@@ -695,8 +699,9 @@ TEST_CASE("spdnn reuse tile emulation: the list tile's mutations are caught", "[
   }
 }
 
-// cta2's pipelined block steps made to fail (emulate's mutate 3-5: the new list read into xv before the
-// previous step's FMAs; a step computed from the next step's weight buffer; the order window not moved on):
+// cta2's pipelined block steps made to fail (emulate's mutate 3-6: the new list read into xv before the
+// previous step's FMAs; a step computed from the next step's weight buffer; the order window not moved on;
+// the vote reading its buffer before the step's copies have landed, i.e. a missed wait_group):
 // each must be caught by the output checks, on a challenge layer in its reuse order (runs of 2 groups) and on
 // runs of mixed lists with padding and random weights (the challenge layer's weights are all equal, so there
 // only the list and window mutations can show).
@@ -715,7 +720,7 @@ TEST_CASE("spdnn reuse tile emulation: the pipelined block steps' mutations are 
     std::iota(rows.begin(), rows.end(), 0);
     for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
     REQUIRE(tile::cta_layer_shape(count, L->e.rows, 8, 16).ipt == 1);
-    for (int mutate : {0, 3, 4, 5}) {
+    for (int mutate : {0, 3, 4, 5, 6}) {
       const Result res = emulate(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, 8, 16, 3, true, mutate);
       const Check c = check(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, res);
       INFO((L == &C ? "challenge layer" : "mixed lists") << ", mutation " << mutate << ": block steps "
