@@ -1288,8 +1288,9 @@ namespace {
 struct ReuseCase {
   const char* name;
   int64_t n;        // n x n layer
-  int max_run;      // runs of equal lists have 1 .. max_run rows (0: a generated challenge layer; -16:
-                    // aligned 16-row blocks, each one list, one list with a padding entry, or 8 + 8 rows)
+  int max_run;      // runs of equal lists have 1 .. max_run rows (0: a generated challenge layer; -1: the
+                    // same with random weights, so that a step computed from another step's weights shows;
+                    // -16: aligned 16-row blocks, each one list, one list with a padding entry, or 8 + 8 rows)
   bool scattered;   // rows stored in a random permutation, the row order lists them run by run
   double pad;       // probability of a padding entry (index -1, value NaN)
   int count, max_active;
@@ -1299,8 +1300,11 @@ struct ReuseCase {
 
 // Builds the layer: returns the ELL and the row order (empty: natural order).
 std::pair<spdnn::Ell, std::vector<int>> reuse_layer(const ReuseCase& cs, SplitMix64& g) {
-  if (cs.max_run == 0) {  // the challenge's structure: 16 rows per input list, values 1/16
+  if (cs.max_run == 0 || cs.max_run == -1) {  // the challenge's structure: 16 rows per input list, values 1/16
     spdnn::Ell e = spdnn::generate_layer_ell(cs.n, 3, 42);
+    if (cs.max_run == -1)  // random weights in [0, 0.125) (mean 1/16): every row's own
+      for (size_t k = 0; k < e.val.size(); ++k)
+        if (e.idx[k] >= 0) e.val[k] = float(g.uniform() * 0.125);
     return {e, spdnn::reuse_order(e)};
   }
   const int64_t n = cs.n;
@@ -1426,6 +1430,19 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false, 0.0, 8500, 8500, true, false},
       {"aligned 16-row blocks, some padded or split, scattered, 8500 images, ring wrap-around", 512, -16, false, 0.0,
        8500, 8520, false, false}};
+  // A late layer of the N = 4096 network (all tiles; appended after the CTA cases so that their seeds stay):
+  // 950 of 960 images, far below cta_min_tiles x 128, so cta2 runs its pipelined block steps (deep_steps.cuh)
+  // in 30 x 32-image items: runs of 64 outputs in 2 groups of 32 (the order window moves), 4 steps of 16 per
+  // run, each with a new list, lanes past the count in the last tile. The racecheck step of
+  // scripts/spdnn-late-gpu.sh runs it alone (JHDNN_TEST_REUSE_CASE="late layer"). Its weights are all 1/16, so
+  // a step computed from the wrong weight buffer (a stale or not yet landed copy of another step's weights)
+  // would go unseen there: the same shape with random weights follows ("late-layer shape", not matched by
+  // the racecheck filter).
+  const ReuseCase late_layer[] = {
+      {"generated challenge layer N = 4096, reuse order, 950 images (a late layer)", 4096, 0, false, 0.0, 950, 960,
+       false, false},
+      {"generated challenge layer N = 4096, reuse order, random weights, 950 images (late-layer shape)", 4096, -1,
+       false, 0.0, 950, 960, false, false}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
   // reach the last ones, cta and cta2, within a step's time); unset or "" = all five. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
@@ -1451,6 +1468,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       run.push_back(cta_chunks);
       run.insert(run.end(), std::begin(cta_ring), std::end(cta_ring));
     }
+    run.insert(run.end(), std::begin(late_layer), std::end(late_layer));
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
                                << cs.max_active);
@@ -1463,7 +1481,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       // Features: x(i, c), about half zero, values in [0, 32) (for the challenge layer: in [0, 1),
       // so that its weights 1/16 leave some images alive and some dead after bias -0.3).
       std::vector<float> x(size_t(n) * ld);
-      const double scale = cs.max_run == 0 ? 1.0 : 32.0;
+      const double scale = cs.max_run == 0 || cs.max_run == -1 ? 1.0 : 32.0;
       for (auto& v : x) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * scale);
       // Active list: count distinct columns of x in random order; ids arbitrary.
       std::vector<int> cols(ld);

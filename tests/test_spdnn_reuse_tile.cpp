@@ -27,6 +27,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "sparse/cta_tile.h"
 #include "sparse/reuse_tile.h"
 #include "spdnn/spdnn.h"
 #include "spdnn_tile_emu.h"
@@ -51,9 +52,14 @@ struct Result {
 Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
                int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, int mode,
                bool arithmetic = true, int mutate = 0) {
-  // mode: 0 single, 1 block, 2 list (JHDNN_SPDNN_TILE). mutate (list mode, must fail the checks):
-  // 1 = one accumulator (output 4 og + 1, image 4 ig + 2) fed input t + 1's feature; 2 = the pipeline
-  // computes block b from the stage of block b + 1 (a single buffer).
+  // mode: 0 single, 1 block, 2 list (JHDNN_SPDNN_TILE), 3 cta2's pipelined block steps (deep_steps.cuh:
+  // cta_layer_shape; its 128-image items, the CTA tile's in the kernel, are emulated as the fallback it
+  // takes without 32-bit strides: the same pipelined block steps, 4 groups x 2 runs). mutate (must fail
+  // the checks): list mode 1 = one accumulator (output 4 og + 1, image 4 ig + 2) fed input t + 1's feature;
+  // 2 = the pipeline computes block b from the stage of block b + 1 (a single buffer); mode 3: 3 = a new
+  // list loaded into xv before the previous step's FMAs; 4 = a step computed from the weight buffer of the
+  // step voted in its iteration; 5 = the order window never moves on; 6 = a missed cp.async.wait_group: the
+  // vote reads the index rows its buffer held before the step's copies (they land after the vote).
   const bool block = mode >= 1;
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
@@ -63,12 +69,14 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   res.writes.assign(size_t(n_out) * ldy, 0);
   res.flags.assign(size_t(count), 0);
   const int align = mode == 2 ? tile::kListOutputs : 1;  // list mode: slices and runs at multiples of 16
-  const tile::Shape sh = tile::layer_shape(count, n_out, sm_count, grid, align);
+  const tile::Shape sh = mode == 3 ? tile::cta_layer_shape(count, n_out, sm_count, grid)
+                                   : tile::layer_shape(count, n_out, sm_count, grid, align);
   for (int64_t item = 0; item < sh.tiles * sh.slices; ++item) {
     const int tile0 = int(item % sh.tiles) * 32 * sh.ipt;
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = std::min(n_out, j_begin + sh.slice);
     for (int warp = 0; warp < tile::kWarps; ++warp) {
+      // (mode 3: the 128-image shape aligns its slices to 16, warp_run with align 1 as layer_tile_reuse)
       const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end, align);
       bool valid[32];
       unsigned col[32];
@@ -278,7 +286,123 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
         }
       }
       };
-      if (mode != 2) {
+      // cta2's pipelined block steps over [lo, hi) (the kernel's reuse_range_deep, iteration by iteration):
+      // the iteration that computes step s first votes step s + 1 (its index and weight rows copied into
+      // buffer bi one iteration earlier; padding weights zeroed in place), issues step s + 2's copies into
+      // buffer bi + 1 (mod 3) with its outputs from the order window, computes step s from xv and buffer bc,
+      // and loads step s + 1's list into xv if it is new (the kernel: 4 features at a time behind the FMAs
+      // that last read those registers; the values are the same).
+      auto steps_range_deep = [&](int lo, int hi) {
+        for (int l = 0; l < 32; ++l) held[l] = -2;
+        const float kNaN = std::numeric_limits<float>::quiet_NaN();
+        constexpr int kD = tile::kDeepOutputs;  // outputs per step at most (16)
+        static float wbuf[3][kD][32];  // DeepSmem: w, idx, j (stale contents from earlier calls never read)
+        static int ibuf[3][kD][32], jbuf[3][kD];
+        static int ibuf_old[3][kD][32];  // mutate 6: a buffer's index rows before its latest copies
+        for (auto& b : wbuf)
+          for (auto& o : b)
+            for (float& v : o) v = kNaN;
+        for (auto& b : ibuf)
+          for (auto& o : b)
+            for (int& v : o) v = -7;
+        int bc = 0, bi = 1;
+        int gA = lo, gB = tile::group_end(lo, hi, true);
+        int wA[32], wB[32];
+        auto window = [&](int (&w)[32], int g0) {
+          for (int l = 0; l < 32; ++l)
+            w[l] = g0 < hi ? tile::deep_order_entry(order, g0, tile::group_end(g0, hi, true), l) : 0;
+        };
+        int pn = lo;
+        auto issue = [&](int p, int b) {  // lane l: pieces 4 (l % 8) .. + 3 of outputs l / 8 + 4 h, h = 0..3
+          int jn[32];
+          for (int l = 0; l < 32; ++l) jn[l] = wA[tile::deep_piece_pos(p, gB, l) - gA];
+          for (int o = 0; o < kD; ++o) jbuf[b][o] = jn[o];
+          if (mutate == 6) std::copy(&ibuf[b][0][0], &ibuf[b][0][0] + kD * 32, &ibuf_old[b][0][0]);
+          for (int l = 0; l < 32; ++l) {
+            const int s4 = l & 7, o4 = l >> 3;
+            for (int h = 0; h < 4; ++h) {
+              const int o = o4 + 4 * h, jo = jn[o];  // __shfl_sync(jn, o)
+              for (int c = 0; c < 4; ++c) pair_of(jo, 4 * s4 + c, &ibuf[b][o][4 * s4 + c], &wbuf[b][o][4 * s4 + c]);
+            }
+          }
+        };
+        if (lo < hi) {
+          window(wA, gA);
+          window(wB, gB);
+          issue(pn, bi);
+        }
+        int steps_c = 0;
+        bool have_c = false;
+        for (;;) {
+          const bool have_n = pn < hi;
+          bool new_n = false;
+          int steps_n = 0, i_new[32] = {};
+          if (have_n) {
+            const int(&iv)[kD][32] = mutate == 6 ? ibuf_old[bi] : ibuf[bi];  // what the vote reads
+            unsigned same = 0xffffu;
+            for (int l = 0; l < 32; ++l) {
+              const int s4 = l & 7, o4 = l >> 3;
+              i_new[l] = iv[0][l];
+              for (int h = 0; h < 4; ++h) {
+                const int o = o4 + 4 * h;
+                bool eq = true;
+                for (int c = 0; c < 4; ++c) {
+                  const int i = iv[o][4 * s4 + c];
+                  if (i < 0) wbuf[bi][o][4 * s4 + c] = 0.f;
+                  eq = eq && i == iv[0][4 * s4 + c];
+                }
+                if (!eq) same &= ~(1u << o);
+              }
+            }
+            const int room = gB - pn;
+            same &= room >= kD ? 0xffffu : (1u << room) - 1u;
+            int m = 0;
+            while (m < kD && (same >> m & 1u)) ++m;
+            steps_n = m >= 4 ? m : 1;
+            for (int l = 0; l < 32; ++l) new_n = new_n || i_new[l] != held[l];
+            if (new_n) std::copy(i_new, i_new + 32, held);
+            pn += steps_n;
+            if (pn == gB && pn < hi) {
+              gA = gB;
+              gB = tile::group_end(gA, hi, true);
+              if (mutate != 5) std::copy(wB, wB + 32, wA);
+              window(wB, gB);
+            }
+            if (pn < hi) issue(pn, bi == 2 ? 0 : bi + 1);
+          }
+          // The new list's features (lane l's column), all padding 0.
+          auto load_new = [&] {
+            bool full = true;
+            for (int l = 0; l < 32; ++l) full = full && i_new[l] >= 0;
+            ++res.list_loads;
+            if (!full) ++res.padded_loads;
+            for (int l = 0; l < 32 && arithmetic; ++l)
+              for (int t = 0; t < 32; ++t) xv[l][t] = i_new[t] >= 0 ? load(i_new[t], col[l]) : 0.f;
+          };
+          if (mutate == 3 && new_n) load_new();  // the new list before the FMAs that still need the old one
+          if (have_c) {
+            const int b = mutate == 4 ? bi : bc;
+            if (steps_c > 1) {
+              ++res.block_steps;
+              res.block_outputs += steps_c;
+              // the kernel's passes: outputs 0..7, and 8..15 when the step has more than 8
+              for (int o = 0; o < (steps_c > 8 ? 16 : 8); ++o) output(jbuf[b][o], wbuf[b][o], o < 4 || o < steps_c);
+            } else {
+              ++res.single_steps;
+              output(jbuf[b][0], wbuf[b][0], true);
+            }
+          }
+          if (new_n && mutate != 3) load_new();
+          if (!have_n) break;
+          have_c = true;
+          steps_c = steps_n;
+          bc = bi;
+          bi = bi == 2 ? 0 : bi + 1;
+        }
+      };
+      if (mode == 3) {
+        steps_range_deep(run.begin, run.end);
+      } else if (mode != 2) {
         steps_range(run.begin, run.end);
       } else {
         list_mode_run(run.begin, run.end, steps_range);
@@ -388,12 +512,24 @@ void run_case(const Layer& L, int count, int sm_count, uint64_t seed, bool ident
   rows.resize(size_t(count));
   const int64_t ldy = count + 3;
   const float bias = -0.3f, clamp_max = 32.f;
-  for (int mode : {0, 1, 2}) {  // JHDNN_SPDNN_TILE = single, block, list
-    // The resident grid: 3 blocks per SM (list: 2, its 100 KB of shared memory per block).
-    const int grid = (mode == 2 ? 2 : 3) * sm_count;
+  for (int mode : {0, 1, 2, 3}) {  // JHDNN_SPDNN_TILE = single, block, list; cta2's pipelined block steps
+    // The resident grid: 3 blocks per SM (list and cta2: 2, their shared memory per block).
+    const int grid = (mode >= 2 ? 2 : 3) * sm_count;
     const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, mode);
     const Check c = check(L, x, ldx, rows, count, ldy, bias, clamp_max, res);
-    INFO((mode == 2 ? "list" : mode == 1 ? "block" : "single")
+    if (mode == 3 && tile::cta_layer_shape(count, L.e.rows, sm_count, grid).ipt == 1) {
+      // cta2's 32-image shape is block mode's, and a step (of up to 16 outputs here, 8 there) covers only
+      // outputs with its first output's list: the list loads are block mode's, load for load, and so are
+      // the outputs (block-step outputs + single steps); the pipelined steps take >= as many per step.
+      const Result rb = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, 1, false);
+      INFO("deep vs block steps, count " << count);
+      CHECK(res.list_loads == rb.list_loads);
+      CHECK(res.padded_loads == rb.padded_loads);
+      CHECK(res.block_outputs + res.single_steps == rb.block_outputs + rb.single_steps);
+      CHECK(res.block_outputs >= rb.block_outputs);
+      CHECK(res.block_steps <= rb.block_steps);
+    }
+    INFO((mode == 3 ? "deep" : mode == 2 ? "list" : mode == 1 ? "block" : "single")
          << " tile, count " << count << ", SMs " << sm_count << (identity ? ", identity columns" : "")
          << ", list loads " << res.list_loads << " (" << res.padded_loads << " padded), block steps "
          << res.block_steps << " (" << res.block_outputs << " outputs), single steps " << res.single_steps
@@ -456,6 +592,24 @@ TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain,
     L.e = spdnn::generate_layer_ell(4096, 3, 42);
     L.order = spdnn::reuse_order(L.e);
     run_case(L, 300, 1, g.next(), true, true);
+  }
+  SECTION("generated challenge layer N = 4096, 950 images on the H200's 132 SMs (a late layer's shape)") {
+    // cta2: 30 tiles of 32 images x 8 slices of 512 rows, runs of 64 outputs = 4 steps of 16 per warp.
+    Layer L;
+    L.e = spdnn::generate_layer_ell(4096, 3, 42);
+    L.order = spdnn::reuse_order(L.e);
+    REQUIRE(tile::cta_layer_shape(950, 4096, 132, 264).ipt == 1);
+    run_case(L, 950, 132, g.next());
+    // The schedule alone: every warp-run is 4 steps of 16 outputs, each with a new list (1920 runs).
+    std::vector<float> x(size_t(4096) * 960, 0.5f);
+    std::vector<int> rows(950);
+    std::iota(rows.begin(), rows.end(), 0);
+    const Result res = emulate(L, x, 960, rows, 950, 960, -0.3f, 32.f, 132, 264, 3, false);
+    CHECK(res.block_steps == 4 * 1920);
+    CHECK(res.block_outputs == 64 * 1920);
+    CHECK(res.single_steps == 0);
+    CHECK(res.list_loads == 4 * 1920);
+    CHECK(res.padded_loads == 0);
   }
   SECTION("generated challenge layer N = 1024 in its reuse order") {
     Layer L;
@@ -538,6 +692,48 @@ TEST_CASE("spdnn reuse tile emulation: the list tile's mutations are caught", "[
       CHECK(c.wrong > 0);
     }
     if (mutate == 2) CHECK(res.bad_stage > 0);
+  }
+}
+
+// cta2's pipelined block steps made to fail (emulate's mutate 3-6: the new list read into xv before the
+// previous step's FMAs; a step computed from the next step's weight buffer; the order window not moved on;
+// the vote reading its buffer before the step's copies have landed, i.e. a missed wait_group):
+// each must be caught by the output checks, on a challenge layer in its reuse order (runs of 2 groups) and on
+// runs of mixed lists with padding and random weights (the challenge layer's weights are all equal, so there
+// only the list and window mutations can show).
+TEST_CASE("spdnn reuse tile emulation: the pipelined block steps' mutations are caught", "[sparse][cpu]") {
+  Rng g{0xdee9};
+  Layer C;
+  C.e = spdnn::generate_layer_ell(1024, 3, 42);
+  C.order = spdnn::reuse_order(C.e);
+  const Layer M = random_layer(300, 12, true, 0.2, g);
+  for (const Layer* L : {static_cast<const Layer*>(&C), &M}) {
+    const int count = 200;  // 32-image tiles on 8 SMs (grid 16): 7 tiles x 2 slices, runs of 64 (C) or 19 (M)
+    const int64_t ldx = count + 7, ldy = count + 3;
+    std::vector<float> x(size_t(L->e.cols * ldx));
+    for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
+    std::vector<int> rows(static_cast<size_t>(count));
+    std::iota(rows.begin(), rows.end(), 0);
+    for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+    REQUIRE(tile::cta_layer_shape(count, L->e.rows, 8, 16).ipt == 1);
+    for (int mutate : {0, 3, 4, 5, 6}) {
+      const Result res = emulate(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, 8, 16, 3, true, mutate);
+      const Check c = check(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, res);
+      INFO((L == &C ? "challenge layer" : "mixed lists") << ", mutation " << mutate << ": block steps "
+           << res.block_steps << ", single steps " << res.single_steps << ", list loads " << res.list_loads
+           << ", wrong " << c.wrong << ", missing " << c.missing << ", twice " << c.written_twice);
+      CHECK(res.block_steps > 0);
+      CHECK(res.list_loads > 0);
+      if (L == &M) {
+        CHECK(res.single_steps > 0);
+        CHECK(res.padded_loads > 0);
+      }
+      const int64_t bad = c.wrong + c.missing + c.written_twice + c.stray + c.flag_wrong;
+      if (mutate == 0)
+        CHECK(bad == 0);
+      else if (mutate != 4 || L == &M)  // the challenge layer's weights are all equal: a buffer mix-up is invisible
+        CHECK(bad > 0);
+    }
   }
 }
 

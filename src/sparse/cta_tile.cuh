@@ -99,6 +99,9 @@ __device__ __forceinline__ void cp_async_wait_group() {
 // (cta_reuse_offset_bytes): a larger ReuseSmem would overlap the next warp's and race silently.
 static_assert(sizeof(ReuseSmem) <= tile::kCtaReuseBytes && alignof(ReuseSmem) <= 16 && tile::kCtaReuseBytes % 16 == 0,
               "ReuseSmem must fit its kCtaReuseBytes slot (cta_tile.h)");
+// cta2's pipelined block steps: warp w's DeepSmem at cta_deep_offset_bytes(w), kCtaDeepBytes apart.
+static_assert(sizeof(DeepSmem) == tile::kCtaDeepBytes && alignof(DeepSmem) <= 16 && tile::kCtaDeepBytes % 16 == 0,
+              "DeepSmem must fill its kCtaDeepBytes slot (cta_tile.h)");
 
 // What a half's pipeline needs about the item and the layer.
 struct CtaCtx {

@@ -78,6 +78,15 @@ JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count,
 constexpr int64_t kSpdnnAutoCta2MaxRows = 4096;
 JHDNN_SPDNN_HD int spdnn_auto_tile(int64_t rows) { return rows <= kSpdnnAutoCta2MaxRows ? 4 : 1; }
 
+// cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
+// index and weight rows, a list's row pointers, the steps' outputs) run in the 32-image items, where no CTA
+// tile runs in the same launch (cta_layer_shape: one shape per layer), so the whole dynamic buffer is free:
+// warp w's at w x kCtaDeepBytes from its start.
+constexpr int kCtaDeepBytes = 12736;
+JHDNN_SPDNN_HD constexpr int cta_deep_offset_bytes(int warp) { return warp * kCtaDeepBytes; }
+static_assert(kWarps * kCtaDeepBytes <= cta_smem_bytes(3),
+              "the pipelined block steps' buffers fit cta2's dynamic shared memory");
+
 // Floats from the dynamic buffer's start: half h, stage s.
 JHDNN_SPDNN_HD constexpr int cta_stage_offset(int h, int s, int stages = 2) {
   return h * cta_half_floats(stages) + s * kCtaStageFloats;

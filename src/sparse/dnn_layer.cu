@@ -342,6 +342,7 @@ __device__ __forceinline__ void reuse_range(int lane, bool valid, unsigned col, 
 }  // namespace
 }  // namespace jhdnn::sparse
 #include "sparse/list_tile.cuh"  // the list-blocked tile (uses the helpers above)
+#include "sparse/deep_steps.cuh"  // cta2's pipelined block steps (uses the helpers above and list_tile's cp.async)
 #include "sparse/cta_tile.cuh"   // the CTA-level GEMM tile (uses the helpers above and list_tile's cp.async)
 namespace jhdnn::sparse {
 namespace {
@@ -390,7 +391,7 @@ namespace {
 //   dynamic shared memory): the run's aligned 16-output blocks that share one unpadded list are
 //   16 x 32 tiles from shared memory, staged by double-buffered cp.async (list_tile.cuh: list_run);
 //   the rest of the run takes block steps (reuse_range).
-template <bool kCoherent, bool kList>
+template <bool kCoherent, bool kList, bool kDeep = false>
 __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups, int count, int tile0,
                                                  int64_t j_begin, int64_t j_end, const int* __restrict__ wi,
                                                  const float* __restrict__ wv, float bias, float clamp_max,
@@ -420,6 +421,15 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
                reinterpret_cast<char*>(y + r0), y_lane, ldy_bytes, count - r0,
                (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0, order, sm, list_buf, row_nonzero + r0,
                alive);
+      if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+      return;
+    }
+  }
+  if constexpr (kDeep) {  // cta2: the pipelined block steps, their buffers (DeepSmem) in the dynamic memory
+    if (block) {
+      static_assert(!kCoherent, "the pipelined block steps are the per-layer cta2 kernel's");
+      reuse_range_deep(lane, valid, col, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx, y_lane, ldy_bytes, order,
+                       *reinterpret_cast<DeepSmem*>(list_buf), alive);
       if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
       return;
     }
@@ -516,6 +526,15 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       if (sh.ipt == 4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
+      else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps (deep_steps.cuh)
+        // The buffer's offset, opaque: computed here, not hoisted out of the item loop into a register held
+        // through cta_item (cta2 runs at its 128-register cap).
+        int deep_off = tile::cta_deep_offset_bytes(warp);
+        asm volatile("" : "+r"(deep_off));
+        layer_tile_reuse<false, false, true>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias,
+                                             clamp_max, active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode,
+                                             reinterpret_cast<float*>(reinterpret_cast<char*>(list_buf) + deep_off));
+      }
       else
         layer_tile_reuse<false, false>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
                                        active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode, nullptr);

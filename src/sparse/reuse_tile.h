@@ -84,6 +84,21 @@ JHDNN_SPDNN_HD int group_end(int g0, int t_end, bool block) {
   return t_end - g0 <= room ? t_end : g0 + room;
 }
 
+// cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; shared with the CPU emulation): steps of
+// up to kDeepOutputs outputs that share the held list (the challenge's 16 rows per list). A step at
+// row-order position p of the group [g0, g1) (group_end with block = true) takes, in lane l, the output at
+// position deep_piece_pos(p, g1, l) (o = l % 16: output p + o; lanes o and o + 16 hold the same) --
+// clamped to the group's last position, a valid row whose list the vote drops. The lane's order entry of
+// the group: deep_order_entry (0 past the group: a valid row, never stored).
+constexpr int kDeepOutputs = 16;
+JHDNN_SPDNN_HD int deep_piece_pos(int p, int g1, int lane) {
+  const int q = p + (lane & (kDeepOutputs - 1));
+  return q < g1 ? q : g1 - 1;
+}
+JHDNN_SPDNN_HD int deep_order_entry(const int* order, int g0, int g1, int lane) {
+  return g0 + lane < g1 ? (order ? order[g0 + lane] : g0 + lane) : 0;
+}
+
 }  // namespace jhdnn::sparse::tile
 
 namespace jhdnn::sparse::tile {
