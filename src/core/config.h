@@ -100,9 +100,9 @@ bool set_tc_tail(const char* value);
 // All give bitwise the same results:
 // - auto (the default since session 15): per call, cta2 for weights of at most kSpdnnAutoCta2MaxRows
 //   rows, block above (sparse/cta_tile.h, spdnn_auto_tile); the multi-layer kernel runs block steps.
-//   Measured at e22c7c8 / ed583b7 (H200, spdnn_infer, exact): cta2 faster at N = 1024 and 4096 on every
-//   path, slower at N = 16384 (L = 480 79.2 vs 71.4 ms, same call: its late layers, block steps with 16
-//   warps per SM);
+//   Measured at b8d0970 (H200, spdnn_infer, exact): with its pipelined block steps cta2 is faster at
+//   N = 1024, 4096 and 16384 (16384 L = 480: 69.47 vs 70.74 ms; before them block won there, 71.4 vs 79.2,
+//   and the bound was 4096 rows); 65536 rows have not run under cta2;
 // - cta2 = the CTA-level GEMM tile of the per-layer fused kernel (src/sparse/cta_tile.cuh) with a 3-stage
 //   copy ring per half, register double-buffered fragments and 2 blocks per SM; layers with fewer than
 //   SMs / 2 tiles of 128 images, other rows and the multi-layer kernel run block steps (README "CTA tile,

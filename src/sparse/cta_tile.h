@@ -70,12 +70,12 @@ JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count,
 // up to kSpdnnAutoCta2MaxRows rows, else 1 = block. Why by rows: the host does not know the layer's
 // active count (it is on the device, and the graph path is captured once), and what differs is the late
 // layers, where cta2's kernel runs block steps with 16 warps per SM (2 blocks of 128 registers) against the
-// block kernel's 24. On the H200 (spdnn_infer, exact; src/sparse/README.md "CTA tile, 2 blocks per SM"):
-// at N = 1024 / 4096 a late layer is short and cta2's smaller grid wins (graph path ~10.9 vs 12.5 us per
-// late layer at N = 1024, ~25.5 vs 27.1 at 4096), and the crowded head gains too; at N = 16384 the late
-// layers (1200 images x 16384 rows) are long enough to be bound by latency hiding, and block's 24 warps
-// win (L = 480 71.4 vs 79.2 ms, same call). The bound is the largest width measured on cta2's side.
-constexpr int64_t kSpdnnAutoCta2MaxRows = 4096;
+// block kernel's 24. On the H200 (spdnn_infer, exact; src/sparse/README.md "Pipelined block steps (cta2)"):
+// since cta2's block steps are software-pipelined (b8d0970) cta2 is faster at N = 1024, 4096 and 16384
+// (16384: L = 120 30.45 vs 32.15 ms, L = 480 69.47 vs 70.74, one run each); before that block won at 16384
+// (L = 480 71.4 vs 79.2), which is why the bound was 4096 in session 15. 65536 rows have not run under cta2,
+// so the bound is the largest width measured on cta2's side.
+constexpr int64_t kSpdnnAutoCta2MaxRows = 16384;
 JHDNN_SPDNN_HD int spdnn_auto_tile(int64_t rows) { return rows <= kSpdnnAutoCta2MaxRows ? 4 : 1; }
 
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
