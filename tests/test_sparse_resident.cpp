@@ -2658,11 +2658,16 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
     const bool fits = vals_fits(b, n, size_t(optin));
     const int s_list = jhdnn::sparse::resident_slice_max(n, size_t(optin));
     const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
+    // JHDNN_TEST_VALS_QUICK (set, non-empty): duo only, slices 0, 1 and 3 (for compute-sanitizer runs).
+    const char* quick_env = std::getenv("JHDNN_TEST_VALS_QUICK");
+    const bool quick = quick_env != nullptr && *quick_env != '\0';
     for (const char* kernel : {"duo", "vals"}) {
+      if (quick && std::string(kernel) != "duo") continue;
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
       // vals runs when tried (duo: where S = 4 does not fit the list-pack rings) and its ring fits
       const bool tried = std::string(kernel) == "vals" || s_list < 4;
       for (int slice = 0; slice <= 4; ++slice) {
+        if (quick && slice != 0 && slice != 1 && slice != 3) continue;
         const bool runs_vals = tried && fits;
         const int smax = runs_vals ? 4 : s_list;
         INFO("kernel " << kernel << " sliceImages " << slice << (runs_vals ? " (vals)" : " (fallback)"));
