@@ -2482,6 +2482,13 @@ TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once
   CHECK(sp::resident_vals_smem_bytes(4096, sp::kResidentChunkBytes) > 232448);
   const int big77[1] = {256 * 128};  // more slot bytes than a short chunk's rows can have: capped
   CHECK(sp::resident_vals_slot_bytes(77, big77, 1) == 77 * 16 + 77 * 256);
+  // The argument check's slice limit (api_sparse.cpp): 8 at 1024, 4 at 2048 (pair's S = 4) and at 4096
+  // (vals), none at 16384.
+  CHECK(sp::resident_slice_limit(1024, 232448) == 8);
+  CHECK(sp::resident_slice_limit(2048, 232448) == 4);
+  CHECK(sp::resident_slice_limit(4096, 232448) == 4);
+  CHECK(sp::resident_slice_max(4096, 232448) == 2);
+  CHECK(sp::resident_slice_limit(16384, 232448) == 0);
 }
 
 TEST_CASE("resident vals kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {

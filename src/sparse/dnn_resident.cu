@@ -955,6 +955,17 @@ size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes) {
   return size_t(kValsSlots) * slot_bytes + kValsMisc * 4 + 2 * size_t(n + 1) * kResidentValsS * sizeof(float);
 }
 
+// The vals ring of the smallest chunks (one list and one value slot each): below this nothing fits.
+static size_t resident_vals_min_smem_bytes(int64_t n) {
+  const int rows = int(std::min<int64_t>(n, kChunkRows));
+  return resident_vals_smem_bytes(n, size_t(resident_vals_chunk_bytes(rows, 2 * kResidentListBytes)));
+}
+
+int resident_slice_limit(int64_t n, size_t smem_optin) {
+  const int s = resident_slice_max(n, smem_optin);
+  return s == 0 ? 0 : std::max(s, resident_vals_min_smem_bytes(n) <= smem_optin ? kResidentValsS : 0);
+}
+
 int resident_slice_max(int64_t n, size_t smem_optin) {
   for (int s : {8, 4, 2})
     if (resident_smem_bytes(n, s) <= smem_optin) return s;
@@ -1007,9 +1018,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int s_list = resident_slice_max(n, smem_optin);  // the list-pack kernels' largest slice
   const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals ||
                                                    (which == core::config::ResidentKernel::kDuo && s_list < 4));
-  const size_t vals_min = resident_vals_smem_bytes(n, size_t(resident_vals_chunk_bytes(
-                                                          int(std::min<int64_t>(n, kChunkRows)), 2 * kResidentListBytes)));
-  if (try_vals && vals_min <= smem_optin) {
+  if (try_vals && resident_vals_min_smem_bytes(n) <= smem_optin) {
     int sbs[kResidentMaxLayers];
     for (int k = 0; k < layer_count; ++k)
       JHDNN_TRY(resident_vals_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));

@@ -220,4 +220,8 @@ constexpr int kResidentValsSlots = 16;
 constexpr int kResidentValsS = 4;
 size_t resident_vals_slot_bytes(int64_t n, const int* slot_bytes, int layer_count);
 size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes);
+// The largest slice any resident kernel might take at n (the argument check): resident_slice_max, or
+// 4 when the vals ring of the smallest chunks (one list and one value slot each) fits; 0 if none. The
+// call itself knows whether vals fits its layers.
+int resident_slice_limit(int64_t n, size_t smem_optin);
 }  // namespace jhdnn::sparse
