@@ -2074,6 +2074,7 @@ enum class ValsMutation {
   kParity8,          // mbarrier parity (h >> 3) & 1, an 8-slot ring's, on the 16 slots
   kAnyOne,           // the shared-list path when ANY lane's two rows share their list (not every lane's)
   kListForVals,      // the kernel reads the weights from the row's LIST slot offset (word 2, not word 3)
+  kAbsentA,          // a lane whose first-loaded row a is past the chunk computes row b from row0's header too
 };
 
 // The host twin of resident_vals_pack_kernel: the vals-pack layout as 32-bit words, chunk c at word
@@ -2252,7 +2253,8 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
         bool all_one = true, any_one = false;
         for (int lane = 0; lane < 32; ++lane) {
           Lane& l = ln[lane];
-          const int ra = row0 + 2 * lane, rb = ra + 1;
+          // row a = 2p + 1 when bit 2 of p is set, else 2p (the kernel's bank-spreading order)
+          const int ra = row0 + 2 * lane + ((lane >> 2) & 1), rb = ra ^ 1;
           l.a_ok = ra < rows_here;
           l.b_ok = rb < rows_here;
           for (int t = 0; t < 4; ++t)
@@ -2264,6 +2266,8 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
               l.hb[t] = l.ha[t];
             }
           }
+          if (mutation == ValsMutation::kAbsentA && !l.a_ok && l.b_ok)  // b's list and values from row0's header
+            for (int t = 1; t < 4; ++t) l.hb[t] = l.ha[t];
           const bool one = l.ha[2] == l.hb[2];
           all_one = all_one && one;
           any_one = any_one || one;
@@ -2518,34 +2522,45 @@ TEST_CASE("resident vals kernel schedule, emulated on the host, is bitwise the f
 }
 
 TEST_CASE("resident vals kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
-  // Each mutation must make the emulation fail (a violation, or a result that is not the chain's).
+  // Each mutation must make the emulation fail (a violation, or a result that is not the chain's) on
+  // at least one of two cases: n 3500 (28 chunks: iterations of 8 and 4; runs of lists and values that
+  // are not all aligned, so a lane's two rows sometimes have two lists) and n 77 (one short chunk of 77
+  // rows: the last pair has its first-loaded row past the chunk and its second inside).
   const ValsMutation muts[] = {ValsMutation::kValSlotPrevious, ValsMutation::kSlotBytesShort,
                                ValsMutation::kRingTooDeep,     ValsMutation::kCrossLayer,
                                ValsMutation::kParity8,         ValsMutation::kAnyOne,
-                               ValsMutation::kListForVals};
-  // n 3500 (28 chunks: iterations of 8 and 4; runs of lists and values that are not all aligned, so a
-  // pair's rows sometimes have two lists) and the challenge layers at N = 1024.
-  const ValsCase& cs = kValsCases[2];
-  const Built b = build_vals_case(cs, 9600 + 2);
-  std::vector<const spdnn::Ell*> lp;
-  std::vector<const std::vector<int>*> op;
-  for (size_t l = 0; l < b.ells.size(); ++l) {
-    lp.push_back(&b.ells[l]);
-    op.push_back(&b.orders[l]);
-  }
-  {
+                               ValsMutation::kListForVals,     ValsMutation::kAbsentA};
+  struct Prepared {
+    Built b;
+    float bias;
+    std::vector<const spdnn::Ell*> lp;
+    std::vector<const std::vector<int>*> op;
+  };
+  std::vector<Prepared> cases;
+  for (auto [cs, seed] : {std::pair<const ValsCase*, uint64_t>{&kValsCases[2], 9600 + 2},
+                          std::pair<const ValsCase*, uint64_t>{&kValsSmallCases[0], 9700}}) {
+    cases.push_back({build_vals_case(*cs, seed), cs->bias, {}, {}});
+    Prepared& p = cases.back();
+    for (size_t l = 0; l < p.b.ells.size(); ++l) {
+      p.lp.push_back(&p.b.ells[l]);
+      p.op.push_back(&p.b.orders[l]);
+    }
     ChainResult got;
     std::string why;
-    REQUIRE(emulate_vals(lp, op, b.images, cs.bias, 4, &got, &why));  // unmutated: passes
-    REQUIRE(got.counts == b.want.counts);
-    REQUIRE(got.last == b.want.last);
+    REQUIRE(emulate_vals(p.lp, p.op, p.b.images, p.bias, 4, &got, &why));  // unmutated: passes
+    REQUIRE(got.counts == p.b.want.counts);
+    REQUIRE(got.last == p.b.want.last);
   }
   for (ValsMutation m : muts) {
     INFO("mutation " << int(m));
-    ChainResult got;
-    std::string why;
-    const bool ok = emulate_vals(lp, op, b.images, cs.bias, 4, &got, &why, m);
-    CHECK_FALSE((ok && got.counts == b.want.counts && got.last == b.want.last));
+    bool caught = false;
+    for (const Prepared& p : cases) {
+      ChainResult got;
+      std::string why;
+      const bool ok = emulate_vals(p.lp, p.op, p.b.images, p.bias, 4, &got, &why, m);
+      caught = caught || !(ok && got.counts == p.b.want.counts && got.last == p.b.want.last);
+    }
+    CHECK(caught);
   }
 }
 

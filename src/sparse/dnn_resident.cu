@@ -88,6 +88,19 @@
 // (predicted 4.2-5.1); ncu of the first resident launch: 399 us against 520, 208 M instructions against
 // 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96.
 //
+// Vals (kLaneRows 3, S = 4; session 16, written without a GPU, not measured yet): at n = 4096 the
+// list-pack rings leave room for 2-image slices only (a ring slot is sized for 34,816-byte chunks, or
+// 19,456 on the challenge layers), and 2-image slices lose to the graph path. The vals-pack layout
+// (sparse.h; dnn_resident_pack.cu) stores each run of equal weight values once as well, so a challenge
+// chunk is 3,200 bytes: a ring of 16 such slots (the call's largest chunk) and two S = 4 feature
+// buffers take 182,560 bytes at n = 4096. 16 warps of 64 rows, lane = 2 rows x the 4 images (duo's
+// lane at S = 4: per input one ld.shared.v4 of features for 8 FMAs), 2 warps per chunk, so EIGHT
+// chunks per iteration and 8 in flight (chunk h: slot h & 15, mbarrier parity (h >> 4) & 1). SASS per
+// warp-iteration (64 rows x 4 images, the shared path) ~443, as duo's ~439 for its 32 rows x 8 images.
+// Chosen by dnn_resident where S = 4 does not fit the other rings (and JHDNN_RESIDENT_KERNEL=vals
+// anywhere) when its ring fits the call's layers; else the kernels as before. src/sparse/README.md,
+// "Vals".
+//
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
@@ -714,7 +727,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       put(b_ok, sb, b);
     };
     // Vals shape (kVals: 16 warps, 2 per chunk, 64 rows each; S = 4; the vals-pack layout). Lane p =
-    // rows 2p and 2p + 1 of the warp's 64, all 4 images: per input one ld.shared.v4 of the 4 images'
+    // rows 2p and 2p + 1 of the warp's 64 (in either order, below), all 4 images: per input one ld.shared.v4 of the 4 images'
     // features (a 16-byte feature row at S = 4) feeds both rows' 4 FMAs, as duo's lane does at S = 8.
     // A row's 16-byte header (output row, flags, list-slot and value-slot offsets) comes in one
     // ld.shared.v4; its weights from its value slot (the challenge's chunks have one: a broadcast).
@@ -725,8 +738,15 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     auto vals = [&]() {
       const int row0 = wrow * kValsRowsPerWarp;
       if (row0 >= rows_here) return;  // warp-uniform
-      const int ra = row0 + 2 * lane, rb = ra + 1;
-      const bool a_ok = ra < rows_here, b_ok = rb < rows_here;  // b_ok implies a_ok
+      // Row a (the first header load) is 2p + 1 when bit 2 of p is set, else 2p: headers are 16 bytes,
+      // so header r sits in bank group r & 7, and a half-warp's 16 first loads then cover the 8 groups
+      // twice (2 wavefronts) where 16 even rows would cover 4 groups 4 times (4). Only which register
+      // holds which row changes.
+      const int ra = row0 + 2 * lane + ((lane >> 2) & 1), rb = ra ^ 1;  // row0 is even: the pair's other row
+      const bool a_ok = ra < rows_here, b_ok = rb < rows_here;
+      // A row past the chunk computes another row's values (not stored): a absent, row0's; b absent, a's.
+      // The shared-list path below is taken only when both headers name one list slot, so b never uses
+      // a list that is not its own.
       const int4 ha = lds_v4_s32(st_a + unsigned((a_ok ? ra : row0) * kResidentValsHeadBytes));
       const int4 hb = b_ok ? lds_v4_s32(st_a + unsigned(rb * kResidentValsHeadBytes)) : ha;
       const unsigned va = st_a + unsigned(ha.w), vb = st_a + unsigned(hb.w);  // value slots

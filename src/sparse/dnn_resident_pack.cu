@@ -40,6 +40,12 @@
 // one compare-exchange) keeps the first published and the other thread frees its own, so exactly one
 // copy per device stays and nothing leaks. A copy is never replaced while the descriptor is
 // unchanged (another thread may be using it); the copy of another device stays next to this one.
+//
+// The vals-pack layout (session 16, sparse.h: 16-byte row headers, each run of equal lists AND each run
+// of equal weight values stored once per chunk) is a second copy per descriptor (resident_vals), built
+// the same way by resident_vals_pack_kernel when the vals kernel is tried (n = 4096, or
+// JHDNN_RESIDENT_KERNEL=vals): the challenge's chunks shrink to 3,200 bytes, so 4-image slices fit at
+// n = 4096. Same chunk stride (the worst case is 128 x (16 + 2 x 128) = 34,816 bytes), same publish.
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
 
