@@ -43,6 +43,7 @@ SI=$B/examples/spdnn_infer
 T=$B/tests
 source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
 
+scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: spdnn_infer --validate and the data tests are missing"
 echo "== build"
 if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
   cmake --build "$B" -j "$(nproc)" --target test_sparse spdnn_infer; } >"$OUT/build.log" 2>&1; then
