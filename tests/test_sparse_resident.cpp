@@ -2747,6 +2747,51 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         for (int t = k; t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
         CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
         CHECK(res_from_dev<float>(xin, in.x.size()) == in.x);
+        // The traced instantiation (vals at 3-image slices): the same counts and survivor features as the
+        // plain call, and a consistent trace (every CTA with images has its entry and exit records; the
+        // layer records' live counts add up to the counts).
+        if (runs_vals && slice == 3 && std::string(kernel) == "duo") {
+          using Rec = jhdnnSparseDnnResidentTraceRecord_t;
+          constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+          const int grid = (max_active + slice - 1) / slice;
+          DeviceBuffer dt(size_t(max_active) * R * sizeof(Rec)), dy2(size_t(n) * ld * 4), dro2(size_t(max_active) * 4),
+              dio2(size_t(max_active) * 4);
+          DeviceBuffer dc2 = res_to_dev(c0);
+          JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentTraced(
+              h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc2.as<int>(), drows.as<int>(), dids.as<int>(),
+              xin.get(), ld, dy2.get(), ld, dro2.as<int>(), dio2.as<int>(), slice, dt.get(),
+              size_t(max_active) * R * sizeof(Rec)));
+          CUDA_CHECK(cudaDeviceSynchronize());
+          std::vector<int> counts2 = res_from_dev<int>(dc2, size_t(L) + 1);
+          counts2.erase(counts2.begin());
+          CHECK(counts2 == b.want.counts);
+          const std::vector<int> ro2 = res_from_dev<int>(dro2, size_t(max_active)),
+                                 io2 = res_from_dev<int>(dio2, size_t(max_active));
+          const std::vector<float> y2 = res_from_dev<float>(dy2, size_t(n) * ld);
+          std::map<int, std::vector<uint32_t>> got2;
+          for (int t = 0; t < counts2.back(); ++t) {
+            REQUIRE(ro2[t] >= 0);
+            REQUIRE(ro2[t] < count);
+            std::vector<uint32_t> f(n);
+            for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y2[size_t(i) * ld + ro2[t]]);
+            got2[(io2[t] - 5000) / 7] = std::move(f);
+          }
+          CHECK(got2 == b.want.last);
+          std::vector<Rec> recs(size_t(max_active) * R);
+          CUDA_CHECK(cudaMemcpy(recs.data(), dt.get(), recs.size() * sizeof(Rec), cudaMemcpyDeviceToHost));
+          std::vector<int> live_sum(L, 0);
+          int bad = 0;
+          for (int cta = 0; cta < grid; ++cta) {
+            const Rec* r = recs.data() + size_t(cta) * R;
+            const bool has = cta * slice < count;
+            bad += r[0].event != JHDNN_RESIDENT_TRACE_ENTRY || r[R - 1].event != JHDNN_RESIDENT_TRACE_EXIT;
+            if (!has) continue;
+            for (int k = 0; k < L; ++k)
+              if (r[3 + k].event == JHDNN_RESIDENT_TRACE_LAYER) live_sum[k] += r[3 + k].live;
+          }
+          CHECK(bad == 0);
+          CHECK(live_sum == b.want.counts);
+        }
         for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
       }
     }
