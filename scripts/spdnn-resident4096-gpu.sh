@@ -18,7 +18,8 @@
 #      shared wavefronts, registers) [20-30 s];
 #   7. compute-sanitizer memcheck of the new [resident] GPU cases (vals pack byte for byte; the N = 4096
 #      bitwise case with JHDNN_TEST_VALS_QUICK=1: duo only, slices 0 / 1 / 3) [30-60 s];
-#   8. test_sparse "[resident]~[cpu]" under quad, pair, bulk, packed [4 x 15-25 s; cut first].
+#   8. spdnn_infer N = 4096 L = 480 resident with --resident-below 528 (one wave of 4-image CTAs) [15-20 s];
+#   9. test_sparse "[resident]~[cpu]" under quad, pair, bulk, packed [4 x 15-25 s; cut first].
 # At the end: the steps' exit codes, the spdnn_infer rows, the ncu lines, the sanitizer summary.
 # Before (H200, 735bf8b): N = 4096 runs the graph path: L = 120 / 480 6.95 / 15.36 ms (~24 us per late
 # layer); N = 1024 resident (duo) ~1.8-1.9 / 3.4-3.5 ms.
@@ -80,6 +81,11 @@ if command -v compute-sanitizer >/dev/null; then
   JHDNN_TEST_VALS_QUICK=1 step memcheck_vals 90 compute-sanitizer --tool memcheck --error-exitcode 99 \
     "$T/test_sparse" "resident vals*" "~[cpu]"
 fi
+
+# The waves (README "Vals", risk 1): the switch-over count 4 x SMs (one wave of 4-image CTAs) against the
+# default 8 x SMs, N = 4096 L = 480 resident only [15-20 s].
+JHDNN_SPDNN_RESIDENT_4096=1 step sp4096_below528 40 "$SI" --width 4096 --layers 480 --path resident \
+  --resident-below 528 --validate yes --csv "$OUT/sp4096_below528.csv"
 
 if [ "${KERNELS:-1}" = 1 ]; then
   for K in quad pair bulk packed; do
