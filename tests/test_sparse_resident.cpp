@@ -1111,6 +1111,11 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse]
   CHECK_FALSE(cfg::set_resident_kernel("Duo"));
   CHECK_FALSE(cfg::set_resident_kernel("duo16"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
+  REQUIRE(cfg::set_resident_kernel("vals"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals);
+  CHECK_FALSE(cfg::set_resident_kernel("Vals"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals);
+  REQUIRE(cfg::set_resident_kernel("duo"));
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
   REQUIRE(cfg::set_resident_kernel("bulk"));
@@ -1352,7 +1357,9 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // quad and duo: pair's shape where S < 8; duo: quad where its ring of 8 does not fit (the cases
     // "every row its own list", "one image" and "n 998": 128, 22 and 44 list slots per chunk; the
     // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo).
-    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed"};
+    // vals (session 16): S = 4 on the vals-pack layout for slices 0 (= 4) .. 4 where its ring fits (the
+    // generated layers, n 77; the n = 4096 case: also under duo), else duo's choice (same results).
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals"};
     constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
     for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
@@ -2002,11 +2009,817 @@ TEST_CASE("resident path: generated networks (forced at N = 4096) and the automa
     CHECK(r.tail_first == 1);
     CHECK(r.categories == cpu.categories());
     CHECK(r.active == g.active);
-    // The automatic rule: resident at n <= 1024, the graph path (with a note) above.
+    // The automatic rule: resident at n <= 1024 (and at 4096 with JHDNN_SPDNN_RESIDENT_4096=1: the vals
+    // kernel), the graph path (with a note) elsewhere.
     const spdnn::InferenceResult a = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
                                                           nullptr, spdnn::Path::kResident);
-    CHECK(a.path_used == (cs.n <= 1024 ? spdnn::Path::kResident : spdnn::Path::kGraph));
-    CHECK(a.note.empty() == (cs.n <= 1024));
+    const bool auto_res = spdnn::resident_auto_applies(cs.n);
+    CHECK(auto_res == (cs.n <= 1024 || spdnn::resident_4096_on()));
+    CHECK(a.path_used == (auto_res ? spdnn::Path::kResident : spdnn::Path::kGraph));
+    CHECK(a.note.empty() == auto_res);
     CHECK(a.categories == cpu.categories());
   }
+}
+
+// ============================================================================================
+// The vals kernel (session 16): S = 4 on the vals-pack layout (sparse.h: weight values stored once per
+// run of equal values, 16-byte row headers), 16 warps of 64 rows, 8 chunks per iteration from a ring
+// of 16 slots of the call's largest chunk. The default where S = 4 does not fit the list-pack rings
+// (n = 4096), and JHDNN_RESIDENT_KERNEL=vals anywhere it fits.
+namespace {
+
+// A random layer whose runs of equal input lists (min_run..max_run rows, adjacent in the returned row
+// order) and runs of equal weight vectors (vmin..vmax rows, independent of the list runs) make the
+// vals-pack chunks small enough for the vals ring at n = 4096; padding (index -1, value NaN) with
+// probability pad; weights in [lo, lo + span).
+std::pair<spdnn::Ell, std::vector<int>> random_runs_layer(int64_t n, int min_run, int max_run, int vmin, int vmax,
+                                                          double pad, double lo, double span, SplitMix64& g) {
+  spdnn::Ell e;
+  e.rows = e.cols = n;
+  e.width = 32;
+  e.idx.assign(size_t(n) * 32, -1);
+  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
+  std::vector<int> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  for (int64_t p = n - 1; p > 0; --p) std::swap(perm[p], perm[g.next() % uint64_t(p + 1)]);
+  int list[32];
+  float vals[32];
+  int64_t left = 0, vleft = 0;
+  for (int64_t p = 0; p < n; ++p) {
+    if (left == 0) {
+      left = min_run + int64_t(g.next() % uint64_t(max_run - min_run + 1));
+      for (int& i : list) i = g.uniform() < pad ? -1 : int(g.next() % uint64_t(n));
+    }
+    if (vleft == 0) {
+      vleft = vmin + int64_t(g.next() % uint64_t(vmax - vmin + 1));
+      for (float& v : vals) v = float(lo + g.uniform() * span);
+    }
+    --left;
+    --vleft;
+    const int64_t j = perm[p];
+    for (int k = 0; k < 32; ++k) {
+      e.idx[j * 32 + k] = list[k];
+      if (list[k] >= 0) e.val[j * 32 + k] = vals[k];
+    }
+  }
+  return {e, perm};
+}
+
+enum class ValsMutation {
+  kNone,
+  kValSlotPrevious,  // pack: a row that starts a value slot (not a chunk's first) points at the previous value slot
+  kSlotBytesShort,   // pack: one slot fewer copied per chunk than the fullest chunk has
+  kRingTooDeep,      // copies issued up to g + 16 (into the slot of a chunk being consumed)
+  kCrossLayer,       // always 8 chunks per iteration (a layer's last iteration runs into the next layer)
+  kParity8,          // mbarrier parity (h >> 3) & 1, an 8-slot ring's, on the 16 slots
+  kAnyOne,           // the shared-list path when ANY lane's two rows share their list (not every lane's)
+  kListForVals,      // the kernel reads the weights from the row's LIST slot offset (word 2, not word 3)
+  kAbsentA,          // a lane whose first-loaded row a is past the chunk computes row b from row0's header too
+};
+
+// The host twin of resident_vals_pack_kernel: the vals-pack layout as 32-bit words, chunk c at word
+// c x kCW; slot_bytes = 128 x the most (list + value) slots of a chunk.
+HostPack host_vals_pack(const spdnn::Ell& e, const std::vector<int>* order, ValsMutation mutation = ValsMutation::kNone) {
+  namespace sp = jhdnn::sparse;
+  const int n = int(e.rows), chunks = (n + kEChunk - 1) / kEChunk;
+  HostPack hp;
+  hp.words.assign(size_t(chunks) * kCW, 0u);
+  auto src = [&](int t) { return order && !order->empty() ? (*order)[t] : t; };
+  auto stored = [&](int j, int u) {
+    return res_bits(e.idx[size_t(j) * 32 + u] < 0 ? 0.f : e.val[size_t(j) * 32 + u]);
+  };
+  int most = 0;
+  for (int c = 0; c < chunks; ++c) {
+    const int rows_c = std::min(kEChunk, n - c * kEChunk);
+    uint32_t* chunk = hp.words.data() + size_t(c) * kCW;
+    std::vector<char> new_list(rows_c), new_vals(rows_c);
+    int lists = 0;
+    for (int r = 0; r < rows_c; ++r) {
+      const int j = src(c * kEChunk + r), jp = r > 0 ? src(c * kEChunk + r - 1) : j;
+      bool sl = r > 0, sv = r > 0;
+      for (int u = 0; u < 32; ++u) {
+        sl = sl && e.idx[size_t(j) * 32 + u] == e.idx[size_t(jp) * 32 + u];
+        sv = sv && stored(j, u) == stored(jp, u);
+      }
+      new_list[r] = !sl;
+      new_vals[r] = !sv;
+      lists += !sl;
+    }
+    const int base = rows_c * sp::kResidentValsHeadBytes;
+    int ls = -1, vs = lists - 1;
+    for (int r = 0; r < rows_c; ++r) {
+      const int j = src(c * kEChunk + r);
+      if (new_list[r]) {
+        ++ls;
+        uint32_t* list = chunk + (base + ls * sp::kResidentListBytes) / 4;
+        for (int u = 0; u < 32; ++u) {
+          const int i = e.idx[size_t(j) * 32 + u];
+          list[u] = uint32_t(i < 0 ? n : sp::resident_pos(i, n));
+        }
+      }
+      if (new_vals[r]) {
+        ++vs;
+        uint32_t* v = chunk + (base + vs * sp::kResidentListBytes) / 4;
+        for (int u = 0; u < 32; ++u) v[u] = stored(j, u);
+      }
+      const int vuse = new_vals[r] && r > 0 && mutation == ValsMutation::kValSlotPrevious ? vs - 1 : vs;
+      uint32_t* head = chunk + r * sp::kResidentValsHeadBytes / 4;
+      head[sp::kResidentValsWordRow] = uint32_t(sp::resident_pos(j, n));
+      head[sp::kResidentValsWordFlags] = uint32_t((new_list[r] ? sp::kResidentFlagNewList : 0) |
+                                                  (new_vals[r] ? sp::kResidentFlagNewVals : 0));
+      head[sp::kResidentValsWordList] = uint32_t(base + ls * sp::kResidentListBytes);
+      head[sp::kResidentValsWordVals] = uint32_t(base + vuse * sp::kResidentListBytes);
+    }
+    most = std::max(most, vs + 1);
+  }
+  hp.list_bytes = (most - (mutation == ValsMutation::kSlotBytesShort ? 1 : 0)) * sp::kResidentListBytes;
+  return hp;
+}
+
+// The vals kernel's schedule on the host (dnn_resident_kernel<4, ..., 3>), CTA by CTA, lane by lane:
+// the iteration consumes chunks g .. g + nch - 1 of layer k (nch = min(8, chunks left in the layer);
+// warps 2c, 2c + 1 chunk g + c, 64 rows each, lane p = rows 2p, 2p + 1 x the 4 image slots), thread 0
+// issues every chunk up to g + 15 after the iteration's barrier (16 issued in the prologue), a ring of
+// 16 slots of resident_vals_slot_bytes holding only the bytes each copy moved (resident_vals_chunk_bytes;
+// every word tagged with its chunk, the rest of a slot stale or poisoned: a read of a word the slot's
+// current chunk did not bring fails), copies land at issue (so a slot overwritten while consumed shows),
+// the mbarrier wait of chunk h on slot h % 16 for parity (h / 16) & 1 must pass on exactly chunk h's
+// phase; each lane reads its two rows' headers, list slot(s) and value slots from the ring, the warp
+// takes the shared-list path iff every lane's rows share a list slot, indices must lie in 0..n, output
+// rows in 0..n - 1; per output the chain fma t = 0..31 from 0 in float, bias, ReLU, clamp 32; the
+// layer end flags the live slots, compacts the list, and an emptied slice leaves. Returns false (why)
+// on a violation; out gets the counts per layer and the survivors' feature bits.
+bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
+                  const std::vector<std::vector<float>>& images, float bias, int slice, ChainResult* out,
+                  std::string* why, ValsMutation mutation = ValsMutation::kNone) {
+  namespace sp = jhdnn::sparse;
+  constexpr int S = sp::kResidentValsS, kRing = sp::kResidentValsSlots, kIter = 8, kWarps = 16, kWarpRows = 64;
+  const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
+  if (slice < 1 || slice > S) {
+    *why = "slice outside 1..4";
+    return false;
+  }
+  const int chunks = (n + kEChunk - 1) / kEChunk, last_rows = n - (chunks - 1) * kEChunk;
+  std::vector<HostPack> packs;
+  std::vector<int> sbs;
+  for (int k = 0; k < layers; ++k) {
+    packs.push_back(host_vals_pack(*L[k], orders[k], mutation));
+    sbs.push_back(packs.back().list_bytes);
+  }
+  const size_t slot_bytes = sp::resident_vals_slot_bytes(n, sbs.data(), layers);
+  if (slot_bytes % 16 != 0) {
+    *why = "slot bytes not a multiple of 16";
+    return false;
+  }
+  const size_t slot_words = slot_bytes / 4;
+  out->counts.assign(layers, 0);
+  out->last.clear();
+  const int total = layers * chunks;
+  auto act = [&](float acc) { return std::min(std::max(acc + bias, 0.f), 32.f); };
+  for (int r0 = 0; r0 < count; r0 += slice) {
+    const int mine = std::min(slice, count - r0);
+    std::vector<float> xb[2] = {std::vector<float>(size_t(n + 1) * S, 0.f), std::vector<float>(size_t(n + 1) * S, 0.f)};
+    for (int q = 0; q < mine; ++q)
+      for (int i = 0; i < n; ++i) xb[0][size_t(sp::resident_pos(i, n)) * S + q] = images[r0 + q][i];
+    std::vector<uint32_t> ring(kRing * slot_words, 0xDEADBEEFu);
+    std::vector<int> tag(kRing * slot_words, -1);  // the chunk whose copy wrote the word
+    std::vector<int> landed(kRing, 0);             // completed phases of the slot's mbarrier
+    int ni = 0, ik = 0, ic = 0;
+    auto issue = [&]() {  // thread 0: chunk ni (layer ik, chunk ic) into slot ni % 16; lands at once
+      if (ik < layers) {
+        const int rows = ic == chunks - 1 ? last_rows : kEChunk;
+        const int bytes = sp::resident_vals_chunk_bytes(rows, packs[ik].list_bytes);
+        if (size_t(bytes) > slot_bytes) {
+          *why = "a copy larger than the ring slot";
+          return false;
+        }
+        const int sl = ni % kRing;
+        const uint32_t* srcw = packs[ik].words.data() + size_t(ic) * kCW;
+        for (int w = 0; w < bytes / 4; ++w) {
+          ring[sl * slot_words + w] = srcw[w];
+          tag[sl * slot_words + w] = ni;
+        }
+        ++landed[sl];
+      }
+      ++ni;
+      if (++ic == chunks) ic = 0, ++ik;
+      return true;
+    };
+    for (int m = 0; m < kRing; ++m)
+      if (!issue()) return false;
+    std::vector<int> live(mine);
+    std::iota(live.begin(), live.end(), 0);
+    int cur = 0;
+    bool emptied = false;
+    float alive[S] = {0.f, 0.f, 0.f, 0.f};
+    for (int g = 0, k = 0, c = 0; k < layers;) {
+      const int nch = mutation == ValsMutation::kCrossLayer ? kIter : std::min(kIter, chunks - c);
+      // Every computing warp's wait: chunk gm on slot gm % 16, parity (gm / 16) & 1, exactly its phase.
+      for (int half = 0; half < nch; ++half) {
+        const int gm = g + half;
+        if (gm >= total) break;
+        const int sl = gm % kRing;
+        const int parity = mutation == ValsMutation::kParity8 ? (gm / 8) & 1 : (gm / kRing) & 1;
+        if ((landed[sl] & 1) == parity || landed[sl] != gm / kRing + 1) {
+          *why = "an mbarrier wait that does not pass on exactly its chunk's phase (chunk " + std::to_string(gm) + ")";
+          return false;
+        }
+      }
+      // After the barrier: thread 0 issues every chunk up to g + 15 (mutation: g + 16).
+      const int upto = g + kRing - 1 + (mutation == ValsMutation::kRingTooDeep ? 1 : 0);
+      while (ni <= upto)
+        if (!issue()) return false;
+      for (int w = 0; w < kWarps; ++w) {
+        const int half = w / 2, wrow = w % 2;
+        if (half >= nch) continue;
+        const int gm = g + half;
+        const int ck = c + half;  // this warp's chunk of layer k (mutation kCrossLayer: may run past)
+        const int rows_here = ck == chunks - 1 ? last_rows : kEChunk;
+        const int sl = gm % kRing;
+        auto word = [&](uint32_t byte, uint32_t* v) {  // a ring word of chunk gm, or a violation
+          if (byte % 4 != 0 || byte / 4 >= slot_words || tag[sl * slot_words + byte / 4] != gm) {
+            *why = "a read outside chunk " + std::to_string(gm) + "'s copied bytes (byte " + std::to_string(byte) + ")";
+            return false;
+          }
+          *v = ring[sl * slot_words + byte / 4];
+          return true;
+        };
+        const int row0 = wrow * kWarpRows;
+        if (row0 >= rows_here || ck >= chunks) continue;  // warp-uniform
+        struct Lane {
+          bool a_ok, b_ok;
+          uint32_t ha[4], hb[4];
+        } ln[32];
+        bool all_one = true, any_one = false;
+        for (int lane = 0; lane < 32; ++lane) {
+          Lane& l = ln[lane];
+          // row a = 2p + 1 when bit 2 of p is set, else 2p (the kernel's bank-spreading order)
+          const int ra = row0 + 2 * lane + ((lane >> 2) & 1), rb = ra ^ 1;
+          l.a_ok = ra < rows_here;
+          l.b_ok = rb < rows_here;
+          for (int t = 0; t < 4; ++t)
+            if (!word(uint32_t((l.a_ok ? ra : row0) * 16 + 4 * t), &l.ha[t])) return false;
+          for (int t = 0; t < 4; ++t) {
+            if (l.b_ok) {
+              if (!word(uint32_t(rb * 16 + 4 * t), &l.hb[t])) return false;
+            } else {
+              l.hb[t] = l.ha[t];
+            }
+          }
+          if (mutation == ValsMutation::kAbsentA && !l.a_ok && l.b_ok)  // b's list and values from row0's header
+            for (int t = 1; t < 4; ++t) l.hb[t] = l.ha[t];
+          const bool one = l.ha[2] == l.hb[2];
+          all_one = all_one && one;
+          any_one = any_one || one;
+        }
+        const bool shared = mutation == ValsMutation::kAnyOne ? any_one : all_one;
+        const int vw = mutation == ValsMutation::kListForVals ? 2 : 3;
+        for (int lane = 0; lane < 32; ++lane) {
+          const Lane& l = ln[lane];
+          float a[S] = {0.f, 0.f, 0.f, 0.f}, b[S] = {0.f, 0.f, 0.f, 0.f};
+          for (int t = 0; t < 32; ++t) {
+            uint32_t ia, ib, wa, wb;
+            if (!word(l.ha[2] + 4u * t, &ia) || !word((shared ? l.ha[2] : l.hb[2]) + 4u * t, &ib) ||
+                !word(l.ha[vw] + 4u * t, &wa) || !word(l.hb[vw] + 4u * t, &wb))
+              return false;
+            if (ia > uint32_t(n) || ib > uint32_t(n)) {
+              *why = "an index outside 0..n";
+              return false;
+            }
+            for (int e = 0; e < S; ++e) {
+              a[e] = std::fma(word_float(wa), xb[cur][size_t(ia) * S + e], a[e]);
+              b[e] = std::fma(word_float(wb), xb[cur][size_t(ib) * S + e], b[e]);
+            }
+          }
+          auto put = [&](bool ok, uint32_t frow, const float (&acc)[S]) {
+            if (!ok) return true;
+            if (frow >= uint32_t(n)) {
+              *why = "an output row outside 0..n - 1";
+              return false;
+            }
+            for (int e = 0; e < S; ++e) {
+              const float v = act(acc[e]);
+              xb[cur ^ 1][size_t(frow) * S + e] = v;
+              alive[e] = std::max(alive[e], v);
+            }
+            return true;
+          };
+          if (!put(l.a_ok, l.ha[0], a) || !put(l.b_ok, l.hb[0], b)) return false;
+        }
+      }
+      if (c + nch >= chunks) {  // the layer end (mutation kCrossLayer: c + nch may pass it)
+        std::vector<int> next;
+        for (int sl : live)
+          if (alive[sl] != 0.f) next.push_back(sl);
+        for (float& v : alive) v = 0.f;
+        live = std::move(next);
+        out->counts[k] += int(live.size());
+        cur ^= 1;
+        if (live.empty()) {  // the slice leaves once the chunks in flight (g + nch .. g + 15) landed
+          for (int h = g + nch; h < g + kRing && h < total; ++h)
+            if (landed[h % kRing] != h / kRing + 1) {
+              *why = "an emptied slice leaves with a chunk in flight not landed";
+              return false;
+            }
+          emptied = true;
+          break;
+        }
+      }
+      g += nch;
+      c += nch;
+      if (c >= chunks) c = 0, ++k;
+    }
+    if (emptied) continue;
+    for (int sl : live) {
+      std::vector<uint32_t> f(n);
+      for (int i = 0; i < n; ++i) f[i] = res_bits(xb[cur][size_t(sp::resident_pos(i, n)) * S + sl]);
+      out->last[r0 + sl] = std::move(f);
+    }
+  }
+  return true;
+}
+
+// The vals cases: the GPU test runs them at the default kernel (duo: vals where S = 4 does not fit the
+// list-pack rings) and the emulation on the host. kind 0: random_runs_layer (list runs min_run..max_run,
+// value runs vmin..vmax); 1: generated challenge layers in the reuse order; 3: random_layer (every row
+// its own values: the vals ring does not fit at n = 4096, so the call falls back to pair, S = 2).
+struct ValsCase {
+  const char* name;
+  int64_t n;
+  int layers, images, kind, min_run, max_run, vmin, vmax;
+  double pad, amp_lo, amp_hi;
+  float bias;
+};
+const ValsCase kValsCases[] = {
+    {"generated N 4096, reuse order", 4096, 12, 17, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.35f},
+    // 4001 = 31 x 128 + 33: 32 chunks (4 iterations of 8), the last chunk's 33 rows end inside a lane's
+    // pair (row 32 alone: its pair's second row past the chunk) and leave the chunk's second warp idle.
+    {"random runs 8..24, value runs 16..48, padding, n 4001 (a tail pair)", 4001, 10, 19, 0, 8, 24, 16, 48, 0.06, 0.2,
+     3.0, -0.05f},
+    // 3500 = 27 x 128 + 44: 28 chunks, so each layer ends with an iteration of 4 chunks and the ring of
+    // 16 shifts against the layers.
+    {"random runs 4..20, value runs 1..40, padding, n 3500 (28 chunks)", 3500, 9, 13, 0, 4, 20, 1, 40, 0.05, 0.2, 3.0,
+     -0.05f},
+    {"random ELL, every row its own values, n 4096 (falls back: pair, S = 2)", 4096, 5, 11, 3, 1, 20, 0, 0, 0.05, 0.2,
+     3.0, -0.05f},
+};
+// Small cases for the emulation only (vals at any n; the GPU runs such under JHDNN_RESIDENT_KERNEL=vals
+// where they fit): one short chunk, an iteration of 2 and of 5 chunks, every row its own list and values.
+const ValsCase kValsSmallCases[] = {
+    {"random runs 1..3, value runs 1..5, n 77 (fewer rows than a chunk)", 77, 8, 9, 0, 1, 3, 1, 5, 0.05, 0.2, 3.0,
+     -0.1f},
+    {"random runs 1..16, value runs 1..16, n 200 (2 chunks)", 200, 9, 11, 0, 1, 16, 1, 16, 0.05, 0.2, 3.0, -0.08f},
+    {"random runs 1..12, value runs 2..30, n 600 (5 chunks)", 600, 8, 9, 0, 1, 12, 2, 30, 0.05, 0.2, 3.0, -0.05f},
+    {"random ELL (every row its own list and values), n 1000", 1000, 5, 9, 3, 1, 1, 0, 0, 0.0, 0.2, 3.0, -0.05f},
+    {"generated N 1024, reuse order", 1024, 12, 13, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.3f},
+};
+
+Built build_vals_case(const ValsCase& cs, uint64_t seed) {
+  SplitMix64 g(seed);
+  Built b;
+  for (int l = 1; l <= cs.layers; ++l) {
+    if (cs.kind == 1) {
+      spdnn::Ell e = spdnn::generate_layer_ell(cs.n, l, 42);
+      b.orders.push_back(spdnn::reuse_order(e));
+      b.ells.push_back(std::move(e));
+    } else {
+      auto [e, ord] = cs.kind == 0
+                          ? random_runs_layer(cs.n, cs.min_run, cs.max_run, cs.vmin, cs.vmax, cs.pad, -0.02, 0.115, g)
+                          : random_layer(cs.n, cs.max_run, cs.pad, -0.02, 0.115, g);
+      b.ells.push_back(std::move(e));
+      b.orders.push_back(std::move(ord));
+    }
+  }
+  b.images = make_images(cs.n, cs.images, cs.amp_lo, cs.amp_hi, g);
+  std::vector<const spdnn::Ell*> ptrs;
+  for (const auto& e : b.ells) ptrs.push_back(&e);
+  b.want = cpu_chain(ptrs, b.images, cs.bias);
+  return b;
+}
+
+// The vals call's shared memory for a built case (the host twin's slot bytes, byte for byte the
+// device pack's): whether the vals kernel runs on a device with smem_optin bytes per block.
+bool vals_fits(const Built& b, int64_t n, size_t smem_optin, size_t* smem_out = nullptr) {
+  namespace sp = jhdnn::sparse;
+  std::vector<int> sbs;
+  for (size_t l = 0; l < b.ells.size(); ++l) sbs.push_back(host_vals_pack(b.ells[l], &b.orders[l]).list_bytes);
+  const size_t smem = sp::resident_vals_smem_bytes(n, sp::resident_vals_slot_bytes(n, sbs.data(), int(sbs.size())));
+  if (smem_out) *smem_out = smem;
+  return smem <= smem_optin;
+}
+
+}  // namespace
+
+TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once, slots inside the copy", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  SplitMix64 g(9500);
+  struct L {
+    const char* name;
+    spdnn::Ell e;
+    std::vector<int> o;
+    int want_slot_bytes;  // -1: not pinned
+  };
+  std::vector<L> ls;
+  {
+    spdnn::Ell e = spdnn::generate_layer_ell(4096, 3, 42);
+    std::vector<int> o = spdnn::reuse_order(e);
+    ls.push_back({"generated N 4096", std::move(e), std::move(o), 9 * 128});  // 8 lists + 1 value vector per chunk
+  }
+  {
+    spdnn::Ell e = spdnn::generate_layer_ell(1024, 7, 42);
+    std::vector<int> o = spdnn::reuse_order(e);
+    ls.push_back({"generated N 1024", std::move(e), std::move(o), 9 * 128});
+  }
+  {
+    auto [e, o] = random_layer(1000, 1, 0.0, -0.02, 0.115, g);
+    ls.push_back({"every row its own list and values, n 1000", std::move(e), std::move(o), 256 * 128});
+  }
+  {
+    auto [e, o] = random_runs_layer(4001, 8, 24, 16, 48, 0.06, -0.02, 0.115, g);
+    ls.push_back({"random runs, n 4001", std::move(e), std::move(o), -1});
+  }
+  {
+    auto [e, o] = random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random runs, n 77", std::move(e), std::move(o), -1});
+  }
+  for (const L& l : ls) {
+    INFO(l.name);
+    const int n = int(l.e.rows), chunks = (n + 127) / 128;
+    const HostPack hp = host_vals_pack(l.e, &l.o);
+    if (l.want_slot_bytes >= 0) CHECK(hp.list_bytes == l.want_slot_bytes);
+    CHECK(hp.list_bytes % 128 == 0);
+    int bad = 0;
+    for (int c = 0; c < chunks; ++c) {
+      const int rows_c = std::min(128, n - 128 * c);
+      const uint32_t* ch = hp.words.data() + size_t(c) * kCW;
+      const uint32_t copied = uint32_t(sp::resident_vals_chunk_bytes(rows_c, hp.list_bytes));
+      uint32_t prev_l = 0, prev_v = 0;
+      for (int r = 0; r < rows_c; ++r) {
+        const int j = l.o[size_t(128 * c + r)];
+        const uint32_t* h = ch + 4 * r;
+        bad += h[0] != uint32_t(sp::resident_pos(j, n));
+        const uint32_t lo = h[2], vo = h[3], fl = h[1];
+        bad += lo < uint32_t(rows_c * 16) || lo + 128 > copied || vo < uint32_t(rows_c * 16) || vo + 128 > copied;
+        if (lo + 128 > copied || vo + 128 > copied) continue;
+        for (int u = 0; u < 32; ++u) {
+          const int i = l.e.idx[size_t(j) * 32 + u];
+          bad += ch[lo / 4 + u] != uint32_t(i < 0 ? n : sp::resident_pos(i, n));
+          bad += ch[vo / 4 + u] != res_bits(i < 0 ? 0.f : l.e.val[size_t(j) * 32 + u]);
+        }
+        // Rows without a flag share the previous row's slot; a flagged row opens the next one.
+        bad += (fl & 1u) ? (r > 0 && lo != prev_l + 128) : lo != prev_l;
+        bad += (fl & 2u) ? (r > 0 && vo != prev_v + 128) : vo != prev_v;
+        bad += r == 0 && fl != 3u;
+        prev_l = lo;
+        prev_v = vo;
+      }
+    }
+    CHECK(bad == 0);
+  }
+  // The challenge chunk: 128 x 16 + 9 x 128 = 3,200 bytes (list-pack: 19,456); the ring at N = 4096,
+  // S = 4: 16 x 3,200 + 256 + 2 x 4097 x 16 = 182,560 bytes of the H200's 232,448.
+  const int gen[2] = {9 * 128, 9 * 128};
+  CHECK(sp::resident_vals_slot_bytes(4096, gen, 2) == 3200);
+  CHECK(sp::resident_vals_smem_bytes(4096, 3200) == 182560);
+  const int own[1] = {256 * 128};
+  CHECK(sp::resident_vals_slot_bytes(4096, own, 1) == size_t(sp::kResidentChunkBytes));
+  CHECK(sp::resident_vals_smem_bytes(4096, sp::kResidentChunkBytes) > 232448);
+  const int big77[1] = {256 * 128};  // more slot bytes than a short chunk's rows can have: capped
+  CHECK(sp::resident_vals_slot_bytes(77, big77, 1) == 77 * 16 + 77 * 256);
+  // The argument check's slice limit (api_sparse.cpp): 8 at 1024, 4 at 2048 (pair's S = 4) and at 4096
+  // (vals), none at 16384.
+  CHECK(sp::resident_slice_limit(1024, 232448) == 8);
+  CHECK(sp::resident_slice_limit(2048, 232448) == 4);
+  CHECK(sp::resident_slice_limit(4096, 232448) == 4);
+  CHECK(sp::resident_slice_max(4096, 232448) == 2);
+  CHECK(sp::resident_slice_limit(16384, 232448) == 0);
+}
+
+TEST_CASE("resident vals kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
+  auto run = [](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices) {
+    INFO(cs.name);
+    const Built b = build_vals_case(cs, seed);
+    std::vector<const spdnn::Ell*> lp;
+    std::vector<const std::vector<int>*> op;
+    for (size_t l = 0; l < b.ells.size(); ++l) {
+      lp.push_back(&b.ells[l]);
+      op.push_back(&b.orders[l]);
+    }
+    for (int slice : slices) {
+      INFO("slice " << slice);
+      ChainResult got;
+      std::string why;
+      const bool ok = emulate_vals(lp, op, b.images, cs.bias, slice, &got, &why);
+      INFO(why);
+      REQUIRE(ok);
+      CHECK(got.counts == b.want.counts);
+      CHECK(got.last == b.want.last);
+    }
+  };
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) run(kValsCases[c], 9600 + c, {1, 3, 4});
+  for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
+    run(kValsSmallCases[c], 9700 + c, {1, 2, 4});
+}
+
+TEST_CASE("resident vals kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
+  // Each mutation must make the emulation fail (a violation, or a result that is not the chain's) on
+  // at least one of two cases: n 3500 (28 chunks: iterations of 8 and 4; runs of lists and values that
+  // are not all aligned, so a lane's two rows sometimes have two lists) and n 77 (one short chunk of 77
+  // rows: the last pair has its first-loaded row past the chunk and its second inside).
+  const ValsMutation muts[] = {ValsMutation::kValSlotPrevious, ValsMutation::kSlotBytesShort,
+                               ValsMutation::kRingTooDeep,     ValsMutation::kCrossLayer,
+                               ValsMutation::kParity8,         ValsMutation::kAnyOne,
+                               ValsMutation::kListForVals,     ValsMutation::kAbsentA};
+  struct Prepared {
+    Built b;
+    float bias;
+    std::vector<const spdnn::Ell*> lp;
+    std::vector<const std::vector<int>*> op;
+  };
+  std::vector<Prepared> cases;
+  for (auto [cs, seed] : {std::pair<const ValsCase*, uint64_t>{&kValsCases[2], 9600 + 2},
+                          std::pair<const ValsCase*, uint64_t>{&kValsSmallCases[0], 9700}}) {
+    cases.push_back({build_vals_case(*cs, seed), cs->bias, {}, {}});
+    Prepared& p = cases.back();
+    for (size_t l = 0; l < p.b.ells.size(); ++l) {
+      p.lp.push_back(&p.b.ells[l]);
+      p.op.push_back(&p.b.orders[l]);
+    }
+    ChainResult got;
+    std::string why;
+    REQUIRE(emulate_vals(p.lp, p.op, p.b.images, p.bias, 4, &got, &why));  // unmutated: passes
+    REQUIRE(got.counts == p.b.want.counts);
+    REQUIRE(got.last == p.b.want.last);
+  }
+  for (ValsMutation m : muts) {
+    INFO("mutation " << int(m));
+    bool caught = false;
+    for (const Prepared& p : cases) {
+      ChainResult got;
+      std::string why;
+      const bool ok = emulate_vals(p.lp, p.op, p.b.images, p.bias, 4, &got, &why, m);
+      caught = caught || !(ok && got.counts == p.b.want.counts && got.last == p.b.want.last);
+    }
+    CHECK(caught);
+  }
+}
+
+// Which vals cases run the vals kernel itself on the H200 (232,448 bytes per block): the GPU test below
+// relies on it (the challenge and the two random-runs cases run vals; every row's own values falls back).
+TEST_CASE("resident vals: the GPU test's N = 4096 cases run vals itself, the own-values case falls back", "[sparse][resident][cpu]") {
+  constexpr size_t kH200 = 232448;
+  const bool want[] = {true, true, true, false};
+  STATIC_REQUIRE(sizeof want / sizeof want[0] == sizeof kValsCases / sizeof kValsCases[0]);
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) {
+    const ValsCase& cs = kValsCases[c];
+    INFO(cs.name);
+    const Built b = build_vals_case(cs, 9800 + c);  // the GPU test's seed
+    size_t smem = 0;
+    CHECK(vals_fits(b, cs.n, kH200, &smem) == want[c]);
+    INFO("shared memory " << smem);
+    // the list-pack kernels give S = 2 at most here (so duo, the default, tries vals)
+    CHECK(jhdnn::sparse::resident_slice_max(cs.n, kH200) < 4);
+  }
+}
+
+// The vals pack kernel (dnn_resident_pack.cu) against its host twin (host_vals_pack, which the
+// emulation runs on), byte for byte, and its slot bytes; built once per descriptor and device.
+TEST_CASE("resident vals packed copy: the device pack is the host layout, byte for byte", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  int device = -1;
+  CUDA_CHECK(cudaGetDevice(&device));
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9810));
+  struct Layer {
+    const char* name;
+    spdnn::Ell e;
+    std::vector<int> order;
+    bool use_order;
+  };
+  std::vector<Layer> ls;
+  {
+    spdnn::Ell e = spdnn::generate_layer_ell(4096, 9, 42);
+    std::vector<int> o = spdnn::reuse_order(e);
+    ls.push_back({"generated N 4096, reuse order", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_runs_layer(4001, 8, 24, 16, 48, 0.06, -0.02, 0.115, g);
+    ls.push_back({"random runs, value runs, padding, n 4001", std::move(e), std::move(o), true});
+  }
+  {
+    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random ELL, every row its own list and values, natural order, n 1000", std::move(e), std::move(o),
+                  false});
+  }
+  {
+    auto [e, o] = random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g);
+    ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
+  }
+  for (const Layer& l : ls) {
+    INFO(l.name);
+    const int64_t n = l.e.rows;
+    const DeviceBuffer di = res_to_dev(l.e.idx), dv = res_to_dev(l.e.val), dord = res_to_dev(l.order);
+    jhdnnSparseMatrixDescriptor_t d = nullptr;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+    if (l.use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
+    const float* p = nullptr;
+    int sb = 0;
+    REQUIRE(jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p, &sb).ok());
+    REQUIRE(p != nullptr);
+    const HostPack want = host_vals_pack(l.e, l.use_order ? &l.order : nullptr);
+    CHECK(sb == want.list_bytes);
+    std::vector<uint32_t> got(want.words.size());
+    CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
+    size_t bad = 0, first_bad = got.size();
+    for (size_t w = 0; w < got.size(); ++w)
+      if (got[w] != want.words[w]) {
+        ++bad;
+        first_bad = std::min(first_bad, w);
+      }
+    INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
+                            << ", word " << first_bad % kCW << ")");
+    CHECK(bad == 0);
+    const float* p2 = nullptr;
+    int sb2 = 0;
+    REQUIRE(jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p2, &sb2).ok());  // built once
+    CHECK(p2 == p);
+    CHECK(sb2 == sb);
+    CHECK(d->resident_vals.size() == 1);
+    CHECK(d->resident_pack.size() == 0);  // the list-pack copy is another list, not built here
+    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+  }
+}
+
+// The vals kernel on the GPU: the N = 4096 cases (challenge layers, random runs of lists and values
+// with a tail pair and a 28-chunk layer) at the default kernel (duo, which runs vals there: S = 4) and
+// under JHDNN_RESIDENT_KERNEL=vals, every slice 0 (= 4) .. 4; the own-values case falls back to pair
+// (S = 2: slices 3 and 4 refused with NOT_SUPPORTED_SHAPE); and the small cases under vals (where its
+// ring fits, else duo's kernels). Bitwise against the CPU fma chain (counts per layer, survivors by id,
+// every feature's bits); y columns of non-survivors and list slots past the count still poisoned,
+// guard bytes, x unchanged. Which copies the call built tells which kernel ran: vals builds only the
+// vals-pack copies, every fallback the list-pack ones too.
+TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4, and the fallback", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  int device = -1, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const ResidentKernelGuard restore;
+  std::vector<std::pair<const ValsCase*, uint64_t>> cases;
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) cases.push_back({&kValsCases[c], 9800 + c});
+  for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
+    cases.push_back({&kValsSmallCases[c], 9900 + c});
+  for (const auto& [csp, seed] : cases) {
+    const ValsCase& cs = *csp;
+    INFO(cs.name << ": n " << cs.n << " layers " << cs.layers << " images " << cs.images);
+    const Built b = build_vals_case(cs, seed);
+    const int64_t n = cs.n;
+    const int count = cs.images, max_active = count + 3, L = cs.layers;
+    const int64_t ld = max_active + 2;
+    const bool fits = vals_fits(b, n, size_t(optin));
+    const int s_list = jhdnn::sparse::resident_slice_max(n, size_t(optin));
+    const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
+    // JHDNN_TEST_VALS_QUICK (set, non-empty): duo only, slices 0, 1 and 3 (for compute-sanitizer runs).
+    const char* quick_env = std::getenv("JHDNN_TEST_VALS_QUICK");
+    const bool quick = quick_env != nullptr && *quick_env != '\0';
+    for (const char* kernel : {"duo", "vals"}) {
+      if (quick && std::string(kernel) != "duo") continue;
+      REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
+      // vals runs when tried (duo: where S = 4 does not fit the list-pack rings) and its ring fits
+      const bool tried = std::string(kernel) == "vals" || s_list < 4;
+      for (int slice = 0; slice <= 4; ++slice) {
+        if (quick && slice != 0 && slice != 1 && slice != 3) continue;
+        const bool runs_vals = tried && fits;
+        const int smax = runs_vals ? 4 : s_list;
+        INFO("kernel " << kernel << " sliceImages " << slice << (runs_vals ? " (vals)" : " (fallback)"));
+        const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // fresh descriptors: no copies yet
+        DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+        std::vector<int> c0(L + 1, 0);
+        c0[0] = count;
+        DeviceBuffer dc = res_to_dev(c0);
+        const DeviceBuffer xin = res_to_dev(in.x), drows = res_to_dev(in.rows), dids = res_to_dev(in.ids);
+        const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(
+            h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(),
+            xin.get(), ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice);
+        if (slice > smax) {
+          CHECK(st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+          for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+          continue;
+        }
+        REQUIRE(st == JHDNN_STATUS_SUCCESS);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        for (auto d : dl.descs) {
+          CHECK(d->resident_vals.size() == (tried ? 1 : 0));
+          CHECK(d->resident_pack.size() == (runs_vals ? 0 : 1));
+        }
+        std::vector<int> counts = res_from_dev<int>(dc, size_t(L) + 1);
+        CHECK(counts[0] == count);
+        counts.erase(counts.begin());
+        CHECK(counts == b.want.counts);
+        const int k = counts.back();
+        const std::vector<int> ro = res_from_dev<int>(dro, size_t(max_active)), io = res_from_dev<int>(dio, size_t(max_active));
+        const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+        CHECK(list_mismatches(std::vector<int>(ro.begin(), ro.begin() + k), std::vector<int>(io.begin(), io.begin() + k),
+                              in.ids, count) == 0);
+        std::map<int, std::vector<uint32_t>> got;
+        std::vector<int> pos;
+        for (int t = 0; t < k; ++t) {
+          REQUIRE(ro[t] >= 0);
+          REQUIRE(ro[t] < count);
+          std::vector<uint32_t> f(n);
+          for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
+          const int m = (io[t] - 5000) / 7;
+          CHECK((io[t] - 5000) % 7 == 0);
+          CHECK(got.count(m) == 0);
+          got[m] = std::move(f);
+          pos.push_back(ro[t]);
+        }
+        CHECK(got == b.want.last);
+        const std::vector<uint32_t> yb = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+        int stray = 0;
+        for (int64_t col = 0; col < ld; ++col) {
+          if (std::find(pos.begin(), pos.end(), int(col)) != pos.end()) continue;
+          for (int64_t i = 0; i < n; ++i) stray += yb[size_t(i) * ld + col] != 0xFFFFFFFFu;
+        }
+        CHECK(stray == 0);
+        const std::vector<uint32_t> rb = res_from_dev<uint32_t>(dro, size_t(max_active));
+        for (int t = k; t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
+        CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
+        CHECK(res_from_dev<float>(xin, in.x.size()) == in.x);
+        // The traced instantiation (vals at 3-image slices): the same counts and survivor features as the
+        // plain call, and a consistent trace (every CTA with images has its entry and exit records; the
+        // layer records' live counts add up to the counts).
+        if (runs_vals && slice == 3 && std::string(kernel) == "duo") {
+          using Rec = jhdnnSparseDnnResidentTraceRecord_t;
+          constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+          const int grid = (max_active + slice - 1) / slice;
+          DeviceBuffer dt(size_t(max_active) * R * sizeof(Rec)), dy2(size_t(n) * ld * 4), dro2(size_t(max_active) * 4),
+              dio2(size_t(max_active) * 4);
+          DeviceBuffer dc2 = res_to_dev(c0);
+          JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentTraced(
+              h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc2.as<int>(), drows.as<int>(), dids.as<int>(),
+              xin.get(), ld, dy2.get(), ld, dro2.as<int>(), dio2.as<int>(), slice, dt.get(),
+              size_t(max_active) * R * sizeof(Rec)));
+          CUDA_CHECK(cudaDeviceSynchronize());
+          std::vector<int> counts2 = res_from_dev<int>(dc2, size_t(L) + 1);
+          counts2.erase(counts2.begin());
+          CHECK(counts2 == b.want.counts);
+          const std::vector<int> ro2 = res_from_dev<int>(dro2, size_t(max_active)),
+                                 io2 = res_from_dev<int>(dio2, size_t(max_active));
+          const std::vector<float> y2 = res_from_dev<float>(dy2, size_t(n) * ld);
+          std::map<int, std::vector<uint32_t>> got2;
+          for (int t = 0; t < counts2.back(); ++t) {
+            REQUIRE(ro2[t] >= 0);
+            REQUIRE(ro2[t] < count);
+            std::vector<uint32_t> f(n);
+            for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y2[size_t(i) * ld + ro2[t]]);
+            got2[(io2[t] - 5000) / 7] = std::move(f);
+          }
+          CHECK(got2 == b.want.last);
+          std::vector<Rec> recs(size_t(max_active) * R);
+          CUDA_CHECK(cudaMemcpy(recs.data(), dt.get(), recs.size() * sizeof(Rec), cudaMemcpyDeviceToHost));
+          std::vector<int> live_sum(L, 0);
+          int bad = 0;
+          for (int cta = 0; cta < grid; ++cta) {
+            const Rec* r = recs.data() + size_t(cta) * R;
+            const bool has = cta * slice < count;
+            bad += r[0].event != JHDNN_RESIDENT_TRACE_ENTRY || r[R - 1].event != JHDNN_RESIDENT_TRACE_EXIT;
+            if (!has) continue;
+            for (int k = 0; k < L; ++k)
+              if (r[3 + k].event == JHDNN_RESIDENT_TRACE_LAYER) live_sum[k] += r[3 + k].live;
+          }
+          CHECK(bad == 0);
+          CHECK(live_sum == b.want.counts);
+        }
+        for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+      }
+    }
+  }
+}
+
+// The N = 4096 switch of the automatic rule (tools/spdnn/spdnn_gpu.cu): JHDNN_SPDNN_RESIDENT_4096 unset
+// or "" = the built-in default (off until the H200 measures vals), "0" off, "1" on; only 2048 < n <= 4096
+// is affected. The variable is read at each call; the test restores it.
+TEST_CASE("resident path: the N = 4096 switch of the automatic rule", "[sparse][resident][cpu]") {
+  const char* old = std::getenv("JHDNN_SPDNN_RESIDENT_4096");
+  const std::string saved = old ? old : "";
+  ::unsetenv("JHDNN_SPDNN_RESIDENT_4096");
+  const bool def = spdnn::resident_4096_on();
+  CHECK(def == spdnn::kResident4096Default);  // false until the H200 measures vals
+  CHECK(spdnn::resident_auto_applies(1024));
+  CHECK(spdnn::resident_auto_applies(4096) == def);
+  ::setenv("JHDNN_SPDNN_RESIDENT_4096", "1", 1);
+  CHECK(spdnn::resident_4096_on());
+  CHECK(spdnn::resident_auto_applies(4096));
+  CHECK(spdnn::resident_auto_applies(1024));
+  CHECK_FALSE(spdnn::resident_auto_applies(2048));  // the list-pack kernels' S = 4 (pair): not switched
+  CHECK_FALSE(spdnn::resident_auto_applies(16384));
+  ::setenv("JHDNN_SPDNN_RESIDENT_4096", "0", 1);
+  CHECK_FALSE(spdnn::resident_auto_applies(4096));
+  CHECK(spdnn::resident_auto_applies(1024));
+  if (old)
+    ::setenv("JHDNN_SPDNN_RESIDENT_4096", saved.c_str(), 1);
+  else
+    ::unsetenv("JHDNN_SPDNN_RESIDENT_4096");
 }

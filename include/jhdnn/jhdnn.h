@@ -566,8 +566,10 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
  *   written. x and y, the output lists and the input lists / counts must not overlap.
  *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x (n + 1) x 8 floats of features + 136 KB
- *   of weight stages per CTA; 4, 2 for larger n), or 0 for that most; NOT_SUPPORTED_SHAPE beyond, or if
- *   not even 2 fit. col_ind, values and the row order (if set) must be 16-byte aligned.
+ *   of weight stages per CTA; 4, 2 for larger n; 4 up to n = 4096 when the layers' runs of equal
+ *   index lists and weight values make the vals kernel's chunks small enough, as the challenge's do),
+ *   or 0 for that most; NOT_SUPPORTED_SHAPE beyond, or if not even 2 fit. col_ind, values and the row
+ *   order (if set) must be 16-byte aligned.
  * No workspace. Bias <= 0 as for the other layer calls.
  * Packed weights: the first call that uses a descriptor builds its packed copy (device memory of
  * ceil(rows / 128) x 34,816 bytes, about the weights again: the rows in the row order with their
@@ -586,7 +588,10 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * block's shared memory, pair's shape where a call's slices hold 4 images or fewer); =quad the same
  * CTA with one row for 4 images per lane and two chunks at a time; =pair one image and 4 rows per
  * lane; =bulk the 8-warp kernel with the same copies; =packed the 8-warp kernel copying with 16-byte
- * cp.async. */
+ * cp.async. Where duo's rings leave no room for 4-image slices (n = 4096), the call runs the vals
+ * kernel (slices of up to 4 images, a second packed copy per descriptor that stores each run of equal
+ * weight values once as well) if its ring fits, else pair with 2-image slices; =vals runs vals wherever
+ * it fits (slices of 0 / 1..4 images), else as duo. */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,

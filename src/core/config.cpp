@@ -95,7 +95,7 @@ int parse_switch(const char* v, const char* const (&names)[N]) {
 const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
 const char* const kSpdnnTileNames[6] = {"auto", "cta2", "block", "single", "list", "cta"};  // index 0 = the default; = SpdnnTile
-const char* const kResidentNames[5] = {"duo", "quad", "pair", "bulk", "packed"};  // index 0 = the default; = ResidentKernel
+const char* const kResidentNames[6] = {"duo", "quad", "pair", "bulk", "packed", "vals"};  // index 0 = the default; = ResidentKernel
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.

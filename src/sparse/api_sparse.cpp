@@ -622,11 +622,13 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
       }
     }
     const int64_t n = wtDescs[0]->rows;
-    const int smax = sparse::resident_slice_max(n, handle->device.smem_per_block_optin);
+    const int smax = sparse::resident_slice_limit(n, handle->device.smem_per_block_optin);
     if (smax == 0)
       return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                   "n = %lld: a slice of 2 images does not fit in shared memory (%zu of %zu bytes per block)",
                   (long long)n, sparse::resident_smem_bytes(n, 2), handle->device.smem_per_block_optin);
+    // (The vals kernel's 4-image slices: its ring depends on the layers' packs, so dnn_resident refuses a
+    // slice of 3-4 images itself when its ring does not fit these layers.)
     if (sliceImages > smax)
       return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages (%d) > %d, the most that fit in shared memory at n = %lld",
                   sliceImages, smax, (long long)n);

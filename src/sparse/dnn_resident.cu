@@ -88,6 +88,19 @@
 // (predicted 4.2-5.1); ncu of the first resident launch: 399 us against 520, 208 M instructions against
 // 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96.
 //
+// Vals (kLaneRows 3, S = 4; session 16, written without a GPU, not measured yet): at n = 4096 the
+// list-pack rings leave room for 2-image slices only (a ring slot is sized for 34,816-byte chunks, or
+// 19,456 on the challenge layers), and 2-image slices lose to the graph path. The vals-pack layout
+// (sparse.h; dnn_resident_pack.cu) stores each run of equal weight values once as well, so a challenge
+// chunk is 3,200 bytes: a ring of 16 such slots (the call's largest chunk) and two S = 4 feature
+// buffers take 182,560 bytes at n = 4096. 16 warps of 64 rows, lane = 2 rows x the 4 images (duo's
+// lane at S = 4: per input one ld.shared.v4 of features for 8 FMAs), 2 warps per chunk, so EIGHT
+// chunks per iteration and 8 in flight (chunk h: slot h & 15, mbarrier parity (h >> 4) & 1). SASS per
+// warp-iteration (64 rows x 4 images, the shared path) ~443, as duo's ~439 for its 32 rows x 8 images.
+// Chosen by dnn_resident where S = 4 does not fit the other rings (and JHDNN_RESIDENT_KERNEL=vals
+// anywhere) when its ring fits the call's layers; else the kernels as before. src/sparse/README.md,
+// "Vals".
+//
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
@@ -134,6 +147,19 @@ constexpr int kDuoIterChunks = 2 * kWarps / kDuoChunkWarps;     // chunks per it
 static_assert(kDuoIterChunks == 4 && kDuoSlots == 2 * kDuoIterChunks, "4 consumed + 4 in flight");
 static_assert(32 + 2 * kDuoSlots <= kMisc && 32 + 2 * kWSlots <= kMisc, "the mbarriers (8 bytes each) fit misc");
 static_assert(kDuoChunkWarps * 2 * kRowsPerWarp == kChunkRows, "duo: 4 warps x 32 rows per chunk");
+// The vals shape (kLaneRows 3, JHDNN_RESIDENT_KERNEL=vals, and the default where S = 4 does not fit the
+// other rings: n = 4096): S = 4 on the vals-pack layout (sparse.h). 16 warps of 64 rows (lane = 2 rows x
+// the 4 images), so 2 warps per chunk and EIGHT chunks per iteration from a ring of 16 slots of the
+// call's largest chunk (chunk h: slot h & 15, mbarrier parity (h >> 4) & 1); the 16 mbarriers need
+// misc ints 32..63.
+constexpr int kValsSlots = kResidentValsSlots;
+constexpr int kValsChunkWarps = 2;
+constexpr int kValsIterChunks = 2 * kWarps / kValsChunkWarps;  // 8
+constexpr int kValsRowsPerWarp = kChunkRows / kValsChunkWarps;  // 64
+constexpr int kValsMisc = 64;
+static_assert(kValsIterChunks == 8 && kValsSlots == 2 * kValsIterChunks, "8 consumed + 8 in flight");
+static_assert(32 + 2 * kValsSlots <= kValsMisc, "the vals ring's mbarriers fit its misc ints");
+static_assert(kValsRowsPerWarp == 2 * 32, "vals: a lane's two rows");
 
 // The layer table travels as a kernel parameter (96 x 16 B, inside the classic 4 KB limit).
 struct ResidentLayer {
@@ -204,16 +230,20 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 // The bytes of a chunk of rows_here rows: its rows, then the layer's list bytes, but no more slots
 // than rows (a short last chunk; so a layer never moves more bytes than its n x 272 of old). A
 // multiple of 16, at most kChunkFloats x 4.
+// kVals: the vals-pack layout's chunk (list_bytes holds the layer's list + value slot bytes).
+template <bool kVals = false>
 __device__ __forceinline__ unsigned chunk_bytes(const ResidentLayer& layer, int rows_here) {
+  if constexpr (kVals) return unsigned(resident_vals_chunk_bytes(rows_here, layer.list_bytes));
   return unsigned(resident_chunk_bytes(rows_here, layer.list_bytes));
 }
 // Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
 // The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
 // before the __syncthreads that precedes this call) before the async-proxy writes.
+template <bool kVals = false>
 __device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
                                            unsigned bar) {
   const float* src = layer.pack + int64_t(c) * kChunkFloats;
-  const unsigned bytes = chunk_bytes(layer, rows_here);
+  const unsigned bytes = chunk_bytes<kVals>(layer, rows_here);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
@@ -293,16 +323,19 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // The 16-warp kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
   // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
   static_assert(!kPair || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
-  constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2;
-  static_assert(kLaneRows >= 0 && kLaneRows <= 2, "one image, quad or duo");
-  static_assert(kLaneRows == 0 || (kPair && S == 8), "the quad and duo shapes use the 16-warp CTA, at S = 8");
+  constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2, kVals = kLaneRows == 3;
+  static_assert(kLaneRows >= 0 && kLaneRows <= 3, "one image, quad, duo or vals");
+  static_assert(kLaneRows == 0 || (kPair && (kVals ? S == kResidentValsS : S == 8)),
+                "the quad and duo shapes use the 16-warp CTA at S = 8, vals at S = 4");
+  constexpr bool kRuntimeSlot = kDuo || kVals;  // the ring slot is the call's largest chunk (slot_bytes)
   constexpr int kCtaThreads = cta_threads(kPair);
   // The ring: kRing slots of slot_b bytes (pair / quad / 8-warp: 4 x 34,816; duo: 8 x slot_bytes),
   // then the misc ints, then the two feature buffers.
-  constexpr int kRing = kDuo ? kDuoSlots : kWSlots;
-  constexpr int kChunkWarps = kDuo ? kDuoChunkWarps : kWarps;  // warps on one chunk (16-warp kernels)
-  const unsigned slot_b = kDuo ? slot_bytes : unsigned(kChunkFloats * 4);
-  const unsigned w_bytes = kDuo ? unsigned(kDuoSlots) * slot_bytes : unsigned(kWBytes);
+  constexpr int kRing = kDuo ? kDuoSlots : kVals ? kValsSlots : kWSlots;
+  constexpr int kChunkWarps = kDuo ? kDuoChunkWarps : kVals ? kValsChunkWarps : kWarps;  // warps on one chunk
+  constexpr int kMiscInts = kVals ? kValsMisc : kMisc;
+  const unsigned slot_b = kRuntimeSlot ? slot_bytes : unsigned(kChunkFloats * 4);
+  const unsigned w_bytes = kRuntimeSlot ? unsigned(kRing) * slot_bytes : unsigned(kWBytes);
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
@@ -311,10 +344,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer
   int* s_cnt = misc + 16;   // live images after the last compaction
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
-  float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kMisc * 4);
+  float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kMiscInts * 4);
   unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));  // the stages' byte address
   asm volatile("" : "+r"(smem_a));  // opaque: kept in a register (else re-formed from %cgactaid per use)
-  const unsigned xbuf_a = smem_a + w_bytes + unsigned(kMisc * 4);
+  const unsigned xbuf_a = smem_a + w_bytes + unsigned(kMiscInts * 4);
   const unsigned bar_a = smem_a + w_bytes + 32u * 4u;  // kBulk: stage s's mbarrier at bar_a + 8 s
   const int xstride = (n + 1) * S;  // floats per feature buffer (row n: zero, the padding index)
 
@@ -361,8 +394,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int m = 0; m < kPrologue; ++m) {
     if constexpr (kBulk) {
       if (ik < layer_count && threadIdx.x == 0)
-        bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
-                   smem_a + unsigned(m & (kRing - 1)) * slot_b, bar_a + 8u * unsigned(m & (kRing - 1)));
+        bulk_chunk<kVals>(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                          smem_a + unsigned(m & (kRing - 1)) * slot_b, bar_a + 8u * unsigned(m & (kRing - 1)));
     } else {
       if (ik < layer_count) issue_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
                                         wstage + (m & (kWSlots - 1)) * kChunkFloats);
@@ -395,7 +428,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int wrow = kPair ? warp % kChunkWarps : warp;  // the warp's place in its chunk
   int k = 0, c = 0;  // the (first) chunk of iteration g: layer k, chunk c
   for (int g = 0; k < layer_count;) {
-    const int nch = kDuo ? min(kDuoIterChunks, chunks - c) : kPair && c + 1 < chunks ? 2 : 1;
+    const int nch = kDuo    ? min(kDuoIterChunks, chunks - c)
+                    : kVals ? min(kValsIterChunks, chunks - c)
+                    : kPair && c + 1 < chunks ? 2 : 1;
     const bool computes = half < nch;  // warp-uniform
     const int gm = g + half;           // this warp's chunk (global index)
     if (kTrace && threadIdx.x == 0) wait_t0 = clock64();
@@ -421,8 +456,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 #pragma unroll 1
         for (; ni <= g + kRing - 1; ++ni) {  // pair: 2 chunks, 1 after a layer's odd last chunk; duo: nch
           if (ik < layer_count)
-            bulk_chunk(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
-                       smem_a + unsigned(ni & (kRing - 1)) * slot_b, bar_a + 8u * unsigned(ni & (kRing - 1)));
+            bulk_chunk<kVals>(table.layer[ik], ic, ic == chunks - 1 ? last_rows : kChunkRows,
+                              smem_a + unsigned(ni & (kRing - 1)) * slot_b, bar_a + 8u * unsigned(ni & (kRing - 1)));
           if (++ic == chunks) ic = 0, ++ik;
         }
       }
@@ -691,6 +726,84 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       put(a_ok, sa, a);
       put(b_ok, sb, b);
     };
+    // Vals shape (kVals: 16 warps, 2 per chunk, 64 rows each; S = 4; the vals-pack layout). Lane p =
+    // rows 2p and 2p + 1 of the warp's 64 (in either order, below), all 4 images: per input one ld.shared.v4 of the 4 images'
+    // features (a 16-byte feature row at S = 4) feeds both rows' 4 FMAs, as duo's lane does at S = 8.
+    // A row's 16-byte header (output row, flags, list-slot and value-slot offsets) comes in one
+    // ld.shared.v4; its weights from its value slot (the challenge's chunks have one: a broadcast).
+    // When every lane's two rows read one list slot (warp-uniform, __all_sync), one index load per 4
+    // inputs serves both, else each row loads its own (unroll 2). A row past the chunk computes the
+    // other row's (or row0's) values and is not stored. Dead slots are computed like live ones (never
+    // read as live). Per output the same chain t = 0..31 from 0, then bias, ReLU, clamp.
+    auto vals = [&]() {
+      const int row0 = wrow * kValsRowsPerWarp;
+      if (row0 >= rows_here) return;  // warp-uniform
+      // Row a (the first header load) is 2p + 1 when bit 2 of p is set, else 2p: headers are 16 bytes,
+      // so header r sits in bank group r & 7, and a half-warp's 16 first loads then cover the 8 groups
+      // twice (2 wavefronts) where 16 even rows would cover 4 groups 4 times (4). Only which register
+      // holds which row changes.
+      const int ra = row0 + 2 * lane + ((lane >> 2) & 1), rb = ra ^ 1;  // row0 is even: the pair's other row
+      const bool a_ok = ra < rows_here, b_ok = rb < rows_here;
+      // A row past the chunk computes another row's values (not stored): a absent, row0's; b absent, a's.
+      // The shared-list path below is taken only when both headers name one list slot, so b never uses
+      // a list that is not its own.
+      const int4 ha = lds_v4_s32(st_a + unsigned((a_ok ? ra : row0) * kResidentValsHeadBytes));
+      const int4 hb = b_ok ? lds_v4_s32(st_a + unsigned(rb * kResidentValsHeadBytes)) : ha;
+      const unsigned va = st_a + unsigned(ha.w), vb = st_a + unsigned(hb.w);  // value slots
+      const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
+      float a[4] = {0.f, 0.f, 0.f, 0.f}, b[4] = {0.f, 0.f, 0.f, 0.f};
+      auto fma4 = [](float (&acc)[4], float w, float4 xf) {
+        acc[0] = __fmaf_rn(w, xf.x, acc[0]);
+        acc[1] = __fmaf_rn(w, xf.y, acc[1]);
+        acc[2] = __fmaf_rn(w, xf.z, acc[2]);
+        acc[3] = __fmaf_rn(w, xf.w, acc[3]);
+      };
+      auto feat = [&](int i) { return lds_v4_f32(xin + (unsigned(i) << 4)); };
+      if (__all_sync(0xffffffffu, ha.z == hb.z)) {  // every lane: one list for both rows
+        const unsigned ls = st_a + unsigned(ha.z);
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int4 id = lds_v4_s32(ls + 16u * u);
+          const float4 wa = lds_v4_f32(va + 16u * u), wb = lds_v4_f32(vb + 16u * u);
+          const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
+          fma4(a, wa.x, x0);
+          fma4(b, wb.x, x0);
+          fma4(a, wa.y, x1);
+          fma4(b, wb.y, x1);
+          fma4(a, wa.z, x2);
+          fma4(b, wb.z, x2);
+          fma4(a, wa.w, x3);
+          fma4(b, wb.w, x3);
+        }
+      } else {
+        const unsigned lsa = st_a + unsigned(ha.z), lsb = st_a + unsigned(hb.z);
+#pragma unroll 2
+        for (int u = 0; u < 8; ++u) {
+          const int4 ia = lds_v4_s32(lsa + 16u * u), ib = lds_v4_s32(lsb + 16u * u);
+          const float4 wa = lds_v4_f32(va + 16u * u), wb = lds_v4_f32(vb + 16u * u);
+          fma4(a, wa.x, feat(ia.x));
+          fma4(b, wb.x, feat(ib.x));
+          fma4(a, wa.y, feat(ia.y));
+          fma4(b, wb.y, feat(ib.y));
+          fma4(a, wa.z, feat(ia.z));
+          fma4(b, wb.z, feat(ib.z));
+          fma4(a, wa.w, feat(ia.w));
+          fma4(b, wb.w, feat(ib.w));
+        }
+      }
+      const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
+      auto put = [&](bool ok, int frow, const float (&acc)[4]) {
+        if (!ok) return;
+        const float4 v = make_float4(act(acc[0]), act(acc[1]), act(acc[2]), act(acc[3]));
+        sts_v4_f32(xout + (unsigned(frow) << 4), v);  // the output's feature row
+        alive4[0] = fmaxf(alive4[0], v.x);
+        alive4[1] = fmaxf(alive4[1], v.y);
+        alive4[2] = fmaxf(alive4[2], v.z);
+        alive4[3] = fmaxf(alive4[3], v.w);
+      };
+      put(a_ok, ha.x, a);
+      put(b_ok, hb.x, b);
+    };
     // The plan per warp-chunk (tests/test_sparse_resident.cpp emulates it, emulate_resident):
     //   8 warps x 16 rows: S = 8 four steps (a 4-chain group, else two pairs), S = 4 one pair,
     //                      S = 2 one step;
@@ -701,6 +814,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       if (computes) quad();
     } else if constexpr (kDuo) {
       if (computes) duo();
+    } else if constexpr (kVals) {
+      if (computes) vals();
     } else if (computes) {          // warp-uniform; true but for the pair shape's idle half
       if constexpr (kSteps == 4) {  // S = 8
         if (one_list_run(0, 4))     // the official layers: every warp-chunk
@@ -718,10 +833,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
 
     if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if constexpr (kQuad || kDuo) {  // the lane's 4 slots (a dead slot's flag is never read)
+      if constexpr (kQuad || kDuo || kVals) {  // the lane's 4 slots (a dead slot's flag is never read)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          if (alive4[e] != 0.f) s_flag[4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
+          if (alive4[e] != 0.f) s_flag[kVals ? e : 4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
           alive4[e] = 0.f;
         }
       } else {
@@ -798,7 +913,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][22];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo
+std::atomic<size_t> g_smem_set[kMaxDevices][24];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals
 // Held while the attribute is raised, so that it only ever rises: two first calls racing with
 // different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
 // it, and the smaller, set last, would make the other call's launch fail.
@@ -848,6 +963,29 @@ size_t resident_duo_smem_bytes(int64_t n, size_t slot_bytes) {
   return size_t(kDuoSlots) * slot_bytes + kMisc * 4 + 2 * size_t(n + 1) * 8 * sizeof(float);
 }
 
+size_t resident_vals_slot_bytes(int64_t n, const int* slot_bytes, int layer_count) {
+  const int rows = int(std::min<int64_t>(n, kChunkRows));  // the largest chunk's rows
+  size_t most = 0;
+  for (int k = 0; k < layer_count; ++k)
+    most = std::max(most, size_t(resident_vals_chunk_bytes(rows, slot_bytes[k])));
+  return (most + 15) / 16 * 16;  // a multiple of 16 already (rows x 16 + slots x 128); kept for the TMA
+}
+
+size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes) {
+  return size_t(kValsSlots) * slot_bytes + kValsMisc * 4 + 2 * size_t(n + 1) * kResidentValsS * sizeof(float);
+}
+
+// The vals ring of the smallest chunks (one list and one value slot each): below this nothing fits.
+static size_t resident_vals_min_smem_bytes(int64_t n) {
+  const int rows = int(std::min<int64_t>(n, kChunkRows));
+  return resident_vals_smem_bytes(n, size_t(resident_vals_chunk_bytes(rows, 2 * kResidentListBytes)));
+}
+
+int resident_slice_limit(int64_t n, size_t smem_optin) {
+  const int s = resident_slice_max(n, smem_optin);
+  return s == 0 ? 0 : std::max(s, resident_vals_min_smem_bytes(n) <= smem_optin ? kResidentValsS : 0);
+}
+
 int resident_slice_max(int64_t n, size_t smem_optin) {
   for (int s : {8, 4, 2})
     if (resident_smem_bytes(n, s) <= smem_optin) return s;
@@ -873,6 +1011,8 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, 1>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, false, true, true, 2>));  // duo (S = 8 only)
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, 2>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true, true, 3>));  // vals (S = 4 only)
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 3>));
   return Status::success();
 }
 
@@ -881,13 +1021,38 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk or packed; all exact, for A/B runs.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed or vals; all exact.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk or packed",
+    return core::fail(JHDNN_STATUS_BAD_PARAM,
+                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed or vals",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
-  const int smax = resident_slice_max(n, smem_optin);
+  const int nn = int(n);
+  ResidentTable table{};
+  // The vals kernel (S = 4 on the vals-pack layout, a ring of 16 slots of the call's largest chunk):
+  // tried when JHDNN_RESIDENT_KERNEL=vals (any n), or by default (duo) where the list-pack rings leave
+  // no room for S = 4 (n > 2,048 or so: n = 4096), for slices of 0 (= 4) to 4 images. It runs when its
+  // ring and features fit the block's shared memory, which the layers' packs say (the challenge's
+  // chunks: 3,200 bytes); otherwise the call goes on as below (duo / quad / pair; same results).
+  const int s_list = resident_slice_max(n, smem_optin);  // the list-pack kernels' largest slice
+  const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals ||
+                                                   (which == core::config::ResidentKernel::kDuo && s_list < 4));
+  if (try_vals && resident_vals_min_smem_bytes(n) <= smem_optin) {
+    int sbs[kResidentMaxLayers];
+    for (int k = 0; k < layer_count; ++k)
+      JHDNN_TRY(resident_vals_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));
+    for (int k = 0; k < layer_count; ++k) sbs[k] = table.layer[k].list_bytes;
+    const size_t slot = resident_vals_slot_bytes(n, sbs, layer_count);
+    const size_t smem = resident_vals_smem_bytes(n, slot);
+    if (smem <= smem_optin) {
+      if (slice == 0) slice = kResidentValsS;
+      return launch<kResidentValsS, true, true, 3>(s, device, table, layer_count, nn, bias, clamp_max, counts,
+                                                   rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
+                                                   max_active, smem, unsigned(slot), trace);
+    }
+  }
+  const int smax = s_list;
   if (smax == 0)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "n = %lld: two feature buffers of 2 images do not fit in shared memory (%zu bytes per block)",
@@ -898,15 +1063,14 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                       smax, (long long)n);
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
-  ResidentTable table{};
   for (int k = 0; k < layer_count; ++k)
     JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));
-  const int nn = int(n);
   // Duo's ring: 8 slots of the call's largest chunk (the layers' list bytes are known now). When they
   // and the features do not fit the block's shared memory (e.g. layers whose rows all have their own
-  // lists: 34,816-byte chunks), the call runs quad instead (same results).
+  // lists: 34,816-byte chunks), the call runs quad instead (same results). (vals, where it did not
+  // apply, counts as duo.)
   size_t duo_slot = 0, duo_smem = 0;
-  if (which == core::config::ResidentKernel::kDuo && S == 8) {
+  if ((which == core::config::ResidentKernel::kDuo || which == core::config::ResidentKernel::kVals) && S == 8) {
     int lbs[kResidentMaxLayers];
     for (int k = 0; k < layer_count; ++k) lbs[k] = table.layer[k].list_bytes;
     duo_slot = resident_duo_slot_bytes(n, lbs, layer_count);
@@ -918,6 +1082,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
     auto go = [&](auto bulk_tag, auto pair_tag, auto rows_tag) {
       constexpr int kRows = decltype(rows_tag)::value;
       const size_t smem = kRows == 2 ? duo_smem : resident_smem_bytes(n, kS);
+      static_assert(kRows <= 2, "vals launches above");
       return launch<kS, decltype(bulk_tag)::value, decltype(pair_tag)::value, kRows>(
           s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out,
           ids_out, slice, max_active, smem, unsigned(kRows == 2 ? duo_slot : 0), trace);
@@ -937,7 +1102,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
       case core::config::ResidentKernel::kQuad:  // S = 8 only (n <= 1024 with slices of 5-8 images); else pair
         if constexpr (kS == 8) return go(T{}, T{}, R1{});
         return go(T{}, T{}, R0{});
-      default:  // kDuo: S = 8 only, when its ring fits; else quad (S = 8) or pair
+      default:  // kDuo (and kVals where it did not apply): S = 8 only, when its ring fits; else quad (S = 8) or pair
         if constexpr (kS == 8) {
           if (duo) return go(T{}, T{}, R2{});
           return go(T{}, T{}, R1{});

@@ -40,6 +40,12 @@
 // one compare-exchange) keeps the first published and the other thread frees its own, so exactly one
 // copy per device stays and nothing leaks. A copy is never replaced while the descriptor is
 // unchanged (another thread may be using it); the copy of another device stays next to this one.
+//
+// The vals-pack layout (session 16, sparse.h: 16-byte row headers, each run of equal lists AND each run
+// of equal weight values stored once per chunk) is a second copy per descriptor (resident_vals), built
+// the same way by resident_vals_pack_kernel when the vals kernel is tried (n = 4096, or
+// JHDNN_RESIDENT_KERNEL=vals): the challenge's chunks shrink to 3,200 bytes, so 4-image slices fit at
+// n = 4096. Same chunk stride (the worst case is 128 x (16 + 2 x 128) = 34,816 bytes), same publish.
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
 
@@ -120,23 +126,114 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
   if (r == 0) atomicMax(max_slots, total);
 }
 
+
+// The vals-pack layout (sparse.h, kResidentVals*): block c packs chunk c, thread = row. A row starts a
+// list slot when r == 0 or its 32 indices differ from the previous row's, a value slot when r == 0 or
+// its 32 stored weights (padding -> 0.0f) differ from the previous row's bit for bit. List slot of row
+// r = (rows 0..r that start one) - 1; value slot = the chunk's list slots + (rows 0..r that start a
+// value slot) - 1: block-wide counts from one ballot per warp each. out: the zeroed copy;
+// max_slots: zeroed, gets the most (list + value) slots of any chunk.
+__device__ __forceinline__ float stored_weight(int index, float v) { return index < 0 ? 0.f : v; }
+__global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const int* __restrict__ wi,
+                                                                          const float* __restrict__ wv,
+                                                                          const int* __restrict__ order, int n,
+                                                                          unsigned char* __restrict__ out,
+                                                                          int* __restrict__ max_slots) {
+  __shared__ int s_lists[kPackThreads / 32], s_vals[kPackThreads / 32];
+  const int r = int(threadIdx.x), lane = r & 31, warp = r >> 5;
+  const int p = int(blockIdx.x) * kResidentChunkRows + r;
+  const bool valid = p < n;
+  int j = 0;
+  bool same_list = false, same_vals = false;
+  int4 idx[8];
+  float4 val[8];
+  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentChunkBytes;
+  if (valid) {
+    j = order ? order[p] : p;
+    const int jp = p == 0 ? j : (order ? order[p - 1] : p - 1);
+    const int4* si = reinterpret_cast<const int4*>(wi + int64_t(j) * 32);
+    const int4* sp = reinterpret_cast<const int4*>(wi + int64_t(jp) * 32);
+    const float4* sv = reinterpret_cast<const float4*>(wv + int64_t(j) * 32);
+    const float4* spv = reinterpret_cast<const float4*>(wv + int64_t(jp) * 32);
+    same_list = same_vals = r > 0;  // a chunk's first row always starts both slots
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int4 a = si[u], ap = sp[u];
+      same_list = same_list && same4(a, ap);
+      idx[u] = remap_rows(a, n);
+      const float4 v = sv[u], vp = spv[u];
+      val[u] = make_float4(stored_weight(a.x, v.x), stored_weight(a.y, v.y), stored_weight(a.z, v.z),
+                           stored_weight(a.w, v.w));
+      const float4 q = make_float4(stored_weight(ap.x, vp.x), stored_weight(ap.y, vp.y), stored_weight(ap.z, vp.z),
+                                   stored_weight(ap.w, vp.w));
+      same_vals = same_vals && __float_as_int(val[u].x) == __float_as_int(q.x) &&
+                  __float_as_int(val[u].y) == __float_as_int(q.y) && __float_as_int(val[u].z) == __float_as_int(q.z) &&
+                  __float_as_int(val[u].w) == __float_as_int(q.w);
+    }
+  }
+  const bool new_list = valid && !same_list, new_vals = valid && !same_vals;
+  const unsigned bl = __ballot_sync(0xffffffffu, new_list), bv = __ballot_sync(0xffffffffu, new_vals);
+  if (lane == 0) {
+    s_lists[warp] = __popc(bl);
+    s_vals[warp] = __popc(bv);
+  }
+  __syncthreads();
+  int lists_before = 0, lists = 0, vals_before = 0, vals = 0;
+#pragma unroll
+  for (int w = 0; w < kPackThreads / 32; ++w) {
+    lists_before += w < warp ? s_lists[w] : 0;
+    lists += s_lists[w];
+    vals_before += w < warp ? s_vals[w] : 0;
+    vals += s_vals[w];
+  }
+  const unsigned upto = 0xffffffffu >> (31 - lane);  // lanes 0..lane
+  const int list_slot = lists_before + __popc(bl & upto) - 1;
+  const int val_slot = lists + vals_before + __popc(bv & upto) - 1;
+  if (valid) {
+    const int rows_c = min(kResidentChunkRows, n - int(blockIdx.x) * kResidentChunkRows);
+    const int base = rows_c * kResidentValsHeadBytes;
+    const int list_off = base + list_slot * kResidentListBytes, val_off = base + val_slot * kResidentListBytes;
+    *reinterpret_cast<int4*>(chunk + r * kResidentValsHeadBytes) =
+        make_int4(resident_pos(j, n), (new_list ? kResidentFlagNewList : 0) | (new_vals ? kResidentFlagNewVals : 0),
+                  list_off, val_off);
+    if (new_list) {
+      int4* ld = reinterpret_cast<int4*>(chunk + list_off);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) ld[u] = idx[u];
+    }
+    if (new_vals) {
+      float4* vd = reinterpret_cast<float4*>(chunk + val_off);
+#pragma unroll
+      for (int u = 0; u < 8; ++u) vd[u] = val[u];
+    }
+  }
+  if (r == 0) atomicMax(max_slots, lists + vals);
+}
+
 }  // namespace
 
 void release_resident_pack(jhdnnSparseMatrixStruct& d) {
-  d.resident_pack.release([](int device, float* p) {
+  auto free_on = [](int device, float* p) {
     int cur = -1;
     const bool switch_dev = cudaGetDevice(&cur) == cudaSuccess && cur != device;
     if (switch_dev && cudaSetDevice(device) != cudaSuccess) cudaGetLastError();
     if (cudaFree(p) != cudaSuccess) cudaGetLastError();
     if (switch_dev && cudaSetDevice(cur) != cudaSuccess) cudaGetLastError();
-  });
+  };
+  d.resident_pack.release(free_on);
+  d.resident_vals.release(free_on);
 }
 
-Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes) {
+namespace {
+// The two layouts' shared build-and-publish (see the file comment): `vals` picks the layout, its pack
+// kernel and its list; *bytes gets the copy's per-chunk slot bytes (list-pack: the list bytes).
+Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool vals, const float** packed,
+                  int* bytes_out) {
+  ResidentPackList& list = vals ? d.resident_vals : d.resident_pack;
   int aux = 0;
-  if (const float* p = d.resident_pack.find(device, &aux)) {
+  if (const float* p = list.find(device, &aux)) {
     *packed = p;
-    *list_bytes = aux;
+    *bytes_out = aux;
     return Status::success();
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -164,14 +261,19 @@ Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, con
   // copy still being written (and the slot count is read back).
   Status st = JHDNN_CUDA_STATUS(cudaMemsetAsync(p, 0, bytes, s));
   if (st.ok()) {
-    resident_pack_kernel<<<unsigned(chunks), kPackThreads, 0, s>>>(d.col_ind, d.values, d.row_order, n, base,
-                                                                   max_slots);
+    if (vals)
+      resident_vals_pack_kernel<<<unsigned(chunks), kPackThreads, 0, s>>>(d.col_ind, d.values, d.row_order, n, base,
+                                                                          max_slots);
+    else
+      resident_pack_kernel<<<unsigned(chunks), kPackThreads, 0, s>>>(d.col_ind, d.values, d.row_order, n, base,
+                                                                     max_slots);
     st = JHDNN_CUDA_STATUS(cudaGetLastError());
   }
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(&slots, max_slots, sizeof(int), cudaMemcpyDeviceToHost, s));
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));
-  if (st.ok() && (slots < 1 || slots > kResidentChunkRows))
-    st = core::fail(JHDNN_STATUS_INTERNAL_ERROR, "the resident pack counted %d list slots in a chunk", slots);
+  const int most = vals ? 2 * kResidentChunkRows : kResidentChunkRows;  // vals: list + value slots
+  if (st.ok() && (slots < (vals ? 2 : 1) || slots > most))
+    st = core::fail(JHDNN_STATUS_INTERNAL_ERROR, "the resident pack counted %d slots in a chunk", slots);
   if (!st.ok()) {
     cudaFree(p);
     return st;
@@ -181,19 +283,30 @@ Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, con
   // first one published is the one every call uses, and this thread frees its own (same bytes, never
   // seen by any other thread). See resident_pack_list.h.
   int winner_lb = 0;
-  float* const winner = d.resident_pack.publish(device, p, lb, &winner_lb);
+  float* const winner = list.publish(device, p, lb, &winner_lb);
   if (winner != p && cudaFree(p) != cudaSuccess) cudaGetLastError();
   if (winner == nullptr)
     return core::fail(JHDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED,
                       "the resident path's packed copy of a layer could not be recorded (host allocation failed)");
   *packed = winner;
-  *list_bytes = winner_lb;
+  *bytes_out = winner_lb;
   return Status::success();
+}
+}  // namespace
+
+Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes) {
+  return build_pack(s, device, d, false, packed, list_bytes);
+}
+
+Status resident_vals_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed,
+                          int* slot_bytes) {
+  return build_pack(s, device, d, true, packed, slot_bytes);
 }
 
 Status load_dnn_resident_pack_kernel() {
   cudaFuncAttributes attr;
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, resident_pack_kernel));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, resident_vals_pack_kernel));
   return Status::success();
 }
 

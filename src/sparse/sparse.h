@@ -32,6 +32,9 @@ struct jhdnnSparseMatrixStruct : jhdnn::sparse::SparseMatrixFields {
   // descriptor (published once even when threads race: resident_pack_list.h) and released by
   // jhdnn::sparse::release_resident_pack (every Set* call and Destroy).
   jhdnn::sparse::ResidentPackList resident_pack;
+  // The same layer in the "vals-pack" layout (sparse.h, kResidentVals*), built by the first call of
+  // the vals kernel that uses it (aux: the copy's slot bytes per chunk); released with resident_pack.
+  jhdnn::sparse::ResidentPackList resident_vals;
 };
 
 namespace jhdnn::sparse {
@@ -174,4 +177,51 @@ Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, con
 // Frees d's packed copy, if any (the descriptor changed or is destroyed). Never fails: a free error
 // is cleared (the memory of a device that was reset is gone anyway).
 void release_resident_pack(jhdnnSparseMatrixStruct& d);
+}  // namespace jhdnn::sparse
+
+// The "vals-pack" layout (session 16; dnn_resident_pack.cu, the vals kernel of dnn_resident.cu): the
+// list-pack layout with each run of equal weight values stored once as well, so that the challenge's
+// chunks shrink from 19,456 to 3,200 bytes and a ring of 16 of them fits next to S = 4 feature buffers
+// at n = 4096. Per 128-row chunk of the row order, at the same fixed stride kResidentChunkBytes:
+//   headers:    chunk row r at byte 16 r: word 0 the output's feature row resident_pos(j, n), word 1
+//               flags (kResidentFlagNewList: the row's 32 indices differ from the previous row's in the
+//               chunk, or r = 0; kResidentFlagNewVals: the same for its 32 stored weights, compared
+//               bit for bit after padding -> 0.0f), word 2 the byte offset of its list slot from the
+//               chunk's start, word 3 the byte offset of its value slot;
+//   slots:      from byte rows_c x 16, the chunk's list slots (32 int32 feature rows, padding -> n)
+//               in row order, then its value slots (32 floats, padding -> 0.0f), 128 bytes each.
+// Copied per chunk: rows_c x 16 + min(slot_bytes, rows_c x 256), slot_bytes = 128 x the most (list +
+// value) slots of any chunk of the layer (one byte count per layer, the pack list's aux). Worst case
+// (every row its own list and values) 128 x (16 + 256) = 34,816 bytes: the chunk stride, as before.
+// Every output is still its own chain fma(w_t, x_t, acc), t = 0..31 from 0 (padding fma(0, 0, acc)).
+namespace jhdnn::sparse {
+constexpr int kResidentValsHeadBytes = 16;
+constexpr int kResidentValsWordRow = 0, kResidentValsWordFlags = 1, kResidentValsWordList = 2,
+              kResidentValsWordVals = 3;
+constexpr int kResidentFlagNewVals = 2;
+static_assert(kResidentChunkRows * (kResidentValsHeadBytes + 2 * kResidentListBytes) == kResidentChunkBytes,
+              "the worst vals-pack chunk fills the chunk stride");
+// The bytes one copy of a vals-pack chunk of `rows` rows moves (slot_bytes: the layer's, above): a
+// multiple of 16, at most kResidentChunkBytes. The kernel's copies, its ring slot and the emulation use it.
+JHDNN_RESIDENT_HD int resident_vals_chunk_bytes(int rows, int slot_bytes) {
+  const int most = rows * 2 * kResidentListBytes;
+  return rows * kResidentValsHeadBytes + (slot_bytes < most ? slot_bytes : most);
+}
+// Builds d's vals-pack copy as resident_pack does (the same rules: once per device, a memset, one
+// kernel, one synchronize, refused inside a capture, published once when threads race) and returns it
+// with its slot bytes per chunk (a multiple of 128, 256..32768).
+Status resident_vals_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed,
+                          int* slot_bytes);
+// The vals kernel (S = 4, 16 warps of 64 rows, 8 chunks per iteration from a ring of 16 slots of the
+// call's largest chunk): its ring slot, and its block's shared memory (the ring, 64 misc ints, two
+// feature buffers of (n + 1) x 4 floats). A call runs it when this fits the block's opt-in shared
+// memory (dnn_resident.cu says when it is chosen).
+constexpr int kResidentValsSlots = 16;
+constexpr int kResidentValsS = 4;
+size_t resident_vals_slot_bytes(int64_t n, const int* slot_bytes, int layer_count);
+size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes);
+// The largest slice any resident kernel might take at n (the argument check): resident_slice_max, or
+// 4 when the vals ring of the smallest chunks (one list and one value slot each) fits; 0 if none. The
+// call itself knows whether vals fits its layers.
+int resident_slice_limit(int64_t n, size_t smem_optin);
 }  // namespace jhdnn::sparse

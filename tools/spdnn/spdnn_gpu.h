@@ -120,8 +120,16 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
 
 // kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
 int resident_auto_threshold();
-// kResident with resident_below < 0 runs only for widths where an 8-image slice fits (n <= 1024).
+// kResident with resident_below < 0 runs only for widths where an 8-image slice fits (n <= 1024), and
+// at 2048 < n <= 4096 (4-image slices of the vals kernel) when resident_4096_on().
 bool resident_auto_applies(int64_t n);
+// The N = 4096 switch (session 16): the vals kernel (S = 4 slices, weight values stored once per run;
+// src/sparse/README.md, "Vals") lets the resident path run at n = 4096, where the list-pack kernels fit
+// only 2-image slices. Written without a GPU, so OFF until the H200 measures it against the graph path:
+// flip kResident4096Default to true, or set JHDNN_SPDNN_RESIDENT_4096=1 ("0" forces it off; unset or ""
+// = kResident4096Default).
+constexpr bool kResident4096Default = false;
+bool resident_4096_on();
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
 void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s);
