@@ -2009,8 +2009,8 @@ TEST_CASE("resident path: generated networks (forced at N = 4096) and the automa
     CHECK(r.tail_first == 1);
     CHECK(r.categories == cpu.categories());
     CHECK(r.active == g.active);
-    // The automatic rule: resident at n <= 1024 (and at 4096 with JHDNN_SPDNN_RESIDENT_4096=1: the vals
-    // kernel), the graph path (with a note) elsewhere.
+    // The automatic rule: resident at n <= 1024 and at 4096 (the vals kernel; JHDNN_SPDNN_RESIDENT_4096=0
+    // turns that off), the graph path (with a note) elsewhere.
     const spdnn::InferenceResult a = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
                                                           nullptr, spdnn::Path::kResident);
     const bool auto_res = spdnn::resident_auto_applies(cs.n);
@@ -2799,14 +2799,14 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
 }
 
 // The N = 4096 switch of the automatic rule (tools/spdnn/spdnn_gpu.cu): JHDNN_SPDNN_RESIDENT_4096 unset
-// or "" = the built-in default (off until the H200 measures vals), "0" off, "1" on; only 2048 < n <= 4096
+// or "" = the built-in default (on since the H200 measured vals, session 16), "0" off, "1" on; only 2048 < n <= 4096
 // is affected. The variable is read at each call; the test restores it.
 TEST_CASE("resident path: the N = 4096 switch of the automatic rule", "[sparse][resident][cpu]") {
   const char* old = std::getenv("JHDNN_SPDNN_RESIDENT_4096");
   const std::string saved = old ? old : "";
   ::unsetenv("JHDNN_SPDNN_RESIDENT_4096");
   const bool def = spdnn::resident_4096_on();
-  CHECK(def == spdnn::kResident4096Default);  // false until the H200 measures vals
+  CHECK(def == spdnn::kResident4096Default);  // true since the H200 measured vals (session 16)
   CHECK(spdnn::resident_auto_applies(1024));
   CHECK(spdnn::resident_auto_applies(4096) == def);
   ::setenv("JHDNN_SPDNN_RESIDENT_4096", "1", 1);

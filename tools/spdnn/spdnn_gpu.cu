@@ -181,7 +181,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   const bool keep = keep_layer > 0 && keep_out && keep_ids;
   if (path == Path::kResident && resident_below < 0 && !resident_auto_applies(n)) {
     res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
-               " (the rule: n <= 1024, or 2048 < n <= 4096 with JHDNN_SPDNN_RESIDENT_4096=1; force it with "
+               " (the rule: n <= 1024, or 2048 < n <= 4096 unless JHDNN_SPDNN_RESIDENT_4096=0; force it with "
                "resident_below >= 0); ran the graph path";
     path = Path::kGraph;
   }

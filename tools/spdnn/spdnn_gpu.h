@@ -125,10 +125,10 @@ int resident_auto_threshold();
 bool resident_auto_applies(int64_t n);
 // The N = 4096 switch (session 16): the vals kernel (S = 4 slices, weight values stored once per run;
 // src/sparse/README.md, "Vals") lets the resident path run at n = 4096, where the list-pack kernels fit
-// only 2-image slices. Written without a GPU, so OFF until the H200 measures it against the graph path:
-// flip kResident4096Default to true, or set JHDNN_SPDNN_RESIDENT_4096=1 ("0" forces it off; unset or ""
-// = kResident4096Default).
-constexpr bool kResident4096Default = false;
+// only 2-image slices. ON since the H200 measured it (trial 918395d, spdnn_infer N = 4096, exact): L = 120
+// 6.65 ms against the graph path's 7.03, L = 480 13.02 against 15.34. JHDNN_SPDNN_RESIDENT_4096=0 forces it
+// off (A/B runs), 1 on; unset or "" = kResident4096Default.
+constexpr bool kResident4096Default = true;
 bool resident_4096_on();
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
