@@ -2799,7 +2799,8 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
 }
 
 // The N = 4096 switch of the automatic rule (tools/spdnn/spdnn_gpu.cu): JHDNN_SPDNN_RESIDENT_4096 unset
-// or "" = the built-in default (on since the H200 measured vals, session 16), "0" off, "1" on; only 2048 < n <= 4096
+// or "" = the built-in default (on since the H200 measured vals, session 16), "0" off, "1" on, anything else
+// refused by name (std::runtime_error); only 2048 < n <= 4096
 // is affected. The variable is read at each call; the test restores it.
 TEST_CASE("resident path: the N = 4096 switch of the automatic rule", "[sparse][resident][cpu]") {
   const char* old = std::getenv("JHDNN_SPDNN_RESIDENT_4096");
@@ -2818,6 +2819,25 @@ TEST_CASE("resident path: the N = 4096 switch of the automatic rule", "[sparse][
   ::setenv("JHDNN_SPDNN_RESIDENT_4096", "0", 1);
   CHECK_FALSE(spdnn::resident_auto_applies(4096));
   CHECK(spdnn::resident_auto_applies(1024));
+  // Any other value is refused by name wherever the rule is consulted (before: every value but "0"
+  // turned the switch ON, so "off" or "false" silently ran the resident path).
+  for (const char* bad : {"off", "false", "no", "00", " 1", "1 ", "2", "on"}) {
+    INFO("JHDNN_SPDNN_RESIDENT_4096 = '" << bad << "'");
+    ::setenv("JHDNN_SPDNN_RESIDENT_4096", bad, 1);
+    bool threw = false;
+    std::string what;
+    try {
+      (void)spdnn::resident_4096_on();
+    } catch (const std::exception& e) {
+      threw = true;
+      what = e.what();
+    }
+    CHECK(threw);
+    CHECK(what.find("JHDNN_SPDNN_RESIDENT_4096") != std::string::npos);
+    CHECK(what.find(std::string("'") + bad + "'") != std::string::npos);
+    CHECK_THROWS(spdnn::resident_auto_applies(4096));
+    CHECK_THROWS(spdnn::resident_auto_applies(1024));  // a misspelt switch is caught on any width
+  }
   if (old)
     ::setenv("JHDNN_SPDNN_RESIDENT_4096", saved.c_str(), 1);
   else

@@ -127,7 +127,8 @@ bool resident_auto_applies(int64_t n);
 // src/sparse/README.md, "Vals") lets the resident path run at n = 4096, where the list-pack kernels fit
 // only 2-image slices. ON since the H200 measured it (trial 918395d, spdnn_infer N = 4096, exact): L = 120
 // 6.65 ms against the graph path's 7.03, L = 480 13.02 against 15.34. JHDNN_SPDNN_RESIDENT_4096=0 forces it
-// off (A/B runs), 1 on; unset or "" = kResident4096Default.
+// off (A/B runs), 1 on; unset or "" = kResident4096Default; any other value throws std::runtime_error
+// naming it (so does resident_auto_applies, at every n).
 constexpr bool kResident4096Default = true;
 bool resident_4096_on();
 
