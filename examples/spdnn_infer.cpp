@@ -42,7 +42,9 @@
 // SM's clock64; live: the slice's images left; wait_clk: layer rows, the cycles thread 0 spent in the
 // layer's cp.async waits + barriers). scripts/spdnn-resident-trace.py summarises it.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +64,19 @@ std::vector<long long> parse_list(const char* s) {
   std::string item;
   while (std::getline(ss, item, ',')) v.push_back(std::atoll(item.c_str()));
   return v;
+}
+
+// A whole-string integer in [lo, hi], or exit 2 naming the option (atoi would read "abc" as 0, "3x" as
+// 3, and pass an out-of-range value on to a run that falls back or fails later).
+int parse_int(const char* opt, const char* s, long lo, long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
+    std::fprintf(stderr, "spdnn_infer: %s '%s' is not an integer in %ld..%ld\n", opt, s, lo, hi);
+    std::exit(2);
+  }
+  return int(v);
 }
 
 void usage() {
@@ -101,9 +116,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--network")) network = next();
     else if (!std::strcmp(argv[i], "--validate")) validate = next();
     else if (!std::strcmp(argv[i], "--refresh")) refresh = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--persistent-below")) persistent_below = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--resident-below")) resident_below = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--resident-slice")) resident_slice = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--persistent-below"))
+      persistent_below = parse_int("--persistent-below", next(), -1, INT_MAX);
+    else if (!std::strcmp(argv[i], "--resident-below"))
+      resident_below = parse_int("--resident-below", next(), -1, INT_MAX);
+    else if (!std::strcmp(argv[i], "--resident-slice"))  // 0 = the most that fit; the library checks the width
+      resident_slice = parse_int("--resident-slice", next(), 0, 8);  // 8: the largest slice of any kernel
     else if (!std::strcmp(argv[i], "--resident-trace")) trace_csv = next();
     else if (!std::strcmp(argv[i], "--path")) {
       std::stringstream list(next());
