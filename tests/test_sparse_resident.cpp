@@ -1822,21 +1822,19 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
 // and each descriptor ends with ONE packed copy (the loser freed its own; the publish itself is raced
 // on the host in "resident packed copy: one copy published per device when threads race").
 // The worker threads only call the library and record statuses: Catch2 assertions stay on this thread.
-TEST_CASE("resident packed copy: first calls from two threads on the same descriptors", "[sparse][gpu][resident]") {
-  JHDNN_REQUIRE_GPU();
+namespace {
+// The race below for one kernel and set of layers (n x n each): want_vals / want_pack, the copies each
+// descriptor must hold after a round (vals-pack, list-pack: 1 or 0).
+void race_first_calls(const char* kernel, const std::vector<spdnn::Ell>& layers,
+                      const std::vector<std::vector<int>>& orders, SplitMix64& g, int want_vals, int want_pack) {
+  INFO("JHDNN_RESIDENT_KERNEL=" << kernel);
+  const ResidentKernelGuard restore;
+  REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
   constexpr int kWorkers = 2, kRounds = 6;
-  const int64_t n = 1000;
-  const int L = 3, count = 21, max_active = count + 3;
+  const int64_t n = layers[0].rows;
+  const int L = int(layers.size()), count = 21, max_active = count + 3;
   const int64_t ld = max_active;
   const float bias = -0.05f;
-  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9400));
-  std::vector<spdnn::Ell> layers;
-  std::vector<std::vector<int>> orders;
-  for (int l = 0; l < L; ++l) {
-    auto [e, o] = random_layer(n, 20, 0.08, -0.02, 0.115, g);
-    layers.push_back(std::move(e));
-    orders.push_back(std::move(o));
-  }
   const auto imgs = make_images(n, count, 0.2, 3.0, g);
   std::vector<const spdnn::Ell*> pl;
   for (const auto& e : layers) pl.push_back(&e);
@@ -1868,6 +1866,7 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
       JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
       JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
       REQUIRE(descs[l]->resident_pack.size() == 0);
+      REQUIRE(descs[l]->resident_vals.size() == 0);
     }
     for (int w = 0; w < kWorkers; ++w) {
       dc[w].upload(c0.data(), c0.size() * 4);
@@ -1911,13 +1910,30 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
       }
       CHECK(got == want.last);
     }
-    for (int l = 0; l < L; ++l) CHECK(descs[l]->resident_pack.size() == 1);  // one copy kept, none leaked
+    for (int l = 0; l < L; ++l) {  // one copy of each kind used kept, none leaked
+      CHECK(descs[l]->resident_pack.size() == want_pack);
+      CHECK(descs[l]->resident_vals.size() == want_vals);
+    }
   }
   for (int w = 0; w < kWorkers; ++w) {
     JHDNN_CHECK(jhdnnSetStream(handles[w], nullptr));
     CUDA_CHECK(cudaStreamDestroy(streams[w]));
   }
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+}  // namespace
+
+TEST_CASE("resident packed copy: first calls from two threads on the same descriptors", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9400));
+  std::vector<spdnn::Ell> layers;
+  std::vector<std::vector<int>> orders;
+  for (int l = 0; l < 3; ++l) {
+    auto [e, o] = random_layer(1000, 20, 0.08, -0.02, 0.115, g);
+    layers.push_back(std::move(e));
+    orders.push_back(std::move(o));
+  }
+  race_first_calls("duo", layers, orders, g, 0, 1);
 }
 
 namespace {
@@ -2842,4 +2858,220 @@ TEST_CASE("resident path: the N = 4096 switch of the automatic rule", "[sparse][
     ::setenv("JHDNN_SPDNN_RESIDENT_4096", saved.c_str(), 1);
   else
     ::unsetenv("JHDNN_SPDNN_RESIDENT_4096");
+}
+
+// ============================================================================================
+// Review of the vals kernel (session 16): the vals-pack copy follows the descriptor rules as the
+// list-pack copy does, and a call that builds both keeps exactly one of each.
+namespace {
+// Layers of n x n whose vals-pack chunks are small (list runs 8..24, value runs 16..48: the vals ring
+// fits the H200's shared memory at any n up to 4096), in their run order.
+void vals_runs_layers(int64_t n, int L, SplitMix64& g, std::vector<spdnn::Ell>* ells,
+                      std::vector<std::vector<int>>* orders) {
+  for (int l = 0; l < L; ++l) {
+    auto [e, o] = random_runs_layer(n, 8, 24, 16, 48, 0.05, -0.02, 0.115, g);
+    ells->push_back(std::move(e));
+    orders->push_back(std::move(o));
+  }
+}
+// The vals call's shared memory for these layers (the host twin's slot bytes).
+size_t vals_smem(const std::vector<spdnn::Ell>& ells, const std::vector<std::vector<int>>& orders) {
+  std::vector<int> sbs;
+  for (size_t l = 0; l < ells.size(); ++l) sbs.push_back(host_vals_pack(ells[l], &orders[l]).list_bytes);
+  const int64_t n = ells[0].rows;
+  return jhdnn::sparse::resident_vals_smem_bytes(
+      n, jhdnn::sparse::resident_vals_slot_bytes(n, sbs.data(), int(sbs.size())));
+}
+}  // namespace
+
+// The two-thread first call (race_first_calls above) where the vals kernel runs: each descriptor ends
+// with one vals-pack copy and no list-pack copy; and where vals is tried but its ring does not fit
+// (every row its own values): the call builds BOTH copies of every layer (the vals-pack one, then the
+// list-pack one of the fallback), each published once while both threads race.
+TEST_CASE("resident vals packed copies: first calls from two threads, one copy of each kind", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  int device = -1, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9450));
+  {
+    std::vector<spdnn::Ell> layers;
+    std::vector<std::vector<int>> orders;
+    vals_runs_layers(1000, 3, g, &layers, &orders);
+    REQUIRE(vals_smem(layers, orders) <= size_t(optin));  // vals runs
+    race_first_calls("vals", layers, orders, g, 1, 0);
+  }
+  {
+    std::vector<spdnn::Ell> layers;
+    std::vector<std::vector<int>> orders;
+    for (int l = 0; l < 3; ++l) {
+      auto [e, o] = random_layer(1000, 20, 0.08, -0.02, 0.115, g);
+      layers.push_back(std::move(e));
+      orders.push_back(std::move(o));
+    }
+    REQUIRE(vals_smem(layers, orders) > size_t(optin));  // vals tried, does not fit: duo / quad
+    race_first_calls("vals", layers, orders, g, 1, 1);
+  }
+}
+
+// The vals-pack copy is built at the first vals call, kept while the descriptor is unchanged (in-place
+// changes to its arrays are not seen, as documented), freed by jhdnnSetEllMatrixDescriptor and by
+// jhdnnSetSparseMatrixRowOrder (both copies: the lists are empty right after), and rebuilt. Then a call
+// at n = 4096 (the default kernel, duo, which tries vals there) that mixes challenge layers (vals fits
+// them) with one layer whose rows all have their own values (its chunks do not fit the ring): the whole
+// call falls back to pair with 2-image slices, bitwise the chain, every layer keeping both copies, and
+// a 4-image slice is refused with NOT_SUPPORTED_SHAPE naming sliceImages (the argument check allows 4
+// there, resident_slice_limit).
+TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; a call mixing layers that fit vals and one that does not", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  int device = -1, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const ResidentKernelGuard restore;
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9460));
+  const float bias = -0.05f;
+  // Runs the call on descs (layers of n x n) for `count` images with sliceImages `slice`; returns the
+  // status and, on success, the per-layer counts and the survivors' features by image.
+  struct Out {
+    jhdnnStatus_t st;
+    std::vector<int> counts;
+    std::map<int, std::vector<uint32_t>> last;
+  };
+  auto call = [&](const std::vector<jhdnnSparseMatrixDescriptor_t>& descs, const std::vector<std::vector<float>>& imgs,
+                  int count, int slice) {
+    const int64_t n = descs[0]->rows;
+    const int L = int(descs.size()), max_active = count + 3;
+    const int64_t ld = max_active;
+    const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
+    const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+    DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+    std::vector<int> c0(size_t(L) + 1, 0);
+    c0[0] = count;
+    DeviceBuffer dc = res_to_dev(c0);
+    Out o;
+    o.st = jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), bias, 32.f, max_active, dc.as<int>(),
+                                               drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                               dro.as<int>(), dio.as<int>(), slice);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (o.st != JHDNN_STATUS_SUCCESS) return o;
+    o.counts = res_from_dev<int>(dc, size_t(L) + 1);
+    o.counts.erase(o.counts.begin());
+    const int k = o.counts.back();
+    const std::vector<int> ro = res_from_dev<int>(dro, size_t(max_active)), io = res_from_dev<int>(dio, size_t(max_active));
+    const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+    for (int t = 0; t < k; ++t) {
+      REQUIRE(ro[t] >= 0);
+      REQUIRE(ro[t] < count);
+      CHECK(io[t] == ro[t]);
+      std::vector<uint32_t> f(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) f[size_t(i)] = res_bits(y[size_t(i) * ld + ro[t]]);
+      o.last[io[t]] = std::move(f);
+    }
+    return o;
+  };
+  auto chain = [&](const std::vector<spdnn::Ell>& ells, const std::vector<std::vector<float>>& imgs) {
+    std::vector<const spdnn::Ell*> p;
+    for (const auto& e : ells) p.push_back(&e);
+    return cpu_chain(p, imgs, bias);
+  };
+  {
+    INFO("JHDNN_RESIDENT_KERNEL=vals, n 600: set again, row order cleared");
+    REQUIRE(jhdnn::core::config::set_resident_kernel("vals"));
+    const int64_t n = 600;
+    const int L = 3, count = 13;
+    std::vector<spdnn::Ell> ea, eb;
+    std::vector<std::vector<int>> oa, ob;
+    vals_runs_layers(n, L, g, &ea, &oa);
+    vals_runs_layers(n, L, g, &eb, &ob);
+    REQUIRE(vals_smem(ea, oa) <= size_t(optin));
+    REQUIRE(vals_smem(eb, ob) <= size_t(optin));
+    const auto imgs = make_images(n, count, 0.2, 3.0, g);
+    const ChainResult want_a = chain(ea, imgs), want_b = chain(eb, imgs);
+    REQUIRE(want_a.last != want_b.last);
+    REQUIRE(!want_a.last.empty());
+    REQUIRE(!want_b.last.empty());
+    DeviceLayers dl = device_layers(ea, oa, n);
+    auto& [di, dv, dord, descs] = dl;
+    Out o = call(descs, imgs, count, 0);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_a.counts);
+    CHECK(o.last == want_a.last);
+    for (auto d : descs) {
+      CHECK(d->resident_vals.size() == 1);
+      CHECK(d->resident_pack.size() == 0);
+    }
+    for (int l = 0; l < L; ++l) {  // B into the same arrays, descriptors not set again: still A
+      di[l].upload(eb[l].idx.data(), eb[l].idx.size() * 4);
+      dv[l].upload(eb[l].val.data(), eb[l].val.size() * 4);
+      dord[l].upload(ob[l].data(), ob[l].size() * 4);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    o = call(descs, imgs, count, 3);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_a.counts);
+    CHECK(o.last == want_a.last);
+    for (int l = 0; l < L; ++l) {  // set again (same pointers): both copies freed at once, then B
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
+      CHECK(descs[l]->resident_vals.size() == 0);
+      CHECK(descs[l]->resident_pack.size() == 0);
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
+    }
+    o = call(descs, imgs, count, 1);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_b.counts);
+    CHECK(o.last == want_b.last);
+    for (auto d : descs) CHECK(d->resident_vals.size() == 1);
+    for (int l = 0; l < L; ++l) {  // the row order cleared: repacked in the natural order, still B bitwise
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], nullptr));
+      CHECK(descs[l]->resident_vals.size() == 0);
+    }
+    o = call(descs, imgs, count, 4);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_b.counts);
+    CHECK(o.last == want_b.last);
+    for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
+  {
+    INFO("default kernel (duo), n 4096: 3 challenge layers + 1 layer of own values");
+    REQUIRE(jhdnn::core::config::set_resident_kernel("duo"));
+    const int64_t n = 4096;
+    const int count = 11;
+    std::vector<spdnn::Ell> ells;
+    std::vector<std::vector<int>> orders;
+    for (int l = 1; l <= 3; ++l) {
+      spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42);
+      orders.push_back(spdnn::reuse_order(e));
+      ells.push_back(std::move(e));
+    }
+    REQUIRE(vals_smem(ells, orders) <= size_t(optin));  // these alone run vals (4-image slices)
+    {
+      auto [e, o] = random_layer(n, 1, 0.05, -0.02, 0.115, g);
+      ells.insert(ells.begin() + 2, std::move(e));  // the third of 4 layers
+      orders.insert(orders.begin() + 2, std::move(o));
+    }
+    REQUIRE(vals_smem(ells, orders) > size_t(optin));  // with it, the ring does not fit
+    REQUIRE(jhdnn::sparse::resident_slice_max(n, size_t(optin)) == 2);
+    const auto imgs = make_images(n, count, 0.3, 3.0, g);
+    const ChainResult want = chain(ells, imgs);
+    REQUIRE(!want.last.empty());
+    DeviceLayers dl = device_layers(ells, orders, n);
+    Out o = call(dl.descs, imgs, count, 4);
+    CHECK(o.st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+    char msg[256];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    CHECK(std::string(msg).find("sliceImages") != std::string::npos);
+    for (int slice : {0, 1, 2}) {
+      INFO("sliceImages " << slice);
+      o = call(dl.descs, imgs, count, slice);
+      REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+      CHECK(o.counts == want.counts);
+      CHECK(o.last == want.last);
+    }
+    for (auto d : dl.descs) {  // vals tried (its copy built), then the list-pack copy of the fallback
+      CHECK(d->resident_vals.size() == 1);
+      CHECK(d->resident_pack.size() == 1);
+    }
+    for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
 }
