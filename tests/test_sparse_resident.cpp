@@ -2508,6 +2508,16 @@ TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once
   CHECK(sp::resident_slice_limit(2048, 232448) == 4);
   CHECK(sp::resident_slice_limit(4096, 232448) == 4);
   CHECK(sp::resident_slice_max(4096, 232448) == 2);
+  // Where duo starts trying vals (a list-pack 4-image slice no longer fits): above n = 2905, so the tool's
+  // rule (2048 < n <= 4096) runs pair with 4-image slices at 2049..2905 (spdnn_gpu.cu).
+  CHECK(sp::resident_slice_max(2905, 232448) == 4);
+  CHECK(sp::resident_slice_max(2906, 232448) == 2);
+  // The largest n with 2-image slices (the argument check refuses beyond, vals or not) and the largest
+  // where the vals ring of the challenge's 3,200-byte chunks fits (jhdnn.h).
+  CHECK(sp::resident_slice_max(5811, 232448) == 2);
+  CHECK(sp::resident_slice_limit(5812, 232448) == 0);
+  CHECK(sp::resident_vals_smem_bytes(5655, 3200) <= 232448);
+  CHECK(sp::resident_vals_smem_bytes(5656, 3200) > 232448);
   CHECK(sp::resident_slice_limit(16384, 232448) == 0);
 }
 

@@ -171,9 +171,12 @@ bool resident_4096_on() {
                            "' is not 0 or 1 (unset or empty: the built-in default)");
 }
 
-// n <= 1024: duo (8-image slices). 2048 < n <= 4096 with the switch on: the library runs vals there
-// when its ring fits the call's layers (the challenge's: 3,200-byte chunks, 182,560 bytes of shared
-// memory at n = 4096), else pair with 2-image slices (same results, slower than the graph path).
+// n <= 1024: duo (8-image slices). 2048 < n <= 4096 with the switch on: at n = 4096 (measured) the library
+// runs vals when its ring fits the call's layers (the challenge's: 3,200-byte chunks, 182,560 bytes of
+// shared memory), else pair with 2-image slices (same results, slower than the graph path). The library
+// tries vals only where a list-pack 4-image slice does not fit (2905 < n with 227 KB per block), so at
+// 2048 < n <= 2905 this rule runs pair with 4-image slices, never measured; spdnn_infer takes only the
+// challenge widths (1024, 4096, 16384, 65536), where that range does not arise.
 // The switch is read (and a bad value refused) at every width, so a misspelt one is caught at once.
 bool resident_auto_applies(int64_t n) {
   const bool on_4096 = resident_4096_on();

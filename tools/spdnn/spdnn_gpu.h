@@ -121,7 +121,8 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
 // kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
 int resident_auto_threshold();
 // kResident with resident_below < 0 runs only for widths where an 8-image slice fits (n <= 1024), and
-// at 2048 < n <= 4096 (4-image slices of the vals kernel) when resident_4096_on().
+// at 2048 < n <= 4096 (4-image slices: of the vals kernel at 2905 < n, as at 4096; of pair below, not
+// measured) when resident_4096_on().
 bool resident_auto_applies(int64_t n);
 // The N = 4096 switch (session 16): the vals kernel (S = 4 slices, weight values stored once per run;
 // src/sparse/README.md, "Vals") lets the resident path run at n = 4096, where the list-pack kernels fit
