@@ -152,6 +152,12 @@ int main(int argc, char** argv) {
       return !std::strcmp(argv[i], "--help") ? 0 : 2;
     }
   }
+  try {  // a misspelt JHDNN_SPDNN_RESIDENT_4096 is refused here, before any run (not as a skipped row)
+    (void)spdnn::resident_4096_on();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spdnn_infer: %s\n", e.what());
+    return 2;
+  }
   std::string why;
   if (!jhdnn::test::gpu_available(&why)) {
     std::fprintf(stderr, "spdnn_infer: no usable GPU: %s\n", why.c_str());
