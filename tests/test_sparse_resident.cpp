@@ -1741,6 +1741,50 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
+namespace {
+// One layer's packed copy on the device (vals: the vals-pack copy, resident_vals_pack; else the
+// list-pack one, resident_pack) against `want`, its host twin's words and per-chunk bytes: word for
+// word, the same bytes handed back, and a second call returns the same copy (built once, in its own
+// list; the other layout's list stays empty).
+void check_device_pack(int device, const spdnn::Ell& e, const std::vector<int>& order, bool use_order,
+                       const HostPack& want, bool vals) {
+  const int64_t n = e.rows;
+  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dord = res_to_dev(order);
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  if (use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
+  auto pack = [&](const float** p, int* bytes) {
+    return vals ? jhdnn::sparse::resident_vals_pack(nullptr, device, *d, p, bytes)
+                : jhdnn::sparse::resident_pack(nullptr, device, *d, p, bytes);
+  };
+  const float* p = nullptr;
+  int lb = 0;
+  REQUIRE(pack(&p, &lb).ok());
+  REQUIRE(p != nullptr);
+  CHECK(lb == want.list_bytes);
+  std::vector<uint32_t> got(want.words.size());
+  CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
+  size_t bad = 0, first_bad = got.size();
+  for (size_t w = 0; w < got.size(); ++w)
+    if (got[w] != want.words[w]) {
+      ++bad;
+      first_bad = std::min(first_bad, w);
+    }
+  INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
+                          << ", word " << first_bad % kCW << ")");
+  CHECK(bad == 0);
+  const float* p2 = nullptr;
+  int lb2 = 0;
+  REQUIRE(pack(&p2, &lb2).ok());  // built once
+  CHECK(p2 == p);
+  CHECK(lb2 == lb);
+  CHECK(d->resident_pack.size() == (vals ? 0 : 1));  // each layout in its own list
+  CHECK(d->resident_vals.size() == (vals ? 1 : 0));
+  JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+}
+}  // namespace
+
 // The pack kernel (dnn_resident_pack.cu) against its host twin (host_pack, which the emulation and
 // the layout test above check): every byte of the copy (rows, list slots, the zero gaps of each
 // chunk's 34,816-byte stride) and the list bytes per chunk, for lists shared by 16 rows, runs of 1..20,
@@ -1782,36 +1826,7 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   }
   for (const Layer& l : ls) {
     INFO(l.name);
-    const int64_t n = l.e.rows;
-    const DeviceBuffer di = res_to_dev(l.e.idx), dv = res_to_dev(l.e.val), dord = res_to_dev(l.order);
-    jhdnnSparseMatrixDescriptor_t d = nullptr;
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
-    if (l.use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
-    const float* p = nullptr;
-    int lb = 0;
-    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p, &lb).ok());
-    REQUIRE(p != nullptr);
-    const HostPack want = host_pack(l.e, l.use_order ? &l.order : nullptr);
-    CHECK(lb == want.list_bytes);
-    std::vector<uint32_t> got(want.words.size());
-    CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
-    size_t bad = 0, first_bad = got.size();
-    for (size_t w = 0; w < got.size(); ++w)
-      if (got[w] != want.words[w]) {
-        ++bad;
-        first_bad = std::min(first_bad, w);
-      }
-    INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
-                            << ", word " << first_bad % kCW << ")");
-    CHECK(bad == 0);
-    const float* p2 = nullptr;
-    int lb2 = 0;
-    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p2, &lb2).ok());  // built once
-    CHECK(p2 == p);
-    CHECK(lb2 == lb);
-    CHECK(d->resident_pack.size() == 1);
-    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+    check_device_pack(device, l.e, l.order, l.use_order, host_pack(l.e, l.use_order ? &l.order : nullptr), false);
   }
 }
 
@@ -2643,37 +2658,8 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
   }
   for (const Layer& l : ls) {
     INFO(l.name);
-    const int64_t n = l.e.rows;
-    const DeviceBuffer di = res_to_dev(l.e.idx), dv = res_to_dev(l.e.val), dord = res_to_dev(l.order);
-    jhdnnSparseMatrixDescriptor_t d = nullptr;
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
-    if (l.use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
-    const float* p = nullptr;
-    int sb = 0;
-    REQUIRE(jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p, &sb).ok());
-    REQUIRE(p != nullptr);
-    const HostPack want = host_vals_pack(l.e, l.use_order ? &l.order : nullptr);
-    CHECK(sb == want.list_bytes);
-    std::vector<uint32_t> got(want.words.size());
-    CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
-    size_t bad = 0, first_bad = got.size();
-    for (size_t w = 0; w < got.size(); ++w)
-      if (got[w] != want.words[w]) {
-        ++bad;
-        first_bad = std::min(first_bad, w);
-      }
-    INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
-                            << ", word " << first_bad % kCW << ")");
-    CHECK(bad == 0);
-    const float* p2 = nullptr;
-    int sb2 = 0;
-    REQUIRE(jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p2, &sb2).ok());  // built once
-    CHECK(p2 == p);
-    CHECK(sb2 == sb);
-    CHECK(d->resident_vals.size() == 1);
-    CHECK(d->resident_pack.size() == 0);  // the list-pack copy is another list, not built here
-    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+    check_device_pack(device, l.e, l.order, l.use_order, host_vals_pack(l.e, l.use_order ? &l.order : nullptr),
+                      true);
   }
 }
 
