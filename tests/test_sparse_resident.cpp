@@ -1742,6 +1742,13 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
 }
 
 namespace {
+// A layer for the device-pack tests: its row order is set on the descriptor iff use_order.
+struct PackLayer {
+  const char* name;
+  spdnn::Ell e;
+  std::vector<int> order;
+  bool use_order;
+};
 // One layer's packed copy on the device (vals: the vals-pack copy, resident_vals_pack; else the
 // list-pack one, resident_pack) against `want`, its host twin's words and per-chunk bytes: word for
 // word, the same bytes handed back, and a second call returns the same copy (built once, in its own
@@ -1796,13 +1803,7 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   int device = -1;
   CUDA_CHECK(cudaGetDevice(&device));
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9310));
-  struct Layer {
-    const char* name;
-    spdnn::Ell e;
-    std::vector<int> order;
-    bool use_order;
-  };
-  std::vector<Layer> ls;
+  std::vector<PackLayer> ls;
   {
     spdnn::Ell e = spdnn::generate_layer_ell(1024, 5, 42);
     std::vector<int> o = spdnn::reuse_order(e);
@@ -1824,7 +1825,7 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
     auto [e, o] = random_layer(77, 3, 0.05, -0.02, 0.115, g);
     ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
   }
-  for (const Layer& l : ls) {
+  for (const PackLayer& l : ls) {
     INFO(l.name);
     check_device_pack(device, l.e, l.order, l.use_order, host_pack(l.e, l.use_order ? &l.order : nullptr), false);
   }
@@ -2631,13 +2632,7 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
   int device = -1;
   CUDA_CHECK(cudaGetDevice(&device));
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9810));
-  struct Layer {
-    const char* name;
-    spdnn::Ell e;
-    std::vector<int> order;
-    bool use_order;
-  };
-  std::vector<Layer> ls;
+  std::vector<PackLayer> ls;
   {
     spdnn::Ell e = spdnn::generate_layer_ell(4096, 9, 42);
     std::vector<int> o = spdnn::reuse_order(e);
@@ -2656,7 +2651,7 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
     auto [e, o] = random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g);
     ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
   }
-  for (const Layer& l : ls) {
+  for (const PackLayer& l : ls) {
     INFO(l.name);
     check_device_pack(device, l.e, l.order, l.use_order, host_vals_pack(l.e, l.use_order ? &l.order : nullptr),
                       true);
