@@ -3051,7 +3051,19 @@ TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; 
     CHECK(o.st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
     char msg[256];
     jhdnnGetLastErrorString(msg, sizeof msg);
+    INFO(msg);
     CHECK(std::string(msg).find("sliceImages") != std::string::npos);
+    CHECK(std::string(msg).find("vals kernel") != std::string::npos);  // why 4 does not fit these layers
+    {  // a kernel that never tries vals: 4-image slices refused, the message names the kernel switch
+      REQUIRE(jhdnn::core::config::set_resident_kernel("pair"));
+      const std::vector<jhdnnSparseMatrixDescriptor_t> first2(dl.descs.begin(), dl.descs.begin() + 2);
+      o = call(first2, imgs, count, 4);  // challenge layers only (vals would fit them)
+      CHECK(o.st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+      jhdnnGetLastErrorString(msg, sizeof msg);
+      INFO(msg);
+      CHECK(std::string(msg).find("JHDNN_RESIDENT_KERNEL") != std::string::npos);
+      REQUIRE(jhdnn::core::config::set_resident_kernel("duo"));
+    }
     for (int slice : {0, 1, 2}) {
       INFO("sliceImages " << slice);
       o = call(dl.descs, imgs, count, slice);

@@ -1038,6 +1038,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int s_list = resident_slice_max(n, smem_optin);  // the list-pack kernels' largest slice
   const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals ||
                                                    (which == core::config::ResidentKernel::kDuo && s_list < 4));
+  size_t vals_smem = 0;  // tried and did not fit: what the vals call needed (for the refusal below)
   if (try_vals && resident_vals_min_smem_bytes(n) <= smem_optin) {
     int sbs[kResidentMaxLayers];
     for (int k = 0; k < layer_count; ++k)
@@ -1051,6 +1052,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                                                    rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
                                                    max_active, smem, unsigned(slot), trace);
     }
+    vals_smem = smem;
   }
   const int smax = s_list;
   if (smax == 0)
@@ -1058,9 +1060,17 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                       "n = %lld: two feature buffers of 2 images do not fit in shared memory (%zu bytes per block)",
                       (long long)n, smem_optin);
   if (slice == 0) slice = smax;
-  if (slice > smax)
-    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages %d > %d, the most that fit at n = %lld", slice,
-                      smax, (long long)n);
+  if (slice > smax && vals_smem != 0)  // the argument check allowed it for vals (resident_slice_limit)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "sliceImages %d > %d, the most that fit at n = %lld with these layers: the vals kernel's "
+                      "4-image slices need %zu bytes of shared memory for their largest chunk (%zu per block)",
+                      slice, smax, (long long)n, vals_smem, smem_optin);
+  if (slice > smax)  // (slices of 3-4 get here only from a kernel that does not try vals)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages %d > %d, the most that fit at n = %lld%s", slice,
+                      smax, (long long)n,
+                      slice <= kResidentValsS ? " with this kernel (4-image slices here need the vals kernel: "
+                                                "JHDNN_RESIDENT_KERNEL duo or vals)"
+                                              : "");
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
   for (int k = 0; k < layer_count; ++k)
