@@ -583,9 +583,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * race, one copy is kept and the other freed. Later calls read only the copy: changes to the
  * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
  * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
- * outside the capture first. A call that tries the vals kernel (below) builds a second copy per
- * descriptor in its own layout (at most the same size), kept and freed in the same way; a call that
- * tries it and falls back keeps both. Environment (A/B measurement only, same results; docs/api.md):
+ * outside the capture first, with the same kernel and sliceImages. A call that tries the vals kernel
+ * (below) builds a second copy per descriptor in its own layout (at most the same size), kept and
+ * freed in the same way; a call that tries it and falls back keeps both. Environment (A/B measurement only, same results; docs/api.md):
  * JHDNN_RESIDENT_KERNEL=duo (the default: unset or "") runs 16 warps (512 threads) per CTA, four
  * weight chunks at a time from a ring of 8, each chunk one bulk copy (TMA) completing on an
  * mbarrier, each lane two output rows for 4 images (quad where the ring of 8 does not fit the
