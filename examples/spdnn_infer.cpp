@@ -26,8 +26,9 @@
 // then the one launch for the rest), resident (jhdnnSparseDnnLayersForwardResident: fused launches
 // while more than --resident-below images are alive, default -1 = 8 x SMs, then launches of up to 96
 // layers in which every CTA keeps its slice of images in shared memory; --resident-slice: images per
-// CTA, 0 = the most that fit; with the default threshold it runs only for N <= 1024, elsewhere the
-// graph path runs and says so; the default path: the fastest exact one on the H200 at 3f71f09, N = 1024
+// CTA, 0..8 (0 = the most that fit: 8 at N = 1024, 4 at N = 4096 with the vals kernel); with the default
+// threshold it runs only for N <= 1024 and N = 4096 (JHDNN_SPDNN_RESIDENT_4096: 1 / unset on, 0 off, any
+// other value refused, exit 2), elsewhere the graph path runs and says so; the default path: the fastest exact one on the H200 at 3f71f09, N = 1024
 // L = 120 2.24 ms against the graph's 2.64). Several paths, comma-separated, run one after the other on the same
 // network; every path after the first must give the first one's survivors and per-layer counts
 // exactly ("same as <first path>" / "DIFFERS from <first path>", exit 1 on a difference).
