@@ -2912,7 +2912,9 @@ TEST_CASE("resident vals packed copies: first calls from two threads, one copy o
 // them) with one layer whose rows all have their own values (its chunks do not fit the ring): the whole
 // call falls back to pair with 2-image slices, bitwise the chain, every layer keeping both copies, and
 // a 4-image slice is refused with NOT_SUPPORTED_SHAPE naming sliceImages (the argument check allows 4
-// there, resident_slice_limit).
+// there, resident_slice_limit) and why. Last, descriptors with only list-pack copies: a first vals call
+// inside a stream capture is refused (NOT_SUPPORTED, nothing captured) with a message naming the
+// vals-pack layout.
 TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; a call mixing layers that fit vals and one that does not", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
@@ -3049,7 +3051,7 @@ TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; 
     DeviceLayers dl = device_layers(ells, orders, n);
     Out o = call(dl.descs, imgs, count, 4);
     CHECK(o.st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
-    char msg[256];
+    char msg[512];
     jhdnnGetLastErrorString(msg, sizeof msg);
     INFO(msg);
     CHECK(std::string(msg).find("sliceImages") != std::string::npos);
@@ -3075,6 +3077,53 @@ TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; 
       CHECK(d->resident_vals.size() == 1);
       CHECK(d->resident_pack.size() == 1);
     }
+    for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
+  {
+    INFO("n 600: list-pack copies from a duo call; the first vals call inside a stream capture is refused");
+    REQUIRE(jhdnn::core::config::set_resident_kernel("duo"));
+    const int64_t n = 600;
+    const int L = 2, count = 13, max_active = count + 3;
+    const int64_t ld = max_active;
+    std::vector<spdnn::Ell> ells;
+    std::vector<std::vector<int>> orders;
+    vals_runs_layers(n, L, g, &ells, &orders);
+    const auto imgs = make_images(n, count, 0.2, 3.0, g);
+    DeviceLayers dl = device_layers(ells, orders, n);
+    REQUIRE(call(dl.descs, imgs, count, 0).st == JHDNN_STATUS_SUCCESS);  // duo, 8-image slices: list-pack
+    for (auto d : dl.descs) {
+      CHECK(d->resident_pack.size() == 1);
+      CHECK(d->resident_vals.size() == 0);
+    }
+    REQUIRE(jhdnn::core::config::set_resident_kernel("vals"));  // needs the other copy
+    const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
+    const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+    DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+    std::vector<int> c0(size_t(L) + 1, 0);
+    c0[0] = count;
+    DeviceBuffer dc = res_to_dev(c0);
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    JHDNN_CHECK(jhdnnSetStream(h.get(), stream));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(
+        h.get(), L, dl.descs.data(), bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(), dx.get(),
+        ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), 0);
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    CHECK(st == JHDNN_STATUS_NOT_SUPPORTED);
+    char msg[512];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    INFO(msg);
+    CHECK(std::string(msg).find("capture") != std::string::npos);
+    CHECK(std::string(msg).find("vals-pack") != std::string::npos);  // which copy is missing
+    size_t nodes = 99;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    CHECK(nodes == 0);
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    JHDNN_CHECK(jhdnnSetStream(h.get(), nullptr));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    for (auto d : dl.descs) CHECK(d->resident_vals.size() == 0);
     for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
   }
 }
