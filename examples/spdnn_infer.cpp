@@ -26,8 +26,9 @@
 // then the one launch for the rest), resident (jhdnnSparseDnnLayersForwardResident: fused launches
 // while more than --resident-below images are alive, default -1 = 8 x SMs, then launches of up to 96
 // layers in which every CTA keeps its slice of images in shared memory; --resident-slice: images per
-// CTA, 0 = the most that fit; with the default threshold it runs only for N <= 1024, elsewhere the
-// graph path runs and says so; the default path: the fastest exact one on the H200 at 3f71f09, N = 1024
+// CTA, 0..8 (0 = the most that fit: 8 at N = 1024, 4 at N = 4096 with the vals kernel); with the default
+// threshold it runs only for N <= 1024 and N = 4096 (JHDNN_SPDNN_RESIDENT_4096: 1 / unset on, 0 off, any
+// other value refused, exit 2), elsewhere the graph path runs and says so; the default path: the fastest exact one on the H200 at 3f71f09, N = 1024
 // L = 120 2.24 ms against the graph's 2.64). Several paths, comma-separated, run one after the other on the same
 // network; every path after the first must give the first one's survivors and per-layer counts
 // exactly ("same as <first path>" / "DIFFERS from <first path>", exit 1 on a difference).
@@ -42,7 +43,9 @@
 // SM's clock64; live: the slice's images left; wait_clk: layer rows, the cycles thread 0 spent in the
 // layer's cp.async waits + barriers). scripts/spdnn-resident-trace.py summarises it.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +65,19 @@ std::vector<long long> parse_list(const char* s) {
   std::string item;
   while (std::getline(ss, item, ',')) v.push_back(std::atoll(item.c_str()));
   return v;
+}
+
+// A whole-string integer in [lo, hi], or exit 2 naming the option (atoi would read "abc" as 0, "3x" as
+// 3, and pass an out-of-range value on to a run that falls back or fails later).
+int parse_int(const char* opt, const char* s, long lo, long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi) {
+    std::fprintf(stderr, "spdnn_infer: %s '%s' is not an integer in %ld..%ld\n", opt, s, lo, hi);
+    std::exit(2);
+  }
+  return int(v);
 }
 
 void usage() {
@@ -101,9 +117,12 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--network")) network = next();
     else if (!std::strcmp(argv[i], "--validate")) validate = next();
     else if (!std::strcmp(argv[i], "--refresh")) refresh = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--persistent-below")) persistent_below = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--resident-below")) resident_below = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--resident-slice")) resident_slice = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--persistent-below"))
+      persistent_below = parse_int("--persistent-below", next(), -1, INT_MAX);
+    else if (!std::strcmp(argv[i], "--resident-below"))
+      resident_below = parse_int("--resident-below", next(), -1, INT_MAX);
+    else if (!std::strcmp(argv[i], "--resident-slice"))  // 0 = the most that fit; the library checks the width
+      resident_slice = parse_int("--resident-slice", next(), 0, 8);  // 8: the largest slice of any kernel
     else if (!std::strcmp(argv[i], "--resident-trace")) trace_csv = next();
     else if (!std::strcmp(argv[i], "--path")) {
       std::stringstream list(next());
@@ -133,6 +152,12 @@ int main(int argc, char** argv) {
       usage();
       return !std::strcmp(argv[i], "--help") ? 0 : 2;
     }
+  }
+  try {  // a misspelt JHDNN_SPDNN_RESIDENT_4096 is refused here, before any run (not as a skipped row)
+    (void)spdnn::resident_4096_on();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spdnn_infer: %s\n", e.what());
+    return 2;
   }
   std::string why;
   if (!jhdnn::test::gpu_available(&why)) {

@@ -1741,6 +1741,57 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
+namespace {
+// A layer for the device-pack tests: its row order is set on the descriptor iff use_order.
+struct PackLayer {
+  const char* name;
+  spdnn::Ell e;
+  std::vector<int> order;
+  bool use_order;
+};
+// One layer's packed copy on the device (vals: the vals-pack copy, resident_vals_pack; else the
+// list-pack one, resident_pack) against `want`, its host twin's words and per-chunk bytes: word for
+// word, the same bytes handed back, and a second call returns the same copy (built once, in its own
+// list; the other layout's list stays empty).
+void check_device_pack(int device, const spdnn::Ell& e, const std::vector<int>& order, bool use_order,
+                       const HostPack& want, bool vals) {
+  const int64_t n = e.rows;
+  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dord = res_to_dev(order);
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  if (use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
+  auto pack = [&](const float** p, int* bytes) {
+    return vals ? jhdnn::sparse::resident_vals_pack(nullptr, device, *d, p, bytes)
+                : jhdnn::sparse::resident_pack(nullptr, device, *d, p, bytes);
+  };
+  const float* p = nullptr;
+  int lb = 0;
+  REQUIRE(pack(&p, &lb).ok());
+  REQUIRE(p != nullptr);
+  CHECK(lb == want.list_bytes);
+  std::vector<uint32_t> got(want.words.size());
+  CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
+  size_t bad = 0, first_bad = got.size();
+  for (size_t w = 0; w < got.size(); ++w)
+    if (got[w] != want.words[w]) {
+      ++bad;
+      first_bad = std::min(first_bad, w);
+    }
+  INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
+                          << ", word " << first_bad % kCW << ")");
+  CHECK(bad == 0);
+  const float* p2 = nullptr;
+  int lb2 = 0;
+  REQUIRE(pack(&p2, &lb2).ok());  // built once
+  CHECK(p2 == p);
+  CHECK(lb2 == lb);
+  CHECK(d->resident_pack.size() == (vals ? 0 : 1));  // each layout in its own list
+  CHECK(d->resident_vals.size() == (vals ? 1 : 0));
+  JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+}
+}  // namespace
+
 // The pack kernel (dnn_resident_pack.cu) against its host twin (host_pack, which the emulation and
 // the layout test above check): every byte of the copy (rows, list slots, the zero gaps of each
 // chunk's 34,816-byte stride) and the list bytes per chunk, for lists shared by 16 rows, runs of 1..20,
@@ -1752,13 +1803,7 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   int device = -1;
   CUDA_CHECK(cudaGetDevice(&device));
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9310));
-  struct Layer {
-    const char* name;
-    spdnn::Ell e;
-    std::vector<int> order;
-    bool use_order;
-  };
-  std::vector<Layer> ls;
+  std::vector<PackLayer> ls;
   {
     spdnn::Ell e = spdnn::generate_layer_ell(1024, 5, 42);
     std::vector<int> o = spdnn::reuse_order(e);
@@ -1780,38 +1825,9 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
     auto [e, o] = random_layer(77, 3, 0.05, -0.02, 0.115, g);
     ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
   }
-  for (const Layer& l : ls) {
+  for (const PackLayer& l : ls) {
     INFO(l.name);
-    const int64_t n = l.e.rows;
-    const DeviceBuffer di = res_to_dev(l.e.idx), dv = res_to_dev(l.e.val), dord = res_to_dev(l.order);
-    jhdnnSparseMatrixDescriptor_t d = nullptr;
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
-    if (l.use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
-    const float* p = nullptr;
-    int lb = 0;
-    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p, &lb).ok());
-    REQUIRE(p != nullptr);
-    const HostPack want = host_pack(l.e, l.use_order ? &l.order : nullptr);
-    CHECK(lb == want.list_bytes);
-    std::vector<uint32_t> got(want.words.size());
-    CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
-    size_t bad = 0, first_bad = got.size();
-    for (size_t w = 0; w < got.size(); ++w)
-      if (got[w] != want.words[w]) {
-        ++bad;
-        first_bad = std::min(first_bad, w);
-      }
-    INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
-                            << ", word " << first_bad % kCW << ")");
-    CHECK(bad == 0);
-    const float* p2 = nullptr;
-    int lb2 = 0;
-    REQUIRE(jhdnn::sparse::resident_pack(nullptr, device, *d, &p2, &lb2).ok());  // built once
-    CHECK(p2 == p);
-    CHECK(lb2 == lb);
-    CHECK(d->resident_pack.size() == 1);
-    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+    check_device_pack(device, l.e, l.order, l.use_order, host_pack(l.e, l.use_order ? &l.order : nullptr), false);
   }
 }
 
@@ -1822,21 +1838,19 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
 // and each descriptor ends with ONE packed copy (the loser freed its own; the publish itself is raced
 // on the host in "resident packed copy: one copy published per device when threads race").
 // The worker threads only call the library and record statuses: Catch2 assertions stay on this thread.
-TEST_CASE("resident packed copy: first calls from two threads on the same descriptors", "[sparse][gpu][resident]") {
-  JHDNN_REQUIRE_GPU();
+namespace {
+// The race below for one kernel and set of layers (n x n each): want_vals / want_pack, the copies each
+// descriptor must hold after a round (vals-pack, list-pack: 1 or 0).
+void race_first_calls(const char* kernel, const std::vector<spdnn::Ell>& layers,
+                      const std::vector<std::vector<int>>& orders, SplitMix64& g, int want_vals, int want_pack) {
+  INFO("JHDNN_RESIDENT_KERNEL=" << kernel);
+  const ResidentKernelGuard restore;
+  REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
   constexpr int kWorkers = 2, kRounds = 6;
-  const int64_t n = 1000;
-  const int L = 3, count = 21, max_active = count + 3;
+  const int64_t n = layers[0].rows;
+  const int L = int(layers.size()), count = 21, max_active = count + 3;
   const int64_t ld = max_active;
   const float bias = -0.05f;
-  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9400));
-  std::vector<spdnn::Ell> layers;
-  std::vector<std::vector<int>> orders;
-  for (int l = 0; l < L; ++l) {
-    auto [e, o] = random_layer(n, 20, 0.08, -0.02, 0.115, g);
-    layers.push_back(std::move(e));
-    orders.push_back(std::move(o));
-  }
   const auto imgs = make_images(n, count, 0.2, 3.0, g);
   std::vector<const spdnn::Ell*> pl;
   for (const auto& e : layers) pl.push_back(&e);
@@ -1868,6 +1882,7 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
       JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
       JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
       REQUIRE(descs[l]->resident_pack.size() == 0);
+      REQUIRE(descs[l]->resident_vals.size() == 0);
     }
     for (int w = 0; w < kWorkers; ++w) {
       dc[w].upload(c0.data(), c0.size() * 4);
@@ -1911,13 +1926,30 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
       }
       CHECK(got == want.last);
     }
-    for (int l = 0; l < L; ++l) CHECK(descs[l]->resident_pack.size() == 1);  // one copy kept, none leaked
+    for (int l = 0; l < L; ++l) {  // one copy of each kind used kept, none leaked
+      CHECK(descs[l]->resident_pack.size() == want_pack);
+      CHECK(descs[l]->resident_vals.size() == want_vals);
+    }
   }
   for (int w = 0; w < kWorkers; ++w) {
     JHDNN_CHECK(jhdnnSetStream(handles[w], nullptr));
     CUDA_CHECK(cudaStreamDestroy(streams[w]));
   }
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+}  // namespace
+
+TEST_CASE("resident packed copy: first calls from two threads on the same descriptors", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9400));
+  std::vector<spdnn::Ell> layers;
+  std::vector<std::vector<int>> orders;
+  for (int l = 0; l < 3; ++l) {
+    auto [e, o] = random_layer(1000, 20, 0.08, -0.02, 0.115, g);
+    layers.push_back(std::move(e));
+    orders.push_back(std::move(o));
+  }
+  race_first_calls("duo", layers, orders, g, 0, 1);
 }
 
 namespace {
@@ -2492,6 +2524,16 @@ TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once
   CHECK(sp::resident_slice_limit(2048, 232448) == 4);
   CHECK(sp::resident_slice_limit(4096, 232448) == 4);
   CHECK(sp::resident_slice_max(4096, 232448) == 2);
+  // Where duo starts trying vals (a list-pack 4-image slice no longer fits): above n = 2905, so the tool's
+  // rule (2048 < n <= 4096) runs pair with 4-image slices at 2049..2905 (spdnn_gpu.cu).
+  CHECK(sp::resident_slice_max(2905, 232448) == 4);
+  CHECK(sp::resident_slice_max(2906, 232448) == 2);
+  // The largest n with 2-image slices (the argument check refuses beyond, vals or not) and the largest
+  // where the vals ring of the challenge's 3,200-byte chunks fits (jhdnn.h).
+  CHECK(sp::resident_slice_max(5811, 232448) == 2);
+  CHECK(sp::resident_slice_limit(5812, 232448) == 0);
+  CHECK(sp::resident_vals_smem_bytes(5655, 3200) <= 232448);
+  CHECK(sp::resident_vals_smem_bytes(5656, 3200) > 232448);
   CHECK(sp::resident_slice_limit(16384, 232448) == 0);
 }
 
@@ -2590,13 +2632,7 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
   int device = -1;
   CUDA_CHECK(cudaGetDevice(&device));
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9810));
-  struct Layer {
-    const char* name;
-    spdnn::Ell e;
-    std::vector<int> order;
-    bool use_order;
-  };
-  std::vector<Layer> ls;
+  std::vector<PackLayer> ls;
   {
     spdnn::Ell e = spdnn::generate_layer_ell(4096, 9, 42);
     std::vector<int> o = spdnn::reuse_order(e);
@@ -2615,39 +2651,10 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
     auto [e, o] = random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g);
     ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
   }
-  for (const Layer& l : ls) {
+  for (const PackLayer& l : ls) {
     INFO(l.name);
-    const int64_t n = l.e.rows;
-    const DeviceBuffer di = res_to_dev(l.e.idx), dv = res_to_dev(l.e.val), dord = res_to_dev(l.order);
-    jhdnnSparseMatrixDescriptor_t d = nullptr;
-    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
-    if (l.use_order) JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d, dord.as<int>()));
-    const float* p = nullptr;
-    int sb = 0;
-    REQUIRE(jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p, &sb).ok());
-    REQUIRE(p != nullptr);
-    const HostPack want = host_vals_pack(l.e, l.use_order ? &l.order : nullptr);
-    CHECK(sb == want.list_bytes);
-    std::vector<uint32_t> got(want.words.size());
-    CUDA_CHECK(cudaMemcpy(got.data(), p, got.size() * 4, cudaMemcpyDeviceToHost));
-    size_t bad = 0, first_bad = got.size();
-    for (size_t w = 0; w < got.size(); ++w)
-      if (got[w] != want.words[w]) {
-        ++bad;
-        first_bad = std::min(first_bad, w);
-      }
-    INFO("words differing " << bad << ", the first at word " << first_bad << " (chunk " << first_bad / kCW
-                            << ", word " << first_bad % kCW << ")");
-    CHECK(bad == 0);
-    const float* p2 = nullptr;
-    int sb2 = 0;
-    REQUIRE(jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p2, &sb2).ok());  // built once
-    CHECK(p2 == p);
-    CHECK(sb2 == sb);
-    CHECK(d->resident_vals.size() == 1);
-    CHECK(d->resident_pack.size() == 0);  // the list-pack copy is another list, not built here
-    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+    check_device_pack(device, l.e, l.order, l.use_order, host_vals_pack(l.e, l.use_order ? &l.order : nullptr),
+                      true);
   }
 }
 
@@ -2799,7 +2806,8 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
 }
 
 // The N = 4096 switch of the automatic rule (tools/spdnn/spdnn_gpu.cu): JHDNN_SPDNN_RESIDENT_4096 unset
-// or "" = the built-in default (on since the H200 measured vals, session 16), "0" off, "1" on; only 2048 < n <= 4096
+// or "" = the built-in default (on since the H200 measured vals, session 16), "0" off, "1" on, anything else
+// refused by name (std::runtime_error); only 2048 < n <= 4096
 // is affected. The variable is read at each call; the test restores it.
 TEST_CASE("resident path: the N = 4096 switch of the automatic rule", "[sparse][resident][cpu]") {
   const char* old = std::getenv("JHDNN_SPDNN_RESIDENT_4096");
@@ -2818,8 +2826,304 @@ TEST_CASE("resident path: the N = 4096 switch of the automatic rule", "[sparse][
   ::setenv("JHDNN_SPDNN_RESIDENT_4096", "0", 1);
   CHECK_FALSE(spdnn::resident_auto_applies(4096));
   CHECK(spdnn::resident_auto_applies(1024));
+  // Any other value is refused by name wherever the rule is consulted (before: every value but "0"
+  // turned the switch ON, so "off" or "false" silently ran the resident path).
+  for (const char* bad : {"off", "false", "no", "00", " 1", "1 ", "2", "on"}) {
+    INFO("JHDNN_SPDNN_RESIDENT_4096 = '" << bad << "'");
+    ::setenv("JHDNN_SPDNN_RESIDENT_4096", bad, 1);
+    bool threw = false;
+    std::string what;
+    try {
+      (void)spdnn::resident_4096_on();
+    } catch (const std::exception& e) {
+      threw = true;
+      what = e.what();
+    }
+    CHECK(threw);
+    CHECK(what.find("JHDNN_SPDNN_RESIDENT_4096") != std::string::npos);
+    CHECK(what.find(std::string("'") + bad + "'") != std::string::npos);
+    CHECK_THROWS(spdnn::resident_auto_applies(4096));
+    CHECK_THROWS(spdnn::resident_auto_applies(1024));  // a misspelt switch is caught on any width
+  }
   if (old)
     ::setenv("JHDNN_SPDNN_RESIDENT_4096", saved.c_str(), 1);
   else
     ::unsetenv("JHDNN_SPDNN_RESIDENT_4096");
+}
+
+// ============================================================================================
+// Review of the vals kernel (session 16): the vals-pack copy follows the descriptor rules as the
+// list-pack copy does, and a call that builds both keeps exactly one of each.
+namespace {
+// Layers of n x n whose vals-pack chunks are small (list runs 8..24, value runs 16..48: the vals ring
+// fits the H200's shared memory at any n up to 4096), in their run order.
+void vals_runs_layers(int64_t n, int L, SplitMix64& g, std::vector<spdnn::Ell>* ells,
+                      std::vector<std::vector<int>>* orders) {
+  for (int l = 0; l < L; ++l) {
+    auto [e, o] = random_runs_layer(n, 8, 24, 16, 48, 0.05, -0.02, 0.115, g);
+    ells->push_back(std::move(e));
+    orders->push_back(std::move(o));
+  }
+}
+// The vals call's shared memory for these layers (the host twin's slot bytes).
+size_t vals_smem(const std::vector<spdnn::Ell>& ells, const std::vector<std::vector<int>>& orders) {
+  std::vector<int> sbs;
+  for (size_t l = 0; l < ells.size(); ++l) sbs.push_back(host_vals_pack(ells[l], &orders[l]).list_bytes);
+  const int64_t n = ells[0].rows;
+  return jhdnn::sparse::resident_vals_smem_bytes(
+      n, jhdnn::sparse::resident_vals_slot_bytes(n, sbs.data(), int(sbs.size())));
+}
+}  // namespace
+
+// The two-thread first call (race_first_calls above) where the vals kernel runs: each descriptor ends
+// with one vals-pack copy and no list-pack copy; and where vals is tried but its ring does not fit
+// (every row its own values): the call builds BOTH copies of every layer (the vals-pack one, then the
+// list-pack one of the fallback), each published once while both threads race.
+TEST_CASE("resident vals packed copies: first calls from two threads, one copy of each kind", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  int device = -1, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9450));
+  {
+    std::vector<spdnn::Ell> layers;
+    std::vector<std::vector<int>> orders;
+    vals_runs_layers(1000, 3, g, &layers, &orders);
+    REQUIRE(vals_smem(layers, orders) <= size_t(optin));  // vals runs
+    race_first_calls("vals", layers, orders, g, 1, 0);
+  }
+  {
+    std::vector<spdnn::Ell> layers;
+    std::vector<std::vector<int>> orders;
+    for (int l = 0; l < 3; ++l) {
+      auto [e, o] = random_layer(1000, 20, 0.08, -0.02, 0.115, g);
+      layers.push_back(std::move(e));
+      orders.push_back(std::move(o));
+    }
+    REQUIRE(vals_smem(layers, orders) > size_t(optin));  // vals tried, does not fit: duo / quad
+    race_first_calls("vals", layers, orders, g, 1, 1);
+  }
+}
+
+// The vals-pack copy is built at the first vals call, kept while the descriptor is unchanged (in-place
+// changes to its arrays are not seen, as documented), freed by jhdnnSetEllMatrixDescriptor and by
+// jhdnnSetSparseMatrixRowOrder (both copies: the lists are empty right after), and rebuilt. Then a call
+// at n = 4096 (the default kernel, duo, which tries vals there) that mixes challenge layers (vals fits
+// them) with one layer whose rows all have their own values (its chunks do not fit the ring): the whole
+// call falls back to pair with 2-image slices, bitwise the chain, every layer keeping both copies, and
+// a 4-image slice is refused with NOT_SUPPORTED_SHAPE naming sliceImages (the argument check allows 4
+// there, resident_slice_limit) and why. Last, descriptors with only list-pack copies: a first vals call
+// inside a stream capture is refused (NOT_SUPPORTED, nothing captured) with a message naming the
+// vals-pack layout.
+TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; a call mixing layers that fit vals and one that does not", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  int device = -1, optin = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const ResidentKernelGuard restore;
+  SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9460));
+  const float bias = -0.05f;
+  // Runs the call on descs (layers of n x n) for `count` images with sliceImages `slice`; returns the
+  // status and, on success, the per-layer counts and the survivors' features by image.
+  struct Out {
+    jhdnnStatus_t st;
+    std::vector<int> counts;
+    std::map<int, std::vector<uint32_t>> last;
+  };
+  auto call = [&](const std::vector<jhdnnSparseMatrixDescriptor_t>& descs, const std::vector<std::vector<float>>& imgs,
+                  int count, int slice) {
+    const int64_t n = descs[0]->rows;
+    const int L = int(descs.size()), max_active = count + 3;
+    const int64_t ld = max_active;
+    const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
+    const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+    DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+    std::vector<int> c0(size_t(L) + 1, 0);
+    c0[0] = count;
+    DeviceBuffer dc = res_to_dev(c0);
+    Out o;
+    o.st = jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), bias, 32.f, max_active, dc.as<int>(),
+                                               drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
+                                               dro.as<int>(), dio.as<int>(), slice);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    if (o.st != JHDNN_STATUS_SUCCESS) return o;
+    o.counts = res_from_dev<int>(dc, size_t(L) + 1);
+    o.counts.erase(o.counts.begin());
+    const int k = o.counts.back();
+    const std::vector<int> ro = res_from_dev<int>(dro, size_t(max_active)), io = res_from_dev<int>(dio, size_t(max_active));
+    const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+    for (int t = 0; t < k; ++t) {
+      REQUIRE(ro[t] >= 0);
+      REQUIRE(ro[t] < count);
+      CHECK(io[t] == ro[t]);
+      std::vector<uint32_t> f(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) f[size_t(i)] = res_bits(y[size_t(i) * ld + ro[t]]);
+      o.last[io[t]] = std::move(f);
+    }
+    return o;
+  };
+  auto chain = [&](const std::vector<spdnn::Ell>& ells, const std::vector<std::vector<float>>& imgs) {
+    std::vector<const spdnn::Ell*> p;
+    for (const auto& e : ells) p.push_back(&e);
+    return cpu_chain(p, imgs, bias);
+  };
+  {
+    INFO("JHDNN_RESIDENT_KERNEL=vals, n 600: set again, row order cleared");
+    REQUIRE(jhdnn::core::config::set_resident_kernel("vals"));
+    const int64_t n = 600;
+    const int L = 3, count = 13;
+    std::vector<spdnn::Ell> ea, eb;
+    std::vector<std::vector<int>> oa, ob;
+    vals_runs_layers(n, L, g, &ea, &oa);
+    vals_runs_layers(n, L, g, &eb, &ob);
+    REQUIRE(vals_smem(ea, oa) <= size_t(optin));
+    REQUIRE(vals_smem(eb, ob) <= size_t(optin));
+    const auto imgs = make_images(n, count, 0.2, 3.0, g);
+    const ChainResult want_a = chain(ea, imgs), want_b = chain(eb, imgs);
+    REQUIRE(want_a.last != want_b.last);
+    REQUIRE(!want_a.last.empty());
+    REQUIRE(!want_b.last.empty());
+    DeviceLayers dl = device_layers(ea, oa, n);
+    auto& [di, dv, dord, descs] = dl;
+    Out o = call(descs, imgs, count, 0);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_a.counts);
+    CHECK(o.last == want_a.last);
+    for (auto d : descs) {
+      CHECK(d->resident_vals.size() == 1);
+      CHECK(d->resident_pack.size() == 0);
+    }
+    for (int l = 0; l < L; ++l) {  // B into the same arrays, descriptors not set again: still A
+      di[l].upload(eb[l].idx.data(), eb[l].idx.size() * 4);
+      dv[l].upload(eb[l].val.data(), eb[l].val.size() * 4);
+      dord[l].upload(ob[l].data(), ob[l].size() * 4);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    o = call(descs, imgs, count, 3);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_a.counts);
+    CHECK(o.last == want_a.last);
+    for (int l = 0; l < L; ++l) {  // set again (same pointers): both copies freed at once, then B
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(descs[l], n, n, 32, di[l].as<int>(), dv[l].get(), JHDNN_DATA_FLOAT));
+      CHECK(descs[l]->resident_vals.size() == 0);
+      CHECK(descs[l]->resident_pack.size() == 0);
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], dord[l].as<int>()));
+    }
+    o = call(descs, imgs, count, 1);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_b.counts);
+    CHECK(o.last == want_b.last);
+    for (auto d : descs) CHECK(d->resident_vals.size() == 1);
+    for (int l = 0; l < L; ++l) {  // the row order cleared: repacked in the natural order, still B bitwise
+      JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(descs[l], nullptr));
+      CHECK(descs[l]->resident_vals.size() == 0);
+    }
+    o = call(descs, imgs, count, 4);
+    REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+    CHECK(o.counts == want_b.counts);
+    CHECK(o.last == want_b.last);
+    for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
+  {
+    INFO("default kernel (duo), n 4096: 3 challenge layers + 1 layer of own values");
+    REQUIRE(jhdnn::core::config::set_resident_kernel("duo"));
+    const int64_t n = 4096;
+    const int count = 11;
+    std::vector<spdnn::Ell> ells;
+    std::vector<std::vector<int>> orders;
+    for (int l = 1; l <= 3; ++l) {
+      spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42);
+      orders.push_back(spdnn::reuse_order(e));
+      ells.push_back(std::move(e));
+    }
+    REQUIRE(vals_smem(ells, orders) <= size_t(optin));  // these alone run vals (4-image slices)
+    {
+      auto [e, o] = random_layer(n, 1, 0.05, -0.02, 0.115, g);
+      ells.insert(ells.begin() + 2, std::move(e));  // the third of 4 layers
+      orders.insert(orders.begin() + 2, std::move(o));
+    }
+    REQUIRE(vals_smem(ells, orders) > size_t(optin));  // with it, the ring does not fit
+    REQUIRE(jhdnn::sparse::resident_slice_max(n, size_t(optin)) == 2);
+    const auto imgs = make_images(n, count, 0.3, 3.0, g);
+    const ChainResult want = chain(ells, imgs);
+    REQUIRE(!want.last.empty());
+    DeviceLayers dl = device_layers(ells, orders, n);
+    Out o = call(dl.descs, imgs, count, 4);
+    CHECK(o.st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+    char msg[512];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    INFO(msg);
+    CHECK(std::string(msg).find("sliceImages") != std::string::npos);
+    CHECK(std::string(msg).find("vals kernel") != std::string::npos);  // why 4 does not fit these layers
+    {  // a kernel that never tries vals: 4-image slices refused, the message names the kernel switch
+      REQUIRE(jhdnn::core::config::set_resident_kernel("pair"));
+      const std::vector<jhdnnSparseMatrixDescriptor_t> first2(dl.descs.begin(), dl.descs.begin() + 2);
+      o = call(first2, imgs, count, 4);  // challenge layers only (vals would fit them)
+      CHECK(o.st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+      jhdnnGetLastErrorString(msg, sizeof msg);
+      INFO(msg);
+      CHECK(std::string(msg).find("JHDNN_RESIDENT_KERNEL") != std::string::npos);
+      REQUIRE(jhdnn::core::config::set_resident_kernel("duo"));
+    }
+    for (int slice : {0, 1, 2}) {
+      INFO("sliceImages " << slice);
+      o = call(dl.descs, imgs, count, slice);
+      REQUIRE(o.st == JHDNN_STATUS_SUCCESS);
+      CHECK(o.counts == want.counts);
+      CHECK(o.last == want.last);
+    }
+    for (auto d : dl.descs) {  // vals tried (its copy built), then the list-pack copy of the fallback
+      CHECK(d->resident_vals.size() == 1);
+      CHECK(d->resident_pack.size() == 1);
+    }
+    for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
+  {
+    INFO("n 600: list-pack copies from a duo call; the first vals call inside a stream capture is refused");
+    REQUIRE(jhdnn::core::config::set_resident_kernel("duo"));
+    const int64_t n = 600;
+    const int L = 2, count = 13, max_active = count + 3;
+    const int64_t ld = max_active;
+    std::vector<spdnn::Ell> ells;
+    std::vector<std::vector<int>> orders;
+    vals_runs_layers(n, L, g, &ells, &orders);
+    const auto imgs = make_images(n, count, 0.2, 3.0, g);
+    DeviceLayers dl = device_layers(ells, orders, n);
+    REQUIRE(call(dl.descs, imgs, count, 0).st == JHDNN_STATUS_SUCCESS);  // duo, 8-image slices: list-pack
+    for (auto d : dl.descs) {
+      CHECK(d->resident_pack.size() == 1);
+      CHECK(d->resident_vals.size() == 0);
+    }
+    REQUIRE(jhdnn::core::config::set_resident_kernel("vals"));  // needs the other copy
+    const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
+    const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+    DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+    std::vector<int> c0(size_t(L) + 1, 0);
+    c0[0] = count;
+    DeviceBuffer dc = res_to_dev(c0);
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    JHDNN_CHECK(jhdnnSetStream(h.get(), stream));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed));
+    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(
+        h.get(), L, dl.descs.data(), bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(), dx.get(),
+        ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), 0);
+    cudaGraph_t graph = nullptr;
+    CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    CHECK(st == JHDNN_STATUS_NOT_SUPPORTED);
+    char msg[512];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    INFO(msg);
+    CHECK(std::string(msg).find("capture") != std::string::npos);
+    CHECK(std::string(msg).find("vals-pack") != std::string::npos);  // which copy is missing
+    size_t nodes = 99;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    CHECK(nodes == 0);
+    CUDA_CHECK(cudaGraphDestroy(graph));
+    JHDNN_CHECK(jhdnnSetStream(h.get(), nullptr));
+    CUDA_CHECK(cudaStreamDestroy(stream));
+    for (auto d : dl.descs) CHECK(d->resident_vals.size() == 0);
+    for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
 }

@@ -566,10 +566,12 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
  *   written. x and y, the output lists and the input lists / counts must not overlap.
  *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x (n + 1) x 8 floats of features + 136 KB
- *   of weight stages per CTA; 4, 2 for larger n; 4 up to n = 4096 when the layers' runs of equal
- *   index lists and weight values make the vals kernel's chunks small enough, as the challenge's do),
- *   or 0 for that most; NOT_SUPPORTED_SHAPE beyond, or if not even 2 fit. col_ind, values and the row
- *   order (if set) must be 16-byte aligned.
+ *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
+ *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight
+ *   values make its chunks small, as the challenge's do: up to n = 5655 with their 3,200-byte chunks),
+ *   or 0 for that most; NOT_SUPPORTED_SHAPE beyond (also a 3- or 4-image slice where 2 is the most and
+ *   vals does not fit the call's layers), or if not even 2 fit. col_ind, values and the row order (if
+ *   set) must be 16-byte aligned.
  * No workspace. Bias <= 0 as for the other layer calls.
  * Packed weights: the first call that uses a descriptor builds its packed copy (device memory of
  * ceil(rows / 128) x 34,816 bytes, about the weights again: the rows in the row order with their
@@ -581,7 +583,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * race, one copy is kept and the other freed. Later calls read only the copy: changes to the
  * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
  * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
- * outside the capture first. Environment (A/B measurement only, same results; docs/api.md):
+ * outside the capture first, with the same kernel and sliceImages. A call that tries the vals kernel
+ * (below) builds a second copy per descriptor in its own layout (at most the same size), kept and
+ * freed in the same way; a call that tries it and falls back keeps both. Environment (A/B measurement only, same results; docs/api.md):
  * JHDNN_RESIDENT_KERNEL=duo (the default: unset or "") runs 16 warps (512 threads) per CTA, four
  * weight chunks at a time from a ring of 8, each chunk one bulk copy (TMA) completing on an
  * mbarrier, each lane two output rows for 4 images (quad where the ring of 8 does not fit the

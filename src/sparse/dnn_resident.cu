@@ -88,8 +88,9 @@
 // (predicted 4.2-5.1); ncu of the first resident launch: 399 us against 520, 208 M instructions against
 // 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96.
 //
-// Vals (kLaneRows 3, S = 4; session 16, written without a GPU, not measured yet): at n = 4096 the
-// list-pack rings leave room for 2-image slices only (a ring slot is sized for 34,816-byte chunks, or
+// Vals (kLaneRows 3, S = 4; session 16, written without a GPU; measured at 918395d: ~17.7 us per late
+// layer at N = 4096, spdnn_infer L = 120 / 480 6.65 / 13.02 ms against the graph path's 7.03 / 15.34):
+// at n = 4096 the list-pack rings leave room for 2-image slices only (a ring slot is sized for 34,816-byte chunks, or
 // 19,456 on the challenge layers), and 2-image slices lose to the graph path. The vals-pack layout
 // (sparse.h; dnn_resident_pack.cu) stores each run of equal weight values once as well, so a challenge
 // chunk is 3,200 bytes: a ring of 16 such slots (the call's largest chunk) and two S = 4 feature
@@ -97,8 +98,8 @@
 // lane at S = 4: per input one ld.shared.v4 of features for 8 FMAs), 2 warps per chunk, so EIGHT
 // chunks per iteration and 8 in flight (chunk h: slot h & 15, mbarrier parity (h >> 4) & 1). SASS per
 // warp-iteration (64 rows x 4 images, the shared path) ~443, as duo's ~439 for its 32 rows x 8 images.
-// Chosen by dnn_resident where S = 4 does not fit the other rings (and JHDNN_RESIDENT_KERNEL=vals
-// anywhere) when its ring fits the call's layers; else the kernels as before. src/sparse/README.md,
+// Chosen by dnn_resident where S = 4 does not fit the other rings (2905 < n with 232,448 bytes per block;
+// and JHDNN_RESIDENT_KERNEL=vals anywhere) when its ring fits the call's layers; else the kernels as before. src/sparse/README.md,
 // "Vals".
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
@@ -1038,6 +1039,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int s_list = resident_slice_max(n, smem_optin);  // the list-pack kernels' largest slice
   const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals ||
                                                    (which == core::config::ResidentKernel::kDuo && s_list < 4));
+  size_t vals_smem = 0;  // tried and did not fit: what the vals call needed (for the refusal below)
   if (try_vals && resident_vals_min_smem_bytes(n) <= smem_optin) {
     int sbs[kResidentMaxLayers];
     for (int k = 0; k < layer_count; ++k)
@@ -1051,6 +1053,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                                                    rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
                                                    max_active, smem, unsigned(slot), trace);
     }
+    vals_smem = smem;
   }
   const int smax = s_list;
   if (smax == 0)
@@ -1058,9 +1061,17 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                       "n = %lld: two feature buffers of 2 images do not fit in shared memory (%zu bytes per block)",
                       (long long)n, smem_optin);
   if (slice == 0) slice = smax;
-  if (slice > smax)
-    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages %d > %d, the most that fit at n = %lld", slice,
-                      smax, (long long)n);
+  if (slice > smax && vals_smem != 0)  // the argument check allowed it for vals (resident_slice_limit)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "sliceImages %d > %d, the most that fit at n = %lld with these layers: the vals kernel's "
+                      "4-image slices need %zu bytes of shared memory for their largest chunk (%zu per block)",
+                      slice, smax, (long long)n, vals_smem, smem_optin);
+  if (slice > smax)  // (slices of 3-4 get here only from a kernel that does not try vals)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages %d > %d, the most that fit at n = %lld%s", slice,
+                      smax, (long long)n,
+                      slice <= kResidentValsS ? " with this kernel (4-image slices here need the vals kernel: "
+                                                "JHDNN_RESIDENT_KERNEL duo or vals)"
+                                              : "");
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
   for (int k = 0; k < layer_count; ++k)

@@ -243,9 +243,10 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
   const size_t copy_bytes = size_t(chunks) * kResidentChunkBytes;
   if (capture != cudaStreamCaptureStatusNone)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED,
-                      "the resident path packs each layer (%zu bytes) at its first call, which cannot run "
-                      "inside a stream capture: make one call with these descriptors outside the capture first",
-                      copy_bytes);
+                      "the resident path packs each layer (%zu bytes, the %s layout) at its first call that uses "
+                      "it, which cannot run inside a stream capture: make one call with these descriptors outside "
+                      "the capture first, with the same kernel and sliceImages (the vals kernel has its own copy)",
+                      copy_bytes, vals ? "vals-pack" : "list-pack");
   // One allocation: the copy, then the slot counter (16 bytes).
   const size_t bytes = copy_bytes + 16;
   float* p = nullptr;

@@ -121,13 +121,15 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
 // kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
 int resident_auto_threshold();
 // kResident with resident_below < 0 runs only for widths where an 8-image slice fits (n <= 1024), and
-// at 2048 < n <= 4096 (4-image slices of the vals kernel) when resident_4096_on().
+// at 2048 < n <= 4096 (4-image slices: of the vals kernel at 2905 < n, as at 4096; of pair below, not
+// measured) when resident_4096_on().
 bool resident_auto_applies(int64_t n);
 // The N = 4096 switch (session 16): the vals kernel (S = 4 slices, weight values stored once per run;
 // src/sparse/README.md, "Vals") lets the resident path run at n = 4096, where the list-pack kernels fit
 // only 2-image slices. ON since the H200 measured it (trial 918395d, spdnn_infer N = 4096, exact): L = 120
 // 6.65 ms against the graph path's 7.03, L = 480 13.02 against 15.34. JHDNN_SPDNN_RESIDENT_4096=0 forces it
-// off (A/B runs), 1 on; unset or "" = kResident4096Default.
+// off (A/B runs), 1 on; unset or "" = kResident4096Default; any other value throws std::runtime_error
+// naming it (so does resident_auto_applies, at every n).
 constexpr bool kResident4096Default = true;
 bool resident_4096_on();
 
