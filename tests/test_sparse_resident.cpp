@@ -100,6 +100,13 @@ uint32_t res_bits(float v) {
   return b;
 }
 
+// Generated challenge layer l of width n (seed 42) with its reuse order, in random_layer's shape.
+std::pair<spdnn::Ell, std::vector<int>> generated_layer(int64_t n, int l) {
+  spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42);
+  std::vector<int> o = spdnn::reuse_order(e);
+  return {std::move(e), std::move(o)};
+}
+
 // A random width-32 ELL layer with runs of 1..max_run rows sharing one input list (adjacent in the
 // returned row order; the rows themselves stored in a random permutation), padding entries (index
 // -1, value NaN: must never be used) with probability pad, weights in [lo, lo + span).
@@ -912,8 +919,7 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
   };
   std::vector<Layer> ls;
   {
-    spdnn::Ell e = spdnn::generate_layer_ell(1024, 3, 42);
-    std::vector<int> o = spdnn::reuse_order(e);
+    auto [e, o] = generated_layer(1024, 3);
     ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), 8 * 128});
   }
   {
@@ -1001,8 +1007,7 @@ TEST_CASE("resident duo: ring slot = the call's largest chunk; the ring fits or 
   const int big[1] = {16384};  // list_bytes larger than the rows' slots: capped at rows x 128
   CHECK(sp::resident_duo_slot_bytes(77, big, 1) == 77 * 272);
   // The host twin's list bytes of generated challenge layers (N = 1024) and of unshared random rows.
-  spdnn::Ell e = spdnn::generate_layer_ell(1024, 2, 42);
-  const std::vector<int> o = spdnn::reuse_order(e);
+  const auto [e, o] = generated_layer(1024, 2);
   const int lb_gen[1] = {host_pack(e, &o).list_bytes};
   CHECK(sp::resident_duo_smem_bytes(1024, sp::resident_duo_slot_bytes(1024, lb_gen, 1)) <= kH200);
   SplitMix64 g(9400);
@@ -1805,8 +1810,7 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9310));
   std::vector<PackLayer> ls;
   {
-    spdnn::Ell e = spdnn::generate_layer_ell(1024, 5, 42);
-    std::vector<int> o = spdnn::reuse_order(e);
+    auto [e, o] = generated_layer(1024, 5);
     ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), true});
   }
   {
@@ -2453,13 +2457,11 @@ TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once
   };
   std::vector<L> ls;
   {
-    spdnn::Ell e = spdnn::generate_layer_ell(4096, 3, 42);
-    std::vector<int> o = spdnn::reuse_order(e);
+    auto [e, o] = generated_layer(4096, 3);
     ls.push_back({"generated N 4096", std::move(e), std::move(o), 9 * 128});  // 8 lists + 1 value vector per chunk
   }
   {
-    spdnn::Ell e = spdnn::generate_layer_ell(1024, 7, 42);
-    std::vector<int> o = spdnn::reuse_order(e);
+    auto [e, o] = generated_layer(1024, 7);
     ls.push_back({"generated N 1024", std::move(e), std::move(o), 9 * 128});
   }
   {
@@ -2634,8 +2636,7 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9810));
   std::vector<PackLayer> ls;
   {
-    spdnn::Ell e = spdnn::generate_layer_ell(4096, 9, 42);
-    std::vector<int> o = spdnn::reuse_order(e);
+    auto [e, o] = generated_layer(4096, 9);
     ls.push_back({"generated N 4096, reuse order", std::move(e), std::move(o), true});
   }
   {
