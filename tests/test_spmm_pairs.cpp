@@ -68,6 +68,8 @@ TEST_CASE("SpMM pairs switch: the setter takes the three names, refuses others",
   struct Restore {
     ~Restore() { cfg::set_spmm_pairs(nullptr); }
   } restore;
+  REQUIRE(cfg::set_spmm_pairs(nullptr));  // the environment's value, whatever ran before
+  const cfg::SpmmPairs env_value = cfg::spmm_pairs();
   REQUIRE(cfg::set_spmm_pairs("deep"));
   CHECK(cfg::spmm_pairs() == cfg::SpmmPairs::kDeep);
   REQUIRE(cfg::set_spmm_pairs("deep4"));
@@ -79,6 +81,9 @@ TEST_CASE("SpMM pairs switch: the setter takes the three names, refuses others",
   CHECK(cfg::spmm_pairs() == cfg::SpmmPairs::kClassic);  // a refused name changes nothing
   REQUIRE(cfg::set_spmm_pairs(""));                       // "" = the default
   CHECK(cfg::spmm_pairs() == cfg::SpmmPairs::kClassic);
+  REQUIRE(cfg::set_spmm_pairs("deep"));
+  cfg::reset_to_environment();  // back to the environment's value (classic, or the ctest entry's)
+  CHECK(cfg::spmm_pairs() == env_value);
 }
 
 TEST_CASE("SpMM pairs switch: a misspelt JHDNN_SPMM_PAIRS is refused by name, C untouched",

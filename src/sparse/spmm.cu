@@ -485,6 +485,10 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
 //  - a segment runs kDepth steps at a time: kDepth B loads into separate registers first (lanes whose
 //    nonzero is past the segment load nothing and use weight 0 and x = 0), then the FMAs: a row of up
 //    to 2 kDepth nonzeros costs one B round trip instead of ceil(len / 2).
+//  - a row inside one chunk is stored with one float4 per lane (c_vec4: row-major C, ldc % 4 == 0, 16-byte
+//    aligned; columns j..j+3 < n) and the evict-first hint (__stcs; __ldcs for beta's read): 8 sector
+//    writes per 64-column row segment instead of classic's 4 element stores touching 32, and C (as big as
+//    B at n = 64) is not kept in L2 at B's expense. Chunk-cut rows and other layouts: store_segment.
 // Same sums per half-warp in the same order as <16, 4> (nonzeros h, h + 2, ...), then the same
 // shfl_xor(16); adding the zero products of the padded steps changes no sum (x + 0 = x; only a -0
 // sum becomes +0). Occupancy (ptxas, CUDA 13.0): <4> 4 blocks per SM (64 registers, no spill; its 4
@@ -494,7 +498,7 @@ template <int kDepth>
 __global__ void __launch_bounds__(kBlock, kDepth >= 8 ? 3 : 4)
 spmm_nnz_deep(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
               const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, jhdnnOrder_t c_order,
-              float alpha, float beta, float* __restrict__ c, int64_t ldc) {
+              bool c_vec4, float alpha, float beta, float* __restrict__ c, int64_t ldc) {
   constexpr int L = 16, V = 4, kH = 32 / L;
   __shared__ int2 s_pairs[kWarps][kChunk];  // (col, value bits) of the warp's chunk: 2 KB per warp
   const int lane = threadIdx.x & 31, grp = lane / L, wib = threadIdx.x >> 5;
@@ -560,7 +564,22 @@ spmm_nnz_deep(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, con
         }
 #pragma unroll
         for (int q = 0; q < V; ++q) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], 16);
-        if (has && grp == 0) store_segment<V, true>(c, c_order, row, j, n, ldc, alpha, acc, beta, rs, re);
+        if (has && grp == 0) {
+          if (c_vec4 && j + V <= n && row_in_one_chunk(rs, re)) {  // one 16-byte store, evict-first
+            float4* const p = reinterpret_cast<float4*>(c + row * ldc + j);
+            float4 v;
+            if (beta == 0.f) {
+              v = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
+            } else {
+              const float4 o = __ldcs(p);
+              v = make_float4(alpha * acc[0] + beta * o.x, alpha * acc[1] + beta * o.y, alpha * acc[2] + beta * o.z,
+                              alpha * acc[3] + beta * o.w);
+            }
+            __stcs(p, v);
+          } else {
+            store_segment<V, true>(c, c_order, row, j, n, ldc, alpha, acc, beta, rs, re);
+          }
+        }
         e = se;
       }
       rs = re;
@@ -628,9 +647,11 @@ Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, 
     if (kind == core::config::SpmmPairs::kClassic) {
       rm4 ? launch(spmm_nnz_pairs<16, 4>) : launch(spmm_nnz_pairs<8, 1>);
     } else {  // the deep kernels (row-major B only): the same grid
+      // Row-major C with 16-byte rows: the rows inside one chunk are stored as float4 (see spmm_nnz_deep).
+      const bool c_vec4 = c_order == JHDNN_ORDER_ROW && ldc % 4 == 0 && aligned16(c);
       auto deep = [&](auto kernel) {
-        kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b, ldb, c_order, alpha, beta, c,
-                                       ldc);
+        kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b, ldb, c_order, c_vec4, alpha,
+                                       beta, c, ldc);
       };
       kind == core::config::SpmmPairs::kDeep ? deep(spmm_nnz_deep<8>) : deep(spmm_nnz_deep<4>);
     }

@@ -1,12 +1,14 @@
 // CPU transliteration of spmm_nnz_deep<kDepth> (src/sparse/spmm.cu), split_rows_prepare and the
-// store_segment rule: a warp is 32 lanes in lockstep (ballot, shuffles and the shfl_xor(16) as array reads),
-// run over power-law CSR matrices (Pareto 1.5 lengths, empty rows, a 3000- and a 700-long row, a full row),
-// both depths, row- and column-major C, grid.y 1 / 2 / all bands, beta 0 (C NaN) and 0.5, n = 3..200 with
-// zero-padded B rows; checked against a float64 sum (1e-5 relative) and the C padding untouched.
+// store_segment rule: a warp is 32 lanes in lockstep (ballot, shuffles and the shfl_xor(16) as array
+// reads), run over power-law CSR matrices (Pareto 1.5 lengths, empty rows, a 3000- and a 700-long row, a
+// full row), both depths, row- and column-major C (ldc % 4 == 0: the float4 stores), grid.y 1 / 2 / all
+// bands, beta 0 (C NaN) and 0.5, n = 3..200 with zero-padded B rows; checked against a float64 sum (1e-5
+// relative) and the C padding untouched.
 //   g++ -O2 -std=c++17 -Wall -Wextra -o /tmp/sim_spmm_deep tests/sim/sim_spmm_deep.cpp && /tmp/sim_spmm_deep
-// Prints one line per configuration and "0 failing" (exit 0). Written without a GPU (session of branch
-// wip-spmm-powerlaw): 192 configurations ok; mutating the half-warp offset, the p < p_end bound or the
-// half-warp reduction makes it fail (192 failing / sp oob / 168 failing).
+// Prints one line per configuration and "0 failing" (exit 0). Written without a GPU (branch
+// wip-spmm-powerlaw): 384 configurations ok, ~4 s; mutating the half-warp offset, the p < p_end bound, the
+// half-warp reduction or the float4 store's one-chunk condition makes it fail (384 failing / "sp oob" /
+// 336 failing / 72 failing).
 #include <cstdio>
 #include <cstdint>
 #include <cmath>
@@ -21,7 +23,7 @@ static bool row_in_one_chunk(int64_t rs, int64_t re) { return re > rs && rs / kC
 static int64_t at(bool row, int64_t r, int64_t c, int64_t ld) { return row ? r * ld + c : c * ld + r; }
 template <int kDepth>
 void emu(int64_t m, int64_t n, int64_t nnz, const int* rp, const int* ci, const float* va, const float* b, int64_t ldb,
-         bool crow, float alpha, float beta, float* c, int64_t ldc, int64_t gridy) {
+         bool crow, bool c_vec4, float alpha, float beta, float* c, int64_t ldc, int64_t gridy) {
   // prepare
   for (int64_t row = 0; row < m; ++row)
     if (!row_in_one_chunk(rp[row], rp[row + 1]))
@@ -103,6 +105,14 @@ void emu(int64_t m, int64_t n, int64_t nnz, const int* rp, const int* ci, const 
             for (int lane = 0; lane < 16; ++lane) {
               const int64_t j = band * L * V + int64_t(lane % L) * V;
               if (j >= n) continue;
+              if (c_vec4 && j + V <= n && row_in_one_chunk(rs, re)) {  // the float4 store
+                float* p = c + row * ldc + j;
+                if ((reinterpret_cast<uintptr_t>(p) & 15) != 0) { std::printf("misaligned float4 store\n"); std::exit(1); }
+                float o[4];
+                for (int q = 0; q < 4; ++q) o[q] = p[q];
+                for (int q = 0; q < 4; ++q) p[q] = beta == 0.f ? alpha * red[lane][q] : alpha * red[lane][q] + beta * o[q];
+                continue;
+              }
               for (int q = 0; q < V; ++q) {
                 if (j + q >= n) continue;
                 float* p = c + at(crow, row, j + q, ldc);
@@ -140,21 +150,23 @@ int main() {
       rp[r + 1] = int(ci.size());
     }
     const int64_t nnz = ci.size();
+    for (int cpad : {3, 4})
     for (bool crow : {true, false})
     for (int64_t gy : {int64_t(1), int64_t(2), int64_t(65535)})
     for (float beta : {0.f, 0.5f}) for (int depth : {4, 8}) {
       const int64_t ldb = (cs.n + 3) / 4 * 4 + 4;  // padded rows (transposed-workspace style when n % 4 != 0)
       std::vector<float> b(cs.k * ldb);
       for (int64_t kk = 0; kk < cs.k; ++kk) for (int64_t j = 0; j < ldb; ++j) b[kk * ldb + j] = j < cs.n ? float(U(g) * 2 - 1) : 0.f;
-      const int64_t ldc = (crow ? cs.n : cs.m) + 3;
+      const int64_t ldc = (crow ? (cpad == 4 ? (cs.n + 3) / 4 * 4 : cs.n) : cs.m) + cpad;
       const int64_t csz = ldc * (crow ? cs.m : cs.n);
+      const bool c_vec4 = crow && ldc % 4 == 0;  // std::vector<float>'s buffer is 16-byte aligned (checked per store)
       std::vector<float> c0(csz); for (auto& v : c0) v = float(U(g) * 2 - 1);
       std::vector<float> c = c0;
       if (beta == 0.f) for (int64_t r = 0; r < cs.m; ++r) for (int64_t j = 0; j < cs.n; ++j) c[at(crow, r, j, ldc)] = NAN;
       const std::vector<float> cinit = c;
       const int64_t bands = (cs.n + 63) / 64, gridy = std::min(bands, gy);
-      if (depth == 4) emu<4>(cs.m, cs.n, nnz, rp.data(), ci.data(), va.data(), b.data(), ldb, crow, 1.25f, beta, c.data(), ldc, gridy);
-      else emu<8>(cs.m, cs.n, nnz, rp.data(), ci.data(), va.data(), b.data(), ldb, crow, 1.25f, beta, c.data(), ldc, gridy);
+      if (depth == 4) emu<4>(cs.m, cs.n, nnz, rp.data(), ci.data(), va.data(), b.data(), ldb, crow, c_vec4, 1.25f, beta, c.data(), ldc, gridy);
+      else emu<8>(cs.m, cs.n, nnz, rp.data(), ci.data(), va.data(), b.data(), ldb, crow, c_vec4, 1.25f, beta, c.data(), ldc, gridy);
       int bad = 0;
       for (int64_t r = 0; r < cs.m; ++r) for (int64_t j = 0; j < cs.n; ++j) {
         double s = 0, sa = 0;
@@ -167,7 +179,7 @@ int main() {
       // padding untouched
       const int64_t outer = crow ? cs.m : cs.n, inner = crow ? cs.n : cs.m;
       for (int64_t o = 0; o < outer; ++o) for (int64_t p = inner; p < ldc; ++p) if (std::memcmp(&c[o * ldc + p], &cinit[o * ldc + p], 4)) ++bad;
-      std::printf("m %lld n %lld nnz %lld crow %d gridy %lld beta %g depth %d: %s\n", (long long)cs.m, (long long)cs.n, (long long)nnz, crow, (long long)gridy, beta, depth, bad ? "BAD" : "ok");
+      std::printf("ldc %lld vec4 %d m %lld n %lld nnz %lld crow %d gridy %lld beta %g depth %d: %s\n", (long long)ldc, c_vec4, (long long)cs.m, (long long)cs.n, (long long)nnz, crow, (long long)gridy, beta, depth, bad ? "BAD" : "ok");
       fails += bad != 0;
     }
   }
