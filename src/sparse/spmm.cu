@@ -19,6 +19,8 @@
 //               the two halves take alternate nonzeros of a segment (two B rows per load instruction;
 //               halves summed by one shuffle at the row's end; n, ldb multiples of 4, else NNZ_SPLIT).
 //               Column-major B: 8 lanes x 8-column bands, 4 nonzeros per step (B sectors from L2).
+//               JHDNN_SPMM_PAIRS=deep / deep4 (A/B, not the default): spmm_nnz_deep for the row-major
+//               case: the chunk's pairs staged in shared memory, 8 / 4 B rows in flight per half-warp.
 //   TRANSPOSE_B column-major B and C: B is transposed into the caller's workspace (row-major, k x ldt)
 //               by a tiled shared-memory transpose, then NNZ_PAIRS runs on it and stores C column-major.
 //               In place, every (nonzero, column) of a column-major B is its own 32-byte sector; the
