@@ -24,9 +24,15 @@ namespace {
 namespace cfg = jhdnn::core::config;
 
 // A 40 x 40 CSR with 3 nonzeros per row, B 40 x 8 row-major (float4-readable: NNZ_PAIRS's row-major
-// kernel), C 40 x 8 holding `fill`; runs jhdnnSpMM NNZ_PAIRS in `order` and returns its status and
-// whether C still holds `fill` everywhere.
-std::pair<jhdnnStatus_t, bool> run_pairs(jhdnnOrder_t order, float fill) {
+// kernel), C 40 x 8 holding `fill`; runs jhdnnSpMM NNZ_PAIRS in `order` and returns its status,
+// whether C still holds `fill` everywhere, and jhdnnGetLastErrorString right after the call (the
+// later successful calls here, jhdnnDestroySparseMatrixDescriptor and jhdnnDestroy, clear it).
+struct PairsRun {
+  jhdnnStatus_t status;
+  bool untouched;
+  std::string message;
+};
+PairsRun run_pairs(jhdnnOrder_t order, float fill) {
   const int m = 40, k = 40, n = 8;
   std::vector<int> rp(m + 1), ci;
   std::vector<float> va;
@@ -55,11 +61,13 @@ std::pair<jhdnnStatus_t, bool> run_pairs(jhdnnOrder_t order, float fill) {
   const int64_t ld = order == JHDNN_ORDER_ROW ? n : m;  // m = k: B's and C's leading dimension
   const jhdnnStatus_t st =
       jhdnnSpMM(h.get(), JHDNN_SPMM_ALG_NNZ_PAIRS, &alpha, d, n, order, db.get(), ld, &beta, dc.get(), ld);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> got(c.size());
   dc.download(got.data(), got.size() * 4);
   jhdnnDestroySparseMatrixDescriptor(d);
-  return {st, std::memcmp(got.data(), c.data(), c.size() * 4) == 0};
+  return {st, std::memcmp(got.data(), c.data(), c.size() * 4) == 0, msg};
 }
 
 }  // namespace
@@ -70,6 +78,13 @@ TEST_CASE("SpMM pairs switch: the setter takes the three names, refuses others",
   } restore;
   REQUIRE(cfg::set_spmm_pairs(nullptr));  // the environment's value, whatever ran before
   const cfg::SpmmPairs env_value = cfg::spmm_pairs();
+  // The ctest entries spmm_pairs_deep / _deep4 rely on the environment reaching the switch: were it
+  // lost, they would re-run classic and pass.
+  const char* env = std::getenv("JHDNN_SPMM_PAIRS");
+  const std::string env_name = env == nullptr || *env == '\0' ? "classic" : env;
+  if (env_name == "classic") CHECK(env_value == cfg::SpmmPairs::kClassic);
+  if (env_name == "deep") CHECK(env_value == cfg::SpmmPairs::kDeep);
+  if (env_name == "deep4") CHECK(env_value == cfg::SpmmPairs::kDeep4);
   REQUIRE(cfg::set_spmm_pairs("deep"));
   CHECK(cfg::spmm_pairs() == cfg::SpmmPairs::kDeep);
   REQUIRE(cfg::set_spmm_pairs("deep4"));
@@ -93,14 +108,14 @@ TEST_CASE("SpMM pairs switch: a misspelt JHDNN_SPMM_PAIRS is refused by name, C 
   CHECK(std::string(cfg::spmm_pairs_bad_value()) == std::getenv("JHDNN_SPMM_PAIRS"));
   JHDNN_REQUIRE_GPU();
   // Row-major B would run the switched kernel: refused before split_rows_prepare writes C.
-  const auto [st, untouched] = run_pairs(JHDNN_ORDER_ROW, 7.f);
-  CHECK(st == JHDNN_STATUS_BAD_PARAM);
-  CHECK(untouched);
-  char msg[256];
-  jhdnnGetLastErrorString(msg, sizeof msg);
-  CHECK(std::string(msg).find("JHDNN_SPMM_PAIRS") != std::string::npos);
+  const PairsRun row = run_pairs(JHDNN_ORDER_ROW, 7.f);
+  CHECK(row.status == JHDNN_STATUS_BAD_PARAM);
+  CHECK(row.untouched);
+  INFO("message: " << row.message);
+  CHECK(row.message.find(std::string("JHDNN_SPMM_PAIRS=") + std::getenv("JHDNN_SPMM_PAIRS")) != std::string::npos);
   // Column-major B runs NNZ_PAIRS <8, 1>, which the switch does not name: it runs (and writes C).
-  const auto [st_col, untouched_col] = run_pairs(JHDNN_ORDER_COL, 7.f);
-  CHECK(st_col == JHDNN_STATUS_SUCCESS);
-  CHECK_FALSE(untouched_col);
+  const PairsRun col = run_pairs(JHDNN_ORDER_COL, 7.f);
+  CHECK(col.status == JHDNN_STATUS_SUCCESS);
+  CHECK_FALSE(col.untouched);
+  CHECK(col.message.empty());
 }
