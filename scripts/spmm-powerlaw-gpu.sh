@@ -25,8 +25,9 @@
 #      instructions, IPC, warps active, L2 bytes and hit rate, DRAM bytes, long-scoreboard stalls.
 # Before (H200, bench/results/8abf97b): powerlaw_m131072 row nnz_pairs 1586 GFLOP/s (163 us), cuSPARSE ALG3
 # 1578; powerlaw_m1048576 row nnz_pairs 1438 (1.45 ms), ALG3 1293.
-# Prediction (not measured; README "NNZ_PAIRS deep"): deep at m = 131072 1900-2500 GFLOP/s (1.2-1.6x classic);
-# at m = 1048576 1500-1750 (1.05-1.2x: HBM-bound on random 256-byte B rows); deep4 within 10% of deep.
+# Prediction (not measured; as labelled in README "NNZ_PAIRS deep"): deep4 at m = 131072 ~2200 GFLOP/s
+# (1900-2500; 1.2-1.6x classic and ALG3); at m = 1048576 ~1700 (1550-1900; 1.1-1.3x classic: random 256-byte
+# B rows, ~80% from HBM); deep within +-10% of deep4. Falsified if deep4 < 1.10x classic at m = 131072.
 set -uo pipefail
 OUT=${1:-}
 if [ -z "$OUT" ]; then
