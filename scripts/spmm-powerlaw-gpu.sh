@@ -72,7 +72,7 @@ step bench 70 "$BS" --quick --spdnn 1024:1 --baseline 1024:1 --benchmark_filter=
   --benchmark_out="$OUT/bench_spmm.json" --benchmark_out_format=json
 
 if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
-  M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,dram__bytes.sum,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
+  M=gpu__time_duration.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_bytes.sum,lts__t_sector_hit_rate.pct,dram__bytes.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio
   prof() {  # prof NAME BENCH_IMPL KERNEL_REGEX
     step "ncu_$1" 30 ncu --clock-control none --metrics "$M" --kernel-name "regex:$3" --launch-skip 1 --launch-count 1 \
       "$BS" --quick --spdnn 1024:1 --baseline 1024:1 --benchmark_filter="^SpMM/$2/powerlaw_m131072_avg16_n64/row"
