@@ -37,6 +37,7 @@
 #include "bench_util.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
+#include "core/config.h"
 #include "spdnn/spdnn.h"
 #include "spdnn/spdnn_gpu.h"
 
@@ -179,7 +180,10 @@ spdnn::Csr power_law(int64_t m, int64_t k, double avg, uint64_t seed) {
 
 // impl: 0..6 jhDNN algorithm (jhdnnSpMMAlg_t; through jhdnnSpMMWithWorkspace with the reported
 // workspace, allocated outside the timed region), 7 WARP_ROW and 8 WARP_ROW_WIDE with the row-order
-// hint (rows with equal columns adjacent), 10 + k cuSPARSE CSR ALG k (1, 2, 3).
+// hint (rows with equal columns adjacent), 10 + k cuSPARSE CSR ALG k (1, 2, 3), 20 / 21 NNZ_PAIRS under
+// JHDNN_SPMM_PAIRS=deep / deep4 (set for this benchmark through core::config, restored after; counter
+// max_rel_diff: the largest |C - C_classic| / max|C_classic| against one NNZ_PAIRS classic run).
+constexpr int kImplDeep = 20, kImplDeep4 = 21;
 void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdnnOrder_t order, int impl,
                 std::shared_ptr<DeviceBuffer> b) {
   Ctx& c = *g_ctx;
@@ -191,6 +195,17 @@ void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdn
   cusparseSpMatDescr_t sa = nullptr;
   cusparseDnMatDescr_t sb = nullptr, sc = nullptr;
   std::unique_ptr<DeviceBuffer> work;
+  const bool deep = impl == kImplDeep || impl == kImplDeep4;
+  struct PairsScope {  // JHDNN_SPMM_PAIRS for this benchmark only
+    bool on;
+    explicit PairsScope(bool on_, const char* v) : on(on_) {
+      if (on && !jhdnn::core::config::set_spmm_pairs(v)) std::abort();
+    }
+    ~PairsScope() {
+      if (on) jhdnn::core::config::set_spmm_pairs(nullptr);
+    }
+  } pairs_scope(deep, impl == kImplDeep ? "deep" : "deep4");
+  if (deep) impl = JHDNN_SPMM_ALG_NNZ_PAIRS;
   if (impl < 10) {
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, a->m, a->k, a->nnz, a->rp.as<int>(), a->ci.as<int>(), a->va.get(),
@@ -242,6 +257,23 @@ void bench_spmm(benchmark::State& st, std::shared_ptr<DevCsr> a, int64_t n, jhdn
     st.SetIterationTime(c.stop_ms() * 1e-3);
   }
   st.counters["FLOP/s"] = benchmark::Counter(2.0 * double(a->nnz) * double(n), benchmark::Counter::kIsIterationInvariantRate);
+  if (deep) {  // the deep kernel's C against the classic kernel's (same B, same descriptor)
+    const size_t count = size_t(a->m) * size_t(n);
+    std::vector<float> got(count), ref(count);
+    CUDA_CHECK(cudaMemcpy(got.data(), cbuf.get(), count * 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemset(cbuf.get(), 0xFF, count * 4));  // NaN: a C element the classic run misses shows up
+    if (!jhdnn::core::config::set_spmm_pairs("classic")) std::abort();
+    run();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(ref.data(), cbuf.get(), count * 4, cudaMemcpyDeviceToHost));
+    double mx = 0, diff = 0;
+    for (size_t i = 0; i < count; ++i) mx = std::max(mx, double(std::fabs(ref[i])));
+    for (size_t i = 0; i < count; ++i) {
+      const double dd = std::fabs(double(got[i]) - double(ref[i]));
+      diff = dd == dd ? std::max(diff, dd) : 1e30;  // NaN anywhere: 1e30
+    }
+    st.counters["max_rel_diff"] = mx > 0 ? diff / mx : diff;
+  }
   if (d) jhdnnDestroySparseMatrixDescriptor(d);
   if (sa) cusparseDestroySpMat(sa);
   if (sb) cusparseDestroyDnMat(sb);
@@ -495,15 +527,19 @@ int main(int argc, char** argv) {
     for (jhdnnOrder_t order : {JHDNN_ORDER_ROW, JHDNN_ORDER_COL}) {
       if (mt.name.rfind("challenge", 0) == 0 && order == JHDNN_ORDER_COL) continue;  // features are row-major here
       const char* on = order == JHDNN_ORDER_ROW ? "row" : "col";
-      for (int impl : {1, 2, 7, 4, 8, 3, 5, 6, 0, 11, 12, 13}) {
+      for (int impl : {1, 2, 7, 4, 8, 3, 5, kImplDeep, kImplDeep4, 6, 0, 11, 12, 13}) {
         if (impl == 1 && mt.n > 64) continue;  // THREAD_ROW (teaching only) loops over all n columns per thread
         if (impl >= 7 && impl < 10 && mt.a->order.bytes() == 0) continue;
         if (impl == 6 && order == JHDNN_ORDER_ROW) continue;  // TRANSPOSE_B is NNZ_PAIRS for a row-major B
+        // The deep kernels run on a row-major B (NNZ_PAIRS of a column-major B is <8, 1>, unchanged).
+        if ((impl == kImplDeep || impl == kImplDeep4) && order != JHDNN_ORDER_ROW) continue;
         static const char* names[] = {"default",   "thread_row", "warp_row",         "nnz_split",
                                       "warp_row_wide", "nnz_pairs", "transpose_b", "warp_row_ordered",
                                       "warp_row_wide_ordered"};
-        const std::string impl_name = impl < 10 ? std::string("jhdnn_") + names[impl]
-                                                : "cusparse_csr_alg" + std::to_string(impl - 10);
+        const std::string impl_name = impl == kImplDeep    ? std::string("jhdnn_nnz_pairs_deep")
+                                      : impl == kImplDeep4 ? std::string("jhdnn_nnz_pairs_deep4")
+                                      : impl < 10          ? std::string("jhdnn_") + names[impl]
+                                                           : "cusparse_csr_alg" + std::to_string(impl - 10);
         const std::string name = "SpMM/" + impl_name + "/" + mt.name + "/" + on;
         manual_time(benchmark::RegisterBenchmark(name.c_str(), bench_spmm, mt.a, mt.n, order, impl, mt.b), quick ? 2 : 5);
       }

@@ -127,6 +127,27 @@ spdnn::Csr heavy_csr(int64_t m, int64_t k, uint64_t seed) {
   return a;
 }
 
+// Pareto(1.5) row lengths like bench_sparse's power-law matrices (min ~avg / 3), every 7th row empty,
+// and rows 5, 300 and m - 2 very long (3000, 1500 and 700 nonzeros: each crosses several 256-nonzero
+// chunks of the NNZ_* algorithms, and row m - 2 ends a few rows before the last chunk's end).
+spdnn::Csr powerlaw_csr(int64_t m, int64_t k, double avg, uint64_t seed) {
+  SplitMix64 g(seed);
+  spdnn::Csr a = empty_csr(m, k);
+  for (int64_t r = 0; r < m; ++r) {
+    int64_t len = int64_t(avg / 3.0 * std::pow(g.uniform() + 1e-12, -1.0 / 1.5));
+    if (r % 7 == 3) len = 0;
+    if (r == 5) len = 3000;
+    if (r == 300) len = 1500;
+    if (r == m - 2) len = 700;
+    len = std::min(len, k);
+    std::vector<int> cols;
+    for (int64_t t = 0; t < len; ++t) cols.push_back(int(g.next() % uint64_t(k)));
+    sort_unique(cols);
+    add_row(a, r, cols, g);
+  }
+  return a;
+}
+
 // Rows in groups of 4 with the same column list (width 40: more than one batch of 32) and their own
 // values, like the challenge layers' rows that share inputs; m = 4 * groups + 3 leaves a tail group of
 // 3. Group 2's last row differs in one column and group 5's rows differ in length: both must take the
@@ -450,17 +471,19 @@ TEST_CASE("dense to CSR: exact against the host conversion and cusparseDenseToSp
 
 // ---------------------------------------------------------------- SpMM
 
-TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and cusparseSpMM", "[sparse][gpu]") {
+TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and cusparseSpMM", "[sparse][gpu][spmm]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
   cusparseHandle_t sp;
   CUSPARSE_CHECK(cusparseCreate(&sp));
-  struct Case { int64_t m, k, n, avg; bool skewed; int kind = 0; };  // kind: 0 random, 1 heavy row, 2 row groups
+  // kind: 0 random, 1 heavy row, 2 row groups, 3 power law (powerlaw_csr, avg 16)
+  struct Case { int64_t m, k, n, avg; bool skewed; int kind = 0; };
   const Case cases[] = {{1, 1, 1, 1, false},     {37, 53, 5, 4, false},  {300, 200, 33, 20, true},
                         {1000, 700, 64, 8, true}, {129, 4000, 130, 300, true}, {64, 64, 128, 64, false},
                         {200, 300, 1100, 10, false}, {90, 70, 1037, 5, true},  // n > 512: several column bands
                         {300, 5000, 67, 0, false, 1}, {300, 5000, 64, 0, false, 1},  // one 5000-long row
-                        {4 * 12 + 3, 500, 1100, 0, false, 2}, {4 * 12 + 3, 500, 531, 0, false, 2}};
+                        {4 * 12 + 3, 500, 1100, 0, false, 2}, {4 * 12 + 3, 500, 531, 0, false, 2},
+                        {2000, 6000, 64, 16, true, 3}, {1500, 4000, 132, 16, true, 3}};
   // Every algorithm; WARP_ROW and WARP_ROW_WIDE again with a random row-order hint (same results);
   // TRANSPOSE_B and DEFAULT again through jhdnnSpMMWithWorkspace with the reported workspace (poisoned
   // with NaN first, so an element of the transposed B that was not written shows up in C).
@@ -480,6 +503,7 @@ TEST_CASE("SpMM: every algorithm, both orders, alpha/beta, against float64 and c
     const uint64_t seed = seed_for(200 + salt++);
     const spdnn::Csr a = cs.kind == 1   ? heavy_csr(cs.m, cs.k, seed)
                          : cs.kind == 2 ? grouped_csr((cs.m - 3) / 4, cs.k, seed)
+                         : cs.kind == 3 ? powerlaw_csr(cs.m, cs.k, double(cs.avg), seed)
                                         : random_csr(cs.m, cs.k, cs.avg, cs.skewed, seed);
     REQUIRE(a.rows == cs.m);
     const std::vector<int> rp = ptr32(a);

@@ -33,6 +33,8 @@ struct FromEnv {
   char spdnn_tile_bad[64] = {};
   ResidentKernel resident = ResidentKernel::kDuo;
   char resident_bad[64] = {};
+  SpmmPairs spmm_pairs = SpmmPairs::kClassic;
+  char spmm_pairs_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
   bool tf32 = true;
@@ -55,6 +57,7 @@ struct State {
   std::atomic<int> tc_tail{0};
   std::atomic<int> spdnn_tile{0};
   std::atomic<int> resident{0};
+  std::atomic<int> spmm_pairs{0};
 };
 
 // Leaked on purpose: a library call from another static object's destructor may still read it.
@@ -96,6 +99,7 @@ const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
 const char* const kSpdnnTileNames[6] = {"auto", "cta2", "block", "single", "list", "cta"};  // index 0 = the default; = SpdnnTile
 const char* const kResidentNames[6] = {"duo", "quad", "pair", "bulk", "packed", "vals"};  // index 0 = the default; = ResidentKernel
+const char* const kSpmmPairsNames[3] = {"classic", "deep", "deep4"};  // index 0 = the default; = SpmmPairs
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.
@@ -155,6 +159,9 @@ void read_environment(State& s) {
   const char* resident = std::getenv("JHDNN_RESIDENT_KERNEL");
   e.resident = ResidentKernel(parse_switch(resident, kResidentNames));
   if (e.resident == ResidentKernel::kInvalid) std::snprintf(e.resident_bad, sizeof e.resident_bad, "%s", resident);
+  const char* pairs = std::getenv("JHDNN_SPMM_PAIRS");
+  e.spmm_pairs = SpmmPairs(parse_switch(pairs, kSpmmPairsNames));
+  if (e.spmm_pairs == SpmmPairs::kInvalid) std::snprintf(e.spmm_pairs_bad, sizeof e.spmm_pairs_bad, "%s", pairs);
   const char* log = std::getenv("JHDNN_LOG");
   e.log_on = log != nullptr && *log != '\0' && std::strcmp(log, "0") != 0;
   if (const char* f = std::getenv("JHDNN_LOG_FILE"); f != nullptr)
@@ -172,6 +179,7 @@ void read_environment(State& s) {
   s.tc_tail.store(int(e.tc_tail));
   s.spdnn_tile.store(int(e.spdnn_tile));
   s.resident.store(int(e.resident));
+  s.spmm_pairs.store(int(e.spmm_pairs));
 }
 
 std::once_flag g_once;
@@ -302,6 +310,13 @@ bool set_resident_kernel(const char* value) {
   return set_switch(s.resident, int(s.env.resident), value, kResidentNames);
 }
 
+SpmmPairs spmm_pairs() { return SpmmPairs(state().spmm_pairs.load(std::memory_order_relaxed)); }
+const char* spmm_pairs_bad_value() { return state().env.spmm_pairs_bad; }
+bool set_spmm_pairs(const char* value) {
+  State& s = state();
+  return set_switch(s.spmm_pairs, int(s.env.spmm_pairs), value, kSpmmPairsNames);
+}
+
 bool log_on() { return state().env.log_on; }
 const char* log_file() { return state().env.log_file; }
 bool tf32_allowed() { return state().env.tf32; }
@@ -318,6 +333,7 @@ void reset_to_environment() {
   set_tc_tail(nullptr);
   set_spdnn_tile(nullptr);
   set_resident_kernel(nullptr);
+  set_spmm_pairs(nullptr);
 }
 
 }  // namespace jhdnn::core::config

@@ -19,12 +19,15 @@
 //               the two halves take alternate nonzeros of a segment (two B rows per load instruction;
 //               halves summed by one shuffle at the row's end; n, ldb multiples of 4, else NNZ_SPLIT).
 //               Column-major B: 8 lanes x 8-column bands, 4 nonzeros per step (B sectors from L2).
+//               JHDNN_SPMM_PAIRS=deep / deep4 (A/B, not the default): spmm_nnz_deep for the row-major
+//               case: the chunk's pairs staged in shared memory, 8 / 4 B rows in flight per half-warp.
 //   TRANSPOSE_B column-major B and C: B is transposed into the caller's workspace (row-major, k x ldt)
 //               by a tiled shared-memory transpose, then NNZ_PAIRS runs on it and stores C column-major.
 //               In place, every (nonzero, column) of a column-major B is its own 32-byte sector; the
 //               transposed copy turns n sectors per nonzero into n / 8.
 #include <algorithm>
 
+#include "core/config.h"
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
 
@@ -473,6 +476,119 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
   }
 }
 
+// NNZ_PAIRS deep (JHDNN_SPMM_PAIRS=deep / deep4; not the default until measured): spmm_nnz_pairs<16, 4>'s
+// chunks, bands, row walk and store rules, with more B rows in flight per warp. The SASS count of
+// <16, 4> (src/sparse/README.md, "NNZ_PAIRS deep") shows one LDG.128 in flight per warp: each
+// step's load lands in the registers the next step's load reuses, and its FMAs wait for it, so a row
+// of 8 nonzeros costs 1 (pairs) + 4 (B) dependent L2 round trips. Here:
+//  - the warp's whole chunk of (col, value) pairs is staged in shared memory at the start (8 loads
+//    per lane, all in flight, issued before the row search), so a row's pairs cost no round trip;
+//    every half-warp reads the same pair (a broadcast LDS.64);
+//  - a segment runs kDepth steps at a time: kDepth B loads into separate registers first (lanes whose
+//    nonzero is past the segment load nothing and use weight 0 and x = 0), then the FMAs: a row of up
+//    to 2 kDepth nonzeros costs one B round trip instead of ceil(len / 2).
+//  - a row inside one chunk is stored with one float4 per lane (c_vec4: row-major C, ldc % 4 == 0, 16-byte
+//    aligned; columns j..j+3 < n) and the evict-first hint (__stcs; __ldcs for beta's read): 8 sector
+//    writes per 64-column row segment instead of classic's 4 element stores touching 32, and C (as big as
+//    B at n = 64) is not kept in L2 at B's expense. Chunk-cut rows and other layouts: store_segment.
+// Same sums per half-warp in the same order as <16, 4> (nonzeros h, h + 2, ...), then the same
+// shfl_xor(16); adding the zero products of the padded steps changes no sum (x + 0 = x; only a -0
+// sum becomes +0). Occupancy (ptxas, CUDA 13.0): <4> 4 blocks per SM (64 registers, no spill; its 4
+// loads are all issued before the FMAs); <8> 3 blocks (80 registers, ~60 B of spills in the row walk,
+// 7-8 loads issued before the FMAs; at 64 registers ptxas kept only ~4 in flight).
+template <int kDepth>
+__global__ void __launch_bounds__(kBlock, kDepth >= 8 ? 3 : 4)
+spmm_nnz_deep(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, const int* __restrict__ ci,
+              const float* __restrict__ va, const float* __restrict__ b, int64_t ldb, jhdnnOrder_t c_order,
+              bool c_vec4, float alpha, float beta, float* __restrict__ c, int64_t ldc) {
+  constexpr int L = 16, V = 4, kH = 32 / L;
+  __shared__ int2 s_pairs[kWarps][kChunk];  // (col, value bits) of the warp's chunk: 2 KB per warp
+  const int lane = threadIdx.x & 31, grp = lane / L, wib = threadIdx.x >> 5;
+  const int64_t w = int64_t(blockIdx.x) * kWarps + wib;
+  const int64_t e_begin = w * kChunk;
+  if (e_begin >= nnz) return;  // warp-uniform; no block-wide barrier below
+  const int64_t e_end = min(nnz, e_begin + kChunk);
+  int2* const sp = s_pairs[wib];
+#pragma unroll
+  for (int i = lane; i < kChunk; i += 32) {  // past e_end: (0, 0), never read as a nonzero
+    const int64_t e = e_begin + i;
+    sp[i] = e < e_end ? make_int2(ci[e], __float_as_int(va[e])) : make_int2(0, 0);
+  }
+  int64_t lo = 0, hi = m;  // the first row, by spmm_nnz_pairs's 32-way search
+  while (hi - lo > 1) {
+    const int64_t step = (hi - lo + 31) / 32;
+    const int64_t p = lo + (int64_t(lane) + 1) * step;
+    const unsigned le = __ballot_sync(0xffffffffu, p < hi && rp[p] <= e_begin);
+    lo += int64_t(__popc(le)) * step;
+    hi = min(hi, lo + step);
+  }
+  const int64_t first_row = lo;
+  int64_t win = first_row;
+  int rpw = rp[min(win + lane, m)];
+  __syncwarp();  // the staged pairs are visible to the whole warp
+  const int64_t bands = (n + L * V - 1) / (L * V);
+  for (int64_t band = blockIdx.y; band < bands; band += gridDim.y) {
+    const int64_t j = band * L * V + int64_t(lane % L) * V;
+    const bool has = j < n;
+    const float* const bj = b + j;
+    int64_t row = first_row;
+    if (win != first_row) {
+      win = first_row;
+      rpw = rp[min(win + lane, m)];
+    }
+    int64_t rs = __shfl_sync(0xffffffffu, rpw, 0);
+    for (int64_t e = e_begin; e < e_end; ++row) {  // warp-uniform: e, row, rs, re, win
+      if (row + 1 - win >= 32) {
+        win = row;
+        rpw = rp[min(win + lane, m)];
+      }
+      const int64_t re = __shfl_sync(0xffffffffu, rpw, int(row + 1 - win));
+      const int64_t se = min(re, e_end);
+      if (se > e) {
+        const int p_end = int(se - e_begin);  // the segment is sp[e - e_begin, p_end)
+        float acc[V] = {0.f, 0.f, 0.f, 0.f};
+        for (int p0 = int(e - e_begin); p0 < p_end; p0 += kH * kDepth) {
+          float4 x[kDepth];
+          float wv[kDepth];
+#pragma unroll
+          for (int t = 0; t < kDepth; ++t) {
+            const int p = p0 + kH * t + grp;
+            const bool ok = p < p_end;  // p < p_end <= kChunk: sp[p] is inside the warp's slice
+            const int2 pr = sp[ok ? p : 0];
+            wv[t] = ok ? __int_as_float(pr.y) : 0.f;
+            x[t] = has && ok ? __ldg(reinterpret_cast<const float4*>(bj + int64_t(pr.x) * ldb))
+                             : make_float4(0.f, 0.f, 0.f, 0.f);
+          }
+#pragma unroll
+          for (int t = 0; t < kDepth; ++t) {
+            acc[0] += wv[t] * x[t].x; acc[1] += wv[t] * x[t].y; acc[2] += wv[t] * x[t].z; acc[3] += wv[t] * x[t].w;
+          }
+        }
+#pragma unroll
+        for (int q = 0; q < V; ++q) acc[q] += __shfl_xor_sync(0xffffffffu, acc[q], 16);
+        if (has && grp == 0) {
+          if (c_vec4 && j + V <= n && row_in_one_chunk(rs, re)) {  // one 16-byte store, evict-first
+            float4* const p = reinterpret_cast<float4*>(c + row * ldc + j);
+            float4 v;
+            if (beta == 0.f) {
+              v = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
+            } else {
+              const float4 o = __ldcs(p);
+              v = make_float4(alpha * acc[0] + beta * o.x, alpha * acc[1] + beta * o.y, alpha * acc[2] + beta * o.z,
+                              alpha * acc[3] + beta * o.w);
+            }
+            __stcs(p, v);
+          } else {
+            store_segment<V, true>(c, c_order, row, j, n, ldc, alpha, acc, beta, rs, re);
+          }
+        }
+        e = se;
+      }
+      rs = re;
+    }
+  }
+}
+
 // TRANSPOSE_B, step 1: t[kk * ldt + j] = B(kk, j) = b[j * ldb + kk] for kk < k, j < n, and 0 for
 // n <= j < ldt (the float4 padding NNZ_PAIRS reads but never stores). 32 x 32 tiles through shared
 // memory (33 columns: no bank conflicts), both the reads (along k) and the writes (along j) coalesced.
@@ -510,14 +626,19 @@ Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, 
                   const float* b, int64_t ldb, bool b_padded, jhdnnOrder_t c_order, float alpha, float beta, float* c,
                   int64_t ldc) {
   const int64_t m = a.rows;
+  const bool b_row = b_order == JHDNN_ORDER_ROW;
+  const bool rm4 = b_row && ldb % 4 == 0 && aligned16(b) && (n % 4 == 0 || b_padded);
+  // The NNZ_PAIRS kernel for a row-major B (JHDNN_SPMM_PAIRS), refused before C is touched.
+  const core::config::SpmmPairs kind = pairs && rm4 ? core::config::spmm_pairs() : core::config::SpmmPairs::kClassic;
+  if (kind == core::config::SpmmPairs::kInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPMM_PAIRS=%s: expected classic, deep or deep4",
+                      core::config::spmm_pairs_bad_value());
   split_rows_prepare<<<unsigned((m + kWarps - 1) / kWarps), kBlock, 0, s>>>(m, n, a.row_ptr, c_order, beta, c, ldc);
   JHDNN_LAUNCH_CHECK();
   if (a.nnz == 0) return Status::success();
   const int64_t warps = (a.nnz + kChunk - 1) / kChunk;
   const int64_t xblocks = (warps + kWarps - 1) / kWarps;
   if (xblocks > INT32_MAX) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz is too large");
-  const bool b_row = b_order == JHDNN_ORDER_ROW;
-  const bool rm4 = b_row && ldb % 4 == 0 && aligned16(b) && (n % 4 == 0 || b_padded);
   if (pairs && (rm4 || !b_row)) {
     const int64_t bands = rm4 ? (n + 63) / 64 : (n + 7) / 8;
     const dim3 grid{unsigned(xblocks), unsigned(std::min<int64_t>(bands, 65535)), 1u};
@@ -525,7 +646,17 @@ Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, 
       kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b_order, b, ldb, c_order, alpha,
                                      beta, c, ldc);
     };
-    rm4 ? launch(spmm_nnz_pairs<16, 4>) : launch(spmm_nnz_pairs<8, 1>);
+    if (kind == core::config::SpmmPairs::kClassic) {
+      rm4 ? launch(spmm_nnz_pairs<16, 4>) : launch(spmm_nnz_pairs<8, 1>);
+    } else {  // the deep kernels (row-major B only): the same grid
+      // Row-major C with 16-byte rows: the rows inside one chunk are stored as float4 (see spmm_nnz_deep).
+      const bool c_vec4 = c_order == JHDNN_ORDER_ROW && ldc % 4 == 0 && aligned16(c);
+      auto deep = [&](auto kernel) {
+        kernel<<<grid, kBlock, 0, s>>>(m, n, a.nnz, a.row_ptr, a.col_ind, a.values, b, ldb, c_order, c_vec4, alpha,
+                                       beta, c, ldc);
+      };
+      kind == core::config::SpmmPairs::kDeep ? deep(spmm_nnz_deep<8>) : deep(spmm_nnz_deep<4>);
+    }
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   }
@@ -564,6 +695,8 @@ Status load_spmm_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_split<4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs<16, 4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_pairs<8, 1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_deep<8>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, spmm_nnz_deep<4>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, transpose_col_to_row));
   return Status::success();
 }
