@@ -208,6 +208,53 @@ __device__ __forceinline__ void sts_v4_f32(unsigned addr, float4 v) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
                : "memory");
 }
+
+// The two-row block of the duo and vals lanes: rows a and b (list slots at byte addresses lsa / lsb,
+// weights at wa / wb) for the 4 images whose 16-byte feature rows sit at xin + (i << kShift) (duo:
+// kShift 5, a half of an 8-image row; vals: 4). When every lane's two rows read one list (`one`,
+// warp-uniform by __all_sync) each feature load feeds both rows' 4 FMAs, else each row loads its own
+// indices (unroll 2). Per output the chain t = 0..31 from the caller's zeros: acc = fma(w_t, x_t, acc).
+template <int kShift>
+__device__ __forceinline__ void two_row_block(bool one, unsigned lsa, unsigned lsb, unsigned wa_s, unsigned wb_s,
+                                              unsigned xin, float (&a)[4], float (&b)[4]) {
+  auto fma4 = [](float (&acc)[4], float w, float4 xf) {
+    acc[0] = __fmaf_rn(w, xf.x, acc[0]);
+    acc[1] = __fmaf_rn(w, xf.y, acc[1]);
+    acc[2] = __fmaf_rn(w, xf.z, acc[2]);
+    acc[3] = __fmaf_rn(w, xf.w, acc[3]);
+  };
+  auto feat = [&](int i) { return lds_v4_f32(xin + (unsigned(i) << kShift)); };
+  if (__all_sync(0xffffffffu, one)) {  // every lane: one list for both rows
+#pragma unroll
+    for (int u = 0; u < 8; ++u) {
+      const int4 id = lds_v4_s32(lsa + 16u * u);
+      const float4 wa = lds_v4_f32(wa_s + 16u * u), wb = lds_v4_f32(wb_s + 16u * u);
+      const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
+      fma4(a, wa.x, x0);
+      fma4(b, wb.x, x0);
+      fma4(a, wa.y, x1);
+      fma4(b, wb.y, x1);
+      fma4(a, wa.z, x2);
+      fma4(b, wb.z, x2);
+      fma4(a, wa.w, x3);
+      fma4(b, wb.w, x3);
+    }
+  } else {
+#pragma unroll 2
+    for (int u = 0; u < 8; ++u) {
+      const int4 ia = lds_v4_s32(lsa + 16u * u), ib = lds_v4_s32(lsb + 16u * u);
+      const float4 wa = lds_v4_f32(wa_s + 16u * u), wb = lds_v4_f32(wb_s + 16u * u);
+      fma4(a, wa.x, feat(ia.x));
+      fma4(b, wb.x, feat(ib.x));
+      fma4(a, wa.y, feat(ia.y));
+      fma4(b, wb.y, feat(ib.y));
+      fma4(a, wa.z, feat(ia.z));
+      fma4(b, wb.z, feat(ib.z));
+      fma4(a, wa.w, feat(ia.w));
+      fma4(b, wb.w, feat(ib.w));
+    }
+  }
+}
 // The bulk-copy variant (JHDNN_RESIDENT_KERNEL=bulk, kBulk): thread 0 copies a whole chunk with ONE
 // cp.async.bulk (the TMA's 1-D copy) that completes on the stage's mbarrier; every thread waits on
 // that mbarrier's phase instead of cp.async.wait_group. Chunk h uses stage h & 3 for the (h >> 2)-th
@@ -675,45 +722,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       const unsigned hb = unsigned(lane & 1) * 16u;
       const unsigned xin_h = xbuf_a + unsigned(cur * xstride * 4) + hb;
       float a[4] = {0.f, 0.f, 0.f, 0.f}, b[4] = {0.f, 0.f, 0.f, 0.f};
-      auto fma4 = [](float (&acc)[4], float w, float4 xf) {
-        acc[0] = __fmaf_rn(w, xf.x, acc[0]);
-        acc[1] = __fmaf_rn(w, xf.y, acc[1]);
-        acc[2] = __fmaf_rn(w, xf.z, acc[2]);
-        acc[3] = __fmaf_rn(w, xf.w, acc[3]);
-      };
-      auto feat = [&](int i) { return lds_v4_f32(xin_h + (unsigned(i) << 5)); };
-      if (__all_sync(0xffffffffu, one)) {  // every pair: one list
-        const unsigned ls = st_a + la;
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const int4 id = lds_v4_s32(ls + 16u * u);
-          const float4 wa = lds_v4_f32(sa + 16u * u), wb = lds_v4_f32(sb + 16u * u);
-          const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
-          fma4(a, wa.x, x0);
-          fma4(b, wb.x, x0);
-          fma4(a, wa.y, x1);
-          fma4(b, wb.y, x1);
-          fma4(a, wa.z, x2);
-          fma4(b, wb.z, x2);
-          fma4(a, wa.w, x3);
-          fma4(b, wb.w, x3);
-        }
-      } else {
-        const unsigned lsa = st_a + la, lsb = st_a + lb;
-#pragma unroll 2
-        for (int u = 0; u < 8; ++u) {
-          const int4 ia = lds_v4_s32(lsa + 16u * u), ib = lds_v4_s32(lsb + 16u * u);
-          const float4 wa = lds_v4_f32(sa + 16u * u), wb = lds_v4_f32(sb + 16u * u);
-          fma4(a, wa.x, feat(ia.x));
-          fma4(b, wb.x, feat(ib.x));
-          fma4(a, wa.y, feat(ia.y));
-          fma4(b, wb.y, feat(ib.y));
-          fma4(a, wa.z, feat(ia.z));
-          fma4(b, wb.z, feat(ib.z));
-          fma4(a, wa.w, feat(ia.w));
-          fma4(b, wb.w, feat(ib.w));
-        }
-      }
+      two_row_block<5>(one, st_a + la, st_a + lb, sa, sb, xin_h, a, b);
       const unsigned xout_h = xbuf_a + unsigned((cur ^ 1) * xstride * 4) + hb;
       auto put = [&](bool ok, unsigned srow, const float (&acc)[4]) {
         if (!ok) return;
@@ -753,45 +762,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       const unsigned va = st_a + unsigned(ha.w), vb = st_a + unsigned(hb.w);  // value slots
       const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
       float a[4] = {0.f, 0.f, 0.f, 0.f}, b[4] = {0.f, 0.f, 0.f, 0.f};
-      auto fma4 = [](float (&acc)[4], float w, float4 xf) {
-        acc[0] = __fmaf_rn(w, xf.x, acc[0]);
-        acc[1] = __fmaf_rn(w, xf.y, acc[1]);
-        acc[2] = __fmaf_rn(w, xf.z, acc[2]);
-        acc[3] = __fmaf_rn(w, xf.w, acc[3]);
-      };
-      auto feat = [&](int i) { return lds_v4_f32(xin + (unsigned(i) << 4)); };
-      if (__all_sync(0xffffffffu, ha.z == hb.z)) {  // every lane: one list for both rows
-        const unsigned ls = st_a + unsigned(ha.z);
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const int4 id = lds_v4_s32(ls + 16u * u);
-          const float4 wa = lds_v4_f32(va + 16u * u), wb = lds_v4_f32(vb + 16u * u);
-          const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
-          fma4(a, wa.x, x0);
-          fma4(b, wb.x, x0);
-          fma4(a, wa.y, x1);
-          fma4(b, wb.y, x1);
-          fma4(a, wa.z, x2);
-          fma4(b, wb.z, x2);
-          fma4(a, wa.w, x3);
-          fma4(b, wb.w, x3);
-        }
-      } else {
-        const unsigned lsa = st_a + unsigned(ha.z), lsb = st_a + unsigned(hb.z);
-#pragma unroll 2
-        for (int u = 0; u < 8; ++u) {
-          const int4 ia = lds_v4_s32(lsa + 16u * u), ib = lds_v4_s32(lsb + 16u * u);
-          const float4 wa = lds_v4_f32(va + 16u * u), wb = lds_v4_f32(vb + 16u * u);
-          fma4(a, wa.x, feat(ia.x));
-          fma4(b, wb.x, feat(ib.x));
-          fma4(a, wa.y, feat(ia.y));
-          fma4(b, wb.y, feat(ib.y));
-          fma4(a, wa.z, feat(ia.z));
-          fma4(b, wb.z, feat(ib.z));
-          fma4(a, wa.w, feat(ia.w));
-          fma4(b, wb.w, feat(ib.w));
-        }
-      }
+      two_row_block<4>(ha.z == hb.z, st_a + unsigned(ha.z), st_a + unsigned(hb.z), va, vb, xin, a, b);
       const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
       auto put = [&](bool ok, int frow, const float (&acc)[4]) {
         if (!ok) return;
