@@ -127,7 +127,8 @@ def main():
             spmm.setdefault((m.group(2), m.group(3)), {})[m.group(1)] = b
     if spmm:
         impl_cols = ["jhdnn_thread_row", "jhdnn_warp_row", "jhdnn_warp_row_ordered", "jhdnn_warp_row_wide",
-                     "jhdnn_warp_row_wide_ordered", "jhdnn_nnz_split", "jhdnn_nnz_pairs", "jhdnn_transpose_b",
+                     "jhdnn_warp_row_wide_ordered", "jhdnn_nnz_split", "jhdnn_nnz_pairs", "jhdnn_nnz_pairs_deep",
+                     "jhdnn_nnz_pairs_classic", "jhdnn_transpose_b",
                      "jhdnn_default", "cusparse_csr_alg1", "cusparse_csr_alg2", "cusparse_csr_alg3"]
         md += ["## CSR x dense SpMM (GFLOP/s, 2 * nnz * n)", "",
                "| matrix | order | " + " | ".join(impl_cols) + " | best jhDNN / best cuSPARSE | default / best cuSPARSE |",

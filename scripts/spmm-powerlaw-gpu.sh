@@ -18,7 +18,7 @@
 #      control (a deep failure there too is the test's, not the kernel's) with the [spmm_pairs] case (both deep
 #      kernels on row-major C with ldc % 4 != 0 or not 16-byte aligned); the misspelt value (=
 #      spmm_pairs_env_misspelt);
-#   3. bench_sparse SpMM rows, row-major: nnz_pairs, nnz_pairs_deep, nnz_pairs_deep4, default and cuSPARSE
+#   3. bench_sparse SpMM rows, row-major: nnz_pairs (deep4 since ff25859), nnz_pairs_deep, nnz_pairs_classic, default and cuSPARSE
 #      ALG1-3 on both power-law matrices (m = 131072 and 1048576, n = 64) and, with the challenge data, the
 #      challenge layers (--quick: 6000 feature columns); counter max_rel_diff = deep's C against classic's;
 #   4. ncu (--clock-control none) of spmm_nnz_pairs<16, 4> and spmm_nnz_deep<8> / <4> at m = 131072: time,
@@ -28,6 +28,9 @@
 # Prediction (not measured; as labelled in README "NNZ_PAIRS deep"): deep4 at m = 131072 ~2200 GFLOP/s
 # (1900-2500; 1.2-1.6x classic and ALG3); at m = 1048576 ~1700 (1550-1900; 1.1-1.3x classic: random 256-byte
 # B rows, ~80% from HBM); deep within +-10% of deep4. Falsified if deep4 < 1.10x classic at m = 131072.
+# Ran at ff25859 (session 17, bench/results/ff25859/spmm): deep4 2292 / 1879 GFLOP/s against classic 1596 / 1455,
+# so deep4 became the default (JHDNN_SPMM_PAIRS unset); the bench rows are now jhdnn_nnz_pairs (= deep4),
+# jhdnn_nnz_pairs_deep and jhdnn_nnz_pairs_classic, and the steps below use those names.
 set -uo pipefail
 OUT=${1:-}
 if [ -z "$OUT" ]; then
@@ -61,13 +64,13 @@ cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/spmm.cu.o" 2
 
 if [ "${TESTS:-1}" = 1 ]; then
   JHDNN_SPMM_PAIRS=deep step test_spmm_deep 40 "$T/test_sparse" "[spmm]" --durations yes
-  JHDNN_SPMM_PAIRS=deep4 step test_spmm_deep4 40 "$T/test_sparse" "[spmm]" --durations yes
-  step test_spmm_classic 40 "$T/test_sparse" "[spmm],[spmm_pairs]" --durations yes
+  step test_spmm_deep4 40 "$T/test_sparse" "[spmm]" --durations yes
+  JHDNN_SPMM_PAIRS=classic step test_spmm_classic 40 "$T/test_sparse" "[spmm],[spmm_pairs]" --durations yes
   JHDNN_SPMM_PAIRS=Deep step test_spmm_misspelt 20 "$T/test_sparse" "[env_spmm_pairs_misspelt]"
 fi
 
-F='SpMM/(jhdnn_nnz_pairs|jhdnn_nnz_pairs_deep|jhdnn_nnz_pairs_deep4|jhdnn_default|cusparse_csr_alg[123])/powerlaw_.*/row'
-[ "${CHALLENGE:-1}" = 1 ] && F="$F|SpMM/(jhdnn_nnz_pairs|jhdnn_nnz_pairs_deep|jhdnn_nnz_pairs_deep4|jhdnn_default|cusparse_csr_alg[123])/challenge_.*/row"
+F='SpMM/(jhdnn_nnz_pairs|jhdnn_nnz_pairs_deep|jhdnn_nnz_pairs_classic|jhdnn_default|cusparse_csr_alg[123])/powerlaw_.*/row'
+[ "${CHALLENGE:-1}" = 1 ] && F="$F|SpMM/(jhdnn_nnz_pairs|jhdnn_nnz_pairs_deep|jhdnn_nnz_pairs_classic|jhdnn_default|cusparse_csr_alg[123])/challenge_.*/row"
 step bench 70 "$BS" --quick --spdnn 1024:1 --baseline 1024:1 --benchmark_filter="^($F)" \
   --benchmark_out="$OUT/bench_spmm.json" --benchmark_out_format=json
 
@@ -77,9 +80,9 @@ if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
     step "ncu_$1" 30 ncu --clock-control none --metrics "$M" --kernel-name "regex:$3" --launch-skip 1 --launch-count 1 \
       "$BS" --quick --spdnn 1024:1 --baseline 1024:1 --benchmark_filter="^SpMM/$2/powerlaw_m131072_avg16_n64/row"
   }
-  prof pairs jhdnn_nnz_pairs spmm_nnz_pairs
+  prof pairs jhdnn_nnz_pairs_classic spmm_nnz_pairs
   prof deep jhdnn_nnz_pairs_deep spmm_nnz_deep
-  prof deep4 jhdnn_nnz_pairs_deep4 spmm_nnz_deep
+  prof deep4 jhdnn_nnz_pairs spmm_nnz_deep
 fi
 
 step_summary

@@ -1,9 +1,10 @@
-// The NNZ_PAIRS kernel switch (JHDNN_SPMM_PAIRS = classic | deep | deep4; src/core/config.h,
-// src/sparse/spmm.cu spmm_nnz_deep). The numeric checks of the deep kernels are the SpMM case of
-// test_sparse.cpp ([spmm]), run again by ctest under JHDNN_SPMM_PAIRS=deep and =deep4
-// (spmm_pairs_deep, spmm_pairs_deep4); here: the setter, a misspelt value refused by name before
-// C is touched, and both deep kernels (set through the setter, so plain test_sparse runs them too) on
-// the row-major C layouts the SpMM case lacks: ldc % 4 != 0 and a C that is not 16-byte aligned.
+// The NNZ_PAIRS kernel switch (JHDNN_SPMM_PAIRS = deep4 (the default) | deep | classic; src/core/config.h,
+// src/sparse/spmm.cu spmm_nnz_deep). The numeric checks of the kernels are the SpMM case of
+// test_sparse.cpp ([spmm]): under the default deep4 in test_sparse's own entries, again by ctest under
+// JHDNN_SPMM_PAIRS=deep and =classic (spmm_pairs_deep, spmm_pairs_classic); here: the setter, a misspelt
+// value refused by name before C is touched, and all three kernels (set through the setter, so plain
+// test_sparse runs them too) on the row-major C layouts the SpMM case lacks: ldc % 4 != 0 and a C that is
+// not 16-byte aligned.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -82,10 +83,10 @@ TEST_CASE("SpMM pairs switch: the setter takes the three names, refuses others",
   } restore;
   REQUIRE(cfg::set_spmm_pairs(nullptr));  // the environment's value, whatever ran before
   const cfg::SpmmPairs env_value = cfg::spmm_pairs();
-  // The ctest entries spmm_pairs_deep / _deep4 rely on the environment reaching the switch: were it
-  // lost, they would re-run classic and pass.
+  // The ctest entries spmm_pairs_deep / _classic rely on the environment reaching the switch: were it
+  // lost, they would re-run deep4 and pass.
   const char* env = std::getenv("JHDNN_SPMM_PAIRS");
-  const std::string env_name = env == nullptr || *env == '\0' ? "classic" : env;
+  const std::string env_name = env == nullptr || *env == '\0' ? "deep4" : env;
   if (env_name == "classic") CHECK(env_value == cfg::SpmmPairs::kClassic);
   if (env_name == "deep") CHECK(env_value == cfg::SpmmPairs::kDeep);
   if (env_name == "deep4") CHECK(env_value == cfg::SpmmPairs::kDeep4);
@@ -99,9 +100,9 @@ TEST_CASE("SpMM pairs switch: the setter takes the three names, refuses others",
   CHECK_FALSE(cfg::set_spmm_pairs("deep8"));
   CHECK(cfg::spmm_pairs() == cfg::SpmmPairs::kClassic);  // a refused name changes nothing
   REQUIRE(cfg::set_spmm_pairs(""));                       // "" = the default
-  CHECK(cfg::spmm_pairs() == cfg::SpmmPairs::kClassic);
+  CHECK(cfg::spmm_pairs() == cfg::SpmmPairs::kDeep4);
   REQUIRE(cfg::set_spmm_pairs("deep"));
-  cfg::reset_to_environment();  // back to the environment's value (classic, or the ctest entry's)
+  cfg::reset_to_environment();  // back to the environment's value (deep4, or the ctest entry's)
   CHECK(cfg::spmm_pairs() == env_value);
 }
 
@@ -130,7 +131,7 @@ TEST_CASE("SpMM pairs switch: a misspelt JHDNN_SPMM_PAIRS is refused by name, C 
 // 16-byte boundary. A float4 store there faults (misaligned address) or lands in the wrong row.
 // n = 68: a full 64-column band and a 4-column tail; row 3 (700 nonzeros) and the last row (300) are
 // cut by chunks (atomics after the beta pre-scale), every 5th row is empty.
-TEST_CASE("SpMM pairs switch: deep kernels on row-major C with ldc % 4 != 0 or unaligned, against float64",
+TEST_CASE("SpMM pairs switch: the three kernels on row-major C with ldc % 4 != 0 or unaligned, against float64",
           "[sparse][gpu][spmm_pairs]") {
   JHDNN_REQUIRE_GPU();
   struct Restore {
@@ -164,7 +165,7 @@ TEST_CASE("SpMM pairs switch: deep kernels on row-major C with ldc % 4 != 0 or u
   JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
   JHDNN_CHECK(jhdnnSetCsrMatrixDescriptor(d, m, k, int64_t(ci.size()), drp.as<int>(), dci.as<int>(), dva.get(),
                                           JHDNN_DATA_FLOAT));
-  for (const char* kind : {"deep", "deep4"})
+  for (const char* kind : {"deep4", "deep", "classic"})
     for (int layout = 0; layout < 3; ++layout)  // 0: ldc = n + 1; 1: C at +1 float; 2: aligned (float4 stores)
       for (float beta : {0.f, 0.5f}) {
         const int64_t ldc = layout == 0 ? n + 1 : n + 4, off = layout == 1 ? 1 : 0;

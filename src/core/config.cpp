@@ -33,7 +33,7 @@ struct FromEnv {
   char spdnn_tile_bad[64] = {};
   ResidentKernel resident = ResidentKernel::kDuo;
   char resident_bad[64] = {};
-  SpmmPairs spmm_pairs = SpmmPairs::kClassic;
+  SpmmPairs spmm_pairs = SpmmPairs::kDeep4;
   char spmm_pairs_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
@@ -99,7 +99,7 @@ const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
 const char* const kSpdnnTileNames[6] = {"auto", "cta2", "block", "single", "list", "cta"};  // index 0 = the default; = SpdnnTile
 const char* const kResidentNames[6] = {"duo", "quad", "pair", "bulk", "packed", "vals"};  // index 0 = the default; = ResidentKernel
-const char* const kSpmmPairsNames[3] = {"classic", "deep", "deep4"};  // index 0 = the default; = SpmmPairs
+const char* const kSpmmPairsNames[3] = {"deep4", "deep", "classic"};  // index 0 = the default; = SpmmPairs
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may
 // be kInvalid, kept for the solver's message); a value that names neither setting is refused.

@@ -143,8 +143,9 @@ const char* resident_kernel_bad_value();  // the environment's unknown value (tr
 // other value.
 bool set_resident_kernel(const char* value);
 
-// ---------------------------------------------------------------- SpMM NNZ_PAIRS kernel (A/B)
-// JHDNN_SPMM_PAIRS = classic | deep | deep4 (exact case; unset or "" = classic): the kernel NNZ_PAIRS
+// ---------------------------------------------------------------- SpMM NNZ_PAIRS kernel
+// JHDNN_SPMM_PAIRS = deep4 | deep | classic (exact case; unset or "" = deep4, the default since session 17:
+// 1.44x / 1.29x classic on the power-law matrices, bench/results/ff25859): the kernel NNZ_PAIRS
 // runs on a row-major, float4-readable B (jhdnnSpMM NNZ_PAIRS, DEFAULT where it picks NNZ_PAIRS, the
 // second step of TRANSPOSE_B). classic = spmm_nnz_pairs<16, 4>; deep / deep4 = spmm_nnz_deep<8> / <4>
 // (the chunk's pairs staged in shared memory, 8 / 4 B loads in flight per lane, 3 / 4 blocks per SM;
@@ -152,10 +153,10 @@ bool set_resident_kernel(const char* value);
 // chunk-cut rows (as classic) and the sign of zero sums. An
 // unknown value is kept as kInvalid and every call that would run the kernel fails with BAD_PARAM
 // naming it.
-enum class SpmmPairs : int { kInvalid = -1, kClassic = 0, kDeep = 1, kDeep4 = 2 };
+enum class SpmmPairs : int { kInvalid = -1, kDeep4 = 0, kDeep = 1, kClassic = 2 };
 SpmmPairs spmm_pairs();
 const char* spmm_pairs_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "classic" / "deep" / "deep4", or nullptr = back to the environment's value. False (and no change)
+// "deep4" / "deep" / "classic", or nullptr = back to the environment's value. False (and no change)
 // otherwise.
 bool set_spmm_pairs(const char* value);
 // ---------------------------------------------------------------- read-only (environment only)

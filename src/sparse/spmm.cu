@@ -19,8 +19,9 @@
 //               the two halves take alternate nonzeros of a segment (two B rows per load instruction;
 //               halves summed by one shuffle at the row's end; n, ldb multiples of 4, else NNZ_SPLIT).
 //               Column-major B: 8 lanes x 8-column bands, 4 nonzeros per step (B sectors from L2).
-//               JHDNN_SPMM_PAIRS=deep / deep4 (A/B, not the default): spmm_nnz_deep for the row-major
-//               case: the chunk's pairs staged in shared memory, 8 / 4 B rows in flight per half-warp.
+//               Row-major B runs spmm_nnz_deep<4> (JHDNN_SPMM_PAIRS=deep4, the default; deep = <8>,
+//               classic = the <16, 4> above): the chunk's pairs staged in shared memory, 4 / 8 B rows in
+//               flight per half-warp (1.44x / 1.29x classic on the power-law matrices, H200, ff25859).
 //   TRANSPOSE_B column-major B and C: B is transposed into the caller's workspace (row-major, k x ldt)
 //               by a tiled shared-memory transpose, then NNZ_PAIRS runs on it and stores C column-major.
 //               In place, every (nonzero, column) of a column-major B is its own 32-byte sector; the
@@ -476,7 +477,7 @@ spmm_nnz_pairs(int64_t m, int64_t n, int64_t nnz, const int* __restrict__ rp, co
   }
 }
 
-// NNZ_PAIRS deep (JHDNN_SPMM_PAIRS=deep / deep4; not the default until measured): spmm_nnz_pairs<16, 4>'s
+// NNZ_PAIRS deep (JHDNN_SPMM_PAIRS=deep4, the default since session 17, or deep): spmm_nnz_pairs<16, 4>'s
 // chunks, bands, row walk and store rules, with more B rows in flight per warp. The SASS count of
 // <16, 4> (src/sparse/README.md, "NNZ_PAIRS deep") shows one LDG.128 in flight per warp: each
 // step's load lands in the registers the next step's load reuses, and its FMAs wait for it, so a row
@@ -619,8 +620,9 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 // Row stride of the transposed B in TRANSPOSE_B's workspace: n rounded up to 4 (float4 rows).
 int64_t transposed_ld(int64_t n) { return (n + 3) / 4 * 4; }
 
-// NNZ_SPLIT (pairs == false) or NNZ_PAIRS over B in b_order, C stored in c_order. NNZ_PAIRS: <16, 4>
-// for a row-major, float4-readable B (see spmm_nnz_pairs; b_padded: rows zero-padded to ldb), <8, 1>
+// NNZ_SPLIT (pairs == false) or NNZ_PAIRS over B in b_order, C stored in c_order. NNZ_PAIRS: the
+// JHDNN_SPMM_PAIRS kernel (deep4 by default, deep, or classic <16, 4>) for a row-major, float4-readable B
+// (see spmm_nnz_pairs; b_padded: rows zero-padded to ldb), <8, 1>
 // for a column-major B; a row-major B that is not float4-readable runs NNZ_SPLIT.
 Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, int64_t n, jhdnnOrder_t b_order,
                   const float* b, int64_t ldb, bool b_padded, jhdnnOrder_t c_order, float alpha, float beta, float* c,
@@ -631,7 +633,7 @@ Status launch_nnz(cudaStream_t s, bool pairs, const jhdnnSparseMatrixStruct& a, 
   // The NNZ_PAIRS kernel for a row-major B (JHDNN_SPMM_PAIRS), refused before C is touched.
   const core::config::SpmmPairs kind = pairs && rm4 ? core::config::spmm_pairs() : core::config::SpmmPairs::kClassic;
   if (kind == core::config::SpmmPairs::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPMM_PAIRS=%s: expected classic, deep or deep4",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPMM_PAIRS=%s: expected deep4, deep or classic",
                       core::config::spmm_pairs_bad_value());
   split_rows_prepare<<<unsigned((m + kWarps - 1) / kWarps), kBlock, 0, s>>>(m, n, a.row_ptr, c_order, beta, c, ldc);
   JHDNN_LAUNCH_CHECK();
