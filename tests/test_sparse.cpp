@@ -93,6 +93,15 @@ void add_row(spdnn::Csr& a, int64_t r, const std::vector<int>& cols, SplitMix64&
   a.ptr[r + 1] = int64_t(a.idx.size());
 }
 
+// Row r of a: min(len, k) random columns of [0, k) (duplicates dropped), random values (add_row).
+void add_random_row(spdnn::Csr& a, int64_t r, int64_t len, int64_t k, SplitMix64& g) {
+  len = std::min(len, k);
+  std::vector<int> cols;
+  for (int64_t t = 0; t < len; ++t) cols.push_back(int(g.next() % uint64_t(k)));
+  sort_unique(cols);
+  add_row(a, r, cols, g);
+}
+
 // Host CSR with power-law-ish row lengths (some rows empty, a few very long).
 spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t seed) {
   SplitMix64 g(seed);
@@ -100,11 +109,7 @@ spdnn::Csr random_csr(int64_t m, int64_t k, int64_t avg, bool skewed, uint64_t s
   for (int64_t r = 0; r < m; ++r) {
     int64_t len = skewed ? int64_t(double(avg) * 0.2 / std::pow(g.uniform() + 1e-3, 1.0)) : int64_t(g.uniform() * 2 * avg);
     if (skewed && g.uniform() < 0.1) len = 0;
-    len = std::min(len, k);
-    std::vector<int> cols;
-    for (int64_t t = 0; t < len; ++t) cols.push_back(int(g.next() % uint64_t(k)));
-    sort_unique(cols);
-    add_row(a, r, cols, g);
+    add_random_row(a, r, len, k, g);
   }
   return a;
 }
@@ -139,11 +144,7 @@ spdnn::Csr powerlaw_csr(int64_t m, int64_t k, double avg, uint64_t seed) {
     if (r == 5) len = 3000;
     if (r == 300) len = 1500;
     if (r == m - 2) len = 700;
-    len = std::min(len, k);
-    std::vector<int> cols;
-    for (int64_t t = 0; t < len; ++t) cols.push_back(int(g.next() % uint64_t(k)));
-    sort_unique(cols);
-    add_row(a, r, cols, g);
+    add_random_row(a, r, len, k, g);
   }
   return a;
 }
