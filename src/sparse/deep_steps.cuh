@@ -72,11 +72,11 @@ __device__ __forceinline__ void reuse_range_deep(int lane, const bool (&valid)[k
   auto order_entry = [&](int g0, int g1) {  // tile::deep_order_entry, through __ldg
     return g0 + lane < g1 ? (order ? __ldg(order + g0 + lane) : g0 + lane) : 0;
   };
-  float xv[kImages][32];  // the list of the step being computed (image i: xv[i])
+  // The list of the step being computed: feature t of image m in xv[32 m + t]. (Flat arrays here and for
+  // the accumulators: with 2-D ones kImages = 1 compiles to other register numbers and other SASS.)
+  float xv[kImages * 32];
 #pragma unroll
-  for (int i = 0; i < kImages; ++i)
-#pragma unroll
-    for (int t = 0; t < 32; ++t) xv[i][t] = 0.f;
+  for (int t = 0; t < kImages * 32; ++t) xv[t] = 0.f;
   int held_i = -2;  // the list of the last voted step (-2: none yet: the first step loads its list)
   // The window: the group [gA, gB) holds pn, the position of the step to vote; lane l holds the order
   // entry of position gA + l (wA) and of the next group's (wB).
@@ -172,8 +172,8 @@ __device__ __forceinline__ void reuse_range_deep(int lane, const bool (&valid)[k
           const ulonglong2 p = rows2[t0 / 2 + q];  // the same address in every lane: a broadcast
 #pragma unroll
           for (int m = 0; m < kImages; ++m) {
-            xv[m][t0 + 2 * q] = __ldg(reinterpret_cast<const float*>(p.x) + col[m]);
-            xv[m][t0 + 2 * q + 1] = __ldg(reinterpret_cast<const float*>(p.y) + col[m]);
+            xv[32 * m + t0 + 2 * q] = __ldg(reinterpret_cast<const float*>(p.x) + col[m]);
+            xv[32 * m + t0 + 2 * q + 1] = __ldg(reinterpret_cast<const float*>(p.y) + col[m]);
           }
         }
       } else {
@@ -181,7 +181,7 @@ __device__ __forceinline__ void reuse_range_deep(int lane, const bool (&valid)[k
         for (int q = 0; q < 4; ++q) {
           const int i = __shfl_sync(0xffffffffu, i_new, t0 + q);
 #pragma unroll
-          for (int m = 0; m < kImages; ++m) xv[m][t0 + q] = i >= 0 ? __ldg(x + int64_t(i) * ldx + col[m]) : 0.f;
+          for (int m = 0; m < kImages; ++m) xv[32 * m + t0 + q] = i >= 0 ? __ldg(x + int64_t(i) * ldx + col[m]) : 0.f;
         }
       }
     };
@@ -189,26 +189,24 @@ __device__ __forceinline__ void reuse_range_deep(int lane, const bool (&valid)[k
     // every image of the lane as 8 independent chains, then their stores; g: the new list's features replace
     // xv[.][4 u .. 4 u + 3] right after the FMAs of group u (the last pass of the step only), so the loads go
     // out while the FMAs run.
-    auto fma_group = [&](const float4* w4, int u, float (&acc)[kPassOutputs][kImages]) {
+    auto fma_group = [&](const float4* w4, int u, float (&acc)[kPassOutputs * kImages]) {
 #pragma unroll
       for (int o = 0; o < kPassOutputs; ++o) {
         const float4 w = w4[8 * o + u];  // weights 4 u .. 4 u + 3 of output o0 + o: a broadcast
 #pragma unroll
         for (int m = 0; m < kImages; ++m) {
-          acc[o][m] = __fmaf_rn(w.x, xv[m][4 * u + 0], acc[o][m]);
-          acc[o][m] = __fmaf_rn(w.y, xv[m][4 * u + 1], acc[o][m]);
-          acc[o][m] = __fmaf_rn(w.z, xv[m][4 * u + 2], acc[o][m]);
-          acc[o][m] = __fmaf_rn(w.w, xv[m][4 * u + 3], acc[o][m]);
+          acc[o * kImages + m] = __fmaf_rn(w.x, xv[32 * m + 4 * u + 0], acc[o * kImages + m]);
+          acc[o * kImages + m] = __fmaf_rn(w.y, xv[32 * m + 4 * u + 1], acc[o * kImages + m]);
+          acc[o * kImages + m] = __fmaf_rn(w.z, xv[32 * m + 4 * u + 2], acc[o * kImages + m]);
+          acc[o * kImages + m] = __fmaf_rn(w.w, xv[32 * m + 4 * u + 3], acc[o * kImages + m]);
         }
       }
     };
     auto pass = [&](int o0, bool g) {
       const float4* const w4 = reinterpret_cast<const float4*>(sm.w[bc][o0]);
-      float acc[kPassOutputs][kImages];
+      float acc[kPassOutputs * kImages];  // output o0 + o, image m: acc[o * kImages + m]
 #pragma unroll
-      for (int o = 0; o < kPassOutputs; ++o)
-#pragma unroll
-        for (int m = 0; m < kImages; ++m) acc[o][m] = 0.f;
+      for (int k = 0; k < kPassOutputs * kImages; ++k) acc[k] = 0.f;
       if (g) {
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
@@ -224,7 +222,7 @@ __device__ __forceinline__ void reuse_range_deep(int lane, const bool (&valid)[k
         const bool mine = o0 + o < kBlockMin || o0 + o < steps_c;  // steps_c >= kBlockMin here
         float v[kImages];
 #pragma unroll
-        for (int m = 0; m < kImages; ++m) v[m] = fminf(fmaxf(acc[o][m] + bias, 0.f), clamp_max);
+        for (int m = 0; m < kImages; ++m) v[m] = fminf(fmaxf(acc[o * kImages + m] + bias, 0.f), clamp_max);
         const int jo = sm.j[bc][o0 + o];  // a broadcast
         float* const yo = reinterpret_cast<float*>(y_lane + uint64_t(unsigned(jo)) * ldy_bytes);
 #pragma unroll
@@ -247,7 +245,8 @@ __device__ __forceinline__ void reuse_range_deep(int lane, const bool (&valid)[k
         float v[kImages];
 #pragma unroll
         for (int m = 0; m < kImages; ++m)
-          v[m] = held_output(reinterpret_cast<const float4*>(sm.w[bc][0]), xv[m], bias, clamp_max);
+          v[m] = held_output(reinterpret_cast<const float4*>(sm.w[bc][0]),
+                             *reinterpret_cast<const float(*)[32]>(&xv[32 * m]), bias, clamp_max);
         const int j0 = sm.j[bc][0];
         float* const y0 = reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j0)) * ldy_bytes);
 #pragma unroll
