@@ -444,7 +444,8 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
 
 // cta2w (JHDNN_SPDNN_TILE=cta2w): one warp's share of a 64-image item (cta2w_layer_shape's ipt = 2) by
 // the pipelined block steps with two images per lane (deep_steps.cuh, kImages = 2): lane l serves images
-// tile0 + l and tile0 + 32 + l over the warp's run of the slice (8 runs per slice, as a 32-image item).
+// tile0 + l and tile0 + 32 + l over the warp's run of the slice (8 runs per slice, as a 32-image item, here
+// aligned to 16-row list blocks: cta_tile.h, cta2w_layer_shape).
 // Needs 16-byte aligned weight arrays (fused_layer checks).
 __device__ __forceinline__ void layer_tile_deep2(int lane, int warp, int count, int tile0, int64_t j_begin,
                                                  int64_t j_end, const int* __restrict__ wi,
@@ -453,7 +454,7 @@ __device__ __forceinline__ void layer_tile_deep2(int lane, int warp, int count, 
                                                  int64_t ldx, float* __restrict__ y, int64_t ldy,
                                                  int* __restrict__ row_nonzero, const int* __restrict__ order,
                                                  DeepSmem& sm) {
-  const tile::Run run = tile::warp_run(warp, 1, j_begin, j_end);
+  const tile::Run run = tile::warp_run(warp, 1, j_begin, j_end, tile::kCta2wRunAlign);  // runs at multiples of 16
   const int r0 = tile0 + lane;
   // Lanes past the count compute on column 0 (in bounds: count >= 1) and neither store nor flag; image 1
   // of a lane is valid only if image 0 is (r0 + 32 > r0).
