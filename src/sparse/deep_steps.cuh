@@ -2,7 +2,8 @@
 // by dnn_layer.cu only, after its helpers (row_lane, store_if, held_output, kBlockOutputs / kBlockMin) and
 // list_tile.cuh (cp.async helpers), into the same anonymous namespace; used by layer_tile_reuse<..., kDeep>,
 // which dnn_layer_cta_kernel<3> (cta2, 128 registers) alone instantiates: the block kernel's reuse_range
-// (80 registers) is untouched.
+// (80 registers) is untouched. With kImages = 2 (two images per lane, the 64-image items of cta2w:
+// dnn_layer_cta_kernel<3, 2>, through layer_tile_deep2) the same steps serve 64 images (see the function).
 //
 // Where: the 32-image items of cta2 (layers with fewer than cta_min_tiles 128-image tiles, i.e. every late
 // layer), where each warp runs block steps over its run of outputs for 32 images (a lane = an image). The
