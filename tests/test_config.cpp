@@ -360,6 +360,20 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
           CHECK(cfg::spdnn_tile() == SpdnnTile::kAuto);
         }
         CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);  // restored as cta2, not as auto
+        {
+          jhdnn::test::ScopedSpdnnTile w("cta2w");  // cta2 with 64-image late items: a value of its own
+          CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2w);
+          CHECK_FALSE(cfg::set_spdnn_tile("cta2W"));  // exact case
+          CHECK_FALSE(cfg::set_spdnn_tile("cta2w "));
+          CHECK_FALSE(cfg::set_spdnn_tile("cta2ww"));
+          CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2w);
+          {
+            jhdnn::test::ScopedSpdnnTile c("cta2");
+            CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);
+          }
+          CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2w);  // restored as cta2w, not as cta2
+        }
+        CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);  // restored as cta2, not as cta2w
       }
       CHECK(cfg::spdnn_tile() == SpdnnTile::kCta);  // restored as cta, not as cta2
     }

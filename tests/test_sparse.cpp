@@ -1469,12 +1469,15 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       {"generated challenge layer N = 4096, reuse order, random weights, 950 images (late-layer shape)", 4096, -1,
        false, 0.0, 950, 960, false, false}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
-  // reach the last ones, cta and cta2, within a step's time); unset or "" = all five. cta2 (3 stages per
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all six. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
   // each half's pipeline runs 2 chunks (32 + 19 blocks).
   // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
   // at least one must run.
-  const char* const tiles[] = {"single", "block", "list", "cta", "cta2"};
+  // cta2w: cta2 with 64-image late items (two images per lane): the late-layer cases run as 15 items of 64
+  // images, the last with 54 (lanes 22..31 without a second image); "misaligned weights" at 3001 images takes
+  // its 2 x 32-image reuse_range fallback.
+  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {

@@ -60,6 +60,11 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   // list loaded into xv before the previous step's FMAs; 4 = a step computed from the weight buffer of the
   // step voted in its iteration; 5 = the order window never moves on; 6 = a missed cp.async.wait_group: the
   // vote reads the index rows its buffer held before the step's copies (they land after the vote).
+  // mode 4: cta2w (cta2w_layer_shape; its 64-image items: deep_steps.cuh with two images per lane, the
+  // kernel's layer_tile_deep2: 8 runs per slice, lane l holds images tile0 + l and tile0 + 32 + l, emulated
+  // as 64 image slots s = tile0 + s, passes of 4 outputs; its 128-image items as mode 3). Its mutations
+  // (must fail): 7 = the new list loaded after the first pass of a step (before the passes that still need
+  // the old one); 8 = image 1's features gathered from image 0's column.
   const bool block = mode >= 1;
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
@@ -69,24 +74,28 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   res.writes.assign(size_t(n_out) * ldy, 0);
   res.flags.assign(size_t(count), 0);
   const int align = mode == 2 ? tile::kListOutputs : 1;  // list mode: slices and runs at multiples of 16
-  const tile::Shape sh = mode == 3 ? tile::cta_layer_shape(count, n_out, sm_count, grid)
-                                   : tile::layer_shape(count, n_out, sm_count, grid, align);
+  const tile::Shape sh = mode == 4   ? tile::cta2w_layer_shape(count, n_out, sm_count, grid)
+                         : mode == 3 ? tile::cta_layer_shape(count, n_out, sm_count, grid)
+                                     : tile::layer_shape(count, n_out, sm_count, grid, align);
+  const bool two = mode == 4 && sh.ipt == 2;  // 64-image items: two images per lane
+  const int nimg = two ? 64 : 32;             // image slots per warp
   for (int64_t item = 0; item < sh.tiles * sh.slices; ++item) {
     const int tile0 = int(item % sh.tiles) * 32 * sh.ipt;
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = std::min(n_out, j_begin + sh.slice);
     for (int warp = 0; warp < tile::kWarps; ++warp) {
       // (mode 3: the 128-image shape aligns its slices to 16, warp_run with align 1 as layer_tile_reuse)
-      const tile::Run run = tile::warp_run(warp, sh.ipt, j_begin, j_end, align);
-      bool valid[32];
-      unsigned col[32];
+      const tile::Run run = two ? tile::warp_run(warp, 1, j_begin, j_end, tile::kCta2wRunAlign)
+                                : tile::warp_run(warp, sh.ipt, j_begin, j_end, align);
+      bool valid[64];
+      unsigned col[64];
       int held[32];
-      float xv[32][32], alive[32];
-      for (int l = 0; l < 32; ++l) {
+      float xv[64][32], alive[64];  // per image slot l (l < nimg): image tile0 + run.group * 32 + l
+      for (int l = 0; l < 64; ++l) {
         const int r = tile0 + run.group * 32 + l;
-        valid[l] = r < count;
+        valid[l] = l < nimg && r < count;
         col[l] = valid[l] ? unsigned(active_rows[size_t(r)]) : 0u;
-        held[l] = -2;
+        if (l < 32) held[l] = -2;
         alive[l] = 0.f;
         for (float& v : xv[l]) v = 0.f;
       }
@@ -126,7 +135,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
       };
       // Output j (a chain over weights w and the held features) for every lane.
       auto output = [&](int j, const float* w, bool stored) {
-        for (int l = 0; l < 32 && arithmetic; ++l) {
+        for (int l = 0; l < nimg && arithmetic; ++l) {
           float acc = 0.f;
           for (int t = 0; t < 32; ++t) acc = std::fma(w[t], xv[l][t], acc);
           const float v = std::fmin(std::fmax(acc + bias, 0.f), clamp_max);
@@ -376,8 +385,9 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
             for (int l = 0; l < 32; ++l) full = full && i_new[l] >= 0;
             ++res.list_loads;
             if (!full) ++res.padded_loads;
-            for (int l = 0; l < 32 && arithmetic; ++l)
-              for (int t = 0; t < 32; ++t) xv[l][t] = i_new[t] >= 0 ? load(i_new[t], col[l]) : 0.f;
+            for (int l = 0; l < nimg && arithmetic; ++l)  // mutate 8: image 1 (l >= 32) from image 0's column
+              for (int t = 0; t < 32; ++t)
+                xv[l][t] = i_new[t] >= 0 ? load(i_new[t], col[mutate == 8 && l >= 32 ? l - 32 : l]) : 0.f;
           };
           if (mutate == 3 && new_n) load_new();  // the new list before the FMAs that still need the old one
           if (have_c) {
@@ -385,14 +395,20 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
             if (steps_c > 1) {
               ++res.block_steps;
               res.block_outputs += steps_c;
-              // the kernel's passes: outputs 0..7, and 8..15 when the step has more than 8
-              for (int o = 0; o < (steps_c > 8 ? 16 : 8); ++o) output(jbuf[b][o], wbuf[b][o], o < 4 || o < steps_c);
+              if (two) {  // the kernel's passes of 4 outputs x 2 images while o0 < steps_c (the list loaded in the last)
+                for (int o0 = 0; o0 < steps_c; o0 += 4) {
+                  for (int o = o0; o < o0 + 4; ++o) output(jbuf[b][o], wbuf[b][o], o < 4 || o < steps_c);
+                  if (mutate == 7 && new_n && o0 == 0) load_new();
+                }
+              } else {  // the kernel's passes: outputs 0..7, and 8..15 when the step has more than 8
+                for (int o = 0; o < (steps_c > 8 ? 16 : 8); ++o) output(jbuf[b][o], wbuf[b][o], o < 4 || o < steps_c);
+              }
             } else {
               ++res.single_steps;
               output(jbuf[b][0], wbuf[b][0], true);
             }
           }
-          if (new_n && mutate != 3) load_new();
+          if (new_n && mutate != 3 && !(mutate == 7 && two && have_c && steps_c > 1)) load_new();
           if (!have_n) break;
           have_c = true;
           steps_c = steps_n;
@@ -400,14 +416,14 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           bi = bi == 2 ? 0 : bi + 1;
         }
       };
-      if (mode == 3) {
+      if (mode >= 3) {
         steps_range_deep(run.begin, run.end);
       } else if (mode != 2) {
         steps_range(run.begin, run.end);
       } else {
         list_mode_run(run.begin, run.end, steps_range);
       }
-      for (int l = 0; l < 32; ++l)
+      for (int l = 0; l < nimg; ++l)
         if (valid[l] && alive[l] != 0.f) res.flags[size_t(tile0 + run.group * 32 + l)] = 1;
     }
   }
@@ -512,7 +528,7 @@ void run_case(const Layer& L, int count, int sm_count, uint64_t seed, bool ident
   rows.resize(size_t(count));
   const int64_t ldy = count + 3;
   const float bias = -0.3f, clamp_max = 32.f;
-  for (int mode : {0, 1, 2, 3}) {  // JHDNN_SPDNN_TILE = single, block, list; cta2's pipelined block steps
+  for (int mode : {0, 1, 2, 3, 4}) {  // JHDNN_SPDNN_TILE = single, block, list; cta2's pipelined block steps; cta2w
     // The resident grid: 3 blocks per SM (list and cta2: 2, their shared memory per block).
     const int grid = (mode >= 2 ? 2 : 3) * sm_count;
     const Result res = emulate(L, x, ldx, rows, count, ldy, bias, clamp_max, sm_count, grid, mode);
@@ -529,7 +545,13 @@ void run_case(const Layer& L, int count, int sm_count, uint64_t seed, bool ident
       CHECK(res.block_outputs >= rb.block_outputs);
       CHECK(res.block_steps <= rb.block_steps);
     }
-    INFO((mode == 3 ? "deep" : mode == 2 ? "list" : mode == 1 ? "block" : "single")
+    if (mode == 4 && tile::cta2w_layer_shape(count, L.e.rows, sm_count, grid).ipt == 2) {
+      // cta2w's 64-image items: the steps are cta2's (the same votes on the same runs would give the same
+      // list loads per warp, but the runs differ: twice the slices), so only the outputs are compared.
+      INFO("cta2w, 64-image items, count " << count);
+      CHECK(res.block_steps + res.single_steps > 0);
+    }
+    INFO((mode == 4 ? "deep2" : mode == 3 ? "deep" : mode == 2 ? "list" : mode == 1 ? "block" : "single")
          << " tile, count " << count << ", SMs " << sm_count << (identity ? ", identity columns" : "")
          << ", list loads " << res.list_loads << " (" << res.padded_loads << " padded), block steps "
          << res.block_steps << " (" << res.block_outputs << " outputs), single steps " << res.single_steps
@@ -610,6 +632,18 @@ TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain,
     CHECK(res.single_steps == 0);
     CHECK(res.list_loads == 4 * 1920);
     CHECK(res.padded_loads == 0);
+    // cta2w: 15 tiles of 64 images (the last with 54) x 16 slices of 256 rows, runs of 32 outputs aligned to 16:
+    // every warp-run is 2 steps of 16 outputs (4 passes each), each with a new list (1920 runs).
+    const tile::Shape w = tile::cta2w_layer_shape(950, 4096, 132, 264);
+    REQUIRE(w.ipt == 2);
+    REQUIRE(w.tiles == 15);
+    REQUIRE(w.slices == 16);
+    const Result rw = emulate(L, x, 960, rows, 950, 960, -0.3f, 32.f, 132, 264, 4, false);
+    CHECK(rw.block_steps == 2 * 1920);
+    CHECK(rw.block_outputs == 32 * 1920);
+    CHECK(rw.single_steps == 0);
+    CHECK(rw.list_loads == 2 * 1920);
+    CHECK(rw.padded_loads == 0);
   }
   SECTION("generated challenge layer N = 1024 in its reuse order") {
     Layer L;
@@ -617,6 +651,15 @@ TEST_CASE("spdnn reuse tile emulation: every output once, bitwise the fma chain,
     L.order = spdnn::reuse_order(L.e);
     for (int count : {50, 1100}) run_case(L, count, 4, g.next(), false, true);
     for (int count : {37, 1100}) run_case(L, count, 4, g.next(), true, true);  // contiguous columns (16-byte copies)
+  }
+  SECTION("cta2w's 64-image items on the H200's 132 SMs: scattered mixed lists with padding, partial last tiles") {
+    // Below 66 x 128 images every count runs 64-image items under cta2w: 100 (a tile of 36: lanes 4..31
+    // without a second image), 161 (33: lane 0 only has two), 1000 (16 tiles, the last with 40).
+    const Layer L = random_layer(600, 24, true, 0.1, g);
+    for (int count : {100, 161, 1000}) {
+      REQUIRE(tile::cta2w_layer_shape(count, L.e.rows, 132, 264).ipt == 2);
+      run_case(L, count, 132, g.next());
+    }
   }
 }
 
@@ -728,6 +771,54 @@ TEST_CASE("spdnn reuse tile emulation: the pipelined block steps' mutations are 
         CHECK(res.single_steps > 0);
         CHECK(res.padded_loads > 0);
       }
+      const int64_t bad = c.wrong + c.missing + c.written_twice + c.stray + c.flag_wrong;
+      if (mutate == 0)
+        CHECK(bad == 0);
+      else if (mutate != 4 || L == &M)  // the challenge layer's weights are all equal: a buffer mix-up is invisible
+        CHECK(bad > 0);
+    }
+  }
+}
+
+// cta2w's 64-image items (two images per lane): the pipelined steps' mutations (3-6) and the two-image ones
+// (7: the new list loaded after a step's first pass of 4 outputs; 8: image 1 gathered from image 0's column)
+// are caught, on the challenge layer in its reuse order and on mixed lists with padding; 200 images = 3 full
+// 64-image tiles and one of 8 (lanes 8..31 of its warps without a second image).
+TEST_CASE("spdnn reuse tile emulation: cta2w's two-image steps' mutations are caught", "[sparse][cpu]") {
+  Rng g{0xdee92};
+  Layer C;
+  C.e = spdnn::generate_layer_ell(1024, 3, 42);
+  C.order = spdnn::reuse_order(C.e);
+  const Layer M = random_layer(1100, 12, true, 0.2, g);
+  for (const Layer* L : {static_cast<const Layer*>(&C), &M}) {
+    const int count = 200;
+    const int64_t ldx = count + 7, ldy = count + 3;
+    std::vector<float> x(size_t(L->e.cols * ldx));
+    for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
+    std::vector<int> rows(static_cast<size_t>(count));
+    std::iota(rows.begin(), rows.end(), 0);
+    for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+    // grid 12 (8 SMs): 4 tiles x 3 slices of 384 rows, runs of 48 outputs aligned to 16 (over two groups of the
+    // row order: the window moves)
+    const tile::Shape sh = tile::cta2w_layer_shape(count, L->e.rows, 8, 12);
+    REQUIRE(sh.ipt == 2);
+    REQUIRE(sh.tiles == 4);
+    REQUIRE(sh.slices == 3);
+    for (int mutate : {0, 3, 4, 5, 6, 7, 8}) {
+      const Result res = emulate(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, 8, 12, 4, true, mutate);
+      const Check c = check(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, res);
+      INFO((L == &C ? "challenge layer" : "mixed lists") << ", mutation " << mutate << ": block steps "
+           << res.block_steps << " (" << res.block_outputs << " outputs), single steps " << res.single_steps
+           << ", list loads " << res.list_loads << ", wrong " << c.wrong << ", missing " << c.missing << ", twice "
+           << c.written_twice);
+      CHECK(res.block_steps > 0);
+      CHECK(res.block_outputs > 4 * res.block_steps);  // steps of more than one pass
+      CHECK(res.list_loads > 0);
+      if (L == &M && mutate == 0) {
+        CHECK(res.single_steps > 0);
+        CHECK(res.padded_loads > 0);
+      }
+      CHECK(res.bad_reads == 0);
       const int64_t bad = c.wrong + c.missing + c.written_twice + c.stray + c.flag_wrong;
       if (mutate == 0)
         CHECK(bad == 0);

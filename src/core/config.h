@@ -94,7 +94,7 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = auto | cta2 | block | single | list | cta (exact case; unset or "" = auto): how the
+// JHDNN_SPDNN_TILE = auto | cta2 | block | single | list | cta | cta2w (exact case; unset or "" = auto): how the
 // fused sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run
 // width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
 // All give bitwise the same results:
@@ -114,10 +114,14 @@ bool set_tc_tail(const char* value);
 //   from shared memory; measured at adbf1f5: faster in layers 1-2, slower from layer 3 on; A/B only);
 // - cta = the CTA tile with 2 stages per half and 3 blocks per SM (80 registers, spills; A/B only).
 // An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
-enum class SpdnnTile : int { kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5 };
+// - cta2w = cta2 with the late layers (below the CTA tile's 128-image tiles) in 64-image items, two images per
+//   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; A/B).
+enum class SpdnnTile : int {
+  kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5, kCta2w = 6
+};
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "auto" / "cta2" / "block" / "single" / "list" / "cta", or nullptr = back to the environment's value. False (and no
+// "auto" / "cta2" / "block" / "single" / "list" / "cta" / "cta2w", or nullptr = back to the environment's value. False (and no
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)

@@ -66,6 +66,17 @@ JHDNN_SPDNN_HD Shape cta_layer_shape(int64_t count, int64_t n_out, int sm_count,
   return sh.ipt == 4 ? sh : layer_shape(count, n_out, sm_count, target, 1);
 }
 
+// JHDNN_SPDNN_TILE=cta2w: cta2's shape with 64-image tiles (ipt = 2) where cta2 has 32-image ones (the late
+// layers: deep_steps.cuh with two images per lane, dnn_layer.cu layer_tile_deep2), the slices from the same
+// target (so about twice as many per tile), aligned to 16-row list blocks: slices at multiples of 64 (align x
+// kWarps / ipt) and, with warp_run(warp, 1, ..., kCta2wRunAlign), the 8 runs of a slice at multiples of 16, so
+// that a challenge layer's aligned 16-row lists are never cut by a run (runs are ~2 x shorter than cta2's).
+constexpr int kCta2wRunAlign = kListOutputs;
+JHDNN_SPDNN_HD Shape cta2w_layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+  const Shape sh = layer_shape(count, n_out, sm_count, target, kListOutputs, cta_min_tiles(sm_count));
+  return sh.ipt == 4 ? sh : layer_shape(count, n_out, sm_count, target, kCta2wRunAlign, 0, 2);
+}
+
 // JHDNN_SPDNN_TILE=auto: the per-layer fused kernel's width-32 mode for weights of `rows` rows: 4 = cta2
 // up to kSpdnnAutoCta2MaxRows rows, else 1 = block. Why by rows: the host does not know the layer's
 // active count (it is on the device, and the graph path is captured once), and what differs is the late

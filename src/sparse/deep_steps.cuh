@@ -2,7 +2,8 @@
 // by dnn_layer.cu only, after its helpers (row_lane, store_if, held_output, kBlockOutputs / kBlockMin) and
 // list_tile.cuh (cp.async helpers), into the same anonymous namespace; used by layer_tile_reuse<..., kDeep>,
 // which dnn_layer_cta_kernel<3> (cta2, 128 registers) alone instantiates: the block kernel's reuse_range
-// (80 registers) is untouched.
+// (80 registers) is untouched. With kImages = 2 (two images per lane, the 64-image items of cta2w:
+// dnn_layer_cta_kernel<3, 2>, through layer_tile_deep2) the same steps serve 64 images (see the function).
 //
 // Where: the 32-image items of cta2 (layers with fewer than cta_min_tiles 128-image tiles, i.e. every late
 // layer), where each warp runs block steps over its run of outputs for 32 images (a lane = an image). The
@@ -52,11 +53,19 @@ struct __align__(16) DeepSmem {
 // The block steps over the outputs [t_begin, t_end) of the row order for this lane's image (column col;
 // valid: the lane stores), pipelined as above. alive: running max of |v| over this lane's outputs.
 // Needs 16-byte aligned weight arrays (block steps) and no cp.async group of this thread pending on entry.
-__device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned col, int t_begin, int t_end,
-                                                 const int* __restrict__ wi, const float* __restrict__ wv,
-                                                 float bias, float clamp_max, const float* __restrict__ x,
-                                                 int64_t ldx, char* const y_lane, const uint64_t ldy_bytes,
-                                                 const int* __restrict__ order, DeepSmem& sm, float& alive) {
+// kImages = 2 (cta2w, "Two images per lane" in src/sparse/README.md): the lane serves images valid[0..1] /
+// col[0..1], image 1's outputs 32 floats after image 0's (y_lane: image 0's; valid[1] implies valid[0]); the
+// FMAs run as passes of kPassOutputs = 4 outputs x 2 images (8 chains, as the 8 outputs of kImages = 1), so a
+// weight broadcast serves 8 FMAs, and the vote, copies, window and loop are paid once for 64 images.
+template <int kImages>
+__device__ __forceinline__ void reuse_range_deep(int lane, const bool (&valid)[kImages], const unsigned (&col)[kImages],
+                                                 int t_begin, int t_end, const int* __restrict__ wi,
+                                                 const float* __restrict__ wv, float bias, float clamp_max,
+                                                 const float* __restrict__ x, int64_t ldx, char* const y_lane,
+                                                 const uint64_t ldy_bytes, const int* __restrict__ order, DeepSmem& sm,
+                                                 float (&alive)[kImages]) {
+  static_assert(kImages == 1 || kImages == 2, "one or two images per lane");
+  constexpr int kPassOutputs = kImages == 1 ? kBlockOutputs : kBlockOutputs / 2;  // 8 chains per pass
   // This lane's pieces: slots 4 s4 .. 4 s4 + 3 of outputs o4 + 4 h, h = 0..3.
   const int s4 = lane & 7, o4 = lane >> 3;
   const int* const wi4_lane = wi + 4 * s4;
@@ -64,9 +73,11 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
   auto order_entry = [&](int g0, int g1) {  // tile::deep_order_entry, through __ldg
     return g0 + lane < g1 ? (order ? __ldg(order + g0 + lane) : g0 + lane) : 0;
   };
-  float xv[32];  // the list of the step being computed
+  // The list of the step being computed: feature t of image m in xv[32 m + t]. (Flat arrays here and for
+  // the accumulators: with 2-D ones kImages = 1 compiles to other register numbers and other SASS.)
+  float xv[kImages * 32];
 #pragma unroll
-  for (int t = 0; t < 32; ++t) xv[t] = 0.f;
+  for (int t = 0; t < kImages * 32; ++t) xv[t] = 0.f;
   int held_i = -2;  // the list of the last voted step (-2: none yet: the first step loads its list)
   // The window: the group [gA, gB) holds pn, the position of the step to vote; lane l holds the order
   // entry of position gA + l (wA) and of the next group's (wB).
@@ -160,69 +171,90 @@ __device__ __forceinline__ void reuse_range_deep(int lane, bool valid, unsigned 
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
           const ulonglong2 p = rows2[t0 / 2 + q];  // the same address in every lane: a broadcast
-          xv[t0 + 2 * q] = __ldg(reinterpret_cast<const float*>(p.x) + col);
-          xv[t0 + 2 * q + 1] = __ldg(reinterpret_cast<const float*>(p.y) + col);
+#pragma unroll
+          for (int m = 0; m < kImages; ++m) {
+            xv[32 * m + t0 + 2 * q] = __ldg(reinterpret_cast<const float*>(p.x) + col[m]);
+            xv[32 * m + t0 + 2 * q + 1] = __ldg(reinterpret_cast<const float*>(p.y) + col[m]);
+          }
         }
       } else {
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
           const int i = __shfl_sync(0xffffffffu, i_new, t0 + q);
-          xv[t0 + q] = i >= 0 ? __ldg(x + int64_t(i) * ldx + col) : 0.f;
+#pragma unroll
+          for (int m = 0; m < kImages; ++m) xv[32 * m + t0 + q] = i >= 0 ? __ldg(x + int64_t(i) * ldx + col[m]) : 0.f;
         }
       }
     };
-    // Outputs o0 .. o0 + 7 of the step computed (features in xv, weights in buffer bc) as 8 independent
-    // chains, then their stores; g: the new list's features replace xv[4 u .. 4 u + 3] right after the FMAs
-    // of group u (the last pass of the step only), so the loads go out while the FMAs run.
+    // Outputs o0 .. o0 + kPassOutputs - 1 of the step computed (features in xv, weights in buffer bc) for
+    // every image of the lane as 8 independent chains, then their stores; g: the new list's features replace
+    // xv[.][4 u .. 4 u + 3] right after the FMAs of group u (the last pass of the step only), so the loads go
+    // out while the FMAs run.
+    auto fma_group = [&](const float4* w4, int u, float (&acc)[kPassOutputs * kImages]) {
+#pragma unroll
+      for (int o = 0; o < kPassOutputs; ++o) {
+        const float4 w = w4[8 * o + u];  // weights 4 u .. 4 u + 3 of output o0 + o: a broadcast
+#pragma unroll
+        for (int m = 0; m < kImages; ++m) {
+          acc[o * kImages + m] = __fmaf_rn(w.x, xv[32 * m + 4 * u + 0], acc[o * kImages + m]);
+          acc[o * kImages + m] = __fmaf_rn(w.y, xv[32 * m + 4 * u + 1], acc[o * kImages + m]);
+          acc[o * kImages + m] = __fmaf_rn(w.z, xv[32 * m + 4 * u + 2], acc[o * kImages + m]);
+          acc[o * kImages + m] = __fmaf_rn(w.w, xv[32 * m + 4 * u + 3], acc[o * kImages + m]);
+        }
+      }
+    };
     auto pass = [&](int o0, bool g) {
       const float4* const w4 = reinterpret_cast<const float4*>(sm.w[bc][o0]);
-      float acc[kBlockOutputs];
+      float acc[kPassOutputs * kImages];  // output o0 + o, image m: acc[o * kImages + m]
 #pragma unroll
-      for (int o = 0; o < kBlockOutputs; ++o) acc[o] = 0.f;
+      for (int k = 0; k < kPassOutputs * kImages; ++k) acc[k] = 0.f;
       if (g) {
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
-#pragma unroll
-          for (int o = 0; o < kBlockOutputs; ++o) {
-            const float4 w = w4[8 * o + u];  // weights 4 u .. 4 u + 3 of output o0 + o: a broadcast
-            acc[o] = __fmaf_rn(w.x, xv[4 * u + 0], acc[o]);
-            acc[o] = __fmaf_rn(w.y, xv[4 * u + 1], acc[o]);
-            acc[o] = __fmaf_rn(w.z, xv[4 * u + 2], acc[o]);
-            acc[o] = __fmaf_rn(w.w, xv[4 * u + 3], acc[o]);
-          }
+          fma_group(w4, u, acc);
           gather4(4 * u);
         }
       } else {
 #pragma unroll
-        for (int u = 0; u < 8; ++u)
-#pragma unroll
-          for (int o = 0; o < kBlockOutputs; ++o) {
-            const float4 w = w4[8 * o + u];
-            acc[o] = __fmaf_rn(w.x, xv[4 * u + 0], acc[o]);
-            acc[o] = __fmaf_rn(w.y, xv[4 * u + 1], acc[o]);
-            acc[o] = __fmaf_rn(w.z, xv[4 * u + 2], acc[o]);
-            acc[o] = __fmaf_rn(w.w, xv[4 * u + 3], acc[o]);
-          }
+        for (int u = 0; u < 8; ++u) fma_group(w4, u, acc);
       }
 #pragma unroll
-      for (int o = 0; o < kBlockOutputs; ++o) {
+      for (int o = 0; o < kPassOutputs; ++o) {
         const bool mine = o0 + o < kBlockMin || o0 + o < steps_c;  // steps_c >= kBlockMin here
-        const float v = fminf(fmaxf(acc[o] + bias, 0.f), clamp_max);
+        float v[kImages];
+#pragma unroll
+        for (int m = 0; m < kImages; ++m) v[m] = fminf(fmaxf(acc[o * kImages + m] + bias, 0.f), clamp_max);
         const int jo = sm.j[bc][o0 + o];  // a broadcast
-        store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(jo)) * ldy_bytes), v, valid && mine);
-        if (mine) alive = fmaxf(alive, fabsf(v));
+        float* const yo = reinterpret_cast<float*>(y_lane + uint64_t(unsigned(jo)) * ldy_bytes);
+#pragma unroll
+        for (int m = 0; m < kImages; ++m) {
+          store_if(yo + 32 * m, v[m], valid[m] && mine);
+          if (mine) alive[m] = fmaxf(alive[m], fabsf(v[m]));
+        }
       }
     };
-    if (have_c && steps_c > 1) {  // a block step: outputs 0 .. 7, then 8 .. 15 if it has more than 8
-      const bool two = steps_c > kBlockOutputs;
-      pass(0, new_n && !two);
-      if (two) pass(kBlockOutputs, new_n);
+    if (have_c && steps_c > 1) {  // a block step
+      if constexpr (kImages == 1) {  // outputs 0 .. 7, then 8 .. 15 if it has more than 8
+        const bool two = steps_c > kBlockOutputs;
+        pass(0, new_n && !two);
+        if (two) pass(kBlockOutputs, new_n);
+      } else {  // passes of 4 outputs (steps_c >= kBlockMin = 4), the new list's loads behind the last
+        for (int o0 = 0; o0 < steps_c; o0 += kPassOutputs) pass(o0, new_n && o0 + kPassOutputs >= steps_c);
+      }
     } else {
       if (have_c) {  // one output
-        const float v = held_output(reinterpret_cast<const float4*>(sm.w[bc][0]), xv, bias, clamp_max);
+        float v[kImages];
+#pragma unroll
+        for (int m = 0; m < kImages; ++m)
+          v[m] = held_output(reinterpret_cast<const float4*>(sm.w[bc][0]),
+                             *reinterpret_cast<const float(*)[32]>(&xv[32 * m]), bias, clamp_max);
         const int j0 = sm.j[bc][0];
-        store_if(reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j0)) * ldy_bytes), v, valid);
-        alive = fmaxf(alive, fabsf(v));
+        float* const y0 = reinterpret_cast<float*>(y_lane + uint64_t(unsigned(j0)) * ldy_bytes);
+#pragma unroll
+        for (int m = 0; m < kImages; ++m) {
+          store_if(y0 + 32 * m, v[m], valid[m]);
+          alive[m] = fmaxf(alive[m], fabsf(v[m]));
+        }
       }
       if (new_n) {
 #pragma unroll

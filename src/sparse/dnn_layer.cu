@@ -428,15 +428,47 @@ __device__ __forceinline__ void layer_tile_reuse(int lane, int warp, int groups,
   if constexpr (kDeep) {  // cta2: the pipelined block steps, their buffers (DeepSmem) in the dynamic memory
     if (block) {
       static_assert(!kCoherent, "the pipelined block steps are the per-layer cta2 kernel's");
-      reuse_range_deep(lane, valid, col, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx, y_lane, ldy_bytes, order,
-                       *reinterpret_cast<DeepSmem*>(list_buf), alive);
-      if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+      const bool valid1[1] = {valid};
+      const unsigned col1[1] = {col};
+      float alive1[1] = {alive};
+      reuse_range_deep<1>(lane, valid1, col1, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx, y_lane, ldy_bytes,
+                          order, *reinterpret_cast<DeepSmem*>(list_buf), alive1);
+      if (valid && alive1[0] != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
       return;
     }
   }
   reuse_range<kCoherent>(lane, valid, col, t_begin, t_end, wi, wv, bias, clamp_max, x, ldx, y_lane, ldy_bytes, order,
                          sm, block, alive);
   if (valid && alive != 0.f) row_nonzero[r] = 1;  // benign race: every writer writes 1 (flags zeroed)
+}
+
+// cta2w (JHDNN_SPDNN_TILE=cta2w): one warp's share of a 64-image item (cta2w_layer_shape's ipt = 2) by
+// the pipelined block steps with two images per lane (deep_steps.cuh, kImages = 2): lane l serves images
+// tile0 + l and tile0 + 32 + l over the warp's run of the slice (8 runs per slice, as a 32-image item, here
+// aligned to 16-row list blocks: cta_tile.h, cta2w_layer_shape).
+// Needs 16-byte aligned weight arrays (fused_layer checks).
+__device__ __forceinline__ void layer_tile_deep2(int lane, int warp, int count, int tile0, int64_t j_begin,
+                                                 int64_t j_end, const int* __restrict__ wi,
+                                                 const float* __restrict__ wv, float bias, float clamp_max,
+                                                 const int* __restrict__ active_rows, const float* __restrict__ x,
+                                                 int64_t ldx, float* __restrict__ y, int64_t ldy,
+                                                 int* __restrict__ row_nonzero, const int* __restrict__ order,
+                                                 DeepSmem& sm) {
+  const tile::Run run = tile::warp_run(warp, 1, j_begin, j_end, tile::kCta2wRunAlign);  // runs at multiples of 16
+  const int r0 = tile0 + lane;
+  // Lanes past the count compute on column 0 (in bounds: count >= 1) and neither store nor flag; image 1
+  // of a lane is valid only if image 0 is (r0 + 32 > r0).
+  const bool valid[2] = {r0 < count, r0 + 32 < count};
+  const unsigned col[2] = {valid[0] ? unsigned(active_rows[r0]) : 0u, valid[1] ? unsigned(active_rows[r0 + 32]) : 0u};
+  // Image 0's outputs; image 1's are 32 floats on (only stored when valid[1], so r0 + 32 < count).
+  char* const y_lane = reinterpret_cast<char*>(y + (valid[0] ? r0 : 0));
+  const uint64_t ldy_bytes = uint64_t(ldy) * sizeof(float);
+  float alive[2] = {0.f, 0.f};
+  reuse_range_deep<2>(lane, valid, col, run.begin, run.end, wi, wv, bias, clamp_max, x, ldx, y_lane, ldy_bytes, order,
+                      sm, alive);
+  // benign races: every writer writes 1 (flags zeroed)
+  if (valid[0] && alive[0] != 0.f) row_nonzero[r0] = 1;
+  if (valid[1] && alive[1] != 0.f) row_nonzero[r0 + 32] = 1;
 }
 
 // The separate-compaction path (jhdnnSparseDnnLayerForward): grid = (tiles, slices) sized on the host
@@ -493,7 +525,9 @@ using tile::Shape;
 // arrays run cta_item (cta_tile.cuh), on a shape whose slices are aligned to 16-row list blocks;
 // 32-image tiles (layer_shape's ipt = 1: the same shape as block mode) and unaligned weights run block
 // steps, their per-warp buffers in the dynamic memory.
-template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0>
+// kLateImages (cta2 only): 2 = cta2w, whose layers below the CTA tile's run 64-image items of
+// layer_tile_deep2 (cta2w_layer_shape) rather than 32-image ones.
+template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
 __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
@@ -506,8 +540,9 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
-  const Shape sh = kCta ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
-                        : layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
+  const Shape sh = kLateImages == 2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+                   : kCta           ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+                                    : layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
   const int tile_images = 32 * sh.ipt;
   const int64_t items = sh.tiles * sh.slices;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
@@ -531,9 +566,13 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
         // through cta_item (cta2 runs at its 128-register cap).
         int deep_off = tile::cta_deep_offset_bytes(warp);
         asm volatile("" : "+r"(deep_off));
-        layer_tile_reuse<false, false, true>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias,
-                                             clamp_max, active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode,
-                                             reinterpret_cast<float*>(reinterpret_cast<char*>(list_buf) + deep_off));
+        if (kLateImages == 2 && sh.ipt == 2 && aligned)  // cta2w: 64-image items, two images per lane
+          layer_tile_deep2(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y,
+                           ldy, flags, order, *reinterpret_cast<DeepSmem*>(reinterpret_cast<char*>(list_buf) + deep_off));
+        else  // (cta2w with unaligned weights: 2 groups of 32 images, one per lane, by reuse_range)
+          layer_tile_reuse<false, false, true>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias,
+                                               clamp_max, active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode,
+                                               reinterpret_cast<float*>(reinterpret_cast<char*>(list_buf) + deep_off));
       }
       else
         layer_tile_reuse<false, false>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max,
@@ -607,7 +646,8 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
 // halves' stages and, aliased into each half's stage 0, the per-warp block-step buffers (ReuseSmem is not
 // declared statically here: 10 KB more would leave cta 2 blocks per SM). cta: 3 blocks per SM, so the
 // same 80-register cap as the block tile; cta2: 2 blocks per SM, 128 registers.
-template <int kStages>
+// kLateImages = 2 (kStages = 3 only): cta2w, the late layers' items of 64 images (fused_layer).
+template <int kStages, int kLateImages = 1>
 __global__ void __launch_bounds__(kWarps * 32, tile::cta_blocks_per_sm(kStages))
 dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                      float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
@@ -619,7 +659,7 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<true, false, false, kStages>(s_last, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
+  fused_layer<true, false, false, kStages, kLateImages>(s_last, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
                                            active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
                                            done, order, sm_count, max_active, tile_mode,
                                            reinterpret_cast<float*>(s_cta));
@@ -724,7 +764,7 @@ size_t scan_temp_bytes(int n) {
 // 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
 static constexpr int kAttrDevices = 64;
 static std::atomic<bool> g_list_attr[kAttrDevices];
-static std::atomic<bool> g_cta_attr[2][kAttrDevices];  // [kStages - 2]
+static std::atomic<bool> g_cta_attr[3][kAttrDevices];  // [kStages - 2], [2]: cta2w
 template <class Kernel>
 static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
@@ -740,10 +780,10 @@ static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic
 static Status set_list_kernel_attributes() {
   return set_smem_attributes_once(dnn_layer_compact_kernel<true, true>, int(tile::kListSmemBytes), g_list_attr);
 }
-template <int kStages>
+template <int kStages, int kLateImages = 1>
 static Status set_cta_kernel_attributes() {
-  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages>, int(tile::cta_smem_bytes(kStages)),
-                                  g_cta_attr[kStages - 2]);
+  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages>, int(tile::cta_smem_bytes(kStages)),
+                                  g_cta_attr[kLateImages == 2 ? 2 : kStages - 2]);
 }
 
 Status load_dnn_kernels() {
@@ -759,6 +799,8 @@ Status load_dnn_kernels() {
   JHDNN_TRY(set_cta_kernel_attributes<2>());
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3>));
   JHDNN_TRY(set_cta_kernel_attributes<3>());
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 2>));
+  JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
@@ -798,16 +840,19 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
 
 // JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
 // block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2),
-// kAutoMode = per call by the weights' rows (auto, the default: tile::spdnn_auto_tile). Modes 2-4 are the
-// per-layer fused kernel's; the multi-layer kernel runs block steps for all but single.
+// kAutoMode = per call by the weights' rows (auto, the default: tile::spdnn_auto_tile), 6 = cta2 with
+// 64-image late items (cta2w). Modes 2-4 and 6 are the per-layer fused kernel's; the multi-layer kernel
+// runs block steps for all but single.
 constexpr int kAutoMode = 5;
+constexpr int kCta2wMode = 6;
 static Status spdnn_tile_mode(int* mode) {
   using core::config::SpdnnTile;
   const SpdnnTile t = core::config::spdnn_tile();
   if (t == SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list or cta",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list, cta or cta2w",
                       core::config::spdnn_tile_bad_value());
   *mode = t == SpdnnTile::kAuto    ? kAutoMode
+          : t == SpdnnTile::kCta2w ? kCta2wMode
           : t == SpdnnTile::kCta2  ? 4
           : t == SpdnnTile::kCta   ? 3
           : t == SpdnnTile::kList  ? 2
@@ -843,12 +888,13 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   // per SM; cta2 (mode 4) 110 KB, 2 blocks per SM.
   const size_t dyn = mode == 2   ? size_t(tile::kListSmemBytes)
                      : mode == 3 ? size_t(tile::cta_smem_bytes(2))
-                     : mode == 4 ? size_t(tile::cta_smem_bytes(3))
-                                 : 0;
+                     : mode == 4 || mode == kCta2wMode ? size_t(tile::cta_smem_bytes(3))
+                                                       : 0;
   auto launch = [&](auto kernel) -> Status {
     if (mode == 2) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
     if (mode == 3) JHDNN_TRY(set_cta_kernel_attributes<2>());
     if (mode == 4) JHDNN_TRY(set_cta_kernel_attributes<3>());
+    if (mode == kCta2wMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
@@ -861,6 +907,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   if (width != 32) return launch(dnn_layer_compact_kernel<false>);
   if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
   if (mode == 4) return launch(dnn_layer_cta_kernel<3>);
+  if (mode == kCta2wMode) return launch(dnn_layer_cta_kernel<3, 2>);
   return mode == 2 ? launch(dnn_layer_compact_kernel<true, true>) : launch(dnn_layer_compact_kernel<true>);
 }
 

@@ -17,7 +17,7 @@ constexpr int kWarps = 8;      // warps per block of the layer kernels
 constexpr int kMinSlice = 64;  // outputs per block at least (keeps the weight registers busy)
 
 struct Shape {
-  int ipt;  // groups of 32 images per tile (4 or 1)
+  int ipt;  // groups of 32 images per tile (4 or 1; cta2w's late layers: 2)
   int64_t tiles, slices, slice;
 };
 
@@ -35,10 +35,11 @@ struct Shape {
 // warps' runs per slice, so that every slice and run begins at a multiple of align in the row order
 // (warp_run with the same align) and the challenge's aligned 16-row lists are never cut.
 // min_tiles4 (the CTA tile, cta_tile.h: cta_layer_shape): 128-image tiles from this many on (0: 2 x SMs).
+// ipt_low (cta2w, cta_tile.h: cta2w_layer_shape): the tile's groups of 32 images below that (1, or 2: 64-image tiles).
 JHDNN_SPDNN_HD Shape layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target, int align = 1,
-                                 int64_t min_tiles4 = 0) {
+                                 int64_t min_tiles4 = 0, int ipt_low = 1) {
   Shape sh;
-  sh.ipt = (count + 127) / 128 >= (min_tiles4 > 0 ? min_tiles4 : 2 * int64_t(sm_count)) ? 4 : 1;
+  sh.ipt = (count + 127) / 128 >= (min_tiles4 > 0 ? min_tiles4 : 2 * int64_t(sm_count)) ? 4 : ipt_low;
   sh.tiles = (count + 32 * sh.ipt - 1) / (32 * sh.ipt);
   // Many tiles (the first layers): ~4 rounds of items, so the last, partial round is a small tail.
   if (2 * sh.tiles >= target) target *= 4;

@@ -107,6 +107,7 @@ struct ScopedSpdnnTile {
                                  : prev == SpdnnTile::kList   ? "list"
                                  : prev == SpdnnTile::kCta    ? "cta"
                                  : prev == SpdnnTile::kCta2   ? "cta2"
+                                 : prev == SpdnnTile::kCta2w  ? "cta2w"
                                                               : nullptr);
   }
   const core::config::SpdnnTile prev;
