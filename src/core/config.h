@@ -98,8 +98,9 @@ bool set_tc_tail(const char* value);
 // fused sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run
 // width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
 // All give bitwise the same results:
-// - auto (the default since session 15): per call, cta2 for weights of at most kSpdnnAutoCta2MaxRows
-//   rows, block above (sparse/cta_tile.h, spdnn_auto_tile); the multi-layer kernel runs block steps.
+// - auto (the default since session 15): per call, cta2 for weights of at most kSpdnnAutoCta2MaxRows (4096)
+//   rows, cta2w up to kSpdnnAutoCta2wMaxRows (16384; session 17), block above (sparse/cta_tile.h,
+//   spdnn_auto_tile); the multi-layer kernel runs block steps.
 //   Measured at b8d0970 (H200, spdnn_infer, exact): with its pipelined block steps cta2 is faster at
 //   N = 1024, 4096 and 16384 (16384 L = 480: 69.47 vs 70.74 ms; before them block won there, 71.4 vs 79.2,
 //   and the bound was 4096 rows); 65536 rows have not run under cta2;

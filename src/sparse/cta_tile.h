@@ -78,16 +78,24 @@ JHDNN_SPDNN_HD Shape cta2w_layer_shape(int64_t count, int64_t n_out, int sm_coun
 }
 
 // JHDNN_SPDNN_TILE=auto: the per-layer fused kernel's width-32 mode for weights of `rows` rows: 4 = cta2
-// up to kSpdnnAutoCta2MaxRows rows, else 1 = block. Why by rows: the host does not know the layer's
+// up to kSpdnnAutoCta2MaxRows rows, 6 = cta2w (cta2 with 64-image late items, dnn_layer.cu kCta2wMode) up
+// to kSpdnnAutoCta2wMaxRows, else 1 = block. Why by rows: the host does not know the layer's
 // active count (it is on the device, and the graph path is captured once), and what differs is the late
 // layers, where cta2's kernel runs block steps with 16 warps per SM (2 blocks of 128 registers) against the
 // block kernel's 24. On the H200 (spdnn_infer, exact; src/sparse/README.md "Pipelined block steps (cta2)"):
 // since cta2's block steps are software-pipelined (b8d0970) cta2 is faster at N = 1024, 4096 and 16384
 // (16384: L = 120 30.45 vs 32.15 ms, L = 480 69.47 vs 70.74, one run each); before that block won at 16384
-// (L = 480 71.4 vs 79.2), which is why the bound was 4096 in session 15. 65536 rows have not run under cta2,
-// so the bound is the largest width measured on cta2's side.
-constexpr int64_t kSpdnnAutoCta2MaxRows = 16384;
-JHDNN_SPDNN_HD int spdnn_auto_tile(int64_t rows) { return rows <= kSpdnnAutoCta2MaxRows ? 4 : 1; }
+// (L = 480 71.4 vs 79.2), which is why the bound was 4096 in session 15. cta2w (session 17, 39e81e0 +
+// wip-spdnn-late2, one run each, exact): N = 16384 L = 120 29.21 vs cta2's 30.88 ms, L = 480 63.03 vs 70.68
+// (late layer ~100 vs ~111 us under ncu). It has not been measured at 4096 rows or below, where its late items
+// give each warp half as many steps (README "Two images per lane (cta2w)"), so cta2 keeps them; 65536 rows
+// (cta2 129.2 vs block 130.8 ms at 04b5614, inside the spread) stay with block: the bounds are the widths
+// measured on each side.
+constexpr int64_t kSpdnnAutoCta2MaxRows = 4096;
+constexpr int64_t kSpdnnAutoCta2wMaxRows = 16384;
+JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) {
+  return rows <= kSpdnnAutoCta2MaxRows ? 4 : rows <= kSpdnnAutoCta2wMaxRows ? 6 : 1;
+}
 
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
 // index and weight rows, a list's row pointers, the steps' outputs) run in the 32-image items, where no CTA
