@@ -1668,3 +1668,72 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   INFO("JHDNN_TEST_REUSE_CASE=" << case_filter << " JHDNN_TEST_SPDNN_TILE=" << (filtered ? only : ""));
   CHECK(cases_run > 0);  // a filter that matches nothing must not pass
 }
+
+// ctest runs this with JHDNN_SPDNN_TILE=cta2W (names are exact, case included: cta2w is one): the value is
+// kept as invalid with its text, the setter overrides it and nullptr restores it; with a GPU both fused
+// calls (one layer, and the multi-layer kernel) fail with BAD_PARAM naming the value and the expected names,
+// before anything is launched (countOut, the counts and y keep their values).
+TEST_CASE("spdnn tile switch: a misspelt JHDNN_SPDNN_TILE is refused by name", "[.env][env_spdnn_tile_misspelt]") {
+  namespace cfg = jhdnn::core::config;
+  const char* const env = std::getenv("JHDNN_SPDNN_TILE");
+  REQUIRE(env != nullptr);  // run by ctest with the variable set
+  CHECK(cfg::spdnn_tile() == cfg::SpdnnTile::kInvalid);
+  CHECK(std::string(cfg::spdnn_tile_bad_value()) == env);
+  REQUIRE(cfg::set_spdnn_tile("cta2w"));
+  CHECK(cfg::spdnn_tile() == cfg::SpdnnTile::kCta2w);
+  REQUIRE(cfg::set_spdnn_tile(nullptr));  // back to the environment's (invalid) value
+  CHECK(cfg::spdnn_tile() == cfg::SpdnnTile::kInvalid);
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const int64_t n = 64;
+  const int images = 8;
+  std::vector<int> idx(size_t(n) * 32);
+  std::vector<float> val(size_t(n) * 32, 1.f / 32.f);
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = int(k % 32);
+  DeviceBuffer di = to_dev(idx), dv = to_dev(val);
+  jhdnnSparseMatrixDescriptor_t d;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.as<float>(), JHDNN_DATA_FLOAT));
+  std::vector<int> rows(images), ids(images);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::iota(ids.begin(), ids.end(), 100);
+  DeviceBuffer dx = to_dev(std::vector<float>(size_t(n) * images, 0.5f)), dy(size_t(n) * images * 4),
+      drows = to_dev(rows), dids = to_dev(ids), dro(images * 4), dio(images * 4),
+      dcount = to_dev(std::vector<int>{images}), dco = to_dev(std::vector<int>{0});
+  auto names_value = [&] {
+    char msg[256];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    INFO("message: " << msg);
+    CHECK(std::string(msg).find(std::string("JHDNN_SPDNN_TILE=") + env) != std::string::npos);
+    CHECK(std::string(msg).find("cta2w") != std::string::npos);  // the expected names
+  };
+  {
+    size_t ws = 0;
+    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), images, &ws));
+    DeviceBuffer dws(ws);
+    CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
+    CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, -0.3f, 32.f, images, dcount.as<int>(), drows.as<int>(),
+                                            dids.as<int>(), dx.get(), images, dy.get(), images, dro.as<int>(),
+                                            dio.as<int>(), dco.as<int>(), dws.get(), ws) == JHDNN_STATUS_BAD_PARAM);
+    names_value();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dco, 1)[0] == 0);
+    const std::vector<uint32_t> y = from_dev<uint32_t>(dy, size_t(n) * images);
+    CHECK(std::count(y.begin(), y.end(), 0xFFFFFFFFu) == int64_t(y.size()));  // the poison: nothing ran
+  }
+  {
+    size_t ws = 0;
+    JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h.get(), images, &ws));
+    DeviceBuffer dws(ws), x1(size_t(n) * images * 4), r1(images * 4), i1(images * 4),
+        dcounts = to_dev(std::vector<int>{images, -7, -7});
+    CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
+    const jhdnnSparseMatrixDescriptor_t two[2] = {d, d};
+    CHECK(jhdnnSparseDnnLayersForwardCompact(h.get(), 2, two, -0.3f, 32.f, images, dcounts.as<int>(), drows.as<int>(),
+                                             dids.as<int>(), dx.get(), r1.as<int>(), i1.as<int>(), x1.get(), images,
+                                             dws.get(), ws) == JHDNN_STATUS_BAD_PARAM);
+    names_value();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dcounts, 3) == std::vector<int>{images, -7, -7});
+  }
+  jhdnnDestroySparseMatrixDescriptor(d);
+}
