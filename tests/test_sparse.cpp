@@ -1468,8 +1468,22 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false, false},
       {"generated challenge layer N = 4096, reuse order, random weights, 950 images (late-layer shape)", 4096, -1,
        false, 0.0, 950, 960, false, false}};
+  // Layers of more than 4096 rows (auto's cta2w up to 16384, block above) that are not challenge layers: padding,
+  // scattered rows, n not a multiple of 16, misaligned weights (appended last, so that the cases above keep
+  // their seeds). Under "auto" only these run (every case above has n <= 4096, where auto is cta2); under
+  // auto they run cta2w's 64-image items (700 images: 11 tiles, the last with 60; 97: a tile of 33), its
+  // unaligned fallback (300 images, 2 groups of 32 per item) and, at 16385 rows, block steps.
+  const ReuseCase auto_rows[] = {
+      {"auto rows: runs 1..40, scattered rows, row order, padding, n = 4100", 4100, 40, true, 0.1, 700, 710, false,
+       false},
+      {"auto rows: aligned 16-row blocks, some padded or split, n = 5001", 5001, -16, false, 0.0, 97, 100, false,
+       false},
+      {"auto rows: runs 1..20, natural order, misaligned weights, n = 4097", 4097, 20, false, 0.05, 300, 300, false,
+       true},
+      {"auto rows: runs 1..16, scattered rows, n = 16385 (block under auto)", 16385, 16, true, 0.05, 40, 44, false,
+       false}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
-  // reach the last ones, cta and cta2, within a step's time); unset or "" = all six. cta2 (3 stages per
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all seven. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
   // each half's pipeline runs 2 chunks (32 + 19 blocks).
   // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
@@ -1477,7 +1491,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // cta2w: cta2 with 64-image late items (two images per lane): the late-layer cases run as 15 items of 64
   // images, the last with 54 (lanes 22..31 without a second image); "misaligned weights" at 3001 images takes
   // its 2 x 32-image reuse_range fallback.
-  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w"};
+  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w", "auto"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {
@@ -1497,11 +1511,14 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       run.insert(run.end(), std::begin(cta_ring), std::end(cta_ring));
     }
     run.insert(run.end(), std::begin(late_layer), std::end(late_layer));
+    run.insert(run.end(), std::begin(auto_rows), std::end(auto_rows));
+    const bool auto_tile = std::strcmp(tile, "auto") == 0;
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
       if (std::string(cs.name).find(case_filter) == std::string::npos) continue;
+      if (auto_tile && cs.n <= 4096) continue;  // auto = cta2 there: run under cta2 already
       ++cases_run;
       const auto [e, order] = reuse_layer(cs, g);
       // ld > maxActive: columns past it exist too (identity: a multiple of 4)
