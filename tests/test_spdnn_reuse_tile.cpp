@@ -741,6 +741,24 @@ TEST_CASE("spdnn reuse tile emulation: the list tile's mutations are caught", "[
   }
 }
 
+// The mutation cases' inputs: features in [-1, 1) (ldx = count + 7 columns), active images 0 .. count - 1 in
+// a random order, ldy = count + 3.
+namespace {
+struct MutationInputs {
+  int64_t ldx, ldy;
+  std::vector<float> x;
+  std::vector<int> rows;
+};
+MutationInputs mutation_inputs(const Layer& L, int count, Rng& g) {
+  MutationInputs in{count + 7, count + 3, std::vector<float>(size_t(L.e.cols * (count + 7))), {}};
+  for (float& v : in.x) v = float(g.uniform() * 4.0 - 1.0);
+  in.rows.resize(static_cast<size_t>(count));
+  std::iota(in.rows.begin(), in.rows.end(), 0);
+  for (int p = count - 1; p > 0; --p) std::swap(in.rows[size_t(p)], in.rows[g.next() % uint64_t(p + 1)]);
+  return in;
+}
+}  // namespace
+
 // cta2's pipelined block steps made to fail (emulate's mutate 3-6: the new list read into xv before the
 // previous step's FMAs; a step computed from the next step's weight buffer; the order window not moved on;
 // the vote reading its buffer before the step's copies have landed, i.e. a missed wait_group):
@@ -755,12 +773,7 @@ TEST_CASE("spdnn reuse tile emulation: the pipelined block steps' mutations are 
   const Layer M = random_layer(300, 12, true, 0.2, g);
   for (const Layer* L : {static_cast<const Layer*>(&C), &M}) {
     const int count = 200;  // 32-image tiles on 8 SMs (grid 16): 7 tiles x 2 slices, runs of 64 (C) or 19 (M)
-    const int64_t ldx = count + 7, ldy = count + 3;
-    std::vector<float> x(size_t(L->e.cols * ldx));
-    for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
-    std::vector<int> rows(static_cast<size_t>(count));
-    std::iota(rows.begin(), rows.end(), 0);
-    for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+    const auto [ldx, ldy, x, rows] = mutation_inputs(*L, count, g);
     REQUIRE(tile::cta_layer_shape(count, L->e.rows, 8, 16).ipt == 1);
     for (int mutate : {0, 3, 4, 5, 6}) {
       const Result res = emulate(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, 8, 16, 3, true, mutate);
@@ -795,12 +808,7 @@ TEST_CASE("spdnn reuse tile emulation: cta2w's two-image steps' mutations are ca
   const Layer M = random_layer(1100, 12, true, 0.2, g);
   for (const Layer* L : {static_cast<const Layer*>(&C), &M}) {
     const int count = 200;
-    const int64_t ldx = count + 7, ldy = count + 3;
-    std::vector<float> x(size_t(L->e.cols * ldx));
-    for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
-    std::vector<int> rows(static_cast<size_t>(count));
-    std::iota(rows.begin(), rows.end(), 0);
-    for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+    const auto [ldx, ldy, x, rows] = mutation_inputs(*L, count, g);
     // grid 12 (8 SMs): 4 tiles x 3 slices of 384 rows, runs of 48 outputs aligned to 16 (over two groups of the
     // row order: the window moves)
     const tile::Shape sh = tile::cta2w_layer_shape(count, L->e.rows, 8, 12);
