@@ -1482,6 +1482,14 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        true},
       {"auto rows: runs 1..16, scattered rows, n = 16385 (block under auto)", 16385, 16, true, 0.05, 40, 44, false,
        false}};
+  // cta_min_tiles on the H200 (66 tiles of 128 images): 8320 images are cta2w's last count of 64-image items
+  // (130 full ones) and cta2 / cta's last of 32-image ones; 8321 their first of 128-image items (the last with
+  // one image). Appended after auto_rows (the cases above keep their seeds).
+  const ReuseCase switch_counts[] = {
+      {"generated challenge layer N = 256, reuse order, random weights, 8320 images (below the 128-image switch)", 256,
+       -1, false, 0.0, 8320, 8330, false, false},
+      {"aligned 16-row blocks, some padded or split, identity columns, 8321 images (at the 128-image switch)", 200,
+       -16, false, 0.0, 8321, 8321, true, false}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
   // reach the last ones, cta and cta2, within a step's time); unset or "" = all seven. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
@@ -1512,6 +1520,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
     }
     run.insert(run.end(), std::begin(late_layer), std::end(late_layer));
     run.insert(run.end(), std::begin(auto_rows), std::end(auto_rows));
+    run.insert(run.end(), std::begin(switch_counts), std::end(switch_counts));
     const bool auto_tile = std::strcmp(tile, "auto") == 0;
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
