@@ -1468,8 +1468,30 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false, false},
       {"generated challenge layer N = 4096, reuse order, random weights, 950 images (late-layer shape)", 4096, -1,
        false, 0.0, 950, 960, false, false}};
+  // Layers of more than 4096 rows (auto's cta2w up to 16384, block above) that are not challenge layers: padding,
+  // scattered rows, n not a multiple of 16, misaligned weights (appended last, so that the cases above keep
+  // their seeds). Under "auto" only these run (every case above has n <= 4096, where auto is cta2); under
+  // auto they run cta2w's 64-image items (700 images: 11 tiles, the last with 60; 97: a tile of 33), its
+  // unaligned fallback (300 images, 2 groups of 32 per item) and, at 16385 rows, block steps.
+  const ReuseCase auto_rows[] = {
+      {"auto rows: runs 1..40, scattered rows, row order, padding, n = 4100", 4100, 40, true, 0.1, 700, 710, false,
+       false},
+      {"auto rows: aligned 16-row blocks, some padded or split, n = 5001", 5001, -16, false, 0.0, 97, 100, false,
+       false},
+      {"auto rows: runs 1..20, natural order, misaligned weights, n = 4097", 4097, 20, false, 0.05, 300, 300, false,
+       true},
+      {"auto rows: runs 1..16, scattered rows, n = 16385 (block under auto)", 16385, 16, true, 0.05, 40, 44, false,
+       false}};
+  // cta_min_tiles on the H200 (66 tiles of 128 images): 8320 images are cta2w's last count of 64-image items
+  // (130 full ones) and cta2 / cta's last of 32-image ones; 8321 their first of 128-image items (the last with
+  // one image). Appended after auto_rows (the cases above keep their seeds).
+  const ReuseCase switch_counts[] = {
+      {"generated challenge layer N = 256, reuse order, random weights, 8320 images (below the 128-image switch)", 256,
+       -1, false, 0.0, 8320, 8330, false, false},
+      {"aligned 16-row blocks, some padded or split, identity columns, 8321 images (at the 128-image switch)", 200,
+       -16, false, 0.0, 8321, 8321, true, false}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
-  // reach the last ones, cta and cta2, within a step's time); unset or "" = all six. cta2 (3 stages per
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all seven. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
   // each half's pipeline runs 2 chunks (32 + 19 blocks).
   // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
@@ -1477,7 +1499,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // cta2w: cta2 with 64-image late items (two images per lane): the late-layer cases run as 15 items of 64
   // images, the last with 54 (lanes 22..31 without a second image); "misaligned weights" at 3001 images takes
   // its 2 x 32-image reuse_range fallback.
-  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w"};
+  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w", "auto"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {
@@ -1497,11 +1519,15 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       run.insert(run.end(), std::begin(cta_ring), std::end(cta_ring));
     }
     run.insert(run.end(), std::begin(late_layer), std::end(late_layer));
+    run.insert(run.end(), std::begin(auto_rows), std::end(auto_rows));
+    run.insert(run.end(), std::begin(switch_counts), std::end(switch_counts));
+    const bool auto_tile = std::strcmp(tile, "auto") == 0;
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
       if (std::string(cs.name).find(case_filter) == std::string::npos) continue;
+      if (auto_tile && cs.n <= 4096) continue;  // auto = cta2 there: run under cta2 already
       ++cases_run;
       const auto [e, order] = reuse_layer(cs, g);
       // ld > maxActive: columns past it exist too (identity: a multiple of 4)
@@ -1667,4 +1693,73 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   }
   INFO("JHDNN_TEST_REUSE_CASE=" << case_filter << " JHDNN_TEST_SPDNN_TILE=" << (filtered ? only : ""));
   CHECK(cases_run > 0);  // a filter that matches nothing must not pass
+}
+
+// ctest runs this with JHDNN_SPDNN_TILE=cta2W (names are exact, case included: cta2w is one): the value is
+// kept as invalid with its text, the setter overrides it and nullptr restores it; with a GPU both fused
+// calls (one layer, and the multi-layer kernel) fail with BAD_PARAM naming the value and the expected names,
+// before anything is launched (countOut, the counts and y keep their values).
+TEST_CASE("spdnn tile switch: a misspelt JHDNN_SPDNN_TILE is refused by name", "[.env][env_spdnn_tile_misspelt]") {
+  namespace cfg = jhdnn::core::config;
+  const char* const env = std::getenv("JHDNN_SPDNN_TILE");
+  REQUIRE(env != nullptr);  // run by ctest with the variable set
+  CHECK(cfg::spdnn_tile() == cfg::SpdnnTile::kInvalid);
+  CHECK(std::string(cfg::spdnn_tile_bad_value()) == env);
+  REQUIRE(cfg::set_spdnn_tile("cta2w"));
+  CHECK(cfg::spdnn_tile() == cfg::SpdnnTile::kCta2w);
+  REQUIRE(cfg::set_spdnn_tile(nullptr));  // back to the environment's (invalid) value
+  CHECK(cfg::spdnn_tile() == cfg::SpdnnTile::kInvalid);
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const int64_t n = 64;
+  const int images = 8;
+  std::vector<int> idx(size_t(n) * 32);
+  std::vector<float> val(size_t(n) * 32, 1.f / 32.f);
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = int(k % 32);
+  DeviceBuffer di = to_dev(idx), dv = to_dev(val);
+  jhdnnSparseMatrixDescriptor_t d;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.as<float>(), JHDNN_DATA_FLOAT));
+  std::vector<int> rows(images), ids(images);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::iota(ids.begin(), ids.end(), 100);
+  DeviceBuffer dx = to_dev(std::vector<float>(size_t(n) * images, 0.5f)), dy(size_t(n) * images * 4),
+      drows = to_dev(rows), dids = to_dev(ids), dro(images * 4), dio(images * 4),
+      dcount = to_dev(std::vector<int>{images}), dco = to_dev(std::vector<int>{0});
+  auto names_value = [&] {
+    char msg[256];
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    INFO("message: " << msg);
+    CHECK(std::string(msg).find(std::string("JHDNN_SPDNN_TILE=") + env) != std::string::npos);
+    CHECK(std::string(msg).find("cta2w") != std::string::npos);  // the expected names
+  };
+  {
+    size_t ws = 0;
+    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), images, &ws));
+    DeviceBuffer dws(ws);
+    CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
+    CHECK(jhdnnSparseDnnLayerForwardCompact(h.get(), d, -0.3f, 32.f, images, dcount.as<int>(), drows.as<int>(),
+                                            dids.as<int>(), dx.get(), images, dy.get(), images, dro.as<int>(),
+                                            dio.as<int>(), dco.as<int>(), dws.get(), ws) == JHDNN_STATUS_BAD_PARAM);
+    names_value();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dco, 1)[0] == 0);
+    const std::vector<uint32_t> y = from_dev<uint32_t>(dy, size_t(n) * images);
+    CHECK(std::count(y.begin(), y.end(), 0xFFFFFFFFu) == int64_t(y.size()));  // the poison: nothing ran
+  }
+  {
+    size_t ws = 0;
+    JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h.get(), images, &ws));
+    DeviceBuffer dws(ws), x1(size_t(n) * images * 4), r1(images * 4), i1(images * 4),
+        dcounts = to_dev(std::vector<int>{images, -7, -7});
+    CUDA_CHECK(cudaMemset(dws.get(), 0, ws));
+    const jhdnnSparseMatrixDescriptor_t two[2] = {d, d};
+    CHECK(jhdnnSparseDnnLayersForwardCompact(h.get(), 2, two, -0.3f, 32.f, images, dcounts.as<int>(), drows.as<int>(),
+                                             dids.as<int>(), dx.get(), r1.as<int>(), i1.as<int>(), x1.get(), images,
+                                             dws.get(), ws) == JHDNN_STATUS_BAD_PARAM);
+    names_value();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(from_dev<int>(dcounts, 3) == std::vector<int>{images, -7, -7});
+  }
+  jhdnnDestroySparseMatrixDescriptor(d);
 }

@@ -51,7 +51,7 @@ struct Result {
 // The kernel's tile, lane by lane, for every item (tile, slice) of the layer's shape.
 Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const std::vector<int>& active_rows,
                int count, int64_t ldy, float bias, float clamp_max, int sm_count, int grid, int mode,
-               bool arithmetic = true, int mutate = 0) {
+               bool arithmetic = true, int mutate = 0, bool unaligned = false) {
   // mode: 0 single, 1 block, 2 list (JHDNN_SPDNN_TILE), 3 cta2's pipelined block steps (deep_steps.cuh:
   // cta_layer_shape; its 128-image items, the CTA tile's in the kernel, are emulated as the fallback it
   // takes without 32-bit strides: the same pipelined block steps, 4 groups x 2 runs). mutate (must fail
@@ -65,7 +65,10 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   // as 64 image slots s = tile0 + s, passes of 4 outputs; its 128-image items as mode 3). Its mutations
   // (must fail): 7 = the new list loaded after the first pass of a step (before the passes that still need
   // the old one); 8 = image 1's features gathered from image 0's column.
-  const bool block = mode >= 1;
+  // unaligned (modes 3 and 4: weight arrays not 16-byte aligned): the kernels' fallback, one output at a
+  // time (reuse_range without block steps) in the shape's groups of 32 images (cta2w's 64-image items: 2
+  // groups x 4 runs, fused_layer's layer_tile_reuse with groups = ipt).
+  const bool block = mode >= 1 && !unaligned;
   const spdnn::Ell& e = L.e;
   const int64_t n_out = e.rows;
   const int* order = L.order.empty() ? nullptr : L.order.data();
@@ -77,7 +80,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
   const tile::Shape sh = mode == 4   ? tile::cta2w_layer_shape(count, n_out, sm_count, grid)
                          : mode == 3 ? tile::cta_layer_shape(count, n_out, sm_count, grid)
                                      : tile::layer_shape(count, n_out, sm_count, grid, align);
-  const bool two = mode == 4 && sh.ipt == 2;  // 64-image items: two images per lane
+  const bool two = mode == 4 && sh.ipt == 2 && !unaligned;  // 64-image items: two images per lane
   const int nimg = two ? 64 : 32;             // image slots per warp
   for (int64_t item = 0; item < sh.tiles * sh.slices; ++item) {
     const int tile0 = int(item % sh.tiles) * 32 * sh.ipt;
@@ -416,7 +419,7 @@ Result emulate(const Layer& L, const std::vector<float>& x, int64_t ldx, const s
           bi = bi == 2 ? 0 : bi + 1;
         }
       };
-      if (mode >= 3) {
+      if (mode >= 3 && !unaligned) {
         steps_range_deep(run.begin, run.end);
       } else if (mode != 2) {
         steps_range(run.begin, run.end);
@@ -738,6 +741,24 @@ TEST_CASE("spdnn reuse tile emulation: the list tile's mutations are caught", "[
   }
 }
 
+// The mutation cases' inputs: features in [-1, 1) (ldx = count + 7 columns), active images 0 .. count - 1 in
+// a random order, ldy = count + 3.
+namespace {
+struct MutationInputs {
+  int64_t ldx, ldy;
+  std::vector<float> x;
+  std::vector<int> rows;
+};
+MutationInputs mutation_inputs(const Layer& L, int count, Rng& g) {
+  MutationInputs in{count + 7, count + 3, std::vector<float>(size_t(L.e.cols * (count + 7))), {}};
+  for (float& v : in.x) v = float(g.uniform() * 4.0 - 1.0);
+  in.rows.resize(static_cast<size_t>(count));
+  std::iota(in.rows.begin(), in.rows.end(), 0);
+  for (int p = count - 1; p > 0; --p) std::swap(in.rows[size_t(p)], in.rows[g.next() % uint64_t(p + 1)]);
+  return in;
+}
+}  // namespace
+
 // cta2's pipelined block steps made to fail (emulate's mutate 3-6: the new list read into xv before the
 // previous step's FMAs; a step computed from the next step's weight buffer; the order window not moved on;
 // the vote reading its buffer before the step's copies have landed, i.e. a missed wait_group):
@@ -752,12 +773,7 @@ TEST_CASE("spdnn reuse tile emulation: the pipelined block steps' mutations are 
   const Layer M = random_layer(300, 12, true, 0.2, g);
   for (const Layer* L : {static_cast<const Layer*>(&C), &M}) {
     const int count = 200;  // 32-image tiles on 8 SMs (grid 16): 7 tiles x 2 slices, runs of 64 (C) or 19 (M)
-    const int64_t ldx = count + 7, ldy = count + 3;
-    std::vector<float> x(size_t(L->e.cols * ldx));
-    for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
-    std::vector<int> rows(static_cast<size_t>(count));
-    std::iota(rows.begin(), rows.end(), 0);
-    for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+    const auto [ldx, ldy, x, rows] = mutation_inputs(*L, count, g);
     REQUIRE(tile::cta_layer_shape(count, L->e.rows, 8, 16).ipt == 1);
     for (int mutate : {0, 3, 4, 5, 6}) {
       const Result res = emulate(*L, x, ldx, rows, count, ldy, -0.3f, 32.f, 8, 16, 3, true, mutate);
@@ -792,12 +808,7 @@ TEST_CASE("spdnn reuse tile emulation: cta2w's two-image steps' mutations are ca
   const Layer M = random_layer(1100, 12, true, 0.2, g);
   for (const Layer* L : {static_cast<const Layer*>(&C), &M}) {
     const int count = 200;
-    const int64_t ldx = count + 7, ldy = count + 3;
-    std::vector<float> x(size_t(L->e.cols * ldx));
-    for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
-    std::vector<int> rows(static_cast<size_t>(count));
-    std::iota(rows.begin(), rows.end(), 0);
-    for (int p = count - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+    const auto [ldx, ldy, x, rows] = mutation_inputs(*L, count, g);
     // grid 12 (8 SMs): 4 tiles x 3 slices of 384 rows, runs of 48 outputs aligned to 16 (over two groups of the
     // row order: the window moves)
     const tile::Shape sh = tile::cta2w_layer_shape(count, L->e.rows, 8, 12);
@@ -824,6 +835,74 @@ TEST_CASE("spdnn reuse tile emulation: cta2w's two-image steps' mutations are ca
         CHECK(bad == 0);
       else if (mutate != 4 || L == &M)  // the challenge layer's weights are all equal: a buffer mix-up is invisible
         CHECK(bad > 0);
+    }
+  }
+}
+
+// cta2w (mode 4) where its shape changes: counts just below, at and above the switch to 128-image items
+// (from cta_min_tiles(SMs) tiles of 128 images: 129 images on 4 SMs, 385 on 8, 8321 on the H200's 132 SMs,
+// where 8320 are 130 tiles of 64); 64-image tiles whose lanes have no second image (a last tile of <= 32
+// images) or neither (count 1, 65: lanes 1..31); layers whose n is not a multiple of 16 or 64, or below 64
+// (one slice: runs of 16, 16, 8 and empty ones); and the fallback for weight arrays that are not 16-byte
+// aligned (one output at a time in 2 groups of 32 images x 4 runs; emulate's `unaligned`), with cta2's
+// (mode 3) alongside. Every output once, bitwise the fma chain, flags exact.
+TEST_CASE("spdnn reuse tile emulation: cta2w around the 128-image switch, partial tiles, unaligned weights",
+          "[sparse][cpu]") {
+  Rng g{0xc7a2};
+  const Layer layers[] = {random_layer(300, 40, false, 0.1, g),  // natural order, padding, n % 16 = 12
+                          random_layer(257, 20, true, 0.1, g),   // scattered with a row order, n % 16 = 1
+                          random_layer(40, 5, true, 0.2, g),     // n < 64: one slice of runs of 16, 16, 8
+                          mixed_blocks(200, g)};                 // aligned 16-row lists, some padded or split
+  struct Count {
+    int count, sm_count, ipt;  // ipt: cta2w_layer_shape's, pinned
+  };
+  const Count counts[] = {{1, 4, 2},   {31, 4, 2},  {32, 4, 2},  {33, 4, 2},  {63, 4, 2},  {64, 4, 2},
+                          {65, 4, 2},  {96, 4, 2},  {127, 4, 2}, {128, 4, 2}, {129, 4, 4}, {256, 4, 4},
+                          {383, 8, 2}, {384, 8, 2}, {385, 8, 4}};
+  for (const Layer& L : layers)
+    for (const Count& k : counts) {
+      const int grid = 2 * k.sm_count;  // cta2w: 2 blocks per SM
+      REQUIRE(tile::cta2w_layer_shape(k.count, L.e.rows, k.sm_count, grid).ipt == k.ipt);
+      const int64_t ldx = k.count + 7, ldy = k.count + 3;
+      std::vector<float> x(size_t(L.e.cols * ldx));
+      for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
+      std::vector<int> rows(static_cast<size_t>(ldx));
+      std::iota(rows.begin(), rows.end(), 0);
+      for (int64_t p = ldx - 1; p > 0; --p) std::swap(rows[size_t(p)], rows[g.next() % uint64_t(p + 1)]);
+      rows.resize(size_t(k.count));
+      for (int mode : {3, 4})
+        for (bool unaligned : {false, true}) {
+          const Result res =
+              emulate(L, x, ldx, rows, k.count, ldy, -0.3f, 32.f, k.sm_count, grid, mode, true, 0, unaligned);
+          const Check c = check(L, x, ldx, rows, k.count, ldy, -0.3f, 32.f, res);
+          INFO("n " << L.e.rows << ", count " << k.count << ", SMs " << k.sm_count << ", "
+                    << (mode == 4 ? "cta2w" : "cta2") << (unaligned ? ", unaligned weights" : "") << ": block steps "
+                    << res.block_steps << ", single steps " << res.single_steps << ", wrong " << c.wrong
+                    << ", missing " << c.missing << ", twice " << c.written_twice << ", stray " << c.stray
+                    << ", flags " << c.flag_wrong);
+          CHECK(res.bad_reads == 0);
+          CHECK(res.bad_prefetch == 0);
+          CHECK(c.ok());
+          if (unaligned) CHECK(res.block_steps == 0);
+        }
+    }
+  SECTION("at the switch on the H200's 132 SMs: 8320 images = 130 tiles of 64, 8321 = 66 tiles of 128") {
+    const Layer& L = layers[3];
+    for (const Count k : {Count{8320, 132, 2}, Count{8321, 132, 4}}) {
+      REQUIRE(tile::cta2w_layer_shape(k.count, L.e.rows, 132, 264).ipt == k.ipt);
+      const int64_t ldx = k.count + 1, ldy = k.count;
+      std::vector<float> x(size_t(L.e.cols * ldx));
+      for (float& v : x) v = float(g.uniform() * 4.0 - 1.0);
+      std::vector<int> rows(static_cast<size_t>(k.count));
+      for (int r = 0; r < k.count; ++r) rows[size_t(r)] = int((int64_t(r) * 7919) % ldx);  // scattered, distinct
+      for (bool unaligned : {false, true}) {
+        const Result res = emulate(L, x, ldx, rows, k.count, ldy, -0.3f, 32.f, 132, 264, 4, true, 0, unaligned);
+        const Check c = check(L, x, ldx, rows, k.count, ldy, -0.3f, 32.f, res);
+        INFO("count " << k.count << (unaligned ? ", unaligned weights" : "") << ": wrong " << c.wrong << ", missing "
+                      << c.missing << ", twice " << c.written_twice << ", flags " << c.flag_wrong);
+        CHECK(res.bad_reads == 0);
+        CHECK(c.ok());
+      }
     }
   }
 }

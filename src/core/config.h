@@ -103,7 +103,9 @@ bool set_tc_tail(const char* value);
 //   spdnn_auto_tile); the multi-layer kernel runs block steps.
 //   Measured at b8d0970 (H200, spdnn_infer, exact): with its pipelined block steps cta2 is faster at
 //   N = 1024, 4096 and 16384 (16384 L = 480: 69.47 vs 70.74 ms; before them block won there, 71.4 vs 79.2,
-//   and the bound was 4096 rows); 65536 rows have not run under cta2;
+//   and the bound was 4096 rows); at 65536 rows (04b5614, L = 120, one run each, not validated) cta2 129.2 vs
+//   block 130.8 ms, inside the spread, so block stays there. cta2w (session 17, spdnn_infer, exact):
+//   N = 16384 L = 120 / 480 29.21 / 63.03 ms against cta2's 30.88 / 70.68; not measured at 4096 rows or below;
 // - cta2 = the CTA-level GEMM tile of the per-layer fused kernel (src/sparse/cta_tile.cuh) with a 3-stage
 //   copy ring per half, register double-buffered fragments and 2 blocks per SM; layers with fewer than
 //   SMs / 2 tiles of 128 images, other rows and the multi-layer kernel run block steps (README "CTA tile,
@@ -113,10 +115,12 @@ bool set_tc_tail(const char* value);
 // - single = one output at a time (A/B only);
 // - list = the list-blocked tile in the per-layer fused kernel (16 outputs x 32 images of one input list
 //   from shared memory; measured at adbf1f5: faster in layers 1-2, slower from layer 3 on; A/B only);
-// - cta = the CTA tile with 2 stages per half and 3 blocks per SM (80 registers, spills; A/B only).
-// An unknown value is kept as kInvalid and every such call fails with BAD_PARAM naming it.
+// - cta = the CTA tile with 2 stages per half and 3 blocks per SM (80 registers, spills; A/B only);
 // - cta2w = cta2 with the late layers (below the CTA tile's 128-image tiles) in 64-image items, two images per
-//   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; A/B).
+//   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; auto's tile for
+//   4096 < rows <= 16384).
+// An unknown value is kept as kInvalid and every such call that has work (maxActive > 0, and layerCount > 0
+// for the multi-layer call; with none the call returns at once) fails with BAD_PARAM naming it.
 enum class SpdnnTile : int {
   kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5, kCta2w = 6
 };

@@ -595,7 +595,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
     __syncthreads();
     if (s_last) {  // block-uniform: every slice of this tile is finished and fenced
       __threadfence();
-      if (threadIdx.x < tile_images) {  // whole warps (tile_images is 32 or 128 <= blockDim.x)
+      if (threadIdx.x < tile_images) {  // whole warps (tile_images is 32, 64 (cta2w) or 128 <= blockDim.x)
         const int r = tile0 + int(threadIdx.x);
         // atomicExch reads the flag at L2 (never a stale L1 line) and leaves it zero for the next layer.
         const bool alive = r < count && atomicExch(flags + r, 0) != 0;

@@ -66,7 +66,7 @@ struct Run {
   int group, begin, end;
 };
 JHDNN_SPDNN_HD Run warp_run(int warp, int groups, int64_t j_begin, int64_t j_end, int align = 1) {
-  const int runs = kWarps / groups;  // groups is 1 or 4 (layer_shape's ipt): 8 or 2 runs
+  const int runs = kWarps / groups;  // groups is 1, 2 or 4 (layer_shape's ipt): 8, 4 or 2 runs
   int64_t per = (j_end - j_begin + runs - 1) / runs;
   per = (per + align - 1) / align * align;
   const int64_t b = j_begin + int64_t(warp % runs) * per;
