@@ -1468,11 +1468,12 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false, false},
       {"generated challenge layer N = 4096, reuse order, random weights, 950 images (late-layer shape)", 4096, -1,
        false, 0.0, 950, 960, false, false}};
-  // Layers of more than 4096 rows (auto's cta2w up to 16384, block above) that are not challenge layers: padding,
-  // scattered rows, n not a multiple of 16, misaligned weights (appended last, so that the cases above keep
-  // their seeds). Under "auto" only these run (every case above has n <= 4096, where auto is cta2); under
-  // auto they run cta2w's 64-image items (700 images: 11 tiles, the last with 60; 97: a tile of 33), its
-  // unaligned fallback (300 images, 2 groups of 32 per item) and, at 16385 rows, block steps.
+  // Layers of more than 4096 rows that are not challenge layers: padding, scattered rows, n not a multiple of
+  // 16, misaligned weights (appended last, so that the cases above keep their seeds). Under "auto" (cta2w at
+  // every width since session 17) only these run (the cases above have n <= 4096), as a check of the dispatch:
+  // cta2w's 64-image items (700 images: 11 tiles, the last with 60; 97: a tile of 33) and its unaligned
+  // fallback (300 images, 2 groups of 32 per item); written when auto ran cta2w up to 16384 rows and block
+  // above, so the 16385-row case ran block steps then.
   const ReuseCase auto_rows[] = {
       {"auto rows: runs 1..40, scattered rows, row order, padding, n = 4100", 4100, 40, true, 0.1, 700, 710, false,
        false},
@@ -1480,7 +1481,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        false},
       {"auto rows: runs 1..20, natural order, misaligned weights, n = 4097", 4097, 20, false, 0.05, 300, 300, false,
        true},
-      {"auto rows: runs 1..16, scattered rows, n = 16385 (block under auto)", 16385, 16, true, 0.05, 40, 44, false,
+      {"auto rows: runs 1..16, scattered rows, n = 16385", 16385, 16, true, 0.05, 40, 44, false,
        false}};
   // cta_min_tiles on the H200 (66 tiles of 128 images): 8320 images are cta2w's last count of 64-image items
   // (130 full ones) and cta2 / cta's last of 32-image ones; 8321 their first of 128-image items (the last with
@@ -1527,7 +1528,9 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
       if (std::string(cs.name).find(case_filter) == std::string::npos) continue;
-      if (auto_tile && cs.n <= 4096) continue;  // auto = cta2 there: run under cta2 already
+      // auto is cta2w at every width (cta_tile.h), which the "cta2w" pass runs in full: under auto, the rows
+      // above 4096 only, a check of the dispatch.
+      if (auto_tile && cs.n <= 4096) continue;
       ++cases_run;
       const auto [e, order] = reuse_layer(cs, g);
       // ld > maxActive: columns past it exist too (identity: a multiple of 4)

@@ -606,15 +606,15 @@ TEST_CASE("spdnn CTA tile: the shapes of the N = 1024 head on the H200 (cta: gri
   CHECK(tile::cta_layer_shape(8321, 1024, 132, 264).slices * 66 == 264);
 }
 
-TEST_CASE("spdnn tile auto: cta2 up to 4096 rows, cta2w up to 16384, block above", "[sparse][cpu]") {
+TEST_CASE("spdnn tile auto: cta2w at every width", "[sparse][cpu]") {
   // JHDNN_SPDNN_TILE=auto (the default) picks the per-layer fused kernel's mode from the weights' rows:
-  // 4 = cta2, 6 = cta2w, 1 = block (src/sparse/cta_tile.h; measured at b8d0970: cta2 faster than block at
-  // N = 1024 / 4096 / 16384; in session 17 cta2w faster than cta2 at 16384).
-  CHECK(tile::spdnn_auto_tile(1) == 4);
-  CHECK(tile::spdnn_auto_tile(1024) == 4);
-  CHECK(tile::spdnn_auto_tile(4096) == 4);
+  // since session 17 6 = cta2w at every width (src/sparse/cta_tile.h: at least as fast as cta2 and block at
+  // N = 1024, 4096, 16384 and 65536 on the H200).
+  CHECK(tile::spdnn_auto_tile(1) == 6);
+  CHECK(tile::spdnn_auto_tile(1024) == 6);
+  CHECK(tile::spdnn_auto_tile(4096) == 6);
   CHECK(tile::spdnn_auto_tile(4097) == 6);
   CHECK(tile::spdnn_auto_tile(16384) == 6);
-  CHECK(tile::spdnn_auto_tile(16385) == 1);
-  CHECK(tile::spdnn_auto_tile(65536) == 1);
+  CHECK(tile::spdnn_auto_tile(16385) == 6);
+  CHECK(tile::spdnn_auto_tile(65536) == 6);
 }

@@ -98,14 +98,15 @@ bool set_tc_tail(const char* value);
 // fused sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run
 // width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
 // All give bitwise the same results:
-// - auto (the default since session 15): per call, cta2 for weights of at most kSpdnnAutoCta2MaxRows (4096)
-//   rows, cta2w up to kSpdnnAutoCta2wMaxRows (16384; session 17), block above (sparse/cta_tile.h,
-//   spdnn_auto_tile); the multi-layer kernel runs block steps.
+// - auto (the default since session 15): cta2w at every width since session 17 (sparse/cta_tile.h,
+//   spdnn_auto_tile; before: cta2 up to 4096, then 16384 rows, block above); the multi-layer kernel runs
+//   block steps.
 //   Measured at b8d0970 (H200, spdnn_infer, exact): with its pipelined block steps cta2 is faster at
 //   N = 1024, 4096 and 16384 (16384 L = 480: 69.47 vs 70.74 ms; before them block won there, 71.4 vs 79.2,
 //   and the bound was 4096 rows); at 65536 rows (04b5614, L = 120, one run each, not validated) cta2 129.2 vs
-//   block 130.8 ms, inside the spread, so block stays there. cta2w (session 17, spdnn_infer, exact):
-//   N = 16384 L = 120 / 480 29.21 / 63.03 ms against cta2's 30.88 / 70.68; not measured at 4096 rows or below;
+//   block 130.8 ms, inside the spread. cta2w (session 17, spdnn_infer, graph path): N = 16384 L = 120 / 480
+//   29.21 / 63.03 ms against cta2's 30.88 / 70.68 (exact); N = 1024 2.20 / 5.82-5.87 against 2.23 / 5.91;
+//   N = 4096 6.61 / 13.82 against 6.99 / 15.43; N = 65536 L = 120 120.5 (exact at 120.9) against block's 130.8;
 // - cta2 = the CTA-level GEMM tile of the per-layer fused kernel (src/sparse/cta_tile.cuh) with a 3-stage
 //   copy ring per half, register double-buffered fragments and 2 blocks per SM; layers with fewer than
 //   SMs / 2 tiles of 128 images, other rows and the multi-layer kernel run block steps (README "CTA tile,

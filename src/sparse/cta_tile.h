@@ -77,25 +77,17 @@ JHDNN_SPDNN_HD Shape cta2w_layer_shape(int64_t count, int64_t n_out, int sm_coun
   return sh.ipt == 4 ? sh : layer_shape(count, n_out, sm_count, target, kCta2wRunAlign, 0, 2);
 }
 
-// JHDNN_SPDNN_TILE=auto: the per-layer fused kernel's width-32 mode for weights of `rows` rows: 4 = cta2
-// up to kSpdnnAutoCta2MaxRows rows, 6 = cta2w (cta2 with 64-image late items, dnn_layer.cu kCta2wMode) up
-// to kSpdnnAutoCta2wMaxRows, else 1 = block. Why by rows: the host does not know the layer's
-// active count (it is on the device, and the graph path is captured once), and what differs is the late
-// layers, where cta2's kernel runs block steps with 16 warps per SM (2 blocks of 128 registers) against the
-// block kernel's 24. On the H200 (spdnn_infer, exact; src/sparse/README.md "Pipelined block steps (cta2)"):
-// since cta2's block steps are software-pipelined (b8d0970) cta2 is faster at N = 1024, 4096 and 16384
-// (16384: L = 120 30.45 vs 32.15 ms, L = 480 69.47 vs 70.74, one run each); before that block won at 16384
-// (L = 480 71.4 vs 79.2), which is why the bound was 4096 in session 15. cta2w (session 17, 39e81e0 +
-// wip-spdnn-late2, one run each, exact): N = 16384 L = 120 29.21 vs cta2's 30.88 ms, L = 480 63.03 vs 70.68
-// (late layer ~100 vs ~111 us under ncu). It has not been measured at 4096 rows or below, where its late items
-// give each warp half as many steps (README "Two images per lane (cta2w)"), so cta2 keeps them; 65536 rows
-// (cta2 129.2 vs block 130.8 ms at 04b5614, inside the spread) stay with block: the bounds are the widths
-// measured on each side.
-constexpr int64_t kSpdnnAutoCta2MaxRows = 4096;
-constexpr int64_t kSpdnnAutoCta2wMaxRows = 16384;
-JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) {
-  return rows <= kSpdnnAutoCta2MaxRows ? 4 : rows <= kSpdnnAutoCta2wMaxRows ? 6 : 1;
-}
+// JHDNN_SPDNN_TILE=auto: the per-layer fused kernel's width-32 mode for weights of `rows` rows. Since session
+// 17: 6 = cta2w (cta2 with 64-image late items, dnn_layer.cu kCta2wMode) at every width, because it measured
+// at least as fast as every other tile at every width it ran (H200, exact, one run each unless noted;
+// bench/results/3f606f3/ and tiles/): graph path N = 1024 L = 120 / 480 2.202, 2.211 / 5.817, 5.866 ms against
+// cta2's 2.230, 2.226 / 5.918, 5.914 (alternating twice); N = 4096 6.61 / 13.82 against 6.99 / 15.43; N = 16384
+// 28.66 / 62.60 (auto) against cta2's 30.88 / 70.68 (39e81e0); N = 65536 L = 120 120.5 against block's 130.8
+// (cta2 129.2 at 04b5614); the resident path's fused head at N = 1024 / 4096 within the spread (1.769, 1.763
+// vs 1.789, 1.762 ms; 6.66, 6.72 vs 6.76, 6.69). Before: cta2 up to 4096 rows (16384 since b8d0970), block
+// above; the choice stays a function of the rows (what the host knows: the active count is on the device and
+// the graph path is captured once) for the next tile that wins only at some widths.
+JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t /*rows*/) { return 6; }
 
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
 // index and weight rows, a list's row pointers, the steps' outputs) run in the 32-image items, where no CTA

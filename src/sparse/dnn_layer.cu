@@ -845,7 +845,7 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
 // runs block steps for all but single.
 constexpr int kAutoMode = 5;
 constexpr int kCta2wMode = 6;
-static_assert(tile::spdnn_auto_tile(tile::kSpdnnAutoCta2wMaxRows) == kCta2wMode, "auto's cta2w is mode 6");
+static_assert(tile::spdnn_auto_tile(1) == kCta2wMode, "auto's cta2w is mode 6");
 static Status spdnn_tile_mode(int* mode) {
   using core::config::SpdnnTile;
   const SpdnnTile t = core::config::spdnn_tile();
