@@ -107,6 +107,19 @@ std::pair<spdnn::Ell, std::vector<int>> generated_layer(int64_t n, int l) {
   return {std::move(e), std::move(o)};
 }
 
+// A named layer for the layout / pack cases: an ELL and its row order, plus one per-case value (a pinned
+// byte count, or whether the row order is set). add_layer appends one from a (layer, order) pair.
+struct LayoutLayer {
+  const char* name;
+  spdnn::Ell e;
+  std::vector<int> order;
+  int want_bytes;  // -1: not pinned
+};
+template <class Layer, class V>
+void add_layer(std::vector<Layer>& ls, const char* name, std::pair<spdnn::Ell, std::vector<int>> eo, V v) {
+  ls.push_back(Layer{name, std::move(eo.first), std::move(eo.second), v});
+}
+
 // A random width-32 ELL layer with runs of 1..max_run rows sharing one input list (adjacent in the
 // returned row order; the rows themselves stored in a random permutation), padding entries (index
 // -1, value NaN: must never be used) with probability pad, weights in [lo, lo + span).
@@ -911,38 +924,17 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
   namespace sp = jhdnn::sparse;
   STATIC_REQUIRE(sp::kResidentChunkBytes == 128 * (144 + 128));
   SplitMix64 g(9190);
-  struct Layer {
-    const char* name;
-    spdnn::Ell e;
-    std::vector<int> order;
-    int want_list_bytes;  // -1: not fixed
-  };
-  std::vector<Layer> ls;
-  {
-    auto [e, o] = generated_layer(1024, 3);
-    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), 8 * 128});
-  }
-  {
-    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);  // every row its own list
-    ls.push_back({"random ELL, every row its own list, n 1000", std::move(e), std::move(o), 128 * 128});
-  }
-  {
-    auto [e, o] = random_layer(998, 20, 0.08, -0.02, 0.115, g);
-    ls.push_back({"random runs 1..20, n 998", std::move(e), std::move(o), -1});
-  }
-  {
-    auto [e, o] = random_layer(300, 1 << 20, 0.3, -0.02, 0.115, g);  // one list for every row
-    ls.push_back({"one list for all rows, n 300", std::move(e), std::move(o), 128});
-  }
-  {
-    auto [e, o] = random_layer(77, 1, 0.05, -0.02, 0.115, g);  // fewer rows than a chunk
-    ls.push_back({"every row its own list, n 77 (one short chunk)", std::move(e), std::move(o), 77 * 128});
-  }
-  for (const Layer& l : ls) {
+  std::vector<LayoutLayer> ls;
+  add_layer(ls, "generated N 1024, reuse order", generated_layer(1024, 3), 8 * 128);
+  add_layer(ls, "random ELL, every row its own list, n 1000", random_layer(1000, 1, 0.05, -0.02, 0.115, g), 128 * 128);
+  add_layer(ls, "random runs 1..20, n 998", random_layer(998, 20, 0.08, -0.02, 0.115, g), -1);
+  add_layer(ls, "one list for all rows, n 300", random_layer(300, 1 << 20, 0.3, -0.02, 0.115, g), 128);
+  add_layer(ls, "every row its own list, n 77 (one short chunk)", random_layer(77, 1, 0.05, -0.02, 0.115, g), 77 * 128);
+  for (const LayoutLayer& l : ls) {
     INFO(l.name);
     const int n = int(l.e.rows), chunks = (n + 127) / 128;
     const HostPack hp = host_pack(l.e, &l.order);
-    if (l.want_list_bytes >= 0) CHECK(hp.list_bytes == l.want_list_bytes);
+    if (l.want_bytes >= 0) CHECK(hp.list_bytes == l.want_bytes);
     CHECK(hp.list_bytes >= 128);
     CHECK(hp.list_bytes <= 128 * 128);
     int64_t copied = 0, distinct_rows = 0;
@@ -982,7 +974,7 @@ TEST_CASE("resident list-pack layout: shared and unshared lists, slots inside th
     UNSCOPED_INFO("bytes copied per layer " << copied << " (the 272-byte rows: " << old_bytes << "), slots "
                                             << distinct_rows);
     CHECK(copied <= old_bytes);  // never more than the old layout (equal when every row has its own list)
-    if (l.want_list_bytes == 8 * 128) CHECK(copied == 8 * (128 * 144 + 1024));  // 155,648 B instead of 278,528
+    if (l.want_bytes == 8 * 128) CHECK(copied == 8 * (128 * 144 + 1024));  // 155,648 B instead of 278,528
   }
 }
 
@@ -1809,26 +1801,12 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   CUDA_CHECK(cudaGetDevice(&device));
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9310));
   std::vector<PackLayer> ls;
-  {
-    auto [e, o] = generated_layer(1024, 5);
-    ls.push_back({"generated N 1024, reuse order", std::move(e), std::move(o), true});
-  }
-  {
-    auto [e, o] = random_layer(998, 20, 0.08, -0.02, 0.115, g);
-    ls.push_back({"random runs 1..20, padding, n 998", std::move(e), std::move(o), true});
-  }
-  {
-    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);
-    ls.push_back({"random ELL, every row its own list, natural order, n 1000", std::move(e), std::move(o), false});
-  }
-  {
-    auto [e, o] = random_layer(600, 1 << 20, 0.3, -0.02, 0.115, g);
-    ls.push_back({"one list for all rows, n 600", std::move(e), std::move(o), true});
-  }
-  {
-    auto [e, o] = random_layer(77, 3, 0.05, -0.02, 0.115, g);
-    ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
-  }
+  add_layer(ls, "generated N 1024, reuse order", generated_layer(1024, 5), true);
+  add_layer(ls, "random runs 1..20, padding, n 998", random_layer(998, 20, 0.08, -0.02, 0.115, g), true);
+  add_layer(ls, "random ELL, every row its own list, natural order, n 1000",
+            random_layer(1000, 1, 0.05, -0.02, 0.115, g), false);
+  add_layer(ls, "one list for all rows, n 600", random_layer(600, 1 << 20, 0.3, -0.02, 0.115, g), true);
+  add_layer(ls, "random runs 1..3, n 77 (fewer rows than a chunk)", random_layer(77, 3, 0.05, -0.02, 0.115, g), true);
   for (const PackLayer& l : ls) {
     INFO(l.name);
     check_device_pack(device, l.e, l.order, l.use_order, host_pack(l.e, l.use_order ? &l.order : nullptr), false);
@@ -2449,38 +2427,17 @@ bool vals_fits(const Built& b, int64_t n, size_t smem_optin, size_t* smem_out = 
 TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once, slots inside the copy", "[sparse][resident][cpu]") {
   namespace sp = jhdnn::sparse;
   SplitMix64 g(9500);
-  struct L {
-    const char* name;
-    spdnn::Ell e;
-    std::vector<int> o;
-    int want_slot_bytes;  // -1: not pinned
-  };
-  std::vector<L> ls;
-  {
-    auto [e, o] = generated_layer(4096, 3);
-    ls.push_back({"generated N 4096", std::move(e), std::move(o), 9 * 128});  // 8 lists + 1 value vector per chunk
-  }
-  {
-    auto [e, o] = generated_layer(1024, 7);
-    ls.push_back({"generated N 1024", std::move(e), std::move(o), 9 * 128});
-  }
-  {
-    auto [e, o] = random_layer(1000, 1, 0.0, -0.02, 0.115, g);
-    ls.push_back({"every row its own list and values, n 1000", std::move(e), std::move(o), 256 * 128});
-  }
-  {
-    auto [e, o] = random_runs_layer(4001, 8, 24, 16, 48, 0.06, -0.02, 0.115, g);
-    ls.push_back({"random runs, n 4001", std::move(e), std::move(o), -1});
-  }
-  {
-    auto [e, o] = random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g);
-    ls.push_back({"random runs, n 77", std::move(e), std::move(o), -1});
-  }
-  for (const L& l : ls) {
+  std::vector<LayoutLayer> ls;
+  add_layer(ls, "generated N 4096", generated_layer(4096, 3), 9 * 128);  // 8 lists + 1 value vector a chunk
+  add_layer(ls, "generated N 1024", generated_layer(1024, 7), 9 * 128);
+  add_layer(ls, "every row its own list and values, n 1000", random_layer(1000, 1, 0.0, -0.02, 0.115, g), 256 * 128);
+  add_layer(ls, "random runs, n 4001", random_runs_layer(4001, 8, 24, 16, 48, 0.06, -0.02, 0.115, g), -1);
+  add_layer(ls, "random runs, n 77", random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g), -1);
+  for (const LayoutLayer& l : ls) {
     INFO(l.name);
     const int n = int(l.e.rows), chunks = (n + 127) / 128;
-    const HostPack hp = host_vals_pack(l.e, &l.o);
-    if (l.want_slot_bytes >= 0) CHECK(hp.list_bytes == l.want_slot_bytes);
+    const HostPack hp = host_vals_pack(l.e, &l.order);
+    if (l.want_bytes >= 0) CHECK(hp.list_bytes == l.want_bytes);
     CHECK(hp.list_bytes % 128 == 0);
     int bad = 0;
     for (int c = 0; c < chunks; ++c) {
@@ -2489,7 +2446,7 @@ TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once
       const uint32_t copied = uint32_t(sp::resident_vals_chunk_bytes(rows_c, hp.list_bytes));
       uint32_t prev_l = 0, prev_v = 0;
       for (int r = 0; r < rows_c; ++r) {
-        const int j = l.o[size_t(128 * c + r)];
+        const int j = l.order[size_t(128 * c + r)];
         const uint32_t* h = ch + 4 * r;
         bad += h[0] != uint32_t(sp::resident_pos(j, n));
         const uint32_t lo = h[2], vo = h[3], fl = h[1];
@@ -2635,23 +2592,13 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
   CUDA_CHECK(cudaGetDevice(&device));
   SplitMix64 g(jhdnn::test::mix_seed(jhdnn::test::test_seed(), 9810));
   std::vector<PackLayer> ls;
-  {
-    auto [e, o] = generated_layer(4096, 9);
-    ls.push_back({"generated N 4096, reuse order", std::move(e), std::move(o), true});
-  }
-  {
-    auto [e, o] = random_runs_layer(4001, 8, 24, 16, 48, 0.06, -0.02, 0.115, g);
-    ls.push_back({"random runs, value runs, padding, n 4001", std::move(e), std::move(o), true});
-  }
-  {
-    auto [e, o] = random_layer(1000, 1, 0.05, -0.02, 0.115, g);
-    ls.push_back({"random ELL, every row its own list and values, natural order, n 1000", std::move(e), std::move(o),
-                  false});
-  }
-  {
-    auto [e, o] = random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g);
-    ls.push_back({"random runs 1..3, n 77 (fewer rows than a chunk)", std::move(e), std::move(o), true});
-  }
+  add_layer(ls, "generated N 4096, reuse order", generated_layer(4096, 9), true);
+  add_layer(ls, "random runs, value runs, padding, n 4001",
+            random_runs_layer(4001, 8, 24, 16, 48, 0.06, -0.02, 0.115, g), true);
+  add_layer(ls, "random ELL, every row its own list and values, natural order, n 1000",
+            random_layer(1000, 1, 0.05, -0.02, 0.115, g), false);
+  add_layer(ls, "random runs 1..3, n 77 (fewer rows than a chunk)",
+            random_runs_layer(77, 1, 3, 1, 5, 0.05, -0.02, 0.115, g), true);
   for (const PackLayer& l : ls) {
     INFO(l.name);
     check_device_pack(device, l.e, l.order, l.use_order, host_vals_pack(l.e, l.use_order ? &l.order : nullptr),
