@@ -120,11 +120,9 @@ void add_layer(std::vector<Layer>& ls, const char* name, std::pair<spdnn::Ell, s
   ls.push_back(Layer{name, std::move(eo.first), std::move(eo.second), v});
 }
 
-// A random width-32 ELL layer with runs of 1..max_run rows sharing one input list (adjacent in the
-// returned row order; the rows themselves stored in a random permutation), padding entries (index
-// -1, value NaN: must never be used) with probability pad, weights in [lo, lo + span).
-std::pair<spdnn::Ell, std::vector<int>> random_layer(int64_t n, int max_run, double pad, double lo, double span,
-                                                     SplitMix64& g) {
+// An n x n width-32 ELL of padding only (index -1, value NaN: must never be used) and a random
+// permutation of its rows (the storage order of random_layer / random_runs_layer's rows).
+std::pair<spdnn::Ell, std::vector<int>> padded_layer_and_perm(int64_t n, SplitMix64& g) {
   spdnn::Ell e;
   e.rows = e.cols = n;
   e.width = 32;
@@ -133,6 +131,15 @@ std::pair<spdnn::Ell, std::vector<int>> random_layer(int64_t n, int max_run, dou
   std::vector<int> perm(n);
   std::iota(perm.begin(), perm.end(), 0);
   for (int64_t p = n - 1; p > 0; --p) std::swap(perm[p], perm[g.next() % uint64_t(p + 1)]);
+  return {std::move(e), std::move(perm)};
+}
+
+// A random width-32 ELL layer with runs of 1..max_run rows sharing one input list (adjacent in the
+// returned row order; the rows themselves stored in a random permutation), padding entries (index
+// -1, value NaN: must never be used) with probability pad, weights in [lo, lo + span).
+std::pair<spdnn::Ell, std::vector<int>> random_layer(int64_t n, int max_run, double pad, double lo, double span,
+                                                     SplitMix64& g) {
+  auto [e, perm] = padded_layer_and_perm(n, g);
   int list[32];
   int64_t left = 0;
   for (int64_t p = 0; p < n; ++p) {
@@ -2048,14 +2055,7 @@ namespace {
 // probability pad; weights in [lo, lo + span).
 std::pair<spdnn::Ell, std::vector<int>> random_runs_layer(int64_t n, int min_run, int max_run, int vmin, int vmax,
                                                           double pad, double lo, double span, SplitMix64& g) {
-  spdnn::Ell e;
-  e.rows = e.cols = n;
-  e.width = 32;
-  e.idx.assign(size_t(n) * 32, -1);
-  e.val.assign(size_t(n) * 32, std::numeric_limits<float>::quiet_NaN());
-  std::vector<int> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  for (int64_t p = n - 1; p > 0; --p) std::swap(perm[p], perm[g.next() % uint64_t(p + 1)]);
+  auto [e, perm] = padded_layer_and_perm(n, g);
   int list[32];
   float vals[32];
   int64_t left = 0, vleft = 0;
