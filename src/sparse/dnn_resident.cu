@@ -847,8 +847,19 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
           s_flag[sl] = 0;
         }
         *s_cnt = m;
-        const int old = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
-        if (k == layer_count - 1) *s_base = old;
+        if constexpr (kFan) {
+          // valsfan: only the last layer needs the old count (the survivors' output slots); before it
+          // the add's result is unused, so it is a fire-and-forget RED and the barrier below does not
+          // wait for a global atomic's round trip (vals: thread 0 waits for it every layer, because the
+          // predicated store of the old value still waits on its register).
+          if (k == layer_count - 1)
+            *s_base = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
+          else if (m > 0)
+            atomicAdd(counts + k + 1, m);
+        } else {
+          const int old = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
+          if (k == layer_count - 1) *s_base = old;
+        }
       }
       __syncthreads();
       cnt = *s_cnt;
