@@ -24,8 +24,9 @@
 #      IPC, shared wavefronts and the stall reasons per issue [2 x 20-30 s; cut first].
 # Before (H200, 918395d / 39e81e0): vals L = 120 / 480 / 1920 6.65-6.69 / 13.0-13.2 / 38.7-38.8 ms, ~17.7 us
 # per late layer; ncu 1.71 ms, ~30.0 k instructions per CTA-layer, IPC 1.90.
-# Prediction (labelled, not measured; README): valsfan ~14.1-16.3 us per late layer (central ~15.0),
-# L = 1920 ~32-36 ms (central ~33.5); ncu: the same instructions +- 2%, IPC up in proportion to the time.
+# Prediction (labelled, not measured; README): valsfan ~14.1-15.7 us per late layer (central ~15.0),
+# L = 120 / 480 / 1920 ~6.3-6.4 / 11.3-12.1 / 31.8-34.9 ms (central L = 1920 ~33.5); ncu: the same instructions
+# within ~1%, IPC up in proportion to the time; "barrier" stalls ~1.5-2.5 cycles per issue under vals, < 1 under valsfan.
 # The straggler test (step 6): under vals thread 0 should wait at most ~5% of a layer (warp 0, which
 # issues the copies, is the last warp at every barrier; duo measured 3.1%); under valsfan clearly more.
 # If valsfan is not faster AND vals' thread 0 waits > 10%, the straggler model is wrong (README).
