@@ -102,6 +102,14 @@
 // and JHDNN_RESIDENT_KERNEL=vals anywhere) when its ring fits the call's layers; else the kernels as before. src/sparse/README.md,
 // "Vals".
 //
+// Valsfan (kLaneRows 4, JHDNN_RESIDENT_KERNEL=valsfan; session 18, written without a GPU, for A/B): vals with
+// thread 0's serial work off the iteration's critical path. The SASS count (README, "Where the vals late
+// layer's time goes") puts ~1.3 k of a ~3.9 k-cycle iteration outside every throughput limit; the model:
+// warp 0, whose thread 0 issues the iteration's 8 copies (385 SASS) before its own rows, is the last warp
+// at every barrier, and every layer's end waits for thread 0's atomic round trip. Here lane 0 of warp w =
+// 0..7 issues chunk g + 8 + w (the same chunks after the same barrier), and the survivor count is a RED
+// before the last layer. Same results bit for bit.
+//
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
