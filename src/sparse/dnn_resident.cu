@@ -858,8 +858,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         if constexpr (kFan) {
           // valsfan: only the last layer needs the old count (the survivors' output slots); before it
           // the add's result is unused, so it is a fire-and-forget RED and the barrier below does not
-          // wait for a global atomic's round trip (vals: thread 0 waits for it every layer, because the
-          // predicated store of the old value still waits on its register).
+          // wait for a global atomic's round trip (vals: thread 0 waits for it every layer, at the
+          // predicated store of the old value or at the reuse of its register after the barrier).
           if (k == layer_count - 1)
             *s_base = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
           else if (m > 0)
