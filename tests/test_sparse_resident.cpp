@@ -1119,6 +1119,11 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse]
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals);
   CHECK_FALSE(cfg::set_resident_kernel("Vals"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals);
+  REQUIRE(cfg::set_resident_kernel("valsfan"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kValsFan);
+  CHECK_FALSE(cfg::set_resident_kernel("valsFan"));
+  CHECK_FALSE(cfg::set_resident_kernel("vals_fan"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kValsFan);
   REQUIRE(cfg::set_resident_kernel("duo"));
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
@@ -1363,7 +1368,7 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo).
     // vals (session 16): S = 4 on the vals-pack layout for slices 0 (= 4) .. 4 where its ring fits (the
     // generated layers, n 77; the n = 4096 case: also under duo), else duo's choice (same results).
-    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals"};
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan"};
     constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
     for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
@@ -2089,6 +2094,10 @@ enum class ValsMutation {
   kAnyOne,           // the shared-list path when ANY lane's two rows share their list (not every lane's)
   kListForVals,      // the kernel reads the weights from the row's LIST slot offset (word 2, not word 3)
   kAbsentA,          // a lane whose first-loaded row a is past the chunk computes row b from row0's header too
+  // valsfan (the copies issued by lane 0 of warps 0..7, chunk g + 8 + w each):
+  kFanNoWrap,   // chunk c + 8 + w of layer k without the carry into the next layer
+  kFanReissue,  // every warp issues its chunk, also one issued already (the prologue's, an earlier iteration's)
+  kFanDeep,     // warp w issues chunk g + 9 + w (up to g + 16: the slot of a chunk being consumed)
 };
 
 // The host twin of resident_vals_pack_kernel: the vals-pack layout as 32-bit words, chunk c at word
@@ -2163,9 +2172,13 @@ HostPack host_vals_pack(const spdnn::Ell& e, const std::vector<int>* order, Vals
 // rows in 0..n - 1; per output the chain fma t = 0..31 from 0 in float, bias, ReLU, clamp 32; the
 // layer end flags the live slots, compacts the list, and an emptied slice leaves. Returns false (why)
 // on a violation; out gets the counts per layer and the survivors' feature bits.
+// fan (valsfan, dnn_resident_kernel<4, ..., 4>): after the barrier lane 0 of warp w = 0..7 issues chunk
+// h = g + 8 + w when h >= ni (every thread's copy of the next chunk not yet issued; then ni = g + 16),
+// its layer and chunk from (k, c) moved on by 8 + w chunks, exactly as the kernel computes them; the
+// prologue is thread 0's as in vals.
 bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
                   const std::vector<std::vector<float>>& images, float bias, int slice, ChainResult* out,
-                  std::string* why, ValsMutation mutation = ValsMutation::kNone) {
+                  std::string* why, ValsMutation mutation = ValsMutation::kNone, bool fan = false) {
   namespace sp = jhdnn::sparse;
   constexpr int S = sp::kResidentValsS, kRing = sp::kResidentValsSlots, kIter = 8, kWarps = 16, kWarpRows = 64;
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
@@ -2199,22 +2212,32 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
     std::vector<int> tag(kRing * slot_words, -1);  // the chunk whose copy wrote the word
     std::vector<int> landed(kRing, 0);             // completed phases of the slot's mbarrier
     int ni = 0, ik = 0, ic = 0;
-    auto issue = [&]() {  // thread 0: chunk ni (layer ik, chunk ic) into slot ni % 16; lands at once
-      if (ik < layers) {
-        const int rows = ic == chunks - 1 ? last_rows : kEChunk;
-        const int bytes = sp::resident_vals_chunk_bytes(rows, packs[ik].list_bytes);
+    // Global chunk h (layer hk, chunk hc of it) into slot h % 16; lands at once.
+    auto issue_at = [&](int h, int hk, int hc) {
+      if (hk < layers) {
+        if (hc < 0 || hc >= chunks || h != hk * chunks + hc) {
+          *why = "a copy of chunk " + std::to_string(hc) + " of layer " + std::to_string(hk) + " as chunk " +
+                 std::to_string(h) + " (not its chunk, or past the layer's pack)";
+          return false;
+        }
+        const int rows = hc == chunks - 1 ? last_rows : kEChunk;
+        const int bytes = sp::resident_vals_chunk_bytes(rows, packs[hk].list_bytes);
         if (size_t(bytes) > slot_bytes) {
           *why = "a copy larger than the ring slot";
           return false;
         }
-        const int sl = ni % kRing;
-        const uint32_t* srcw = packs[ik].words.data() + size_t(ic) * kCW;
+        const int sl = h % kRing;
+        const uint32_t* srcw = packs[hk].words.data() + size_t(hc) * kCW;
         for (int w = 0; w < bytes / 4; ++w) {
           ring[sl * slot_words + w] = srcw[w];
-          tag[sl * slot_words + w] = ni;
+          tag[sl * slot_words + w] = h;
         }
         ++landed[sl];
       }
+      return true;
+    };
+    auto issue = [&]() {  // thread 0: chunk ni (layer ik, chunk ic)
+      if (!issue_at(ni, ik, ic)) return false;
       ++ni;
       if (++ic == chunks) ic = 0, ++ik;
       return true;
@@ -2239,10 +2262,23 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
           return false;
         }
       }
-      // After the barrier: thread 0 issues every chunk up to g + 15 (mutation: g + 16).
-      const int upto = g + kRing - 1 + (mutation == ValsMutation::kRingTooDeep ? 1 : 0);
-      while (ni <= upto)
-        if (!issue()) return false;
+      // After the barrier: thread 0 issues every chunk up to g + 15 (mutation: g + 16); valsfan: lane 0 of
+      // warp w = 0..7 chunk g + 8 + w if not issued yet (the same chunks, each by its own warp).
+      if (fan) {
+        for (int w = 0; w < kIter; ++w) {
+          const int h = g + kIter + w + (mutation == ValsMutation::kFanDeep ? 1 : 0);
+          if (h < ni && mutation != ValsMutation::kFanReissue) continue;
+          int hk = k, hc = c + kIter + w + (mutation == ValsMutation::kFanDeep ? 1 : 0);
+          if (mutation != ValsMutation::kFanNoWrap)
+            while (hc >= chunks) hc -= chunks, ++hk;
+          if (!issue_at(h, hk, hc)) return false;  // nothing past the last layer (the kernel: hk < layer_count)
+        }
+        ni = g + kRing;
+      } else {
+        const int upto = g + kRing - 1 + (mutation == ValsMutation::kRingTooDeep ? 1 : 0);
+        while (ni <= upto)
+          if (!issue()) return false;
+      }
       for (int w = 0; w < kWarps; ++w) {
         const int half = w / 2, wrow = w % 2;
         if (half >= nch) continue;
@@ -2506,16 +2542,17 @@ TEST_CASE("resident vals kernel schedule, emulated on the host, is bitwise the f
       lp.push_back(&b.ells[l]);
       op.push_back(&b.orders[l]);
     }
-    for (int slice : slices) {
-      INFO("slice " << slice);
-      ChainResult got;
-      std::string why;
-      const bool ok = emulate_vals(lp, op, b.images, cs.bias, slice, &got, &why);
-      INFO(why);
-      REQUIRE(ok);
-      CHECK(got.counts == b.want.counts);
-      CHECK(got.last == b.want.last);
-    }
+    for (bool fan : {false, true})  // vals; valsfan (its copies issued by 8 warps)
+      for (int slice : slices) {
+        INFO("slice " << slice << (fan ? " valsfan" : " vals"));
+        ChainResult got;
+        std::string why;
+        const bool ok = emulate_vals(lp, op, b.images, cs.bias, slice, &got, &why, ValsMutation::kNone, fan);
+        INFO(why);
+        REQUIRE(ok);
+        CHECK(got.counts == b.want.counts);
+        CHECK(got.last == b.want.last);
+      }
   };
   for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) run(kValsCases[c], 9600 + c, {1, 3, 4});
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
@@ -2551,6 +2588,21 @@ TEST_CASE("resident vals kernel schedule: deliberate bugs fail the emulation", "
     REQUIRE(emulate_vals(p.lp, p.op, p.b.images, p.bias, 4, &got, &why));  // unmutated: passes
     REQUIRE(got.counts == p.b.want.counts);
     REQUIRE(got.last == p.b.want.last);
+    REQUIRE(emulate_vals(p.lp, p.op, p.b.images, p.bias, 4, &got, &why, ValsMutation::kNone, true));  // valsfan
+    REQUIRE(got.counts == p.b.want.counts);
+    REQUIRE(got.last == p.b.want.last);
+  }
+  // valsfan's copy schedule: each of its mutations must fail the fan emulation (the same two cases).
+  for (ValsMutation m : {ValsMutation::kFanNoWrap, ValsMutation::kFanReissue, ValsMutation::kFanDeep}) {
+    INFO("valsfan mutation " << int(m));
+    bool caught = false;
+    for (const Prepared& p : cases) {
+      ChainResult got;
+      std::string why;
+      const bool ok = emulate_vals(p.lp, p.op, p.b.images, p.bias, 4, &got, &why, m, true);
+      caught = caught || !(ok && got.counts == p.b.want.counts && got.last == p.b.want.last);
+    }
+    CHECK(caught);
   }
   for (ValsMutation m : muts) {
     INFO("mutation " << int(m));
@@ -2638,11 +2690,12 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
     // JHDNN_TEST_VALS_QUICK (set, non-empty): duo only, slices 0, 1 and 3 (for compute-sanitizer runs).
     const char* quick_env = std::getenv("JHDNN_TEST_VALS_QUICK");
     const bool quick = quick_env != nullptr && *quick_env != '\0';
-    for (const char* kernel : {"duo", "vals"}) {
+    for (const char* kernel : {"duo", "vals", "valsfan"}) {
       if (quick && std::string(kernel) != "duo") continue;
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
-      // vals runs when tried (duo: where S = 4 does not fit the list-pack rings) and its ring fits
-      const bool tried = std::string(kernel) == "vals" || s_list < 4;
+      // vals runs when tried (duo: where S = 4 does not fit the list-pack rings) and its ring fits;
+      // valsfan is tried where =vals tries vals
+      const bool tried = std::string(kernel) == "vals" || std::string(kernel) == "valsfan" || s_list < 4;
       for (int slice = 0; slice <= 4; ++slice) {
         if (quick && slice != 0 && slice != 1 && slice != 3) continue;
         const bool runs_vals = tried && fits;

@@ -131,7 +131,7 @@ const char* spdnn_tile_bad_value();  // the environment's unknown value (truncat
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
-// JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed | vals (exact case; unset or "" = duo): the kernel of
+// JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed | vals | valsfan (exact case; unset or "" = duo): the kernel of
 // jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu). bulk copies its packed weight
 // chunks with one TMA bulk copy per chunk, packed with 16-byte cp.async by every thread, 8 warps each;
 // pair is the bulk kernel with 16 warps (512 threads), two chunks at once, 16 rows per warp. Same
@@ -146,7 +146,11 @@ bool set_spdnn_tile(const char* value);
 // vals (session 16) is the S = 4 kernel on the vals-pack layout (weight values stored once per run of
 // equal values): duo already runs it where S = 4 does not fit the other rings (n = 4096); =vals runs it
 // wherever it fits (slices of 0 / 1..4 images), else as duo.
-enum class ResidentKernel : int { kInvalid = -1, kDuo = 0, kQuad = 1, kPair = 2, kBulk = 3, kPacked = 4, kVals = 5 };
+// valsfan (session 18, A/B) is vals with the ring's copies issued by lane 0 of warps 0..7 (one chunk
+// each) instead of thread 0 alone (8 in a row): the same chunks after the same barrier, same results;
+// it runs where vals would under =vals, else as duo.
+enum class ResidentKernel : int { kInvalid = -1, kDuo = 0, kQuad = 1, kPair = 2, kBulk = 3, kPacked = 4, kVals = 5,
+                                  kValsFan = 6 };
 ResidentKernel resident_kernel();
 const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // A value as above, or nullptr = back to the environment's value. False (and no change) for any

@@ -102,6 +102,14 @@
 // and JHDNN_RESIDENT_KERNEL=vals anywhere) when its ring fits the call's layers; else the kernels as before. src/sparse/README.md,
 // "Vals".
 //
+// Valsfan (kLaneRows 4, JHDNN_RESIDENT_KERNEL=valsfan; session 18, written without a GPU, for A/B): vals with
+// thread 0's serial work off the iteration's critical path. The SASS count (README, "Where the vals late
+// layer's time goes") puts ~1.3 k of a ~3.9 k-cycle iteration outside every throughput limit; the model:
+// warp 0, whose thread 0 issues the iteration's 8 copies (385 SASS) before its own rows, is the last warp
+// at every barrier, and every layer's end waits for thread 0's atomic round trip. Here lane 0 of warp w =
+// 0..7 issues chunk g + 8 + w (the same chunks after the same barrier), and the survivor count is a RED
+// before the last layer. Same results bit for bit.
+//
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
@@ -360,7 +368,9 @@ __device__ __forceinline__ void issue_chunk(const ResidentLayer& layer, int c, i
 // on counts[layer_count] (the fused path's convention; slots at or past max_active are dropped).
 // kLaneRows: the lane's rows (S = 8, the 16-warp kernels only): 0 one image per lane (pair, bulk,
 // packed), 1 quad (one row x 4 images), 2 duo (two rows x 4 images, 4 chunks per iteration, its own
-// ring: slot_bytes, the bytes of each of its 8 slots; ignored by the others).
+// ring: slot_bytes, the bytes of each of its 8 slots; ignored by the others), 3 vals (S = 4, two rows x
+// 4 images, 8 chunks per iteration, a ring of 16 slot_bytes slots), 4 valsfan (vals, copies issued by
+// 8 warps).
 template <int S, bool kTrace, bool kBulk, bool kPair, int kLaneRows>
 __global__ void __launch_bounds__(cta_threads(kPair), 1)
 dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias, float clamp_max,
@@ -371,8 +381,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // The 16-warp kernel exists only with the bulk copy: the cp.async copy (issue_chunk) splits a chunk
   // into pieces for 256 threads, and the pair shape's ring is written for the mbarrier waits.
   static_assert(!kPair || kBulk, "the 16-warp kernel is instantiated with the bulk copy only");
-  constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2, kVals = kLaneRows == 3;
-  static_assert(kLaneRows >= 0 && kLaneRows <= 3, "one image, quad, duo or vals");
+  // kLaneRows 4 (valsfan): the vals kernel whose ring copies are issued by lane 0 of warps 0..7, one
+  // chunk each, instead of by thread 0 alone (kFan; "Valsfan" in src/sparse/README.md).
+  constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2, kVals = kLaneRows == 3 || kLaneRows == 4;
+  constexpr bool kFan = kLaneRows == 4;
+  static_assert(kLaneRows >= 0 && kLaneRows <= 4, "one image, quad, duo, vals or valsfan");
   static_assert(kLaneRows == 0 || (kPair && (kVals ? S == kResidentValsS : S == 8)),
                 "the quad and duo shapes use the 16-warp CTA at S = 8, vals at S = 4");
   constexpr bool kRuntimeSlot = kDuo || kVals;  // the ring slot is the call's largest chunk (slot_bytes)
@@ -499,7 +512,25 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // Duo: every chunk up to g + 7 (its slot's previous chunk, h - 8 <= g - 1, was consumed before the
     // barrier above): the 4 chunks in flight beyond the (up to) 4 being consumed.
     // (Thread 0 alone tracks ni, ik, ic here; after this, ni = g + kRing always.)
-    if constexpr (kPair) {
+    // Valsfan (kFan): the same chunks (ni .. g + 15, at most 8, all > g + 7), but chunk g + 8 + w by
+    // lane 0 of warp w = 0..7, in parallel: thread 0's 8 copies in a row (~47 SASS each, a MEMBAR and an
+    // mbarrier arrive through the MIO queue that the other warps' loads fill) delay warp 0's own rows,
+    // and the barrier waits for warp 0. Every thread keeps ni (block-uniform: g, k, c are); the chunk's
+    // layer and index come from (k, c), the iteration's first chunk, moved on by 8 + w chunks.
+    if constexpr (kFan) {
+      if (warp < kValsIterChunks && lane == 0) {
+        const int h = g + kValsIterChunks + warp;  // <= g + 15: its slot's chunk h - 16 <= g - 1 was consumed
+        if (h >= ni) {                             // not issued yet (the prologue or an earlier iteration)
+          int hk = k, hc = c + kValsIterChunks + warp;
+#pragma unroll 1
+          while (hc >= chunks) hc -= chunks, ++hk;  // (one step at n = 4096; up to 15 for a 1-chunk layer)
+          if (hk < layer_count)
+            bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows,
+                             smem_a + unsigned(h & (kRing - 1)) * slot_b, bar_a + 8u * unsigned(h & (kRing - 1)));
+        }
+      }
+      ni = g + kRing;  // every chunk up to g + 15 is issued now (or past the last layer)
+    } else if constexpr (kPair) {
       if (threadIdx.x == 0) {
 #pragma unroll 1
         for (; ni <= g + kRing - 1; ++ni) {  // pair: 2 chunks, 1 after a layer's odd last chunk; duo: nch
@@ -824,8 +855,19 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
           s_flag[sl] = 0;
         }
         *s_cnt = m;
-        const int old = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
-        if (k == layer_count - 1) *s_base = old;
+        if constexpr (kFan) {
+          // valsfan: only the last layer needs the old count (the survivors' output slots); before it
+          // the add's result is unused, so it is a fire-and-forget RED and the barrier below does not
+          // wait for a global atomic's round trip (vals: thread 0 waits for it every layer, at the
+          // predicated store of the old value or at the reuse of its register after the barrier).
+          if (k == layer_count - 1)
+            *s_base = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
+          else if (m > 0)
+            atomicAdd(counts + k + 1, m);
+        } else {
+          const int old = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
+          if (k == layer_count - 1) *s_base = old;
+        }
       }
       __syncthreads();
       cnt = *s_cnt;
@@ -885,7 +927,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][24];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals
+std::atomic<size_t> g_smem_set[kMaxDevices][26];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan
 // Held while the attribute is raised, so that it only ever rises: two first calls racing with
 // different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
 // it, and the smaller, set last, would make the other call's launch fail.
@@ -985,6 +1027,8 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<8, true, true, true, 2>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true, true, 3>));  // vals (S = 4 only)
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 3>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true, true, 4>));  // valsfan
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 4>));
   return Status::success();
 }
 
@@ -993,11 +1037,11 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed or vals; all exact.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals or valsfan; all exact.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
     return core::fail(JHDNN_STATUS_BAD_PARAM,
-                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed or vals",
+                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals or valsfan",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int nn = int(n);
@@ -1008,7 +1052,9 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // ring and features fit the block's shared memory, which the layers' packs say (the challenge's
   // chunks: 3,200 bytes); otherwise the call goes on as below (duo / quad / pair; same results).
   const int s_list = resident_slice_max(n, smem_optin);  // the list-pack kernels' largest slice
-  const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals ||
+  // (valsfan: the vals kernel with its copies issued by 8 warps; tried exactly where =vals tries vals.)
+  const bool fan = which == core::config::ResidentKernel::kValsFan;
+  const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals || fan ||
                                                    (which == core::config::ResidentKernel::kDuo && s_list < 4));
   size_t vals_smem = 0;  // tried and did not fit: what the vals call needed (for the refusal below)
   if (try_vals && resident_vals_min_smem_bytes(n) <= smem_optin) {
@@ -1020,6 +1066,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
     const size_t smem = resident_vals_smem_bytes(n, slot);
     if (smem <= smem_optin) {
       if (slice == 0) slice = kResidentValsS;
+      if (fan)
+        return launch<kResidentValsS, true, true, 4>(s, device, table, layer_count, nn, bias, clamp_max, counts,
+                                                     rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
+                                                     max_active, smem, unsigned(slot), trace);
       return launch<kResidentValsS, true, true, 3>(s, device, table, layer_count, nn, bias, clamp_max, counts,
                                                    rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
                                                    max_active, smem, unsigned(slot), trace);
@@ -1052,7 +1102,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // lists: 34,816-byte chunks), the call runs quad instead (same results). (vals, where it did not
   // apply, counts as duo.)
   size_t duo_slot = 0, duo_smem = 0;
-  if ((which == core::config::ResidentKernel::kDuo || which == core::config::ResidentKernel::kVals) && S == 8) {
+  if ((which == core::config::ResidentKernel::kDuo || which == core::config::ResidentKernel::kVals || fan) && S == 8) {
     int lbs[kResidentMaxLayers];
     for (int k = 0; k < layer_count; ++k) lbs[k] = table.layer[k].list_bytes;
     duo_slot = resident_duo_slot_bytes(n, lbs, layer_count);
@@ -1084,7 +1134,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
       case core::config::ResidentKernel::kQuad:  // S = 8 only (n <= 1024 with slices of 5-8 images); else pair
         if constexpr (kS == 8) return go(T{}, T{}, R1{});
         return go(T{}, T{}, R0{});
-      default:  // kDuo (and kVals where it did not apply): S = 8 only, when its ring fits; else quad (S = 8) or pair
+      default:  // kDuo (and kVals / kValsFan where it did not apply): S = 8 only, when its ring fits; else quad (S = 8) or pair
         if constexpr (kS == 8) {
           if (duo) return go(T{}, T{}, R2{});
           return go(T{}, T{}, R1{});
