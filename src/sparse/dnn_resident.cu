@@ -102,7 +102,8 @@
 // and JHDNN_RESIDENT_KERNEL=vals anywhere) when its ring fits the call's layers; else the kernels as before. src/sparse/README.md,
 // "Vals".
 //
-// Valsfan (kLaneRows 4, JHDNN_RESIDENT_KERNEL=valsfan; session 18, written without a GPU, for A/B): vals with
+// Valsfan (kLaneRows 4; the default where vals ran by default since session 18, JHDNN_RESIDENT_KERNEL=valsfan
+// anywhere vals would run; =vals keeps the thread-0 schedule for A/B): vals with
 // thread 0's serial work off the iteration's critical path. The SASS count (README, "Where the vals late
 // layer's time goes") puts ~1.3 k of a ~3.9 k-cycle iteration outside every throughput limit; the model:
 // warp 0, whose thread 0 issues the iteration's 8 copies (385 SASS) before its own rows, is the last warp
@@ -1052,8 +1053,11 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // ring and features fit the block's shared memory, which the layers' packs say (the challenge's
   // chunks: 3,200 bytes); otherwise the call goes on as below (duo / quad / pair; same results).
   const int s_list = resident_slice_max(n, smem_optin);  // the list-pack kernels' largest slice
-  // (valsfan: the vals kernel with its copies issued by 8 warps; tried exactly where =vals tries vals.)
-  const bool fan = which == core::config::ResidentKernel::kValsFan;
+  // valsfan (the vals kernel with its copies issued by 8 warps; tried exactly where =vals tries vals) is
+  // what the default runs there: 32.7 against vals' 38.7 ms at N = 4096 L = 1920 (H200, session 18).
+  // =vals keeps the thread-0 copies for A/B runs.
+  const bool fan = which == core::config::ResidentKernel::kValsFan ||
+                   (which == core::config::ResidentKernel::kDuo && s_list < 4);
   const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals || fan ||
                                                    (which == core::config::ResidentKernel::kDuo && s_list < 4));
   size_t vals_smem = 0;  // tried and did not fit: what the vals call needed (for the refusal below)
