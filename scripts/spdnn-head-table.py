@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+# Per-layer table of an ncu --csv run of the SpDNN layer kernel against each layer's DRAM floor:
+#   scripts/spdnn-head-table.py NCU_CSV_TXT ACTIVE_CSV WIDTH [--images 60000] [--bandwidth 4.16e12]
+# NCU_CSV_TXT: the output of `ncu --csv --metrics ...` over the first launches of a run (one launch per layer,
+# no warm-up; out/s18/c3.sh); ACTIVE_CSV: spdnn_infer --active-csv of the same run. The floor of a layer is its
+# entering images' feature rows read and written once (images x WIDTH x 4 B x 2) at the bandwidth: arithmetic,
+# not a measurement. Prints a markdown table.
+import argparse, collections, csv
+
+ap = argparse.ArgumentParser()
+ap.add_argument("ncu"); ap.add_argument("active"); ap.add_argument("width", type=int)
+ap.add_argument("--images", type=int, default=60000); ap.add_argument("--bandwidth", type=float, default=4.16e12)
+a = ap.parse_args()
+lines = [l for l in open(a.ncu) if l.startswith('"')]
+rd = csv.reader(lines)
+hdr = next(rd)
+launches = collections.OrderedDict()
+for x in rd:
+    d = dict(zip(hdr, x))
+    launches.setdefault(int(d["ID"]), {})[d["Metric Name"]] = (d["Metric Unit"], float(d["Metric Value"].replace(",", "")))
+act = {}
+for row in csv.DictReader(open(a.active)):
+    if int(row["width"]) == a.width:
+        act[int(row["layer"])] = int(row["active"])
+
+def us(m):
+    unit, v = m["gpu__time_duration.sum"]
+    return v / {"ns": 1e3, "usecond": 1.0, "us": 1.0, "ms": 1e-3, "msecond": 1e-3}.get(unit, 1e3)
+
+def stall(m, r):
+    return m["smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % r][1]
+
+print("| layer | entering images | time (us) | DRAM floor (us) | time / floor | DRAM (GB) | warp instr (M) | FFMA share | IPC | "
+      "warps active % | stalls: short / long scoreboard / MIO throttle |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+tot = totf = 0.0
+for i, m in enumerate(launches.values()):
+    layer = i + 1
+    img = a.images if layer == 1 else act.get(layer - 1, 0)
+    t = us(m)
+    floor = img * a.width * 4 * 2 / a.bandwidth * 1e6
+    tot += t; totf += floor
+    inst = m["smsp__inst_executed.sum"][1]
+    ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"][1] / 32
+    print(f"| {layer} | {img} | {t:.1f} | {floor:.1f} | {t / floor:.2f} | {m['dram__bytes.sum'][1] / 1e9:.2f} | "
+          f"{inst / 1e6:.1f} | {ffma / inst:.2f} | {m['sm__inst_executed.avg.per_cycle_active'][1]:.2f} | "
+          f"{m['sm__warps_active.avg.pct_of_peak_sustained_active'][1]:.1f} | "
+          f"{stall(m, 'short_scoreboard'):.2f} / {stall(m, 'long_scoreboard'):.2f} / {stall(m, 'mio_throttle'):.2f} |")
+print(f"| all | | {tot:.1f} | {totf:.1f} | {tot / totf:.2f} | | | | | | |")
