@@ -63,15 +63,7 @@ T=$B/tests
 source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary; BUDGET_S (540)
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
-echo "== build"
-if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$B" -j "$(nproc)" --target test_sparse test_spdnn_cta_tile test_config spdnn_infer; } \
-  >"$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"
-  echo "BUILD FAILED"
-  exit 1
-fi
-step_results+=("build: done ($(($(date +%s) - step_t0)) s)")
+build_step "$B" test_sparse test_spdnn_cta_tile test_config spdnn_infer
 cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_layer.cu.o" 2>/dev/null |
   grep -A1 -E "compact_kernel|cta_kernel" | tee "$OUT/resource-usage.txt" | grep -oE "REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+"
 

@@ -42,14 +42,7 @@ BUDGET_S=${BUDGET_S:-195}
 source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
-echo "== build"
-if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$B" -j "$(nproc)" --target test_sparse spdnn_infer; } >"$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"
-  echo "BUILD FAILED"
-  exit 1
-fi
-step_results+=("build: done ($(($(date +%s) - step_t0)) s)")
+build_step "$B" test_sparse spdnn_infer
 cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_layer.cu.o" 2>/dev/null |
   grep -A1 -E "cta_kernel" | tee "$OUT/resource-usage.txt" | grep -oE "cta_kernelILi[0-9]ELi[0-9]E|REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+"
 

@@ -27,12 +27,7 @@ T=$B/tests
 source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary; BUDGET_S (540)
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
-echo "== build"
-if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-       cmake --build "$B" -j "$(nproc)" --target test_sparse test_sparse_cpu test_spdnn_reuse_tile test_config spdnn_infer; } \
-     >"$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"; echo "BUILD FAILED"; exit 1
-fi
+build_step "$B" test_sparse test_sparse_cpu test_spdnn_reuse_tile test_config spdnn_infer
 # Registers / stack / shared memory of the layer kernels as built (list: dnn_layer_compact_kernel<true, true>,
 # expected REG:128, STACK:24, SHARED:11280 = 10256 static + 1 KB reserved; dynamic 102400 B per block).
 cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_layer.cu.o" 2>/dev/null |

@@ -45,18 +45,9 @@ T=$B/tests
 source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: spdnn_infer --validate and the data tests are missing"
-echo "== build"
-if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$B" -j "$(nproc)" --target test_sparse spdnn_infer; } >"$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"
-  echo "BUILD FAILED"
-  exit 1
-fi
-step_results+=("build: done ($(($(date +%s) - step_t0)) s)")
+build_step "$B" test_sparse spdnn_infer
 # REG / STACK per resident kernel, demangled (kLaneRows: 0 one image per lane, 1 quad, 2 duo, 3 vals).
-cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_resident.cu.o" 2>/dev/null |
-  awk '/Function/{f=$2} /REG:/{match($0,/REG:[0-9]+ STACK:[0-9]+/); print substr($0,RSTART,RLENGTH), f}' |
-  sed 's/_ZN5jhdnn6sparse[0-9A-Za-z_]*dnn_resident_kernelIL/kernel</; s/EEEv.*//' | tee "$OUT/resource-usage.txt"
+resident_resources "$B"
 
 step test_resident 100 "$T/test_sparse" "[resident]" --durations yes
 

@@ -51,14 +51,7 @@ source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
 if [ "${CHALLENGE:-1}" = 1 ]; then
   scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the challenge-layer rows are skipped"
 fi
-echo "== build"
-if ! { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$B" -j "$(nproc)" --target test_sparse bench_sparse; } >"$OUT/build.log" 2>&1; then
-  tail -40 "$OUT/build.log"
-  echo "BUILD FAILED"
-  exit 1
-fi
-step_results+=("build: done ($(($(date +%s) - step_t0)) s)")
+build_step "$B" test_sparse bench_sparse
 cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/spmm.cu.o" 2>/dev/null |
   grep -A1 -E "spmm_nnz_deep|spmm_nnz_pairsILi16" | tee "$OUT/resource-usage.txt" | grep -oE "REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+"
 

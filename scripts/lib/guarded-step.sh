@@ -25,3 +25,28 @@ step() {
   tail -3 "$OUT/$n.txt"
 }
 step_summary() { printf '%s\n' "${step_results[@]}" | tee "$OUT/summary.txt"; }
+
+# build_step BUILD_DIR TARGET...   configures (Release, Ninja) and builds the targets with the log in $OUT/build.log,
+#                                  records "build: done (N s)"; on failure prints the log's tail and exits the
+#                                  script (nothing after a failed build is worth the device time)
+build_step() {
+  local b=$1
+  shift
+  echo "== build"
+  if ! { cmake -S . -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build "$b" -j "$(nproc)" --target "$@"; } \
+    >"$OUT/build.log" 2>&1; then
+    tail -40 "$OUT/build.log"
+    echo "BUILD FAILED"
+    exit 1
+  fi
+  step_results+=("build: done ($(($(date +%s) - step_t0)) s)")
+}
+
+# resident_resources BUILD_DIR   REG / STACK of every dnn_resident_kernel instantiation, one line each
+#                                ("REG:95 STACK:0 kernel<i4ELb0ELb1ELb1ELi4": S, traced, bulk, pair, kLaneRows),
+#                                also written to $OUT/resource-usage.txt
+resident_resources() {
+  cuobjdump --dump-resource-usage "$1/src/CMakeFiles/jhdnn.dir/sparse/dnn_resident.cu.o" 2>/dev/null |
+    awk '/Function/{f=$2} /REG:/{match($0,/REG:[0-9]+ STACK:[0-9]+/); print substr($0,RSTART,RLENGTH), f}' |
+    sed 's/_ZN5jhdnn6sparse[0-9A-Za-z_]*dnn_resident_kernelIL/kernel</; s/EEEv.*//' | tee "$OUT/resource-usage.txt"
+}
