@@ -43,24 +43,11 @@
 # L = 120 ~1.72 ms (1.60-1.92); layers 6+ (block steps at 16 warps per SM) and so the graph path slower
 # than cta (graph N = 1024 L = 120 ~3.0 ms).
 set -uo pipefail
-OUT=${1:-}
-if [ -z "$OUT" ]; then
-  echo "usage: spdnn-cta-tile-gpu.sh OUTDIR" >&2
-  exit 2
-fi
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.." || exit 1
-export PATH=$PATH:/usr/local/cuda/bin
-export JHDNN_REQUIRE_GPU=1
-unset JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE
+UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 NEW=${NEW:-cta2}
 AB=${AB:-block cta cta2}
 NCU_TILES=${NCU_TILES:-cta cta2}
 LAYERS=${LAYERS:-6}
-B=${BUILD_DIR:-build-gpu}
-SI=$B/examples/spdnn_infer
-T=$B/tests
-source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary; BUDGET_S (540)
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
 build_step "$B" test_sparse test_spdnn_cta_tile test_config spdnn_infer

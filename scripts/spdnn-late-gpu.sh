@@ -36,20 +36,7 @@
 # under ncu (~10.7 M instructions, IPC ~2.2); N = 4096 L = 480 ~14.3 ms (13.7-15.5); N = 16384 L = 480 cta2
 # ~70 ms (66-75); N = 1024 about as before.
 set -uo pipefail
-OUT=${1:-}
-if [ -z "$OUT" ]; then
-  echo "usage: spdnn-late-gpu.sh OUTDIR" >&2
-  exit 2
-fi
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.." || exit 1
-export PATH=$PATH:/usr/local/cuda/bin
-export JHDNN_REQUIRE_GPU=1
-unset JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE
-B=${BUILD_DIR:-build-gpu}
-SI=$B/examples/spdnn_infer
-T=$B/tests
-source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary; BUDGET_S (540)
+UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
 build_step "$B" test_sparse test_spdnn_reuse_tile spdnn_infer

@@ -26,20 +26,7 @@
 # Prediction (labelled, not measured; README "Two images per lane (cta2w)"): ~41 M instructions (-16%) at the same
 # IPC, ~92 us per late layer (85-100), L2 ~405 MB; N = 16384 L = 120 / 480 ~29.0 / ~62 ms.
 set -uo pipefail
-OUT=${1:-}
-if [ -z "$OUT" ]; then
-  echo "usage: spdnn-late2-gpu.sh OUTDIR" >&2
-  exit 2
-fi
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.." || exit 1
-export PATH=$PATH:/usr/local/cuda/bin
-export JHDNN_REQUIRE_GPU=1
-unset JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE
-B=${BUILD_DIR:-build-gpu}
-SI=$B/examples/spdnn_infer
-BUDGET_S=${BUDGET_S:-195}
-source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
+BUDGET_DEFAULT=195 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
 build_step "$B" test_sparse spdnn_infer

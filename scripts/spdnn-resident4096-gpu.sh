@@ -28,21 +28,7 @@
 # one resident launch: ~32 k instructions per CTA-layer, IPC ~1.8-2.0. N = 1024 unchanged (duo's SASS is
 # identical).
 set -uo pipefail
-OUT=${1:-}
-if [ -z "$OUT" ]; then
-  echo "usage: spdnn-resident4096-gpu.sh OUTDIR" >&2
-  exit 2
-fi
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.." || exit 1
-export PATH=$PATH:/usr/local/cuda/bin
-export JHDNN_REQUIRE_GPU=1
-export BUDGET_S=${BUDGET_S:-290}
-unset JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_TILE JHDNN_TEST_VALS_QUICK JHDNN_SPDNN_RESIDENT_4096
-B=${BUILD_DIR:-build-gpu}
-SI=$B/examples/spdnn_infer
-T=$B/tests
-source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
+BUDGET_DEFAULT=290 UNSET_SWITCHES="JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_TILE JHDNN_TEST_VALS_QUICK JHDNN_SPDNN_RESIDENT_4096" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: spdnn_infer --validate and the data tests are missing"
 build_step "$B" test_sparse spdnn_infer

@@ -31,21 +31,7 @@
 # issues the copies, is the last warp at every barrier; duo measured 3.1%); under valsfan clearly more.
 # If valsfan is not faster AND vals' thread 0 waits > 10%, the straggler model is wrong (README).
 set -uo pipefail
-OUT=${1:-}
-if [ -z "$OUT" ]; then
-  echo "usage: spdnn-valsfan-gpu.sh OUTDIR" >&2
-  exit 2
-fi
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.." || exit 1
-export PATH=$PATH:/usr/local/cuda/bin
-export JHDNN_REQUIRE_GPU=1
-export BUDGET_S=${BUDGET_S:-195}
-unset JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_TILE JHDNN_TEST_VALS_QUICK JHDNN_SPDNN_RESIDENT_4096 JHDNN_SPMM_PAIRS
-B=${BUILD_DIR:-build-gpu}
-SI=$B/examples/spdnn_infer
-T=$B/tests
-source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
+BUDGET_DEFAULT=195 UNSET_SWITCHES="JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_TILE JHDNN_TEST_VALS_QUICK JHDNN_SPDNN_RESIDENT_4096 JHDNN_SPMM_PAIRS" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: spdnn_infer --validate and the data tests are missing"
 build_step "$B" test_sparse spdnn_infer

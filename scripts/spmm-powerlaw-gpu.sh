@@ -32,21 +32,7 @@
 # so deep4 became the default (JHDNN_SPMM_PAIRS unset); the bench rows are now jhdnn_nnz_pairs (= deep4),
 # jhdnn_nnz_pairs_deep and jhdnn_nnz_pairs_classic, and the steps below use those names.
 set -uo pipefail
-OUT=${1:-}
-if [ -z "$OUT" ]; then
-  echo "usage: spmm-powerlaw-gpu.sh OUTDIR" >&2
-  exit 2
-fi
-mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-cd "$(dirname "$0")/.." || exit 1
-export PATH=$PATH:/usr/local/cuda/bin
-export JHDNN_REQUIRE_GPU=1
-unset JHDNN_SPMM_PAIRS
-B=${BUILD_DIR:-build-gpu}
-T=$B/tests
-BS=$B/bench/bench_sparse
-BUDGET_S=${BUDGET_S:-240}
-source scripts/lib/guarded-step.sh  # step NAME TIMEOUT CMD..., step_summary
+BUDGET_DEFAULT=240 UNSET_SWITCHES="JHDNN_SPMM_PAIRS" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 
 if [ "${CHALLENGE:-1}" = 1 ]; then
   scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: the challenge-layer rows are skipped"

@@ -1,0 +1,24 @@
+# Sourced first by a GPU script whose one argument is its output folder:
+#   BUDGET_DEFAULT=195 UNSET_SWITCHES="JHDNN_SPDNN_TILE ..." source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+# Makes OUT the folder's absolute path (created; usage and exit 2 without it), goes to the repository root, adds
+# the CUDA tools to PATH, sets JHDNN_REQUIRE_GPU=1 (a skipped GPU test fails), exports BUDGET_S (the caller's, else
+# BUDGET_DEFAULT, else guarded-step's 540), unsets the switches named in UNSET_SWITCHES (the script's steps set
+# them), sets B (BUILD_DIR, else build-gpu), SI (spdnn_infer), T (the tests), BS (bench_sparse), and sources
+# guarded-step.sh (step, step_summary, build_step, resident_resources).
+OUT=${1:-}
+if [ -z "$OUT" ]; then
+  echo "usage: $(basename "$0") OUTDIR" >&2
+  exit 2
+fi
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+cd "$(dirname "$0")/.." || exit 1
+export PATH=$PATH:/usr/local/cuda/bin
+export JHDNN_REQUIRE_GPU=1
+[ -n "${BUDGET_DEFAULT:-}" ] && export BUDGET_S=${BUDGET_S:-$BUDGET_DEFAULT}
+# shellcheck disable=SC2086  # a list of names
+[ -n "${UNSET_SWITCHES:-}" ] && unset $UNSET_SWITCHES
+B=${BUILD_DIR:-build-gpu}
+SI=$B/examples/spdnn_infer
+T=$B/tests
+BS=$B/bench/bench_sparse
+source scripts/lib/guarded-step.sh
