@@ -30,20 +30,22 @@ def us(m):
 def stall(m, r):
     return m["smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % r][1]
 
-print("| layer | entering images | time (us) | DRAM floor (us) | time / floor | DRAM (GB) | warp instr (M) | FFMA share | IPC | "
+print("| layer | entering images | time (us) | DRAM floor (us) | time / floor | DRAM (GB) | DRAM over the floor's bytes (GB) | warp instr (M) | FFMA share | IPC | "
       "warps active % | stalls: short / long scoreboard / MIO throttle |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-tot = totf = 0.0
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+tot = totf = tot_excess = 0.0
 for i, m in enumerate(launches.values()):
     layer = i + 1
     img = a.images if layer == 1 else act.get(layer - 1, 0)
     t = us(m)
-    floor = img * a.width * 4 * 2 / a.bandwidth * 1e6
-    tot += t; totf += floor
+    floor = img * a.width * 4 * 2 / a.bandwidth * 1e6  # us
+    floor_bytes = img * a.width * 4 * 2
+    excess = m["dram__bytes.sum"][1] - floor_bytes
+    tot += t; totf += floor; tot_excess += excess
     inst = m["smsp__inst_executed.sum"][1]
     ffma = m["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"][1] / 32
-    print(f"| {layer} | {img} | {t:.1f} | {floor:.1f} | {t / floor:.2f} | {m['dram__bytes.sum'][1] / 1e9:.2f} | "
+    print(f"| {layer} | {img} | {t:.1f} | {floor:.1f} | {t / floor:.2f} | {m['dram__bytes.sum'][1] / 1e9:.2f} | {excess / 1e9:.2f} | "
           f"{inst / 1e6:.1f} | {ffma / inst:.2f} | {m['sm__inst_executed.avg.per_cycle_active'][1]:.2f} | "
           f"{m['sm__warps_active.avg.pct_of_peak_sustained_active'][1]:.1f} | "
           f"{stall(m, 'short_scoreboard'):.2f} / {stall(m, 'long_scoreboard'):.2f} / {stall(m, 'mio_throttle'):.2f} |")
-print(f"| all | | {tot:.1f} | {totf:.1f} | {tot / totf:.2f} | | | | | | |")
+print(f"| all | | {tot:.1f} | {totf:.1f} | {tot / totf:.2f} | | {tot_excess / 1e9:.2f} | | | | |")
