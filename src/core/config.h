@@ -131,7 +131,7 @@ const char* spdnn_tile_bad_value();  // the environment's unknown value (truncat
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
-// JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed | vals | valsfan (exact case; unset or "" = duo): the kernel of
+// JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed | vals | valsfan | vals4w (exact case; unset or "" = duo): the kernel of
 // jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu). bulk copies its packed weight
 // chunks with one TMA bulk copy per chunk, packed with 16-byte cp.async by every thread, 8 warps each;
 // pair is the bulk kernel with 16 warps (512 threads), two chunks at once, 16 rows per warp. Same
@@ -151,8 +151,12 @@ bool set_spdnn_tile(const char* value);
 // it runs where vals would under =vals, else as duo. The default (duo) runs valsfan, not vals, where
 // S = 4 does not fit the list-pack rings (N = 4096 L = 1920 on the H200: 32.7 against 38.7 ms);
 // =vals runs the thread-0 schedule for A/B.
+// vals4w (session 20) is the S = 4 kernel on the same vals-pack copies with a lane of 4 rows x 4 images,
+// each of its 16 warps a whole chunk, and a ring of up to 32 slots that each warp refills itself (no
+// barrier inside a layer); it runs where its ring of >= 16 slots fits and a layer has <= 32 chunks
+// (n <= 4096), else as valsfan. Same results.
 enum class ResidentKernel : int { kInvalid = -1, kDuo = 0, kQuad = 1, kPair = 2, kBulk = 3, kPacked = 4, kVals = 5,
-                                  kValsFan = 6 };
+                                  kValsFan = 6, kVals4w = 7 };
 ResidentKernel resident_kernel();
 const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // A value as above, or nullptr = back to the environment's value. False (and no change) for any

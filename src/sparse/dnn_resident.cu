@@ -990,6 +990,18 @@ size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes) {
   return size_t(kValsSlots) * slot_bytes + kValsMisc * 4 + 2 * size_t(n + 1) * kResidentValsS * sizeof(float);
 }
 
+size_t resident_vals4w_smem_bytes(int64_t n, size_t slot_bytes, int slots) {
+  return size_t(slots) * slot_bytes + kResidentVals4wMisc * 4 + 2 * size_t(n + 1) * kResidentValsS * sizeof(float);
+}
+
+int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin) {
+  if (slot_bytes == 0 || (n + kChunkRows - 1) / kChunkRows > kResidentVals4wMaxChunks) return 0;
+  const size_t fixed = resident_vals4w_smem_bytes(n, 0, 0);
+  if (fixed >= smem_optin) return 0;
+  const size_t r = std::min<size_t>((smem_optin - fixed) / slot_bytes, kResidentVals4wMaxSlots);
+  return r >= size_t(kResidentVals4wMinSlots) ? int(r) : 0;
+}
+
 // The vals ring of the smallest chunks (one list and one value slot each): below this nothing fits.
 static size_t resident_vals_min_smem_bytes(int64_t n) {
   const int rows = int(std::min<int64_t>(n, kChunkRows));

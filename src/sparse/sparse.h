@@ -220,6 +220,19 @@ constexpr int kResidentValsSlots = 16;
 constexpr int kResidentValsS = 4;
 size_t resident_vals_slot_bytes(int64_t n, const int* slot_bytes, int layer_count);
 size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes);
+// The vals4w kernel (session 20; S = 4 on the vals-pack copies, 16 warps, each warp a whole 128-row
+// chunk, lane = 4 rows x the 4 images): a ring of R slots of the call's largest chunk (slot_bytes, as
+// vals'), chunk h in slot h % R, refilled with chunk h + R by the warp that consumed chunk h. A layer's
+// chunk c runs on warp c (c < 16) or warp (c - 16 - R) & 15 (16 <= c < 32), so chunks c and c + R of one
+// layer are read by one warp. resident_vals4w_slots: R, the most slots (at most 32) that fit next to
+// kResidentVals4wMisc ints and two feature buffers of (n + 1) x 4 floats in smem_optin bytes; 0 when
+// fewer than 16 fit or a layer has more than 32 chunks (n > 4096): the call then runs valsfan.
+constexpr int kResidentVals4wMaxSlots = 32;
+constexpr int kResidentVals4wMinSlots = 16;
+constexpr int kResidentVals4wMaxChunks = 32;
+constexpr int kResidentVals4wMisc = 32 + 2 * kResidentVals4wMaxSlots;  // ints: the CTA state, then the mbarriers
+size_t resident_vals4w_smem_bytes(int64_t n, size_t slot_bytes, int slots);
+int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin);
 // The largest slice any resident kernel might take at n (the argument check): resident_slice_max, or
 // 4 when the vals ring of the smallest chunks (one list and one value slot each) fits; 0 if none. The
 // call itself knows whether vals fits its layers.
