@@ -362,6 +362,53 @@ __device__ __forceinline__ void issue_chunk(const ResidentLayer& layer, int c, i
   issue_pieces<0>(dst, src, int(chunk_bytes(layer, rows_here) / 16) - t);  // left: pieces from this thread's first on
 }
 
+// The pieces every resident kernel shares (inlined; the per-kernel code around them differs).
+// The slice's features: x(i, column of slot q) -> the buffer at resident_pos(i, n) * S + q (slots without an
+// image and row n: 0). cols: the slots' columns in x (-1: no image), in shared memory. 32 scattered reads per
+// thread at n = 1024: unrolled so that 8 are in flight at once.
+template <int S, int kCtaThreads>
+__device__ __forceinline__ void load_slice_features(float* xbuf, const int* cols, const float* __restrict__ x,
+                                                    int64_t ldx, int n) {
+  const int xstride = (n + 1) * S;
+#pragma unroll 8
+  for (int e = threadIdx.x; e < xstride; e += kCtaThreads) {
+    const int i = e / S, q = e % S;  // feature i of slot q, at its row resident_pos(i, n)
+    const int col = cols[q];
+    xbuf[resident_pos(i, n) * S + q] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
+  }
+}
+// Thread 0 at a layer end: the live list keeps the slots whose flag is set (in place, in slot order),
+// every flag cleared; returns the survivors.
+__device__ __forceinline__ int compact_live(int* s_live, int* s_flag, int cnt) {
+  int m = 0;
+  for (int t = 0; t < cnt; ++t) {
+    const int sl = s_live[t];
+    if (s_flag[sl]) s_live[m++] = sl;  // in place: m <= t
+    s_flag[sl] = 0;
+  }
+  return m;
+}
+// After the last layer: the survivors' features (xfin, slot sl's feature i at resident_pos(i, n) * S + sl) to y
+// at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active).
+template <int S, int kCtaThreads>
+__device__ __forceinline__ void write_survivors(const float* xfin, const int* s_live, int cnt, const int* s_base, int n,
+                                                int r0, float* __restrict__ y, int64_t ldy, const int* ids_in,
+                                                int* rows_out, int* ids_out, int max_active) {
+  for (int e = threadIdx.x; e < n * cnt; e += kCtaThreads) {
+    const int i = e / cnt, t = e % cnt;
+    const int sl = s_live[t];
+    y[int64_t(i) * ldy + r0 + sl] = xfin[resident_pos(i, n) * S + sl];
+  }
+  if (threadIdx.x < unsigned(cnt)) {  // (cnt >= 0)
+    const int sl = s_live[threadIdx.x];
+    const int pos = *s_base + int(threadIdx.x);
+    if (pos < max_active) {
+      rows_out[pos] = r0 + sl;
+      ids_out[pos] = ids_in[r0 + sl];
+    }
+  }
+}
+
 // One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
 // Layer k of the table reads feature buffer k & 1 and writes the other; counts[k + 1] += the slice's
 // survivors of layer k. After the last layer the survivors' features go to y at column r (their
@@ -438,13 +485,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
   }
   __syncthreads();
-  // 32 scattered reads per thread at n = 1024: unrolled so that 8 are in flight at once.
-#pragma unroll 8
-  for (int e = threadIdx.x; e < xstride; e += kCtaThreads) {
-    const int i = e / S, q = e % S;  // feature i of slot q, at its row resident_pos(i, n)
-    const int col = misc[24 + q];
-    xbuf[resident_pos(i, n) * S + q] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
-  }
+  load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n);
 
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
   const int last_rows = n - (chunks - 1) * kChunkRows;  // rows of a layer's last chunk
@@ -849,12 +890,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       }
       __syncthreads();
       if (threadIdx.x == 0) {
-        int m = 0;
-        for (int t = 0; t < cnt; ++t) {
-          const int sl = s_live[t];
-          if (s_flag[sl]) s_live[m++] = sl;  // in place: m <= t
-          s_flag[sl] = 0;
-        }
+        const int m = compact_live(s_live, s_flag, cnt);
         *s_cnt = m;
         if constexpr (kFan) {
           // valsfan: only the last layer needs the old count (the survivors' output slots); before it
@@ -905,20 +941,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   if constexpr (!kBulk) cp_async_wait<0>();  // (empty groups only: every chunk was consumed)
 
   // Write-out: the survivors' features (buffer cur) to y at column r0 + slot, and the next list.
-  const float* xfin = xbuf + cur * xstride;
-  for (int e = threadIdx.x; e < n * cnt; e += kCtaThreads) {
-    const int i = e / cnt, t = e % cnt;
-    const int sl = s_live[t];
-    y[int64_t(i) * ldy + r0 + sl] = xfin[resident_pos(i, n) * S + sl];
-  }
-  if (threadIdx.x < cnt) {
-    const int sl = s_live[threadIdx.x];
-    const int pos = *s_base + int(threadIdx.x);
-    if (pos < max_active) {
-      rows_out[pos] = r0 + sl;
-      ids_out[pos] = ids_in[r0 + sl];
-    }
-  }
+  write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, r0, y, ldy, ids_in, rows_out, ids_out,
+                                  max_active);
   if constexpr (kTrace) {  // the exit once every thread's share of the write-out is issued
     __syncthreads();
     if (threadIdx.x == 0)
@@ -926,13 +950,247 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   }
 }
 
+// Vals4w (JHDNN_RESIDENT_KERNEL=vals4w; session 20): S = 4 on the vals-pack copies, like vals, but a lane
+// holds 4 rows x the 4 images (one 16-byte feature load per input feeds 16 FMAs, vals' 8) and each of the
+// 16 warps consumes a whole 128-row chunk, so a layer of 32 chunks is two chunks per warp. The ring has R
+// slots (16 <= R <= 32, as many as fit next to the features: 31 for the challenge's 3,200-byte chunks at
+// n = 4096), chunk h in slot h % R, and the warp that consumed chunk h refills its slot with chunk h + R:
+// there is no barrier inside a layer, only the layer end's two (the compaction), so a warp that finishes
+// its chunk early starts its next one instead of waiting for the slowest warp (vals: a barrier per 8
+// chunks). In layer k warp w takes chunk w, then chunk 16 + ((w + R) & 15): chunks c and c + R of one
+// layer, which share a slot, are then read by the same warp (c < 16 <= c + R < 32 gives warp c both), so
+// every slot's reads and its next copy stay in one warp inside a layer, and across layers the layer
+// end's barrier orders them. The mbarrier phases cannot run ahead: chunk h + R is copied only after
+// chunk h was waited for and consumed, and its consumer (the same warp, or a warp after the layer end)
+// waits after that. Same chains as every kernel: each output acc = fma(w_t, x_t, acc), t = 0..31 from 0.
+template <bool kTrace>
+__global__ void __launch_bounds__(2 * kThreads, 1)
+dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias,
+                           float clamp_max, int* __restrict__ counts, const int* __restrict__ rows_in,
+                           const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
+                           float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out,
+                           int slice, int max_active, unsigned slot_bytes, int ring,
+                           jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
+  constexpr int S = kResidentValsS;
+  constexpr int kCtaThreads = 2 * kThreads;  // 16 warps
+  constexpr int kWarpsHere = kCtaThreads / 32;
+  static_assert(kWarpsHere == 16 && kResidentVals4wMaxChunks == 2 * kWarpsHere, "two chunks per warp and layer");
+  static_assert(32 + 2 * kResidentVals4wMaxSlots <= kResidentVals4wMisc, "the mbarriers fit the misc ints");
+  if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
+  extern __shared__ __align__(16) unsigned char smem[];
+  const unsigned w_bytes = unsigned(ring) * slot_bytes;
+  int* misc = reinterpret_cast<int*>(smem + w_bytes);
+  int* s_live = misc;       // [4]: the live images' slots, in slot order
+  int* s_flag = misc + 8;   // [4]: slot has a nonzero output in the current layer
+  int* s_cnt = misc + 16;   // live images after the last compaction
+  int* s_base = misc + 17;  // the first output slot of this CTA's survivors
+  float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kResidentVals4wMisc * 4);
+  unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));
+  asm volatile("" : "+r"(smem_a));
+  const unsigned xbuf_a = smem_a + w_bytes + unsigned(kResidentVals4wMisc * 4);
+  const unsigned bar_a = smem_a + w_bytes + 32u * 4u;  // slot s's mbarrier at bar_a + 8 s
+  const int xstride = (n + 1) * S;
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int count = min(counts[0], max_active);
+  const int r0 = int(blockIdx.x) * slice;
+  if (r0 >= count) {
+    if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, -1, 0);
+    return;
+  }
+  const int mine = min(slice, count - r0);
+  if (threadIdx.x < S) {
+    const int q = threadIdx.x;
+    s_live[q] = q;
+    s_flag[q] = 0;
+    misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;
+    xbuf[xstride + n * S + q] = 0.f;
+  }
+  if (threadIdx.x == 0) {
+    *s_cnt = mine;
+    for (int st = 0; st < ring; ++st) mbar_init(bar_a + 8u * unsigned(st));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int chunks = (n + kChunkRows - 1) / kChunkRows;
+  const int last_rows = n - (chunks - 1) * kChunkRows;
+  const int total = layer_count * chunks;
+  // Prologue: chunk t by thread t < R (slot t, its first phase), while the features load.
+  if (int(threadIdx.x) < ring && int(threadIdx.x) < total) {
+    const int hk = int(threadIdx.x) / chunks, hc = int(threadIdx.x) - hk * chunks;
+    bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows,
+                     smem_a + unsigned(threadIdx.x) * slot_bytes, bar_a + 8u * unsigned(threadIdx.x));
+  }
+  load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n);
+  __syncthreads();
+  if (kTrace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
+
+  // Lane p's rows of a chunk: r_i = 4p + ((i + (p >> 1)) & 3), i = 0..3. Headers are 16 bytes, so header r
+  // sits in bank group r & 7, and the 8 lanes of one wavefront then load 8 distinct groups for each i
+  // (rows 4p + i alone would hit 2 groups 4 times). Only which register holds which row changes.
+  int lrow[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) lrow[i] = 4 * lane + ((i + (lane >> 1)) & 3);
+  const int c_second = kWarpsHere + ((warp + ring) & (kWarpsHere - 1));  // the warp's second chunk of a layer
+  auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
+  auto fma4 = [](float (&acc)[4], float w, float4 xf) {
+    acc[0] = __fmaf_rn(w, xf.x, acc[0]);
+    acc[1] = __fmaf_rn(w, xf.y, acc[1]);
+    acc[2] = __fmaf_rn(w, xf.z, acc[2]);
+    acc[3] = __fmaf_rn(w, xf.w, acc[3]);
+  };
+  int cnt = mine, cur = 0;
+  float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // per image slot: the max of this lane's outputs in the layer
+  unsigned wait_clk = 0;                   // trace only (thread 0): wait + barrier cycles in the layer
+  for (int k = 0; k < layer_count; ++k) {
+    const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
+    const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
+#pragma unroll 1
+    for (int pass = 0; pass < 2; ++pass) {
+      const int c = pass == 0 ? warp : c_second;
+      if (c >= chunks) continue;  // warp-uniform
+      const int h = k * chunks + c;
+      const int use = h / ring, sl = h - use * ring;
+      const unsigned st_a = smem_a + unsigned(sl) * slot_bytes, bar = bar_a + 8u * unsigned(sl);
+      long long t0 = 0;
+      if (kTrace && threadIdx.x == 0) t0 = clock64();
+      mbar_wait(bar, unsigned(use) & 1u);  // chunk h landed
+      if (kTrace && threadIdx.x == 0) {
+        wait_clk += unsigned(clock64() - t0);
+        if (k == 0 && pass == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
+      }
+      const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
+      // The 4 headers (a row past the chunk reads the chunk's last row: computed, not stored).
+      int4 hd[4];
+      bool ok[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        ok[i] = lrow[i] < rows_here;
+        hd[i] = lds_v4_s32(st_a + unsigned((ok[i] ? lrow[i] : rows_here - 1) * kResidentValsHeadBytes));
+      }
+      float acc[4][4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][e] = 0.f;
+      auto feat = [&](int idx) { return lds_v4_f32(xin + (unsigned(idx) << 4)); };
+      const bool one = hd[0].z == hd[1].z && hd[0].z == hd[2].z && hd[0].z == hd[3].z;
+      if (__all_sync(0xffffffffu, one)) {  // every lane: one list for its 4 rows (the challenge's chunks)
+        const unsigned ls = st_a + unsigned(hd[0].z);
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int4 id = lds_v4_s32(ls + 16u * u);
+          float4 w[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) w[i] = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * u);
+          const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].x, x0);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].y, x1);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].z, x2);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].w, x3);
+        }
+      } else {  // each row its own list
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+#pragma unroll 2
+          for (int u = 0; u < 8; ++u) {
+            const int4 id = lds_v4_s32(st_a + unsigned(hd[i].z) + 16u * u);
+            const float4 w = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * u);
+            fma4(acc[i], w.x, feat(id.x));
+            fma4(acc[i], w.y, feat(id.y));
+            fma4(acc[i], w.z, feat(id.z));
+            fma4(acc[i], w.w, feat(id.w));
+          }
+        }
+      }
+      // Every lane's reads of the slot are done: lane 0 refills it with chunk h + R (its layer and chunk
+      // by one division; nothing past the last layer). The cross-proxy fence in bulk_chunk orders the
+      // warp's generic reads (made visible to lane 0 by the __syncwarp) before the async copy's writes.
+      __syncwarp();
+      if (lane == 0 && h + ring < total) {
+        const int hn = h + ring, hk = hn / chunks, hc = hn - hk * chunks;
+        bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (!ok[i]) continue;
+        const float4 v = make_float4(act(acc[i][0]), act(acc[i][1]), act(acc[i][2]), act(acc[i][3]));
+        sts_v4_f32(xout + (unsigned(hd[i].x) << 4), v);  // the output's feature row
+        alive4[0] = fmaxf(alive4[0], v.x);
+        alive4[1] = fmaxf(alive4[1], v.y);
+        alive4[2] = fmaxf(alive4[2], v.z);
+        alive4[3] = fmaxf(alive4[3], v.w);
+      }
+    }
+    // The layer end: as the other kernels (a dead slot's flag is never read; a benign race, every
+    // writer writes 1), the count a fire-and-forget RED before the last layer (valsfan's).
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (alive4[e] != 0.f) s_flag[e] = 1;
+      alive4[e] = 0.f;
+    }
+    long long tb = 0;
+    if (kTrace && threadIdx.x == 0) tb = clock64();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const int m = compact_live(s_live, s_flag, cnt);
+      *s_cnt = m;
+      if (k == layer_count - 1)
+        *s_base = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
+      else if (m > 0)
+        atomicAdd(counts + k + 1, m);
+    }
+    __syncthreads();
+    cnt = *s_cnt;
+    cur ^= 1;
+    if (kTrace && threadIdx.x == 0) {
+      wait_clk += unsigned(clock64() - tb);
+      trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt, wait_clk);
+      wait_clk = 0;
+    }
+    if (cnt == 0) {  // block-uniform: the slice is empty; the chunks in flight land before the exit
+      const int h = (k + 1) * chunks + int(threadIdx.x);  // every chunk up to (k + 1) * chunks + R - 1 is issued
+      if (int(threadIdx.x) < ring && h < total) {
+        const int use = h / ring;
+        mbar_wait(bar_a + 8u * unsigned(h - use * ring), unsigned(use) & 1u);
+      }
+      if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
+      return;
+    }
+  }
+  write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, r0, y, ldy, ids_in, rows_out,
+                                  ids_out, max_active);
+  if constexpr (kTrace) {
+    __syncthreads();
+    if (threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
+  }
+}
+
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][26];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan
+std::atomic<size_t> g_smem_set[kMaxDevices][28];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w
 // Held while the attribute is raised, so that it only ever rises: two first calls racing with
 // different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
 // it, and the smaller, set last, would make the other call's launch fail.
 std::mutex g_smem_raise;
+
+// Raises kernel's dynamic shared-memory limit to smem on this device, once per size (which: its g_smem_set entry).
+template <typename Kernel>
+Status raise_smem_limit(Kernel kernel, int device, int which, size_t smem) {
+  const bool cached = device >= 0 && device < kMaxDevices;
+  if (!cached || g_smem_set[device][which].load(std::memory_order_acquire) < smem) {
+    const std::lock_guard<std::mutex> lock(g_smem_raise);
+    if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {  // not raised meanwhile
+      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      if (cached) g_smem_set[device][which].store(smem, std::memory_order_release);
+    }
+  }
+  return Status::success();
+}
 
 // smem: the block's dynamic shared memory (resident_smem_bytes, duo: resident_duo_smem_bytes);
 // slot_bytes: duo's ring slot (0 for the others).
@@ -946,19 +1204,27 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
                        : dnn_resident_kernel<S, false, kBulk, kPair, kLaneRows>;
   const int which = kLaneRows != 0 ? 16 + 2 * kLaneRows + (trace ? 1 : 0)
                           : (S == 2 ? 0 : S == 4 ? 1 : 2) + (trace ? 3 : 0) + (kBulk ? 6 : 0) + (kPair ? 6 : 0);
-  const bool cached = device >= 0 && device < kMaxDevices;
-  if (!cached || g_smem_set[device][which].load(std::memory_order_acquire) < smem) {
-    const std::lock_guard<std::mutex> lock(g_smem_raise);
-    if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {  // not raised meanwhile
-      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-      if (cached) g_smem_set[device][which].store(smem, std::memory_order_release);
-    }
-  }
+  JHDNN_TRY(raise_smem_limit(kernel, device, which, smem));
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace)  // records of this launch's CTAs start at zero (event 0: not reached)
     JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
   kernel<<<grid, cta_threads(kPair), smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x,
                                                 ldx, y, ldy, rows_out, ids_out, slice, max_active, slot_bytes, trace);
+  JHDNN_LAUNCH_CHECK();
+  return Status::success();
+}
+
+// vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 512 threads.
+Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
+                     float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
+                     float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active, size_t slot_bytes,
+                     int ring, size_t smem, jhdnnSparseDnnResidentTraceRecord_t* trace) {
+  auto kernel = trace ? dnn_resident_vals4w_kernel<true> : dnn_resident_vals4w_kernel<false>;
+  JHDNN_TRY(raise_smem_limit(kernel, device, trace ? 27 : 26, smem));
+  const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
+  if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
+  kernel<<<grid, 2 * kThreads, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
+                                          ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
@@ -1042,6 +1308,8 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 3>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true, true, 4>));  // valsfan
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 4>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false>));  // vals4w
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true>));
   return Status::success();
 }
 
@@ -1050,11 +1318,12 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals or valsfan; all exact.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals, valsfan or vals4w; all
+  // exact.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
     return core::fail(JHDNN_STATUS_BAD_PARAM,
-                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals or valsfan",
+                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals, valsfan or vals4w",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int nn = int(n);
@@ -1068,8 +1337,12 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // valsfan (the vals kernel with its copies issued by 8 warps; tried exactly where =vals tries vals) is
   // what the default runs there: 32.7 against vals' 38.7 ms at N = 4096 L = 1920 (H200, session 18).
   // =vals keeps the thread-0 copies for A/B runs.
-  const bool fan = which == core::config::ResidentKernel::kValsFan ||
-                   (which == core::config::ResidentKernel::kDuo && s_list < 4);
+  // vals4w (a lane of 4 rows, each warp a whole chunk, a ring refilled by the consuming warps; tried where
+  // valsfan is, run where its ring of >= 16 slots fits and a layer has <= 32 chunks, else valsfan) is what the
+  // default runs there since session 20; =valsfan keeps valsfan for A/B runs.
+  const bool w4 = which == core::config::ResidentKernel::kVals4w ||
+                  (which == core::config::ResidentKernel::kDuo && s_list < 4);
+  const bool fan = w4 || which == core::config::ResidentKernel::kValsFan;
   const bool try_vals = slice <= kResidentValsS && (which == core::config::ResidentKernel::kVals || fan ||
                                                    (which == core::config::ResidentKernel::kDuo && s_list < 4));
   size_t vals_smem = 0;  // tried and did not fit: what the vals call needed (for the refusal below)
@@ -1082,6 +1355,11 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
     const size_t smem = resident_vals_smem_bytes(n, slot);
     if (smem <= smem_optin) {
       if (slice == 0) slice = kResidentValsS;
+      const int ring = w4 ? resident_vals4w_slots(n, slot, smem_optin) : 0;
+      if (ring > 0)
+        return launch_vals4w(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
+                             ldy, rows_out, ids_out, slice, max_active, slot, ring,
+                             resident_vals4w_smem_bytes(n, slot, ring), trace);
       if (fan)
         return launch<kResidentValsS, true, true, 4>(s, device, table, layer_count, nn, bias, clamp_max, counts,
                                                      rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
