@@ -111,6 +111,11 @@
 // 0..7 issues chunk g + 8 + w (the same chunks after the same barrier), and the survivor count is a RED
 // before the last layer. Same results bit for bit.
 //
+// Vals4w (its own kernel, dnn_resident_vals4w_kernel, below; the default where valsfan was since session 20,
+// JHDNN_RESIDENT_KERNEL=vals4w; =valsfan keeps valsfan): the same copies and slices with a lane of 4 rows x 4
+// images, each warp a whole chunk, a ring of up to 32 slots refilled by the consuming warp and no barrier
+// inside a layer.
+//
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
