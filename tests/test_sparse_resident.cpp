@@ -2159,6 +2159,104 @@ HostPack host_vals_pack(const spdnn::Ell& e, const std::vector<int>* order, Vals
   return hp;
 }
 
+// What the vals-family emulations (emulate_vals, emulate_vals4w) share.
+// The call's vals-pack copies (host_vals_pack, mutation applied) and its ring slot: the largest chunk's
+// copy (resident_vals_slot_bytes, as the kernels size their ring). False (why) if the slot is not a
+// multiple of 16 bytes.
+bool vals_packs(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
+                ValsMutation mutation, std::vector<HostPack>* packs, size_t* slot_bytes, std::string* why) {
+  const int n = int(L[0]->rows), layers = int(L.size());
+  std::vector<int> sbs;
+  packs->clear();
+  for (int k = 0; k < layers; ++k) {
+    packs->push_back(host_vals_pack(*L[k], orders[k], mutation));
+    sbs.push_back(packs->back().list_bytes);
+  }
+  *slot_bytes = jhdnn::sparse::resident_vals_slot_bytes(n, sbs.data(), layers);
+  if (*slot_bytes % 16 != 0) {
+    *why = "slot bytes not a multiple of 16";
+    return false;
+  }
+  return true;
+}
+// A ring of `slots` slots of slot_bytes on the host: global chunk h lives in slot h % slots; every word
+// is tagged with the chunk whose copy wrote it (-1: none yet; the words start poisoned), so a read of a
+// word the slot's current chunk did not bring (stale, poisoned, or past its copy) fails; landed counts
+// each slot's completed mbarrier phases. Copies land at their issue (the earliest a copy can land, so a
+// slot overwritten while its chunk is still to be read shows).
+struct ValsRing {
+  int slots;
+  size_t slot_words;
+  std::vector<uint32_t> words;
+  std::vector<int> tag, landed;
+  ValsRing(int slots_, size_t slot_bytes)
+      : slots(slots_), slot_words(slot_bytes / 4), words(size_t(slots_) * slot_words, 0xDEADBEEFu),
+        tag(size_t(slots_) * slot_words, -1), landed(size_t(slots_), 0) {}
+  // Word `byte` of chunk h's slot, as chunk h's copy wrote it; false (why) otherwise.
+  bool read(int h, uint32_t byte, uint32_t* v, std::string* why) const {
+    const size_t base = size_t(h % slots) * slot_words;
+    if (byte % 4 != 0 || byte / 4 >= slot_words || tag[base + byte / 4] != h) {
+      *why = "a read outside chunk " + std::to_string(h) + "'s copied bytes (byte " + std::to_string(byte) + ")";
+      return false;
+    }
+    *v = words[base + byte / 4];
+    return true;
+  }
+  // Whether chunk h's copy has landed as the slot's (h / slots + 1)-th phase, exactly (no more, no less).
+  bool landed_exactly(int h) const { return landed[size_t(h % slots)] == h / slots + 1; }
+  // Whether an mbarrier wait of chunk h for `parity` passes, and on exactly chunk h's phase.
+  bool wait_passes(int h, int parity) const { return (landed[size_t(h % slots)] & 1) != parity && landed_exactly(h); }
+};
+// The copy of global chunk h = chunk hc of layer hk (hk >= layers: none, as the kernels skip it) into
+// ring slot h % slots: resident_vals_chunk_bytes(the chunk's rows, the layer's slot bytes) from the
+// layer's pack, landing at once. False (why) for a copy of another chunk than h, past the layer's pack,
+// or larger than the slot.
+bool vals_copy(ValsRing& ring, const std::vector<HostPack>& packs, int chunks, int last_rows, size_t slot_bytes,
+               int h, int hk, int hc, std::string* why) {
+  if (hk >= int(packs.size())) return true;
+  if (hc < 0 || hc >= chunks || h != hk * chunks + hc) {
+    *why = "a copy of chunk " + std::to_string(hc) + " of layer " + std::to_string(hk) + " as chunk " +
+           std::to_string(h) + " (not its chunk, or past the layer's pack)";
+    return false;
+  }
+  const int rows = hc == chunks - 1 ? last_rows : kEChunk;
+  const int bytes = jhdnn::sparse::resident_vals_chunk_bytes(rows, packs[size_t(hk)].list_bytes);
+  if (size_t(bytes) > slot_bytes) {
+    *why = "a copy larger than the ring slot";
+    return false;
+  }
+  const size_t base = size_t(h % ring.slots) * ring.slot_words;
+  const uint32_t* srcw = packs[size_t(hk)].words.data() + size_t(hc) * kCW;
+  for (int w = 0; w < bytes / 4; ++w) {
+    ring.words[base + size_t(w)] = srcw[w];
+    ring.tag[base + size_t(w)] = h;
+  }
+  ++ring.landed[size_t(h % ring.slots)];
+  return true;
+}
+// A slice's two feature buffers of (n + 1) x S floats (row n: the zero padding row): images r0 ..
+// r0 + mine - 1 in buffer 0's columns 0 .. mine - 1, at their feature rows resident_pos(i, n).
+std::array<std::vector<float>, 2> vals_slice_buffers(const std::vector<std::vector<float>>& images, int r0, int mine,
+                                                     int n) {
+  namespace sp = jhdnn::sparse;
+  constexpr int S = sp::kResidentValsS;
+  std::array<std::vector<float>, 2> xb = {std::vector<float>(size_t(n + 1) * S, 0.f),
+                                          std::vector<float>(size_t(n + 1) * S, 0.f)};
+  for (int q = 0; q < mine; ++q)
+    for (int i = 0; i < n; ++i) xb[0][size_t(sp::resident_pos(i, n)) * S + q] = images[size_t(r0 + q)][size_t(i)];
+  return xb;
+}
+// The survivors of a slice (their columns in the layers' last output buffer) into out->last by image.
+void vals_survivors(const std::vector<float>& xb, const std::vector<int>& live, int r0, int n, ChainResult* out) {
+  namespace sp = jhdnn::sparse;
+  constexpr int S = sp::kResidentValsS;
+  for (int sl : live) {
+    std::vector<uint32_t> f(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) f[size_t(i)] = res_bits(xb[size_t(sp::resident_pos(i, n)) * S + size_t(sl)]);
+    out->last[r0 + sl] = std::move(f);
+  }
+}
+
 // The vals kernel's schedule on the host (dnn_resident_kernel<4, ..., 3>), CTA by CTA, lane by lane:
 // the iteration consumes chunks g .. g + nch - 1 of layer k (nch = min(8, chunks left in the layer);
 // warps 2c, 2c + 1 chunk g + c, 64 rows each, lane p = rows 2p, 2p + 1 x the 4 image slots), thread 0
@@ -2188,53 +2286,20 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
   }
   const int chunks = (n + kEChunk - 1) / kEChunk, last_rows = n - (chunks - 1) * kEChunk;
   std::vector<HostPack> packs;
-  std::vector<int> sbs;
-  for (int k = 0; k < layers; ++k) {
-    packs.push_back(host_vals_pack(*L[k], orders[k], mutation));
-    sbs.push_back(packs.back().list_bytes);
-  }
-  const size_t slot_bytes = sp::resident_vals_slot_bytes(n, sbs.data(), layers);
-  if (slot_bytes % 16 != 0) {
-    *why = "slot bytes not a multiple of 16";
-    return false;
-  }
-  const size_t slot_words = slot_bytes / 4;
+  size_t slot_bytes = 0;
+  if (!vals_packs(L, orders, mutation, &packs, &slot_bytes, why)) return false;
   out->counts.assign(layers, 0);
   out->last.clear();
   const int total = layers * chunks;
   auto act = [&](float acc) { return std::min(std::max(acc + bias, 0.f), 32.f); };
   for (int r0 = 0; r0 < count; r0 += slice) {
     const int mine = std::min(slice, count - r0);
-    std::vector<float> xb[2] = {std::vector<float>(size_t(n + 1) * S, 0.f), std::vector<float>(size_t(n + 1) * S, 0.f)};
-    for (int q = 0; q < mine; ++q)
-      for (int i = 0; i < n; ++i) xb[0][size_t(sp::resident_pos(i, n)) * S + q] = images[r0 + q][i];
-    std::vector<uint32_t> ring(kRing * slot_words, 0xDEADBEEFu);
-    std::vector<int> tag(kRing * slot_words, -1);  // the chunk whose copy wrote the word
-    std::vector<int> landed(kRing, 0);             // completed phases of the slot's mbarrier
+    std::array<std::vector<float>, 2> xb = vals_slice_buffers(images, r0, mine, n);
+    ValsRing ring(kRing, slot_bytes);
     int ni = 0, ik = 0, ic = 0;
     // Global chunk h (layer hk, chunk hc of it) into slot h % 16; lands at once.
     auto issue_at = [&](int h, int hk, int hc) {
-      if (hk < layers) {
-        if (hc < 0 || hc >= chunks || h != hk * chunks + hc) {
-          *why = "a copy of chunk " + std::to_string(hc) + " of layer " + std::to_string(hk) + " as chunk " +
-                 std::to_string(h) + " (not its chunk, or past the layer's pack)";
-          return false;
-        }
-        const int rows = hc == chunks - 1 ? last_rows : kEChunk;
-        const int bytes = sp::resident_vals_chunk_bytes(rows, packs[hk].list_bytes);
-        if (size_t(bytes) > slot_bytes) {
-          *why = "a copy larger than the ring slot";
-          return false;
-        }
-        const int sl = h % kRing;
-        const uint32_t* srcw = packs[hk].words.data() + size_t(hc) * kCW;
-        for (int w = 0; w < bytes / 4; ++w) {
-          ring[sl * slot_words + w] = srcw[w];
-          tag[sl * slot_words + w] = h;
-        }
-        ++landed[sl];
-      }
-      return true;
+      return vals_copy(ring, packs, chunks, last_rows, slot_bytes, h, hk, hc, why);
     };
     auto issue = [&]() {  // thread 0: chunk ni (layer ik, chunk ic)
       if (!issue_at(ni, ik, ic)) return false;
@@ -2255,9 +2320,8 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
       for (int half = 0; half < nch; ++half) {
         const int gm = g + half;
         if (gm >= total) break;
-        const int sl = gm % kRing;
         const int parity = mutation == ValsMutation::kParity8 ? (gm / 8) & 1 : (gm / kRing) & 1;
-        if ((landed[sl] & 1) == parity || landed[sl] != gm / kRing + 1) {
+        if (!ring.wait_passes(gm, parity)) {
           *why = "an mbarrier wait that does not pass on exactly its chunk's phase (chunk " + std::to_string(gm) + ")";
           return false;
         }
@@ -2285,15 +2349,7 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
         const int gm = g + half;
         const int ck = c + half;  // this warp's chunk of layer k (mutation kCrossLayer: may run past)
         const int rows_here = ck == chunks - 1 ? last_rows : kEChunk;
-        const int sl = gm % kRing;
-        auto word = [&](uint32_t byte, uint32_t* v) {  // a ring word of chunk gm, or a violation
-          if (byte % 4 != 0 || byte / 4 >= slot_words || tag[sl * slot_words + byte / 4] != gm) {
-            *why = "a read outside chunk " + std::to_string(gm) + "'s copied bytes (byte " + std::to_string(byte) + ")";
-            return false;
-          }
-          *v = ring[sl * slot_words + byte / 4];
-          return true;
-        };
+        auto word = [&](uint32_t byte, uint32_t* v) { return ring.read(gm, byte, v, why); };  // or a violation
         const int row0 = wrow * kWarpRows;
         if (row0 >= rows_here || ck >= chunks) continue;  // warp-uniform
         struct Lane {
@@ -2367,7 +2423,7 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
         cur ^= 1;
         if (live.empty()) {  // the slice leaves once the chunks in flight (g + nch .. g + 15) landed
           for (int h = g + nch; h < g + kRing && h < total; ++h)
-            if (landed[h % kRing] != h / kRing + 1) {
+            if (!ring.landed_exactly(h)) {
               *why = "an emptied slice leaves with a chunk in flight not landed";
               return false;
             }
@@ -2379,12 +2435,7 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
       c += nch;
       if (c >= chunks) c = 0, ++k;
     }
-    if (emptied) continue;
-    for (int sl : live) {
-      std::vector<uint32_t> f(n);
-      for (int i = 0; i < n; ++i) f[i] = res_bits(xb[cur][size_t(sp::resident_pos(i, n)) * S + sl]);
-      out->last[r0 + sl] = std::move(f);
-    }
+    if (!emptied) vals_survivors(xb[cur], live, r0, n, out);
   }
   return true;
 }
