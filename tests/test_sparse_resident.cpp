@@ -2440,6 +2440,278 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
   return true;
 }
 
+// ============================================================================================
+// The vals4w kernel (session 20): S = 4 on the same vals-pack copies, 16 warps each a whole 128-row
+// chunk (lane = 4 rows x the 4 image slots), a ring of R = resident_vals4w_slots(...) slots (16..32) that
+// each warp refills itself, no barrier inside a layer. Its schedule, the contract emulate_vals4w checks:
+// chunk h = k x chunks + c (layer k, chunk c) in slot h % R, its wait for parity (h / R) & 1; the prologue
+// copies chunks 0 .. R - 1; in layer k warp w consumes chunk w, then chunk 16 + ((w + R) & 15) (each if
+// < chunks), and right after consuming chunk h copies chunk h + R into the same slot (layer (h + R) /
+// chunks, chunk (h + R) % chunks; none past the last layer). So chunks c and c + R of one layer run on
+// warp c: no ring slot is read by two warps within a layer, and every wait inside a layer is on a copy
+// its own warp issued (or one issued before the layer's barrier).
+enum class Vals4wMutation {
+  kNone,
+  kOldOrder,      // pass 2: warp w takes chunk 16 + w (the older order: chunks c and c + R on two warps)
+  kRefillBack,    // the consumer of chunk h copies chunk h + R - 1 (into chunk h - 1's slot)
+  kRefillDeep,    // the consumer of chunk h copies chunk h + R + 1 (into chunk h + 1's slot)
+  kParity16,      // the wait's parity (h / 16) & 1, a 16-slot ring's, on R slots
+  kNoWrap,        // the refill's (layer, chunk) = (k, c + R): no carry into the next layer
+  kAnyOne,        // the shared-list path when ANY lane's 4 rows name one list slot (not every lane's)
+  kAbsentStored,  // an absent row (past the chunk's rows) is stored too
+  kAbsentRow0,    // an absent row reads the chunk's row 0 header, and the shared-list test skips absent rows
+};
+const char* vals4w_mutation_name(Vals4wMutation m) {
+  switch (m) {
+    case Vals4wMutation::kNone: return "none";
+    case Vals4wMutation::kOldOrder: return "old order (pass 2: warp w takes chunk 16 + w)";
+    case Vals4wMutation::kRefillBack: return "refill of h + R - 1";
+    case Vals4wMutation::kRefillDeep: return "refill of h + R + 1";
+    case Vals4wMutation::kParity16: return "parity (h / 16) & 1";
+    case Vals4wMutation::kNoWrap: return "refill without the carry into the next layer";
+    case Vals4wMutation::kAnyOne: return "shared-list path when ANY lane's rows share a list";
+    case Vals4wMutation::kAbsentStored: return "an absent row stored";
+    case Vals4wMutation::kAbsentRow0: return "absent row reads row 0's header, shared test skips absent rows";
+  }
+  return "?";
+}
+
+// What an emulation of vals4w went through (chunks consumed, all slices together): on the shared-list
+// path or each row's own list, and of those with absent rows (the layer's last chunk when it is short)
+// how many took the shared path.
+struct Vals4wStats {
+  int shared = 0, own = 0, short_shared = 0;
+};
+
+// The vals4w kernel's schedule on the host with a ring of R slots (16..32; the tests pass the H200's
+// resident_vals4w_slots and forced values), slice by slice (a CTA), lane by lane, as emulate_vals:
+// - the ring (ValsRing, vals_copy): only the bytes each copy moved, every word tagged with its chunk (a
+//   read of a word the slot's current chunk did not bring fails), copies landing at issue; every wait
+//   must pass on exactly its chunk's phase (landed == h / R + 1, parity (h / R) & 1);
+// - the copies: the prologue's (chunks 0 .. R - 1) and each consuming warp's refill of h + R (its layer
+//   and chunk moved on from (k, c) by R chunks, carried into the next layers as the kernel computes them);
+//   a chunk copied twice, a copy into a slot whose previous chunk the issuing warp has not consumed
+//   itself in this layer (nor was it consumed in an earlier layer), and a copy of the wrong (layer,
+//   chunk), past the pack or bigger than the slot are violations;
+// - per layer: a slot read by two different warps, and a wait on a chunk that a different warp issued
+//   in the same layer (a cross-warp dependency inside a layer: the kernel has no barrier there), are
+//   violations; each output row must be stored exactly once;
+// - a chunk (rows_here = 128, or the layer's last chunk's rows): lane p's i-th row (i = 0..3) is
+//   r = 4p + ((i + (p >> 1)) & 3); a row r >= rows_here is absent: it reads row rows_here - 1's header,
+//   computes and is not stored; the warp takes the shared-list path iff every lane's 4 headers name one
+//   list slot (word 2), then every row's indices come from its i = 0 row's list slot, else each row's
+//   own; weights from each row's own value slot (word 3); per (row, image) the chain acc = fma(w_t, x_t,
+//   acc), t = 0..31, from 0 in float, then min(max(acc + bias, 0), 32) to output row word 0; indices
+//   must lie in 0..n, output rows in 0..n - 1;
+// - the layer end: the live image slots flagged (any nonzero output), the list compacted; an emptied
+//   slice leaves once the chunks in flight ((k + 1) x chunks .. + R - 1, those < total) have landed, and
+//   no chunk past them may have been issued.
+// Warps are processed 0..15 for pass 1, then 0..15 for pass 2. Within a layer the warps share no ring
+// slot (checked), every wait is on a copy of the waiting warp or of an earlier layer (checked), the
+// feature input buffer is read-only and the output rows are disjoint (checked: each stored once), so
+// any interleaving the GPU runs gives the same reads and results as this order. Returns false (why) on
+// a violation; out gets the counts per layer and the survivors' feature bits.
+bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
+                    const std::vector<std::vector<float>>& images, float bias, int slice, int R, ChainResult* out,
+                    std::string* why, Vals4wMutation mutation = Vals4wMutation::kNone, Vals4wStats* stats = nullptr) {
+  namespace sp = jhdnn::sparse;
+  constexpr int S = sp::kResidentValsS, kWarps = 16;
+  const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
+  const int chunks = (n + kEChunk - 1) / kEChunk, last_rows = n - (chunks - 1) * kEChunk;
+  if (slice < 1 || slice > S) {
+    *why = "slice outside 1..4";
+    return false;
+  }
+  if (R < sp::kResidentVals4wMinSlots || R > sp::kResidentVals4wMaxSlots) {
+    *why = "a ring of " + std::to_string(R) + " slots (vals4w runs with 16..32)";
+    return false;
+  }
+  if (chunks > sp::kResidentVals4wMaxChunks) {
+    *why = "more than 32 chunks per layer (vals4w does not run)";
+    return false;
+  }
+  std::vector<HostPack> packs;
+  size_t slot_bytes = 0;
+  if (!vals_packs(L, orders, ValsMutation::kNone, &packs, &slot_bytes, why)) return false;
+  out->counts.assign(size_t(layers), 0);
+  out->last.clear();
+  const int total = layers * chunks;
+  auto act = [&](float acc) { return std::min(std::max(acc + bias, 0.f), 32.f); };
+  auto str = [](int v) { return std::to_string(v); };
+  struct Who {
+    int layer = -2, warp = -2;  // (-2, -2): not yet; the prologue's copies (-1, -1)
+  };
+  for (int r0 = 0; r0 < count; r0 += slice) {
+    const int mine = std::min(slice, count - r0);
+    std::array<std::vector<float>, 2> xb = vals_slice_buffers(images, r0, mine, n);
+    ValsRing ring(R, slot_bytes);
+    std::vector<Who> issued(static_cast<size_t>(total)), consumed(static_cast<size_t>(total)),
+        reader(static_cast<size_t>(R));
+    int top = -1;  // the highest chunk copied so far
+    // Chunk h (layer hk, chunk hc, as the issuer computed them) by warp w in layer k (prologue: -1, -1).
+    auto copy = [&](int h, int hk, int hc, int k, int w) {
+      if (hk >= layers) return true;  // past the last layer: nothing (the kernel checks hk < layers)
+      if (h >= 0 && h < total && issued[size_t(h)].layer != -2) {
+        *why = "chunk " + str(h) + " copied twice (by warp " + str(w) + " in layer " + str(k) + ")";
+        return false;
+      }
+      const int prev = h - R;  // the slot's previous chunk: consumed by the issuer or in an earlier layer
+      if (h >= 0 && prev >= 0 && prev < total &&
+          !(consumed[size_t(prev)].layer >= 0 &&
+            (consumed[size_t(prev)].layer < k || consumed[size_t(prev)].warp == w))) {
+        *why = "a copy of chunk " + str(h) + " by warp " + str(w) + " in layer " + str(k) + " into slot " +
+               str(h % R) + " whose chunk " + str(prev) +
+               (consumed[size_t(prev)].layer < 0 ? " is not consumed yet"
+                                                 : " warp " + str(consumed[size_t(prev)].warp) + " consumed") +
+               " (a write over a slot another warp may still read)";
+        return false;
+      }
+      if (!vals_copy(ring, packs, chunks, last_rows, slot_bytes, h, hk, hc, why)) return false;
+      issued[size_t(h)] = {k, w};
+      top = std::max(top, h);
+      return true;
+    };
+    for (int h = 0; h < R && h < total; ++h)  // the prologue: before any consumption
+      if (!copy(h, h / chunks, h % chunks, -1, -1)) return false;
+    std::vector<int> live(static_cast<size_t>(mine));
+    std::iota(live.begin(), live.end(), 0);
+    int cur = 0;
+    bool emptied = false;
+    for (int k = 0; k < layers && !emptied; ++k) {
+      float alive[S] = {0.f, 0.f, 0.f, 0.f};
+      std::vector<int> stored(static_cast<size_t>(n), 0);  // stores per output row in this layer
+      for (int pass = 0; pass < 2; ++pass)
+        for (int w = 0; w < kWarps; ++w) {
+          const int c = pass == 0 ? w : mutation == Vals4wMutation::kOldOrder ? 16 + w : 16 + ((w + R) & 15);
+          if (c >= chunks) continue;  // warp-uniform
+          const int h = k * chunks + c, s = h % R;
+          if (reader[size_t(s)].layer == k && reader[size_t(s)].warp != w) {
+            *why = "ring slot " + str(s) + " read by two warps in layer " + str(k) + " (warp " +
+                   str(reader[size_t(s)].warp) + ", then warp " + str(w) + " for chunk " + str(h) + ")";
+            return false;
+          }
+          reader[size_t(s)] = {k, w};
+          const Who by = issued[size_t(h)];
+          if (by.layer == k && by.warp != w) {
+            *why = "warp " + str(w) + " waits in layer " + str(k) + " on chunk " + str(h) + ", issued in that layer by warp " +
+                   str(by.warp) + " (a cross-warp dependency inside a layer: no barrier there)";
+            return false;
+          }
+          const int parity = mutation == Vals4wMutation::kParity16 ? (h / 16) & 1 : (h / R) & 1;
+          if (!ring.wait_passes(h, parity)) {
+            *why = "an mbarrier wait that does not pass on exactly its chunk's phase (chunk " + str(h) + ", slot " +
+                   str(s) + ", " + str(ring.landed[size_t(s)]) + " phases completed)";
+            return false;
+          }
+          const int rows_here = c == chunks - 1 ? last_rows : kEChunk;
+          auto word = [&](uint32_t byte, uint32_t* v) { return ring.read(h, byte, v, why); };  // or a violation
+          struct Lane {
+            bool present[4];
+            uint32_t hd[4][4];  // row i's header words (absent: the substitute's)
+          } ln[32];
+          bool all_one = true, any_one = false;
+          for (int p = 0; p < 32; ++p) {
+            Lane& l = ln[p];
+            for (int i = 0; i < 4; ++i) {
+              const int r = 4 * p + ((i + (p >> 1)) & 3);  // the bank-spreading order
+              l.present[i] = r < rows_here;
+              const int hr = l.present[i] ? r : mutation == Vals4wMutation::kAbsentRow0 ? 0 : rows_here - 1;
+              for (int t = 0; t < 4; ++t)
+                if (!word(uint32_t(hr * sp::kResidentValsHeadBytes + 4 * t), &l.hd[i][t])) return false;
+            }
+            bool one = true;
+            if (mutation == Vals4wMutation::kAbsentRow0) {  // present rows only, against the first present one
+              int first = -1;
+              for (int i = 0; i < 4; ++i)
+                if (l.present[i]) {
+                  if (first < 0) first = i;
+                  one = one && l.hd[i][sp::kResidentValsWordList] == l.hd[first][sp::kResidentValsWordList];
+                }
+            } else {
+              for (int i = 1; i < 4; ++i)
+                one = one && l.hd[i][sp::kResidentValsWordList] == l.hd[0][sp::kResidentValsWordList];
+            }
+            all_one = all_one && one;
+            any_one = any_one || one;
+          }
+          const bool shared = mutation == Vals4wMutation::kAnyOne ? any_one : all_one;
+          if (stats) {
+            (shared ? stats->shared : stats->own) += 1;
+            stats->short_shared += shared && rows_here < kEChunk;
+          }
+          for (int p = 0; p < 32; ++p) {
+            const Lane& l = ln[p];
+            for (int i = 0; i < 4; ++i) {
+              const uint32_t lo = l.hd[shared ? 0 : i][sp::kResidentValsWordList], vo = l.hd[i][sp::kResidentValsWordVals];
+              float acc[S] = {0.f, 0.f, 0.f, 0.f};
+              for (int t = 0; t < 32; ++t) {
+                uint32_t ix, wt;
+                if (!word(lo + 4u * t, &ix) || !word(vo + 4u * t, &wt)) return false;
+                if (ix > uint32_t(n)) {
+                  *why = "an index outside 0..n";
+                  return false;
+                }
+                for (int e = 0; e < S; ++e) acc[e] = std::fma(word_float(wt), xb[size_t(cur)][size_t(ix) * S + e], acc[e]);
+              }
+              if (!l.present[i] && mutation != Vals4wMutation::kAbsentStored) continue;
+              const uint32_t frow = l.hd[i][sp::kResidentValsWordRow];
+              if (frow >= uint32_t(n)) {
+                *why = "an output row outside 0..n - 1";
+                return false;
+              }
+              if (++stored[frow] > 1) {
+                *why = "output row " + std::to_string(frow) + " stored twice in layer " + str(k) + " (chunk " + str(c) +
+                       ", lane " + str(p) + ", row " + str(4 * p + ((i + (p >> 1)) & 3)) + ")";
+                return false;
+              }
+              for (int e = 0; e < S; ++e) {
+                const float v = act(acc[e]);
+                xb[size_t(cur ^ 1)][size_t(frow) * S + e] = v;
+                alive[e] = std::max(alive[e], v);
+              }
+            }
+          }
+          consumed[size_t(h)] = {k, w};
+          // The refill: lane 0, after the warp's reads of the slot; chunk h + R (mutations: h + R -/+ 1), its
+          // layer and chunk moved on from (k, c) as the kernel computes them.
+          const int step = R + (mutation == Vals4wMutation::kRefillBack ? -1 : 0) +
+                           (mutation == Vals4wMutation::kRefillDeep ? 1 : 0);
+          int hk = k, hc = c + step;
+          if (mutation != Vals4wMutation::kNoWrap)
+            while (hc >= chunks) hc -= chunks, ++hk;
+          if (!copy(h + step, hk, hc, k, w)) return false;
+        }
+      for (int i = 0; i < n; ++i)
+        if (stored[size_t(i)] != 1) {
+          *why = "output row " + str(i) + " not stored in layer " + str(k);
+          return false;
+        }
+      // The layer end: flags, compaction; an emptied slice leaves after its chunks in flight landed.
+      std::vector<int> next;
+      for (int sl : live)
+        if (alive[sl] != 0.f) next.push_back(sl);
+      live = std::move(next);
+      out->counts[size_t(k)] += int(live.size());
+      cur ^= 1;
+      if (live.empty()) {
+        const int from = (k + 1) * chunks;
+        for (int h = from; h < from + R && h < total; ++h)
+          if (!ring.landed_exactly(h)) {
+            *why = "an emptied slice leaves with chunk " + str(h) + " in flight not landed";
+            return false;
+          }
+        if (top >= from + R) {
+          *why = "an emptied slice leaves with chunk " + str(top) + " issued but not waited for";
+          return false;
+        }
+        emptied = true;
+      }
+    }
+    if (!emptied) vals_survivors(xb[size_t(cur)], live, r0, n, out);
+  }
+  return true;
+}
+
 // The vals cases: the GPU test runs them at the default kernel (duo: vals where S = 4 does not fit the
 // list-pack rings) and the emulation on the host. kind 0: random_runs_layer (list runs min_run..max_run,
 // value runs vmin..vmax); 1: generated challenge layers in the reuse order; 3: random_layer (every row
@@ -2508,6 +2780,24 @@ bool vals_fits(const Built& b, int64_t n, size_t smem_optin, size_t* smem_out = 
   if (smem_out) *smem_out = smem;
   return smem <= smem_optin;
 }
+// vals4w's ring for a built case: R = resident_vals4w_slots(n, the call's slot bytes, smem_optin) (0: the
+// kernel does not run, the call runs valsfan), the slot bytes the same as vals' (resident_vals_slot_bytes).
+int vals4w_slots_of(const Built& b, int64_t n, size_t smem_optin, size_t* slot_bytes_out = nullptr) {
+  namespace sp = jhdnn::sparse;
+  std::vector<int> sbs;
+  for (size_t l = 0; l < b.ells.size(); ++l) sbs.push_back(host_vals_pack(b.ells[l], &b.orders[l]).list_bytes);
+  const size_t slot_bytes = sp::resident_vals_slot_bytes(n, sbs.data(), int(sbs.size()));
+  if (slot_bytes_out) *slot_bytes_out = slot_bytes;
+  return sp::resident_vals4w_slots(n, slot_bytes, smem_optin);
+}
+// A case for the vals4w emulation only: list runs of exactly 4 rows from each chunk's first (a lane's 4
+// rows are one run, so every full lane shares a list and the warps take the shared-list path), and a
+// last chunk of 1001 - 7 x 128 = 105 rows: lane 26 holds rows 104..107 with its i = 0 row 105 absent
+// ((0 + (26 >> 1)) & 3 = 1) and its i = 3 row 104 present, lanes 27..31 only absent rows.
+const ValsCase kVals4wCases[] = {
+    {"list runs of 4 rows (the shared path), value runs 4..16, n 1001 (lane 26's first row absent)", 1001, 8, 9, 0, 4,
+     4, 4, 16, 0.05, 0.2, 3.0, -0.05f},
+};
 
 }  // namespace
 
@@ -2683,6 +2973,177 @@ TEST_CASE("resident vals: the GPU test's N = 4096 cases run vals itself, the own
     INFO("shared memory " << smem);
     // the list-pack kernels give S = 2 at most here (so duo, the default, tries vals)
     CHECK(jhdnn::sparse::resident_slice_max(cs.n, kH200) < 4);
+  }
+}
+
+// ============================================================================================
+// vals4w (session 20): its ring size and its schedule on the host (emulate_vals4w).
+
+// vals4w's ring on the H200 (232,448 bytes per block): R = resident_vals4w_slots of the call's slot
+// bytes (the same as vals'), 16..32, or 0 (fewer than 16 slots fit, or more than 32 chunks per layer):
+// then the call runs valsfan. Pinned for the challenge's chunks, the edges, and the GPU test's cases
+// (their seeds), which the emulation below runs with these R.
+TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfan runs)", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  constexpr size_t kH200 = 232448;
+  // The challenge's 3,200-byte chunks at n = 4096: 384 bytes of misc ints + 2 x 4097 x 4 x 4 of features =
+  // 131,488 fixed, 31 slots = 230,688 bytes; 32 would take 233,888.
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3200, 0) == 131488);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, kH200) == 31);
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3200, 31) == 230688);
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3200, 32) > kH200);
+  // n = 4097: 33 chunks per layer, none however small the chunks; at most 32 slots.
+  CHECK(sp::resident_vals4w_slots(4097, 3200, kH200) == 0);
+  CHECK(sp::resident_vals4w_slots(4097, 2048 + 256, size_t(1) << 30) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 2048 + 256, size_t(1) << 30) == 32);
+  CHECK(sp::resident_vals4w_slots(77, 77 * 16 + 256, kH200) == 32);
+  // A shared memory that leaves 15 slots (or a byte short of 16): none; 16 slots: 16; no room at all: none.
+  const size_t fixed = sp::resident_vals4w_smem_bytes(4096, 0, 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed + 15 * 3200) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed + 16 * 3200 - 1) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed + 16 * 3200) == 16);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed - 1) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 0, kH200) == 0);
+  // The GPU test's cases (its seeds): the challenge, random runs at n 4001 and 3500, own values.
+  const size_t want_slot[] = {3200, 5760, 6912, 20992};
+  const int want_r[] = {31, 18, 17, 0};
+  STATIC_REQUIRE(sizeof want_r / sizeof want_r[0] == sizeof kValsCases / sizeof kValsCases[0]);
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) {
+    const ValsCase& cs = kValsCases[c];
+    INFO(cs.name);
+    const Built b = build_vals_case(cs, 9800 + c);
+    size_t slot_bytes = 0;
+    CHECK(vals4w_slots_of(b, cs.n, kH200, &slot_bytes) == want_r[c]);
+    CHECK(slot_bytes == want_slot[c]);
+    // vals4w runs only where vals' ring fits too (its fixed part is 128 bytes more, its ring >= 16 slots)
+    if (want_r[c] > 0) CHECK(vals_fits(b, cs.n, kH200));
+  }
+  const int want_small[] = {16, 25, 22, 0, 32};
+  STATIC_REQUIRE(sizeof want_small / sizeof want_small[0] == sizeof kValsSmallCases / sizeof kValsSmallCases[0]);
+  for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c) {
+    const ValsCase& cs = kValsSmallCases[c];
+    INFO(cs.name);
+    size_t slot_bytes = 0;
+    CHECK(vals4w_slots_of(build_vals_case(cs, 9900 + c), cs.n, kH200, &slot_bytes) == want_small[c]);
+    INFO("slot bytes " << slot_bytes);
+  }
+  {
+    const ValsCase& cs = kVals4wCases[0];  // the emulation's lane-aligned case (its seed)
+    INFO(cs.name);
+    size_t slot_bytes = 0;
+    CHECK(vals4w_slots_of(build_vals_case(cs, 9960), cs.n, kH200, &slot_bytes) == 17);
+    CHECK(slot_bytes == 11648);
+  }
+}
+
+namespace {
+// A vals case built and ready for emulate_vals4w: its layers' and orders' pointers and the H200's R.
+struct Vals4wPrepared {
+  const ValsCase* cs;
+  Built b;
+  std::vector<const spdnn::Ell*> lp;
+  std::vector<const std::vector<int>*> op;
+  int r_h200;
+};
+Vals4wPrepared prepare_vals4w(const ValsCase& cs, uint64_t seed) {
+  Vals4wPrepared p{&cs, build_vals_case(cs, seed), {}, {}, 0};
+  for (size_t l = 0; l < p.b.ells.size(); ++l) {
+    p.lp.push_back(&p.b.ells[l]);
+    p.op.push_back(&p.b.orders[l]);
+  }
+  p.r_h200 = vals4w_slots_of(p.b, cs.n, 232448);
+  return p;
+}
+}  // namespace
+
+// The emulated vals4w schedule against the CPU fma chain, bit for bit (counts per layer, survivors,
+// every feature): the GPU test's cases (its seeds) at slices 1, 3, 4 (small cases 1, 2, 4) with the
+// H200's R (the own-values case, where vals4w does not run, with the smallest ring, 16), the challenge
+// also with forced rings of 16, 17 and 32 (32 fits nothing at n = 4096 on the H200: the emulation
+// only), and the lane-aligned n 1001 case (the shared-list path in a short chunk).
+TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
+  Vals4wStats all;
+  auto run = [&](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices, std::vector<int> forced) {
+    INFO(cs.name);
+    const Vals4wPrepared p = prepare_vals4w(cs, seed);
+    std::vector<std::pair<int, std::vector<int>>> runs;  // (R, slices)
+    runs.push_back({p.r_h200 > 0 ? p.r_h200 : 16, std::vector<int>(slices)});
+    for (int r : forced) runs.push_back({r, {1, 4}});
+    Vals4wStats st;
+    for (const auto& [r, ss] : runs)
+      for (int slice : ss) {
+        INFO("R " << r << (r == p.r_h200 ? " (the H200's)" : " (forced)") << " slice " << slice);
+        ChainResult got;
+        std::string why;
+        const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, cs.bias, slice, r, &got, &why, Vals4wMutation::kNone, &st);
+        INFO(why);
+        REQUIRE(ok);
+        CHECK(got.counts == p.b.want.counts);
+        CHECK(got.last == p.b.want.last);
+      }
+    all.shared += st.shared;
+    all.own += st.own;
+    all.short_shared += st.short_shared;
+    return st;
+  };
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c)
+    run(kValsCases[c], 9800 + c, {1, 3, 4}, c == 0 ? std::vector<int>{16, 17, 32} : std::vector<int>{});
+  for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
+    run(kValsSmallCases[c], 9900 + c, {1, 2, 4}, {});
+  const Vals4wStats aligned = run(kVals4wCases[0], 9960, {1, 3, 4}, {});
+  // Both paths ran, and the shared one in short chunks (absent rows), every time in the aligned case.
+  CHECK(all.shared > 0);
+  CHECK(all.own > 0);
+  CHECK(aligned.own == 0);
+  CHECK(aligned.short_shared > 0);
+}
+
+// Deliberate bugs in the vals4w schedule: each must fail the emulation (a violation, or a result that is
+// not the chain's) on at least one of four cases at 4-image slices with the H200's R: the challenge
+// (R 31, 32 chunks), random runs at n 3500 (R 17, 28 chunks: lanes with one list and lanes with
+// several in one warp), n 77 (one short chunk per layer) and the lane-aligned n 1001 (the shared path
+// in a short chunk whose lane 26 has its i = 0 row absent); where a violation is the point, its message.
+TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
+  std::vector<Vals4wPrepared> cases;
+  cases.push_back(prepare_vals4w(kValsCases[0], 9800));
+  cases.push_back(prepare_vals4w(kValsCases[2], 9802));
+  cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
+  cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
+  for (const Vals4wPrepared& p : cases) {
+    INFO(p.cs->name);
+    REQUIRE(p.r_h200 >= 16);
+    ChainResult got;
+    std::string why;
+    REQUIRE(emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, p.r_h200, &got, &why));  // unmutated: passes
+    REQUIRE(got.counts == p.b.want.counts);
+    REQUIRE(got.last == p.b.want.last);
+  }
+  const std::pair<Vals4wMutation, const char*> muts[] = {
+      {Vals4wMutation::kOldOrder, "read by two warps"},
+      {Vals4wMutation::kRefillBack, "copied twice"},
+      {Vals4wMutation::kRefillDeep, "a write over a slot another warp may still read"},
+      {Vals4wMutation::kParity16, "does not pass on exactly its chunk's phase"},
+      {Vals4wMutation::kNoWrap, "not its chunk, or past the layer's pack"},
+      {Vals4wMutation::kAnyOne, ""},  // wrong indices: the chain's values differ
+      {Vals4wMutation::kAbsentStored, "stored twice"},
+      {Vals4wMutation::kAbsentRow0, ""},
+  };
+  for (const auto& [m, want_why] : muts) {
+    bool caught = false, said = *want_why == '\0';
+    std::string seen;
+    for (const Vals4wPrepared& p : cases) {
+      ChainResult got;
+      std::string why;
+      const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, p.r_h200, &got, &why, m);
+      const bool wrong = ok && !(got.counts == p.b.want.counts && got.last == p.b.want.last);
+      caught = caught || !ok || wrong;
+      said = said || (!ok && why.find(want_why) != std::string::npos);
+      seen += std::string("\n  ") + p.cs->name + ": " + (ok ? (wrong ? "ran, results differ from the chain" : "ran, same results") : why);
+    }
+    INFO("mutation: " << vals4w_mutation_name(m) << seen);
+    CHECK(caught);
+    CHECK(said);
   }
 }
 
