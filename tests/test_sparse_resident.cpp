@@ -1086,9 +1086,10 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 
 }  // namespace
 
-// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the five names, exact; anything else refused
-// with no change; nullptr back to the environment's value (duo when unset or "").
-TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse][resident][cpu]") {
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the names (duo, quad, pair, bulk, packed, vals, valsfan,
+// vals4w), exact; anything else refused with no change; nullptr back to the environment's value (duo
+// when unset or "").
+TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / valsfan / vals4w", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
@@ -1124,6 +1125,12 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse]
   CHECK_FALSE(cfg::set_resident_kernel("valsFan"));
   CHECK_FALSE(cfg::set_resident_kernel("vals_fan"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kValsFan);
+  REQUIRE(cfg::set_resident_kernel("vals4w"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w);
+  CHECK_FALSE(cfg::set_resident_kernel("Vals4w"));
+  CHECK_FALSE(cfg::set_resident_kernel("vals4W"));
+  CHECK_FALSE(cfg::set_resident_kernel("vals4"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w);
   REQUIRE(cfg::set_resident_kernel("duo"));
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
@@ -1368,7 +1375,9 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo).
     // vals (session 16): S = 4 on the vals-pack layout for slices 0 (= 4) .. 4 where its ring fits (the
     // generated layers, n 77; the n = 4096 case: also under duo), else duo's choice (same results).
-    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan"};
+    // vals4w (session 20): S = 4 where its ring of >= 16 slots fits (resident_vals4w_slots; n <= 4096),
+    // else as valsfan (same results); duo runs it at n = 4096 where its ring fits.
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan", "vals4w"};
     constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
     for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
@@ -2460,6 +2469,7 @@ enum class Vals4wMutation {
   kAnyOne,        // the shared-list path when ANY lane's 4 rows name one list slot (not every lane's)
   kAbsentStored,  // an absent row (past the chunk's rows) is stored too
   kAbsentRow0,    // an absent row reads the chunk's row 0 header, and the shared-list test skips absent rows
+  kAbsentOwn,     // an absent row reads its own header (at 16 r, r >= rows_here: the copy's list / value slots)
 };
 const char* vals4w_mutation_name(Vals4wMutation m) {
   switch (m) {
@@ -2472,6 +2482,7 @@ const char* vals4w_mutation_name(Vals4wMutation m) {
     case Vals4wMutation::kAnyOne: return "shared-list path when ANY lane's rows share a list";
     case Vals4wMutation::kAbsentStored: return "an absent row stored";
     case Vals4wMutation::kAbsentRow0: return "absent row reads row 0's header, shared test skips absent rows";
+    case Vals4wMutation::kAbsentOwn: return "absent row reads its own header (no substitution)";
   }
   return "?";
 }
@@ -2615,7 +2626,9 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
             for (int i = 0; i < 4; ++i) {
               const int r = 4 * p + ((i + (p >> 1)) & 3);  // the bank-spreading order
               l.present[i] = r < rows_here;
-              const int hr = l.present[i] ? r : mutation == Vals4wMutation::kAbsentRow0 ? 0 : rows_here - 1;
+              const int hr = l.present[i] || mutation == Vals4wMutation::kAbsentOwn ? r
+                             : mutation == Vals4wMutation::kAbsentRow0       ? 0
+                                                                             : rows_here - 1;
               for (int t = 0; t < 4; ++t)
                 if (!word(uint32_t(hr * sp::kResidentValsHeadBytes + 4 * t), &l.hd[i][t])) return false;
             }
@@ -3059,9 +3072,10 @@ Vals4wPrepared prepare_vals4w(const ValsCase& cs, uint64_t seed) {
 
 // The emulated vals4w schedule against the CPU fma chain, bit for bit (counts per layer, survivors,
 // every feature): the GPU test's cases (its seeds) at slices 1, 3, 4 (small cases 1, 2, 4) with the
-// H200's R (the own-values case, where vals4w does not run, with the smallest ring, 16), the challenge
-// also with forced rings of 16, 17 and 32 (32 fits nothing at n = 4096 on the H200: the emulation
-// only), and the lane-aligned n 1001 case (the shared-list path in a short chunk).
+// H200's R (31, 18, 17 at n 4096, 4001, 3500; 16..32 for the small ones; the own-values case, where
+// vals4w does not run, with the smallest ring, 16), the challenge also with forced rings of 16 and 32 at
+// slices 1 and 4 (32 fits nothing at n = 4096 on the H200: the emulation only), and the lane-aligned
+// n 1001 case (R 17; the shared-list path in a short chunk).
 TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
   Vals4wStats all;
   auto run = [&](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices, std::vector<int> forced) {
@@ -3088,7 +3102,7 @@ TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the
     return st;
   };
   for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c)
-    run(kValsCases[c], 9800 + c, {1, 3, 4}, c == 0 ? std::vector<int>{16, 17, 32} : std::vector<int>{});
+    run(kValsCases[c], 9800 + c, {1, 3, 4}, c == 0 ? std::vector<int>{16, 32} : std::vector<int>{});
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
     run(kValsSmallCases[c], 9900 + c, {1, 2, 4}, {});
   const Vals4wStats aligned = run(kVals4wCases[0], 9960, {1, 3, 4}, {});
@@ -3128,6 +3142,7 @@ TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation",
       {Vals4wMutation::kAnyOne, ""},  // wrong indices: the chain's values differ
       {Vals4wMutation::kAbsentStored, "stored twice"},
       {Vals4wMutation::kAbsentRow0, ""},
+      {Vals4wMutation::kAbsentOwn, "a read outside chunk"},  // list entries read as slot offsets
   };
   for (const auto& [m, want_why] : muts) {
     bool caught = false, said = *want_why == '\0';
@@ -3170,14 +3185,16 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
   }
 }
 
-// The vals kernel on the GPU: the N = 4096 cases (challenge layers, random runs of lists and values
-// with a tail pair and a 28-chunk layer) at the default kernel (duo, which runs vals there: S = 4) and
-// under JHDNN_RESIDENT_KERNEL=vals, every slice 0 (= 4) .. 4; the own-values case falls back to pair
-// (S = 2: slices 3 and 4 refused with NOT_SUPPORTED_SHAPE); and the small cases under vals (where its
-// ring fits, else duo's kernels). Bitwise against the CPU fma chain (counts per layer, survivors by id,
-// every feature's bits); y columns of non-survivors and list slots past the count still poisoned,
-// guard bytes, x unchanged. Which copies the call built tells which kernel ran: vals builds only the
-// vals-pack copies, every fallback the list-pack ones too.
+// The vals kernels on the GPU: the N = 4096 cases (challenge layers, random runs of lists and values
+// with a tail pair and a 28-chunk layer) at the default kernel (duo, which runs the vals family there:
+// S = 4; vals4w where its ring of >= 16 slots fits, i.e. resident_vals4w_slots > 0, else valsfan) and
+// under JHDNN_RESIDENT_KERNEL=vals, valsfan and vals4w (vals4w where R = 0 runs as valsfan), every slice
+// 0 (= 4) .. 4; the own-values case falls back to pair (S = 2: slices 3 and 4 refused with
+// NOT_SUPPORTED_SHAPE); and the small cases under the vals kernels (where vals' ring fits, else duo's
+// kernels). Bitwise against the CPU fma chain (counts per layer, survivors by id, every feature's bits);
+// y columns of non-survivors and list slots past the count still poisoned, guard bytes, x unchanged.
+// Which copies the call built tells whether the vals family ran: it builds only the vals-pack copies,
+// every fallback the list-pack ones too (vals, valsfan and vals4w build the same copies).
 TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4, and the fallback", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
@@ -3197,22 +3214,35 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
     const int count = cs.images, max_active = count + 3, L = cs.layers;
     const int64_t ld = max_active + 2;
     const bool fits = vals_fits(b, n, size_t(optin));
+    // vals4w's ring (resident_vals4w_slots; 0: it does not fit, and the call runs valsfan instead): only
+    // where vals' ring fits too
+    const int r4w = vals4w_slots_of(b, n, size_t(optin));
+    CHECK((r4w == 0 || fits));
     const int s_list = jhdnn::sparse::resident_slice_max(n, size_t(optin));
     const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
-    // JHDNN_TEST_VALS_QUICK (set, non-empty): duo only, slices 0, 1 and 3 (for compute-sanitizer runs).
+    // JHDNN_TEST_VALS_QUICK (set, non-empty): slices 0, 1 and 3 only (for compute-sanitizer runs) and one
+    // kernel: the value if it names one of this loop's kernels (duo, vals, valsfan, vals4w), else duo.
     const char* quick_env = std::getenv("JHDNN_TEST_VALS_QUICK");
     const bool quick = quick_env != nullptr && *quick_env != '\0';
-    for (const char* kernel : {"duo", "vals", "valsfan"}) {
-      if (quick && std::string(kernel) != "duo") continue;
+    const char* const kernels[] = {"duo", "vals", "valsfan", "vals4w"};
+    std::string quick_kernel = "duo";
+    for (const char* kernel : kernels)
+      if (quick && std::string(quick_env) == kernel) quick_kernel = kernel;
+    for (const char* kernel : kernels) {
+      const std::string kn = kernel;
+      if (quick && kn != quick_kernel) continue;
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
-      // vals runs when tried (duo: where S = 4 does not fit the list-pack rings) and its ring fits;
-      // valsfan is tried where =vals tries vals
-      const bool tried = std::string(kernel) == "vals" || std::string(kernel) == "valsfan" || s_list < 4;
+      // the vals family runs when tried (duo: where S = 4 does not fit the list-pack rings) and vals' ring
+      // fits; valsfan and vals4w are tried where =vals tries vals. Which one: =vals vals, =valsfan valsfan,
+      // duo and =vals4w vals4w where its ring fits (r4w >= 16), else valsfan (same results, same copies).
+      const bool tried = kn == "vals" || kn == "valsfan" || kn == "vals4w" || s_list < 4;
+      const char* const family = kn == "vals" ? "vals" : kn == "valsfan" || r4w == 0 ? "valsfan" : "vals4w";
       for (int slice = 0; slice <= 4; ++slice) {
         if (quick && slice != 0 && slice != 1 && slice != 3) continue;
         const bool runs_vals = tried && fits;
         const int smax = runs_vals ? 4 : s_list;
-        INFO("kernel " << kernel << " sliceImages " << slice << (runs_vals ? " (vals)" : " (fallback)"));
+        INFO("kernel " << kernel << " sliceImages " << slice << " (" << (runs_vals ? family : "fallback")
+                       << "; vals4w's R " << r4w << ")");
         const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // fresh descriptors: no copies yet
         DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
         std::vector<int> c0(L + 1, 0);
@@ -3270,7 +3300,7 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         // The traced instantiation (vals at 3-image slices): the same counts and survivor features as the
         // plain call, and a consistent trace (every CTA with images has its entry and exit records; the
         // layer records' live counts add up to the counts).
-        if (runs_vals && slice == 3 && std::string(kernel) == "duo") {
+        if (runs_vals && slice == 3 && kn == "duo") {
           using Rec = jhdnnSparseDnnResidentTraceRecord_t;
           constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
           const int grid = (max_active + slice - 1) / slice;
