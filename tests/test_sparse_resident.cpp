@@ -1086,9 +1086,10 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 
 }  // namespace
 
-// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the five names, exact; anything else refused
-// with no change; nullptr back to the environment's value (duo when unset or "").
-TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse][resident][cpu]") {
+// JHDNN_RESIDENT_KERNEL's setter (core/config.h): the names (duo, quad, pair, bulk, packed, vals, valsfan,
+// vals4w), exact; anything else refused with no change; nullptr back to the environment's value (duo
+// when unset or "").
+TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / valsfan / vals4w", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
@@ -1124,6 +1125,12 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo", "[sparse]
   CHECK_FALSE(cfg::set_resident_kernel("valsFan"));
   CHECK_FALSE(cfg::set_resident_kernel("vals_fan"));
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kValsFan);
+  REQUIRE(cfg::set_resident_kernel("vals4w"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w);
+  CHECK_FALSE(cfg::set_resident_kernel("Vals4w"));
+  CHECK_FALSE(cfg::set_resident_kernel("vals4W"));
+  CHECK_FALSE(cfg::set_resident_kernel("vals4"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w);
   REQUIRE(cfg::set_resident_kernel("duo"));
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
@@ -1368,7 +1375,9 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo).
     // vals (session 16): S = 4 on the vals-pack layout for slices 0 (= 4) .. 4 where its ring fits (the
     // generated layers, n 77; the n = 4096 case: also under duo), else duo's choice (same results).
-    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan"};
+    // vals4w (session 20): S = 4 where its ring of >= 16 slots fits (resident_vals4w_slots; n <= 4096),
+    // else as valsfan (same results); duo runs it at n = 4096 where its ring fits.
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan", "vals4w"};
     constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
     for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
@@ -2159,6 +2168,104 @@ HostPack host_vals_pack(const spdnn::Ell& e, const std::vector<int>* order, Vals
   return hp;
 }
 
+// What the vals-family emulations (emulate_vals, emulate_vals4w) share.
+// The call's vals-pack copies (host_vals_pack, mutation applied) and its ring slot: the largest chunk's
+// copy (resident_vals_slot_bytes, as the kernels size their ring). False (why) if the slot is not a
+// multiple of 16 bytes.
+bool vals_packs(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
+                ValsMutation mutation, std::vector<HostPack>* packs, size_t* slot_bytes, std::string* why) {
+  const int n = int(L[0]->rows), layers = int(L.size());
+  std::vector<int> sbs;
+  packs->clear();
+  for (int k = 0; k < layers; ++k) {
+    packs->push_back(host_vals_pack(*L[k], orders[k], mutation));
+    sbs.push_back(packs->back().list_bytes);
+  }
+  *slot_bytes = jhdnn::sparse::resident_vals_slot_bytes(n, sbs.data(), layers);
+  if (*slot_bytes % 16 != 0) {
+    *why = "slot bytes not a multiple of 16";
+    return false;
+  }
+  return true;
+}
+// A ring of `slots` slots of slot_bytes on the host: global chunk h lives in slot h % slots; every word
+// is tagged with the chunk whose copy wrote it (-1: none yet; the words start poisoned), so a read of a
+// word the slot's current chunk did not bring (stale, poisoned, or past its copy) fails; landed counts
+// each slot's completed mbarrier phases. Copies land at their issue (the earliest a copy can land, so a
+// slot overwritten while its chunk is still to be read shows).
+struct ValsRing {
+  int slots;
+  size_t slot_words;
+  std::vector<uint32_t> words;
+  std::vector<int> tag, landed;
+  ValsRing(int slots_, size_t slot_bytes)
+      : slots(slots_), slot_words(slot_bytes / 4), words(size_t(slots_) * slot_words, 0xDEADBEEFu),
+        tag(size_t(slots_) * slot_words, -1), landed(size_t(slots_), 0) {}
+  // Word `byte` of chunk h's slot, as chunk h's copy wrote it; false (why) otherwise.
+  bool read(int h, uint32_t byte, uint32_t* v, std::string* why) const {
+    const size_t base = size_t(h % slots) * slot_words;
+    if (byte % 4 != 0 || byte / 4 >= slot_words || tag[base + byte / 4] != h) {
+      *why = "a read outside chunk " + std::to_string(h) + "'s copied bytes (byte " + std::to_string(byte) + ")";
+      return false;
+    }
+    *v = words[base + byte / 4];
+    return true;
+  }
+  // Whether chunk h's copy has landed as the slot's (h / slots + 1)-th phase, exactly (no more, no less).
+  bool landed_exactly(int h) const { return landed[size_t(h % slots)] == h / slots + 1; }
+  // Whether an mbarrier wait of chunk h for `parity` passes, and on exactly chunk h's phase.
+  bool wait_passes(int h, int parity) const { return (landed[size_t(h % slots)] & 1) != parity && landed_exactly(h); }
+};
+// The copy of global chunk h = chunk hc of layer hk (hk >= layers: none, as the kernels skip it) into
+// ring slot h % slots: resident_vals_chunk_bytes(the chunk's rows, the layer's slot bytes) from the
+// layer's pack, landing at once. False (why) for a copy of another chunk than h, past the layer's pack,
+// or larger than the slot.
+bool vals_copy(ValsRing& ring, const std::vector<HostPack>& packs, int chunks, int last_rows, size_t slot_bytes,
+               int h, int hk, int hc, std::string* why) {
+  if (hk >= int(packs.size())) return true;
+  if (hc < 0 || hc >= chunks || h != hk * chunks + hc) {
+    *why = "a copy of chunk " + std::to_string(hc) + " of layer " + std::to_string(hk) + " as chunk " +
+           std::to_string(h) + " (not its chunk, or past the layer's pack)";
+    return false;
+  }
+  const int rows = hc == chunks - 1 ? last_rows : kEChunk;
+  const int bytes = jhdnn::sparse::resident_vals_chunk_bytes(rows, packs[size_t(hk)].list_bytes);
+  if (size_t(bytes) > slot_bytes) {
+    *why = "a copy larger than the ring slot";
+    return false;
+  }
+  const size_t base = size_t(h % ring.slots) * ring.slot_words;
+  const uint32_t* srcw = packs[size_t(hk)].words.data() + size_t(hc) * kCW;
+  for (int w = 0; w < bytes / 4; ++w) {
+    ring.words[base + size_t(w)] = srcw[w];
+    ring.tag[base + size_t(w)] = h;
+  }
+  ++ring.landed[size_t(h % ring.slots)];
+  return true;
+}
+// A slice's two feature buffers of (n + 1) x S floats (row n: the zero padding row): images r0 ..
+// r0 + mine - 1 in buffer 0's columns 0 .. mine - 1, at their feature rows resident_pos(i, n).
+std::array<std::vector<float>, 2> vals_slice_buffers(const std::vector<std::vector<float>>& images, int r0, int mine,
+                                                     int n) {
+  namespace sp = jhdnn::sparse;
+  constexpr int S = sp::kResidentValsS;
+  std::array<std::vector<float>, 2> xb = {std::vector<float>(size_t(n + 1) * S, 0.f),
+                                          std::vector<float>(size_t(n + 1) * S, 0.f)};
+  for (int q = 0; q < mine; ++q)
+    for (int i = 0; i < n; ++i) xb[0][size_t(sp::resident_pos(i, n)) * S + q] = images[size_t(r0 + q)][size_t(i)];
+  return xb;
+}
+// The survivors of a slice (their columns in the layers' last output buffer) into out->last by image.
+void vals_survivors(const std::vector<float>& xb, const std::vector<int>& live, int r0, int n, ChainResult* out) {
+  namespace sp = jhdnn::sparse;
+  constexpr int S = sp::kResidentValsS;
+  for (int sl : live) {
+    std::vector<uint32_t> f(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) f[size_t(i)] = res_bits(xb[size_t(sp::resident_pos(i, n)) * S + size_t(sl)]);
+    out->last[r0 + sl] = std::move(f);
+  }
+}
+
 // The vals kernel's schedule on the host (dnn_resident_kernel<4, ..., 3>), CTA by CTA, lane by lane:
 // the iteration consumes chunks g .. g + nch - 1 of layer k (nch = min(8, chunks left in the layer);
 // warps 2c, 2c + 1 chunk g + c, 64 rows each, lane p = rows 2p, 2p + 1 x the 4 image slots), thread 0
@@ -2188,53 +2295,20 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
   }
   const int chunks = (n + kEChunk - 1) / kEChunk, last_rows = n - (chunks - 1) * kEChunk;
   std::vector<HostPack> packs;
-  std::vector<int> sbs;
-  for (int k = 0; k < layers; ++k) {
-    packs.push_back(host_vals_pack(*L[k], orders[k], mutation));
-    sbs.push_back(packs.back().list_bytes);
-  }
-  const size_t slot_bytes = sp::resident_vals_slot_bytes(n, sbs.data(), layers);
-  if (slot_bytes % 16 != 0) {
-    *why = "slot bytes not a multiple of 16";
-    return false;
-  }
-  const size_t slot_words = slot_bytes / 4;
+  size_t slot_bytes = 0;
+  if (!vals_packs(L, orders, mutation, &packs, &slot_bytes, why)) return false;
   out->counts.assign(layers, 0);
   out->last.clear();
   const int total = layers * chunks;
   auto act = [&](float acc) { return std::min(std::max(acc + bias, 0.f), 32.f); };
   for (int r0 = 0; r0 < count; r0 += slice) {
     const int mine = std::min(slice, count - r0);
-    std::vector<float> xb[2] = {std::vector<float>(size_t(n + 1) * S, 0.f), std::vector<float>(size_t(n + 1) * S, 0.f)};
-    for (int q = 0; q < mine; ++q)
-      for (int i = 0; i < n; ++i) xb[0][size_t(sp::resident_pos(i, n)) * S + q] = images[r0 + q][i];
-    std::vector<uint32_t> ring(kRing * slot_words, 0xDEADBEEFu);
-    std::vector<int> tag(kRing * slot_words, -1);  // the chunk whose copy wrote the word
-    std::vector<int> landed(kRing, 0);             // completed phases of the slot's mbarrier
+    std::array<std::vector<float>, 2> xb = vals_slice_buffers(images, r0, mine, n);
+    ValsRing ring(kRing, slot_bytes);
     int ni = 0, ik = 0, ic = 0;
     // Global chunk h (layer hk, chunk hc of it) into slot h % 16; lands at once.
     auto issue_at = [&](int h, int hk, int hc) {
-      if (hk < layers) {
-        if (hc < 0 || hc >= chunks || h != hk * chunks + hc) {
-          *why = "a copy of chunk " + std::to_string(hc) + " of layer " + std::to_string(hk) + " as chunk " +
-                 std::to_string(h) + " (not its chunk, or past the layer's pack)";
-          return false;
-        }
-        const int rows = hc == chunks - 1 ? last_rows : kEChunk;
-        const int bytes = sp::resident_vals_chunk_bytes(rows, packs[hk].list_bytes);
-        if (size_t(bytes) > slot_bytes) {
-          *why = "a copy larger than the ring slot";
-          return false;
-        }
-        const int sl = h % kRing;
-        const uint32_t* srcw = packs[hk].words.data() + size_t(hc) * kCW;
-        for (int w = 0; w < bytes / 4; ++w) {
-          ring[sl * slot_words + w] = srcw[w];
-          tag[sl * slot_words + w] = h;
-        }
-        ++landed[sl];
-      }
-      return true;
+      return vals_copy(ring, packs, chunks, last_rows, slot_bytes, h, hk, hc, why);
     };
     auto issue = [&]() {  // thread 0: chunk ni (layer ik, chunk ic)
       if (!issue_at(ni, ik, ic)) return false;
@@ -2255,9 +2329,8 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
       for (int half = 0; half < nch; ++half) {
         const int gm = g + half;
         if (gm >= total) break;
-        const int sl = gm % kRing;
         const int parity = mutation == ValsMutation::kParity8 ? (gm / 8) & 1 : (gm / kRing) & 1;
-        if ((landed[sl] & 1) == parity || landed[sl] != gm / kRing + 1) {
+        if (!ring.wait_passes(gm, parity)) {
           *why = "an mbarrier wait that does not pass on exactly its chunk's phase (chunk " + std::to_string(gm) + ")";
           return false;
         }
@@ -2285,15 +2358,7 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
         const int gm = g + half;
         const int ck = c + half;  // this warp's chunk of layer k (mutation kCrossLayer: may run past)
         const int rows_here = ck == chunks - 1 ? last_rows : kEChunk;
-        const int sl = gm % kRing;
-        auto word = [&](uint32_t byte, uint32_t* v) {  // a ring word of chunk gm, or a violation
-          if (byte % 4 != 0 || byte / 4 >= slot_words || tag[sl * slot_words + byte / 4] != gm) {
-            *why = "a read outside chunk " + std::to_string(gm) + "'s copied bytes (byte " + std::to_string(byte) + ")";
-            return false;
-          }
-          *v = ring[sl * slot_words + byte / 4];
-          return true;
-        };
+        auto word = [&](uint32_t byte, uint32_t* v) { return ring.read(gm, byte, v, why); };  // or a violation
         const int row0 = wrow * kWarpRows;
         if (row0 >= rows_here || ck >= chunks) continue;  // warp-uniform
         struct Lane {
@@ -2367,7 +2432,7 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
         cur ^= 1;
         if (live.empty()) {  // the slice leaves once the chunks in flight (g + nch .. g + 15) landed
           for (int h = g + nch; h < g + kRing && h < total; ++h)
-            if (landed[h % kRing] != h / kRing + 1) {
+            if (!ring.landed_exactly(h)) {
               *why = "an emptied slice leaves with a chunk in flight not landed";
               return false;
             }
@@ -2379,12 +2444,283 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
       c += nch;
       if (c >= chunks) c = 0, ++k;
     }
-    if (emptied) continue;
-    for (int sl : live) {
-      std::vector<uint32_t> f(n);
-      for (int i = 0; i < n; ++i) f[i] = res_bits(xb[cur][size_t(sp::resident_pos(i, n)) * S + sl]);
-      out->last[r0 + sl] = std::move(f);
+    if (!emptied) vals_survivors(xb[cur], live, r0, n, out);
+  }
+  return true;
+}
+
+// ============================================================================================
+// The vals4w kernel (session 20): S = 4 on the same vals-pack copies, 16 warps each a whole 128-row
+// chunk (lane = 4 rows x the 4 image slots), a ring of R = resident_vals4w_slots(...) slots (16..32) that
+// each warp refills itself, no barrier inside a layer. Its schedule, the contract emulate_vals4w checks:
+// chunk h = k x chunks + c (layer k, chunk c) in slot h % R, its wait for parity (h / R) & 1; the prologue
+// copies chunks 0 .. R - 1; in layer k warp w consumes chunk w, then chunk 16 + ((w + R) & 15) (each if
+// < chunks), and right after consuming chunk h copies chunk h + R into the same slot (layer (h + R) /
+// chunks, chunk (h + R) % chunks; none past the last layer). So chunks c and c + R of one layer run on
+// warp c: no ring slot is read by two warps within a layer, and every wait inside a layer is on a copy
+// its own warp issued (or one issued before the layer's barrier).
+enum class Vals4wMutation {
+  kNone,
+  kOldOrder,      // pass 2: warp w takes chunk 16 + w (the older order: chunks c and c + R on two warps)
+  kRefillBack,    // the consumer of chunk h copies chunk h + R - 1 (into chunk h - 1's slot)
+  kRefillDeep,    // the consumer of chunk h copies chunk h + R + 1 (into chunk h + 1's slot)
+  kParity16,      // the wait's parity (h / 16) & 1, a 16-slot ring's, on R slots
+  kNoWrap,        // the refill's (layer, chunk) = (k, c + R): no carry into the next layer
+  kAnyOne,        // the shared-list path when ANY lane's 4 rows name one list slot (not every lane's)
+  kAbsentStored,  // an absent row (past the chunk's rows) is stored too
+  kAbsentRow0,    // an absent row reads the chunk's row 0 header, and the shared-list test skips absent rows
+  kAbsentOwn,     // an absent row reads its own header (at 16 r, r >= rows_here: the copy's list / value slots)
+};
+const char* vals4w_mutation_name(Vals4wMutation m) {
+  switch (m) {
+    case Vals4wMutation::kNone: return "none";
+    case Vals4wMutation::kOldOrder: return "old order (pass 2: warp w takes chunk 16 + w)";
+    case Vals4wMutation::kRefillBack: return "refill of h + R - 1";
+    case Vals4wMutation::kRefillDeep: return "refill of h + R + 1";
+    case Vals4wMutation::kParity16: return "parity (h / 16) & 1";
+    case Vals4wMutation::kNoWrap: return "refill without the carry into the next layer";
+    case Vals4wMutation::kAnyOne: return "shared-list path when ANY lane's rows share a list";
+    case Vals4wMutation::kAbsentStored: return "an absent row stored";
+    case Vals4wMutation::kAbsentRow0: return "absent row reads row 0's header, shared test skips absent rows";
+    case Vals4wMutation::kAbsentOwn: return "absent row reads its own header (no substitution)";
+  }
+  return "?";
+}
+
+// What an emulation of vals4w went through (chunks consumed, all slices together): on the shared-list
+// path or each row's own list, and of those with absent rows (the layer's last chunk when it is short)
+// how many took the shared path.
+struct Vals4wStats {
+  int shared = 0, own = 0, short_shared = 0;
+};
+
+// The vals4w kernel's schedule on the host with a ring of R slots (16..32; the tests pass the H200's
+// resident_vals4w_slots and forced values), slice by slice (a CTA), lane by lane, as emulate_vals:
+// - the ring (ValsRing, vals_copy): only the bytes each copy moved, every word tagged with its chunk (a
+//   read of a word the slot's current chunk did not bring fails), copies landing at issue; every wait
+//   must pass on exactly its chunk's phase (landed == h / R + 1, parity (h / R) & 1);
+// - the copies: the prologue's (chunks 0 .. R - 1) and each consuming warp's refill of h + R (its layer
+//   and chunk moved on from (k, c) by R chunks, carried into the next layers as the kernel computes them);
+//   a chunk copied twice, a copy into a slot whose previous chunk the issuing warp has not consumed
+//   itself in this layer (nor was it consumed in an earlier layer), and a copy of the wrong (layer,
+//   chunk), past the pack or bigger than the slot are violations;
+// - per layer: a slot read by two different warps, and a wait on a chunk that a different warp issued
+//   in the same layer (a cross-warp dependency inside a layer: the kernel has no barrier there), are
+//   violations; each output row must be stored exactly once;
+// - a chunk (rows_here = 128, or the layer's last chunk's rows): lane p's i-th row (i = 0..3) is
+//   r = 4p + ((i + (p >> 1)) & 3); a row r >= rows_here is absent: it reads row rows_here - 1's header,
+//   computes and is not stored; the warp takes the shared-list path iff every lane's 4 headers name one
+//   list slot (word 2), then every row's indices come from its i = 0 row's list slot, else each row's
+//   own; weights from each row's own value slot (word 3); per (row, image) the chain acc = fma(w_t, x_t,
+//   acc), t = 0..31, from 0 in float, then min(max(acc + bias, 0), 32) to output row word 0; indices
+//   must lie in 0..n, output rows in 0..n - 1;
+// - the layer end: the live image slots flagged (any nonzero output), the list compacted; an emptied
+//   slice leaves once the chunks in flight ((k + 1) x chunks .. + R - 1, those < total) have landed, and
+//   no chunk past them may have been issued.
+// Warps are processed 0..15 for pass 1, then 0..15 for pass 2. Within a layer the warps share no ring
+// slot (checked), every wait is on a copy of the waiting warp or of an earlier layer (checked), the
+// feature input buffer is read-only and the output rows are disjoint (checked: each stored once), so
+// any interleaving the GPU runs gives the same reads and results as this order. Returns false (why) on
+// a violation; out gets the counts per layer and the survivors' feature bits.
+bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
+                    const std::vector<std::vector<float>>& images, float bias, int slice, int R, ChainResult* out,
+                    std::string* why, Vals4wMutation mutation = Vals4wMutation::kNone, Vals4wStats* stats = nullptr) {
+  namespace sp = jhdnn::sparse;
+  constexpr int S = sp::kResidentValsS, kWarps = 16;
+  const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
+  const int chunks = (n + kEChunk - 1) / kEChunk, last_rows = n - (chunks - 1) * kEChunk;
+  if (slice < 1 || slice > S) {
+    *why = "slice outside 1..4";
+    return false;
+  }
+  if (R < sp::kResidentVals4wMinSlots || R > sp::kResidentVals4wMaxSlots) {
+    *why = "a ring of " + std::to_string(R) + " slots (vals4w runs with 16..32)";
+    return false;
+  }
+  if (chunks > sp::kResidentVals4wMaxChunks) {
+    *why = "more than 32 chunks per layer (vals4w does not run)";
+    return false;
+  }
+  std::vector<HostPack> packs;
+  size_t slot_bytes = 0;
+  if (!vals_packs(L, orders, ValsMutation::kNone, &packs, &slot_bytes, why)) return false;
+  out->counts.assign(size_t(layers), 0);
+  out->last.clear();
+  const int total = layers * chunks;
+  auto act = [&](float acc) { return std::min(std::max(acc + bias, 0.f), 32.f); };
+  auto str = [](int v) { return std::to_string(v); };
+  struct Who {
+    int layer = -2, warp = -2;  // (-2, -2): not yet; the prologue's copies (-1, -1)
+  };
+  for (int r0 = 0; r0 < count; r0 += slice) {
+    const int mine = std::min(slice, count - r0);
+    std::array<std::vector<float>, 2> xb = vals_slice_buffers(images, r0, mine, n);
+    ValsRing ring(R, slot_bytes);
+    std::vector<Who> issued(static_cast<size_t>(total)), consumed(static_cast<size_t>(total)),
+        reader(static_cast<size_t>(R));
+    int top = -1;  // the highest chunk copied so far
+    // Chunk h (layer hk, chunk hc, as the issuer computed them) by warp w in layer k (prologue: -1, -1).
+    auto copy = [&](int h, int hk, int hc, int k, int w) {
+      if (hk >= layers) return true;  // past the last layer: nothing (the kernel checks hk < layers)
+      if (h >= 0 && h < total && issued[size_t(h)].layer != -2) {
+        *why = "chunk " + str(h) + " copied twice (by warp " + str(w) + " in layer " + str(k) + ")";
+        return false;
+      }
+      const int prev = h - R;  // the slot's previous chunk: consumed by the issuer or in an earlier layer
+      if (h >= 0 && prev >= 0 && prev < total &&
+          !(consumed[size_t(prev)].layer >= 0 &&
+            (consumed[size_t(prev)].layer < k || consumed[size_t(prev)].warp == w))) {
+        *why = "a copy of chunk " + str(h) + " by warp " + str(w) + " in layer " + str(k) + " into slot " +
+               str(h % R) + " whose chunk " + str(prev) +
+               (consumed[size_t(prev)].layer < 0 ? " is not consumed yet"
+                                                 : " warp " + str(consumed[size_t(prev)].warp) + " consumed") +
+               " (a write over a slot another warp may still read)";
+        return false;
+      }
+      if (!vals_copy(ring, packs, chunks, last_rows, slot_bytes, h, hk, hc, why)) return false;
+      issued[size_t(h)] = {k, w};
+      top = std::max(top, h);
+      return true;
+    };
+    for (int h = 0; h < R && h < total; ++h)  // the prologue: before any consumption
+      if (!copy(h, h / chunks, h % chunks, -1, -1)) return false;
+    std::vector<int> live(static_cast<size_t>(mine));
+    std::iota(live.begin(), live.end(), 0);
+    int cur = 0;
+    bool emptied = false;
+    for (int k = 0; k < layers && !emptied; ++k) {
+      float alive[S] = {0.f, 0.f, 0.f, 0.f};
+      std::vector<int> stored(static_cast<size_t>(n), 0);  // stores per output row in this layer
+      for (int pass = 0; pass < 2; ++pass)
+        for (int w = 0; w < kWarps; ++w) {
+          const int c = pass == 0 ? w : mutation == Vals4wMutation::kOldOrder ? 16 + w : 16 + ((w + R) & 15);
+          if (c >= chunks) continue;  // warp-uniform
+          const int h = k * chunks + c, s = h % R;
+          if (reader[size_t(s)].layer == k && reader[size_t(s)].warp != w) {
+            *why = "ring slot " + str(s) + " read by two warps in layer " + str(k) + " (warp " +
+                   str(reader[size_t(s)].warp) + ", then warp " + str(w) + " for chunk " + str(h) + ")";
+            return false;
+          }
+          reader[size_t(s)] = {k, w};
+          const Who by = issued[size_t(h)];
+          if (by.layer == k && by.warp != w) {
+            *why = "warp " + str(w) + " waits in layer " + str(k) + " on chunk " + str(h) + ", issued in that layer by warp " +
+                   str(by.warp) + " (a cross-warp dependency inside a layer: no barrier there)";
+            return false;
+          }
+          const int parity = mutation == Vals4wMutation::kParity16 ? (h / 16) & 1 : (h / R) & 1;
+          if (!ring.wait_passes(h, parity)) {
+            *why = "an mbarrier wait that does not pass on exactly its chunk's phase (chunk " + str(h) + ", slot " +
+                   str(s) + ", " + str(ring.landed[size_t(s)]) + " phases completed)";
+            return false;
+          }
+          const int rows_here = c == chunks - 1 ? last_rows : kEChunk;
+          auto word = [&](uint32_t byte, uint32_t* v) { return ring.read(h, byte, v, why); };  // or a violation
+          struct Lane {
+            bool present[4];
+            uint32_t hd[4][4];  // row i's header words (absent: the substitute's)
+          } ln[32];
+          bool all_one = true, any_one = false;
+          for (int p = 0; p < 32; ++p) {
+            Lane& l = ln[p];
+            for (int i = 0; i < 4; ++i) {
+              const int r = 4 * p + ((i + (p >> 1)) & 3);  // the bank-spreading order
+              l.present[i] = r < rows_here;
+              const int hr = l.present[i] || mutation == Vals4wMutation::kAbsentOwn ? r
+                             : mutation == Vals4wMutation::kAbsentRow0       ? 0
+                                                                             : rows_here - 1;
+              for (int t = 0; t < 4; ++t)
+                if (!word(uint32_t(hr * sp::kResidentValsHeadBytes + 4 * t), &l.hd[i][t])) return false;
+            }
+            bool one = true;
+            if (mutation == Vals4wMutation::kAbsentRow0) {  // present rows only, against the first present one
+              int first = -1;
+              for (int i = 0; i < 4; ++i)
+                if (l.present[i]) {
+                  if (first < 0) first = i;
+                  one = one && l.hd[i][sp::kResidentValsWordList] == l.hd[first][sp::kResidentValsWordList];
+                }
+            } else {
+              for (int i = 1; i < 4; ++i)
+                one = one && l.hd[i][sp::kResidentValsWordList] == l.hd[0][sp::kResidentValsWordList];
+            }
+            all_one = all_one && one;
+            any_one = any_one || one;
+          }
+          const bool shared = mutation == Vals4wMutation::kAnyOne ? any_one : all_one;
+          if (stats) {
+            (shared ? stats->shared : stats->own) += 1;
+            stats->short_shared += shared && rows_here < kEChunk;
+          }
+          for (int p = 0; p < 32; ++p) {
+            const Lane& l = ln[p];
+            for (int i = 0; i < 4; ++i) {
+              const uint32_t lo = l.hd[shared ? 0 : i][sp::kResidentValsWordList], vo = l.hd[i][sp::kResidentValsWordVals];
+              float acc[S] = {0.f, 0.f, 0.f, 0.f};
+              for (int t = 0; t < 32; ++t) {
+                uint32_t ix, wt;
+                if (!word(lo + 4u * t, &ix) || !word(vo + 4u * t, &wt)) return false;
+                if (ix > uint32_t(n)) {
+                  *why = "an index outside 0..n";
+                  return false;
+                }
+                for (int e = 0; e < S; ++e) acc[e] = std::fma(word_float(wt), xb[size_t(cur)][size_t(ix) * S + e], acc[e]);
+              }
+              if (!l.present[i] && mutation != Vals4wMutation::kAbsentStored) continue;
+              const uint32_t frow = l.hd[i][sp::kResidentValsWordRow];
+              if (frow >= uint32_t(n)) {
+                *why = "an output row outside 0..n - 1";
+                return false;
+              }
+              if (++stored[frow] > 1) {
+                *why = "output row " + std::to_string(frow) + " stored twice in layer " + str(k) + " (chunk " + str(c) +
+                       ", lane " + str(p) + ", row " + str(4 * p + ((i + (p >> 1)) & 3)) + ")";
+                return false;
+              }
+              for (int e = 0; e < S; ++e) {
+                const float v = act(acc[e]);
+                xb[size_t(cur ^ 1)][size_t(frow) * S + e] = v;
+                alive[e] = std::max(alive[e], v);
+              }
+            }
+          }
+          consumed[size_t(h)] = {k, w};
+          // The refill: lane 0, after the warp's reads of the slot; chunk h + R (mutations: h + R -/+ 1), its
+          // layer and chunk moved on from (k, c) as the kernel computes them.
+          const int step = R + (mutation == Vals4wMutation::kRefillBack ? -1 : 0) +
+                           (mutation == Vals4wMutation::kRefillDeep ? 1 : 0);
+          int hk = k, hc = c + step;
+          if (mutation != Vals4wMutation::kNoWrap)
+            while (hc >= chunks) hc -= chunks, ++hk;
+          if (!copy(h + step, hk, hc, k, w)) return false;
+        }
+      for (int i = 0; i < n; ++i)
+        if (stored[size_t(i)] != 1) {
+          *why = "output row " + str(i) + " not stored in layer " + str(k);
+          return false;
+        }
+      // The layer end: flags, compaction; an emptied slice leaves after its chunks in flight landed.
+      std::vector<int> next;
+      for (int sl : live)
+        if (alive[sl] != 0.f) next.push_back(sl);
+      live = std::move(next);
+      out->counts[size_t(k)] += int(live.size());
+      cur ^= 1;
+      if (live.empty()) {
+        const int from = (k + 1) * chunks;
+        for (int h = from; h < from + R && h < total; ++h)
+          if (!ring.landed_exactly(h)) {
+            *why = "an emptied slice leaves with chunk " + str(h) + " in flight not landed";
+            return false;
+          }
+        if (top >= from + R) {
+          *why = "an emptied slice leaves with chunk " + str(top) + " issued but not waited for";
+          return false;
+        }
+        emptied = true;
+      }
     }
+    if (!emptied) vals_survivors(xb[size_t(cur)], live, r0, n, out);
   }
   return true;
 }
@@ -2457,6 +2793,24 @@ bool vals_fits(const Built& b, int64_t n, size_t smem_optin, size_t* smem_out = 
   if (smem_out) *smem_out = smem;
   return smem <= smem_optin;
 }
+// vals4w's ring for a built case: R = resident_vals4w_slots(n, the call's slot bytes, smem_optin) (0: the
+// kernel does not run, the call runs valsfan), the slot bytes the same as vals' (resident_vals_slot_bytes).
+int vals4w_slots_of(const Built& b, int64_t n, size_t smem_optin, size_t* slot_bytes_out = nullptr) {
+  namespace sp = jhdnn::sparse;
+  std::vector<int> sbs;
+  for (size_t l = 0; l < b.ells.size(); ++l) sbs.push_back(host_vals_pack(b.ells[l], &b.orders[l]).list_bytes);
+  const size_t slot_bytes = sp::resident_vals_slot_bytes(n, sbs.data(), int(sbs.size()));
+  if (slot_bytes_out) *slot_bytes_out = slot_bytes;
+  return sp::resident_vals4w_slots(n, slot_bytes, smem_optin);
+}
+// A case for the vals4w emulation only: list runs of exactly 4 rows from each chunk's first (a lane's 4
+// rows are one run, so every full lane shares a list and the warps take the shared-list path), and a
+// last chunk of 1001 - 7 x 128 = 105 rows: lane 26 holds rows 104..107 with its i = 0 row 105 absent
+// ((0 + (26 >> 1)) & 3 = 1) and its i = 3 row 104 present, lanes 27..31 only absent rows.
+const ValsCase kVals4wCases[] = {
+    {"list runs of 4 rows (the shared path), value runs 4..16, n 1001 (lane 26's first row absent)", 1001, 8, 9, 0, 4,
+     4, 4, 16, 0.05, 0.2, 3.0, -0.05f},
+};
 
 }  // namespace
 
@@ -2635,6 +2989,179 @@ TEST_CASE("resident vals: the GPU test's N = 4096 cases run vals itself, the own
   }
 }
 
+// ============================================================================================
+// vals4w (session 20): its ring size and its schedule on the host (emulate_vals4w).
+
+// vals4w's ring on the H200 (232,448 bytes per block): R = resident_vals4w_slots of the call's slot
+// bytes (the same as vals'), 16..32, or 0 (fewer than 16 slots fit, or more than 32 chunks per layer):
+// then the call runs valsfan. Pinned for the challenge's chunks, the edges, and the GPU test's cases
+// (their seeds), which the emulation below runs with these R.
+TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfan runs)", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  constexpr size_t kH200 = 232448;
+  // The challenge's 3,200-byte chunks at n = 4096: 384 bytes of misc ints + 2 x 4097 x 4 x 4 of features =
+  // 131,488 fixed, 31 slots = 230,688 bytes; 32 would take 233,888.
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3200, 0) == 131488);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, kH200) == 31);
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3200, 31) == 230688);
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3200, 32) > kH200);
+  // n = 4097: 33 chunks per layer, none however small the chunks; at most 32 slots.
+  CHECK(sp::resident_vals4w_slots(4097, 3200, kH200) == 0);
+  CHECK(sp::resident_vals4w_slots(4097, 2048 + 256, size_t(1) << 30) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 2048 + 256, size_t(1) << 30) == 32);
+  CHECK(sp::resident_vals4w_slots(77, 77 * 16 + 256, kH200) == 32);
+  // A shared memory that leaves 15 slots (or a byte short of 16): none; 16 slots: 16; no room at all: none.
+  const size_t fixed = sp::resident_vals4w_smem_bytes(4096, 0, 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed + 15 * 3200) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed + 16 * 3200 - 1) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed + 16 * 3200) == 16);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 3200, fixed - 1) == 0);
+  CHECK(sp::resident_vals4w_slots(4096, 0, kH200) == 0);
+  // The GPU test's cases (its seeds): the challenge, random runs at n 4001 and 3500, own values.
+  const size_t want_slot[] = {3200, 5760, 6912, 20992};
+  const int want_r[] = {31, 18, 17, 0};
+  STATIC_REQUIRE(sizeof want_r / sizeof want_r[0] == sizeof kValsCases / sizeof kValsCases[0]);
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) {
+    const ValsCase& cs = kValsCases[c];
+    INFO(cs.name);
+    const Built b = build_vals_case(cs, 9800 + c);
+    size_t slot_bytes = 0;
+    CHECK(vals4w_slots_of(b, cs.n, kH200, &slot_bytes) == want_r[c]);
+    CHECK(slot_bytes == want_slot[c]);
+    // vals4w runs only where vals' ring fits too (its fixed part is 128 bytes more, its ring >= 16 slots)
+    if (want_r[c] > 0) CHECK(vals_fits(b, cs.n, kH200));
+  }
+  const int want_small[] = {16, 25, 22, 0, 32};
+  STATIC_REQUIRE(sizeof want_small / sizeof want_small[0] == sizeof kValsSmallCases / sizeof kValsSmallCases[0]);
+  for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c) {
+    const ValsCase& cs = kValsSmallCases[c];
+    INFO(cs.name);
+    size_t slot_bytes = 0;
+    CHECK(vals4w_slots_of(build_vals_case(cs, 9900 + c), cs.n, kH200, &slot_bytes) == want_small[c]);
+    INFO("slot bytes " << slot_bytes);
+  }
+  {
+    const ValsCase& cs = kVals4wCases[0];  // the emulation's lane-aligned case (its seed)
+    INFO(cs.name);
+    size_t slot_bytes = 0;
+    CHECK(vals4w_slots_of(build_vals_case(cs, 9960), cs.n, kH200, &slot_bytes) == 17);
+    CHECK(slot_bytes == 11648);
+  }
+}
+
+namespace {
+// A vals case built and ready for emulate_vals4w: its layers' and orders' pointers and the H200's R.
+struct Vals4wPrepared {
+  const ValsCase* cs;
+  Built b;
+  std::vector<const spdnn::Ell*> lp;
+  std::vector<const std::vector<int>*> op;
+  int r_h200;
+};
+Vals4wPrepared prepare_vals4w(const ValsCase& cs, uint64_t seed) {
+  Vals4wPrepared p{&cs, build_vals_case(cs, seed), {}, {}, 0};
+  for (size_t l = 0; l < p.b.ells.size(); ++l) {
+    p.lp.push_back(&p.b.ells[l]);
+    p.op.push_back(&p.b.orders[l]);
+  }
+  p.r_h200 = vals4w_slots_of(p.b, cs.n, 232448);
+  return p;
+}
+}  // namespace
+
+// The emulated vals4w schedule against the CPU fma chain, bit for bit (counts per layer, survivors,
+// every feature): the GPU test's cases (its seeds) at slices 1, 3, 4 (small cases 1, 2, 4) with the
+// H200's R (31, 18, 17 at n 4096, 4001, 3500; 16..32 for the small ones; the own-values case, where
+// vals4w does not run, with the smallest ring, 16), the challenge also with forced rings of 16 and 32 at
+// slices 1 and 4 (32 fits nothing at n = 4096 on the H200: the emulation only), and the lane-aligned
+// n 1001 case (R 17; the shared-list path in a short chunk).
+TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
+  Vals4wStats all;
+  auto run = [&](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices, std::vector<int> forced) {
+    INFO(cs.name);
+    const Vals4wPrepared p = prepare_vals4w(cs, seed);
+    std::vector<std::pair<int, std::vector<int>>> runs;  // (R, slices)
+    runs.push_back({p.r_h200 > 0 ? p.r_h200 : 16, std::vector<int>(slices)});
+    for (int r : forced) runs.push_back({r, {1, 4}});
+    Vals4wStats st;
+    for (const auto& [r, ss] : runs)
+      for (int slice : ss) {
+        INFO("R " << r << (r == p.r_h200 ? " (the H200's)" : " (forced)") << " slice " << slice);
+        ChainResult got;
+        std::string why;
+        const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, cs.bias, slice, r, &got, &why, Vals4wMutation::kNone, &st);
+        INFO(why);
+        REQUIRE(ok);
+        CHECK(got.counts == p.b.want.counts);
+        CHECK(got.last == p.b.want.last);
+      }
+    all.shared += st.shared;
+    all.own += st.own;
+    all.short_shared += st.short_shared;
+    return st;
+  };
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c)
+    run(kValsCases[c], 9800 + c, {1, 3, 4}, c == 0 ? std::vector<int>{16, 32} : std::vector<int>{});
+  for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
+    run(kValsSmallCases[c], 9900 + c, {1, 2, 4}, {});
+  const Vals4wStats aligned = run(kVals4wCases[0], 9960, {1, 3, 4}, {});
+  // Both paths ran, and the shared one in short chunks (absent rows), every time in the aligned case.
+  CHECK(all.shared > 0);
+  CHECK(all.own > 0);
+  CHECK(aligned.own == 0);
+  CHECK(aligned.short_shared > 0);
+}
+
+// Deliberate bugs in the vals4w schedule: each must fail the emulation (a violation, or a result that is
+// not the chain's) on at least one of four cases at 4-image slices with the H200's R: the challenge
+// (R 31, 32 chunks), random runs at n 3500 (R 17, 28 chunks: lanes with one list and lanes with
+// several in one warp), n 77 (one short chunk per layer) and the lane-aligned n 1001 (the shared path
+// in a short chunk whose lane 26 has its i = 0 row absent); where a violation is the point, its message.
+TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
+  std::vector<Vals4wPrepared> cases;
+  cases.push_back(prepare_vals4w(kValsCases[0], 9800));
+  cases.push_back(prepare_vals4w(kValsCases[2], 9802));
+  cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
+  cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
+  for (const Vals4wPrepared& p : cases) {
+    INFO(p.cs->name);
+    REQUIRE(p.r_h200 >= 16);
+    ChainResult got;
+    std::string why;
+    REQUIRE(emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, p.r_h200, &got, &why));  // unmutated: passes
+    REQUIRE(got.counts == p.b.want.counts);
+    REQUIRE(got.last == p.b.want.last);
+  }
+  const std::pair<Vals4wMutation, const char*> muts[] = {
+      {Vals4wMutation::kOldOrder, "read by two warps"},
+      {Vals4wMutation::kRefillBack, "copied twice"},
+      {Vals4wMutation::kRefillDeep, "a write over a slot another warp may still read"},
+      {Vals4wMutation::kParity16, "does not pass on exactly its chunk's phase"},
+      {Vals4wMutation::kNoWrap, "not its chunk, or past the layer's pack"},
+      {Vals4wMutation::kAnyOne, ""},  // wrong indices: the chain's values differ
+      {Vals4wMutation::kAbsentStored, "stored twice"},
+      {Vals4wMutation::kAbsentRow0, ""},
+      {Vals4wMutation::kAbsentOwn, "a read outside chunk"},  // list entries read as slot offsets
+  };
+  for (const auto& [m, want_why] : muts) {
+    bool caught = false, said = *want_why == '\0';
+    std::string seen;
+    for (const Vals4wPrepared& p : cases) {
+      ChainResult got;
+      std::string why;
+      const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, p.r_h200, &got, &why, m);
+      const bool wrong = ok && !(got.counts == p.b.want.counts && got.last == p.b.want.last);
+      caught = caught || !ok || wrong;
+      said = said || (!ok && why.find(want_why) != std::string::npos);
+      seen += std::string("\n  ") + p.cs->name + ": " + (ok ? (wrong ? "ran, results differ from the chain" : "ran, same results") : why);
+    }
+    INFO("mutation: " << vals4w_mutation_name(m) << seen);
+    CHECK(caught);
+    CHECK(said);
+  }
+}
+
 // The vals pack kernel (dnn_resident_pack.cu) against its host twin (host_vals_pack, which the
 // emulation runs on), byte for byte, and its slot bytes; built once per descriptor and device.
 TEST_CASE("resident vals packed copy: the device pack is the host layout, byte for byte", "[sparse][gpu][resident]") {
@@ -2658,14 +3185,16 @@ TEST_CASE("resident vals packed copy: the device pack is the host layout, byte f
   }
 }
 
-// The vals kernel on the GPU: the N = 4096 cases (challenge layers, random runs of lists and values
-// with a tail pair and a 28-chunk layer) at the default kernel (duo, which runs vals there: S = 4) and
-// under JHDNN_RESIDENT_KERNEL=vals, every slice 0 (= 4) .. 4; the own-values case falls back to pair
-// (S = 2: slices 3 and 4 refused with NOT_SUPPORTED_SHAPE); and the small cases under vals (where its
-// ring fits, else duo's kernels). Bitwise against the CPU fma chain (counts per layer, survivors by id,
-// every feature's bits); y columns of non-survivors and list slots past the count still poisoned,
-// guard bytes, x unchanged. Which copies the call built tells which kernel ran: vals builds only the
-// vals-pack copies, every fallback the list-pack ones too.
+// The vals kernels on the GPU: the N = 4096 cases (challenge layers, random runs of lists and values
+// with a tail pair and a 28-chunk layer) at the default kernel (duo, which runs the vals family there:
+// S = 4; vals4w where its ring of >= 16 slots fits, i.e. resident_vals4w_slots > 0, else valsfan) and
+// under JHDNN_RESIDENT_KERNEL=vals, valsfan and vals4w (vals4w where R = 0 runs as valsfan), every slice
+// 0 (= 4) .. 4; the own-values case falls back to pair (S = 2: slices 3 and 4 refused with
+// NOT_SUPPORTED_SHAPE); and the small cases under the vals kernels (where vals' ring fits, else duo's
+// kernels). Bitwise against the CPU fma chain (counts per layer, survivors by id, every feature's bits);
+// y columns of non-survivors and list slots past the count still poisoned, guard bytes, x unchanged.
+// Which copies the call built tells whether the vals family ran: it builds only the vals-pack copies,
+// every fallback the list-pack ones too (vals, valsfan and vals4w build the same copies).
 TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4, and the fallback", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
@@ -2685,22 +3214,35 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
     const int count = cs.images, max_active = count + 3, L = cs.layers;
     const int64_t ld = max_active + 2;
     const bool fits = vals_fits(b, n, size_t(optin));
+    // vals4w's ring (resident_vals4w_slots; 0: it does not fit, and the call runs valsfan instead): only
+    // where vals' ring fits too
+    const int r4w = vals4w_slots_of(b, n, size_t(optin));
+    CHECK((r4w == 0 || fits));
     const int s_list = jhdnn::sparse::resident_slice_max(n, size_t(optin));
     const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
-    // JHDNN_TEST_VALS_QUICK (set, non-empty): duo only, slices 0, 1 and 3 (for compute-sanitizer runs).
+    // JHDNN_TEST_VALS_QUICK (set, non-empty): slices 0, 1 and 3 only (for compute-sanitizer runs) and one
+    // kernel: the value if it names one of this loop's kernels (duo, vals, valsfan, vals4w), else duo.
     const char* quick_env = std::getenv("JHDNN_TEST_VALS_QUICK");
     const bool quick = quick_env != nullptr && *quick_env != '\0';
-    for (const char* kernel : {"duo", "vals", "valsfan"}) {
-      if (quick && std::string(kernel) != "duo") continue;
+    const char* const kernels[] = {"duo", "vals", "valsfan", "vals4w"};
+    std::string quick_kernel = "duo";
+    for (const char* kernel : kernels)
+      if (quick && std::string(quick_env) == kernel) quick_kernel = kernel;
+    for (const char* kernel : kernels) {
+      const std::string kn = kernel;
+      if (quick && kn != quick_kernel) continue;
       REQUIRE(jhdnn::core::config::set_resident_kernel(kernel));
-      // vals runs when tried (duo: where S = 4 does not fit the list-pack rings) and its ring fits;
-      // valsfan is tried where =vals tries vals
-      const bool tried = std::string(kernel) == "vals" || std::string(kernel) == "valsfan" || s_list < 4;
+      // the vals family runs when tried (duo: where S = 4 does not fit the list-pack rings) and vals' ring
+      // fits; valsfan and vals4w are tried where =vals tries vals. Which one: =vals vals, =valsfan valsfan,
+      // duo and =vals4w vals4w where its ring fits (r4w >= 16), else valsfan (same results, same copies).
+      const bool tried = kn == "vals" || kn == "valsfan" || kn == "vals4w" || s_list < 4;
+      const char* const family = kn == "vals" ? "vals" : kn == "valsfan" || r4w == 0 ? "valsfan" : "vals4w";
       for (int slice = 0; slice <= 4; ++slice) {
         if (quick && slice != 0 && slice != 1 && slice != 3) continue;
         const bool runs_vals = tried && fits;
         const int smax = runs_vals ? 4 : s_list;
-        INFO("kernel " << kernel << " sliceImages " << slice << (runs_vals ? " (vals)" : " (fallback)"));
+        INFO("kernel " << kernel << " sliceImages " << slice << " (" << (runs_vals ? family : "fallback")
+                       << "; vals4w's R " << r4w << ")");
         const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // fresh descriptors: no copies yet
         DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
         std::vector<int> c0(L + 1, 0);
@@ -2758,7 +3300,7 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         // The traced instantiation (vals at 3-image slices): the same counts and survivor features as the
         // plain call, and a consistent trace (every CTA with images has its entry and exit records; the
         // layer records' live counts add up to the counts).
-        if (runs_vals && slice == 3 && std::string(kernel) == "duo") {
+        if (runs_vals && slice == 3 && kn == "duo") {
           using Rec = jhdnnSparseDnnResidentTraceRecord_t;
           constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
           const int grid = (max_active + slice - 1) / slice;
