@@ -568,7 +568,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x (n + 1) x 8 floats of features + 136 KB
  *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
  *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight
- *   values make its chunks small, as the challenge's do: up to n = 5655 with their 3,200-byte chunks),
+ *   values make its chunks small, as the challenge's do: up to n = 5591 with their 3,328-byte chunks),
  *   or 0 for that most; NOT_SUPPORTED_SHAPE beyond (also a 3- or 4-image slice where 2 is the most and
  *   vals does not fit the call's layers), or if not even 2 fit. col_ind, values and the row order (if
  *   set) must be 16-byte aligned.

@@ -93,8 +93,8 @@
 // at n = 4096 the list-pack rings leave room for 2-image slices only (a ring slot is sized for 34,816-byte chunks, or
 // 19,456 on the challenge layers), and 2-image slices lose to the graph path. The vals-pack layout
 // (sparse.h; dnn_resident_pack.cu) stores each run of equal weight values once as well, so a challenge
-// chunk is 3,200 bytes: a ring of 16 such slots (the call's largest chunk) and two S = 4 feature
-// buffers take 182,560 bytes at n = 4096. 16 warps of 64 rows, lane = 2 rows x the 4 images (duo's
+// chunk is 3,200 bytes (3,328 since session 20's 144-byte list slots): a ring of 16 such slots (the call's
+// largest chunk) and two S = 4 feature buffers take 184,608 bytes at n = 4096. 16 warps of 64 rows, lane = 2 rows x the 4 images (duo's
 // lane at S = 4: per input one ld.shared.v4 of features for 8 FMAs), 2 warps per chunk, so EIGHT
 // chunks per iteration and 8 in flight (chunk h: slot h & 15, mbarrier parity (h >> 4) & 1). SASS per
 // warp-iteration (64 rows x 4 images, the shared path) ~443, as duo's ~439 for its 32 rows x 8 images.
@@ -179,7 +179,9 @@ static_assert(kValsRowsPerWarp == 2 * 32, "vals: a lane's two rows");
 // The layer table travels as a kernel parameter (96 x 16 B, inside the classic 4 KB limit).
 struct ResidentLayer {
   const float* pack;  // the packed chunks (dnn_resident_pack.cu, sparse.h), chunk c at c x kChunkFloats
-  int list_bytes;     // bytes of list slots copied per chunk (after its rows x 144 bytes)
+                      // (the vals-pack copy: c x kResidentValsChunkBytes / 4)
+  int list_bytes;     // bytes of list slots copied per chunk (after its rows x 144 bytes; vals-pack: the
+                      // list + value slot bytes, after its rows x 16)
 };
 struct ResidentTable {
   ResidentLayer layer[kResidentMaxLayers];
@@ -291,7 +293,7 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 }
 // The bytes of a chunk of rows_here rows: its rows, then the layer's list bytes, but no more slots
 // than rows (a short last chunk; so a layer never moves more bytes than its n x 272 of old). A
-// multiple of 16, at most kChunkFloats x 4.
+// multiple of 16, at most kChunkFloats x 4 (vals-pack: kResidentValsChunkBytes).
 // kVals: the vals-pack layout's chunk (list_bytes holds the layer's list + value slot bytes).
 template <bool kVals = false>
 __device__ __forceinline__ unsigned chunk_bytes(const ResidentLayer& layer, int rows_here) {
@@ -304,7 +306,7 @@ __device__ __forceinline__ unsigned chunk_bytes(const ResidentLayer& layer, int 
 template <bool kVals = false>
 __device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
                                            unsigned bar) {
-  const float* src = layer.pack + int64_t(c) * kChunkFloats;
+  const float* src = layer.pack + int64_t(c) * (kVals ? kResidentValsChunkBytes / 4 : kChunkFloats);  // the stride
   const unsigned bytes = chunk_bytes<kVals>(layer, rows_here);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
@@ -958,7 +960,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 // Vals4w (JHDNN_RESIDENT_KERNEL=vals4w; session 20): S = 4 on the vals-pack copies, like vals, but a lane
 // holds 4 rows x the 4 images (one 16-byte feature load per input feeds 16 FMAs, vals' 8) and each of the
 // 16 warps consumes a whole 128-row chunk, so a layer of 32 chunks is two chunks per warp. The ring has R
-// slots (16 <= R <= 32, as many as fit next to the features: 31 for the challenge's 3,200-byte chunks at
+// slots (16 <= R <= 32, as many as fit next to the features: 30 for the challenge's 3,328-byte chunks at
 // n = 4096), chunk h in slot h % R, and the warp that consumed chunk h refills its slot with chunk h + R:
 // there is no barrier inside a layer, only the layer end's two (the compaction), so a warp that finishes
 // its chunk early starts its next one instead of waiting for the slowest warp (vals: a barrier per 8
@@ -1291,7 +1293,7 @@ int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin) {
 // The vals ring of the smallest chunks (one list and one value slot each): below this nothing fits.
 static size_t resident_vals_min_smem_bytes(int64_t n) {
   const int rows = int(std::min<int64_t>(n, kChunkRows));
-  return resident_vals_smem_bytes(n, size_t(resident_vals_chunk_bytes(rows, 2 * kResidentListBytes)));
+  return resident_vals_smem_bytes(n, size_t(resident_vals_chunk_bytes(rows, kResidentValsListStride + kResidentListBytes)));
 }
 
 int resident_slice_limit(int64_t n, size_t smem_optin) {
@@ -1352,7 +1354,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // tried when JHDNN_RESIDENT_KERNEL=vals (any n), or by default (duo) where the list-pack rings leave
   // no room for S = 4 (n > 2,048 or so: n = 4096), for slices of 0 (= 4) to 4 images. It runs when its
   // ring and features fit the block's shared memory, which the layers' packs say (the challenge's
-  // chunks: 3,200 bytes); otherwise the call goes on as below (duo / quad / pair; same results).
+  // chunks: 3,328 bytes); otherwise the call goes on as below (duo / quad / pair; same results).
   const int s_list = resident_slice_max(n, smem_optin);  // the list-pack kernels' largest slice
   // valsfan (the vals kernel with its copies issued by 8 warps; tried exactly where =vals tries vals) is
   // what the default runs there: 32.7 against vals' 38.7 ms at N = 4096 L = 1920 (H200, session 18).

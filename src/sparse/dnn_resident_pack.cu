@@ -44,8 +44,9 @@
 // The vals-pack layout (session 16, sparse.h: 16-byte row headers, each run of equal lists AND each run
 // of equal weight values stored once per chunk) is a second copy per descriptor (resident_vals), built
 // the same way by resident_vals_pack_kernel when the vals kernel is tried (n = 4096, or
-// JHDNN_RESIDENT_KERNEL=vals): the challenge's chunks shrink to 3,200 bytes, so 4-image slices fit at
-// n = 4096. Same chunk stride (the worst case is 128 x (16 + 2 x 128) = 34,816 bytes), same publish.
+// JHDNN_RESIDENT_KERNEL=vals): the challenge's chunks shrink to 3,328 bytes, so 4-image slices fit at
+// n = 4096. Its chunk stride is kResidentValsChunkBytes (the worst case, 128 x (16 + 144 + 128) = 36,864 bytes:
+// list slots are 144 bytes apart since session 20, see sparse.h), same publish.
 #include "core/cuda_check.h"
 #include "sparse/sparse.h"
 
@@ -82,7 +83,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
   int j = 0;
   bool same = false;
   int4 idx[8];
-  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentChunkBytes;
+  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentValsChunkBytes;
   if (valid) {
     j = order ? order[p] : p;
     const int jp = p == 0 ? j : (order ? order[p - 1] : p - 1);
@@ -130,9 +131,10 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
 // The vals-pack layout (sparse.h, kResidentVals*): block c packs chunk c, thread = row. A row starts a
 // list slot when r == 0 or its 32 indices differ from the previous row's, a value slot when r == 0 or
 // its 32 stored weights (padding -> 0.0f) differ from the previous row's bit for bit. List slot of row
-// r = (rows 0..r that start one) - 1; value slot = the chunk's list slots + (rows 0..r that start a
-// value slot) - 1: block-wide counts from one ballot per warp each. out: the zeroed copy;
-// max_slots: zeroed, gets the most (list + value) slots of any chunk.
+// r = (rows 0..r that start one) - 1, at base + 144 x that; value slot = (rows 0..r that start a value slot) - 1,
+// at base + 144 x the chunk's list slots + 128 x that: block-wide counts from one ballot per warp each. out: the
+// zeroed copy (chunk stride kResidentValsChunkBytes; a list slot's 16 padding bytes stay zero); max_slots: zeroed,
+// gets the most slot bytes (144 x lists + 128 x values) of any chunk.
 __device__ __forceinline__ float stored_weight(int index, float v) { return index < 0 ? 0.f : v; }
 __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const int* __restrict__ wi,
                                                                           const float* __restrict__ wv,
@@ -147,7 +149,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const 
   bool same_list = false, same_vals = false;
   int4 idx[8];
   float4 val[8];
-  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentChunkBytes;
+  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentValsChunkBytes;
   if (valid) {
     j = order ? order[p] : p;
     const int jp = p == 0 ? j : (order ? order[p - 1] : p - 1);
@@ -188,11 +190,12 @@ __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const 
   }
   const unsigned upto = 0xffffffffu >> (31 - lane);  // lanes 0..lane
   const int list_slot = lists_before + __popc(bl & upto) - 1;
-  const int val_slot = lists + vals_before + __popc(bv & upto) - 1;
+  const int val_slot = vals_before + __popc(bv & upto) - 1;
   if (valid) {
     const int rows_c = min(kResidentChunkRows, n - int(blockIdx.x) * kResidentChunkRows);
     const int base = rows_c * kResidentValsHeadBytes;
-    const int list_off = base + list_slot * kResidentListBytes, val_off = base + val_slot * kResidentListBytes;
+    const int list_off = base + list_slot * kResidentValsListStride;
+    const int val_off = base + lists * kResidentValsListStride + val_slot * kResidentListBytes;
     *reinterpret_cast<int4*>(chunk + r * kResidentValsHeadBytes) =
         make_int4(resident_pos(j, n), (new_list ? kResidentFlagNewList : 0) | (new_vals ? kResidentFlagNewVals : 0),
                   list_off, val_off);
@@ -207,7 +210,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const 
       for (int u = 0; u < 8; ++u) vd[u] = val[u];
     }
   }
-  if (r == 0) atomicMax(max_slots, lists + vals);
+  if (r == 0) atomicMax(max_slots, lists * kResidentValsListStride + vals * kResidentListBytes);
 }
 
 }  // namespace
@@ -240,7 +243,7 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
   JHDNN_CUDA_TRY(cudaStreamIsCapturing(s, &capture));
   const int n = int(d.rows);
   const int chunks = (n + kResidentChunkRows - 1) / kResidentChunkRows;
-  const size_t copy_bytes = size_t(chunks) * kResidentChunkBytes;
+  const size_t copy_bytes = size_t(chunks) * (vals ? kResidentValsChunkBytes : kResidentChunkBytes);
   if (capture != cudaStreamCaptureStatusNone)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED,
                       "the resident path packs each layer (%zu bytes, the %s layout) at its first call that uses "
@@ -272,14 +275,17 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
   }
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(&slots, max_slots, sizeof(int), cudaMemcpyDeviceToHost, s));
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));
-  const int most = vals ? 2 * kResidentChunkRows : kResidentChunkRows;  // vals: list + value slots
-  if (st.ok() && (slots < (vals ? 2 : 1) || slots > most))
-    st = core::fail(JHDNN_STATUS_INTERNAL_ERROR, "the resident pack counted %d slots in a chunk", slots);
+  // list-pack: slots, 1..128; vals-pack: the slot bytes, 144 + 128 .. 128 x (144 + 128)
+  const int least = vals ? kResidentValsListStride + kResidentListBytes : 1;
+  const int most = vals ? kResidentChunkRows * (kResidentValsListStride + kResidentListBytes) : kResidentChunkRows;
+  if (st.ok() && (slots < least || slots > most))
+    st = core::fail(JHDNN_STATUS_INTERNAL_ERROR, "the resident pack counted %d slot%s in a chunk", slots,
+                    vals ? " bytes" : "s");
   if (!st.ok()) {
     cudaFree(p);
     return st;
   }
-  const int lb = slots * kResidentListBytes;
+  const int lb = vals ? slots : slots * kResidentListBytes;
   // Another thread may have built and published the same copy meanwhile (both found none): the
   // first one published is the one every call uses, and this thread frees its own (same bytes, never
   // seen by any other thread). See resident_pack_list.h.

@@ -181,35 +181,41 @@ void release_resident_pack(jhdnnSparseMatrixStruct& d);
 
 // The "vals-pack" layout (session 16; dnn_resident_pack.cu, the vals kernel of dnn_resident.cu): the
 // list-pack layout with each run of equal weight values stored once as well, so that the challenge's
-// chunks shrink from 19,456 to 3,200 bytes and a ring of 16 of them fits next to S = 4 feature buffers
-// at n = 4096. Per 128-row chunk of the row order, at the same fixed stride kResidentChunkBytes:
+// chunks shrink from 19,456 to 3,328 bytes and a ring of 16 of them fits next to S = 4 feature buffers
+// at n = 4096. Per 128-row chunk of the row order, at the fixed stride kResidentValsChunkBytes:
 //   headers:    chunk row r at byte 16 r: word 0 the output's feature row resident_pos(j, n), word 1
 //               flags (kResidentFlagNewList: the row's 32 indices differ from the previous row's in the
 //               chunk, or r = 0; kResidentFlagNewVals: the same for its 32 stored weights, compared
 //               bit for bit after padding -> 0.0f), word 2 the byte offset of its list slot from the
 //               chunk's start, word 3 the byte offset of its value slot;
-//   slots:      from byte rows_c x 16, the chunk's list slots (32 int32 feature rows, padding -> n)
-//               in row order, then its value slots (32 floats, padding -> 0.0f), 128 bytes each.
-// Copied per chunk: rows_c x 16 + min(slot_bytes, rows_c x 256), slot_bytes = 128 x the most (list +
-// value) slots of any chunk of the layer (one byte count per layer, the pack list's aux). Worst case
-// (every row its own list and values) 128 x (16 + 256) = 34,816 bytes: the chunk stride, as before.
+//   slots:      from byte base = rows_c x 16, the chunk's list slots in row order, 144 bytes apart (32 int32
+//               feature rows, padding -> n, then 16 zero bytes: lists that a warp reads at the same offset then
+//               start in different shared-memory bank groups, (144 ls / 16) % 8 = ls % 8, where a 128-byte
+//               stride put all of them in one: 8 wavefronts for a vals4w index load instead of 1; session
+//               20), then its value slots (32 floats, padding -> 0.0f), 128 bytes apart, from base + 144 lists_c.
+// Copied per chunk: rows_c x 16 + min(slot_bytes, rows_c x 272), slot_bytes = the most, over the layer's chunks,
+// of 144 x lists_c + 128 x values_c (one byte count per layer, the pack list's aux). Worst case (every row its
+// own list and values) 128 x (16 + 144 + 128) = 36,864 bytes: the vals-pack copy's chunk stride
+// (kResidentValsChunkBytes; the list-pack layout's is kResidentChunkBytes).
 // Every output is still its own chain fma(w_t, x_t, acc), t = 0..31 from 0 (padding fma(0, 0, acc)).
 namespace jhdnn::sparse {
 constexpr int kResidentValsHeadBytes = 16;
 constexpr int kResidentValsWordRow = 0, kResidentValsWordFlags = 1, kResidentValsWordList = 2,
               kResidentValsWordVals = 3;
 constexpr int kResidentFlagNewVals = 2;
-static_assert(kResidentChunkRows * (kResidentValsHeadBytes + 2 * kResidentListBytes) == kResidentChunkBytes,
-              "the worst vals-pack chunk fills the chunk stride");
+constexpr int kResidentValsListStride = kResidentListBytes + 16;  // a list slot and its 16 bytes of padding
+constexpr int kResidentValsChunkBytes =
+    kResidentChunkRows * (kResidentValsHeadBytes + kResidentValsListStride + kResidentListBytes);  // 36,864
+static_assert(kResidentValsChunkBytes % 16 == 0 && kResidentValsChunkBytes == 36864, "the vals-pack chunk stride");
 // The bytes one copy of a vals-pack chunk of `rows` rows moves (slot_bytes: the layer's, above): a
 // multiple of 16, at most kResidentChunkBytes. The kernel's copies, its ring slot and the emulation use it.
 JHDNN_RESIDENT_HD int resident_vals_chunk_bytes(int rows, int slot_bytes) {
-  const int most = rows * 2 * kResidentListBytes;
+  const int most = rows * (kResidentValsListStride + kResidentListBytes);
   return rows * kResidentValsHeadBytes + (slot_bytes < most ? slot_bytes : most);
 }
 // Builds d's vals-pack copy as resident_pack does (the same rules: once per device, a memset, one
 // kernel, one synchronize, refused inside a capture, published once when threads race) and returns it
-// with its slot bytes per chunk (a multiple of 128, 256..32768).
+// with its slot bytes per chunk (a multiple of 16, 272..34,816).
 Status resident_vals_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed,
                           int* slot_bytes);
 // The vals kernel (S = 4, 16 warps of 64 rows, 8 chunks per iteration from a ring of 16 slots of the
