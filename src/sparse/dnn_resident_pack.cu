@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
   int j = 0;
   bool same = false;
   int4 idx[8];
-  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentValsChunkBytes;
+  unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentChunkBytes;
   if (valid) {
     j = order ? order[p] : p;
     const int jp = p == 0 ? j : (order ? order[p - 1] : p - 1);
