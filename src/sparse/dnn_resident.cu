@@ -384,6 +384,20 @@ __device__ __forceinline__ void load_slice_features(float* xbuf, const int* cols
     xbuf[resident_pos(i, n) * S + q] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
   }
 }
+// Threads q < S: the slice's state in misc (live list = slots 0..S - 1, flags 0 at misc 8.., the column of slot q
+// in x at misc 24 + q, -1 past the slice's `mine` images) and row n of feature buffer 1 (the padding row; buffer
+// 0's is written by load_slice_features).
+template <int S>
+__device__ __forceinline__ void init_slice_state(int* misc, float* xbuf, int n, const int* __restrict__ rows_in, int r0,
+                                                 int mine) {
+  if (threadIdx.x < S) {
+    const int q = threadIdx.x;
+    misc[q] = q;
+    misc[8 + q] = 0;
+    misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;
+    xbuf[(n + 1) * S + n * S + q] = 0.f;
+  }
+}
 // Thread 0 at a layer end: the live list keeps the slots whose flag is set (in place, in slot order),
 // every flag cleared; returns the survivors.
 __device__ __forceinline__ int compact_live(int* s_live, int* s_flag, int cnt) {
@@ -477,13 +491,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   const int mine = min(slice, count - r0);
 
   // The slice's features: x(i, rows_in[r0 + q]) -> buffer 0 at i * S + q (slots >= mine: 0).
-  if (threadIdx.x < S) {
-    const int q = threadIdx.x;
-    s_live[q] = q;
-    s_flag[q] = 0;
-    misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;  // the column of slot q in x
-    xbuf[xstride + n * S + q] = 0.f;  // buffer 1's row n (buffer 0's is written below)
-  }
+  init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
   if (threadIdx.x == 0) {
     *s_cnt = mine;
     if constexpr (kBulk) {
@@ -1006,13 +1014,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     return;
   }
   const int mine = min(slice, count - r0);
-  if (threadIdx.x < S) {
-    const int q = threadIdx.x;
-    s_live[q] = q;
-    s_flag[q] = 0;
-    misc[24 + q] = q < mine ? rows_in[r0 + q] : -1;
-    xbuf[xstride + n * S + q] = 0.f;
-  }
+  init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
   if (threadIdx.x == 0) {
     *s_cnt = mine;
     for (int st = 0; st < ring; ++st) mbar_init(bar_a + 8u * unsigned(st));
