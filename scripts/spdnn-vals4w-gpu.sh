@@ -40,15 +40,10 @@ for r in 1 2; do
       --layers 120,480,1920 --path resident --validate no --csv "$OUT/ab_${K}_$r.csv"
   done
 done
-STALLS=""
-for r in barrier branch_resolving dispatch_stall lg_throttle long_scoreboard math_pipe_throttle mio_throttle \
-  no_instruction not_selected selected short_scoreboard wait; do
-  STALLS="$STALLS,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
-done
 if command -v ncu >/dev/null; then
   JHDNN_SPDNN_RESIDENT_4096=1 step ncu_vals4w 45 env JHDNN_RESIDENT_KERNEL=vals4w ncu --clock-control none \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
-    --metrics "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active$STALLS" \
+    --metrics "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active$NCU_STALLS" \
     -k regex:dnn_resident --launch-skip 0 -c 1 "$SI" --width 4096 --layers 120 --path resident \
     --validate no --no-warmup
 fi

@@ -55,17 +55,11 @@ for K in vals valsfan; do
     --path resident --validate no --resident-trace "$OUT/trace_$K.csv"
   [ -f "$OUT/trace_$K.csv" ] && python3 scripts/spdnn-resident-trace.py "$OUT/trace_$K.csv" >"$OUT/trace_${K}_summary.txt" 2>&1
 done
-# The stall reasons per issue (names as measured at 81a4a01, bench/results/81a4a01/ncus_late_4096_deep.txt).
-STALLS=""
-for r in barrier branch_resolving dispatch_stall lg_throttle long_scoreboard math_pipe_throttle mio_throttle \
-  no_instruction not_selected selected short_scoreboard wait; do
-  STALLS="$STALLS,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
-done
 if command -v ncu >/dev/null; then
   for K in vals valsfan; do
     JHDNN_SPDNN_RESIDENT_4096=1 step "ncu_$K" 45 env JHDNN_RESIDENT_KERNEL=$K ncu --clock-control none \
       --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
-      --metrics "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active$STALLS" \
+      --metrics "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active$NCU_STALLS" \
       -k regex:dnn_resident_kernel --launch-skip 0 -c 1 "$SI" --width 4096 --layers 120 --path resident \
       --validate no --no-warmup
   done

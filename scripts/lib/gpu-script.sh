@@ -4,7 +4,8 @@
 # the CUDA tools to PATH, sets JHDNN_REQUIRE_GPU=1 (a skipped GPU test fails), exports BUDGET_S (the caller's, else
 # BUDGET_DEFAULT, else guarded-step's 540), unsets the switches named in UNSET_SWITCHES (the script's steps set
 # them), sets B (BUILD_DIR, else build-gpu), SI (spdnn_infer), T (the tests), BS (bench_sparse), and sources
-# guarded-step.sh (step, step_summary, build_step, resident_resources).
+# guarded-step.sh (step, step_summary, build_step, resident_resources); NCU_STALLS: ",metric,..." of ncu's stall
+# reasons per issue (names as measured at 81a4a01, bench/results/81a4a01/ncus_late_4096_deep.txt), for --metrics.
 OUT=${1:-}
 if [ -z "$OUT" ]; then
   echo "usage: $(basename "$0") OUTDIR" >&2
@@ -21,4 +22,9 @@ B=${BUILD_DIR:-build-gpu}
 SI=$B/examples/spdnn_infer
 T=$B/tests
 BS=$B/bench/bench_sparse
+NCU_STALLS=""
+for r in barrier branch_resolving dispatch_stall lg_throttle long_scoreboard math_pipe_throttle mio_throttle \
+  no_instruction not_selected selected short_scoreboard wait; do
+  NCU_STALLS="$NCU_STALLS,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+done
 source scripts/lib/guarded-step.sh
