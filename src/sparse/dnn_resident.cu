@@ -1085,11 +1085,10 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       auto feat = [&](int idx) { return lds_v4_f32(xin + (unsigned(idx) << 4)); };
       const bool one = hd[0].z == hd[1].z && hd[0].z == hd[2].z && hd[0].z == hd[3].z;
       if (__all_sync(0xffffffffu, one)) {  // every lane: one list for its 4 rows (the challenge's chunks)
-        // Software-pipelined by one group: the loads are volatile, so they issue in source order; group u + 1's
-        // indices and weights are loaded right after group u's features, before group u's 64 FMAs, and group
-        // u + 1's feature loads then find their addresses ready (loading a group's indices just before its
-        // features left each feature load a shared-memory latency behind: ncu at 840b282, short scoreboard
-        // 1.99 stall cycles per issue).
+        // Group u + 1's indices and weights are loaded in the source right after group u's features, before
+        // group u's 64 FMAs, so that group u + 1's feature loads find their addresses ready. ptxas interleaves
+        // the loads with the FMAs by itself: this order changed ~10 of the kernel's 2,424 SASS instructions
+        // (e067f59 against 840b282), and it is the code measured since (bench/results/05f80af/, 5be2222/).
         const unsigned ls = st_a + unsigned(hd[0].z);
         int4 id = lds_v4_s32(ls);
         float4 w[4];
