@@ -2906,6 +2906,62 @@ TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once
   CHECK(sp::resident_slice_limit(16384, 232448) == 0);
 }
 
+// What the 144-byte list stride is for: the vals kernels' lanes read the lists of one chunk at the same
+// index u (a warp's rows of 8 different lists: the challenge's chunks have 8), so each list slot should
+// start in its own 16-byte bank group (4 banks of 4 bytes) modulo 128: then 8 lanes' 16-byte reads of
+// 8 lists at the same u cover all 32 banks once (one wavefront), where 128-byte slots put every list in
+// the same 4 banks (8 wavefronts). The ring keeps this (its slots are multiples of 16 bytes apart, and a
+// common shift does not change which offsets are distinct). On the generated N = 4096 network's 120
+// layers (reuse order), every chunk: its list slots as its headers give them, (offset / 16) % 8 pairwise
+// distinct for the first 8 (all of them: 8 lists per chunk, 4 in every 8th layer), so (offset / 4 + u) %
+// 32 distinct at every u.
+TEST_CASE("resident vals-pack layout: a chunk's first 8 list slots start in 8 different bank groups", "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  int eight = 0, four = 0;  // chunks with 8 and with 4 lists
+  for (int layer = 1; layer <= 120; ++layer) {
+    INFO("generated N 4096, layer " << layer);
+    const auto [e, order] = generated_layer(4096, layer);
+    const HostPack hp = host_vals_pack(e, &order);
+    const int n = int(e.rows), chunks = (n + 127) / 128;
+    int bad = 0, short_chunks = 0;
+    for (int c = 0; c < chunks; ++c) {
+      const int rows_c = std::min(128, n - 128 * c);
+      const uint32_t* ch = hp.words.data() + size_t(c) * kVCW;
+      std::vector<uint32_t> offs;  // the chunk's list slots in row order, from the flagged rows' headers
+      for (int r = 0; r < rows_c; ++r)
+        if (ch[4 * r + sp::kResidentValsWordFlags] & uint32_t(sp::kResidentFlagNewList))
+          offs.push_back(ch[4 * r + sp::kResidentValsWordList]);
+      short_chunks += offs.size() < 4 || offs.size() > 8;
+      eight += offs.size() == 8;
+      four += offs.size() == 4;
+      const size_t m = std::min<size_t>(8, offs.size());
+      unsigned groups = 0;
+      for (size_t a = 0; a < m; ++a) {
+        bad += offs[a] % 16 != 0;
+        groups |= 1u << ((offs[a] / 16) % 8);
+      }
+      bad += unsigned(__builtin_popcount(groups)) != m;
+      for (int u = 0; u < 32; ++u) {  // the same u of the m lists: m different 4-byte banks
+        uint64_t banks = 0;
+        for (size_t a = 0; a < m; ++a) banks |= uint64_t(1) << ((offs[a] / 4 + uint32_t(u)) % 32);
+        bad += __builtin_popcountll(banks) != int(m);
+      }
+    }
+    CHECK(short_chunks == 0);  // the challenge's chunks: 4..8 lists
+    CHECK(bad == 0);
+  }
+  CHECK(eight == 105 * 32);  // layers l % 8 != 0: 8 lists in every chunk (all 8 groups taken)
+  CHECK(four == 15 * 32);    // layers 8, 16, .., 120: 4
+  // The old 128-byte slots (base + 128 ls) would have put all 8 in one group; the new ones spread them.
+  unsigned old_groups = 0, new_groups = 0;
+  for (int ls = 0; ls < 8; ++ls) {
+    old_groups |= 1u << (((2048 + 128 * ls) / 16) % 8);
+    new_groups |= 1u << (((2048 + sp::kResidentValsListStride * ls) / 16) % 8);
+  }
+  CHECK(old_groups == 1u);
+  CHECK(new_groups == 0xFFu);
+}
+
 TEST_CASE("resident vals kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
   auto run = [](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices) {
     INFO(cs.name);
