@@ -208,7 +208,7 @@ constexpr int kResidentValsChunkBytes =
     kResidentChunkRows * (kResidentValsHeadBytes + kResidentValsListStride + kResidentListBytes);  // 36,864
 static_assert(kResidentValsChunkBytes % 16 == 0 && kResidentValsChunkBytes == 36864, "the vals-pack chunk stride");
 // The bytes one copy of a vals-pack chunk of `rows` rows moves (slot_bytes: the layer's, above): a
-// multiple of 16, at most kResidentChunkBytes. The kernel's copies, its ring slot and the emulation use it.
+// multiple of 16, at most kResidentValsChunkBytes. The kernels' copies, their ring slots and the emulations use it.
 JHDNN_RESIDENT_HD int resident_vals_chunk_bytes(int rows, int slot_bytes) {
   const int most = rows * (kResidentValsListStride + kResidentListBytes);
   return rows * kResidentValsHeadBytes + (slot_bytes < most ? slot_bytes : most);
