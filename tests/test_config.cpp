@@ -372,6 +372,14 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
             CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);
           }
           CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2w);  // restored as cta2w, not as cta2
+          {
+            jhdnn::test::ScopedSpdnnTile l("late4");  // cta2 with late4's late layers
+            CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4);
+            CHECK_FALSE(cfg::set_spdnn_tile("Late4"));
+            CHECK_FALSE(cfg::set_spdnn_tile("late"));
+            CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4);
+          }
+          CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2w);  // restored as cta2w, not as late4
         }
         CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2);  // restored as cta2, not as cta2w
       }

@@ -1491,8 +1491,21 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
        -1, false, 0.0, 8320, 8330, false, false},
       {"aligned 16-row blocks, some padded or split, identity columns, 8321 images (at the 128-image switch)", 200,
        -16, false, 0.0, 8321, 8321, true, false}};
+  // late4's 16-byte feature loads (every lane's 4 columns consecutive from a multiple of 4: identity columns,
+  // ld a multiple of 4) with 4-byte stores (950 = 7 x 128 + 54: in the last tile lane 13 has 2 images) and
+  // with 16-byte stores, every lane full or empty (1200 = 9 x 128 + 48: the N = 16384 late layers' count);
+  // random weights, so that a row computed with another row's weights shows; a scattered layer of 16-row
+  // blocks with padding and split lists at identity columns (the vote failing on some blocks: late4_rows with
+  // 16-byte loads; n = 3000: a partial last block). Appended last (the cases above keep their seeds).
+  const ReuseCase late4_cases[] = {
+      {"late4: generated challenge layer N = 4096, random weights, identity columns, 950 images", 4096, -1, false,
+       0.0, 950, 960, true, false},
+      {"late4: generated challenge layer N = 2048, random weights, identity columns, 1200 images", 2048, -1, false,
+       0.0, 1200, 1200, true, false},
+      {"late4: aligned 16-row blocks, some padded or split, scattered, identity columns, 300 images", 3000, -16, true,
+       0.0, 300, 304, true, false}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
-  // reach the last ones, cta and cta2, within a step's time); unset or "" = all seven. cta2 (3 stages per
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all eight. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
   // each half's pipeline runs 2 chunks (32 + 19 blocks).
   // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
@@ -1500,7 +1513,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // cta2w: cta2 with 64-image late items (two images per lane): the late-layer cases run as 15 items of 64
   // images, the last with 54 (lanes 22..31 without a second image); "misaligned weights" at 3001 images takes
   // its 2 x 32-image reuse_range fallback.
-  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w", "auto"};
+  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w", "late4", "auto"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {
@@ -1515,13 +1528,14 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     std::vector<ReuseCase> run(std::begin(cases), std::end(cases));
-    if (std::strncmp(tile, "cta", 3) == 0) {
+    if (std::strncmp(tile, "cta", 3) == 0 || std::strcmp(tile, "late4") == 0) {  // the tiles with the CTA tile
       run.push_back(cta_chunks);
       run.insert(run.end(), std::begin(cta_ring), std::end(cta_ring));
     }
     run.insert(run.end(), std::begin(late_layer), std::end(late_layer));
     run.insert(run.end(), std::begin(auto_rows), std::end(auto_rows));
     run.insert(run.end(), std::begin(switch_counts), std::end(switch_counts));
+    run.insert(run.end(), std::begin(late4_cases), std::end(late4_cases));
     const bool auto_tile = std::strcmp(tile, "auto") == 0;
     for (const ReuseCase& cs : run) {
       INFO("JHDNN_SPDNN_TILE " << tile << ", " << cs.name << ": n " << cs.n << " count " << cs.count << " maxActive "

@@ -606,6 +606,49 @@ TEST_CASE("spdnn CTA tile: the shapes of the N = 1024 head on the H200 (cta: gri
   CHECK(tile::cta_layer_shape(8321, 1024, 132, 264).slices * 66 == 264);
 }
 
+TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
+  // JHDNN_SPDNN_TILE=late4 (late4_tile.cuh): from cta_min_tiles 128-image tiles on, cta2's shape (the CTA tile);
+  // below, 128-image tiles x slices of a multiple of 16 x 8 rows, about one item per block of the grid, so that
+  // each of the 8 warps' runs (warp_run with kListOutputs) starts a list block and covers whole ones.
+  CHECK_FALSE(tile::late4_late(8321, 132));
+  CHECK(tile::late4_late(8320, 132));
+  const tile::Shape crowded = tile::late4_layer_shape(8321, 1024, 132, 264);
+  const tile::Shape cta = tile::cta_layer_shape(8321, 1024, 132, 264);
+  CHECK((crowded.ipt == cta.ipt && crowded.tiles == cta.tiles && crowded.slices == cta.slices && crowded.slice == cta.slice));
+  struct Case {
+    int64_t count, rows;
+  };
+  // N = 16384 / 65536 / 4096 late layers (1200 / 1550 / 950 images), a partial tile, tiny and odd widths
+  for (const Case cs : {Case{1200, 16384}, Case{1550, 65536}, Case{950, 4096}, Case{97, 5001}, Case{8320, 256},
+                        Case{1, 64}, Case{40, 16385}, Case{700, 4100}}) {
+    INFO("count " << cs.count << " rows " << cs.rows);
+    const tile::Shape sh = tile::late4_layer_shape(cs.count, cs.rows, 132, 264);
+    CHECK(sh.ipt == 4);
+    CHECK(sh.tiles == (cs.count + 127) / 128);
+    CHECK(sh.slice % (tile::kListOutputs * tile::kWarps) == 0);
+    CHECK(sh.slices == (cs.rows + sh.slice - 1) / sh.slice);
+    CHECK(sh.tiles * sh.slices <= std::max<int64_t>(264, sh.tiles));  // one round of items (a tile at least)
+    std::vector<int> covered(size_t(cs.rows), 0);
+    for (int64_t sl = 0; sl < sh.slices; ++sl) {
+      const int64_t j0 = sl * sh.slice, j1 = std::min(cs.rows, j0 + sh.slice);
+      for (int w = 0; w < tile::kWarps; ++w) {
+        const tile::Run r = tile::warp_run(w, 1, j0, j1, tile::kListOutputs);
+        CHECK(r.group == 0);
+        if (r.begin < r.end) CHECK(r.begin % tile::kListOutputs == 0);  // late4_run's blocks start at multiples of 16
+        for (int j = r.begin; j < r.end; ++j) ++covered[size_t(j)];
+      }
+    }
+    CHECK(std::all_of(covered.begin(), covered.end(), [](int k) { return k == 1; }));  // every row once
+  }
+  // The transposed weights: rows of 16 floats, inputs 16..31 16 words further on (bank spread), 16-byte aligned quads.
+  CHECK(tile::late4_wt_index(0, 0) == 0);
+  CHECK(tile::late4_wt_index(15, 15) == 255);
+  CHECK(tile::late4_wt_index(16, 0) == 272);
+  CHECK(tile::kLate4WtFloats == 528);
+  for (int t = 0; t < 32; ++t)
+    for (int o = 0; o < 16; o += 4) CHECK(tile::late4_wt_index(t, o) % 4 == 0);
+}
+
 TEST_CASE("spdnn tile auto: cta2w at every width", "[sparse][cpu]") {
   // JHDNN_SPDNN_TILE=auto (the default) picks the per-layer fused kernel's mode from the weights' rows:
   // since session 17 6 = cta2w at every width (src/sparse/cta_tile.h: at least as fast as cta2 and block at

@@ -120,14 +120,16 @@ bool set_tc_tail(const char* value);
 // - cta2w = cta2 with the late layers (below the CTA tile's 128-image tiles) in 64-image items, two images per
 //   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; auto's tile for
 //   4096 < rows <= 16384).
+// - late4 = cta2 with the late layers in 128-image items, a lane holding 16 rows (one input list) x 4 images
+//   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh).
 // An unknown value is kept as kInvalid and every such call that has work (maxActive > 0, and layerCount > 0
 // for the multi-layer call; with none the call returns at once) fails with BAD_PARAM naming it.
 enum class SpdnnTile : int {
-  kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5, kCta2w = 6
+  kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5, kCta2w = 6, kLate4 = 7
 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "auto" / "cta2" / "block" / "single" / "list" / "cta" / "cta2w", or nullptr = back to the environment's value. False (and no
+// "auto" / "cta2" / "block" / "single" / "list" / "cta" / "cta2w" / "late4", or nullptr = back to the environment's value. False (and no
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)

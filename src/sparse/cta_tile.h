@@ -77,6 +77,37 @@ JHDNN_SPDNN_HD Shape cta2w_layer_shape(int64_t count, int64_t n_out, int sm_coun
   return sh.ipt == 4 ? sh : layer_shape(count, n_out, sm_count, target, kCta2wRunAlign, 0, 2);
 }
 
+// JHDNN_SPDNN_TILE=late4 (late4_tile.cuh): cta2's CTA tile where it runs (at least cta_min_tiles 128-image
+// tiles); below it, the LATE layers, items of 128 images too, but each warp of the block takes the whole tile
+// over its own run of the slice (warp_run(warp, 1, ..., kListOutputs): 8 runs per slice, each a multiple of
+// 16 rows long), its lanes 4 images each. Slices at multiples of 16 x 8 rows, from the same target as the
+// other shapes (about a grid of items: one round). late4_late says which of the two a count gets.
+JHDNN_SPDNN_HD bool late4_late(int64_t count, int sm_count) { return (count + 127) / 128 < cta_min_tiles(sm_count); }
+JHDNN_SPDNN_HD Shape late4_layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+  if (!late4_late(count, sm_count)) return cta_layer_shape(count, n_out, sm_count, target);
+  Shape sh;
+  sh.ipt = 4;
+  sh.tiles = (count + 127) / 128;
+  int64_t slices = target / sh.tiles;
+  if (slices < 1) slices = 1;
+  const int64_t max_slices = n_out / kMinSlice > 1 ? n_out / kMinSlice : 1;
+  if (slices > max_slices) slices = max_slices;
+  if (slices > 65535) slices = 65535;
+  constexpr int64_t unit = int64_t(kListOutputs) * kWarps;
+  sh.slice = ((n_out + slices - 1) / slices + unit - 1) / unit * unit;
+  sh.slices = (n_out + sh.slice - 1) / sh.slice;
+  return sh;
+}
+
+// late4's per-warp buffers (late4_tile.cuh, in the warp's kCtaDeepBytes slot of cta2's dynamic memory): two
+// stages of a list block's 16 index rows and 16 weight rows (rows of 32 padded to kLate4Row = 36 words, so the
+// transpose's LDS.128 of 16 rows at one offset spread over the 8 bank groups), the block's 16 output rows, and
+// the compute's weights transposed, wt[t][o] at late4_wt_index(t, o): rows of 16 floats, inputs 16..31 16 words
+// further on, so that the transpose's stores (lanes o and o + 16 write inputs t and t + 16) miss each other's banks.
+constexpr int kLate4Row = 36;
+JHDNN_SPDNN_HD constexpr int late4_wt_index(int t, int o) { return t * 16 + o + (t >> 4) * 16; }
+constexpr int kLate4WtFloats = late4_wt_index(31, 15) + 1;  // 528
+
 // JHDNN_SPDNN_TILE=auto: the per-layer fused kernel's width-32 mode for weights of `rows` rows. Since session
 // 17: 6 = cta2w (cta2 with 64-image late items, dnn_layer.cu kCta2wMode) at every width, because it measured
 // at least as fast as every other tile at every width it ran (H200, exact, one run each unless noted;

@@ -344,6 +344,7 @@ __device__ __forceinline__ void reuse_range(int lane, bool valid, unsigned col, 
 #include "sparse/list_tile.cuh"  // the list-blocked tile (uses the helpers above)
 #include "sparse/deep_steps.cuh"  // cta2's pipelined block steps (uses the helpers above and list_tile's cp.async)
 #include "sparse/cta_tile.cuh"   // the CTA-level GEMM tile (uses the helpers above and list_tile's cp.async)
+#include "sparse/late4_tile.cuh"  // late4's late layers: a lane of 16 rows x 4 images (uses the above)
 namespace jhdnn::sparse {
 namespace {
 
@@ -526,7 +527,8 @@ using tile::Shape;
 // 32-image tiles (layer_shape's ipt = 1: the same shape as block mode) and unaligned weights run block
 // steps, their per-warp buffers in the dynamic memory.
 // kLateImages (cta2 only): 2 = cta2w, whose layers below the CTA tile's run 64-image items of
-// layer_tile_deep2 (cta2w_layer_shape) rather than 32-image ones.
+// layer_tile_deep2 (cta2w_layer_shape) rather than 32-image ones; 4 = late4, whose layers below the CTA tile's
+// (tile::late4_late) run 128-image items of late4_item (late4_layer_shape).
 template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
 __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
@@ -540,7 +542,9 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
-  const Shape sh = kLateImages == 2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+  const bool late4 = kLateImages == 4 && tile::late4_late(count, sm_count);  // block-uniform
+  const Shape sh = kLateImages == 4 ? tile::late4_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+                   : kLateImages == 2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kCta           ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                                     : layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
   const int tile_images = 32 * sh.ipt;
@@ -558,7 +562,11 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       // 32-bit byte strides (cta_tile.cuh: the addresses); x's and y's leading dimensions are the layer's image
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
-      if (sh.ipt == 4 && aligned && strides)  // block-uniform
+      if (late4 && aligned && strides)  // late4's late layers (block-uniform): 128-image items, 16 rows x 4 images a lane
+        late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy,
+                   flags, order,
+                   *reinterpret_cast<Late4Smem*>(reinterpret_cast<char*>(list_buf) + tile::cta_deep_offset_bytes(warp)));
+      else if (sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
       else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps (deep_steps.cuh)
@@ -569,7 +577,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
         if (kLateImages == 2 && sh.ipt == 2 && aligned)  // cta2w: 64-image items, two images per lane
           layer_tile_deep2(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y,
                            ldy, flags, order, *reinterpret_cast<DeepSmem*>(reinterpret_cast<char*>(list_buf) + deep_off));
-        else  // (cta2w with unaligned weights: 2 groups of 32 images, one per lane, by reuse_range)
+        else  // (cta2w / late4 with unaligned weights or wide strides: 2 / 4 groups of 32 images, one per lane)
           layer_tile_reuse<false, false, true>(lane, warp, sh.ipt, count, tile0, j_begin, j_end, wi, wv, bias,
                                                clamp_max, active_rows, x, ldx, y, ldy, flags, order, sm, tile_mode,
                                                reinterpret_cast<float*>(reinterpret_cast<char*>(list_buf) + deep_off));
@@ -646,7 +654,7 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
 // halves' stages and, aliased into each half's stage 0, the per-warp block-step buffers (ReuseSmem is not
 // declared statically here: 10 KB more would leave cta 2 blocks per SM). cta: 3 blocks per SM, so the
 // same 80-register cap as the block tile; cta2: 2 blocks per SM, 128 registers.
-// kLateImages = 2 (kStages = 3 only): cta2w, the late layers' items of 64 images (fused_layer).
+// kLateImages = 2 (kStages = 3 only): cta2w, the late layers' items of 64 images (fused_layer); 4: late4.
 template <int kStages, int kLateImages = 1>
 __global__ void __launch_bounds__(kWarps * 32, tile::cta_blocks_per_sm(kStages))
 dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
@@ -764,7 +772,7 @@ size_t scan_temp_bytes(int n) {
 // 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
 static constexpr int kAttrDevices = 64;
 static std::atomic<bool> g_list_attr[kAttrDevices];
-static std::atomic<bool> g_cta_attr[3][kAttrDevices];  // [kStages - 2], [2]: cta2w
+static std::atomic<bool> g_cta_attr[4][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4
 template <class Kernel>
 static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
@@ -783,7 +791,7 @@ static Status set_list_kernel_attributes() {
 template <int kStages, int kLateImages = 1>
 static Status set_cta_kernel_attributes() {
   return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages>, int(tile::cta_smem_bytes(kStages)),
-                                  g_cta_attr[kLateImages == 2 ? 2 : kStages - 2]);
+                                  g_cta_attr[kLateImages == 4 ? 3 : kLateImages == 2 ? 2 : kStages - 2]);
 }
 
 Status load_dnn_kernels() {
@@ -801,6 +809,8 @@ Status load_dnn_kernels() {
   JHDNN_TRY(set_cta_kernel_attributes<3>());
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 2>));
   JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 4>));
+  JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
@@ -841,18 +851,20 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
 // JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
 // block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2),
 // kAutoMode = per call by the weights' rows (auto, the default: tile::spdnn_auto_tile), 6 = cta2 with
-// 64-image late items (cta2w). Modes 2-4 and 6 are the per-layer fused kernel's; the multi-layer kernel
+// 64-image late items (cta2w), 7 = cta2 with late4's late layers (late4). Modes 2-4 and 6 are the per-layer fused kernel's; the multi-layer kernel
 // runs block steps for all but single.
 constexpr int kAutoMode = 5;
 constexpr int kCta2wMode = 6;
+constexpr int kLate4Mode = 7;
 static_assert(tile::spdnn_auto_tile(1) == kCta2wMode, "auto's cta2w is mode 6");
 static Status spdnn_tile_mode(int* mode) {
   using core::config::SpdnnTile;
   const SpdnnTile t = core::config::spdnn_tile();
   if (t == SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list, cta or cta2w",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list, cta, cta2w or late4",
                       core::config::spdnn_tile_bad_value());
   *mode = t == SpdnnTile::kAuto    ? kAutoMode
+          : t == SpdnnTile::kLate4 ? kLate4Mode
           : t == SpdnnTile::kCta2w ? kCta2wMode
           : t == SpdnnTile::kCta2  ? 4
           : t == SpdnnTile::kCta   ? 3
@@ -889,13 +901,14 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   // per SM; cta2 (mode 4) 110 KB, 2 blocks per SM.
   const size_t dyn = mode == 2   ? size_t(tile::kListSmemBytes)
                      : mode == 3 ? size_t(tile::cta_smem_bytes(2))
-                     : mode == 4 || mode == kCta2wMode ? size_t(tile::cta_smem_bytes(3))
+                     : mode == 4 || mode == kCta2wMode || mode == kLate4Mode ? size_t(tile::cta_smem_bytes(3))
                                                        : 0;
   auto launch = [&](auto kernel) -> Status {
     if (mode == 2) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
     if (mode == 3) JHDNN_TRY(set_cta_kernel_attributes<2>());
     if (mode == 4) JHDNN_TRY(set_cta_kernel_attributes<3>());
     if (mode == kCta2wMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
+    if (mode == kLate4Mode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
@@ -909,6 +922,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
   if (mode == 4) return launch(dnn_layer_cta_kernel<3>);
   if (mode == kCta2wMode) return launch(dnn_layer_cta_kernel<3, 2>);
+  if (mode == kLate4Mode) return launch(dnn_layer_cta_kernel<3, 4>);
   return mode == 2 ? launch(dnn_layer_compact_kernel<true, true>) : launch(dnn_layer_compact_kernel<true>);
 }
 

@@ -1,0 +1,319 @@
+// The late layers' tile of JHDNN_SPDNN_TILE=late4 (src/sparse/README.md, "Late4: a lane of 16 rows x 4
+// images"). Included by dnn_layer.cu only, after cta_tile.cuh (cp_async_wait_all) and
+// list_tile.cuh (smem_addr, cp_async16, cp_async_commit) and the helpers of dnn_layer.cu (row_lane, store_if), into the same anonymous namespace; run by
+// dnn_layer_cta_kernel<3, 4> in the layers below the CTA tile's 128-image items (tile::late4_late).
+//
+// Why: at N >= 16384 the late layers (about 1200 images alive, 16384 rows) are most of an L = 480 / 1920 run,
+// and cta2w's pipelined block steps spend half their instructions on other work than the FMAs (ncu: 40.5 M
+// warp instructions per late layer at N = 16384, 19.7 M of them FFMA). A block step holds a list's features
+// in registers and streams the rows: per output it re-votes, re-copies and re-reads weights, and a lane has
+// only two images to share that with. Here the roles turn round: a lane HOLDS the accumulators of a whole
+// list block -- the 16 rows of one input list (the challenge's rows per list, adjacent in the row order) x
+// 4 images, 64 chains -- and streams the 32 inputs: per input one 16-byte feature load (4 images) and
+// 4 broadcast LDS.128 of the 16 rows' weights feed 64 FFMA. Per list block and lane, counted from the
+// source: 2048 FFMA, 128 weight LDS, 32 feature loads with their address (IMAD.WIDE), 8 index LDS, ~300 of
+// epilogue (bias, ReLU, clamp, flag, 16 stores of 16 bytes) and ~60 for the vote, the transpose and the
+// copies: ~79% FFMA where cta2w has 49%.
+//
+// The item: a tile of 128 images (lane l: images tile0 + 4 l .. + 3) x the warp's run of the slice (a multiple
+// of 16 rows from a multiple of 16: late4_layer_shape, warp_run with kListOutputs). The run's list blocks go
+// through a two-stage copy ring per warp (Late4Smem): block k + 1's 16 index rows and 16 weight rows are
+// copied (16-byte cp.async, 8 per lane) while block k computes, and the order entries of block k + 2 are loaded
+// then too. At a block's start the warp votes: its 16 rows all hold row 0's 32 indices, none of them padding
+// (else -- rows without a shared list, a padded list, a run's partial last block -- the block runs row by
+// row, 4 chains per lane, the padding as fma(0, 0, acc)). A voted block's weights are transposed in shared
+// memory to wt[t][o], so that one LDS.128 gives 4 rows' weights of one input.
+// Features: when every lane's 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the
+// survivors of a layer are appended in runs of whole warps) a 16-byte load each (kVec), else 4 loads of
+// 4 bytes. Lanes past the count compute on columns 0..3 (kVec: in bounds, ldx >= 4) or column 0, and neither
+// store nor flag.
+// Every accumulator is acc = fma(w_t, x_t, acc), t = 0..31 from 0, then bias, ReLU, clamp: bitwise the
+// other tiles and the CPU chain.
+#pragma once
+
+#include "sparse/cta_tile.h"
+
+namespace jhdnn::sparse {
+namespace {
+
+// A warp's buffers (in its tile::kCtaDeepBytes slot of cta2's dynamic memory, cta_deep_offset_bytes): stage
+// s holds a list block's index rows idx[s][o] and weight rows w[s][o] (o = 0..15, rows padded to kLate4Row
+// words) and its output rows j[s][o]; wt is the voted block's weights transposed (late4_wt_index).
+// Reuse: every block begins with cp.async.wait_group 0 and a __syncwarp (this lane's and every lane's
+// copies of the block landed; every lane is done with the previous block, so the other stage and wt may be
+// rewritten); the transpose's stores are read after a second __syncwarp, after which the next block's copies
+// go into the other stage.
+struct __align__(16) Late4Smem {
+  int idx[2][tile::kListOutputs][tile::kLate4Row];
+  float w[2][tile::kListOutputs][tile::kLate4Row];
+  float wt[tile::kLate4WtFloats];
+  int j[2][tile::kListOutputs];
+};
+static_assert(sizeof(Late4Smem) <= tile::kCtaDeepBytes && tile::kCtaDeepBytes % 16 == 0,
+              "late4's buffers must fit a warp's slot of cta2's dynamic memory (cta_tile.h)");
+
+// 16-byte load through the read-only path.
+__device__ __forceinline__ float4 late4_ld4(const char* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
+// base + i * stride as ONE IMAD.WIDE.U32 (from the 64-bit product nvcc emits an IMAD.WIDE.U32, a MOV and an IADD3).
+__device__ __forceinline__ const char* late4_row(const char* base, int i, unsigned stride) {
+  const char* p;
+  asm("mad.wide.u32 %0, %1, %2, %3;" : "=l"(p) : "r"(i), "r"(stride), "l"(base));
+  return p;
+}
+// 16-byte store if pred (one predicated st.global.v4).
+__device__ __forceinline__ void late4_store4_if(char* p, float a, float b, float c, float d, bool pred) {
+  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t@q st.global.v4.f32 [%0], {%1, %2, %3, %4};\n\t}" ::"l"(p),
+               "f"(a), "f"(b), "f"(c), "f"(d), "r"(unsigned(pred))
+               : "memory");
+}
+
+// The features of input row i (i >= 0) for the lane's 4 images: xb[0] = x + col0 (kVec: the 4 columns are
+// col0 .. col0 + 3), else xb[m] = x + col[m]; ldx_bytes = ldx * 4 fits 32 bits (the caller checks).
+template <bool kVec>
+__device__ __forceinline__ float4 late4_features(int i, unsigned ldx_bytes, const char* const (&xb)[4]) {
+  if constexpr (kVec) {
+    return late4_ld4(late4_row(xb[0], i, ldx_bytes));
+  } else {
+    float4 f;
+    f.x = __ldg(reinterpret_cast<const float*>(late4_row(xb[0], i, ldx_bytes)));
+    f.y = __ldg(reinterpret_cast<const float*>(late4_row(xb[1], i, ldx_bytes)));
+    f.z = __ldg(reinterpret_cast<const float*>(late4_row(xb[2], i, ldx_bytes)));
+    f.w = __ldg(reinterpret_cast<const float*>(late4_row(xb[3], i, ldx_bytes)));
+    return f;
+  }
+}
+
+// What a warp's run needs about the item and the layer.
+struct Late4Ctx {
+  const int* wi;
+  const float* wv;
+  const int* order;  // null: natural order
+  const char* xb[4];  // the lane's image columns in x (kVec: xb[0] only)
+  unsigned ldx_bytes;
+  char* y_lane;       // y + tile0 + 4 lane (y when the lane has no image)
+  unsigned ldy_bytes;
+  bool valid[4];
+  float bias, clamp_max;
+};
+
+// Bias, ReLU, clamp of one output row j for the lane's 4 images; the stores; the running max for the flags.
+// kSt4: every lane of the warp has 4 images or none, and y's rows are 16-byte aligned: one predicated 16-byte
+// store per row; else 4 predicated 4-byte ones (the last tile of a count that is not a multiple of 4).
+template <bool kSt4>
+__device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4]) {
+  float v[4];
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    v[m] = fminf(fmaxf(acc[m] + c.bias, 0.f), c.clamp_max);
+    alive[m] = fmaxf(alive[m], fabsf(v[m]));
+  }
+  char* const yo = const_cast<char*>(late4_row(c.y_lane, j, c.ldy_bytes));
+  if constexpr (kSt4) {
+    late4_store4_if(yo, v[0], v[1], v[2], v[3], c.valid[0]);
+  } else {
+#pragma unroll
+    for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + m, v[m], c.valid[m]);
+  }
+}
+
+// A voted list block (stage s, weights in sm.wt): 16 rows x the lane's 4 images, as two passes of 8 rows (32
+// chains), each streaming the 32 inputs 4 at a time: the features of inputs t + 4 .. t + 7 are loaded while
+// the FMAs of inputs t .. t + 3 run (the second pass reads the same features again, from L1). The quad loop
+// is not unrolled: fully unrolled, ptxas hoisted every index and weight load to the top and spilled (64
+// accumulators live: 548 bytes; 32: 236).
+template <bool kVec, bool kSt4>
+__device__ __forceinline__ void late4_block(const Late4Ctx& c, const Late4Smem& sm, int s, float (&alive)[4]) {
+  constexpr int kPassRows = 8;  // rows per pass
+  const int4* const i4 = reinterpret_cast<const int4*>(sm.idx[s][0]);  // row 0's indices: broadcasts
+#pragma unroll 1
+  for (int o0 = 0; o0 < tile::kListOutputs; o0 += kPassRows) {
+    float acc[kPassRows][4];
+#pragma unroll
+    for (int o = 0; o < kPassRows; ++o)
+#pragma unroll
+      for (int m = 0; m < 4; ++m) acc[o][m] = 0.f;
+    auto load4 = [&](int t0, float4 (&f)[4]) {  // inputs t0 .. t0 + 3
+      const int4 iq = i4[t0 / 4];
+      f[0] = late4_features<kVec>(iq.x, c.ldx_bytes, c.xb);
+      f[1] = late4_features<kVec>(iq.y, c.ldx_bytes, c.xb);
+      f[2] = late4_features<kVec>(iq.z, c.ldx_bytes, c.xb);
+      f[3] = late4_features<kVec>(iq.w, c.ldx_bytes, c.xb);
+    };
+    // inputs t0 + u0 .. + 3 into the pass's 32 chains; wt8: the weights of input t0 (t0 a multiple of 8, so
+    // that inputs t0 .. t0 + 7 are 16 floats apart: late4_wt_index)
+    auto fma4 = [&](const float* wt8, int u0, const float4 (&f)[4]) {
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+#pragma unroll
+        for (int q = 0; q < kPassRows / 4; ++q) {
+          const float4 w = *reinterpret_cast<const float4*>(wt8 + 16 * (u0 + u) + 4 * q);  // rows o0 + 4 q .. + 3
+          const float wq[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            float (&a)[4] = acc[4 * q + v];
+            a[0] = __fmaf_rn(wq[v], f[u].x, a[0]);
+            a[1] = __fmaf_rn(wq[v], f[u].y, a[1]);
+            a[2] = __fmaf_rn(wq[v], f[u].z, a[2]);
+            a[3] = __fmaf_rn(wq[v], f[u].w, a[3]);
+          }
+        }
+      }
+    };
+    // Two quads per iteration, the feature registers ping-ponged (one quad per iteration copied 16 registers).
+    float4 fa[4], fb[4];
+    load4(0, fa);
+#pragma unroll 1
+    for (int t0 = 0; t0 < 32; t0 += 8) {
+      const float* const wt8 = sm.wt + tile::late4_wt_index(t0, o0);
+      load4(t0 + 4, fb);
+      fma4(wt8, 0, fa);
+      load4(t0 + 8 < 32 ? t0 + 8 : 28, fa);  // the last iteration loads inputs 28..31 again (in bounds, unused)
+      fma4(wt8, 4, fb);
+    }
+#pragma unroll
+    for (int o = 0; o < kPassRows; ++o) late4_store<kSt4>(c, sm.j[s][o0 + o], acc[o], alive);
+  }
+}
+
+// A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
+// row, 4 chains per lane, each row's own indices and weights from stage s; padding (index -1) as fma(0, 0, acc)
+// (its weight may be anything, NaN included).
+template <bool kVec, bool kSt4>
+__device__ __forceinline__ void late4_rows(const Late4Ctx& c, const Late4Smem& sm, int s, int rows, float (&alive)[4]) {
+  for (int o = 0; o < rows; ++o) {
+    const int4* const i4 = reinterpret_cast<const int4*>(sm.idx[s][o]);
+    const float4* const w4 = reinterpret_cast<const float4*>(sm.w[s][o]);
+    float acc[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll 2
+    for (int u = 0; u < 8; ++u) {
+      const int4 iv = i4[u];
+      const float4 wv = w4[u];
+      const int is[4] = {iv.x, iv.y, iv.z, iv.w};
+      const float ws[4] = {wv.x, wv.y, wv.z, wv.w};
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const bool pad = is[k] < 0;
+        const float4 f = pad ? make_float4(0.f, 0.f, 0.f, 0.f) : late4_features<kVec>(is[k], c.ldx_bytes, c.xb);
+        const float w = pad ? 0.f : ws[k];
+        acc[0] = __fmaf_rn(w, f.x, acc[0]);
+        acc[1] = __fmaf_rn(w, f.y, acc[1]);
+        acc[2] = __fmaf_rn(w, f.z, acc[2]);
+        acc[3] = __fmaf_rn(w, f.w, acc[3]);
+      }
+    }
+    late4_store<kSt4>(c, sm.j[s][o], acc, alive);
+  }
+}
+
+// The warp's run [begin, end) of the row order (begin a multiple of 16) for the lane's 4 images.
+template <bool kVec, bool kSt4>
+__device__ __forceinline__ void late4_run(int lane, int begin, int end, const Late4Ctx& c, Late4Smem& sm,
+                                          float (&alive)[4]) {
+  const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
+  // The order entry of position p + o_l, clamped into the run (a valid row; a partial block stores only its own).
+  auto entry = [&](int p) {
+    const int q = p + o_l < end ? p + o_l : end - 1;
+    return c.order ? __ldg(c.order + q) : q;
+  };
+  auto issue = [&](int j, int s) {  // row j's index and weight pieces into stage s
+    if (lane < tile::kListOutputs) sm.j[s][lane] = j;
+    const int* const wi_src = row_lane(c.wi + 16 * h_l, j);
+    const float* const wv_src = row_lane(c.wv + 16 * h_l, j);
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      cp_async16(smem_addr(&sm.idx[s][o_l][16 * h_l + 4 * m]), wi_src + 4 * m);
+      cp_async16(smem_addr(&sm.w[s][o_l][16 * h_l + 4 * m]), wv_src + 4 * m);
+    }
+    cp_async_commit();
+  };
+  issue(entry(begin), 0);
+  int j_next = begin + 16 < end ? entry(begin + 16) : 0;  // the order entry of the block after the one in flight
+  int s = 0;
+  for (int p = begin; p < end; p += tile::kListOutputs, s ^= 1) {
+    cp_async_wait_all();  // this lane's copies of block p
+    __syncwarp();         // ... and every lane's; every lane is done with the previous block
+    const int rows = end - p < tile::kListOutputs ? end - p : tile::kListOutputs;
+    // The vote: this lane's piece of row o_l equals row 0's, which holds no padding.
+    const int4* const mine = reinterpret_cast<const int4*>(&sm.idx[s][o_l][16 * h_l]);
+    const int4* const ref = reinterpret_cast<const int4*>(&sm.idx[s][0][16 * h_l]);
+    bool ok = rows == tile::kListOutputs;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const int4 a = mine[m], z = ref[m];
+      ok = ok && a.x == z.x && a.y == z.y && a.z == z.z && a.w == z.w && (z.x | z.y | z.z | z.w) >= 0;
+    }
+    const bool voted = __all_sync(0xffffffffu, ok);
+    if (voted) {  // the transpose: row o_l's inputs 16 h_l .. + 15 to wt[t][o_l]
+      const float4* const wr = reinterpret_cast<const float4*>(&sm.w[s][o_l][16 * h_l]);
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const float4 v = wr[m];
+        const int t = 16 * h_l + 4 * m;
+        sm.wt[tile::late4_wt_index(t + 0, o_l)] = v.x;
+        sm.wt[tile::late4_wt_index(t + 1, o_l)] = v.y;
+        sm.wt[tile::late4_wt_index(t + 2, o_l)] = v.z;
+        sm.wt[tile::late4_wt_index(t + 3, o_l)] = v.w;
+      }
+    }
+    __syncwarp();  // wt is visible to every lane
+    if (p + tile::kListOutputs < end) {  // the next block's copies go out under this block's FMAs
+      issue(j_next, s ^ 1);
+      j_next = p + 2 * tile::kListOutputs < end ? entry(p + 2 * tile::kListOutputs) : 0;
+    }
+    if (voted) late4_block<kVec, kSt4>(c, sm, s, alive);
+    else late4_rows<kVec, kSt4>(c, sm, s, rows, alive);
+  }
+}
+
+// One warp's share of a late4 item: the tile of 128 images from tile0 (count images exist in all) x the warp's
+// run of the slice [j_begin, j_end). Needs 16-byte aligned weight arrays and ldx, ldy <= INT_MAX / 4
+// (fused_layer checks both).
+__device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
+                                           const int* __restrict__ wi, const float* __restrict__ wv, float bias,
+                                           float clamp_max, const int* __restrict__ active_rows,
+                                           const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
+                                           int64_t ldy, int* __restrict__ row_nonzero, const int* __restrict__ order,
+                                           Late4Smem& sm) {
+  const tile::Run run = tile::warp_run(warp, 1, j_begin, j_end, tile::kListOutputs);
+  if (run.begin >= run.end) return;  // warp-uniform
+  const int r0 = tile0 + 4 * lane;
+  Late4Ctx c;
+  c.wi = wi;
+  c.wv = wv;
+  c.order = order;
+  c.bias = bias;
+  c.clamp_max = clamp_max;
+  c.ldx_bytes = unsigned(ldx) * 4u;
+  c.ldy_bytes = unsigned(ldy) * 4u;
+  // The lane's columns; an image past the count takes the column after its predecessor's (col[0] + m, or
+  // m when the lane has none), so that a lane whose existing images are consecutive from a multiple of 4 still
+  // reads one 16-byte piece (in bounds: ldx is a multiple of 4 then); its values are never stored.
+  unsigned col[4];
+#pragma unroll
+  for (int m = 0; m < 4; ++m) {
+    c.valid[m] = r0 + m < count;  // a prefix of the lane's 4
+    col[m] = c.valid[m] ? unsigned(__ldg(active_rows + r0 + m)) : (m == 0 ? 0u : col[0] + unsigned(m));
+  }
+  // 16-byte feature loads when every lane's 4 columns are consecutive from a multiple of 4, x's rows 16-byte
+  // aligned; 16-byte stores when every lane has 4 images or none, y's rows 16-byte aligned.
+  const bool lane_vec = (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u && col[3] == col[0] + 3u;
+  const bool x16 = (reinterpret_cast<uintptr_t>(x) & 15u) == 0 && (ldx & 3) == 0;
+  const bool vec = __all_sync(0xffffffffu, lane_vec) && x16;
+  const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0;
+  const bool st4 = __all_sync(0xffffffffu, c.valid[3] || !c.valid[0]) && y16;
+  // 4-byte loads: an image past the count reads column 0 (in bounds; col[0] + m might not be)
+#pragma unroll
+  for (int m = 0; m < 4; ++m) c.xb[m] = reinterpret_cast<const char*>(x + (vec || c.valid[m] ? col[m] : 0u));
+  c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
+  float alive[4] = {0.f, 0.f, 0.f, 0.f};
+  if (vec && st4) late4_run<true, true>(lane, run.begin, run.end, c, sm, alive);
+  else if (vec) late4_run<true, false>(lane, run.begin, run.end, c, sm, alive);
+  else late4_run<false, false>(lane, run.begin, run.end, c, sm, alive);
+  // benign races: every writer writes 1 (flags zeroed)
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+    if (c.valid[m] && alive[m] != 0.f) row_nonzero[r0 + m] = 1;
+}
+
+}  // namespace
+}  // namespace jhdnn::sparse
