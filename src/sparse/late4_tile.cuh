@@ -116,14 +116,14 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
   }
 }
 
-// A voted list block (stage s, weights in sm.wt): 16 rows x the lane's 4 images, as two passes of 8 rows (32
-// chains), each streaming the 32 inputs 4 at a time: the features of inputs t + 4 .. t + 7 are loaded while
-// the FMAs of inputs t .. t + 3 run (the second pass reads the same features again, from L1). The quad loop
-// is not unrolled: fully unrolled, ptxas hoisted every index and weight load to the top and spilled (64
-// accumulators live: 548 bytes; 32: 236).
+// A voted list block (stage s, weights in sm.wt): 16 rows x the lane's 4 images (64 chains), streaming the 32
+// inputs 4 at a time: the features of inputs t + 4 .. t + 7 are loaded while the FMAs of inputs t .. t + 3 run.
+// The quad loop is not unrolled: fully unrolled, ptxas hoisted every index and weight load to the top and
+// spilled (548 bytes). kPassRows = 8 (two passes over the inputs, 32 chains each) read every feature twice
+// and measured slower (7244a5f: the second pass's loads missed the small L1 next to cta2's shared memory).
 template <bool kVec, bool kSt4>
 __device__ __forceinline__ void late4_block(const Late4Ctx& c, const Late4Smem& sm, int s, float (&alive)[4]) {
-  constexpr int kPassRows = 8;  // rows per pass
+  constexpr int kPassRows = 16;  // rows per pass
   const int4* const i4 = reinterpret_cast<const int4*>(sm.idx[s][0]);  // row 0's indices: broadcasts
 #pragma unroll 1
   for (int o0 = 0; o0 < tile::kListOutputs; o0 += kPassRows) {
