@@ -121,7 +121,7 @@ bool set_tc_tail(const char* value);
 //   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; auto's tile for
 //   4096 < rows <= 16384).
 // - late4 = cta2 with the late layers in 128-image items, a lane holding 16 rows (one input list) x 4 images
-//   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh).
+//   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh; auto's tile for 4096 < rows <= 16384).
 // An unknown value is kept as kInvalid and every such call that has work (maxActive > 0, and layerCount > 0
 // for the multi-layer call; with none the call returns at once) fails with BAD_PARAM naming it.
 enum class SpdnnTile : int {
