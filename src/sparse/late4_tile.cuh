@@ -25,8 +25,8 @@
 // memory to wt[t][o], so that one LDS.128 gives 4 rows' weights of one input.
 // Features: when every lane's 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the
 // survivors of a layer are appended in runs of whole warps) a 16-byte load each (kVec), else 4 loads of
-// 4 bytes, the lane's images then l + 32 m of the tile (a warp's load reads 32 consecutive images). Lanes past
-// the count compute on columns 0..3 (kVec: in bounds, ldx a multiple of 4) or column 0, and neither store nor flag.
+// 4 bytes. Lanes past the count compute on columns 0..3 (kVec: in bounds, ldx >= 4) or column 0, and neither
+// store nor flag.
 // Every accumulator is acc = fma(w_t, x_t, acc), t = 0..31 from 0, then bias, ReLU, clamp: bitwise the
 // other tiles and the CPU chain.
 #pragma once
@@ -98,9 +98,8 @@ struct Late4Ctx {
 
 // Bias, ReLU, clamp of one output row j for the lane's 4 images; the stores; the running max for the flags.
 // kSt4: every lane of the warp has 4 images or none, and y's rows are 16-byte aligned: one predicated 16-byte
-// store per row; else 4 predicated 4-byte ones, the lane's images kImageStride floats apart (1: consecutive,
-// kVec's last tile of a count that is not a multiple of 4; 32: the 4-byte-load variant's images l + 32 m).
-template <bool kSt4, int kImageStride = 1>
+// store per row; else 4 predicated 4-byte ones (the last tile of a count that is not a multiple of 4).
+template <bool kSt4>
 __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4]) {
   float v[4];
 #pragma unroll
@@ -113,7 +112,7 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
     late4_store4_if(yo, v[0], v[1], v[2], v[3], c.valid[0]);
   } else {
 #pragma unroll
-    for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + kImageStride * m, v[m], c.valid[m]);
+    for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + m, v[m], c.valid[m]);
   }
 }
 
@@ -172,7 +171,7 @@ __device__ __forceinline__ void late4_block(const Late4Ctx& c, const Late4Smem& 
       fma4(wt8, 4, fb);
     }
 #pragma unroll
-    for (int o = 0; o < kPassRows; ++o) late4_store<kSt4, kVec ? 1 : 32>(c, sm.j[s][o0 + o], acc[o], alive);
+    for (int o = 0; o < kPassRows; ++o) late4_store<kSt4>(c, sm.j[s][o0 + o], acc[o], alive);
   }
 }
 
@@ -202,7 +201,7 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const Late4Smem& s
         acc[3] = __fmaf_rn(w, f.w, acc[3]);
       }
     }
-    late4_store<kSt4, kVec ? 1 : 32>(c, sm.j[s][o], acc, alive);
+    late4_store<kSt4>(c, sm.j[s][o], acc, alive);
   }
 }
 
@@ -277,6 +276,7 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
                                            Late4Smem& sm) {
   const tile::Run run = tile::warp_run(warp, 1, j_begin, j_end, tile::kListOutputs);
   if (run.begin >= run.end) return;  // warp-uniform
+  const int r0 = tile0 + 4 * lane;
   Late4Ctx c;
   c.wi = wi;
   c.wv = wv;
@@ -285,12 +285,9 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   c.clamp_max = clamp_max;
   c.ldx_bytes = unsigned(ldx) * 4u;
   c.ldy_bytes = unsigned(ldy) * 4u;
-  // The lane's images: tile0 + 4 lane + m when the 16-byte loads apply (below), else tile0 + lane + 32 m, so that
-  // each 4-byte load instruction of the warp reads 32 consecutive images (as cta2w's lanes do), not every 4th.
-  // Columns for the first mapping; an image past the count takes the column after its predecessor's (col[0] + m,
-  // or m when the lane has none), so that a lane whose existing images are consecutive from a multiple of 4 still
+  // The lane's columns; an image past the count takes the column after its predecessor's (col[0] + m, or
+  // m when the lane has none), so that a lane whose existing images are consecutive from a multiple of 4 still
   // reads one 16-byte piece (in bounds: ldx is a multiple of 4 then); its values are never stored.
-  int r0 = tile0 + 4 * lane;
   unsigned col[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -304,17 +301,9 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   const bool vec = __all_sync(0xffffffffu, lane_vec) && x16;
   const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0;
   const bool st4 = __all_sync(0xffffffffu, c.valid[3] || !c.valid[0]) && y16;
-  const int image_stride = vec ? 1 : 32;  // warp-uniform
-  if (!vec) {  // the 4-byte variant: images tile0 + lane + 32 m (still a prefix); past the count, column 0
-    r0 = tile0 + lane;
+  // 4-byte loads: an image past the count reads column 0 (in bounds; col[0] + m might not be)
 #pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      c.valid[m] = r0 + 32 * m < count;
-      col[m] = c.valid[m] ? unsigned(__ldg(active_rows + r0 + 32 * m)) : 0u;
-    }
-  }
-#pragma unroll
-  for (int m = 0; m < 4; ++m) c.xb[m] = reinterpret_cast<const char*>(x + col[m]);
+  for (int m = 0; m < 4; ++m) c.xb[m] = reinterpret_cast<const char*>(x + (vec || c.valid[m] ? col[m] : 0u));
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
   if (vec && st4) late4_run<true, true>(lane, run.begin, run.end, c, sm, alive);
@@ -323,7 +312,7 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)
-    if (c.valid[m] && alive[m] != 0.f) row_nonzero[r0 + image_stride * m] = 1;
+    if (c.valid[m] && alive[m] != 0.f) row_nonzero[r0 + m] = 1;
 }
 
 }  // namespace
