@@ -105,6 +105,10 @@ JHDNN_SPDNN_HD Shape late4_layer_shape(int64_t count, int64_t n_out, int sm_coun
 // the compute's weights transposed, wt[t][o] at late4_wt_index(t, o): rows of 16 floats, inputs 16..31 16 words
 // further on, so that the transpose's stores (lanes o and o + 16 write inputs t and t + 16) miss each other's banks.
 constexpr int kLate4Row = 36;
+// late4's per-warp slot: an eighth of cta2's dynamic memory (14,080 bytes; the deep steps' slots are 12,736).
+constexpr int kLate4SlotBytes = cta_smem_bytes(3) / kWarps;
+JHDNN_SPDNN_HD constexpr int late4_slot_offset_bytes(int warp) { return warp * kLate4SlotBytes; }
+static_assert(kLate4SlotBytes % 16 == 0 && kWarps * kLate4SlotBytes <= cta_smem_bytes(3), "late4's slots");
 JHDNN_SPDNN_HD constexpr int late4_wt_index(int t, int o) { return t * 16 + o + (t >> 4) * 16; }
 constexpr int kLate4WtFloats = late4_wt_index(31, 15) + 1;  // 528
 

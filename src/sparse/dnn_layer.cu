@@ -565,7 +565,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       if (late4 && aligned && strides)  // late4's late layers (block-uniform): 128-image items, 16 rows x 4 images a lane
         late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy,
                    flags, order,
-                   *reinterpret_cast<Late4Smem*>(reinterpret_cast<char*>(list_buf) + tile::cta_deep_offset_bytes(warp)));
+                   *reinterpret_cast<Late4Smem*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
       else if (sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);

@@ -36,7 +36,8 @@
 namespace jhdnn::sparse {
 namespace {
 
-// A warp's buffers (in its tile::kCtaDeepBytes slot of cta2's dynamic memory, cta_deep_offset_bytes): stage
+// The 4-byte path's buffers (in the warp's tile::kLate4SlotBytes slot of cta2's dynamic memory; the 16-byte
+// path lays the same slot out as Late4Staged, below): stage
 // s holds a list block's index rows idx[s][o] and weight rows w[s][o] (o = 0..15, rows padded to kLate4Row
 // words) and its output rows j[s][o]; wt is the voted block's weights transposed (late4_wt_index).
 // Reuse: every block begins with cp.async.wait_group 0 and a __syncwarp (this lane's and every lane's
@@ -49,8 +50,7 @@ struct __align__(16) Late4Smem {
   float wt[tile::kLate4WtFloats];
   int j[2][tile::kListOutputs];
 };
-static_assert(sizeof(Late4Smem) <= tile::kCtaDeepBytes && tile::kCtaDeepBytes % 16 == 0,
-              "late4's buffers must fit a warp's slot of cta2's dynamic memory (cta_tile.h)");
+static_assert(sizeof(Late4Smem) <= tile::kLate4SlotBytes, "late4's buffers must fit a warp's slot (cta_tile.h)");
 
 // 16-byte load through the read-only path.
 __device__ __forceinline__ float4 late4_ld4(const char* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
@@ -179,10 +179,12 @@ __device__ __forceinline__ void late4_block(const Late4Ctx& c, const Late4Smem& 
 // row, 4 chains per lane, each row's own indices and weights from stage s; padding (index -1) as fma(0, 0, acc)
 // (its weight may be anything, NaN included).
 template <bool kVec, bool kSt4>
-__device__ __forceinline__ void late4_rows(const Late4Ctx& c, const Late4Smem& sm, int s, int rows, float (&alive)[4]) {
+__device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
+                                           const float (*wr)[tile::kLate4Row], const int* j, int rows,
+                                           float (&alive)[4]) {
   for (int o = 0; o < rows; ++o) {
-    const int4* const i4 = reinterpret_cast<const int4*>(sm.idx[s][o]);
-    const float4* const w4 = reinterpret_cast<const float4*>(sm.w[s][o]);
+    const int4* const i4 = reinterpret_cast<const int4*>(idx[o]);
+    const float4* const w4 = reinterpret_cast<const float4*>(wr[o]);
     float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll 2
     for (int u = 0; u < 8; ++u) {
@@ -201,7 +203,7 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const Late4Smem& s
         acc[3] = __fmaf_rn(w, f.w, acc[3]);
       }
     }
-    late4_store<kSt4>(c, sm.j[s][o], acc, alive);
+    late4_store<kSt4>(c, j[o], acc, alive);
   }
 }
 
@@ -261,7 +263,173 @@ __device__ __forceinline__ void late4_run(int lane, int begin, int end, const La
       j_next = p + 2 * tile::kListOutputs < end ? entry(p + 2 * tile::kListOutputs) : 0;
     }
     if (voted) late4_block<kVec, kSt4>(c, sm, s, alive);
-    else late4_rows<kVec, kSt4>(c, sm, s, rows, alive);
+    else late4_rows<kVec, kSt4>(c, sm.idx[s], sm.w[s], sm.j[s], rows, alive);
+  }
+}
+
+// The 16-byte path's buffers (session 21, after 7ab6788: the features staged in shared memory), in the warp's
+// tile::kLate4SlotBytes slot: f, a ring of 3 quads of features (4 inputs x the lane's own 16 bytes, so that no
+// lane reads another's copy and no warp sync is needed for them); idx / w, ONE stage of a block's 16 index and
+// weight rows (the next block's while this one computes: its vote needs only row 0's copy, i0, and the
+// transposed weights, wt, once it has run); j, the blocks' output rows (two, the next one's written at its copy).
+struct __align__(16) Late4Staged {
+  float4 f[3][4][32];
+  int idx[tile::kListOutputs][tile::kLate4Row];
+  float w[tile::kListOutputs][tile::kLate4Row];
+  float wt[tile::kLate4WtFloats];
+  int i0[32];
+  int j[2][tile::kListOutputs];
+};
+static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
+
+// 16 bytes global -> shared, asynchronous, not cached in L1 (each feature piece is read once, by its lane).
+__device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+
+// The warp's run [begin, end) (begin a multiple of 16), the 16-byte path with staged features. Every voted block
+// is 8 quads of 4 inputs; quad q + 2's copies go out before quad q computes, into the slot quad q - 1 was read
+// from (so 2 quads are in flight while one computes), and quads 6 and 7 issue the NEXT block's quads 0 and 1
+// (from its row 0, which the copy issued at this block's start has brought: waited for at quad 6). Each lane's
+// cp.async groups, in order: per block its rows' group (R, issued after its vote: the next block's rows, or an
+// empty group for the last block), then (quads 0 and 1 not issued by the block before: P0, P1) one group per
+// quad q = 0..7 (G_q). Waits: at a block's start all but the 2 newest groups (its prefetched quads) or all; at
+// quad q all but the 2 newest (G_q, G_q-1: quad q came with G_q-2, P_q or the block before); at quad 6, before
+// reading the next block's row 0, all but the 6 newest (G_0..G_5), i.e. R has landed, then a __syncwarp. A block
+// that does not vote waits for everything, runs row by row from idx / w and only then copies the next block's rows.
+template <bool kSt4>
+__device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
+                                                 float (&alive)[4]) {
+  const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
+  auto entry = [&](int p) {  // the order entry of position p + o_l, clamped into the run
+    const int q = p + o_l < end ? p + o_l : end - 1;
+    return c.order ? __ldg(c.order + q) : q;
+  };
+  auto issue_rows = [&](int j, int b) {  // row j's index and weight pieces into idx / w, its row into j[b]
+    if (lane < tile::kListOutputs) sm.j[b][lane] = j;
+    const int* const wi_src = row_lane(c.wi + 16 * h_l, j);
+    const float* const wv_src = row_lane(c.wv + 16 * h_l, j);
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      cp_async16(smem_addr(&sm.idx[o_l][16 * h_l + 4 * m]), wi_src + 4 * m);
+      cp_async16(smem_addr(&sm.w[o_l][16 * h_l + 4 * m]), wv_src + 4 * m);
+    }
+    cp_async_commit();
+  };
+  // inputs iq's 16 bytes of this lane into f[slot]; one group. unvoted: the next block's row 0, which may hold
+  // padding (that block will not vote): read row 0 for it, in bounds, never used.
+  auto issue_quad = [&](int4 iq, int slot, bool unvoted) {
+    const int ii[4] = {iq.x, iq.y, iq.z, iq.w};
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
+      late4_cp16_cg(smem_addr(&sm.f[slot][u][lane]), late4_row(c.xb[0], i, c.ldx_bytes));
+    }
+    cp_async_commit();
+  };
+  const int4* const i0q = reinterpret_cast<const int4*>(sm.i0);
+  const int4* const nxq = reinterpret_cast<const int4*>(sm.idx[0]);  // the next block's row 0 (after quad 6's wait)
+  issue_rows(entry(begin), 0);
+  int j_next = begin + 16 < end ? entry(begin + 16) : 0;
+  bool pre = false;  // this block's quads 0 and 1 were issued by the block before
+  int slot0 = 0;     // the slot of this block's quad 0; quad q is in (slot0 + q) % 3
+  int b = 0;
+  for (int p = begin; p < end; p += tile::kListOutputs, b ^= 1) {
+    if (pre) cp_async_wait_group<2>();
+    else cp_async_wait_all();
+    __syncwarp();  // every lane's rows of this block landed; every lane is done with the block before
+    const int rows = end - p < tile::kListOutputs ? end - p : tile::kListOutputs;
+    const int4* const mine = reinterpret_cast<const int4*>(&sm.idx[o_l][16 * h_l]);
+    const int4* const ref = reinterpret_cast<const int4*>(&sm.idx[0][16 * h_l]);
+    bool ok = rows == tile::kListOutputs;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const int4 a = mine[m], z = ref[m];
+      ok = ok && a.x == z.x && a.y == z.y && a.z == z.z && a.w == z.w && (z.x | z.y | z.z | z.w) >= 0;
+    }
+    const bool voted = __all_sync(0xffffffffu, ok);
+    const bool more = p + tile::kListOutputs < end;
+    if (!voted) {
+      cp_async_wait_all();  // the (unused) quads prefetched for it
+      late4_rows<true, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, alive);
+      __syncwarp();  // every lane is done with idx / w
+      if (more) {
+        issue_rows(j_next, b ^ 1);
+        j_next = p + 2 * tile::kListOutputs < end ? entry(p + 2 * tile::kListOutputs) : 0;
+      }
+      pre = false;
+      continue;
+    }
+    {  // the transpose (row o_l's inputs 16 h_l .. + 15 to wt[t][o_l]) and row 0's indices to i0
+      const float4* const wr = reinterpret_cast<const float4*>(&sm.w[o_l][16 * h_l]);
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const float4 v = wr[m];
+        const int t = 16 * h_l + 4 * m;
+        sm.wt[tile::late4_wt_index(t + 0, o_l)] = v.x;
+        sm.wt[tile::late4_wt_index(t + 1, o_l)] = v.y;
+        sm.wt[tile::late4_wt_index(t + 2, o_l)] = v.z;
+        sm.wt[tile::late4_wt_index(t + 3, o_l)] = v.w;
+      }
+      sm.i0[lane] = sm.idx[0][lane];
+    }
+    __syncwarp();  // wt and i0 are visible; idx / w are free for the next block's rows
+    if (more) {
+      issue_rows(j_next, b ^ 1);
+      j_next = p + 2 * tile::kListOutputs < end ? entry(p + 2 * tile::kListOutputs) : 0;
+    } else {
+      cp_async_commit();  // an empty group in R's place: the same counts for the last block
+    }
+    if (!pre) {
+      issue_quad(i0q[0], slot0, false);
+      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false);
+    }
+    float acc[tile::kListOutputs][4];
+#pragma unroll
+    for (int o = 0; o < tile::kListOutputs; ++o)
+#pragma unroll
+      for (int m = 0; m < 4; ++m) acc[o][m] = 0.f;
+    int slot_q = slot0;
+#pragma unroll 1
+    for (int q = 0; q < 8; ++q) {
+      const int slot_n = slot_q == 0 ? 2 : slot_q - 1;  // (slot_q + 2) % 3: the slot quad q - 1 was read from
+      if (q < 6) {
+        issue_quad(i0q[q + 2], slot_n, false);
+      } else {
+        if (q == 6) {
+          cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
+          __syncwarp();              // ... and in every lane
+        }
+        if (more) issue_quad(nxq[q - 6], slot_n, true);
+        else cp_async_commit();
+      }
+      cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
+      float4 f[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
+      const float* const wt4 = sm.wt + tile::late4_wt_index(4 * q, 0);  // inputs 4 q .. 4 q + 3: 16 floats apart
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+#pragma unroll
+        for (int g = 0; g < 4; ++g) {
+          const float4 w = *reinterpret_cast<const float4*>(wt4 + 16 * u + 4 * g);  // rows 4 g .. + 3: a broadcast
+          const float wq[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            float (&a)[4] = acc[4 * g + v];
+            a[0] = __fmaf_rn(wq[v], f[u].x, a[0]);
+            a[1] = __fmaf_rn(wq[v], f[u].y, a[1]);
+            a[2] = __fmaf_rn(wq[v], f[u].z, a[2]);
+            a[3] = __fmaf_rn(wq[v], f[u].w, a[3]);
+          }
+        }
+      }
+      slot_q = slot_q == 2 ? 0 : slot_q + 1;
+    }
+#pragma unroll
+    for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4>(c, sm.j[b][o], acc[o], alive);
+    pre = more;
+    slot0 = slot_q;  // (slot0 + 8) % 3
   }
 }
 
@@ -306,8 +474,9 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   for (int m = 0; m < 4; ++m) c.xb[m] = reinterpret_cast<const char*>(x + (vec || c.valid[m] ? col[m] : 0u));
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  if (vec && st4) late4_run<true, true>(lane, run.begin, run.end, c, sm, alive);
-  else if (vec) late4_run<true, false>(lane, run.begin, run.end, c, sm, alive);
+  Late4Staged& st = *reinterpret_cast<Late4Staged*>(&sm);  // the same slot, the 16-byte path's layout
+  if (vec && st4) late4_run_staged<true>(lane, run.begin, run.end, c, st, alive);
+  else if (vec) late4_run_staged<false>(lane, run.begin, run.end, c, st, alive);
   else late4_run<false, false>(lane, run.begin, run.end, c, sm, alive);
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
