@@ -125,7 +125,8 @@ constexpr int kLate4WtFloats = late4_wt_index(31, 15) + 1;  // 528
 // Since session 21: 7 = late4 for 4096 < rows <= 16384 (measured at N = 16384 only, 7ab6788, alternating twice,
 // exact: graph path L = 480 60.72 / 60.94 ms against cta2w's 63.21 / 63.27, L = 120 28.81 / 28.82 against 29.08 /
 // 28.88; ncu late layer 86.5-89.1 us against 100.4-103.6); not at 65536 rows, where late4 measured slower (L = 120
-// 130.0 against 123.0 ms, one run each), nor at 4096 rows and below (not measured there).
+// 130.0 against 123.0 ms, one run each), nor at 4096 rows and below (not measured there). With the features
+// staged (84e3c59): N = 16384 L = 480 56.67 against cta2w's 62.38 ms (one run each).
 JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 && rows <= 16384 ? 7 : 6; }
 
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'

@@ -13,7 +13,9 @@
 // 4 broadcast LDS.128 of the 16 rows' weights feed 64 FFMA. SASS (ptxas 13.0): the inner loop 594 instructions
 // per 512 FFMA (86%); with the epilogue (bias, ReLU, clamp, flag, a 16-byte store per row), the vote, the
 // transpose and the copies ~70% FFMA per block, where cta2w has 49%. Measured at N = 16384 (7ab6788, ncu):
-// 30.65 M warp instructions per late layer against cta2w's 40.46 M, 86.5-89.1 us against 100.4-103.6.
+// 30.65 M warp instructions per late layer against cta2w's 40.46 M, 86.5-89.1 us against 100.4-103.6, bound by
+// the features' L2 latency (long scoreboard 4.5 per issue); since 84e3c59 the 16-byte path stages them in shared
+// memory two quads ahead (late4_run_staged): 80.9-82.5 us, long scoreboard 1.5.
 //
 // The item: a tile of 128 images (lane l: images tile0 + 4 l .. + 3) x the warp's run of the slice (a multiple
 // of 16 rows from a multiple of 16: late4_layer_shape, warp_run with kListOutputs). The run's list blocks go
