@@ -99,11 +99,12 @@ JHDNN_SPDNN_HD Shape late4_layer_shape(int64_t count, int64_t n_out, int sm_coun
   return sh;
 }
 
-// late4's per-warp buffers (late4_tile.cuh, in the warp's kCtaDeepBytes slot of cta2's dynamic memory): two
-// stages of a list block's 16 index rows and 16 weight rows (rows of 32 padded to kLate4Row = 36 words, so the
-// transpose's LDS.128 of 16 rows at one offset spread over the 8 bank groups), the block's 16 output rows, and
-// the compute's weights transposed, wt[t][o] at late4_wt_index(t, o): rows of 16 floats, inputs 16..31 16 words
-// further on, so that the transpose's stores (lanes o and o + 16 write inputs t and t + 16) miss each other's banks.
+// late4's per-warp buffers (late4_tile.cuh: Late4Smem for the 4-byte path, Late4Staged for the 16-byte one, in the
+// warp's kLate4SlotBytes slot of cta2's dynamic memory): a list block's 16 index rows and 16 weight rows (rows of
+// 32 padded to kLate4Row = 36 words, so the transpose's LDS.128 of 16 rows at one offset spread over the 8 bank
+// groups), the blocks' output rows, the compute's weights transposed, wt[t][o] at late4_wt_index(t, o): rows of 16
+// floats, inputs 16..31 16 words further on, so that the transpose's stores (lanes o and o + 16 write inputs t and
+// t + 16) miss each other's banks; Late4Staged also the features' ring.
 constexpr int kLate4Row = 36;
 // late4's per-warp slot: an eighth of cta2's dynamic memory (14,080 bytes; the deep steps' slots are 12,736).
 constexpr int kLate4SlotBytes = cta_smem_bytes(3) / kWarps;
