@@ -10,6 +10,8 @@
 #   1. resource usage of the layer kernels (dnn_layer_cta_kernel<3, 4> is late4's);
 #   2. ctest spdnn_tile_late4: test_sparse's GPU cases under JHDNN_SPDNN_TILE=late4 (the generated networks up to
 #      N = 16384, the official ones, the reuse-tile case limited to late4, its identity-column cases included);
+#      then (SANITIZE=0 skips it) compute-sanitizer racecheck of the reuse-tile case's "late4:" cases (added in
+#      session 21 after the staged path, not yet run);
 #   3. spdnn_infer --path graph --validate yes (exact against the CPU reference), N = 16384 L = 120,480, late4;
 #   4. ncu (--clock-control none) of launches 40-43 of the layer kernel at N = 16384 L = 120 (late layers,
 #      ~1200 images) under late4, then cta2w, with the stall reasons;
@@ -25,6 +27,12 @@ cuobjdump --dump-resource-usage "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_layer.cu
   grep -A1 -E "cta_kernel" | tee "$OUT/resource-usage.txt" | grep -oE "cta_kernelILi[0-9]ELi[0-9]E|REG:[0-9]+ STACK:[0-9]+ SHARED:[0-9]+"
 
 step ctest_late4 80 ctest --test-dir "$B" -R '^spdnn_tile_late4$' --output-on-failure
+# racecheck of late4's paths (the staged 16-byte one: identity-column cases; the 4-byte one: the late-layer cases)
+if [ "${SANITIZE:-1}" = 1 ]; then
+  JHDNN_SPDNN_TILE=late4 JHDNN_TEST_SPDNN_TILE=late4 JHDNN_TEST_REUSE_CASE="late4:" step racecheck_late4 120 \
+    compute-sanitizer --tool racecheck --error-exitcode 99 "$T/test_sparse" "fused and multi-layer paths*"
+  grep -E "RACECHECK SUMMARY|hazard|ERROR SUMMARY" "$OUT/racecheck_late4.txt" | tail -3
+fi
 
 JHDNN_SPDNN_TILE=late4 step sp16384_late4_exact 90 "$SI" --width 16384 --layers 120,480 --path graph --validate yes \
   --csv "$OUT/sp16384_late4_exact.csv"
