@@ -299,6 +299,9 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
 // quad q all but the 2 newest (G_q, G_q-1: quad q came with G_q-2, P_q or the block before); at quad 6, before
 // reading the next block's row 0, all but the 6 newest (G_0..G_5), i.e. R has landed, then a __syncwarp. A block
 // that does not vote waits for everything, runs row by row from idx / w and only then copies the next block's rows.
+// The vote, the transpose and the FMAs of a quad repeat late4_run's and late4_block's on purpose: as shared
+// helpers, ptxas allocated the kernel's registers otherwise and spilled (40 bytes; checked at 911d39d), and a
+// spill in this loop cost 16% in 8c412c0.
 template <bool kSt4>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
                                                  float (&alive)[4]) {
