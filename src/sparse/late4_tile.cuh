@@ -125,56 +125,52 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
 // and measured slower (7244a5f: the second pass's loads missed the small L1 next to cta2's shared memory).
 template <bool kVec, bool kSt4>
 __device__ __forceinline__ void late4_block(const Late4Ctx& c, const Late4Smem& sm, int s, float (&alive)[4]) {
-  constexpr int kPassRows = 16;  // rows per pass
   const int4* const i4 = reinterpret_cast<const int4*>(sm.idx[s][0]);  // row 0's indices: broadcasts
-#pragma unroll 1
-  for (int o0 = 0; o0 < tile::kListOutputs; o0 += kPassRows) {
-    float acc[kPassRows][4];
+  float acc[tile::kListOutputs][4];
 #pragma unroll
-    for (int o = 0; o < kPassRows; ++o)
+  for (int o = 0; o < tile::kListOutputs; ++o)
 #pragma unroll
-      for (int m = 0; m < 4; ++m) acc[o][m] = 0.f;
-    auto load4 = [&](int t0, float4 (&f)[4]) {  // inputs t0 .. t0 + 3
-      const int4 iq = i4[t0 / 4];
-      f[0] = late4_features<kVec>(iq.x, c.ldx_bytes, c.xb);
-      f[1] = late4_features<kVec>(iq.y, c.ldx_bytes, c.xb);
-      f[2] = late4_features<kVec>(iq.z, c.ldx_bytes, c.xb);
-      f[3] = late4_features<kVec>(iq.w, c.ldx_bytes, c.xb);
-    };
-    // inputs t0 + u0 .. + 3 into the pass's 32 chains; wt8: the weights of input t0 (t0 a multiple of 8, so
-    // that inputs t0 .. t0 + 7 are 16 floats apart: late4_wt_index)
-    auto fma4 = [&](const float* wt8, int u0, const float4 (&f)[4]) {
+    for (int m = 0; m < 4; ++m) acc[o][m] = 0.f;
+  auto load4 = [&](int t0, float4 (&f)[4]) {  // inputs t0 .. t0 + 3
+    const int4 iq = i4[t0 / 4];
+    f[0] = late4_features<kVec>(iq.x, c.ldx_bytes, c.xb);
+    f[1] = late4_features<kVec>(iq.y, c.ldx_bytes, c.xb);
+    f[2] = late4_features<kVec>(iq.z, c.ldx_bytes, c.xb);
+    f[3] = late4_features<kVec>(iq.w, c.ldx_bytes, c.xb);
+  };
+  // inputs t0 + u0 .. + 3 into the 64 chains; wt8: the weights of input t0 (t0 a multiple of 8, so that inputs
+  // t0 .. t0 + 7 are 16 floats apart: late4_wt_index)
+  auto fma4 = [&](const float* wt8, int u0, const float4 (&f)[4]) {
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
+    for (int u = 0; u < 4; ++u) {
 #pragma unroll
-        for (int q = 0; q < kPassRows / 4; ++q) {
-          const float4 w = *reinterpret_cast<const float4*>(wt8 + 16 * (u0 + u) + 4 * q);  // rows o0 + 4 q .. + 3
-          const float wq[4] = {w.x, w.y, w.z, w.w};
+      for (int q = 0; q < tile::kListOutputs / 4; ++q) {
+        const float4 w = *reinterpret_cast<const float4*>(wt8 + 16 * (u0 + u) + 4 * q);  // rows 4 q .. + 3
+        const float wq[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
-          for (int v = 0; v < 4; ++v) {
-            float (&a)[4] = acc[4 * q + v];
-            a[0] = __fmaf_rn(wq[v], f[u].x, a[0]);
-            a[1] = __fmaf_rn(wq[v], f[u].y, a[1]);
-            a[2] = __fmaf_rn(wq[v], f[u].z, a[2]);
-            a[3] = __fmaf_rn(wq[v], f[u].w, a[3]);
-          }
+        for (int v = 0; v < 4; ++v) {
+          float (&a)[4] = acc[4 * q + v];
+          a[0] = __fmaf_rn(wq[v], f[u].x, a[0]);
+          a[1] = __fmaf_rn(wq[v], f[u].y, a[1]);
+          a[2] = __fmaf_rn(wq[v], f[u].z, a[2]);
+          a[3] = __fmaf_rn(wq[v], f[u].w, a[3]);
         }
       }
-    };
-    // Two quads per iteration, the feature registers ping-ponged (one quad per iteration copied 16 registers).
-    float4 fa[4], fb[4];
-    load4(0, fa);
-#pragma unroll 1
-    for (int t0 = 0; t0 < 32; t0 += 8) {
-      const float* const wt8 = sm.wt + tile::late4_wt_index(t0, o0);
-      load4(t0 + 4, fb);
-      fma4(wt8, 0, fa);
-      load4(t0 + 8 < 32 ? t0 + 8 : 28, fa);  // the last iteration loads inputs 28..31 again (in bounds, unused)
-      fma4(wt8, 4, fb);
     }
-#pragma unroll
-    for (int o = 0; o < kPassRows; ++o) late4_store<kSt4>(c, sm.j[s][o0 + o], acc[o], alive);
+  };
+  // Two quads per iteration, the feature registers ping-ponged (one quad per iteration copied 16 registers).
+  float4 fa[4], fb[4];
+  load4(0, fa);
+#pragma unroll 1
+  for (int t0 = 0; t0 < 32; t0 += 8) {
+    const float* const wt8 = sm.wt + tile::late4_wt_index(t0, 0);
+    load4(t0 + 4, fb);
+    fma4(wt8, 0, fa);
+    load4(t0 + 8 < 32 ? t0 + 8 : 28, fa);  // the last iteration loads inputs 28..31 again (in bounds, unused)
+    fma4(wt8, 4, fb);
   }
+#pragma unroll
+  for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4>(c, sm.j[s][o], acc[o], alive);
 }
 
 // A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
