@@ -217,15 +217,12 @@ __device__ __forceinline__ void late4_run(int lane, int begin, int end, const La
   };
   auto issue = [&](int j, int s) {  // row j's index and weight pieces into stage s
     if (lane < tile::kListOutputs) sm.j[s][lane] = j;
-    const int* const wi_src = row_lane(c.wi + 4 * h_l, j);
-    const float* const wv_src = row_lane(c.wv + 4 * h_l, j);
-    // Copy m of lane (o_l, h_l): elements 8 m + 4 h_l .. + 3 of row o_l, so that each copy instruction reads
-    // 16 whole 32-byte sectors (with elements 16 h_l + 4 m it read halves of 32: ncu at b53ed3d). The vote
-    // and the transpose read other lanes' pieces, after the wait and the __syncwarp.
+    const int* const wi_src = row_lane(c.wi + 16 * h_l, j);
+    const float* const wv_src = row_lane(c.wv + 16 * h_l, j);
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
-      cp_async16(smem_addr(&sm.idx[s][o_l][8 * m + 4 * h_l]), wi_src + 8 * m);
-      cp_async16(smem_addr(&sm.w[s][o_l][8 * m + 4 * h_l]), wv_src + 8 * m);
+      cp_async16(smem_addr(&sm.idx[s][o_l][16 * h_l + 4 * m]), wi_src + 4 * m);
+      cp_async16(smem_addr(&sm.w[s][o_l][16 * h_l + 4 * m]), wv_src + 4 * m);
     }
     cp_async_commit();
   };
@@ -311,12 +308,12 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   };
   auto issue_rows = [&](int j, int b) {  // row j's index and weight pieces into idx / w, its row into j[b]
     if (lane < tile::kListOutputs) sm.j[b][lane] = j;
-    const int* const wi_src = row_lane(c.wi + 4 * h_l, j);
-    const float* const wv_src = row_lane(c.wv + 4 * h_l, j);
+    const int* const wi_src = row_lane(c.wi + 16 * h_l, j);
+    const float* const wv_src = row_lane(c.wv + 16 * h_l, j);
 #pragma unroll
-    for (int m = 0; m < 4; ++m) {  // as in late4_run: whole 32-byte sectors per copy instruction
-      cp_async16(smem_addr(&sm.idx[o_l][8 * m + 4 * h_l]), wi_src + 8 * m);
-      cp_async16(smem_addr(&sm.w[o_l][8 * m + 4 * h_l]), wv_src + 8 * m);
+    for (int m = 0; m < 4; ++m) {
+      cp_async16(smem_addr(&sm.idx[o_l][16 * h_l + 4 * m]), wi_src + 4 * m);
+      cp_async16(smem_addr(&sm.w[o_l][16 * h_l + 4 * m]), wv_src + 4 * m);
     }
     cp_async_commit();
   };
@@ -397,18 +394,20 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll 1
     for (int q = 0; q < 8; ++q) {
       const int slot_n = slot_q == 0 ? 2 : slot_q - 1;  // (slot_q + 2) % 3: the slot quad q - 1 was read from
-      cp_async_wait_group<1>();  // quad q's features (this lane's own copies); all but G_q-1
-      float4 f[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
-      // quad q + 2's copies after quad q's loads (their latency under the copies' index load and addresses)
       if (q < 6) {
         issue_quad(i0q[q + 2], slot_n, false);
       } else {
-        if (q == 6) __syncwarp();  // R (the next block's rows; done in this lane at the wait above) in every lane
+        if (q == 6) {
+          cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
+          __syncwarp();              // ... and in every lane
+        }
         if (more) issue_quad(nxq[q - 6], slot_n, true);
         else cp_async_commit();
       }
+      cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
+      float4 f[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
       const float* const wt4 = sm.wt + tile::late4_wt_index(4 * q, 0);  // inputs 4 q .. 4 q + 3: 16 floats apart
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
