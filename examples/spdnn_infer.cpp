@@ -5,7 +5,7 @@
 //   spdnn_infer [--width 1024,4096,...] [--layers 120,480,...] [--images 60000] [--seed 42]
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
-//               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE]
+//               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -42,6 +42,9 @@
 // first_chunk / layer / exit; layer: network layer, 1-based, -1 where none; ns: %globaltimer; clk: the
 // SM's clock64; live: the slice's images left; wait_clk: layer rows, the cycles thread 0 spent in the
 // layer's cp.async waits + barriers). scripts/spdnn-resident-trace.py summarises it.
+// --order: the row order each layer's descriptor gets (tools/spdnn/spdnn.h): sorted (reuse_order, equal input
+// lists adjacent; the default) or chain (chain_order: those lists chained so that consecutive ones share inputs,
+// for the features' L2 reuse; session 22, not yet measured on the GPU). Results do not depend on it.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -86,7 +89,7 @@ void usage() {
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
-      "                   [--resident-trace FILE]\n"
+      "                   [--resident-trace FILE] [--order sorted|chain]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
   int resident_below = -1, resident_slice = 0;  // kResident: automatic threshold and slice
   std::vector<spdnn::Path> paths = {spdnn::Path::kResident};  // graph where it does not apply
   bool warmup = true;
+  spdnn::RowOrder row_order = spdnn::RowOrder::kSorted;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -144,6 +148,15 @@ int main(int argc, char** argv) {
       }
     }
     else if (!std::strcmp(argv[i], "--no-warmup")) warmup = false;
+    else if (!std::strcmp(argv[i], "--order")) {
+      const std::string o = next();
+      if (o == "sorted") row_order = spdnn::RowOrder::kSorted;
+      else if (o == "chain") row_order = spdnn::RowOrder::kChain;
+      else {
+        usage();
+        return 2;
+      }
+    }
     else if (!std::strcmp(argv[i], "--csv")) csv = next();
     else if (!std::strcmp(argv[i], "--active-csv")) active_csv = next();
     else if (!std::strcmp(argv[i], "--categories")) cats_out = next();
@@ -220,9 +233,10 @@ int main(int argc, char** argv) {
             }
             official_layers.push_back(std::move(w));
           }
-          net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_layers[l - 1]); });
+          net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_layers[l - 1]); },
+                   row_order);
         } else {
-          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); });
+          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order);
         }
         // Validation truth (once for all paths).
         std::vector<int> truth;
@@ -254,6 +268,7 @@ int main(int argc, char** argv) {
           if (r.path_used == spdnn::Path::kResident)
             std::printf(", resident from layer %d (0: none; threshold %d)", r.tail_first,
                         resident_below >= 0 ? resident_below : spdnn::resident_auto_threshold());
+          if (row_order == spdnn::RowOrder::kChain) std::printf(", row order chain");
           if (pi > 0) {
             const bool same = r.categories == first_cats && r.active == first_active;
             all_ok &= same;

@@ -6,6 +6,11 @@
 #
 #   scripts/spdnn-late4-probes-gpu.sh OUTDIR [PROBE ...]     default probes: p4 (p1 p2 p3 ran in session 22)
 #
+# Beside the probes it always runs "chain": the tree's own build with spdnn_infer --order chain (tools/spdnn
+# chain_order: consecutive list blocks share inputs, so an input row's second read follows its first by one block;
+# exact by construction, a real option, not a probe), to see whether the late layer's DRAM traffic (197 MB at
+# 55126b7, 157 MB of it features in and outputs out) falls and the layer with it.
+#
 # p4 (written in session 22, not yet run): the memory traffic of the staged path unchanged, the compute cut to one
 # row's 4 chains (the challenge's 16 rows of a block are equal), so its time is the floor that the loads and stores
 # of this design set. Each probe is PROBE_DIR/NAME.diff (PROBE_DIR default bench/results/55126b7/probes), a patch
@@ -33,23 +38,33 @@ for v in base $PROBES; do
 done
 cp /tmp/late4_base.cuh $F
 md5sum /tmp/probes/*/libjhdnn.so.0.1.0 | tee "$OUT/md5.txt"
-VS="base $PROBES"
+VS="base chain $PROBES"
+bin() { [ "$1" = chain ] && echo base || echo "$1"; }  # chain runs the base build ...
+args() { [ "$1" = chain ] && echo "--order chain"; }   # ... with --order chain
 M="gpu__time_duration.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"
 for v in $VS; do
-  [ -x /tmp/probes/$v/spdnn_infer ] || continue
-  LD_LIBRARY_PATH=/tmp/probes/$v JHDNN_SPDNN_TILE=late4 step ncu_$v 30 ncu --clock-control none --metrics "$M" --csv \
-    -k regex:dnn_layer_cta_kernel --launch-skip 40 --launch-count 2 /tmp/probes/$v/spdnn_infer --width 16384 \
-    --layers 120 --path graph --validate no --no-warmup
+  b=$(bin $v)
+  [ -x /tmp/probes/$b/spdnn_infer ] || continue
+  # shellcheck disable=SC2046  # args: one option and its value, or nothing
+  LD_LIBRARY_PATH=/tmp/probes/$b JHDNN_SPDNN_TILE=late4 step ncu_$v 30 ncu --clock-control none --metrics "$M" --csv \
+    -k regex:dnn_layer_cta_kernel --launch-skip 40 --launch-count 2 /tmp/probes/$b/spdnn_infer --width 16384 \
+    --layers 120 --path graph --validate no --no-warmup $(args $v)
 done
 for rep in 1 2; do
   for v in $VS; do
-    [ -x /tmp/probes/$v/spdnn_infer ] || continue
-    LD_LIBRARY_PATH=/tmp/probes/$v step ab_${v}_$rep 30 /tmp/probes/$v/spdnn_infer --width 16384 --layers 480 --path graph --validate no
+    b=$(bin $v)
+    [ -x /tmp/probes/$b/spdnn_infer ] || continue
+    # shellcheck disable=SC2046
+    LD_LIBRARY_PATH=/tmp/probes/$b step ab_${v}_$rep 30 /tmp/probes/$b/spdnn_infer --width 16384 --layers 480 --path graph \
+      --validate no $(args $v)
   done
 done
-for v in $PROBES; do
-  [ -x /tmp/probes/$v/spdnn_infer ] || continue
-  LD_LIBRARY_PATH=/tmp/probes/$v step exact_$v 45 /tmp/probes/$v/spdnn_infer --width 16384 --layers 120 --path graph --validate yes
+for v in chain $PROBES; do
+  b=$(bin $v)
+  [ -x /tmp/probes/$b/spdnn_infer ] || continue
+  # shellcheck disable=SC2046
+  LD_LIBRARY_PATH=/tmp/probes/$b step exact_$v 45 /tmp/probes/$b/spdnn_infer --width 16384 --layers 120,480 --path graph \
+    --validate yes $(args $v)
 done
 step_summary
 for f in "$OUT"/ab_*.txt "$OUT"/exact_*.txt; do

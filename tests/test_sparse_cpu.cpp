@@ -2,6 +2,8 @@
 // the official N = 1024 network, and the exact 1200-image x 120-layer validation of the float64
 // CPU reference against the official truth. Without the data (scripts/fetch-spdnn-data.sh puts it
 // in data/spdnn; JHDNN_SPDNN_DIR overrides) the data tests SKIP, saying so.
+#include <algorithm>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -94,6 +96,83 @@ TEST_CASE("generator: every width has 32 nonzeros per row and per column, all 1/
       CHECK(a.val == b.val);
     }
   CHECK(std::set<int>(p.begin(), p.end()).size() == size_t(n));
+}
+
+namespace {
+
+// The groups of equal input lists of e in the order o: every group's rows contiguous, and each group's inputs.
+void check_groups_contiguous(const spdnn::Ell& e, const std::vector<int>& o,
+                             std::vector<std::set<int>>* group_inputs) {
+  REQUIRE(o.size() == size_t(e.rows));
+  REQUIRE(std::set<int>(o.begin(), o.end()).size() == size_t(e.rows));
+  REQUIRE(*std::min_element(o.begin(), o.end()) == 0);
+  REQUIRE(*std::max_element(o.begin(), o.end()) == int(e.rows - 1));
+  auto list = [&](int row) {
+    return std::vector<int>(e.idx.begin() + int64_t(row) * e.width, e.idx.begin() + int64_t(row + 1) * e.width);
+  };
+  std::set<std::vector<int>> seen;
+  for (size_t t = 0; t < o.size(); ++t) {
+    if (t > 0 && list(o[t]) == list(o[t - 1])) continue;
+    INFO("row " << o[t] << " at position " << t);
+    REQUIRE(seen.insert(list(o[t])).second);  // a list seen before: its group is split
+    std::set<int> in;
+    for (int i : list(o[t]))
+      if (i >= 0) in.insert(i);
+    group_inputs->push_back(in);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("chain_order: equal lists together, consecutive lists sharing inputs along the residue chains",
+          "[sparse][cpu]") {
+  // The challenge layers of N = 1024 (M = 64): stage s = (l - 1) % 6, chains of 64 / 2^s residues. Greedy chaining
+  // visits each chain in one piece, so the consecutive groups that share inputs number groups - components
+  // (components: the groups linked by a shared input, counted here by union-find).
+  for (int layer : {1, 3, 4, 6, 9, 13}) {
+    INFO("layer " << layer);
+    const spdnn::Ell e = spdnn::generate_layer_ell(1024, layer, 3);
+    const std::vector<int> o = spdnn::chain_order(e);
+    std::vector<std::set<int>> in;
+    check_groups_contiguous(e, o, &in);
+    const size_t g = in.size();
+    std::vector<size_t> parent(g);
+    for (size_t a = 0; a < g; ++a) parent[a] = a;
+    std::function<size_t(size_t)> root = [&](size_t a) { return parent[a] == a ? a : parent[a] = root(parent[a]); };
+    auto shares = [&](size_t a, size_t b) {
+      for (int i : in[a])
+        if (in[b].count(i)) return true;
+      return false;
+    };
+    for (size_t a = 0; a < g; ++a)
+      for (size_t b = a + 1; b < g; ++b)
+        if (shares(a, b)) parent[root(a)] = root(b);
+    size_t components = 0, linked = 0;
+    for (size_t a = 0; a < g; ++a) components += root(a) == a;
+    for (size_t a = 1; a < g; ++a) linked += shares(a - 1, a);
+    const int stage = (layer - 1) % 6;
+    CHECK(components == (stage == 5 ? g : size_t(1) << stage));  // at s = 5 residues r and r + 32 share a list
+    CHECK(linked == g - components);
+    if (stage < 5) CHECK(g == 64);
+  }
+  // Any ELL, padding included: a permutation with each group of equal lists contiguous.
+  spdnn::Ell r;
+  r.rows = 300;
+  r.cols = 50;
+  r.width = 6;
+  uint64_t state = 12345;
+  auto next = [&]() { return int((state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33); };
+  for (int64_t j = 0; j < r.rows; ++j) {
+    const int64_t source = j % 7 == 0 && j > 0 ? j - 7 : j;  // every 7th row repeats an earlier row's list
+    for (int64_t k = 0; k < r.width; ++k) {
+      const int v = source == j ? (next() % 8 == 0 ? -1 : next() % int(r.cols)) : r.idx[source * r.width + k];
+      r.idx.push_back(v);
+      r.val.push_back(1.f);
+    }
+  }
+  std::vector<std::set<int>> in;
+  check_groups_contiguous(r, spdnn::chain_order(r), &in);
+  CHECK(in.size() < size_t(r.rows));
 }
 
 TEST_CASE("generator: cycle-0 layers 1..6 equal the official N = 1024 network exactly", "[sparse][cpu][data]") {

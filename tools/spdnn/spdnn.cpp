@@ -258,6 +258,53 @@ std::vector<int> reuse_order(const Ell& e) {
   return order;
 }
 
+std::vector<int> chain_order(const Ell& e) {
+  const std::vector<int> sorted = reuse_order(e);
+  const int64_t w = e.width;
+  auto list = [&](int row) { return e.idx.data() + int64_t(row) * w; };
+  // groups: runs of equal lists in reuse_order, [first[g], first[g + 1])
+  std::vector<int64_t> first;
+  for (int64_t t = 0; t < e.rows; ++t)
+    if (t == 0 || !std::equal(list(sorted[t]), list(sorted[t]) + w, list(sorted[t - 1]))) first.push_back(t);
+  const int64_t groups = int64_t(first.size());
+  first.push_back(e.rows);
+  // the groups that read each input row (each group once per input, however often its list repeats it)
+  std::vector<std::vector<int>> readers(size_t(std::max<int64_t>(e.cols, 0)));
+  for (int64_t g = 0; g < groups; ++g) {
+    const int* l = list(sorted[first[g]]);
+    for (int64_t k = 0; k < w; ++k)
+      if (l[k] >= 0 && l[k] < e.cols && (readers[l[k]].empty() || readers[l[k]].back() != int(g)))
+        readers[l[k]].push_back(int(g));
+  }
+  std::vector<int> order;
+  order.reserve(size_t(e.rows));
+  std::vector<char> done(size_t(groups), 0);
+  std::vector<int> shared(size_t(groups), 0), touched;
+  int64_t next_unvisited = 0;
+  int64_t g = groups > 0 ? 0 : -1;
+  while (g >= 0) {
+    done[g] = 1;
+    for (int64_t t = first[g]; t < first[g + 1]; ++t) order.push_back(sorted[t]);
+    const int* l = list(sorted[first[g]]);
+    for (int64_t k = 0; k < w; ++k)  // count, per unvisited group, the inputs it shares with g
+      if (l[k] >= 0 && l[k] < e.cols && (k == 0 || std::find(l, l + k, l[k]) == l + k))
+        for (int h : readers[l[k]])
+          if (!done[h] && shared[h]++ == 0) touched.push_back(h);
+    int64_t best = -1;
+    for (int h : touched) {
+      if (best < 0 || shared[h] > shared[best] || (shared[h] == shared[best] && h < best)) best = h;
+    }
+    for (int h : touched) shared[h] = 0;
+    touched.clear();
+    if (best < 0) {
+      while (next_unvisited < groups && done[next_unvisited]) ++next_unvisited;
+      best = next_unvisited < groups ? next_unvisited : -1;
+    }
+    g = best;
+  }
+  return order;
+}
+
 Ell transpose_to_ell(const Csr& w) {
   const Csr t = transpose(w);
   Ell e;

@@ -57,6 +57,13 @@ Csr transpose(const Csr& w);
 // A processing order for the rows of an ELL in which rows with the same input list are adjacent
 // (rows sorted by their entries; ties keep their order): the hint jhdnnSetSparseMatrixRowOrder takes.
 std::vector<int> reuse_order(const Ell& e);
+// reuse_order with its groups of equal lists chained so that consecutive lists share inputs where they can: after
+// a group comes the unvisited group that shares the most input rows with it (ties: the first in reuse_order), or,
+// when none shares any, the first unvisited group. In the challenge's layer of stage s it follows the residue
+// chains r, r + 2^s, r + 2 x 2^s, ... (mod M), whose neighbours share 16 of their 32 inputs, so that the second
+// read of an input row comes one list block after the first instead of anywhere in the layer. Any ELL: a
+// permutation of the rows with every group of equal lists contiguous, as reuse_order's (padding, -1, is no input).
+std::vector<int> chain_order(const Ell& e);
 
 // Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f).
 Csr scale_images(const Csr& img1024, int64_t n);

@@ -81,7 +81,7 @@ DeviceNetwork::~DeviceNetwork() {
   }
 }
 
-void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, bool reorder) {
+void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder row_order) {
   n_ = n;
   for (int l = 1; l <= layers; ++l) {
     const Ell e = get(l);
@@ -94,8 +94,8 @@ void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& g
     CUDA_CHECK(cudaMemcpy(d.val, e.val.data(), e.val.size() * sizeof(float), cudaMemcpyHostToDevice));
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&layers_.back().desc));
     JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(layers_.back().desc, n, n, e.width, d.idx, d.val, JHDNN_DATA_FLOAT));
-    if (reorder) {
-      const std::vector<int> order = reuse_order(e);
+    if (row_order != RowOrder::kNone) {
+      const std::vector<int> order = row_order == RowOrder::kChain ? chain_order(e) : reuse_order(e);
       layers_.back().order = dalloc<int>(order.size(), &bytes_);
       CUDA_CHECK(cudaMemcpy(layers_.back().order, order.data(), order.size() * sizeof(int), cudaMemcpyHostToDevice));
       JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(layers_.back().desc, layers_.back().order));

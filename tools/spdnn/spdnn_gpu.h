@@ -26,9 +26,14 @@ namespace spdnn {
 struct DeviceLayer {
   int* idx = nullptr;
   float* val = nullptr;
-  int* order = nullptr;  // reuse_order of the ELL, set as the descriptor's row order (or null)
+  int* order = nullptr;  // the ELL's row order (RowOrder), set as the descriptor's row order (or null)
   jhdnnSparseMatrixDescriptor_t desc = nullptr;
 };
+
+// The row order DeviceNetwork::load gives each layer's descriptor (jhdnnSetSparseMatrixRowOrder): none, reuse_order
+// (equal input lists adjacent, the default), or chain_order (those groups chained so that consecutive lists share
+// inputs; session 22, not yet measured on the GPU).
+enum class RowOrder { kNone, kSorted, kChain };
 
 class DeviceNetwork {
  public:
@@ -36,9 +41,9 @@ class DeviceNetwork {
   DeviceNetwork(const DeviceNetwork&) = delete;
   DeviceNetwork& operator=(const DeviceNetwork&) = delete;
   ~DeviceNetwork();
-  // Uploads every layer (get(l) for l = 1..layers). All layers stay resident. reorder: also set
-  // reuse_order() as each descriptor's row order (the fused layer's L1-reuse hint).
-  void load(int64_t n, int layers, const std::function<Ell(int)>& get, bool reorder = true);
+  // Uploads every layer (get(l) for l = 1..layers). All layers stay resident. order: the row order set on each
+  // descriptor (the fused layer's reuse hint).
+  void load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder order = RowOrder::kSorted);
   int64_t width() const { return n_; }
   int layers() const { return int(layers_.size()); }
   const DeviceLayer& layer(int l) const { return layers_[l - 1]; }  // 1-based
