@@ -1,33 +1,33 @@
 #!/usr/bin/env bash
-# On the GPU machine, ONE call of the device tool (~5 minutes): timing probes of late4's late layer against the
-# tree's late4_tile.cuh (src/sparse/README.md "Late4"; bench/results/55126b7/probes/README.md says what each
-# removes and why they are exact only on the challenge's all-1/16 weights). Never for use: they measure what a
-# design change would save before it is built.
+# On the GPU machine, ONE call of the device tool (~6 minutes): late4's late layer at N = 16384 under builds of
+# src/sparse/late4_tile.cuh patched by PROBE_DIR/NAME.diff (PROBE_DIR default bench/results/55126b7/probes; each a
+# patch of the file at 55126b7, which must apply to the tree's) and row orders of spdnn_infer (--order sorted |
+# chain), against the tree's build with the sorted order. bench/results/55126b7/probes/README.md says what each
+# build is; p1-p4 are timing probes (exact only on the challenge's all-1/16 weights, never for use), p5 is a real
+# candidate (exact on any network).
 #
-#   scripts/spdnn-late4-probes-gpu.sh OUTDIR [PROBE ...]     default probes: p4 (p1 p2 p3 ran in session 22)
+#   scripts/spdnn-late4-probes-gpu.sh OUTDIR [BUILD:ORDER ...]
+#       default: base:sorted base:chain p5:sorted p5:chain p4:sorted     (base: the tree's file unpatched)
 #
-# Beside the probes it always runs "chain": the tree's own build with spdnn_infer --order chain (tools/spdnn
-# chain_order: consecutive list blocks share inputs, so an input row's second read follows its first by one block;
-# exact by construction, a real option, not a probe), to see whether the late layer's DRAM traffic (197 MB at
-# 55126b7, 157 MB of it features in and outputs out) falls and the layer with it.
-#
-# p4 (written in session 22, not yet run): the memory traffic of the staged path unchanged, the compute cut to one
-# row's 4 chains (the challenge's 16 rows of a block are equal), so its time is the floor that the loads and stores
-# of this design set. Each probe is PROBE_DIR/NAME.diff (PROBE_DIR default bench/results/55126b7/probes), a patch
-# of src/sparse/late4_tile.cuh at 55126b7: it must apply to the tree's file. Steps: build spdnn_infer for the tree
-# (base) and each probe, each library beside its binary (spdnn_infer links the shared libjhdnn: LD_LIBRARY_PATH
-# picks it, RUNPATH yields to it; md5sums printed); ncu of launches 40-41 at N = 16384 L = 120 (late layers) with
-# the DRAM read / write split; spdnn_infer N = 16384 L = 480 graph path, all builds in turn, twice; each probe at
-# L = 120 with --validate yes (exact on the generated networks, or the probe's assumption broke).
+# Predicted (session 22, a model of the L2 reuse, not measured): chain alone changes little (an input row's second
+# read comes one block step later, ~51 MB of L2 traffic, about the L2's size); p5 + chain cuts the late layer's DRAM
+# traffic from ~197 toward ~160 MB (both reads of most input rows in the same step on one SM) and, if the layer is
+# memory-bound, its time by up to ~15%; p4's time (the loads and stores alone) within ~10% of base's.
+# Steps: build spdnn_infer per build, each library beside its binary (spdnn_infer links the shared libjhdnn:
+# LD_LIBRARY_PATH picks it, RUNPATH yields to it; md5sums printed); ncu of launches 40-41 at N = 16384 L = 120 (late
+# layers) with the DRAM read / write split, per combination; spdnn_infer N = 16384 L = 480 graph path, all
+# combinations in turn, twice; every combination other than base:sorted with --validate yes (L = 120 / 480; p4 at
+# L = 120 only).
 set -uo pipefail
-BUDGET_DEFAULT=420 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+BUDGET_DEFAULT=540 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 shift
-PROBES=${*:-p4}
+COMBOS=${*:-base:sorted base:chain p5:sorted p5:chain p4:sorted}
 PD=${PROBE_DIR:-bench/results/55126b7/probes}
 F=src/sparse/late4_tile.cuh
 scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data"
+BUILDS=$(for c in $COMBOS; do echo "${c%%:*}"; done | awk '!seen[$0]++')
 cp $F /tmp/late4_base.cuh
-for v in base $PROBES; do
+for v in $BUILDS; do
   cp /tmp/late4_base.cuh $F
   if [ "$v" != base ] && ! patch -s $F < "$PD/$v.diff"; then
     echo "$v.diff does not apply to the tree's $F"
@@ -38,40 +38,37 @@ for v in base $PROBES; do
 done
 cp /tmp/late4_base.cuh $F
 md5sum /tmp/probes/*/libjhdnn.so.0.1.0 | tee "$OUT/md5.txt"
-VS="base chain $PROBES"
-bin() { [ "$1" = chain ] && echo base || echo "$1"; }  # chain runs the base build ...
-args() { [ "$1" = chain ] && echo "--order chain"; }   # ... with --order chain
 M="gpu__time_duration.sum,smsp__inst_executed.sum,sm__inst_executed.avg.per_cycle_active,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio"
-for v in $VS; do
-  b=$(bin $v)
-  [ -x /tmp/probes/$b/spdnn_infer ] || continue
-  # shellcheck disable=SC2046  # args: one option and its value, or nothing
-  LD_LIBRARY_PATH=/tmp/probes/$b JHDNN_SPDNN_TILE=late4 step ncu_$v 30 ncu --clock-control none --metrics "$M" --csv \
-    -k regex:dnn_layer_cta_kernel --launch-skip 40 --launch-count 2 /tmp/probes/$b/spdnn_infer --width 16384 \
-    --layers 120 --path graph --validate no --no-warmup $(args $v)
-done
+# prog NAME BUILD:ORDER SECONDS [ncu] ARGS...: spdnn_infer of that build with that row order (under ncu --metrics M
+# when the 4th word is ncu), N = 16384, graph path, then ARGS
+prog() {
+  local name=$1 b=${2%%:*} o=${2##*:} t=$3
+  shift 3
+  local pre=()
+  if [ "${1:-}" = ncu ]; then
+    pre=(ncu --clock-control none --metrics "$M" --csv -k regex:dnn_layer_cta_kernel --launch-skip 40 --launch-count 2)
+    shift
+  fi
+  [ -x /tmp/probes/$b/spdnn_infer ] || return 0
+  LD_LIBRARY_PATH=/tmp/probes/$b JHDNN_SPDNN_TILE=late4 step "$name" "$t" "${pre[@]}" /tmp/probes/$b/spdnn_infer \
+    --width 16384 --order "$o" --path graph "$@"
+}
+for c in $COMBOS; do prog "ncu_${c/:/_}" "$c" 30 ncu --layers 120 --validate no --no-warmup; done
 for rep in 1 2; do
-  for v in $VS; do
-    b=$(bin $v)
-    [ -x /tmp/probes/$b/spdnn_infer ] || continue
-    # shellcheck disable=SC2046
-    LD_LIBRARY_PATH=/tmp/probes/$b step ab_${v}_$rep 30 /tmp/probes/$b/spdnn_infer --width 16384 --layers 480 --path graph \
-      --validate no $(args $v)
-  done
+  for c in $COMBOS; do prog "ab_${c/:/_}_$rep" "$c" 30 --layers 480 --validate no; done
 done
-for v in chain $PROBES; do
-  b=$(bin $v)
-  [ -x /tmp/probes/$b/spdnn_infer ] || continue
-  # shellcheck disable=SC2046
-  LD_LIBRARY_PATH=/tmp/probes/$b step exact_$v 45 /tmp/probes/$b/spdnn_infer --width 16384 --layers 120,480 --path graph \
-    --validate yes $(args $v)
+for c in $COMBOS; do
+  [ "$c" = base:sorted ] && continue
+  case $c in p4:*) layers=120 ;; *) layers=120,480 ;; esac
+  prog "exact_${c/:/_}" "$c" 60 --layers $layers --validate yes
 done
 step_summary
 for f in "$OUT"/ab_*.txt "$OUT"/exact_*.txt; do
-  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $2, $5, $10, $11}')"
+  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $2, $5, $10, $11}' | tr '\n' ' ')"
 done
-for v in $VS; do
-  [ -f "$OUT/ncu_$v.txt" ] && grep '^"' "$OUT/ncu_$v.txt" | grep -v '"ID"' |
-    awk -F'","' -v v="$v" '{id=$1; gsub(/"/,"",id); x=$NF; gsub(/"/,"",x); print v, id, $(NF-2), x}' |
+for c in $COMBOS; do
+  f=$OUT/ncu_${c/:/_}.txt
+  [ -f "$f" ] && grep '^"' "$f" | grep -v '"ID"' |
+    awk -F'","' -v v="$c" '{id=$1; gsub(/"/,"",id); x=$NF; gsub(/"/,"",x); print v, id, $(NF-2), x}' |
     sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
 done
