@@ -1031,8 +1031,15 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
   }
   {  // without the row-order hint
     spdnn::DeviceNetwork plain;
-    plain.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); }, false);
+    plain.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); }, spdnn::RowOrder::kNone);
     CHECK(spdnn::run_inference(h.get(), plain, images, 1200, -0.3f).categories == truth);
+  }
+  {  // with chain_order as the hint (session 22): the same categories and per-layer counts
+    spdnn::DeviceNetwork chained;
+    chained.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); }, spdnn::RowOrder::kChain);
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), chained, images, 1200, -0.3f);
+    CHECK(r.categories == truth);
+    CHECK(r.active == active_separate);
   }
   // The same network tiled to the challenge's 60000 rows: image t is image t % 1200.
   {
