@@ -9,10 +9,9 @@
 #   scripts/spdnn-late4-probes-gpu.sh OUTDIR [BUILD:ORDER ...]
 #       default: base:sorted base:chain p5:sorted p5:chain p4:sorted     (base: the tree's file unpatched)
 #
-# Predicted (session 22, a model of the L2 reuse, not measured): chain alone changes little (an input row's second
-# read comes one block step later, ~51 MB of L2 traffic, about the L2's size); p5 + chain cuts the late layer's DRAM
-# traffic from ~197 toward ~160 MB (both reads of most input rows in the same step on one SM) and, if the layer is
-# memory-bound, its time by up to ~15%; p4's time (the loads and stores alone) within ~10% of base's.
+# Predicted (session 22, tools/spdnn spdnn_l2_model with its L2 at 44-46 MiB, where it gives the measured 197 MB for
+# base:sorted; not measured): DRAM MB per late layer base:chain 199-221 (no gain), p5:sorted ~182, p5:chain ~158;
+# if the layer's time follows its DRAM bytes, p5:chain ~20% faster. p4 (the loads and stores alone) near base's time.
 # Steps: build spdnn_infer per build, each library beside its binary (spdnn_infer links the shared libjhdnn:
 # LD_LIBRARY_PATH picks it, RUNPATH yields to it; md5sums printed); ncu of launches 40-41 at N = 16384 L = 120 (late
 # layers) with the DRAM read / write split, per combination; spdnn_infer N = 16384 L = 480 graph path, all
