@@ -108,8 +108,9 @@ def main():
                 print("  %#x %-44s %8d  %.1f  %.1f (%.1f)  %.1f (%.1f)" % (off, src[:44], ex, *v))
     if a.sass:
         sl = sass_lines(a.sass, a.kernel)
-        mism = sum(1 for off, src, *_ in ins if off in sl and src.split()[0].lstrip("@!P0123456789T ") and
-                   sl[off][0].split(".")[0] not in src)
+        def opcode(src):  # the first word that is not a predicate
+            return next((w for w in src.split() if not w.startswith("@")), "").rstrip(";")
+        mism = sum(1 for off, src, *_ in ins if off in sl and opcode(src) != sl[off][0])
         print("opcode mismatches against %s: %d (0: the same SASS)" % (a.sass, mism))
         per, ex_per = collections.Counter(), collections.Counter()
         for off, _, s, _, ex, _ in ins:

@@ -58,9 +58,14 @@ struct Lru {
   }
 };
 
+// The integer after `name`, or fallback; -1 (refused by the caller's checks) when it is not a whole number.
 int arg_int(int argc, char** argv, const char* name, int fallback) {
   for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], name)) return std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], name)) {
+      char* end = nullptr;
+      const long v = std::strtol(argv[i + 1], &end, 10);
+      return end != argv[i + 1] && *end == '\0' && v >= 0 && v <= 1 << 30 ? int(v) : -1;
+    }
   return fallback;
 }
 std::string arg_str(int argc, char** argv, const char* name, const char* fallback) {
@@ -79,7 +84,7 @@ int main(int argc, char** argv) {
   const double l2 = arg_int(argc, argv, "--l2-mib", 50) * 1048576.0;
   const std::string order = arg_str(argc, argv, "--order", "sorted"), warps = arg_str(argc, argv, "--warps", "runs");
   if ((order != "sorted" && order != "chain") || (warps != "runs" && warps != "strided") || n < 1024 || images < 1 ||
-      layers < 1 || first < 1) {
+      layers < 1 || first < 1 || l2 <= 0) {
     std::fprintf(stderr, "usage: spdnn_l2_model [--width 16384] [--images 1200] [--first-layer 41] [--layers 6] "
                          "[--l2-mib 50] [--order sorted|chain] [--warps runs|strided]\n");
     return 2;
