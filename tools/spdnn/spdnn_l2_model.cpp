@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sparse/cta_tile.h"  // late4_layer_shape, warp_run: the kernel's own item grid
 #include "spdnn/spdnn.h"
 
 namespace {
@@ -89,12 +90,15 @@ int main(int argc, char** argv) {
                          "[--l2-mib 50] [--order sorted|chain] [--warps runs|strided]\n");
     return 2;
   }
-  // late4_layer_shape on the H200's grid (264 blocks: 2 per SM): tiles of 128 images, slices of whole 128-row units
-  const int tiles = (images + 127) / 128;
-  int64_t slices = 264 / tiles;
-  if (slices < 1) slices = 1;
-  const int64_t slice = ((n + slices - 1) / slices + 127) / 128 * 128;
-  slices = (n + slice - 1) / slice;
+  // the kernel's item grid on the H200 (132 SMs, a grid of 2 blocks per SM)
+  namespace tile = jhdnn::sparse::tile;
+  const tile::Shape sh = tile::late4_layer_shape(images, n, 132, 264);
+  if (!tile::late4_late(images, 132)) {
+    std::fprintf(stderr, "spdnn_l2_model: %d images are not a late layer (late4 runs them on cta2's tile)\n", images);
+    return 2;
+  }
+  const int tiles = int(sh.tiles);
+  const int64_t slices = sh.slices, slice = sh.slice;
   auto tile_bytes = [&](int t) { return 4.0 * (t + 1 < tiles ? 128 : images - 128 * (tiles - 1)); };
   Lru cache(l2);
   std::printf("# N %lld, %d images (%d tiles x %lld slices of %lld rows), layers %d..%d, L2 %.0f MiB, order %s, "
@@ -119,11 +123,16 @@ int main(int argc, char** argv) {
         for (int t = 0; t < tiles; ++t)
           for (int w = 0; w < 8; ++w) {
             const int64_t begin = s * slice, end = begin + slice < n ? begin + slice : n;
-            const int64_t blocks = (end - begin + 15) / 16;
-            const int64_t run = (blocks + 7) / 8;  // runs (warp_run with 16-row alignment): ceil(blocks / 8) each
-            const int64_t k = warps == "runs" ? w * run + step : w + 8 * int64_t(step);
-            const bool mine = warps == "runs" ? step < run && k < blocks : k < blocks;
-            if (mine) work.push_back({t, begin + 16 * k});
+            int64_t p;  // this warp's block of this step
+            if (warps == "runs") {  // late4 at 55126b7
+              const tile::Run run = tile::warp_run(w, 1, begin, end, tile::kListOutputs);
+              p = run.begin + 16 * int64_t(step);
+              if (p >= run.end) continue;
+            } else {  // probe p5
+              p = begin + 16 * (w + 8 * int64_t(step));
+              if (p >= end) continue;
+            }
+            work.push_back({t, p});
           }
       if (work.empty()) break;
       for (const Work& wk : work) cache.touch(wtag | (uint64_t(l) << 32) | uint64_t(wk.p), 4096, false);
