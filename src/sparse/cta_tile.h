@@ -79,8 +79,8 @@ JHDNN_SPDNN_HD Shape cta2w_layer_shape(int64_t count, int64_t n_out, int sm_coun
 
 // JHDNN_SPDNN_TILE=late4 (late4_tile.cuh): cta2's CTA tile where it runs (at least cta_min_tiles 128-image
 // tiles); below it, the LATE layers, items of 128 images too, but each warp of the block takes the whole tile
-// over its own run of the slice (warp_run(warp, 1, ..., kListOutputs): 8 runs per slice, each a multiple of
-// 16 rows long), its lanes 4 images each. Slices at multiples of 16 x 8 rows, from the same target as the
+// over its own list blocks of the slice (late4_warp_begin: strided, 16-row blocks every kLate4Step rows), its
+// lanes 4 images each. Slices at multiples of 16 x 8 rows, from the same target as the
 // other shapes (about a grid of items: one round). late4_late says which of the two a count gets.
 JHDNN_SPDNN_HD bool late4_late(int64_t count, int sm_count) { return (count + 127) / 128 < cta_min_tiles(sm_count); }
 JHDNN_SPDNN_HD Shape late4_layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
@@ -98,6 +98,14 @@ JHDNN_SPDNN_HD Shape late4_layer_shape(int64_t count, int64_t n_out, int sm_coun
   sh.slices = (n_out + sh.slice - 1) / sh.slice;
   return sh;
 }
+// late4's warps take a late slice's list blocks strided: warp w the 16-row blocks from j_begin + 16 w, every
+// kLate4Step rows (j_begin a multiple of it: the slices above). So a CTA's 8 warps compute 8 consecutive blocks of
+// the row order at a time, and with spdnn's chain order (consecutive blocks share inputs) an input row's two reads
+// come close together on one SM. Against contiguous runs per warp (warp_run, late4 up to session 22) this took the
+// DRAM traffic of a late layer at N = 16384 from 197 to 144 MB and its time from ~81 to ~70 us (session 23,
+// bench/results/55126b7/probes, "p5:chain").
+constexpr int kLate4Step = kListOutputs * kWarps;
+JHDNN_SPDNN_HD int late4_warp_begin(int warp, int64_t j_begin) { return int(j_begin) + kListOutputs * warp; }
 
 // late4's per-warp buffers (late4_tile.cuh: Late4Smem for the 4-byte path, Late4Staged for the 16-byte one, in the
 // warp's kLate4SlotBytes slot of cta2's dynamic memory): a list block's 16 index rows and 16 weight rows (rows of

@@ -17,12 +17,14 @@
 // the features' L2 latency (long scoreboard 4.5 per issue); since 84e3c59 the 16-byte path stages them in shared
 // memory two quads ahead (late4_run_staged): 80.9-82.5 us, long scoreboard 1.5.
 //
-// The item: a tile of 128 images (lane l: images tile0 + 4 l .. + 3) x the warp's run of the slice (a multiple
-// of 16 rows from a multiple of 16: late4_layer_shape, warp_run with kListOutputs). The run's list blocks go
+// The item: a tile of 128 images (lane l: images tile0 + 4 l .. + 3) x the warp's list blocks of the slice: the
+// blocks of 16 rows from j_begin + 16 warp, every tile::kLate4Step = 128 rows (late4_warp_begin, cta_tile.h: the
+// 8 warps of a CTA take 8 consecutive blocks at a time, so that with spdnn's chain order both reads of an input
+// row mostly come while it is in the L2; a slice's last block may be partial). The warp's list blocks go
 // through a two-stage copy ring per warp (Late4Smem): block k + 1's 16 index rows and 16 weight rows are
 // copied (16-byte cp.async, 8 per lane) while block k computes, and the order entries of block k + 2 are loaded
 // then too. At a block's start the warp votes: its 16 rows all hold row 0's 32 indices, none of them padding
-// (else -- rows without a shared list, a padded list, a run's partial last block -- the block runs row by
+// (else -- rows without a shared list, a padded list, the slice's partial last block -- the block runs row by
 // row, 4 chains per lane, the padding as fma(0, 0, acc)). A voted block's weights are transposed in shared
 // memory to wt[t][o], so that one LDS.128 gives 4 rows' weights of one input.
 // Features: when every lane's 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the
@@ -85,7 +87,7 @@ __device__ __forceinline__ float4 late4_features(int i, unsigned ldx_bytes, cons
   }
 }
 
-// What a warp's run needs about the item and the layer.
+// What a warp's list blocks need about the item and the layer.
 struct Late4Ctx {
   const int* wi;
   const float* wv;
@@ -205,12 +207,13 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
   }
 }
 
-// The warp's run [begin, end) of the row order (begin a multiple of 16) for the lane's 4 images.
+// The warp's list blocks [p, min(p + 16, end)) of the row order, p = begin, begin + kLate4Step, ... (begin a
+// multiple of 16; end the slice's end), for the lane's 4 images.
 template <bool kVec, bool kSt4>
 __device__ __forceinline__ void late4_run(int lane, int begin, int end, const Late4Ctx& c, Late4Smem& sm,
                                           float (&alive)[4]) {
   const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
-  // The order entry of position p + o_l, clamped into the run (a valid row; a partial block stores only its own).
+  // The order entry of position p + o_l, clamped into the slice (a valid row; a partial block stores only its own).
   auto entry = [&](int p) {
     const int q = p + o_l < end ? p + o_l : end - 1;
     return c.order ? __ldg(c.order + q) : q;
@@ -227,9 +230,9 @@ __device__ __forceinline__ void late4_run(int lane, int begin, int end, const La
     cp_async_commit();
   };
   issue(entry(begin), 0);
-  int j_next = begin + 16 < end ? entry(begin + 16) : 0;  // the order entry of the block after the one in flight
+  int j_next = begin + tile::kLate4Step < end ? entry(begin + tile::kLate4Step) : 0;  // the order entry of the block after the one in flight
   int s = 0;
-  for (int p = begin; p < end; p += tile::kListOutputs, s ^= 1) {
+  for (int p = begin; p < end; p += tile::kLate4Step, s ^= 1) {
     cp_async_wait_all();  // this lane's copies of block p
     __syncwarp();         // ... and every lane's; every lane is done with the previous block
     const int rows = end - p < tile::kListOutputs ? end - p : tile::kListOutputs;
@@ -256,9 +259,9 @@ __device__ __forceinline__ void late4_run(int lane, int begin, int end, const La
       }
     }
     __syncwarp();  // wt is visible to every lane
-    if (p + tile::kListOutputs < end) {  // the next block's copies go out under this block's FMAs
+    if (p + tile::kLate4Step < end) {  // the next block's copies go out under this block's FMAs
       issue(j_next, s ^ 1);
-      j_next = p + 2 * tile::kListOutputs < end ? entry(p + 2 * tile::kListOutputs) : 0;
+      j_next = p + 2 * tile::kLate4Step < end ? entry(p + 2 * tile::kLate4Step) : 0;
     }
     if (voted) late4_block<kVec, kSt4>(c, sm, s, alive);
     else late4_rows<kVec, kSt4>(c, sm.idx[s], sm.w[s], sm.j[s], rows, alive);
@@ -285,7 +288,7 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
 
-// The warp's run [begin, end) (begin a multiple of 16), the 16-byte path with staged features. Every voted block
+// The warp's list blocks (as late4_run's), the 16-byte path with staged features. Every voted block
 // is 8 quads of 4 inputs; quad q + 2's copies go out before quad q computes, into the slot quad q - 1 was read
 // from (so 2 quads are in flight while one computes), and quads 6 and 7 issue the NEXT block's quads 0 and 1
 // (from its row 0, which the copy issued at this block's start has brought: waited for at quad 6). Each lane's
@@ -302,7 +305,7 @@ template <bool kSt4>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
                                                  float (&alive)[4]) {
   const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
-  auto entry = [&](int p) {  // the order entry of position p + o_l, clamped into the run
+  auto entry = [&](int p) {  // the order entry of position p + o_l, clamped into the slice
     const int q = p + o_l < end ? p + o_l : end - 1;
     return c.order ? __ldg(c.order + q) : q;
   };
@@ -331,11 +334,11 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   const int4* const i0q = reinterpret_cast<const int4*>(sm.i0);
   const int4* const nxq = reinterpret_cast<const int4*>(sm.idx[0]);  // the next block's row 0 (after quad 6's wait)
   issue_rows(entry(begin), 0);
-  int j_next = begin + 16 < end ? entry(begin + 16) : 0;
+  int j_next = begin + tile::kLate4Step < end ? entry(begin + tile::kLate4Step) : 0;
   bool pre = false;  // this block's quads 0 and 1 were issued by the block before
   int slot0 = 0;     // the slot of this block's quad 0; quad q is in (slot0 + q) % 3
   int b = 0;
-  for (int p = begin; p < end; p += tile::kListOutputs, b ^= 1) {
+  for (int p = begin; p < end; p += tile::kLate4Step, b ^= 1) {
     if (pre) cp_async_wait_group<2>();
     else cp_async_wait_all();
     __syncwarp();  // every lane's rows of this block landed; every lane is done with the block before
@@ -349,14 +352,14 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       ok = ok && a.x == z.x && a.y == z.y && a.z == z.z && a.w == z.w && (z.x | z.y | z.z | z.w) >= 0;
     }
     const bool voted = __all_sync(0xffffffffu, ok);
-    const bool more = p + tile::kListOutputs < end;
+    const bool more = p + tile::kLate4Step < end;
     if (!voted) {
       cp_async_wait_all();  // the (unused) quads prefetched for it
       late4_rows<true, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, alive);
       __syncwarp();  // every lane is done with idx / w
       if (more) {
         issue_rows(j_next, b ^ 1);
-        j_next = p + 2 * tile::kListOutputs < end ? entry(p + 2 * tile::kListOutputs) : 0;
+        j_next = p + 2 * tile::kLate4Step < end ? entry(p + 2 * tile::kLate4Step) : 0;
       }
       pre = false;
       continue;
@@ -377,7 +380,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     __syncwarp();  // wt and i0 are visible; idx / w are free for the next block's rows
     if (more) {
       issue_rows(j_next, b ^ 1);
-      j_next = p + 2 * tile::kListOutputs < end ? entry(p + 2 * tile::kListOutputs) : 0;
+      j_next = p + 2 * tile::kLate4Step < end ? entry(p + 2 * tile::kLate4Step) : 0;
     } else {
       cp_async_commit();  // an empty group in R's place: the same counts for the last block
     }
@@ -435,7 +438,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 }
 
 // One warp's share of a late4 item: the tile of 128 images from tile0 (count images exist in all) x the warp's
-// run of the slice [j_begin, j_end). Needs 16-byte aligned weight arrays and ldx, ldy <= INT_MAX / 4
+// list blocks of the slice [j_begin, j_end) (j_begin a multiple of kLate4Step). Needs 16-byte aligned weight arrays and ldx, ldy <= INT_MAX / 4
 // (fused_layer checks both).
 __device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
@@ -443,8 +446,8 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
                                            const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
                                            int64_t ldy, int* __restrict__ row_nonzero, const int* __restrict__ order,
                                            Late4Smem& sm) {
-  const tile::Run run = tile::warp_run(warp, 1, j_begin, j_end, tile::kListOutputs);
-  if (run.begin >= run.end) return;  // warp-uniform
+  const int begin = tile::late4_warp_begin(warp, j_begin), end = int(j_end);
+  if (begin >= end) return;  // warp-uniform
   const int r0 = tile0 + 4 * lane;
   Late4Ctx c;
   c.wi = wi;
@@ -476,9 +479,9 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
   Late4Staged& st = *reinterpret_cast<Late4Staged*>(&sm);  // the same slot, the 16-byte path's layout
-  if (vec && st4) late4_run_staged<true>(lane, run.begin, run.end, c, st, alive);
-  else if (vec) late4_run_staged<false>(lane, run.begin, run.end, c, st, alive);
-  else late4_run<false, false>(lane, run.begin, run.end, c, sm, alive);
+  if (vec && st4) late4_run_staged<true>(lane, begin, end, c, st, alive);
+  else if (vec) late4_run_staged<false>(lane, begin, end, c, st, alive);
+  else late4_run<false, false>(lane, begin, end, c, sm, alive);
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)

@@ -6,8 +6,8 @@
 //
 // What it simulates (and what it leaves out): the generated network's layers (tools/spdnn), each in the given row
 // order; the late4 item grid of the H200 (late4_layer_shape: tiles of 128 images x slices of 640 rows, all items
-// at once, 8 warps an item); each warp's list blocks (runs: a contiguous run of the slice's blocks, as late4 at
-// 55126b7; strided: blocks w, w + 8, ..., as probe p5) in block steps, every warp's step at the same time; per step
+// at once, 8 warps an item); each warp's list blocks (runs: a contiguous run of the slice's blocks, as late4 up
+// to 55126b7; strided: blocks w, w + 8, ..., as late4 since session 23) in block steps, every warp's step at the same time; per step
 // the warps' feature reads quad by quad (4 input rows x the tile's bytes), interleaved over all warps, the block's
 // 16 weight / index rows (4 KB) before them and its 16 output rows after; one LRU cache of --l2-mib (the L2 as one
 // pool: its two partitions, the sectors, the prefetch distance and the order the SMs really run in are left
@@ -23,7 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "sparse/cta_tile.h"  // late4_layer_shape, warp_run: the kernel's own item grid
+#include "sparse/cta_tile.h"  // late4_layer_shape, late4_warp_begin, warp_run: the kernel's own item grid
 #include "spdnn/spdnn.h"
 
 namespace {
@@ -128,8 +128,8 @@ int main(int argc, char** argv) {
               const tile::Run run = tile::warp_run(w, 1, begin, end, tile::kListOutputs);
               p = run.begin + 16 * int64_t(step);
               if (p >= run.end) continue;
-            } else {  // probe p5
-              p = begin + 16 * (w + 8 * int64_t(step));
+            } else {  // late4 since session 23 (probe p5 in session 22)
+              p = tile::late4_warp_begin(w, begin) + tile::kLate4Step * int64_t(step);
               if (p >= end) continue;
             }
             work.push_back({t, p});
