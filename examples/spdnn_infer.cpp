@@ -43,8 +43,9 @@
 // SM's clock64; live: the slice's images left; wait_clk: layer rows, the cycles thread 0 spent in the
 // layer's cp.async waits + barriers). scripts/spdnn-resident-trace.py summarises it.
 // --order: the row order each layer's descriptor gets (tools/spdnn/spdnn.h): sorted (reuse_order, equal input
-// lists adjacent; the default) or chain (chain_order: those lists chained so that consecutive ones share inputs,
-// for the features' L2 reuse; session 22, not yet measured on the GPU). Results do not depend on it.
+// lists adjacent) or chain (chain_order, the default since session 23: those lists chained so that consecutive
+// ones share inputs, for the features' L2 reuse; tools/spdnn/spdnn_gpu.h says what it measured). Results do not
+// depend on it.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
   int resident_below = -1, resident_slice = 0;  // kResident: automatic threshold and slice
   std::vector<spdnn::Path> paths = {spdnn::Path::kResident};  // graph where it does not apply
   bool warmup = true;
-  spdnn::RowOrder row_order = spdnn::RowOrder::kSorted;
+  spdnn::RowOrder row_order = spdnn::RowOrder::kChain;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -268,7 +269,7 @@ int main(int argc, char** argv) {
           if (r.path_used == spdnn::Path::kResident)
             std::printf(", resident from layer %d (0: none; threshold %d)", r.tail_first,
                         resident_below >= 0 ? resident_below : spdnn::resident_auto_threshold());
-          if (row_order == spdnn::RowOrder::kChain) std::printf(", row order chain");
+          std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
           if (pi > 0) {
             const bool same = r.categories == first_cats && r.active == first_active;
             all_ok &= same;

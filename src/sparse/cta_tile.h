@@ -136,7 +136,12 @@ constexpr int kLate4WtFloats = late4_wt_index(31, 15) + 1;  // 528
 // 28.88; ncu late layer 86.5-89.1 us against 100.4-103.6); not at 65536 rows, where late4 measured slower (L = 120
 // 130.0 against 123.0 ms, one run each), nor at 4096 rows and below (not measured there). With the features
 // staged (84e3c59): N = 16384 L = 480 56.67 against cta2w's 62.38 ms (one run each).
-JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 && rows <= 16384 ? 7 : 6; }
+// Since session 23: late4 above 4096 rows, 65536 included. With late4's strided warps (late4_warp_begin) and
+// spdnn's chain order (040f24d, bench/results/040f24d/, graph path, alternating twice, chain order): N = 65536
+// L = 120 / 480 106.7, 107.7 / 248.2, 247.0 ms against cta2w's 111.9, 112.0 / 267.8, 267.4 (exact: late4 at
+// N = 16384 L = 120 / 480 and cta2w at 65536 L = 120 under the chain order; late4 at 65536 in the verifying run).
+// Under the sorted order late4 at 65536 rows is not measured since the strided warps.
+JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 ? 7 : 6; }
 
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
 // index and weight rows, a list's row pointers, the steps' outputs) run in the 32-image items, where no CTA

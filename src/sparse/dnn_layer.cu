@@ -856,7 +856,8 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
 constexpr int kAutoMode = 5;
 constexpr int kCta2wMode = 6;
 constexpr int kLate4Mode = 7;
-static_assert(tile::spdnn_auto_tile(1) == kCta2wMode && tile::spdnn_auto_tile(16384) == kLate4Mode,
+static_assert(tile::spdnn_auto_tile(1) == kCta2wMode && tile::spdnn_auto_tile(16384) == kLate4Mode &&
+                  tile::spdnn_auto_tile(65536) == kLate4Mode,
               "auto's cta2w is mode 6, its late4 mode 7");
 static Status spdnn_tile_mode(int* mode) {
   using core::config::SpdnnTile;
