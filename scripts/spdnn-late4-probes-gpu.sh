@@ -8,6 +8,9 @@
 #
 #   scripts/spdnn-late4-probes-gpu.sh OUTDIR [BUILD:ORDER ...]
 #       default: base:sorted base:chain p5:sorted p5:chain p4:sorted     (base: the tree's file unpatched)
+# OUTDIR/r.tgz holds every output. The device tool returns at most 8 files (session 23's first run lost most of
+# its own), so call it as: bash scripts/spdnn-late4-probes-gpu.sh $OUT/p; mv $OUT/p/r.tgz $OUT/; rm -rf $OUT/p
+# Since 040f24d late4's warps are strided on main (p5 made the kernel's): p5.diff no longer applies to the tree.
 #
 # Predicted (session 22, tools/spdnn spdnn_l2_model with its L2 at 44-46 MiB, where it gives the measured 197 MB for
 # base:sorted; not measured): DRAM MB per late layer base:chain 199-221 (no gain), p5:sorted ~182, p5:chain ~158;
@@ -71,3 +74,4 @@ for c in $COMBOS; do
     awk -F'","' -v v="$c" '{id=$1; gsub(/"/,"",id); x=$NF; gsub(/"/,"",x); print v, id, $(NF-2), x}' |
     sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
 done
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

@@ -4,6 +4,7 @@
 # the chain order becomes the default; and late4 against cta2w at N = 65536 under the chain order.
 #
 #   scripts/spdnn-order-gpu.sh OUTDIR        (OUTDIR/r.tgz holds every step's output: the tool returns 8 files)
+# Through the device tool: bash scripts/spdnn-order-gpu.sh $OUT/o; mv $OUT/o/r.tgz $OUT/; rm -rf $OUT/o
 #
 # Steps by priority (the guard cuts the last ones):
 #   1. build spdnn_infer; unpack the challenge data;
@@ -41,4 +42,4 @@ step_summary
 for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt "$OUT"/t65536_*.txt; do
   [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
 done
-tar czf "$OUT/r.tgz" -C "$OUT" --exclude r.tgz .
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

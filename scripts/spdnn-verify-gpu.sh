@@ -3,6 +3,8 @@
 # that changes the sparse-DNN path. OUTDIR/r.tgz holds every step's output (the tool returns at most 8 files).
 #
 #   JHDNN_COMMIT=<sha> scripts/spdnn-verify-gpu.sh OUTDIR       (.git does not travel: name the commit)
+# Through the device tool: JHDNN_COMMIT=<sha> bash scripts/spdnn-verify-gpu.sh $OUT/v; mv $OUT/v/r.tgz $OUT/; rm -rf $OUT/v
+# (its data: carry data/spdnn/neuron1024.tar.gz, sparse-images-1024-first1200.tsv and the two categories files).
 #
 # Steps by priority (the guard cuts the last ones; ctest gets what is left):
 #   1. build everything; unpack the challenge data;
