@@ -118,10 +118,11 @@ bool set_tc_tail(const char* value);
 //   from shared memory; measured at adbf1f5: faster in layers 1-2, slower from layer 3 on; A/B only);
 // - cta = the CTA tile with 2 stages per half and 3 blocks per SM (80 registers, spills; A/B only);
 // - cta2w = cta2 with the late layers (below the CTA tile's 128-image tiles) in 64-image items, two images per
-//   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; auto's tile at every
-//   width but 4096 < rows <= 16384).
+//   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; auto's tile up to 4096
+//   rows).
 // - late4 = cta2 with the late layers in 128-image items, a lane holding 16 rows (one input list) x 4 images
-//   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh; auto's tile for 4096 < rows <= 16384).
+//   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh; auto's tile above 4096 rows: 4096 < rows
+//   <= 16384 since session 21, all of them since session 23).
 // An unknown value is kept as kInvalid and every such call that has work (maxActive > 0, and layerCount > 0
 // for the multi-layer call; with none the call returns at once) fails with BAD_PARAM naming it.
 enum class SpdnnTile : int {
