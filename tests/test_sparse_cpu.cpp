@@ -175,6 +175,45 @@ TEST_CASE("chain_order: equal lists together, consecutive lists sharing inputs a
   CHECK(in.size() < size_t(r.rows));
 }
 
+TEST_CASE("chain_order: an input in every list (read by more than 64 groups) is not what the chain follows",
+          "[sparse][cpu]") {
+  // 211 distinct lists {0, 1 + 7j mod 211, 1 + (7j + 7) mod 211}: input 0 is in all of them (left out of the counts:
+  // more than 64 readers), the other inputs in two each, so the lists form one ring j -> j + 1 whose neighbours share
+  // one input. reuse_order sorts them by their second entry, where neighbours share nothing (7 apart); the chain
+  // must follow the ring: every consecutive pair shares an input besides 0.
+  constexpr int kC = 211;
+  spdnn::Ell e;
+  e.rows = kC;
+  e.cols = kC + 1;
+  e.width = 3;
+  for (int j = 0; j < kC; ++j)
+    for (int v : {0, 1 + (7 * j) % kC, 1 + (7 * j + 7) % kC}) {
+      e.idx.push_back(v);
+      e.val.push_back(1.f);
+    }
+  std::vector<std::set<int>> in;
+  check_groups_contiguous(e, spdnn::chain_order(e), &in);
+  REQUIRE(in.size() == size_t(kC));
+  size_t linked = 0;
+  for (size_t a = 1; a < in.size(); ++a)
+    for (int i : in[a])
+      if (i != 0 && in[a - 1].count(i)) {
+        ++linked;
+        break;
+      }
+  CHECK(linked == size_t(kC - 1));
+  std::vector<std::set<int>> sorted_in;  // the sorted order links none of them: the check above means something
+  check_groups_contiguous(e, spdnn::reuse_order(e), &sorted_in);
+  size_t sorted_linked = 0;
+  for (size_t a = 1; a < sorted_in.size(); ++a)
+    for (int i : sorted_in[a])
+      if (i != 0 && sorted_in[a - 1].count(i)) {
+        ++sorted_linked;
+        break;
+      }
+  CHECK(sorted_linked < size_t(kC / 4));
+}
+
 TEST_CASE("generator: cycle-0 layers 1..6 equal the official N = 1024 network exactly", "[sparse][cpu][data]") {
   REQUIRE_SPDNN_DATA();
   for (int l = 1; l <= 6; ++l) {

@@ -276,6 +276,12 @@ std::vector<int> chain_order(const Ell& e) {
       if (l[k] >= 0 && l[k] < e.cols && (readers[l[k]].empty() || readers[l[k]].back() != int(g)))
         readers[l[k]].push_back(int(g));
   }
+  // An input read by more than kChainMaxReaders groups is left out of the counts: it does not tell a neighbour
+  // apart (and, read that often, it stays in the L2 anyway), and counting it would cost groups^2 (a hub input in
+  // every list of 65536 distinct ones: 26 s a layer; with the cap 32 x kChainMaxReaders steps per group).
+  constexpr size_t kChainMaxReaders = 64;
+  for (std::vector<int>& r : readers)
+    if (r.size() > kChainMaxReaders) std::vector<int>().swap(r);
   std::vector<int> order;
   order.reserve(size_t(e.rows));
   std::vector<char> done(size_t(groups), 0);

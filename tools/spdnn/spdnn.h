@@ -62,7 +62,9 @@ std::vector<int> reuse_order(const Ell& e);
 // when none shares any, the first unvisited group. In the challenge's layer of stage s it follows the residue
 // chains r, r + 2^s, r + 2 x 2^s, ... (mod M), whose neighbours share 16 of their 32 inputs, so that the second
 // read of an input row comes one list block after the first instead of anywhere in the layer. Any ELL: a
-// permutation of the rows with every group of equal lists contiguous, as reuse_order's (padding, -1, is no input).
+// permutation of the rows with every group of equal lists contiguous, as reuse_order's (padding, -1, is no input);
+// inputs read by more than 64 groups are not counted as shared (they tell no neighbour apart; the time stays
+// O(rows x width x 64)).
 std::vector<int> chain_order(const Ell& e);
 
 // Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f).
