@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "sparse/cta_tile.h"  // late4_layer_shape, late4_warp_begin, warp_run: the kernel's own item grid
+#include "spdnn/cli_args.h"
 #include "spdnn/spdnn.h"
 
 namespace {
@@ -59,25 +60,11 @@ struct Lru {
   }
 };
 
-// The integer after `name`, or fallback; -1 (refused by the caller's checks) when it is not a whole number.
-int arg_int(int argc, char** argv, const char* name, int fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], name)) {
-      char* end = nullptr;
-      const long v = std::strtol(argv[i + 1], &end, 10);
-      return end != argv[i + 1] && *end == '\0' && v >= 0 && v <= 1 << 30 ? int(v) : -1;
-    }
-  return fallback;
-}
-std::string arg_str(int argc, char** argv, const char* name, const char* fallback) {
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], name)) return argv[i + 1];
-  return fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
+  using spdnn::cli::arg_int;
+  using spdnn::cli::arg_str;
   const int64_t n = arg_int(argc, argv, "--width", 16384);
   const int images = arg_int(argc, argv, "--images", 1200);
   const int first = arg_int(argc, argv, "--first-layer", 41);
