@@ -99,8 +99,8 @@ bool set_tc_tail(const char* value);
 // width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
 // All give bitwise the same results:
 // - auto (the default since session 15): cta2w at every width since session 17, late4 for 4096 < rows <= 16384
-//   since session 21 and for all rows > 4096 since session 23 (sparse/cta_tile.h, spdnn_auto_tile; before: cta2 up to 4096, then 16384 rows, block
-//   above); the multi-layer kernel runs block steps.
+//   since session 21 and for all rows > 4096 since session 23 (sparse/cta_tile.h, spdnn_auto_tile; before: cta2
+//   up to 4096, then 16384 rows, block above); the multi-layer kernel runs block steps.
 //   Measured at b8d0970 (H200, spdnn_infer, exact): with its pipelined block steps cta2 is faster at
 //   N = 1024, 4096 and 16384 (16384 L = 480: 69.47 vs 70.74 ms; before them block won there, 71.4 vs 79.2,
 //   and the bound was 4096 rows); at 65536 rows (04b5614, L = 120, one run each, not validated) cta2 129.2 vs

@@ -230,7 +230,8 @@ __device__ __forceinline__ void late4_run(int lane, int begin, int end, const La
     cp_async_commit();
   };
   issue(entry(begin), 0);
-  int j_next = begin + tile::kLate4Step < end ? entry(begin + tile::kLate4Step) : 0;  // the order entry of the block after the one in flight
+  // the order entry of the block after the one in flight
+  int j_next = begin + tile::kLate4Step < end ? entry(begin + tile::kLate4Step) : 0;
   int s = 0;
   for (int p = begin; p < end; p += tile::kLate4Step, s ^= 1) {
     cp_async_wait_all();  // this lane's copies of block p
@@ -438,8 +439,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 }
 
 // One warp's share of a late4 item: the tile of 128 images from tile0 (count images exist in all) x the warp's
-// list blocks of the slice [j_begin, j_end) (j_begin a multiple of kLate4Step). Needs 16-byte aligned weight arrays and ldx, ldy <= INT_MAX / 4
-// (fused_layer checks both).
+// list blocks of the slice [j_begin, j_end) (j_begin a multiple of kLate4Step). Needs 16-byte aligned weight
+// arrays and ldx, ldy <= INT_MAX / 4 (fused_layer checks both).
 __device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                            float clamp_max, const int* __restrict__ active_rows,

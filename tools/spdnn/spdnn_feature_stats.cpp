@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
       }
       constant += same;
     }
-    std::printf("%7d %7lld %18.1f %12.1f %24.1f %20lld\n", l, (long long)active,
-                active ? double(nonzero) / double(active) : 0.0, active ? 100.0 * double(nonzero) / double(active * n) : 0.0,
-                nonzero ? 100.0 * double(at_clamp) / double(nonzero) : 0.0, (long long)constant);
+    const double per_image = active ? double(nonzero) / double(active) : 0.0;
+    std::printf("%7d %7lld %18.1f %12.1f %24.1f %20lld\n", l, (long long)active, per_image,
+                100.0 * per_image / double(n), nonzero ? 100.0 * double(at_clamp) / double(nonzero) : 0.0,
+                (long long)constant);
   }
 }

@@ -7,11 +7,11 @@
 // What it simulates (and what it leaves out): the generated network's layers (tools/spdnn), each in the given row
 // order; the late4 item grid of the H200 (late4_layer_shape: tiles of 128 images x slices of 640 rows, all items
 // at once, 8 warps an item); each warp's list blocks (runs: a contiguous run of the slice's blocks, as late4 up
-// to 55126b7; strided: blocks w, w + 8, ..., as late4 since session 23) in block steps, every warp's step at the same time; per step
-// the warps' feature reads quad by quad (4 input rows x the tile's bytes), interleaved over all warps, the block's
-// 16 weight / index rows (4 KB) before them and its 16 output rows after; one LRU cache of --l2-mib (the L2 as one
-// pool: its two partitions, the sectors, the prefetch distance and the order the SMs really run in are left
-// out). A layer's features are the previous layer's outputs (what it left in the cache counts). Per layer it
+// to 55126b7; strided: blocks w, w + 8, ..., as late4 since session 23) in block steps, every warp's step at the
+// same time; per step the warps' feature reads quad by quad (4 input rows x the tile's bytes), interleaved over
+// all warps, the block's 16 weight / index rows (4 KB) before them and its 16 output rows after; one LRU cache of
+// --l2-mib (the L2 as one pool: its two partitions, the sectors, the prefetch distance and the order the SMs
+// really run in are left out). A layer's features are the previous layer's outputs (what it left in the cache counts). Per layer it
 // prints the DRAM bytes read (misses) and written (dirty pieces evicted), in MB (10^6 bytes).
 // Calibration (session 22): the H200 measured 197 MB per late layer (ncu dram__bytes, N = 16384, launches 40-41,
 // sorted order, runs); compare this model's sorted / runs line with it before reading the others.
