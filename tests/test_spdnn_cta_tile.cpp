@@ -609,7 +609,8 @@ TEST_CASE("spdnn CTA tile: the shapes of the N = 1024 head on the H200 (cta: gri
 TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
   // JHDNN_SPDNN_TILE=late4 (late4_tile.cuh): from cta_min_tiles 128-image tiles on, cta2's shape (the CTA tile);
   // below, 128-image tiles x slices of a multiple of 16 x 8 rows, about one item per block of the grid, so that
-  // each of the 8 warps' runs (warp_run with kListOutputs) starts a list block and covers whole ones.
+  // the 8 warps' strided list blocks (late4_warp_begin, every kLate4Step rows; late4_run's loop, emulated here)
+  // start at multiples of 16 and cover every row of the slice once.
   CHECK_FALSE(tile::late4_late(8321, 132));
   CHECK(tile::late4_late(8320, 132));
   const tile::Shape crowded = tile::late4_layer_shape(8321, 1024, 132, 264);
@@ -631,12 +632,13 @@ TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
     std::vector<int> covered(size_t(cs.rows), 0);
     for (int64_t sl = 0; sl < sh.slices; ++sl) {
       const int64_t j0 = sl * sh.slice, j1 = std::min(cs.rows, j0 + sh.slice);
-      for (int w = 0; w < tile::kWarps; ++w) {
-        const tile::Run r = tile::warp_run(w, 1, j0, j1, tile::kListOutputs);
-        CHECK(r.group == 0);
-        if (r.begin < r.end) CHECK(r.begin % tile::kListOutputs == 0);  // late4_run's blocks start at multiples of 16
-        for (int j = r.begin; j < r.end; ++j) ++covered[size_t(j)];
-      }
+      REQUIRE(j0 % tile::kLate4Step == 0);  // late4_warp_begin's premise
+      for (int w = 0; w < tile::kWarps; ++w)
+        for (int p = tile::late4_warp_begin(w, j0); p < j1; p += tile::kLate4Step) {
+          CHECK(p % tile::kListOutputs == 0);  // the blocks start at multiples of 16 (the lists' alignment)
+          const int rows = j1 - p < tile::kListOutputs ? int(j1 - p) : tile::kListOutputs;
+          for (int j = p; j < p + rows; ++j) ++covered[size_t(j)];
+        }
     }
     CHECK(std::all_of(covered.begin(), covered.end(), [](int k) { return k == 1; }));  // every row once
   }
