@@ -377,7 +377,13 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
             CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4);
             CHECK_FALSE(cfg::set_spdnn_tile("Late4"));
             CHECK_FALSE(cfg::set_spdnn_tile("late"));
+            CHECK_FALSE(cfg::set_spdnn_tile("late4al"));
             CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4);
+            {
+              jhdnn::test::ScopedSpdnnTile a("late4all");  // late4 in the crowded layers too
+              CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4All);
+            }
+            CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4);  // restored as late4
           }
           CHECK(cfg::spdnn_tile() == SpdnnTile::kCta2w);  // restored as cta2w, not as late4
         }

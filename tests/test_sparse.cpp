@@ -1328,6 +1328,8 @@ struct ReuseCase {
   int count, max_active;
   bool identity;    // image r in column r, ld a multiple of 4 (the list tile's 16-byte feature copies)
   bool misaligned;  // colInd and values 4 bytes past a 16-byte boundary: block and list fall back to single
+  bool mixed = false;  // identity columns but every third group of 4 active images swapped with random columns,
+                       // so that a warp of late4 has lanes with 16-byte and lanes with 4-byte copies (kGather)
 };
 
 // Builds the layer: returns the ELL and the row order (empty: natural order).
@@ -1503,16 +1505,22 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // with 16-byte stores, every lane full or empty (1200 = 9 x 128 + 48: the N = 16384 late layers' count);
   // random weights, so that a row computed with another row's weights shows; a scattered layer of 16-row
   // blocks with padding and split lists at identity columns (the vote failing on some blocks: late4_rows with
-  // 16-byte loads; n = 3000: a partial last block). Appended last (the cases above keep their seeds).
+  // 16-byte loads; n = 3000: a partial last block); and (session 24) mixed columns, lanes with 16-byte and with
+  // 4-byte copies in one warp (kGather), late and crowded (8500 images: late4all's CTA-tile layers).
+  // Appended last (the cases above keep their seeds).
   const ReuseCase late4_cases[] = {
       {"late4: generated challenge layer N = 4096, random weights, identity columns, 950 images", 4096, -1, false,
        0.0, 950, 960, true, false},
       {"late4: generated challenge layer N = 2048, random weights, identity columns, 1200 images", 2048, -1, false,
        0.0, 1200, 1200, true, false},
       {"late4: aligned 16-row blocks, some padded or split, scattered, identity columns, 300 images", 3000, -16, true,
-       0.0, 300, 304, true, false}};
+       0.0, 300, 304, true, false},
+      {"late4: generated challenge layer N = 2048, random weights, mixed columns, 1200 images", 2048, -1, false, 0.0,
+       1200, 1200, true, false, true},
+      {"late4: generated challenge layer N = 1024, random weights, mixed columns, 8500 images (crowded)", 1024, -1,
+       false, 0.0, 8500, 8504, true, false, true}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
-  // reach the last ones, cta and cta2, within a step's time); unset or "" = all eight. cta2 (3 stages per
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all nine. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
   // each half's pipeline runs 2 chunks (32 + 19 blocks).
   // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
@@ -1520,7 +1528,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // cta2w: cta2 with 64-image late items (two images per lane): the late-layer cases run as 15 items of 64
   // images, the last with 54 (lanes 22..31 without a second image); "misaligned weights" at 3001 images takes
   // its 2 x 32-image reuse_range fallback.
-  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w", "late4", "auto"};
+  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w", "late4", "late4all", "auto"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {
@@ -1535,7 +1543,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     std::vector<ReuseCase> run(std::begin(cases), std::end(cases));
-    if (std::strncmp(tile, "cta", 3) == 0 || std::strcmp(tile, "late4") == 0) {  // the tiles with the CTA tile
+    if (std::strncmp(tile, "cta", 3) == 0 || std::strncmp(tile, "late4", 5) == 0) {  // the tiles with the CTA tile
       run.push_back(cta_chunks);
       run.insert(run.end(), std::begin(cta_ring), std::end(cta_ring));
     }
@@ -1566,6 +1574,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       std::iota(cols.begin(), cols.end(), 0);
       if (!cs.identity)
         for (int64_t t = ld - 1; t > 0; --t) std::swap(cols[t], cols[g.next() % uint64_t(t + 1)]);
+      if (cs.mixed)  // one image of every third group of 4 changes places with a random column
+        for (int64_t t = 1; t < cs.count; t += 12) std::swap(cols[t], cols[g.next() % uint64_t(ld)]);
       std::vector<int> rows(cols.begin(), cols.begin() + cs.count), ids(cs.max_active);
       rows.resize(cs.max_active, 0);
       for (int t = 0; t < cs.max_active; ++t) ids[t] = 7000 + 3 * t;

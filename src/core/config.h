@@ -94,7 +94,7 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = auto | cta2 | block | single | list | cta | cta2w (exact case; unset or "" = auto): how the
+// JHDNN_SPDNN_TILE = auto | cta2 | block | single | list | cta | cta2w | late4 | late4all (exact case; unset or "" = auto): how the
 // fused sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run
 // width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
 // All give bitwise the same results:
@@ -123,14 +123,16 @@ bool set_tc_tail(const char* value);
 // - late4 = cta2 with the late layers in 128-image items, a lane holding 16 rows (one input list) x 4 images
 //   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh; auto's tile above 4096 rows: 4096 < rows
 //   <= 16384 since session 21, all of them since session 23).
+// - late4all = late4 in every layer, the crowded ones too (session 24: where cta2 runs its CTA tile; A/B).
 // An unknown value is kept as kInvalid and every such call that has work (maxActive > 0, and layerCount > 0
 // for the multi-layer call; with none the call returns at once) fails with BAD_PARAM naming it.
 enum class SpdnnTile : int {
-  kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5, kCta2w = 6, kLate4 = 7
+  kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5, kCta2w = 6, kLate4 = 7,
+  kLate4All = 8
 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "auto" / "cta2" / "block" / "single" / "list" / "cta" / "cta2w" / "late4", or nullptr = back to the environment's value. False (and no
+// "auto" / "cta2" / "block" / "single" / "list" / "cta" / "cta2w" / "late4" / "late4all", or nullptr = back to the environment's value. False (and no
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)

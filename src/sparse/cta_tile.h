@@ -107,7 +107,7 @@ JHDNN_SPDNN_HD Shape late4_layer_shape(int64_t count, int64_t n_out, int sm_coun
 constexpr int kLate4Step = kListOutputs * kWarps;
 JHDNN_SPDNN_HD int late4_warp_begin(int warp, int64_t j_begin) { return int(j_begin) + kListOutputs * warp; }
 
-// late4's per-warp buffers (late4_tile.cuh: Late4Smem for the 4-byte path, Late4Staged for the 16-byte one, in the
+// late4's per-warp buffers (late4_tile.cuh: Late4Staged, in the
 // warp's kLate4SlotBytes slot of cta2's dynamic memory): a list block's 16 index rows and 16 weight rows (rows of
 // 32 padded to kLate4Row = 36 words, so the transpose's LDS.128 of 16 rows at one offset spread over the 8 bank
 // groups), the blocks' output rows, the compute's weights transposed, wt[t][o] at late4_wt_index(t, o): rows of 16

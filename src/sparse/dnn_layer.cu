@@ -507,6 +507,16 @@ struct LayerTable {
 };
 static_assert(sizeof(LayerTable) + 160 <= 4096, "the table and the other kernel parameters must fit 4 KB");
 
+// JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
+// block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2),
+// kAutoMode = per call by the weights' rows (auto, the default: tile::spdnn_auto_tile), 6 = cta2 with
+// 64-image late items (cta2w), 7 = cta2 with late4's late layers (late4), 8 = late4 in every layer (late4all).
+// Modes 2-4 and 6-8 are the per-layer fused kernel's; the multi-layer kernel runs block steps for all but single.
+constexpr int kAutoMode = 5;
+constexpr int kCta2wMode = 6;
+constexpr int kLate4Mode = 7;
+constexpr int kLate4AllMode = 8;
+
 // layer_shape (reuse_tile.h): the tiles and slices of a layer for `count` active images.
 using tile::layer_shape;
 using tile::Shape;
@@ -528,7 +538,8 @@ using tile::Shape;
 // steps, their per-warp buffers in the dynamic memory.
 // kLateImages (cta2 only): 2 = cta2w, whose layers below the CTA tile's run 64-image items of
 // layer_tile_deep2 (cta2w_layer_shape) rather than 32-image ones; 4 = late4, whose layers below the CTA tile's
-// (tile::late4_late) run 128-image items of late4_item (late4_layer_shape).
+// (tile::late4_late) run 128-image items of late4_item (late4_layer_shape); under late4all (tile_mode
+// kLate4AllMode) its crowded layers too, on the CTA tile's shape (128-image tiles, slices of whole 16-row blocks).
 template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
 __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
@@ -542,7 +553,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
-  const bool late4 = kLateImages == 4 && tile::late4_late(count, sm_count);  // block-uniform
+  const bool late4 = kLateImages == 4 && (tile::late4_late(count, sm_count) || tile_mode == kLate4AllMode);
   const Shape sh = kLateImages == 4 ? tile::late4_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kLateImages == 2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kCta           ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
@@ -565,7 +576,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       if (late4 && aligned && strides)  // late4's late layers (block-uniform): 128-image items, 16 rows x 4 images a lane
         late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy,
                    flags, order,
-                   *reinterpret_cast<Late4Smem*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
+                   *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
       else if (sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
@@ -848,14 +859,6 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   return Status::success();
 }
 
-// JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
-// block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2),
-// kAutoMode = per call by the weights' rows (auto, the default: tile::spdnn_auto_tile), 6 = cta2 with
-// 64-image late items (cta2w), 7 = cta2 with late4's late layers (late4). Modes 2-4 and 6 are the per-layer fused kernel's; the multi-layer kernel
-// runs block steps for all but single.
-constexpr int kAutoMode = 5;
-constexpr int kCta2wMode = 6;
-constexpr int kLate4Mode = 7;
 static_assert(tile::spdnn_auto_tile(1) == kCta2wMode && tile::spdnn_auto_tile(16384) == kLate4Mode &&
                   tile::spdnn_auto_tile(65536) == kLate4Mode,
               "auto's cta2w is mode 6, its late4 mode 7");
@@ -863,10 +866,11 @@ static Status spdnn_tile_mode(int* mode) {
   using core::config::SpdnnTile;
   const SpdnnTile t = core::config::spdnn_tile();
   if (t == SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list, cta, cta2w or late4",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list, cta, cta2w, late4 or late4all",
                       core::config::spdnn_tile_bad_value());
-  *mode = t == SpdnnTile::kAuto    ? kAutoMode
-          : t == SpdnnTile::kLate4 ? kLate4Mode
+  *mode = t == SpdnnTile::kAuto       ? kAutoMode
+          : t == SpdnnTile::kLate4All ? kLate4AllMode
+          : t == SpdnnTile::kLate4    ? kLate4Mode
           : t == SpdnnTile::kCta2w ? kCta2wMode
           : t == SpdnnTile::kCta2  ? 4
           : t == SpdnnTile::kCta   ? 3
@@ -903,14 +907,14 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   // per SM; cta2 (mode 4) 110 KB, 2 blocks per SM.
   const size_t dyn = mode == 2   ? size_t(tile::kListSmemBytes)
                      : mode == 3 ? size_t(tile::cta_smem_bytes(2))
-                     : mode == 4 || mode == kCta2wMode || mode == kLate4Mode ? size_t(tile::cta_smem_bytes(3))
+                     : mode == 4 || mode >= kCta2wMode ? size_t(tile::cta_smem_bytes(3))
                                                        : 0;
   auto launch = [&](auto kernel) -> Status {
     if (mode == 2) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
     if (mode == 3) JHDNN_TRY(set_cta_kernel_attributes<2>());
     if (mode == 4) JHDNN_TRY(set_cta_kernel_attributes<3>());
     if (mode == kCta2wMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
-    if (mode == kLate4Mode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
+    if (mode >= kLate4Mode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
@@ -924,7 +928,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
   if (mode == 4) return launch(dnn_layer_cta_kernel<3>);
   if (mode == kCta2wMode) return launch(dnn_layer_cta_kernel<3, 2>);
-  if (mode == kLate4Mode) return launch(dnn_layer_cta_kernel<3, 4>);
+  if (mode >= kLate4Mode) return launch(dnn_layer_cta_kernel<3, 4>);
   return mode == 2 ? launch(dnn_layer_compact_kernel<true, true>) : launch(dnn_layer_compact_kernel<true>);
 }
 

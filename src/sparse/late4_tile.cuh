@@ -21,16 +21,17 @@
 // blocks of 16 rows from j_begin + 16 warp, every tile::kLate4Step = 128 rows (late4_warp_begin, cta_tile.h: the
 // 8 warps of a CTA take 8 consecutive blocks at a time, so that with spdnn's chain order both reads of an input
 // row mostly come while it is in the L2; a slice's last block may be partial). The warp's list blocks go
-// through a two-stage copy ring per warp (Late4Smem): block k + 1's 16 index rows and 16 weight rows are
-// copied (16-byte cp.async, 8 per lane) while block k computes, and the order entries of block k + 2 are loaded
-// then too. At a block's start the warp votes: its 16 rows all hold row 0's 32 indices, none of them padding
+// through a copy ring per warp (Late4Staged): block k + 1's 16 index rows and 16 weight rows are copied (16-byte
+// cp.async, 8 per lane) while block k computes, and the order entries of block k + 2 are loaded then too; the
+// features come through a ring of quads in shared memory (late4_run_staged). At a block's start the warp votes: its 16 rows all hold row 0's 32 indices, none of them padding
 // (else -- rows without a shared list, a padded list, the slice's partial last block -- the block runs row by
 // row, 4 chains per lane, the padding as fma(0, 0, acc)). A voted block's weights are transposed in shared
 // memory to wt[t][o], so that one LDS.128 gives 4 rows' weights of one input.
-// Features: when every lane's 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the
-// survivors of a layer are appended in runs of whole warps) a 16-byte load each (kVec), else 4 loads of
-// 4 bytes. Lanes past the count compute on columns 0..3 (kVec: in bounds, ldx >= 4) or column 0, and neither
-// store nor flag.
+// Features: a lane whose 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the survivors
+// of a layer are appended in runs of whole warps; layer 1: every image) copies 16 bytes per input, any other
+// lane 4 copies of 4 bytes (kGather: the crowded and middle layers, whose survivors are scattered; session 24,
+// before which such a tile ran without the staging, one quad of loads ahead). Lanes past the count compute on
+// columns 0..3 (16 bytes: in bounds, ldx a multiple of 4) or column 0, and neither store nor flag.
 // Every accumulator is acc = fma(w_t, x_t, acc), t = 0..31 from 0, then bias, ReLU, clamp: bitwise the
 // other tiles and the CPU chain.
 #pragma once
@@ -39,22 +40,6 @@
 
 namespace jhdnn::sparse {
 namespace {
-
-// The 4-byte path's buffers (in the warp's tile::kLate4SlotBytes slot of cta2's dynamic memory; the 16-byte
-// path lays the same slot out as Late4Staged, below): stage
-// s holds a list block's index rows idx[s][o] and weight rows w[s][o] (o = 0..15, rows padded to kLate4Row
-// words) and its output rows j[s][o]; wt is the voted block's weights transposed (late4_wt_index).
-// Reuse: every block begins with cp.async.wait_group 0 and a __syncwarp (this lane's and every lane's
-// copies of the block landed; every lane is done with the previous block, so the other stage and wt may be
-// rewritten); the transpose's stores are read after a second __syncwarp, after which the next block's copies
-// go into the other stage.
-struct __align__(16) Late4Smem {
-  int idx[2][tile::kListOutputs][tile::kLate4Row];
-  float w[2][tile::kListOutputs][tile::kLate4Row];
-  float wt[tile::kLate4WtFloats];
-  int j[2][tile::kListOutputs];
-};
-static_assert(sizeof(Late4Smem) <= tile::kLate4SlotBytes, "late4's buffers must fit a warp's slot (cta_tile.h)");
 
 // 16-byte load through the read-only path.
 __device__ __forceinline__ float4 late4_ld4(const char* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
@@ -71,18 +56,19 @@ __device__ __forceinline__ void late4_store4_if(char* p, float a, float b, float
                : "memory");
 }
 
-// The features of input row i (i >= 0) for the lane's 4 images: xb[0] = x + col0 (kVec: the 4 columns are
-// col0 .. col0 + 3), else xb[m] = x + col[m]; ldx_bytes = ldx * 4 fits 32 bits (the caller checks).
+// The features of input row i (i >= 0) for the lane's 4 images (Late4Ctx::xb): kVec, one 16-byte load at xb's
+// row; else 4 loads at the byte offsets cb from it. ldx_bytes = ldx * 4 fits 32 bits (the caller checks).
 template <bool kVec>
-__device__ __forceinline__ float4 late4_features(int i, unsigned ldx_bytes, const char* const (&xb)[4]) {
+__device__ __forceinline__ float4 late4_features(int i, unsigned ldx_bytes, const char* xb, const uint4& cb) {
+  const char* const row = late4_row(xb, i, ldx_bytes);
   if constexpr (kVec) {
-    return late4_ld4(late4_row(xb[0], i, ldx_bytes));
+    return late4_ld4(row);
   } else {
     float4 f;
-    f.x = __ldg(reinterpret_cast<const float*>(late4_row(xb[0], i, ldx_bytes)));
-    f.y = __ldg(reinterpret_cast<const float*>(late4_row(xb[1], i, ldx_bytes)));
-    f.z = __ldg(reinterpret_cast<const float*>(late4_row(xb[2], i, ldx_bytes)));
-    f.w = __ldg(reinterpret_cast<const float*>(late4_row(xb[3], i, ldx_bytes)));
+    f.x = __ldg(reinterpret_cast<const float*>(row + cb.x));
+    f.y = __ldg(reinterpret_cast<const float*>(row + cb.y));
+    f.z = __ldg(reinterpret_cast<const float*>(row + cb.z));
+    f.w = __ldg(reinterpret_cast<const float*>(row + cb.w));
     return f;
   }
 }
@@ -92,8 +78,13 @@ struct Late4Ctx {
   const int* wi;
   const float* wv;
   const int* order;  // null: natural order
-  const char* xb[4];  // the lane's image columns in x (kVec: xb[0] only)
+  // lane16: the lane's 4 columns are consecutive from a multiple of 4 and x's rows 16-byte aligned; then xb is x +
+  // the first column and the lane's 16 bytes of an input row are at xb's row, else xb is x and its 4 features at
+  // the byte offsets Late4Staged::cols[lane] from x's row (in shared memory: 4 pointers held through the 64
+  // chains made ptxas spill).
+  const char* xb;
   unsigned ldx_bytes;
+  bool lane16;
   char* y_lane;       // y + tile0 + 4 lane (y when the lane has no image)
   unsigned ldy_bytes;
   bool valid[4];
@@ -120,68 +111,15 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
   }
 }
 
-// A voted list block (stage s, weights in sm.wt): 16 rows x the lane's 4 images (64 chains), streaming the 32
-// inputs 4 at a time: the features of inputs t + 4 .. t + 7 are loaded while the FMAs of inputs t .. t + 3 run.
-// The quad loop is not unrolled: fully unrolled, ptxas hoisted every index and weight load to the top and
-// spilled (548 bytes). kPassRows = 8 (two passes over the inputs, 32 chains each) read every feature twice
-// and measured slower (7244a5f: the second pass's loads missed the small L1 next to cta2's shared memory).
-template <bool kVec, bool kSt4>
-__device__ __forceinline__ void late4_block(const Late4Ctx& c, const Late4Smem& sm, int s, float (&alive)[4]) {
-  const int4* const i4 = reinterpret_cast<const int4*>(sm.idx[s][0]);  // row 0's indices: broadcasts
-  float acc[tile::kListOutputs][4];
-#pragma unroll
-  for (int o = 0; o < tile::kListOutputs; ++o)
-#pragma unroll
-    for (int m = 0; m < 4; ++m) acc[o][m] = 0.f;
-  auto load4 = [&](int t0, float4 (&f)[4]) {  // inputs t0 .. t0 + 3
-    const int4 iq = i4[t0 / 4];
-    f[0] = late4_features<kVec>(iq.x, c.ldx_bytes, c.xb);
-    f[1] = late4_features<kVec>(iq.y, c.ldx_bytes, c.xb);
-    f[2] = late4_features<kVec>(iq.z, c.ldx_bytes, c.xb);
-    f[3] = late4_features<kVec>(iq.w, c.ldx_bytes, c.xb);
-  };
-  // inputs t0 + u0 .. + 3 into the 64 chains; wt8: the weights of input t0 (t0 a multiple of 8, so that inputs
-  // t0 .. t0 + 7 are 16 floats apart: late4_wt_index)
-  auto fma4 = [&](const float* wt8, int u0, const float4 (&f)[4]) {
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-#pragma unroll
-      for (int q = 0; q < tile::kListOutputs / 4; ++q) {
-        const float4 w = *reinterpret_cast<const float4*>(wt8 + 16 * (u0 + u) + 4 * q);  // rows 4 q .. + 3
-        const float wq[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-        for (int v = 0; v < 4; ++v) {
-          float (&a)[4] = acc[4 * q + v];
-          a[0] = __fmaf_rn(wq[v], f[u].x, a[0]);
-          a[1] = __fmaf_rn(wq[v], f[u].y, a[1]);
-          a[2] = __fmaf_rn(wq[v], f[u].z, a[2]);
-          a[3] = __fmaf_rn(wq[v], f[u].w, a[3]);
-        }
-      }
-    }
-  };
-  // Two quads per iteration, the feature registers ping-ponged (one quad per iteration copied 16 registers).
-  float4 fa[4], fb[4];
-  load4(0, fa);
-#pragma unroll 1
-  for (int t0 = 0; t0 < 32; t0 += 8) {
-    const float* const wt8 = sm.wt + tile::late4_wt_index(t0, 0);
-    load4(t0 + 4, fb);
-    fma4(wt8, 0, fa);
-    load4(t0 + 8 < 32 ? t0 + 8 : 28, fa);  // the last iteration loads inputs 28..31 again (in bounds, unused)
-    fma4(wt8, 4, fb);
-  }
-#pragma unroll
-  for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4>(c, sm.j[s][o], acc[o], alive);
-}
-
 // A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
 // row, 4 chains per lane, each row's own indices and weights from stage s; padding (index -1) as fma(0, 0, acc)
 // (its weight may be anything, NaN included).
+// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only).
 template <bool kVec, bool kSt4>
 __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
                                            const float (*wr)[tile::kLate4Row], const int* j, int rows,
-                                           float (&alive)[4]) {
+                                           const uint4* cols, float (&alive)[4]) {
+  const uint4 cb = kVec ? make_uint4(0u, 0u, 0u, 0u) : cols[threadIdx.x & 31];
   for (int o = 0; o < rows; ++o) {
     const int4* const i4 = reinterpret_cast<const int4*>(idx[o]);
     const float4* const w4 = reinterpret_cast<const float4*>(wr[o]);
@@ -195,7 +133,7 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
         const bool pad = is[k] < 0;
-        const float4 f = pad ? make_float4(0.f, 0.f, 0.f, 0.f) : late4_features<kVec>(is[k], c.ldx_bytes, c.xb);
+        const float4 f = pad ? make_float4(0.f, 0.f, 0.f, 0.f) : late4_features<kVec>(is[k], c.ldx_bytes, c.xb, cb);
         const float w = pad ? 0.f : ws[k];
         acc[0] = __fmaf_rn(w, f.x, acc[0]);
         acc[1] = __fmaf_rn(w, f.y, acc[1]);
@@ -204,68 +142,6 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
       }
     }
     late4_store<kSt4>(c, j[o], acc, alive);
-  }
-}
-
-// The warp's list blocks [p, min(p + 16, end)) of the row order, p = begin, begin + kLate4Step, ... (begin a
-// multiple of 16; end the slice's end), for the lane's 4 images.
-template <bool kVec, bool kSt4>
-__device__ __forceinline__ void late4_run(int lane, int begin, int end, const Late4Ctx& c, Late4Smem& sm,
-                                          float (&alive)[4]) {
-  const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
-  // The order entry of position p + o_l, clamped into the slice (a valid row; a partial block stores only its own).
-  auto entry = [&](int p) {
-    const int q = p + o_l < end ? p + o_l : end - 1;
-    return c.order ? __ldg(c.order + q) : q;
-  };
-  auto issue = [&](int j, int s) {  // row j's index and weight pieces into stage s
-    if (lane < tile::kListOutputs) sm.j[s][lane] = j;
-    const int* const wi_src = row_lane(c.wi + 16 * h_l, j);
-    const float* const wv_src = row_lane(c.wv + 16 * h_l, j);
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      cp_async16(smem_addr(&sm.idx[s][o_l][16 * h_l + 4 * m]), wi_src + 4 * m);
-      cp_async16(smem_addr(&sm.w[s][o_l][16 * h_l + 4 * m]), wv_src + 4 * m);
-    }
-    cp_async_commit();
-  };
-  issue(entry(begin), 0);
-  // the order entry of the block after the one in flight
-  int j_next = begin + tile::kLate4Step < end ? entry(begin + tile::kLate4Step) : 0;
-  int s = 0;
-  for (int p = begin; p < end; p += tile::kLate4Step, s ^= 1) {
-    cp_async_wait_all();  // this lane's copies of block p
-    __syncwarp();         // ... and every lane's; every lane is done with the previous block
-    const int rows = end - p < tile::kListOutputs ? end - p : tile::kListOutputs;
-    // The vote: this lane's piece of row o_l equals row 0's, which holds no padding.
-    const int4* const mine = reinterpret_cast<const int4*>(&sm.idx[s][o_l][16 * h_l]);
-    const int4* const ref = reinterpret_cast<const int4*>(&sm.idx[s][0][16 * h_l]);
-    bool ok = rows == tile::kListOutputs;
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      const int4 a = mine[m], z = ref[m];
-      ok = ok && a.x == z.x && a.y == z.y && a.z == z.z && a.w == z.w && (z.x | z.y | z.z | z.w) >= 0;
-    }
-    const bool voted = __all_sync(0xffffffffu, ok);
-    if (voted) {  // the transpose: row o_l's inputs 16 h_l .. + 15 to wt[t][o_l]
-      const float4* const wr = reinterpret_cast<const float4*>(&sm.w[s][o_l][16 * h_l]);
-#pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const float4 v = wr[m];
-        const int t = 16 * h_l + 4 * m;
-        sm.wt[tile::late4_wt_index(t + 0, o_l)] = v.x;
-        sm.wt[tile::late4_wt_index(t + 1, o_l)] = v.y;
-        sm.wt[tile::late4_wt_index(t + 2, o_l)] = v.z;
-        sm.wt[tile::late4_wt_index(t + 3, o_l)] = v.w;
-      }
-    }
-    __syncwarp();  // wt is visible to every lane
-    if (p + tile::kLate4Step < end) {  // the next block's copies go out under this block's FMAs
-      issue(j_next, s ^ 1);
-      j_next = p + 2 * tile::kLate4Step < end ? entry(p + 2 * tile::kLate4Step) : 0;
-    }
-    if (voted) late4_block<kVec, kSt4>(c, sm, s, alive);
-    else late4_rows<kVec, kSt4>(c, sm.idx[s], sm.w[s], sm.j[s], rows, alive);
   }
 }
 
@@ -281,6 +157,7 @@ struct __align__(16) Late4Staged {
   float wt[tile::kLate4WtFloats];
   int i0[32];
   int j[2][tile::kListOutputs];
+  uint4 cols[32];  // lane l's 4 feature offsets in bytes from its xb (Late4Ctx): {0, 4, 8, 12} for a lane16 lane
 };
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
 
@@ -289,7 +166,8 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
 }
 
-// The warp's list blocks (as late4_run's), the 16-byte path with staged features. Every voted block
+// The warp's list blocks [p, min(p + 16, end)) of the row order, p = begin, begin + kLate4Step, ... (begin a
+// multiple of 16; end the slice's end), for the lane's 4 images, with staged features. Every voted block
 // is 8 quads of 4 inputs; quad q + 2's copies go out before quad q computes, into the slot quad q - 1 was read
 // from (so 2 quads are in flight while one computes), and quads 6 and 7 issue the NEXT block's quads 0 and 1
 // (from its row 0, which the copy issued at this block's start has brought: waited for at quad 6). Each lane's
@@ -299,10 +177,12 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
 // quad q all but the 2 newest (G_q, G_q-1: quad q came with G_q-2, P_q or the block before); at quad 6, before
 // reading the next block's row 0, all but the 6 newest (G_0..G_5), i.e. R has landed, then a __syncwarp. A block
 // that does not vote waits for everything, runs row by row from idx / w and only then copies the next block's rows.
-// The vote, the transpose and the FMAs of a quad repeat late4_run's and late4_block's on purpose: as shared
-// helpers, ptxas allocated the kernel's registers otherwise and spilled (40 bytes; checked at 911d39d), and a
-// spill in this loop cost 16% in 8c412c0.
-template <bool kSt4>
+// The vote, the transpose and the FMAs of a quad are written out here, not shared helpers: as helpers (when a
+// second, unstaged path shared them, up to session 23) ptxas allocated the kernel's registers otherwise and
+// spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
+// kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): that lane copies
+// each input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into the same 16 bytes.
+template <bool kSt4, bool kGather>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
                                                  float (&alive)[4]) {
   const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
@@ -328,7 +208,17 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
-      late4_cp16_cg(smem_addr(&sm.f[slot][u][lane]), late4_row(c.xb[0], i, c.ldx_bytes));
+      const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
+      const char* const row = late4_row(c.xb, i, c.ldx_bytes);
+      if (!kGather || c.lane16) {
+        late4_cp16_cg(dst, row);
+      } else {
+        const uint4 cb = sm.cols[lane];
+        cp_async4(dst, row + cb.x);
+        cp_async4(dst + 4u, row + cb.y);
+        cp_async4(dst + 8u, row + cb.z);
+        cp_async4(dst + 12u, row + cb.w);
+      }
     }
     cp_async_commit();
   };
@@ -356,7 +246,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     const bool more = p + tile::kLate4Step < end;
     if (!voted) {
       cp_async_wait_all();  // the (unused) quads prefetched for it
-      late4_rows<true, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, alive);
+      late4_rows<!kGather, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive);
       __syncwarp();  // every lane is done with idx / w
       if (more) {
         issue_rows(j_next, b ^ 1);
@@ -439,14 +329,14 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 }
 
 // One warp's share of a late4 item: the tile of 128 images from tile0 (count images exist in all) x the warp's
-// list blocks of the slice [j_begin, j_end) (j_begin a multiple of kLate4Step). Needs 16-byte aligned weight
-// arrays and ldx, ldy <= INT_MAX / 4 (fused_layer checks both).
+// list blocks of the slice [j_begin, j_end) (j_begin a multiple of 16). Needs 16-byte aligned weight arrays and
+// ldx, ldy <= INT_MAX / 4 (fused_layer checks both).
 __device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                            float clamp_max, const int* __restrict__ active_rows,
                                            const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
                                            int64_t ldy, int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                           Late4Smem& sm) {
+                                           Late4Staged& sm) {
   const int begin = tile::late4_warp_begin(warp, j_begin), end = int(j_end);
   if (begin >= end) return;  // warp-uniform
   const int r0 = tile0 + 4 * lane;
@@ -467,22 +357,26 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
     c.valid[m] = r0 + m < count;  // a prefix of the lane's 4
     col[m] = c.valid[m] ? unsigned(__ldg(active_rows + r0 + m)) : (m == 0 ? 0u : col[0] + unsigned(m));
   }
-  // 16-byte feature loads when every lane's 4 columns are consecutive from a multiple of 4, x's rows 16-byte
-  // aligned; 16-byte stores when every lane has 4 images or none, y's rows 16-byte aligned.
-  const bool lane_vec = (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u && col[3] == col[0] + 3u;
+  // 16-byte feature copies for a lane whose 4 columns are consecutive from a multiple of 4, x's rows 16-byte
+  // aligned (vec: every lane's); 16-byte stores when every lane has 4 images or none, y's rows 16-byte aligned.
   const bool x16 = (reinterpret_cast<uintptr_t>(x) & 15u) == 0 && (ldx & 3) == 0;
-  const bool vec = __all_sync(0xffffffffu, lane_vec) && x16;
+  c.lane16 = x16 && (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u && col[3] == col[0] + 3u;
+  const bool vec = __all_sync(0xffffffffu, c.lane16);
   const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0;
   const bool st4 = __all_sync(0xffffffffu, c.valid[3] || !c.valid[0]) && y16;
-  // 4-byte loads: an image past the count reads column 0 (in bounds; col[0] + m might not be)
-#pragma unroll
-  for (int m = 0; m < 4; ++m) c.xb[m] = reinterpret_cast<const char*>(x + (vec || c.valid[m] ? col[m] : 0u));
+  // 4-byte copies (not lane16): an image past the count reads column 0 (in bounds; col[0] + m might not be).
+  c.xb = reinterpret_cast<const char*>(x + (c.lane16 ? col[0] : 0u));
+  if (!vec) {  // (read by this lane only)
+    sm.cols[lane] = c.lane16 ? make_uint4(0u, 4u, 8u, 12u)
+                             : make_uint4(c.valid[0] ? 4u * col[0] : 0u, c.valid[1] ? 4u * col[1] : 0u,
+                                          c.valid[2] ? 4u * col[2] : 0u, c.valid[3] ? 4u * col[3] : 0u);
+  }
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  Late4Staged& st = *reinterpret_cast<Late4Staged*>(&sm);  // the same slot, the 16-byte path's layout
-  if (vec && st4) late4_run_staged<true>(lane, begin, end, c, st, alive);
-  else if (vec) late4_run_staged<false>(lane, begin, end, c, st, alive);
-  else late4_run<false, false>(lane, begin, end, c, sm, alive);
+  if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
+  else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
+  else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
+  else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)

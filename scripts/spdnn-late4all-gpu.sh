@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# On the GPU machine, ONE call of the device tool (~8 minutes, two cold builds included): session 24's late4 changes
+# against the tree before them (BASE_DIR, default out/base: `git archive <base> CMakeLists.txt cmake include src
+# tools tests/common examples | tar x -C out/base`, carried):
+#   - late4's staged features for scattered columns too (kGather: 4-byte cp.async per image where a lane's 4
+#     columns are not one 16-byte piece; before, such tiles ran late4_run without staging): auto, new vs base;
+#   - JHDNN_SPDNN_TILE=late4all: late4 in the crowded layers too (where auto runs cta2's CTA tile).
+#
+#   JHDNN_COMMIT=<sha> scripts/spdnn-late4all-gpu.sh OUTDIR   (OUTDIR/r.tgz holds every step's output)
+# Through the device tool: JHDNN_COMMIT=<sha> bash scripts/spdnn-late4all-gpu.sh $OUT/a; mv $OUT/a/r.tgz $OUT/; rm -rf $OUT/a
+# (carry out/base and data/spdnn's neuron1024.tar.gz, sparse-images-1024-first1200.tsv and the categories files).
+#
+# Steps by priority (the guard cuts the last ones):
+#   1. build spdnn_infer in both trees (in parallel); unpack the challenge data;
+#   2. exact against the CPU reference, new tree: N = 16384 L = 120 under auto and late4all, N = 65536 L = 120
+#      under late4all;
+#   3. the A/B, graph path, base auto / new auto / new late4all in turn, twice: N = 16384 L = 120,480,
+#      N = 65536 L = 120;
+#   4. ncu of the first 12 layer launches at N = 16384 (time, DRAM bytes), new auto and late4all.
+set -uo pipefail
+BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
+BASE=${BASE_DIR:-out/base}
+[ -f "$BASE/CMakeLists.txt" ] || { echo "no base tree at $BASE"; exit 2; }
+scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+OFF="-DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF"
+echo "== builds"
+{ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release $OFF && cmake --build "$B" -j 8 --target spdnn_infer; } \
+  > "$OUT/build.log" 2>&1 &
+pn=$!
+{ cmake -S "$BASE" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release $OFF &&
+  cmake --build build-base -j 8 --target spdnn_infer; } > "$OUT/build-base.log" 2>&1 &
+pb=$!
+wait $pn; rn=$?
+wait $pb; rb=$?
+if [ $rn -ne 0 ] || [ $rb -ne 0 ]; then
+  tail -30 "$OUT/build.log" "$OUT/build-base.log"
+  echo "BUILD FAILED"
+  tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
+  exit 1
+fi
+step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
+SB=build-base/examples/spdnn_infer
+# Each binary loads the library of its own build (spdnn_infer links libjhdnn.so); the tile goes in by env.
+NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=auto "$SI" --path graph)
+ALL=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=late4all "$SI" --path graph)
+OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" JHDNN_SPDNN_TILE=auto "$SB" --path graph)
+step exact_16384_auto 60 "${NEW[@]}" --width 16384 --layers 120 --validate yes
+step exact_16384_late4all 60 "${ALL[@]}" --width 16384 --layers 120 --validate yes
+step exact_65536_late4all 80 "${ALL[@]}" --width 65536 --layers 120 --validate yes
+for rep in 1 2; do
+  for spec in 16384:120,480 65536:120; do
+    w=${spec%%:*} l=${spec##*:}
+    step "ab_${w}_base_$rep" 45 "${OLD[@]}" --width "$w" --layers "$l" --validate no
+    step "ab_${w}_auto_$rep" 45 "${NEW[@]}" --width "$w" --layers "$l" --validate no
+    step "ab_${w}_late4all_$rep" 45 "${ALL[@]}" --width "$w" --layers "$l" --validate no
+  done
+done
+M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum"
+step ncu_head_auto 40 env LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv --metrics "$M" \
+  -k regex:dnn_layer_cta_kernel --launch-count 12 "$SI" --width 16384 --layers 120 --path graph --validate no \
+  --no-warmup --active-csv "$OUT/active_16384.csv"
+step ncu_head_late4all 40 env JHDNN_SPDNN_TILE=late4all LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv \
+  --metrics "$M" -k regex:dnn_layer_cta_kernel --launch-count 12 "$SI" --width 16384 --layers 120 --path graph \
+  --validate no --no-warmup
+step_summary
+for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt; do
+  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
+done
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
