@@ -108,6 +108,8 @@ struct ScopedSpdnnTile {
                                  : prev == SpdnnTile::kCta    ? "cta"
                                  : prev == SpdnnTile::kCta2   ? "cta2"
                                  : prev == SpdnnTile::kCta2w  ? "cta2w"
+                                 : prev == SpdnnTile::kLate4  ? "late4"
+                                 : prev == SpdnnTile::kLate4All ? "late4all"
                                                               : nullptr);
   }
   const core::config::SpdnnTile prev;
