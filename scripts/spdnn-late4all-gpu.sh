@@ -2,8 +2,8 @@
 # On the GPU machine, ONE call of the device tool (~8 minutes, two cold builds included): session 24's late4 changes
 # against the tree before them (BASE_DIR, default out/base: `git archive <base> CMakeLists.txt cmake include src
 # tools tests/common examples | tar x -C out/base`, carried):
-#   - late4's staged features for scattered columns too (kGather: 4-byte cp.async per image where a lane's 4
-#     columns are not one 16-byte piece; before, such tiles ran late4_run without staging): auto, new vs base;
+#   - late4's staged features for scattered columns too (kGather: the warp's 4-byte cp.async, lane l images
+#     l + 32 g; before, such tiles ran late4_run without staging): auto, new vs base;
 #   - JHDNN_SPDNN_TILE=late4all: late4 in the crowded layers too (where auto runs cta2's CTA tile).
 #
 #   JHDNN_COMMIT=<sha> scripts/spdnn-late4all-gpu.sh OUTDIR   (OUTDIR/r.tgz holds every step's output)
@@ -44,7 +44,7 @@ SB=build-base/examples/spdnn_infer
 # Each binary loads the library of its own build (spdnn_infer links libjhdnn.so); the tile goes in by env.
 NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=auto "$SI" --path graph)
 ALL=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=late4all "$SI" --path graph)
-OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" JHDNN_SPDNN_TILE=auto "$SB" --path graph)
+OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" JHDNN_SPDNN_TILE=auto "$SB" --path graph --data "$PWD/data/spdnn")
 step exact_16384_auto 60 "${NEW[@]}" --width 16384 --layers 120 --validate yes
 step exact_16384_late4all 60 "${ALL[@]}" --width 16384 --layers 120 --validate yes
 step exact_65536_late4all 80 "${ALL[@]}" --width 65536 --layers 120 --validate yes
