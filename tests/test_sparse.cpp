@@ -1557,8 +1557,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
       if (std::string(cs.name).find(case_filter) == std::string::npos) continue;
-      // auto is cta2w at every width but 4097 .. 16384 rows, where it is late4 (cta_tile.h); the "cta2w" and
-      // "late4" passes run every case: under auto, the rows above 4096 only, a check of the dispatch.
+      // auto is cta2w up to 4096 rows and late4all above (cta_tile.h); the "cta2w" and "late4all" passes run
+      // every case: under auto, the rows above 4096 only, a check of the dispatch.
       if (auto_tile && cs.n <= 4096) continue;
       ++cases_run;
       const auto [e, order] = reuse_layer(cs, g);

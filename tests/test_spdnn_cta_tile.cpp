@@ -651,17 +651,17 @@ TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
     for (int o = 0; o < 16; o += 4) CHECK(tile::late4_wt_index(t, o) % 4 == 0);
 }
 
-TEST_CASE("spdnn tile auto: cta2w up to 4096 rows, late4 above", "[sparse][cpu]") {
+TEST_CASE("spdnn tile auto: cta2w up to 4096 rows, late4all above", "[sparse][cpu]") {
   // JHDNN_SPDNN_TILE=auto (the default) picks the per-layer fused kernel's mode from the weights' rows:
   // since session 17 6 = cta2w (src/sparse/cta_tile.h: at least as fast as cta2 and block at N = 1024, 4096,
   // 16384 and 65536 on the H200); since session 21 7 = late4 for 4096 < rows <= 16384 (faster at N = 16384,
   // slower at 65536); since session 23 late4 for every width above 4096 (with its strided warps and the chain
-  // order it is faster at 65536 too).
+  // order it is faster at 65536 too); since session 24 8 = late4all (late4 in the crowded layers too) above 4096.
   CHECK(tile::spdnn_auto_tile(1) == 6);
   CHECK(tile::spdnn_auto_tile(1024) == 6);
   CHECK(tile::spdnn_auto_tile(4096) == 6);
-  CHECK(tile::spdnn_auto_tile(4097) == 7);
-  CHECK(tile::spdnn_auto_tile(16384) == 7);
-  CHECK(tile::spdnn_auto_tile(16385) == 7);
-  CHECK(tile::spdnn_auto_tile(65536) == 7);
+  CHECK(tile::spdnn_auto_tile(4097) == 8);
+  CHECK(tile::spdnn_auto_tile(16384) == 8);
+  CHECK(tile::spdnn_auto_tile(16385) == 8);
+  CHECK(tile::spdnn_auto_tile(65536) == 8);
 }

@@ -99,7 +99,8 @@ bool set_tc_tail(const char* value);
 // width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
 // All give bitwise the same results:
 // - auto (the default since session 15): cta2w at every width since session 17, late4 for 4096 < rows <= 16384
-//   since session 21 and for all rows > 4096 since session 23 (sparse/cta_tile.h, spdnn_auto_tile; before: cta2
+//   since session 21 and for all rows > 4096 since session 23, late4all there since session 24
+//   (sparse/cta_tile.h, spdnn_auto_tile; before: cta2
 //   up to 4096, then 16384 rows, block above); the multi-layer kernel runs block steps.
 //   Measured at b8d0970 (H200, spdnn_infer, exact): with its pipelined block steps cta2 is faster at
 //   N = 1024, 4096 and 16384 (16384 L = 480: 69.47 vs 70.74 ms; before them block won there, 71.4 vs 79.2,
@@ -121,9 +122,10 @@ bool set_tc_tail(const char* value);
 //   lane in the pipelined block steps (src/sparse/README.md "Two images per lane (cta2w)"; auto's tile up to 4096
 //   rows).
 // - late4 = cta2 with the late layers in 128-image items, a lane holding 16 rows (one input list) x 4 images
-//   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh; auto's tile above 4096 rows: 4096 < rows
-//   <= 16384 since session 21, all of them since session 23).
-// - late4all = late4 in every layer, the crowded ones too (session 24: where cta2 runs its CTA tile; A/B).
+//   and streaming the inputs (src/sparse/README.md "Late4"; late4_tile.cuh; auto's tile above 4096 rows from session 21
+//   (4096 < rows <= 16384; all of them since session 23) to session 23; late4all since).
+// - late4all = late4 in every layer, the crowded ones too (session 24: where late4 runs cta2's CTA tile; auto's
+//   tile above 4096 rows since then).
 // An unknown value is kept as kInvalid and every such call that has work (maxActive > 0, and layerCount > 0
 // for the multi-layer call; with none the call returns at once) fails with BAD_PARAM naming it.
 enum class SpdnnTile : int {

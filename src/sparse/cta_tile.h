@@ -141,7 +141,12 @@ constexpr int kLate4WtFloats = late4_wt_index(31, 15) + 1;  // 528
 // L = 120 / 480 106.7, 107.7 / 248.2, 247.0 ms against cta2w's 111.9, 112.0 / 267.8, 267.4 (exact: late4 at
 // N = 16384 L = 120 / 480 and cta2w at 65536 L = 120 under the chain order; late4 at 65536 in the verifying run).
 // Under the sorted order late4 at 65536 rows is not measured since the strided warps.
-JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 ? 7 : 6; }
+// Since session 24: 8 = late4all (late4 in the crowded layers too, where late4 runs cta2's CTA tile) above 4096
+// rows (bench/results/6db33ed/, graph path, chain order, alternating twice, exact at N = 16384 L = 120 and N = 65536
+// L = 120): N = 16384 L = 120 / 480 22.65-22.70 / 47.86-47.95 ms against late4's 24.66-24.84 / 49.72-49.88,
+// N = 65536 L = 120 101.5-102.0 against 108.4-108.9 (ncu, N = 16384: layer 1 2.91 against 3.74 ms, layers 1-12
+// 15.1 against 17.2 ms).
+JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 ? 8 : 6; }
 
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
 // index and weight rows, a list's row pointers, the steps' outputs) run in the 32-image items, where no CTA

@@ -859,9 +859,9 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   return Status::success();
 }
 
-static_assert(tile::spdnn_auto_tile(1) == kCta2wMode && tile::spdnn_auto_tile(16384) == kLate4Mode &&
-                  tile::spdnn_auto_tile(65536) == kLate4Mode,
-              "auto's cta2w is mode 6, its late4 mode 7");
+static_assert(tile::spdnn_auto_tile(1) == kCta2wMode && tile::spdnn_auto_tile(16384) == kLate4AllMode &&
+                  tile::spdnn_auto_tile(65536) == kLate4AllMode,
+              "auto's cta2w is mode 6, its late4all mode 8");
 static Status spdnn_tile_mode(int* mode) {
   using core::config::SpdnnTile;
   const SpdnnTile t = core::config::spdnn_tile();

@@ -27,13 +27,11 @@
 // (else -- rows without a shared list, a padded list, the slice's partial last block -- the block runs row by
 // row, 4 chains per lane, the padding as fma(0, 0, acc)). A voted block's weights are transposed in shared
 // memory to wt[t][o], so that one LDS.128 gives 4 rows' weights of one input.
-// Features: when every lane's 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the
-// survivors of a layer are appended in runs of whole warps; layer 1: every image) each lane copies its own 16
-// bytes per input; else (kGather: the crowded and middle layers, whose survivors are scattered; session 24,
-// before which such a tile ran unstaged, 4 loads of 4 bytes per lane and input, one quad ahead) the warp copies
-// 4 bytes per image, lane l images l, l + 32, l + 64, l + 96, so that one copy instruction reads 32 consecutive
-// images of the active list (mostly neighbouring columns) rather than every fourth. Lanes past the count
-// compute on columns 0..3 (16 bytes: in bounds, ldx a multiple of 4) or column 0, and neither store nor flag.
+// Features: a lane whose 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the survivors
+// of a layer are appended in runs of whole warps; layer 1: every image) copies 16 bytes per input, any other
+// lane 4 copies of 4 bytes (kGather: the crowded and middle layers, whose survivors are scattered; session 24,
+// before which such a tile ran without the staging, one quad of loads ahead). Lanes past the count compute on
+// columns 0..3 (16 bytes: in bounds, ldx a multiple of 4) or column 0, and neither store nor flag.
 // Every accumulator is acc = fma(w_t, x_t, acc), t = 0..31 from 0, then bias, ReLU, clamp: bitwise the
 // other tiles and the CPU chain.
 #pragma once
@@ -43,15 +41,6 @@
 namespace jhdnn::sparse {
 namespace {
 
-// 16-byte shared-memory load that the compiler neither hoists nor keeps in registers across a loop (volatile; the
-// clobber orders it after the stores and __syncwarp that precede it).
-__device__ __forceinline__ uint4 late4_lds4_volatile(const void* p) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "r"(smem_addr(p))
-               : "memory");
-  return v;
-}
 // 16-byte load through the read-only path.
 __device__ __forceinline__ float4 late4_ld4(const char* p) { return __ldg(reinterpret_cast<const float4*>(p)); }
 // base + i * stride as ONE IMAD.WIDE.U32 (from the 64-bit product nvcc emits an IMAD.WIDE.U32, a MOV and an IADD3).
@@ -89,11 +78,13 @@ struct Late4Ctx {
   const int* wi;
   const float* wv;
   const int* order;  // null: natural order
-  // xb: x + the lane's first column (16-byte copies: the lane's 16 bytes of an input row at xb's row), else x
-  // (kGather: image i's feature at the byte offset Late4Staged::cols[i] from x's row; in shared memory, since
-  // 4 pointers held through the 64 chains made ptxas spill).
+  // lane16: the lane's 4 columns are consecutive from a multiple of 4 and x's rows 16-byte aligned; then xb is x +
+  // the first column and the lane's 16 bytes of an input row are at xb's row, else xb is x and its 4 features at
+  // the byte offsets Late4Staged::cols[lane] from x's row (in shared memory: 4 pointers held through the 64
+  // chains made ptxas spill).
   const char* xb;
   unsigned ldx_bytes;
+  bool lane16;
   char* y_lane;       // y + tile0 + 4 lane (y when the lane has no image)
   unsigned ldy_bytes;
   bool valid[4];
@@ -123,17 +114,12 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
 // A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
 // row, 4 chains per lane, each row's own indices and weights from stage s; padding (index -1) as fma(0, 0, acc)
 // (its weight may be anything, NaN included).
-// cols: the images' feature offsets (Late4Staged::cols; !kVec only).
+// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only).
 template <bool kVec, bool kSt4>
 __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
                                            const float (*wr)[tile::kLate4Row], const int* j, int rows,
-                                           const unsigned (*cols)[4], float (&alive)[4]) {
-  uint4 cb = make_uint4(0u, 0u, 0u, 0u);
-  if constexpr (!kVec) {  // images 4 l + m (within one group of 32: 4 l + m = 32 g + (4 l + m) % 32)
-    const int l4 = 4 * (threadIdx.x & 31);
-    cb = make_uint4(cols[(l4 + 0) & 31][l4 >> 5], cols[(l4 + 1) & 31][l4 >> 5], cols[(l4 + 2) & 31][l4 >> 5],
-                    cols[(l4 + 3) & 31][l4 >> 5]);
-  }
+                                           const uint4* cols, float (&alive)[4]) {
+  const uint4 cb = kVec ? make_uint4(0u, 0u, 0u, 0u) : cols[threadIdx.x & 31];
   for (int o = 0; o < rows; ++o) {
     const int4* const i4 = reinterpret_cast<const int4*>(idx[o]);
     const float4* const w4 = reinterpret_cast<const float4*>(wr[o]);
@@ -171,9 +157,7 @@ struct __align__(16) Late4Staged {
   float wt[tile::kLate4WtFloats];
   int i0[32];
   int j[2][tile::kListOutputs];
-  // kGather: image 32 g + l's column x 4 (0 past the count), the byte offset of its feature from x's row, at
-  // cols[l][g]: lane l's copies read their 4 offsets with one LDS.128.
-  unsigned cols[32][4];
+  uint4 cols[32];  // lane l's 4 feature offsets in bytes from its xb (Late4Ctx): {0, 4, 8, 12} for a lane16 lane
 };
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
 
@@ -196,10 +180,8 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
 // The vote, the transpose and the FMAs of a quad are written out here, not shared helpers: as helpers (when a
 // second, unstaged path shared them, up to session 23) ptxas allocated the kernel's registers otherwise and
 // spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
-// kGather: the warp copies each input's 128 features with 4 cp.async of 4 bytes per lane (.ca: the only form of
-// that size), lane l images l + 32 g, into the lanes' 16-byte pieces; so a lane reads other lanes' copies: after
-// its wait for a quad a __syncwarp (every lane's copies landed), and before a quad's copies another (every lane
-// has read the slot they overwrite).
+// kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): that lane copies
+// each input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into the same 16 bytes.
 template <bool kSt4, bool kGather>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
                                                  float (&alive)[4]) {
@@ -223,19 +205,19 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   // padding (that block will not vote): read row 0 for it, in bounds, never used.
   auto issue_quad = [&](int4 iq, int slot, bool unvoted) {
     const int ii[4] = {iq.x, iq.y, iq.z, iq.w};
-    // kGather: the offsets of images l + 32 g, read per quad (held through the quad loop they spilled)
-    const uint4 cq = kGather ? late4_lds4_volatile(sm.cols[lane]) : make_uint4(0u, 0u, 0u, 0u);
-    const unsigned cg[4] = {cq.x, cq.y, cq.z, cq.w};
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
+      const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
-      if constexpr (kGather) {  // image l + 32 g at byte 4 (l + 32 g) of the slot's input u (lane l's 16 bytes: 4 l)
-        const unsigned d0 = smem_addr(&sm.f[slot][u][0]) + 4u * unsigned(lane);
-#pragma unroll
-        for (int g = 0; g < 4; ++g) cp_async4(d0 + 128u * unsigned(g), row + cg[g]);
+      if (!kGather || c.lane16) {
+        late4_cp16_cg(dst, row);
       } else {
-        late4_cp16_cg(smem_addr(&sm.f[slot][u][lane]), row);
+        const uint4 cb = sm.cols[lane];
+        cp_async4(dst, row + cb.x);
+        cp_async4(dst + 4u, row + cb.y);
+        cp_async4(dst + 8u, row + cb.z);
+        cp_async4(dst + 12u, row + cb.w);
       }
     }
     cp_async_commit();
@@ -306,7 +288,6 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll 1
     for (int q = 0; q < 8; ++q) {
       const int slot_n = slot_q == 0 ? 2 : slot_q - 1;  // (slot_q + 2) % 3: the slot quad q - 1 was read from
-      if constexpr (kGather) __syncwarp();  // every lane has read quad q - 1's slot
       if (q < 6) {
         issue_quad(i0q[q + 2], slot_n, false);
       } else {
@@ -318,7 +299,6 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
         else cp_async_commit();
       }
       cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
-      if constexpr (kGather) __syncwarp();  // ... and every lane's
       float4 f[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
@@ -377,22 +357,19 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
     c.valid[m] = r0 + m < count;  // a prefix of the lane's 4
     col[m] = c.valid[m] ? unsigned(__ldg(active_rows + r0 + m)) : (m == 0 ? 0u : col[0] + unsigned(m));
   }
-  // 16-byte feature copies when every lane's 4 columns are consecutive from a multiple of 4 and x's rows are
-  // 16-byte aligned; 16-byte stores when every lane has 4 images or none, y's rows 16-byte aligned.
+  // 16-byte feature copies for a lane whose 4 columns are consecutive from a multiple of 4, x's rows 16-byte
+  // aligned (vec: every lane's); 16-byte stores when every lane has 4 images or none, y's rows 16-byte aligned.
   const bool x16 = (reinterpret_cast<uintptr_t>(x) & 15u) == 0 && (ldx & 3) == 0;
-  const bool lane_vec = (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u && col[3] == col[0] + 3u;
-  const bool vec = __all_sync(0xffffffffu, lane_vec) && x16;
+  c.lane16 = x16 && (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u && col[3] == col[0] + 3u;
+  const bool vec = __all_sync(0xffffffffu, c.lane16);
   const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0;
   const bool st4 = __all_sync(0xffffffffu, c.valid[3] || !c.valid[0]) && y16;
-  // 4-byte copies (kGather): an image past the count reads column 0 (in bounds; col[0] + m might not be).
-  c.xb = reinterpret_cast<const char*>(x + (vec ? col[0] : 0u));
-  if (!vec) {
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {  // image 4 l + m = 32 g + (4 l + m) % 32, g = l / 8
-      const int im = 4 * lane + m;
-      sm.cols[im & 31][im >> 5] = c.valid[m] ? 4u * col[m] : 0u;
-    }
-    __syncwarp();  // read by every lane (the copies: images l + 32 g)
+  // 4-byte copies (not lane16): an image past the count reads column 0 (in bounds; col[0] + m might not be).
+  c.xb = reinterpret_cast<const char*>(x + (c.lane16 ? col[0] : 0u));
+  if (!vec) {  // (read by this lane only)
+    sm.cols[lane] = c.lane16 ? make_uint4(0u, 4u, 8u, 12u)
+                             : make_uint4(c.valid[0] ? 4u * col[0] : 0u, c.valid[1] ? 4u * col[1] : 0u,
+                                          c.valid[2] ? 4u * col[2] : 0u, c.valid[3] ? 4u * col[3] : 0u);
   }
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
