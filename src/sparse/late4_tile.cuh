@@ -1,7 +1,8 @@
 // The late layers' tile of JHDNN_SPDNN_TILE=late4 (src/sparse/README.md, "Late4: a lane of 16 rows x 4
 // images"). Included by dnn_layer.cu only, after cta_tile.cuh (cp_async_wait_all) and
 // list_tile.cuh (smem_addr, cp_async16, cp_async_commit) and the helpers of dnn_layer.cu (row_lane, store_if), into the same anonymous namespace; run by
-// dnn_layer_cta_kernel<3, 4> in the layers below the CTA tile's 128-image items (tile::late4_late).
+// dnn_layer_cta_kernel<3, 4> in the layers below the CTA tile's 128-image items (tile::late4_late), and under
+// late4all (auto's tile above 4096 rows since session 24) in the crowded layers too.
 //
 // Why: at N >= 16384 the late layers (about 1200 images alive, 16384 rows) are most of an L = 480 / 1920 run,
 // and cta2w's pipelined block steps spend half their instructions on other work than the FMAs (ncu: 40.5 M
