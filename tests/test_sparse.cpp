@@ -4,6 +4,7 @@
 // (exact categories) and on generated networks (exact categories against the CPU reference).
 // Bad inputs of the descriptor calls are tested without a GPU.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -979,6 +980,69 @@ spdnn::Csr official_layer(int l) {
 }
 
 }  // namespace
+
+TEST_CASE("DeviceNetwork::load: the first layer's error comes out, whichever thread met it first", "[sparse][cpu]") {
+  // Every layer throws (on the worker threads, in any order): load rethrows layer 1's, before any upload (so no
+  // GPU is needed), and the network stays empty.
+  for (int layers : {1, 7, 100}) {
+    INFO(layers << " layers");
+    spdnn::DeviceNetwork net;
+    std::atomic<int> calls{0};
+    std::string what;
+    try {
+      net.load(64, layers, [&](int l) -> spdnn::Ell {
+        ++calls;
+        throw std::runtime_error("no layer " + std::to_string(l));
+      });
+    } catch (const std::runtime_error& e) {
+      what = e.what();
+    }
+    CHECK(what == "no layer 1");
+    CHECK(net.layers() == 0);
+    CHECK(calls.load() >= 1);
+    CHECK(calls.load() <= layers);  // one chunk at most: the error stops the load
+  }
+}
+
+TEST_CASE("DeviceNetwork::load: layers made on worker threads, uploaded in order, the first error stops it",
+          "[sparse][gpu]") {
+  // load computes get(l) and the row orders on threads, a chunk of layers at a time (2 per thread), then uploads
+  // them in layer order. 75 layers span several chunks on any machine with up to 32 threads.
+  JHDNN_REQUIRE_GPU();
+  constexpr int64_t n = 256;
+  constexpr int kLayers = 75;
+  spdnn::DeviceNetwork net;
+  net.load(n, kLayers, [&](int l) { return spdnn::generate_layer_ell(n, l, 7); });
+  REQUIRE(net.layers() == kLayers);
+  for (int l : {1, 2, 38, kLayers}) {
+    INFO("layer " << l);
+    const spdnn::Ell want = spdnn::generate_layer_ell(n, l, 7);
+    const std::vector<int> want_order = spdnn::chain_order(want);
+    std::vector<int> idx(want.idx.size()), order(want_order.size());
+    std::vector<float> val(want.val.size());
+    CUDA_CHECK(cudaMemcpy(idx.data(), net.layer(l).idx, idx.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(val.data(), net.layer(l).val, val.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(order.data(), net.layer(l).order, order.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    CHECK(idx == want.idx);
+    CHECK(val == want.val);
+    CHECK(order == want_order);
+  }
+  // get throws at layer 40 (and at 41, on another thread perhaps): layers 1..39 are uploaded, then layer 40's
+  // exception comes out of load.
+  spdnn::DeviceNetwork bad;
+  auto get = [&](int l) {
+    if (l >= 40 && l <= 41) throw std::runtime_error("no layer " + std::to_string(l));
+    return spdnn::generate_layer_ell(n, l, 7);
+  };
+  std::string what;
+  try {
+    bad.load(n, kLayers, get);
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  CHECK(what == "no layer 40");
+  CHECK(bad.layers() == 39);
+}
 
 TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact categories", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();

@@ -44,7 +44,9 @@ class DeviceNetwork {
   DeviceNetwork& operator=(const DeviceNetwork&) = delete;
   ~DeviceNetwork();
   // Uploads every layer (get(l) for l = 1..layers). All layers stay resident. order: the row order set on each
-  // descriptor (the fused layer's reuse hint).
+  // descriptor (the fused layer's reuse hint). get and the row order run on worker threads, several layers at
+  // once (get must be safe to call concurrently: generate_layer_ell and transpose_to_ell of const data are); the
+  // uploads follow in layer order, and the first layer that throws stops the load with its exception.
   void load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder order = RowOrder::kChain);
   int64_t width() const { return n_; }
   int layers() const { return int(layers_.size()); }
@@ -52,6 +54,8 @@ class DeviceNetwork {
   size_t bytes() const { return bytes_; }
 
  private:
+  // Layer l's device copy and descriptor (its order set as the descriptor's row order when set_order).
+  void upload_layer(int l, const Ell& e, const std::vector<int>& order, bool set_order);
   int64_t n_ = 0;
   std::vector<DeviceLayer> layers_;
   size_t bytes_ = 0;
