@@ -22,12 +22,13 @@
 // blocks of 16 rows from j_begin + 16 warp, every tile::kLate4Step = 128 rows (late4_warp_begin, cta_tile.h: the
 // 8 warps of a CTA take 8 consecutive blocks at a time, so that with spdnn's chain order both reads of an input
 // row mostly come while it is in the L2; a slice's last block may be partial). The warp's list blocks go
-// through a copy ring per warp (Late4Staged): block k + 1's 16 index rows and 16 weight rows are copied (16-byte
+// through per-warp buffers (Late4Staged): block k + 1's 16 index rows and 16 weight rows are copied (16-byte
 // cp.async, 8 per lane) while block k computes, and the order entries of block k + 2 are loaded then too; the
-// features come through a ring of quads in shared memory (late4_run_staged). At a block's start the warp votes: its 16 rows all hold row 0's 32 indices, none of them padding
-// (else -- rows without a shared list, a padded list, the slice's partial last block -- the block runs row by
-// row, 4 chains per lane, the padding as fma(0, 0, acc)). A voted block's weights are transposed in shared
-// memory to wt[t][o], so that one LDS.128 gives 4 rows' weights of one input.
+// features come through a ring of quads in shared memory (late4_run_staged). At a block's start the warp votes:
+// its 16 rows all hold row 0's 32 indices, none of them padding (else -- rows without a shared list, a padded
+// list, the slice's partial last block -- the block runs row by row, 4 chains per lane, the padding as
+// fma(0, 0, acc)). A voted block's weights are transposed in shared memory to wt[t][o], so that one LDS.128 gives
+// 4 rows' weights of one input.
 // Features: a lane whose 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the survivors
 // of a layer are appended in runs of whole warps; layer 1: every image) copies 16 bytes per input, any other
 // lane 4 copies of 4 bytes (kGather: the crowded and middle layers, whose survivors are scattered; session 24,
@@ -113,8 +114,8 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
 }
 
 // A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
-// row, 4 chains per lane, each row's own indices and weights from stage s; padding (index -1) as fma(0, 0, acc)
-// (its weight may be anything, NaN included).
+// row, 4 chains per lane, each row's own indices and weights from idx / wr, its features loaded (not staged);
+// padding (index -1) as fma(0, 0, acc) (its weight may be anything, NaN included).
 // cols: the lanes' feature offsets (Late4Staged::cols; !kVec only).
 template <bool kVec, bool kSt4>
 __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
