@@ -12,11 +12,12 @@
 #
 # Steps by priority (the guard cuts the last ones):
 #   1. build spdnn_infer in both trees (in parallel); unpack the challenge data;
-#   2. exact against the CPU reference, new tree: N = 16384 L = 120 under auto and late4all, N = 65536 L = 120
-#      under late4all;
-#   3. the A/B, graph path, base auto / new auto / new late4all in turn, twice: N = 16384 L = 120,480,
-#      N = 65536 L = 120;
-#   4. ncu of the first 12 layer launches at N = 16384 (time, DRAM bytes), new auto and late4all.
+#   2. (EXACT=0 skips it) exact against the CPU reference, new tree: N = 16384 L = 120 under auto and late4all,
+#      N = 65536 L = 120 under late4all;
+#   3. the A/B, graph path, base auto / new auto / new late4all in turn, twice, for each WIDTH:LAYERS of SPECS
+#      (default "16384:120,480 65536:120");
+#   4. (NCU=0 skips it) ncu of the first 12 layer launches at N = 16384 (time, DRAM bytes), new auto and late4all.
+# Since auto is late4all above 4096 rows (dbe2ceb), "new auto" and "new late4all" run the same tile there.
 set -uo pipefail
 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
@@ -45,11 +46,13 @@ SB=build-base/examples/spdnn_infer
 NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=auto "$SI" --path graph)
 ALL=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=late4all "$SI" --path graph)
 OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" JHDNN_SPDNN_TILE=auto "$SB" --path graph --data "$PWD/data/spdnn")
-step exact_16384_auto 60 "${NEW[@]}" --width 16384 --layers 120 --validate yes
-step exact_16384_late4all 60 "${ALL[@]}" --width 16384 --layers 120 --validate yes
-step exact_65536_late4all 80 "${ALL[@]}" --width 65536 --layers 120 --validate yes
+if [ "${EXACT:-1}" != 0 ]; then
+  step exact_16384_auto 60 "${NEW[@]}" --width 16384 --layers 120 --validate yes
+  step exact_16384_late4all 60 "${ALL[@]}" --width 16384 --layers 120 --validate yes
+  step exact_65536_late4all 80 "${ALL[@]}" --width 65536 --layers 120 --validate yes
+fi
 for rep in 1 2; do
-  for spec in 16384:120,480 65536:120; do
+  for spec in ${SPECS:-16384:120,480 65536:120}; do
     w=${spec%%:*} l=${spec##*:}
     step "ab_${w}_base_$rep" 45 "${OLD[@]}" --width "$w" --layers "$l" --validate no
     step "ab_${w}_auto_$rep" 45 "${NEW[@]}" --width "$w" --layers "$l" --validate no
@@ -57,10 +60,10 @@ for rep in 1 2; do
   done
 done
 M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum"
-step ncu_head_auto 40 env LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv --metrics "$M" \
+[ "${NCU:-1}" != 0 ] && step ncu_head_auto 40 env LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv --metrics "$M" \
   -k regex:dnn_layer_cta_kernel --launch-count 12 "$SI" --width 16384 --layers 120 --path graph --validate no \
   --no-warmup --active-csv "$OUT/active_16384.csv"
-step ncu_head_late4all 40 env JHDNN_SPDNN_TILE=late4all LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv \
+[ "${NCU:-1}" != 0 ] && step ncu_head_late4all 40 env JHDNN_SPDNN_TILE=late4all LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv \
   --metrics "$M" -k regex:dnn_layer_cta_kernel --launch-count 12 "$SI" --width 16384 --layers 120 --path graph \
   --validate no --no-warmup
 step_summary
