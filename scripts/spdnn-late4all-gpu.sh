@@ -14,8 +14,8 @@
 #   1. build spdnn_infer in both trees (in parallel); unpack the challenge data;
 #   2. (EXACT=0 skips it) exact against the CPU reference, new tree: N = 16384 L = 120 under auto and late4all,
 #      N = 65536 L = 120 under late4all;
-#   3. the A/B, graph path, base auto / new auto / new late4all in turn, twice, for each WIDTH:LAYERS of SPECS
-#      (default "16384:120,480 65536:120");
+#   3. the A/B, base auto / new auto / new late4all in turn, twice, for each WIDTH:LAYERS of SPECS
+#      (default "16384:120,480 65536:120"), on spdnn_infer's SPDNN_PATH (default graph);
 #   4. (NCU=0 skips it) ncu of the first 12 layer launches at N = 16384 (time, DRAM bytes), new auto and late4all.
 # Since auto is late4all above 4096 rows (dbe2ceb), "new auto" and "new late4all" run the same tile there.
 set -uo pipefail
@@ -43,9 +43,12 @@ fi
 step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
 SB=build-base/examples/spdnn_infer
 # Each binary loads the library of its own build (spdnn_infer links libjhdnn.so); the tile goes in by env.
-NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=auto "$SI" --path graph)
-ALL=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=late4all "$SI" --path graph)
-OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" JHDNN_SPDNN_TILE=auto "$SB" --path graph --data "$PWD/data/spdnn")
+# SPDNN_PATH: spdnn_infer's --path (default graph; resident: N = 1024 / 4096's default, whose crowded head runs the
+# per-layer kernel with the tile named here).
+SP=${SPDNN_PATH:-graph}
+NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=auto "$SI" --path "$SP")
+ALL=(env LD_LIBRARY_PATH="$PWD/$B/src" JHDNN_SPDNN_TILE=late4all "$SI" --path "$SP")
+OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" JHDNN_SPDNN_TILE=auto "$SB" --path "$SP" --data "$PWD/data/spdnn")
 if [ "${EXACT:-1}" != 0 ]; then
   step exact_16384_auto 60 "${NEW[@]}" --width 16384 --layers 120 --validate yes
   step exact_16384_late4all 60 "${ALL[@]}" --width 16384 --layers 120 --validate yes
