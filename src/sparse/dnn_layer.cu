@@ -553,7 +553,8 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
-  const bool late4 = kLateImages == 4 && (tile::late4_late(count, sm_count) || tile_mode == kLate4AllMode);
+  const bool late4 =  // block-uniform
+      kLateImages == 4 && (tile::late4_late(count, sm_count) || tile_mode == kLate4AllMode);
   const Shape sh = kLateImages == 4 ? tile::late4_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kLateImages == 2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kCta           ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
