@@ -16,7 +16,9 @@
 #      N = 65536 L = 120 under late4all;
 #   3. the A/B, base auto / new auto / new late4all in turn, twice, for each WIDTH:LAYERS of SPECS
 #      (default "16384:120,480 65536:120"), on spdnn_infer's SPDNN_PATH (default graph);
-#   4. (NCU=0 skips it) ncu of the first 12 layer launches at N = 16384 (time, DRAM bytes), new auto and late4all.
+#   4. (NCU=0 skips it) ncu of the first 12 layer launches at N = 16384 (time, DRAM bytes), new auto and late4all;
+#   5. (STALLS=1 adds it) ncu of layers 1-3 at N = 16384 under the new tree's auto: the stall reasons per issue, L1 /
+#      L2 sectors and hit rates, DRAM bytes (layer 1 copies 16 bytes a lane, layers 2-3 gather 4-byte pieces).
 # Since auto is late4all above 4096 rows (dbe2ceb), "new auto" and "new late4all" run the same tile there.
 set -uo pipefail
 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
@@ -69,6 +71,14 @@ M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_
 [ "${NCU:-1}" != 0 ] && step ncu_head_late4all 40 env JHDNN_SPDNN_TILE=late4all LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv \
   --metrics "$M" -k regex:dnn_layer_cta_kernel --launch-count 12 "$SI" --width 16384 --layers 120 --path graph \
   --validate no --no-warmup
+if [ "${STALLS:-0}" = 1 ]; then
+  MS="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum"
+  MS="$MS,sm__inst_executed.avg.per_cycle_active,l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"
+  MS="$MS,l1tex__t_sector_hit_rate.pct,lts__t_sectors.sum,lts__t_sector_hit_rate.pct$NCU_STALLS"
+  step ncu_stalls_head 90 env LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv --metrics "$MS" \
+    -k regex:dnn_layer_cta_kernel --launch-count 3 "$SI" --width 16384 --layers 120 --path graph --validate no \
+    --no-warmup
+fi
 step_summary
 for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt; do
   [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
