@@ -73,7 +73,7 @@ M="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_
   --validate no --no-warmup
 if [ "${STALLS:-0}" = 1 ]; then
   MS="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum"
-  MS="$MS,sm__inst_executed.avg.per_cycle_active,l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"
+  MS="$MS,sm__inst_executed.avg.per_cycle_active,l1tex__t_sectors.sum"
   MS="$MS,l1tex__t_sector_hit_rate.pct,lts__t_sectors.sum,lts__t_sector_hit_rate.pct$NCU_STALLS"
   step ncu_stalls_head 90 env LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv --metrics "$MS" \
     -k regex:dnn_layer_cta_kernel --launch-count 3 "$SI" --width 16384 --layers 120 --path graph --validate no \
