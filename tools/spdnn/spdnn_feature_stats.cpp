@@ -1,5 +1,5 @@
 // What the features of a challenge-style network look like layer by layer (float64 CPU reference, CPU only): per
-// printed layer the images still active, their nonzero features per image, the share of those at the clamp, and
+// printed layer (0: the input images) the images still active, their nonzero features per image, the share of those at the clamp, and
 // the images whose whole feature row is one value (all N features equal), and (session 24) the share of the N
 // feature rows (neurons) that are zero for every active image, which a layer would not need to read from memory.
 // It asks whether the data has structure that an exact kernel could use, before any kernel is written.
@@ -40,8 +40,9 @@ int main(int argc, char** argv) {
               "# layer  active  nonzero_per_image  nonzero_pct  at_clamp_pct_of_nonzero  constant_row_images"
               "  zero_rows_pct\n",
               (long long)n, seed, bias);
-  for (int l = 1; l <= layers; ++l) {
-    ref.layer(spdnn::generate_layer(n, l, uint64_t(seed)), bias);
+  // Layer 0 is the input images.
+  for (int l = 0; l <= layers; ++l) {
+    if (l > 0) ref.layer(spdnn::generate_layer(n, l, uint64_t(seed)), bias);
     if (l > 3 && l % every != 0 && l != layers) continue;
     int64_t active = 0, nonzero = 0, at_clamp = 0, constant = 0;
     std::vector<char> used(size_t(n), 0);  // feature row (neuron) i nonzero in some active image
@@ -49,9 +50,9 @@ int main(int argc, char** argv) {
       if (row.empty()) continue;
       ++active;
       nonzero += int64_t(row.size());
-      for (const auto& p : row) used[size_t(p.first)] = 1;
       bool same = int64_t(row.size()) == n;  // a constant row: every feature present and equal
       for (const auto& p : row) {
+        used[size_t(p.first)] = 1;
         at_clamp += p.second == 32.0;
         same = same && p.second == row.front().second;
       }
