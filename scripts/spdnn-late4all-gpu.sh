@@ -2,8 +2,8 @@
 # On the GPU machine, ONE call of the device tool (~8 minutes, two cold builds included): session 24's late4 changes
 # against the tree before them (BASE_DIR, default out/base: `git archive <base> CMakeLists.txt cmake include src
 # tools tests/common examples | tar x -C out/base`, carried):
-#   - late4's staged features for scattered columns too (kGather: the warp's 4-byte cp.async, lane l images
-#     l + 32 g; before, such tiles ran late4_run without staging): auto, new vs base;
+#   - late4's staged features for scattered columns too (kGather: 4-byte cp.async per image into each lane's own
+#     16 bytes; before, such tiles ran late4_run without staging): auto, new vs base;
 #   - JHDNN_SPDNN_TILE=late4all: late4 in the crowded layers too (where auto runs cta2's CTA tile).
 #
 #   JHDNN_COMMIT=<sha> scripts/spdnn-late4all-gpu.sh OUTDIR   (OUTDIR/r.tgz holds every step's output)

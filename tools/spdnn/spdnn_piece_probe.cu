@@ -10,7 +10,8 @@
 //
 //   spdnn_piece_probe [--rows 16384] [--images 1200] [--ld 60000] [--read-per-write 1.5] [--reps 20]
 //
-// GPU only; exits 1 with the reason without one. Not a test: a measurement, whose output a GPU script keeps.
+// GPU only; exits 1 with the reason without one (a failed CUDA call: its message). Not a test: a measurement, whose
+// output a GPU script keeps.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -18,20 +19,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <vector>
 
+#include "common/gpu_util.h"  // CUDA_CHECK
 #include "spdnn/cli_args.h"
 
 namespace {
-
-#define PROBE_CHECK(call)                                                                                       \
-  do {                                                                                                         \
-    const cudaError_t e_ = (call);                                                                             \
-    if (e_ != cudaSuccess) {                                                                                   \
-      std::fprintf(stderr, "spdnn_piece_probe: %s: %s\n", #call, cudaGetErrorString(e_));                        \
-      std::exit(1);                                                                                            \
-    }                                                                                                          \
-  } while (0)
 
 struct Pattern {
   const char* x;
@@ -110,21 +104,21 @@ Row run(const Pattern& base, int images, double read_per_write, int reps, unsign
   pt.reads = static_cast<long long>(pt.rows) * pt.col_blocks;
   pt.writes = static_cast<long long>(double(pt.reads) / read_per_write);
   cudaEvent_t a, b;
-  PROBE_CHECK(cudaEventCreate(&a));
-  PROBE_CHECK(cudaEventCreate(&b));
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&b));
   std::vector<float> ms;
   for (int r = 0; r <= reps; ++r) {  // run 0 warms up
-    PROBE_CHECK(cudaEventRecord(a));
+    CUDA_CHECK(cudaEventRecord(a));
     piece_kernel<kP, kU><<<grid, 256>>>(pt, sink);
-    PROBE_CHECK(cudaGetLastError());
-    PROBE_CHECK(cudaEventRecord(b));
-    PROBE_CHECK(cudaEventSynchronize(b));
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaEventRecord(b));
+    CUDA_CHECK(cudaEventSynchronize(b));
     float t = 0.f;
-    PROBE_CHECK(cudaEventElapsedTime(&t, a, b));
+    CUDA_CHECK(cudaEventElapsedTime(&t, a, b));
     if (r > 0) ms.push_back(t);
   }
-  PROBE_CHECK(cudaEventDestroy(a));
-  PROBE_CHECK(cudaEventDestroy(b));
+  CUDA_CHECK(cudaEventDestroy(a));
+  CUDA_CHECK(cudaEventDestroy(b));
   std::sort(ms.begin(), ms.end());
   return Row{kP, kU, pt.reads * double(kP) / 1e6, pt.writes * double(kP) / 1e6, ms[ms.size() / 2] * 1e3};
 }
@@ -137,9 +131,7 @@ void sweep(const Pattern& pt, int images, double rpw, int reps, unsigned* sink, 
   if constexpr (kP <= 512) out->push_back(run<kP, 8>(pt, images, rpw, reps, sink, grid));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int probe_main(int argc, char** argv) {
   for (int i = 1; i < argc; i += 2)
     if (i + 1 >= argc || (std::strcmp(argv[i], "--rows") && std::strcmp(argv[i], "--images") &&
                           std::strcmp(argv[i], "--ld") && std::strcmp(argv[i], "--reps") &&
@@ -165,17 +157,17 @@ int main(int argc, char** argv) {
     return 1;
   }
   cudaDeviceProp prop{};
-  PROBE_CHECK(cudaGetDeviceProperties(&prop, 0));
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   const int grid = 2 * prop.multiProcessorCount;
   // Room for the widest piece past the used columns (4096 bytes rounds the last column block up).
   const size_t bytes = size_t(rows) * size_t(ld) * 4 + 4096;
   char *x = nullptr, *y = nullptr;
   unsigned* sink = nullptr;
-  PROBE_CHECK(cudaMalloc(&x, bytes));
-  PROBE_CHECK(cudaMalloc(&y, bytes));
-  PROBE_CHECK(cudaMalloc(&sink, size_t(grid) * 256 * sizeof(unsigned)));
-  PROBE_CHECK(cudaMemset(x, 1, bytes));
-  PROBE_CHECK(cudaMemset(y, 0, bytes));
+  CUDA_CHECK(cudaMalloc(&x, bytes));
+  CUDA_CHECK(cudaMalloc(&y, bytes));
+  CUDA_CHECK(cudaMalloc(&sink, size_t(grid) * 256 * sizeof(unsigned)));
+  CUDA_CHECK(cudaMemset(x, 1, bytes));
+  CUDA_CHECK(cudaMemset(y, 0, bytes));
   Pattern pt{x, y, static_cast<unsigned long long>(ld) * 4, int(rows), 0, 0, 0};
   std::vector<Row> out;
   sweep<128>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
@@ -190,8 +182,18 @@ int main(int argc, char** argv) {
   for (const Row& r : out)
     std::printf("%d,%d,%.1f,%.1f,%.1f,%.3f\n", r.piece, r.unroll, r.read_mb, r.write_mb, r.us,
                 (r.read_mb + r.write_mb) / r.us);  // MB / us = TB / s
-  PROBE_CHECK(cudaFree(x));
-  PROBE_CHECK(cudaFree(y));
-  PROBE_CHECK(cudaFree(sink));
+  CUDA_CHECK(cudaFree(x));
+  CUDA_CHECK(cudaFree(y));
+  CUDA_CHECK(cudaFree(sink));
   return 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return probe_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spdnn_piece_probe: %s\n", e.what());
+    return 1;
+  }
 }
