@@ -13,7 +13,6 @@
 //   consecutive (main): lane l copies entry 4 l + m;   strided (the branch): lane l copies entry l + 32 m.
 // It prints the sectors per instruction (one input row; every input row of a tile repeats the pattern) and the
 // tile's distinct sectors, the least any mapping can touch.
-#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>

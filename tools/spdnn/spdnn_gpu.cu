@@ -106,10 +106,10 @@ void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order,
 }
 }  // namespace
 
-// The host side of the layers, a chunk of 2 per thread at a time: generating or converting a layer and its row
-// order take ~0.08 s at n = 65536 (generate_layer_ell 0.047, chain_order 0.032; measured on the 2-core CI machine),
-// so N = 65536 L = 1920 spent ~150 s here on one thread. Each layer is computed by one thread exactly as before
-// (the same functions), so the network does not depend on the thread count.
+// The host side of the layers, a chunk of 2 per thread at a time: at n = 65536 generating a layer and its chain
+// order takes tens of milliseconds, so L = 1920 spent minutes of a device call here on one thread (session 24; the
+// bench_sparse N = 65536 L = 1920 step, which loads two networks, took 310 s for ~7 s of GPU time). Each layer is
+// computed by one thread exactly as before (the same functions), so the network does not depend on the thread count.
 void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder row_order) {
   n_ = n;
   const int threads = int(std::max(1u, std::min(std::thread::hardware_concurrency(), 32u)));
