@@ -9,6 +9,12 @@
 // U, the layer's limit is what it keeps in flight; if only larger pieces do, it is the piece size.
 //
 //   spdnn_piece_probe [--rows 16384] [--images 1200] [--ld 60000] [--read-per-write 1.5] [--reps 20]
+//                     [--order rows | tiles-grid | tiles-block]
+// --order: which pieces run together. rows (default): every warp's pieces are other rows at the same columns, and
+// the warps running together read the same column block of other rows; tiles-grid: a warp's pieces are other rows
+// of one column block, and consecutive BLOCKS (other SMs) read the next column blocks of the same rows, as late4's
+// items do (they count the tiles fastest: a slice's tiles run at the same time on neighbouring blocks);
+// tiles-block: the same with consecutive WARPS of a block on the next column blocks (a block over several tiles).
 //
 // GPU only; exits 1 with the reason without one (a failed CUDA call: its message). Not a test: a measurement, whose
 // output a GPU script keeps.
@@ -20,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "common/gpu_util.h"  // CUDA_CHECK
@@ -34,6 +41,8 @@ struct Pattern {
   int rows;                     // a power of 2: row k of a column block is (k * 2654435761 + salt) mod rows
   int col_blocks;               // the used columns in pieces of kP bytes
   long long reads, writes;      // pieces: reads = rows x col_blocks; writes = reads / read_per_write
+  int tiles;                    // 1: --order tiles-block / tiles-grid (tile_piece)
+  int grid_major;               // 1: a warp's number counts the blocks fastest (--order tiles-grid)
 };
 
 // Piece p (rows vary fastest: consecutive pieces are other rows at the same columns, as late4's inputs of a tile)
@@ -45,6 +54,15 @@ __device__ __forceinline__ unsigned long long piece_offset(const Pattern& pt, lo
   return row * pt.ld_bytes + cb * unsigned(piece_bytes) + unsigned(chunk) * 16u;
 }
 
+// --order tiles-*: a warp's v-th piece of its G-th group (p = G x V + v, V pieces a group) is row index
+// (G div C) x V + v of column block G mod C (C column blocks): a warp's pieces in flight are other rows of one
+// column block (one tile's inputs), and the warp numbered next takes the next column block of the same rows (another
+// tile's pieces of the same inputs). rows is a power of 2 and V divides it, so this permutes the pieces.
+__device__ __forceinline__ long long tile_piece(const Pattern& pt, long long p, long long V) {
+  const long long G = p / V, v = p % V, C = pt.col_blocks;
+  return ((G / C) * V + v) + (G % C) * pt.rows;  // piece_offset's numbering: row index + column block x rows
+}
+
 // kP bytes per piece, 16 per lane: a piece takes kP / 16 lanes (kP <= 512) or a warp with kP / 512 chunks a lane.
 // kU: pieces a lane has loaded before it uses any (the loads in flight).
 template <int kP, int kU>
@@ -53,7 +71,9 @@ __global__ void __launch_bounds__(256, 2) piece_kernel(Pattern pt, unsigned* sin
   constexpr int kChunks = kP < 512 ? 1 : kP / 512;    // 16-byte chunks per lane per piece
   constexpr int kPerWarp = 32 / kLanes;               // pieces per warp step
   const int lane = threadIdx.x & 31;
-  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  // tiles-grid: warp w of block b is number w x grid + b, so blocks on different SMs take consecutive numbers
+  const long long warp = pt.grid_major ? static_cast<long long>(threadIdx.x >> 5) * gridDim.x + blockIdx.x
+                                       : (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
   const int sub = lane / kLanes, chunk0 = lane % kLanes;
   uint4 acc = make_uint4(0u, 0u, 0u, 0u);
@@ -62,11 +82,12 @@ __global__ void __launch_bounds__(256, 2) piece_kernel(Pattern pt, unsigned* sin
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const long long p = (step + u) * kPerWarp + sub;
+      const long long pr = pt.tiles ? tile_piece(pt, p, kU * kPerWarp) : p;
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         v[u][c] = make_uint4(0u, 0u, 0u, 0u);
         if (p < pt.reads)
-          v[u][c] = __ldcg(reinterpret_cast<const uint4*>(pt.x + piece_offset(pt, p, chunk0 + 32 * c, 0u, kP)));
+          v[u][c] = __ldcg(reinterpret_cast<const uint4*>(pt.x + piece_offset(pt, pr, chunk0 + 32 * c, 0u, kP)));
       }
     }
 #pragma unroll
@@ -85,7 +106,9 @@ __global__ void __launch_bounds__(256, 2) piece_kernel(Pattern pt, unsigned* sin
       if (p < pt.reads && (p == 0 || (p - 1) * pt.writes / pt.reads != q)) {
 #pragma unroll
         for (int c = 0; c < kChunks; ++c)
-          __stcg(reinterpret_cast<uint4*>(pt.y + piece_offset(pt, q, chunk0 + 32 * c, 0x9e37u, kP)), acc);
+          __stcg(reinterpret_cast<uint4*>(pt.y + piece_offset(pt, pt.tiles ? tile_piece(pt, q, kU * kPerWarp) : q,
+                                                              chunk0 + 32 * c, 0x9e37u, kP)),
+                 acc);
       }
     }
   }
@@ -135,9 +158,9 @@ int probe_main(int argc, char** argv) {
   for (int i = 1; i < argc; i += 2)
     if (i + 1 >= argc || (std::strcmp(argv[i], "--rows") && std::strcmp(argv[i], "--images") &&
                           std::strcmp(argv[i], "--ld") && std::strcmp(argv[i], "--reps") &&
-                          std::strcmp(argv[i], "--read-per-write"))) {
+                          std::strcmp(argv[i], "--read-per-write") && std::strcmp(argv[i], "--order"))) {
       std::fprintf(stderr, "usage: spdnn_piece_probe [--rows 16384] [--images 1200] [--ld 60000] "
-                           "[--read-per-write 1.5] [--reps 20]\n");
+                           "[--read-per-write 1.5] [--reps 20] [--order rows | tiles-grid | tiles-block]\n");
       return 2;
     }
   const long long rows = spdnn::cli::arg_int(argc, argv, "--rows", 16384);
@@ -145,10 +168,11 @@ int probe_main(int argc, char** argv) {
   const long long ld = spdnn::cli::arg_int(argc, argv, "--ld", 60000);
   const long long reps = spdnn::cli::arg_int(argc, argv, "--reps", 20);
   const double read_per_write = std::atof(spdnn::cli::arg_str(argc, argv, "--read-per-write", "1.5").c_str());
+  const std::string order = spdnn::cli::arg_str(argc, argv, "--order", "rows");
   if (rows < 1 || (rows & (rows - 1)) != 0 || images < 1 || ld < images || ld % 4 != 0 || reps < 1 ||
-      !(read_per_write >= 1.0)) {
+      !(read_per_write >= 1.0) || (order != "rows" && order != "tiles-grid" && order != "tiles-block")) {
     std::fprintf(stderr, "spdnn_piece_probe: rows must be a power of 2, 1 <= images <= ld, ld a multiple of 4, "
-                         "reps >= 1, read-per-write >= 1\n");
+                         "reps >= 1, read-per-write >= 1, order rows, tiles-grid or tiles-block\n");
     return 2;
   }
   int devices = 0;
@@ -168,7 +192,7 @@ int probe_main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&sink, size_t(grid) * 256 * sizeof(unsigned)));
   CUDA_CHECK(cudaMemset(x, 1, bytes));
   CUDA_CHECK(cudaMemset(y, 0, bytes));
-  Pattern pt{x, y, static_cast<unsigned long long>(ld) * 4, int(rows), 0, 0, 0};
+  Pattern pt{x, y, static_cast<unsigned long long>(ld) * 4, int(rows), 0, 0, 0, order != "rows", order == "tiles-grid"};
   std::vector<Row> out;
   sweep<128>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
   sweep<256>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
@@ -176,8 +200,9 @@ int probe_main(int argc, char** argv) {
   sweep<1024>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
   sweep<2048>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
   std::printf("# %s, %d SMs, grid %d x 256; rows %lld, images %lld (%lld bytes a row used), ld %lld floats, "
-              "read / write %.2f, median of %lld\n",
-              prop.name, prop.multiProcessorCount, grid, rows, images, images * 4, ld, read_per_write, reps);
+              "read / write %.2f, order %s, median of %lld\n",
+              prop.name, prop.multiProcessorCount, grid, rows, images, images * 4, ld, read_per_write, order.c_str(),
+              reps);
   std::printf("piece_bytes,pieces_in_flight_per_lane,read_MB,write_MB,us,TB_per_s\n");
   for (const Row& r : out)
     std::printf("%d,%d,%.1f,%.1f,%.1f,%.3f\n", r.piece, r.unroll, r.read_mb, r.write_mb, r.us,
