@@ -18,7 +18,11 @@
 #      (default "16384:120,480 65536:120"), on spdnn_infer's SPDNN_PATH (default graph);
 #   4. (NCU=0 skips it) ncu of the first 12 layer launches at N = 16384 (time, DRAM bytes), new auto and late4all;
 #   5. (STALLS=1 adds it) ncu of layers 1-3 at N = 16384 under the new tree's auto: the stall reasons per issue, L1 /
-#      L2 sectors and hit rates, DRAM bytes (layer 1 copies 16 bytes a lane, layers 2-3 gather 4-byte pieces).
+#      L2 sectors and hit rates, DRAM bytes (layer 1 copies 16 bytes a lane, layers 2-3 gather 4-byte pieces);
+#   6. (NCU_LATE=1 adds it) ncu of two late layers (launches 41-42) at N = 16384, base auto and new auto: time,
+#      DRAM bytes read and written;
+#   7. (TESTS=1 adds it, first after the builds) test_sparse's late4 cases (JHDNN_TEST_REUSE_CASE=late4) under
+#      late4 and late4all, new tree.
 # Since auto is late4all above 4096 rows (dbe2ceb), "new auto" and "new late4all" run the same tile there.
 set -uo pipefail
 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
@@ -43,6 +47,16 @@ if [ $rn -ne 0 ] || [ $rb -ne 0 ]; then
   exit 1
 fi
 step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
+if [ "${TESTS:-0}" = 1 ]; then
+  cmake -S . -B "$B" -DJHDNN_BUILD_TESTS=ON > "$OUT/build-tests.log" 2>&1 &&
+    cmake --build "$B" -j 16 --target test_sparse >> "$OUT/build-tests.log" 2>&1 ||
+    { tail -30 "$OUT/build-tests.log"; echo "TEST BUILD FAILED"; }
+  step_results+=("test build: done ($(($(date +%s) - step_t0)) s)")
+  for t in late4 late4all; do
+    step "test_late4_cases_$t" 120 env JHDNN_TEST_SPDNN_TILE=$t JHDNN_TEST_REUSE_CASE=late4 "$T/test_sparse" \
+      "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"
+  done
+fi
 SB=build-base/examples/spdnn_infer
 # Each binary loads the library of its own build (spdnn_infer links libjhdnn.so); the tile goes in by env.
 # SPDNN_PATH: spdnn_infer's --path (default graph; resident: N = 1024 / 4096's default, whose crowded head runs the
@@ -78,6 +92,15 @@ if [ "${STALLS:-0}" = 1 ]; then
   step ncu_stalls_head 90 env LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv --metrics "$MS" \
     -k regex:dnn_layer_cta_kernel --launch-count 3 "$SI" --width 16384 --layers 120 --path graph --validate no \
     --no-warmup
+fi
+if [ "${NCU_LATE:-0}" = 1 ]; then
+  ML="gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors.sum"
+  step ncu_late_base 60 env LD_LIBRARY_PATH=$PWD/build-base/src ncu --clock-control none --csv --metrics "$ML" \
+    -k regex:dnn_layer_cta_kernel --launch-skip 41 --launch-count 2 "$SB" --data "$PWD/data/spdnn" --width 16384 \
+    --layers 120 --path graph --validate no --no-warmup
+  step ncu_late_auto 60 env LD_LIBRARY_PATH=$PWD/$B/src ncu --clock-control none --csv --metrics "$ML" \
+    -k regex:dnn_layer_cta_kernel --launch-skip 41 --launch-count 2 "$SI" --width 16384 --layers 120 --path graph \
+    --validate no --no-warmup
 fi
 step_summary
 for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt; do
