@@ -629,31 +629,18 @@ TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
     CHECK(sh.slice % (tile::kListOutputs * tile::kWarps) == 0);
     CHECK(sh.slices == (cs.rows + sh.slice - 1) / sh.slice);
     CHECK(sh.tiles * sh.slices <= std::max<int64_t>(264, sh.tiles));  // one round of items (a tile at least)
-    // every tile of the layer covers every row once, in its rotated order (late4_item's two runs)
-    for (int t = 0; t < int(sh.tiles); ++t) {
-      std::vector<int> covered(size_t(cs.rows), 0);
-      for (int64_t sl = 0; sl < sh.slices; ++sl) {
-        const int64_t j0 = sl * sh.slice, j1 = std::min(cs.rows, j0 + sh.slice);
-        REQUIRE(j0 % tile::kLate4Step == 0);  // late4_warp_begin's premise
-        for (int w = 0; w < tile::kWarps; ++w) {
-          const int begin = tile::late4_warp_begin(w, j0), end = int(j1);
-          if (begin >= end) continue;
-          const int rounds = (end - begin + tile::kLate4Step - 1) / tile::kLate4Step;
-          const int mid = tile::late4_rotation_mid(begin, end, t);
-          CHECK(mid == begin + (t % rounds) * tile::kLate4Step);  // tiles t .. t + rounds - 1 start apart
-          for (int seg = 0; seg < 2; ++seg) {
-            const int b0 = seg == 0 ? mid : begin, e0 = seg == 0 ? end : mid;
-            for (int p = b0; p < e0; p += tile::kLate4Step) {
-              CHECK(p % tile::kListOutputs == 0);  // the blocks start at multiples of 16 (the lists' alignment)
-              const int rows = e0 - p < tile::kListOutputs ? int(e0 - p) : tile::kListOutputs;
-              if (seg == 1) CHECK(rows == tile::kListOutputs);  // the second run's blocks are whole
-              for (int j = p; j < p + rows; ++j) ++covered[size_t(j)];
-            }
-          }
+    std::vector<int> covered(size_t(cs.rows), 0);
+    for (int64_t sl = 0; sl < sh.slices; ++sl) {
+      const int64_t j0 = sl * sh.slice, j1 = std::min(cs.rows, j0 + sh.slice);
+      REQUIRE(j0 % tile::kLate4Step == 0);  // late4_warp_begin's premise
+      for (int w = 0; w < tile::kWarps; ++w)
+        for (int p = tile::late4_warp_begin(w, j0); p < j1; p += tile::kLate4Step) {
+          CHECK(p % tile::kListOutputs == 0);  // the blocks start at multiples of 16 (the lists' alignment)
+          const int rows = j1 - p < tile::kListOutputs ? int(j1 - p) : tile::kListOutputs;
+          for (int j = p; j < p + rows; ++j) ++covered[size_t(j)];
         }
-      }
-      CHECK(std::all_of(covered.begin(), covered.end(), [](int k) { return k == 1; }));  // every row once
     }
+    CHECK(std::all_of(covered.begin(), covered.end(), [](int k) { return k == 1; }));  // every row once
   }
   // The transposed weights: rows of 16 floats, inputs 16..31 16 words further on (bank spread), 16-byte aligned quads.
   CHECK(tile::late4_wt_index(0, 0) == 0);

@@ -106,15 +106,6 @@ JHDNN_SPDNN_HD Shape late4_layer_shape(int64_t count, int64_t n_out, int sm_coun
 // bench/results/55126b7/probes, "p5:chain").
 constexpr int kLate4Step = kListOutputs * kWarps;
 JHDNN_SPDNN_HD int late4_warp_begin(int warp, int64_t j_begin) { return int(j_begin) + kListOutputs * warp; }
-// The tiles of one late slice are items of neighbouring blocks, which run at the same time; in one order their
-// warps would read the same input rows at the same moment, as adjacent pieces of those rows (session 25,
-// spdnn_piece_probe: ~20% below the DRAM rate of pieces from unrelated rows). So late4_item runs a warp's blocks
-// (begin, begin + kLate4Step, ... < end) from round tile mod rounds on and wraps, as two runs: [mid, end), then
-// [begin, mid), mid the value below. Every block of the second run is a whole 16 rows (they precede the last).
-JHDNN_SPDNN_HD int late4_rotation_mid(int begin, int end, int tile) {
-  const int rounds = (end - begin + kLate4Step - 1) / kLate4Step;
-  return begin + tile % rounds * kLate4Step;
-}
 
 // late4's per-warp buffers (late4_tile.cuh: Late4Staged, in the
 // warp's kLate4SlotBytes slot of cta2's dynamic memory): a list block's 16 index rows and 16 weight rows (rows of

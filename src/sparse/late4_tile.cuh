@@ -375,20 +375,10 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   }
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  // The tile's rotation of the warp's blocks (tile::late4_rotation_mid): [mid, end), then [begin, mid).
-  const int mid = tile::late4_rotation_mid(begin, end, tile0 / 128);
-#pragma unroll 1
-  for (int seg = 0; seg < 2; ++seg) {
-    const int b0 = seg == 0 ? mid : begin, e0 = seg == 0 ? end : mid;
-    if (b0 >= e0) continue;  // warp-uniform (mid == begin)
-    // A run starts by copying its first block's rows into j[0] / idx / w: every lane is done with the previous
-    // run's last block (its stores read j[b]) before any lane starts the next.
-    if (seg == 1) __syncwarp();
-    if (vec && st4) late4_run_staged<true, false>(lane, b0, e0, c, sm, alive);
-    else if (vec) late4_run_staged<false, false>(lane, b0, e0, c, sm, alive);
-    else if (st4) late4_run_staged<true, true>(lane, b0, e0, c, sm, alive);
-    else late4_run_staged<false, true>(lane, b0, e0, c, sm, alive);
-  }
+  if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
+  else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
+  else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
+  else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)
