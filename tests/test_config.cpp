@@ -382,6 +382,14 @@ TEST_CASE("config: the sparse-DNN tile setter (JHDNN_SPDNN_TILE)", "[config]") {
             {
               jhdnn::test::ScopedSpdnnTile a("late4all");  // late4 in the crowded layers too
               CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4All);
+              {
+                jhdnn::test::ScopedSpdnnTile c("late4crowd");  // late4 in the crowded layers only
+                CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4Crowd);
+                CHECK_FALSE(cfg::set_spdnn_tile("late4crow"));
+                CHECK_FALSE(cfg::set_spdnn_tile("late4crowded"));
+                CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4Crowd);
+              }
+              CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4All);  // restored as late4all
             }
             CHECK(cfg::spdnn_tile() == SpdnnTile::kLate4);  // restored as late4
           }

@@ -1584,7 +1584,7 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       {"late4: generated challenge layer N = 1024, random weights, mixed columns, 8500 images (crowded)", 1024, -1,
        false, 0.0, 8500, 8504, true, false, true}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
-  // reach the last ones, cta and cta2, within a step's time); unset or "" = all nine. cta2 (3 stages per
+  // reach the last ones, cta and cta2, within a step's time); unset or "" = all ten. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
   // each half's pipeline runs 2 chunks (32 + 19 blocks).
   // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
@@ -1592,7 +1592,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
   // cta2w: cta2 with 64-image late items (two images per lane): the late-layer cases run as 15 items of 64
   // images, the last with 54 (lanes 22..31 without a second image); "misaligned weights" at 3001 images takes
   // its 2 x 32-image reuse_range fallback.
-  const char* const tiles[] = {"single", "block", "list", "cta", "cta2", "cta2w", "late4", "late4all", "auto"};
+  const char* const tiles[] = {"single", "block", "list",     "cta",        "cta2",
+                               "cta2w",  "late4", "late4all", "late4crowd", "auto"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
   if (filtered) {
@@ -1621,8 +1622,8 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
                                << cs.max_active);
       SplitMix64 g(seed_for(1300 + salt++));
       if (std::string(cs.name).find(case_filter) == std::string::npos) continue;
-      // auto is cta2w up to 4096 rows and late4all above (cta_tile.h); the "cta2w" and "late4all" passes run
-      // every case: under auto, the rows above 4096 only, a check of the dispatch.
+      // auto is late4crowd up to 4096 rows and late4all above (cta_tile.h); the "late4crowd" and "late4all" passes
+      // run every case: under auto, the rows above 4096 only, a check of the dispatch.
       if (auto_tile && cs.n <= 4096) continue;
       ++cases_run;
       const auto [e, order] = reuse_layer(cs, g);

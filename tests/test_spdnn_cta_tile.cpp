@@ -616,6 +616,21 @@ TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
   const tile::Shape crowded = tile::late4_layer_shape(8321, 1024, 132, 264);
   const tile::Shape cta = tile::cta_layer_shape(8321, 1024, 132, 264);
   CHECK((crowded.ipt == cta.ipt && crowded.tiles == cta.tiles && crowded.slices == cta.slices && crowded.slice == cta.slice));
+  // late4crowd (cta2w's kernel) runs late4_item wherever late4_late is false, on cta2w's shape: that must be the
+  // CTA tile's 128-image shape at every such count, and a late count must get cta2w's 64-image items.
+  for (const int64_t count : {int64_t(1), int64_t(900), int64_t(8320), int64_t(8321), int64_t(8448), int64_t(8449),
+                              int64_t(16896), int64_t(60000)}) {
+    INFO("count " << count);
+    for (const int sms : {132, 114, 78}) {
+      const tile::Shape w = tile::cta2w_layer_shape(count, 4096, sms, 2 * sms);
+      const tile::Shape c = tile::cta_layer_shape(count, 4096, sms, 2 * sms);
+      if (!tile::late4_late(count, sms)) {
+        CHECK((w.ipt == 4 && w.ipt == c.ipt && w.tiles == c.tiles && w.slices == c.slices && w.slice == c.slice));
+      } else {
+        CHECK(w.ipt == 2);
+      }
+    }
+  }
   struct Case {
     int64_t count, rows;
   };
@@ -651,15 +666,16 @@ TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
     for (int o = 0; o < 16; o += 4) CHECK(tile::late4_wt_index(t, o) % 4 == 0);
 }
 
-TEST_CASE("spdnn tile auto: cta2w up to 4096 rows, late4all above", "[sparse][cpu]") {
+TEST_CASE("spdnn tile auto: late4crowd up to 4096 rows, late4all above", "[sparse][cpu]") {
   // JHDNN_SPDNN_TILE=auto (the default) picks the per-layer fused kernel's mode from the weights' rows:
   // since session 17 6 = cta2w (src/sparse/cta_tile.h: at least as fast as cta2 and block at N = 1024, 4096,
   // 16384 and 65536 on the H200); since session 21 7 = late4 for 4096 < rows <= 16384 (faster at N = 16384,
   // slower at 65536); since session 23 late4 for every width above 4096 (with its strided warps and the chain
-  // order it is faster at 65536 too); since session 24 8 = late4all (late4 in the crowded layers too) above 4096.
-  CHECK(tile::spdnn_auto_tile(1) == 6);
-  CHECK(tile::spdnn_auto_tile(1024) == 6);
-  CHECK(tile::spdnn_auto_tile(4096) == 6);
+  // order it is faster at 65536 too); since session 24 8 = late4all (late4 in the crowded layers too) above 4096;
+  // since session 25 9 = late4crowd (late4 in the crowded layers, cta2w in the late ones) up to 4096.
+  CHECK(tile::spdnn_auto_tile(1) == 9);
+  CHECK(tile::spdnn_auto_tile(1024) == 9);
+  CHECK(tile::spdnn_auto_tile(4096) == 9);
   CHECK(tile::spdnn_auto_tile(4097) == 8);
   CHECK(tile::spdnn_auto_tile(16384) == 8);
   CHECK(tile::spdnn_auto_tile(16385) == 8);

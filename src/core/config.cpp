@@ -97,7 +97,8 @@ int parse_switch(const char* v, const char* const (&names)[N]) {
 }
 const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
-const char* const kSpdnnTileNames[9] = {"auto", "cta2", "block", "single", "list", "cta", "cta2w", "late4", "late4all"};  // index 0 = the default; = SpdnnTile
+const char* const kSpdnnTileNames[10] = {"auto",  "cta2",  "block", "single",   "list",
+                                        "cta",   "cta2w", "late4", "late4all", "late4crowd"};  // index 0 = the default; = SpdnnTile
 const char* const kResidentNames[8] = {"duo", "quad", "pair", "bulk", "packed", "vals", "valsfan", "vals4w"};  // index 0 = the default; = ResidentKernel
 const char* const kSpmmPairsNames[3] = {"deep4", "deep", "classic"};  // index 0 = the default; = SpmmPairs
 

@@ -94,12 +94,13 @@ bool set_tc_epilogue(const char* value);
 bool set_tc_tail(const char* value);
 
 // ---------------------------------------------------------------- sparse DNN layer tile
-// JHDNN_SPDNN_TILE = auto | cta2 | block | single | list | cta | cta2w | late4 | late4all (exact case; unset or "" = auto): how the
+// JHDNN_SPDNN_TILE = auto | cta2 | block | single | list | cta | cta2w | late4 | late4all | late4crowd (exact case; unset or "" = auto): how the
 // fused sparse-DNN layers (jhdnnSparseDnnLayerForwardCompact, jhdnnSparseDnnLayersForwardCompact) run
 // width-32 rows (src/sparse/README.md, "Crowded layers: a SASS count" and the tile sections after it).
 // All give bitwise the same results:
 // - auto (the default since session 15): cta2w at every width since session 17, late4 for 4096 < rows <= 16384
-//   since session 21 and for all rows > 4096 since session 23, late4all there since session 24
+//   since session 21 and for all rows > 4096 since session 23, late4all there since session 24, late4crowd up to
+//   4096 rows since session 25
 //   (sparse/cta_tile.h, spdnn_auto_tile; before: cta2
 //   up to 4096, then 16384 rows, block above); the multi-layer kernel runs block steps.
 //   Measured at b8d0970 (H200, spdnn_infer, exact): with its pipelined block steps cta2 is faster at
@@ -126,15 +127,17 @@ bool set_tc_tail(const char* value);
 //   (4096 < rows <= 16384; all of them since session 23) to session 23; late4all since).
 // - late4all = late4 in every layer, the crowded ones too (session 24: where late4 runs cta2's CTA tile; auto's
 //   tile above 4096 rows since then).
+// - late4crowd = late4's items in the crowded layers, cta2w's in the late ones (session 25; auto's tile up to
+//   4096 rows since then: late4's crowded items won there, its late items lost at 1024 rows).
 // An unknown value is kept as kInvalid and every such call that has work (maxActive > 0, and layerCount > 0
 // for the multi-layer call; with none the call returns at once) fails with BAD_PARAM naming it.
 enum class SpdnnTile : int {
   kInvalid = -1, kAuto = 0, kCta2 = 1, kBlock = 2, kSingle = 3, kList = 4, kCta = 5, kCta2w = 6, kLate4 = 7,
-  kLate4All = 8
+  kLate4All = 8, kLate4Crowd = 9
 };
 SpdnnTile spdnn_tile();
 const char* spdnn_tile_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
-// "auto" / "cta2" / "block" / "single" / "list" / "cta" / "cta2w" / "late4" / "late4all", or nullptr = back to the environment's value. False (and no
+// "auto" / "cta2" / "block" / "single" / "list" / "cta" / "cta2w" / "late4" / "late4all" / "late4crowd", or nullptr = back to the environment's value. False (and no
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)

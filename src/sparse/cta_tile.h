@@ -146,7 +146,11 @@ constexpr int kLate4WtFloats = late4_wt_index(31, 15) + 1;  // 528
 // L = 120): N = 16384 L = 120 / 480 22.65-22.70 / 47.86-47.95 ms against late4's 24.66-24.84 / 49.72-49.88,
 // N = 65536 L = 120 101.5-102.0 against 108.4-108.9 (ncu, N = 16384: layer 1 2.91 against 3.74 ms, layers 1-12
 // 15.1 against 17.2 ms).
-JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 ? 8 : 6; }
+// Since session 25: 9 = late4crowd (late4's items in the crowded layers, cta2w's in the late ones) up to 4096 rows
+// (bench/results/ca29f1f/, 2808f50/, alternating twice): late4all's crowded items won at N = 1024 / 4096 on the
+// resident path (L = 120 1.60-1.64 / 5.35 ms against cta2w's 1.76-1.77 / 5.83-5.90) and on the graph path at 4096
+// (6.0 against 6.39), but its late items lost on the graph path at 1024 rows (L = 480 6.7-6.9 against 5.8 ms).
+JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 ? 8 : 9; }
 
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
 // index and weight rows, a list's row pointers, the steps' outputs) run in the 32-image items, where no CTA

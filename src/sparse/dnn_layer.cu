@@ -510,12 +510,14 @@ static_assert(sizeof(LayerTable) + 160 <= 4096, "the table and the other kernel 
 // JHDNN_SPDNN_TILE (core/config.h) as the kernels' tile mode: 0 = one output at a time (single), 1 =
 // block steps, 2 = the list-blocked tile, 3 = the CTA tile (cta), 4 = the CTA tile with 3 stages (cta2),
 // kAutoMode = per call by the weights' rows (auto, the default: tile::spdnn_auto_tile), 6 = cta2 with
-// 64-image late items (cta2w), 7 = cta2 with late4's late layers (late4), 8 = late4 in every layer (late4all).
-// Modes 2-4 and 6-8 are the per-layer fused kernel's; the multi-layer kernel runs block steps for all but single.
+// 64-image late items (cta2w), 7 = cta2 with late4's late layers (late4), 8 = late4 in every layer (late4all),
+// 9 = late4 in the crowded layers and cta2w's 64-image items in the late ones (late4crowd).
+// Modes 2-4 and 6-9 are the per-layer fused kernel's; the multi-layer kernel runs block steps for all but single.
 constexpr int kAutoMode = 5;
 constexpr int kCta2wMode = 6;
 constexpr int kLate4Mode = 7;
 constexpr int kLate4AllMode = 8;
+constexpr int kLate4CrowdMode = 9;
 
 // layer_shape (reuse_tile.h): the tiles and slices of a layer for `count` active images.
 using tile::layer_shape;
@@ -540,6 +542,8 @@ using tile::Shape;
 // layer_tile_deep2 (cta2w_layer_shape) rather than 32-image ones; 4 = late4, whose layers below the CTA tile's
 // (tile::late4_late) run 128-image items of late4_item (late4_layer_shape); under late4all (tile_mode
 // kLate4AllMode) its crowded layers too, on the CTA tile's shape (128-image tiles, slices of whole 16-row blocks).
+// Under late4crowd (kLateImages 2, tile_mode kLate4CrowdMode) cta2w's crowded layers run late4_item on that shape
+// and its late layers stay cta2w's.
 template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
 __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
@@ -553,8 +557,10 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
+  const bool late_layer = tile::late4_late(count, sm_count);  // fewer than cta_min_tiles 128-image tiles
   const bool late4 =  // block-uniform
-      kLateImages == 4 && (tile::late4_late(count, sm_count) || tile_mode == kLate4AllMode);
+      (kLateImages == 4 && (late_layer || tile_mode == kLate4AllMode)) ||
+      (kLateImages == 2 && !late_layer && tile_mode == kLate4CrowdMode);
   const Shape sh = kLateImages == 4 ? tile::late4_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kLateImages == 2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kCta           ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
@@ -574,7 +580,7 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
       // 32-bit byte strides (cta_tile.cuh: the addresses); x's and y's leading dimensions are the layer's image
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
-      if (late4 && aligned && strides)  // late4's late layers (block-uniform): 128-image items, 16 rows x 4 images a lane
+      if (late4 && aligned && strides)  // late4's items (block-uniform): 128 images, 16 rows x 4 images a lane
         late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy,
                    flags, order,
                    *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
@@ -860,16 +866,17 @@ Status dnn_layer(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt
   return Status::success();
 }
 
-static_assert(tile::spdnn_auto_tile(1) == kCta2wMode && tile::spdnn_auto_tile(16384) == kLate4AllMode &&
+static_assert(tile::spdnn_auto_tile(1) == kLate4CrowdMode && tile::spdnn_auto_tile(16384) == kLate4AllMode &&
                   tile::spdnn_auto_tile(65536) == kLate4AllMode,
-              "auto's cta2w is mode 6, its late4all mode 8");
+              "auto's late4crowd is mode 9, its late4all mode 8");
 static Status spdnn_tile_mode(int* mode) {
   using core::config::SpdnnTile;
   const SpdnnTile t = core::config::spdnn_tile();
   if (t == SpdnnTile::kInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list, cta, cta2w, late4 or late4all",
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_SPDNN_TILE=%s: expected auto, cta2, block, single, list, cta, cta2w, late4, late4all or late4crowd",
                       core::config::spdnn_tile_bad_value());
-  *mode = t == SpdnnTile::kAuto       ? kAutoMode
+  *mode = t == SpdnnTile::kAuto         ? kAutoMode
+          : t == SpdnnTile::kLate4Crowd ? kLate4CrowdMode
           : t == SpdnnTile::kLate4All ? kLate4AllMode
           : t == SpdnnTile::kLate4    ? kLate4Mode
           : t == SpdnnTile::kCta2w ? kCta2wMode
@@ -914,8 +921,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     if (mode == 2) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
     if (mode == 3) JHDNN_TRY(set_cta_kernel_attributes<2>());
     if (mode == 4) JHDNN_TRY(set_cta_kernel_attributes<3>());
-    if (mode == kCta2wMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
-    if (mode >= kLate4Mode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
+    if (mode == kCta2wMode || mode == kLate4CrowdMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
+    if (mode == kLate4Mode || mode == kLate4AllMode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
@@ -928,8 +935,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   if (width != 32) return launch(dnn_layer_compact_kernel<false>);
   if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
   if (mode == 4) return launch(dnn_layer_cta_kernel<3>);
-  if (mode == kCta2wMode) return launch(dnn_layer_cta_kernel<3, 2>);
-  if (mode >= kLate4Mode) return launch(dnn_layer_cta_kernel<3, 4>);
+  if (mode == kCta2wMode || mode == kLate4CrowdMode) return launch(dnn_layer_cta_kernel<3, 2>);
+  if (mode == kLate4Mode || mode == kLate4AllMode) return launch(dnn_layer_cta_kernel<3, 4>);
   return mode == 2 ? launch(dnn_layer_compact_kernel<true, true>) : launch(dnn_layer_compact_kernel<true>);
 }
 
