@@ -20,6 +20,7 @@
 // The inputs are the official first 1200 images (data/spdnn or JHDNN_SPDNN_DIR), scaled to the
 // width and tiled to 60000 rows; the SpDNN and challenge-SpMM benches are skipped without them.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -405,7 +406,7 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   st.SetLabel("cusparseSpMM CSR_ALG2 + bias/ReLU/clamp + compaction + gather");
 }
 
-// Width:layers lists. Tokens are separated by ',' or ';'; a token "N:L" starts width N with L layers,
+// Width:layers lists. Tokens are separated by ',', ';' or whitespace; a token "N:L" starts width N with L layers,
 // a bare "L" adds L layers to the width before it. So "1024:120,480;4096:120" and
 // "1024:120,480,4096:120" both mean N=1024 with L=120 and 480, and N=4096 with L=120. Repeating the
 // flag appends. Anything else (a bare L before any width, a non-number) is an error: exit 2.
@@ -424,10 +425,11 @@ void parse_configs(const std::string& s, const char* flag, std::vector<std::pair
     return v;
   };
   std::string norm = s;
-  std::replace(norm.begin(), norm.end(), ';', ',');
+  // Whitespace separates like ',' and ';' ("1024:120,1920 4096:120" is two widths; deleting the space, as before
+  // session 25, made it width 19204096).
+  std::replace_if(norm.begin(), norm.end(), [](char ch) { return ch == ';' || std::isspace(static_cast<unsigned char>(ch)); }, ',');
   // Literal quotes arrive when the list came through an unquoted shell variable (SPARSE_ARGS): drop them.
-  norm.erase(std::remove_if(norm.begin(), norm.end(), [](char ch) { return ch == '"' || ch == '\'' || ch == ' '; }),
-             norm.end());
+  norm.erase(std::remove_if(norm.begin(), norm.end(), [](char ch) { return ch == '"' || ch == '\''; }), norm.end());
   std::stringstream ns(norm);
   while (std::getline(ns, tok, ',')) {
     if (tok.empty()) continue;
