@@ -1,6 +1,7 @@
 // How many 32-byte sectors late4's 4-byte feature copies touch in the scattered (crowded and middle) layers, for two
-// mappings of a tile's 128 images to the lanes (src/sparse/late4_tile.cuh, kGather; docs/open-branches.md
-// "wip-late4-strided-gather"). CPU only: a count over the active lists, not a cache model.
+// mappings of a tile's 128 images to the lanes (src/sparse/late4_tile.cuh, kGather; the strided mapping was built
+// and measured slower in session 25, bench/results/c5dcbdc/: the count below did not predict the time). CPU only: a
+// count over the active lists, not a cache model.
 //
 //   spdnn_gather_model [--width 16384] [--layers 6] [--seed 42]
 //
