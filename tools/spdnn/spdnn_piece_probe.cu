@@ -9,7 +9,10 @@
 // U, the layer's limit is what it keeps in flight; if only larger pieces do, it is the piece size.
 //
 //   spdnn_piece_probe [--rows 16384] [--images 1200] [--ld 60000] [--read-per-write 1.5] [--reps 20]
-//                     [--order rows | tiles-grid | tiles-block]
+//                     [--order rows | tiles-grid | tiles-block] [--write-piece 0 | 512]
+// --write-piece 512: the writes in 512-byte pieces (one output row of a 128-image tile each) while the reads sweep
+// their sizes: a layer whose inputs come in wider contiguous pieces (src/sparse/README.md, "contiguous inputs per
+// quad") but whose 16 output rows of a list are scattered. 0 (default): the writes as the reads.
 // --order: which pieces run together. rows (default): every warp's pieces are other rows at the same columns, and
 // the warps running together read the same column block of other rows; tiles-grid: a warp's pieces are other rows
 // of one column block, and consecutive BLOCKS (other SMs) read the next column blocks of the same rows, as late4's
@@ -43,6 +46,7 @@ struct Pattern {
   long long reads, writes;      // pieces: reads = rows x col_blocks; writes = reads / read_per_write
   int tiles;                    // 1: --order tiles-block / tiles-grid (tile_piece)
   int grid_major;               // 1: a warp's number counts the blocks fastest (--order tiles-grid)
+  int write512;                 // 1: --write-piece 512, the writes in 512-byte pieces whatever the reads' size
 };
 
 // Piece p (rows vary fastest: consecutive pieces are other rows at the same columns, as late4's inputs of a tile)
@@ -104,11 +108,16 @@ __global__ void __launch_bounds__(256, 2) piece_kernel(Pattern pt, unsigned* sin
       // first read with that q (every q < writes once), to another permutation of the rows
       const long long q = p * pt.writes / pt.reads;
       if (p < pt.reads && (p == 0 || (p - 1) * pt.writes / pt.reads != q)) {
+        const long long qp = pt.tiles ? tile_piece(pt, q, kU * kPerWarp) : q;
 #pragma unroll
-        for (int c = 0; c < kChunks; ++c)
-          __stcg(reinterpret_cast<uint4*>(pt.y + piece_offset(pt, pt.tiles ? tile_piece(pt, q, kU * kPerWarp) : q,
-                                                              chunk0 + 32 * c, 0x9e37u, kP)),
+        for (int c = 0; c < kChunks; ++c) {
+          // --write-piece 512 (pieces of 512 bytes or more): chunk c of piece q goes out as 512-byte piece
+          // q x kChunks + c, each in another row (late4's 16 output rows of a tile, whatever its reads)
+          const bool w512 = pt.write512 && kP >= 512;
+          __stcg(reinterpret_cast<uint4*>(pt.y + (w512 ? piece_offset(pt, qp * kChunks + c, chunk0, 0x9e37u, 512)
+                                                       : piece_offset(pt, qp, chunk0 + 32 * c, 0x9e37u, kP))),
                  acc);
+        }
       }
     }
   }
@@ -158,9 +167,11 @@ int probe_main(int argc, char** argv) {
   for (int i = 1; i < argc; i += 2)
     if (i + 1 >= argc || (std::strcmp(argv[i], "--rows") && std::strcmp(argv[i], "--images") &&
                           std::strcmp(argv[i], "--ld") && std::strcmp(argv[i], "--reps") &&
-                          std::strcmp(argv[i], "--read-per-write") && std::strcmp(argv[i], "--order"))) {
+                          std::strcmp(argv[i], "--read-per-write") && std::strcmp(argv[i], "--order") &&
+                          std::strcmp(argv[i], "--write-piece"))) {
       std::fprintf(stderr, "usage: spdnn_piece_probe [--rows 16384] [--images 1200] [--ld 60000] "
-                           "[--read-per-write 1.5] [--reps 20] [--order rows | tiles-grid | tiles-block]\n");
+                           "[--read-per-write 1.5] [--reps 20] [--order rows | tiles-grid | tiles-block] "
+                           "[--write-piece 0 | 512]\n");
       return 2;
     }
   const long long rows = spdnn::cli::arg_int(argc, argv, "--rows", 16384);
@@ -169,10 +180,12 @@ int probe_main(int argc, char** argv) {
   const long long reps = spdnn::cli::arg_int(argc, argv, "--reps", 20);
   const double read_per_write = std::atof(spdnn::cli::arg_str(argc, argv, "--read-per-write", "1.5").c_str());
   const std::string order = spdnn::cli::arg_str(argc, argv, "--order", "rows");
+  const long long write_piece = spdnn::cli::arg_int(argc, argv, "--write-piece", 0);
   if (rows < 1 || (rows & (rows - 1)) != 0 || images < 1 || ld < images || ld % 4 != 0 || reps < 1 ||
-      !(read_per_write >= 1.0) || (order != "rows" && order != "tiles-grid" && order != "tiles-block")) {
+      !(read_per_write >= 1.0) || (order != "rows" && order != "tiles-grid" && order != "tiles-block") ||
+      (write_piece != 0 && write_piece != 512)) {
     std::fprintf(stderr, "spdnn_piece_probe: rows must be a power of 2, 1 <= images <= ld, ld a multiple of 4, "
-                         "reps >= 1, read-per-write >= 1, order rows, tiles-grid or tiles-block\n");
+                         "reps >= 1, read-per-write >= 1, order rows, tiles-grid or tiles-block, write-piece 0 or 512\n");
     return 2;
   }
   int devices = 0;
@@ -192,7 +205,8 @@ int probe_main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&sink, size_t(grid) * 256 * sizeof(unsigned)));
   CUDA_CHECK(cudaMemset(x, 1, bytes));
   CUDA_CHECK(cudaMemset(y, 0, bytes));
-  Pattern pt{x, y, static_cast<unsigned long long>(ld) * 4, int(rows), 0, 0, 0, order != "rows", order == "tiles-grid"};
+  Pattern pt{x, y, static_cast<unsigned long long>(ld) * 4, int(rows), 0, 0, 0, order != "rows", order == "tiles-grid",
+             write_piece == 512};
   std::vector<Row> out;
   sweep<128>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
   sweep<256>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
@@ -200,9 +214,9 @@ int probe_main(int argc, char** argv) {
   sweep<1024>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
   sweep<2048>(pt, int(images), read_per_write, int(reps), sink, grid, &out);
   std::printf("# %s, %d SMs, grid %d x 256; rows %lld, images %lld (%lld bytes a row used), ld %lld floats, "
-              "read / write %.2f, order %s, median of %lld\n",
+              "read / write %.2f, order %s, write pieces %s, median of %lld\n",
               prop.name, prop.multiProcessorCount, grid, rows, images, images * 4, ld, read_per_write, order.c_str(),
-              reps);
+              write_piece == 512 ? "512 bytes" : "as the reads", reps);
   std::printf("piece_bytes,pieces_in_flight_per_lane,read_MB,write_MB,us,TB_per_s\n");
   for (const Row& r : out)
     std::printf("%d,%d,%.1f,%.1f,%.1f,%.3f\n", r.piece, r.unroll, r.read_mb, r.write_mb, r.us,
