@@ -35,15 +35,10 @@ step spdnn_infer_4096 60 "$SI" --width 4096 --layers 120,480 --validate yes --cs
 NETS="1024:120,480,1920;4096:120,480,1920"
 step bench_spdnn 90 "$BS" --spdnn "$NETS" --baseline "$NETS" --benchmark_filter='SpDNN/(resident|cusparse)/' \
   --benchmark_out="$OUT/bench_sparse_spdnn.json" --benchmark_out_format=json
-left=$((BUDGET_S - ($(date +%s) - step_t0)))
-# --timeout 400: test_sparse's reuse-tile case runs every tile (ten since session 25): 224 s alone on the H200
-# (bench/results/ac17bb9/reuse_test.txt), over the 200 s this had before.
-step ctest $((left - 10)) ctest --test-dir "$B" -j8 --output-on-failure --timeout 400
+ctest_step "$B"
 step_summary
 for f in "$OUT"/ab_*/ab_*.txt; do
   echo "$(basename "$(dirname "$f")")/$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5}' | tr '\n' ' ')"
 done
-grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" | head
-grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT"/spdnn_infer_*.txt | awk '{print $1, $2, $5, $10, $11}'
-grep -E "^SpDNN" "$OUT/bench_spdnn.txt" | awk '{print $1, $2, $3}'
+verify_report "$OUT/bench_spdnn.txt"
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

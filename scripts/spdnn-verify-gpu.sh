@@ -24,12 +24,7 @@ step spdnn_infer_65536 60 "$SI" --width 65536 --layers 120 --path graph --valida
 NETS="16384:120,480,1920"
 step bench_spdnn_16384 240 "$BS" --spdnn "$NETS" --baseline "$NETS" --benchmark_filter='SpDNN/(fused|cusparse)/' \
   --benchmark_out="$OUT/bench_sparse_spdnn_16384.json" --benchmark_out_format=json
-left=$((BUDGET_S - ($(date +%s) - step_t0)))
-# --timeout 400: test_sparse's reuse-tile case runs every tile (ten since session 25): 224 s alone on the H200
-# (bench/results/ac17bb9/reuse_test.txt), over the 200 s this had before.
-step ctest $((left - 10)) ctest --test-dir "$B" -j8 --output-on-failure --timeout 400
+ctest_step "$B"
 step_summary
-grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" | head
-grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT"/spdnn_infer_*.txt | awk '{print $1, $2, $5, $10, $11}'
-grep -E "^SpDNN" "$OUT/bench_spdnn_16384.txt" | awk '{print $1, $2, $3}'
+verify_report "$OUT/bench_spdnn_16384.txt"
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

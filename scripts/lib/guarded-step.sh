@@ -50,3 +50,17 @@ resident_resources() {
     awk '/Function/{f=$2} /REG:/{match($0,/REG:[0-9]+ STACK:[0-9]+/); print substr($0,RSTART,RLENGTH), f}' |
     sed 's/_ZN5jhdnn6sparse[0-9A-Za-z_]*dnn_resident_kernelIL/kernel</; s/EEEv.*//' | tee "$OUT/resource-usage.txt"
 }
+
+# ctest_step BUILD_DIR   the whole ctest (-j8) with the time left less 10 s. --timeout 400: test_sparse's reuse-tile
+#                        case runs every tile (ten since session 25): 224 s alone on the H200
+#                        (bench/results/ac17bb9/reuse_test.txt), over the 200 s the scripts gave it before.
+ctest_step() {
+  local left=$((${BUDGET_S:-540} - ($(date +%s) - step_t0)))
+  step ctest $((left - 10)) ctest --test-dir "$1" -j8 --output-on-failure --timeout 400
+}
+# verify_report BENCH_TXT   what a verifying run prints last: ctest's summary, spdnn_infer's rows, the SpDNN times
+verify_report() {
+  grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" | head
+  grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT"/spdnn_infer_*.txt | awk '{print $1, $2, $5, $10, $11}'
+  grep -E "^SpDNN" "$1" | awk '{print $1, $2, $3}'
+}
