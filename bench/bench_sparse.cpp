@@ -427,7 +427,8 @@ void parse_configs(const std::string& s, const char* flag, std::vector<std::pair
   std::string norm = s;
   // Whitespace separates like ',' and ';' ("1024:120,1920 4096:120" is two widths; deleting the space, as before
   // session 25, made it width 19204096).
-  std::replace_if(norm.begin(), norm.end(), [](char ch) { return ch == ';' || std::isspace(static_cast<unsigned char>(ch)); }, ',');
+  std::replace_if(
+      norm.begin(), norm.end(), [](char ch) { return ch == ';' || std::isspace(static_cast<unsigned char>(ch)); }, ',');
   // Literal quotes arrive when the list came through an unquoted shell variable (SPARSE_ARGS): drop them.
   norm.erase(std::remove_if(norm.begin(), norm.end(), [](char ch) { return ch == '"' || ch == '\''; }), norm.end());
   std::stringstream ns(norm);
