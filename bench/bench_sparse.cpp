@@ -409,7 +409,8 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
 // Width:layers lists. Tokens are separated by ',', ';' or whitespace; a token "N:L" starts width N with L layers,
 // a bare "L" adds L layers to the width before it. So "1024:120,480;4096:120" and
 // "1024:120,480,4096:120" both mean N=1024 with L=120 and 480, and N=4096 with L=120. Repeating the
-// flag appends. Anything else (a bare L before any width, a non-number) is an error: exit 2.
+// flag appends. Anything else (a bare L before any width, a non-number, a width other than the challenge's 1024,
+// 4096, 16384 and 65536) is an error: exit 2.
 void parse_configs(const std::string& s, const char* flag, std::vector<std::pair<int64_t, std::vector<int>>>* out) {
   std::string tok;
   bool first = true;
@@ -436,7 +437,16 @@ void parse_configs(const std::string& s, const char* flag, std::vector<std::pair
     if (tok.empty()) continue;
     const size_t colon = tok.find(':');
     if (colon != std::string::npos) {
-      out->push_back({num(tok.substr(0, colon)), {int(num(tok.substr(colon + 1)))}});
+      const long long n = num(tok.substr(0, colon));
+      bool challenge = false;
+      spdnn::challenge_bias(n, &challenge);
+      if (!challenge) {  // the generator and the biases are the challenge's: any other width is not a network
+        std::fprintf(stderr,
+                     "bench_sparse: %s \"%s\": width %lld is not a challenge width (1024, 4096, 16384, 65536)\n", flag,
+                     s.c_str(), n);
+        std::exit(2);
+      }
+      out->push_back({n, {int(num(tok.substr(colon + 1)))}});
       first = false;
     } else {
       if (first) bad(tok);
