@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
   const int layers = arg_int(argc, argv, "--layers", 120);
   const int every = arg_int(argc, argv, "--every", 10);
   const int seed = arg_int(argc, argv, "--seed", 42);
-  if (!spdnn::generator_width_ok(n) || layers < 1 || every < 1 || seed < 0) {
+  bool challenge = false;  // the bias is the challenge's: other widths have none
+  spdnn::challenge_bias(n, &challenge);
+  if (!challenge || layers < 1 || every < 1 || seed < 0) {
     std::fprintf(stderr, "usage: spdnn_feature_stats [--width 16384 (1024, 4096, 16384 or 65536)] [--layers 120] "
                          "[--every 10] [--seed 42]\n");
     return 2;

@@ -60,8 +60,11 @@ int main(int argc, char** argv) {
   const int64_t n = arg_int(argc, argv, "--width", 16384);
   const int layers = arg_int(argc, argv, "--layers", 6);
   const int seed = arg_int(argc, argv, "--seed", 42);
-  if (!spdnn::generator_width_ok(n) || layers < 1 || seed < 0) {
-    std::fprintf(stderr, "usage: spdnn_gather_model [--width 16384] [--layers 6] [--seed 42]\n");
+  bool challenge = false;  // the bias is the challenge's: other widths have none
+  spdnn::challenge_bias(n, &challenge);
+  if (!challenge || layers < 1 || seed < 0) {
+    std::fprintf(stderr,
+                 "usage: spdnn_gather_model [--width 16384 (1024, 4096, 16384 or 65536)] [--layers 6] [--seed 42]\n");
     return 2;
   }
   spdnn::Csr img;
