@@ -48,14 +48,17 @@ if [ $rn -ne 0 ] || [ $rb -ne 0 ]; then
 fi
 step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
 if [ "${TESTS:-0}" = 1 ]; then
-  cmake -S . -B "$B" -DJHDNN_BUILD_TESTS=ON > "$OUT/build-tests.log" 2>&1 &&
-    cmake --build "$B" -j 16 --target test_sparse >> "$OUT/build-tests.log" 2>&1 ||
-    { tail -30 "$OUT/build-tests.log"; echo "TEST BUILD FAILED"; }
-  step_results+=("test build: done ($(($(date +%s) - step_t0)) s)")
-  for t in late4 late4all; do
-    step "test_late4_cases_$t" 120 env JHDNN_TEST_SPDNN_TILE=$t JHDNN_TEST_REUSE_CASE=late4 "$T/test_sparse" \
-      "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"
-  done
+  if cmake -S . -B "$B" -DJHDNN_BUILD_TESTS=ON > "$OUT/build-tests.log" 2>&1 &&
+    cmake --build "$B" -j "$(nproc)" --target test_sparse >> "$OUT/build-tests.log" 2>&1; then
+    step_results+=("test build: done ($(($(date +%s) - step_t0)) s)")
+    for t in late4 late4all; do
+      step "test_late4_cases_$t" 120 env JHDNN_TEST_SPDNN_TILE=$t JHDNN_TEST_REUSE_CASE=late4 "$T/test_sparse" \
+        "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"
+    done
+  else
+    tail -30 "$OUT/build-tests.log"
+    step_results+=("test build: FAILED ($(($(date +%s) - step_t0)) s; the late4 cases did not run)")
+  fi
 fi
 SB=build-base/examples/spdnn_infer
 # Each binary loads the library of its own build (spdnn_infer links libjhdnn.so); the tile goes in by env.
