@@ -529,8 +529,8 @@ using tile::Shape;
 // and walks the work items (tile, slice) with a grid stride. After an item, the block counts it in
 // done[tile]; the block that completes a tile's last slice (threadFenceReduction pattern: every
 // writer fences, then one atomic per item) knows that tile's flags are final, so it compacts them:
-// each surviving image gets a slot in the next list from one atomicAdd per warp on *count_out
-// (so the order of the next list is unspecified), and the flags and done[tile] go back to zero.
+// the tile's surviving images get one run of slots in the next list from one atomicAdd on *count_out, in
+// their order within the tile (the order of the runs is unspecified), and the flags and done[tile] go back to zero.
 // One layer of the fused path, run by every block of a persistent grid (see the comment above).
 // kCoherent: the multi-layer kernel (the lists and features were written earlier in the same launch).
 // kCtaStages (width 32, per-layer kernel, JHDNN_SPDNN_TILE=cta: 2 stages per half, cta2: 3; 0 = not the
@@ -545,7 +545,7 @@ using tile::Shape;
 // Under late4crowd (kLateImages 2, tile_mode kLate4CrowdMode) cta2w's crowded layers run late4_item on that shape
 // and its late layers stay cta2w's.
 template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
-__device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int count, int64_t n_out,
+__device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
                                             const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
@@ -617,29 +617,43 @@ __device__ __forceinline__ void fused_layer(int& s_last, ReuseSmem* s_tile, int 
     }
     __threadfence();  // this thread's flag stores are visible device-wide before the item is counted
     __syncthreads();
-    if (threadIdx.x == 0) s_last = atomicAdd(done + tile, 1) == int(sh.slices) - 1;
+    if (threadIdx.x == 0) s_sync[0] = atomicAdd(done + tile, 1) == int(sh.slices) - 1;
     __syncthreads();
-    if (s_last) {  // block-uniform: every slice of this tile is finished and fenced
+    if (s_sync[0]) {  // block-uniform: every slice of this tile is finished and fenced
       __threadfence();
-      if (threadIdx.x < tile_images) {  // whole warps (tile_images is 32, 64 (cta2w) or 128 <= blockDim.x)
-        const int r = tile0 + int(threadIdx.x);
-        // atomicExch reads the flag at L2 (never a stale L1 line) and leaves it zero for the next layer.
-        const bool alive = r < count && atomicExch(flags + r, 0) != 0;
-        const unsigned mask = __ballot_sync(0xffffffffu, alive);
-        int base = 0;
-        if (lane == 0 && mask != 0u) base = atomicAdd(count_out, __popc(mask));
-        base = __shfl_sync(0xffffffffu, base, 0);
-        const int pos = base + __popc(mask & ((1u << lane) - 1u));
+      // The tile's survivors in one run of the next list: one atomicAdd for the tile (its warps' counts summed in
+      // s_sync[1..4], the base in s_sync[5]), so that while nobody dies the next layer's tile of 128 entries is
+      // one tile of this layer, 128 consecutive columns of y (one 512-byte piece of a feature row), where one
+      // atomic per 32-image group let other tiles' runs fall between a tile's four (session 25).
+      const int r = tile0 + int(threadIdx.x);
+      // atomicExch reads the flag at L2 (never a stale L1 line) and leaves it zero for the next layer.
+      // (tile_images is 32, 64 (cta2w) or 128 <= blockDim.x: whole warps; the block's other warps take no image)
+      const bool alive = int(threadIdx.x) < tile_images && r < count && atomicExch(flags + r, 0) != 0;
+      const unsigned mask = __ballot_sync(0xffffffffu, alive);
+      if (lane == 0 && warp < tile_images / 32) s_sync[1 + warp] = __popc(mask);
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        int total = 0;
+        for (int w = 0; w < tile_images / 32; ++w) {
+          const int c = s_sync[1 + w];
+          s_sync[1 + w] = total;  // the warp's offset in the tile's run
+          total += c;
+        }
+        s_sync[5] = total > 0 ? atomicAdd(count_out, total) : 0;
+        done[tile] = 0;  // no other block touches this tile again in this launch
+      }
+      __syncthreads();
+      if (alive) {
+        const int pos = s_sync[5] + s_sync[1 + warp] + __popc(mask & ((1u << lane) - 1u));
         // *count_out must be 0 on entry; if it was not, slots outside [0, max_active) are dropped
         // (the count still grows) rather than written past rows_out / ids_out.
-        if (alive && unsigned(pos) < unsigned(max_active)) {
+        if (unsigned(pos) < unsigned(max_active)) {
           rows_out[pos] = r;
           ids_out[pos] = ld_list<kCoherent>(ids_in + r);
         }
       }
-      if (threadIdx.x == 0) done[tile] = 0;  // no other block touches this tile again in this launch
     }
-    __syncthreads();  // s_last is rewritten by the next item
+    __syncthreads();  // s_sync is rewritten by the next item
   }
 }
 
@@ -655,13 +669,13 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
                          int sm_count, int max_active, int tile_mode) {
-  __shared__ int s_last;
+  __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   // List mode only (tile_mode 2, launched with tile::kListSmemBytes): each warp's two list stages.
   extern __shared__ float4 s_list[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<kWidth32, false, kList>(s_last, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in,
+  fused_layer<kWidth32, false, kList>(s_sync, s_tile, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in,
                                       x, ldx, y, ldy, rows_out, ids_out, count_out, flags, done, order, sm_count,
                                       max_active, tile_mode,
                                       tile_mode == 2 ? reinterpret_cast<float*>(s_list) : nullptr);
@@ -681,11 +695,11 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
                      int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                      int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order, int sm_count,
                      int max_active, int tile_mode) {
-  __shared__ int s_last;
+  __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<true, false, false, kStages, kLateImages>(s_last, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
+  fused_layer<true, false, false, kStages, kLateImages>(s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
                                            active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
                                            done, order, sm_count, max_active, tile_mode,
                                            reinterpret_cast<float*>(s_cta));
@@ -730,7 +744,7 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
                           int* __restrict__ counts, int* rows0, int* ids0, float* x0, int* rows1, int* ids1,
                           float* x1, int64_t ld, int* __restrict__ flags, int* __restrict__ done,
                           unsigned* __restrict__ bar, int sm_count, int max_active, int block) {
-  __shared__ int s_last;
+  __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   for (int k = 0; k < layer_count; ++k) {
     if (k > 0) grid_barrier(bar);
@@ -746,11 +760,11 @@ dnn_layers_compact_kernel(const __grid_constant__ LayerTable table, int layer_co
     int* ids_out = odd ? ids0 : ids1;
     float* y = odd ? x0 : x1;
     if (kAllWidth32 || L.width == 32)
-      fused_layer<true, true>(s_last, s_tile, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
+      fused_layer<true, true>(s_sync, s_tile, count, L.n_out, 32, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x, ld, y,
                               ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count, max_active,
                               block != 0 ? 1 : 0, nullptr);
     else if constexpr (!kAllWidth32)
-      fused_layer<false, true>(s_last, s_tile, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
+      fused_layer<false, true>(s_sync, s_tile, count, L.n_out, L.width, L.wi, L.wv, bias, clamp_max, rows_in, ids_in, x,
                                ld, y, ld, rows_out, ids_out, counts + k + 1, flags, done, L.order, sm_count,
                                max_active, 0, nullptr);
   }
