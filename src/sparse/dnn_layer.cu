@@ -542,8 +542,10 @@ using tile::Shape;
 // layer_tile_deep2 (cta2w_layer_shape) rather than 32-image ones; 4 = late4, whose layers below the CTA tile's
 // (tile::late4_late) run 128-image items of late4_item (late4_layer_shape); under late4all (tile_mode
 // kLate4AllMode) its crowded layers too, on the CTA tile's shape (128-image tiles, slices of whole 16-row blocks).
-// Under late4crowd (kLateImages 2, tile_mode kLate4CrowdMode) cta2w's crowded layers run late4_item on that shape
-// and its late layers stay cta2w's.
+// 3 = late4crowd (its own instantiation): the crowded layers run late4_item on the CTA tile's shape and the late
+// layers cta2w's 64-image items; no CTA tile in it (compiled out), which with cta2w's kernel (late4_item inlined
+// there, session 25's first version) cost ~25 spilled loads and stores per 16-row block of late4's loop and now
+// 2 (scripts/sass-loops.py).
 template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
 __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
@@ -557,12 +559,13 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
+  constexpr bool kDeep2 = kLateImages == 2 || kLateImages == 3;  // cta2w's late items (cta2w, late4crowd)
   const bool late_layer = tile::late4_late(count, sm_count);  // fewer than cta_min_tiles 128-image tiles
   const bool late4 =  // block-uniform
       (kLateImages == 4 && (late_layer || tile_mode == kLate4AllMode)) ||
-      (kLateImages == 2 && !late_layer && tile_mode == kLate4CrowdMode);
+      (kLateImages == 3 && !late_layer);
   const Shape sh = kLateImages == 4 ? tile::late4_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
-                   : kLateImages == 2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+                   : kDeep2         ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kCta           ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                                     : layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
   const int tile_images = 32 * sh.ipt;
@@ -584,7 +587,7 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
         late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy,
                    flags, order,
                    *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
-      else if (sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
+      else if (kLateImages != 3 && sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
       else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps (deep_steps.cuh)
@@ -592,7 +595,7 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
         // through cta_item (cta2 runs at its 128-register cap).
         int deep_off = tile::cta_deep_offset_bytes(warp);
         asm volatile("" : "+r"(deep_off));
-        if (kLateImages == 2 && sh.ipt == 2 && aligned)  // cta2w: 64-image items, two images per lane
+        if (kDeep2 && sh.ipt == 2 && aligned)  // cta2w: 64-image items, two images per lane
           layer_tile_deep2(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y,
                            ldy, flags, order, *reinterpret_cast<DeepSmem*>(reinterpret_cast<char*>(list_buf) + deep_off));
         else  // (cta2w / late4 with unaligned weights or wide strides: 2 / 4 groups of 32 images, one per lane)
@@ -686,7 +689,8 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
 // halves' stages and, aliased into each half's stage 0, the per-warp block-step buffers (ReuseSmem is not
 // declared statically here: 10 KB more would leave cta 2 blocks per SM). cta: 3 blocks per SM, so the
 // same 80-register cap as the block tile; cta2: 2 blocks per SM, 128 registers.
-// kLateImages = 2 (kStages = 3 only): cta2w, the late layers' items of 64 images (fused_layer); 4: late4.
+// kLateImages = 2 (kStages = 3 only): cta2w, the late layers' items of 64 images (fused_layer); 3: late4crowd;
+// 4: late4.
 template <int kStages, int kLateImages = 1>
 __global__ void __launch_bounds__(kWarps * 32, tile::cta_blocks_per_sm(kStages))
 dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
@@ -804,7 +808,7 @@ size_t scan_temp_bytes(int n) {
 // 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
 static constexpr int kAttrDevices = 64;
 static std::atomic<bool> g_list_attr[kAttrDevices];
-static std::atomic<bool> g_cta_attr[4][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4
+static std::atomic<bool> g_cta_attr[5][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4, [4]: late4crowd
 template <class Kernel>
 static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
@@ -823,7 +827,10 @@ static Status set_list_kernel_attributes() {
 template <int kStages, int kLateImages = 1>
 static Status set_cta_kernel_attributes() {
   return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages>, int(tile::cta_smem_bytes(kStages)),
-                                  g_cta_attr[kLateImages == 4 ? 3 : kLateImages == 2 ? 2 : kStages - 2]);
+                                  g_cta_attr[kLateImages == 3   ? 4
+                                             : kLateImages == 4 ? 3
+                                             : kLateImages == 2 ? 2
+                                                                : kStages - 2]);
 }
 
 Status load_dnn_kernels() {
@@ -841,6 +848,8 @@ Status load_dnn_kernels() {
   JHDNN_TRY(set_cta_kernel_attributes<3>());
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 2>));
   JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 3>));
+  JHDNN_TRY((set_cta_kernel_attributes<3, 3>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 4>));
   JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
@@ -935,7 +944,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     if (mode == 2) JHDNN_TRY(set_list_kernel_attributes());  // normally done at jhdnnCreate
     if (mode == 3) JHDNN_TRY(set_cta_kernel_attributes<2>());
     if (mode == 4) JHDNN_TRY(set_cta_kernel_attributes<3>());
-    if (mode == kCta2wMode || mode == kLate4CrowdMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
+    if (mode == kCta2wMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
+    if (mode == kLate4CrowdMode) JHDNN_TRY((set_cta_kernel_attributes<3, 3>()));
     if (mode == kLate4Mode || mode == kLate4AllMode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
@@ -949,7 +959,8 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   if (width != 32) return launch(dnn_layer_compact_kernel<false>);
   if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
   if (mode == 4) return launch(dnn_layer_cta_kernel<3>);
-  if (mode == kCta2wMode || mode == kLate4CrowdMode) return launch(dnn_layer_cta_kernel<3, 2>);
+  if (mode == kCta2wMode) return launch(dnn_layer_cta_kernel<3, 2>);
+  if (mode == kLate4CrowdMode) return launch(dnn_layer_cta_kernel<3, 3>);
   if (mode == kLate4Mode || mode == kLate4AllMode) return launch(dnn_layer_cta_kernel<3, 4>);
   return mode == 2 ? launch(dnn_layer_compact_kernel<true, true>) : launch(dnn_layer_compact_kernel<true>);
 }
