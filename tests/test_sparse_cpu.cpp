@@ -3,7 +3,10 @@
 // CPU reference against the official truth. Without the data (scripts/fetch-spdnn-data.sh puts it
 // in data/spdnn; JHDNN_SPDNN_DIR overrides) the data tests SKIP, saying so.
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <map>
+#include <stdexcept>
 #include <set>
 #include <string>
 #include <vector>
@@ -277,4 +280,365 @@ TEST_CASE("inputs: nearest-neighbour scaling and tiling", "[sparse][cpu]") {
   REQUIRE(t.rows == 5);
   CHECK(t.ptr == std::vector<int64_t>{0, 2, 3, 5, 6, 8});
   CHECK(t.idx[5] == 1023);
+}
+
+namespace {
+
+// A small deterministic generator for the relabelling tests (the LCG of the chain_order test, as a type).
+struct Lcg {
+  uint64_t state;
+  int next() { return int((state = state * 6364136223846793005ull + 1442695040888963407ull) >> 33); }
+  int below(int n) { return next() % n; }
+};
+
+bool is_permutation_of(const std::vector<int>& p, int64_t n) {
+  if (int64_t(p.size()) != n) return false;
+  std::vector<char> seen(size_t(n), 0);
+  for (int v : p) {
+    if (v < 0 || v >= n || seen[v]) return false;
+    seen[v] = 1;
+  }
+  return true;
+}
+
+// reader_group_labels by its definition, the slow way (sets and a map): the groups are the columns with equal
+// reader sets, placed at their first use scanning `order` then all rows, unread columns last.
+std::vector<int> reference_group_labels(const spdnn::Ell& e, const std::vector<int>& order) {
+  std::vector<std::set<int>> readers(size_t(e.cols));
+  for (int64_t r = 0; r < e.rows; ++r)
+    for (int64_t k = 0; k < e.width; ++k)
+      if (e.idx[r * e.width + k] >= 0) readers[e.idx[r * e.width + k]].insert(int(r));
+  std::map<std::set<int>, std::vector<int>> members;  // reader set -> its columns, ascending
+  for (int64_t i = 0; i < e.cols; ++i)
+    if (!readers[i].empty()) members[readers[i]].push_back(int(i));
+  std::vector<int> label(size_t(e.cols), -1), scan = order;
+  int next = 0;
+  for (int64_t r = 0; r < e.rows; ++r) scan.push_back(int(r));
+  for (int r : scan)
+    for (int64_t k = 0; k < e.width; ++k) {
+      const int i = e.idx[r * e.width + k];
+      if (i < 0 || label[i] >= 0) continue;
+      for (int m : members[readers[i]]) label[m] = next++;
+    }
+  for (int64_t i = 0; i < e.cols; ++i)
+    if (label[i] < 0) label[i] = next++;
+  return label;
+}
+
+// A random ELL with groups: input i belongs to class i % classes (inputs >= classes * per_class: read by no row);
+// each row reads a few whole classes, entries shuffled, padding (-1) scattered among them, and row 5 reads one
+// input twice. Values: multiples of 1/16, so the float64 reference's sums are exact in any order.
+spdnn::Ell random_class_ell(int64_t rows, int64_t cols, int classes, int per_class, uint64_t seed) {
+  Lcg rng{seed};
+  spdnn::Ell e;
+  e.rows = rows;
+  e.cols = cols;
+  e.width = 3 * per_class + 4;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int> list;
+    std::set<int> chosen;
+    for (int t = 0, count = 1 + rng.below(3); t < count; ++t) chosen.insert(rng.below(classes));
+    for (int c : chosen)
+      for (int m = 0; m < per_class; ++m) list.push_back(c + m * classes);
+    if (r == 5) list.push_back(list.front());
+    while (int64_t(list.size()) < e.width) list.push_back(-1);
+    for (size_t t = list.size() - 1; t > 0; --t) std::swap(list[t], list[size_t(rng.below(int(t + 1)))]);
+    for (int i : list) {
+      e.idx.push_back(i);
+      e.val.push_back(i < 0 ? 0.f : float(2 + rng.below(8)) / 16.f);
+    }
+  }
+  return e;
+}
+
+// The challenge's residue class of input i of layer l (N = 1024, M = 64): i mod M in cycle 0, perm_c(i) mod M after.
+std::vector<int> residue_classes(int layer, uint64_t seed) {
+  const int cycle = (layer - 1) / 6;
+  const std::vector<int> perm = cycle > 0 ? spdnn::cycle_permutation(1024, cycle, seed) : std::vector<int>();
+  std::vector<int> cls(1024);
+  for (int i = 0; i < 1024; ++i) cls[i] = (cycle > 0 ? perm[i] : i) % 64;
+  return cls;
+}
+
+// An ELL layer (row = output) as the W CpuInference takes (rows = inputs, cols = outputs): the ELL's rows as a CSR
+// without the padding, transposed.
+spdnn::Csr ell_to_w(const spdnn::Ell& e) {
+  spdnn::Csr t;
+  t.rows = e.rows;
+  t.cols = e.cols;
+  t.ptr.push_back(0);
+  for (int64_t r = 0; r < e.rows; ++r) {
+    std::vector<std::pair<int, float>> row;
+    for (int64_t k = 0; k < e.width; ++k)
+      if (e.idx[r * e.width + k] >= 0) row.emplace_back(e.idx[r * e.width + k], e.val[r * e.width + k]);
+    std::sort(row.begin(), row.end());
+    for (const auto& [i, v] : row) {
+      t.idx.push_back(i);
+      t.val.push_back(v);
+    }
+    t.ptr.push_back(int64_t(t.idx.size()));
+  }
+  return spdnn::transpose(t);
+}
+
+// rows random 0/1 images of n neurons; in image r each neuron is on with probability 10 + 50 r / (rows - 1) percent
+// (at the challenge's bias the sparse images die within a few layers and the dense ones saturate: both kinds).
+spdnn::Csr random_images(int64_t rows, int64_t n, uint64_t seed) {
+  Lcg rng{seed};
+  spdnn::Csr y;
+  y.rows = rows;
+  y.cols = n;
+  y.ptr.push_back(0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t density_percent = 10 + 50 * r / std::max<int64_t>(rows - 1, 1);
+    for (int64_t i = 0; i < n; ++i)
+      if (rng.below(100) < density_percent) {
+        y.idx.push_back(int(i));
+        y.val.push_back(1.f);
+      }
+    y.ptr.push_back(int64_t(y.idx.size()));
+  }
+  return y;
+}
+
+// One layer summed the way the GPU kernel sums: each output a float fma chain over its ELL row's entries in stored
+// order (padding skipped); then the bias, ReLU and the clamp at 32 (an epilogue of the same kind as the kernel's, not
+// a copy of it); y dense, images x neurons. Every operation and its order follow the entries' order, not the
+// neurons' names, and relabelling keeps each row's entry order: bitwise the same values at the renamed positions.
+// (Reversing each row's entries in relabel_ell, tried once, makes this check fail at every layer.)
+std::vector<std::vector<float>> stored_order_layer(const spdnn::Ell& e, const std::vector<std::vector<float>>& y,
+                                                   float bias) {
+  std::vector<std::vector<float>> out(y.size(), std::vector<float>(size_t(e.rows), 0.f));
+  for (size_t r = 0; r < y.size(); ++r)
+    for (int64_t j = 0; j < e.rows; ++j) {
+      float acc = 0.f;
+      for (int64_t k = 0; k < e.width; ++k)
+        if (e.idx[j * e.width + k] >= 0) acc = std::fma(y[r][e.idx[j * e.width + k]], e.val[j * e.width + k], acc);
+      out[r][j] = std::min(std::max(acc + bias, 0.f), 32.f);
+    }
+  return out;
+}
+
+std::vector<std::vector<float>> dense_images(const spdnn::Csr& m) {
+  std::vector<std::vector<float>> d(size_t(m.rows), std::vector<float>(size_t(m.cols), 0.f));
+  for (int64_t r = 0; r < m.rows; ++r)
+    for (int64_t k = m.ptr[r]; k < m.ptr[r + 1]; ++k) d[r][m.idx[k]] = m.val[k];
+  return d;
+}
+
+// Relabels the network at every boundary (P_0 = the groups of layer 1's inputs, P_l = those of layer l + 1's, P_L =
+// last_labels) and runs the original and the relabelled network on two references, checking after every layer l
+// that neuron j of each image of the original matches neuron P_l[j] of the relabelled run:
+// - stored_order_layer (the GPU kernel's order): bitwise equal (==), everywhere;
+// - CpuInference (float64, the CSR reference): the same categories at the end, values to 1e-12, and bitwise only
+//   where cpu_exact says every sum is exact (values multiples of 2^-k, a dyadic bias). It sums each output's products
+//   in ascending input index, and relabelling changes that order: in the challenge network (bias -0.3) nearly half
+//   the values below the clamp move in their last bits (where sum + bias nearly cancels, a ~1e-16 remainder even
+//   changes by a large factor), so == there would test CpuInference's order, not the relabelling.
+void check_relabelled_network(const std::vector<spdnn::Ell>& layers, const spdnn::Csr& images, double bias,
+                              const std::vector<int>& last_labels, bool cpu_exact) {
+  const size_t depth = layers.size();
+  std::vector<std::vector<int>> p(depth + 1);
+  for (size_t l = 0; l < depth; ++l) {
+    p[l] = spdnn::reader_group_labels(layers[l], {});
+    REQUIRE(is_permutation_of(p[l], layers[l].cols));
+  }
+  p[depth] = last_labels;
+  const spdnn::Csr relabelled_images = spdnn::relabel_columns(images, p[0]);
+  for (int64_t r = 0; r < relabelled_images.rows; ++r)
+    for (int64_t k = relabelled_images.ptr[r] + 1; k < relabelled_images.ptr[r + 1]; ++k)
+      REQUIRE(relabelled_images.idx[k] > relabelled_images.idx[k - 1]);
+  std::vector<std::vector<float>> y = dense_images(images), y_relabelled = dense_images(relabelled_images);
+  spdnn::CpuInference original(images), relabelled(relabelled_images);
+  int64_t fractional = 0, cpu_last_bits = 0;  // values below the clamp; CpuInference values not bitwise equal
+  for (size_t l = 0; l < depth; ++l) {
+    INFO("layer " << l + 1);
+    const spdnn::Ell e = spdnn::relabel_ell(layers[l], p[l], p[l + 1]);
+    y = stored_order_layer(layers[l], y, float(bias));
+    y_relabelled = stored_order_layer(e, y_relabelled, float(bias));
+    original.layer(ell_to_w(layers[l]), bias);
+    relabelled.layer(ell_to_w(e), bias);
+    int64_t differ = 0, cpu_far = 0;
+    for (int64_t r = 0; r < images.rows; ++r) {
+      const std::vector<double> a = original.dense_row(r), b = relabelled.dense_row(r);
+      for (int64_t j = 0; j < layers[l].rows; ++j) {
+        const int64_t to = p[l + 1].empty() ? j : p[l + 1][j];
+        differ += y[r][j] != y_relabelled[r][to];
+        fractional += y[r][j] != 0.f && y[r][j] != 32.f;
+        cpu_last_bits += a[j] != b[to];
+        cpu_far += !(std::fabs(a[j] - b[to]) <= 1e-12 * std::max(1.0, std::fabs(a[j])));
+      }
+    }
+    CHECK(differ == 0);
+    CHECK(cpu_far == 0);
+  }
+  if (cpu_exact) CHECK(cpu_last_bits == 0);
+  const std::vector<int> cats = original.categories();
+  CHECK(relabelled.categories() == cats);
+  // Not trivial: some images survive, some die, and values below the clamp were compared.
+  CHECK(!cats.empty());
+  CHECK(cats.size() < size_t(images.rows));
+  CHECK(fractional > 0);
+  UNSCOPED_INFO("survivors " << cats.size() << " of " << images.rows << "; stored order: " << fractional
+                             << " values below the clamp, all equal; CpuInference: " << cpu_last_bits
+                             << " values differ in their last bits");
+}
+
+}  // namespace
+
+TEST_CASE("reader_group_labels: a permutation that follows its definition (random ELL, padding, unread inputs)",
+          "[sparse][cpu][relabel]") {
+  // 12 classes of 3 inputs (0..35), inputs 36..49 read by nobody.
+  const spdnn::Ell e = random_class_ell(40, 50, 12, 3, 99);
+  const std::vector<int> labels = spdnn::reader_group_labels(e, {});
+  REQUIRE(is_permutation_of(labels, e.cols));
+  CHECK(labels == reference_group_labels(e, {}));
+  for (int i = 36; i < 50; ++i) CHECK(labels[i] == i);  // unread: last, ascending (every class is read here)
+  // A row order: the groups follow it (and any rows it leaves out are scanned after it, ascending).
+  std::vector<int> order = spdnn::chain_order(e);
+  std::reverse(order.begin(), order.end());
+  CHECK(spdnn::reader_group_labels(e, order) == reference_group_labels(e, order));
+  const std::vector<int> part = {17, 3, 3, 30};
+  CHECK(spdnn::reader_group_labels(e, part) == reference_group_labels(e, part));
+  CHECK_THROWS_AS(spdnn::reader_group_labels(e, {40}), std::invalid_argument);
+  spdnn::Ell bad = e;
+  bad.idx[7] = 50;
+  CHECK_THROWS_AS(spdnn::reader_group_labels(bad, {}), std::invalid_argument);
+  // Two inputs of one class in a row, the rest not: then the class is two groups, no longer one.
+  spdnn::Ell split = e;
+  split.rows += 1;
+  for (int64_t k = 0; k < split.width; ++k) {
+    split.idx.push_back(k == 0 ? 0 : k == 1 ? 12 : -1);  // inputs 0 and 12 of class 0, not 24
+    split.val.push_back(k < 2 ? 0.0625f : 0.f);
+  }
+  CHECK(spdnn::reader_group_labels(split, {}) == reference_group_labels(split, {}));
+  // Many tiny ELLs (few columns, so equal reader sets are common; repeats, padding, empty rows, no rows at all) in
+  // random and partial orders.
+  Lcg rng{2024};
+  for (int trial = 0; trial < 500; ++trial) {
+    spdnn::Ell t;
+    t.rows = rng.below(10);
+    t.cols = 1 + rng.below(8);
+    t.width = 1 + rng.below(4);
+    for (int64_t k = 0; k < t.rows * t.width; ++k) {
+      t.idx.push_back(rng.below(4) == 0 ? -1 : rng.below(int(t.cols)));
+      t.val.push_back(1.f);
+    }
+    std::vector<int> o;
+    for (int k = rng.below(int(t.rows) + 1); k > 0; --k) o.push_back(rng.below(int(t.rows)));
+    INFO("trial " << trial);
+    const std::vector<int> got = spdnn::reader_group_labels(t, o);
+    REQUIRE(is_permutation_of(got, t.cols));
+    REQUIRE(got == reference_group_labels(t, o));
+  }
+}
+
+TEST_CASE("reader_group_labels: the challenge layers' residue classes get consecutive labels", "[sparse][cpu][relabel]") {
+  // N = 1024, M = 64, S = 6. Layers 1 (cycle 0, stage 0) and 7 (cycle 1, stage 0): each class of 16 inputs is one
+  // group, and every row's 32 entries are two runs of 16 consecutive labels, one per class. Layer 12 (cycle 1, stage
+  // 5 = the last): classes q and q + 32 are read by the same 32 rows, so they form one group of 32 and every row's
+  // entries are one run of 32.
+  for (int layer : {1, 7, 12}) {
+    INFO("layer " << layer);
+    const spdnn::Ell e = spdnn::generate_layer_ell(1024, layer, 42);
+    const std::vector<int> labels = spdnn::reader_group_labels(e, {});
+    REQUIRE(is_permutation_of(labels, 1024));
+    CHECK(labels == reference_group_labels(e, {}));
+    const bool last_stage = (layer - 1) % 6 == 5;
+    const std::vector<int> cls = residue_classes(layer, 42);
+    auto group_of = [&](int i) { return last_stage ? cls[i] % 32 : cls[i]; };
+    // Each group: its members (ascending j) have consecutive labels, ascending.
+    std::map<int, std::vector<int>> members;
+    for (int i = 0; i < 1024; ++i) members[group_of(i)].push_back(i);
+    REQUIRE(members.size() == (last_stage ? 32u : 64u));
+    for (const auto& [g, m] : members) {
+      INFO("group " << g);
+      REQUIRE(m.size() == (last_stage ? 32u : 16u));
+      for (size_t t = 1; t < m.size(); ++t) CHECK(labels[m[t]] == labels[m[0]] + int(t));
+    }
+    // On the relabelled ELL: each row's entries, split by the (original) group of the input, are runs.
+    const spdnn::Ell r = spdnn::relabel_ell(e, labels, {});
+    REQUIRE(r.width == 32);
+    for (int64_t j = 0; j < 1024; ++j) {
+      INFO("row " << j);
+      std::map<int, std::vector<int>> runs;
+      for (int64_t k = 0; k < 32; ++k) runs[group_of(e.idx[j * 32 + k])].push_back(r.idx[j * 32 + k]);
+      REQUIRE(runs.size() == (last_stage ? 1u : 2u));
+      for (auto& [g, run] : runs) {
+        std::sort(run.begin(), run.end());
+        REQUIRE(run.size() == (last_stage ? 32u : 16u));
+        CHECK(run.back() - run.front() == int(run.size()) - 1);  // distinct and sorted: consecutive
+      }
+    }
+  }
+}
+
+TEST_CASE("relabel_ell / relabel_columns: rows, entries and values move, order kept; sizes checked",
+          "[sparse][cpu][relabel]") {
+  spdnn::Ell e;
+  e.rows = 3;
+  e.cols = 4;
+  e.width = 3;
+  e.idx = {3, 0, -1, /**/ 1, -1, 2, /**/ 2, 3, 0};
+  e.val = {1.f, 2.f, 0.f, /**/ 3.f, 0.f, 4.f, /**/ 5.f, 6.f, 7.f};
+  const std::vector<int> in = {2, 0, 3, 1}, out = {1, 2, 0};
+  const spdnn::Ell r = spdnn::relabel_ell(e, in, out);
+  CHECK((r.rows == 3 && r.cols == 4 && r.width == 3));
+  CHECK(r.idx == std::vector<int>{3, 1, 2, /**/ 1, 2, -1, /**/ 0, -1, 3});
+  CHECK(r.val == std::vector<float>{5.f, 6.f, 7.f, /**/ 1.f, 2.f, 0.f, /**/ 3.f, 0.f, 4.f});
+  CHECK(spdnn::relabel_ell(e, {}, {}).idx == e.idx);
+  CHECK(spdnn::relabel_ell(e, in, {}).idx == std::vector<int>{1, 2, -1, /**/ 0, -1, 3, /**/ 3, 1, 2});
+  CHECK_THROWS_AS(spdnn::relabel_ell(e, {0, 1, 2}, {}), std::invalid_argument);
+  CHECK_THROWS_AS(spdnn::relabel_ell(e, {}, {0, 1, 2, 3}), std::invalid_argument);
+  CHECK_THROWS_AS(spdnn::relabel_ell(e, {0, 1, 1, 2}, {}), std::invalid_argument);
+
+  spdnn::Csr m;
+  m.rows = 2;
+  m.cols = 4;
+  m.ptr = {0, 3, 4};
+  m.idx = {0, 1, 3, 2};
+  m.val = {1.f, 2.f, 3.f, 4.f};
+  const spdnn::Csr c = spdnn::relabel_columns(m, in);  // 0 -> 2, 1 -> 0, 3 -> 1; 2 -> 3
+  CHECK(c.ptr == m.ptr);
+  CHECK(c.idx == std::vector<int>{0, 1, 2, 3});
+  CHECK(c.val == std::vector<float>{2.f, 3.f, 1.f, 4.f});
+  CHECK(spdnn::relabel_columns(m, {}).idx == m.idx);
+  CHECK_THROWS_AS(spdnn::relabel_columns(m, {0, 1, 2}), std::invalid_argument);
+}
+
+TEST_CASE("map_order: a row order in the new names", "[sparse][cpu][relabel]") {
+  const std::vector<int> order = {2, 0, 3, 1}, out = {3, 1, 0, 2};
+  CHECK(spdnn::map_order(order, out) == std::vector<int>{0, 3, 2, 1});
+  CHECK(spdnn::map_order(order, {}) == order);
+  CHECK_THROWS_AS(spdnn::map_order({4}, out), std::invalid_argument);
+  // It names the same rows after relabel_ell: row map_order(o)[k] of the relabelled ELL is row o[k] of the original.
+  const spdnn::Ell e = spdnn::generate_layer_ell(1024, 3, 42);
+  const std::vector<int> o = spdnn::chain_order(e), rows = spdnn::reader_group_labels(spdnn::generate_layer_ell(1024, 4, 42), {});
+  const spdnn::Ell r = spdnn::relabel_ell(e, {}, rows);
+  const std::vector<int> mapped = spdnn::map_order(o, rows);
+  for (size_t k = 0; k < o.size(); ++k)
+    REQUIRE(std::equal(r.idx.begin() + mapped[k] * 32, r.idx.begin() + (mapped[k] + 1) * 32, e.idx.begin() + o[k] * 32));
+}
+
+TEST_CASE("relabelling is exact: the stored-order arithmetic gives bitwise the same values at the new positions",
+          "[sparse][cpu][relabel]") {
+  const spdnn::Csr images = random_images(50, 1024, 7);
+  SECTION("challenge network, N = 1024, 8 layers (both cycles, the last stage included), bias -0.3") {
+    std::vector<spdnn::Ell> layers;
+    for (int l = 1; l <= 8; ++l) {
+      layers.push_back(spdnn::generate_layer_ell(1024, l, 42));
+      REQUIRE(ell_to_w(layers.back()).idx == spdnn::generate_layer(1024, l, 42).idx);  // the W CpuInference takes
+    }
+    check_relabelled_network(layers, images, -0.3, {}, false);
+    check_relabelled_network(layers, images, -0.3,
+                             spdnn::reader_group_labels(spdnn::generate_layer_ell(1024, 9, 42), {}), false);
+  }
+  SECTION("random ELLs with padding and unread inputs, N = 1024, 4 layers") {
+    std::vector<spdnn::Ell> layers;
+    for (int l = 0; l < 4; ++l) layers.push_back(random_class_ell(1024, 1024, 200, 4, 1000 + uint64_t(l)));
+    std::vector<int> shuffled(1024);
+    for (int i = 0; i < 1024; ++i) shuffled[i] = (i * 389 + 17) % 1024;  // 389 odd: a permutation
+    check_relabelled_network(layers, images, -0.5, {}, true);  // values k / 16: exact sums
+    check_relabelled_network(layers, images, -0.5, shuffled, true);
+  }
 }

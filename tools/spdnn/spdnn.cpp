@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <sys/stat.h>
 
 namespace spdnn {
@@ -309,6 +310,151 @@ std::vector<int> chain_order(const Ell& e) {
     g = best;
   }
   return order;
+}
+
+namespace {
+
+// std::invalid_argument unless labels is empty (the identity) or a permutation of 0..n-1. O(n): cheap next to the
+// relabelling itself, and a wrong vector would otherwise write out of bounds or silently drop a neuron.
+void check_labels(const std::vector<int>& labels, int64_t n, const char* what) {
+  if (labels.empty()) return;
+  if (int64_t(labels.size()) != n)
+    throw std::invalid_argument(std::string(what) + ": " + std::to_string(labels.size()) + " labels for " +
+                                std::to_string(n) + " neurons");
+  std::vector<char> seen(size_t(n), 0);
+  for (int v : labels) {
+    if (v < 0 || v >= n || seen[v]) throw std::invalid_argument(std::string(what) + ": not a permutation");
+    seen[v] = 1;
+  }
+}
+
+}  // namespace
+
+std::vector<int> reader_group_labels(const Ell& e, const std::vector<int>& order) {
+  const int64_t rows = e.rows, cols = e.cols, w = e.width;
+  if (int64_t(e.idx.size()) != rows * w)
+    throw std::invalid_argument("reader_group_labels: idx does not hold rows x width entries");
+  for (int64_t k = 0; k < rows * w; ++k)
+    if (e.idx[k] >= cols)
+      throw std::invalid_argument("reader_group_labels: entry " + std::to_string(e.idx[k]) + " >= cols");
+  for (int r : order)
+    if (r < 0 || r >= rows) throw std::invalid_argument("reader_group_labels: order names row " + std::to_string(r));
+  // Partition refinement: the columns start as one class, and each row splits every class it reads part of into the
+  // part it reads and the rest. After all rows two columns share a class exactly when no row told them apart, i.e.
+  // when their reader sets are equal (exact: no hashing); the columns read by no row end up in a class of their own.
+  // Class c holds member[start[c] .. start[c] + size[c]); while a row is processed the moved[c] members it reads are
+  // swapped to the front of that range, so a split is two ranges side by side and costs only the part moved:
+  // O(nnz + cols) for all rows, plus the sorts below.
+  const size_t n = size_t(std::max<int64_t>(cols, 0));
+  std::vector<int> member(n), where(n), cls(n, 0);
+  for (size_t i = 0; i < n; ++i) member[i] = where[i] = int(i);
+  std::vector<int> start(n + 1, 0), size(n + 1, 0), moved(n + 1, 0), touched;
+  size[0] = int(cols);
+  int classes = 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < w; ++k) {
+      const int i = e.idx[r * w + k];
+      if (i < 0) continue;
+      const int c = cls[i], front = start[c] + moved[c];
+      if (where[i] < front) continue;  // already moved: a repeat of i in this row
+      const int other = member[front];
+      std::swap(member[where[i]], member[front]);
+      where[other] = where[i];
+      where[i] = front;
+      if (moved[c]++ == 0) touched.push_back(c);
+    }
+    for (int c : touched) {
+      if (moved[c] < size[c]) {  // split: the moved front becomes a new class
+        const int fresh = classes++;
+        start[fresh] = start[c];
+        size[fresh] = moved[c];
+        start[c] += moved[c];
+        size[c] -= moved[c];
+        for (int t = start[fresh]; t < start[fresh] + size[fresh]; ++t) cls[member[t]] = fresh;
+      }
+      moved[c] = 0;
+    }
+    touched.clear();
+  }
+  for (int c = 0; c < classes; ++c) std::sort(member.begin() + start[c], member.begin() + start[c] + size[c]);
+  // Place the classes at their first use: the rows in `order`, then every row ascending (which only finds the classes
+  // that order's rows do not read: all of them when order is empty). A class never met is the unread columns'.
+  std::vector<int> label(n, -1);
+  std::vector<char> placed(size_t(classes), 0);
+  int next = 0;
+  auto scan = [&](int64_t r) {
+    for (int64_t k = 0; k < w; ++k) {
+      const int i = e.idx[r * w + k];
+      if (i < 0 || placed[cls[i]]) continue;
+      const int c = cls[i];
+      placed[c] = 1;
+      for (int t = start[c]; t < start[c] + size[c]; ++t) label[member[t]] = next++;
+    }
+  };
+  for (int r : order) scan(r);
+  for (int64_t r = 0; r < rows; ++r) scan(r);
+  for (size_t i = 0; i < n; ++i)  // read by no row: last, ascending
+    if (label[i] < 0) label[i] = next++;
+  return label;
+}
+
+Ell relabel_ell(const Ell& e, const std::vector<int>& in_labels, const std::vector<int>& out_labels) {
+  check_labels(in_labels, e.cols, "relabel_ell in_labels");
+  check_labels(out_labels, e.rows, "relabel_ell out_labels");
+  const int64_t w = e.width;
+  if (int64_t(e.idx.size()) != e.rows * w || int64_t(e.val.size()) != e.rows * w)
+    throw std::invalid_argument("relabel_ell: idx / val do not hold rows x width entries");
+  Ell r;
+  r.rows = e.rows;
+  r.cols = e.cols;
+  r.width = w;
+  r.idx.resize(e.idx.size());
+  r.val.resize(e.val.size());
+  for (int64_t j = 0; j < e.rows; ++j) {
+    const int64_t to = out_labels.empty() ? j : out_labels[j];
+    for (int64_t k = 0; k < w; ++k) {  // same k: the entry order (the fma chain's order) is what keeps it exact
+      int i = e.idx[j * w + k];
+      if (i >= e.cols) throw std::invalid_argument("relabel_ell: entry " + std::to_string(i) + " >= cols");
+      if (i >= 0 && !in_labels.empty()) i = in_labels[i];
+      r.idx[to * w + k] = i;
+      r.val[to * w + k] = e.val[j * w + k];
+    }
+  }
+  return r;
+}
+
+Csr relabel_columns(const Csr& m, const std::vector<int>& labels) {
+  check_labels(labels, m.cols, "relabel_columns labels");
+  Csr out = m;
+  if (labels.empty()) return out;
+  std::vector<std::pair<int, float>> row;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    row.clear();
+    for (int64_t k = m.ptr[r]; k < m.ptr[r + 1]; ++k) {
+      if (m.idx[k] < 0 || m.idx[k] >= m.cols)
+        throw std::invalid_argument("relabel_columns: column " + std::to_string(m.idx[k]) + " outside [0, cols)");
+      row.emplace_back(labels[m.idx[k]], m.val[k]);
+    }
+    // Only the columns decide the order (a CSR's columns are distinct; stable keeps repeats as they were).
+    std::stable_sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t t = 0; t < row.size(); ++t) {
+      out.idx[m.ptr[r] + int64_t(t)] = row[t].first;
+      out.val[m.ptr[r] + int64_t(t)] = row[t].second;
+    }
+  }
+  return out;
+}
+
+std::vector<int> map_order(const std::vector<int>& order, const std::vector<int>& out_labels) {
+  if (out_labels.empty()) return order;
+  std::vector<int> mapped(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int r = order[k];
+    if (r < 0 || size_t(r) >= out_labels.size())
+      throw std::invalid_argument("map_order: row " + std::to_string(r) + " outside out_labels");
+    mapped[k] = out_labels[r];
+  }
+  return mapped;
 }
 
 Ell transpose_to_ell(const Csr& w) {

@@ -67,6 +67,36 @@ std::vector<int> reuse_order(const Ell& e);
 // O(rows x width x 64)).
 std::vector<int> chain_order(const Ell& e);
 
+// Neuron relabelling. Every output is an fma chain over its row's entries in stored order, so renaming the neurons
+// (a permutation per layer boundary, applied to one layer's rows and the next layer's entries alike) while keeping
+// each row's entry order gives bitwise the same values at permuted positions. A good renaming makes a row's inputs
+// runs of consecutive indices (memory locality): in the challenge's layers each row reads two residue classes of 16
+// inputs, and every member of a class is read by the same rows, so each class can have 16 consecutive labels.
+// Labels are new names: label[old] = new, a permutation of 0..size-1; an empty vector means the identity.
+//
+// label[j] for every input column j of e: columns read by exactly the same set of rows form a group, whose members
+// get consecutive labels in ascending j; groups are placed in the order of their first use when scanning the rows
+// in `order` (e.g. the chain_order the layer will run in), each row's entries in stored order, then the rows that
+// order leaves out, ascending (an empty order: rows 0..rows-1); columns read by no row come last, ascending. The
+// groups are exact (partition refinement, no hashing): O(rows x width + cols log cols) time, O(cols) memory, no
+// shared state (safe on worker threads; ~20 ms for a challenge layer of N = 65536). Negative entries are padding;
+// a row that reads a column twice counts once. std::invalid_argument when an entry of e is >= cols or one of order
+// is outside [0, rows).
+std::vector<int> reader_group_labels(const Ell& e, const std::vector<int>& order);
+// e with its neurons renamed: row out_labels[r] of the result is row r of e with each entry i >= 0 replaced by
+// in_labels[i]; entry order, values and padding kept (the exactness above needs the order). in_labels names e's
+// inputs (size e.cols), out_labels its outputs (size e.rows); empty = identity. std::invalid_argument when a
+// non-empty vector has the wrong size or is no permutation, or an entry is >= cols.
+Ell relabel_ell(const Ell& e, const std::vector<int>& in_labels, const std::vector<int>& out_labels);
+// m with column c renamed labels[c] (the images: rows = images, cols = neurons, renamed with the first layer's
+// in_labels); each row re-sorted so that its columns stay ascending, values moving with their columns. Empty labels
+// = a copy. std::invalid_argument when labels is not a permutation of 0..m.cols-1.
+Csr relabel_columns(const Csr& m, const std::vector<int>& labels);
+// A row order re-expressed in the new row names: result[k] = out_labels[order[k]] (empty out_labels = a copy), so
+// that a reuse_order / chain_order computed before relabel_ell still names the same rows after it.
+// std::invalid_argument when an entry of order is outside out_labels.
+std::vector<int> map_order(const std::vector<int>& order, const std::vector<int>& out_labels);
+
 // Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f).
 Csr scale_images(const Csr& img1024, int64_t n);
 // rows copies of the input rows in turn: row t is input row t % input.rows.
