@@ -293,17 +293,23 @@ std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for 
 // path kGraph: the fused layer+compaction kernels in one CUDA graph (the default); kSeparate: round 1's
 // layer + 4-launch compaction with survivor readbacks (kept for comparison); kPersistent: all layers
 // in one cooperative launch (jhdnnSparseDnnLayersForwardCompact); kResident: the late layers with
-// shared-memory-resident slices (jhdnnSparseDnnLayersForwardResident).
-void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path) {
+// shared-memory-resident slices (jhdnnSparseDnnLayersForwardResident). tiled (kGraph): the tiled feature layout
+// with the reader relabelling (session 26; spdnn_gpu.h Relabel, jhdnnSparseDnnLayerForwardCompactEx).
+void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path, bool tiled = false) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
   const spdnn::Csr imgs = images_for(n);
+  const jhdnnSparseDnnFeatureLayout_t layout =
+      tiled ? JHDNN_SPARSE_DNN_FEATURES_TILED128 : JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::DeviceNetwork net;
-  net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
-  (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias, -1, 0, nullptr, nullptr, path);  // warm-up
+  net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); }, spdnn::RowOrder::kChain,
+           tiled ? spdnn::Relabel::kReaders : spdnn::Relabel::kNone);
+  (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
+                             layout);  // warm-up
   spdnn::InferenceResult r;
   for (auto _ : st) {
-    r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, -1, 0, nullptr, nullptr, path);
+    r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
+                             layout);
     st.SetIterationTime(r.loop_ms * 1e-3);
   }
   auto it = g_fused_categories.find({n, layers});
@@ -318,8 +324,9 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   if (path == spdnn::Path::kGraph) st.counters["graph_build_ms"] = r.build_ms;
   if (path == spdnn::Path::kPersistent) st.counters["persistent_ran"] = double(r.path_used == spdnn::Path::kPersistent);
   if (path == spdnn::Path::kResident) st.counters["resident_first"] = double(r.tail_first);  // 0: not run
-  st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path, generated network, 1200 official images " +
-             "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
+  st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path" +
+              (tiled ? ", tiled features, relabelled neurons" : "") + ", generated network, 1200 official images " +
+              "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
 }
 
 // cuSPARSE pipeline: per layer cusparseSpMM (W^T CSR x active feature columns) into Y, a separate
@@ -565,7 +572,13 @@ int main(int argc, char** argv) {
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls)
         manual_time(benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, false),
+                    1);
+    // The graph path on the tiled feature layout with relabelled neurons (session 26); `valid` against the graph run.
+    for (auto& [n, ls] : spdnn_cfg)
+      for (int l : ls)
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/tiled/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, true),
                     1);
     // The multi-layer cooperative launch (whole network, no readback); `valid` against the graph run.
     // N <= 4096 only, to keep the default run's time (spdnn_infer --path persistent for the others).
@@ -573,7 +586,7 @@ int main(int argc, char** argv) {
       for (int l : ls) {
         if (n > 4096) continue;
         manual_time(benchmark::RegisterBenchmark(("SpDNN/persistent/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kPersistent),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kPersistent, false),
                     1);
       }
     // The shared-memory-resident late layers (fused launches until <= 8 x SMs images are alive, then
@@ -584,13 +597,13 @@ int main(int argc, char** argv) {
       for (int l : ls) {
         if (!spdnn::resident_auto_applies(n)) continue;
         manual_time(benchmark::RegisterBenchmark(("SpDNN/resident/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident, false),
                     1);
       }
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {
         manual_time(benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kSeparate),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kSeparate, false),
                     1);
         manual_time(benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_cusparse, n, l),

@@ -6,6 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
+//               [--layout neuron|tiled] [--relabel none|readers]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -46,6 +47,10 @@
 // lists adjacent) or chain (chain_order, the default since session 23: those lists chained so that consecutive
 // ones share inputs, for the features' L2 reuse; tools/spdnn/spdnn_gpu.h says what it measured). Results do not
 // depend on it.
+// --layout: the features' layout, neuron (neuron-major, the default) or tiled (JHDNN_SPARSE_DNN_FEATURES_TILED128:
+// blocks of 128 images; graph and fused paths only, the resident path then runs the graph path as above).
+// --relabel: none (the default) or readers (spdnn_gpu.h Relabel: the neurons renamed at load so that the inputs a
+// list block reads are consecutive; exact). Results do not depend on either.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -90,7 +95,8 @@ void usage() {
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
-      "                   [--resident-trace FILE] [--order sorted|chain]\n"
+      "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
+      "                   [--relabel none|readers]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -107,6 +113,8 @@ int main(int argc, char** argv) {
   std::vector<spdnn::Path> paths = {spdnn::Path::kResident};  // graph where it does not apply
   bool warmup = true;
   spdnn::RowOrder row_order = spdnn::RowOrder::kChain;
+  jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
+  spdnn::Relabel relabel = spdnn::Relabel::kNone;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -153,6 +161,24 @@ int main(int argc, char** argv) {
       const std::string o = next();
       if (o == "sorted") row_order = spdnn::RowOrder::kSorted;
       else if (o == "chain") row_order = spdnn::RowOrder::kChain;
+      else {
+        usage();
+        return 2;
+      }
+    }
+    else if (!std::strcmp(argv[i], "--layout")) {
+      const std::string o = next();
+      if (o == "neuron") layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
+      else if (o == "tiled") layout = JHDNN_SPARSE_DNN_FEATURES_TILED128;
+      else {
+        usage();
+        return 2;
+      }
+    }
+    else if (!std::strcmp(argv[i], "--relabel")) {
+      const std::string o = next();
+      if (o == "none") relabel = spdnn::Relabel::kNone;
+      else if (o == "readers") relabel = spdnn::Relabel::kReaders;
       else {
         usage();
         return 2;
@@ -235,9 +261,9 @@ int main(int argc, char** argv) {
             official_layers.push_back(std::move(w));
           }
           net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_layers[l - 1]); },
-                   row_order);
+                   row_order, relabel);
         } else {
-          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order);
+          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order, relabel);
         }
         // Validation truth (once for all paths).
         std::vector<int> truth;
@@ -258,10 +284,10 @@ int main(int argc, char** argv) {
           // Warm-up on the distinct images (first launches, caches), then the measured run.
           if (warmup)
             (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path,
-                                       persistent_below, resident_below, resident_slice);
+                                       persistent_below, resident_below, resident_slice, nullptr, layout);
           const spdnn::InferenceResult r =
               spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
-                                   persistent_below, resident_below, resident_slice);
+                                   persistent_below, resident_below, resident_slice, nullptr, layout);
           if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
           std::printf("# N %lld L %lld: path %s, path_used %s", n, layers, spdnn::path_name(path),
                       spdnn::path_name(r.path_used));
@@ -270,6 +296,8 @@ int main(int argc, char** argv) {
             std::printf(", resident from layer %d (0: none; threshold %d)", r.tail_first,
                         resident_below >= 0 ? resident_below : spdnn::resident_auto_threshold());
           std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
+          std::printf(", layout %s, relabel %s", layout == JHDNN_SPARSE_DNN_FEATURES_TILED128 ? "tiled" : "neuron",
+                      relabel == spdnn::Relabel::kReaders ? "readers" : "none");
           if (pi > 0) {
             const bool same = r.categories == first_cats && r.active == first_active;
             all_ok &= same;

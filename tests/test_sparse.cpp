@@ -1201,6 +1201,120 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
   }
 }
 
+// The tiled feature layout (jhdnnSparseDnnLayerForwardCompactEx, session 26) and the reader relabelling
+// (DeviceNetwork::load, Relabel::kReaders) change addresses and names only: every fma chain is the same, so the
+// survivors, the counts of every layer and the features after a kept layer (given at the original names) must be
+// bitwise those of the neuron-major, unrenamed run, on the fused path (keep_layer) and on the graph path. The image
+// counts are not multiples of 128 (a partial block of the tiled layout); the early layers' scattered survivors take
+// late4's 4-byte copies, the later ones its 16-byte path. The neuron-major run uses auto's tile (late4crowd at
+// N <= 4096), the tiled one late4all's kernel.
+TEST_CASE("inference: the tiled feature layout and the reader relabelling are exact", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_GPU();
+  spdnn::Csr images1024;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024, &err));
+  JhdnnHandle h;
+  struct Case { int64_t n; int layers; int64_t images; int keep; };
+  for (const Case cs : {Case{1024, 30, 3000, 4}, Case{4096, 16, 700, 9}, Case{16384, 10, 300, 3}}) {
+    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
+    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
+    const float bias = spdnn::challenge_bias(cs.n);
+    auto get = [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); };
+    spdnn::DeviceNetwork plain, renamed;
+    plain.load(cs.n, cs.layers, get);
+    renamed.load(cs.n, cs.layers, get, spdnn::RowOrder::kChain, spdnn::Relabel::kReaders);
+    REQUIRE(renamed.labels(0).size() == size_t(cs.n));
+    REQUIRE(renamed.labels(cs.layers).empty());  // the outputs keep their names
+    std::vector<float> want_out;
+    std::vector<int> want_ids;
+    const spdnn::InferenceResult want = spdnn::run_inference(h.get(), plain, imgs, cs.images, bias, -1, cs.keep,
+                                                             &want_out, &want_ids, spdnn::Path::kFused);
+    REQUIRE(want.active.size() == size_t(cs.layers));
+    REQUIRE(!want.categories.empty());
+    REQUIRE(want_ids.size() == size_t(want.active[size_t(cs.keep) - 1]));
+    for (const bool tiled : {false, true}) {
+      for (const bool rename : {false, true}) {
+        if (!tiled && !rename) continue;
+        INFO((tiled ? "tiled" : "neuron-major") << " layout, " << (rename ? "relabelled" : "original names"));
+        const jhdnnSparseDnnFeatureLayout_t layout =
+            tiled ? JHDNN_SPARSE_DNN_FEATURES_TILED128 : JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
+        const spdnn::DeviceNetwork& net = rename ? renamed : plain;
+        std::vector<float> out;
+        std::vector<int> ids;
+        const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, cs.keep, &out,
+                                                              &ids, spdnn::Path::kFused, -1, -1, 0, nullptr, layout);
+        CHECK(r.path_used == spdnn::Path::kFused);
+        CHECK(r.active == want.active);
+        CHECK(r.categories == want.categories);
+        CHECK(ids == want_ids);
+        REQUIRE(out.size() == want_out.size());
+        size_t differ = 0;
+        for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
+        CHECK(differ == 0);
+        const spdnn::InferenceResult g = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
+                                                              nullptr, spdnn::Path::kGraph, -1, -1, 0, nullptr, layout);
+        UNSCOPED_INFO("graph path: " << g.note);
+        CHECK(g.active == want.active);
+        CHECK(g.categories == want.categories);
+      }
+    }
+  }
+}
+
+// jhdnnSparseDnnLayerForwardCompactEx's own checks (the neuron-major call's are "sparse calls: bad inputs").
+TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  constexpr int64_t n = 64;
+  constexpr int kRows = 256;
+  DeviceBuffer ci(n * 32 * 4 + 16), va(n * 32 * 4 + 16), x(n * kRows * 4), y(n * kRows * 4), list(kRows * 4),
+      ids(kRows * 4), rows_out(kRows * 4), ids_out(kRows * 4), count(4), count_out(4);
+  size_t wsz = 0;
+  JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), kRows, &wsz));
+  DeviceBuffer ws(wsz);
+  // Nothing is alive (count 0), so the calls that pass run no work; the workspace starts zeroed, as the API asks.
+  CUDA_CHECK(cudaMemset(ws.get(), 0, wsz));
+  CUDA_CHECK(cudaMemset(count.get(), 0, 4));
+  CUDA_CHECK(cudaMemset(count_out.get(), 0, 4));
+  jhdnnSparseMatrixDescriptor_t d32, d7, dmis;
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&d32) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&d7) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&dmis) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnSetEllMatrixDescriptor(d32, n, n, 32, ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnSetEllMatrixDescriptor(d7, n, n, 7, ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnSetEllMatrixDescriptor(dmis, n, n, 32, ci.as<int>(), va.as<float>() + 1, JHDNN_DATA_FLOAT) ==
+          JHDNN_STATUS_SUCCESS);  // values 4 bytes off 16
+  auto call = [&](jhdnnSparseMatrixDescriptor_t d, int layout, int64_t ldx, int64_t ldy) {
+    return jhdnnSparseDnnLayerForwardCompactEx(h.get(), d, -0.3f, 32.f, kRows, count.as<int>(), list.as<int>(),
+                                               ids.as<int>(), jhdnnSparseDnnFeatureLayout_t(layout), x.get(), ldx,
+                                               y.get(), ldy, rows_out.as<int>(), ids_out.as<int>(),
+                                               count_out.as<int>(), ws.get(), wsz);
+  };
+  const int kTiled = JHDNN_SPARSE_DNN_FEATURES_TILED128;
+  CHECK(call(d32, 2, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);     // no such layout
+  CHECK(call(d32, -1, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call(d32, kTiled, 200, kRows) == JHDNN_STATUS_BAD_PARAM);  // ldx not a multiple of 128
+  CHECK(call(d32, kTiled, kRows, 250) == JHDNN_STATUS_BAD_PARAM);  // ldy < maxActive
+  CHECK(call(d7, kTiled, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);    // width 7
+  CHECK(call(dmis, kTiled, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);  // misaligned values
+  {
+    ScopedSpdnnTile t("cta2w");  // the tiled layout runs late4all's kernel only
+    CHECK(call(d32, kTiled, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);
+    CHECK(call(d32, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, kRows, kRows) == JHDNN_STATUS_SUCCESS);
+  }
+  {
+    ScopedSpdnnTile t("late4all");
+    CHECK(call(d32, kTiled, kRows, kRows) == JHDNN_STATUS_SUCCESS);
+  }
+  // x's column offsets must fit 32 bits: 2^26 + 128 columns x 64 neurons > 2^32 floats (checked before x's extent
+  // meets y's buffer in the overlap check; x is not read).
+  CHECK(call(d32, kTiled, (int64_t(1) << 26) + 128, kRows) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+  CHECK(jhdnnDestroySparseMatrixDescriptor(d32) == JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnDestroySparseMatrixDescriptor(d7) == JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnDestroySparseMatrixDescriptor(dmis) == JHDNN_STATUS_SUCCESS);
+}
+
 // jhdnnSparseDnnLayersForwardCompact directly: the argument checks; a network whose images all die
 // in the first layer (the kernel must leave, not wait at a barrier); the survivors and counts of
 // every layer equal to the single-layer fused calls; the workspace reusable afterwards (the flags,

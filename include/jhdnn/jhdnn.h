@@ -527,6 +527,31 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdn
                                                 int64_t ldx, void *y, int64_t ldy, int *rowsOut, int *idsOut,
                                                 int *countOut, void *workSpace, size_t workSpaceSizeInBytes);
 
+/* How a fused layer call stores its features (x and y alike). */
+typedef enum {
+    /* x(i, c) at x[i * ldx + c]: the layer calls' layout (jhdnnSparseDnnLayerForwardCompact) */
+    JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR = 0,
+    /* columns in blocks of 128, each block neuron-major with leading dimension 128:
+     * x(i, c) at x[(c / 128) * n * 128 + i * 128 + c % 128], n = wtDesc cols for x and wtDesc rows for y.
+     * ldx, ldy give the buffers' column capacities (multiples of 128): x spans ldx * n floats. A tile of
+     * 128 images of consecutive neurons is then one contiguous piece, so neurons that are read together
+     * (renumber them so, which is exact: see docs/sparse.md) are read in wide pieces. */
+    JHDNN_SPARSE_DNN_FEATURES_TILED128 = 1,
+} jhdnnSparseDnnFeatureLayout_t;
+
+/* jhdnnSparseDnnLayerForwardCompact with a feature layout. NEURON_MAJOR is that call. TILED128 runs
+ * JHDNN_SPDNN_TILE's late4all kernel in every layer and needs: width 32, 16-byte aligned colInd and
+ * values, JHDNN_SPDNN_TILE unset, auto or late4all (else NOT_SUPPORTED, as for any other need not met),
+ * ldx and ldy multiples of 128, ldx * (wtDesc cols) <= 2^32 floats (the kernel's 32-bit column offsets:
+ * NOT_SUPPORTED_SHAPE beyond). The list, counts, workspace and results are as the neuron-major call's,
+ * bitwise (every fma chain is the same; only the addresses differ). */
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactEx(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
+                                                  float bias, float clampMax, int maxActive, const int *activeCount,
+                                                  const int *activeRows, const int *idsIn,
+                                                  jhdnnSparseDnnFeatureLayout_t layout, const void *x, int64_t ldx,
+                                                  void *y, int64_t ldy, int *rowsOut, int *idsOut, int *countOut,
+                                                  void *workSpace, size_t workSpaceSizeInBytes);
+
 /* Several challenge layers in ONE cooperative launch (the late layers of a Sparse DNN, where a few
  * hundred images are alive and a launch per layer costs more than its work). Layer k (0-based, wtDescs[k]:
  * host array of layerCount set ELL descriptors, all n x n with the same n) runs exactly as

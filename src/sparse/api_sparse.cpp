@@ -6,6 +6,7 @@
 
 #include "api/api_common.h"
 #include "core/cuda_check.h"
+#include "core/config.h"
 #include "core/descriptors.h"
 #include "core/extent.h"
 #include "sparse/sparse.h"
@@ -373,15 +374,40 @@ jhdnnStatus_t jhdnnGetSpMMWorkspaceSize(jhdnnHandle_t handle, jhdnnSpMMAlg_t alg
 }
 
 namespace {
-// The checks shared by the two layer calls (everything but the flags / compaction outputs).
+// What the tiled feature layout needs beyond the neuron-major call's checks (jhdnn.h): late4's items in every
+// layer, so their weights' form, the tile switch and 32-bit column offsets of x.
+Status check_tiled_layout(const jhdnnSparseMatrixDescriptor_t wtDesc, int64_t ldx, int64_t ldy) {
+  if (wtDesc->width != 32)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED, "the tiled feature layout takes width-32 layers (wtDesc width %lld)",
+                (long long)wtDesc->width);
+  if (((reinterpret_cast<uintptr_t>(wtDesc->col_ind) | reinterpret_cast<uintptr_t>(wtDesc->values)) & 15u) != 0)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED, "the tiled feature layout needs 16-byte aligned colInd and values");
+  const core::config::SpdnnTile t = core::config::spdnn_tile();
+  if (t != core::config::SpdnnTile::kAuto && t != core::config::SpdnnTile::kLate4All &&
+      t != core::config::SpdnnTile::kInvalid)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED,
+                "the tiled feature layout runs late4all's kernel: JHDNN_SPDNN_TILE must be unset, auto or late4all");
+  if (ldx % 128 != 0 || ldy % 128 != 0)
+    return fail(JHDNN_STATUS_BAD_PARAM, "the tiled feature layout needs ldx (%lld) and ldy (%lld) multiples of 128",
+                (long long)ldx, (long long)ldy);
+  if (ldx > (int64_t(1) << 32) / wtDesc->cols)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                "the tiled feature layout addresses x with 32-bit offsets: ldx (%lld) x %lld neurons > 2^32 floats",
+                (long long)ldx, (long long)wtDesc->cols);
+  return Status::success();
+}
+
+// The checks shared by the two layer calls (everything but the flags / compaction outputs). tiled: the
+// JHDNN_SPARSE_DNN_FEATURES_TILED128 layout (y then spans whole blocks of 128 columns).
 Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax,
                    int maxActive, const int* activeCount, const int* activeRows, const void* x, int64_t ldx,
-                   const void* y, int64_t ldy) {
+                   const void* y, int64_t ldy, bool tiled = false) {
   JHDNN_CHECK_NULL(handle);
   JHDNN_CHECK_NULL(wtDesc);
   CHECK_SP_SET(wtDesc);
   if (wtDesc->format != JHDNN_SPARSE_FORMAT_ELL)
     return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "the layer takes W transposed in ELL form (wtDesc is CSR)");
+  if (tiled) JHDNN_TRY(check_tiled_layout(wtDesc, ldx, ldy));
   if (!(bias <= 0.f))
     return fail(JHDNN_STATUS_BAD_PARAM, "bias (%g) must be <= 0 (a zero row must stay zero for pruning)",
                 double(bias));
@@ -390,7 +416,8 @@ Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtD
   if (ldx < 1)
     return fail(JHDNN_STATUS_BAD_PARAM, "ldx (%lld) must be >= 1", (long long)ldx);
   if (ldy < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ldy (%lld) < maxActive (%d)", (long long)ldy, maxActive);
-  const LayerExtents ext = layer_extents(wtDesc->cols, ldx, wtDesc->rows, ldy, maxActive);
+  LayerExtents ext = layer_extents(wtDesc->cols, ldx, wtDesc->rows, ldy, maxActive);
+  if (tiled && ext.y >= 0) ext.y = core::extent((int64_t(maxActive) + 127) / 128 * 128, wtDesc->rows, 128, 0, 1);
   if (ext.x < 0 || ext.y < 0 || ext.x > INT64_MAX / 4 || ext.y > INT64_MAX / 4)
     return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "x (ldx %lld) or y (ldy %lld) overflows 64-bit byte offsets",
                 (long long)ldx, (long long)ldy);
@@ -433,29 +460,56 @@ jhdnnStatus_t jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(jhdnnHandle_t ha
   });
 }
 
+namespace {
+Status layer_compact_checked(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias,
+                             float clampMax, int maxActive, const int* activeCount, const int* activeRows,
+                             const int* idsIn, jhdnnSparseDnnFeatureLayout_t layout, const void* x, int64_t ldx,
+                             void* y, int64_t ldy, int* rowsOut, int* idsOut, int* countOut, void* workSpace,
+                             size_t workSpaceSizeInBytes) {
+  if (layout != JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR && layout != JHDNN_SPARSE_DNN_FEATURES_TILED128)
+    return fail(JHDNN_STATUS_BAD_PARAM, "unknown feature layout %d", int(layout));
+  const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
+  JHDNN_TRY(check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy, tiled));
+  JHDNN_TRY(check_ptr(countOut, sizeof(int), "countOut", handle->device));
+  if (countOut == activeCount) return fail(JHDNN_STATUS_BAD_PARAM, "countOut must not alias activeCount");
+  if (maxActive == 0) return Status::success();
+  JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
+  JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
+  JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
+  if (rowsOut == activeRows) return fail(JHDNN_STATUS_BAD_PARAM, "rowsOut must not alias activeRows");
+  if (idsOut == idsIn) return fail(JHDNN_STATUS_BAD_PARAM, "idsOut must not alias idsIn");
+  const size_t need = sparse::fused_workspace(maxActive);
+  if (workSpaceSizeInBytes < need)
+    return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
+                workSpaceSizeInBytes, need);
+  JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+  return sparse::dnn_layer_compact(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive,
+                                   activeCount, activeRows, idsIn, layout, static_cast<const float*>(x), ldx,
+                                   static_cast<float*>(y), ldy, rowsOut, idsOut, countOut, workSpace);
+}
+}  // namespace
+
 jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
                                                 float bias, float clampMax, int maxActive, const int* activeCount,
                                                 const int* activeRows, const int* idsIn, const void* x, int64_t ldx,
                                                 void* y, int64_t ldy, int* rowsOut, int* idsOut, int* countOut,
                                                 void* workSpace, size_t workSpaceSizeInBytes) {
   return api::guarded([&]() -> Status {
-    JHDNN_TRY(check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy));
-    JHDNN_TRY(check_ptr(countOut, sizeof(int), "countOut", handle->device));
-    if (countOut == activeCount) return fail(JHDNN_STATUS_BAD_PARAM, "countOut must not alias activeCount");
-    if (maxActive == 0) return Status::success();
-    JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
-    JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
-    JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
-    if (rowsOut == activeRows) return fail(JHDNN_STATUS_BAD_PARAM, "rowsOut must not alias activeRows");
-    if (idsOut == idsIn) return fail(JHDNN_STATUS_BAD_PARAM, "idsOut must not alias idsIn");
-    const size_t need = sparse::fused_workspace(maxActive);
-    if (workSpaceSizeInBytes < need)
-      return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
-                  workSpaceSizeInBytes, need);
-    JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
-    return sparse::dnn_layer_compact(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive,
-                                     activeCount, activeRows, idsIn, static_cast<const float*>(x), ldx,
-                                     static_cast<float*>(y), ldy, rowsOut, idsOut, countOut, workSpace);
+    return layer_compact_checked(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, idsIn,
+                                 JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x, ldx, y, ldy, rowsOut, idsOut, countOut,
+                                 workSpace, workSpaceSizeInBytes);
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactEx(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
+                                                  float bias, float clampMax, int maxActive, const int* activeCount,
+                                                  const int* activeRows, const int* idsIn,
+                                                  jhdnnSparseDnnFeatureLayout_t layout, const void* x, int64_t ldx,
+                                                  void* y, int64_t ldy, int* rowsOut, int* idsOut, int* countOut,
+                                                  void* workSpace, size_t workSpaceSizeInBytes) {
+  return api::guarded([&]() -> Status {
+    return layer_compact_checked(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, idsIn, layout, x,
+                                 ldx, y, ldy, rowsOut, idsOut, countOut, workSpace, workSpaceSizeInBytes);
   });
 }
 

@@ -555,7 +555,8 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
                                             int* __restrict__ ids_out, int* __restrict__ count_out,
                                             int* __restrict__ flags, int* __restrict__ done,
                                             const int* __restrict__ order, int sm_count, int max_active,
-                                            int tile_mode, float* list_buf) {
+                                            int tile_mode, float* list_buf, int64_t x_block = 128,
+                                            int64_t y_block = 128) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
@@ -584,8 +585,10 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
       if (late4 && aligned && strides)  // late4's items (block-uniform): 128 images, 16 rows x 4 images a lane
-        late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx, y, ldy,
-                   flags, order,
+        // (late4crowd's kernel takes the neuron-major layout only: its blocks of 128 columns are 128 floats apart at
+        // compile time, as they were before the tiled layout; with runtime strides ptxas spilled there)
+        late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
+                   kLateImages == 4 ? x_block : 128, y, ldy, kLateImages == 4 ? y_block : 128, flags, order,
                    *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
       else if (kLateImages != 3 && sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
@@ -671,7 +674,9 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                          int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
-                         int sm_count, int max_active, int tile_mode) {
+                         int sm_count, int max_active, int tile_mode, int64_t /*x_block*/, int64_t /*y_block*/) {
+  // (x_block / y_block: the neuron-major layout only comes here, 128; the tiled one runs dnn_layer_cta_kernel<3, 4>.
+  // The parameters keep one launch signature for every kernel of dnn_layer_compact.)
   __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   // List mode only (tile_mode 2, launched with tile::kListSmemBytes): each warp's two list stages.
@@ -698,7 +703,7 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
                      const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
                      int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                      int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order, int sm_count,
-                     int max_active, int tile_mode) {
+                     int max_active, int tile_mode, int64_t x_block, int64_t y_block) {
   __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
@@ -706,7 +711,7 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
   fused_layer<true, false, false, kStages, kLateImages>(s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
                                            active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
                                            done, order, sm_count, max_active, tile_mode,
-                                           reinterpret_cast<float*>(s_cta));
+                                           reinterpret_cast<float*>(s_cta), x_block, y_block);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -920,11 +925,21 @@ size_t fused_workspace(int max_active) {
 
 Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias,
                          float clamp_max, int max_active, const int* active_count, const int* active_rows,
-                         const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                         int* ids_out, int* count_out, void* ws) {
+                         const int* ids_in, jhdnnSparseDnnFeatureLayout_t layout, const float* x, int64_t ldx,
+                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws) {
   if (max_active == 0) return Status::success();
   int tile_mode = 0;
   JHDNN_TRY(spdnn_tile_mode(&tile_mode));
+  // The tiled layout (session 26) is read and written by late4's items only: late4all's kernel, in every layer.
+  // The API checked its requirements (width 32, 16-byte aligned weights, a tile that is auto or late4all).
+  const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
+  int64_t x_block = 128, y_block = 128;
+  if (tiled) {
+    tile_mode = kLate4AllMode;
+    x_block = wt.cols * 128;
+    y_block = wt.rows * 128;
+    ldx = ldy = 128;  // the row stride inside a block
+  }
   int* flags = static_cast<int*>(ws);
   int* done = reinterpret_cast<int*>(static_cast<char*>(ws) + align256(size_t(max_active) * sizeof(int)));
   const int width = int(wt.width);
@@ -952,7 +967,7 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
     kernel<<<grid, kWarps * 32, dyn, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
                                           active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
-                                          done, wt.row_order, sm_count, max_active, mode);
+                                          done, wt.row_order, sm_count, max_active, mode, x_block, y_block);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   };

@@ -59,7 +59,7 @@ __device__ __forceinline__ void late4_store4_if(char* p, float a, float b, float
 }
 
 // The features of input row i (i >= 0) for the lane's 4 images (Late4Ctx::xb): kVec, one 16-byte load at xb's
-// row; else 4 loads at the byte offsets cb from it. ldx_bytes = ldx * 4 fits 32 bits (the caller checks).
+// row; else 4 loads at the float offsets cb from it. ldx_bytes = ldx * 4 fits 32 bits (the caller checks).
 template <bool kVec>
 __device__ __forceinline__ float4 late4_features(int i, unsigned ldx_bytes, const char* xb, const uint4& cb) {
   const char* const row = late4_row(xb, i, ldx_bytes);
@@ -67,10 +67,10 @@ __device__ __forceinline__ float4 late4_features(int i, unsigned ldx_bytes, cons
     return late4_ld4(row);
   } else {
     float4 f;
-    f.x = __ldg(reinterpret_cast<const float*>(row + cb.x));
-    f.y = __ldg(reinterpret_cast<const float*>(row + cb.y));
-    f.z = __ldg(reinterpret_cast<const float*>(row + cb.z));
-    f.w = __ldg(reinterpret_cast<const float*>(row + cb.w));
+    f.x = __ldg(reinterpret_cast<const float*>(late4_row(row, int(cb.x), 4u)));
+    f.y = __ldg(reinterpret_cast<const float*>(late4_row(row, int(cb.y), 4u)));
+    f.z = __ldg(reinterpret_cast<const float*>(late4_row(row, int(cb.z), 4u)));
+    f.w = __ldg(reinterpret_cast<const float*>(late4_row(row, int(cb.w), 4u)));
     return f;
   }
 }
@@ -81,13 +81,13 @@ struct Late4Ctx {
   const float* wv;
   const int* order;  // null: natural order
   // lane16: the lane's 4 columns are consecutive from a multiple of 4 and x's rows 16-byte aligned; then xb is x +
-  // the first column and the lane's 16 bytes of an input row are at xb's row, else xb is x and its 4 features at
-  // the byte offsets Late4Staged::cols[lane] from x's row (in shared memory: 4 pointers held through the 64
-  // chains made ptxas spill).
+  // the first column's offset and the lane's 16 bytes of an input row are at xb's row, else xb is x and its 4
+  // features at the float offsets Late4Staged::cols[lane] from x's row (in shared memory: 4 pointers held through
+  // the 64 chains made ptxas spill). Offsets are late4_col_offset's (the feature layout).
   const char* xb;
   unsigned ldx_bytes;
   bool lane16;
-  char* y_lane;       // y + tile0 + 4 lane (y when the lane has no image)
+  char* y_lane;       // y at column tile0 + 4 lane's offset (y when the lane has no image)
   unsigned ldy_bytes;
   bool valid[4];
   float bias, clamp_max;
@@ -159,7 +159,7 @@ struct __align__(16) Late4Staged {
   float wt[tile::kLate4WtFloats];
   int i0[32];
   int j[2][tile::kListOutputs];
-  uint4 cols[32];  // lane l's 4 feature offsets in bytes from its xb (Late4Ctx): {0, 4, 8, 12} for a lane16 lane
+  uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
 };
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
 
@@ -216,10 +216,10 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
         late4_cp16_cg(dst, row);
       } else {
         const uint4 cb = sm.cols[lane];
-        cp_async4(dst, row + cb.x);
-        cp_async4(dst + 4u, row + cb.y);
-        cp_async4(dst + 8u, row + cb.z);
-        cp_async4(dst + 12u, row + cb.w);
+        cp_async4(dst, late4_row(row, int(cb.x), 4u));
+        cp_async4(dst + 4u, late4_row(row, int(cb.y), 4u));
+        cp_async4(dst + 8u, late4_row(row, int(cb.z), 4u));
+        cp_async4(dst + 12u, late4_row(row, int(cb.w), 4u));
       }
     }
     cp_async_commit();
@@ -330,14 +330,25 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   }
 }
 
+// Where column c of a feature buffer starts, in floats from the buffer (its row 0): the columns come in blocks of
+// 128, `block` floats apart. The neuron-major layout (x[i * ld + c]) is block = 128, where this is c; the tiled
+// layout (JHDNN_SPARSE_DNN_FEATURES_TILED128: x[(c / 128) * n * 128 + i * 128 + c % 128]) is block = n * 128 with a
+// row stride of 128 (session 26: a tile's 128 images of consecutive rows are then one contiguous piece).
+__device__ __forceinline__ int64_t late4_col_offset(unsigned c, int64_t block) {
+  return int64_t(c >> 7) * block + int64_t(c & 127u);
+}
+
 // One warp's share of a late4 item: the tile of 128 images from tile0 (count images exist in all) x the warp's
 // list blocks of the slice [j_begin, j_end) (j_begin a multiple of 16). Needs 16-byte aligned weight arrays and
-// ldx, ldy <= INT_MAX / 4 (fused_layer checks both).
+// ldx, ldy <= INT_MAX / 4 (fused_layer checks both); ldx / ldy are the row strides and x_block / y_block the
+// column blocks' (late4_col_offset), and every column offset of x fits 32 bits (the host checks it for the tiled
+// layout; the neuron-major one has offsets < ldx).
 __device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                            float clamp_max, const int* __restrict__ active_rows,
-                                           const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
-                                           int64_t ldy, int* __restrict__ row_nonzero, const int* __restrict__ order,
+                                           const float* __restrict__ x, int64_t ldx, int64_t x_block,
+                                           float* __restrict__ y, int64_t ldy, int64_t y_block,
+                                           int* __restrict__ row_nonzero, const int* __restrict__ order,
                                            Late4Staged& sm) {
   const int begin = tile::late4_warp_begin(warp, j_begin), end = int(j_end);
   if (begin >= end) return;  // warp-uniform
@@ -361,19 +372,20 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   }
   // 16-byte feature copies for a lane whose 4 columns are consecutive from a multiple of 4, x's rows 16-byte
   // aligned (vec: every lane's); 16-byte stores when every lane has 4 images or none, y's rows 16-byte aligned.
-  const bool x16 = (reinterpret_cast<uintptr_t>(x) & 15u) == 0 && (ldx & 3) == 0;
+  const bool x16 = (reinterpret_cast<uintptr_t>(x) & 15u) == 0 && (ldx & 3) == 0 && (x_block & 3) == 0;
   c.lane16 = x16 && (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u && col[3] == col[0] + 3u;
   const bool vec = __all_sync(0xffffffffu, c.lane16);
-  const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0;
+  const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0 && (y_block & 3) == 0;
   const bool st4 = __all_sync(0xffffffffu, c.valid[3] || !c.valid[0]) && y16;
   // 4-byte copies (not lane16): an image past the count reads column 0 (in bounds; col[0] + m might not be).
-  c.xb = reinterpret_cast<const char*>(x + (c.lane16 ? col[0] : 0u));
+  // (a lane16 lane's 4 columns are in one block of 128: consecutive from a multiple of 4)
+  c.xb = reinterpret_cast<const char*>(x + (c.lane16 ? late4_col_offset(col[0], x_block) : 0));
   if (!vec) {  // (read by this lane only)
-    sm.cols[lane] = c.lane16 ? make_uint4(0u, 4u, 8u, 12u)
-                             : make_uint4(c.valid[0] ? 4u * col[0] : 0u, c.valid[1] ? 4u * col[1] : 0u,
-                                          c.valid[2] ? 4u * col[2] : 0u, c.valid[3] ? 4u * col[3] : 0u);
+    auto off = [&](int m) { return c.valid[m] ? unsigned(late4_col_offset(col[m], x_block)) : 0u; };
+    sm.cols[lane] = c.lane16 ? make_uint4(0u, 1u, 2u, 3u) : make_uint4(off(0), off(1), off(2), off(3));
   }
-  c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? r0 : 0));
+  // (r0 = tile0 + 4 lane, tile0 a multiple of 128: the lane's 4 outputs are consecutive in one block)
+  c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
   if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
   else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);

@@ -77,10 +77,11 @@ Status compact(cudaStream_t s, int max_active, const int* flags, const int* ids_
 
 // The fused layer + compaction (one launch, shape independent of the host; see dnn_layer.cu).
 size_t fused_workspace(int max_active);
+// layout: JHDNN_SPARSE_DNN_FEATURES_TILED128 runs late4all's items in every layer (the API checks what they need).
 Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias,
                          float clamp_max, int max_active, const int* active_count, const int* active_rows,
-                         const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                         int* ids_out, int* count_out, void* ws);
+                         const int* ids_in, jhdnnSparseDnnFeatureLayout_t layout, const float* x, int64_t ldx,
+                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws);
 
 // Several fused layers in ONE cooperative launch, grid barrier between layers (see dnn_layer.cu).
 // wts: layer_count host pointers to set ELL descriptors, all n x n (n = rows of the first).

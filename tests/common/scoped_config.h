@@ -110,6 +110,7 @@ struct ScopedSpdnnTile {
                                  : prev == SpdnnTile::kCta2w  ? "cta2w"
                                  : prev == SpdnnTile::kLate4  ? "late4"
                                  : prev == SpdnnTile::kLate4All ? "late4all"
+                                 : prev == SpdnnTile::kLate4Crowd ? "late4crowd"
                                                               : nullptr);
   }
   const core::config::SpdnnTile prev;

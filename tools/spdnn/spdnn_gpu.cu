@@ -18,12 +18,16 @@
 namespace spdnn {
 namespace {
 
-// Block r writes image r (source row r % src_rows) into column r of the feature-major x.
+// Block r writes image r (source row r % src_rows) into column r of the feature-major x; tiled (n neurons): into
+// column r of the tiled layout (upload_features).
 __global__ void scatter_images(const int64_t* __restrict__ ptr, const int* __restrict__ idx,
-                               const float* __restrict__ val, int64_t src_rows, float* __restrict__ x, int64_t ld) {
+                               const float* __restrict__ val, int64_t src_rows, float* __restrict__ x, int64_t ld,
+                               bool tiled, int64_t n) {
   const int64_t r = blockIdx.x;
   const int64_t s = r % src_rows;
-  for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x) x[int64_t(idx[k]) * ld + r] = val[k];
+  float* const col = tiled ? x + (r / 128) * n * 128 + r % 128 : x + r;
+  const int64_t stride = tiled ? 128 : ld;
+  for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x) col[int64_t(idx[k]) * stride] = val[k];
 }
 
 __global__ void brc_kernel(float* __restrict__ y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp,
@@ -88,17 +92,20 @@ namespace {
 struct LayerHost {  // a layer on the host, made by a worker thread of DeviceNetwork::load
   Ell e;
   std::vector<int> order;
+  std::vector<int> in_labels;  // Relabel::kReaders: the new names of the layer's inputs (reader_group_labels)
   std::exception_ptr error;
 };
 // A worker of DeviceNetwork::load: layers l0 + k for the k it takes from next, until none is left.
-void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order, std::vector<LayerHost>& made,
-                 std::atomic<int>& next) {
+void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order, Relabel relabel,
+                 std::vector<LayerHost>& made, std::atomic<int>& next) {
   const int count = int(made.size());
   for (int k = next++; k < count; k = next++) {
     LayerHost& h = made[size_t(k)];
     try {
       h.e = get(l0 + k);
       if (row_order != RowOrder::kNone) h.order = row_order == RowOrder::kChain ? chain_order(h.e) : reuse_order(h.e);
+      // groups placed in the order the rows are processed, so consecutive list blocks read neighbouring inputs
+      if (relabel == Relabel::kReaders) h.in_labels = reader_group_labels(h.e, h.order);
     } catch (...) {
       h.error = std::current_exception();
     }
@@ -110,25 +117,45 @@ void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order,
 // order takes tens of milliseconds, so L = 1920 spent minutes of a device call here on one thread (session 24; the
 // bench_sparse N = 65536 L = 1920 step, which loads two networks, took 310 s for ~7 s of GPU time). Each layer is
 // computed by one thread exactly as before (the same functions), so the network does not depend on the thread count.
-void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder row_order) {
+// Relabel::kReaders: layer l is uploaded as relabel_ell(e_l, P_{l-1}, P_l), P_{l-1} its own inputs' labels and P_l
+// those of layer l + 1, so each chunk's last layer waits (`pending`) for the next chunk's first.
+void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder row_order,
+                         Relabel relabel) {
   n_ = n;
+  const bool rl = relabel == Relabel::kReaders;
+  labels_.clear();
+  if (rl) labels_.resize(size_t(layers) + 1);
   const int threads = int(std::max(1u, std::min(std::thread::hardware_concurrency(), 32u)));
   const int chunk = 2 * threads;  // host memory: ~16 MB per layer at n = 65536
+  auto upload = [&](int l, LayerHost& h, const std::vector<int>& out_labels) {
+    if (rl) {
+      labels_[size_t(l) - 1] = std::move(h.in_labels);
+      h.e = relabel_ell(h.e, labels_[size_t(l) - 1], out_labels);
+      h.order = map_order(h.order, out_labels);
+    }
+    upload_layer(l, h.e, h.order, row_order != RowOrder::kNone);
+    h = LayerHost{};  // the chunk's host memory goes as it is uploaded
+  };
+  LayerHost pending;  // rl: the previous chunk's last layer, uploaded once this chunk's first has its labels
   for (int l0 = 1; l0 <= layers; l0 += chunk) {
     const int count = std::min(chunk, layers - l0 + 1);
     std::vector<LayerHost> made(static_cast<size_t>(count));
     std::atomic<int> next{0};
     std::vector<std::thread> pool;
     for (int t = 1; t < std::min(threads, count); ++t)
-      pool.emplace_back(make_layers, l0, std::cref(get), row_order, std::ref(made), std::ref(next));
-    make_layers(l0, get, row_order, made, next);
+      pool.emplace_back(make_layers, l0, std::cref(get), row_order, relabel, std::ref(made), std::ref(next));
+    make_layers(l0, get, row_order, relabel, made, next);
     for (auto& t : pool) t.join();
-    for (int k = 0; k < count; ++k) {
+    for (int k = 0; k < count; ++k)
       if (made[k].error) std::rethrow_exception(made[k].error);
-      upload_layer(l0 + k, made[k].e, made[k].order, row_order != RowOrder::kNone);
-      made[k] = LayerHost{};  // the chunk's host memory goes as it is uploaded
+    if (rl && l0 > 1) upload(l0 - 1, pending, made[0].in_labels);
+    for (int k = 0; k < count; ++k) {
+      if (!rl) upload(l0 + k, made[k], no_labels_);
+      else if (k + 1 < count) upload(l0 + k, made[k], made[k + 1].in_labels);
+      else pending = std::move(made[k]);
     }
   }
+  if (rl && layers > 0) upload(layers, pending, no_labels_);  // the outputs keep their names
 }
 
 void DeviceNetwork::upload_layer(int l, const Ell& e, const std::vector<int>& order, bool set_order) {
@@ -149,7 +176,8 @@ void DeviceNetwork::upload_layer(int l, const Ell& e, const std::vector<int>& or
   }
 }
 
-void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s) {
+void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled) {
+  if (tiled && ld % 128 != 0) throw std::runtime_error("upload_features: a tiled ld must be a multiple of 128");
   size_t unused = 0;
   Owned owned;
   int64_t* ptr = dalloc<int64_t>(images.ptr.size(), &unused, &owned);
@@ -159,7 +187,7 @@ void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s) {
   CUDA_CHECK(cudaMemcpy(idx, images.idx.data(), images.idx.size() * sizeof(int), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(val, images.val.data(), images.val.size() * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemsetAsync(x, 0, size_t(images.cols) * size_t(ld) * sizeof(float), s));
-  scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, ld);
+  scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, ld, tiled, images.cols);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaStreamSynchronize(s));
 }
@@ -232,9 +260,10 @@ bool resident_auto_applies(int64_t n) {
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
                               Path path, int persistent_below, int resident_below, int resident_slice,
-                              std::vector<ResidentTraceCall>* resident_trace) {
+                              std::vector<ResidentTraceCall>* resident_trace, jhdnnSparseDnnFeatureLayout_t layout) {
   InferenceResult res;
   const int64_t n = net.width();
+  const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
@@ -246,11 +275,18 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     path = Path::kGraph;
   }
   if (keep && path == Path::kGraph) path = Path::kFused;
+  if (tiled && path != Path::kFused && path != Path::kGraph)
+    throw std::runtime_error(std::string("the tiled feature layout runs on the fused and graph paths only, not ") +
+                             path_name(path));
   cudaStream_t s = nullptr;
   JHDNN_CHECK(jhdnnGetStream(h, &s));
   size_t bytes = 0;
   Owned o;
-  float* x[2] = {dalloc<float>(size_t(n) * rows, &bytes, &o), dalloc<float>(size_t(n) * rows, &bytes, &o)};
+  // The features' column capacity: the images, rounded up to whole blocks of 128 in the tiled layout.
+  const int64_t ld = tiled ? (rows + 127) / 128 * 128 : rows;
+  float* x[2] = {dalloc<float>(size_t(n) * ld, &bytes, &o), dalloc<float>(size_t(n) * ld, &bytes, &o)};
+  // Where feature (neuron i, column c) of a buffer is (jhdnn.h, jhdnnSparseDnnFeatureLayout_t).
+  auto feature_at = [&](int64_t i, int64_t c) { return tiled ? (c / 128) * n * 128 + i * 128 + c % 128 : i * ld + c; };
   int* act_rows[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
   int* ids[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
   const int layers = net.layers();
@@ -279,7 +315,11 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   ws = dalloc<char>(ws_size, &bytes, &o);
   res.device_bytes = bytes;
 
-  upload_features(images, x[0], rows, s);
+  if (net.labels(0).empty()) {
+    upload_features(images, x[0], ld, s, tiled);
+  } else {
+    upload_features(relabel_columns(images, net.labels(0)), x[0], ld, s, tiled);  // the pixels' new names
+  }
   std::vector<int> iota(rows);
   std::iota(iota.begin(), iota.end(), 0);
   CUDA_CHECK(cudaMemcpy(act_rows[0], iota.data(), rows * sizeof(int), cudaMemcpyHostToDevice));
@@ -300,7 +340,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     int c = 0;
     CUDA_CHECK(cudaMemcpyAsync(&c, dcount, sizeof(int), cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
-    std::vector<float> all(size_t(n) * rows);
+    std::vector<float> all(size_t(n) * ld);
     std::vector<int> pos(c), id(c), perm(c);
     CUDA_CHECK(cudaMemcpy(all.data(), x[list], all.size() * sizeof(float), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(pos.data(), act_rows[list], c * sizeof(int), cudaMemcpyDeviceToHost));
@@ -309,17 +349,19 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     std::sort(perm.begin(), perm.end(), [&](int a, int b) { return id[a] < id[b]; });
     keep_ids->resize(c);
     keep_out->assign(size_t(n) * c, 0.f);
+    const std::vector<int>& names = net.labels(keep_layer);  // neuron i of the original network is names[i]
     for (int t = 0; t < c; ++t) {
       (*keep_ids)[t] = id[perm[t]];
-      for (int64_t i = 0; i < n; ++i) (*keep_out)[i * c + t] = all[i * rows + pos[perm[t]]];
+      for (int64_t i = 0; i < n; ++i)
+        (*keep_out)[i * c + t] = all[size_t(feature_at(names.empty() ? i : names[size_t(i)], pos[perm[t]]))];
     }
   };
   // Fused layer l (1-based): list (l-1)&1 -> list l&1, counts[l-1] -> counts[l].
   auto fused_layer = [&](int l) {
     const int cur = (l - 1) & 1, nx = l & 1;
-    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompact(h, net.layer(l).desc, bias, 32.f, r32, counts + (l - 1),
-                                                  act_rows[cur], ids[cur], x[cur], rows, x[nx], rows, act_rows[nx],
-                                                  ids[nx], counts + l, ws, ws_size));
+    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompactEx(h, net.layer(l).desc, bias, 32.f, r32, counts + (l - 1),
+                                                    act_rows[cur], ids[cur], layout, x[cur], ld, x[nx], ld,
+                                                    act_rows[nx], ids[nx], counts + l, ws, ws_size));
   };
 
   // kResident / kPersistent: fused launches from layer 1 while the survivor count, read back one

@@ -37,6 +37,14 @@ struct DeviceLayer {
 // 111.8-113.5 against 121.7-122.8, N = 1024 / 4096 L = 1920 within 1%).
 enum class RowOrder { kNone, kSorted, kChain };
 
+// Whether DeviceNetwork::load renames the neurons (session 26; tools/spdnn/spdnn.h reader_group_labels): kReaders
+// gives the neurons between layers l and l + 1 the labels reader_group_labels(layer l + 1) (inputs read by the same
+// rows next to each other), relabelling each layer's rows and entries (relabel_ell: entry order kept, so every fma
+// chain is the one of the original network) and the input images' pixels; the last layer's outputs keep their
+// names. Exact: the same categories and the same features at the new names. With the tiled feature layout a list
+// block's 32 inputs are then two runs of consecutive neurons, contiguous in memory (JHDNN_SPARSE_DNN_FEATURES_TILED128).
+enum class Relabel { kNone, kReaders };
+
 class DeviceNetwork {
  public:
   DeviceNetwork() = default;
@@ -47,8 +55,12 @@ class DeviceNetwork {
   // descriptor (the fused layer's reuse hint). get and the row order run on worker threads, several layers at
   // once (get must be safe to call concurrently: generate_layer_ell and transpose_to_ell of const data are); the
   // uploads follow in layer order, and the first layer that throws stops the load with its exception.
-  void load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder order = RowOrder::kChain);
+  void load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder order = RowOrder::kChain,
+            Relabel relabel = Relabel::kNone);
   int64_t width() const { return n_; }
+  // The new name of neuron i between layers l and l + 1 (l = 0: the input pixels; l = layers(): the outputs, never
+  // renamed): labels(l)[i]; an empty vector when load did not relabel.
+  const std::vector<int>& labels(int l) const { return labels_.empty() ? no_labels_ : labels_[size_t(l)]; }
   int layers() const { return int(layers_.size()); }
   const DeviceLayer& layer(int l) const { return layers_[l - 1]; }  // 1-based
   size_t bytes() const { return bytes_; }
@@ -58,6 +70,8 @@ class DeviceNetwork {
   void upload_layer(int l, const Ell& e, const std::vector<int>& order, bool set_order);
   int64_t n_ = 0;
   std::vector<DeviceLayer> layers_;
+  std::vector<std::vector<int>> labels_;  // layers + 1 entries when relabelled (the last one empty), else none
+  std::vector<int> no_labels_;
   size_t bytes_ = 0;
 };
 
@@ -123,11 +137,15 @@ struct ResidentTraceCall {
 // persistent_below: kPersistent only (see Path).
 // resident_trace: kResident only: filled with one ResidentTraceCall per resident call (see above);
 // the buffers are allocated inside the timed region, so take the trace on a run of its own.
+// layout: the features' layout; JHDNN_SPARSE_DNN_FEATURES_TILED128 (column capacity `rows` rounded up to 128) runs
+// on kFused and kGraph only (jhdnnSparseDnnLayerForwardCompactEx; other paths throw). A relabelled network's input
+// images are renamed with it (net.labels(0)); keep_out is given at the original names.
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,
                               int persistent_below = -1, int resident_below = -1, int resident_slice = 0,
-                              std::vector<ResidentTraceCall>* resident_trace = nullptr);
+                              std::vector<ResidentTraceCall>* resident_trace = nullptr,
+                              jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR);
 
 // kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
 int resident_auto_threshold();
@@ -144,8 +162,9 @@ bool resident_auto_applies(int64_t n);
 constexpr bool kResident4096Default = true;
 bool resident_4096_on();
 
-// Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere.
-void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s);
+// Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere; tiled
+// (ld a multiple of 128): x[(r / 128) * n * 128 + i * 128 + r % 128] (JHDNN_SPARSE_DNN_FEATURES_TILED128).
+void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false);
 
 // Baseline helpers (cuSPARSE pipeline): y = clamp(relu(y + bias)) over an n_out x cols feature-major
 // block, flags[c] = 1 for columns with a nonzero (flags zeroed first); then compacted columns
