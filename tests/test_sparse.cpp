@@ -1240,6 +1240,9 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
         const jhdnnSparseDnnFeatureLayout_t layout =
             tiled ? JHDNN_SPARSE_DNN_FEATURES_TILED128 : JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
         const spdnn::DeviceNetwork& net = rename ? renamed : plain;
+        // The tiled layout runs late4all's kernel, which the tile switch must allow (ctest runs this file under
+        // every JHDNN_SPDNN_TILE; the neuron-major reference then runs that tile).
+        ScopedSpdnnTile auto_tile("auto");
         std::vector<float> out;
         std::vector<int> ids;
         const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, cs.keep, &out,

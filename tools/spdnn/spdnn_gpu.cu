@@ -146,13 +146,22 @@ void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& g
       pool.emplace_back(make_layers, l0, std::cref(get), row_order, relabel, std::ref(made), std::ref(next));
     make_layers(l0, get, row_order, relabel, made, next);
     for (auto& t : pool) t.join();
-    for (int k = 0; k < count; ++k)
-      if (made[k].error) std::rethrow_exception(made[k].error);
-    if (rl && l0 > 1) upload(l0 - 1, pending, made[0].in_labels);
+    // Layers go up in order until the first that failed, whose exception comes out; relabelled, the layer before
+    // it stays behind too (its outputs' names are the failed layer's).
+    if (rl && l0 > 1) {
+      if (made[0].error) std::rethrow_exception(made[0].error);
+      upload(l0 - 1, pending, made[0].in_labels);
+    }
     for (int k = 0; k < count; ++k) {
-      if (!rl) upload(l0 + k, made[k], no_labels_);
-      else if (k + 1 < count) upload(l0 + k, made[k], made[k + 1].in_labels);
-      else pending = std::move(made[k]);
+      if (made[k].error) std::rethrow_exception(made[k].error);
+      if (!rl) {
+        upload(l0 + k, made[k], no_labels_);
+      } else if (k + 1 < count) {
+        if (made[k + 1].error) std::rethrow_exception(made[k + 1].error);
+        upload(l0 + k, made[k], made[k + 1].in_labels);
+      } else {
+        pending = std::move(made[k]);
+      }
     }
   }
   if (rl && layers > 0) upload(layers, pending, no_labels_);  // the outputs keep their names

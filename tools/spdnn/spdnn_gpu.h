@@ -54,7 +54,8 @@ class DeviceNetwork {
   // Uploads every layer (get(l) for l = 1..layers). All layers stay resident. order: the row order set on each
   // descriptor (the fused layer's reuse hint). get and the row order run on worker threads, several layers at
   // once (get must be safe to call concurrently: generate_layer_ell and transpose_to_ell of const data are); the
-  // uploads follow in layer order, and the first layer that throws stops the load with its exception.
+  // uploads follow in layer order, and the first layer that throws stops the load with its exception (relabelled, the
+  // layer before it is not uploaded either: its outputs take their names from the failed layer).
   void load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder order = RowOrder::kChain,
             Relabel relabel = Relabel::kNone);
   int64_t width() const { return n_; }
