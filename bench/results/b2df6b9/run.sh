@@ -23,3 +23,8 @@ for v in "neuron none" "tiled readers" "tiled none"; do
     build-gpu/examples/spdnn_infer --path graph --layout $1 --relabel $2 --width 16384 --layers 120 --validate no \
     --no-warmup > $OUT/n/ncu_$1_$2.txt 2>&1
 done
+# call 5 -> bench/ (tree a68874c, a fresh machine):
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_TESTS=OFF && cmake --build build-gpu -j16 --target bench_sparse
+N="16384:120,480;65536:120"
+build-gpu/bench/bench_sparse --spdnn "$N" --baseline "$N" --benchmark_filter='SpDNN/(fused|tiled|cusparse)/' \
+  --benchmark_out=$OUT/b/bench_sparse_tiled.json --benchmark_out_format=json > $OUT/b/bench_tiled.txt 2>&1
