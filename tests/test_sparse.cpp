@@ -1265,6 +1265,93 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
   }
 }
 
+// The tiled layout on layers that are not the challenge's: non-square, n not a multiple of 16 or 128, padded rows
+// (NaN weights, so the unvoted row path runs), active counts that leave a partial block, scattered active columns
+// (late4's 4-byte copies) and contiguous ones (its 16-byte copies), a late and a crowded layer. One
+// jhdnnSparseDnnLayerForwardCompactEx call in each layout on the same data: the same count, the same survivors, and
+// bitwise the same outputs at their two addresses.
+TEST_CASE("fused layer: the tiled feature layout on random layers is bitwise the neuron-major call", "[sparse][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  ScopedSpdnnTile auto_tile("auto");  // the tiled layout needs auto or late4all; the neuron-major call runs auto's tile
+  struct Case { int64_t n_in, n_out, cols; int max_active; bool scattered; };
+  const Case cases[] = {{200, 150, 384, 300, true}, {64, 96, 384, 300, false}, {1024, 1000, 3072, 2500, true},
+                        {64, 64, 52096, 36000, true}, {48, 40, 128, 1, false}};
+  int salt = 0;
+  for (const Case& cs : cases) {
+    INFO("n_in " << cs.n_in << " n_out " << cs.n_out << " cols " << cs.cols << " maxActive " << cs.max_active
+                 << (cs.scattered ? " scattered" : " contiguous"));
+    SplitMix64 g(seed_for(900 + salt++));
+    std::vector<int> idx;
+    std::vector<float> val;
+    for (int64_t j = 0; j < cs.n_out; ++j)
+      for (int k = 0; k < 32; ++k) {
+        const bool pad = g.uniform() < 0.05;
+        idx.push_back(pad ? -1 : int(g.next() % uint64_t(cs.n_in)));
+        val.push_back(pad ? std::numeric_limits<float>::quiet_NaN() : float(g.uniform() * 0.05 - 0.01));
+      }
+    // Features x(i, c) in both layouts (about half zero, values in [0, 32]); the tiled capacity is cols (a multiple
+    // of 128).
+    std::vector<float> xn(size_t(cs.n_in) * cs.cols), xt(xn.size());
+    for (int64_t i = 0; i < cs.n_in; ++i)
+      for (int64_t c = 0; c < cs.cols; ++c) {
+        const float v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * 32);
+        xn[size_t(i * cs.cols + c)] = v;
+        xt[size_t((c / 128) * cs.n_in * 128 + i * 128 + c % 128)] = v;
+      }
+    std::vector<int> rows;
+    for (int64_t c = 0; c < cs.cols && int(rows.size()) < cs.max_active; ++c)
+      if (!cs.scattered || g.uniform() < 0.7) rows.push_back(int(c));
+    const int count = int(rows.size());
+    rows.resize(size_t(cs.max_active), 0);
+    std::vector<int> ids(size_t(cs.max_active));
+    std::iota(ids.begin(), ids.end(), 0);
+    const int64_t ldn = cs.max_active + 5, ldt = (int64_t(cs.max_active) + 127) / 128 * 128;
+    size_t wsz = 0;
+    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), cs.max_active, &wsz));
+    DeviceBuffer di = to_dev(idx), dv = to_dev(val), drows = to_dev(rows), dids = to_dev(ids),
+                 dcount = to_dev(std::vector<int>{count});
+    jhdnnSparseMatrixDescriptor_t d;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, cs.n_out, cs.n_in, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+    struct Out { std::vector<float> y; std::vector<int> rows, ids; int count; };
+    auto run = [&](jhdnnSparseDnnFeatureLayout_t layout, const std::vector<float>& x, int64_t ldx, int64_t ldy) {
+      const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
+      const size_t ysize = tiled ? size_t(ldy) * cs.n_out : size_t(cs.n_out) * ldy;
+      DeviceBuffer dx = to_dev(x), dy(ysize * 4), dro(size_t(cs.max_active) * 4), dio(size_t(cs.max_active) * 4),
+          dco = to_dev(std::vector<int>{0}), dws(wsz);
+      CUDA_CHECK(cudaMemset(dy.get(), 0xFF, ysize * 4));  // poison: what is not written stays NaN
+      CUDA_CHECK(cudaMemset(dws.get(), 0, wsz));
+      JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompactEx(h.get(), d, -0.3f, 32.f, cs.max_active, dcount.as<int>(),
+                                                      drows.as<int>(), dids.as<int>(), layout, dx.get(), ldx, dy.get(),
+                                                      ldy, dro.as<int>(), dio.as<int>(), dco.as<int>(), dws.get(), wsz));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      Out o;
+      o.count = from_dev<int>(dco, 1)[0];
+      o.y = from_dev<float>(dy, ysize);
+      const size_t kept = size_t(std::max(0, std::min(o.count, cs.max_active)));
+      o.rows = from_dev<int>(dro, kept);
+      o.ids = from_dev<int>(dio, kept);
+      std::sort(o.rows.begin(), o.rows.end());  // the order of the kept entries is unspecified
+      std::sort(o.ids.begin(), o.ids.end());
+      return o;
+    };
+    const Out n = run(JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, xn, cs.cols, ldn);
+    const Out t = run(JHDNN_SPARSE_DNN_FEATURES_TILED128, xt, cs.cols, ldt);
+    CHECK(n.count > 0);  // some images survive (the case tests something)
+    CHECK(t.count == n.count);
+    CHECK(t.rows == n.rows);
+    CHECK(t.ids == n.ids);
+    size_t differ = 0;
+    for (int r = 0; r < count; ++r)
+      for (int64_t j = 0; j < cs.n_out; ++j)
+        differ += std::memcmp(&n.y[size_t(j * ldn + r)], &t.y[size_t((r / 128) * cs.n_out * 128 + j * 128 + r % 128)],
+                              sizeof(float)) != 0;
+    CHECK(differ == 0);
+    JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+  }
+}
+
 // jhdnnSparseDnnLayerForwardCompactEx's own checks (the neuron-major call's are "sparse calls: bad inputs").
 TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][gpu]") {
   JHDNN_REQUIRE_GPU();
