@@ -48,7 +48,8 @@
 // ones share inputs, for the features' L2 reuse; tools/spdnn/spdnn_gpu.h says what it measured). Results do not
 // depend on it.
 // --layout: the features' layout, neuron (neuron-major, the default) or tiled (JHDNN_SPARSE_DNN_FEATURES_TILED128:
-// blocks of 128 images; graph and fused paths only, the resident path then runs the graph path as above).
+// blocks of 128 images; graph and fused paths only: resident then runs the graph path and says so, separate and
+// persistent are refused, exit 2).
 // --relabel: none (the default) or readers (spdnn_gpu.h Relabel: the neurons renamed at load so that the inputs a
 // list block reads are consecutive; exact). Results do not depend on either.
 #include <algorithm>
@@ -193,6 +194,13 @@ int main(int argc, char** argv) {
       return !std::strcmp(argv[i], "--help") ? 0 : 2;
     }
   }
+  if (layout == JHDNN_SPARSE_DNN_FEATURES_TILED128)
+    for (spdnn::Path p : paths)
+      if (p == spdnn::Path::kSeparate || p == spdnn::Path::kPersistent) {
+        std::fprintf(stderr, "spdnn_infer: --layout tiled runs on the graph and fused paths (resident runs graph), not %s\n",
+                     spdnn::path_name(p));
+        return 2;
+      }
   try {  // a misspelt JHDNN_SPDNN_RESIDENT_4096 is refused here, before any run (not as a skipped row)
     (void)spdnn::resident_4096_on();
   } catch (const std::exception& e) {

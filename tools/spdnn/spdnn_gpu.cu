@@ -284,6 +284,10 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     path = Path::kGraph;
   }
   if (keep && path == Path::kGraph) path = Path::kFused;
+  if (tiled && path == Path::kResident) {  // as where the resident path does not apply: the graph path, said so
+    res.note = "the tiled feature layout runs on the fused and graph paths only; ran the graph path";
+    path = keep ? Path::kFused : Path::kGraph;
+  }
   if (tiled && path != Path::kFused && path != Path::kGraph)
     throw std::runtime_error(std::string("the tiled feature layout runs on the fused and graph paths only, not ") +
                              path_name(path));

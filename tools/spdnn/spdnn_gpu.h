@@ -139,7 +139,8 @@ struct ResidentTraceCall {
 // resident_trace: kResident only: filled with one ResidentTraceCall per resident call (see above);
 // the buffers are allocated inside the timed region, so take the trace on a run of its own.
 // layout: the features' layout; JHDNN_SPARSE_DNN_FEATURES_TILED128 (column capacity `rows` rounded up to 128) runs
-// on kFused and kGraph only (jhdnnSparseDnnLayerForwardCompactEx; other paths throw). A relabelled network's input
+// on kFused and kGraph only (jhdnnSparseDnnLayerForwardCompactEx): kResident runs kGraph instead (note says so),
+// kSeparate and kPersistent throw. A relabelled network's input
 // images are renamed with it (net.labels(0)); keep_out is given at the original names.
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
