@@ -1397,6 +1397,17 @@ TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][
     ScopedSpdnnTile t("late4all");
     CHECK(call(d32, kTiled, kRows, kRows) == JHDNN_STATUS_SUCCESS);
   }
+  {
+    // y overlapping x: x (ldx 256 x 64 neurons = 16384 floats) from float 20000 of one buffer, y from float 8000. The
+    // tiled y spans 2 blocks of 64 x 128 floats (16384, up to float 24384), into x; a neuron-major-style extent
+    // ((64 - 1) x 128 + 256 = 8320 floats) would end at 16320 and miss it.
+    DeviceBuffer both(40000 * 4);
+    CHECK(jhdnnSparseDnnLayerForwardCompactEx(h.get(), d32, -0.3f, 32.f, kRows, count.as<int>(), list.as<int>(),
+                                              ids.as<int>(), JHDNN_SPARSE_DNN_FEATURES_TILED128,
+                                              both.as<float>() + 20000, kRows, both.as<float>() + 8000, kRows,
+                                              rows_out.as<int>(), ids_out.as<int>(), count_out.as<int>(), ws.get(),
+                                              wsz) == JHDNN_STATUS_BAD_PARAM);
+  }
   // x's column offsets must fit 32 bits: 2^26 + 128 columns x 64 neurons > 2^32 floats (checked before x's extent
   // meets y's buffer in the overlap check; x is not read).
   CHECK(call(d32, kTiled, (int64_t(1) << 26) + 128, kRows) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);

@@ -417,7 +417,10 @@ Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtD
     return fail(JHDNN_STATUS_BAD_PARAM, "ldx (%lld) must be >= 1", (long long)ldx);
   if (ldy < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ldy (%lld) < maxActive (%d)", (long long)ldy, maxActive);
   LayerExtents ext = layer_extents(wtDesc->cols, ldx, wtDesc->rows, ldy, maxActive);
-  if (tiled && ext.y >= 0) ext.y = core::extent((int64_t(maxActive) + 127) / 128 * 128, wtDesc->rows, 128, 0, 1);
+  if (tiled) {  // y: ceil(maxActive / 128) whole blocks of rows x 128 floats (x's ldx * cols is the formula above)
+    const int64_t block = core::extent(128, wtDesc->rows, 128, 0, 1);
+    ext.y = block < 0 ? -1 : core::extent(block, (int64_t(maxActive) + 127) / 128, block, 0, 1);
+  }
   if (ext.x < 0 || ext.y < 0 || ext.x > INT64_MAX / 4 || ext.y > INT64_MAX / 4)
     return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "x (ldx %lld) or y (ldy %lld) overflows 64-bit byte offsets",
                 (long long)ldx, (long long)ldy);
