@@ -59,8 +59,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/gpu_util.h"
@@ -99,6 +101,18 @@ void usage() {
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
       "                   [--relabel none|readers]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
+}
+
+// An option whose value is one of a few names: *out = the name's value, else usage and false (the caller exits 2).
+template <class T>
+bool parse_choice(const char* v, std::initializer_list<std::pair<const char*, T>> names, T* out) {
+  for (const auto& [name, value] : names)
+    if (!std::strcmp(v, name)) {
+      *out = value;
+      return true;
+    }
+  usage();
+  return false;
 }
 
 }  // namespace
@@ -159,31 +173,17 @@ int main(int argc, char** argv) {
     }
     else if (!std::strcmp(argv[i], "--no-warmup")) warmup = false;
     else if (!std::strcmp(argv[i], "--order")) {
-      const std::string o = next();
-      if (o == "sorted") row_order = spdnn::RowOrder::kSorted;
-      else if (o == "chain") row_order = spdnn::RowOrder::kChain;
-      else {
-        usage();
+      if (!parse_choice(next(), {{"sorted", spdnn::RowOrder::kSorted}, {"chain", spdnn::RowOrder::kChain}}, &row_order))
         return 2;
-      }
     }
     else if (!std::strcmp(argv[i], "--layout")) {
-      const std::string o = next();
-      if (o == "neuron") layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
-      else if (o == "tiled") layout = JHDNN_SPARSE_DNN_FEATURES_TILED128;
-      else {
-        usage();
+      if (!parse_choice(next(), {{"neuron", JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR},
+                                 {"tiled", JHDNN_SPARSE_DNN_FEATURES_TILED128}}, &layout))
         return 2;
-      }
     }
     else if (!std::strcmp(argv[i], "--relabel")) {
-      const std::string o = next();
-      if (o == "none") relabel = spdnn::Relabel::kNone;
-      else if (o == "readers") relabel = spdnn::Relabel::kReaders;
-      else {
-        usage();
+      if (!parse_choice(next(), {{"none", spdnn::Relabel::kNone}, {"readers", spdnn::Relabel::kReaders}}, &relabel))
         return 2;
-      }
     }
     else if (!std::strcmp(argv[i], "--csv")) csv = next();
     else if (!std::strcmp(argv[i], "--active-csv")) active_csv = next();
