@@ -960,6 +960,14 @@ namespace {
                                       << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");  \
   } while (0)
 
+// The first 1200 official N = 1024 images (after REQUIRE_SPDNN_DATA_GPU).
+spdnn::Csr first1200_images() {
+  spdnn::Csr images;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  return images;
+}
+
 // The layer kPersistent's single launch starts from, for persistent_below = below: the per-layer
 // launches stop once the count read back (one layer behind) is <= below, i.e. two layers after the
 // first layer l0 whose count is <= below; layers + 1 if none is (then no multi-layer launch runs).
@@ -1157,9 +1165,7 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
 TEST_CASE("inference: generated networks match the CPU reference exactly", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   REQUIRE_SPDNN_DATA_GPU();
-  spdnn::Csr images1024;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024, &err));
+  const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; };
   for (const Case cs : {Case{1024, 120, 1200}, Case{4096, 60, 300}, Case{16384, 24, 64}}) {
@@ -1211,9 +1217,7 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
 TEST_CASE("inference: the tiled feature layout and the reader relabelling are exact", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   REQUIRE_SPDNN_DATA_GPU();
-  spdnn::Csr images1024;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024, &err));
+  const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; int keep; };
   for (const Case cs : {Case{1024, 30, 3000, 4}, Case{4096, 16, 700, 9}, Case{16384, 10, 300, 3}}) {
@@ -1424,9 +1428,7 @@ TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][
 TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per layer", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   REQUIRE_SPDNN_DATA_GPU();
-  spdnn::Csr images;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  const spdnn::Csr images = first1200_images();
   const int n = 1024, layers = 100, rows = 1200;  // > 96: two launches inside one call
   JhdnnHandle h;
   spdnn::DeviceNetwork net;
