@@ -9,8 +9,8 @@
 # (carry data/spdnn's four files). Pass the commit as a literal sha (`git rev-parse` on the device names main's).
 #
 # Steps by priority (the guard cuts the last ones):
-#   1. build spdnn_infer and test_sparse; run session 26's last test (the tiled layout on random layers, written after
-#      the session's device time was spent);
+#   1. build spdnn_infer and test_sparse; run session 26's last tests (the tiled layout on random layers, and its bad
+#      inputs with the overlap that 7e2a904 fixed; written after the session's device time was spent);
 #   2. spdnn_infer N = 1024 L = 120 and N = 4096 L = 480, exact, with --active-csv (the head's entering images);
 #   3. ncu of every launch of those runs, no warm-up (the head's per-layer kernels and the resident launches): time,
 #      DRAM bytes, instructions, FFMA, IPC, warps active, the stall reasons. scripts/spdnn-head-table.py turns the
@@ -24,6 +24,7 @@ echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
 scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
 build_step "$B" spdnn_infer test_sparse
 step test_tiled_random 60 "$T/test_sparse" "fused layer: the tiled feature layout on random layers*"
+step test_tiled_bad_inputs 30 "$T/test_sparse" "sparse calls: the tiled feature layout's bad inputs"
 step infer_1024 40 "$SI" --width 1024 --layers 120 --validate yes --no-warmup --active-csv "$OUT/active_1024.csv"
 step infer_4096 60 "$SI" --width 4096 --layers 480 --validate yes --no-warmup --active-csv "$OUT/active_4096.csv"
 M="gpu__time_duration.sum,dram__bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,smsp__inst_executed.sum"
