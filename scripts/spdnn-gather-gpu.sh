@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# On the GPU machine, ONE call of the device tool (~9 minutes, two cold builds included): session 27's gather path
+# of late4 (a lane takes positions l + 32 m when the columns are scattered, so that each 4-byte copy instruction of a
+# warp reads 32 consecutive list entries; before, 4 consecutive positions per lane) against the tree before it
+# (BASE_DIR, default out/base: `git archive <base> CMakeLists.txt cmake include src tools tests/common examples |
+# tar x -C out/base`, carried).
+#
+#   JHDNN_COMMIT=<sha> scripts/spdnn-gather-gpu.sh OUTDIR   (OUTDIR/r.tgz holds every step's output)
+# Through the device tool: JHDNN_COMMIT=<sha> bash scripts/spdnn-gather-gpu.sh $OUT/g; mv $OUT/g/r.tgz $OUT/; rm -rf $OUT/g
+# (carry out/base and data/spdnn).
+#
+# Steps by priority (the guard cuts the last ones):
+#   1. build spdnn_infer and test_sparse (new tree) and spdnn_infer (base), in parallel;
+#   2. test_sparse's reuse-tile cases under late4crowd and late4all (scattered, mixed and partial tiles: the gather
+#      path), and the tiled layout on random layers;
+#   3. exact, new tree, default path: the official N = 1024 L = 120 network, generated N = 4096 L = 480;
+#   4. the A/B, base / new in turn, twice: resident N = 1024 L = 120, N = 4096 L = 120 / 480 (the crowded head runs
+#      late4crowd), graph N = 16384 L = 120 / 480 and N = 65536 L = 120 (late4all);
+#   5. ncu of the head's launches at N = 1024 and 4096 (new tree, no warm-up): time, instructions, L1 wavefronts,
+#      the stall reasons (scripts/spdnn-head-table.py, here afterwards);
+#   6. exact N = 16384 / 65536 L = 120 (graph) against the CPU reference.
+set -uo pipefail
+BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
+BASE=${BASE_DIR:-out/base}
+[ -f "$BASE/CMakeLists.txt" ] || { echo "no base tree at $BASE"; exit 2; }
+scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+echo "== builds"
+{ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_BENCH=OFF &&
+  cmake --build "$B" -j 10 --target spdnn_infer test_sparse; } > "$OUT/build.log" 2>&1 &
+pn=$!
+{ cmake -S "$BASE" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF &&
+  cmake --build build-base -j 6 --target spdnn_infer; } > "$OUT/build-base.log" 2>&1 &
+pb=$!
+wait $pn; rn=$?
+wait $pb; rb=$?
+if [ $rn -ne 0 ] || [ $rb -ne 0 ]; then
+  tail -30 "$OUT/build.log" "$OUT/build-base.log"
+  echo "BUILD FAILED"
+  tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
+  exit 1
+fi
+step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
+for t in late4crowd late4all; do
+  step "test_reuse_$t" 60 env JHDNN_TEST_SPDNN_TILE=$t "$T/test_sparse" \
+    "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"
+done
+step test_tiled_random 30 "$T/test_sparse" "fused layer: the tiled feature layout on random layers*"
+step exact_1024 30 "$SI" --width 1024 --layers 120 --validate yes
+step exact_4096 40 "$SI" --width 4096 --layers 480 --validate yes
+SB=build-base/examples/spdnn_infer
+NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" "$SI")
+OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" "$SB" --data "$PWD/data/spdnn")
+for rep in 1 2; do
+  for spec in resident:1024:120 resident:4096:120,480 graph:16384:120,480 graph:65536:120; do
+    IFS=: read -r p w l <<< "$spec"
+    step "ab_${p}_${w}_base_$rep" 45 "${OLD[@]}" --path "$p" --width "$w" --layers "$l" --validate no
+    step "ab_${p}_${w}_new_$rep" 45 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate no
+  done
+done
+M="gpu__time_duration.sum,dram__bytes.sum,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
+M="$M,sm__inst_executed.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active"
+M="$M,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__t_requests.sum,l1tex__t_sectors.sum$NCU_STALLS"
+for w in 1024 4096; do
+  step "ncu_head_$w" 60 env LD_LIBRARY_PATH="$PWD/$B/src" ncu --clock-control none --csv --metrics "$M" -k regex:dnn_layer_cta_kernel \
+    --launch-count 8 "$SI" --width $w --layers 120 --validate no --no-warmup --active-csv "$OUT/active_$w.csv"
+done
+step exact_16384 60 "${NEW[@]}" --path graph --width 16384 --layers 120 --validate yes
+step exact_65536 80 "${NEW[@]}" --path graph --width 65536 --layers 120 --validate yes
+step_summary
+for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt; do
+  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
+done
+for f in "$OUT"/test_*.txt; do echo "$(basename "$f" .txt): $(grep -E 'passed|failed' "$f" | tail -1)"; done
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
