@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine, ONE call of the device tool (~9 minutes, two cold builds included): session 27's gather path
-# of late4 (a lane takes positions l + 32 m when the columns are scattered, so that each 4-byte copy instruction of a
-# warp reads 32 consecutive list entries; before, 4 consecutive positions per lane) against the tree before it
+# On the GPU machine, ONE call of the device tool (~4 minutes, two cold builds included): a change to late4's gather
+# path (the scattered columns of the crowded and middle layers) against the tree before it
 # (BASE_DIR, default out/base: `git archive <base> CMakeLists.txt cmake include src tools tests/common examples |
 # tar x -C out/base`, carried).
 #
@@ -16,8 +15,8 @@
 #   3. exact, new tree, default path: the official N = 1024 L = 120 network, generated N = 4096 L = 480;
 #   4. the A/B, base / new in turn, twice: resident N = 1024 L = 120, N = 4096 L = 120 / 480 (the crowded head runs
 #      late4crowd), graph N = 16384 L = 120 / 480 and N = 65536 L = 120 (late4all);
-#   5. ncu of the head's launches at N = 1024 and 4096 (new tree, no warm-up): time, instructions, L1 wavefronts,
-#      the stall reasons (scripts/spdnn-head-table.py, here afterwards);
+#   5. ncu of the head's launches at N = 1024 and 4096 (both trees, no warm-up): time, instructions, L1 wavefronts,
+#      the stall reasons; the shared-memory bank conflicts of layers 1-4 at N = 1024 (both trees);
 #   6. exact N = 16384 / 65536 L = 120 (graph) against the CPU reference.
 set -uo pipefail
 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
@@ -64,7 +63,18 @@ M="$M,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__t_requests.sum,l1tex__t_sectors
 for w in 1024 4096; do
   step "ncu_head_$w" 60 env LD_LIBRARY_PATH="$PWD/$B/src" ncu --clock-control none --csv --metrics "$M" -k regex:dnn_layer_cta_kernel \
     --launch-count 8 "$SI" --width $w --layers 120 --validate no --no-warmup --active-csv "$OUT/active_$w.csv"
+  step "ncu_head_base_$w" 60 env LD_LIBRARY_PATH="$PWD/build-base/src" ncu --clock-control none --csv --metrics "$M" \
+    -k regex:dnn_layer_cta_kernel --launch-count 8 "$SB" --data "$PWD/data/spdnn" --width $w --layers 120 \
+    --validate no --no-warmup
 done
+# The shared-memory bank conflicts of the feature copies (cp.async) and of the loads, layers 1-4 at N = 1024.
+MB="gpu__time_duration.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_global_op_ldgsts.sum"
+MB="$MB,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"
+step ncu_banks_new 40 env LD_LIBRARY_PATH="$PWD/$B/src" ncu --clock-control none --csv --metrics "$MB" \
+  -k regex:dnn_layer_cta_kernel --launch-count 4 "$SI" --width 1024 --layers 120 --validate no --no-warmup
+step ncu_banks_base 40 env LD_LIBRARY_PATH="$PWD/build-base/src" ncu --clock-control none --csv --metrics "$MB" \
+  -k regex:dnn_layer_cta_kernel --launch-count 4 "$SB" --data "$PWD/data/spdnn" --width 1024 --layers 120 \
+  --validate no --no-warmup
 step exact_16384 60 "${NEW[@]}" --path graph --width 16384 --layers 120 --validate yes
 step exact_65536 80 "${NEW[@]}" --path graph --width 65536 --layers 120 --validate yes
 step_summary

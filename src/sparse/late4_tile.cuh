@@ -18,7 +18,7 @@
 // the features' L2 latency (long scoreboard 4.5 per issue); since 84e3c59 the 16-byte path stages them in shared
 // memory two quads ahead (late4_run_staged): 80.9-82.5 us, long scoreboard 1.5.
 //
-// The item: a tile of 128 images (lane l: positions tile0 + 4 l .. + 3, or l + 32 m in the gather path) x the warp's list blocks of the slice: the
+// The item: a tile of 128 images (lane l: images tile0 + 4 l .. + 3) x the warp's list blocks of the slice: the
 // blocks of 16 rows from j_begin + 16 warp, every tile::kLate4Step = 128 rows (late4_warp_begin, cta_tile.h: the
 // 8 warps of a CTA take 8 consecutive blocks at a time, so that with spdnn's chain order both reads of an input
 // row mostly come while it is in the L2; a slice's last block may be partial). The warp's list blocks go
@@ -29,12 +29,12 @@
 // list, the slice's partial last block -- the block runs row by row, 4 chains per lane, the padding as
 // fma(0, 0, acc)). A voted block's weights are transposed in shared memory to wt[t][o], so that one LDS.128 gives
 // 4 rows' weights of one input.
-// Features: when every lane's 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the
-// survivors of a layer are appended in runs of whole warps; layer 1: every image), a lane copies 16 bytes per
-// input; else (kGather: the crowded and middle layers, whose survivors are scattered) the lanes take positions
-// l + 32 m and copy 4 pieces of 4 bytes (staged since session 24; interleaved since session 27, so that each copy
-// instruction of a warp reads 32 consecutive list entries). Lanes past the count compute on columns 0..3
-// (16 bytes: in bounds, ldx a multiple of 4) or column 0, and neither store nor flag.
+// Features: a lane whose 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the survivors
+// of a layer are appended in runs of whole warps; layer 1: every image) copies 16 bytes per input; in a warp with
+// any other lane every lane makes 4 copies of 4 bytes (kGather: the crowded and middle layers, whose survivors are
+// scattered; session 24, before which such a tile ran without the staging, one quad of loads ahead; image-major in
+// the ring since session 27, late4_gather_ring). Lanes past the count compute on
+// columns 0..3 (16 bytes: in bounds, ldx a multiple of 4) or column 0, and neither store nor flag.
 // Every accumulator is acc = fma(w_t, x_t, acc), t = 0..31 from 0, then bias, ReLU, clamp: bitwise the
 // other tiles and the CPU chain.
 #pragma once
@@ -81,13 +81,14 @@ struct Late4Ctx {
   const int* wi;
   const float* wv;
   const int* order;  // null: natural order
-  // The 16-byte path (every lane's 4 columns consecutive from a multiple of 4, x's rows 16-byte aligned): xb is x +
-  // the lane's first column's offset and its 16 bytes of an input row are at xb's row. The gather path (kGather):
-  // xb is x and the lane's 4 features at the float offsets Late4Staged::cols[lane] from x's row (in shared memory:
-  // 4 pointers held through the 64 chains made ptxas spill). Offsets are late4_col_offset's (the feature layout).
+  // lane16: the lane's 4 columns are consecutive from a multiple of 4 and x's rows 16-byte aligned; then xb is x +
+  // the first column's offset and the lane's 16 bytes of an input row are at xb's row, else xb is x and its 4
+  // features at the float offsets Late4Staged::cols[lane] from x's row (in shared memory: 4 pointers held through
+  // the 64 chains made ptxas spill). Offsets are late4_col_offset's (the feature layout).
   const char* xb;
   unsigned ldx_bytes;
-  char* y_lane;       // y at the offset of the lane's first position (y when the lane has no image)
+  bool lane16;
+  char* y_lane;       // y at column tile0 + 4 lane's offset (y when the lane has no image)
   unsigned ldy_bytes;
   bool valid[4];
   float bias, clamp_max;
@@ -95,9 +96,8 @@ struct Late4Ctx {
 
 // Bias, ReLU, clamp of one output row j for the lane's 4 images; the stores; the running max for the flags.
 // kSt4: every lane of the warp has 4 images or none, and y's rows are 16-byte aligned: one predicated 16-byte
-// store per row; else 4 predicated 4-byte ones: at consecutive positions (the last tile of a count that is not a
-// multiple of 4) or, kGather, 32 positions apart (the gather path's lane takes positions lane + 32 m).
-template <bool kSt4, bool kGather>
+// store per row; else 4 predicated 4-byte ones (the last tile of a count that is not a multiple of 4).
+template <bool kSt4>
 __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4]) {
   float v[4];
 #pragma unroll
@@ -110,7 +110,7 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
     late4_store4_if(yo, v[0], v[1], v[2], v[3], c.valid[0]);
   } else {
 #pragma unroll
-    for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + (kGather ? 32 : 1) * m, v[m], c.valid[m]);
+    for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + m, v[m], c.valid[m]);
   }
 }
 
@@ -144,13 +144,14 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
         acc[3] = __fmaf_rn(w, f.w, acc[3]);
       }
     }
-    late4_store<kSt4, !kVec>(c, j[o], acc, alive);
+    late4_store<kSt4>(c, j[o], acc, alive);
   }
 }
 
 // The 16-byte path's buffers (session 21, after 7ab6788: the features staged in shared memory), in the warp's
 // tile::kLate4SlotBytes slot: f, a ring of 3 quads of features (4 inputs x the lane's own 16 bytes, so that no
-// lane reads another's copy and no warp sync is needed for them); idx / w, ONE stage of a block's 16 index and
+// lane reads another's copy and no warp sync is needed for them; the gather path stores the same floats image-major,
+// late4_gather_ring); idx / w, ONE stage of a block's 16 index and
 // weight rows (the next block's while this one computes: its vote needs only row 0's copy, i0, and the
 // transposed weights, wt, once it has run); j, the blocks' output rows (two, the next one's written at its copy).
 struct __align__(16) Late4Staged {
@@ -163,6 +164,14 @@ struct __align__(16) Late4Staged {
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
 };
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
+
+// The gather path's view of Late4Staged::f: [slot][input][image m][lane], so that each of a warp's four 4-byte copies
+// of an input writes 32 consecutive words (one per bank). In the 16-byte layout, [slot][input][lane] x 16 bytes, copy m
+// of lane l wrote word 4 l + m: lanes l, l + 8, l + 16, l + 24 in one bank, 4 shared-memory wavefronts per copy
+// (session 27). Each lane still reads only its own copies (4 LDS.32 per input instead of one LDS.128).
+__device__ __forceinline__ float (*late4_gather_ring(Late4Staged& sm))[4][4][32] {
+  return reinterpret_cast<float (*)[4][4][32]>(&sm.f[0][0][0]);
+}
 
 // 16 bytes global -> shared, asynchronous, not cached in L1 (each feature piece is read once, by its lane).
 __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
@@ -183,9 +192,9 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
 // The vote, the transpose and the FMAs of a quad are written out here, not shared helpers: as helpers (when a
 // second, unstaged path shared them, up to session 23) ptxas allocated the kernel's registers otherwise and
 // spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
-// kGather: some lane's 4 columns were not consecutive from a multiple of 4, so the lanes take positions lane + 32 m
-// (late4_item) and each copies an input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size)
-// into its own 16 bytes; kSt4 is false then.
+// kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): every lane copies each
+// input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into late4_gather_ring's words
+// (a lane16 lane too: its offsets are 0..3 from its xb; the warp issues the 4 copies for the other lanes anyway).
 template <bool kSt4, bool kGather>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
                                                  float (&alive)[4]) {
@@ -212,16 +221,16 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
-      const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
       if constexpr (!kGather) {
-        late4_cp16_cg(dst, row);
+        late4_cp16_cg(smem_addr(&sm.f[slot][u][lane]), row);
       } else {
         const uint4 cb = sm.cols[lane];
+        const unsigned dst = smem_addr(&late4_gather_ring(sm)[slot][u][0][lane]);  // image m at + 128 m bytes
         cp_async4(dst, late4_row(row, int(cb.x), 4u));
-        cp_async4(dst + 4u, late4_row(row, int(cb.y), 4u));
-        cp_async4(dst + 8u, late4_row(row, int(cb.z), 4u));
-        cp_async4(dst + 12u, late4_row(row, int(cb.w), 4u));
+        cp_async4(dst + 128u, late4_row(row, int(cb.y), 4u));
+        cp_async4(dst + 256u, late4_row(row, int(cb.z), 4u));
+        cp_async4(dst + 384u, late4_row(row, int(cb.w), 4u));
       }
     }
     cp_async_commit();
@@ -305,7 +314,14 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
       float4 f[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
+      for (int u = 0; u < 4; ++u) {
+        if constexpr (!kGather) {
+          f[u] = sm.f[slot_q][u][lane];
+        } else {
+          const float (&g)[4][32] = late4_gather_ring(sm)[slot_q][u];
+          f[u] = make_float4(g[0][lane], g[1][lane], g[2][lane], g[3][lane]);
+        }
+      }
       const float* const wt4 = sm.wt + tile::late4_wt_index(4 * q, 0);  // inputs 4 q .. 4 q + 3: 16 floats apart
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
@@ -326,7 +342,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       slot_q = slot_q == 2 ? 0 : slot_q + 1;
     }
 #pragma unroll
-    for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4, kGather>(c, sm.j[b][o], acc[o], alive);
+    for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4>(c, sm.j[b][o], acc[o], alive);
     pre = more;
     slot0 = slot_q;  // (slot0 + 8) % 3
   }
@@ -354,6 +370,7 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
                                            Late4Staged& sm) {
   const int begin = tile::late4_warp_begin(warp, j_begin), end = int(j_end);
   if (begin >= end) return;  // warp-uniform
+  const int r0 = tile0 + 4 * lane;
   Late4Ctx c;
   c.wi = wi;
   c.wv = wv;
@@ -362,57 +379,40 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   c.clamp_max = clamp_max;
   c.ldx_bytes = unsigned(ldx) * 4u;
   c.ldy_bytes = unsigned(ldy) * 4u;
-  // The 16-byte path when every lane's positions tile0 + 4 lane + m (m = 0..3) hold 4 columns consecutive from a
-  // multiple of 4 and x's rows are 16-byte aligned (the late layers: their survivors are appended in runs of whole
-  // warps; layer 1: every image). An image past the count takes the column after its predecessor's (col[0] + m, or
+  // The lane's columns; an image past the count takes the column after its predecessor's (col[0] + m, or
   // m when the lane has none), so that a lane whose existing images are consecutive from a multiple of 4 still
   // reads one 16-byte piece (in bounds: ldx is a multiple of 4 then); its values are never stored.
-  int r0 = tile0 + 4 * lane;
   unsigned col[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
     c.valid[m] = r0 + m < count;  // a prefix of the lane's 4
     col[m] = c.valid[m] ? unsigned(__ldg(active_rows + r0 + m)) : (m == 0 ? 0u : col[0] + unsigned(m));
   }
+  // 16-byte feature copies for a lane whose 4 columns are consecutive from a multiple of 4, x's rows 16-byte
+  // aligned (vec: every lane's); 16-byte stores when every lane has 4 images or none, y's rows 16-byte aligned.
   const bool x16 = (reinterpret_cast<uintptr_t>(x) & 15u) == 0 && (ldx & 3) == 0 && (x_block & 3) == 0;
-  const bool lane16 = x16 && (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u &&
-                      col[3] == col[0] + 3u;
-  const bool vec = __all_sync(0xffffffffu, lane16);
-  float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  int r_step = 1;  // the lane's positions: r0 + r_step m
-  if (vec) {
-    // 16-byte stores when every lane has 4 images or none and y's rows are 16-byte aligned.
-    const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0 && (y_block & 3) == 0;
-    const bool st4 = __all_sync(0xffffffffu, c.valid[3] || !c.valid[0]) && y16;
-    // (a lane's 4 columns, and its 4 positions r0 = tile0 + 4 lane .. + 3, lie in one block of 128)
-    c.xb = reinterpret_cast<const char*>(x + late4_col_offset(col[0], x_block));
-    c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
-    if (st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
-    else late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
-  } else {
-    // Scattered columns (the crowded and middle layers, whose survivors lie among the previous layer's columns):
-    // the lane takes positions tile0 + lane + 32 m, so that each of a warp's four 4-byte copies of an input row
-    // reads 32 consecutive list entries -- mostly consecutive columns, a line or two (session 27; with 4
-    // consecutive positions per lane each copy touched 4 lines, and the crowded layers ran at ~1.5x layer 1's
-    // time per image). An image past the count reads column 0 (in bounds) and is neither stored nor flagged.
-    r0 = tile0 + lane;
-    r_step = 32;
-    unsigned off[4];
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      c.valid[m] = r0 + 32 * m < count;  // a prefix again: the positions grow with m
-      off[m] = c.valid[m] ? unsigned(late4_col_offset(unsigned(__ldg(active_rows + r0 + 32 * m)), x_block)) : 0u;
-    }
-    sm.cols[lane] = make_uint4(off[0], off[1], off[2], off[3]);  // (read by this lane only)
-    c.xb = reinterpret_cast<const char*>(x);
-    // (positions r0 + 32 m lie in r0's block of 128: 32 floats apart in both layouts)
-    c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
-    late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
+  c.lane16 = x16 && (col[0] & 3u) == 0u && col[1] == col[0] + 1u && col[2] == col[0] + 2u && col[3] == col[0] + 3u;
+  const bool vec = __all_sync(0xffffffffu, c.lane16);
+  const bool y16 = (reinterpret_cast<uintptr_t>(y) & 15u) == 0 && (ldy & 3) == 0 && (y_block & 3) == 0;
+  const bool st4 = __all_sync(0xffffffffu, c.valid[3] || !c.valid[0]) && y16;
+  // 4-byte copies (not lane16): an image past the count reads column 0 (in bounds; col[0] + m might not be).
+  // (a lane16 lane's 4 columns are in one block of 128: consecutive from a multiple of 4)
+  c.xb = reinterpret_cast<const char*>(x + (c.lane16 ? late4_col_offset(col[0], x_block) : 0));
+  if (!vec) {  // (read by this lane only)
+    auto off = [&](int m) { return c.valid[m] ? unsigned(late4_col_offset(col[m], x_block)) : 0u; };
+    sm.cols[lane] = c.lane16 ? make_uint4(0u, 1u, 2u, 3u) : make_uint4(off(0), off(1), off(2), off(3));
   }
+  // (r0 = tile0 + 4 lane, tile0 a multiple of 128: the lane's 4 outputs are consecutive in one block)
+  c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
+  float alive[4] = {0.f, 0.f, 0.f, 0.f};
+  if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
+  else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
+  else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
+  else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)
-    if (c.valid[m] && alive[m] != 0.f) row_nonzero[r0 + r_step * m] = 1;
+    if (c.valid[m] && alive[m] != 0.f) row_nonzero[r0 + m] = 1;
 }
 
 }  // namespace
