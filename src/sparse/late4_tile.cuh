@@ -30,10 +30,9 @@
 // fma(0, 0, acc)). A voted block's weights are transposed in shared memory to wt[t][o], so that one LDS.128 gives
 // 4 rows' weights of one input.
 // Features: a lane whose 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the survivors
-// of a layer are appended in runs of whole warps; layer 1: every image) copies 16 bytes per input; in a warp with
-// any other lane every lane makes 4 copies of 4 bytes (kGather: the crowded and middle layers, whose survivors are
-// scattered; session 24, before which such a tile ran without the staging, one quad of loads ahead; image-major in
-// the ring since session 27, late4_gather_ring). Lanes past the count compute on
+// of a layer are appended in runs of whole warps; layer 1: every image) copies 16 bytes per input, any other
+// lane 4 copies of 4 bytes (kGather: the crowded and middle layers, whose survivors are scattered; session 24,
+// before which such a tile ran without the staging, one quad of loads ahead). Lanes past the count compute on
 // columns 0..3 (16 bytes: in bounds, ldx a multiple of 4) or column 0, and neither store nor flag.
 // Every accumulator is acc = fma(w_t, x_t, acc), t = 0..31 from 0, then bias, ReLU, clamp: bitwise the
 // other tiles and the CPU chain.
@@ -150,8 +149,7 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
 
 // The 16-byte path's buffers (session 21, after 7ab6788: the features staged in shared memory), in the warp's
 // tile::kLate4SlotBytes slot: f, a ring of 3 quads of features (4 inputs x the lane's own 16 bytes, so that no
-// lane reads another's copy and no warp sync is needed for them; the gather path stores the same floats image-major,
-// late4_gather_ring); idx / w, ONE stage of a block's 16 index and
+// lane reads another's copy and no warp sync is needed for them); idx / w, ONE stage of a block's 16 index and
 // weight rows (the next block's while this one computes: its vote needs only row 0's copy, i0, and the
 // transposed weights, wt, once it has run); j, the blocks' output rows (two, the next one's written at its copy).
 struct __align__(16) Late4Staged {
@@ -164,14 +162,6 @@ struct __align__(16) Late4Staged {
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
 };
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
-
-// The gather path's view of Late4Staged::f: [slot][input][image m][lane], so that each of a warp's four 4-byte copies
-// of an input writes 32 consecutive words (one per bank). In the 16-byte layout, [slot][input][lane] x 16 bytes, copy m
-// of lane l wrote word 4 l + m: lanes l, l + 8, l + 16, l + 24 in one bank, 4 shared-memory wavefronts per copy
-// (session 27). Each lane still reads only its own copies (4 LDS.32 per input instead of one LDS.128).
-__device__ __forceinline__ float (*late4_gather_ring(Late4Staged& sm))[4][4][32] {
-  return reinterpret_cast<float (*)[4][4][32]>(&sm.f[0][0][0]);
-}
 
 // 16 bytes global -> shared, asynchronous, not cached in L1 (each feature piece is read once, by its lane).
 __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
@@ -192,9 +182,8 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
 // The vote, the transpose and the FMAs of a quad are written out here, not shared helpers: as helpers (when a
 // second, unstaged path shared them, up to session 23) ptxas allocated the kernel's registers otherwise and
 // spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
-// kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): every lane copies each
-// input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into late4_gather_ring's words
-// (a lane16 lane too: its offsets are 0..3 from its xb; the warp issues the 4 copies for the other lanes anyway).
+// kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): that lane copies
+// each input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into the same 16 bytes.
 template <bool kSt4, bool kGather>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
                                                  float (&alive)[4]) {
@@ -221,16 +210,16 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
+      const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
-      if constexpr (!kGather) {
-        late4_cp16_cg(smem_addr(&sm.f[slot][u][lane]), row);
+      if (!kGather || c.lane16) {
+        late4_cp16_cg(dst, row);
       } else {
         const uint4 cb = sm.cols[lane];
-        const unsigned dst = smem_addr(&late4_gather_ring(sm)[slot][u][0][lane]);  // image m at + 128 m bytes
         cp_async4(dst, late4_row(row, int(cb.x), 4u));
-        cp_async4(dst + 128u, late4_row(row, int(cb.y), 4u));
-        cp_async4(dst + 256u, late4_row(row, int(cb.z), 4u));
-        cp_async4(dst + 384u, late4_row(row, int(cb.w), 4u));
+        cp_async4(dst + 4u, late4_row(row, int(cb.y), 4u));
+        cp_async4(dst + 8u, late4_row(row, int(cb.z), 4u));
+        cp_async4(dst + 12u, late4_row(row, int(cb.w), 4u));
       }
     }
     cp_async_commit();
@@ -314,14 +303,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
       float4 f[4];
 #pragma unroll
-      for (int u = 0; u < 4; ++u) {
-        if constexpr (!kGather) {
-          f[u] = sm.f[slot_q][u][lane];
-        } else {
-          const float (&g)[4][32] = late4_gather_ring(sm)[slot_q][u];
-          f[u] = make_float4(g[0][lane], g[1][lane], g[2][lane], g[3][lane]);
-        }
-      }
+      for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
       const float* const wt4 = sm.wt + tile::late4_wt_index(4 * q, 0);  // inputs 4 q .. 4 q + 3: 16 floats apart
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
