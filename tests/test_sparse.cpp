@@ -1269,6 +1269,71 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
   }
 }
 
+// Widening (run_inference's widen_layers, session 27): a fused layer among the first ones reads the previous layer's
+// whole output, dead columns included, when that layer kept >= 2/3 of them. A dead column is all zero, so it stays
+// dead: the survivors, the counts of every layer and the features after a kept layer must be bitwise those of the
+// run without widening. The rule itself is checked through `read` (the positions each layer read), so the test
+// fails if nothing was widened.
+TEST_CASE("inference: widening the first layers to the previous layer's whole output is exact", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  REQUIRE_SPDNN_DATA_GPU();
+  const spdnn::Csr images1024 = first1200_images();
+  JhdnnHandle h;
+  struct Case { int64_t n; int layers; int64_t images; int keep; };
+  for (const Case cs : {Case{1024, 14, 12000, 2}, Case{4096, 8, 5000, 3}}) {
+    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
+    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
+    const float bias = spdnn::challenge_bias(cs.n);
+    spdnn::DeviceNetwork net;
+    net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
+    auto run = [&](spdnn::Path p, int widen, int keep, std::vector<float>* out, std::vector<int>* ids) {
+      return spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, keep, out, ids, p, -1, -1, 0, nullptr,
+                                  JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, widen);
+    };
+    std::vector<float> want_out, out;
+    std::vector<int> want_ids, ids;
+    const spdnn::InferenceResult want = run(spdnn::Path::kFused, 0, cs.keep, &want_out, &want_ids);
+    REQUIRE(want.read.size() == size_t(cs.layers));
+    for (int l = 2; l <= cs.layers; ++l) CHECK(want.read[size_t(l - 1)] == want.active[size_t(l - 2)]);
+    const int widen = 6;
+    const spdnn::InferenceResult r = run(spdnn::Path::kFused, widen, cs.keep, &out, &ids);
+    CHECK(r.active == want.active);
+    CHECK(r.categories == want.categories);
+    CHECK(ids == want_ids);
+    REQUIRE(out.size() == want_out.size());
+    size_t differ = 0;
+    for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
+    CHECK(differ == 0);
+    // The rule, layer by layer: layers 2 .. 1 + widen read everything the layer before read when it kept >= 2/3.
+    REQUIRE(r.read.size() == size_t(cs.layers));
+    CHECK(r.read[0] == int(cs.images));
+    int widened = 0;
+    for (int l = 2; l <= cs.layers; ++l) {
+      INFO("layer " << l << ": the layer before read " << r.read[size_t(l - 2)] << " and kept "
+                    << r.active[size_t(l - 2)]);
+      const int before = r.read[size_t(l - 2)], kept = r.active[size_t(l - 2)];
+      const bool wide = l <= 1 + widen && 3ll * kept >= 2ll * before;
+      CHECK(r.read[size_t(l - 1)] == (wide ? before : kept));
+      widened += wide && kept < before;
+    }
+    CHECK(widened >= 1);  // layer 2 at least: these networks keep ~90% of the images in layer 1
+    for (spdnn::Path p : {spdnn::Path::kGraph, spdnn::Path::kResident}) {
+      INFO(spdnn::path_name(p) << " path");
+      const spdnn::InferenceResult g = run(p, widen, 0, nullptr, nullptr);
+      UNSCOPED_INFO(g.note);
+      CHECK(g.active == want.active);
+      CHECK(g.categories == want.categories);
+      CHECK(g.read[1] > g.active[0]);  // layer 2 widened there too (the resident path's fused head)
+    }
+  }
+  spdnn::DeviceNetwork one;
+  one.load(1024, 1, [](int l) { return spdnn::generate_layer_ell(1024, l, 42); });
+  CHECK_THROWS_AS(spdnn::run_inference(h.get(), one, images1024, 1200, -0.3f, -1, 0, nullptr, nullptr,
+                                       spdnn::Path::kFused, -1, -1, 0, nullptr,
+                                       JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, -1),
+                  std::runtime_error);
+}
+
 // The tiled layout on layers that are not the challenge's: non-square, n not a multiple of 16 or 128, padded rows
 // (NaN weights, so the unvoted row path runs), active counts that leave a partial block, scattered active columns
 // (late4's 4-byte copies) and contiguous ones (its 16-byte copies), a late and a crowded layer. One

@@ -62,6 +62,26 @@ __global__ void fill_kernel(float* __restrict__ a, int64_t total, uint32_t thres
   }
 }
 
+// The widening check before a fused layer (run_inference's widen_layers): the layer before it read *span list
+// positions and kept *kept of them, rows / ids (its output list, of capacity >= *span) in an unspecified order. If
+// 3 kept >= 2 span, the list becomes every position of that layer's output, rows[t] = t and ids[t] = ids_in[t] (the
+// image of its input position t: output column t), and *eff = span; else the list stays and *eff = kept. Exact:
+// a column that was not kept is all zero, so the layer computes it as zero again and does not keep it either.
+// Why: survivors lie scattered among the columns, and a tile of scattered columns gathers 4-byte pieces (late4's
+// kGather) at ~1.5x the time per image of a tile of consecutive columns (layer 1: 3.2 against 4.8-5.0 ns per image
+// at N = 1024, bench/results/c8bb036/near); computing the dead columns too is cheaper while they are < ~1/3.
+__global__ void widen_list_kernel(const int* __restrict__ span, const int* __restrict__ kept, int* __restrict__ eff,
+                                  int* __restrict__ rows, int* __restrict__ ids, const int* __restrict__ ids_in) {
+  const int sp = *span, k = *kept;
+  const bool wide = 3ll * k >= 2ll * sp;
+  if (blockIdx.x == 0 && threadIdx.x == 0) *eff = wide ? sp : k;
+  if (!wide) return;
+  for (int t = int(blockIdx.x * blockDim.x + threadIdx.x); t < sp; t += int(gridDim.x * blockDim.x)) {
+    rows[t] = t;
+    ids[t] = ids_in[t];
+  }
+}
+
 // Device memory freed when the owner goes out of scope, also when a check throws half way.
 struct CudaFree {
   void operator()(void* p) const { cudaFree(p); }
@@ -269,11 +289,13 @@ bool resident_auto_applies(int64_t n) {
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
                               Path path, int persistent_below, int resident_below, int resident_slice,
-                              std::vector<ResidentTraceCall>* resident_trace, jhdnnSparseDnnFeatureLayout_t layout) {
+                              std::vector<ResidentTraceCall>* resident_trace, jhdnnSparseDnnFeatureLayout_t layout,
+                              int widen_layers) {
   InferenceResult res;
   const int64_t n = net.width();
   const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
+  if (widen_layers < 0) throw std::runtime_error("widen_layers must be >= 0");
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
   const bool keep = keep_layer > 0 && keep_out && keep_ids;
@@ -308,7 +330,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   // Fused paths: counts[l] = active images after layer l (counts[0] = rows), one counter per layer so
   // that none has to be zeroed inside the loop, and the fused workspace (zeroed once).
   int* count[2] = {nullptr, nullptr};
-  int *flags = nullptr, *hist = nullptr, *counts = nullptr;
+  int *flags = nullptr, *hist = nullptr, *counts = nullptr, *eff = nullptr;
   void* ws = nullptr;
   size_t ws_size = 0;
   if (path == Path::kSeparate) {
@@ -319,6 +341,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     JHDNN_CHECK(jhdnnGetSparseDnnCompactWorkspaceSize(h, r32, &ws_size));
   } else {
     counts = dalloc<int>(size_t(layers) + 1, &bytes, &o);
+    eff = dalloc<int>(size_t(layers) + 1, &bytes, &o);  // the counts that widened layers read (widen_layers)
     // kPersistent: the multi-layer workspace, whose prefix is the single-layer one (both zeroed once).
     if (path == Path::kPersistent)
       JHDNN_CHECK(jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(h, r32, &ws_size));
@@ -369,10 +392,24 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
         (*keep_out)[i * c + t] = all[size_t(feature_at(names.empty() ? i : names[size_t(i)], pos[perm[t]]))];
     }
   };
-  // Fused layer l (1-based): list (l-1)&1 -> list l&1, counts[l-1] -> counts[l].
+  // Fused layer l (1-based): list (l-1)&1 -> list l&1, counts[l-1] -> counts[l]. Layers 2 .. 1 + widen_layers
+  // first run the widening check (widen_list_kernel) on layer l - 1's list and read their count from eff[l - 1]:
+  // layer l - 1 read in_count[l - 1] positions (counts[0], or eff[l - 2] if it was checked too). A few layers only:
+  // the check is a launch (in the graph path, one per layer of the whole network otherwise), and only the crowded
+  // first layers keep >= 2/3 of their columns.
+  std::vector<const int*> in_count(size_t(layers) + 1, nullptr);
   auto fused_layer = [&](int l) {
-    const int cur = (l - 1) & 1, nx = l & 1;
-    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompactEx(h, net.layer(l).desc, bias, 32.f, r32, counts + (l - 1),
+    const int cur = (l - 1) & 1, nx = l & 1, prev = nx;  // (layer l - 1 read list `nx` and wrote list `cur`)
+    in_count[size_t(l)] = counts + (l - 1);
+    if (l >= 2 && l <= 1 + widen_layers) {
+      cudaStream_t ls = nullptr;  // the handle's stream now (the graph path captures on its own)
+      JHDNN_CHECK(jhdnnGetStream(h, &ls));
+      widen_list_kernel<<<unsigned(std::min<int64_t>((rows + 255) / 256, 264)), 256, 0, ls>>>(
+          in_count[size_t(l - 1)], counts + (l - 1), eff + (l - 1), act_rows[cur], ids[cur], ids[prev]);
+      CUDA_CHECK(cudaGetLastError());
+      in_count[size_t(l)] = eff + (l - 1);
+    }
+    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompactEx(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
                                                     act_rows[cur], ids[cur], layout, x[cur], ld, x[nx], ld,
                                                     act_rows[nx], ids[nx], counts + l, ws, ws_size));
   };
@@ -639,6 +676,14 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   res.active.resize(layers);
   CUDA_CHECK(cudaMemcpy(res.active.data(), path == Path::kSeparate ? hist : counts + 1, layers * sizeof(int),
                         cudaMemcpyDeviceToHost));
+  if (path != Path::kSeparate) {  // what each layer read: eff[l - 1] where the widening check ran, else counts[l - 1]
+    std::vector<int> eff_h(size_t(layers) + 1);
+    CUDA_CHECK(cudaMemcpy(eff_h.data(), eff, eff_h.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    res.read.resize(size_t(layers));
+    for (int l = 1; l <= layers; ++l)
+      res.read[size_t(l - 1)] = in_count[size_t(l)] == eff + (l - 1) ? eff_h[size_t(l - 1)]
+                                                                     : (l == 1 ? r32 : res.active[size_t(l - 2)]);
+  }
 
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
