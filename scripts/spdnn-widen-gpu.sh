@@ -8,9 +8,9 @@
 # (carry data/spdnn).
 #
 # Steps by priority (the guard cuts the last ones):
-#   1. build spdnn_infer, test_sparse, test_sparse_resident;
-#   2. the widening test, then test_sparse without its reuse-tile case (224 s alone; the kernels are unchanged) and
-#      test_sparse_resident's [data] cases (both run run_inference, now widened by default);
+#   1. build spdnn_infer and test_sparse;
+#   2. the widening test, then test_sparse without its reuse-tile case (224 s alone; the kernels are unchanged): its
+#      inference cases, resident ones included, run run_inference, now widened by default;
 #   3. the A/B, --widen 0 / default in turn, twice: resident N = 1024 L = 120, N = 4096 L = 120 / 480; graph
 #      N = 16384 L = 120 / 480, N = 65536 L = 120;
 #   4. ncu of the first 6 layer launches at N = 1024 and 4096 (resident path's head), widened (per-layer time);
@@ -20,10 +20,9 @@ set -uo pipefail
 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
 scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
-build_step "$B" spdnn_infer test_sparse test_sparse_resident
+build_step "$B" spdnn_infer test_sparse
 step test_widen 60 "$T/test_sparse" "inference: widening the first layers*"
-step test_sparse 150 "$T/test_sparse" "~*reuse tile is bitwise the fma chain"
-step test_resident_data 90 "$T/test_sparse_resident" "[data]"
+step test_sparse 200 "$T/test_sparse" "~*reuse tile is bitwise the fma chain"
 for rep in 1 2; do
   for spec in resident:1024:120 resident:4096:120,480 graph:16384:120,480 graph:65536:120; do
     IFS=: read -r p w l <<< "$spec"
