@@ -6,7 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4]
+//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 67]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -53,7 +53,8 @@
 // --relabel: none (the default) or readers (spdnn_gpu.h Relabel: the neurons renamed at load so that the inputs a
 // list block reads are consecutive; exact). Results do not depend on either.
 // --widen W: fused launches of layers 2 .. 1 + W read the previous layer's whole output, dead columns too, when it
-// kept >= 2/3 of them (spdnn_gpu.h run_inference's widen_layers, default 4; 0 off). Results do not depend on it.
+// kept >= P % of them (--widen-keep P, 1..100, default 67; spdnn_gpu.h run_inference's widen_layers, default 4; 0
+// off). Results do not depend on either.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -101,7 +102,7 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers] [--widen 4]\n"
+      "                   [--relabel none|readers] [--widen 4] [--widen-keep 67]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -132,7 +133,7 @@ int main(int argc, char** argv) {
   spdnn::RowOrder row_order = spdnn::RowOrder::kChain;
   jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::Relabel relabel = spdnn::Relabel::kNone;
-  int widen = spdnn::kWidenLayersDefault;
+  int widen = spdnn::kWidenLayersDefault, widen_keep = spdnn::kWidenKeepPercentDefault;
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -156,6 +157,7 @@ int main(int argc, char** argv) {
       resident_slice = parse_int("--resident-slice", next(), 0, 8);  // 8: the largest slice of any kernel
     else if (!std::strcmp(argv[i], "--resident-trace")) trace_csv = next();
     else if (!std::strcmp(argv[i], "--widen")) widen = parse_int("--widen", next(), 0, INT_MAX);
+    else if (!std::strcmp(argv[i], "--widen-keep")) widen_keep = parse_int("--widen-keep", next(), 1, 100);
     else if (!std::strcmp(argv[i], "--path")) {
       std::stringstream list(next());
       paths.clear();
@@ -296,10 +298,12 @@ int main(int argc, char** argv) {
           // Warm-up on the distinct images (first launches, caches), then the measured run.
           if (warmup)
             (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path,
-                                       persistent_below, resident_below, resident_slice, nullptr, layout, widen);
+                                       persistent_below, resident_below, resident_slice, nullptr, layout, widen,
+                                       widen_keep);
           const spdnn::InferenceResult r =
               spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
-                                   persistent_below, resident_below, resident_slice, nullptr, layout, widen);
+                                   persistent_below, resident_below, resident_slice, nullptr, layout, widen,
+                                   widen_keep);
           if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
           std::printf("# N %lld L %lld: path %s, path_used %s", n, layers, spdnn::path_name(path),
                       spdnn::path_name(r.path_used));
@@ -308,8 +312,9 @@ int main(int argc, char** argv) {
             std::printf(", resident from layer %d (0: none; threshold %d)", r.tail_first,
                         resident_below >= 0 ? resident_below : spdnn::resident_auto_threshold());
           std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
-          std::printf(", layout %s, relabel %s, widen %d", layout == JHDNN_SPARSE_DNN_FEATURES_TILED128 ? "tiled" : "neuron",
-                      relabel == spdnn::Relabel::kReaders ? "readers" : "none", widen);
+          std::printf(", layout %s, relabel %s, widen %d keep %d%%",
+                      layout == JHDNN_SPARSE_DNN_FEATURES_TILED128 ? "tiled" : "neuron",
+                      relabel == spdnn::Relabel::kReaders ? "readers" : "none", widen, widen_keep);
           std::string widened;  // the layers that read more positions than the survivors before them
           for (size_t l = 1; l < r.read.size(); ++l)
             if (r.read[l] > r.active[l - 1]) widened += (widened.empty() ? "" : ",") + std::to_string(l + 1);
@@ -355,7 +360,8 @@ int main(int argc, char** argv) {
           if (ftrace && r.path_used == spdnn::Path::kResident) {
             std::vector<spdnn::ResidentTraceCall> calls;
             (void)spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
-                                       persistent_below, resident_below, resident_slice, &calls, layout, widen);
+                                       persistent_below, resident_below, resident_slice, &calls, layout, widen,
+                                       widen_keep);
             static const char* const kEvent[] = {"none", "entry", "loaded", "first_chunk", "layer", "exit"};
             size_t rows_written = 0;
             for (size_t c = 0; c < calls.size(); ++c) {

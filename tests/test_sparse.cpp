@@ -1270,7 +1270,7 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
 }
 
 // Widening (run_inference's widen_layers, session 27): a fused layer among the first ones reads the previous layer's
-// whole output, dead columns included, when that layer kept >= 2/3 of them. A dead column is all zero, so it stays
+// whole output, dead columns included, when that layer kept >= widen_keep_percent % of them (default 67). A dead column is all zero, so it stays
 // dead: the survivors, the counts of every layer and the features after a kept layer must be bitwise those of the
 // run without widening. The rule itself is checked through `read` (the positions each layer read), so the test
 // fails if nothing was widened.
@@ -1304,7 +1304,7 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
     size_t differ = 0;
     for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
     CHECK(differ == 0);
-    // The rule, layer by layer: layers 2 .. 1 + widen read everything the layer before read when it kept >= 2/3.
+    // The rule, layer by layer: layers 2 .. 1 + widen read everything the layer before read when it kept >= 67%.
     REQUIRE(r.read.size() == size_t(cs.layers));
     CHECK(r.read[0] == int(cs.images));
     int widened = 0;
@@ -1312,7 +1312,7 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
       INFO("layer " << l << ": the layer before read " << r.read[size_t(l - 2)] << " and kept "
                     << r.active[size_t(l - 2)]);
       const int before = r.read[size_t(l - 2)], kept = r.active[size_t(l - 2)];
-      const bool wide = l <= 1 + widen && 3ll * kept >= 2ll * before;
+      const bool wide = l <= 1 + widen && 100ll * kept >= int64_t(spdnn::kWidenKeepPercentDefault) * before;
       CHECK(r.read[size_t(l - 1)] == (wide ? before : kept));
       widened += wide && kept < before;
     }
@@ -1332,6 +1332,11 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
                                        spdnn::Path::kFused, -1, -1, 0, nullptr,
                                        JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, -1),
                   std::runtime_error);
+  for (int bad_keep : {0, 101})
+    CHECK_THROWS_AS(spdnn::run_inference(h.get(), one, images1024, 1200, -0.3f, -1, 0, nullptr, nullptr,
+                                         spdnn::Path::kFused, -1, -1, 0, nullptr,
+                                         JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, 4, bad_keep),
+                    std::runtime_error);
 }
 
 // The tiled layout on layers that are not the challenge's: non-square, n not a multiple of 16 or 128, padded rows

@@ -64,16 +64,17 @@ __global__ void fill_kernel(float* __restrict__ a, int64_t total, uint32_t thres
 
 // The widening check before a fused layer (run_inference's widen_layers): the layer before it read *span list
 // positions and kept *kept of them, rows / ids (its output list, of capacity >= *span) in an unspecified order. If
-// 3 kept >= 2 span, the list becomes every position of that layer's output, rows[t] = t and ids[t] = ids_in[t] (the
+// 100 kept >= keep_percent span, the list becomes every position of that layer's output, rows[t] = t and ids[t] = ids_in[t] (the
 // image of its input position t: output column t), and *eff = span; else the list stays and *eff = kept. Exact:
 // a column that was not kept is all zero, so the layer computes it as zero again and does not keep it either.
 // Why: survivors lie scattered among the columns, and a tile of scattered columns gathers 4-byte pieces (late4's
 // kGather) at ~1.5x the time per image of a tile of consecutive columns (layer 1: 3.2 against 4.8-5.0 ns per image
 // at N = 1024, bench/results/c8bb036/near); computing the dead columns too is cheaper while they are < ~1/3.
 __global__ void widen_list_kernel(const int* __restrict__ span, const int* __restrict__ kept, int* __restrict__ eff,
-                                  int* __restrict__ rows, int* __restrict__ ids, const int* __restrict__ ids_in) {
+                                  int* __restrict__ rows, int* __restrict__ ids, const int* __restrict__ ids_in,
+                                  int keep_percent) {
   const int sp = *span, k = *kept;
-  const bool wide = 3ll * k >= 2ll * sp;
+  const bool wide = 100ll * k >= int64_t(keep_percent) * sp;
   if (blockIdx.x == 0 && threadIdx.x == 0) *eff = wide ? sp : k;
   if (!wide) return;
   for (int t = int(blockIdx.x * blockDim.x + threadIdx.x); t < sp; t += int(gridDim.x * blockDim.x)) {
@@ -290,12 +291,13 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
                               int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
                               Path path, int persistent_below, int resident_below, int resident_slice,
                               std::vector<ResidentTraceCall>* resident_trace, jhdnnSparseDnnFeatureLayout_t layout,
-                              int widen_layers) {
+                              int widen_layers, int widen_keep_percent) {
   InferenceResult res;
   const int64_t n = net.width();
   const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
   if (widen_layers < 0) throw std::runtime_error("widen_layers must be >= 0");
+  if (widen_keep_percent < 1 || widen_keep_percent > 100) throw std::runtime_error("widen_keep_percent must be 1..100");
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
   const bool keep = keep_layer > 0 && keep_out && keep_ids;
@@ -396,7 +398,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   // first run the widening check (widen_list_kernel) on layer l - 1's list and read their count from eff[l - 1]:
   // layer l - 1 read in_count[l - 1] positions (counts[0], or eff[l - 2] if it was checked too). A few layers only:
   // the check is a launch (in the graph path, one per layer of the whole network otherwise), and only the crowded
-  // first layers keep >= 2/3 of their columns.
+  // first layers keep most of their columns.
   std::vector<const int*> in_count(size_t(layers) + 1, nullptr);
   auto fused_layer = [&](int l) {
     const int cur = (l - 1) & 1, nx = l & 1, prev = nx;  // (layer l - 1 read list `nx` and wrote list `cur`)
@@ -405,7 +407,8 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
       cudaStream_t ls = nullptr;  // the handle's stream now (the graph path captures on its own)
       JHDNN_CHECK(jhdnnGetStream(h, &ls));
       widen_list_kernel<<<unsigned(std::min<int64_t>((rows + 255) / 256, 264)), 256, 0, ls>>>(
-          in_count[size_t(l - 1)], counts + (l - 1), eff + (l - 1), act_rows[cur], ids[cur], ids[prev]);
+          in_count[size_t(l - 1)], counts + (l - 1), eff + (l - 1), act_rows[cur], ids[cur], ids[prev],
+          widen_keep_percent);
       CUDA_CHECK(cudaGetLastError());
       in_count[size_t(l)] = eff + (l - 1);
     }

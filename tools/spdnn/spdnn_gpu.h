@@ -146,17 +146,20 @@ struct ResidentTraceCall {
 // images are renamed with it (net.labels(0)); keep_out is given at the original names.
 // widen_layers (>= 0, else std::runtime_error): the fused launches of layers 2 .. 1 + widen_layers (every fused
 // path; the resident and multi-layer launches excepted) read the previous layer's WHOLE output, its dead columns
-// too, when it kept at least 2/3 of its columns (decided on the device, a small kernel before the layer): every
+// too, when it kept at least widen_keep_percent % of its columns (1..100, else std::runtime_error; decided on the
+// device, a small kernel before the layer): every
 // column then sits where the 16-byte feature path reads it, and a dead column, all zeros, stays dead, so the result
 // is exactly the same. active and categories are unchanged (counts[l] stays the survivors). 0: off.
 constexpr int kWidenLayersDefault = 4;
+constexpr int kWidenKeepPercentDefault = 67;
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,
                               int persistent_below = -1, int resident_below = -1, int resident_slice = 0,
                               std::vector<ResidentTraceCall>* resident_trace = nullptr,
                               jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
-                              int widen_layers = kWidenLayersDefault);
+                              int widen_layers = kWidenLayersDefault,
+                              int widen_keep_percent = kWidenKeepPercentDefault);
 
 // kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
 int resident_auto_threshold();
