@@ -6,7 +6,7 @@
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-widen-keep-gpu.sh $OUT/k; mv $OUT/k/r.tgz $OUT/; rm -rf $OUT/k
 # (carry data/spdnn).
 set -uo pipefail
-BUDGET_DEFAULT=300 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+BUDGET_DEFAULT=265 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
 scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
 build_step "$B" spdnn_infer test_sparse
