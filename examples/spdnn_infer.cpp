@@ -6,7 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 67]
+//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -53,7 +53,7 @@
 // --relabel: none (the default) or readers (spdnn_gpu.h Relabel: the neurons renamed at load so that the inputs a
 // list block reads are consecutive; exact). Results do not depend on either.
 // --widen W: fused launches of layers 2 .. 1 + W read the previous layer's whole output, dead columns too, when it
-// kept >= P % of them (--widen-keep P, 1..100, default 67; spdnn_gpu.h run_inference's widen_layers, default 4; 0
+// kept >= P % of them (--widen-keep P, 1..100, default 75; spdnn_gpu.h run_inference's widen_layers, default 4; 0
 // off). Results do not depend on either.
 #include <algorithm>
 #include <cerrno>
@@ -102,7 +102,7 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers] [--widen 4] [--widen-keep 67]\n"
+      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 

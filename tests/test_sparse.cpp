@@ -1270,7 +1270,7 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
 }
 
 // Widening (run_inference's widen_layers, session 27): a fused layer among the first ones reads the previous layer's
-// whole output, dead columns included, when that layer kept >= widen_keep_percent % of them (default 67). A dead column is all zero, so it stays
+// whole output, dead columns included, when that layer kept >= widen_keep_percent % of them (default 75). A dead column is all zero, so it stays
 // dead: the survivors, the counts of every layer and the features after a kept layer must be bitwise those of the
 // run without widening. The rule itself is checked through `read` (the positions each layer read), so the test
 // fails if nothing was widened.
@@ -1304,7 +1304,7 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
     size_t differ = 0;
     for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
     CHECK(differ == 0);
-    // The rule, layer by layer: layers 2 .. 1 + widen read everything the layer before read when it kept >= 67%.
+    // The rule, layer by layer: layers 2 .. 1 + widen read everything the layer before read when it kept enough.
     REQUIRE(r.read.size() == size_t(cs.layers));
     CHECK(r.read[0] == int(cs.images));
     int widened = 0;

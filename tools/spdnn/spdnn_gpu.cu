@@ -69,7 +69,10 @@ __global__ void fill_kernel(float* __restrict__ a, int64_t total, uint32_t thres
 // a column that was not kept is all zero, so the layer computes it as zero again and does not keep it either.
 // Why: survivors lie scattered among the columns, and a tile of scattered columns gathers 4-byte pieces (late4's
 // kGather) at ~1.5x the time per image of a tile of consecutive columns (layer 1: 3.2 against 4.8-5.0 ns per image
-// at N = 1024, bench/results/c8bb036/near); computing the dead columns too is cheaper while they are < ~1/3.
+// at N = 1024, bench/results/c8bb036/near), so computing the dead columns too pays while they are few. Not below
+// ~75% kept: at N = 4096 layer 3 (68.5% kept) gained ~45-130 us widened, but layer 4's survivors then lay among
+// 60000 columns instead of 41100 and it took ~600 us against ~490 (ncu, bench/results/375f8ed/widen); 67 / 75 / 85%
+// measured in bench/results/32ae990.
 __global__ void widen_list_kernel(const int* __restrict__ span, const int* __restrict__ kept, int* __restrict__ eff,
                                   int* __restrict__ rows, int* __restrict__ ids, const int* __restrict__ ids_in,
                                   int keep_percent) {
