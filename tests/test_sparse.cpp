@@ -1270,10 +1270,10 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
 }
 
 // Widening (run_inference's widen_layers, session 27): a fused layer among the first ones reads the previous layer's
-// whole output, dead columns included, when that layer kept >= widen_keep_percent % of them (default 75). A dead column is all zero, so it stays
-// dead: the survivors, the counts of every layer and the features after a kept layer must be bitwise those of the
-// run without widening. The rule itself is checked through `read` (the positions each layer read), so the test
-// fails if nothing was widened.
+// whole output, dead columns included, when that layer kept >= widen_keep_percent % of them (default 75). A dead
+// column is all zero, so it stays dead: the survivors, the counts of every layer and the features after a kept
+// layer must be bitwise those of the run without widening. The rule itself is checked through `read` (the
+// positions each layer read), so the test fails if nothing was widened.
 TEST_CASE("inference: widening the first layers to the previous layer's whole output is exact", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   REQUIRE_SPDNN_DATA_GPU();

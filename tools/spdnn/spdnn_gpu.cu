@@ -64,9 +64,10 @@ __global__ void fill_kernel(float* __restrict__ a, int64_t total, uint32_t thres
 
 // The widening check before a fused layer (run_inference's widen_layers): the layer before it read *span list
 // positions and kept *kept of them, rows / ids (its output list, of capacity >= *span) in an unspecified order. If
-// 100 kept >= keep_percent span, the list becomes every position of that layer's output, rows[t] = t and ids[t] = ids_in[t] (the
-// image of its input position t: output column t), and *eff = span; else the list stays and *eff = kept. Exact:
-// a column that was not kept is all zero, so the layer computes it as zero again and does not keep it either.
+// 100 kept >= keep_percent span, the list becomes every position of that layer's output, rows[t] = t and
+// ids[t] = ids_in[t] (the image of its input position t: output column t), and *eff = span; else the list stays and
+// *eff = kept. Exact: a column that was not kept is all zero, so the layer computes it as zero again and does not
+// keep it either.
 // Why: survivors lie scattered among the columns, and a tile of scattered columns gathers 4-byte pieces (late4's
 // kGather) at ~1.5x the time per image of a tile of consecutive columns (layer 1: 3.2 against 4.8-5.0 ns per image
 // at N = 1024, bench/results/c8bb036/near), so computing the dead columns too pays while they are few. Not below

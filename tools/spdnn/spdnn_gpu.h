@@ -147,9 +147,9 @@ struct ResidentTraceCall {
 // widen_layers (>= 0, else std::runtime_error): the fused launches of layers 2 .. 1 + widen_layers (every fused
 // path; the resident and multi-layer launches excepted) read the previous layer's WHOLE output, its dead columns
 // too, when it kept at least widen_keep_percent % of its columns (1..100, else std::runtime_error; decided on the
-// device, a small kernel before the layer): every
-// column then sits where the 16-byte feature path reads it, and a dead column, all zeros, stays dead, so the result
-// is exactly the same. active and categories are unchanged (counts[l] stays the survivors). 0: off.
+// device, a small kernel before the layer): every column then sits where the 16-byte feature path reads it, and a
+// dead column, all zeros, stays dead, so the result is exactly the same. active and categories are unchanged
+// (counts[l] stays the survivors); `read` says what each layer read. 0: off.
 constexpr int kWidenLayersDefault = 4;
 constexpr int kWidenKeepPercentDefault = 75;  // 67 / 75 / 85 measured: bench/results/32ae990
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
