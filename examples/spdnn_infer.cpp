@@ -7,6 +7,7 @@
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
 //               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75]
+//               [--resident-first-chunk 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -55,6 +56,9 @@
 // --widen W: fused launches of layers 2 .. 1 + W read the previous layer's whole output, dead columns too, when it
 // kept >= P % of them (--widen-keep P, 1..100, default 75; spdnn_gpu.h run_inference's widen_layers, default 4; 0
 // off). Results do not depend on either.
+// --resident-first-chunk K: the resident path's first resident call runs K layers (1..96; 0, the default: 96 like
+// every later call), so that the next call's host checks overlap it (spdnn_gpu.h DriverOptions). The '#' line gives
+// the host time inside the loop's jhDNN calls and the first resident / multi-layer call's share.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -102,7 +106,7 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75]\n"
+      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--resident-first-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -133,7 +137,7 @@ int main(int argc, char** argv) {
   spdnn::RowOrder row_order = spdnn::RowOrder::kChain;
   jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::Relabel relabel = spdnn::Relabel::kNone;
-  int widen = spdnn::kWidenLayersDefault, widen_keep = spdnn::kWidenKeepPercentDefault;
+  spdnn::DriverOptions opt;  // --widen, --widen-keep, --resident-first-chunk
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -156,8 +160,11 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--resident-slice"))  // 0 = the most that fit; the library checks the width
       resident_slice = parse_int("--resident-slice", next(), 0, 8);  // 8: the largest slice of any kernel
     else if (!std::strcmp(argv[i], "--resident-trace")) trace_csv = next();
-    else if (!std::strcmp(argv[i], "--widen")) widen = parse_int("--widen", next(), 0, INT_MAX);
-    else if (!std::strcmp(argv[i], "--widen-keep")) widen_keep = parse_int("--widen-keep", next(), 1, 100);
+    else if (!std::strcmp(argv[i], "--widen")) opt.widen_layers = parse_int("--widen", next(), 0, INT_MAX);
+    else if (!std::strcmp(argv[i], "--widen-keep")) opt.widen_keep_percent = parse_int("--widen-keep", next(), 1, 100);
+    else if (!std::strcmp(argv[i], "--resident-first-chunk"))
+      opt.resident_first_chunk =
+          parse_int("--resident-first-chunk", next(), 0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
     else if (!std::strcmp(argv[i], "--path")) {
       std::stringstream list(next());
       paths.clear();
@@ -298,12 +305,10 @@ int main(int argc, char** argv) {
           // Warm-up on the distinct images (first launches, caches), then the measured run.
           if (warmup)
             (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path,
-                                       persistent_below, resident_below, resident_slice, nullptr, layout, widen,
-                                       widen_keep);
+                                       persistent_below, resident_below, resident_slice, nullptr, layout, opt);
           const spdnn::InferenceResult r =
               spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
-                                   persistent_below, resident_below, resident_slice, nullptr, layout, widen,
-                                   widen_keep);
+                                   persistent_below, resident_below, resident_slice, nullptr, layout, opt);
           if (!r.note.empty()) std::fprintf(stderr, "spdnn_infer: N %lld L %lld: %s\n", n, layers, r.note.c_str());
           std::printf("# N %lld L %lld: path %s, path_used %s", n, layers, spdnn::path_name(path),
                       spdnn::path_name(r.path_used));
@@ -314,11 +319,17 @@ int main(int argc, char** argv) {
           std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
           std::printf(", layout %s, relabel %s, widen %d keep %d%%",
                       layout == JHDNN_SPARSE_DNN_FEATURES_TILED128 ? "tiled" : "neuron",
-                      relabel == spdnn::Relabel::kReaders ? "readers" : "none", widen, widen_keep);
+                      relabel == spdnn::Relabel::kReaders ? "readers" : "none", opt.widen_layers,
+                      opt.widen_keep_percent);
           std::string widened;  // the layers that read more positions than the survivors before them
           for (size_t l = 1; l < r.read.size(); ++l)
             if (r.read[l] > r.active[l - 1]) widened += (widened.empty() ? "" : ",") + std::to_string(l + 1);
-          std::printf(" (widened: %s)", widened.empty() ? "none" : widened.c_str());
+          std::printf(" (widened: %s), API host time %.3f ms", widened.empty() ? "none" : widened.c_str(),
+                      r.api_host_ms);
+          if (r.tail_first > 0)
+            std::printf(" (first %s call %.3f ms, first chunk %d)",
+                        r.path_used == spdnn::Path::kResident ? "resident" : "multi-layer", r.first_tail_host_ms,
+                        opt.resident_first_chunk);
           if (pi > 0) {
             const bool same = r.categories == first_cats && r.active == first_active;
             all_ok &= same;
@@ -360,8 +371,7 @@ int main(int argc, char** argv) {
           if (ftrace && r.path_used == spdnn::Path::kResident) {
             std::vector<spdnn::ResidentTraceCall> calls;
             (void)spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
-                                       persistent_below, resident_below, resident_slice, &calls, layout, widen,
-                                       widen_keep);
+                                       persistent_below, resident_below, resident_slice, &calls, layout, opt);
             static const char* const kEvent[] = {"none", "entry", "loaded", "first_chunk", "layer", "exit"};
             size_t rows_written = 0;
             for (size_t c = 0; c < calls.size(); ++c) {

@@ -1287,8 +1287,10 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
     spdnn::DeviceNetwork net;
     net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
     auto run = [&](spdnn::Path p, int widen, int keep, std::vector<float>* out, std::vector<int>* ids) {
+      spdnn::DriverOptions opt;
+      opt.widen_layers = widen;
       return spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, keep, out, ids, p, -1, -1, 0, nullptr,
-                                  JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, widen);
+                                  JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
     };
     std::vector<float> want_out, out;
     std::vector<int> want_ids, ids;
@@ -1328,15 +1330,23 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
   }
   spdnn::DeviceNetwork one;
   one.load(1024, 1, [](int l) { return spdnn::generate_layer_ell(1024, l, 42); });
-  CHECK_THROWS_AS(spdnn::run_inference(h.get(), one, images1024, 1200, -0.3f, -1, 0, nullptr, nullptr,
-                                       spdnn::Path::kFused, -1, -1, 0, nullptr,
-                                       JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, -1),
-                  std::runtime_error);
-  for (int bad_keep : {0, 101})
-    CHECK_THROWS_AS(spdnn::run_inference(h.get(), one, images1024, 1200, -0.3f, -1, 0, nullptr, nullptr,
-                                         spdnn::Path::kFused, -1, -1, 0, nullptr,
-                                         JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, 4, bad_keep),
-                    std::runtime_error);
+  auto bad = [&](spdnn::DriverOptions opt) {
+    return spdnn::run_inference(h.get(), one, images1024, 1200, -0.3f, -1, 0, nullptr, nullptr, spdnn::Path::kFused,
+                                -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
+  };
+  spdnn::DriverOptions o;
+  o.widen_layers = -1;
+  CHECK_THROWS_AS(bad(o), std::runtime_error);
+  for (int bad_keep : {0, 101}) {
+    o = {};
+    o.widen_keep_percent = bad_keep;
+    CHECK_THROWS_AS(bad(o), std::runtime_error);
+  }
+  for (int bad_chunk : {-1, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS + 1}) {
+    o = {};
+    o.resident_first_chunk = bad_chunk;
+    CHECK_THROWS_AS(bad(o), std::runtime_error);
+  }
 }
 
 // The tiled layout on layers that are not the challenge's: non-square, n not a multiple of 16 or 128, padded rows

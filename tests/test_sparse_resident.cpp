@@ -2012,6 +2012,23 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
   CHECK(r6.categories == g6.categories);
   CHECK(r6.active == g6.active);
   CHECK(r6.categories.size() == 19 * 50);
+  // A short first resident call (DriverOptions::resident_first_chunk): the same survivors and counts, one call more.
+  for (int first_chunk : {1, 8, 96}) {
+    INFO("resident_first_chunk " << first_chunk);
+    spdnn::DriverOptions opt;
+    opt.resident_first_chunk = first_chunk;
+    const spdnn::InferenceResult c = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr,
+                                                          spdnn::Path::kResident, -1, -1, 0, nullptr,
+                                                          JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
+    INFO(c.note);
+    CHECK(c.path_used == spdnn::Path::kResident);
+    CHECK(c.tail_first == r6.tail_first);
+    CHECK(c.categories == g6.categories);
+    CHECK(c.active == g6.active);
+    CHECK(c.api_host_ms > 0);
+    CHECK(c.first_tail_host_ms > 0);
+    CHECK(c.first_tail_host_ms <= c.api_host_ms);
+  }
 }
 
 TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {

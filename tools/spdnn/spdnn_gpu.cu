@@ -87,6 +87,11 @@ __global__ void widen_list_kernel(const int* __restrict__ span, const int* __res
   }
 }
 
+// Host milliseconds since t0.
+double host_ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Device memory freed when the owner goes out of scope, also when a check throws half way.
 struct CudaFree {
   void operator()(void* p) const { cudaFree(p); }
@@ -295,13 +300,16 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
                               int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
                               Path path, int persistent_below, int resident_below, int resident_slice,
                               std::vector<ResidentTraceCall>* resident_trace, jhdnnSparseDnnFeatureLayout_t layout,
-                              int widen_layers, int widen_keep_percent) {
+                              const DriverOptions& opt) {
   InferenceResult res;
   const int64_t n = net.width();
   const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
   if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
+  const int widen_layers = opt.widen_layers, widen_keep_percent = opt.widen_keep_percent;
   if (widen_layers < 0) throw std::runtime_error("widen_layers must be >= 0");
   if (widen_keep_percent < 1 || widen_keep_percent > 100) throw std::runtime_error("widen_keep_percent must be 1..100");
+  if (opt.resident_first_chunk < 0 || opt.resident_first_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
+    throw std::runtime_error("resident_first_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
   const bool keep = keep_layer > 0 && keep_out && keep_ids;
@@ -416,9 +424,12 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
       CUDA_CHECK(cudaGetLastError());
       in_count[size_t(l)] = eff + (l - 1);
     }
-    JHDNN_CHECK(jhdnnSparseDnnLayerForwardCompactEx(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
-                                                    act_rows[cur], ids[cur], layout, x[cur], ld, x[nx], ld,
-                                                    act_rows[nx], ids[nx], counts + l, ws, ws_size));
+    const auto t0 = std::chrono::steady_clock::now();
+    const jhdnnStatus_t st = jhdnnSparseDnnLayerForwardCompactEx(
+        h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)], act_rows[cur], ids[cur], layout, x[cur], ld,
+        x[nx], ld, act_rows[nx], ids[nx], counts + l, ws, ws_size);
+    res.api_host_ms += host_ms_since(t0);
+    JHDNN_CHECK(st);
   };
 
   // kResident / kPersistent: fused launches from layer 1 while the survivor count, read back one
@@ -507,8 +518,11 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
     using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
     const int max_active = std::max(known, 0);
-    const int calls = (layers - (first - 1) + JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS - 1) /
-                      JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
+    // The calls' layers: opt.resident_first_chunk for the first (0: the most), then the most.
+    const int most = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
+    const int first_chunk = opt.resident_first_chunk > 0 ? opt.resident_first_chunk : most;
+    const int rest_layers = layers - (first - 1);
+    const int calls = rest_layers <= 0 ? 0 : 1 + (std::max(rest_layers - first_chunk, 0) + most - 1) / most;
     const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
     TraceRecord* trace = nullptr;
     std::unique_ptr<void, CudaFree> trace_owner;
@@ -520,12 +534,15 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     std::vector<int> trace_first;  // per traced call: its first layer (0-based) and layer count
     std::vector<int> trace_layers;
     for (int c0 = first - 1; c0 < layers;) {
-      const int chunk = std::min(layers - c0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
+      const int chunk = std::min(layers - c0, ran ? most : first_chunk);
       const int out = 1 - set;
       TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
+      const auto tc = std::chrono::steady_clock::now();
       const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentTraced(
           h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], x[set], rows,
           x[out], rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
+      res.api_host_ms += host_ms_since(tc);
+      if (!ran) res.first_tail_host_ms = host_ms_since(tc);
       if (st == JHDNN_STATUS_SUCCESS && call_trace) {
         trace_first.push_back(c0);
         trace_layers.push_back(chunk);
@@ -578,9 +595,12 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     bool tail_ran = false;
     for (int c0 = first - 1; c0 < layers;) {  // layer c0 + 1 reads list c0 & 1
       const int chunk = std::min(layers - c0, c0 == first - 1 ? 8 : 96);
+      const auto tc = std::chrono::steady_clock::now();
       const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardCompact(
           h, chunk, descs.data() + c0, bias, 32.f, r32, counts + c0, act_rows[c0 & 1], ids[c0 & 1], x[c0 & 1],
           act_rows[1 - (c0 & 1)], ids[1 - (c0 & 1)], x[1 - (c0 & 1)], rows, ws, ws_size);
+      res.api_host_ms += host_ms_since(tc);
+      if (!tail_ran) res.first_tail_host_ms = host_ms_since(tc);
       if (st == JHDNN_STATUS_SUCCESS) {
         tail_ran = true;
         res.tail_first = first;
@@ -642,9 +662,11 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
           res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
           CUDA_CHECK(cudaGraphUpload(exec, gs));
           CUDA_CHECK(cudaStreamSynchronize(gs));
+          res.api_host_ms = 0;  // the capture's calls are not in the timed loop
           const auto t0 = std::chrono::steady_clock::now();
           CUDA_CHECK(cudaEventRecord(e0, gs));
           CUDA_CHECK(cudaGraphLaunch(exec, gs));
+          res.api_host_ms = host_ms_since(t0);
           CUDA_CHECK(cudaEventRecord(e1, gs));
           CUDA_CHECK(cudaEventSynchronize(e1));
           res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -657,6 +679,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
       cleanup();
     }
     if (!graph_ran) {  // kFused (or the graph's fallback)
+      res.api_host_ms = 0;  // (a failed capture's calls are not in the timed loop)
       const auto t0 = std::chrono::steady_clock::now();
       CUDA_CHECK(cudaEventRecord(e0, s));
       for (int l = 1; l <= layers; ++l) {

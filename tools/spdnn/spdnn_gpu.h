@@ -112,6 +112,9 @@ struct InferenceResult {
   size_t device_bytes = 0;         // what the run allocated (features, lists, workspace), weights excluded
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
+  double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
+                                   // graph path's launch only; kSeparate: 0, not measured)
+  double first_tail_host_ms = 0;   // kResident / kPersistent: the first resident / multi-layer call's share of it
   Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails)
   int tail_first = 0;              // kPersistent / kResident: first layer (1-based) of the single launch; 0 if none ran
   std::string note;                // why a fallback happened, else empty
@@ -144,22 +147,32 @@ struct ResidentTraceCall {
 // on kFused and kGraph only (jhdnnSparseDnnLayerForwardCompactEx): kResident runs kGraph instead (note says so),
 // kSeparate and kPersistent throw. A relabelled network's input
 // images are renamed with it (net.labels(0)); keep_out is given at the original names.
-// widen_layers (>= 0, else std::runtime_error): the fused launches of layers 2 .. 1 + widen_layers (every fused
-// path; the resident and multi-layer launches excepted) read the previous layer's WHOLE output, its dead columns
-// too, when it kept at least widen_keep_percent % of its columns (1..100, else std::runtime_error; decided on the
-// device, a small kernel before the layer): every column then sits where the 16-byte feature path reads it, and a
-// dead column, all zeros, stays dead, so the result is exactly the same. active and categories are unchanged
-// (counts[l] stays the survivors); `read` says what each layer read. 0: off.
+// opt: the driver's tuning (DriverOptions below); a value out of its range throws std::runtime_error.
 constexpr int kWidenLayersDefault = 4;
 constexpr int kWidenKeepPercentDefault = 75;  // 67 / 75 / 85 measured: bench/results/32ae990
+struct DriverOptions {
+  // widen_layers (>= 0): the fused launches of layers 2 .. 1 + widen_layers (every fused path; the resident and
+  // multi-layer launches excepted) read the previous layer's WHOLE output, its dead columns too, when it kept at
+  // least widen_keep_percent % (1..100) of its columns (decided on the device, a small kernel before the layer):
+  // every column then sits where the 16-byte feature path reads it, and a dead column, all zeros, stays dead, so
+  // the result is exactly the same. active and categories are unchanged (counts[l] stays the survivors); `read`
+  // says what each layer read. 0: off.
+  int widen_layers = kWidenLayersDefault;
+  int widen_keep_percent = kWidenKeepPercentDefault;
+  // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = that most, as
+  // every later call). The API checks a call's layers on the host before its launch, while the GPU has only the
+  // head's last layer queued; a short first call lets the next, long one be checked while it runs (as kPersistent's
+  // first call of 8). Not measured yet (session 27 wrote it): InferenceResult's api_host_ms and first_tail_host_ms
+  // say how long those checks take.
+  int resident_first_chunk = 0;
+};
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,
                               int persistent_below = -1, int resident_below = -1, int resident_slice = 0,
                               std::vector<ResidentTraceCall>* resident_trace = nullptr,
                               jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
-                              int widen_layers = kWidenLayersDefault,
-                              int widen_keep_percent = kWidenKeepPercentDefault);
+                              const DriverOptions& opt = {});
 
 // kResident's default switch-over count: 8 x SMs live images (one 8-image slice per SM).
 int resident_auto_threshold();
