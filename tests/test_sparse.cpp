@@ -1207,6 +1207,22 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
   }
 }
 
+namespace {
+// Two runs with a kept layer (run_inference's keep_layer) that must agree exactly: the counts of every layer, the
+// survivors, the kept images and their features bitwise.
+void check_same_kept_run(const spdnn::InferenceResult& r, const spdnn::InferenceResult& want,
+                         const std::vector<int>& ids, const std::vector<int>& want_ids, const std::vector<float>& out,
+                         const std::vector<float>& want_out) {
+  CHECK(r.active == want.active);
+  CHECK(r.categories == want.categories);
+  CHECK(ids == want_ids);
+  REQUIRE(out.size() == want_out.size());
+  size_t differ = 0;
+  for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
+  CHECK(differ == 0);
+}
+}  // namespace
+
 // The tiled feature layout (jhdnnSparseDnnLayerForwardCompactEx, session 26) and the reader relabelling
 // (DeviceNetwork::load, Relabel::kReaders) change addresses and names only: every fma chain is the same, so the
 // survivors, the counts of every layer and the features after a kept layer (given at the original names) must be
@@ -1252,13 +1268,7 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
         const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, cs.keep, &out,
                                                               &ids, spdnn::Path::kFused, -1, -1, 0, nullptr, layout);
         CHECK(r.path_used == spdnn::Path::kFused);
-        CHECK(r.active == want.active);
-        CHECK(r.categories == want.categories);
-        CHECK(ids == want_ids);
-        REQUIRE(out.size() == want_out.size());
-        size_t differ = 0;
-        for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
-        CHECK(differ == 0);
+        check_same_kept_run(r, want, ids, want_ids, out, want_out);
         const spdnn::InferenceResult g = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
                                                               nullptr, spdnn::Path::kGraph, -1, -1, 0, nullptr, layout);
         UNSCOPED_INFO("graph path: " << g.note);
@@ -1299,13 +1309,7 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
     for (int l = 2; l <= cs.layers; ++l) CHECK(want.read[size_t(l - 1)] == want.active[size_t(l - 2)]);
     const int widen = 6;
     const spdnn::InferenceResult r = run(spdnn::Path::kFused, widen, cs.keep, &out, &ids);
-    CHECK(r.active == want.active);
-    CHECK(r.categories == want.categories);
-    CHECK(ids == want_ids);
-    REQUIRE(out.size() == want_out.size());
-    size_t differ = 0;
-    for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
-    CHECK(differ == 0);
+    check_same_kept_run(r, want, ids, want_ids, out, want_out);
     // The rule, layer by layer: layers 2 .. 1 + widen read everything the layer before read when it kept enough.
     REQUIRE(r.read.size() == size_t(cs.layers));
     CHECK(r.read[0] == int(cs.images));
