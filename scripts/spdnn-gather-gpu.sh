@@ -24,22 +24,7 @@ echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
 BASE=${BASE_DIR:-out/base}
 [ -f "$BASE/CMakeLists.txt" ] || { echo "no base tree at $BASE"; exit 2; }
 scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
-echo "== builds"
-{ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_BENCH=OFF &&
-  cmake --build "$B" -j 10 --target spdnn_infer test_sparse; } > "$OUT/build.log" 2>&1 &
-pn=$!
-{ cmake -S "$BASE" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF &&
-  cmake --build build-base -j 6 --target spdnn_infer; } > "$OUT/build-base.log" 2>&1 &
-pb=$!
-wait $pn; rn=$?
-wait $pb; rb=$?
-if [ $rn -ne 0 ] || [ $rb -ne 0 ]; then
-  tail -30 "$OUT/build.log" "$OUT/build-base.log"
-  echo "BUILD FAILED"
-  tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
-  exit 1
-fi
-step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
+build_new_and_base "-DJHDNN_BUILD_BENCH=OFF" spdnn_infer test_sparse
 for t in late4crowd late4all; do
   step "test_reuse_$t" 60 env JHDNN_TEST_SPDNN_TILE=$t "$T/test_sparse" \
     "fused and multi-layer paths: the width-32 reuse tile is bitwise the fma chain"

@@ -31,22 +31,7 @@ BASE=${BASE_DIR:-out/base}
 [ -f "$BASE/CMakeLists.txt" ] || { echo "no base tree at $BASE"; exit 2; }
 scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
 OFF="-DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF"
-echo "== builds"
-{ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release $OFF && cmake --build "$B" -j 8 --target spdnn_infer; } \
-  > "$OUT/build.log" 2>&1 &
-pn=$!
-{ cmake -S "$BASE" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release $OFF &&
-  cmake --build build-base -j 8 --target spdnn_infer; } > "$OUT/build-base.log" 2>&1 &
-pb=$!
-wait $pn; rn=$?
-wait $pb; rb=$?
-if [ $rn -ne 0 ] || [ $rb -ne 0 ]; then
-  tail -30 "$OUT/build.log" "$OUT/build-base.log"
-  echo "BUILD FAILED"
-  tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
-  exit 1
-fi
-step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
+build_new_and_base "$OFF" spdnn_infer
 if [ "${TESTS:-0}" = 1 ]; then
   if cmake -S . -B "$B" -DJHDNN_BUILD_TESTS=ON > "$OUT/build-tests.log" 2>&1 &&
     cmake --build "$B" -j "$(nproc)" --target test_sparse >> "$OUT/build-tests.log" 2>&1; then

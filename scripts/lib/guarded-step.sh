@@ -42,6 +42,37 @@ build_step() {
   step_results+=("build: done ($(($(date +%s) - step_t0)) s)")
 }
 
+# build_new_and_base "FLAGS" TARGET...   A/B scripts: configures and builds TARGET... in $B (with the cmake FLAGS) and
+#                                        spdnn_infer in build-base from $BASE (tests and benches off), in parallel,
+#                                        half the cores each, logs in $OUT/build.log and $OUT/build-base.log; records
+#                                        "builds: done (N s)"; on a failure prints both logs' tails, packs
+#                                        $OUT/r.tgz and exits the script
+build_new_and_base() {
+  local flags=$1
+  shift
+  local j=$(($(nproc) / 2)) rn rb
+  [ "$j" -lt 1 ] && j=1
+  echo "== builds"
+  # shellcheck disable=SC2086  # FLAGS is a list
+  { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release $flags && cmake --build "$B" -j "$j" --target "$@"; } \
+    >"$OUT/build.log" 2>&1 &
+  local pn=$!
+  { cmake -S "$BASE" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_TESTS=OFF \
+    -DJHDNN_BUILD_BENCH=OFF && cmake --build build-base -j "$j" --target spdnn_infer; } >"$OUT/build-base.log" 2>&1 &
+  local pb=$!
+  wait $pn
+  rn=$?
+  wait $pb
+  rb=$?
+  if [ $rn -ne 0 ] || [ $rb -ne 0 ]; then
+    tail -30 "$OUT/build.log" "$OUT/build-base.log"
+    echo "BUILD FAILED"
+    tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
+    exit 1
+  fi
+  step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
+}
+
 # resident_resources BUILD_DIR   REG / STACK of every dnn_resident_kernel instantiation, one line each
 #                                ("REG:95 STACK:0 kernel<i4ELb0ELb1ELb1ELi4": S, traced, bulk, pair, kLaneRows),
 #                                also written to $OUT/resource-usage.txt
