@@ -63,8 +63,6 @@ step ncu_banks_base 40 env LD_LIBRARY_PATH="$PWD/build-base/src" ncu --clock-con
 step exact_16384 60 "${NEW[@]}" --path graph --width 16384 --layers 120 --validate yes
 step exact_65536 80 "${NEW[@]}" --path graph --width 65536 --layers 120 --validate yes
 step_summary
-for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt; do
-  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
-done
+infer_rows "$OUT"/exact_*.txt "$OUT"/ab_*.txt
 for f in "$OUT"/test_*.txt; do echo "$(basename "$f" .txt): $(grep -E 'passed|failed' "$f" | tail -1)"; done
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

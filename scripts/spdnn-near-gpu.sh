@@ -39,9 +39,7 @@ for tool in racecheck memcheck; do
     "fused layer: the tiled feature layout on random layers*"
 done
 step_summary
-for f in "$OUT"/infer_*.txt; do
-  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
-done
+infer_rows "$OUT"/infer_*.txt
 for f in "$OUT"/racecheck_*.txt "$OUT"/memcheck_*.txt; do
   [ -f "$f" ] && echo "$(basename "$f" .txt): $(grep -E 'SUMMARY|All tests passed|test cases' "$f" | tr '\n' ' ')"
 done

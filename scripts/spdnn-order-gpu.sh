@@ -39,7 +39,5 @@ for rep in 1 2; do
   done
 done
 step_summary
-for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt "$OUT"/t65536_*.txt; do
-  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
-done
+infer_rows "$OUT"/exact_*.txt "$OUT"/ab_*.txt "$OUT"/t65536_*.txt
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

@@ -73,9 +73,7 @@ if [ "${SMALL:-0}" = 1 ]; then
   done
 fi
 step_summary
-for f in "$OUT"/exact_*.txt "$OUT"/ab_*.txt "$OUT"/small_*.txt; do
-  [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
-done
+infer_rows "$OUT"/exact_*.txt "$OUT"/ab_*.txt "$OUT"/small_*.txt
 for f in "$OUT"/ncu_late_*.txt; do
   [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep '^"' "$f" | grep -v '"ID"' | awk -F'","' '{print $(NF-2) "=" $NF}' | tr -d '"' | tr '\n' ' ')"
 done

@@ -4,7 +4,7 @@
 # the CUDA tools to PATH, sets JHDNN_REQUIRE_GPU=1 (a skipped GPU test fails), exports BUDGET_S (the caller's, else
 # BUDGET_DEFAULT, else guarded-step's 540), unsets the switches named in UNSET_SWITCHES (the script's steps set
 # them), sets B (BUILD_DIR, else build-gpu), SI (spdnn_infer), T (the tests), BS (bench_sparse), and sources
-# guarded-step.sh (step, step_summary, build_step, build_new_and_base, resident_resources, ctest_step,
+# guarded-step.sh (step, step_summary, build_step, build_new_and_base, infer_rows, resident_resources, ctest_step,
 # verify_report); NCU_STALLS: ",metric,..." of ncu's stall
 # reasons per issue (names as measured at 81a4a01, bench/results/81a4a01/ncus_late_4096_deep.txt), for --metrics.
 OUT=${1:-}

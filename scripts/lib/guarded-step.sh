@@ -73,6 +73,16 @@ build_new_and_base() {
   step_results+=("builds: done ($(($(date +%s) - step_t0)) s)")
 }
 
+# infer_rows FILE...   for each spdnn_infer output that exists: its name, then each row's width, layers, loop ms and
+#                      validation, on one line
+infer_rows() {
+  local f
+  for f in "$@"; do
+    [ -f "$f" ] && echo "$(basename "$f" .txt) $(grep -E '^ +[0-9]+ +[0-9]+ ' "$f" | awk '{print $1, $2, $5, $10, $11}' | tr '\n' ' ')"
+  done
+  return 0
+}
+
 # resident_resources BUILD_DIR   REG / STACK of every dnn_resident_kernel instantiation, one line each
 #                                ("REG:95 STACK:0 kernel<i4ELb0ELb1ELb1ELi4": S, traced, bulk, pair, kLaneRows),
 #                                also written to $OUT/resource-usage.txt
