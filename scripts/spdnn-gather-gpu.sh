@@ -21,8 +21,6 @@
 set -uo pipefail
 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-BASE=${BASE_DIR:-out/base}
-[ -f "$BASE/CMakeLists.txt" ] || { echo "no base tree at $BASE"; exit 2; }
 scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
 build_new_and_base "-DJHDNN_BUILD_BENCH=OFF" spdnn_infer test_sparse
 for t in late4crowd late4all; do

@@ -5,27 +5,22 @@
 # no warm-up; out/s18/c3.sh); ACTIVE_CSV: spdnn_infer --active-csv of the same run. The floor of a layer is its
 # entering images' feature rows read and written once (images x WIDTH x 4 B x 2) at the bandwidth: arithmetic,
 # not a measurement. Prints a markdown table.
-import argparse, collections, csv
+import argparse, csv, os, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import ncu_csv  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("ncu"); ap.add_argument("active"); ap.add_argument("width", type=int)
 ap.add_argument("--images", type=int, default=60000); ap.add_argument("--bandwidth", type=float, default=4.16e12)
 a = ap.parse_args()
-lines = [l for l in open(a.ncu) if l.startswith('"')]
-rd = csv.reader(lines)
-hdr = next(rd)
-launches = collections.OrderedDict()
-for x in rd:
-    d = dict(zip(hdr, x))
-    launches.setdefault(int(d["ID"]), {})[d["Metric Name"]] = (d["Metric Unit"], float(d["Metric Value"].replace(",", "")))
+launches = ncu_csv.launches(a.ncu)
 act = {}
 for row in csv.DictReader(open(a.active)):
     if int(row["width"]) == a.width:
         act[int(row["layer"])] = int(row["active"])
 
-def us(m):
-    unit, v = m["gpu__time_duration.sum"]
-    return v / {"ns": 1e3, "usecond": 1.0, "us": 1.0, "ms": 1e-3, "msecond": 1e-3}.get(unit, 1e3)
+us = ncu_csv.time_us
 
 def stall(m, r):
     return m["smsp__average_warps_issue_stalled_%s_per_issue_active.ratio" % r][1]

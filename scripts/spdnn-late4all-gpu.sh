@@ -27,8 +27,6 @@
 set -uo pipefail
 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-BASE=${BASE_DIR:-out/base}
-[ -f "$BASE/CMakeLists.txt" ] || { echo "no base tree at $BASE"; exit 2; }
 scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
 OFF="-DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF"
 build_new_and_base "$OFF" spdnn_infer

@@ -43,13 +43,15 @@ build_step() {
 }
 
 # build_new_and_base "FLAGS" TARGET...   A/B scripts: configures and builds TARGET... in $B (with the cmake FLAGS) and
-#                                        spdnn_infer in build-base from $BASE (tests and benches off), in parallel,
+#                                        spdnn_infer in build-base from BASE_DIR (default out/base; exit 2 if it
+#                                        holds no tree), tests and benches off, in parallel,
 #                                        half the cores each, logs in $OUT/build.log and $OUT/build-base.log; records
 #                                        "builds: done (N s)"; on a failure prints both logs' tails, packs
 #                                        $OUT/r.tgz and exits the script
 build_new_and_base() {
-  local flags=$1
+  local flags=$1 base=${BASE_DIR:-out/base}
   shift
+  [ -f "$base/CMakeLists.txt" ] || { echo "no base tree at $base"; exit 2; }
   local j=$(($(nproc) / 2)) rn rb
   [ "$j" -lt 1 ] && j=1
   echo "== builds"
@@ -57,7 +59,7 @@ build_new_and_base() {
   { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release $flags && cmake --build "$B" -j "$j" --target "$@"; } \
     >"$OUT/build.log" 2>&1 &
   local pn=$!
-  { cmake -S "$BASE" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_TESTS=OFF \
+  { cmake -S "$base" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_TESTS=OFF \
     -DJHDNN_BUILD_BENCH=OFF && cmake --build build-base -j "$j" --target spdnn_infer; } >"$OUT/build-base.log" 2>&1 &
   local pb=$!
   wait $pn
