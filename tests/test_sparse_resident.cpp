@@ -1593,6 +1593,27 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   char msg[256];
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find("shared memory") != std::string::npos);
+  // Weight arrays in plain host memory: checked where they are read, when the layer's packed copy is built (the
+  // call's first use of the descriptor), and refused there with nothing run (unless this GPU reads pageable host
+  // memory).
+  int device = 0, pageable = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&pageable, cudaDevAttrPageableMemoryAccess, device));
+  if (pageable == 0) {
+    std::vector<int4> host_idx(size_t(n) * 8);  // 16-byte aligned, n x 32 ints
+    std::memcpy(host_idx.data(), e.idx.data(), e.idx.size() * sizeof(int));
+    jhdnnSparseMatrixDescriptor_t dhost;
+    JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&dhost));
+    JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(dhost, n, n, 32, reinterpret_cast<int*>(host_idx.data()), dv.get(),
+                                            JHDNN_DATA_FLOAT));
+    jhdnnSparseMatrixDescriptor_t host_layers[2] = {d, dhost};
+    CHECK(call(2, host_layers, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    CHECK(std::string(msg).find("plain host memory") != std::string::npos);
+    jhdnnDestroySparseMatrixDescriptor(dhost);
+  } else {
+    UNSCOPED_INFO("this GPU reads pageable host memory: the host-array case does not apply");
+  }
   // Nothing was written by the refused calls.
   CUDA_CHECK(cudaDeviceSynchronize());
   CHECK(res_from_dev<int>(dc, 8) == std::vector<int>(8, 0));

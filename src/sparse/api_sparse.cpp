@@ -28,21 +28,15 @@ Status check_device(jhdnnHandle_t h) {
 
 // A device-readable buffer, aligned to its elements, on the handle's device.
 Status check_ptr(const void* p, size_t elem, const char* name, const core::DeviceInfo& dev) {
-  if (p == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s is NULL", name);
-  if (reinterpret_cast<uintptr_t>(p) % elem != 0)
-    return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "%s (%p) is not aligned to its %zu-byte elements", name,
-                p, elem);
-  cudaPointerAttributes attr{};
-  const cudaError_t e = cudaPointerGetAttributes(&attr, p);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p): cudaPointerGetAttributes failed: %s", name, p, cudaGetErrorString(e));
-  }
-  if (attr.type == cudaMemoryTypeUnregistered && !dev.pageable_memory_access)
-    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) is plain host memory, which this GPU cannot read", name, p);
-  if (attr.type == cudaMemoryTypeDevice && attr.device != dev.device)
-    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) lives on device %d but the handle uses device %d", name, p,
-                attr.device, dev.device);
+  return core::check_device_pointer(p, elem, name, dev);
+}
+
+// Aligned to `align` bytes (the resident path's weight arrays: whether the kernels may read them is checked where
+// they are read, when a descriptor's packed copy is built; see jhdnnSparseDnnLayersForwardResidentTraced).
+Status check_aligned(const void* p, size_t align, const char* name, int k) {
+  if (reinterpret_cast<uintptr_t>(p) % align != 0)
+    return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "wtDescs[%d] %s (%p) is not 16-byte aligned (resident path)",
+                k, name, p);
   return Status::success();
 }
 
@@ -670,12 +664,14 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
       if (d->rows != d->cols || d->rows != wtDescs[0]->rows)
         return fail(JHDNN_STATUS_BAD_PARAM, "wtDescs[%d] is %lld x %lld; every layer must be n x n with n = %lld", k,
                     (long long)d->rows, (long long)d->cols, (long long)wtDescs[0]->rows);
+      // The kernels read only the layers' packed copies; the arrays themselves are read when a copy is built (a
+      // descriptor's first call on a device) and checked there (sparse::resident_pack: one cudaPointerGetAttributes
+      // each). Checking them here cost ~3 driver queries per layer on every call, 96 layers before the launch
+      // (session 27).
       if (maxActive > 0) {
-        JHDNN_TRY(check_ptr(d->col_ind, 16, "wtDescs[k] colInd (16-byte aligned: resident path)", handle->device));
-        JHDNN_TRY(check_ptr(d->values, 16, "wtDescs[k] values (16-byte aligned: resident path)", handle->device));
-        if (d->row_order)
-          JHDNN_TRY(check_ptr(d->row_order, 16, "wtDescs[k] row order (16-byte aligned: resident path)",
-                              handle->device));
+        JHDNN_TRY(check_aligned(d->col_ind, 16, "colInd", k));
+        JHDNN_TRY(check_aligned(d->values, 16, "values", k));
+        if (d->row_order) JHDNN_TRY(check_aligned(d->row_order, 16, "row order", k));
       }
     }
     const int64_t n = wtDescs[0]->rows;
@@ -722,7 +718,8 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     return sparse::dnn_resident(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
                                 wts.data(), layerCount, bias, clampMax, maxActive, counts, activeRows, idsIn,
                                 static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowsOut, idsOut,
-                                sliceImages, static_cast<TraceRecord*>(trace));
+                                sliceImages, static_cast<TraceRecord*>(trace),
+                                handle->device.pageable_memory_access);
   });
 }
 

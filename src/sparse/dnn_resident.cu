@@ -1339,7 +1339,7 @@ Status load_dnn_resident_kernels() {
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace) {
+                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace, bool pageable_ok) {
   if (max_active == 0 || layer_count == 0) return Status::success();
   // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals, valsfan or vals4w; all
   // exact.
@@ -1372,7 +1372,8 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   if (try_vals && resident_vals_min_smem_bytes(n) <= smem_optin) {
     int sbs[kResidentMaxLayers];
     for (int k = 0; k < layer_count; ++k)
-      JHDNN_TRY(resident_vals_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));
+      JHDNN_TRY(resident_vals_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes,
+                                   pageable_ok));
     for (int k = 0; k < layer_count; ++k) sbs[k] = table.layer[k].list_bytes;
     const size_t slot = resident_vals_slot_bytes(n, sbs, layer_count);
     const size_t smem = resident_vals_smem_bytes(n, slot);
@@ -1413,7 +1414,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // The smallest instantiation that holds the slice (fewer outputs per step otherwise idle).
   const int S = slice <= 2 ? 2 : slice <= 4 ? 4 : 8;
   for (int k = 0; k < layer_count; ++k)
-    JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes));
+    JHDNN_TRY(resident_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes, pageable_ok));
   // Duo's ring: 8 slots of the call's largest chunk (the layers' list bytes are known now). When they
   // and the features do not fit the block's shared memory (e.g. layers whose rows all have their own
   // lists: 34,816-byte chunks), the call runs quad instead (same results). (vals, where it did not

@@ -48,6 +48,7 @@
 // n = 4096. Its chunk stride is kResidentValsChunkBytes (the worst case, 128 x (16 + 144 + 128) = 36,864 bytes:
 // list slots are 144 bytes apart since session 20, see sparse.h), same publish.
 #include "core/cuda_check.h"
+#include "core/device_info.h"
 #include "sparse/sparse.h"
 
 namespace jhdnn::sparse {
@@ -231,7 +232,7 @@ namespace {
 // The two layouts' shared build-and-publish (see the file comment): `vals` picks the layout, its pack
 // kernel and its list; *bytes gets the copy's per-chunk slot bytes (list-pack: the list bytes).
 Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool vals, const float** packed,
-                  int* bytes_out) {
+                  int* bytes_out, bool pageable_ok) {
   ResidentPackList& list = vals ? d.resident_vals : d.resident_pack;
   int aux = 0;
   if (const float* p = list.find(device, &aux)) {
@@ -239,6 +240,14 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
     *bytes_out = aux;
     return Status::success();
   }
+  // The arrays this copy is built from, the only reads of them on the resident path (its kernels read the copy).
+  core::DeviceInfo dev;
+  dev.device = device;
+  dev.pageable_memory_access = pageable_ok;
+  JHDNN_TRY(core::check_device_pointer(d.col_ind, 16, "a layer's colInd (resident path: 16-byte aligned)", dev));
+  JHDNN_TRY(core::check_device_pointer(d.values, 16, "a layer's values (resident path: 16-byte aligned)", dev));
+  if (d.row_order)
+    JHDNN_TRY(core::check_device_pointer(d.row_order, 16, "a layer's row order (resident path: 16-byte aligned)", dev));
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   JHDNN_CUDA_TRY(cudaStreamIsCapturing(s, &capture));
   const int n = int(d.rows);
@@ -301,13 +310,14 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
 }
 }  // namespace
 
-Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes) {
-  return build_pack(s, device, d, false, packed, list_bytes);
+Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes,
+                     bool pageable_ok) {
+  return build_pack(s, device, d, false, packed, list_bytes, pageable_ok);
 }
 
 Status resident_vals_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed,
-                          int* slot_bytes) {
-  return build_pack(s, device, d, true, packed, slot_bytes);
+                          int* slot_bytes, bool pageable_ok) {
+  return build_pack(s, device, d, true, packed, slot_bytes, pageable_ok);
 }
 
 Status load_dnn_resident_pack_kernel() {

@@ -103,11 +103,13 @@ int resident_slice_max(int64_t n, size_t smem_optin);
 Status load_dnn_resident_kernels();
 // wts: layer_count (1..kResidentMaxLayers) host pointers to set width-32 ELL descriptors, n x n.
 // slice: images per CTA, 1..resident_slice_max, or 0 (that maximum).
-// The descriptors are not const: each gets its packed copy at its first call (resident_pack).
+// The descriptors are not const: each gets its packed copy at its first call (resident_pack, which checks the
+// arrays it reads; pageable_ok: the device may read plain host memory).
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr);
+                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr,
+                    bool pageable_ok = false);
 Status load_dnn_resident_pack_kernel();
 // The duo kernel (JHDNN_RESIDENT_KERNEL=duo, S = 8): a ring of 8 slots, each the call's largest chunk
 // (resident_chunk_bytes of min(n, 128) rows, over the layers' list bytes), next to the misc ints and
@@ -173,8 +175,11 @@ JHDNN_RESIDENT_HD int resident_chunk_bytes(int rows, int list_bytes) {
 }
 // Builds d's packed copy on stream s if it has none for `device` (a memset and one kernel, then a
 // stream synchronize so that calls on other streams see it; refused inside a stream capture), and
-// returns it with its list bytes per chunk (a multiple of 128, 128..16384).
-Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes);
+// returns it with its list bytes per chunk (a multiple of 128, 128..16384). Before building, d's col_ind, values
+// and row order (if set) are checked as the arrays it reads (core::check_device_pointer, 16-byte aligned;
+// pageable_ok: plain host memory is readable): the resident calls check them only here.
+Status resident_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed, int* list_bytes,
+                     bool pageable_ok = false);
 // Frees d's packed copy, if any (the descriptor changed or is destroyed). Never fails: a free error
 // is cleared (the memory of a device that was reset is gone anyway).
 void release_resident_pack(jhdnnSparseMatrixStruct& d);
@@ -215,10 +220,10 @@ JHDNN_RESIDENT_HD int resident_vals_chunk_bytes(int rows, int slot_bytes) {
   return rows * kResidentValsHeadBytes + (slot_bytes < most ? slot_bytes : most);
 }
 // Builds d's vals-pack copy as resident_pack does (the same rules: once per device, a memset, one
-// kernel, one synchronize, refused inside a capture, published once when threads race) and returns it
-// with its slot bytes per chunk (a multiple of 16, 272..34,816).
+// kernel, one synchronize, refused inside a capture, published once when threads race, the arrays checked
+// before) and returns it with its slot bytes per chunk (a multiple of 16, 272..34,816).
 Status resident_vals_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, const float** packed,
-                          int* slot_bytes);
+                          int* slot_bytes, bool pageable_ok = false);
 // The vals kernel (S = 4, 16 warps of 64 rows, 8 chunks per iteration from a ring of 16 slots of the
 // call's largest chunk): its ring slot, and its block's shared memory (the ring, 64 misc ints, two
 // feature buffers of (n + 1) x 4 floats). A call runs it when this fits the block's opt-in shared
