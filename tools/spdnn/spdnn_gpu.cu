@@ -435,15 +435,29 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   // kResident / kPersistent: fused launches from layer 1 while the survivor count, read back one
   // layer behind (layer l is queued before the host waits for layer l - 1), is above `threshold`, or
   // up to keep_layer when that layer's output is kept. Returns the first layer not run; *known gets
-  // the last count seen. The pinned counts and the two events live until the end of the call.
+  // the last count seen. The pinned counts, the events and the copy stream live until the end of the
+  // call (a failed call throws: they are freed then too). The count copies run on their own (non-blocking) stream after an event of the layer, so
+  // that no copy sits between two layer kernels on the layers' stream: layer l + 1 starts when layer l
+  // ends, not when layer l's count has crossed the bus too.
+  struct CountCopies {  // (declared after hc_owner: destroyed first, so no copy is in flight when hc is freed)
+    cudaStream_t stream = nullptr;
+    cudaEvent_t done[2] = {nullptr, nullptr};    // layer l ended (on the layers' stream)
+    cudaEvent_t copied[2] = {nullptr, nullptr};  // layer l's count is in hc[l] (on `stream`)
+    ~CountCopies() {
+      if (stream) cudaStreamSynchronize(stream), cudaStreamDestroy(stream);
+      for (cudaEvent_t e : {done[0], done[1], copied[0], copied[1]})
+        if (e) cudaEventDestroy(e);
+    }
+  };
   int* hc = nullptr;
   std::unique_ptr<int, void (*)(int*)> hc_owner(nullptr, [](int* p) { cudaFreeHost(p); });
-  cudaEvent_t ev[2] = {nullptr, nullptr};
+  CountCopies cc;
   if (path == Path::kResident || path == Path::kPersistent) {
     CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
     hc_owner.reset(hc);
-    CUDA_CHECK(cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&cc.stream, cudaStreamNonBlocking));
+    for (cudaEvent_t* e : {&cc.done[0], &cc.done[1], &cc.copied[0], &cc.copied[1]})
+      CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
   }
   // After a multi-layer launch (`what`) was refused before any ran: the note, then layers c0 + 1 ..
   // layers as fused launches.
@@ -458,11 +472,13 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     while (first <= layers && ((keep && first <= keep_layer) || *known > threshold)) {
       const int l = first++;
       fused_layer(l);
-      CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, s));
-      CUDA_CHECK(cudaEventRecord(ev[l & 1], s));
+      CUDA_CHECK(cudaEventRecord(cc.done[l & 1], s));
+      CUDA_CHECK(cudaStreamWaitEvent(cc.stream, cc.done[l & 1], 0));
+      CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, cc.stream));
+      CUDA_CHECK(cudaEventRecord(cc.copied[l & 1], cc.stream));
       if (l == keep_layer && keep) copy_out(l & 1, counts + l);
       if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
-        CUDA_CHECK(cudaEventSynchronize(ev[(l - 1) & 1]));
+        CUDA_CHECK(cudaEventSynchronize(cc.copied[(l - 1) & 1]));
         *known = hc[l - 1];
       }
     }
@@ -719,9 +735,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
 
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  for (cudaEvent_t e : ev)
-    if (e) cudaEventDestroy(e);
-  return res;  // `o` frees the buffers, hc_owner the pinned counts
+  return res;  // `o` frees the buffers, cc the copy stream and its events, hc_owner the pinned counts
 }
 
 }  // namespace spdnn
