@@ -44,7 +44,9 @@ TESTS=${TESTS:-"[resident],inference:*,fused and multi-layer paths: the width-32
 for i in "${!trees[@]}"; do
   [ "$i" -eq 0 ] && continue
   name=${trees[$i]%%:*}
-  step "test_$name" 200 env JHDNN_TEST_SPDNN_TILE=late4crowd "build-$name/tests/test_sparse" "$TESTS"
+  # (the data folder named: the trees are not in the repository root, where the tests look for it by default)
+  step "test_$name" 200 env JHDNN_TEST_SPDNN_TILE=late4crowd JHDNN_SPDNN_DIR="$PWD/data/spdnn" \
+    "build-$name/tests/test_sparse" "$TESTS"
 done
 for rep in 1 2; do
   for spec in ${SPECS:-resident:1024:120,480 resident:4096:120,480 graph:16384:120,480}; do
