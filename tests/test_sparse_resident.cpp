@@ -1588,9 +1588,12 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   CHECK(call(2, w7, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
   jhdnnSparseMatrixDescriptor_t mis[2] = {d, dmis};
   CHECK(call(2, mis, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("wtDescs[1]") != std::string::npos);  // the layer named, and the alignment asked
+  CHECK(std::string(msg).find("16-byte aligned") != std::string::npos);
   jhdnnSparseMatrixDescriptor_t big[1] = {dbig};
   CHECK(call(1, big, -0.3f, dro.as<int>(), 0, dbx.get(), dby.get()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
-  char msg[256];
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find("shared memory") != std::string::npos);
   // Weight arrays in plain host memory: checked where they are read, when the layer's packed copy is built (the

@@ -35,8 +35,8 @@ Status check_ptr(const void* p, size_t elem, const char* name, const core::Devic
 // they are read, when a descriptor's packed copy is built; see jhdnnSparseDnnLayersForwardResidentTraced).
 Status check_aligned(const void* p, size_t align, const char* name, int k) {
   if (reinterpret_cast<uintptr_t>(p) % align != 0)
-    return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "wtDescs[%d] %s (%p) is not 16-byte aligned (resident path)",
-                k, name, p);
+    return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER,
+                "wtDescs[%d] %s (%p) is not %zu-byte aligned (resident path)", k, name, p, align);
   return Status::success();
 }
 
