@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""How far each SpDNN run is from the fp32 FMA floor, and how far 10x the cuSPARSE pipeline asks it to go.
+
+    scripts/spdnn-fma-floor.py --active A.csv [--active B.csv ...] --bench X.json [--bench Y.json ...] [--ghz 1.98]
+
+The floor counts only the multiply-adds every exact method must do: each layer reads the images alive after the
+layer before (60000 into layer 1; spdnn_infer --active-csv gives the counts), and each image costs N x 32 FMAs (32
+nonzeros per row), at 132 SMs x 128 fp32 lanes x the clock (--ghz; 1.98 is the H200's boost clock, an assumption:
+the runs do not record the clock). Widening (layers that also read dead columns) is not counted.
+The bench JSONs (bench_sparse) give the jhDNN row (the fastest non-cusparse SpDNN row of each network) and the
+cusparse row; a later file replaces an earlier one's rows. Prints, per network: image-layers, the floor, jhDNN's
+time and its multiple of the floor, the 10x target (pipeline / 10) and its multiple of the floor, i.e. the share
+of the FMA peak a run must sustain for 10x is 1 / that multiple.
+"""
+import argparse
+import collections
+import csv
+import json
+import re
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--active", action="append", required=True, help="spdnn_infer --active-csv output")
+    ap.add_argument("--bench", action="append", default=[], help="bench_sparse JSON")
+    ap.add_argument("--ghz", type=float, default=1.98)
+    ap.add_argument("--sms", type=int, default=132)
+    a = ap.parse_args()
+    act = collections.defaultdict(dict)  # (N, L) -> layer -> active after it
+    for f in a.active:
+        for r in csv.DictReader(open(f)):
+            act[(int(r["width"]), int(r["layers"]))][int(r["layer"])] = int(r["active"])
+    ours, pipe = {}, {}
+    for f in a.bench:
+        for b in json.load(open(f))["benchmarks"]:
+            m = re.match(r"SpDNN/(\w+)/N(\d+)/L(\d+)/", b["name"])
+            if not m or b.get("run_type") != "iteration":
+                continue
+            key = (int(m.group(2)), int(m.group(3)))
+            ms = b["real_time"] * {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+            if m.group(1) == "cusparse":
+                pipe[key] = ms
+            else:
+                ours[key] = min(ms, ours.get(key, ms))
+    peak = a.sms * 128 * a.ghz * 1e9  # FMA/s
+    print("| N | L | image-layers | FMA floor (ms) | jhDNN (ms) | x floor | 10x target (ms) | x floor | "
+          "FMA peak share for 10x |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (n, layers), d in sorted(act.items()):
+        if any(l not in d for l in range(1, layers)):
+            continue  # an incomplete CSV (a run cut short)
+        reads = 60000 + sum(d[l] for l in range(1, layers))
+        floor = reads * n * 32 / peak * 1e3
+        o = ours.get((n, layers))
+        p = pipe.get((n, layers))
+        cells = [f"{o:.2f}" if o else "-", f"{o / floor:.2f}" if o else "-", f"{p / 10:.2f}" if p else "-",
+                 f"{p / 10 / floor:.2f}" if p else "-", f"{100 * floor / (p / 10):.0f}%" if p else "-"]
+        print(f"| {n} | {layers} | {reads} | {floor:.2f} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
