@@ -57,7 +57,8 @@
 // kept >= P % of them (--widen-keep P, 1..100, default 75; spdnn_gpu.h run_inference's widen_layers, default 4; 0
 // off). Results do not depend on either.
 // --resident-first-chunk K: the resident path's first resident call runs K layers (1..96; 0, the default: 96 like
-// every later call), so that the next call's host checks overlap it (spdnn_gpu.h DriverOptions). The '#' line gives
+// every later call), so that the next call's host checks overlap it (spdnn_gpu.h DriverOptions; no gain measured at
+// edfe84b, and the option is kept for such probes: scripts/spdnn-resident-early-gpu.sh). The '#' line gives
 // the host time inside the loop's jhDNN calls and the first resident / multi-layer call's share.
 #include <algorithm>
 #include <cerrno>

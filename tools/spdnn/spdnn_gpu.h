@@ -162,8 +162,9 @@ struct DriverOptions {
   // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = that most, as
   // every later call). The API checks a call's layers on the host before its launch, while the GPU has only the
   // head's last layer queued; a short first call lets the next, long one be checked while it runs (as kPersistent's
-  // first call of 8). Not measured yet (session 27 wrote it): InferenceResult's api_host_ms and first_tail_host_ms
-  // say how long those checks take.
+  // first call of 8). Measured at edfe84b (bench/results/edfe84b/copies): no gain since the resident call checks
+  // its layers' weight arrays only when it builds their packed copies (InferenceResult's api_host_ms and
+  // first_tail_host_ms say how long a call's checks take).
   int resident_first_chunk = 0;
 };
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
