@@ -31,7 +31,8 @@ def main():
         for r in csv.DictReader(open(f)):
             act[(int(r["width"]), int(r["layers"]))][int(r["layer"])] = int(r["active"])
     ours, pipe = {}, {}
-    for f in a.bench:
+    for f in a.bench:  # per file: the fastest jhDNN row of each network; a later file's rows replace earlier ones
+        mine = {}
         for b in json.load(open(f))["benchmarks"]:
             m = re.match(r"SpDNN/(\w+)/N(\d+)/L(\d+)/", b["name"])
             if not m or b.get("run_type") != "iteration":
@@ -41,7 +42,8 @@ def main():
             if m.group(1) == "cusparse":
                 pipe[key] = ms
             else:
-                ours[key] = min(ms, ours.get(key, ms))
+                mine[key] = min(ms, mine.get(key, ms))
+        ours.update(mine)
     peak = a.sms * 128 * a.ghz * 1e9  # FMA/s
     print("| N | L | image-layers | FMA floor (ms) | jhDNN (ms) | x floor | 10x target (ms) | x floor | "
           "FMA peak share for 10x |")
