@@ -4,9 +4,7 @@
 # script's ctest step covers it.
 #   JHDNN_COMMIT=<sha> bash scripts/ctest-gpu.sh $OUT/v   (carry data/spdnn's four files for the data tests)
 set -uo pipefail
-BUDGET_DEFAULT=560 source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the data tests will fail"
+FETCH_SPDNN=1 BUDGET_DEFAULT=560 source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" all
 ctest_step "$B"
 step_summary

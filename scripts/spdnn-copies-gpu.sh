@@ -12,9 +12,7 @@
 # and layer l + 1 (~10 layers at N = 1024 L = 120, ~12 at N = 4096); a few us each, so -20 to -40 us of the
 # ~1.48 ms loop at N = 1024 L = 120 (-1.5 to -3%), about as many us at N = 4096 (under 0.5% of 9.5 ms).
 set -uo pipefail
-BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_new_and_base "" all
 NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" "$SI")
 OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" build-base/examples/spdnn_infer --data "$PWD/data/spdnn")

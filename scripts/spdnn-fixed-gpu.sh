@@ -12,9 +12,7 @@
 # Here: scripts/ncu-source-lines.py f/src_16384_7500.csv.gz --sass all.sass --kernel dnn_layer_cta_kernelILi3ELi4E
 # (all.sass: nvdisasm -g of the same commit's dnn_layer.cu.o, README of scripts/ncu-source-lines.py).
 set -uo pipefail
-BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
 SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
 --section SchedulerStats --section SourceCounters --section MemoryWorkloadAnalysis"

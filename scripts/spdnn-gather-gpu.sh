@@ -19,9 +19,7 @@
 #      the stall reasons; the shared-memory bank conflicts of layers 1-4 at N = 1024 (both trees);
 #   6. exact N = 16384 / 65536 L = 120 (graph) against the CPU reference.
 set -uo pipefail
-BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_new_and_base "-DJHDNN_BUILD_BENCH=OFF" spdnn_infer test_sparse
 for t in late4crowd late4all; do
   step "test_reuse_$t" 60 env JHDNN_TEST_SPDNN_TILE=$t "$T/test_sparse" \

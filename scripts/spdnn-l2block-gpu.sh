@@ -10,9 +10,7 @@
 # An L2-blocked schedule pays if the cost per late image falls where the maps fit (two maps of late images x N
 # floats: at N = 16384 ~300 late images, 15000 images).
 set -uo pipefail
-BUDGET_DEFAULT=330 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=330 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
 for rep in 1 2; do
   for im in 60000 30000 15000 7500; do

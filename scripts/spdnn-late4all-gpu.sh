@@ -25,9 +25,7 @@
 #      late4 and late4all, new tree.
 # Since auto is late4all above 4096 rows (dbe2ceb), "new auto" and "new late4all" run the same tile there.
 set -uo pipefail
-BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 OFF="-DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF"
 build_new_and_base "$OFF" spdnn_infer
 if [ "${TESTS:-0}" = 1 ]; then

@@ -18,10 +18,8 @@
 #   4. bench_sparse N = 1024 / 4096 L = 120 / 480 / 1920, resident against the cuSPARSE pipeline in one process;
 #   5. the whole ctest (-j8).
 set -uo pipefail
-BUDGET_DEFAULT=580 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_RESIDENT_4096 JHDNN_SPMM_PAIRS JHDNN_TEST_VALS_QUICK" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
+FETCH_SPDNN=1 BUDGET_DEFAULT=580 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_RESIDENT_4096 JHDNN_SPMM_PAIRS JHDNN_TEST_VALS_QUICK" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 export JHDNN_COMMIT=${JHDNN_COMMIT:-unknown}
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
 AB=(env BUILD_DIR=build-ab BASE_DIR="${BASE_DIR:-out/base}" EXACT=0 NCU=0 SPECS="1024:120,480 4096:120,480")
 for p in resident graph; do
   step "ab_$p" 150 "${AB[@]}" BUDGET_S=140 SPDNN_PATH=$p bash scripts/spdnn-late4all-gpu.sh "$OUT/ab_$p"

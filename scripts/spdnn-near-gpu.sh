@@ -19,9 +19,7 @@
 #   4. compute-sanitizer racecheck and memcheck of test_sparse's late4 cases under late4all and of the tiled-layout
 #      test (b2df6b9 changed late4's column offsets and added the tiled layout; neither has been sanitized).
 set -uo pipefail
-BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer test_sparse
 step test_tiled_random 60 "$T/test_sparse" "fused layer: the tiled feature layout on random layers*"
 step test_tiled_bad_inputs 30 "$T/test_sparse" "sparse calls: the tiled feature layout's bad inputs"

@@ -14,8 +14,7 @@
 #      65536 L = 120;
 #   4. N = 65536 L = 120 / 480, chain order: auto (cta2w) against JHDNN_SPDNN_TILE=late4, twice.
 set -uo pipefail
-BUDGET_DEFAULT=520 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=520 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
 si() {  # si NAME SECONDS ARGS...: spdnn_infer, graph path
   local name=$1 t=$2

@@ -7,7 +7,6 @@
 # Through the device tool: [ORDERS="rows tiles-grid tiles-block" CROWDED=0 WRITE512=1] bash scripts/spdnn-piece-probe-gpu.sh $OUT/p; mv $OUT/p/r.tgz $OUT/; rm -rf $OUT/p
 set -uo pipefail
 BUDGET_DEFAULT=300 source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
 build_step "$B" spdnn_piece_probe
 P=$B/tools/spdnn/spdnn_piece_probe
 # ORDERS (default "rows"): spdnn_piece_probe's --order values to run the late shapes under (rows tiles-grid

@@ -16,9 +16,7 @@
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-resident-early-gpu.sh $OUT/e; mv $OUT/e/r.tgz $OUT/; rm -rf $OUT/e
 # (carry data/spdnn)
 set -uo pipefail
-BUDGET_DEFAULT=300 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=300 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
 for rep in 1 2; do
   for v in -1:0 1600:2 3000:3 5000:4; do

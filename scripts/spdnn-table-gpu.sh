@@ -5,9 +5,7 @@
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-table-gpu.sh $OUT/b; mv $OUT/b/r.tgz $OUT/; rm -rf $OUT/b  (carry data/spdnn)
 # Resident path at N = 1024 / 4096, graph path at N = 16384 / 65536 (each width's fastest exact path).
 set -uo pipefail
-BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer bench_sparse
 for spec in "resident:1024:120,480,1920;4096:120,480,1920" "fused:16384:120,480,1920" "fused:65536:120,480" \
   "fused:65536:1920"; do

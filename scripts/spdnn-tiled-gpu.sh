@@ -23,9 +23,7 @@
 #      bytes read and written, L2 sectors;
 #   6. (SMALL=1) N = 1024 / 4096 L = 120 / 480 on the graph path, tiled + readers against neuron-major (one run each).
 set -uo pipefail
-BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 BASE=${BASE_DIR:-out/base}
 if [ -f "$BASE/CMakeLists.txt" ]; then
   { cmake -S "$BASE" -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release -DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF &&

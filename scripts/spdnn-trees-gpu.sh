@@ -12,11 +12,10 @@
 # SPECS: path:width:layers items (default "resident:1024:120,480 resident:4096:120,480 graph:16384:120,480").
 # The summary lists each run's rows (width, layers, loop ms, validation) and the host times of spdnn_infer's '#' line.
 set -uo pipefail
-BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 echo "commit ${JHDNN_COMMIT:-unknown}; trees ${TREES:-}" > "$OUT/commit.txt"
 read -r -a trees <<< "${TREES:?name:folder pairs, the base first}"
 [ "${#trees[@]}" -ge 2 ] || { echo "TREES needs at least two trees"; exit 2; }
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
 j=$(($(nproc) / ${#trees[@]}))
 [ "$j" -lt 1 ] && j=1
 echo "== builds"

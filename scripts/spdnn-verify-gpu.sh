@@ -13,10 +13,8 @@
 #   3. bench_sparse N = 16384 L = 120 / 480 / 1920, fused against the cuSPARSE pipeline in the same process (json);
 #   4. the whole ctest (-j8).
 set -uo pipefail
-BUDGET_DEFAULT=575 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_RESIDENT_4096 JHDNN_SPMM_PAIRS JHDNN_TEST_VALS_QUICK" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
+FETCH_SPDNN=1 BUDGET_DEFAULT=575 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL JHDNN_SPDNN_RESIDENT_4096 JHDNN_SPMM_PAIRS JHDNN_TEST_VALS_QUICK" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 export JHDNN_COMMIT=${JHDNN_COMMIT:-unknown}
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network and the data tests are missing"
 build_step "$B" all
 step spdnn_infer_16384 110 "$SI" --width 16384 --layers 120,480 --path graph --validate yes \
   --csv "$OUT/spdnn_infer.csv" --active-csv "$OUT/spdnn_active.csv"

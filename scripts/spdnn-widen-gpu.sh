@@ -17,9 +17,7 @@
 #   5. exact, default widening: official N = 1024 L = 120, N = 4096 L = 480 (resident), N = 16384 / 65536 L = 120
 #      (graph) against the CPU reference.
 set -uo pipefail
-BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer test_sparse
 step test_widen 60 "$T/test_sparse" "inference: widening the first layers*"
 step test_sparse 200 "$T/test_sparse" "~*reuse tile is bitwise the fma chain"

@@ -6,9 +6,7 @@
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-widen-keep-gpu.sh $OUT/k; mv $OUT/k/r.tgz $OUT/; rm -rf $OUT/k
 # (carry data/spdnn).
 set -uo pipefail
-BUDGET_DEFAULT=265 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=265 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer test_sparse
 for rep in 1 2; do
   for spec in resident:1024:120 resident:4096:480 graph:16384:120,480 graph:65536:120; do

@@ -5,9 +5,7 @@
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-widen-sweep-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn).
 set -uo pipefail
-BUDGET_DEFAULT=400 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=400 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer bench_sparse
 for rep in 1 2; do
   for spec in resident:1024:120 resident:4096:480 graph:16384:120 graph:65536:120; do

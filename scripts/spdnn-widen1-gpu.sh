@@ -7,9 +7,7 @@
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-widen1-gpu.sh $OUT/w; mv $OUT/w/r.tgz $OUT/; rm -rf $OUT/w  (carry data/spdnn)
 # Predicted (not measured): a few us per check dropped, i.e. ~-0.5% at N = 1024 L = 120 (1.39 ms), less elsewhere.
 set -uo pipefail
-BUDGET_DEFAULT=400 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
-scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 || echo "no spdnn data: the official network is missing"
+FETCH_SPDNN=1 BUDGET_DEFAULT=400 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
 for rep in 1 2; do
   for spec in resident:1024:120,480 resident:4096:120,480 graph:16384:120 graph:65536:120; do

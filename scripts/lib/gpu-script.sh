@@ -1,5 +1,5 @@
 # Sourced first by a GPU script whose one argument is its output folder:
-#   BUDGET_DEFAULT=195 UNSET_SWITCHES="JHDNN_SPDNN_TILE ..." source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+#   BUDGET_DEFAULT=195 FETCH_SPDNN=1 UNSET_SWITCHES="JHDNN_SPDNN_TILE ..." source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 # Makes OUT the folder's absolute path (created; usage and exit 2 without it), goes to the repository root, adds
 # the CUDA tools to PATH, sets JHDNN_REQUIRE_GPU=1 (a skipped GPU test fails), exports BUDGET_S (the caller's, else
 # BUDGET_DEFAULT, else guarded-step's 540), unsets the switches named in UNSET_SWITCHES (the script's steps set
@@ -28,4 +28,12 @@ for r in barrier branch_resolving dispatch_stall lg_throttle long_scoreboard mat
   no_instruction not_selected selected short_scoreboard wait; do
   NCU_STALLS="$NCU_STALLS,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
 done
+# $OUT/commit.txt names the tree: JHDNN_COMMIT, a literal sha from the caller (git on the device may name another
+# tree; a script may rewrite the file with more). FETCH_SPDNN=1: the challenge data unpacked into data/spdnn
+# (scripts/fetch-spdnn-data.sh from the carried files; its log in $OUT/data.txt).
+echo "commit ${JHDNN_COMMIT:-unknown}" > "$OUT/commit.txt"
+if [ "${FETCH_SPDNN:-0}" = 1 ]; then
+  scripts/fetch-spdnn-data.sh > "$OUT/data.txt" 2>&1 ||
+    echo "no spdnn data: the official network and the data tests are missing"
+fi
 source scripts/lib/guarded-step.sh
