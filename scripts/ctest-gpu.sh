@@ -3,8 +3,16 @@
 # whole ctest (-j8, JHDNN_REQUIRE_GPU=1: a skipped GPU test fails), for a commit whose library changed when no other
 # script's ctest step covers it.
 #   JHDNN_COMMIT=<sha> bash scripts/ctest-gpu.sh $OUT/v   (carry data/spdnn's four files for the data tests)
+# SANITIZE_LATE4="late4 late4crowd" (tiles) adds, after the ctest, compute-sanitizer racecheck and memcheck of the
+# reuse-tile case's "late4:" cases under each tile named (for a change to late4's shared memory or flag stores).
 set -uo pipefail
-FETCH_SPDNN=1 BUDGET_DEFAULT=560 source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+FETCH_SPDNN=1 BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" all
 ctest_step "$B"
+for tile in ${SANITIZE_LATE4:-}; do
+  for tool in racecheck memcheck; do
+    step "${tool}_$tile" 130 env JHDNN_TEST_SPDNN_TILE="$tile" JHDNN_TEST_REUSE_CASE="late4:" compute-sanitizer \
+      --tool "$tool" --error-exitcode 99 "$T/test_sparse" "fused and multi-layer paths*"
+  done
+done
 step_summary
