@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# On the GPU machine, ONE call of the device tool: JHDNN_SPDNN_TILE values against each other on one tree, in turn,
+# REPS times (default 3), for each path:width:layers item of SPECS; with CTEST=1 the whole ctest first (everything
+# built), else spdnn_infer only. Session 29's question: at N = 4096 auto runs late4crowd (cta2w's 64-image items in
+# the head's late layers); late4all (late4's 128-image items there) measured 1% faster on the resident path in
+# bench/results/d6696c6/ (one tree, twice).
+#   JHDNN_COMMIT=<sha> CTEST=1 bash scripts/spdnn-tile-ab-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
+# (carry data/spdnn's four files)
+set -uo pipefail
+FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+if [ "${CTEST:-0}" = 1 ]; then
+  build_step "$B" all
+  ctest_budget=$((${BUDGET_S:-570} - ${AB_S:-90}))
+  BUDGET_S=$ctest_budget ctest_step "$B"
+else
+  build_step "$B" spdnn_infer
+fi
+for rep in $(seq "${REPS:-3}"); do
+  for spec in ${SPECS:-resident:4096:120,480 graph:4096:120,480}; do
+    IFS=: read -r p w l <<< "$spec"
+    for tile in ${TILES:-auto late4all}; do
+      step "ab_${p}_${w}_${tile}_$rep" 45 env JHDNN_SPDNN_TILE="$tile" "$SI" --path "$p" --width "$w" --layers "$l" \
+        --validate no
+    done
+  done
+done
+for spec in ${EXACT_SPECS:-resident:4096:480}; do
+  IFS=: read -r p w l <<< "$spec"
+  for tile in ${TILES:-auto late4all}; do
+    step "exact_${p}_${w}_$tile" 60 env JHDNN_SPDNN_TILE="$tile" "$SI" --path "$p" --width "$w" --layers "$l" \
+      --validate yes
+  done
+done
+step_summary
+grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" 2>/dev/null | head
+infer_rows "$OUT"/ab_*.txt "$OUT"/exact_*.txt
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
