@@ -6,6 +6,9 @@
 # bench/results/d6696c6/ (one tree, twice).
 #   JHDNN_COMMIT=<sha> CTEST=1 bash scripts/spdnn-tile-ab-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
+# NCU_SPECS (path:width:layers:launches items) adds ncu's duration of each of the first `launches` layer launches
+# (dnn_layer_cta_kernel, no warm-up) under each tile: where in the head two tiles differ. REPS=0 EXACT_SPECS=" "
+# leaves only those.
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 if [ "${CTEST:-0}" = 1 ]; then
@@ -29,6 +32,14 @@ for spec in ${EXACT_SPECS:-resident:4096:480}; do
   for tile in ${TILES:-auto late4all}; do
     step "exact_${p}_${w}_$tile" 60 env JHDNN_SPDNN_TILE="$tile" "$SI" --path "$p" --width "$w" --layers "$l" \
       --validate yes
+  done
+done
+for spec in ${NCU_SPECS:-}; do
+  IFS=: read -r p w l k <<< "$spec"
+  for tile in ${TILES:-auto late4all}; do
+    step "ncu_${p}_${w}_$tile" 90 env JHDNN_SPDNN_TILE="$tile" ncu --clock-control none --csv \
+      --metrics gpu__time_duration.sum -k regex:dnn_layer_cta_kernel --launch-count "$k" "$SI" --path "$p" \
+      --width "$w" --layers "$l" --validate no --no-warmup
   done
 done
 step_summary
