@@ -9,6 +9,8 @@
 # and the per-instruction source page (warp-stall samples: scripts/ncu-source-lines.py); and the same for N = 1024's
 # head layer 9 (1100 images; resident path) and the head of N = 16384 L = 120 at 7500 images for the launch gaps.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-fixed-gpu.sh $OUT/f; mv $OUT/f/r.tgz $OUT/; rm -rf $OUT/f  (carry data/spdnn)
+# NCU_CACHE=none profiles with warm caches (ncu's default, all, flushes them before each pass: a late layer's features,
+# which stay in L2 between launches in a real run, and the instruction caches).
 # Here: scripts/ncu-source-lines.py f/src_16384_7500.csv.gz --sass all.sass --kernel dnn_layer_cta_kernelILi3ELi4E
 # (all.sass: nvdisasm -g of the same commit's dnn_layer.cu.o, README of scripts/ncu-source-lines.py).
 set -uo pipefail
@@ -21,7 +23,7 @@ profile() {
   local name=$1 skip=$2
   shift 2
   # shellcheck disable=SC2086  # SECTIONS is a list
-  step "ncu_$name" 120 ncu --clock-control none $SECTIONS --import-source no -k regex:dnn_layer_cta_kernel \
+  step "ncu_$name" 120 ncu --clock-control none --cache-control "${NCU_CACHE:-all}" $SECTIONS --import-source no -k regex:dnn_layer_cta_kernel \
     --launch-skip "$skip" --launch-count 1 -f -o "$OUT/rep_$name" "$SI" --validate no --no-warmup "$@"
   step "details_$name" 60 ncu -i "$OUT/rep_$name.ncu-rep" --page details --csv
   ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source sass 2> /dev/null | gzip > "$OUT/src_$name.csv.gz"
