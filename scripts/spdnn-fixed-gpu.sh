@@ -27,6 +27,8 @@ profile() {
     --launch-skip "$skip" --launch-count 1 -f -o "$OUT/rep_$name" "$SI" --validate no --no-warmup "$@"
   step "details_$name" 60 ncu -i "$OUT/rep_$name.ncu-rep" --page details --csv
   ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source sass 2> /dev/null | gzip > "$OUT/src_$name.csv.gz"
+  # (the same page by CUDA source line: the build has line info; no SASS of the same build needed here)
+  ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source cuda 2> /dev/null | gzip > "$OUT/cuda_$name.csv.gz"
   rm -f "$OUT/rep_$name.ncu-rep"
 }
 profile 16384_7500 200 --path graph --width 16384 --layers 480 --images 7500
