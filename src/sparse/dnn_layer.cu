@@ -527,8 +527,8 @@ using tile::Shape;
 // depend on the host (a persistent grid of resident blocks), so a whole network can be captured in
 // a CUDA graph with no host readback. Every block reads the device count, derives the same Shape,
 // and walks the work items (tile, slice) with a grid stride. After an item, the block counts it in
-// done[tile]; the block that completes a tile's last slice (threadFenceReduction pattern: every
-// writer fences, then one atomic per item) knows that tile's flags are final, so it compacts them:
+// done[tile]; the block that completes a tile's last slice (threadFenceReduction pattern: a barrier, then
+// thread 0 fences and makes one atomic per item) knows that tile's flags are final, so it compacts them:
 // the tile's surviving images get one run of slots in the next list from one atomicAdd on *count_out, in
 // their order within the tile (the order of the runs is unspecified), and the flags and done[tile] go back to zero.
 // One layer of the fused path, run by every block of a persistent grid (see the comment above).
@@ -621,12 +621,20 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
         layer_tile<false, 1, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
                                         active_rows, x, ldx, y, ldy, flags, order);
     }
-    __threadfence();  // this thread's flag stores are visible device-wide before the item is counted
+    // The item is counted by thread 0 alone, as in grid_barrier: __syncthreads orders every thread's flag stores
+    // before thread 0's fence (CTA scope), and the fence is cumulative, so they are visible device-wide before the
+    // count. A fence in every thread (before session 29) made each warp wait for its own stores and invalidate the
+    // SM's L1 (MEMBAR.SC.GPU + CCTL.IVALL), once per item: ~11% of the warp-stall samples of a late layer with one
+    // item per block (N = 16384, 150 late images, bench/results/c55737a/fixed).
     __syncthreads();
-    if (threadIdx.x == 0) s_sync[0] = atomicAdd(done + tile, 1) == int(sh.slices) - 1;
+    if (threadIdx.x == 0) {
+      __threadfence();  // release: the block's flag stores, before the count
+      const bool last = atomicAdd(done + tile, 1) == int(sh.slices) - 1;
+      if (last) __threadfence();  // acquire: the other slices' flag stores, for the block after the barrier
+      s_sync[0] = last;
+    }
     __syncthreads();
-    if (s_sync[0]) {  // block-uniform: every slice of this tile is finished and fenced
-      __threadfence();
+    if (s_sync[0]) {  // block-uniform: every slice of this tile is finished, its stores visible to this block
       // The tile's survivors in one run of the next list: one atomicAdd for the tile (its warps' counts summed in
       // s_sync[1..4], the base in s_sync[5]), so that while nobody dies the next layer's tile of 128 entries is
       // one tile of this layer, 128 consecutive columns of y (one 512-byte piece of a feature row), where one
