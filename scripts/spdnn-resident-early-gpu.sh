@@ -13,6 +13,8 @@
 # on 1150 images: 3 waves; then 950 images, 2 waves).
 # Predicted (not measured): N = 1024 L = 120 -1.5 to -2.5% (below 3000, first 3: ~57 us of head layers against ~26
 # of resident ones); N = 4096 L = 480 within 0.5%.
+# Measured in session 29 (bench/results/ec4fff9/trial-early/, the branch's version of this script): no gain at
+# N = 1024 under any variant, slower at N = 4096; the branch was dropped.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-resident-early-gpu.sh $OUT/e; mv $OUT/e/r.tgz $OUT/; rm -rf $OUT/e
 # (carry data/spdnn)
 set -uo pipefail
