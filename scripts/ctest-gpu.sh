@@ -9,10 +9,6 @@ set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" all
 ctest_step "$B"
-for tile in ${SANITIZE_LATE4:-}; do
-  for tool in racecheck memcheck; do
-    step "${tool}_$tile" 130 env JHDNN_TEST_SPDNN_TILE="$tile" JHDNN_TEST_REUSE_CASE="late4:" compute-sanitizer \
-      --tool "$tool" --error-exitcode 99 "$T/test_sparse" "fused and multi-layer paths*"
-  done
-done
+# shellcheck disable=SC2086  # a list of tiles
+late4_sanitize_steps ${SANITIZE_LATE4:-}
 step_summary

@@ -18,22 +18,24 @@ if [ "${CTEST:-0}" = 1 ]; then
 else
   build_step "$B" spdnn_infer
 fi
-for rep in $(seq "${REPS:-3}"); do
-  for spec in ${SPECS:-resident:4096:120,480 graph:4096:120,480}; do
+# tile_runs PREFIX TIMEOUT VALIDATE SPEC...: spdnn_infer under each tile of TILES for each path:width:layers SPEC
+tile_runs() {
+  local prefix=$1 t=$2 v=$3 spec p w l tile
+  shift 3
+  for spec in "$@"; do
     IFS=: read -r p w l <<< "$spec"
     for tile in ${TILES:-auto late4all}; do
-      step "ab_${p}_${w}_${tile}_$rep" 45 env JHDNN_SPDNN_TILE="$tile" "$SI" --path "$p" --width "$w" --layers "$l" \
-        --validate no
+      step "${prefix}_${p}_${w}_$tile" "$t" env JHDNN_SPDNN_TILE="$tile" "$SI" --path "$p" --width "$w" --layers "$l" \
+        --validate "$v"
     done
   done
+}
+for rep in $(seq "${REPS:-3}"); do
+  # shellcheck disable=SC2086  # a list of specs
+  tile_runs "ab_$rep" 45 no ${SPECS:-resident:4096:120,480 graph:4096:120,480}
 done
-for spec in ${EXACT_SPECS:-resident:4096:480}; do
-  IFS=: read -r p w l <<< "$spec"
-  for tile in ${TILES:-auto late4all}; do
-    step "exact_${p}_${w}_$tile" 60 env JHDNN_SPDNN_TILE="$tile" "$SI" --path "$p" --width "$w" --layers "$l" \
-      --validate yes
-  done
-done
+# shellcheck disable=SC2086  # a list of specs
+tile_runs exact 60 yes ${EXACT_SPECS:-resident:4096:480}
 for spec in ${NCU_SPECS:-}; do
   IFS=: read -r p w l k <<< "$spec"
   for tile in ${TILES:-auto late4all}; do

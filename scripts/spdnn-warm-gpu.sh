@@ -22,11 +22,7 @@ for spec in ${RUNS:-resident:1024:120 resident:4096:120 graph:16384:120}; do
   step "launches_${p}_${w}_$l" 120 ncu --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum \
     "$SI" --path "$p" --width "$w" --layers "$l" --validate no --no-warmup
 done
-for tile in ${SANITIZE_LATE4:-}; do
-  for tool in racecheck memcheck; do
-    step "${tool}_$tile" 130 env JHDNN_TEST_SPDNN_TILE="$tile" JHDNN_TEST_REUSE_CASE="late4:" compute-sanitizer \
-      --tool "$tool" --error-exitcode 99 "$T/test_sparse" "fused and multi-layer paths*"
-  done
-done
+# shellcheck disable=SC2086  # a list of tiles
+late4_sanitize_steps ${SANITIZE_LATE4:-}
 step_summary
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

@@ -101,6 +101,17 @@ ctest_step() {
   local left=$((${BUDGET_S:-540} - ($(date +%s) - step_t0)))
   step ctest $((left - 10)) ctest --test-dir "$1" -j8 --output-on-failure --timeout 400
 }
+# late4_sanitize_steps TILE...   compute-sanitizer racecheck and memcheck of test_sparse's reuse-tile "late4:" cases
+#                                under each tile named ($T/test_sparse, built by the caller), a step each
+late4_sanitize_steps() {
+  local tile tool
+  for tile in "$@"; do
+    for tool in racecheck memcheck; do
+      step "${tool}_$tile" 130 env JHDNN_TEST_SPDNN_TILE="$tile" JHDNN_TEST_REUSE_CASE="late4:" compute-sanitizer \
+        --tool "$tool" --error-exitcode 99 "$T/test_sparse" "fused and multi-layer paths*"
+    done
+  done
+}
 # verify_report BENCH_TXT   what a verifying run prints last: ctest's summary, spdnn_infer's rows, the SpDNN times
 verify_report() {
   grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" | head
