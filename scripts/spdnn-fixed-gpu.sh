@@ -12,7 +12,9 @@
 # NCU_CACHE=none profiles with warm caches (ncu's default, all, flushes them before each pass: a late layer's features,
 # which stay in L2 between launches in a real run, and the instruction caches).
 # Here: scripts/ncu-source-lines.py f/src_16384_7500.csv.gz --sass all.sass --kernel dnn_layer_cta_kernelILi3ELi4E
-# (all.sass: nvdisasm -g of the same commit's dnn_layer.cu.o, README of scripts/ncu-source-lines.py).
+# (all.sass: nvdisasm -g of the DEVICE build's dnn_layer.cu.o, which scripts/spdnn-warm-gpu.sh brings back: this
+# machine's build of the same commit differs slightly). ncu's --print-source cuda page gave the source text without
+# metrics (session 29), so the line attribution goes through that SASS.
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
@@ -27,8 +29,6 @@ profile() {
     --launch-skip "$skip" --launch-count 1 -f -o "$OUT/rep_$name" "$SI" --validate no --no-warmup "$@"
   step "details_$name" 60 ncu -i "$OUT/rep_$name.ncu-rep" --page details --csv
   ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source sass 2> /dev/null | gzip > "$OUT/src_$name.csv.gz"
-  # (the same page by CUDA source line: the build has line info; no SASS of the same build needed here)
-  ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source cuda 2> /dev/null | gzip > "$OUT/cuda_$name.csv.gz"
   rm -f "$OUT/rep_$name.ncu-rep"
 }
 profile 16384_7500 200 --path graph --width 16384 --layers 480 --images 7500
