@@ -7,7 +7,7 @@
 #   2. ncu --cache-control none, every kernel launch's duration, for each path:width:layers of RUNS (ncu's default,
 #      --cache-control all, flushes L2 before each kernel: a late layer's features, which stay in L2 between the
 #      launches of a real run, then come from DRAM; e.g. N = 4096 graph, late layers 29 us under ncu against ~20 us
-#      from the loop times, bench/results/c55737a/);
+#      from the loop times, bench/results/ec4fff9/head-tiles/ and tile4096/);
 #   3. SANITIZE_LATE4 (tiles): compute-sanitizer racecheck and memcheck of the reuse-tile case's "late4:" cases.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-warm-gpu.sh $OUT/w; mv $OUT/w/r.tgz $OUT/; rm -rf $OUT/w  (carry data/spdnn)
 set -uo pipefail

@@ -623,9 +623,9 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
     }
     // The item is counted by thread 0 alone, as in grid_barrier: __syncthreads orders every thread's flag stores
     // before thread 0's fence (CTA scope), and the fence is cumulative, so they are visible device-wide before the
-    // count. A fence in every thread (before session 29) made each warp wait for its own stores and invalidate the
-    // SM's L1 (MEMBAR.SC.GPU + CCTL.IVALL), once per item: ~11% of the warp-stall samples of a late layer with one
-    // item per block (N = 16384, 150 late images, bench/results/c55737a/fixed).
+    // count. Before session 29 every thread fenced (MEMBAR.SC.GPU + CCTL.IVALL per warp and item: ~11% of the stall
+    // samples of a late layer with one item per block); with one fence the warps wait at the barrier for the same
+    // stores instead, and the loop times did not change (bench/results/ec4fff9/fence, fixed-*).
     __syncthreads();
     if (threadIdx.x == 0) {
       __threadfence();  // release: the block's flag stores, before the count
