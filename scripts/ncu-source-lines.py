@@ -10,7 +10,8 @@ Prints: the samples by stall reason; per --range (kernel offsets, as in the SASS
 one before it, e.g. 0x2de70:0x325d0 ~0x2fae0:0x31120) its samples, instructions and top reasons; the 25 instructions
 with the most samples; every executed global / shared memory instruction with, per execution, L1 tag requests,
 shared wavefronts (ideal) and L2 sectors (ideal); with --sass, the samples per source line (the -g line info of
-the same kernel: check that the opcodes match, printed as "opcode mismatches"). Used in session 22 on late4's
+the same kernel: check that the opcodes match, printed as "opcode mismatches"); with --ops, the executed opcode
+mix per executed FFMA. Used in session 22 on late4's
 late layer (src/sparse/README.md "Late4"): the cp.async.cg feature copies at 32 L2 sectors per instruction
 against 16, and 12% of the samples in the epilogue.
 """
@@ -61,6 +62,7 @@ def main():
     ap.add_argument("--sass")
     ap.add_argument("--kernel", default="")
     ap.add_argument("--range", nargs="*", default=[], help="A:B [~C:D ...] kernel offsets, hex")
+    ap.add_argument("--ops", action="store_true", help="also the executed opcode mix, per executed FFMA")
     a = ap.parse_args()
     hdr, rows = load(a.csv)
     reasons = [k for k in hdr if k.startswith("stall_") and "(Not" not in k]
@@ -75,6 +77,15 @@ def main():
     for i in ins:
         by.update(i[3])
     print("samples %d:" % total, " ".join("%s %.1f%%" % (k, 100 * v / total) for k, v in by.most_common(12)))
+    if a.ops:  # opcode without modifiers or predicate, weighted by executions (warp instructions)
+        ops = collections.Counter()
+        for i in ins:
+            words = i[1].split()
+            if i[4] > 0 and words:
+                ops[(words[1] if words[0].startswith("@") and len(words) > 1 else words[0]).split(".")[0]] += i[4]
+        ffma = ops["FFMA"] or 1.0
+        print("executed %.2f M warp instructions, %.2f per FFMA:" % (sum(ops.values()) / 1e6, sum(ops.values()) / ffma),
+              " ".join("%s %.3f" % (k, v / ffma) for k, v in ops.most_common(16)))
 
     def top(counter, n=6):
         return " ".join("%s:%d" % (k, v) for k, v in counter.most_common(n))
