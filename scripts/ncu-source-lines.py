@@ -11,9 +11,9 @@ one before it, e.g. 0x2de70:0x325d0 ~0x2fae0:0x31120) its samples, instructions 
 with the most samples; every executed global / shared memory instruction with, per execution, L1 tag requests,
 shared wavefronts (ideal) and L2 sectors (ideal); with --sass, the samples per source line (the -g line info of
 the same kernel: check that the opcodes match, printed as "opcode mismatches"); with --ops, the executed opcode
-mix per executed FFMA. Used in session 22 on late4's
-late layer (src/sparse/README.md "Late4"): the cp.async.cg feature copies at 32 L2 sectors per instruction
-against 16, and 12% of the samples in the epilogue.
+mix per executed FFMA, overall and by how often the instructions ran (a loop body, a per-block epilogue). Used
+in session 22 on late4's late layer (src/sparse/README.md "Late4"): the cp.async.cg feature copies at 32 L2 sectors
+per instruction against 16, and 12% of the samples in the epilogue; in session 29 for its instructions per FFMA.
 """
 import argparse
 import collections
