@@ -78,22 +78,22 @@ def main():
         by.update(i[3])
     print("samples %d:" % total, " ".join("%s %.1f%%" % (k, 100 * v / total) for k, v in by.most_common(12)))
     if a.ops:  # opcode without modifiers or predicate, weighted by executions (warp instructions)
+        def opcode(text):
+            words = text.split()
+            return (words[1] if words[0].startswith("@") and len(words) > 1 else words[0]).split(".")[0]
+
+        ran = [i for i in ins if i[4] > 0 and i[1].split()]
         ops = collections.Counter()
-        for i in ins:
-            words = i[1].split()
-            if i[4] > 0 and words:
-                ops[(words[1] if words[0].startswith("@") and len(words) > 1 else words[0]).split(".")[0]] += i[4]
+        for i in ran:
+            ops[opcode(i[1])] += i[4]
         ffma = ops["FFMA"] or 1.0
         print("executed %.2f M warp instructions, %.2f per FFMA:" % (sum(ops.values()) / 1e6, sum(ops.values()) / ffma),
               " ".join("%s %.3f" % (k, v / ffma) for k, v in ops.most_common(16)))
         # The same by how often an instruction ran (a loop body, a per-block epilogue, a per-item prologue: code
         # that runs together runs as often), the 5 classes with the most executions.
         classes = collections.defaultdict(collections.Counter)
-        for i in ins:
-            words = i[1].split()
-            if i[4] > 0 and words:
-                op = (words[1] if words[0].startswith("@") and len(words) > 1 else words[0]).split(".")[0]
-                classes[int(i[4])][op] += 1
+        for i in ran:
+            classes[int(i[4])][opcode(i[1])] += 1
         for e, c in sorted(classes.items(), key=lambda kv: -kv[0] * sum(kv[1].values()))[:5]:
             print("  run %d times: %d instructions, %.3f per FFMA:" % (e, sum(c.values()), e * sum(c.values()) / ffma),
                   " ".join("%s %d" % kv for kv in c.most_common(10)))
