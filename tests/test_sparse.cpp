@@ -1883,7 +1883,11 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       {"late4: generated challenge layer N = 2048, random weights, mixed columns, 1200 images", 2048, -1, false, 0.0,
        1200, 1200, true, false, true},
       {"late4: generated challenge layer N = 1024, random weights, mixed columns, 8500 images (crowded)", 1024, -1,
-       false, 0.0, 8500, 8504, true, false, true}};
+       false, 0.0, 8500, 8504, true, false, true},
+      // (session 29) a late layer of >= kLate4CrowdLate4Images images with > 2048 rows: late4crowd runs late4's
+      // late items there (cta_tile.h late4crowd_late4_items), cta2w's below
+      {"late4: generated challenge layer N = 4096, random weights, mixed columns, 3500 images (late4crowd's late4 "
+       "items)", 4096, -1, false, 0.0, 3500, 3504, true, false, true}};
   // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
   // reach the last ones, cta and cta2, within a step's time); unset or "" = all ten. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so

@@ -631,6 +631,19 @@ TEST_CASE("spdnn tile late4: the late layers' shape", "[sparse][cpu]") {
       }
     }
   }
+  // late4crowd's late layers from kLate4CrowdLate4Images images on with more than 2048 rows (session 29): late4's
+  // items on late4's late shape (dnn_layer.cu fused_layer), cta2w's below; N = 1024's and N = 4096's graph-path
+  // late layers (950 images) keep cta2w's.
+  CHECK(tile::kLate4CrowdLate4Images == 3072);
+  CHECK(tile::late4crowd_late4_items(3072, 4096));
+  CHECK(tile::late4crowd_late4_items(6550, 4096));
+  CHECK(tile::late4crowd_late4_items(3500, 2049));
+  CHECK_FALSE(tile::late4crowd_late4_items(3071, 4096));
+  CHECK_FALSE(tile::late4crowd_late4_items(950, 4096));
+  CHECK_FALSE(tile::late4crowd_late4_items(4900, 1024));
+  CHECK_FALSE(tile::late4crowd_late4_items(8000, 2048));
+  CHECK(tile::late4_layer_shape(3500, 4096, 132, 264).ipt == 4);
+  CHECK(tile::late4_late(3500, 132));
   struct Case {
     int64_t count, rows;
   };

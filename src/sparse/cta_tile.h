@@ -152,6 +152,24 @@ constexpr int kLate4WtFloats = late4_wt_index(31, 15) + 1;  // 528
 // (6.0 against 6.39), but its late items lost on the graph path at 1024 rows (L = 480 6.7-6.9 against 5.8 ms).
 JHDNN_SPDNN_HD constexpr int spdnn_auto_tile(int64_t rows) { return rows > 4096 ? 8 : 9; }
 
+// late4crowd's late layers of many images (session 29, branch wip-late4crowd-rule): late4's 128-image late items
+// (late4_layer_shape), not cta2w's 64-image ones, from kLate4CrowdLate4Images images on when the layer has more than
+// 2048 rows. Why: ncu of the N = 4096 head one launch at a time (bench/results/ec4fff9/head-tiles, caches flushed
+// before each launch) gave layers 6 / 7 (6550 / 3500 images) 146 / 83 us under late4 against 191 / 103 under
+// cta2w, layers 8-12 (2600 .. 1050 images) about the same or slower, and N = 1024's layer 6 (4900 images) slower
+// (45.7 against 36.6 us); late4all, which runs late4's items in every late layer, was 1% faster than late4crowd on
+// the resident path at N = 4096 (head only) and 2% slower on the graph path (~470 late layers of 950 images).
+constexpr int64_t kLate4CrowdLate4Images = 3072;
+JHDNN_SPDNN_HD constexpr bool late4crowd_late4_items(int64_t count, int64_t rows) {
+  return rows > 2048 && count >= kLate4CrowdLate4Images;
+}
+// late4crowd's shape: late4's (128-image items, late4_item) where late4_late is false or late4crowd_late4_items
+// holds, else cta2w's (64-image items); so late4crowd runs late4's items exactly where the shape's ipt is 4.
+JHDNN_SPDNN_HD Shape late4crowd_layer_shape(int64_t count, int64_t n_out, int sm_count, int64_t target) {
+  return late4crowd_late4_items(count, n_out) ? late4_layer_shape(count, n_out, sm_count, target)
+                                              : cta2w_layer_shape(count, n_out, sm_count, target);
+}
+
 // cta2's pipelined block steps (deep_steps.cuh: reuse_range_deep; DeepSmem, 12736 B per warp: three steps'
 // index and weight rows, a list's row pointers, the steps' outputs) run in the 32-image items, where no CTA
 // tile runs in the same launch (cta_layer_shape: one shape per layer), so the whole dynamic buffer is free:

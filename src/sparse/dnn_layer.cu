@@ -562,13 +562,15 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
   constexpr bool kCta = kCtaStages > 0;
   constexpr bool kDeep2 = kLateImages == 2 || kLateImages == 3;  // cta2w's late items (cta2w, late4crowd)
   const bool late_layer = tile::late4_late(count, sm_count);  // fewer than cta_min_tiles 128-image tiles
-  const bool late4 =  // block-uniform
-      (kLateImages == 4 && (late_layer || tile_mode == kLate4AllMode)) ||
-      (kLateImages == 3 && !late_layer);
   const Shape sh = kLateImages == 4 ? tile::late4_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
-                   : kDeep2         ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+                   : kLateImages == 3 ? tile::late4crowd_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
+                   : kDeep2 ? tile::cta2w_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                    : kCta           ? tile::cta_layer_shape(count, n_out, sm_count, int64_t(gridDim.x))
                                     : layer_shape(count, n_out, sm_count, int64_t(gridDim.x), kList ? tile::kListOutputs : 1);
+  // late4crowd: late4's items wherever its shape has 128-image items (the CTA tile's in a crowded layer, late4's
+  // late one from kLate4CrowdLate4Images images on), cta2w's 64-image items elsewhere
+  const bool late4 =  // block-uniform
+      (kLateImages == 4 && (late_layer || tile_mode == kLate4AllMode)) || (kLateImages == 3 && sh.ipt == 4);
   const int tile_images = 32 * sh.ipt;
   const int64_t items = sh.tiles * sh.slices;
   for (int64_t item = blockIdx.x; item < items; item += gridDim.x) {
