@@ -319,12 +319,16 @@ struct CountCopies {
 // One run_inference call once its arguments are checked and its path settled: the buffers and the state that the
 // pieces of the layer loop share, the handle's stream and the result (run_inference's, by reference). run_inference
 // calls allocate, upload, start_count_copies (kResident / kPersistent only), start_clock, one path's loop and finish,
-// in that order. A failed call throws; the members then free what they own in the reverse order of their
-// declaration (cc, hc_owner, then o), the order in which the locals of the single function this replaces were freed.
+// in that order. A failed call throws; the destructor then destroys the loop's events, and the members free what
+// they own in the reverse order of their declaration (cc, hc_owner, then o), the order in which the locals of the
+// single function this replaces were freed.
 struct InferenceRun {
   InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t rows, float bias, Path path, bool keep,
                int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
                jhdnnSparseDnnFeatureLayout_t layout, const DriverOptions& opt, InferenceResult& res);
+  ~InferenceRun();
+  InferenceRun(const InferenceRun&) = delete;
+  InferenceRun& operator=(const InferenceRun&) = delete;
 
   // Setup, in this order: the device buffers (res.device_bytes), then the images and the first lists and counts
   // (res.peak_used_bytes), then (kResident / kPersistent) the count copies, then the loop's events.
@@ -351,7 +355,7 @@ struct InferenceRun {
   bool graph_loop();
   void fused_loop();
 
-  // The result's categories, active, read and loop_ms; destroys the loop's events.
+  // The result's categories, active, read and loop_ms.
   void finish();
 
   // The call's arguments (path and keep as run_inference settled them).
@@ -395,7 +399,9 @@ struct InferenceRun {
   std::unique_ptr<int, void (*)(int*)> hc_owner;  // (its deleter, cudaFreeHost, set by the constructor)
   CountCopies cc;  // declared after hc_owner: destroyed first, so no copy is in flight when hc is freed
 
-  cudaEvent_t e0 = nullptr, e1 = nullptr;  // the timed loop's ends (start_clock creates them, finish destroys them)
+  // The timed loop's ends: start_clock creates them, the destructor destroys them (also when a call throws; before
+  // session 29 only a call that returned did).
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
   // Set by the path's loop: the list and the count of the last layer's output.
   int final_list = 0;
   const int* final_count = nullptr;
@@ -844,8 +850,11 @@ void InferenceRun::finish() {
                                                                      : (l == 1 ? r32 : res.active[size_t(l - 2)]);
   }
 
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
+}
+
+InferenceRun::~InferenceRun() {
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
 }
 
 }  // namespace
@@ -870,14 +879,17 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   if (path == Path::kResident && resident_below < 0 && !resident_auto_applies(n)) {
     res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
                " (the rule: n <= 1024, or 2048 < n <= 4096 unless JHDNN_SPDNN_RESIDENT_4096=0; force it with "
-               "resident_below >= 0); ran the graph path";
+               "resident_below >= 0)";
     path = Path::kGraph;
   }
   if (keep && path == Path::kGraph) path = Path::kFused;
   if (tiled && path == Path::kResident) {  // as where the resident path does not apply: the graph path, said so
-    res.note = "the tiled feature layout runs on the fused and graph paths only; ran the graph path";
+    res.note = "the tiled feature layout runs on the fused and graph paths only";
     path = keep ? Path::kFused : Path::kGraph;
   }
+  // (the path that runs instead: the graph path, or the fused one when a layer's output is kept; before session
+  // 29 the note said "graph" in both cases)
+  if (!res.note.empty()) res.note += std::string("; ran the ") + path_name(path) + " path";
   if (tiled && path != Path::kFused && path != Path::kGraph)
     throw std::runtime_error(std::string("the tiled feature layout runs on the fused and graph paths only, not ") +
                              path_name(path));
