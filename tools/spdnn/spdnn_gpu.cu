@@ -295,51 +295,96 @@ bool resident_auto_applies(int64_t n) {
   const bool on_4096 = resident_4096_on();
   return n <= 1024 || (n > 2048 && n <= 4096 && on_4096);
 }
+namespace {
 
-InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
-                              int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
-                              Path path, int persistent_below, int resident_below, int resident_slice,
-                              std::vector<ResidentTraceCall>* resident_trace, jhdnnSparseDnnFeatureLayout_t layout,
-                              const DriverOptions& opt) {
-  InferenceResult res;
-  const int64_t n = net.width();
-  const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
-  if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
-  const int widen_layers = opt.widen_layers, widen_keep_percent = opt.widen_keep_percent;
-  if (widen_layers < 0) throw std::runtime_error("widen_layers must be >= 0");
-  if (widen_keep_percent < 1 || widen_keep_percent > 100) throw std::runtime_error("widen_keep_percent must be 1..100");
-  if (opt.resident_first_chunk < 0 || opt.resident_first_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
-    throw std::runtime_error("resident_first_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
-  if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
-                                                 std::to_string(n));
-  const bool keep = keep_layer > 0 && keep_out && keep_ids;
-  if (path == Path::kResident && resident_below < 0 && !resident_auto_applies(n)) {
-    res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
-               " (the rule: n <= 1024, or 2048 < n <= 4096 unless JHDNN_SPDNN_RESIDENT_4096=0; force it with "
-               "resident_below >= 0); ran the graph path";
-    path = Path::kGraph;
+// The count copies of kResident / kPersistent's fused head (InferenceRun::fused_head). The pinned counts, the
+// events and the copy stream live until the end of the call (a failed call throws: they are freed then too). The
+// count copies run on a non-blocking stream of their own, after an event of the layer, so that no copy sits between
+// two layer kernels on the layers' stream: layer l + 1 starts when layer l ends, not when layer l's count has also
+// crossed the bus (~10 us a layer at edfe84b: N = 1024 L = 120 -7%, bench/results/edfe84b/copies).
+struct CountCopies {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t done[2] = {nullptr, nullptr};    // layer l ended (on the layers' stream)
+  cudaEvent_t copied[2] = {nullptr, nullptr};  // layer l's count is in hc[l] (on `stream`)
+  ~CountCopies() {
+    if (stream) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+    }
+    for (cudaEvent_t e : {done[0], done[1], copied[0], copied[1]})
+      if (e) cudaEventDestroy(e);
   }
-  if (keep && path == Path::kGraph) path = Path::kFused;
-  if (tiled && path == Path::kResident) {  // as where the resident path does not apply: the graph path, said so
-    res.note = "the tiled feature layout runs on the fused and graph paths only; ran the graph path";
-    path = keep ? Path::kFused : Path::kGraph;
-  }
-  if (tiled && path != Path::kFused && path != Path::kGraph)
-    throw std::runtime_error(std::string("the tiled feature layout runs on the fused and graph paths only, not ") +
-                             path_name(path));
-  cudaStream_t s = nullptr;
-  JHDNN_CHECK(jhdnnGetStream(h, &s));
-  size_t bytes = 0;
-  Owned o;
+};
+
+// One run_inference call once its arguments are checked and its path settled: the buffers and the state that the
+// pieces of the layer loop share, the handle's stream and the result (run_inference's, by reference). run_inference
+// calls allocate, upload, start_count_copies (kResident / kPersistent only), start_clock, one path's loop and finish,
+// in that order. A failed call throws; the destructor then destroys the loop's events, and the members free what
+// they own in the reverse order of their declaration (cc, hc_owner, then o), the order in which the locals of the
+// single function this replaces were freed.
+struct InferenceRun {
+  InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t rows, float bias, Path path, bool keep,
+               int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
+               jhdnnSparseDnnFeatureLayout_t layout, const DriverOptions& opt, InferenceResult& res);
+  ~InferenceRun();
+  InferenceRun(const InferenceRun&) = delete;
+  InferenceRun& operator=(const InferenceRun&) = delete;
+
+  // Setup, in this order: the device buffers (res.device_bytes), then the images and the first lists and counts
+  // (res.peak_used_bytes), then (kResident / kPersistent) the count copies, then the loop's events.
+  void allocate();
+  void upload(const Csr& images);
+  void start_count_copies();
+  void start_clock();
+
+  // The pieces of the layer loops.
+  int64_t feature_at(int64_t i, int64_t c) const;
+  void copy_out(int list, const int* dcount);
+  void fused_layer(int l);
+  void widen_list(int l);
+  void fused_rest(int c0, const char* what);
+  int fused_head(int threshold, int* known);
+  void copy_count(int l);
+
+  // One function per path: the timed loop; each sets res.path_used (and what it measured) and final_list /
+  // final_count.
+  void separate_loop(int refresh);
+  void resident_loop(int resident_below, int resident_slice, std::vector<ResidentTraceCall>* resident_trace);
+  void persistent_loop(int persistent_below);
+  void fused_or_graph_loop();
+  bool graph_loop();
+  void fused_loop();
+
+  // The result's categories, active, read and loop_ms.
+  void finish();
+
+  // The call's arguments (path and keep as run_inference settled them).
+  const jhdnnHandle_t h;
+  const DeviceNetwork& net;
+  const int64_t rows;
+  const float bias;
+  const Path path;
+  const bool keep;
+  const int keep_layer;
+  std::vector<float>* const keep_out;
+  std::vector<int>* const keep_ids;
+  const jhdnnSparseDnnFeatureLayout_t layout;
+  const DriverOptions& opt;
+  InferenceResult& res;
+
+  const int64_t n;
+  const bool tiled;
   // The features' column capacity: the images, rounded up to whole blocks of 128 in the tiled layout.
-  const int64_t ld = tiled ? (rows + 127) / 128 * 128 : rows;
-  float* x[2] = {dalloc<float>(size_t(n) * ld, &bytes, &o), dalloc<float>(size_t(n) * ld, &bytes, &o)};
-  // Where feature (neuron i, column c) of a buffer is (jhdnn.h, jhdnnSparseDnnFeatureLayout_t).
-  auto feature_at = [&](int64_t i, int64_t c) { return tiled ? (c / 128) * n * 128 + i * 128 + c % 128 : i * ld + c; };
-  int* act_rows[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
-  int* ids[2] = {dalloc<int>(rows, &bytes, &o), dalloc<int>(rows, &bytes, &o)};
-  const int layers = net.layers();
-  const int r32 = int(rows);
+  const int64_t ld;
+  const int layers;
+  const int r32;
+  const int widen_layers, widen_keep_percent;
+
+  cudaStream_t s = nullptr;  // the handle's stream (allocate)
+  Owned o;                   // the buffers below (declared before hc_owner and cc: freed after them)
+  float* x[2] = {nullptr, nullptr};
+  int* act_rows[2] = {nullptr, nullptr};
+  int* ids[2] = {nullptr, nullptr};
   // kSeparate: ping-pong counts, flags, the compaction workspace and a history of the counts.
   // Fused paths: counts[l] = active images after layer l (counts[0] = rows), one counter per layer so
   // that none has to be zeroed inside the loop, and the fused workspace (zeroed once).
@@ -347,6 +392,55 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   int *flags = nullptr, *hist = nullptr, *counts = nullptr, *eff = nullptr;
   void* ws = nullptr;
   size_t ws_size = 0;
+  std::vector<const int*> in_count;  // fused_layer: the count that layer l read, in_count[l]
+
+  // kResident / kPersistent: the pinned counts and their copies (start_count_copies, fused_head).
+  int* hc = nullptr;
+  std::unique_ptr<int, void (*)(int*)> hc_owner;  // (its deleter, cudaFreeHost, set by the constructor)
+  CountCopies cc;  // declared after hc_owner: destroyed first, so no copy is in flight when hc is freed
+
+  // The timed loop's ends: start_clock creates them, the destructor destroys them (also when a call throws; before
+  // session 29 only a call that returned did).
+  cudaEvent_t e0 = nullptr, e1 = nullptr;
+  // Set by the path's loop: the list and the count of the last layer's output.
+  int final_list = 0;
+  const int* final_count = nullptr;
+};
+
+InferenceRun::InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t rows, float bias, Path path, bool keep,
+                           int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
+                           jhdnnSparseDnnFeatureLayout_t layout, const DriverOptions& opt, InferenceResult& res)
+    : h(h),
+      net(net),
+      rows(rows),
+      bias(bias),
+      path(path),
+      keep(keep),
+      keep_layer(keep_layer),
+      keep_out(keep_out),
+      keep_ids(keep_ids),
+      layout(layout),
+      opt(opt),
+      res(res),
+      n(net.width()),
+      tiled(layout == JHDNN_SPARSE_DNN_FEATURES_TILED128),
+      ld(tiled ? (rows + 127) / 128 * 128 : rows),
+      layers(net.layers()),
+      r32(int(rows)),
+      widen_layers(opt.widen_layers),
+      widen_keep_percent(opt.widen_keep_percent),
+      in_count(size_t(layers) + 1, nullptr),
+      hc_owner(nullptr, [](int* p) { cudaFreeHost(p); }) {}
+
+void InferenceRun::allocate() {
+  JHDNN_CHECK(jhdnnGetStream(h, &s));
+  size_t bytes = 0;
+  x[0] = dalloc<float>(size_t(n) * ld, &bytes, &o);
+  x[1] = dalloc<float>(size_t(n) * ld, &bytes, &o);
+  act_rows[0] = dalloc<int>(rows, &bytes, &o);
+  act_rows[1] = dalloc<int>(rows, &bytes, &o);
+  ids[0] = dalloc<int>(rows, &bytes, &o);
+  ids[1] = dalloc<int>(rows, &bytes, &o);
   if (path == Path::kSeparate) {
     count[0] = dalloc<int>(1, &bytes, &o);
     count[1] = dalloc<int>(1, &bytes, &o);
@@ -364,7 +458,9 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   }
   ws = dalloc<char>(ws_size, &bytes, &o);
   res.device_bytes = bytes;
+}
 
+void InferenceRun::upload(const Csr& images) {
   if (net.labels(0).empty()) {
     upload_features(images, x[0], ld, s, tiled);
   } else {
@@ -384,338 +480,355 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   size_t free_b = 0, total_b = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
   res.peak_used_bytes = total_b - free_b;
+}
 
-  // The dense output after a layer, columns = the list `list` (count at dcount), sorted by image.
-  auto copy_out = [&](int list, const int* dcount) {
-    int c = 0;
-    CUDA_CHECK(cudaMemcpyAsync(&c, dcount, sizeof(int), cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    std::vector<float> all(size_t(n) * ld);
-    std::vector<int> pos(c), id(c), perm(c);
-    CUDA_CHECK(cudaMemcpy(all.data(), x[list], all.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(pos.data(), act_rows[list], c * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(id.data(), ids[list], c * sizeof(int), cudaMemcpyDeviceToHost));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::sort(perm.begin(), perm.end(), [&](int a, int b) { return id[a] < id[b]; });
-    keep_ids->resize(c);
-    keep_out->assign(size_t(n) * c, 0.f);
-    const std::vector<int>& names = net.labels(keep_layer);  // neuron i of the original network is names[i]
-    for (int t = 0; t < c; ++t) {
-      (*keep_ids)[t] = id[perm[t]];
-      for (int64_t i = 0; i < n; ++i)
-        (*keep_out)[i * c + t] = all[size_t(feature_at(names.empty() ? i : names[size_t(i)], pos[perm[t]]))];
-    }
-  };
-  // Fused layer l (1-based): list (l-1)&1 -> list l&1, counts[l-1] -> counts[l]. Layers 2 .. 1 + widen_layers
-  // first run the widening check (widen_list_kernel) on layer l - 1's list and read their count from eff[l - 1]:
-  // layer l - 1 read in_count[l - 1] positions (counts[0], or eff[l - 2] if it was checked too). A few layers only:
-  // the check is a launch (in the graph path, one per layer of the whole network otherwise), and only the crowded
-  // first layers keep most of their columns.
-  std::vector<const int*> in_count(size_t(layers) + 1, nullptr);
-  auto fused_layer = [&](int l) {
-    const int cur = (l - 1) & 1, nx = l & 1, prev = nx;  // (layer l - 1 read list `nx` and wrote list `cur`)
-    in_count[size_t(l)] = counts + (l - 1);
-    if (l >= 2 && l <= 1 + widen_layers) {
-      cudaStream_t ls = nullptr;  // the handle's stream now (the graph path captures on its own)
-      JHDNN_CHECK(jhdnnGetStream(h, &ls));
-      widen_list_kernel<<<unsigned(std::min<int64_t>((rows + 255) / 256, 264)), 256, 0, ls>>>(
-          in_count[size_t(l - 1)], counts + (l - 1), eff + (l - 1), act_rows[cur], ids[cur], ids[prev],
-          widen_keep_percent);
-      CUDA_CHECK(cudaGetLastError());
-      in_count[size_t(l)] = eff + (l - 1);
-    }
-    const auto t0 = std::chrono::steady_clock::now();
-    const jhdnnStatus_t st = jhdnnSparseDnnLayerForwardCompactEx(
-        h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)], act_rows[cur], ids[cur], layout, x[cur], ld,
-        x[nx], ld, act_rows[nx], ids[nx], counts + l, ws, ws_size);
-    res.api_host_ms += host_ms_since(t0);
-    JHDNN_CHECK(st);
-  };
+void InferenceRun::start_count_copies() {
+  CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
+  hc_owner.reset(hc);
+  CUDA_CHECK(cudaStreamCreateWithFlags(&cc.stream, cudaStreamNonBlocking));
+  for (cudaEvent_t* e : {&cc.done[0], &cc.done[1], &cc.copied[0], &cc.copied[1]})
+    CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+}
 
-  // kResident / kPersistent: fused launches from layer 1 while the survivor count, read back one
-  // layer behind (layer l is queued before the host waits for layer l - 1), is above `threshold`, or
-  // up to keep_layer when that layer's output is kept. Returns the first layer not run; *known gets
-  // the last count seen. The pinned counts, the events and the copy stream live until the end of the
-  // call (a failed call throws: they are freed then too). The count copies run on a non-blocking stream
-  // of their own, after an event of the layer, so that no copy sits between two layer kernels on the
-  // layers' stream: layer l + 1 starts when layer l ends, not when layer l's count has also crossed the
-  // bus (~10 us a layer at edfe84b: N = 1024 L = 120 -7%, bench/results/edfe84b/copies).
-  struct CountCopies {  // (declared after hc_owner: destroyed first, so no copy is in flight when hc is freed)
-    cudaStream_t stream = nullptr;
-    cudaEvent_t done[2] = {nullptr, nullptr};    // layer l ended (on the layers' stream)
-    cudaEvent_t copied[2] = {nullptr, nullptr};  // layer l's count is in hc[l] (on `stream`)
-    ~CountCopies() {
-      if (stream) {
-        cudaStreamSynchronize(stream);
-        cudaStreamDestroy(stream);
-      }
-      for (cudaEvent_t e : {done[0], done[1], copied[0], copied[1]})
-        if (e) cudaEventDestroy(e);
-    }
-  };
-  int* hc = nullptr;
-  std::unique_ptr<int, void (*)(int*)> hc_owner(nullptr, [](int* p) { cudaFreeHost(p); });
-  CountCopies cc;
-  if (path == Path::kResident || path == Path::kPersistent) {
-    CUDA_CHECK(cudaMallocHost(&hc, (size_t(layers) + 1) * sizeof(int)));
-    hc_owner.reset(hc);
-    CUDA_CHECK(cudaStreamCreateWithFlags(&cc.stream, cudaStreamNonBlocking));
-    for (cudaEvent_t* e : {&cc.done[0], &cc.done[1], &cc.copied[0], &cc.copied[1]})
-      CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-  }
-  // After a multi-layer launch (`what`) was refused before any ran: the note, then layers c0 + 1 ..
-  // layers as fused launches.
-  auto fused_rest = [&](int c0, const char* what) {
-    char msg[256];
-    jhdnnGetLastErrorString(msg, sizeof(msg));
-    res.note = std::string(what) + " launch not supported (" + msg + "); ran the fused path instead";
-    for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
-  };
-  auto fused_head = [&](int threshold, int* known) {
-    int first = 1;
-    while (first <= layers && ((keep && first <= keep_layer) || *known > threshold)) {
-      const int l = first++;
-      fused_layer(l);
-      CUDA_CHECK(cudaEventRecord(cc.done[l & 1], s));
-      CUDA_CHECK(cudaStreamWaitEvent(cc.stream, cc.done[l & 1], 0));
-      CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, cc.stream));
-      CUDA_CHECK(cudaEventRecord(cc.copied[l & 1], cc.stream));
-      if (l == keep_layer && keep) copy_out(l & 1, counts + l);
-      if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
-        CUDA_CHECK(cudaEventSynchronize(cc.copied[(l - 1) & 1]));
-        *known = hc[l - 1];
-      }
-    }
-    return first;
-  };
-
-  cudaEvent_t e0, e1;
+void InferenceRun::start_clock() {
   CUDA_CHECK(cudaEventCreate(&e0));
   CUDA_CHECK(cudaEventCreate(&e1));
   CUDA_CHECK(cudaDeviceSynchronize());
-  int final_list = 0;
-  const int* final_count = nullptr;
-  if (path == Path::kSeparate) {
-    int cur = 0, bound = r32;
-    const auto t0 = std::chrono::steady_clock::now();
-    CUDA_CHECK(cudaEventRecord(e0, s));
-    for (int l = 1; l <= layers; ++l) {
-      const int nx = 1 - cur;
-      JHDNN_CHECK(jhdnnSparseDnnLayerForward(h, net.layer(l).desc, bias, 32.f, bound, count[cur], act_rows[cur],
-                                             x[cur], rows, x[nx], rows, flags));
-      JHDNN_CHECK(jhdnnSparseDnnCompact(h, bound, flags, ids[cur], act_rows[nx], ids[nx], count[nx], ws, ws_size));
-      CUDA_CHECK(cudaMemcpyAsync(hist + (l - 1), count[nx], sizeof(int), cudaMemcpyDeviceToDevice, s));
-      cur = nx;
-      if (l == keep_layer && keep) copy_out(cur, count[cur]);
-      const bool refresh_now =
-          refresh > 0 ? l % refresh == 0 : refresh < 0 && (l <= 16 || (l & (l - 1)) == 0);
-      if (refresh_now) {
-        CUDA_CHECK(cudaMemcpyAsync(&bound, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
-        CUDA_CHECK(cudaStreamSynchronize(s));
-      }
+}
+
+// Where feature (neuron i, column c) of a buffer is (jhdnn.h, jhdnnSparseDnnFeatureLayout_t).
+int64_t InferenceRun::feature_at(int64_t i, int64_t c) const {
+  return tiled ? (c / 128) * n * 128 + i * 128 + c % 128 : i * ld + c;
+}
+
+// The dense output after a layer, columns = the list `list` (count at dcount), sorted by image.
+void InferenceRun::copy_out(int list, const int* dcount) {
+  int c = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&c, dcount, sizeof(int), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<float> all(size_t(n) * ld);
+  std::vector<int> pos(c), id(c), perm(c);
+  CUDA_CHECK(cudaMemcpy(all.data(), x[list], all.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(pos.data(), act_rows[list], c * sizeof(int), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(id.data(), ids[list], c * sizeof(int), cudaMemcpyDeviceToHost));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](int a, int b) { return id[a] < id[b]; });
+  keep_ids->resize(c);
+  keep_out->assign(size_t(n) * c, 0.f);
+  const std::vector<int>& names = net.labels(keep_layer);  // neuron i of the original network is names[i]
+  for (int t = 0; t < c; ++t) {
+    (*keep_ids)[t] = id[perm[t]];
+    for (int64_t i = 0; i < n; ++i)
+      (*keep_out)[i * c + t] = all[size_t(feature_at(names.empty() ? i : names[size_t(i)], pos[perm[t]]))];
+  }
+}
+
+// Fused layer l (1-based): list (l-1)&1 -> list l&1, counts[l-1] -> counts[l]. Layers 2 .. 1 + widen_layers
+// first run the widening check (widen_list_kernel) on layer l - 1's list and read their count from eff[l - 1]:
+// layer l - 1 read in_count[l - 1] positions (counts[0], or eff[l - 2] if it was checked too). A few layers only:
+// the check is a launch (in the graph path, one per layer of the whole network otherwise), and only the crowded
+// first layers keep most of their columns.
+void InferenceRun::fused_layer(int l) {
+  const int cur = (l - 1) & 1, nx = l & 1;
+  in_count[size_t(l)] = counts + (l - 1);
+  if (l >= 2 && l <= 1 + widen_layers) widen_list(l);
+  const auto t0 = std::chrono::steady_clock::now();
+  const jhdnnStatus_t st = jhdnnSparseDnnLayerForwardCompactEx(
+      h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)], act_rows[cur], ids[cur], layout, x[cur], ld,
+      x[nx], ld, act_rows[nx], ids[nx], counts + l, ws, ws_size);
+  res.api_host_ms += host_ms_since(t0);
+  JHDNN_CHECK(st);
+}
+
+// The widening check before fused layer l (fused_layer, 2 <= l <= 1 + widen_layers): widen_list_kernel on layer
+// l - 1's list; layer l then reads its count from eff[l - 1] (in_count[l]).
+void InferenceRun::widen_list(int l) {
+  const int cur = (l - 1) & 1, prev = l & 1;  // (layer l - 1 read list `prev` and wrote list `cur`)
+  cudaStream_t ls = nullptr;                  // the handle's stream now (the graph path captures on its own)
+  JHDNN_CHECK(jhdnnGetStream(h, &ls));
+  widen_list_kernel<<<unsigned(std::min<int64_t>((rows + 255) / 256, 264)), 256, 0, ls>>>(
+      in_count[size_t(l - 1)], counts + (l - 1), eff + (l - 1), act_rows[cur], ids[cur], ids[prev], widen_keep_percent);
+  CUDA_CHECK(cudaGetLastError());
+  in_count[size_t(l)] = eff + (l - 1);
+}
+
+// After a multi-layer launch (`what`) was refused before any ran: the note, then layers c0 + 1 ..
+// layers as fused launches.
+void InferenceRun::fused_rest(int c0, const char* what) {
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof(msg));
+  res.note = std::string(what) + " launch not supported (" + msg + "); ran the fused path instead";
+  for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
+}
+
+// kResident / kPersistent: fused launches from layer 1 while the survivor count, read back one
+// layer behind (layer l is queued before the host waits for layer l - 1), is above `threshold`, or
+// up to keep_layer when that layer's output is kept. Returns the first layer not run; *known gets
+// the last count seen. The counts come back through cc and hc (CountCopies says how).
+int InferenceRun::fused_head(int threshold, int* known) {
+  int first = 1;
+  while (first <= layers && ((keep && first <= keep_layer) || *known > threshold)) {
+    const int l = first++;
+    fused_layer(l);
+    copy_count(l);
+    if (l == keep_layer && keep) copy_out(l & 1, counts + l);
+    if (l >= 2) {  // layer l is queued: wait for layer l - 1 only
+      CUDA_CHECK(cudaEventSynchronize(cc.copied[(l - 1) & 1]));
+      *known = hc[l - 1];
     }
-    CUDA_CHECK(cudaEventRecord(e1, s));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    final_list = cur;
-    final_count = count[cur];
-    res.path_used = Path::kSeparate;
-  } else if (path == Path::kResident) {
-    // Fused launches while the count is above the threshold, or up to keep_layer (fused_head); then
-    // calls of up to 96 layers, each one resident launch, with maxActive = the last count seen
-    // (counts never grow, so it bounds every later count).
-    std::vector<jhdnnSparseMatrixDescriptor_t> descs;
-    for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
-    const int threshold = resident_below >= 0 ? resident_below : resident_auto_threshold();
-    const auto t0 = std::chrono::steady_clock::now();
-    CUDA_CHECK(cudaEventRecord(e0, s));
-    int known = r32;
-    const int first = fused_head(threshold, &known);
-    // Layer `first` reads set (first - 1) & 1; each call writes the other set (list and features).
-    int set = (first - 1) & 1;
-    bool ran = false;
-    // The optional trace: one zeroed buffer with room for every call (maxActive x RECORDS records
-    // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
-    using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
-    const int max_active = std::max(known, 0);
-    // The calls' layers: opt.resident_first_chunk for the first (0: the most), then the most.
-    const int most = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
-    const int first_chunk = opt.resident_first_chunk > 0 ? opt.resident_first_chunk : most;
-    const int rest_layers = layers - (first - 1);
-    const int calls = rest_layers <= 0 ? 0 : 1 + (std::max(rest_layers - first_chunk, 0) + most - 1) / most;
-    const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
-    TraceRecord* trace = nullptr;
-    std::unique_ptr<void, CudaFree> trace_owner;
-    if (resident_trace && calls > 0 && max_active > 0) {
-      CUDA_CHECK(cudaMalloc(&trace, size_t(calls) * trace_per_call * sizeof(TraceRecord)));
-      trace_owner.reset(trace);
-      CUDA_CHECK(cudaMemsetAsync(trace, 0, size_t(calls) * trace_per_call * sizeof(TraceRecord), s));
+  }
+  return first;
+}
+
+// fused_head: layer l's count into hc[l] on the copy stream, after layer l's event (cc.copied[l & 1] then says it
+// is there).
+void InferenceRun::copy_count(int l) {
+  CUDA_CHECK(cudaEventRecord(cc.done[l & 1], s));
+  CUDA_CHECK(cudaStreamWaitEvent(cc.stream, cc.done[l & 1], 0));
+  CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, cc.stream));
+  CUDA_CHECK(cudaEventRecord(cc.copied[l & 1], cc.stream));
+}
+
+// kSeparate: layer forward + compaction per layer, the bound refreshed from the count per `refresh`.
+void InferenceRun::separate_loop(int refresh) {
+  int cur = 0, bound = r32;
+  const auto t0 = std::chrono::steady_clock::now();
+  CUDA_CHECK(cudaEventRecord(e0, s));
+  for (int l = 1; l <= layers; ++l) {
+    const int nx = 1 - cur;
+    JHDNN_CHECK(jhdnnSparseDnnLayerForward(h, net.layer(l).desc, bias, 32.f, bound, count[cur], act_rows[cur],
+                                           x[cur], rows, x[nx], rows, flags));
+    JHDNN_CHECK(jhdnnSparseDnnCompact(h, bound, flags, ids[cur], act_rows[nx], ids[nx], count[nx], ws, ws_size));
+    CUDA_CHECK(cudaMemcpyAsync(hist + (l - 1), count[nx], sizeof(int), cudaMemcpyDeviceToDevice, s));
+    cur = nx;
+    if (l == keep_layer && keep) copy_out(cur, count[cur]);
+    const bool refresh_now = refresh > 0 ? l % refresh == 0 : refresh < 0 && (l <= 16 || (l & (l - 1)) == 0);
+    if (refresh_now) {
+      CUDA_CHECK(cudaMemcpyAsync(&bound, count[cur], sizeof(int), cudaMemcpyDeviceToHost, s));
+      CUDA_CHECK(cudaStreamSynchronize(s));
     }
-    std::vector<int> trace_first;  // per traced call: its first layer (0-based) and layer count
-    std::vector<int> trace_layers;
-    for (int c0 = first - 1; c0 < layers;) {
-      const int chunk = std::min(layers - c0, ran ? most : first_chunk);
-      const int out = 1 - set;
-      TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
-      const auto tc = std::chrono::steady_clock::now();
-      const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentTraced(
-          h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], x[set], rows,
-          x[out], rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
-      const double call_ms = host_ms_since(tc);
-      res.api_host_ms += call_ms;
-      if (!ran) res.first_tail_host_ms = call_ms;
-      if (st == JHDNN_STATUS_SUCCESS && call_trace) {
-        trace_first.push_back(c0);
-        trace_layers.push_back(chunk);
-      }
-      if (st == JHDNN_STATUS_SUCCESS) {
-        if (!ran) res.tail_first = c0 + 1;
-        ran = true;
-        set = out;
-        c0 += chunk;
-      } else if ((st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE || st == JHDNN_STATUS_NOT_SUPPORTED) && !ran) {
-        fused_rest(c0, "resident");
-        set = layers & 1;
-        break;
-      } else {
-        JHDNN_CHECK(st);  // throws with the message
-      }
+  }
+  CUDA_CHECK(cudaEventRecord(e1, s));
+  CUDA_CHECK(cudaEventSynchronize(e1));
+  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  final_list = cur;
+  final_count = count[cur];
+  res.path_used = Path::kSeparate;
+}
+
+// kResident: the fused head, then the resident calls (and the optional trace).
+void InferenceRun::resident_loop(int resident_below, int resident_slice,
+                                 std::vector<ResidentTraceCall>* resident_trace) {
+  // Fused launches while the count is above the threshold, or up to keep_layer (fused_head); then
+  // calls of up to 96 layers, each one resident launch, with maxActive = the last count seen
+  // (counts never grow, so it bounds every later count).
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+  for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
+  const int threshold = resident_below >= 0 ? resident_below : resident_auto_threshold();
+  const auto t0 = std::chrono::steady_clock::now();
+  CUDA_CHECK(cudaEventRecord(e0, s));
+  int known = r32;
+  const int first = fused_head(threshold, &known);
+  // Layer `first` reads set (first - 1) & 1; each call writes the other set (list and features).
+  int set = (first - 1) & 1;
+  bool ran = false;
+  // The optional trace: one zeroed buffer with room for every call (maxActive x RECORDS records
+  // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
+  using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
+  const int max_active = std::max(known, 0);
+  // The calls' layers: opt.resident_first_chunk for the first (0: the most), then the most.
+  const int most = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
+  const int first_chunk = opt.resident_first_chunk > 0 ? opt.resident_first_chunk : most;
+  const int rest_layers = layers - (first - 1);
+  const int calls = rest_layers <= 0 ? 0 : 1 + (std::max(rest_layers - first_chunk, 0) + most - 1) / most;
+  const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+  TraceRecord* trace = nullptr;
+  std::unique_ptr<void, CudaFree> trace_owner;
+  if (resident_trace && calls > 0 && max_active > 0) {
+    CUDA_CHECK(cudaMalloc(&trace, size_t(calls) * trace_per_call * sizeof(TraceRecord)));
+    trace_owner.reset(trace);
+    CUDA_CHECK(cudaMemsetAsync(trace, 0, size_t(calls) * trace_per_call * sizeof(TraceRecord), s));
+  }
+  std::vector<int> trace_first;  // per traced call: its first layer (0-based) and layer count
+  std::vector<int> trace_layers;
+  for (int c0 = first - 1; c0 < layers;) {
+    const int chunk = std::min(layers - c0, ran ? most : first_chunk);
+    const int out = 1 - set;
+    TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
+    const auto tc = std::chrono::steady_clock::now();
+    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentTraced(
+        h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], x[set], rows, x[out],
+        rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
+    const double call_ms = host_ms_since(tc);
+    res.api_host_ms += call_ms;
+    if (!ran) res.first_tail_host_ms = call_ms;
+    if (st == JHDNN_STATUS_SUCCESS && call_trace) {
+      trace_first.push_back(c0);
+      trace_layers.push_back(chunk);
     }
-    CUDA_CHECK(cudaEventRecord(e1, s));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    res.path_used = res.note.empty() ? Path::kResident : Path::kFused;  // kFused: the launch was refused
-    if (resident_trace) {
-      resident_trace->clear();
-      for (size_t c = 0; c < trace_first.size(); ++c) {
-        ResidentTraceCall call;
-        call.first_layer = trace_first[c] + 1;
-        call.layers = trace_layers[c];
-        call.max_active = max_active;
-        call.records.resize(trace_per_call);
-        CUDA_CHECK(cudaMemcpy(call.records.data(), trace + c * trace_per_call, trace_per_call * sizeof(TraceRecord),
-                              cudaMemcpyDeviceToHost));
-        resident_trace->push_back(std::move(call));
-      }
+    if (st == JHDNN_STATUS_SUCCESS) {
+      if (!ran) res.tail_first = c0 + 1;
+      ran = true;
+      set = out;
+      c0 += chunk;
+    } else if ((st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE || st == JHDNN_STATUS_NOT_SUPPORTED) && !ran) {
+      fused_rest(c0, "resident");
+      set = layers & 1;
+      break;
+    } else {
+      JHDNN_CHECK(st);  // throws with the message
     }
-    final_list = set;
-    final_count = counts + layers;
-  } else if (path == Path::kPersistent) {
-    // Per-layer fused launches while the count is above persistent_below (none when it is < 0), or
-    // up to keep_layer (fused_head); then one cooperative launch for the rest.
-    std::vector<jhdnnSparseMatrixDescriptor_t> descs;
-    for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
-    const auto t0 = std::chrono::steady_clock::now();
-    CUDA_CHECK(cudaEventRecord(e0, s));
-    int known = r32;  // the latest count the host has seen
-    const int first = fused_head(persistent_below >= 0 ? persistent_below : INT32_MAX, &known);  // of the launch
-    // The rest in calls of 8, then 96 layers: the API checks a call's descriptors before its launch,
-    // so the first call is short (its checks are the only host time the GPU waits for) and each later
-    // call is checked while the previous one runs. Chunk boundaries add a launch each (96 layers =
-    // one launch of the kernel anyway: the layer table is a kernel parameter of 96 entries).
-    bool tail_ran = false;
-    for (int c0 = first - 1; c0 < layers;) {  // layer c0 + 1 reads list c0 & 1
-      const int chunk = std::min(layers - c0, c0 == first - 1 ? 8 : 96);
-      const auto tc = std::chrono::steady_clock::now();
-      const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardCompact(
-          h, chunk, descs.data() + c0, bias, 32.f, r32, counts + c0, act_rows[c0 & 1], ids[c0 & 1], x[c0 & 1],
-          act_rows[1 - (c0 & 1)], ids[1 - (c0 & 1)], x[1 - (c0 & 1)], rows, ws, ws_size);
-      const double call_ms = host_ms_since(tc);
-      res.api_host_ms += call_ms;
-      if (!tail_ran) res.first_tail_host_ms = call_ms;
-      if (st == JHDNN_STATUS_SUCCESS) {
-        tail_ran = true;
-        res.tail_first = first;
-        c0 += chunk;
-      } else if (st == JHDNN_STATUS_NOT_SUPPORTED && !tail_ran) {
-        fused_rest(c0, "multi-layer");
-        break;
-      } else {
-        JHDNN_CHECK(st);  // throws with the message
-      }
+  }
+  CUDA_CHECK(cudaEventRecord(e1, s));
+  CUDA_CHECK(cudaEventSynchronize(e1));
+  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  res.path_used = res.note.empty() ? Path::kResident : Path::kFused;  // kFused: the launch was refused
+  if (resident_trace) {
+    resident_trace->clear();
+    for (size_t c = 0; c < trace_first.size(); ++c) {
+      ResidentTraceCall call;
+      call.first_layer = trace_first[c] + 1;
+      call.layers = trace_layers[c];
+      call.max_active = max_active;
+      call.records.resize(trace_per_call);
+      CUDA_CHECK(cudaMemcpy(call.records.data(), trace + c * trace_per_call, trace_per_call * sizeof(TraceRecord),
+                            cudaMemcpyDeviceToHost));
+      resident_trace->push_back(std::move(call));
     }
-    CUDA_CHECK(cudaEventRecord(e1, s));
-    CUDA_CHECK(cudaEventSynchronize(e1));
-    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    res.path_used = tail_ran ? Path::kPersistent : Path::kFused;
-    final_list = layers & 1;
-    final_count = counts + layers;
-  } else {
-    // kGraph: capture the L launches once on a private stream (the handle's may be the legacy
-    // default stream, which cannot be captured), instantiate, launch. If the capture or the
-    // instantiation fails (nothing has run then), say why in res.note and run the fused loop
-    // instead: res.path_used tells which ran (the tests check it).
-    bool graph_ran = false;
-    if (path == Path::kGraph) {
-      cudaStream_t gs = nullptr;
-      CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
-      cudaGraph_t graph = nullptr;
-      cudaGraphExec_t exec = nullptr;
-      auto cleanup = [&]() {
-        jhdnnSetStream(h, s);
-        if (exec) cudaGraphExecDestroy(exec);
-        if (graph) cudaGraphDestroy(graph);
-        cudaStreamDestroy(gs);
-      };
-      const auto tb = std::chrono::steady_clock::now();
-      bool built = false;
-      try {
-        JHDNN_CHECK(jhdnnSetStream(h, gs));
-        // Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not
-        // stream work and may run while capturing.
-        CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
-        try {
-          for (int l = 1; l <= layers; ++l) fused_layer(l);
-        } catch (...) {
-          cudaGraph_t partial = nullptr;
-          cudaStreamEndCapture(gs, &partial);
-          if (partial) cudaGraphDestroy(partial);
-          throw;
-        }
-        CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
-        CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-        built = true;
-      } catch (const std::exception& e) {
-        res.note = std::string("CUDA graph capture failed (") + e.what() + "); ran the fused path instead";
-        cudaGetLastError();
-      }
-      if (built) {
-        try {
-          res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
-          CUDA_CHECK(cudaGraphUpload(exec, gs));
-          CUDA_CHECK(cudaStreamSynchronize(gs));
-          res.api_host_ms = 0;  // the capture's calls are not in the timed loop
-          const auto t0 = std::chrono::steady_clock::now();
-          CUDA_CHECK(cudaEventRecord(e0, gs));
-          CUDA_CHECK(cudaGraphLaunch(exec, gs));
-          res.api_host_ms = host_ms_since(t0);
-          CUDA_CHECK(cudaEventRecord(e1, gs));
-          CUDA_CHECK(cudaEventSynchronize(e1));
-          res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-          graph_ran = true;
-        } catch (...) {
-          cleanup();
-          throw;
-        }
-      }
-      cleanup();
+  }
+  final_list = set;
+  final_count = counts + layers;
+}
+
+// kPersistent: the fused head, then the multi-layer calls.
+void InferenceRun::persistent_loop(int persistent_below) {
+  // Per-layer fused launches while the count is above persistent_below (none when it is < 0), or
+  // up to keep_layer (fused_head); then one cooperative launch for the rest.
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+  for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
+  const auto t0 = std::chrono::steady_clock::now();
+  CUDA_CHECK(cudaEventRecord(e0, s));
+  int known = r32;  // the latest count the host has seen
+  const int first = fused_head(persistent_below >= 0 ? persistent_below : INT32_MAX, &known);  // of the launch
+  // The rest in calls of 8, then 96 layers: the API checks a call's descriptors before its launch,
+  // so the first call is short (its checks are the only host time the GPU waits for) and each later
+  // call is checked while the previous one runs. Chunk boundaries add a launch each (96 layers =
+  // one launch of the kernel anyway: the layer table is a kernel parameter of 96 entries).
+  bool tail_ran = false;
+  for (int c0 = first - 1; c0 < layers;) {  // layer c0 + 1 reads list c0 & 1
+    const int chunk = std::min(layers - c0, c0 == first - 1 ? 8 : 96);
+    const auto tc = std::chrono::steady_clock::now();
+    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardCompact(
+        h, chunk, descs.data() + c0, bias, 32.f, r32, counts + c0, act_rows[c0 & 1], ids[c0 & 1], x[c0 & 1],
+        act_rows[1 - (c0 & 1)], ids[1 - (c0 & 1)], x[1 - (c0 & 1)], rows, ws, ws_size);
+    const double call_ms = host_ms_since(tc);
+    res.api_host_ms += call_ms;
+    if (!tail_ran) res.first_tail_host_ms = call_ms;
+    if (st == JHDNN_STATUS_SUCCESS) {
+      tail_ran = true;
+      res.tail_first = first;
+      c0 += chunk;
+    } else if (st == JHDNN_STATUS_NOT_SUPPORTED && !tail_ran) {
+      fused_rest(c0, "multi-layer");
+      break;
+    } else {
+      JHDNN_CHECK(st);  // throws with the message
     }
-    if (!graph_ran) {  // kFused (or the graph's fallback)
-      res.api_host_ms = 0;  // (a failed capture's calls are not in the timed loop)
+  }
+  CUDA_CHECK(cudaEventRecord(e1, s));
+  CUDA_CHECK(cudaEventSynchronize(e1));
+  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  res.path_used = tail_ran ? Path::kPersistent : Path::kFused;
+  final_list = layers & 1;
+  final_count = counts + layers;
+}
+
+// kGraph (graph_loop; fused_loop where the graph did not run) and kFused (fused_loop).
+void InferenceRun::fused_or_graph_loop() {
+  bool graph_ran = false;
+  if (path == Path::kGraph) graph_ran = graph_loop();
+  if (!graph_ran) fused_loop();  // kFused (or the graph's fallback)
+  res.path_used = graph_ran ? Path::kGraph : Path::kFused;
+  final_list = layers & 1;
+  final_count = counts + layers;
+}
+
+// kGraph: capture the L launches once on a private stream (the handle's may be the legacy
+// default stream, which cannot be captured), instantiate, launch. If the capture or the
+// instantiation fails (nothing has run then), say why in res.note and run the fused loop
+// instead: res.path_used tells which ran (the tests check it). Returns whether the graph ran.
+bool InferenceRun::graph_loop() {
+  bool graph_ran = false;
+  cudaStream_t gs = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  auto cleanup = [&]() {
+    jhdnnSetStream(h, s);
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+    cudaStreamDestroy(gs);
+  };
+  const auto tb = std::chrono::steady_clock::now();
+  bool built = false;
+  try {
+    JHDNN_CHECK(jhdnnSetStream(h, gs));
+    // Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not
+    // stream work and may run while capturing.
+    CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
+    try {
+      for (int l = 1; l <= layers; ++l) fused_layer(l);
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(gs, &partial);
+      if (partial) cudaGraphDestroy(partial);
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    built = true;
+  } catch (const std::exception& e) {
+    res.note = std::string("CUDA graph capture failed (") + e.what() + "); ran the fused path instead";
+    cudaGetLastError();
+  }
+  if (built) {
+    try {
+      res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
+      CUDA_CHECK(cudaGraphUpload(exec, gs));
+      CUDA_CHECK(cudaStreamSynchronize(gs));
+      res.api_host_ms = 0;  // the capture's calls are not in the timed loop
       const auto t0 = std::chrono::steady_clock::now();
-      CUDA_CHECK(cudaEventRecord(e0, s));
-      for (int l = 1; l <= layers; ++l) {
-        fused_layer(l);
-        if (l == keep_layer && keep) copy_out(l & 1, counts + l);
-      }
-      CUDA_CHECK(cudaEventRecord(e1, s));
+      CUDA_CHECK(cudaEventRecord(e0, gs));
+      CUDA_CHECK(cudaGraphLaunch(exec, gs));
+      res.api_host_ms = host_ms_since(t0);
+      CUDA_CHECK(cudaEventRecord(e1, gs));
       CUDA_CHECK(cudaEventSynchronize(e1));
       res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      graph_ran = true;
+    } catch (...) {
+      cleanup();
+      throw;
     }
-    res.path_used = graph_ran ? Path::kGraph : Path::kFused;
-    final_list = layers & 1;
-    final_count = counts + layers;
   }
+  cleanup();
+  return graph_ran;
+}
+
+// kFused, and kGraph's fallback.
+void InferenceRun::fused_loop() {
+  res.api_host_ms = 0;  // (a failed capture's calls are not in the timed loop)
+  const auto t0 = std::chrono::steady_clock::now();
+  CUDA_CHECK(cudaEventRecord(e0, s));
+  for (int l = 1; l <= layers; ++l) {
+    fused_layer(l);
+    if (l == keep_layer && keep) copy_out(l & 1, counts + l);
+  }
+  CUDA_CHECK(cudaEventRecord(e1, s));
+  CUDA_CHECK(cudaEventSynchronize(e1));
+  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void InferenceRun::finish() {
   float ms = 0.f;
   CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
   res.loop_ms = ms;
@@ -737,9 +850,66 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
                                                                      : (l == 1 ? r32 : res.active[size_t(l - 2)]);
   }
 
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return res;  // `o` frees the buffers, cc the copy stream and its events, hc_owner the pinned counts
+}
+
+InferenceRun::~InferenceRun() {
+  if (e0) cudaEventDestroy(e0);
+  if (e1) cudaEventDestroy(e1);
+}
+
+}  // namespace
+
+InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
+                              int refresh, int keep_layer, std::vector<float>* keep_out, std::vector<int>* keep_ids,
+                              Path path, int persistent_below, int resident_below, int resident_slice,
+                              std::vector<ResidentTraceCall>* resident_trace, jhdnnSparseDnnFeatureLayout_t layout,
+                              const DriverOptions& opt) {
+  InferenceResult res;
+  const int64_t n = net.width();
+  const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
+  if (rows <= 0 || rows > INT32_MAX || images.rows <= 0) throw std::runtime_error("bad image count");
+  const int widen_layers = opt.widen_layers, widen_keep_percent = opt.widen_keep_percent;
+  if (widen_layers < 0) throw std::runtime_error("widen_layers must be >= 0");
+  if (widen_keep_percent < 1 || widen_keep_percent > 100) throw std::runtime_error("widen_keep_percent must be 1..100");
+  if (opt.resident_first_chunk < 0 || opt.resident_first_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
+    throw std::runtime_error("resident_first_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
+  if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
+                                                 std::to_string(n));
+  const bool keep = keep_layer > 0 && keep_out && keep_ids;
+  if (path == Path::kResident && resident_below < 0 && !resident_auto_applies(n)) {
+    res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
+               " (the rule: n <= 1024, or 2048 < n <= 4096 unless JHDNN_SPDNN_RESIDENT_4096=0; force it with "
+               "resident_below >= 0)";
+    path = Path::kGraph;
+  }
+  if (keep && path == Path::kGraph) path = Path::kFused;
+  if (tiled && path == Path::kResident) {  // as where the resident path does not apply: the graph path, said so
+    res.note = "the tiled feature layout runs on the fused and graph paths only";
+    path = keep ? Path::kFused : Path::kGraph;
+  }
+  // (the path that runs instead: the graph path, or the fused one when a layer's output is kept; before session
+  // 29 the note said "graph" in both cases)
+  if (!res.note.empty()) res.note += std::string("; ran the ") + path_name(path) + " path";
+  if (tiled && path != Path::kFused && path != Path::kGraph)
+    throw std::runtime_error(std::string("the tiled feature layout runs on the fused and graph paths only, not ") +
+                             path_name(path));
+
+  InferenceRun run(h, net, rows, bias, path, keep, keep_layer, keep_out, keep_ids, layout, opt, res);
+  run.allocate();
+  run.upload(images);
+  if (path == Path::kResident || path == Path::kPersistent) run.start_count_copies();
+  run.start_clock();
+  if (path == Path::kSeparate) {
+    run.separate_loop(refresh);
+  } else if (path == Path::kResident) {
+    run.resident_loop(resident_below, resident_slice, resident_trace);
+  } else if (path == Path::kPersistent) {
+    run.persistent_loop(persistent_below);
+  } else {
+    run.fused_or_graph_loop();
+  }
+  run.finish();
+  return res;  // `run`'s `o` frees the buffers, cc the copy stream and its events, hc_owner the pinned counts
 }
 
 }  // namespace spdnn
