@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
                       spdnn::path_name(r.path_used));
           if (r.path_used == spdnn::Path::kPersistent) std::printf(", one launch from layer %d", r.tail_first);
           if (r.path_used == spdnn::Path::kResident)
-            std::printf(", resident from layer %d (0: none; threshold %d)", r.tail_first,
+            std::printf(", resident from layer %d (threshold %d)", r.tail_first,
                         resident_below >= 0 ? resident_below : spdnn::resident_auto_threshold());
           std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
           std::printf(", layout %s, relabel %s, widen %d keep %d%%",

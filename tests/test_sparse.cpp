@@ -1101,6 +1101,16 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
       CHECK(r.active == active_separate);
     }
   }
+  {  // persistent_below 0: the survivors (19) never fall to it, so the fused head runs every layer and says so
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr,
+                                                          spdnn::Path::kPersistent, 0);
+    INFO(r.note);
+    CHECK(r.path_used == spdnn::Path::kFused);
+    CHECK(r.tail_first == 0);
+    CHECK(r.note.find("no multi-layer call ran") != std::string::npos);
+    CHECK(r.categories == truth);
+    CHECK(r.active == active_separate);
+  }
   {  // without the row-order hint
     spdnn::DeviceNetwork plain;
     plain.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); }, spdnn::RowOrder::kNone);
@@ -1351,6 +1361,18 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
     o.resident_first_chunk = bad_chunk;
     CHECK_THROWS_AS(bad(o), std::runtime_error);
   }
+  // keep_layer: not a layer of the one-layer network (before session 30 a keep_layer past the last layer kept
+  // nothing, silently), or a layer without the vectors to keep it in.
+  std::vector<float> kept;
+  std::vector<int> kept_ids;
+  auto keep = [&](int layer, std::vector<float>* out, std::vector<int>* ids) {
+    return spdnn::run_inference(h.get(), one, images1024, 1200, -0.3f, -1, layer, out, ids, spdnn::Path::kFused);
+  };
+  for (int bad_layer : {-1, 2}) CHECK_THROWS_AS(keep(bad_layer, &kept, &kept_ids), std::runtime_error);
+  CHECK_THROWS_AS(keep(1, nullptr, &kept_ids), std::runtime_error);
+  CHECK_THROWS_AS(keep(1, &kept, nullptr), std::runtime_error);
+  CHECK(keep(1, &kept, &kept_ids).active.size() == 1);
+  CHECK(kept_ids.size() == size_t(keep(0, nullptr, nullptr).active[0]));
 }
 
 // The tiled layout on layers that are not the challenge's: non-square, n not a multiple of 16 or 128, padded rows

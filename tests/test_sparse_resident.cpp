@@ -2026,6 +2026,16 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
     CHECK(r.categories == truth);
     CHECK(r.active == g.active);
   }
+  {  // resident_below 0: the survivors (19) never fall to it, so no resident call runs and the result says so
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, images, 1200, -0.3f, -1, 0, nullptr, nullptr,
+                                                          spdnn::Path::kResident, -1, 0);
+    INFO(r.note);
+    CHECK(r.path_used == spdnn::Path::kFused);  // (before session 30: kResident, with tail_first 0)
+    CHECK(r.tail_first == 0);
+    CHECK(r.note.find("no resident call ran") != std::string::npos);
+    CHECK(r.categories == truth);
+    CHECK(r.active == g.active);
+  }
   // Tiled to 60000 rows (the benchmark's shape), automatic threshold.
   const spdnn::InferenceResult g6 = spdnn::run_inference(h.get(), net, images, 60000, -0.3f);
   const spdnn::InferenceResult r6 = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr,

@@ -343,6 +343,7 @@ struct InferenceRun {
   void fused_layer(int l);
   void widen_list(int l);
   void fused_rest(int c0, const char* what);
+  std::string head_only_note(const char* what, int threshold, int known) const;
   int fused_head(int threshold, int* known);
   void copy_count(int l);
 
@@ -561,6 +562,17 @@ void InferenceRun::fused_rest(int c0, const char* what) {
   for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
 }
 
+// kResident / kPersistent when the fused head ran every layer, so that no `what` call ran: the note says why.
+std::string InferenceRun::head_only_note(const char* what, int threshold, int known) const {
+  // (known: the last count read back, one layer behind: after layer `layers` - 1, or the images if there is one layer)
+  const std::string seen =
+      std::to_string(known) + (layers > 1 ? " after layer " + std::to_string(layers - 1) : " images");
+  const std::string why = keep && keep_layer == layers
+                              ? "the kept layer is the last"
+                              : "the survivors (" + seen + ") stayed above the threshold " + std::to_string(threshold);
+  return std::string("no ") + what + " call ran: " + why + "; ran the fused path";
+}
+
 // kResident / kPersistent: fused launches from layer 1 while the survivor count, read back one
 // layer behind (layer l is queued before the host waits for layer l - 1), is above `threshold`, or
 // up to keep_layer when that layer's output is kept. Returns the first layer not run; *known gets
@@ -682,7 +694,10 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   CUDA_CHECK(cudaEventRecord(e1, s));
   CUDA_CHECK(cudaEventSynchronize(e1));
   res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  res.path_used = res.note.empty() ? Path::kResident : Path::kFused;  // kFused: the launch was refused
+  // kFused where no resident call ran: the launch was refused (fused_rest's note), or the fused head ran every layer
+  // (the survivors stayed above the threshold, or the kept layer is the last), as kPersistent reports it.
+  res.path_used = ran ? Path::kResident : Path::kFused;
+  if (!ran && res.note.empty()) res.note = head_only_note("resident", threshold, known);
   if (resident_trace) {
     resident_trace->clear();
     for (size_t c = 0; c < trace_first.size(); ++c) {
@@ -729,6 +744,8 @@ void InferenceRun::persistent_loop(int persistent_below) {
       res.tail_first = first;
       c0 += chunk;
     } else if (st == JHDNN_STATUS_NOT_SUPPORTED && !tail_ran) {
+      // (the multi-layer call refuses with NOT_SUPPORTED alone: no cooperative launch, or its kernel does not fit
+      // on an SM; the resident call also with NOT_SUPPORTED_SHAPE, for a slice or a layer width it cannot take)
       fused_rest(c0, "multi-layer");
       break;
     } else {
@@ -739,6 +756,7 @@ void InferenceRun::persistent_loop(int persistent_below) {
   CUDA_CHECK(cudaEventSynchronize(e1));
   res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   res.path_used = tail_ran ? Path::kPersistent : Path::kFused;
+  if (!tail_ran && res.note.empty()) res.note = head_only_note("multi-layer", persistent_below, known);
   final_list = layers & 1;
   final_count = counts + layers;
 }
@@ -763,12 +781,19 @@ bool InferenceRun::graph_loop() {
   CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  auto cleanup = [&]() {
-    jhdnnSetStream(h, s);
-    if (exec) cudaGraphExecDestroy(exec);
-    if (graph) cudaGraphDestroy(graph);
-    cudaStreamDestroy(gs);
-  };
+  // On every way out (a return, or any exception, std:: or not): the handle back on its stream, the graph freed.
+  struct Cleanup {
+    InferenceRun& run;
+    cudaStream_t& gs;
+    cudaGraph_t& graph;
+    cudaGraphExec_t& exec;
+    ~Cleanup() {
+      jhdnnSetStream(run.h, run.s);
+      if (exec) cudaGraphExecDestroy(exec);
+      if (graph) cudaGraphDestroy(graph);
+      cudaStreamDestroy(gs);
+    }
+  } cleanup{*this, gs, graph, exec};
   const auto tb = std::chrono::steady_clock::now();
   bool built = false;
   try {
@@ -790,27 +815,24 @@ bool InferenceRun::graph_loop() {
   } catch (const std::exception& e) {
     res.note = std::string("CUDA graph capture failed (") + e.what() + "); ran the fused path instead";
     cudaGetLastError();
+  } catch (...) {
+    res.note = "CUDA graph capture failed (an exception not derived from std::exception); ran the fused path instead";
+    cudaGetLastError();
   }
   if (built) {
-    try {
-      res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
-      CUDA_CHECK(cudaGraphUpload(exec, gs));
-      CUDA_CHECK(cudaStreamSynchronize(gs));
-      res.api_host_ms = 0;  // the capture's calls are not in the timed loop
-      const auto t0 = std::chrono::steady_clock::now();
-      CUDA_CHECK(cudaEventRecord(e0, gs));
-      CUDA_CHECK(cudaGraphLaunch(exec, gs));
-      res.api_host_ms = host_ms_since(t0);
-      CUDA_CHECK(cudaEventRecord(e1, gs));
-      CUDA_CHECK(cudaEventSynchronize(e1));
-      res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      graph_ran = true;
-    } catch (...) {
-      cleanup();
-      throw;
-    }
+    res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
+    CUDA_CHECK(cudaGraphUpload(exec, gs));
+    CUDA_CHECK(cudaStreamSynchronize(gs));
+    const auto t0 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaEventRecord(e0, gs));
+    const auto tl = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaGraphLaunch(exec, gs));
+    res.api_host_ms = host_ms_since(tl);  // the launch alone (the capture's calls are not in the timed loop)
+    CUDA_CHECK(cudaEventRecord(e1, gs));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    graph_ran = true;
   }
-  cleanup();
   return graph_ran;
 }
 
@@ -875,7 +897,12 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     throw std::runtime_error("resident_first_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
-  const bool keep = keep_layer > 0 && keep_out && keep_ids;
+  if (keep_layer < 0 || keep_layer > net.layers())
+    throw std::runtime_error("keep_layer " + std::to_string(keep_layer) + " is not 0 (none) or a layer of 1.." +
+                             std::to_string(net.layers()));
+  if (keep_layer > 0 && (!keep_out || !keep_ids))
+    throw std::runtime_error("keep_layer > 0 needs keep_out and keep_ids");
+  const bool keep = keep_layer > 0;
   if (path == Path::kResident && resident_below < 0 && !resident_auto_applies(n)) {
     res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
                " (the rule: n <= 1024, or 2048 < n <= 4096 unless JHDNN_SPDNN_RESIDENT_4096=0; force it with "

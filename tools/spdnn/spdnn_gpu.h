@@ -115,9 +115,10 @@ struct InferenceResult {
   double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
                                    // graph path's launch only; kSeparate: 0, not measured)
   double first_tail_host_ms = 0;   // kResident / kPersistent: the first resident / multi-layer call's share of it
-  Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails)
+  Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails; kPersistent and
+                                     // kResident report kFused where no multi-layer / resident call ran)
   int tail_first = 0;              // kPersistent / kResident: first layer (1-based) of the single launch; 0 if none ran
-  std::string note;                // why a fallback happened, else empty
+  std::string note;                // why a fallback happened (or why no multi-layer / resident call ran), else empty
 };
 
 // kResident's optional trace (resident_trace non-null): for each resident call, the records of
@@ -135,7 +136,8 @@ struct ResidentTraceCall {
 // refresh: read the survivor count back every `refresh` layers to shrink the launch bound; 0: never;
 // -1 (adaptive): after each of the first 16 layers (where images die) and then at powers of two.
 // (refresh only matters for Path::kSeparate.)
-// keep_layer/keep_out: if keep_layer > 0, the dense feature-major output (N x active) after that
+// keep_layer/keep_out: 0, or a layer (1..L; else std::runtime_error, as keep_layer > 0 without keep_out and
+// keep_ids): if keep_layer > 0, the dense feature-major output (N x active) after that
 // layer and the image number of each column are copied to keep_out / keep_ids, columns sorted by
 // image number (the fused paths keep survivors in no particular order). kGraph with keep_layer
 // runs as kFused (the copy needs the host in the middle of the loop); kPersistent runs layers up to
