@@ -18,31 +18,14 @@
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
-SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
---section SchedulerStats --section SourceCounters --section MemoryWorkloadAnalysis"
-# profile NAME SKIP ARGS...: one dnn_layer_cta_kernel launch (the SKIP + 1-th), a report, then its two pages as CSV
-profile() {
-  local name=$1 skip=$2
-  shift 2
-  # shellcheck disable=SC2086  # SECTIONS is a list
-  step "ncu_$name" 120 ncu --clock-control none --cache-control "${NCU_CACHE:-all}" $SECTIONS --import-source no -k regex:dnn_layer_cta_kernel \
-    --launch-skip "$skip" --launch-count 1 -f -o "$OUT/rep_$name" "$SI" --validate no --no-warmup "$@"
-  step "details_$name" 60 ncu -i "$OUT/rep_$name.ncu-rep" --page details --csv
-  ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source sass 2> /dev/null | gzip > "$OUT/src_$name.csv.gz"
-  rm -f "$OUT/rep_$name.ncu-rep"
-}
-profile 16384_7500 200 --path graph --width 16384 --layers 480 --images 7500
-profile 16384_60000 200 --path graph --width 16384 --layers 480
-profile 1024_l9 8 --path resident --width 1024 --layers 120
+ncu_profile 16384_7500 dnn_layer_cta_kernel 200 --path graph --width 16384 --layers 480 --images 7500
+ncu_profile 16384_60000 dnn_layer_cta_kernel 200 --path graph --width 16384 --layers 480
+ncu_profile 1024_l9 dnn_layer_cta_kernel 8 --path resident --width 1024 --layers 120
 # The gaps between launches at 7500 images: every launch's duration in order (ncu serializes launches, so this is
 # the sum of the kernels; the loop time beside it is spdnn_infer's own run).
 step ncu_all_16384_7500 120 ncu --clock-control none --csv --metrics gpu__time_duration.sum "$SI" --path graph \
   --width 16384 --layers 120 --images 7500 --validate no --no-warmup
 step loop_16384_7500 40 "$SI" --path graph --width 16384 --layers 120 --images 7500 --validate no
 step_summary
-for f in "$OUT"/details_*.txt; do
-  echo "== $(basename "$f" .txt)"
-  grep -E '"(Duration|SM Active Cycles|Elapsed Cycles|Achieved Occupancy|Registers Per Thread|Grid Size|Block Size|Issued Ipc Active|No Eligible|Warp Cycles Per Issued Instruction|DRAM Throughput|L2 Hit Rate)"' "$f" |
-    awk -F'","' '{print $(NF-2), $(NF-1), $NF}' | head -14
-done
+ncu_details_summary
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

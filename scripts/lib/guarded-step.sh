@@ -118,3 +118,29 @@ verify_report() {
   grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT"/spdnn_infer_*.txt | awk '{print $1, $2, $5, $10, $11}'
   grep -E "^SpDNN" "$1" | awk '{print $1, $2, $3}'
 }
+# ncu_profile NAME KERNEL_REGEX SKIP ARGS...   one launch of the kernels matching KERNEL_REGEX (the SKIP + 1-th) of
+#     $SI ARGS --validate no --no-warmup under ncu (--clock-control none, --cache-control ${NCU_CACHE:-all}; the
+#     details sections and SourceCounters), then its details page ($OUT/details_NAME.txt, CSV) and its
+#     per-instruction source page ($OUT/src_NAME.csv.gz, for scripts/ncu-source-lines.py); the report is deleted
+NCU_SECTIONS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats \
+--section SchedulerStats --section SourceCounters --section MemoryWorkloadAnalysis"
+ncu_profile() {
+  local name=$1 kregex=$2 skip=$3
+  shift 3
+  # shellcheck disable=SC2086  # NCU_SECTIONS is a list
+  step "ncu_$name" 120 ncu --clock-control none --cache-control "${NCU_CACHE:-all}" $NCU_SECTIONS --import-source no \
+    -k "regex:$kregex" --launch-skip "$skip" --launch-count 1 -f -o "$OUT/rep_$name" "$SI" --validate no \
+    --no-warmup "$@"
+  step "details_$name" 60 ncu -i "$OUT/rep_$name.ncu-rep" --page details --csv
+  ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source sass 2> /dev/null | gzip > "$OUT/src_$name.csv.gz"
+  rm -f "$OUT/rep_$name.ncu-rep"
+}
+# ncu_details_summary   the main figures of every $OUT/details_*.txt (ncu_profile's details pages)
+ncu_details_summary() {
+  local f
+  for f in "$OUT"/details_*.txt; do
+    echo "== $(basename "$f" .txt)"
+    grep -E '"(Duration|SM Active Cycles|Elapsed Cycles|Achieved Occupancy|Registers Per Thread|Grid Size|Block Size|Issued Ipc Active|No Eligible|Warp Cycles Per Issued Instruction|DRAM Throughput|L2 Hit Rate)"' "$f" |
+      awk -F'","' '{print $(NF-2), $(NF-1), $NF}' | head -14
+  done
+}
