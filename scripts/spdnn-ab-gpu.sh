@@ -2,14 +2,19 @@
 # On the GPU machine, ONE call of the device tool (~8 minutes, two cold builds included): this tree against BASE_DIR's
 # (default out/base: `git archive <base> CMakeLists.txt cmake include src tools tests/common examples | tar x -C
 # out/base`, carried), spdnn_infer in turn, REPS times (default 2), for each path:width:layers of SPECS; exact runs of
-# this tree (EXACT: path:width:layers items); then the whole ctest of this tree with the time left (CTEST=0 skips it).
+# this tree (EXACT: path:width:layers items); then the whole ctest of this tree with the time left (CTEST=0 skips it;
+# CTEST_REGEX: only the tests it matches, ctest -R; TARGETS: what to build then); RACECHECK_CASE: a test_sparse
+# test-case spec (e.g. a [resident] case) run under compute-sanitizer racecheck last.
 #
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-ab-gpu.sh $OUT/a; mv $OUT/a/r.tgz $OUT/; rm -rf $OUT/a
 # (carry out/base and data/spdnn's four files)
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 if [ "${CTEST:-1}" = 0 ]; then build_new_and_base "-DJHDNN_BUILD_TESTS=OFF -DJHDNN_BUILD_BENCH=OFF" spdnn_infer
-else build_new_and_base "" all; fi
+else
+  # shellcheck disable=SC2086  # a list of targets (TARGETS: fewer than all, e.g. for a CTEST_REGEX)
+  build_new_and_base "" ${TARGETS:-all}
+fi
 NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" "$SI")
 OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" build-base/examples/spdnn_infer --data "$PWD/data/spdnn")
 SPECS=${SPECS:-resident:1024:120,480 resident:4096:120,480 graph:16384:120,480 graph:65536:120}
@@ -24,7 +29,14 @@ for spec in ${EXACT:-resident:1024:120 resident:4096:480 graph:16384:120 graph:6
   IFS=: read -r p w l <<< "$spec"
   step "exact_${p}_${w}" 60 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate yes
 done
-[ "${CTEST:-1}" != 0 ] && ctest_step "$B"
+if [ "${CTEST:-1}" != 0 ]; then
+  # shellcheck disable=SC2086  # no regex: no arguments
+  ctest_step "$B" ${CTEST_REGEX:+-R "$CTEST_REGEX"}
+fi
+if [ -n "${RACECHECK_CASE:-}" ]; then
+  step racecheck_case 150 compute-sanitizer --tool racecheck --error-exitcode 99 "$T/test_sparse" \
+    "$RACECHECK_CASE"
+fi
 step_summary
 infer_rows "$OUT"/ab_*.txt "$OUT"/exact_*.txt
 grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" 2>/dev/null | head

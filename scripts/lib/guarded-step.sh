@@ -99,7 +99,7 @@ resident_resources() {
 #                        (bench/results/ac17bb9/reuse_test.txt), over the 200 s the scripts gave it before.
 ctest_step() {
   local left=$((${BUDGET_S:-540} - ($(date +%s) - step_t0)))
-  step ctest $((left - 10)) ctest --test-dir "$1" -j8 --output-on-failure --timeout 400
+  step ctest $((left - 10)) ctest --test-dir "$1" -j8 --output-on-failure --timeout 400 "${@:2}"
 }
 # late4_sanitize_steps TILE...   compute-sanitizer racecheck and memcheck of test_sparse's reuse-tile "late4:" cases
 #                                under each tile named ($T/test_sparse, built by the caller), a step each
