@@ -344,6 +344,8 @@ struct InferenceRun {
   void widen_list(int l);
   void fused_rest(int c0, const char* what);
   std::string head_only_note(const char* what, int threshold, int known) const;
+  void tail_outcome(bool ran, Path tail, const char* what, int threshold, int known);
+  void stop_clock(std::chrono::steady_clock::time_point t0);
   int fused_head(int threshold, int* known);
   void copy_count(int l);
 
@@ -562,6 +564,20 @@ void InferenceRun::fused_rest(int c0, const char* what) {
   for (int l = c0 + 1; l <= layers; ++l) fused_layer(l);
 }
 
+// The timed loop's end (on the handle's stream): e1 recorded and waited for, res.host_ms since t0.
+void InferenceRun::stop_clock(std::chrono::steady_clock::time_point t0) {
+  CUDA_CHECK(cudaEventRecord(e1, s));
+  CUDA_CHECK(cudaEventSynchronize(e1));
+  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// kResident / kPersistent after their calls: path_used is `tail` if a `what` call ran, else kFused: the launch was
+// refused (fused_rest's note), or the fused head ran every layer (head_only_note says why).
+void InferenceRun::tail_outcome(bool ran, Path tail, const char* what, int threshold, int known) {
+  res.path_used = ran ? tail : Path::kFused;
+  if (!ran && res.note.empty()) res.note = head_only_note(what, threshold, known);
+}
+
 // kResident / kPersistent when the fused head ran every layer, so that no `what` call ran: the note says why.
 std::string InferenceRun::head_only_note(const char* what, int threshold, int known) const {
   // (known: the last count read back, one layer behind: after layer `layers` - 1, or the images if there is one layer)
@@ -620,9 +636,7 @@ void InferenceRun::separate_loop(int refresh) {
       CUDA_CHECK(cudaStreamSynchronize(s));
     }
   }
-  CUDA_CHECK(cudaEventRecord(e1, s));
-  CUDA_CHECK(cudaEventSynchronize(e1));
-  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  stop_clock(t0);
   final_list = cur;
   final_count = count[cur];
   res.path_used = Path::kSeparate;
@@ -691,13 +705,8 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
       JHDNN_CHECK(st);  // throws with the message
     }
   }
-  CUDA_CHECK(cudaEventRecord(e1, s));
-  CUDA_CHECK(cudaEventSynchronize(e1));
-  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  // kFused where no resident call ran: the launch was refused (fused_rest's note), or the fused head ran every layer
-  // (the survivors stayed above the threshold, or the kept layer is the last), as kPersistent reports it.
-  res.path_used = ran ? Path::kResident : Path::kFused;
-  if (!ran && res.note.empty()) res.note = head_only_note("resident", threshold, known);
+  stop_clock(t0);
+  tail_outcome(ran, Path::kResident, "resident", threshold, known);
   if (resident_trace) {
     resident_trace->clear();
     for (size_t c = 0; c < trace_first.size(); ++c) {
@@ -752,11 +761,8 @@ void InferenceRun::persistent_loop(int persistent_below) {
       JHDNN_CHECK(st);  // throws with the message
     }
   }
-  CUDA_CHECK(cudaEventRecord(e1, s));
-  CUDA_CHECK(cudaEventSynchronize(e1));
-  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  res.path_used = tail_ran ? Path::kPersistent : Path::kFused;
-  if (!tail_ran && res.note.empty()) res.note = head_only_note("multi-layer", persistent_below, known);
+  stop_clock(t0);
+  tail_outcome(tail_ran, Path::kPersistent, "multi-layer", persistent_below, known);
   final_list = layers & 1;
   final_count = counts + layers;
 }
@@ -845,9 +851,7 @@ void InferenceRun::fused_loop() {
     fused_layer(l);
     if (l == keep_layer && keep) copy_out(l & 1, counts + l);
   }
-  CUDA_CHECK(cudaEventRecord(e1, s));
-  CUDA_CHECK(cudaEventSynchronize(e1));
-  res.host_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  stop_clock(t0);
 }
 
 void InferenceRun::finish() {
