@@ -7,6 +7,7 @@
 #include "api/api_common.h"
 #include "conv/dispatch.h"
 #include "core/cuda_check.h"
+#include "core/device_info.h"
 #include "core/log.h"
 #include "core/problem_string.h"
 
@@ -64,9 +65,9 @@ Status check_buffers(const ConvProblem& p, const core::DeviceInfo& dev, const vo
                      const void* y) {
   JHDNN_TRY(check_current_device(dev));
   const size_t es = core::data_type_size(p.dtype);
-  JHDNN_TRY(conv::check_buffer(x, es, "x", dev));
-  JHDNN_TRY(conv::check_buffer(w, es, "w", dev));
-  JHDNN_TRY(conv::check_buffer(y, es, "y", dev));
+  JHDNN_TRY(core::check_device_pointer(x, es, "x", dev));
+  JHDNN_TRY(core::check_device_pointer(w, es, "w", dev));
+  JHDNN_TRY(core::check_device_pointer(y, es, "y", dev));
   const int64_t xb = p.x_span() * int64_t(es), wb = p.w_span() * int64_t(es), yb = p.y_span() * int64_t(es);
   if (ranges_overlap(y, yb, x, xb)) return fail(JHDNN_STATUS_BAD_PARAM, "y overlaps x (in-place convolution is not supported)");
   if (ranges_overlap(y, yb, w, wb)) return fail(JHDNN_STATUS_BAD_PARAM, "y overlaps w");

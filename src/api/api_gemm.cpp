@@ -10,6 +10,7 @@
 #include "api/api_common.h"
 #include "conv/dispatch.h"
 #include "core/cuda_check.h"
+#include "core/device_info.h"
 #include "core/descriptors.h"
 #include "core/extent.h"
 #include "core/env.h"
@@ -132,10 +133,10 @@ Status gemm_impl(jhdnnHandle_t handle, jhdnnDataType_t ab_type, jhdnnDataType_t 
     return fail(JHDNN_STATUS_BAD_PARAM, "the current device is %d but the handle was created on device %d", current,
                 handle->device.device);
   const int64_t es_ab = int64_t(core::data_type_size(ab_type)), es_c = int64_t(core::data_type_size(c_type));
-  JHDNN_TRY(conv::check_buffer(C, size_t(es_c), "C", handle->device));
+  JHDNN_TRY(core::check_device_pointer(C, size_t(es_c), "C", handle->device));
   if (k > 0) {
-    JHDNN_TRY(conv::check_buffer(A, size_t(es_ab), "A", handle->device));
-    JHDNN_TRY(conv::check_buffer(B, size_t(es_ab), "B", handle->device));
+    JHDNN_TRY(core::check_device_pointer(A, size_t(es_ab), "A", handle->device));
+    JHDNN_TRY(core::check_device_pointer(B, size_t(es_ab), "B", handle->device));
     if (overlaps(C, ec * es_c, A, ea * es_ab)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps A");
     if (overlaps(C, ec * es_c, B, eb * es_ab)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
   }

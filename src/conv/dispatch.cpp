@@ -149,26 +149,6 @@ Status select_solver(const ConvProblem& p, const DeviceInfo& dev, jhdnnConvoluti
               p.key().c_str(), why.c_str());
 }
 
-Status check_buffer(const void* ptr, size_t elem_bytes, const char* name, const DeviceInfo& dev) {
-  if (ptr == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "%s is NULL", name);
-  if (reinterpret_cast<uintptr_t>(ptr) % elem_bytes != 0)
-    return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER, "%s (%p) is not aligned to its %zu-byte elements",
-                name, ptr, elem_bytes);
-  cudaPointerAttributes attr{};
-  const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p): cudaPointerGetAttributes failed: %s", name, ptr,
-                cudaGetErrorString(e));
-  }
-  if (attr.type == cudaMemoryTypeUnregistered && !dev.pageable_memory_access)
-    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) is plain host memory, which this GPU cannot read", name, ptr);
-  if (attr.type == cudaMemoryTypeDevice && attr.device != dev.device)
-    return fail(JHDNN_STATUS_BAD_PARAM, "%s (%p) lives on device %d but the handle uses device %d", name, ptr,
-                attr.device, dev.device);
-  return Status::success();
-}
-
 Status run_solver(const ConvSolver& s, const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes,
                   cudaStream_t stream) {
   const size_t need = s.workspace_optional() ? 0 : s.workspace_bytes(p);

@@ -16,10 +16,6 @@ Status make_problem(const jhdnnTensorStruct& x, const jhdnnFilterStruct& w, cons
 Status select_solver(const ConvProblem& p, const DeviceInfo& dev, jhdnnConvolutionFwdAlgo_t algo,
                      const ConvSolver** out);
 
-// Checks that a user buffer can be handed to a kernel: aligned to the element size and reachable
-// from the device (plain host memory is refused unless the device can read pageable memory).
-Status check_buffer(const void* ptr, size_t elem_bytes, const char* name, const DeviceInfo& dev);
-
 // Runs solver s with the user's workspace, after checking the workspace is large enough.
 Status run_solver(const ConvSolver& s, const ConvProblem& p, const ConvArgs& a, void* ws, size_t ws_bytes,
                   cudaStream_t stream);

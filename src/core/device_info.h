@@ -26,7 +26,7 @@ Status query_device(DeviceInfo* info);
 // A buffer that kernels on dev may read: not NULL (BAD_PARAM_NULL_POINTER), aligned to elem bytes
 // (BAD_PARAM_MISALIGNED_POINTER), and by cudaPointerGetAttributes device memory of dev.device, managed or
 // registered memory, or plain host memory where dev.pageable_memory_access (else BAD_PARAM). name goes into the
-// message. One driver query: the sparse calls' argument checks.
+// message. One driver query: every call's user-buffer checks (convolution, GEMM, sparse).
 Status check_device_pointer(const void* p, size_t elem, const char* name, const DeviceInfo& dev);
 
 }  // namespace jhdnn::core
