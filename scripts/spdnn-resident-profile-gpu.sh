@@ -6,8 +6,9 @@
 #      the device's host compiler differs from this machine's; scripts/spdnn-warm-gpu.sh says why);
 #   2. ncu (warm: NCU_CACHE, default none here) of the first resident launch of N = 1024 L = 120 (duo, layers 11 ..
 #      106 in one launch) and of N = 4096 L = 120 (vals4w): the details page and the per-instruction source page
-#      (scripts/ncu-source-lines.py src_NAME.csv.gz --sass resident.sass --kernel KERNEL --ops: the executed
-#      opcode mix per FFMA, by how often the code ran);
+#      (scripts/ncu-source-lines.py src_NAME.csv.gz --sass all.sass --kernel MANGLED_SUBSTR --ops: the executed
+#      opcode mix per FFMA, by how often the code ran; all.sass = `nvdisasm -g` of the object's cubin, as its
+#      results README says);
 #   3. every launch's duration of the same runs, warm (ncu --cache-control none).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-resident-profile-gpu.sh $OUT/p; mv $OUT/p/r.tgz $OUT/; rm -rf $OUT/p
 #   (carry data/spdnn's four files)
