@@ -3,8 +3,8 @@
 # (default out/base: `git archive <base> CMakeLists.txt cmake include src tools tests/common examples | tar x -C
 # out/base`, carried), spdnn_infer in turn, REPS times (default 2), for each path:width:layers of SPECS; exact runs of
 # this tree (EXACT: path:width:layers items); then the whole ctest of this tree with the time left (CTEST=0 skips it;
-# CTEST_REGEX: only the tests it matches, ctest -R; TARGETS: what to build then); RACECHECK_CASE: a test_sparse
-# test-case spec (e.g. a [resident] case) run under compute-sanitizer racecheck last.
+# CTEST_REGEX: only the tests it matches, ctest -R; TARGETS: what to build then); RACECHECK_CASES: test_sparse
+# test-case specs ('|' between them) run under compute-sanitizer racecheck last, one step each.
 #
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-ab-gpu.sh $OUT/a; mv $OUT/a/r.tgz $OUT/; rm -rf $OUT/a
 # (carry out/base and data/spdnn's four files)
@@ -33,10 +33,7 @@ if [ "${CTEST:-1}" != 0 ]; then
   # shellcheck disable=SC2086  # no regex: no arguments
   ctest_step "$B" ${CTEST_REGEX:+-R "$CTEST_REGEX"}
 fi
-if [ -n "${RACECHECK_CASE:-}" ]; then
-  step racecheck_case 150 compute-sanitizer --tool racecheck --error-exitcode 99 "$T/test_sparse" \
-    "$RACECHECK_CASE"
-fi
+[ -n "${RACECHECK_CASES:-}" ] && racecheck_steps "$RACECHECK_CASES"
 step_summary
 infer_rows "$OUT"/ab_*.txt "$OUT"/exact_*.txt
 grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" 2>/dev/null | head

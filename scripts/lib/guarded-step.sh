@@ -112,6 +112,17 @@ late4_sanitize_steps() {
     done
   done
 }
+# racecheck_steps "SPEC|SPEC..."   compute-sanitizer racecheck of each test_sparse test-case spec ('|' between
+#                                 specs, which hold commas and spaces), a step each (racecheck_1, racecheck_2, ...)
+racecheck_steps() {
+  local spec k=0
+  local -a specs
+  IFS='|' read -r -a specs <<< "$1"
+  for spec in "${specs[@]}"; do
+    k=$((k + 1))
+    step "racecheck_$k" 150 compute-sanitizer --tool racecheck --error-exitcode 99 "$T/test_sparse" "$spec"
+  done
+}
 # verify_report BENCH_TXT   what a verifying run prints last: ctest's summary, spdnn_infer's rows, the SpDNN times
 verify_report() {
   grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" | head
