@@ -398,16 +398,32 @@ __device__ __forceinline__ void init_slice_state(int* misc, float* xbuf, int n, 
     xbuf[(n + 1) * S + n * S + q] = 0.f;
   }
 }
-// Thread 0 at a layer end: the live list keeps the slots whose flag is set (in place, in slot order),
-// every flag cleared; returns the survivors.
-__device__ __forceinline__ int compact_live(int* s_live, int* s_flag, int cnt) {
-  int m = 0;
-  for (int t = 0; t < cnt; ++t) {
-    const int sl = s_live[t];
-    if (s_flag[sl]) s_live[m++] = sl;  // in place: m <= t
-    s_flag[sl] = 0;
-  }
-  return m;
+// Warp 0 at a layer end (cnt <= S <= 8 live slots, one lane each): the live list keeps the slots whose flag is
+// set, in place and in slot order (lane t's slot goes to its rank among the kept ones, <= t), every flag cleared;
+// returns the survivors in every lane. Every lane's reads precede the ballot, its writes follow it (and the
+// __syncwarp orders them for the other lanes). Before session 30 thread 0 ran this as a serial loop of dependent
+// shared loads, ~8 x 2 round trips a layer, while the block waited at the barrier after it (ncu at N = 1024:
+// ~14% of the duo kernel's stall samples on the instruction after that barrier, bench/results/efaccd4/).
+__device__ __forceinline__ int compact_live_warp(int* s_live, int* s_flag, int cnt) {
+  const int t = int(threadIdx.x & 31u);
+  const bool in = t < cnt;
+  const int sl = in ? s_live[t] : 0;
+  const bool keep = in && s_flag[sl] != 0;
+  const unsigned kept = __ballot_sync(0xffffffffu, keep);
+  __syncwarp();
+  if (keep) s_live[__popc(kept & ((1u << t) - 1u))] = sl;
+  if (in) s_flag[sl] = 0;
+  return __popc(kept);
+}
+// Thread 0 at a layer end: the layer's survivors m added to counts[k + 1]. Before the last layer the old value is
+// not used, so the add is a fire-and-forget RED and the barrier after it does not wait for a global atomic's round
+// trip; the last layer's old value is the survivors' output slots (*s_base). (valsfan and vals4w since session 18;
+// every resident kernel since session 30: duo waited for the round trip every layer.)
+__device__ __forceinline__ void count_survivors(int* counts, int k, int layer_count, int m, int* s_base) {
+  if (k == layer_count - 1)
+    *s_base = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
+  else if (m > 0)
+    atomicAdd(counts + k + 1, m);
 }
 // After the last layer: the survivors' features (xfin, slot sl's feature i at resident_pos(i, n) * S + sl) to y
 // at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active).
@@ -455,6 +471,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2, kVals = kLaneRows == 3 || kLaneRows == 4;
   constexpr bool kFan = kLaneRows == 4;
   static_assert(kLaneRows >= 0 && kLaneRows <= 4, "one image, quad, duo, vals or valsfan");
+  static_assert(S <= 32, "compact_live_warp: one lane of warp 0 per slot");
   static_assert(kLaneRows == 0 || (kPair && (kVals ? S == kResidentValsS : S == 8)),
                 "the quad and duo shapes use the 16-warp CTA at S = 8, vals at S = 4");
   constexpr bool kRuntimeSlot = kDuo || kVals;  // the ring slot is the call's largest chunk (slot_bytes)
@@ -904,21 +921,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
         alive = 0.f;
       }
       __syncthreads();
-      if (threadIdx.x == 0) {
-        const int m = compact_live(s_live, s_flag, cnt);
-        *s_cnt = m;
-        if constexpr (kFan) {
-          // valsfan: only the last layer needs the old count (the survivors' output slots); before it
-          // the add's result is unused, so it is a fire-and-forget RED and the barrier below does not
-          // wait for a global atomic's round trip (vals: thread 0 waits for it every layer, at the
-          // predicated store of the old value or at the reuse of its register after the barrier).
-          if (k == layer_count - 1)
-            *s_base = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
-          else if (m > 0)
-            atomicAdd(counts + k + 1, m);
-        } else {
-          const int old = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
-          if (k == layer_count - 1) *s_base = old;
+      if (threadIdx.x < 32) {  // warp 0: the compaction, then thread 0 the count
+        const int m = compact_live_warp(s_live, s_flag, cnt);
+        if (threadIdx.x == 0) {
+          *s_cnt = m;
+          count_survivors(counts, k, layer_count, m, s_base);
         }
       }
       __syncthreads();
@@ -1159,13 +1166,12 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     long long tb = 0;
     if (kTrace && threadIdx.x == 0) tb = clock64();
     __syncthreads();
-    if (threadIdx.x == 0) {
-      const int m = compact_live(s_live, s_flag, cnt);
-      *s_cnt = m;
-      if (k == layer_count - 1)
-        *s_base = m > 0 ? atomicAdd(counts + k + 1, m) : 0;
-      else if (m > 0)
-        atomicAdd(counts + k + 1, m);
+    if (threadIdx.x < 32) {  // warp 0: the compaction, then thread 0 the count
+      const int m = compact_live_warp(s_live, s_flag, cnt);
+      if (threadIdx.x == 0) {
+        *s_cnt = m;
+        count_survivors(counts, k, layer_count, m, s_base);
+      }
     }
     __syncthreads();
     cnt = *s_cnt;
