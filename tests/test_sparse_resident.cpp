@@ -335,7 +335,9 @@ namespace {
 // chunks g .. g + nch - 1 of one layer, nch = min(4, the layer's chunks left) (warps 4c .. 4c + 3
 // chunk g + c, 32 rows each, lane = a row pair x 4 slots, emulated lane by lane: the one-list choice
 // over the warp, both rows' chains), a ring of 8 slots of the call's largest chunk
-// (resident_duo_slot_bytes), copies of every chunk up to g + 7 after the barrier; quad (S = 8 only):
+// (resident_duo_slot_bytes), copies of every chunk up to g + 7 after the barrier (in a layer's first
+// iteration the layer end's barrier, or the prologue's: the kernel has no other there; the emulation runs the
+// iterations in order, so both are the same point of it); quad (S = 8 only):
 // pair's schedule and ring, lane = a row x 4 slots (nothing held), emulated lane by lane. For pair and duo
 // the mbarrier waits are modelled: chunk h waits on slot h % R (R = 4 / 8) for parity (h / R) & 1,
 // which must pass on exactly chunk h's phase; and a slice that empties must wait for exactly the

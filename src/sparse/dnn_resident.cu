@@ -425,6 +425,33 @@ __device__ __forceinline__ void count_survivors(int* counts, int k, int layer_co
   else if (m > 0)
     atomicAdd(counts + k + 1, m);
 }
+// The layer end of duo and vals4w since session 31: one barrier, no list kept between layers. ncu at ec5fb73 (N =
+// 1024, duo): 4.2% of the stall samples after the second barrier of the end above, where 15 warps waited for warp
+// 0's compaction (two dependent shared loads, a ballot, the stores) and the count's load.
+//  - Before the barrier, each warp ORs its lanes' nonzero slots (bit s: slot s) into the layer's mask word: one
+//    shared atomic per warp (or_slot_bits).
+//  - After it, every thread reads the word and keeps the live slots that it names (layer_live): a dead slot is
+//    computed too, so its bit is masked off. The survivors are popc of that, in every thread; thread 0 adds them to
+//    the count (count_survivors).
+//  - The words rotate over three (m3 = k mod 3): thread 0 clears the word of layer k + 2 (= k - 1's) after layer k's
+//    barrier. Every thread read it after layer k - 1's barrier, before arriving at layer k's; no warp writes it
+//    before passing layer k + 1's, which thread 0 reaches after the clear.
+//  - The live list (s_live, slot order, as the compaction kept it) is formed from the mask after the last layer
+//    only, for the write-out (live_list, then a barrier).
+__device__ __forceinline__ void or_slot_bits(int* word, unsigned bits) {
+  bits = __reduce_or_sync(0xffffffffu, bits);
+  if ((threadIdx.x & 31u) == 0 && bits != 0u) atomicOr(word, int(bits));
+}
+__device__ __forceinline__ unsigned layer_live(int* s_mask, int m3, unsigned live) {
+  live &= unsigned(s_mask[m3]);
+  if (threadIdx.x == 0) s_mask[m3 == 0 ? 2 : m3 - 1] = 0;  // layer k + 2's word
+  return live;
+}
+template <int S>
+__device__ __forceinline__ void live_list(int* s_live, unsigned live) {
+  const unsigned t = threadIdx.x;
+  if (t < unsigned(S) && ((live >> t) & 1u) != 0u) s_live[__popc(live & ((1u << t) - 1u))] = int(t);
+}
 // After the last layer: the survivors' features (xfin, slot sl's feature i at resident_pos(i, n) * S + sl) to y
 // at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active).
 template <int S, int kCtaThreads>
@@ -487,8 +514,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
   int* misc = reinterpret_cast<int*>(smem + w_bytes);
-  int* s_live = misc;       // [8]: the live images' slots, in slot order
-  int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer
+  int* s_live = misc;       // [8]: the live images' slots, in slot order (duo: after the last layer only)
+  int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer (duo: [3], the mask words)
   int* s_cnt = misc + 16;   // live images after the last compaction
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
   float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kMiscInts * 4);
@@ -547,6 +574,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int cnt = mine, cur = 0;
+  unsigned live = (1u << mine) - 1u;  // duo: the live slots (bit s: slot s; mine <= S = 8)
+  int m3 = 0;                         // duo: the layer's mask word, s_flag[m3] (or_slot_bits)
   float alive = 0.f;  // max of this lane's outputs in the current layer (all >= 0): nonzero = alive
   float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // quad shape: the same for each of the lane's 4 slots
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
@@ -575,7 +604,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     } else {
       cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
     }
-    __syncthreads();  // ... for every thread's copies; and the chunks before g are consumed
+    // ... for every thread's copies; and the chunks before g are consumed. Duo skips it in a layer's first
+    // iteration (c = 0): the layer end's barrier (or the prologue's) came last, after every warp had consumed
+    // every chunk before g, and each warp waited for its own chunk above.
+    if (!kDuo || c != 0) __syncthreads();
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - wait_t0);
       if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
@@ -910,26 +942,45 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
 
     if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if constexpr (kQuad || kDuo || kVals) {  // the lane's 4 slots (a dead slot's flag is never read)
+      if constexpr (kDuo) {  // one barrier (or_slot_bits): the lane's slots 4h .. 4h + 3, h = lane & 1
+        unsigned bits = 0u;
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          if (alive4[e] != 0.f) s_flag[kVals ? e : 4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
+          bits |= unsigned(alive4[e] != 0.f) << (4 * (lane & 1) + e);
           alive4[e] = 0.f;
         }
-      } else {
-        if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
-        alive = 0.f;
-      }
-      __syncthreads();
-      if (threadIdx.x < 32) {  // warp 0: the compaction, then thread 0 the count
-        const int m = compact_live_warp(s_live, s_flag, cnt);
-        if (threadIdx.x == 0) {
-          *s_cnt = m;
-          count_survivors(counts, k, layer_count, m, s_base);
+        or_slot_bits(s_flag + m3, bits);
+        __syncthreads();
+        live = layer_live(s_flag, m3, live);
+        m3 = m3 == 2 ? 0 : m3 + 1;
+        cnt = __popc(live);
+        if (threadIdx.x == 0) count_survivors(counts, k, layer_count, cnt, s_base);
+        if (k == layer_count - 1) {  // block-uniform: the write-out's list and *s_base
+          live_list<S>(s_live, live);
+          __syncthreads();
         }
+      } else {
+        if constexpr (kQuad || kVals) {  // the lane's 4 slots (a dead slot's flag is never read)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            if (alive4[e] != 0.f) s_flag[kVals ? e : 4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
+            alive4[e] = 0.f;
+          }
+        } else {
+          if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
+          alive = 0.f;
+        }
+        __syncthreads();
+        if (threadIdx.x < 32) {  // warp 0: the compaction, then thread 0 the count
+          const int m = compact_live_warp(s_live, s_flag, cnt);
+          if (threadIdx.x == 0) {
+            *s_cnt = m;
+            count_survivors(counts, k, layer_count, m, s_base);
+          }
+        }
+        __syncthreads();
+        cnt = *s_cnt;
       }
-      __syncthreads();
-      cnt = *s_cnt;
       cur ^= 1;
       if (kTrace && threadIdx.x == 0) {
         trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt, wait_clk);
@@ -1002,9 +1053,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned w_bytes = unsigned(ring) * slot_bytes;
   int* misc = reinterpret_cast<int*>(smem + w_bytes);
-  int* s_live = misc;       // [4]: the live images' slots, in slot order
-  int* s_flag = misc + 8;   // [4]: slot has a nonzero output in the current layer
-  int* s_cnt = misc + 16;   // live images after the last compaction
+  int* s_live = misc;       // [4]: the survivors' slots after the last layer, in slot order (live_list)
+  int* s_flag = misc + 8;   // [3]: the layers' mask words (or_slot_bits; zeroed by init_slice_state)
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
   float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kResidentVals4wMisc * 4);
   unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));
@@ -1023,7 +1073,6 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   const int mine = min(slice, count - r0);
   init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
   if (threadIdx.x == 0) {
-    *s_cnt = mine;
     for (int st = 0; st < ring; ++st) mbar_init(bar_a + 8u * unsigned(st));
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
@@ -1056,6 +1105,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     acc[3] = __fmaf_rn(w, xf.w, acc[3]);
   };
   int cnt = mine, cur = 0;
+  unsigned live = (1u << mine) - 1u;  // the live slots (bit s: slot s)
+  int m3 = 0;                         // the layer's mask word, s_flag[m3] (or_slot_bits)
   float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // per image slot: the max of this lane's outputs in the layer
   unsigned wait_clk = 0;                   // trace only (thread 0): wait + barrier cycles in the layer
   for (int k = 0; k < layer_count; ++k) {
@@ -1156,25 +1207,26 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
         alive4[3] = fmaxf(alive4[3], v.w);
       }
     }
-    // The layer end: as the other kernels (a dead slot's flag is never read; a benign race, every
-    // writer writes 1), the count a fire-and-forget RED before the last layer (valsfan's).
+    // The layer end: one barrier, as duo's (or_slot_bits; the lane's 4 slots are the slice's 4), the count a
+    // fire-and-forget RED before the last layer (valsfan's).
+    unsigned bits = 0u;
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      if (alive4[e] != 0.f) s_flag[e] = 1;
+      bits |= unsigned(alive4[e] != 0.f) << e;
       alive4[e] = 0.f;
     }
     long long tb = 0;
     if (kTrace && threadIdx.x == 0) tb = clock64();
+    or_slot_bits(s_flag + m3, bits);
     __syncthreads();
-    if (threadIdx.x < 32) {  // warp 0: the compaction, then thread 0 the count
-      const int m = compact_live_warp(s_live, s_flag, cnt);
-      if (threadIdx.x == 0) {
-        *s_cnt = m;
-        count_survivors(counts, k, layer_count, m, s_base);
-      }
+    live = layer_live(s_flag, m3, live);
+    m3 = m3 == 2 ? 0 : m3 + 1;
+    cnt = __popc(live);
+    if (threadIdx.x == 0) count_survivors(counts, k, layer_count, cnt, s_base);
+    if (k == layer_count - 1) {  // block-uniform: the write-out's list and *s_base
+      live_list<S>(s_live, live);
+      __syncthreads();
     }
-    __syncthreads();
-    cnt = *s_cnt;
     cur ^= 1;
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - tb);
