@@ -86,7 +86,9 @@
 // ba5fa93, same binary, N = 1024, 60000 images, L = 120 / 480 / 1920, two runs each): 1.90-1.95 / 3.45-3.48 /
 // 9.38-9.42 ms against quad's 2.06-2.08 / 4.04-4.08 / 11.75-11.80, ~4.1 us per late layer against 5.35
 // (predicted 4.2-5.1); ncu of the first resident launch: 399 us against 520, 208 M instructions against
-// 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96.
+// 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96. Its layer end (session 31, with
+// vals4w's): one barrier (or_slot_bits), and no iteration barrier right after it; per late layer 3.60 -> 3.54 us
+// at N = 1024 (bench/results/97c15d6/).
 //
 // Vals (kLaneRows 3, S = 4; session 16, written without a GPU; measured at 918395d: ~17.7 us per late
 // layer at N = 4096, spdnn_infer L = 120 / 480 6.65 / 13.02 ms against the graph path's 7.03 / 15.34):
