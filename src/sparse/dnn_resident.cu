@@ -87,7 +87,7 @@
 // 9.38-9.42 ms against quad's 2.06-2.08 / 4.04-4.08 / 11.75-11.80, ~4.1 us per late layer against 5.35
 // (predicted 4.2-5.1); ncu of the first resident launch: 399 us against 520, 208 M instructions against
 // 259 M, 55.4 M shared wavefronts against 87.5 M, IPC 2.05 against 1.96. Its layer end (session 31, with
-// vals4w's): one barrier (or_slot_bits), and no iteration barrier right after it; per late layer 3.60 -> 3.54 us
+// vals4w's): one barrier (layer_end_mask), and no iteration barrier right after it; per late layer 3.60 -> 3.54 us
 // at N = 1024 (bench/results/97c15d6/).
 //
 // Vals (kLaneRows 3, S = 4; session 16, written without a GPU; measured at 918395d: ~17.7 us per late
@@ -428,31 +428,42 @@ __device__ __forceinline__ void count_survivors(int* counts, int k, int layer_co
     atomicAdd(counts + k + 1, m);
 }
 // The layer end of duo and vals4w since session 31: one barrier, no list kept between layers. ncu at ec5fb73 (N =
-// 1024, duo): 4.2% of the stall samples after the second barrier of the end above, where 15 warps waited for warp
+// 1024, duo): 4.2% of the stall samples after the second barrier of compact_live_warp's end, where 15 warps waited for warp
 // 0's compaction (two dependent shared loads, a ballot, the stores) and the count's load.
-//  - Before the barrier, each warp ORs its lanes' nonzero slots (bit s: slot s) into the layer's mask word: one
-//    shared atomic per warp (or_slot_bits).
-//  - After it, every thread reads the word and keeps the live slots that it names (layer_live): a dead slot is
-//    computed too, so its bit is masked off. The survivors are popc of that, in every thread; thread 0 adds them to
-//    the count (count_survivors).
+//  - Before the barrier, each warp ORs its lanes' nonzero slots (bit s: slot s; the lane's 4 slots from slot0) into
+//    the layer's mask word s_flag[m3]: one shared atomic per warp.
+//  - After it, every thread ANDs the word into `live`, its mask of the live slots (a dead slot is computed too, so
+//    its bit is masked off); the survivors are popc of that, in every thread; thread 0 adds them to the count
+//    (count_survivors).
 //  - The words rotate over three (m3 = k mod 3): thread 0 clears the word of layer k + 2 (= k - 1's) after layer k's
 //    barrier. Every thread read it after layer k - 1's barrier, before arriving at layer k's; no warp writes it
 //    before passing layer k + 1's, which thread 0 reaches after the clear.
 //  - The live list (s_live, slot order, as the compaction kept it) is formed from the mask after the last layer
-//    only, for the write-out (live_list, then a barrier).
-__device__ __forceinline__ void or_slot_bits(int* word, unsigned bits) {
-  bits = __reduce_or_sync(0xffffffffu, bits);
-  if ((threadIdx.x & 31u) == 0 && bits != 0u) atomicOr(word, int(bits));
-}
-__device__ __forceinline__ unsigned layer_live(int* s_mask, int m3, unsigned live) {
-  live &= unsigned(s_mask[m3]);
-  if (threadIdx.x == 0) s_mask[m3 == 0 ? 2 : m3 - 1] = 0;  // layer k + 2's word
-  return live;
-}
+//    only, for the write-out, with a barrier before it (*s_base too).
+// Returns the survivors. Every thread of the block calls it (the barriers).
 template <int S>
-__device__ __forceinline__ void live_list(int* s_live, unsigned live) {
-  const unsigned t = threadIdx.x;
-  if (t < unsigned(S) && ((live >> t) & 1u) != 0u) s_live[__popc(live & ((1u << t) - 1u))] = int(t);
+__device__ __forceinline__ int layer_end_mask(float (&alive4)[4], int slot0, int* s_flag, int& m3, unsigned& live,
+                                              int* counts, int k, int layer_count, int* s_base, int* s_live) {
+  unsigned bits = 0u;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    bits |= unsigned(alive4[e] != 0.f) << (slot0 + e);
+    alive4[e] = 0.f;
+  }
+  bits = __reduce_or_sync(0xffffffffu, bits);
+  if ((threadIdx.x & 31u) == 0 && bits != 0u) atomicOr(s_flag + m3, int(bits));
+  __syncthreads();
+  live &= unsigned(s_flag[m3]);
+  if (threadIdx.x == 0) s_flag[m3 == 0 ? 2 : m3 - 1] = 0;  // layer k + 2's word
+  m3 = m3 == 2 ? 0 : m3 + 1;
+  const int cnt = __popc(live);
+  if (threadIdx.x == 0) count_survivors(counts, k, layer_count, cnt, s_base);
+  if (k == layer_count - 1) {  // block-uniform: the write-out's list and *s_base
+    const unsigned t = threadIdx.x;
+    if (t < unsigned(S) && ((live >> t) & 1u) != 0u) s_live[__popc(live & ((1u << t) - 1u))] = int(t);
+    __syncthreads();
+  }
+  return cnt;
 }
 // After the last layer: the survivors' features (xfin, slot sl's feature i at resident_pos(i, n) * S + sl) to y
 // at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active).
@@ -577,7 +588,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int cnt = mine, cur = 0;
   unsigned live = (1u << mine) - 1u;  // duo: the live slots (bit s: slot s; mine <= S = 8)
-  int m3 = 0;                         // duo: the layer's mask word, s_flag[m3] (or_slot_bits)
+  int m3 = 0;                         // duo: the layer's mask word, s_flag[m3] (layer_end_mask)
   float alive = 0.f;  // max of this lane's outputs in the current layer (all >= 0): nonzero = alive
   float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // quad shape: the same for each of the lane's 4 slots
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
@@ -944,23 +955,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
 
     if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if constexpr (kDuo) {  // one barrier (or_slot_bits): the lane's slots 4h .. 4h + 3, h = lane & 1
-        unsigned bits = 0u;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          bits |= unsigned(alive4[e] != 0.f) << (4 * (lane & 1) + e);
-          alive4[e] = 0.f;
-        }
-        or_slot_bits(s_flag + m3, bits);
-        __syncthreads();
-        live = layer_live(s_flag, m3, live);
-        m3 = m3 == 2 ? 0 : m3 + 1;
-        cnt = __popc(live);
-        if (threadIdx.x == 0) count_survivors(counts, k, layer_count, cnt, s_base);
-        if (k == layer_count - 1) {  // block-uniform: the write-out's list and *s_base
-          live_list<S>(s_live, live);
-          __syncthreads();
-        }
+      if constexpr (kDuo) {  // one barrier (layer_end_mask): the lane's slots 4h .. 4h + 3, h = lane & 1
+        cnt = layer_end_mask<S>(alive4, 4 * (lane & 1), s_flag, m3, live, counts, k, layer_count, s_base, s_live);
       } else {
         if constexpr (kQuad || kVals) {  // the lane's 4 slots (a dead slot's flag is never read)
 #pragma unroll
@@ -1055,8 +1051,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned w_bytes = unsigned(ring) * slot_bytes;
   int* misc = reinterpret_cast<int*>(smem + w_bytes);
-  int* s_live = misc;       // [4]: the survivors' slots after the last layer, in slot order (live_list)
-  int* s_flag = misc + 8;   // [3]: the layers' mask words (or_slot_bits; zeroed by init_slice_state)
+  int* s_live = misc;       // [4]: the survivors' slots after the last layer, in slot order (layer_end_mask)
+  int* s_flag = misc + 8;   // [3]: the layers' mask words (layer_end_mask; zeroed by init_slice_state)
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
   float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kResidentVals4wMisc * 4);
   unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));
@@ -1108,7 +1104,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   };
   int cnt = mine, cur = 0;
   unsigned live = (1u << mine) - 1u;  // the live slots (bit s: slot s)
-  int m3 = 0;                         // the layer's mask word, s_flag[m3] (or_slot_bits)
+  int m3 = 0;                         // the layer's mask word, s_flag[m3] (layer_end_mask)
   float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // per image slot: the max of this lane's outputs in the layer
   unsigned wait_clk = 0;                   // trace only (thread 0): wait + barrier cycles in the layer
   for (int k = 0; k < layer_count; ++k) {
@@ -1209,26 +1205,11 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
         alive4[3] = fmaxf(alive4[3], v.w);
       }
     }
-    // The layer end: one barrier, as duo's (or_slot_bits; the lane's 4 slots are the slice's 4), the count a
+    // The layer end: one barrier, as duo's (layer_end_mask; the lane's 4 slots are the slice's 4), the count a
     // fire-and-forget RED before the last layer (valsfan's).
-    unsigned bits = 0u;
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      bits |= unsigned(alive4[e] != 0.f) << e;
-      alive4[e] = 0.f;
-    }
     long long tb = 0;
     if (kTrace && threadIdx.x == 0) tb = clock64();
-    or_slot_bits(s_flag + m3, bits);
-    __syncthreads();
-    live = layer_live(s_flag, m3, live);
-    m3 = m3 == 2 ? 0 : m3 + 1;
-    cnt = __popc(live);
-    if (threadIdx.x == 0) count_survivors(counts, k, layer_count, cnt, s_base);
-    if (k == layer_count - 1) {  // block-uniform: the write-out's list and *s_base
-      live_list<S>(s_live, live);
-      __syncthreads();
-    }
+    cnt = layer_end_mask<S>(alive4, 0, s_flag, m3, live, counts, k, layer_count, s_base, s_live);
     cur ^= 1;
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - tb);
