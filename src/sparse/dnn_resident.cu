@@ -427,9 +427,9 @@ __device__ __forceinline__ void count_survivors(int* counts, int k, int layer_co
   else if (m > 0)
     atomicAdd(counts + k + 1, m);
 }
-// The layer end of duo and vals4w since session 31: one barrier, no list kept between layers. ncu at ec5fb73 (N =
-// 1024, duo): 4.2% of the stall samples after the second barrier of compact_live_warp's end, where 15 warps waited for warp
-// 0's compaction (two dependent shared loads, a ballot, the stores) and the count's load.
+// The layer end of duo and vals4w since session 31: one barrier, no list kept between layers. ncu at ec5fb73
+// (N = 1024, duo): 4.2% of the stall samples after the second barrier of compact_live_warp's end, where 15 warps
+// waited for warp 0's compaction (two dependent shared loads, a ballot, the stores) and the count's load.
 //  - Before the barrier, each warp ORs its lanes' nonzero slots (bit s: slot s; the lane's 4 slots from slot0) into
 //    the layer's mask word s_flag[m3]: one shared atomic per warp.
 //  - After it, every thread ANDs the word into `live`, its mask of the live slots (a dead slot is computed too, so
