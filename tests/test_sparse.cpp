@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1910,8 +1911,9 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       // late items there (cta_tile.h late4crowd_late4_items), cta2w's below
       {"late4: generated challenge layer N = 4096, random weights, mixed columns, 3500 images (late4crowd's late4 "
        "items)", 4096, -1, false, 0.0, 3500, 3504, true, false, true}};
-  // JHDNN_TEST_SPDNN_TILE=<tile> runs that tile only (compute-sanitizer runs, where the five in a row do not
-  // reach the last ones, cta and cta2, within a step's time); unset or "" = all ten. cta2 (3 stages per
+  // JHDNN_TEST_SPDNN_TILE=<tile>[,<tile>...] runs those tiles only (compute-sanitizer runs, where the five in a row
+  // do not reach the last ones, cta and cta2, within a step's time; and ctest's plain entry, which leaves the other
+  // six to the spdnn_tile_<tile> entries: tests/CMakeLists.txt); unset or "" = all ten. cta2 (3 stages per
   // half, 2 blocks per SM: grid 2 x 132 on the H200) runs cta_chunks as 2 slices of 102 list blocks, so
   // each half's pipeline runs 2 chunks (32 + 19 blocks).
   // JHDNN_TEST_REUSE_CASE=<text> runs only the cases whose name contains it (the others keep their seeds);
@@ -1923,15 +1925,21 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
                                "cta2w",  "late4", "late4all", "late4crowd", "auto"};
   const char* const only = std::getenv("JHDNN_TEST_SPDNN_TILE");
   const bool filtered = only != nullptr && *only != '\0';
+  std::vector<std::string> chosen;  // the named tiles, each one of `tiles` (a misspelt name fails the case)
   if (filtered) {
     INFO("JHDNN_TEST_SPDNN_TILE=" << only);
-    REQUIRE(std::any_of(std::begin(tiles), std::end(tiles), [&](const char* t) { return std::strcmp(only, t) == 0; }));
+    std::stringstream list(only);
+    for (std::string name; std::getline(list, name, ',');) {
+      INFO("tile '" << name << "'");
+      REQUIRE(std::any_of(std::begin(tiles), std::end(tiles), [&](const char* t) { return name == t; }));
+      chosen.push_back(name);
+    }
   }
   const char* const case_env = std::getenv("JHDNN_TEST_REUSE_CASE");
   const std::string case_filter = case_env != nullptr ? case_env : "";
   int cases_run = 0;
   for (const char* tile : tiles) {
-    if (filtered && std::strcmp(only, tile) != 0) continue;
+    if (filtered && std::find(chosen.begin(), chosen.end(), tile) == chosen.end()) continue;
     ScopedSpdnnTile scoped_tile(tile);
     int salt = 0;
     std::vector<ReuseCase> run(std::begin(cases), std::end(cases));
