@@ -4,7 +4,7 @@
 # out/base`, carried), spdnn_infer in turn, REPS times (default 2), for each path:width:layers of SPECS; exact runs of
 # this tree (EXACT: path:width:layers items); then the whole ctest of this tree with the time left (CTEST=0 skips it;
 # CTEST_REGEX: only the tests it matches, ctest -R; TARGETS: what to build then); RACECHECK_CASES: test_sparse
-# test-case specs ('|' between them) run under compute-sanitizer racecheck last, one step each.
+# test-case specs ('|' between them) run under compute-sanitizer racecheck last, one step each; AB_ENV (below).
 #
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-ab-gpu.sh $OUT/a; mv $OUT/a/r.tgz $OUT/; rm -rf $OUT/a
 # (carry out/base and data/spdnn's four files)
@@ -15,8 +15,12 @@ else
   # shellcheck disable=SC2086  # a list of targets (TARGETS: fewer than all, e.g. for a CTEST_REGEX)
   build_new_and_base "" ${TARGETS:-all}
 fi
-NEW=(env LD_LIBRARY_PATH="$PWD/$B/src" "$SI")
-OLD=(env LD_LIBRARY_PATH="$PWD/build-base/src" build-base/examples/spdnn_infer --data "$PWD/data/spdnn")
+# AB_ENV: NAME=value words set for the A/B runs (both sides) and the exact runs, not the ctest (e.g.
+# JHDNN_RESIDENT_KERNEL=valsfan to time and check a fallback kernel).
+# shellcheck disable=SC2206  # AB_ENV is a list of words
+AB=(${AB_ENV:-})
+NEW=(env "${AB[@]}" LD_LIBRARY_PATH="$PWD/$B/src" "$SI")
+OLD=(env "${AB[@]}" LD_LIBRARY_PATH="$PWD/build-base/src" build-base/examples/spdnn_infer --data "$PWD/data/spdnn")
 SPECS=${SPECS:-resident:1024:120,480 resident:4096:120,480 graph:16384:120,480 graph:65536:120}
 for rep in $(seq "${REPS:-2}"); do
   for spec in $SPECS; do
