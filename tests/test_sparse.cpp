@@ -380,6 +380,103 @@ TEST_CASE("sparse calls: bad inputs on the GPU", "[sparse][api][gpu]") {
   jhdnnDestroySparseMatrixDescriptor(d);
 }
 
+// Session 32's review of the argument checks: buffers that a call writes may not overlap another buffer of the call,
+// dense-to-CSR bounds lda, and its workspace query refuses what the analysis refuses. Each refusal has a control
+// call with separate buffers that succeeds, so a refusal comes from the overlap and not from another check. The
+// controls run with a count of 0 (the buffers' contents are never read as indices).
+TEST_CASE("sparse calls: overlapping outputs and an unbounded lda are refused", "[sparse][api][gpu]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  constexpr int kN = 64, kMax = 4;
+  DeviceBuffer a(kN * kN * 4), y(kN * kN * 4), ci(kN * 32 * 4), va(kN * 32 * 4), count(4), rows(kMax * 4),
+      ids(kMax * 4), flags(kMax * 4), rows_out(kMax * 4), ids_out(kMax * 4), count_out(4);
+  for (DeviceBuffer* b : {&count, &rows, &ids, &flags, &count_out}) CUDA_CHECK(cudaMemset(b->get(), 0, b->bytes()));
+  CUDA_CHECK(cudaMemset(ci.get(), 0, ci.bytes()));
+  jhdnnSparseMatrixDescriptor_t d;
+  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&d) == JHDNN_STATUS_SUCCESS);
+  REQUIRE(jhdnnSetEllMatrixDescriptor(d, kN, kN, 32, ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
+  char msg[256];
+  auto last_message = [&]() {
+    jhdnnGetLastErrorString(msg, sizeof msg);
+    return std::string(msg);
+  };
+
+  SECTION("the layer: rowNonzero over activeCount, activeRows, x or y") {
+    auto layer = [&](void* x, void* yy, int* nonzero) {
+      return jhdnnSparseDnnLayerForward(h.get(), d, -0.3f, 32.f, kMax, count.as<int>(), rows.as<int>(), x, kN, yy,
+                                        kN, nonzero);
+    };
+    CHECK(layer(a.get(), y.get(), flags.as<int>()) == JHDNN_STATUS_SUCCESS);
+    // Before: the launcher cleared rowNonzero = activeCount, so no image was computed and the call succeeded.
+    CHECK(layer(a.get(), y.get(), count.as<int>()) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(last_message().find("rowNonzero overlaps activeCount") != std::string::npos);
+    CHECK(layer(a.get(), y.get(), rows.as<int>() + 1) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(layer(a.get(), y.get(), a.as<int>() + 100) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(layer(a.get(), y.get(), y.as<int>()) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(last_message().find("y overlaps rowNonzero") != std::string::npos);
+    CHECK(layer(a.get(), rows.get(), flags.as<int>()) == JHDNN_STATUS_BAD_PARAM);  // y over activeRows
+  }
+  SECTION("the compaction: outputs over each other or over the inputs") {
+    size_t ws = 0;
+    REQUIRE(jhdnnGetSparseDnnCompactWorkspaceSize(h.get(), kMax, &ws) == JHDNN_STATUS_SUCCESS);
+    DeviceBuffer w(ws);
+    auto compact = [&](int* ro, int* io, int* co) {
+      return jhdnnSparseDnnCompact(h.get(), kMax, flags.as<int>(), ids.as<int>(), ro, io, co, w.get(), ws);
+    };
+    CHECK(compact(rows_out.as<int>(), ids_out.as<int>(), count_out.as<int>()) == JHDNN_STATUS_SUCCESS);
+    CHECK(compact(ids.as<int>(), ids_out.as<int>(), count_out.as<int>()) == JHDNN_STATUS_BAD_PARAM);  // rowsOut = idsIn
+    CHECK(last_message().find("rowsOut overlaps idsIn") != std::string::npos);
+    CHECK(compact(rows_out.as<int>(), rows_out.as<int>(), count_out.as<int>()) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(compact(rows_out.as<int>(), ids_out.as<int>(), flags.as<int>() + 3) == JHDNN_STATUS_BAD_PARAM);
+    CHECK(compact(rows_out.as<int>(), ids_out.as<int>(), w.as<int>()) == JHDNN_STATUS_BAD_PARAM);
+  }
+  SECTION("the fused layer and compaction: partial overlaps, not only equal pointers") {
+    size_t ws = 0;
+    REQUIRE(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), kMax, &ws) == JHDNN_STATUS_SUCCESS);
+    DeviceBuffer w(ws);
+    CUDA_CHECK(cudaMemset(w.get(), 0, ws));
+    auto fused = [&](const int* active_rows, void* yy, int* ro, int* io, int* co) {
+      return jhdnnSparseDnnLayerForwardCompact(h.get(), d, -0.3f, 32.f, kMax, count.as<int>(), active_rows,
+                                               ids.as<int>(), a.get(), kN, yy, kN, ro, io, co, w.get(), ws);
+    };
+    const int *r = rows.as<int>();
+    int *ro = rows_out.as<int>(), *io = ids_out.as<int>(), *co = count_out.as<int>();
+    CHECK(fused(r, y.get(), ro, io, co) == JHDNN_STATUS_SUCCESS);
+    CHECK(fused(r, y.get(), ro, rows.as<int>(), co) == JHDNN_STATUS_BAD_PARAM);  // idsOut = activeRows
+    CHECK(last_message().find("idsOut overlaps activeRows") != std::string::npos);
+    CHECK(fused(r, y.get(), rows.as<int>() + 1, io, co) == JHDNN_STATUS_BAD_PARAM);  // rowsOut inside activeRows
+    CHECK(fused(r, y.get(), ro, io, io + 2) == JHDNN_STATUS_BAD_PARAM);            // countOut inside idsOut
+    CHECK(fused(r, y.get(), ro, io, rows.as<int>() + 3) == JHDNN_STATUS_BAD_PARAM);  // countOut inside activeRows
+    CHECK(fused(r, w.get(), ro, io, co) == JHDNN_STATUS_BAD_PARAM);                  // y over the workspace
+    CHECK(fused(r, y.get(), ro, y.as<int>() + 5, co) == JHDNN_STATUS_BAD_PARAM);     // idsOut inside y
+  }
+  SECTION("dense to CSR: lda whose extent overflows; the workspace query refuses what the analysis refuses") {
+    size_t ws = 0;
+    REQUIRE(jhdnnGetDenseToCsrWorkspaceSize(h.get(), 3, 1, &ws) == JHDNN_STATUS_SUCCESS);
+    DeviceBuffer w(ws), rp(4 * 4);
+    int64_t nnz = -1;
+    CHECK(jhdnnDenseToCsrAnalysis(h.get(), 3, 1, a.get(), 1, rp.as<int>(), &nnz, w.get(), ws) == JHDNN_STATUS_SUCCESS);
+    // Before: (rows - 1) * lda * 4 bytes wrapped around (every row read row 0's address) or faulted.
+    CHECK(jhdnnDenseToCsrAnalysis(h.get(), 3, 1, a.get(), int64_t(1) << 62, rp.as<int>(), &nnz, w.get(), ws) ==
+          JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);
+    CHECK(jhdnnDenseToCsrAnalysis(h.get(), 3, 1, a.get(), int64_t(1) << 61, rp.as<int>(), &nnz, w.get(), ws) ==
+          JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);
+    CHECK(jhdnnDenseToCsrAnalysis(h.get(), 3, 1, a.get(), INT64_MAX / 8, rp.as<int>(), &nnz, w.get(), ws) ==
+          JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);
+    CHECK(last_message().find("lda") != std::string::npos);
+    jhdnnSparseMatrixDescriptor_t csr;
+    REQUIRE(jhdnnCreateSparseMatrixDescriptor(&csr) == JHDNN_STATUS_SUCCESS);
+    REQUIRE(jhdnnSetCsrMatrixDescriptor(csr, 3, 1, 3, rp.as<int>(), ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) ==
+            JHDNN_STATUS_SUCCESS);
+    CHECK(jhdnnDenseToCsrConvert(h.get(), a.get(), int64_t(1) << 62, csr) == JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND);
+    jhdnnDestroySparseMatrixDescriptor(csr);
+    size_t big = 7;
+    CHECK(jhdnnGetDenseToCsrWorkspaceSize(h.get(), 1 << 16, 1 << 16, &big) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+    CHECK(big == 7);  // not written
+  }
+  jhdnnDestroySparseMatrixDescriptor(d);
+}
+
 // ---------------------------------------------------------------- dense to CSR
 
 TEST_CASE("dense to CSR: exact against the host conversion and cusparseDenseToSparse", "[sparse][gpu]") {

@@ -1540,7 +1540,7 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
   CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active, dc.as<int>(),
                                                   drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
                                                   dro.as<int>(), dio.as<int>(), 0, small.get(),
-                                                  64) == JHDNN_STATUS_BAD_PARAM);
+                                                  64) == JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT);
   const size_t bytes = size_t(max_active) * R * sizeof(Rec);
   DeviceBuffer big(bytes + 16);
   CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active, dc.as<int>(),
@@ -1586,6 +1586,9 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   CHECK(call(1, one, -0.3f, dro.as<int>(), 9) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
   CHECK(call(1, one, -0.3f, dr.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);  // rowsOut = activeRows
   CHECK(call(1, one, -0.3f, dro.as<int>(), 0, dx.get(), dx.get()) == JHDNN_STATUS_BAD_PARAM);  // y = x
+  CHECK(call(1, one, -0.3f, dro.as<int>(), 0, nullptr, dc.get()) == JHDNN_STATUS_BAD_PARAM);  // y over counts
+  CHECK(call(1, one, -0.3f, dro.as<int>(), 0, nullptr, dr.get()) == JHDNN_STATUS_BAD_PARAM);  // y over activeRows
+  CHECK(call(1, one, -0.3f, dio.as<int>(), 0) == JHDNN_STATUS_BAD_PARAM);                     // rowsOut = idsOut
   jhdnnSparseMatrixDescriptor_t w7[2] = {d, d7};
   CHECK(call(2, w7, -0.3f, dro.as<int>(), 0) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
   jhdnnSparseMatrixDescriptor_t mis[2] = {d, dmis};

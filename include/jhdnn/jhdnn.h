@@ -445,7 +445,9 @@ jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t
  * or A changed between the two calls, entries at or past nnz are dropped (the result is then not
  * A's CSR, but nothing is written past colInd / values); A must be the analysed matrix.
  * The workspace (device, jhdnnGetDenseToCsrWorkspaceSize bytes, 256-byte aligned, else
- * BAD_PARAM_MISALIGNED_POINTER) is only used by the analysis. */
+ * BAD_PARAM_MISALIGNED_POINTER) is only used by the analysis. rows * cols > INT_MAX (nnz in int32) is
+ * NOT_SUPPORTED_SHAPE in all three calls; lda < cols is BAD_PARAM, an A whose extent
+ * ((rows - 1) * lda + cols floats) overflows 64-bit byte offsets BAD_PARAM_OUT_OF_BOUND. */
 jhdnnStatus_t jhdnnGetDenseToCsrWorkspaceSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t *sizeInBytes);
 jhdnnStatus_t jhdnnDenseToCsrAnalysis(jhdnnHandle_t handle, int64_t rows, int64_t cols, const void *A,
                                       int64_t lda, int *csrRowPtr, int64_t *nnz, void *workSpace,
@@ -488,7 +490,8 @@ jhdnnStatus_t jhdnnSpMMWithWorkspace(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, 
  * nonzero, else 0 (also for the r not processed).
  * bias must be <= 0 (so a zero row stays zero and pruning is exact) and clampMax > 0. x spans
  * wtDesc cols * ldx floats and y (wtDesc rows - 1) * ldy + maxActive: an extent that overflows
- * 64-bit byte offsets is BAD_PARAM_OUT_OF_BOUND, y overlapping x is BAD_PARAM. */
+ * 64-bit byte offsets is BAD_PARAM_OUT_OF_BOUND. Every output (y, rowNonzero) must be its own buffer:
+ * one overlapping the other or an input (activeCount, activeRows, x) is BAD_PARAM. */
 jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
                                          float bias, float clampMax, int maxActive, const int *activeCount,
                                          const int *activeRows, const void *x, int64_t ldx, void *y,
@@ -498,7 +501,8 @@ jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparse
  * rowsOut[t] = r (the position of the survivor in the layer's output) and idsOut[t] = idsIn[r]
  * (whatever the caller tracks, e.g. image numbers); *countOut (device) = number kept.
  * workSpace: jhdnnGetSparseDnnCompactWorkspaceSize(maxActive) bytes, device, 256-byte aligned (else
- * BAD_PARAM_MISALIGNED_POINTER). */
+ * BAD_PARAM_MISALIGNED_POINTER). rowsOut, idsOut, countOut and workSpace must not overlap each other,
+ * rowNonzero or idsIn (BAD_PARAM). */
 jhdnnStatus_t jhdnnGetSparseDnnCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive, size_t *sizeInBytes);
 jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const int *rowNonzero,
                                     const int *idsIn, int *rowsOut, int *idsOut, int *countOut,
@@ -517,8 +521,9 @@ jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const i
  * aligned (else BAD_PARAM_MISALIGNED_POINTER), which the caller zeroes ONCE before the first call:
  * every call leaves it zeroed again, so one workspace serves a whole network. A workspace that was
  * not zeroed gives wrong survivors and a wrong *countOut (stale flags count as nonzero rows; a stale
- * tile counter compacts a tile early or never), but nothing is written past the buffers. rowsOut, idsOut, countOut must not alias activeRows, idsIn, activeCount (other
- * blocks still read those while survivors are appended). */
+ * tile counter compacts a tile early or never), but nothing is written past the buffers. The outputs
+ * (y, rowsOut, idsOut, countOut, workSpace) must not overlap each other or an input (activeCount,
+ * activeRows, idsIn, x): other blocks still read those while survivors are appended (BAD_PARAM). */
 jhdnnStatus_t jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(jhdnnHandle_t handle, int maxActive,
                                                            size_t *sizeInBytes);
 jhdnnStatus_t jhdnnSparseDnnLayerForwardCompact(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc,
@@ -589,7 +594,8 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   entry); for the survivors of the last layer, rowsOut[t] = r, idsOut[t] = idsIn[r] and y column r
  *   (ldy >= maxActive) = the image's last output, t < counts[layerCount] in an unspecified order (slots
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
- *   written. x and y, the output lists and the input lists / counts must not overlap.
+ *   written. The outputs (y, rowsOut, idsOut, counts, the trace) must not overlap each other or an input
+ *   (activeRows, idsIn, x): BAD_PARAM.
  *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x (n + 1) x 8 floats of features + 136 KB
  *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
  *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight
@@ -631,7 +637,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
 /* Diagnostics of the resident launch (off unless a buffer is given; no cost in the launch without one):
  * jhdnnSparseDnnLayersForwardResidentTraced is jhdnnSparseDnnLayersForwardResident plus a device
  * buffer `trace` of at least maxActive x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS records (8-byte
- * aligned; NULL: no trace, as the plain call). Thread 0 of CTA b writes records
+ * aligned; NULL: no trace, as the plain call; a smaller traceBytes is BAD_PARAM_SIZE_INSUFFICIENT). Thread 0 of CTA b writes records
  * [b * RECORDS, (b + 1) * RECORDS): record 0 at entry, 1 once the slice's features are in shared
  * memory (and the first weight chunks issued), 2 once the first weight chunk has landed, 3 + k at the end
  * of layer k (live = the slice's images left), RECORDS - 1 at exit (after the survivors' write-out,

@@ -2,6 +2,8 @@
 // naming it) before a launcher in sparse/*.cu runs, so the kernels may assume well-formed input.
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "api/api_common.h"
@@ -29,6 +31,12 @@ Status check_device(jhdnnHandle_t h) {
 // A device-readable buffer, aligned to its elements, on the handle's device.
 Status check_ptr(const void* p, size_t elem, const char* name, const core::DeviceInfo& dev) {
   return core::check_device_pointer(p, elem, name, dev);
+}
+
+// A descriptor's row order, if it has one, on the handle's device: jhdnnSetSparseMatrixRowOrder checked it against
+// the device current at that time, which need not be the handle's.
+Status check_row_order(const jhdnnSparseMatrixStruct& d, const std::string& name, const core::DeviceInfo& dev) {
+  return d.row_order ? check_ptr(d.row_order, sizeof(int), (name + " row order").c_str(), dev) : Status::success();
 }
 
 // Aligned to `align` bytes (the resident path's weight arrays: whether the kernels may read them is checked where
@@ -74,6 +82,27 @@ struct LayerExtents {
 };
 LayerExtents layer_extents(int64_t n_in, int64_t ldx, int64_t n_out, int64_t ldy, int max_active) {
   return {core::extent(ldx, n_in, ldx, 0, 1), core::extent(max_active, n_out, ldy, 0, 1)};
+}
+
+// A buffer a call reads or writes: its start and its extent in bytes.
+struct Span {
+  const void* p;
+  int64_t bytes;
+  const char* name;
+};
+// Every buffer a call writes must be its own: a written span that overlaps another written span or a read one is
+// BAD_PARAM (the kernels write it while other blocks still read the other, so the result would be a race, not an
+// error). Read spans may overlap each other.
+Status check_written_apart(std::initializer_list<Span> written, std::initializer_list<Span> read) {
+  for (auto w = written.begin(); w != written.end(); ++w) {
+    for (auto v = w + 1; v != written.end(); ++v)
+      if (core::overlaps(w->p, w->bytes, v->p, v->bytes))
+        return fail(JHDNN_STATUS_BAD_PARAM, "%s overlaps %s (each output needs its own buffer)", w->name, v->name);
+    for (const Span& r : read)
+      if (core::overlaps(w->p, w->bytes, r.p, r.bytes))
+        return fail(JHDNN_STATUS_BAD_PARAM, "%s overlaps %s (an output must not overlap an input)", w->name, r.name);
+  }
+  return Status::success();
 }
 
 #define CHECK_SP_SET(d) \
@@ -204,11 +233,22 @@ jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t
   });
 }
 
+namespace {
+// The dense-to-CSR shapes the kernels take (check_dims first): nnz must fit the int32 row pointers.
+Status check_dense_shape(int64_t rows, int64_t cols) {
+  if (rows * cols > INT_MAX)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "rows * cols (%lld) must be <= INT_MAX so nnz fits int32",
+                (long long)(rows * cols));
+  return Status::success();
+}
+}  // namespace
+
 jhdnnStatus_t jhdnnGetDenseToCsrWorkspaceSize(jhdnnHandle_t handle, int64_t rows, int64_t cols, size_t* sizeInBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(sizeInBytes);
     JHDNN_TRY(check_dims(rows, cols));
+    JHDNN_TRY(check_dense_shape(rows, cols));
     *sizeInBytes = sparse::dense_to_csr_workspace(rows);
     return Status::success();
   });
@@ -218,11 +258,12 @@ namespace {
 Status check_dense_source(jhdnnHandle_t handle, int64_t rows, int64_t cols, const void* A, int64_t lda) {
   JHDNN_CHECK_NULL(handle);
   JHDNN_TRY(check_dims(rows, cols));
-  if (rows * cols > INT_MAX)
-    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "rows * cols (%lld) must be <= INT_MAX so nnz fits int32",
-                (long long)(rows * cols));
+  JHDNN_TRY(check_dense_shape(rows, cols));
   if (lda < cols)
     return fail(JHDNN_STATUS_BAD_PARAM, "lda (%lld) < cols (%lld)", (long long)lda, (long long)cols);
+  const int64_t extent = core::extent(cols, rows, lda, 0, 1);  // row-major rows x cols = column-major cols x rows
+  if (extent < 0 || extent > INT64_MAX / 4)
+    return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "A (lda %lld) overflows 64-bit byte offsets", (long long)lda);
   JHDNN_TRY(check_device(handle));
   return check_ptr(A, sizeof(float), "A", handle->device);
 }
@@ -312,6 +353,7 @@ Status spmm_checked(jhdnnHandle_t handle, jhdnnSpMMAlg_t algo, const void* alpha
     JHDNN_TRY(check_ptr(aDesc->col_ind, sizeof(int), "aDesc colInd", handle->device));
     JHDNN_TRY(check_ptr(aDesc->values, sizeof(float), "aDesc values", handle->device));
   }
+  JHDNN_TRY(check_row_order(*aDesc, "aDesc", handle->device));
   JHDNN_TRY(check_ptr(B, sizeof(float), "B", handle->device));
   JHDNN_TRY(check_ptr(C, sizeof(float), "C", handle->device));
   if (core::overlaps(C, ec * 4, B, eb * 4)) return fail(JHDNN_STATUS_BAD_PARAM, "C overlaps B");
@@ -395,7 +437,7 @@ Status check_tiled_layout(const jhdnnSparseMatrixDescriptor_t wtDesc, int64_t ld
 // JHDNN_SPARSE_DNN_FEATURES_TILED128 layout (y then spans whole blocks of 128 columns).
 Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax,
                    int maxActive, const int* activeCount, const int* activeRows, const void* x, int64_t ldx,
-                   const void* y, int64_t ldy, bool tiled = false) {
+                   const void* y, int64_t ldy, bool tiled = false, LayerExtents* extents = nullptr) {
   JHDNN_CHECK_NULL(handle);
   JHDNN_CHECK_NULL(wtDesc);
   CHECK_SP_SET(wtDesc);
@@ -428,8 +470,10 @@ Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtD
   JHDNN_TRY(check_ptr(y, sizeof(float), "y", handle->device));
   JHDNN_TRY(check_ptr(wtDesc->col_ind, sizeof(int), "wtDesc colInd", handle->device));
   JHDNN_TRY(check_ptr(wtDesc->values, sizeof(float), "wtDesc values", handle->device));
+  JHDNN_TRY(check_row_order(*wtDesc, "wtDesc", handle->device));
   if (core::overlaps(y, ext.y * 4, x, ext.x * 4))
     return fail(JHDNN_STATUS_BAD_PARAM, "y overlaps x (in-place is not supported; x spans wtDesc cols * ldx floats)");
+  if (extents) *extents = ext;
   return Status::success();
 }
 }  // namespace
@@ -439,9 +483,17 @@ jhdnnStatus_t jhdnnSparseDnnLayerForward(jhdnnHandle_t handle, const jhdnnSparse
                                          const int* activeRows, const void* x, int64_t ldx, void* y, int64_t ldy,
                                          int* rowNonzero) {
   return api::guarded([&]() -> Status {
-    JHDNN_TRY(check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy));
+    LayerExtents ext{};
+    JHDNN_TRY(
+        check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy, false, &ext));
     if (maxActive == 0) return Status::success();
     JHDNN_TRY(check_ptr(rowNonzero, sizeof(int), "rowNonzero", handle->device));
+    const int64_t list = int64_t(maxActive) * int64_t(sizeof(int));
+    // (the launcher clears rowNonzero before the kernel: over activeCount it would leave no image to compute)
+    JHDNN_TRY(check_written_apart({{y, ext.y * 4, "y"}, {rowNonzero, list, "rowNonzero"}},
+                                  {{activeCount, int64_t(sizeof(int)), "activeCount"},
+                                   {activeRows, list, "activeRows"},
+                                   {x, ext.x * 4, "x"}}));
     return sparse::dnn_layer(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive, activeCount,
                              activeRows, static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowNonzero);
   });
@@ -466,20 +518,31 @@ Status layer_compact_checked(jhdnnHandle_t handle, const jhdnnSparseMatrixDescri
   if (layout != JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR && layout != JHDNN_SPARSE_DNN_FEATURES_TILED128)
     return fail(JHDNN_STATUS_BAD_PARAM, "unknown feature layout %d", int(layout));
   const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
-  JHDNN_TRY(check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy, tiled));
+  LayerExtents ext{};
+  JHDNN_TRY(
+      check_layer(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, x, ldx, y, ldy, tiled, &ext));
   JHDNN_TRY(check_ptr(countOut, sizeof(int), "countOut", handle->device));
-  if (countOut == activeCount) return fail(JHDNN_STATUS_BAD_PARAM, "countOut must not alias activeCount");
-  if (maxActive == 0) return Status::success();
+  const int64_t one = int64_t(sizeof(int));
+  if (maxActive == 0)  // only *countOut is written (the survivors: 0)
+    return check_written_apart({{countOut, one, "countOut"}}, {{activeCount, one, "activeCount"}});
   JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
   JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
   JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
-  if (rowsOut == activeRows) return fail(JHDNN_STATUS_BAD_PARAM, "rowsOut must not alias activeRows");
-  if (idsOut == idsIn) return fail(JHDNN_STATUS_BAD_PARAM, "idsOut must not alias idsIn");
   const size_t need = sparse::fused_workspace(maxActive);
   if (workSpaceSizeInBytes < need)
     return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
                 workSpaceSizeInBytes, need);
   JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+  const int64_t list = int64_t(maxActive) * one;
+  JHDNN_TRY(check_written_apart({{y, ext.y * 4, "y"},
+                                 {rowsOut, list, "rowsOut"},
+                                 {idsOut, list, "idsOut"},
+                                 {countOut, one, "countOut"},
+                                 {workSpace, int64_t(need), "workSpace"}},
+                                {{activeCount, one, "activeCount"},
+                                 {activeRows, list, "activeRows"},
+                                 {idsIn, list, "idsIn"},
+                                 {x, ext.x * 4, "x"}}));
   return sparse::dnn_layer_compact(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive,
                                    activeCount, activeRows, idsIn, layout, static_cast<const float*>(x), ldx,
                                    static_cast<float*>(y), ldy, rowsOut, idsOut, countOut, workSpace);
@@ -533,12 +596,17 @@ jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const i
       JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
       JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
       JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
-      if (idsOut == idsIn) return fail(JHDNN_STATUS_BAD_PARAM, "idsOut must not alias idsIn");
       const size_t need = sparse::compact_workspace(maxActive);
       if (workSpaceSizeInBytes < need)
         return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
                     workSpaceSizeInBytes, need);
       JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+      const int64_t list = int64_t(maxActive) * int64_t(sizeof(int));
+      JHDNN_TRY(check_written_apart({{rowsOut, list, "rowsOut"},
+                                     {idsOut, list, "idsOut"},
+                                     {countOut, int64_t(sizeof(int)), "countOut"},
+                                     {workSpace, int64_t(need), "workSpace"}},
+                                    {{rowNonzero, list, "rowNonzero"}, {idsIn, list, "idsIn"}}));
     }
     return sparse::compact(handle->stream, maxActive, rowNonzero, idsIn, rowsOut, idsOut, countOut, workSpace,
                            workSpaceSizeInBytes);
@@ -581,8 +649,10 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
         if (d->format != JHDNN_SPARSE_FORMAT_ELL)
           return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "wtDescs[%d] is CSR (the layer takes ELL)", k);
         if (maxActive > 0) {
-          JHDNN_TRY(check_ptr(d->col_ind, sizeof(int), "wtDescs[k] colInd", handle->device));
-          JHDNN_TRY(check_ptr(d->values, sizeof(float), "wtDescs[k] values", handle->device));
+          const std::string name = "wtDescs[" + std::to_string(k) + "]";
+          JHDNN_TRY(check_ptr(d->col_ind, sizeof(int), (name + " colInd").c_str(), handle->device));
+          JHDNN_TRY(check_ptr(d->values, sizeof(float), (name + " values").c_str(), handle->device));
+          JHDNN_TRY(check_row_order(*d, name, handle->device));
         }
       }
       if (d->rows != d->cols || d->rows != wtDescs[0]->rows)
@@ -613,7 +683,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
                         {ids0, list_bytes, "ids0"},
                         {rows1, list_bytes, "rows1"},
                         {ids1, list_bytes, "ids1"},
-                        {counts, int64_t(layerCount + 1) * int64_t(sizeof(int)), "counts"},
+                        {counts, (int64_t(layerCount) + 1) * int64_t(sizeof(int)), "counts"},
                         {x0, x_bytes, "x0"},
                         {x1, x_bytes, "x1"},
                         {workSpace, int64_t(need), "workSpace"}};
@@ -651,10 +721,12 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     if (sliceImages < 0) return fail(JHDNN_STATUS_BAD_PARAM, "sliceImages (%d) < 0", sliceImages);
     // Layer 0: the single-layer checks (x read at activeRows with ldx, y written with ldy); every
     // layer: set, ELL of width 32, n x n with layer 0's n, 16-byte aligned arrays (cp.async copies).
+    LayerExtents ext{};
     for (int k = 0; k < layerCount; ++k) {
       const jhdnnSparseMatrixDescriptor_t d = wtDescs[k];
       if (d == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "wtDescs[%d] is NULL", k);
-      if (k == 0) JHDNN_TRY(check_layer(handle, d, bias, clampMax, maxActive, counts, activeRows, x, ldx, y, ldy));
+      if (k == 0)
+        JHDNN_TRY(check_layer(handle, d, bias, clampMax, maxActive, counts, activeRows, x, ldx, y, ldy, false, &ext));
       CHECK_SP_SET(d);
       if (d->format != JHDNN_SPARSE_FORMAT_ELL)
         return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "wtDescs[%d] is CSR (the layer takes ELL)", k);
@@ -690,30 +762,24 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     if (trace) {  // one set of records per possible CTA (ceil(maxActive / slice) <= maxActive)
       const size_t need = size_t(maxActive) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS * sizeof(TraceRecord);
       if (traceBytes < need)
-        return fail(JHDNN_STATUS_BAD_PARAM, "traceBytes (%zu) < %zu (maxActive x %d records of %zu bytes)",
-                    traceBytes, need, JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, sizeof(TraceRecord));
+        return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT,
+                    "traceBytes (%zu) < %zu (maxActive x %d records of %zu bytes)", traceBytes, need,
+                    JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS, sizeof(TraceRecord));
       JHDNN_TRY(check_ptr(trace, 8, "trace", handle->device));
     }
     JHDNN_TRY(check_ptr(counts + layerCount, sizeof(int), "counts[layerCount]", handle->device));
     JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
     JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
     JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
-    // The output lists are written while other CTAs still read the inputs; y while others read x.
+    // The output lists are written while other CTAs still read the inputs; y while others read x; counts[1..] per
+    // layer (counts[0] is read, so the whole array counts as written).
     const int64_t list = int64_t(maxActive) * int64_t(sizeof(int));
-    struct Buf {
-      const void* p;
-      int64_t bytes;
-      const char* name;
-    };
-    const Buf outs[] = {{rowsOut, list, "rowsOut"}, {idsOut, list, "idsOut"}};
-    const Buf ins[] = {{activeRows, list, "activeRows"},
-                       {idsIn, list, "idsIn"},
-                       {counts, (int64_t(layerCount) + 1) * int64_t(sizeof(int)), "counts"}};
-    if (core::overlaps(rowsOut, list, idsOut, list)) return fail(JHDNN_STATUS_BAD_PARAM, "rowsOut overlaps idsOut");
-    for (const Buf& a : outs)
-      for (const Buf& b : ins)
-        if (core::overlaps(a.p, a.bytes, b.p, b.bytes))
-          return fail(JHDNN_STATUS_BAD_PARAM, "%s overlaps %s (separate buffers needed)", a.name, b.name);
+    JHDNN_TRY(check_written_apart({{y, ext.y * 4, "y"},
+                                   {rowsOut, list, "rowsOut"},
+                                   {idsOut, list, "idsOut"},
+                                   {counts, (int64_t(layerCount) + 1) * int64_t(sizeof(int)), "counts"},
+                                   {trace, trace ? int64_t(traceBytes) : 0, "trace"}},
+                                  {{activeRows, list, "activeRows"}, {idsIn, list, "idsIn"}, {x, ext.x * 4, "x"}}));
     std::vector<jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
     return sparse::dnn_resident(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
                                 wts.data(), layerCount, bias, clampMax, maxActive, counts, activeRows, idsIn,
