@@ -1865,6 +1865,65 @@ TEST_CASE("resident packed copy: the device pack is the host layout, byte for by
   }
 }
 
+// An ELL index >= n (the layer reads x rows 0..n-1; negative entries are padding) would make the resident kernels
+// read past their shared feature buffers: the pack kernels, the resident path's only reads of the indices, flag it
+// and the layer is refused with BAD_PARAM, by both layouts, with no copy kept; the same layer with the entry
+// mended packs (the control).
+TEST_CASE("resident packed copy: an index >= n is refused, in both layouts", "[sparse][gpu][resident][api]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  int device = -1;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const int64_t n = 1024;
+  spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
+  for (const int64_t at : {int64_t(0), (n - 1) * 32 + 31, int64_t(517) * 32 + 9}) {  // first, last, a middle row
+    for (const int bad : {int(n), int(n) + 1000, INT_MAX}) {
+      for (const bool vals : {false, true}) {
+        INFO("entry " << at << " = " << bad << (vals ? ", vals-pack" : ", list-pack"));
+        const int keep = e.idx[size_t(at)];
+        e.idx[size_t(at)] = bad;
+        const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val);
+        e.idx[size_t(at)] = keep;
+        jhdnnSparseMatrixDescriptor_t d = nullptr;
+        JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+        JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+        const float* p = nullptr;
+        int bytes = 0;
+        const jhdnn::core::Status st = vals ? jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p, &bytes)
+                                            : jhdnn::sparse::resident_pack(nullptr, device, *d, &p, &bytes);
+        CHECK(st.code == JHDNN_STATUS_BAD_PARAM);
+        CHECK(st.message.find("index >= n") != std::string::npos);
+        CHECK(p == nullptr);
+        // mended: the same descriptor set again on good indices packs
+        const DeviceBuffer good = res_to_dev(e.idx);
+        JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, good.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+        CHECK((vals ? jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p, &bytes)
+                    : jhdnn::sparse::resident_pack(nullptr, device, *d, &p, &bytes))
+                  .ok());
+        CHECK(p != nullptr);
+        JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+      }
+    }
+  }
+  // Through the public call: refused with the message, nothing computed (counts stay 0).
+  e.idx[77] = int(n);
+  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 8 * 4), dy(size_t(n) * 8 * 4),
+                     dr(8 * 4), dids(8 * 4), dro(8 * 4), dio(8 * 4), dc(2 * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, 2 * 4));
+  CUDA_CHECK(cudaMemset(dr.get(), 0, 8 * 4));
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, &d, -0.3f, 32.f, 8, dc.as<int>(), dr.as<int>(),
+                                            dids.as<int>(), dx.get(), 8, dy.get(), 8, dro.as<int>(), dio.as<int>(),
+                                            0) == JHDNN_STATUS_BAD_PARAM);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find("index >= n") != std::string::npos);
+  CHECK(res_from_dev<int>(dc, 2) == std::vector<int>{0, 0});
+  JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+}
+
 // Two host threads make the FIRST resident call on the same descriptors at the same moment, each with
 // its own handle, stream and outputs; 6 rounds, the descriptors set again before each, so that every
 // round packs (both threads find no copy: the pack takes a malloc, a kernel and a synchronize, so both

@@ -413,12 +413,17 @@ jhdnnStatus_t jhdnnCreateSparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t *s
 jhdnnStatus_t jhdnnDestroySparseMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc);
 /* CSR, rows x cols with nnz stored entries. rowPtr has rows + 1 entries (rowPtr[0] = 0,
  * rowPtr[rows] = nnz); colInd and values may be NULL only when nnz == 0. The contents are not
- * read here (they live on the device); kernels assume them well formed. */
+ * read here (they live on the device); kernels assume them well formed (as cuSPARSE does: checking
+ * them would cost a pass over the matrix per call). nnz > rows * cols is BAD_PARAM, nnz > INT_MAX - 64
+ * NOT_SUPPORTED_SHAPE (the kernels' int32 positions). */
 jhdnnStatus_t jhdnnSetCsrMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, int64_t rows, int64_t cols,
                                           int64_t nnz, int *rowPtr, int *colInd, void *values,
                                           jhdnnDataType_t valueType);
 /* ELL, rows x cols with width entries per row, row-major: entry k of row r at r * width + k;
- * padding has colInd = -1 (its value is ignored). */
+ * padding has colInd = -1 (its value is ignored; any negative index counts as padding). Other entries
+ * must be in [0, cols): the layer calls do not read them to check (a pass over the weights per call),
+ * except the resident call, which refuses a layer holding an index >= cols with BAD_PARAM when it
+ * packs it. width > INT_MAX - 64 is NOT_SUPPORTED_SHAPE. */
 jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, int64_t rows, int64_t cols,
                                           int64_t width, int *colInd, void *values, jhdnnDataType_t valueType);
 /* An order in which calls may process the rows (device, `rows` ints, a permutation of 0..rows-1;

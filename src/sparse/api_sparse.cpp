@@ -54,6 +54,10 @@ Status check_value_type(jhdnnDataType_t t) {
   return Status::success();
 }
 
+// The kernels walk a row's entries 32 at a time with int32 positions (a warp's lanes, one step ahead), so the
+// largest CSR nnz and ELL width leave that much headroom below INT_MAX.
+constexpr int64_t kMaxEntries = INT_MAX - 64;
+
 Status check_dims(int64_t rows, int64_t cols) {
   if (rows <= 0 || cols <= 0)
     return fail(JHDNN_STATUS_BAD_PARAM, "rows (%lld) and cols (%lld) must be > 0", (long long)rows, (long long)cols);
@@ -82,6 +86,16 @@ struct LayerExtents {
 };
 LayerExtents layer_extents(int64_t n_in, int64_t ldx, int64_t n_out, int64_t ldy, int max_active) {
   return {core::extent(ldx, n_in, ldx, 0, 1), core::extent(max_active, n_out, ldy, 0, 1)};
+}
+
+// maxActive of the layer and compaction calls: >= 0, and its tiles (32 images) fit a grid's x dimension with
+// int32 image positions (65535 x 32 x 1024 = 2^31 - 2^21).
+Status check_max_active(int maxActive) {
+  if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+  if (maxActive > int64_t(65535) * 32 * 1024)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "maxActive (%d) is too large (at most 65535 x 32 x 1024)",
+                maxActive);
+  return Status::success();
 }
 
 // A buffer a call reads or writes: its start and its extent in bytes.
@@ -146,8 +160,11 @@ jhdnnStatus_t jhdnnSetCsrMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
     JHDNN_CHECK_NULL(spDesc);
     JHDNN_TRY(check_dims(rows, cols));
     JHDNN_TRY(check_value_type(valueType));
-    if (nnz < 0 || nnz > rows * cols || nnz > INT_MAX)
-      return fail(JHDNN_STATUS_BAD_PARAM, "nnz (%lld) must be in [0, min(rows * cols, INT_MAX)]", (long long)nnz);
+    if (nnz < 0 || nnz > rows * cols)
+      return fail(JHDNN_STATUS_BAD_PARAM, "nnz (%lld) must be in [0, rows * cols]", (long long)nnz);
+    if (nnz > kMaxEntries)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "nnz (%lld) must be <= INT_MAX - 64 (int32 positions)",
+                  (long long)nnz);
     JHDNN_CHECK_NULL(rowPtr);
     if (nnz > 0) {
       JHDNN_CHECK_NULL(colInd);
@@ -176,6 +193,9 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
     if (width <= 0 || width > cols)
       return fail(JHDNN_STATUS_BAD_PARAM, "ELL width (%lld) must be in [1, cols = %lld]", (long long)width,
                   (long long)cols);
+    if (width > kMaxEntries)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "ELL width (%lld) must be <= INT_MAX - 64 (int32 positions)",
+                  (long long)width);
     JHDNN_CHECK_NULL(colInd);
     JHDNN_CHECK_NULL(values);
     sparse::release_resident_pack(*spDesc);  // the resident path's packed copy is of the old matrix
@@ -460,8 +480,7 @@ Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtD
   if (ext.x < 0 || ext.y < 0 || ext.x > INT64_MAX / 4 || ext.y > INT64_MAX / 4)
     return fail(JHDNN_STATUS_BAD_PARAM_OUT_OF_BOUND, "x (ldx %lld) or y (ldy %lld) overflows 64-bit byte offsets",
                 (long long)ldx, (long long)ldy);
-  if (maxActive > int64_t(65535) * 32 * 1024)
-    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "maxActive (%d) is too large", maxActive);
+  JHDNN_TRY(check_max_active(maxActive));
   JHDNN_TRY(check_device(handle));
   JHDNN_TRY(check_ptr(activeCount, sizeof(int), "activeCount", handle->device));
   if (maxActive == 0) return Status::success();
@@ -503,7 +522,7 @@ jhdnnStatus_t jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(jhdnnHandle_t ha
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(sizeInBytes);
-    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    JHDNN_TRY(check_max_active(maxActive));
     *sizeInBytes = sparse::fused_workspace(maxActive);
     return Status::success();
   });
@@ -577,7 +596,7 @@ jhdnnStatus_t jhdnnGetSparseDnnCompactWorkspaceSize(jhdnnHandle_t handle, int ma
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(sizeInBytes);
-    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    JHDNN_TRY(check_max_active(maxActive));
     *sizeInBytes = sparse::compact_workspace(maxActive);
     return Status::success();
   });
@@ -588,7 +607,7 @@ jhdnnStatus_t jhdnnSparseDnnCompact(jhdnnHandle_t handle, int maxActive, const i
                                     size_t workSpaceSizeInBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
-    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    JHDNN_TRY(check_max_active(maxActive));
     JHDNN_TRY(check_device(handle));
     JHDNN_TRY(check_ptr(countOut, sizeof(int), "countOut", handle->device));
     if (maxActive > 0) {
@@ -619,7 +638,7 @@ jhdnnStatus_t jhdnnGetSparseDnnLayersForwardCompactWorkspaceSize(jhdnnHandle_t h
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
     JHDNN_CHECK_NULL(sizeInBytes);
-    if (maxActive < 0) return fail(JHDNN_STATUS_BAD_PARAM, "maxActive (%d) < 0", maxActive);
+    JHDNN_TRY(check_max_active(maxActive));
     *sizeInBytes = sparse::multi_workspace(maxActive);
     return Status::success();
   });

@@ -33,8 +33,9 @@
 // layer's chunks): one byte count per layer, kept with the copy, so the kernel's copy path reads no
 // table. A chunk with fewer slots copies a few zero bytes past its own (the copy is zeroed first).
 // Cost: ceil(n / 128) x 34,816 bytes per descriptor and device (n x 272, as before), one memset, one
-// kernel, a 4-byte read back and one stream synchronize at the first resident call on that device
-// that uses the descriptor; freed by the next Set* call on the descriptor or by its Destroy.
+// kernel, an 8-byte read back (the slot count; whether an index was >= n, which refuses the layer) and one
+// stream synchronize at the first resident call on that device that uses the descriptor; freed by the next Set*
+// call on the descriptor or by its Destroy.
 // Threads: calls from several host threads may share a descriptor (Set* / Destroy must not overlap
 // them). Two first calls at once both build a copy; ResidentPackList::publish (resident_pack_list.h,
 // one compare-exchange) keeps the first published and the other thread frees its own, so exactly one
@@ -67,6 +68,10 @@ __device__ __forceinline__ int4 remap_rows(int4 a, int n) {
   return a;
 }
 __device__ __forceinline__ bool same4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
+// An index the kernels cannot read: >= n (a negative one is padding, as on every path). The pack kernels are the
+// only reads of a layer's indices on the resident path, so they flag it (the copy's trailer, word 1) and the host
+// refuses the layer; unchecked, resident_pos(index, n) would point past the shared feature buffers.
+__device__ __forceinline__ bool beyond4(int4 a, int n) { return a.x >= n || a.y >= n || a.z >= n || a.w >= n; }
 
 // Block c packs chunk c (the layout above). The slot of row r = (rows 0..r of the chunk that start a
 // slot) - 1: a block-wide inclusive count from one ballot per warp. The source rows are 16-byte
@@ -82,7 +87,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
   const int p = int(blockIdx.x) * kResidentChunkRows + r;
   const bool valid = p < n;
   int j = 0;
-  bool same = false;
+  bool same = false, beyond = false;
   int4 idx[8];
   unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentChunkBytes;
   if (valid) {
@@ -97,6 +102,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
     for (int u = 0; u < 8; ++u) {
       const int4 a = si[u];
       same = same && same4(a, sp[u]);
+      beyond = beyond || beyond4(a, n);
       idx[u] = remap_rows(a, n);
       const float4 v = sv[u];
       dst[u] = make_float4(a.x < 0 ? 0.f : v.x, a.y < 0 ? 0.f : v.y, a.z < 0 ? 0.f : v.z, a.w < 0 ? 0.f : v.w);
@@ -126,6 +132,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
     }
   }
   if (r == 0) atomicMax(max_slots, total);
+  if (beyond) atomicOr(max_slots + 1, 1);
 }
 
 
@@ -147,7 +154,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const 
   const int p = int(blockIdx.x) * kResidentChunkRows + r;
   const bool valid = p < n;
   int j = 0;
-  bool same_list = false, same_vals = false;
+  bool same_list = false, same_vals = false, beyond = false;
   int4 idx[8];
   float4 val[8];
   unsigned char* const chunk = out + int64_t(blockIdx.x) * kResidentValsChunkBytes;
@@ -163,6 +170,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const 
     for (int u = 0; u < 8; ++u) {
       const int4 a = si[u], ap = sp[u];
       same_list = same_list && same4(a, ap);
+      beyond = beyond || beyond4(a, n);
       idx[u] = remap_rows(a, n);
       const float4 v = sv[u], vp = spv[u];
       val[u] = make_float4(stored_weight(a.x, v.x), stored_weight(a.y, v.y), stored_weight(a.z, v.z),
@@ -212,6 +220,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const 
     }
   }
   if (r == 0) atomicMax(max_slots, lists * kResidentValsListStride + vals * kResidentListBytes);
+  if (beyond) atomicOr(max_slots + 1, 1);
 }
 
 }  // namespace
@@ -259,7 +268,7 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
                       "it, which cannot run inside a stream capture: make one call with these descriptors outside "
                       "the capture first, with the same kernel and sliceImages (the vals kernel has its own copy)",
                       copy_bytes, vals ? "vals-pack" : "list-pack");
-  // One allocation: the copy, then the slot counter (16 bytes).
+  // One allocation: the copy, then 16 bytes: the slot counter and the bad-index flag.
   const size_t bytes = copy_bytes + 16;
   float* p = nullptr;
   if (cudaMalloc(&p, bytes) != cudaSuccess) {
@@ -268,8 +277,8 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
                       "the resident path's packed copy of a layer (%zu bytes) could not be allocated", bytes);
   }
   unsigned char* const base = reinterpret_cast<unsigned char*>(p);
-  int* const max_slots = reinterpret_cast<int*>(base + copy_bytes);
-  int slots = 0;
+  int* const max_slots = reinterpret_cast<int*>(base + copy_bytes);  // [0] the slot count, [1] an index >= n
+  int back[2] = {0, 0};
   // Synchronized before it is published, so that a call on another stream or thread never reads a
   // copy still being written (and the slot count is read back).
   Status st = JHDNN_CUDA_STATUS(cudaMemsetAsync(p, 0, bytes, s));
@@ -282,8 +291,14 @@ Status build_pack(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, bool v
                                                                      max_slots);
     st = JHDNN_CUDA_STATUS(cudaGetLastError());
   }
-  if (st.ok()) st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(&slots, max_slots, sizeof(int), cudaMemcpyDeviceToHost, s));
+  if (st.ok()) st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(back, max_slots, sizeof back, cudaMemcpyDeviceToHost, s));
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));
+  const int slots = back[0];
+  if (st.ok() && back[1] != 0)
+    st = core::fail(JHDNN_STATUS_BAD_PARAM,
+                    "a layer's colInd holds an index >= n = %d (ELL entries are -1 for padding or in [0, n)): "
+                    "found while packing it for the resident path",
+                    n);
   // list-pack: slots, 1..128; vals-pack: the slot bytes, 144 + 128 .. 128 x (144 + 128)
   const int least = vals ? kResidentValsListStride + kResidentListBytes : 1;
   const int most = vals ? kResidentChunkRows * (kResidentValsListStride + kResidentListBytes) : kResidentChunkRows;

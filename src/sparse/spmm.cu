@@ -720,8 +720,9 @@ jhdnnSpMMAlg_t spmm_choose(jhdnnSpMMAlg_t algo, int64_t k, int64_t n, jhdnnOrder
     return need >= 0 && uint64_t(need) <= ws_size ? JHDNN_SPMM_ALG_TRANSPOSE_B : JHDNN_SPMM_ALG_NNZ_PAIRS;
   }
   // Row-major: wide B (n >= 512, the challenge layers' 60000 columns) is a row sweep per band
-  // (WARP_ROW_WIDE); narrow B (power-law, n = 64) needs the nonzero-balanced NNZ_PAIRS.
-  return n >= 512 ? JHDNN_SPMM_ALG_WARP_ROW_WIDE : JHDNN_SPMM_ALG_NNZ_PAIRS;
+  // (WARP_ROW_WIDE); narrow B (power-law, n = 64) needs the nonzero-balanced NNZ_PAIRS, and so does a B
+  // of more bands than a grid's y dimension holds (NNZ_PAIRS walks its bands, WARP_ROW_WIDE does not).
+  return n >= 512 && (n + kBand - 1) / kBand <= 65535 ? JHDNN_SPMM_ALG_WARP_ROW_WIDE : JHDNN_SPMM_ALG_NNZ_PAIRS;
 }
 
 Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseMatrixStruct& a, int64_t n,
@@ -742,7 +743,11 @@ Status spmm(cudaStream_t s, jhdnnSpMMAlg_t algo, float alpha, const jhdnnSparseM
       const unsigned grid = unsigned((m + kWarps - 1) / kWarps);
       const unsigned grid_wide = unsigned((m + kWarps * kGroup - 1) / (kWarps * kGroup));
       const unsigned bands = unsigned((n + kBand - 1) / kBand);
-      if (bands > 65535) return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "n (%lld) is too large", (long long)n);
+      if (order == JHDNN_ORDER_ROW && bands > 65535)  // (one band per blockIdx.y; column-major has no bands)
+        return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                          "n (%lld) is too large for WARP_ROW / WARP_ROW_WIDE with a row-major B (at most 65535 "
+                          "bands of %d columns; NNZ_SPLIT, NNZ_PAIRS and DEFAULT take it)",
+                          (long long)n, kBand);
       auto launch = [&](auto kernel) {
         const dim3 g{wide ? grid_wide : grid, bands, 1u};
         kernel<<<g, kBlock, 0, s>>>(m, n, a.row_ptr, a.col_ind, a.values, b, ldb, alpha, beta, c, ldc, a.row_order);
