@@ -19,7 +19,9 @@
 // about 6 s on one core; --validate yes for the rest, N = 65536 L = 120 takes 65 s on one core; the
 // reference runs the images on all cores, so ~5-10 s on the 16-core GPU host).
 // TeraEdges/s = 60000 * 32 * N * L / t (the challenge's count, t = GPU time of the layer loop), and
-// the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure.
+// the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure, a row that
+// could not run ("skipped": e.g. out of memory) or paths that differ; exit 2 on a bad option or input file,
+// before any run.
 // --path: graph (one fused layer+compaction kernel per layer, the L layers in one CUDA
 // graph; loop_ms is the graph's GPU time, the capture is not in it), fused (the same kernels
 // launched one by one), separate (round 1: layer + 4-launch compaction, --refresh readbacks),
@@ -69,6 +71,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -78,14 +81,6 @@
 #include "spdnn/spdnn_gpu.h"
 
 namespace {
-
-std::vector<long long> parse_list(const char* s) {
-  std::vector<long long> v;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) v.push_back(std::atoll(item.c_str()));
-  return v;
-}
 
 // A whole-string integer in [lo, hi], or exit 2 naming the option (atoi would read "abc" as 0, "3x" as
 // 3, and pass an out-of-range value on to a run that falls back or fails later).
@@ -98,6 +93,32 @@ int parse_int(const char* opt, const char* s, long lo, long hi) {
     std::exit(2);
   }
   return int(v);
+}
+
+// A comma-separated list of parse_int values (at least one; an empty item is refused too).
+std::vector<long long> parse_list(const char* opt, const char* s, long lo, long hi) {
+  std::vector<long long> v;
+  const std::string all(s);
+  size_t from = 0;
+  while (true) {
+    const size_t comma = all.find(',', from);
+    const std::string item = all.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+    v.push_back(parse_int(opt, item.c_str(), lo, hi));
+    if (comma == std::string::npos) return v;
+    from = comma + 1;
+  }
+}
+
+// A whole-string unsigned 64-bit integer (decimal or 0x hex, no sign), or exit 2.
+uint64_t parse_u64(const char* opt, const char* s) {
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s, &end, 0);
+  if (*s == '\0' || *s == '-' || *s == '+' || *end != '\0' || errno != 0) {
+    std::fprintf(stderr, "spdnn_infer: %s '%s' is not an unsigned 64-bit integer\n", opt, s);
+    std::exit(2);
+  }
+  return uint64_t(v);
 }
 
 void usage() {
@@ -147,13 +168,21 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(argv[i], "--width")) widths = parse_list(next());
-    else if (!std::strcmp(argv[i], "--layers")) layer_counts = parse_list(next());
-    else if (!std::strcmp(argv[i], "--images")) images_total = std::atoll(next());
-    else if (!std::strcmp(argv[i], "--seed")) seed = std::strtoull(next(), nullptr, 0);
-    else if (!std::strcmp(argv[i], "--network")) network = next();
-    else if (!std::strcmp(argv[i], "--validate")) validate = next();
-    else if (!std::strcmp(argv[i], "--refresh")) refresh = std::atoi(next());
+    if (!std::strcmp(argv[i], "--width")) widths = parse_list("--width", next(), 1, INT_MAX);
+    else if (!std::strcmp(argv[i], "--layers")) layer_counts = parse_list("--layers", next(), 1, INT_MAX);
+    else if (!std::strcmp(argv[i], "--images")) images_total = parse_int("--images", next(), 1, INT_MAX);
+    else if (!std::strcmp(argv[i], "--seed")) seed = parse_u64("--seed", next());
+    else if (!std::strcmp(argv[i], "--network")) {
+      if (!parse_choice(next(), {{"auto", std::string("auto")}, {"official", std::string("official")},
+                                 {"generated", std::string("generated")}}, &network))
+        return 2;
+    }
+    else if (!std::strcmp(argv[i], "--validate")) {
+      if (!parse_choice(next(), {{"auto", std::string("auto")}, {"yes", std::string("yes")},
+                                 {"no", std::string("no")}}, &validate))
+        return 2;
+    }
+    else if (!std::strcmp(argv[i], "--refresh")) refresh = parse_int("--refresh", next(), -1, INT_MAX);
     else if (!std::strcmp(argv[i], "--persistent-below"))
       persistent_below = parse_int("--persistent-below", next(), -1, INT_MAX);
     else if (!std::strcmp(argv[i], "--resident-below"))
@@ -215,6 +244,24 @@ int main(int argc, char** argv) {
                      spdnn::path_name(p));
         return 2;
       }
+  for (long long n : widths) {  // before the GPU and the data, so that no earlier width of the list runs first
+    bool challenge = false;
+    (void)spdnn::challenge_bias(n, &challenge);
+    if (!challenge) {
+      std::fprintf(stderr, "spdnn_infer: width %lld is not a challenge width (1024, 4096, 16384, 65536)\n", n);
+      return 2;
+    }
+  }
+  // Output files: each must open for writing before anything runs (not be found unwritable after the runs).
+  for (const std::string* path : {&csv, &active_csv, &cats_out, &trace_csv}) {
+    if (path->empty()) continue;
+    FILE* f = std::fopen(path->c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "spdnn_infer: cannot write %s\n", path->c_str());
+      return 2;
+    }
+    std::fclose(f);
+  }
   try {  // a misspelt JHDNN_SPDNN_RESIDENT_4096 is refused here, before any run (not as a skipped row)
     (void)spdnn::resident_4096_on();
   } catch (const std::exception& e) {
@@ -231,7 +278,7 @@ int main(int argc, char** argv) {
   std::vector<int> truth1200;
   std::string err;
   if (!spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024, &err) ||
-      !spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", &truth1200, &err)) {
+      !spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth1200, &err)) {
     std::fprintf(stderr, "spdnn_infer: %s (run scripts/fetch-spdnn-data.sh or pass --data)\n", err.c_str());
     return 2;
   }
@@ -242,8 +289,8 @@ int main(int argc, char** argv) {
   FILE* fcsv = csv.empty() ? nullptr : std::fopen(csv.c_str(), "w");
   FILE* fact = active_csv.empty() ? nullptr : std::fopen(active_csv.c_str(), "w");
   FILE* ftrace = trace_csv.empty() ? nullptr : std::fopen(trace_csv.c_str(), "w");
-  if (!trace_csv.empty() && !ftrace) {
-    std::fprintf(stderr, "spdnn_infer: cannot write %s\n", trace_csv.c_str());
+  if ((!csv.empty() && !fcsv) || (!active_csv.empty() && !fact) || (!trace_csv.empty() && !ftrace)) {
+    std::fprintf(stderr, "spdnn_infer: cannot write an output file (--csv, --active-csv, --resident-trace)\n");
     return 2;
   }
   if (ftrace) std::fprintf(ftrace, "width,layers,call,cta,sm,event,layer,ns,clk,live,wait_clk\n");
@@ -393,13 +440,13 @@ int main(int argc, char** argv) {
           }
           if (!cats_out.empty() && pi == 0) {
             FILE* f = std::fopen(cats_out.c_str(), "w");
-            if (f) {
-              for (int c : r.categories) std::fprintf(f, "%d\n", c + 1);
-              std::fclose(f);
-            }
+            if (!f) throw std::runtime_error("cannot write " + cats_out);
+            for (int c : r.categories) std::fprintf(f, "%d\n", c + 1);
+            std::fclose(f);
           }
         }
-      } catch (const std::exception& e) {
+      } catch (const std::exception& e) {  // a row that could not run fails the program (exit 1), as a wrong one does
+        all_ok = false;
         std::printf("%8lld %6lld skipped: %s\n", n, layers, e.what());
         if (fcsv) std::fprintf(fcsv, "%lld,%lld,,%lld,,,,,,skipped: %s,,,,\n", n, layers, images_total, e.what());
         cudaGetLastError();

@@ -1158,7 +1158,7 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
   std::vector<int> truth;
   std::string err;
   REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
-  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", &truth, &err));
+  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err));
   REQUIRE(truth.size() == 19);
   std::vector<spdnn::Csr> layers;
   for (int l = 1; l <= 120; ++l) layers.push_back(official_layer(l));

@@ -4,12 +4,17 @@
 // in data/spdnn; JHDNN_SPDNN_DIR overrides) the data tests SKIP, saying so.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -251,7 +256,7 @@ TEST_CASE("CPU reference: 1200 images x 120 layers give exactly the official 19 
   REQUIRE(images.rows == 1200);
   REQUIRE(images.nnz() == 122713);
   std::vector<int> truth;
-  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", &truth, &err));
+  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err));
   const std::vector<int> readme = {287, 295, 386, 427, 428, 529, 571, 666, 757, 943,
                                    945, 1031, 1097, 1098, 1177, 1184, 1190, 1194, 1200};
   std::vector<int> readme0;
@@ -280,6 +285,150 @@ TEST_CASE("inputs: nearest-neighbour scaling and tiling", "[sparse][cpu]") {
   REQUIRE(t.rows == 5);
   CHECK(t.ptr == std::vector<int64_t>{0, 2, 3, 5, 6, 8});
   CHECK(t.idx[5] == 1023);
+}
+
+TEST_CASE("inputs: scaling, tiling and the generator refuse what they cannot make", "[sparse][cpu]") {
+  spdnn::Csr img;
+  img.rows = 1;
+  img.cols = 1024;
+  img.ptr = {0, 1};
+  img.idx = {5};
+  img.val = {1.f};
+  CHECK_NOTHROW(spdnn::scale_images(img, 16384));
+  CHECK_THROWS_AS(spdnn::scale_images(img, 2048), std::invalid_argument);  // not 1024 f^2
+  spdnn::Csr wide = img;
+  wide.cols = 2048;
+  CHECK_THROWS_AS(spdnn::scale_images(wide, 4096), std::invalid_argument);  // not 32 x 32 images
+  CHECK_NOTHROW(spdnn::tile_rows(spdnn::Csr{}, 0));
+  CHECK_THROWS_AS(spdnn::tile_rows(spdnn::Csr{}, 5), std::invalid_argument);  // (was a division by zero)
+  CHECK_THROWS_AS(spdnn::tile_rows(img, -1), std::invalid_argument);
+  CHECK_NOTHROW(spdnn::generate_layer(1024, 1, 0));
+  for (const auto& [n, layer] : {std::pair<int64_t, int>{16, 1}, {1000, 1}, {1040, 1}, {1024, 0}, {1024, -6}}) {
+    INFO("n " << n << " layer " << layer);
+    CHECK_THROWS_AS(spdnn::generate_layer(n, layer, 0), std::invalid_argument);
+    CHECK_THROWS_AS(spdnn::generate_layer_ell(n, layer, 0), std::invalid_argument);
+  }
+}
+
+namespace {
+
+// A file under the system's temporary directory with the given text, removed with the object.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& text) {
+    static int serial = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("jhdnn-spdnn-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + ".tsv");
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+}  // namespace
+
+// The readers take exactly "integer TAB integer TAB value" a line and say which line broke the rule; before session
+// 32 they read a missing value as 1.0, "2x" as 2, "2.7" as 2, ignored trailing text and extra fields, split lines
+// longer than 255 characters into two entries, grew the image count to whatever the file named (3e8 rows, or
+// std::length_error), and read categories up to the first non-number. Each malformed file has a well-formed twin
+// that reads (the controls), so a refusal is the malformation's.
+TEST_CASE("readers: malformed challenge files are refused, naming the line", "[sparse][cpu]") {
+  const std::string pad(300, ' ');
+  struct Case {
+    const char* name;
+    std::string text;
+    int line;  // the line the message must name (0: no line, a whole-file reason)
+  };
+  const Case bad_layer[] = {
+      {"two fields", "1\t2\t0.5\n1\t2\n", 2},
+      {"a value that is not a number", "1\t2\tabc\n", 1},
+      {"text after an integer", "1\t2x\t0.5\n", 1},
+      {"a fractional index", "1\t2.7\t0.5\n", 1},
+      {"trailing text", "1\t2\t0.5xyz\n", 1},
+      {"extra fields", "1\t2\t0.5\t7\t8\n", 1},
+      {"an overflowing value", "1\t2\t1e40\n", 1},
+      {"nan", "1\t2\tnan\n", 1},
+      {"inf", "1\t2\tinf\n", 1},
+      {"two entries on one long line", "1\t2\t0.5" + pad + "3\t4\t0.25\n", 1},
+      {"a neuron above n", "1\t2\t0.5\n1\t1025\t0.5\n", 2},
+      {"a neuron 0", "0\t2\t0.5\n", 1},
+      {"an index past 64 bits", "99999999999999999999\t2\t0.5\n", 1},
+      {"the same entry twice", "1\t2\t0.5\n3\t4\t0.5\n1\t2\t0.25\n", 0},
+      {"no entries", "\n  \n", 0},
+  };
+  for (const Case& c : bad_layer) {
+    INFO("layer file: " << c.name);
+    const TempFile f(c.text);
+    spdnn::Csr w;
+    std::string err;
+    CHECK_FALSE(spdnn::read_layer_tsv(f.path, 1024, &w, &err));
+    CHECK(err.find(f.path) != std::string::npos);
+    if (c.line > 0) CHECK(err.find(f.path + ":" + std::to_string(c.line) + ":") != std::string::npos);
+  }
+  {  // the control: blanks, CRLF, blank lines, a long line of trailing blanks, no final newline
+    const TempFile f("1\t2\t0.5\r\n\n3 4  0.25" + pad + "\n1024\t1024\t-1e-3");
+    spdnn::Csr w;
+    std::string err;
+    INFO(err);
+    REQUIRE(spdnn::read_layer_tsv(f.path, 1024, &w, &err));
+    CHECK(w.nnz() == 3);
+    CHECK(w.idx == std::vector<int>{1, 3, 1023});
+    CHECK(w.val == std::vector<float>{0.5f, 0.25f, -1e-3f});
+  }
+  const Case bad_images[] = {
+      {"an image above the count", "1\t5\t1\n1201\t5\t1\n", 2},
+      {"a huge image number", "300000000\t5\t1\n", 1},
+      {"an image number past 63 bits", "9223372036854775807\t5\t1\n", 1},
+      {"a neuron above n", "1\t1025\t1\n", 1},
+      {"the same pixel twice", "1\t5\t1\n1\t5\t1\n", 0},
+      {"a missing value", "1\t5\n", 1},
+  };
+  for (const Case& c : bad_images) {
+    INFO("image file: " << c.name);
+    const TempFile f(c.text);
+    spdnn::Csr y;
+    std::string err;
+    bool ok = true;
+    CHECK_NOTHROW(ok = spdnn::read_images_tsv(f.path, 1024, 1200, &y, &err));
+    CHECK_FALSE(ok);
+    if (c.line > 0) CHECK(err.find(f.path + ":" + std::to_string(c.line) + ":") != std::string::npos);
+  }
+  {
+    const TempFile f("1\t5\t1\n1200\t1024\t1\n1\t6\t1\n");
+    spdnn::Csr y;
+    std::string err;
+    REQUIRE(spdnn::read_images_tsv(f.path, 1024, 1200, &y, &err));
+    CHECK(y.rows == 1200);
+    CHECK(y.nnz() == 3);
+  }
+  const Case bad_categories[] = {
+      {"a word", "1\n2\nabc\n3\n", 3},
+      {"a fraction", "1\n2.5\n3\n", 2},
+      {"image 0", "0\n5\n", 1},
+      {"a negative image", "5\n-4\n", 2},
+      {"an image past the count", "4294967297\n", 1},
+      {"an image above the count", "1201\n", 1},
+      {"two numbers on a line", "1 2\n", 1},
+      {"the same image twice", "2\n2\n", 0},
+  };
+  for (const Case& c : bad_categories) {
+    INFO("categories file: " << c.name);
+    const TempFile f(c.text);
+    std::vector<int> cats;
+    std::string err;
+    CHECK_FALSE(spdnn::read_categories(f.path, 1200, &cats, &err));
+    if (c.line > 0) CHECK(err.find(f.path + ":" + std::to_string(c.line) + ":") != std::string::npos);
+  }
+  {
+    const TempFile f("7\r\n\n3\n1200");
+    std::vector<int> cats;
+    std::string err;
+    REQUIRE(spdnn::read_categories(f.path, 1200, &cats, &err));
+    CHECK(cats == std::vector<int>{2, 6, 1199});
+  }
+  std::string err;
+  spdnn::Csr w;
+  CHECK_FALSE(spdnn::read_layer_tsv("/nonexistent-dir/n1024-l1.tsv", 1024, &w, &err));
+  CHECK(err.find("cannot open") != std::string::npos);
 }
 
 namespace {

@@ -1,8 +1,10 @@
 #include "spdnn/spdnn.h"
 
 #include <algorithm>
-#include <thread>
+#include <cerrno>
 #include <cmath>
+#include <fstream>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,41 +28,77 @@ float challenge_bias(int64_t n, bool* ok) {
 
 namespace {
 
-// Reads "a<TAB>b<TAB>v" triples (1-based a, b); fast enough for 32 MB files.
+// One entry of a challenge TSV line: "a<TAB>b<TAB>v" (any blanks between the fields; a trailing \r or blanks
+// allowed): exactly two integers and a finite float, each parsed to its end. Returns false (*why) otherwise.
+bool parse_triple(const char* line, long long* a, long long* b, float* v, const char** why) {
+  const char* p = line;
+  char* end = nullptr;
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  for (long long* out : {a, b}) {
+    errno = 0;
+    *out = std::strtoll(p, &end, 10);
+    if (end != p && *end == '\0') {
+      *why = "expected three fields (two integers and a value)";
+      return false;
+    }
+    if (end == p || !blank(*end)) {
+      *why = "expected an integer";
+      return false;
+    }
+    if (errno == ERANGE) {
+      *why = "an integer out of range";
+      return false;
+    }
+    p = end;
+  }
+  errno = 0;
+  *v = std::strtof(p, &end);
+  if (end == p) {
+    *why = "expected three fields (two integers and a value)";
+    return false;
+  }
+  if (!std::isfinite(*v) || errno == ERANGE) {
+    *why = "a value that is not a finite float";
+    return false;
+  }
+  for (p = end; *p != '\0'; ++p)
+    if (!blank(*p)) {
+      *why = "text after the third field";
+      return false;
+    }
+  return true;
+}
+
+// Reads "a<TAB>b<TAB>v" triples (1-based a, b), lines of any length; blank lines are skipped. The first
+// malformed line fails the read with "path:line: why"; line[t] is entry t's line number, for later messages.
 bool read_triples(const std::string& path, std::vector<int64_t>* a, std::vector<int64_t>* b, std::vector<float>* v,
-                  std::string* err) {
-  FILE* f = std::fopen(path.c_str(), "r");
+                  std::vector<int64_t>* line_of, std::string* err) {
+  std::ifstream f(path);
   if (!f) {
     *err = "cannot open " + path;
     return false;
   }
-  char line[256];
+  std::string line;
   int64_t lineno = 0;
-  while (std::fgets(line, sizeof line, f)) {
+  while (std::getline(f, line)) {
     ++lineno;
-    char* p = line;
-    char* end = nullptr;
-    const long long x = std::strtoll(p, &end, 10);
-    if (end == p) {
-      if (std::strspn(line, " \t\r\n") == std::strlen(line)) continue;  // blank line
-      *err = path + ":" + std::to_string(lineno) + ": malformed line";
-      std::fclose(f);
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
+    long long x = 0, y = 0;
+    float z = 0.f;
+    const char* why = nullptr;
+    if (!parse_triple(line.c_str(), &x, &y, &z, &why)) {
+      *err = path + ":" + std::to_string(lineno) + ": malformed line (" + why + ")";
       return false;
     }
-    p = end;
-    const long long y = std::strtoll(p, &end, 10);
-    if (end == p) {
-      *err = path + ":" + std::to_string(lineno) + ": malformed line";
-      std::fclose(f);
-      return false;
-    }
-    p = end;
-    const float z = std::strtof(p, &end);
     a->push_back(x);
     b->push_back(y);
-    v->push_back(end == p ? 1.f : z);
+    v->push_back(z);
+    line_of->push_back(lineno);
   }
-  std::fclose(f);
+  if (f.bad()) {
+    *err = "read error in " + path;
+    return false;
+  }
   return true;
 }
 
@@ -111,51 +149,99 @@ struct SplitMix {
 
 }  // namespace
 
+namespace {
+// The entry at line `line` of `path` (for messages).
+std::string at_line(const std::string& path, int64_t line) { return path + ":" + std::to_string(line); }
+
+// A second entry for the same (row, column) of the CSR just built (its rows' columns ascending): the file is
+// refused (a reader that summed or kept one would silently differ from the other side of a comparison).
+bool no_duplicates(const Csr& m, const std::string& path, const char* what, std::string* err) {
+  for (int64_t i = 0; i < m.rows; ++i)
+    for (int64_t k = m.ptr[i] + 1; k < m.ptr[i + 1]; ++k)
+      if (m.idx[k] == m.idx[k - 1]) {
+        *err = path + ": " + what + " " + std::to_string(i + 1) + ", column " + std::to_string(m.idx[k] + 1) +
+               " is given twice";
+        return false;
+      }
+  return true;
+}
+}  // namespace
+
 bool read_layer_tsv(const std::string& path, int64_t n, Csr* w, std::string* err) {
-  std::vector<int64_t> r, c;
+  std::vector<int64_t> r, c, line;
   std::vector<float> v;
-  if (!read_triples(path, &r, &c, &v, err)) return false;
+  if (!read_triples(path, &r, &c, &v, &line, err)) return false;
+  if (r.empty()) {
+    *err = path + ": no entries (a challenge layer has 32 per neuron)";
+    return false;
+  }
   for (size_t t = 0; t < r.size(); ++t) {
     if (r[t] < 1 || r[t] > n || c[t] < 1 || c[t] > n) {
-      *err = path + ": entry " + std::to_string(t + 1) + " is outside 1.." + std::to_string(n);
+      *err = at_line(path, line[t]) + ": neuron outside 1.." + std::to_string(n);
       return false;
     }
     --r[t];
     --c[t];
   }
   *w = build_csr(n, n, r, c, v);
-  return true;
+  return no_duplicates(*w, path, "row", err);
 }
 
-bool read_images_tsv(const std::string& path, int64_t n, int64_t rows_hint, Csr* y, std::string* err) {
-  std::vector<int64_t> r, c;
+bool read_images_tsv(const std::string& path, int64_t n, int64_t rows, Csr* y, std::string* err) {
+  std::vector<int64_t> r, c, line;
   std::vector<float> v;
-  if (!read_triples(path, &r, &c, &v, err)) return false;
-  int64_t rows = rows_hint;
+  if (!read_triples(path, &r, &c, &v, &line, err)) return false;
   for (size_t t = 0; t < r.size(); ++t) {
-    if (r[t] < 1 || c[t] < 1 || c[t] > n) {
-      *err = path + ": entry " + std::to_string(t + 1) + " is out of range";
+    if (r[t] < 1 || r[t] > rows) {
+      *err = at_line(path, line[t]) + ": image outside 1.." + std::to_string(rows);
+      return false;
+    }
+    if (c[t] < 1 || c[t] > n) {
+      *err = at_line(path, line[t]) + ": neuron outside 1.." + std::to_string(n);
       return false;
     }
     --r[t];
     --c[t];
-    rows = std::max(rows, r[t] + 1);
   }
   *y = build_csr(rows, n, r, c, v);
-  return true;
+  return no_duplicates(*y, path, "image", err);
 }
 
-bool read_categories(const std::string& path, std::vector<int>* cats, std::string* err) {
-  FILE* f = std::fopen(path.c_str(), "r");
+bool read_categories(const std::string& path, int64_t images, std::vector<int>* cats, std::string* err) {
+  std::ifstream f(path);
   if (!f) {
     *err = "cannot open " + path;
     return false;
   }
   cats->clear();
-  long long x;
-  while (std::fscanf(f, "%lld", &x) == 1) cats->push_back(int(x - 1));
-  std::fclose(f);
+  std::string line;
+  for (int64_t lineno = 1; std::getline(f, line); ++lineno) {
+    const size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;  // blank line
+    const char* p = line.c_str() + first;
+    char* end = nullptr;
+    errno = 0;
+    const long long x = std::strtoll(p, &end, 10);
+    if (end == p || errno == ERANGE || std::strspn(end, " \t\r") != std::strlen(end)) {
+      *err = at_line(path, lineno) + ": expected one image number";
+      return false;
+    }
+    if (x < 1 || x > images) {
+      *err = at_line(path, lineno) + ": image " + std::to_string(x) + " outside 1.." + std::to_string(images);
+      return false;
+    }
+    cats->push_back(int(x - 1));
+  }
+  if (f.bad()) {
+    *err = "read error in " + path;
+    return false;
+  }
   std::sort(cats->begin(), cats->end());
+  const auto dup = std::adjacent_find(cats->begin(), cats->end());
+  if (dup != cats->end()) {
+    *err = path + ": image " + std::to_string(*dup + 1) + " is listed twice";
+    return false;
+  }
   return true;
 }
 
@@ -173,7 +259,18 @@ std::vector<int> cycle_permutation(int64_t n, int cycle, uint64_t seed) {
   return p;
 }
 
+namespace {
+// The generator's inputs (std::invalid_argument otherwise: a width off the spec divided by zero or built a layer
+// off the spec, a layer < 1 shifted by a negative count).
+void check_generator_args(int64_t n, int layer) {
+  if (!generator_width_ok(n))
+    throw std::invalid_argument("generator: width " + std::to_string(n) + " is not 16 x a power of two >= 2");
+  if (layer < 1) throw std::invalid_argument("generator: layer " + std::to_string(layer) + " < 1 (layers are 1-based)");
+}
+}  // namespace
+
 Csr generate_layer(int64_t n, int layer, uint64_t seed) {
+  check_generator_args(n, layer);
   const int64_t m = n / 16;
   int s_count = 0;
   while ((int64_t(1) << s_count) < m) ++s_count;
@@ -201,6 +298,7 @@ Csr generate_layer(int64_t n, int layer, uint64_t seed) {
 }
 
 Ell generate_layer_ell(int64_t n, int layer, uint64_t seed) {
+  check_generator_args(n, layer);
   const int64_t m = n / 16;
   int s_count = 0;
   while ((int64_t(1) << s_count) < m) ++s_count;
@@ -477,6 +575,9 @@ Ell transpose_to_ell(const Csr& w) {
 Csr scale_images(const Csr& img, int64_t n) {
   int64_t f = 1;
   while (1024 * f * f < n) ++f;
+  if (img.cols != 1024 || 1024 * f * f != n)
+    throw std::invalid_argument("scale_images: takes 32 x 32 images (1024 columns, got " + std::to_string(img.cols) +
+                                ") to 1024 f^2 columns (got " + std::to_string(n) + ")");
   Csr out;
   out.rows = img.rows;
   out.cols = n;
@@ -500,6 +601,8 @@ Csr scale_images(const Csr& img, int64_t n) {
 }
 
 Csr tile_rows(const Csr& y, int64_t rows) {
+  if (rows < 0 || (rows > 0 && y.rows <= 0))
+    throw std::invalid_argument("tile_rows: " + std::to_string(rows) + " rows from " + std::to_string(y.rows));
   Csr out;
   out.rows = rows;
   out.cols = y.cols;

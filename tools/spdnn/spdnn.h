@@ -29,18 +29,25 @@ struct Ell {
 // Returns 0 and sets *ok = false for any other width.
 float challenge_bias(int64_t n, bool* ok = nullptr);
 
-// `n{N}-l{i}.tsv`: "row<TAB>col<TAB>value", 1-based; rows = source neuron, cols = destination.
+// The readers take a line as exactly "integer<TAB>integer<TAB>value" (any blanks between, a trailing \r
+// allowed, blank lines skipped, lines of any length), a finite value, and refuse with err = "path:line: why"
+// anything else: a missing or extra field, text after a number, an index out of range, the same (row,
+// column) twice. Nothing is guessed (no default value, no growth past the given size).
+// `n{N}-l{i}.tsv`: "row<TAB>col<TAB>value", 1-based; rows = source neuron, cols = destination; an empty
+// file is refused.
 bool read_layer_tsv(const std::string& path, int64_t n, Csr* w, std::string* err);
-// `sparse-images-{N}.tsv`: "image<TAB>neuron<TAB>value", 1-based; rows = images (rows_hint rows at
-// least; more if the file names a higher image).
-bool read_images_tsv(const std::string& path, int64_t n, int64_t rows_hint, Csr* y, std::string* err);
-// Categories: one 1-based image number a line; returned 0-based, ascending.
-bool read_categories(const std::string& path, std::vector<int>* cats, std::string* err);
+// `sparse-images-{N}.tsv`: "image<TAB>neuron<TAB>value", 1-based; `rows` images (an image number above
+// it is refused), neurons 1..n.
+bool read_images_tsv(const std::string& path, int64_t n, int64_t rows, Csr* y, std::string* err);
+// Categories: one 1-based image number in 1..images a line (blank lines skipped); returned 0-based,
+// ascending; a number given twice is refused.
+bool read_categories(const std::string& path, int64_t images, std::vector<int>* cats, std::string* err);
 
 // The generator (issue 6's spec): M = N/16, S = log2 M; layer l (1-based) is in cycle
 // c = (l-1) / S, stage s = (l-1) % S; residue r(i) = i mod M in cycle 0 and perm_c(i) mod M later,
 // perm_c a permutation of the N rows drawn from (seed, c); W(i, j) = 1/16 exactly when j mod M is
-// r(i) or (r(i) - 2^s) mod M. N must be 16 * a power of two >= 2 (so S >= 1).
+// r(i) or (r(i) - 2^s) mod M. N must be 16 * a power of two >= 2 (so S >= 1) and layer >= 1: the generators
+// throw std::invalid_argument otherwise.
 bool generator_width_ok(int64_t n);
 Csr generate_layer(int64_t n, int layer, uint64_t seed);
 // perm_c for cycle c >= 1 (exposed for tests).
@@ -97,9 +104,11 @@ Csr relabel_columns(const Csr& m, const std::vector<int>& labels);
 // std::invalid_argument when an entry of order is outside out_labels.
 std::vector<int> map_order(const std::vector<int>& order, const std::vector<int>& out_labels);
 
-// Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f).
+// Nearest-neighbour upscaling of 32x32 images (N = 1024) to side 32 * f (N = 1024 * f * f); other
+// columns or widths: std::invalid_argument.
 Csr scale_images(const Csr& img1024, int64_t n);
-// rows copies of the input rows in turn: row t is input row t % input.rows.
+// rows copies of the input rows in turn: row t is input row t % input.rows (rows >= 0; an input of no rows
+// only for rows = 0: std::invalid_argument otherwise).
 Csr tile_rows(const Csr& y, int64_t rows);
 
 // Float64 CPU reference: Y <- min(max(Y * W + bias, 0), clamp), rows stored sparse.

@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
   const int layers = arg_int(argc, argv, "--layers", 6);
   const double l2 = arg_int(argc, argv, "--l2-mib", 50) * 1048576.0;
   const std::string order = arg_str(argc, argv, "--order", "sorted"), warps = arg_str(argc, argv, "--warps", "runs");
-  if ((order != "sorted" && order != "chain") || (warps != "runs" && warps != "strided") || n < 1024 || images < 1 ||
+  if ((order != "sorted" && order != "chain") || (warps != "runs" && warps != "strided") || n < 1024 ||
+      !spdnn::generator_width_ok(n) || images < 1 ||
       layers < 1 || first < 1 || l2 <= 0) {
     std::fprintf(stderr, "usage: spdnn_l2_model [--width 16384] [--images 1200] [--first-layer 41] [--layers 6] "
                          "[--l2-mib 50] [--order sorted|chain] [--warps runs|strided]\n");
