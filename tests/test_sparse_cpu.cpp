@@ -338,6 +338,21 @@ TEST_CASE("readers: malformed challenge files are refused, naming the line", "[s
     std::string text;
     int line;  // the line the message must name (0: no line, a whole-file reason)
   };
+  // Each case in a file read by `read` (path, &err -> ok): refused, without an exception, the message naming the
+  // file (and the line where the case has one).
+  using Reader = std::function<bool(const std::string&, std::string*)>;
+  auto refused = [](const char* what, const Case& c, const Reader& read) {
+    INFO(what << ": " << c.name);
+    const TempFile f(c.text);
+    std::string err;
+    bool ok = true;
+    CHECK_NOTHROW(ok = read(f.path, &err));
+    CHECK_FALSE(ok);
+    CHECK(err.find(f.path) != std::string::npos);
+    if (c.line > 0) CHECK(err.find(f.path + ":" + std::to_string(c.line) + ":") != std::string::npos);
+  };
+  spdnn::Csr m;
+  std::vector<int> cats;
   const Case bad_layer[] = {
       {"two fields", "1\t2\t0.5\n1\t2\n", 2},
       {"a value that is not a number", "1\t2\tabc\n", 1},
@@ -355,15 +370,9 @@ TEST_CASE("readers: malformed challenge files are refused, naming the line", "[s
       {"the same entry twice", "1\t2\t0.5\n3\t4\t0.5\n1\t2\t0.25\n", 0},
       {"no entries", "\n  \n", 0},
   };
-  for (const Case& c : bad_layer) {
-    INFO("layer file: " << c.name);
-    const TempFile f(c.text);
-    spdnn::Csr w;
-    std::string err;
-    CHECK_FALSE(spdnn::read_layer_tsv(f.path, 1024, &w, &err));
-    CHECK(err.find(f.path) != std::string::npos);
-    if (c.line > 0) CHECK(err.find(f.path + ":" + std::to_string(c.line) + ":") != std::string::npos);
-  }
+  for (const Case& c : bad_layer)
+    refused("layer file", c,
+            [&](const std::string& p, std::string* err) { return spdnn::read_layer_tsv(p, 1024, &m, err); });
   {  // the control: blanks, CRLF, blank lines, a long line of trailing blanks, no final newline
     const TempFile f("1\t2\t0.5\r\n\n3 4  0.25" + pad + "\n1024\t1024\t-1e-3");
     spdnn::Csr w;
@@ -382,16 +391,9 @@ TEST_CASE("readers: malformed challenge files are refused, naming the line", "[s
       {"the same pixel twice", "1\t5\t1\n1\t5\t1\n", 0},
       {"a missing value", "1\t5\n", 1},
   };
-  for (const Case& c : bad_images) {
-    INFO("image file: " << c.name);
-    const TempFile f(c.text);
-    spdnn::Csr y;
-    std::string err;
-    bool ok = true;
-    CHECK_NOTHROW(ok = spdnn::read_images_tsv(f.path, 1024, 1200, &y, &err));
-    CHECK_FALSE(ok);
-    if (c.line > 0) CHECK(err.find(f.path + ":" + std::to_string(c.line) + ":") != std::string::npos);
-  }
+  for (const Case& c : bad_images)
+    refused("image file", c,
+            [&](const std::string& p, std::string* err) { return spdnn::read_images_tsv(p, 1024, 1200, &m, err); });
   {
     const TempFile f("1\t5\t1\n1200\t1024\t1\n1\t6\t1\n");
     spdnn::Csr y;
@@ -410,17 +412,11 @@ TEST_CASE("readers: malformed challenge files are refused, naming the line", "[s
       {"two numbers on a line", "1 2\n", 1},
       {"the same image twice", "2\n2\n", 0},
   };
-  for (const Case& c : bad_categories) {
-    INFO("categories file: " << c.name);
-    const TempFile f(c.text);
-    std::vector<int> cats;
-    std::string err;
-    CHECK_FALSE(spdnn::read_categories(f.path, 1200, &cats, &err));
-    if (c.line > 0) CHECK(err.find(f.path + ":" + std::to_string(c.line) + ":") != std::string::npos);
-  }
+  for (const Case& c : bad_categories)
+    refused("categories file", c,
+            [&](const std::string& p, std::string* err) { return spdnn::read_categories(p, 1200, &cats, err); });
   {
     const TempFile f("7\r\n\n3\n1200");
-    std::vector<int> cats;
     std::string err;
     REQUIRE(spdnn::read_categories(f.path, 1200, &cats, &err));
     CHECK(cats == std::vector<int>{2, 6, 1199});

@@ -1143,6 +1143,29 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / va
   CHECK(cfg::resident_kernel() == env);
 }
 
+namespace {
+// One resident call of the n x n layer e on a list of 8 images (count 0 on the device): it must be refused with
+// BAD_PARAM and a message holding `needle`, before anything runs (the counts stay 0).
+void check_one_layer_refused(jhdnnHandle_t h, const spdnn::Ell& e, const char* needle) {
+  const int64_t n = e.rows;
+  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 8 * 4), dy(size_t(n) * 8 * 4),
+                     dr(8 * 4), dids(8 * 4), dro(8 * 4), dio(8 * 4), dc(2 * 4);
+  CUDA_CHECK(cudaMemset(dc.get(), 0, 2 * 4));
+  CUDA_CHECK(cudaMemset(dr.get(), 0, 8 * 4));
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
+  CHECK(jhdnnSparseDnnLayersForwardResident(h, 1, &d, -0.3f, 32.f, 8, dc.as<int>(), dr.as<int>(), dids.as<int>(),
+                                            dx.get(), 8, dy.get(), 8, dro.as<int>(), dio.as<int>(),
+                                            0) == JHDNN_STATUS_BAD_PARAM);
+  char msg[256];
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  CHECK(std::string(msg).find(needle) != std::string::npos);
+  CHECK(res_from_dev<int>(dc, 2) == std::vector<int>{0, 0});
+  JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+}
+}  // namespace
+
 // ctest runs this with JHDNN_RESIDENT_KERNEL=Bulk (names are exact): the value is kept as invalid,
 // and with a GPU a resident call fails with BAD_PARAM naming it (nothing launched).
 TEST_CASE("resident kernel switch: a misspelt JHDNN_RESIDENT_KERNEL is refused by name", "[.env][env_resident_misspelt]") {
@@ -1152,21 +1175,7 @@ TEST_CASE("resident kernel switch: a misspelt JHDNN_RESIDENT_KERNEL is refused b
   CHECK(std::string(cfg::resident_kernel_bad_value()) == std::getenv("JHDNN_RESIDENT_KERNEL"));
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
-  const int64_t n = 1024;
-  const spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
-  DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 8 * 4), dy(size_t(n) * 8 * 4),
-      dr(8 * 4), dids(8 * 4), dro(8 * 4), dio(8 * 4), dc(2 * 4);
-  CUDA_CHECK(cudaMemset(dc.get(), 0, 2 * 4));
-  jhdnnSparseMatrixDescriptor_t d;
-  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
-  CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, &d, -0.3f, 32.f, 8, dc.as<int>(), dr.as<int>(),
-                                            dids.as<int>(), dx.get(), 8, dy.get(), 8, dro.as<int>(), dio.as<int>(),
-                                            0) == JHDNN_STATUS_BAD_PARAM);
-  char msg[256];
-  jhdnnGetLastErrorString(msg, sizeof msg);
-  CHECK(std::string(msg).find("JHDNN_RESIDENT_KERNEL") != std::string::npos);
-  jhdnnDestroySparseMatrixDescriptor(d);
+  check_one_layer_refused(h.get(), spdnn::generate_layer_ell(1024, 1, 42), "JHDNN_RESIDENT_KERNEL");
 }
 
 // The packed copies' publish (src/sparse/resident_pack_list.h), on host memory: one copy per device
@@ -1905,23 +1914,9 @@ TEST_CASE("resident packed copy: an index >= n is refused, in both layouts", "[s
       }
     }
   }
-  // Through the public call: refused with the message, nothing computed (counts stay 0).
+  // Through the public call: refused with the message, nothing computed.
   e.idx[77] = int(n);
-  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 8 * 4), dy(size_t(n) * 8 * 4),
-                     dr(8 * 4), dids(8 * 4), dro(8 * 4), dio(8 * 4), dc(2 * 4);
-  CUDA_CHECK(cudaMemset(dc.get(), 0, 2 * 4));
-  CUDA_CHECK(cudaMemset(dr.get(), 0, 8 * 4));
-  jhdnnSparseMatrixDescriptor_t d = nullptr;
-  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
-  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
-  CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, &d, -0.3f, 32.f, 8, dc.as<int>(), dr.as<int>(),
-                                            dids.as<int>(), dx.get(), 8, dy.get(), 8, dro.as<int>(), dio.as<int>(),
-                                            0) == JHDNN_STATUS_BAD_PARAM);
-  char msg[256];
-  jhdnnGetLastErrorString(msg, sizeof msg);
-  CHECK(std::string(msg).find("index >= n") != std::string::npos);
-  CHECK(res_from_dev<int>(dc, 2) == std::vector<int>{0, 0});
-  JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+  check_one_layer_refused(h.get(), e, "index >= n");
 }
 
 // Two host threads make the FIRST resident call on the same descriptors at the same moment, each with
