@@ -391,12 +391,16 @@ typedef enum {
                                     * row-major n >= 512: ask for WARP_ROW (or WARP_ROW_WIDE) when
                                     * run-to-run identical bits matter */
     JHDNN_SPMM_ALG_THREAD_ROW = 1, /* one thread per row of A: the simplest, slow on long rows */
-    JHDNN_SPMM_ALG_WARP_ROW = 2,   /* one warp per row of A, lanes over columns of B (float4 loads) */
+    JHDNN_SPMM_ALG_WARP_ROW = 2,   /* one warp per row of A, lanes over columns of B (float4 loads when
+                                    * n, ldb, ldc are multiples of 4 and B, C 16-byte aligned) */
     JHDNN_SPMM_ALG_NNZ_SPLIT = 3,  /* equal nonzero chunks per warp (load balance for skewed rows); NOT
                                     * deterministic in the last bits: rows cut by a chunk boundary are
                                     * summed with float atomics, in an order that varies run to run */
-    JHDNN_SPMM_ALG_WARP_ROW_WIDE = 4, /* WARP_ROW with 4 float4 per lane: one broadcast pair feeds 4 loads
-                                       * (wide B, long rows); column-major: as WARP_ROW */
+    JHDNN_SPMM_ALG_WARP_ROW_WIDE = 4, /* 4 rows per warp in the row order, 2 float4 per lane; when the 4
+                                       * rows have the same column list each B load feeds all 4 (wide B);
+                                       * column-major: as WARP_ROW. Row-major B: at most 65535 bands of
+                                       * 512 columns (n <= 33,553,920; WARP_ROW too), else
+                                       * NOT_SUPPORTED_SHAPE (DEFAULT then runs NNZ_PAIRS) */
     JHDNN_SPMM_ALG_NNZ_PAIRS = 5,  /* NNZ_SPLIT with lane groups: row-major B: half-warps over 64-column
                                     * bands (float4), two nonzeros per step (n, ldb multiples of 4, B
                                     * 16-byte aligned, else runs NNZ_SPLIT); column-major B: 8 lanes x
@@ -551,7 +555,8 @@ typedef enum {
 
 /* jhdnnSparseDnnLayerForwardCompact with a feature layout. NEURON_MAJOR is that call. TILED128 runs
  * JHDNN_SPDNN_TILE's late4all kernel in every layer and needs: width 32, 16-byte aligned colInd and
- * values, JHDNN_SPDNN_TILE unset, auto or late4all (else NOT_SUPPORTED, as for any other need not met),
+ * values, JHDNN_SPDNN_TILE unset, auto or late4all (else NOT_SUPPORTED, as for any other need not met;
+ * a JHDNN_SPDNN_TILE that names no tile is BAD_PARAM, as in every layer call),
  * ldx and ldy multiples of 128, ldx * (wtDesc cols) <= 2^32 floats (the kernel's 32-bit column offsets:
  * NOT_SUPPORTED_SHAPE beyond). The list, counts, workspace and results are as the neuron-major call's,
  * bitwise (every fma chain is the same; only the addresses differ). */
@@ -601,7 +606,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
  *   written. The outputs (y, rowsOut, idsOut, counts, the trace) must not overlap each other or an input
  *   (activeRows, idsIn, x): BAD_PARAM.
- *   sliceImages: 1 .. the most that fit (8 for n <= 1024: 2 x (n + 1) x 8 floats of features + 136 KB
+ *   sliceImages: 1 .. the most that fit (8 up to n = 1452: 2 x (n + 1) x 8 floats of features + 136 KB
  *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
  *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight
  *   values make its chunks small, as the challenge's do: up to n = 5591 with their 3,328-byte chunks),
@@ -609,9 +614,10 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   vals does not fit the call's layers), or if not even 2 fit. col_ind, values and the row order (if
  *   set) must be 16-byte aligned.
  * No workspace. Bias <= 0 as for the other layer calls.
- * Packed weights: the first call that uses a descriptor builds its packed copy (device memory of
- * ceil(rows / 128) x 34,816 bytes, about the weights again: the rows in the row order with their
- * output row, each run of rows with equal column lists storing its list once per 128-row chunk),
+ * Packed weights: the first call that uses a descriptor builds the packed copy its kernel reads (the
+ * list-pack one: device memory of ceil(rows / 128) x 34,816 bytes, about the weights again: the rows in
+ * the row order with their output row, each run of rows with equal column lists storing its list once
+ * per 128-row chunk; the vals-pack one where a vals kernel runs, below: ceil(rows / 128) x 36,864 bytes),
  * with one kernel and a synchronize of the handle's stream, and keeps it with
  * the descriptor until the descriptor is set again (jhdnnSetEllMatrixDescriptor /
  * jhdnnSetSparseMatrixRowOrder) or destroyed (one copy per device). Several host threads may make
@@ -619,19 +625,21 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * race, one copy is kept and the other freed. Later calls read only the copy: changes to the
  * contents of colInd, values or rowOrder after that first call are NOT seen until the descriptor is
  * set again. A first call inside a stream capture returns NOT_SUPPORTED (nothing runs): make one call
- * outside the capture first, with the same kernel and sliceImages. A call that tries the vals kernel
- * (below) builds a second copy per descriptor in its own layout (at most the same size), kept and
- * freed in the same way; a call that tries it and falls back keeps both. Environment (A/B measurement only, same results; docs/api.md):
+ * outside the capture first, with the same kernel and sliceImages. A call that tries a vals kernel and
+ * falls back to a list-pack one keeps both copies, each freed in the same way. Environment (A/B
+ * measurement only, same results; docs/api.md):
  * JHDNN_RESIDENT_KERNEL=duo (the default: unset or "") runs 16 warps (512 threads) per CTA, four
  * weight chunks at a time from a ring of 8, each chunk one bulk copy (TMA) completing on an
  * mbarrier, each lane two output rows for 4 images (quad where the ring of 8 does not fit the
  * block's shared memory, pair's shape where a call's slices hold 4 images or fewer); =quad the same
  * CTA with one row for 4 images per lane and two chunks at a time; =pair one image and 4 rows per
  * lane; =bulk the 8-warp kernel with the same copies; =packed the 8-warp kernel copying with 16-byte
- * cp.async. Where duo's rings leave no room for 4-image slices (n = 4096), the call runs the vals
- * kernel (slices of up to 4 images, a second packed copy per descriptor that stores each run of equal
- * weight values once as well) if its ring fits, else pair with 2-image slices; =vals runs vals wherever
- * it fits (slices of 0 / 1..4 images), else as duo. */
+ * cp.async. Where duo's rings leave no room for 4-image slices (n > 2905, as n = 4096), the call runs
+ * the vals family on the vals-pack copy (slices of up to 4 images; each run of equal weight values is
+ * stored once as well): vals4w (each warp a whole chunk, a ring each warp refills) where its ring fits
+ * and a layer has at most 32 chunks, else valsfan where its ring fits, else pair with 2-image slices;
+ * =vals, =valsfan, =vals4w run that kernel wherever it fits (slices of 0 / 1..4 images), else as duo.
+ * Every kernel gives the same bits. */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
