@@ -46,7 +46,7 @@ fi
 ctest_rc="not run"
 if [ "${TESTS:-1}" = 1 ]; then
 step ctest
-scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: its tests skip"
+scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: its tests fail (JHDNN_REQUIRE_GPU; carry data/spdnn)"
 timeout "${CTEST_TIMEOUT:-400}" ctest --test-dir "$BUILD_DIR" --output-on-failure --timeout 300 --output-junit "$OUT/ctest-junit.xml" ${CTEST_ARGS:-} >"$OUT/ctest.log" 2>&1
 ctest_rc=$?
 tail -5 "$OUT/ctest.log"
@@ -104,7 +104,7 @@ if [ "${FAMILIES:-0}" = 1 ]; then
   fam bench_gemm_hopper "${HOPPER_TIMEOUT:-60}" "$BUILD_DIR/bench/bench_gemm_hopper" --benchmark_out="$OUT/bench_gemm_hopper.json" --benchmark_out_format=json ${HOPPER_ARGS:-}
   fam bench_tensorcore "${TC_TIMEOUT:-120}" "$BUILD_DIR/bench/bench_tensorcore" --benchmark_out="$OUT/bench_tensorcore.json" --benchmark_out_format=json ${TC_ARGS:-}
   fam bench_conv_igemm "${IGEMM_TIMEOUT:-120}" "$BUILD_DIR/bench/bench_conv_igemm" --benchmark_out="$OUT/bench_conv_igemm.json" --benchmark_out_format=json ${IGEMM_ARGS:-}
-  scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: its tests skip"
+  scripts/fetch-spdnn-data.sh >/dev/null 2>&1 || echo "no spdnn data: its tests fail (JHDNN_REQUIRE_GPU; carry data/spdnn)"
   fam spdnn_infer "${SPDNN_TIMEOUT:-200}" "$BUILD_DIR/examples/spdnn_infer" ${SPDNN_ARGS:---width 1024,4096,16384,65536 --layers 120 --validate yes} \
     --csv "$OUT/spdnn_infer.csv" --active-csv "$OUT/spdnn_active.csv"
   fam bench_sparse "${SPARSE_TIMEOUT:-240}" "$BUILD_DIR/bench/bench_sparse" --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json ${SPARSE_ARGS:-}

@@ -21,6 +21,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include "common/catch_gpu.h"
+#include "common/catch_spdnn.h"
 #include "common/scoped_config.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
@@ -1051,14 +1052,7 @@ TEST_CASE("sparse bounds: counts past maxActive / nnz stay inside the buffers", 
 
 namespace {
 
-#define REQUIRE_SPDNN_DATA_GPU()                                                                        \
-  do {                                                                                                  \
-    if (!spdnn::file_exists(spdnn::data_dir() + "/neuron1024/n1024-l120.tsv"))                          \
-      SKIP("spdnn data not found in " << spdnn::data_dir()                                              \
-                                      << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");  \
-  } while (0)
-
-// The first 1200 official N = 1024 images (after REQUIRE_SPDNN_DATA_GPU).
+// The first 1200 official N = 1024 images (after JHDNN_REQUIRE_SPDNN_DATA).
 spdnn::Csr first1200_images() {
   spdnn::Csr images;
   std::string err;
@@ -1152,7 +1146,7 @@ TEST_CASE("DeviceNetwork::load: layers made on worker threads, uploaded in order
 
 TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact categories", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
-  REQUIRE_SPDNN_DATA_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const std::string dir = spdnn::data_dir();
   spdnn::Csr images;
   std::vector<int> truth;
@@ -1272,7 +1266,7 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
 
 TEST_CASE("inference: generated networks match the CPU reference exactly", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
-  REQUIRE_SPDNN_DATA_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; };
@@ -1291,6 +1285,10 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
       cpu.layer(spdnn::generate_layer(cs.n, l, 42), bias);
       cpu_active.push_back(int(cpu.active_rows()));
     }
+    // Some images survive and some die (19 / 4 / 1 of 1200 / 300 / 64), so the categories say something; and every
+    // layer's count is compared, which the final categories alone (one image at N = 16384) would not show.
+    REQUIRE(!cpu.categories().empty());
+    REQUIRE(cpu.categories().size() < size_t(cs.images));
     spdnn::DeviceNetwork net;
     net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
     for (spdnn::Path p : {spdnn::Path::kSeparate, spdnn::Path::kGraph}) {
@@ -1299,6 +1297,7 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
       UNSCOPED_INFO("survivors: " << r.categories.size() << " " << r.note);
       CHECK(r.path_used == p);
       CHECK(r.categories == cpu.categories());
+      CHECK(r.active == cpu_active);
     }
     // The multi-layer launch, for the whole network and after the count halved (hybrid).
     for (int below : {-1, cpu_active[cs.layers / 2 - 1]}) {
@@ -1310,7 +1309,7 @@ TEST_CASE("inference: generated networks match the CPU reference exactly", "[spa
       CHECK(r.tail_first == expected_tail_first(r.active, int(cs.images), below));
       CHECK(r.tail_first <= cs.layers);
       CHECK(r.categories == cpu.categories());
-      CHECK(r.active.back() == int(cpu.categories().size()));
+      CHECK(r.active == cpu_active);
     }
   }
 }
@@ -1340,7 +1339,7 @@ void check_same_kept_run(const spdnn::InferenceResult& r, const spdnn::Inference
 // N <= 4096), the tiled one late4all's kernel.
 TEST_CASE("inference: the tiled feature layout and the reader relabelling are exact", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
-  REQUIRE_SPDNN_DATA_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; int keep; };
@@ -1394,7 +1393,7 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
 // positions each layer read), so the test fails if nothing was widened.
 TEST_CASE("inference: widening the first layers to the previous layer's whole output is exact", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
-  REQUIRE_SPDNN_DATA_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; int keep; };
@@ -1540,6 +1539,9 @@ TEST_CASE("fused layer: the tiled feature layout on random layers is bitwise the
       const size_t kept = size_t(std::max(0, std::min(o.count, cs.max_active)));
       o.rows = from_dev<int>(dro, kept);
       o.ids = from_dev<int>(dio, kept);
+      // idsIn is 0, 1, ..., so each kept entry's id equals its position (idsOut[t] = idsIn[rowsOut[t]]); checked
+      // before the sorts below, which would hide a swapped pairing
+      CHECK(o.rows == o.ids);
       std::sort(o.rows.begin(), o.rows.end());  // the order of the kept entries is unspecified
       std::sort(o.ids.begin(), o.ids.end());
       return o;
@@ -1631,7 +1633,7 @@ TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][
 // (seed 42: ~19 of 1200 images survive), more than the 96 layers one launch takes.
 TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per layer", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
-  REQUIRE_SPDNN_DATA_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images = first1200_images();
   const int n = 1024, layers = 100, rows = 1200;  // > 96: two launches inside one call
   JhdnnHandle h;
@@ -1695,12 +1697,17 @@ TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per lay
   }
   CHECK(call(0, descs.data(), -0.3f, r1.as<int>(), rows, ws) == JHDNN_STATUS_SUCCESS);  // nothing to do
 
-  // Everything dies in layer 1 (bias -1000): all later counts 0, and the launch returns.
+  // Everything dies in layer 1 (bias -1000): all later counts 0, and the launch returns. Counts of 0 are also what a
+  // launch that never ran would leave, so layer 1's output is checked too: x1 still holds DeviceBuffer's poison
+  // (every call above was refused before a launch), and layer 1 writes a 0 for every entering image and output.
+  REQUIRE(std::isnan(from_dev<float>(x1, 1)[0]));
   JHDNN_CHECK(call(layers, descs.data(), -1000.f, r1.as<int>(), rows, ws));
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<int> dead(layers + 1, 0);
   dead[0] = rows;
   CHECK(from_dev<int>(dcounts, layers + 1) == dead);
+  const std::vector<float> y1 = from_dev<float>(x1, size_t(n) * rows);
+  CHECK(std::count(y1.begin(), y1.end(), 0.f) == int64_t(y1.size()));
 
   // Reference: the single-layer fused call, layer by layer (its survivors as sorted ids).
   std::vector<int> want_counts(1, rows);

@@ -18,19 +18,12 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include "common/catch_spdnn.h"
 #include "spdnn/spdnn.h"
 
 namespace {
 
 std::string layer_path(int l) { return spdnn::data_dir() + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv"; }
-
-#define REQUIRE_SPDNN_DATA()                                                                              \
-  do {                                                                                                    \
-    if (!spdnn::file_exists(layer_path(120)) ||                                                           \
-        !spdnn::file_exists(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv"))                     \
-      SKIP("spdnn data not found in " << spdnn::data_dir()                                                \
-                                      << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");    \
-  } while (0)
 
 spdnn::Csr load_layer(int l) {
   spdnn::Csr w;
@@ -214,7 +207,7 @@ TEST_CASE("chain_order: an input in every list (read by more than 64 groups) is 
 }
 
 TEST_CASE("generator: cycle-0 layers 1..6 equal the official N = 1024 network exactly", "[sparse][cpu][data]") {
-  REQUIRE_SPDNN_DATA();
+  JHDNN_REQUIRE_SPDNN_DATA();
   for (int l = 1; l <= 6; ++l) {
     INFO("layer " << l);
     const spdnn::Csr off = load_layer(l);
@@ -227,7 +220,7 @@ TEST_CASE("generator: cycle-0 layers 1..6 equal the official N = 1024 network ex
 
 TEST_CASE("generator spec: every official layer is RadiX-Net shaped (residue per row, 16 rows per residue)",
           "[sparse][cpu][data]") {
-  REQUIRE_SPDNN_DATA();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const int64_t n = 1024, m = 64;
   const int stages = 6;
   for (int l = 1; l <= 120; l += 1) {
@@ -248,7 +241,7 @@ TEST_CASE("generator spec: every official layer is RadiX-Net shaped (residue per
 }
 
 TEST_CASE("CPU reference: 1200 images x 120 layers give exactly the official 19 categories", "[sparse][cpu][data]") {
-  REQUIRE_SPDNN_DATA();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const std::string dir = spdnn::data_dir();
   spdnn::Csr images;
   std::string err;

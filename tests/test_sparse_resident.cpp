@@ -13,7 +13,9 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <set>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -21,6 +23,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include "common/catch_gpu.h"
+#include "common/catch_spdnn.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
 #include "core/config.h"
@@ -895,6 +898,9 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
   };
   std::vector<Built> built;
   for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) built.push_back(build_case(kCases[c], 9100 + c));
+  // The controls: each (case, S, shape) a mutation runs on passes unmutated here, on the same inputs, so that a
+  // failure counted as caught below is the mutation's (run once per key, not once per mutation).
+  std::set<std::tuple<size_t, int, int>> controlled;
   for (const Mut& mu : muts) {
     INFO(mu.name);
     int caught = 0;
@@ -913,6 +919,12 @@ TEST_CASE("resident kernel schedule: a broken group plan fails the emulation", "
       for (int S : mu.sizes) {
         ChainResult got;
         std::string why;
+        if (controlled.insert({c, S, int(mu.shape)}).second) {
+          INFO("control: " << cs.name << ", S " << S << ", unmutated");
+          REQUIRE(emulate_resident(ls, os, b.images, cs.bias, S, S, &got, &why, mu.shape, PlanMutation::kNone));
+          REQUIRE(got.counts == want.counts);
+          REQUIRE(got.last == want.last);
+        }
         const bool ok = emulate_resident(ls, os, b.images, cs.bias, S, S, &got, &why, mu.shape, mu.m);
         if (!ok || got.counts != want.counts || got.last != want.last) {
           ++caught;
@@ -1144,14 +1156,18 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / va
 }
 
 namespace {
-// One resident call of the n x n layer e on a list of 8 images (count 0 on the device): it must be refused with
-// BAD_PARAM and a message holding `needle`, before anything runs (the counts stay 0).
+// One resident call of the n x n layer e on 8 live images (columns 0..7 of x): it must be refused with BAD_PARAM and
+// a message holding `needle`, before anything runs: counts[1] keeps its -7, y and the output lists their poison
+// (a launcher that started the kernel and then returned the error would change them).
 void check_one_layer_refused(jhdnnHandle_t h, const spdnn::Ell& e, const char* needle) {
   const int64_t n = e.rows;
-  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 8 * 4), dy(size_t(n) * 8 * 4),
-                     dr(8 * 4), dids(8 * 4), dro(8 * 4), dio(8 * 4), dc(2 * 4);
-  CUDA_CHECK(cudaMemset(dc.get(), 0, 2 * 4));
-  CUDA_CHECK(cudaMemset(dr.get(), 0, 8 * 4));
+  std::vector<float> x(size_t(n) * 8);
+  for (size_t t = 0; t < x.size(); ++t) x[t] = float(t % 5) * 0.25f;  // every image alive in layer 1
+  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx = res_to_dev(x), dy(size_t(n) * 8 * 4),
+                     dr = res_to_dev(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}),
+                     dids = res_to_dev(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}), dro(8 * 4),
+                     dio(8 * 4), dc = res_to_dev(std::vector<int>{8, -7});
+  const std::vector<uint32_t> y0 = res_from_dev<uint32_t>(dy, size_t(n) * 8), ro0 = res_from_dev<uint32_t>(dro, 8);
   jhdnnSparseMatrixDescriptor_t d = nullptr;
   JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
   JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
@@ -1161,7 +1177,10 @@ void check_one_layer_refused(jhdnnHandle_t h, const spdnn::Ell& e, const char* n
   char msg[256];
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find(needle) != std::string::npos);
-  CHECK(res_from_dev<int>(dc, 2) == std::vector<int>{0, 0});
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CHECK(res_from_dev<int>(dc, 2) == std::vector<int>{8, -7});
+  CHECK(res_from_dev<uint32_t>(dy, size_t(n) * 8) == y0);
+  CHECK(res_from_dev<uint32_t>(dro, 8) == ro0);
   JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
 }
 }  // namespace
@@ -1629,7 +1648,7 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
     CHECK(std::string(msg).find("plain host memory") != std::string::npos);
     jhdnnDestroySparseMatrixDescriptor(dhost);
   } else {
-    UNSCOPED_INFO("this GPU reads pageable host memory: the host-array case does not apply");
+    WARN("this GPU reads pageable host memory: the host-array case does not apply (not checked here)");
   }
   // Nothing was written by the refused calls.
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -2040,19 +2059,10 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
   race_first_calls("duo", layers, orders, g, 0, 1);
 }
 
-namespace {
-#define REQUIRE_SPDNN_DATA_RESIDENT()                                                                   \
-  do {                                                                                                  \
-    if (!spdnn::file_exists(spdnn::data_dir() + "/neuron1024/n1024-l120.tsv"))                          \
-      SKIP("spdnn data not found in " << spdnn::data_dir()                                              \
-                                      << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)");  \
-  } while (0)
-}  // namespace
-
 TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, exact categories",
           "[sparse][gpu][data][resident]") {
   JHDNN_REQUIRE_GPU();
-  REQUIRE_SPDNN_DATA_RESIDENT();
+  JHDNN_REQUIRE_SPDNN_DATA();
   const std::string dir = spdnn::data_dir();
   spdnn::Csr images;
   std::vector<int> truth;
@@ -2126,7 +2136,7 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
 
 TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {
   JHDNN_REQUIRE_GPU();
-  REQUIRE_SPDNN_DATA_RESIDENT();
+  JHDNN_REQUIRE_SPDNN_DATA();
   spdnn::Csr images1024;
   std::string err;
   REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024,

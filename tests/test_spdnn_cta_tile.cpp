@@ -487,6 +487,13 @@ TEST_CASE("spdnn CTA tile emulation: deliberate indexing bugs are caught", "[spa
         Rng gi{g.next()};
         const int sms = li == 0 ? 2 : 1;
         const Inputs in = make_inputs(layers[li], 600, mutate != 4, gi);  // 4: a gather bug (scattered columns)
+        {  // the control: the same inputs unmutated pass every check, so a failure below is the mutation's
+          const Result ok = emulate(layers[li], in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, sms,
+                                    tile::cta_blocks_per_sm(stages) * sms, stages, 0);
+          const Check oc = check(layers[li], in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, ok);
+          INFO("control for stages " << stages << ", layer " << li << ", mutation " << mutate);
+          REQUIRE((oc.ok() && ok.bad_stage == 0 && ok.bad_reads == 0 && ok.races == 0 && ok.unready == 0));
+        }
         const Result res = emulate(layers[li], in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, sms,
                                    tile::cta_blocks_per_sm(stages) * sms, stages, mutate);
         const Check c = check(layers[li], in.x, in.ldx, in.rows, 600, in.ldy, kBias, kClamp, res);

@@ -1,8 +1,9 @@
 # Sourced first by a GPU script whose one argument is its output folder:
 #   BUDGET_DEFAULT=195 FETCH_SPDNN=1 UNSET_SWITCHES="JHDNN_SPDNN_TILE ..." source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 # Makes OUT the folder's absolute path (created; usage and exit 2 without it), goes to the repository root, adds
-# the CUDA tools to PATH, sets JHDNN_REQUIRE_GPU=1 (a skipped GPU test fails), exports BUDGET_S (the caller's, else
-# BUDGET_DEFAULT, else guarded-step's 540), unsets the switches named in UNSET_SWITCHES (the script's steps set
+# the CUDA tools to PATH, sets JHDNN_REQUIRE_GPU=1 (a skipped GPU test fails, as does a data test without the data),
+# exports BUDGET_S (the caller's, else BUDGET_DEFAULT, else guarded-step's 540), unsets the switches named in
+# UNSET_SWITCHES (the script's steps set
 # them), sets B (BUILD_DIR, else build-gpu), SI (spdnn_infer), T (the tests), BS (bench_sparse), and sources
 # guarded-step.sh (step, step_summary, build_step, build_new_and_base, infer_rows, resident_resources, ctest_step,
 # verify_report); NCU_STALLS: ",metric,..." of ncu's stall
