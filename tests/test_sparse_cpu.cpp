@@ -367,14 +367,14 @@ TEST_CASE("readers: malformed challenge files are refused, naming the line", "[s
     refused("layer file", c,
             [&](const std::string& p, std::string* err) { return spdnn::read_layer_tsv(p, 1024, &m, err); });
   {  // the control: blanks, CRLF, blank lines, a long line of trailing blanks, no final newline
-    const TempFile f("1\t2\t0.5\r\n\n3 4  0.25" + pad + "\n1024\t1024\t-1e-3");
+    const TempFile f("1\t2\t0.5\r\n\n3 4  0.25" + pad + "\n5\t6\t1e-50\n1024\t1024\t-1e-3");
     spdnn::Csr w;
     std::string err;
     INFO(err);
     REQUIRE(spdnn::read_layer_tsv(f.path, 1024, &w, &err));
-    CHECK(w.nnz() == 3);
-    CHECK(w.idx == std::vector<int>{1, 3, 1023});
-    CHECK(w.val == std::vector<float>{0.5f, 0.25f, -1e-3f});
+    CHECK(w.nnz() == 4);
+    CHECK(w.idx == std::vector<int>{1, 3, 5, 1023});
+    CHECK(w.val == std::vector<float>{0.5f, 0.25f, 0.f, -1e-3f});  // 1e-50 underflows to 0, kept
   }
   const Case bad_images[] = {
       {"an image above the count", "1\t5\t1\n1201\t5\t1\n", 2},

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <fstream>
-#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <thread>
 #include <stdexcept>
 #include <sys/stat.h>
 
@@ -51,13 +51,12 @@ bool parse_triple(const char* line, long long* a, long long* b, float* v, const 
     }
     p = end;
   }
-  errno = 0;
-  *v = std::strtof(p, &end);
+  *v = std::strtof(p, &end);  // (an underflow gives the nearest float, a subnormal or 0, which is kept)
   if (end == p) {
     *why = "expected three fields (two integers and a value)";
     return false;
   }
-  if (!std::isfinite(*v) || errno == ERANGE) {
+  if (!std::isfinite(*v)) {  // nan, inf, or an overflow (HUGE_VALF)
     *why = "a value that is not a finite float";
     return false;
   }
