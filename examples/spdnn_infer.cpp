@@ -20,8 +20,9 @@
 // reference runs the images on all cores, so ~5-10 s on the 16-core GPU host).
 // TeraEdges/s = 60000 * 32 * N * L / t (the challenge's count, t = GPU time of the layer loop), and
 // the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure, a row that
-// could not run ("skipped": e.g. out of memory) or paths that differ; exit 2 on a bad option or input file,
-// before any run.
+// could not run ("skipped": e.g. out of memory) or paths that differ; exit 2 on a bad option, an output file that
+// cannot be written or a bad image / truth file, before any run (a bad official layer file when its row is
+// reached); exit 77 without a usable GPU.
 // --path: graph (one fused layer+compaction kernel per layer, the L layers in one CUDA
 // graph; loop_ms is the graph's GPU time, the capture is not in it), fused (the same kernels
 // launched one by one), separate (round 1: layer + 4-launch compaction, --refresh readbacks),
