@@ -21,8 +21,8 @@
 // TeraEdges/s = 60000 * 32 * N * L / t (the challenge's count, t = GPU time of the layer loop), and
 // the rate over the images actually run, images * 32 * N * L / t. Exit 1 on a validation failure, a row that
 // could not run ("skipped": e.g. out of memory) or paths that differ; exit 2 on a bad option, an output file that
-// cannot be written or a bad image / truth file, before any run (a bad official layer file when its row is
-// reached); exit 77 without a usable GPU.
+// cannot be written, a bad image, truth or official layer file, or --network official with N != 1024 or L > 120,
+// before any run; exit 77 without a usable GPU.
 // --path: graph (one fused layer+compaction kernel per layer, the L layers in one CUDA
 // graph; loop_ms is the graph's GPU time, the capture is not in it), fused (the same kernels
 // launched one by one), separate (round 1: layer + 4-launch compaction, --refresh readbacks),
@@ -253,6 +253,21 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // The official network: N = 1024 with L <= 120 under --network auto, every (N, L) under --network official;
+  // official_layers, the largest L that runs it, is read once below.
+  auto is_official = [&](long long n, long long layers) {
+    return network == "official" || (network == "auto" && n == 1024 && layers <= 120);
+  };
+  long long official_layers = 0;
+  for (long long n : widths)
+    for (long long layers : layer_counts)
+      if (is_official(n, layers)) {
+        if (n != 1024 || layers > 120) {
+          std::fprintf(stderr, "spdnn_infer: the official network here is N = 1024, L <= 120\n");
+          return 2;
+        }
+        official_layers = std::max(official_layers, layers);
+      }
   // Output files: each must open for writing before anything runs (not be found unwritable after the runs).
   for (const std::string* path : {&csv, &active_csv, &cats_out, &trace_csv}) {
     if (path->empty()) continue;
@@ -282,6 +297,15 @@ int main(int argc, char** argv) {
       !spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth1200, &err)) {
     std::fprintf(stderr, "spdnn_infer: %s (run scripts/fetch-spdnn-data.sh or pass --data)\n", err.c_str());
     return 2;
+  }
+  std::vector<spdnn::Csr> official_w;  // layer l at [l - 1], read once before any run (a bad file exits 2 first)
+  for (int l = 1; l <= official_layers; ++l) {
+    spdnn::Csr w;
+    if (!spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err)) {
+      std::fprintf(stderr, "spdnn_infer: %s\n", err.c_str());
+      return 2;
+    }
+    official_w.push_back(std::move(w));
   }
   std::string path_list;
   for (spdnn::Path p : paths) path_list += (path_list.empty() ? "" : ",") + std::string(spdnn::path_name(p));
@@ -313,24 +337,11 @@ int main(int argc, char** argv) {
     }
     const spdnn::Csr images = n == 1024 ? images1024 : spdnn::scale_images(images1024, n);
     for (long long layers : layer_counts) {
-      const bool official = network == "official" || (network == "auto" && n == 1024 && layers <= 120);
-      if (official && (n != 1024 || layers > 120)) {
-        std::fprintf(stderr, "spdnn_infer: the official network here is N = 1024, L <= 120\n");
-        return 2;
-      }
+      const bool official = is_official(n, layers);
       spdnn::DeviceNetwork net;
-      std::vector<spdnn::Csr> official_layers;
       try {
         if (official) {
-          for (int l = 1; l <= layers; ++l) {
-            spdnn::Csr w;
-            if (!spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err)) {
-              std::fprintf(stderr, "spdnn_infer: %s\n", err.c_str());
-              return 2;
-            }
-            official_layers.push_back(std::move(w));
-          }
-          net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_layers[l - 1]); },
+          net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_w[size_t(l - 1)]); },
                    row_order, relabel);
         } else {
           net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order, relabel);
@@ -344,7 +355,7 @@ int main(int argc, char** argv) {
         } else if (validate == "yes" || (validate == "auto" && n * layers <= 16384LL * 120)) {
           spdnn::CpuInference cpu(images);
           for (int l = 1; l <= layers; ++l)
-            cpu.layer(official ? official_layers[l - 1] : spdnn::generate_layer(n, l, seed), bias);
+            cpu.layer(official ? official_w[size_t(l - 1)] : spdnn::generate_layer(n, l, seed), bias);
           truth = cpu.categories();
           have_truth = true;
         }
