@@ -2225,6 +2225,7 @@ enum class ValsMutation {
   kAnyOne,           // the shared-list path when ANY lane's two rows share their list (not every lane's)
   kListForVals,      // the kernel reads the weights from the row's LIST slot offset (word 2, not word 3)
   kAbsentA,          // a lane whose first-loaded row a is past the chunk computes row b from row0's header too
+  kRowIndices,       // pack: list entries as feature rows (the layout before session 31), not their byte offsets
   // valsfan (the copies issued by lane 0 of warps 0..7, chunk g + 8 + w each):
   kFanNoWrap,   // chunk c + 8 + w of layer k without the carry into the next layer
   kFanReissue,  // every warp issues its chunk, also one issued already (the prologue's, an earlier iteration's)
@@ -2232,8 +2233,9 @@ enum class ValsMutation {
 };
 
 // The host twin of resident_vals_pack_kernel: the vals-pack layout as 32-bit words, chunk c at word
-// c x kVCW; list slot ls at base + 144 ls (its last 16 bytes zero), value slot vs at base + 144 lists + 128 vs;
-// slot_bytes = the most 144 x lists + 128 x values of a chunk.
+// c x kVCW; list slot ls at base + 144 ls (its last 16 bytes zero; its entries the byte offsets 16 x
+// resident_pos(i, n), padding 16 n), value slot vs at base + 144 lists + 128 vs; slot_bytes = the most
+// 144 x lists + 128 x values of a chunk.
 HostPack host_vals_pack(const spdnn::Ell& e, const std::vector<int>* order, ValsMutation mutation = ValsMutation::kNone) {
   namespace sp = jhdnn::sparse;
   const int n = int(e.rows), chunks = (n + kEChunk - 1) / kEChunk;
@@ -2270,7 +2272,8 @@ HostPack host_vals_pack(const spdnn::Ell& e, const std::vector<int>* order, Vals
         uint32_t* list = chunk + (base + ls * sp::kResidentValsListStride) / 4;
         for (int u = 0; u < 32; ++u) {
           const int i = e.idx[size_t(j) * 32 + u];
-          list[u] = uint32_t(i < 0 ? n : sp::resident_pos(i, n));
+          const uint32_t row = uint32_t(i < 0 ? n : sp::resident_pos(i, n));
+          list[u] = mutation == ValsMutation::kRowIndices ? row : row * uint32_t(sp::kResidentValsRowBytes);
         }
       }
       if (new_vals[r]) {
@@ -2310,6 +2313,16 @@ bool vals_packs(const std::vector<const spdnn::Ell*>& L, const std::vector<const
     *why = "slot bytes not a multiple of 16";
     return false;
   }
+  return true;
+}
+// A vals-pack list entry (a feature row's byte offset, 16 x 0..n) as its row; false (why) if it is not one.
+bool vals_entry_row(uint32_t entry, int n, uint32_t* row, std::string* why) {
+  constexpr uint32_t kRow = uint32_t(jhdnn::sparse::kResidentValsRowBytes);
+  if (entry % kRow != 0 || entry / kRow > uint32_t(n)) {
+    *why = "a list entry that is not a feature row's byte offset (16 x 0..n): " + std::to_string(entry);
+    return false;
+  }
+  *row = entry / kRow;
   return true;
 }
 // A ring of `slots` slots of slot_bytes on the host: global chunk h lives in slot h % slots; every word
@@ -2399,8 +2412,8 @@ void vals_survivors(const std::vector<float>& xb, const std::vector<int>& live, 
 // current chunk did not bring fails), copies land at issue (so a slot overwritten while consumed shows),
 // the mbarrier wait of chunk h on slot h % 16 for parity (h / 16) & 1 must pass on exactly chunk h's
 // phase; each lane reads its two rows' headers, list slot(s) and value slots from the ring, the warp
-// takes the shared-list path iff every lane's rows share a list slot, indices must lie in 0..n, output
-// rows in 0..n - 1; per output the chain fma t = 0..31 from 0 in float, bias, ReLU, clamp 32; the
+// takes the shared-list path iff every lane's rows share a list slot, list entries must be byte offsets
+// 16 x 0..n (vals_entry_row), output rows in 0..n - 1; per output the chain fma t = 0..31 from 0 in float, bias, ReLU, clamp 32; the
 // layer end flags the live slots, compacts the list, and an emptied slice leaves. Returns false (why)
 // on a violation; out gets the counts per layer and the survivors' feature bits.
 // fan (valsfan, dnn_resident_kernel<4, ..., 4>): after the barrier lane 0 of warp w = 0..7 issues chunk
@@ -2517,14 +2530,11 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
           const Lane& l = ln[lane];
           float a[S] = {0.f, 0.f, 0.f, 0.f}, b[S] = {0.f, 0.f, 0.f, 0.f};
           for (int t = 0; t < 32; ++t) {
-            uint32_t ia, ib, wa, wb;
-            if (!word(l.ha[2] + 4u * t, &ia) || !word((shared ? l.ha[2] : l.hb[2]) + 4u * t, &ib) ||
+            uint32_t ea, eb, ia, ib, wa, wb;
+            if (!word(l.ha[2] + 4u * t, &ea) || !word((shared ? l.ha[2] : l.hb[2]) + 4u * t, &eb) ||
                 !word(l.ha[vw] + 4u * t, &wa) || !word(l.hb[vw] + 4u * t, &wb))
               return false;
-            if (ia > uint32_t(n) || ib > uint32_t(n)) {
-              *why = "an index outside 0..n";
-              return false;
-            }
+            if (!vals_entry_row(ea, n, &ia, why) || !vals_entry_row(eb, n, &ib, why)) return false;
             for (int e = 0; e < S; ++e) {
               a[e] = std::fma(word_float(wa), xb[cur][size_t(ia) * S + e], a[e]);
               b[e] = std::fma(word_float(wb), xb[cur][size_t(ib) * S + e], b[e]);
@@ -2782,12 +2792,9 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
               const uint32_t lo = l.hd[shared ? 0 : i][sp::kResidentValsWordList], vo = l.hd[i][sp::kResidentValsWordVals];
               float acc[S] = {0.f, 0.f, 0.f, 0.f};
               for (int t = 0; t < 32; ++t) {
-                uint32_t ix, wt;
-                if (!word(lo + 4u * t, &ix) || !word(vo + 4u * t, &wt)) return false;
-                if (ix > uint32_t(n)) {
-                  *why = "an index outside 0..n";
-                  return false;
-                }
+                uint32_t ex, ix, wt;
+                if (!word(lo + 4u * t, &ex) || !word(vo + 4u * t, &wt)) return false;
+                if (!vals_entry_row(ex, n, &ix, why)) return false;
                 for (int e = 0; e < S; ++e) acc[e] = std::fma(word_float(wt), xb[size_t(cur)][size_t(ix) * S + e], acc[e]);
               }
               if (!l.present[i] && mutation != Vals4wMutation::kAbsentStored) continue;
@@ -2970,7 +2977,8 @@ TEST_CASE("resident vals-pack layout: runs of equal lists and values stored once
         if (lo + 128 > copied || vo + 128 > copied) continue;
         for (int u = 0; u < 32; ++u) {
           const int i = l.e.idx[size_t(j) * 32 + u];
-          bad += ch[lo / 4 + u] != uint32_t(i < 0 ? n : sp::resident_pos(i, n));
+          // list entries: the feature row's byte offset (16 x resident_pos, padding 16 n)
+          bad += ch[lo / 4 + u] != uint32_t(i < 0 ? n : sp::resident_pos(i, n)) * uint32_t(sp::kResidentValsRowBytes);
           bad += ch[vo / 4 + u] != res_bits(i < 0 ? 0.f : l.e.val[size_t(j) * 32 + u]);
         }
         // Rows without a flag share the previous row's slot; a flagged row opens the next one: list slots
@@ -3117,7 +3125,8 @@ TEST_CASE("resident vals kernel schedule: deliberate bugs fail the emulation", "
   const ValsMutation muts[] = {ValsMutation::kValSlotPrevious, ValsMutation::kSlotBytesShort,
                                ValsMutation::kRingTooDeep,     ValsMutation::kCrossLayer,
                                ValsMutation::kParity8,         ValsMutation::kAnyOne,
-                               ValsMutation::kListForVals,     ValsMutation::kAbsentA};
+                               ValsMutation::kListForVals,     ValsMutation::kAbsentA,
+                               ValsMutation::kRowIndices};
   struct Prepared {
     Built b;
     float bias;

@@ -229,7 +229,7 @@ __device__ __forceinline__ void sts_v4_f32(unsigned addr, float4 v) {
 
 // The two-row block of the duo and vals lanes: rows a and b (list slots at byte addresses lsa / lsb,
 // weights at wa / wb) for the 4 images whose 16-byte feature rows sit at xin + (i << kShift) (duo:
-// kShift 5, a half of an 8-image row; vals: 4). When every lane's two rows read one list (`one`,
+// kShift 5, a half of an 8-image row; vals: 0, its list entries are byte offsets already). When every lane's two rows read one list (`one`,
 // warp-uniform by __all_sync) each feature load feeds both rows' 4 FMAs, else each row loads its own
 // indices (unroll 2). Per output the chain t = 0..31 from the caller's zeros: acc = fma(w_t, x_t, acc).
 template <int kShift>
@@ -912,7 +912,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
       const unsigned va = st_a + unsigned(ha.w), vb = st_a + unsigned(hb.w);  // value slots
       const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
       float a[4] = {0.f, 0.f, 0.f, 0.f}, b[4] = {0.f, 0.f, 0.f, 0.f};
-      two_row_block<4>(ha.z == hb.z, st_a + unsigned(ha.z), st_a + unsigned(hb.z), va, vb, xin, a, b);
+      two_row_block<0>(ha.z == hb.z, st_a + unsigned(ha.z), st_a + unsigned(hb.z), va, vb, xin, a, b);
       const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
       auto put = [&](bool ok, int frow, const float (&acc)[4]) {
         if (!ok) return;
@@ -1138,7 +1138,9 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][e] = 0.f;
-      auto feat = [&](int idx) { return lds_v4_f32(xin + (unsigned(idx) << 4)); };
+      // The list entries are byte offsets (sparse.h, the vals-pack layout): with xin block-uniform, ptxas folds it
+      // into the load's [R + UR] address, so a feature load needs no address instruction (a LEA each before).
+      auto feat = [&](int off) { return lds_v4_f32(xin + unsigned(off)); };
       const bool one = hd[0].z == hd[1].z && hd[0].z == hd[2].z && hd[0].z == hd[3].z;
       if (__all_sync(0xffffffffu, one)) {  // every lane: one list for its 4 rows (the challenge's chunks)
         // Group u + 1's indices and weights are loaded in the source right after group u's features, before

@@ -67,6 +67,11 @@ __device__ __forceinline__ int4 remap_rows(int4 a, int n) {
   a.w = a.w < 0 ? n : resident_pos(a.w, n);
   return a;
 }
+// The vals-pack's list entries (sparse.h): the same rows as byte offsets in an S = 4 feature buffer.
+__device__ __forceinline__ int4 row_offsets(int4 a) {
+  return make_int4(a.x * kResidentValsRowBytes, a.y * kResidentValsRowBytes, a.z * kResidentValsRowBytes,
+                   a.w * kResidentValsRowBytes);
+}
 __device__ __forceinline__ bool same4(int4 a, int4 b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
 // An index the kernels cannot read: >= n (a negative one is padding, as on every path). The pack kernels are the
 // only reads of a layer's indices on the resident path, so they flag it (the copy's trailer, word 1) and the host
@@ -136,7 +141,8 @@ __global__ void __launch_bounds__(kPackThreads) resident_pack_kernel(const int* 
 }
 
 
-// The vals-pack layout (sparse.h, kResidentVals*): block c packs chunk c, thread = row. A row starts a
+// The vals-pack layout (sparse.h, kResidentVals*; its list entries are byte offsets of feature rows, 16 x the
+// list-pack's): block c packs chunk c, thread = row. A row starts a
 // list slot when r == 0 or its 32 indices differ from the previous row's, a value slot when r == 0 or
 // its 32 stored weights (padding -> 0.0f) differ from the previous row's bit for bit. List slot of row
 // r = (rows 0..r that start one) - 1, at base + 144 x that; value slot = (rows 0..r that start a value slot) - 1,
@@ -171,7 +177,7 @@ __global__ void __launch_bounds__(kPackThreads) resident_vals_pack_kernel(const 
       const int4 a = si[u], ap = sp[u];
       same_list = same_list && same4(a, ap);
       beyond = beyond || beyond4(a, n);
-      idx[u] = remap_rows(a, n);
+      idx[u] = row_offsets(remap_rows(a, n));
       const float4 v = sv[u], vp = spv[u];
       val[u] = make_float4(stored_weight(a.x, v.x), stored_weight(a.y, v.y), stored_weight(a.z, v.z),
                            stored_weight(a.w, v.w));

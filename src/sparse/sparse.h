@@ -195,7 +195,9 @@ void release_resident_pack(jhdnnSparseMatrixStruct& d);
 //               bit for bit after padding -> 0.0f), word 2 the byte offset of its list slot from the
 //               chunk's start, word 3 the byte offset of its value slot;
 //   slots:      from byte base = rows_c x 16, the chunk's list slots in row order, 144 bytes apart (32 int32
-//               feature rows, padding -> n, then 16 zero bytes: lists that a warp reads at the same offset then
+//               BYTE OFFSETS of feature rows in an S = 4 feature buffer, 16 x resident_pos(i, n), padding -> 16 n
+//               (since session 31: the kernels add them to the buffer's address with no shift, so ptxas folds the
+//               base into the load's [R + UR] address; rows before), then 16 zero bytes: lists that a warp reads at the same offset then
 //               start in different shared-memory bank groups, (144 ls / 16) % 8 = ls % 8, where a 128-byte
 //               stride put all of them in one: 8 wavefronts for a vals4w index load instead of 1; session
 //               20), then its value slots (32 floats, padding -> 0.0f), 128 bytes apart, from base + 144 lists_c.
@@ -209,6 +211,7 @@ constexpr int kResidentValsHeadBytes = 16;
 constexpr int kResidentValsWordRow = 0, kResidentValsWordFlags = 1, kResidentValsWordList = 2,
               kResidentValsWordVals = 3;
 constexpr int kResidentFlagNewVals = 2;
+constexpr int kResidentValsRowBytes = 16;  // a feature row of an S = 4 buffer: a list entry is row x 16 (above)
 constexpr int kResidentValsListStride = kResidentListBytes + 16;  // a list slot and its 16 bytes of padding
 constexpr int kResidentValsChunkBytes =
     kResidentChunkRows * (kResidentValsHeadBytes + kResidentValsListStride + kResidentListBytes);  // 36,864
