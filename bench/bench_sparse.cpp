@@ -8,7 +8,9 @@
 //       *_ordered: with the layer's reuse order as the row hint; jhdnn_default: DEFAULT's pick) vs
 //       cusparseSpMM CSR ALG1/ALG2/ALG3. Counter: FLOP/s (2 * nnz * n).
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline
-//       (cusparseSpMM + bias/ReLU/clamp kernel + the same compaction + gather). One timed iteration
+//       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
+//       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
+//       if columns died; bench_spdnn_cusparse says why it is exact). One timed iteration
 //       each, after one untimed warm-up run;
 //       counters TE/s (60000 * 32 * N * L / t), survivors, and `valid` (1 = categories equal the
 //       fused run's / the truth).
@@ -329,12 +331,38 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
               "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
 }
 
-// cuSPARSE pipeline: per layer cusparseSpMM (W^T CSR x active feature columns) into Y, a separate
-// bias/ReLU/clamp kernel that flags live columns, the same compaction as the fused path, a gather
-// of the surviving columns into X; the survivor count is read back every layer (it sizes n).
+// cuSPARSE pipeline: what a competent cuSPARSE user would write for the same pruned inference (the baseline of the
+// "x cuSPARSE" ratios), all on the benchmark's stream (the legacy default stream, as Ctx's events):
+//   every layer:   cusparseSpMM CSR_ALG2 (W^T CSR x the `width` feature columns of `in`, into `out`; ALG2 measured
+//                  fastest of ALG1/2/3 on these layers, SpMM/cusparse_csr_alg*) + a bias/ReLU/clamp kernel;
+//   refresh layer: the kernel also flags live columns; one cub::DeviceSelect::Flagged pass (CUB ships with the
+//                  toolkit; preallocated temp buffer) lists them; the count is copied (cudaMemcpyAsync) into pinned
+//                  memory and the host waits for it; if columns died, they are gathered into a compact `in` (the
+//                  image ids move with them), else `in` and `out` swap roles;
+//   other layers:  no flags, no compaction, no readback: `in` and `out` swap roles and the host runs ahead.
+// Refresh layers: 1..16 (where images die: 60000 -> ~1000-1600 by layer ~20, bench/results/97c15d6/table/
+// spdnn_active_*.csv), powers of two, and the last layer (so the final list is exact) -- the schedule of jhDNN's
+// separate path (run_inference refresh = -1) plus the last layer: 19 host waits at L = 120, 21 at 480, 23 at 1920,
+// where the previous version read the count back with a blocking pageable cudaMemcpy, ran jhdnnSparseDnnCompact and
+// gathered in every layer (~75 us per late layer at N = 1024).
+// Why the refresh waits block rather than read the count one layer behind: in layers 1..16 the count falls by up to
+// half per layer, so an SpMM on a stale width would cost more than the wait (a few us against ~0.1-1 ms layers);
+// after 16 the host never waits until the next power of two. Why CUB rather than jhdnnSparseDnnCompact: with no wait
+// in most layers its ~23 us of host checks would mostly hide behind the GPU's queue, but not at the refresh layers
+// around 10..16, where the queue holds one small layer when the host gets there; and a cuSPARSE user would not call
+// jhDNN: one DeviceSelect::Flagged launch (the ids move in the gather) replaces its normalize + 2 scan + scatter.
+// Exact: between refreshes a dead column stays in the SpMM, but it is all zero, so its output is zero, + bias (<= 0)
+// and ReLU keep it zero: it is never flagged, never a survivor. A live column's values do not depend on the other
+// columns (C[:, c] = W^T B[:, c]; only if cuSPARSE changed its summation order with the column count could they
+// differ in rounding, as they could before between layers of different widths), and the ids change only where the
+// columns move (the gather). So the survivors are the same; `valid` still compares them with the fused run's.
 void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
+  if (!(bias <= 0.f)) {  // the challenge's biases are negative; a positive one would revive dead columns
+    st.SkipWithError("bias > 0: carrying dead columns between refreshes would not be exact");
+    return;
+  }
   const spdnn::Csr imgs = images_for(n);
   spdnn::DeviceNetwork net;
   net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
@@ -345,9 +373,13 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   const int64_t R = kImages;
   DeviceBuffer x(size_t(n) * R * 4, 0), y(size_t(n) * R * 4, 0), flags(R * 4, 0), ids_a(R * 4, 0), ids_b(R * 4, 0),
       rows_out(R * 4, 0), cnt(4, 0);
-  size_t cws = 0;
-  JHDNN_CHECK(jhdnnGetSparseDnnCompactWorkspaceSize(c.h.get(), int(R), &cws));
-  DeviceBuffer dcws(cws, 0);
+  const size_t sel_bytes = spdnn::select_columns_workspace(R);  // enough for any width <= R
+  DeviceBuffer sel_ws(sel_bytes, 0);
+  struct PinnedInt {  // the count's readback target: pinned, so the copy is a true async DMA
+    int* p = nullptr;
+    PinnedInt() { CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), sizeof(int))); }
+    ~PinnedInt() { cudaFreeHost(p); }
+  } host_count;
   const float alpha = 1.f, beta = 0.f;
   std::vector<cusparseSpMatDescr_t> mats(layers);
   for (int l = 0; l < layers; ++l)
@@ -358,46 +390,73 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   std::vector<int> iota(R);
   for (int64_t t = 0; t < R; ++t) iota[t] = int(t);
   std::vector<int> cats;
+  cusparseDnMatDescr_t d_in = nullptr, d_out = nullptr;  // the dense operands at the current width
+  auto destroy_dense = [&]() {
+    if (d_in) cusparseDestroyDnMat(d_in);
+    if (d_out) cusparseDestroyDnMat(d_out);
+    d_in = d_out = nullptr;
+  };
   // One pipeline run (the layer loop timed by events); `cats` gets its sorted survivors.
   auto run = [&]() -> double {
     spdnn::upload_features(imgs, x.as<float>(), R, nullptr);
     ids_a.upload(iota.data(), R * 4);
-    int active = int(R);
+    float* in = x.as<float>();
+    float* out = y.as<float>();
     int* ids_cur = ids_a.as<int>();
     int* ids_nxt = ids_b.as<int>();
-    c.start();
-    for (int l = 0; l < layers && active > 0; ++l) {
-      cusparseDnMatDescr_t db, dc;
-      SP_CHECK(cusparseCreateDnMat(&db, n, active, R, x.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
-      SP_CHECK(cusparseCreateDnMat(&dc, n, active, R, y.get(), CUDA_R_32F, CUSPARSE_ORDER_ROW));
+    int width = int(R);  // columns of `in`: the last count read back, an upper bound on the live columns
+    // The dense descriptors change only with the width (at a refresh that dropped columns), and the workspace is
+    // sized there too: cusparseSpMM_bufferSize cannot read device data, so its answer depends on the shapes, nnz and
+    // algorithm only, the same for every layer (n x n, 32 n nonzeros). Otherwise a swap of `in` and `out` swaps the
+    // descriptors: no host work per layer but the two launches.
+    auto set_width = [&](int l) {
+      destroy_dense();
+      SP_CHECK(cusparseCreateDnMat(&d_in, n, width, R, in, CUDA_R_32F, CUSPARSE_ORDER_ROW));
+      SP_CHECK(cusparseCreateDnMat(&d_out, n, width, R, out, CUDA_R_32F, CUSPARSE_ORDER_ROW));
       size_t bs = 0;
       SP_CHECK(cusparseSpMM_bufferSize(c.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
-                                       mats[l], db, &beta, dc, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, &bs));
-      if (!work || bs > work_bytes) {
+                                       mats[l], d_in, &beta, d_out, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, &bs));
+      if (!work || bs > work_bytes) {  // allocates in the warm-up run only: the timed run sees the same widths
         work = std::make_unique<DeviceBuffer>(std::max<size_t>(bs, 1), 0);
         work_bytes = std::max<size_t>(bs, 1);
       }
+    };
+    set_width(0);  // host-only setup (descriptors, buffer size): before the clock starts
+    c.start();
+    for (int l = 0; l < layers && width > 0; ++l) {
+      const int layer = l + 1;  // 1-based, as the refresh schedule
+      const bool refresh = layer <= 16 || (layer & (layer - 1)) == 0 || layer == layers;
       SP_CHECK(cusparseSpMM(c.sp, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, mats[l],
-                            db, &beta, dc, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, work->get()));
-      spdnn::bias_relu_clamp_flags(y.as<float>(), n, active, R, bias, 32.f, flags.as<int>(), nullptr);
-      JHDNN_CHECK(jhdnnSparseDnnCompact(c.h.get(), active, flags.as<int>(), ids_cur, rows_out.as<int>(), ids_nxt,
-                                        cnt.as<int>(), dcws.get(), cws));
-      int next = 0;
-      CUDA_CHECK(cudaMemcpy(&next, cnt.get(), 4, cudaMemcpyDeviceToHost));
-      spdnn::gather_columns(y.as<float>(), R, x.as<float>(), R, n, rows_out.as<int>(), next, nullptr);
-      std::swap(ids_cur, ids_nxt);
-      active = next;
-      cusparseDestroyDnMat(db);
-      cusparseDestroyDnMat(dc);
+                            d_in, &beta, d_out, CUDA_R_32F, CUSPARSE_SPMM_CSR_ALG2, work->get()));
+      spdnn::bias_relu_clamp_flags(out, n, width, R, bias, 32.f, refresh ? flags.as<int>() : nullptr, nullptr);
+      int next = width;
+      if (refresh) {
+        spdnn::select_columns(flags.as<int>(), width, rows_out.as<int>(), cnt.as<int>(), sel_ws.get(), sel_bytes,
+                              nullptr);
+        // The one wait per refresh: cuSPARSE takes the column count from a host descriptor, and the gather needs it.
+        CUDA_CHECK(cudaMemcpyAsync(host_count.p, cnt.get(), sizeof(int), cudaMemcpyDeviceToHost, nullptr));
+        CUDA_CHECK(cudaStreamSynchronize(nullptr));
+        next = *host_count.p;
+      }
+      if (next == width) {  // no column died (or not known yet): the columns stay where they are, ids too
+        std::swap(in, out);
+        std::swap(d_in, d_out);
+      } else {  // compact `out`'s live columns into `in` (the buffer the SpMM just read) and shrink the operands
+        spdnn::gather_columns(out, R, in, R, n, rows_out.as<int>(), next, nullptr, ids_cur, ids_nxt);
+        std::swap(ids_cur, ids_nxt);
+        width = next;
+        if (width > 0 && l + 1 < layers) set_width(l + 1);
+      }
     }
     const double ms = c.stop_ms();
-    cats.resize(active);
-    if (active > 0) CUDA_CHECK(cudaMemcpy(cats.data(), ids_cur, active * 4, cudaMemcpyDeviceToHost));
+    destroy_dense();
+    cats.resize(width);
+    if (width > 0) CUDA_CHECK(cudaMemcpy(cats.data(), ids_cur, size_t(width) * 4, cudaMemcpyDeviceToHost));
     std::sort(cats.begin(), cats.end());
     return ms;
   };
-  // Warm-up, as the fused paths get one: the first run allocates the SpMM workspace inside the timed
-  // loop (cudaMalloc) and pays cuSPARSE's first-call costs (a first run measured 135 ms where later
+  // Warm-up, as the fused paths get one: the first run allocates the SpMM workspace (also at a refresh, should a
+  // width need more) and pays cuSPARSE's and CUB's first-call costs (a first run measured 135 ms where later
   // runs of the same network took 87, N = 4096 L = 480, bench/results/304ab06).
   (void)run();
   double ms_total = 0;
@@ -410,7 +469,8 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   st.counters["survivors"] = double(cats.size());
   auto it = g_fused_categories.find({n, layers});
   st.counters["valid"] = it == g_fused_categories.end() ? -1.0 : double(it->second == cats);
-  st.SetLabel("cusparseSpMM CSR_ALG2 + bias/ReLU/clamp + compaction + gather");
+  st.SetLabel("cusparseSpMM CSR_ALG2 + bias/ReLU/clamp; at refresh layers CUB select + pinned count readback + "
+              "gather if columns died");
 }
 
 // Width:layers lists. Tokens are separated by ',', ';' or whitespace; a token "N:L" starts width N with L layers,

@@ -13,6 +13,9 @@
 #include <thread>
 #include <utility>
 
+#include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
 #include "common/gpu_util.h"
 
 namespace spdnn {
@@ -41,14 +44,16 @@ __global__ void brc_kernel(float* __restrict__ y, int64_t n_out, int64_t cols, i
     *p = v;
     alive |= v != 0.f;
   }
-  if (alive) flags[c] = 1;
+  if (alive && flags) flags[c] = 1;  // flags == nullptr: a layer that does not compact (bench_spdnn_cusparse)
 }
 
 __global__ void gather_kernel(const float* __restrict__ src, int64_t ld_src, float* __restrict__ dst, int64_t ld_dst,
-                              int64_t n_rows, const int* __restrict__ cols, int64_t count) {
+                              int64_t n_rows, const int* __restrict__ cols, int64_t count,
+                              const int* __restrict__ ids_in, int* __restrict__ ids_out) {
   const int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= count) return;
   const int64_t c = cols[t];
+  if (ids_out && blockIdx.y == 0) ids_out[t] = ids_in[c];  // the image of column c moves with it
   for (int64_t i = blockIdx.y; i < n_rows; i += gridDim.y) dst[i * ld_dst + t] = src[i * ld_src + c];
 }
 
@@ -234,18 +239,35 @@ void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bo
 void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp, int* flags,
                            cudaStream_t s) {
   if (cols == 0) return;
-  CUDA_CHECK(cudaMemsetAsync(flags, 0, size_t(cols) * sizeof(int), s));
+  if (flags) CUDA_CHECK(cudaMemsetAsync(flags, 0, size_t(cols) * sizeof(int), s));
   const dim3 grid{unsigned((cols + 255) / 256), unsigned(std::min<int64_t>(n_out, 1024)), 1u};
   brc_kernel<<<grid, 256, 0, s>>>(y, n_out, cols, ld, bias, clamp, flags);
   CUDA_CHECK(cudaGetLastError());
 }
 
 void gather_columns(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t n_rows, const int* cols,
-                    int64_t count, cudaStream_t s) {
+                    int64_t count, cudaStream_t s, const int* ids_in, int* ids_out) {
   if (count == 0) return;
   const dim3 grid{unsigned((count + 255) / 256), unsigned(std::min<int64_t>(n_rows, 1024)), 1u};
-  gather_kernel<<<grid, 256, 0, s>>>(src, ld_src, dst, ld_dst, n_rows, cols, count);
+  gather_kernel<<<grid, 256, 0, s>>>(src, ld_src, dst, ld_dst, n_rows, cols, count, ids_in, ids_out);
   CUDA_CHECK(cudaGetLastError());
+}
+
+// One cub::DeviceSelect::Flagged pass (a single-pass scan with decoupled look-back) over the positions 0..cols-1: the
+// flagged ones, in order, into rows_out, their number into *count_out (device). CUB ships with the CUDA toolkit.
+size_t select_columns_workspace(int64_t max_cols) {
+  size_t bytes = 0;
+  const int* flags = nullptr;  // a size query: CUB reads no data, only the types and the item count
+  int* out = nullptr;
+  CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, thrust::counting_iterator<int>(0), flags, out, out,
+                                        int(max_cols)));
+  return std::max<size_t>(bytes, 1);
+}
+
+void select_columns(const int* flags, int64_t cols, int* rows_out, int* count_out, void* temp, size_t temp_bytes,
+                    cudaStream_t s) {
+  CUDA_CHECK(cub::DeviceSelect::Flagged(temp, temp_bytes, thrust::counting_iterator<int>(0), flags, rows_out,
+                                        count_out, int(cols), s));
 }
 
 void fill_sparse_dense(float* a, int64_t rows, int64_t cols, double density, uint64_t seed, cudaStream_t s) {

@@ -196,13 +196,19 @@ bool resident_4096_on();
 // (ld a multiple of 128): x[(r / 128) * n * 128 + i * 128 + r % 128] (JHDNN_SPARSE_DNN_FEATURES_TILED128).
 void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false);
 
-// Baseline helpers (cuSPARSE pipeline): y = clamp(relu(y + bias)) over an n_out x cols feature-major
-// block, flags[c] = 1 for columns with a nonzero (flags zeroed first); then compacted columns
-// gathered: dst[:, t] = src[:, rows[t]] for t < count (count read on the host).
+// Baseline helpers (cuSPARSE pipeline, bench_spdnn_cusparse): y = clamp(relu(y + bias)) over an n_out x cols
+// feature-major block, flags[c] = 1 for columns with a nonzero (flags zeroed first; flags == nullptr: no flags);
+// select_columns: the flagged positions t < cols, in order, into rows_out and their number into *count_out (device),
+// one cub::DeviceSelect::Flagged call with a temp buffer of select_columns_workspace(>= cols) bytes; then the
+// compacted columns gathered: dst[:, t] = src[:, rows[t]] for t < count (count read on the host), and, when ids_out
+// is given, ids_out[t] = ids_in[rows[t]].
 void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp, int* flags,
                            cudaStream_t s);
+size_t select_columns_workspace(int64_t max_cols);
+void select_columns(const int* flags, int64_t cols, int* rows_out, int* count_out, void* temp, size_t temp_bytes,
+                    cudaStream_t s);
 void gather_columns(const float* src, int64_t ld_src, float* dst, int64_t ld_dst, int64_t n_rows, const int* cols,
-                    int64_t count, cudaStream_t s);
+                    int64_t count, cudaStream_t s, const int* ids_in = nullptr, int* ids_out = nullptr);
 
 // Bench input: a rows x cols row-major matrix, each entry nonzero (in [1, 2)) with probability
 // `density`, from a counter-based hash of (index, seed), generated on the device.
