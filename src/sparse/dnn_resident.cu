@@ -510,6 +510,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // chunk each, instead of by thread 0 alone (kFan; "Valsfan" in src/sparse/README.md).
   constexpr bool kQuad = kLaneRows == 1, kDuo = kLaneRows == 2, kVals = kLaneRows == 3 || kLaneRows == 4;
   constexpr bool kFan = kLaneRows == 4;
+  // The layer end with one barrier and a mask of live slots (layer_end_mask): every kernel whose lanes compute all
+  // of the slice's slots (quad, duo, vals, valsfan since session 32; duo's alone in session 31). The one-image
+  // kernels (pair, bulk, packed) map lane q to the live slot s_live[q], so they keep the list in every layer
+  // (compact_live_warp).
+  constexpr bool kLiveMask = kQuad || kDuo || kVals;
   static_assert(kLaneRows >= 0 && kLaneRows <= 4, "one image, quad, duo, vals or valsfan");
   static_assert(S <= 32, "compact_live_warp: one lane of warp 0 per slot");
   static_assert(kLaneRows == 0 || (kPair && (kVals ? S == kResidentValsS : S == 8)),
@@ -527,9 +532,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   extern __shared__ __align__(16) unsigned char smem[];
   float* wstage = reinterpret_cast<float*>(smem);
   int* misc = reinterpret_cast<int*>(smem + w_bytes);
-  int* s_live = misc;       // [8]: the live images' slots, in slot order (duo: after the last layer only)
-  int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer (duo: [3], the mask words)
-  int* s_cnt = misc + 16;   // live images after the last compaction
+  int* s_live = misc;       // [8]: the live images' slots, in slot order (kLiveMask: after the last layer only)
+  int* s_flag = misc + 8;   // [8]: slot has a nonzero output in the current layer (kLiveMask: [3], the mask words)
+  int* s_cnt = misc + 16;   // live images after the last compaction (one-image kernels)
   int* s_base = misc + 17;  // the first output slot of this CTA's survivors
   float* xbuf = reinterpret_cast<float*>(smem + w_bytes + kMiscInts * 4);
   unsigned smem_a = unsigned(__cvta_generic_to_shared(smem));  // the stages' byte address
@@ -550,7 +555,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   // The slice's features: x(i, rows_in[r0 + q]) -> buffer 0 at i * S + q (slots >= mine: 0).
   init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
   if (threadIdx.x == 0) {
-    *s_cnt = mine;
+    if constexpr (!kLiveMask) *s_cnt = mine;
     if constexpr (kBulk) {
       for (int st = 0; st < kRing; ++st) mbar_init(bar_a + 8u * unsigned(st));
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to the async proxy
@@ -587,8 +592,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 #pragma unroll
   for (int t = 0; t < 32; ++t) xv[t] = 0.f;
   int cnt = mine, cur = 0;
-  unsigned live = (1u << mine) - 1u;  // duo: the live slots (bit s: slot s; mine <= S = 8)
-  int m3 = 0;                         // duo: the layer's mask word, s_flag[m3] (layer_end_mask)
+  unsigned live = (1u << mine) - 1u;  // kLiveMask: the live slots (bit s: slot s; mine <= S <= 8)
+  int m3 = 0;                         // kLiveMask: the layer's mask word, s_flag[m3] (layer_end_mask)
   float alive = 0.f;  // max of this lane's outputs in the current layer (all >= 0): nonzero = alive
   float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // quad shape: the same for each of the lane's 4 slots
   long long wait_t0 = 0;     // trace only (thread 0): the clock before this chunk's wait
@@ -617,10 +622,11 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     } else {
       cp_async_wait<kStages - 1>();  // the group of iteration g - P: chunk g
     }
-    // ... for every thread's copies; and the chunks before g are consumed. Duo skips it in a layer's first
-    // iteration (c = 0): the layer end's barrier (or the prologue's) came last, after every warp had consumed
-    // every chunk before g, and each warp waited for its own chunk above.
-    if (!kDuo || c != 0) __syncthreads();
+    // ... for every thread's copies; and the chunks before g are consumed. The kLiveMask kernels (bulk copies:
+    // each warp waits for its own chunk above) skip it in a layer's first iteration (c = 0): the layer end's
+    // barrier (or the prologue's) came last, after every warp had consumed every chunk before g. (Duo since
+    // session 31, quad and the vals family since session 32.)
+    if (!kLiveMask || c != 0) __syncthreads();
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - wait_t0);
       if (g == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
@@ -675,7 +681,9 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
     const int rows_here = c + half == chunks - 1 ? last_rows : kChunkRows;  // of this warp's chunk
     const bool img_ok = q < cnt;
-    const int slot = img_ok ? s_live[q] : 0;  // a lane without an image computes slot 0's (not stored)
+    // (one-image kernels; a lane without an image computes slot 0's, not stored. The kLiveMask kernels compute
+    // every slot and do not use it; gating this load on !kLiveMask moved duo from 97 to 101 registers, so it stays.)
+    const int slot = img_ok ? s_live[q] : 0;
     // Byte addresses in the shared window: the chunk's stage; this lane's image in the input and
     // output buffers (feature i at xin_q + (i << kShift)).
     unsigned st_a = smem_a + unsigned(gm & (kRing - 1)) * slot_b;
@@ -800,8 +808,8 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     // row per half-warp when the rows share their list), 128 FFMA, one st.shared.v4: ~113 shared wavefronts against the pair shape's 136 (ncu source
     // counters at 93dd8b5: its 32 weight ld.shared.v4 per warp-chunk take 2 wavefronts each, 64 of
     // the 136). Measured: 116 (d568d49), 106 with the permuted feature rows (ee8bd21). Every slot is
-    // computed, live or not: a dead slot's column is never read as live (the compaction reads the
-    // flags of live slots only, the write-out only live slots), and its values stay finite
+    // computed, live or not: a dead slot's column is never read as live (layer_end_mask ANDs the
+    // layer's mask into the live slots, the write-out reads only live slots), and its values stay finite
     // (clamped). Each output is the same chain t = 0..31 as the other shapes.
     auto quad = [&]() {
       const int row0 = wrow * kRowsPerWarp;
@@ -955,19 +963,14 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
 
     if (kPair ? c + nch == chunks : c == chunks - 1) {  // the layer is done in this CTA once every warp is here
-      if constexpr (kDuo) {  // one barrier (layer_end_mask): the lane's slots 4h .. 4h + 3, h = lane & 1
-        cnt = layer_end_mask<S>(alive4, 4 * (lane & 1), s_flag, m3, live, counts, k, layer_count, s_base, s_live);
-      } else {
-        if constexpr (kQuad || kVals) {  // the lane's 4 slots (a dead slot's flag is never read)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            if (alive4[e] != 0.f) s_flag[kVals ? e : 4 * (lane & 1) + e] = 1;  // benign race: every writer writes 1
-            alive4[e] = 0.f;
-          }
-        } else {
-          if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
-          alive = 0.f;
-        }
+      // kLiveMask: one barrier (layer_end_mask). The lane's 4 slots: quad and duo 4h .. 4h + 3 with h = lane & 1
+      // (S = 8), vals and valsfan all 4 (S = 4).
+      if constexpr (kLiveMask) {
+        cnt = layer_end_mask<S>(alive4, kVals ? 0 : 4 * (lane & 1), s_flag, m3, live, counts, k, layer_count, s_base,
+                                s_live);
+      } else {  // one image per lane: its slot is s_live[q], so the list is kept in every layer
+        if (alive != 0.f) s_flag[slot] = 1;  // benign race: every writer writes 1
+        alive = 0.f;
         __syncthreads();
         if (threadIdx.x < 32) {  // warp 0: the compaction, then thread 0 the count
           const int m = compact_live_warp(s_live, s_flag, cnt);
@@ -1026,7 +1029,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 // 16 warps consumes a whole 128-row chunk, so a layer of 32 chunks is two chunks per warp. The ring has R
 // slots (16 <= R <= 32, as many as fit next to the features: 30 for the challenge's 3,328-byte chunks at
 // n = 4096), chunk h in slot h % R, and the warp that consumed chunk h refills its slot with chunk h + R:
-// there is no barrier inside a layer, only the layer end's two (the compaction), so a warp that finishes
+// there is no barrier inside a layer, only the layer end's (layer_end_mask), so a warp that finishes
 // its chunk early starts its next one instead of waiting for the slowest warp (vals: a barrier per 8
 // chunks). In layer k warp w takes chunk w, then chunk 16 + ((w + R) & 15): chunks c and c + R of one
 // layer, which share a slot, are then read by the same warp (c < 16 <= c + R < 32 gives warp c both), so
