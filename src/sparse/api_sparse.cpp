@@ -688,29 +688,21 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
       return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
                   workSpaceSizeInBytes, need);
     JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
-    // Every buffer the layers write or read across the barrier must be its own: a partial overlap
-    // would corrupt a later layer's input without an error. x0 / x1 span n * ld floats (n features,
-    // feature-major); the lists maxActive ints; counts layerCount + 1 ints; the workspace `need` bytes.
+    // Every buffer the layers write or read across the barrier must be its own: the two sets swap roles every
+    // layer, so each is written by some layer, and a partial overlap would corrupt a later layer's input without
+    // an error. x0 / x1 span n * ld floats (n features, feature-major); the lists maxActive ints; counts
+    // layerCount + 1 ints; the workspace `need` bytes.
     const int64_t x_bytes = wtDescs[0]->rows * ld * int64_t(sizeof(float));
     const int64_t list_bytes = int64_t(maxActive) * int64_t(sizeof(int));
-    struct Buf {
-      const void* p;
-      int64_t bytes;
-      const char* name;
-    };
-    const Buf bufs[] = {{rows0, list_bytes, "rows0"},
-                        {ids0, list_bytes, "ids0"},
-                        {rows1, list_bytes, "rows1"},
-                        {ids1, list_bytes, "ids1"},
-                        {counts, (int64_t(layerCount) + 1) * int64_t(sizeof(int)), "counts"},
-                        {x0, x_bytes, "x0"},
-                        {x1, x_bytes, "x1"},
-                        {workSpace, int64_t(need), "workSpace"}};
-    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
-      for (size_t j = i + 1; j < sizeof bufs / sizeof bufs[0]; ++j)
-        if (core::overlaps(bufs[i].p, bufs[i].bytes, bufs[j].p, bufs[j].bytes))
-          return fail(JHDNN_STATUS_BAD_PARAM, "%s overlaps %s (the layers need separate buffers)", bufs[i].name,
-                      bufs[j].name);
+    JHDNN_TRY(check_written_apart({{rows0, list_bytes, "rows0"},
+                                   {ids0, list_bytes, "ids0"},
+                                   {rows1, list_bytes, "rows1"},
+                                   {ids1, list_bytes, "ids1"},
+                                   {counts, (int64_t(layerCount) + 1) * int64_t(sizeof(int)), "counts"},
+                                   {x0, x_bytes, "x0"},
+                                   {x1, x_bytes, "x1"},
+                                   {workSpace, int64_t(need), "workSpace"}},
+                                  {}));
     return sparse::dnn_layers_compact(handle->stream, handle->device.sm_count, wtDescs, layerCount, bias, clampMax,
                                       maxActive, counts, rows0, ids0, static_cast<float*>(x0), rows1, ids1,
                                       static_cast<float*>(x1), ld, workSpace);
