@@ -1037,8 +1037,16 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 // end's barrier orders them. The mbarrier phases cannot run ahead: chunk h + R is copied only after
 // chunk h was waited for and consumed, and its consumer (the same warp, or a warp after the layer end)
 // waits after that. Same chains as every kernel: each output acc = fma(w_t, x_t, acc), t = 0..31 from 0.
-template <bool kTrace>
-__global__ void __launch_bounds__(2 * kThreads, 1)
+//
+// kWarps (session 33): 16, or 8 for vals4w8 (JHDNN_RESIDENT_KERNEL=vals4w8; the default at n <= 1024 since
+// session 33). With 8 warps the CTA holds one 4-image slice and two CTAs share an SM (<= 128 registers, the ring
+// sized to half the SM's shared memory: resident_vals4w8_budget), so an SM still holds 8 images, as duo's one CTA
+// does, but every warp computes a whole chunk for 4 images with a lane of 4 rows x 4 images (duo: 2 x 4). The
+// order above holds for any power-of-two W = kWarps and R >= W: warp w takes chunk w, then chunk
+// W + ((w + R) & (W - 1)); chunks c1 < c2 of a layer share a slot only if c2 = c1 + R (a layer has <= 2W <= 2R
+// chunks), so c1 < W is warp c1's first chunk and c2, in [W, 2W), its second.
+template <bool kTrace, int kWarps>
+__global__ void __launch_bounds__(32 * kWarps, 16 / kWarps)
 dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias,
                            float clamp_max, int* __restrict__ counts, const int* __restrict__ rows_in,
                            const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
@@ -1046,9 +1054,10 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
                            int slice, int max_active, unsigned slot_bytes, int ring,
                            jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
   constexpr int S = kResidentValsS;
-  constexpr int kCtaThreads = 2 * kThreads;  // 16 warps
-  constexpr int kWarpsHere = kCtaThreads / 32;
-  static_assert(kWarpsHere == 16 && kResidentVals4wMaxChunks == 2 * kWarpsHere, "two chunks per warp and layer");
+  constexpr int kCtaThreads = 32 * kWarps;  // 16 warps (vals4w) or 8 (vals4w8)
+  constexpr int kWarpsHere = kWarps;
+  static_assert((kWarpsHere == 16 || kWarpsHere == 8) && kResidentVals4wMaxChunks >= 2 * kWarpsHere,
+                "at most two chunks per warp and layer");
   static_assert(32 + 2 * kResidentVals4wMaxSlots <= kResidentVals4wMisc, "the mbarriers fit the misc ints");
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
@@ -1241,7 +1250,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][28];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w
+std::atomic<size_t> g_smem_set[kMaxDevices][30];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w, 28-29 vals4w8
 // Held while the attribute is raised, so that it only ever rises: two first calls racing with
 // different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
 // it, and the smaller, set last, would make the other call's launch fail.
@@ -1283,17 +1292,18 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   return Status::success();
 }
 
-// vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 512 threads.
+// vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 32 x kWarps threads (512, or 256 for vals4w8).
+template <int kWarps>
 Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
                      float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
                      float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active, size_t slot_bytes,
                      int ring, size_t smem, jhdnnSparseDnnResidentTraceRecord_t* trace) {
-  auto kernel = trace ? dnn_resident_vals4w_kernel<true> : dnn_resident_vals4w_kernel<false>;
-  JHDNN_TRY(raise_smem_limit(kernel, device, trace ? 27 : 26, smem));
+  auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarps> : dnn_resident_vals4w_kernel<false, kWarps>;
+  JHDNN_TRY(raise_smem_limit(kernel, device, (kWarps == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, 2 * kThreads, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
-                                          ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring, trace);
+  kernel<<<grid, 32 * kWarps, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
+                                         ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
@@ -1329,12 +1339,17 @@ size_t resident_vals4w_smem_bytes(int64_t n, size_t slot_bytes, int slots) {
   return size_t(slots) * slot_bytes + kResidentVals4wMisc * 4 + 2 * size_t(n + 1) * kResidentValsS * sizeof(float);
 }
 
-int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin) {
-  if (slot_bytes == 0 || (n + kChunkRows - 1) / kChunkRows > kResidentVals4wMaxChunks) return 0;
+int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int warps) {
+  if (warps != 16 && warps != 8) return 0;
+  if (slot_bytes == 0 || (n + kChunkRows - 1) / kChunkRows > 2 * warps) return 0;
   const size_t fixed = resident_vals4w_smem_bytes(n, 0, 0);
   if (fixed >= smem_optin) return 0;
   const size_t r = std::min<size_t>((smem_optin - fixed) / slot_bytes, kResidentVals4wMaxSlots);
-  return r >= size_t(kResidentVals4wMinSlots) ? int(r) : 0;
+  return r >= size_t(warps == 16 ? kResidentVals4wMinSlots : kResidentVals4w8MinSlots) ? int(r) : 0;
+}
+
+size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block) {
+  return smem_per_sm / 2 > reserved_per_block ? smem_per_sm / 2 - reserved_per_block : 0;
 }
 
 // The vals ring of the smallest chunks (one list and one value slot each): below this nothing fits.
@@ -1377,8 +1392,10 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 3>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true, true, 4>));  // valsfan
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 4>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false>));  // vals4w
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 16>));  // vals4w
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 16>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8>));  // vals4w8
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 8>));
   return Status::success();
 }
 
@@ -1387,16 +1404,48 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace, bool pageable_ok) {
   if (max_active == 0 || layer_count == 0) return Status::success();
-  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals, valsfan or vals4w; all
-  // exact.
+  // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals, valsfan, vals4w or
+  // vals4w8; all exact.
   const core::config::ResidentKernel which = core::config::resident_kernel();
   if (which == core::config::ResidentKernel::kInvalid)
     return core::fail(JHDNN_STATUS_BAD_PARAM,
-                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals, valsfan or vals4w",
+                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals, valsfan, vals4w or "
+                      "vals4w8",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int nn = int(n);
   ResidentTable table{};
+  // The vals-pack copies of the call's layers (built by a descriptor's first use) and the ring slot they need.
+  auto pack_vals = [&](size_t* slot) -> Status {
+    int sbs[kResidentMaxLayers];
+    for (int k = 0; k < layer_count; ++k) {
+      JHDNN_TRY(resident_vals_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes,
+                                   pageable_ok));
+      sbs[k] = table.layer[k].list_bytes;
+    }
+    *slot = resident_vals_slot_bytes(n, sbs, layer_count);
+    return Status::success();
+  };
+  // vals4w8 (session 33): vals4w with 8 warps and two CTAs per SM, each CTA a 4-image slice, so an SM holds duo's 8
+  // images with vals4w's lane of 4 rows x 4 images. The default where duo would run its 8-image slices (sliceImages
+  // 0) at n <= 1024 (the challenge's N = 1024, where it was measured); =vals4w8 wherever it fits (slices of 0 / 1..4
+  // images, n <= 2048). Where its ring of >= 8 slots does not fit half the SM, the call goes on as below.
+  const bool w8 = slice <= kResidentValsS &&
+                  (which == core::config::ResidentKernel::kVals4w8 ||
+                   (which == core::config::ResidentKernel::kDuo && slice == 0 && n <= kChunkRows * 8));
+  if (w8) {
+    int per_sm = 0, reserved = 0;
+    JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+    const size_t budget = std::min(smem_optin, resident_vals4w8_budget(size_t(per_sm), size_t(reserved)));
+    size_t slot = 0;
+    JHDNN_TRY(pack_vals(&slot));
+    const int ring = resident_vals4w_slots(n, slot, budget, 8);
+    if (ring > 0)
+      return launch_vals4w<8>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
+                              ldy, rows_out, ids_out, slice == 0 ? kResidentValsS : slice, max_active, slot, ring,
+                              resident_vals4w_smem_bytes(n, slot, ring), trace);
+  }
   // The vals kernel (S = 4 on the vals-pack layout, a ring of 16 slots of the call's largest chunk):
   // tried when JHDNN_RESIDENT_KERNEL=vals (any n), or by default (duo) where the list-pack rings leave
   // no room for S = 4 (n > 2,048 or so: n = 4096), for slices of 0 (= 4) to 4 images. It runs when its
@@ -1416,20 +1465,16 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                                                    (which == core::config::ResidentKernel::kDuo && s_list < 4));
   size_t vals_smem = 0;  // tried and did not fit: what the vals call needed (for the refusal below)
   if (try_vals && resident_vals_min_smem_bytes(n) <= smem_optin) {
-    int sbs[kResidentMaxLayers];
-    for (int k = 0; k < layer_count; ++k)
-      JHDNN_TRY(resident_vals_pack(s, device, *wts[k], &table.layer[k].pack, &table.layer[k].list_bytes,
-                                   pageable_ok));
-    for (int k = 0; k < layer_count; ++k) sbs[k] = table.layer[k].list_bytes;
-    const size_t slot = resident_vals_slot_bytes(n, sbs, layer_count);
+    size_t slot = 0;
+    JHDNN_TRY(pack_vals(&slot));
     const size_t smem = resident_vals_smem_bytes(n, slot);
     if (smem <= smem_optin) {
       if (slice == 0) slice = kResidentValsS;
       const int ring = w4 ? resident_vals4w_slots(n, slot, smem_optin) : 0;
       if (ring > 0)
-        return launch_vals4w(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
-                             ldy, rows_out, ids_out, slice, max_active, slot, ring,
-                             resident_vals4w_smem_bytes(n, slot, ring), trace);
+        return launch_vals4w<16>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx,
+                                 y, ldy, rows_out, ids_out, slice, max_active, slot, ring,
+                                 resident_vals4w_smem_bytes(n, slot, ring), trace);
       if (fan)
         return launch<kResidentValsS, true, true, 4>(s, device, table, layer_count, nn, bias, clamp_max, counts,
                                                      rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,

@@ -242,12 +242,16 @@ size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes);
 // layer are read by one warp. resident_vals4w_slots: R, the most slots (at most 32) that fit next to
 // kResidentVals4wMisc ints and two feature buffers of (n + 1) x 4 floats in smem_optin bytes; 0 when
 // fewer than 16 fit or a layer has more than 32 chunks (n > 4096): the call then runs valsfan.
+// warps = 8: vals4w8 (session 33), the same kernel with 8 warps, two CTAs per SM: R >= 8 slots in smem_optin =
+// resident_vals4w8_budget (half the SM's shared memory less the per-block reservation), <= 16 chunks (n <= 2048).
 constexpr int kResidentVals4wMaxSlots = 32;
 constexpr int kResidentVals4wMinSlots = 16;
+constexpr int kResidentVals4w8MinSlots = 8;
 constexpr int kResidentVals4wMaxChunks = 32;
 constexpr int kResidentVals4wMisc = 32 + 2 * kResidentVals4wMaxSlots;  // ints: the CTA state, then the mbarriers
 size_t resident_vals4w_smem_bytes(int64_t n, size_t slot_bytes, int slots);
-int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin);
+int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int warps = 16);
+size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block);
 // The largest slice any resident kernel might take at n (the argument check): resident_slice_max, or
 // 4 when the vals ring of the smallest chunks (one list and one value slot each) fits; 0 if none. The
 // call itself knows whether vals fits its layers.
