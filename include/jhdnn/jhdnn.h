@@ -606,7 +606,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
  *   written. The outputs (y, rowsOut, idsOut, counts, the trace) must not overlap each other or an input
  *   (activeRows, idsIn, x): BAD_PARAM.
- *   sliceImages: 1 .. the most that fit (8 up to n = 1452: 2 x (n + 1) x 8 floats of features + 136 KB
+ *   sliceImages: 1 .. the most that fit (0 at n <= 1024: 4, for vals4w8, below; 8 up to n = 1452: 2 x (n + 1) x 8 floats of features + 136 KB
  *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
  *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight
  *   values make its chunks small, as the challenge's do: up to n = 5591 with their 3,328-byte chunks),
@@ -639,7 +639,10 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * stored once as well): vals4w (each warp a whole chunk, a ring each warp refills) where its ring fits
  * and a layer has at most 32 chunks, else valsfan where its ring fits, else pair with 2-image slices;
  * =vals, =valsfan, =vals4w run that kernel wherever it fits (slices of 0 / 1..4 images), else as duo.
- * Every kernel gives the same bits. */
+ * With sliceImages 0 and n <= 1024, duo runs vals4w8 instead (since session 33): vals4w with 8 warps
+ * per CTA and two CTAs per SM, 4-image slices on the vals-pack copy, its ring sized to half the SM's
+ * shared memory (duo where that ring of >= 8 slots does not fit); =vals4w8 runs it wherever it fits
+ * (slices of 0 / 1..4 images, n <= 2048), else as duo. Every kernel gives the same bits. */
 #define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,

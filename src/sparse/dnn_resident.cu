@@ -116,7 +116,10 @@
 // Vals4w (its own kernel, dnn_resident_vals4w_kernel, below; the default where valsfan was since session 20,
 // JHDNN_RESIDENT_KERNEL=vals4w; =valsfan keeps valsfan): the same copies and slices with a lane of 4 rows x 4
 // images, each warp a whole chunk, a ring of up to 32 slots refilled by the consuming warp and no barrier
-// inside a layer.
+// inside a layer. Vals4w8 (session 33; the same kernel with kWarps = 8, JHDNN_RESIDENT_KERNEL=vals4w8): two CTAs
+// of one 4-image slice per SM, the default at n <= 1024 with sliceImages 0, where duo ran one CTA of an 8-image
+// slice: the same 8 images per SM with twice duo's FMAs per feature load (N = 1024: a late layer 3.53 -> 2.99 us,
+// bench/results/3af5541/).
 //
 // Exactness: per output, acc = fma(w_t, x_t, acc) for t = 0..31 from acc = 0 (padding: fma(0, 0, acc),
 // its stored weight is never read: the packed copy holds 0), then min(max(acc + bias, 0), clampMax): the chain
