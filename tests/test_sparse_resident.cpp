@@ -1102,9 +1102,9 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 }  // namespace
 
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the names (duo, quad, pair, bulk, packed, vals, valsfan,
-// vals4w), exact; anything else refused with no change; nullptr back to the environment's value (duo
+// vals4w, vals4w8), exact; anything else refused with no change; nullptr back to the environment's value (duo
 // when unset or "").
-TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / valsfan / vals4w", "[sparse][resident][cpu]") {
+TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / valsfan / vals4w / vals4w8", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
@@ -1145,6 +1145,16 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / va
   CHECK_FALSE(cfg::set_resident_kernel("Vals4w"));
   CHECK_FALSE(cfg::set_resident_kernel("vals4W"));
   CHECK_FALSE(cfg::set_resident_kernel("vals4"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w);
+  REQUIRE(cfg::set_resident_kernel("vals4w8"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w8);
+  CHECK(int(cfg::ResidentKernel::kVals4w8) == 8);  // the index of its name (config.cpp's kResidentNames)
+  CHECK_FALSE(cfg::set_resident_kernel("Vals4w8"));
+  CHECK_FALSE(cfg::set_resident_kernel("vals4w16"));
+  CHECK_FALSE(cfg::set_resident_kernel("vals4w8 "));
+  CHECK_FALSE(cfg::set_resident_kernel("vals8"));
+  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w8);
+  REQUIRE(cfg::set_resident_kernel("vals4w"));  // back from vals4w8: the two names are told apart
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w);
   REQUIRE(cfg::set_resident_kernel("duo"));
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
@@ -1403,12 +1413,19 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     const ResidentKernelGuard restore;
     // quad and duo: pair's shape where S < 8; duo: quad where its ring of 8 does not fit (the cases
     // "every row its own list", "one image" and "n 998": 128, 22 and 44 list slots per chunk; the
-    // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo).
+    // CPU case "resident duo: the GPU test's cases run duo itself" pins which cases run duo); duo's
+    // slice 0 runs vals4w8 where that fits (below).
     // vals (session 16): S = 4 on the vals-pack layout for slices 0 (= 4) .. 4 where its ring fits (the
     // generated layers, n 77; the n = 4096 case: also under duo), else duo's choice (same results).
     // vals4w (session 20): S = 4 where its ring of >= 16 slots fits (resident_vals4w_slots; n <= 4096),
     // else as valsfan (same results); duo runs it at n = 4096 where its ring fits.
-    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan", "vals4w"};
+    // vals4w8 (session 33): vals4w with 8 warps, two CTAs per SM, 4-image slices (sliceImages 0 = 4), for
+    // slices 0 .. 4 where its ring of >= 8 slots fits half the SM (resident_vals4w8_budget) and n <= 2048:
+    // here the generated N 1024 cases (R 24 on the H200; "resident vals4w: a ring of R ..." pins it). Else,
+    // and for slices 5..8, the call goes on to the list-pack kernels (vals4w8 never tries vals: pair's shape
+    // below S = 8, at S = 8 quad, as duo's ring is not sized for it; same results, so every slice here
+    // succeeds). duo runs it at slice 0 where n <= 1024 and it fits.
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan", "vals4w", "vals4w8"};
     constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
     for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
@@ -2056,7 +2073,9 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
     layers.push_back(std::move(e));
     orders.push_back(std::move(o));
   }
-  race_first_calls("duo", layers, orders, g, 0, 1);
+  // duo with sliceImages 0 at n <= 1024 tries vals4w8 first (session 33), so its vals-pack copy is built too; these
+  // rows have lists of their own (~37 KB chunks), so no ring of 8 fits half an SM and duo runs on the list-pack copy.
+  race_first_calls("duo", layers, orders, g, 1, 1);
 }
 
 TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, exact categories",
@@ -2584,18 +2603,19 @@ bool emulate_vals(const std::vector<const spdnn::Ell*>& L, const std::vector<con
 }
 
 // ============================================================================================
-// The vals4w kernel (session 20): S = 4 on the same vals-pack copies, 16 warps each a whole 128-row
-// chunk (lane = 4 rows x the 4 image slots), a ring of R = resident_vals4w_slots(...) slots (16..32) that
-// each warp refills itself, no barrier inside a layer. Its schedule, the contract emulate_vals4w checks:
-// chunk h = k x chunks + c (layer k, chunk c) in slot h % R, its wait for parity (h / R) & 1; the prologue
-// copies chunks 0 .. R - 1; in layer k warp w consumes chunk w, then chunk 16 + ((w + R) & 15) (each if
-// < chunks), and right after consuming chunk h copies chunk h + R into the same slot (layer (h + R) /
-// chunks, chunk (h + R) % chunks; none past the last layer). So chunks c and c + R of one layer run on
-// warp c: no ring slot is read by two warps within a layer, and every wait inside a layer is on a copy
-// its own warp issued (or one issued before the layer's barrier).
+// The vals4w kernel (session 20): S = 4 on the same vals-pack copies, W = 16 warps each a whole 128-row
+// chunk (lane = 4 rows x the 4 image slots), a ring of R = resident_vals4w_slots(...) slots (W..32) that
+// each warp refills itself, no barrier inside a layer; vals4w8 (session 33) is the same kernel with W = 8
+// warps (two CTAs per SM, R >= 8 slots in half the SM, a layer of <= 16 chunks). Its schedule, the
+// contract emulate_vals4w checks: chunk h = k x chunks + c (layer k, chunk c, chunks <= 2W) in slot h % R,
+// its wait for parity (h / R) & 1; the prologue copies chunks 0 .. R - 1; in layer k warp w consumes chunk
+// w, then chunk W + ((w + R) & (W - 1)) (each if < chunks), and right after consuming chunk h copies chunk
+// h + R into the same slot (layer (h + R) / chunks, chunk (h + R) % chunks; none past the last layer). So
+// chunks c and c + R of one layer run on warp c: no ring slot is read by two warps within a layer, and
+// every wait inside a layer is on a copy its own warp issued (or one issued before the layer's barrier).
 enum class Vals4wMutation {
   kNone,
-  kOldOrder,      // pass 2: warp w takes chunk 16 + w (the older order: chunks c and c + R on two warps)
+  kOldOrder,      // pass 2: warp w takes chunk W + w (the older order: chunks c and c + R on two warps)
   kRefillBack,    // the consumer of chunk h copies chunk h + R - 1 (into chunk h - 1's slot)
   kRefillDeep,    // the consumer of chunk h copies chunk h + R + 1 (into chunk h + 1's slot)
   kParity16,      // the wait's parity (h / 16) & 1, a 16-slot ring's, on R slots
@@ -2608,7 +2628,7 @@ enum class Vals4wMutation {
 const char* vals4w_mutation_name(Vals4wMutation m) {
   switch (m) {
     case Vals4wMutation::kNone: return "none";
-    case Vals4wMutation::kOldOrder: return "old order (pass 2: warp w takes chunk 16 + w)";
+    case Vals4wMutation::kOldOrder: return "old order (pass 2: warp w takes chunk W + w)";
     case Vals4wMutation::kRefillBack: return "refill of h + R - 1";
     case Vals4wMutation::kRefillDeep: return "refill of h + R + 1";
     case Vals4wMutation::kParity16: return "parity (h / 16) & 1";
@@ -2628,8 +2648,9 @@ struct Vals4wStats {
   int shared = 0, own = 0, short_shared = 0;
 };
 
-// The vals4w kernel's schedule on the host with a ring of R slots (16..32; the tests pass the H200's
-// resident_vals4w_slots and forced values), slice by slice (a CTA), lane by lane, as emulate_vals:
+// The vals4w kernel's schedule on the host with W = `warps` warps (16: vals4w, 8: vals4w8) and a ring of
+// R slots (W..32; the tests pass the H200's resident_vals4w_slots and forced values), slice by slice (a
+// CTA), lane by lane, as emulate_vals:
 // - the ring (ValsRing, vals_copy): only the bytes each copy moved, every word tagged with its chunk (a
 //   read of a word the slot's current chunk did not bring fails), copies landing at issue; every wait
 //   must pass on exactly its chunk's phase (landed == h / R + 1, parity (h / R) & 1);
@@ -2651,28 +2672,37 @@ struct Vals4wStats {
 // - the layer end: the live image slots flagged (any nonzero output), the list compacted; an emptied
 //   slice leaves once the chunks in flight ((k + 1) x chunks .. + R - 1, those < total) have landed, and
 //   no chunk past them may have been issued.
-// Warps are processed 0..15 for pass 1, then 0..15 for pass 2. Within a layer the warps share no ring
+// Warps are processed 0..W - 1 for pass 1, then 0..W - 1 for pass 2. Within a layer the warps share no ring
 // slot (checked), every wait is on a copy of the waiting warp or of an earlier layer (checked), the
 // feature input buffer is read-only and the output rows are disjoint (checked: each stored once), so
 // any interleaving the GPU runs gives the same reads and results as this order. Returns false (why) on
 // a violation; out gets the counts per layer and the survivors' feature bits.
 bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
-                    const std::vector<std::vector<float>>& images, float bias, int slice, int R, ChainResult* out,
-                    std::string* why, Vals4wMutation mutation = Vals4wMutation::kNone, Vals4wStats* stats = nullptr) {
+                    const std::vector<std::vector<float>>& images, float bias, int slice, int warps, int R,
+                    ChainResult* out, std::string* why, Vals4wMutation mutation = Vals4wMutation::kNone,
+                    Vals4wStats* stats = nullptr) {
   namespace sp = jhdnn::sparse;
-  constexpr int S = sp::kResidentValsS, kWarps = 16;
+  constexpr int S = sp::kResidentValsS;
+  const int W = warps;
   const int n = int(L[0]->rows), layers = int(L.size()), count = int(images.size());
   const int chunks = (n + kEChunk - 1) / kEChunk, last_rows = n - (chunks - 1) * kEChunk;
   if (slice < 1 || slice > S) {
     *why = "slice outside 1..4";
     return false;
   }
-  if (R < sp::kResidentVals4wMinSlots || R > sp::kResidentVals4wMaxSlots) {
-    *why = "a ring of " + std::to_string(R) + " slots (vals4w runs with 16..32)";
+  if (W != 16 && W != 8) {
+    *why = std::to_string(W) + " warps (the kernel has 16 or 8)";
     return false;
   }
-  if (chunks > sp::kResidentVals4wMaxChunks) {
-    *why = "more than 32 chunks per layer (vals4w does not run)";
+  // R >= W: chunks c < W and c + R of a layer, the only pairs sharing a slot, are one warp's two chunks.
+  const int min_slots = W == 16 ? sp::kResidentVals4wMinSlots : sp::kResidentVals4w8MinSlots;
+  if (R < min_slots || R > sp::kResidentVals4wMaxSlots) {
+    *why = "a ring of " + std::to_string(R) + " slots (" + std::to_string(W) + " warps run with " +
+           std::to_string(min_slots) + "..32)";
+    return false;
+  }
+  if (chunks > 2 * W) {
+    *why = "more than " + std::to_string(2 * W) + " chunks per layer (" + std::to_string(W) + " warps do not run)";
     return false;
   }
   std::vector<HostPack> packs;
@@ -2726,8 +2756,8 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
       float alive[S] = {0.f, 0.f, 0.f, 0.f};
       std::vector<int> stored(static_cast<size_t>(n), 0);  // stores per output row in this layer
       for (int pass = 0; pass < 2; ++pass)
-        for (int w = 0; w < kWarps; ++w) {
-          const int c = pass == 0 ? w : mutation == Vals4wMutation::kOldOrder ? 16 + w : 16 + ((w + R) & 15);
+        for (int w = 0; w < W; ++w) {
+          const int c = pass == 0 ? w : mutation == Vals4wMutation::kOldOrder ? W + w : W + ((w + R) & (W - 1));
           if (c >= chunks) continue;  // warp-uniform
           const int h = k * chunks + c, s = h % R;
           if (reader[size_t(s)].layer == k && reader[size_t(s)].warp != w) {
@@ -2924,16 +2954,20 @@ bool vals_fits(const Built& b, int64_t n, size_t smem_optin, size_t* smem_out = 
   if (smem_out) *smem_out = smem;
   return smem <= smem_optin;
 }
-// vals4w's ring for a built case: R = resident_vals4w_slots(n, the call's slot bytes, smem_optin) (0: the
-// kernel does not run, the call runs valsfan), the slot bytes the same as vals' (resident_vals_slot_bytes).
-int vals4w_slots_of(const Built& b, int64_t n, size_t smem_optin, size_t* slot_bytes_out = nullptr) {
+// vals4w's ring for a built case: R = resident_vals4w_slots(n, the call's slot bytes, smem_optin, warps) (0: the
+// kernel does not run: vals4w's call runs valsfan, vals4w8's goes on as without it), the slot bytes the same
+// as vals' (resident_vals_slot_bytes).
+int vals4w_slots_of(const Built& b, int64_t n, size_t smem_optin, size_t* slot_bytes_out = nullptr, int warps = 16) {
   namespace sp = jhdnn::sparse;
   std::vector<int> sbs;
   for (size_t l = 0; l < b.ells.size(); ++l) sbs.push_back(host_vals_pack(b.ells[l], &b.orders[l]).list_bytes);
   const size_t slot_bytes = sp::resident_vals_slot_bytes(n, sbs.data(), int(sbs.size()));
   if (slot_bytes_out) *slot_bytes_out = slot_bytes;
-  return sp::resident_vals4w_slots(n, slot_bytes, smem_optin);
+  return sp::resident_vals4w_slots(n, slot_bytes, smem_optin, warps);
 }
+// vals4w8's shared memory on the H200 as the call computes it: min(smem_optin, resident_vals4w8_budget(the SM's
+// 233,472 bytes, 1,024 reserved per block)) = 115,712 bytes (two CTAs per SM).
+size_t h200_vals4w8_budget() { return std::min<size_t>(232448, jhdnn::sparse::resident_vals4w8_budget(233472, 1024)); }
 // A case for the vals4w emulation only: list runs of exactly 4 rows from each chunk's first (a lane's 4
 // rows are one run, so every full lane shares a list and the warps take the shared-list path), and a
 // last chunk of 1001 - 7 x 128 = 105 rows: lane 26 holds rows 104..107 with its i = 0 row 105 absent
@@ -2941,6 +2975,14 @@ int vals4w_slots_of(const Built& b, int64_t n, size_t smem_optin, size_t* slot_b
 const ValsCase kVals4wCases[] = {
     {"list runs of 4 rows (the shared path), value runs 4..16, n 1001 (lane 26's first row absent)", 1001, 8, 9, 0, 4,
      4, 4, 16, 0.05, 0.2, 3.0, -0.05f},
+};
+// Cases for vals4w8's emulation (8 warps): layers of 9..16 chunks, where warps take a second chunk (chunk
+// 8 + ((w + R) & 7)) and chunks c, c + R share a slot within a layer (n <= 1024 has <= 8 chunks: one per warp).
+const ValsCase kVals4w8Cases[] = {
+    {"random runs 8..24, value runs 16..48, padding, n 1900 (15 chunks, the last of 108 rows)", 1900, 8, 9, 0, 8, 24,
+     16, 48, 0.06, 0.2, 3.0, -0.05f},
+    {"random runs 8..24, value runs 16..48, padding, n 2048 (16 chunks: two per warp)", 2048, 7, 11, 0, 8, 24, 16, 48,
+     0.06, 0.2, 3.0, -0.05f},
 };
 
 }  // namespace
@@ -3239,41 +3281,130 @@ TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfa
     // vals4w runs only where vals' ring fits too (its fixed part is 128 bytes more, its ring >= 16 slots)
     if (want_r[c] > 0) CHECK(vals_fits(b, cs.n, kH200));
   }
-  const int want_small[] = {16, 25, 21, 0, 32};
+  // want_small8: vals4w8's rings (8 warps in 115,712 bytes, below): 0 where fewer than 8 slots fit (n 77: 7 of
+  // 14,320 bytes; own values at n 1000: 2 of 36,864).
+  const int want_small[] = {16, 25, 21, 0, 32}, want_small8[] = {0, 12, 9, 0, 24};
   STATIC_REQUIRE(sizeof want_small / sizeof want_small[0] == sizeof kValsSmallCases / sizeof kValsSmallCases[0]);
+  STATIC_REQUIRE(sizeof want_small8 / sizeof want_small8[0] == sizeof kValsSmallCases / sizeof kValsSmallCases[0]);
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c) {
     const ValsCase& cs = kValsSmallCases[c];
     INFO(cs.name);
+    const Built b = build_vals_case(cs, 9900 + c);
     size_t slot_bytes = 0;
-    CHECK(vals4w_slots_of(build_vals_case(cs, 9900 + c), cs.n, kH200, &slot_bytes) == want_small[c]);
+    CHECK(vals4w_slots_of(b, cs.n, kH200, &slot_bytes) == want_small[c]);
+    CHECK(vals4w_slots_of(b, cs.n, h200_vals4w8_budget(), nullptr, 8) == want_small8[c]);
     INFO("slot bytes " << slot_bytes);
   }
   {
     const ValsCase& cs = kVals4wCases[0];  // the emulation's lane-aligned case (its seed)
     INFO(cs.name);
+    const Built b = build_vals_case(cs, 9960);
     size_t slot_bytes = 0;
-    CHECK(vals4w_slots_of(build_vals_case(cs, 9960), cs.n, kH200, &slot_bytes) == 16);
+    CHECK(vals4w_slots_of(b, cs.n, kH200, &slot_bytes) == 16);
     CHECK(slot_bytes == 12160);
+    CHECK(vals4w_slots_of(b, cs.n, h200_vals4w8_budget(), nullptr, 8) == 0);  // 6 slots fit
+  }
+
+  // vals4w8 (session 33; 8 warps, two CTAs per SM): the call's shared memory is min(smem_optin, half the SM's less
+  // the per-block reservation): on the H200 233,472 / 2 - 1,024 = 115,712 bytes; 0 where the reservation takes all
+  // of the half. A ring of 8..32 slots, a layer of <= 16 chunks (n <= 2048); else 0 and the call goes on without it.
+  const size_t kH200w8 = sp::resident_vals4w8_budget(233472, 1024);
+  CHECK(kH200w8 == 115712);
+  CHECK(h200_vals4w8_budget() == 115712);  // below the H200's smem_optin
+  CHECK(sp::resident_vals4w8_budget(0, 1024) == 0);
+  CHECK(sp::resident_vals4w8_budget(2048, 1024) == 0);
+  CHECK(sp::resident_vals4w8_budget(2050, 1024) == 1);
+  // The challenge's chunks at n = 1024: 384 bytes of misc ints + 2 x 1025 x 4 x 4 of features = 33,184 fixed;
+  // (115,712 - 33,184) / 3,328 = 24.8: R = 24 (113,056 bytes; 25 slots would take 116,384).
+  CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 0) == 33184);
+  CHECK(sp::resident_vals4w_slots(1024, 3328, kH200w8, 8) == 24);
+  CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 24) == 113056);
+  CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 25) > kH200w8);
+  // n = 2049: 17 chunks per layer, none with 8 warps however small the chunks (16 warps take it: 32 slots in the
+  // H200's block, (232,448 - 65,984) / 3,328 = 50); n = 2048 (16 chunks) does.
+  CHECK(sp::resident_vals4w_slots(2049, 3328, kH200w8, 8) == 0);
+  CHECK(sp::resident_vals4w_slots(2049, 2048 + 272, size_t(1) << 30, 8) == 0);
+  CHECK(sp::resident_vals4w_slots(2048, 2048 + 272, size_t(1) << 30, 8) == 32);
+  CHECK(sp::resident_vals4w_slots(2049, 3328, kH200) == 32);
+  for (int warps : {0, 4, 12, 32}) CHECK(sp::resident_vals4w_slots(1024, 3328, size_t(1) << 30, warps) == 0);
+  // Room for 7 slots (or a byte short of 8): none; 8 slots: 8, where 16 warps (>= 16 slots) get none.
+  const size_t fixed1024 = sp::resident_vals4w_smem_bytes(1024, 0, 0);
+  CHECK(sp::resident_vals4w_slots(1024, 3328, fixed1024 + 7 * 3328, 8) == 0);
+  CHECK(sp::resident_vals4w_slots(1024, 3328, fixed1024 + 8 * 3328 - 1, 8) == 0);
+  CHECK(sp::resident_vals4w_slots(1024, 3328, fixed1024 + 8 * 3328, 8) == 8);
+  CHECK(sp::resident_vals4w_slots(1024, 3328, fixed1024 + 8 * 3328) == 0);
+  // The 8-warp emulation's 15- and 16-chunk cases (their seeds): R 9 and 8 (n 1900: 61,216 fixed + 9 x 5,552 =
+  // 111,184; n 2048: 65,952 + 8 x 5,824 = 112,544).
+  const size_t want_slot8[] = {5552, 5824};
+  const int want_r8[] = {9, 8};
+  STATIC_REQUIRE(sizeof want_r8 / sizeof want_r8[0] == sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]);
+  for (size_t c = 0; c < sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]; ++c) {
+    const ValsCase& cs = kVals4w8Cases[c];
+    INFO(cs.name);
+    size_t slot_bytes = 0;
+    CHECK(vals4w_slots_of(build_vals_case(cs, 9970 + c), cs.n, kH200w8, &slot_bytes, 8) == want_r8[c]);
+    CHECK(slot_bytes == want_slot8[c]);
+  }
+  // The GPU layer test's cases (its seeds; "resident layers: bitwise the fma chain ..."): vals4w8 runs the generated
+  // N 1024 ones (R 24); the others' chunks (18,576..36,864-byte slots: every row its own values) leave fewer than 8
+  // slots, and n 4096 has 32 chunks.
+  for (size_t c = 0; c < sizeof kCases / sizeof kCases[0]; ++c) {
+    const ResidentCase& cs = kCases[c];
+    INFO(cs.name);
+    const bool generated_1024 = cs.kind == 1 && cs.n == 1024;
+    CHECK(vals4w_slots_of(build_case(cs, 9100 + c), cs.n, kH200w8, nullptr, 8) == (generated_1024 ? 24 : 0));
   }
 }
 
 namespace {
-// A vals case built and ready for emulate_vals4w: its layers' and orders' pointers and the H200's R.
+// A vals case built and ready for emulate_vals4w: its layers' and orders' pointers and the H200's R for 16
+// warps (vals4w) and 8 (vals4w8).
 struct Vals4wPrepared {
   const ValsCase* cs;
   Built b;
   std::vector<const spdnn::Ell*> lp;
   std::vector<const std::vector<int>*> op;
-  int r_h200;
+  int r_h200, r8_h200;
+  int r_h200_of(int warps) const { return warps == 16 ? r_h200 : r8_h200; }
 };
 Vals4wPrepared prepare_vals4w(const ValsCase& cs, uint64_t seed) {
-  Vals4wPrepared p{&cs, build_vals_case(cs, seed), {}, {}, 0};
+  Vals4wPrepared p{&cs, build_vals_case(cs, seed), {}, {}, 0, 0};
   for (size_t l = 0; l < p.b.ells.size(); ++l) {
     p.lp.push_back(&p.b.ells[l]);
     p.op.push_back(&p.b.orders[l]);
   }
   p.r_h200 = vals4w_slots_of(p.b, cs.n, 232448);
+  p.r8_h200 = vals4w_slots_of(p.b, cs.n, h200_vals4w8_budget(), nullptr, 8);
   return p;
+}
+
+// The emulated schedule with `warps` warps on a vals case (its seed) against the CPU fma chain, bit for bit
+// (counts per layer, survivors, every feature): at `slices` with the H200's R (the smallest ring, W slots,
+// where the kernel does not fit there), and at slices 1 and 4 with each other ring in `forced`. Returns
+// which paths the warps took.
+Vals4wStats emulate_vals4w_case(const ValsCase& cs, uint64_t seed, int warps, std::initializer_list<int> slices,
+                                const std::vector<int>& forced) {
+  INFO(cs.name << " (" << warps << " warps)");
+  const Vals4wPrepared p = prepare_vals4w(cs, seed);
+  const int r_h200 = p.r_h200_of(warps);
+  std::vector<std::pair<int, std::vector<int>>> runs;  // (R, slices)
+  runs.push_back({r_h200 > 0 ? r_h200 : warps, std::vector<int>(slices)});
+  for (int r : forced)
+    if (r != r_h200) runs.push_back({r, {1, 4}});
+  Vals4wStats st;
+  for (const auto& [r, ss] : runs)
+    for (int slice : ss) {
+      INFO("R " << r << (r == r_h200 ? " (the H200's)" : " (forced)") << " slice " << slice);
+      ChainResult got;
+      std::string why;
+      const bool ok =
+          emulate_vals4w(p.lp, p.op, p.b.images, cs.bias, slice, warps, r, &got, &why, Vals4wMutation::kNone, &st);
+      INFO(why);
+      REQUIRE(ok);
+      CHECK(got.counts == p.b.want.counts);
+      CHECK(got.last == p.b.want.last);
+    }
+  return st;
 }
 }  // namespace
 
@@ -3286,23 +3417,7 @@ Vals4wPrepared prepare_vals4w(const ValsCase& cs, uint64_t seed) {
 TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
   Vals4wStats all;
   auto run = [&](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices, std::vector<int> forced) {
-    INFO(cs.name);
-    const Vals4wPrepared p = prepare_vals4w(cs, seed);
-    std::vector<std::pair<int, std::vector<int>>> runs;  // (R, slices)
-    runs.push_back({p.r_h200 > 0 ? p.r_h200 : 16, std::vector<int>(slices)});
-    for (int r : forced) runs.push_back({r, {1, 4}});
-    Vals4wStats st;
-    for (const auto& [r, ss] : runs)
-      for (int slice : ss) {
-        INFO("R " << r << (r == p.r_h200 ? " (the H200's)" : " (forced)") << " slice " << slice);
-        ChainResult got;
-        std::string why;
-        const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, cs.bias, slice, r, &got, &why, Vals4wMutation::kNone, &st);
-        INFO(why);
-        REQUIRE(ok);
-        CHECK(got.counts == p.b.want.counts);
-        CHECK(got.last == p.b.want.last);
-      }
+    const Vals4wStats st = emulate_vals4w_case(cs, seed, 16, slices, forced);
     all.shared += st.shared;
     all.own += st.own;
     all.short_shared += st.short_shared;
@@ -3320,23 +3435,46 @@ TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the
   CHECK(aligned.short_shared > 0);
 }
 
-// Deliberate bugs in the vals4w schedule: each must fail the emulation (a violation, or a result that is
-// not the chain's) on at least one of four cases at 4-image slices with the H200's R: the challenge
-// (R 30, 32 chunks), random runs at n 3500 (R 16, where the session-18 chunk order is the same; 28 chunks: lanes with one list and lanes with
-// several in one warp), n 77 (one short chunk per layer) and the lane-aligned n 1001 (the shared path
-// in a short chunk whose lane 26 has its i = 0 row absent); where a violation is the point, its message.
-TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
-  std::vector<Vals4wPrepared> cases;
-  cases.push_back(prepare_vals4w(kValsCases[0], 9800));
-  cases.push_back(prepare_vals4w(kValsCases[2], 9802));
-  cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
-  cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
+// vals4w8 (session 33): the same schedule with 8 warps (emulate_vals4w's W = 8), bitwise the fma chain: the
+// small cases and the lane-aligned n 1001 (<= 8 chunks: one per warp and layer) at the H200's ring (R 12, 9, 24 at
+// n 200, 600, 1024; where vals4w8 does not fit there, n 77, the own-values n 1000 and n 1001, the smallest, 8),
+// the aligned one also with forced rings; and the 15- and 16-chunk cases (warp w's second chunk, 8 + ((w + R) & 7),
+// is chunk w + R, in the slot of its first, wherever w + R < 16) at the H200's R (9, 8) and forced rings of 8, 9,
+// 15, 16, 24 and 32 (9 and 15 shift the second chunks against the warps; rings other than the H200's: the
+// emulation only).
+TEST_CASE("resident vals4w8 kernel schedule (8 warps), emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
+  const std::vector<int> rings = {8, 9, 15, 16, 24, 32};
+  Vals4wStats all;
+  auto run = [&](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices, const std::vector<int>& forced) {
+    const Vals4wStats st = emulate_vals4w_case(cs, seed, 8, slices, forced);
+    all.shared += st.shared;
+    all.own += st.own;
+    all.short_shared += st.short_shared;
+    return st;
+  };
+  for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
+    run(kValsSmallCases[c], 9900 + c, {1, 2, 4}, {});
+  const Vals4wStats aligned = run(kVals4wCases[0], 9960, {1, 3, 4}, rings);
+  for (size_t c = 0; c < sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]; ++c)
+    run(kVals4w8Cases[c], 9970 + c, {1, 3, 4}, rings);
+  CHECK(all.shared > 0);
+  CHECK(all.own > 0);
+  CHECK(aligned.own == 0);
+  CHECK(aligned.short_shared > 0);
+}
+
+namespace {
+// Deliberate bugs in the vals4w schedule with `warps` warps: every case passes unmutated (the control), and each
+// mutation must fail the emulation (a violation, or a result that is not the chain's) on at least one case, at
+// 4-image slices with the H200's R (the smallest ring, W slots, where the kernel does not fit there); where a
+// violation is the point, its message.
+void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps) {
+  auto ring = [&](const Vals4wPrepared& p) { return p.r_h200_of(warps) > 0 ? p.r_h200_of(warps) : warps; };
   for (const Vals4wPrepared& p : cases) {
-    INFO(p.cs->name);
-    REQUIRE(p.r_h200 >= 16);
+    INFO(p.cs->name << ", R " << ring(p));
     ChainResult got;
     std::string why;
-    REQUIRE(emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, p.r_h200, &got, &why));  // unmutated: passes
+    REQUIRE(emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, warps, ring(p), &got, &why));  // unmutated: passes
     REQUIRE(got.counts == p.b.want.counts);
     REQUIRE(got.last == p.b.want.last);
   }
@@ -3357,16 +3495,45 @@ TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation",
     for (const Vals4wPrepared& p : cases) {
       ChainResult got;
       std::string why;
-      const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, p.r_h200, &got, &why, m);
+      const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, warps, ring(p), &got, &why, m);
       const bool wrong = ok && !(got.counts == p.b.want.counts && got.last == p.b.want.last);
       caught = caught || !ok || wrong;
       said = said || (!ok && why.find(want_why) != std::string::npos);
       seen += std::string("\n  ") + p.cs->name + ": " + (ok ? (wrong ? "ran, results differ from the chain" : "ran, same results") : why);
     }
-    INFO("mutation: " << vals4w_mutation_name(m) << seen);
+    INFO(warps << " warps, mutation: " << vals4w_mutation_name(m) << seen);
     CHECK(caught);
     CHECK(said);
   }
+}
+}  // namespace
+
+// Deliberate bugs in the vals4w schedule (16 warps; check_vals4w_mutations) on four cases with the H200's R: the
+// challenge (R 30, 32 chunks), random runs at n 3500 (R 16, where the session-18 chunk order is the same; 28
+// chunks: lanes with one list and lanes with several in one warp), n 77 (one short chunk per layer) and the
+// lane-aligned n 1001 (the shared path in a short chunk whose lane 26 has its i = 0 row absent).
+TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
+  std::vector<Vals4wPrepared> cases;
+  cases.push_back(prepare_vals4w(kValsCases[0], 9800));
+  cases.push_back(prepare_vals4w(kValsCases[2], 9802));
+  cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
+  cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
+  for (const Vals4wPrepared& p : cases) REQUIRE(p.r_h200 >= 16);  // vals4w runs them on the H200
+  check_vals4w_mutations(cases, 16);
+}
+
+// The same bugs with 8 warps (vals4w8): n 77 and the lane-aligned n 1001 (short chunks; R 8, as vals4w8 does not
+// fit them on the H200), and the 15- and 16-chunk cases at the H200's R, 9 (a second chunk per warp at 8 + ((w + 9)
+// & 7): the old order 8 + w makes warps w and w + 1 read one slot) and 8.
+TEST_CASE("resident vals4w8 kernel schedule (8 warps): deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
+  std::vector<Vals4wPrepared> cases;
+  cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
+  cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
+  cases.push_back(prepare_vals4w(kVals4w8Cases[0], 9970));
+  cases.push_back(prepare_vals4w(kVals4w8Cases[1], 9971));
+  CHECK(cases[2].r8_h200 == 9);
+  CHECK(cases[3].r8_h200 == 8);
+  check_vals4w_mutations(cases, 8);
 }
 
 // The vals pack kernel (dnn_resident_pack.cu) against its host twin (host_vals_pack, which the
@@ -3409,6 +3576,11 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
   CUDA_CHECK(cudaGetDevice(&device));
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   const ResidentKernelGuard restore;
+  int per_sm = 0, reserved = 0;  // vals4w8's budget, as the call computes it
+  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  const size_t w8_budget =
+      std::min<size_t>(size_t(optin), jhdnn::sparse::resident_vals4w8_budget(size_t(per_sm), size_t(reserved)));
   std::vector<std::pair<const ValsCase*, uint64_t>> cases;
   for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) cases.push_back({&kValsCases[c], 9800 + c});
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
@@ -3425,6 +3597,8 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
     // where vals' ring fits too
     const int r4w = vals4w_slots_of(b, n, size_t(optin));
     CHECK((r4w == 0 || fits));
+    // vals4w8's ring (session 33: duo tries it first with sliceImages 0 at n <= 1024; 0: it does not fit)
+    const int r8 = n <= 1024 ? vals4w_slots_of(b, n, w8_budget, nullptr, 8) : 0;
     const int s_list = jhdnn::sparse::resident_slice_max(n, size_t(optin));
     const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
     // JHDNN_TEST_VALS_QUICK (set, non-empty): slices 0, 1 and 3 only (for compute-sanitizer runs) and one
@@ -3466,9 +3640,11 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         }
         REQUIRE(st == JHDNN_STATUS_SUCCESS);
         CUDA_CHECK(cudaDeviceSynchronize());
+        const bool w8_tried = kn == "duo" && slice == 0 && n <= 1024, w8_runs = w8_tried && r8 > 0;
+        INFO("vals4w8 tried " << w8_tried << ", its R " << r8);
         for (auto d : dl.descs) {
-          CHECK(d->resident_vals.size() == (tried ? 1 : 0));
-          CHECK(d->resident_pack.size() == (runs_vals ? 0 : 1));
+          CHECK(d->resident_vals.size() == (tried || w8_tried ? 1 : 0));
+          CHECK(d->resident_pack.size() == (runs_vals || w8_runs ? 0 : 1));
         }
         std::vector<int> counts = res_from_dev<int>(dc, size_t(L) + 1);
         CHECK(counts[0] == count);
@@ -3840,7 +4016,8 @@ TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; 
     vals_runs_layers(n, L, g, &ells, &orders);
     const auto imgs = make_images(n, count, 0.2, 3.0, g);
     DeviceLayers dl = device_layers(ells, orders, n);
-    REQUIRE(call(dl.descs, imgs, count, 0).st == JHDNN_STATUS_SUCCESS);  // duo, 8-image slices: list-pack
+    // duo, 8-image slices: list-pack only (sliceImages 0 at n <= 1024 would try vals4w8 and build the vals copy)
+    REQUIRE(call(dl.descs, imgs, count, 8).st == JHDNN_STATUS_SUCCESS);
     for (auto d : dl.descs) {
       CHECK(d->resident_pack.size() == 1);
       CHECK(d->resident_vals.size() == 0);

@@ -1409,7 +1409,10 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   if (max_active == 0 || layer_count == 0) return Status::success();
   // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals, valsfan, vals4w or
   // vals4w8; all exact.
-  const core::config::ResidentKernel which = core::config::resident_kernel();
+  const core::config::ResidentKernel env_kernel = core::config::resident_kernel();
+  // =vals4w8 where vals4w8 does not run: as duo (every choice below).
+  const core::config::ResidentKernel which =
+      env_kernel == core::config::ResidentKernel::kVals4w8 ? core::config::ResidentKernel::kDuo : env_kernel;
   if (which == core::config::ResidentKernel::kInvalid)
     return core::fail(JHDNN_STATUS_BAD_PARAM,
                       "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals, valsfan, vals4w or "
@@ -1434,8 +1437,8 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // 0) at n <= 1024 (the challenge's N = 1024, where it was measured); =vals4w8 wherever it fits (slices of 0 / 1..4
   // images, n <= 2048). Where its ring of >= 8 slots does not fit half the SM, the call goes on as below.
   const bool w8 = slice <= kResidentValsS &&
-                  (which == core::config::ResidentKernel::kVals4w8 ||
-                   (which == core::config::ResidentKernel::kDuo && slice == 0 && n <= kChunkRows * 8));
+                  (env_kernel == core::config::ResidentKernel::kVals4w8 ||
+                   (env_kernel == core::config::ResidentKernel::kDuo && slice == 0 && n <= kChunkRows * 8));
   if (w8) {
     int per_sm = 0, reserved = 0;
     JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
