@@ -4,8 +4,9 @@
 # (110 layers at ~4.3 us, bench/results/ec4fff9/warm/), the cell nearest 10x the cuSPARSE pipeline.
 #   1. the device build's dnn_resident.cu.o, gzipped (`nvdisasm -g` of THIS object lines up with ncu's source page:
 #      the device's host compiler differs from this machine's; scripts/spdnn-warm-gpu.sh says why);
-#   2. ncu (warm: NCU_CACHE, default none here) of the first resident launch of N = 1024 L = 120 (duo, layers 11 ..
-#      106 in one launch) and of N = 4096 L = 120 (vals4w): the details page and the per-instruction source page
+#   2. ncu (warm: NCU_CACHE, default none here) of the first resident launch of N = 1024 L = 120 (vals4w8 since
+#      session 33, duo before; layers 11 .. 106 in one launch) and of N = 4096 L = 120 (vals4w; WIDTHS="1024" skips
+#      it): the details page and the per-instruction source page
 #      (scripts/ncu-source-lines.py src_NAME.csv.gz --sass all.sass --kernel MANGLED_SUBSTR --ops: the executed
 #      opcode mix per FFMA, by how often the code ran; all.sass = `nvdisasm -g` of the object's cubin, as its
 #      results README says);
@@ -17,9 +18,11 @@ FETCH_SPDNN=1 BUDGET_DEFAULT=400 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT
 export NCU_CACHE=${NCU_CACHE:-none}
 build_step "$B" spdnn_infer
 gzip -c "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_resident.cu.o" > "$OUT/dnn_resident.cu.o.gz"
-ncu_profile resident_1024 dnn_resident_kernel 0 --path resident --width 1024 --layers 120
-ncu_profile resident_4096 dnn_resident_vals4w_kernel 0 --path resident --width 4096 --layers 120
-for w in 1024 4096; do
+WIDTHS=${WIDTHS:-1024 4096}
+for w in $WIDTHS; do
+  ncu_profile "resident_$w" dnn_resident_vals4w_kernel 0 --path resident --width "$w" --layers 120
+done
+for w in $WIDTHS; do
   step "launches_resident_$w" 60 ncu --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum \
     "$SI" --path resident --width "$w" --layers 120 --validate no --no-warmup
 done
