@@ -1117,6 +1117,14 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     acc[2] = __fmaf_rn(w, xf.z, acc[2]);
     acc[3] = __fmaf_rn(w, xf.w, acc[3]);
   };
+  // The warp's two chunks c of a layer (pass 0: warp, pass 1: c_second): chunk h = k x chunks + c waits in slot
+  // h % ring for phase h / ring, kept here from layer to layer (+ chunks: dq phases and dr slots, one carry), and
+  // its refill h + ring is chunk hc of layer k + q, q and hc fixed per pass. Dividing by the runtime ring and chunks
+  // in every layer cost ~54 instructions per warp-chunk, 0.10 per FFMA (vals4w8's ncu, bench/results/cf4bae7/).
+  const int dq = chunks / ring, dr = chunks - dq * ring;
+  int sl0 = warp % ring, use0 = warp / ring, sl1 = c_second % ring, use1 = c_second / ring;
+  const int q0 = (warp + ring) / chunks, hc0 = warp + ring - q0 * chunks;
+  const int q1 = (c_second + ring) / chunks, hc1 = c_second + ring - q1 * chunks;
   int cnt = mine, cur = 0;
   unsigned live = (1u << mine) - 1u;  // the live slots (bit s: slot s)
   int m3 = 0;                         // the layer's mask word, s_flag[m3] (layer_end_mask)
@@ -1129,8 +1137,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     for (int pass = 0; pass < 2; ++pass) {
       const int c = pass == 0 ? warp : c_second;
       if (c >= chunks) continue;  // warp-uniform
-      const int h = k * chunks + c;
-      const int use = h / ring, sl = h - use * ring;
+      const int use = pass == 0 ? use0 : use1, sl = pass == 0 ? sl0 : sl1;
+      const int hk = k + (pass == 0 ? q0 : q1), hc = pass == 0 ? hc0 : hc1;  // the refill's layer and chunk
       const unsigned st_a = smem_a + unsigned(sl) * slot_bytes, bar = bar_a + 8u * unsigned(sl);
       long long t0 = 0;
       if (kTrace && threadIdx.x == 0) t0 = clock64();
@@ -1207,10 +1215,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // by one division; nothing past the last layer). The cross-proxy fence in bulk_chunk orders the
       // warp's generic reads (made visible to lane 0 by the __syncwarp) before the async copy's writes.
       __syncwarp();
-      if (lane == 0 && h + ring < total) {
-        const int hn = h + ring, hk = hn / chunks, hc = hn - hk * chunks;
+      if (lane == 0 && hk < layer_count)
         bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
-      }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         if (!ok[i]) continue;
@@ -1228,6 +1234,9 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     if (kTrace && threadIdx.x == 0) tb = clock64();
     cnt = layer_end_mask<S>(alive4, 0, s_flag, m3, live, counts, k, layer_count, s_base, s_live);
     cur ^= 1;
+    sl0 += dr, use0 += dq, sl1 += dr, use1 += dq;  // the next layer's chunks: h + chunks
+    if (sl0 >= ring) sl0 -= ring, ++use0;
+    if (sl1 >= ring) sl1 -= ring, ++use1;
     if (kTrace && threadIdx.x == 0) {
       wait_clk += unsigned(clock64() - tb);
       trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt, wait_clk);
