@@ -2646,6 +2646,11 @@ const char* vals4w_mutation_name(Vals4wMutation m) {
 // how many took the shared path.
 struct Vals4wStats {
   int shared = 0, own = 0, short_shared = 0;
+  void add(const Vals4wStats& o) {
+    shared += o.shared;
+    own += o.own;
+    short_shared += o.short_shared;
+  }
 };
 
 // The vals4w kernel's schedule on the host with W = `warps` warps (16: vals4w, 8: vals4w8) and a ring of
@@ -3418,9 +3423,7 @@ TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the
   Vals4wStats all;
   auto run = [&](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices, std::vector<int> forced) {
     const Vals4wStats st = emulate_vals4w_case(cs, seed, 16, slices, forced);
-    all.shared += st.shared;
-    all.own += st.own;
-    all.short_shared += st.short_shared;
+    all.add(st);
     return st;
   };
   for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c)
@@ -3447,9 +3450,7 @@ TEST_CASE("resident vals4w8 kernel schedule (8 warps), emulated on the host, is 
   Vals4wStats all;
   auto run = [&](const ValsCase& cs, uint64_t seed, std::initializer_list<int> slices, const std::vector<int>& forced) {
     const Vals4wStats st = emulate_vals4w_case(cs, seed, 8, slices, forced);
-    all.shared += st.shared;
-    all.own += st.own;
-    all.short_shared += st.short_shared;
+    all.add(st);
     return st;
   };
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
