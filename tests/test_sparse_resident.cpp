@@ -2074,7 +2074,8 @@ TEST_CASE("resident packed copy: first calls from two threads on the same descri
     orders.push_back(std::move(o));
   }
   // duo with sliceImages 0 at n <= 1024 tries vals4w8 first (session 33), so its vals-pack copy is built too; these
-  // rows have lists of their own (~37 KB chunks), so no ring of 8 fits half an SM and duo runs on the list-pack copy.
+  // rows have values of their own (the slot then exceeds the ~10.4 KB that 8 slots next to the features leave in
+  // half an SM), so vals4w8 does not fit and duo runs on the list-pack copy.
   race_first_calls("duo", layers, orders, g, 1, 1);
 }
 
@@ -3586,6 +3587,9 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
   for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) cases.push_back({&kValsCases[c], 9800 + c});
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
     cases.push_back({&kValsSmallCases[c], 9900 + c});
+  // vals4w8's 15- and 16-chunk cases (R 9 and 8 on the H200): its second chunk per warp, on the GPU under =vals4w8
+  for (size_t c = 0; c < sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]; ++c)
+    cases.push_back({&kVals4w8Cases[c], 9970 + c});
   for (const auto& [csp, seed] : cases) {
     const ValsCase& cs = *csp;
     INFO(cs.name << ": n " << cs.n << " layers " << cs.layers << " images " << cs.images);
@@ -3598,15 +3602,16 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
     // where vals' ring fits too
     const int r4w = vals4w_slots_of(b, n, size_t(optin));
     CHECK((r4w == 0 || fits));
-    // vals4w8's ring (session 33: duo tries it first with sliceImages 0 at n <= 1024; 0: it does not fit)
-    const int r8 = n <= 1024 ? vals4w_slots_of(b, n, w8_budget, nullptr, 8) : 0;
+    // vals4w8's ring (session 33: duo tries it first with sliceImages 0 at n <= 1024, =vals4w8 at n <= 2048; 0: it
+    // does not fit)
+    const int r8 = n <= 2048 ? vals4w_slots_of(b, n, w8_budget, nullptr, 8) : 0;
     const int s_list = jhdnn::sparse::resident_slice_max(n, size_t(optin));
     const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
     // JHDNN_TEST_VALS_QUICK (set, non-empty): slices 0, 1 and 3 only (for compute-sanitizer runs) and one
-    // kernel: the value if it names one of this loop's kernels (duo, vals, valsfan, vals4w), else duo.
+    // kernel: the value if it names one of this loop's kernels (duo, vals, valsfan, vals4w, vals4w8), else duo.
     const char* quick_env = std::getenv("JHDNN_TEST_VALS_QUICK");
     const bool quick = quick_env != nullptr && *quick_env != '\0';
-    const char* const kernels[] = {"duo", "vals", "valsfan", "vals4w"};
+    const char* const kernels[] = {"duo", "vals", "valsfan", "vals4w", "vals4w8"};
     std::string quick_kernel = "duo";
     for (const char* kernel : kernels)
       if (quick && std::string(quick_env) == kernel) quick_kernel = kernel;
@@ -3617,14 +3622,19 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
       // the vals family runs when tried (duo: where S = 4 does not fit the list-pack rings) and vals' ring
       // fits; valsfan and vals4w are tried where =vals tries vals. Which one: =vals vals, =valsfan valsfan,
       // duo and =vals4w vals4w where its ring fits (r4w >= 16), else valsfan (same results, same copies).
+      // =vals4w8 where vals4w8 does not run: as duo.
       const bool tried = kn == "vals" || kn == "valsfan" || kn == "vals4w" || s_list < 4;
       const char* const family = kn == "vals" ? "vals" : kn == "valsfan" || r4w == 0 ? "valsfan" : "vals4w";
       for (int slice = 0; slice <= 4; ++slice) {
         if (quick && slice != 0 && slice != 1 && slice != 3) continue;
-        const bool runs_vals = tried && fits;
-        const int smax = runs_vals ? 4 : s_list;
-        INFO("kernel " << kernel << " sliceImages " << slice << " (" << (runs_vals ? family : "fallback")
-                       << "; vals4w's R " << r4w << ")");
+        // vals4w8 first (its copy built) where tried: =vals4w8 at n <= 2048, duo with sliceImages 0 at n <= 1024
+        const bool w8_tried = n <= 2048 && (kn == "vals4w8" || (kn == "duo" && slice == 0 && n <= 1024));
+        const bool w8_runs = w8_tried && r8 > 0;
+        const bool runs_vals = !w8_runs && tried && fits;
+        const int smax = w8_runs ? 4 : runs_vals ? 4 : s_list;
+        INFO("kernel " << kernel << " sliceImages " << slice << " ("
+                       << (w8_runs ? "vals4w8" : runs_vals ? family : "fallback") << "; vals4w's R " << r4w
+                       << ", vals4w8's R " << r8 << ")");
         const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // fresh descriptors: no copies yet
         DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
         std::vector<int> c0(L + 1, 0);
@@ -3641,8 +3651,6 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         }
         REQUIRE(st == JHDNN_STATUS_SUCCESS);
         CUDA_CHECK(cudaDeviceSynchronize());
-        const bool w8_tried = kn == "duo" && slice == 0 && n <= 1024, w8_runs = w8_tried && r8 > 0;
-        INFO("vals4w8 tried " << w8_tried << ", its R " << r8);
         for (auto d : dl.descs) {
           CHECK(d->resident_vals.size() == (tried || w8_tried ? 1 : 0));
           CHECK(d->resident_pack.size() == (runs_vals || w8_runs ? 0 : 1));
@@ -3681,10 +3689,10 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         for (int t = k; t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
         CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
         CHECK(res_from_dev<float>(xin, in.x.size()) == in.x);
-        // The traced instantiation (vals at 3-image slices): the same counts and survivor features as the
-        // plain call, and a consistent trace (every CTA with images has its entry and exit records; the
+        // The traced instantiation (vals at 3-image slices, and vals4w8's 8-warp one): the same counts and survivor
+        // features as the plain call, and a consistent trace (every CTA with images has its entry and exit records; the
         // layer records' live counts add up to the counts).
-        if (runs_vals && slice == 3 && kn == "duo") {
+        if ((runs_vals && slice == 3 && kn == "duo") || (w8_runs && slice == 3)) {
           using Rec = jhdnnSparseDnnResidentTraceRecord_t;
           constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
           const int grid = (max_active + slice - 1) / slice;

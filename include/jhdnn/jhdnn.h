@@ -606,18 +606,19 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
  *   written. The outputs (y, rowsOut, idsOut, counts, the trace) must not overlap each other or an input
  *   (activeRows, idsIn, x): BAD_PARAM.
- *   sliceImages: 1 .. the most that fit (0 at n <= 1024: 4, for vals4w8, below; 8 up to n = 1452: 2 x (n + 1) x 8 floats of features + 136 KB
+ *   sliceImages: 1 .. the most that fit (8 up to n = 1452: 2 x (n + 1) x 8 floats of features + 136 KB
  *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
  *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight
  *   values make its chunks small, as the challenge's do: up to n = 5591 with their 3,328-byte chunks),
- *   or 0 for that most; NOT_SUPPORTED_SHAPE beyond (also a 3- or 4-image slice where 2 is the most and
+ *   or 0 for that most (or 4 where the default runs vals4w8, below); NOT_SUPPORTED_SHAPE beyond (also a 3- or 4-image slice where 2 is the most and
  *   vals does not fit the call's layers), or if not even 2 fit. col_ind, values and the row order (if
  *   set) must be 16-byte aligned.
  * No workspace. Bias <= 0 as for the other layer calls.
  * Packed weights: the first call that uses a descriptor builds the packed copy its kernel reads (the
  * list-pack one: device memory of ceil(rows / 128) x 34,816 bytes, about the weights again: the rows in
  * the row order with their output row, each run of rows with equal column lists storing its list once
- * per 128-row chunk; the vals-pack one where a vals kernel runs, below: ceil(rows / 128) x 36,864 bytes),
+ * per 128-row chunk; the vals-pack one where a vals kernel runs or is tried, below, as by the default
+ * at n <= 1024 with sliceImages 0: ceil(rows / 128) x 36,864 bytes),
  * with one kernel and a synchronize of the handle's stream, and keeps it with
  * the descriptor until the descriptor is set again (jhdnnSetEllMatrixDescriptor /
  * jhdnnSetSparseMatrixRowOrder) or destroyed (one copy per device). Several host threads may make

@@ -166,7 +166,8 @@ bool set_spdnn_tile(const char* value);
 // barrier inside a layer); it runs where its ring of >= 16 slots fits and a layer has <= 32 chunks
 // (n <= 4096), else as valsfan. Same results.
 // vals4w8 (session 33) is vals4w with 8 warps and two CTAs per SM (4-image slices; a layer of <= 16 chunks, n <= 2048):
-// the default where duo would run with sliceImages 0 at n <= 1024; =vals4w8 runs it wherever it fits, else as duo.
+// the default's first choice with sliceImages 0 at n <= 1024 (before duo and quad); =vals4w8 runs it wherever it
+// fits, else as duo.
 enum class ResidentKernel : int { kInvalid = -1, kDuo = 0, kQuad = 1, kPair = 2, kBulk = 3, kPacked = 4, kVals = 5,
                                   kValsFan = 6, kVals4w = 7, kVals4w8 = 8 };
 ResidentKernel resident_kernel();

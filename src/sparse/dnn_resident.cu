@@ -116,7 +116,7 @@
 // Vals4w (its own kernel, dnn_resident_vals4w_kernel, below; the default where valsfan was since session 20,
 // JHDNN_RESIDENT_KERNEL=vals4w; =valsfan keeps valsfan): the same copies and slices with a lane of 4 rows x 4
 // images, each warp a whole chunk, a ring of up to 32 slots refilled by the consuming warp and no barrier
-// inside a layer. Vals4w8 (session 33; the same kernel with kWarps = 8, JHDNN_RESIDENT_KERNEL=vals4w8): two CTAs
+// inside a layer. Vals4w8 (session 33; the same kernel with kWarpCount = 8, JHDNN_RESIDENT_KERNEL=vals4w8): two CTAs
 // of one 4-image slice per SM, the default at n <= 1024 with sliceImages 0, where duo ran one CTA of an 8-image
 // slice: the same 8 images per SM with twice duo's FMAs per feature load (N = 1024: a late layer 3.53 -> 2.99 us,
 // bench/results/3af5541/).
@@ -1041,15 +1041,15 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 // chunk h was waited for and consumed, and its consumer (the same warp, or a warp after the layer end)
 // waits after that. Same chains as every kernel: each output acc = fma(w_t, x_t, acc), t = 0..31 from 0.
 //
-// kWarps (session 33): 16, or 8 for vals4w8 (JHDNN_RESIDENT_KERNEL=vals4w8; the default at n <= 1024 since
-// session 33). With 8 warps the CTA holds one 4-image slice and two CTAs share an SM (<= 128 registers, the ring
+// kWarpCount (session 33): 16, or 8 for vals4w8 (JHDNN_RESIDENT_KERNEL=vals4w8; the default at n <= 1024 with
+// sliceImages 0 since session 33). With 8 warps the CTA holds one 4-image slice and two CTAs share an SM (<= 128 registers, the ring
 // sized to half the SM's shared memory: resident_vals4w8_budget), so an SM still holds 8 images, as duo's one CTA
 // does, but every warp computes a whole chunk for 4 images with a lane of 4 rows x 4 images (duo: 2 x 4). The
-// order above holds for any power-of-two W = kWarps and R >= W: warp w takes chunk w, then chunk
+// order above holds for any power-of-two W = kWarpCount and R >= W: warp w takes chunk w, then chunk
 // W + ((w + R) & (W - 1)); chunks c1 < c2 of a layer share a slot only if c2 = c1 + R (a layer has <= 2W <= 2R
 // chunks), so c1 < W is warp c1's first chunk and c2, in [W, 2W), its second.
-template <bool kTrace, int kWarps>
-__global__ void __launch_bounds__(32 * kWarps, 16 / kWarps)
+template <bool kTrace, int kWarpCount>
+__global__ void __launch_bounds__(32 * kWarpCount, 16 / kWarpCount)
 dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias,
                            float clamp_max, int* __restrict__ counts, const int* __restrict__ rows_in,
                            const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
@@ -1057,8 +1057,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
                            int slice, int max_active, unsigned slot_bytes, int ring,
                            jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
   constexpr int S = kResidentValsS;
-  constexpr int kCtaThreads = 32 * kWarps;  // 16 warps (vals4w) or 8 (vals4w8)
-  constexpr int kWarpsHere = kWarps;
+  constexpr int kCtaThreads = 32 * kWarpCount;  // 16 warps (vals4w) or 8 (vals4w8)
+  constexpr int kWarpsHere = kWarpCount;
   static_assert((kWarpsHere == 16 || kWarpsHere == 8) && kResidentVals4wMaxChunks >= 2 * kWarpsHere,
                 "at most two chunks per warp and layer");
   static_assert(32 + 2 * kResidentVals4wMaxSlots <= kResidentVals4wMisc, "the mbarriers fit the misc ints");
@@ -1211,8 +1211,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
           }
         }
       }
-      // Every lane's reads of the slot are done: lane 0 refills it with chunk h + R (its layer and chunk
-      // by one division; nothing past the last layer). The cross-proxy fence in bulk_chunk orders the
+      // Every lane's reads of the slot are done: lane 0 refills it with chunk h + R (chunk hc of layer hk;
+      // nothing past the last layer). The cross-proxy fence in bulk_chunk orders the
       // warp's generic reads (made visible to lane 0 by the __syncwarp) before the async copy's writes.
       __syncwarp();
       if (lane == 0 && hk < layer_count)
@@ -1276,6 +1276,10 @@ Status raise_smem_limit(Kernel kernel, int device, int which, size_t smem) {
     const std::lock_guard<std::mutex> lock(g_smem_raise);
     if (!cached || g_smem_set[device][which].load(std::memory_order_relaxed) < smem) {  // not raised meanwhile
       JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      // All of the SM's unified memory as shared memory: the one-CTA kernels need ~227 KB anyway, and vals4w8's two
+      // CTAs per SM need the whole carveout (its ring is sized to half of it), not what the driver might pick.
+      JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          int(cudaSharedmemCarveoutMaxShared)));
       if (cached) g_smem_set[device][which].store(smem, std::memory_order_release);
     }
   }
@@ -1304,17 +1308,17 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   return Status::success();
 }
 
-// vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 32 x kWarps threads (512, or 256 for vals4w8).
-template <int kWarps>
+// vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 32 x kWarpCount threads (512, or 256 for vals4w8).
+template <int kWarpCount>
 Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
                      float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
                      float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active, size_t slot_bytes,
                      int ring, size_t smem, jhdnnSparseDnnResidentTraceRecord_t* trace) {
-  auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarps> : dnn_resident_vals4w_kernel<false, kWarps>;
-  JHDNN_TRY(raise_smem_limit(kernel, device, (kWarps == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
+  auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarpCount> : dnn_resident_vals4w_kernel<false, kWarpCount>;
+  JHDNN_TRY(raise_smem_limit(kernel, device, (kWarpCount == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, 32 * kWarps, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
+  kernel<<<grid, 32 * kWarpCount, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
                                          ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
@@ -1445,7 +1449,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // images with vals4w's lane of 4 rows x 4 images. The default where duo would run its 8-image slices (sliceImages
   // 0) at n <= 1024 (the challenge's N = 1024, where it was measured); =vals4w8 wherever it fits (slices of 0 / 1..4
   // images, n <= 2048). Where its ring of >= 8 slots does not fit half the SM, the call goes on as below.
-  const bool w8 = slice <= kResidentValsS &&
+  const bool w8 = slice <= kResidentValsS && n <= int64_t(kChunkRows) * 2 * 8 &&  // <= 16 chunks: no copy for nothing
                   (env_kernel == core::config::ResidentKernel::kVals4w8 ||
                    (env_kernel == core::config::ResidentKernel::kDuo && slice == 0 && n <= kChunkRows * 8));
   if (w8) {

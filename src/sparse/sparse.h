@@ -242,8 +242,9 @@ size_t resident_vals_smem_bytes(int64_t n, size_t slot_bytes);
 // layer are read by one warp. resident_vals4w_slots: R, the most slots (at most 32) that fit next to
 // kResidentVals4wMisc ints and two feature buffers of (n + 1) x 4 floats in smem_optin bytes; 0 when
 // fewer than 16 fit or a layer has more than 32 chunks (n > 4096): the call then runs valsfan.
-// warps = 8: vals4w8 (session 33), the same kernel with 8 warps, two CTAs per SM: R >= 8 slots in smem_optin =
-// resident_vals4w8_budget (half the SM's shared memory less the per-block reservation), <= 16 chunks (n <= 2048).
+// warps = 8: vals4w8 (session 33), the same kernel with 8 warps, two CTAs per SM: R >= 8 slots in the call's
+// min(smem_optin, resident_vals4w8_budget) (half the SM's shared memory less the per-block reservation), <= 16
+// chunks (n <= 2048).
 constexpr int kResidentVals4wMaxSlots = 32;
 constexpr int kResidentVals4wMinSlots = 16;
 constexpr int kResidentVals4w8MinSlots = 8;
