@@ -610,8 +610,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
  *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight
  *   values make its chunks small, as the challenge's do: up to n = 5591 with their 3,328-byte chunks),
- *   or 0 for that most (or 4 where the default runs vals4w8, below); NOT_SUPPORTED_SHAPE beyond (also a 3- or 4-image slice where 2 is the most and
- *   vals does not fit the call's layers), or if not even 2 fit. col_ind, values and the row order (if
+ *   or 0 for that most (or 4 where the default runs vals4w8, below); NOT_SUPPORTED_SHAPE beyond
+ *   (also a 3- or 4-image slice where 2 is the most and vals does not fit the call's layers), or if
+ *   not even 2 fit. col_ind, values and the row order (if
  *   set) must be 16-byte aligned.
  * No workspace. Bias <= 0 as for the other layer calls.
  * Packed weights: the first call that uses a descriptor builds the packed copy its kernel reads (the
