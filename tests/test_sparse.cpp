@@ -1599,8 +1599,9 @@ TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][
   CHECK(call(d32, -1, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);
   CHECK(call(d32, kTiled, 200, kRows) == JHDNN_STATUS_BAD_PARAM);  // ldx not a multiple of 128
   CHECK(call(d32, kTiled, kRows, 250) == JHDNN_STATUS_BAD_PARAM);  // ldy < maxActive
-  CHECK(call(d7, kTiled, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);    // width 7
-  CHECK(call(dmis, kTiled, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);  // misaligned values
+  // width and alignment: the resident call's statuses (session 33)
+  CHECK(call(d7, kTiled, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);            // width 7
+  CHECK(call(dmis, kTiled, kRows, kRows) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);  // misaligned values
   {
     ScopedSpdnnTile t("cta2w");  // the tiled layout runs late4all's kernel only
     CHECK(call(d32, kTiled, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);

@@ -554,9 +554,10 @@ typedef enum {
 } jhdnnSparseDnnFeatureLayout_t;
 
 /* jhdnnSparseDnnLayerForwardCompact with a feature layout. NEURON_MAJOR is that call. TILED128 runs
- * JHDNN_SPDNN_TILE's late4all kernel in every layer and needs: width 32, 16-byte aligned colInd and
- * values, JHDNN_SPDNN_TILE unset, auto or late4all (else NOT_SUPPORTED, as for any other need not met;
- * a JHDNN_SPDNN_TILE that names no tile is BAD_PARAM, as in every layer call),
+ * JHDNN_SPDNN_TILE's late4all kernel in every layer and needs: width 32 (else NOT_SUPPORTED_SHAPE),
+ * 16-byte aligned colInd and values (else BAD_PARAM_MISALIGNED_POINTER; both as the resident call),
+ * JHDNN_SPDNN_TILE unset, auto or late4all (else NOT_SUPPORTED; a JHDNN_SPDNN_TILE that names no tile
+ * is BAD_PARAM, as in every layer call),
  * ldx and ldy multiples of 128, ldx * (wtDesc cols) <= 2^32 floats (the kernel's 32-bit column offsets:
  * NOT_SUPPORTED_SHAPE beyond). The list, counts, workspace and results are as the neuron-major call's,
  * bitwise (every fma chain is the same; only the addresses differ). */

@@ -433,11 +433,15 @@ namespace {
 // What the tiled feature layout needs beyond the neuron-major call's checks (jhdnn.h): late4's items in every
 // layer, so their weights' form, the tile switch and 32-bit column offsets of x.
 Status check_tiled_layout(const jhdnnSparseMatrixDescriptor_t wtDesc, int64_t ldx, int64_t ldy) {
+  // The same statuses as the resident call's for the same needs (session 33): a width other than 32
+  // NOT_SUPPORTED_SHAPE, weights not 16-byte aligned MISALIGNED_POINTER.
   if (wtDesc->width != 32)
-    return fail(JHDNN_STATUS_NOT_SUPPORTED, "the tiled feature layout takes width-32 layers (wtDesc width %lld)",
+    return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "the tiled feature layout takes width-32 layers (wtDesc width %lld)",
                 (long long)wtDesc->width);
   if (((reinterpret_cast<uintptr_t>(wtDesc->col_ind) | reinterpret_cast<uintptr_t>(wtDesc->values)) & 15u) != 0)
-    return fail(JHDNN_STATUS_NOT_SUPPORTED, "the tiled feature layout needs 16-byte aligned colInd and values");
+    return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER,
+                "the tiled feature layout needs 16-byte aligned colInd (%p) and values (%p)", wtDesc->col_ind,
+                wtDesc->values);
   const core::config::SpdnnTile t = core::config::spdnn_tile();
   if (t != core::config::SpdnnTile::kAuto && t != core::config::SpdnnTile::kLate4All &&
       t != core::config::SpdnnTile::kInvalid)
