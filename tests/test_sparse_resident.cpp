@@ -2621,6 +2621,7 @@ enum class Vals4wMutation {
   kRefillDeep,    // the consumer of chunk h copies chunk h + R + 1 (into chunk h + 1's slot)
   kParity16,      // the wait's parity (h / 16) & 1, a 16-slot ring's, on R slots
   kNoWrap,        // the refill's (layer, chunk) = (k, c + R): no carry into the next layer
+  kNoCarry,       // the kept slot of a warp's chunk not carried into the next phase when it passes R
   kAnyOne,        // the shared-list path when ANY lane's 4 rows name one list slot (not every lane's)
   kAbsentStored,  // an absent row (past the chunk's rows) is stored too
   kAbsentRow0,    // an absent row reads the chunk's row 0 header, and the shared-list test skips absent rows
@@ -2634,6 +2635,7 @@ const char* vals4w_mutation_name(Vals4wMutation m) {
     case Vals4wMutation::kRefillDeep: return "refill of h + R + 1";
     case Vals4wMutation::kParity16: return "parity (h / 16) & 1";
     case Vals4wMutation::kNoWrap: return "refill without the carry into the next layer";
+    case Vals4wMutation::kNoCarry: return "kept slot without the carry into the next phase";
     case Vals4wMutation::kAnyOne: return "shared-list path when ANY lane's rows share a list";
     case Vals4wMutation::kAbsentStored: return "an absent row stored";
     case Vals4wMutation::kAbsentRow0: return "absent row reads row 0's header, shared test skips absent rows";
@@ -2754,6 +2756,24 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
     };
     for (int h = 0; h < R && h < total; ++h)  // the prologue: before any consumption
       if (!copy(h, h / chunks, h % chunks, -1, -1)) return false;
+    // The kernel's state per warp and pass (since 58bafbf): chunk c's slot and phase, kept from layer to layer (+
+    // chunks: dq phases, dr slots, one carry), and its refill's layer offset q and chunk hc, fixed. The checks below
+    // hold them to h % R and h / R; the refill copies what they name.
+    const int step = R + (mutation == Vals4wMutation::kRefillBack ? -1 : 0) +
+                     (mutation == Vals4wMutation::kRefillDeep ? 1 : 0);
+    const int dq = chunks / R, dr = chunks - dq * R;
+    auto chunk_of = [&](int pass, int w) {
+      return pass == 0 ? w : mutation == Vals4wMutation::kOldOrder ? W + w : W + ((w + R) & (W - 1));
+    };
+    int kslot[2][16], kuse[2][16], kq[2][16], khc[2][16];
+    for (int pass = 0; pass < 2; ++pass)
+      for (int w = 0; w < W; ++w) {
+        const int c = chunk_of(pass, w);
+        kslot[pass][w] = c % R;
+        kuse[pass][w] = c / R;
+        kq[pass][w] = mutation == Vals4wMutation::kNoWrap ? 0 : (c + step) / chunks;
+        khc[pass][w] = c + step - kq[pass][w] * chunks;
+      }
     std::vector<int> live(static_cast<size_t>(mine));
     std::iota(live.begin(), live.end(), 0);
     int cur = 0;
@@ -2763,9 +2783,14 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
       std::vector<int> stored(static_cast<size_t>(n), 0);  // stores per output row in this layer
       for (int pass = 0; pass < 2; ++pass)
         for (int w = 0; w < W; ++w) {
-          const int c = pass == 0 ? w : mutation == Vals4wMutation::kOldOrder ? W + w : W + ((w + R) & (W - 1));
+          const int c = chunk_of(pass, w);
           if (c >= chunks) continue;  // warp-uniform
           const int h = k * chunks + c, s = h % R;
+          if (kslot[pass][w] != s || kuse[pass][w] != h / R) {
+            *why = "warp " + str(w) + " keeps slot " + str(kslot[pass][w]) + ", phase " + str(kuse[pass][w]) +
+                   " for chunk " + str(h) + " (slot " + str(s) + ", phase " + str(h / R) + ")";
+            return false;
+          }
           if (reader[size_t(s)].layer == k && reader[size_t(s)].warp != w) {
             *why = "ring slot " + str(s) + " read by two warps in layer " + str(k) + " (warp " +
                    str(reader[size_t(s)].warp) + ", then warp " + str(w) + " for chunk " + str(h) + ")";
@@ -2778,7 +2803,7 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
                    str(by.warp) + " (a cross-warp dependency inside a layer: no barrier there)";
             return false;
           }
-          const int parity = mutation == Vals4wMutation::kParity16 ? (h / 16) & 1 : (h / R) & 1;
+          const int parity = mutation == Vals4wMutation::kParity16 ? (h / 16) & 1 : kuse[pass][w] & 1;
           if (!ring.wait_passes(h, parity)) {
             *why = "an mbarrier wait that does not pass on exactly its chunk's phase (chunk " + str(h) + ", slot " +
                    str(s) + ", " + str(ring.landed[size_t(s)]) + " phases completed)";
@@ -2853,13 +2878,13 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
           }
           consumed[size_t(h)] = {k, w};
           // The refill: lane 0, after the warp's reads of the slot; chunk h + R (mutations: h + R -/+ 1), its
-          // layer and chunk moved on from (k, c) as the kernel computes them.
-          const int step = R + (mutation == Vals4wMutation::kRefillBack ? -1 : 0) +
-                           (mutation == Vals4wMutation::kRefillDeep ? 1 : 0);
-          int hk = k, hc = c + step;
-          if (mutation != Vals4wMutation::kNoWrap)
-            while (hc >= chunks) hc -= chunks, ++hk;
-          if (!copy(h + step, hk, hc, k, w)) return false;
+          // layer and chunk as the kernel keeps them: layer k + q, chunk hc.
+          if (!copy(h + step, k + kq[pass][w], khc[pass][w], k, w)) return false;
+        }
+      for (int pass = 0; pass < 2; ++pass)  // the next layer's chunks: h + chunks
+        for (int w = 0; w < W; ++w) {
+          kslot[pass][w] += dr, kuse[pass][w] += dq;
+          if (kslot[pass][w] >= R && mutation != Vals4wMutation::kNoCarry) kslot[pass][w] -= R, ++kuse[pass][w];
         }
       for (int i = 0; i < n; ++i)
         if (stored[size_t(i)] != 1) {
@@ -3486,6 +3511,7 @@ void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps)
       {Vals4wMutation::kRefillDeep, "a write over a slot another warp may still read"},
       {Vals4wMutation::kParity16, "does not pass on exactly its chunk's phase"},
       {Vals4wMutation::kNoWrap, "not its chunk, or past the layer's pack"},
+      {Vals4wMutation::kNoCarry, "keeps slot"},
       {Vals4wMutation::kAnyOne, ""},  // wrong indices: the chain's values differ
       {Vals4wMutation::kAbsentStored, "stored twice"},
       {Vals4wMutation::kAbsentRow0, ""},
