@@ -1027,6 +1027,10 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
   }
 }
 
+// Four +0.0f that no code writes (static storage: zero), read by vals4w as the starts of its rows' chains where a
+// lane's 4 rows share one list and one value slot: being loaded, they keep ptxas from computing equal rows once.
+__device__ float4 g_resident_row_zeros;
+
 // Vals4w (JHDNN_RESIDENT_KERNEL=vals4w; session 20): S = 4 on the vals-pack copies, like vals, but a lane
 // holds 4 rows x the 4 images (one 16-byte feature load per input feeds 16 FMAs, vals' 8) and each of the
 // 16 warps consumes a whole 128-row chunk, so a layer of 32 chunks is two chunks per warp. The ring has R
@@ -1109,6 +1113,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   int lrow[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i) lrow[i] = 4 * lane + ((i + (lane >> 1)) & 3);
+  const float4 zero4 = g_resident_row_zeros;  // +0.0f x 4, opaque to ptxas (the shared-values path, below)
+  const float zero[4] = {zero4.x, zero4.y, zero4.z, zero4.w};
   const int c_second = kWarpsHere + ((warp + ring) & (kWarpsHere - 1));  // the warp's second chunk of a layer
   auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
   auto fma4 = [](float (&acc)[4], float w, float4 xf) {
@@ -1165,38 +1171,62 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // into the load's [R + UR] address, so a feature load needs no address instruction (a LEA each before).
       auto feat = [&](int off) { return lds_v4_f32(xin + unsigned(off)); };
       const bool one = hd[0].z == hd[1].z && hd[0].z == hd[2].z && hd[0].z == hd[3].z;
-      if (__all_sync(0xffffffffu, one)) {  // every lane: one list for its 4 rows (the challenge's chunks)
-        // Group u + 1's indices and weights are loaded in the source right after group u's features, before
-        // group u's 64 FMAs, so that group u + 1's feature loads find their addresses ready. ptxas interleaves
-        // the loads with the FMAs by itself: this order changed ~10 of the kernel's 2,424 SASS instructions
-        // (e067f59 against 840b282), and it is the code measured since (bench/results/05f80af/, 5be2222/).
+      // The 4 rows' weights from one value slot too (the vals pack stores equal value lists once: the challenge's
+      // chunks have one). Then one broadcast ld.shared.v4 per 4 inputs serves all 4 rows: 8 per warp-chunk instead
+      // of 32, 16 shared wavefronts instead of 64 of the ~236 (vals4w8's ncu, bench/results/cf4bae7/). The FMAs
+      // are the same, in the same order: bitwise the 4-slot path.
+      const bool one_w = hd[0].w == hd[1].w && hd[0].w == hd[2].w && hd[0].w == hd[3].w;
+      // Every lane's 4 rows on one list (kW1: and one value slot).
+      // Group u + 1's indices and weights are loaded in the source right after group u's features, before
+      // group u's 64 FMAs, so that group u + 1's feature loads find their addresses ready. ptxas interleaves
+      // the loads with the FMAs by itself: this order changed ~10 of the kernel's 2,424 SASS instructions
+      // (e067f59 against 840b282), and it is the code measured since (bench/results/05f80af/, 5be2222/).
+      auto one_list = [&](auto w1_tag) {
+        constexpr bool kW1 = decltype(w1_tag)::value;
+        constexpr int kW = kW1 ? 1 : 4;  // weight rows loaded per group
+        if constexpr (kW1) {
+          // With one list and one value slot the 4 rows' chains are equal, and ptxas, seeing the same registers,
+          // computes one of them (128 FFMA a warp-chunk, not 512: seen in the SASS). That is the equal-row
+          // reduction (docs/sparse.md), a question to the issue's filer and not the default's. So row i's chains
+          // start from zero[i], zeros ptxas cannot see through (g_resident_row_zeros), and every row is computed,
+          // as for any other rows: fma(w, x, +0) is fma(w, x, 0.f), bitwise.
+#pragma unroll
+          for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][e] = zero[i];
+        }
         const unsigned ls = st_a + unsigned(hd[0].z);
         int4 id = lds_v4_s32(ls);
-        float4 w[4];
+        float4 w[kW];
 #pragma unroll
-        for (int i = 0; i < 4; ++i) w[i] = lds_v4_f32(st_a + unsigned(hd[i].w));
+        for (int i = 0; i < kW; ++i) w[i] = lds_v4_f32(st_a + unsigned(hd[i].w));
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
-          float4 wn[4];
+          float4 wn[kW];
           if (u < 7) {
             id = lds_v4_s32(ls + 16u * (u + 1));
 #pragma unroll
-            for (int i = 0; i < 4; ++i) wn[i] = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * (u + 1));
+            for (int i = 0; i < kW; ++i) wn[i] = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * (u + 1));
           }
 #pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].x, x0);
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].x, x0);
 #pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].y, x1);
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].y, x1);
 #pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].z, x2);
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].z, x2);
 #pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[i].w, x3);
+          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].w, x3);
           if (u < 7) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) w[i] = wn[i];
+            for (int i = 0; i < kW; ++i) w[i] = wn[i];
           }
         }
+      };
+      if (__all_sync(0xffffffffu, one && one_w)) {  // warp-uniform, as the two below
+        one_list(std::true_type{});
+      } else if (__all_sync(0xffffffffu, one)) {
+        one_list(std::false_type{});
       } else {  // each row its own list
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
@@ -1215,7 +1245,9 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // nothing past the last layer). The cross-proxy fence in bulk_chunk orders the
       // warp's generic reads (made visible to lane 0 by the __syncwarp) before the async copy's writes.
       __syncwarp();
-      if (lane == 0 && hk < layer_count)
+      // (The test is h + R < total, equal to hk < layer_count: with hk in the test too, ptxas 13.0 stopped folding
+      // xin into the feature loads' [R + UR] address, 32 IADD3 a warp-chunk more, since 58bafbf.)
+      if (lane == 0 && k * chunks + c + ring < total)
         bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
