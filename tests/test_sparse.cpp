@@ -10,6 +10,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -1818,6 +1819,8 @@ struct ReuseCase {
   int64_t n;        // n x n layer
   int max_run;      // runs of equal lists have 1 .. max_run rows (0: a generated challenge layer; -1: the
                     // same with random weights, so that a step computed from another step's weights shows;
+                    // -2: the same with random weights shared by each list's 16 rows, but for one weight of
+                    // one row in every third list, so that late4's shared-weight blocks and others mix;
                     // -16: aligned 16-row blocks, each one list, one list with a padding entry, or 8 + 8 rows)
   bool scattered;   // rows stored in a random permutation, the row order lists them run by run
   double pad;       // probability of a padding entry (index -1, value NaN)
@@ -1830,11 +1833,31 @@ struct ReuseCase {
 
 // Builds the layer: returns the ELL and the row order (empty: natural order).
 std::pair<spdnn::Ell, std::vector<int>> reuse_layer(const ReuseCase& cs, SplitMix64& g) {
-  if (cs.max_run == 0 || cs.max_run == -1) {  // the challenge's structure: 16 rows per input list, values 1/16
+  if (cs.max_run == 0 || cs.max_run == -1 || cs.max_run == -2) {  // the challenge's structure: 16 rows per list
     spdnn::Ell e = spdnn::generate_layer_ell(cs.n, 3, 42);
     if (cs.max_run == -1)  // random weights in [0, 0.125) (mean 1/16): every row's own
       for (size_t k = 0; k < e.val.size(); ++k)
         if (e.idx[k] >= 0) e.val[k] = float(g.uniform() * 0.125);
+    if (cs.max_run == -2) {  // a list's rows (equal index rows) share random weights; every third list has one off
+      struct List {
+        std::vector<float> w;
+        size_t number;  // in the order of the lists' first rows
+        int rows = 0;   // rows seen so far
+      };
+      std::map<std::vector<int>, List> lists;  // by index row
+      for (int64_t j = 0; j < e.rows; ++j) {
+        const std::vector<int> key(e.idx.begin() + j * 32, e.idx.begin() + (j + 1) * 32);
+        auto it = lists.find(key);
+        if (it == lists.end()) {
+          List l{std::vector<float>(32), lists.size()};
+          for (float& v : l.w) v = float(g.uniform() * 0.125);
+          it = lists.emplace(key, std::move(l)).first;
+        }
+        std::copy(it->second.w.begin(), it->second.w.end(), e.val.begin() + j * 32);
+        // every third list's 6th row: weight 7 scaled by 1.5
+        if (it->second.number % 3 == 0 && it->second.rows++ == 5) e.val[size_t(j) * 32 + 7] *= 1.5f;
+      }
+    }
     return {e, spdnn::reuse_order(e)};
   }
   const int64_t n = cs.n;
@@ -2018,7 +2041,13 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       // (session 29) a late layer of >= kLate4CrowdLate4Images images with > 2048 rows: late4crowd runs late4's
       // late items there (cta_tile.h late4crowd_late4_items), cta2w's below
       {"late4: generated challenge layer N = 4096, random weights, mixed columns, 3500 images (late4crowd's late4 "
-       "items)", 4096, -1, false, 0.0, 3500, 3504, true, false, true}};
+       "items)", 4096, -1, false, 0.0, 3500, 3504, true, false, true},
+      // (session 34) a list's 16 rows with one weight vector (late4's shared-weight blocks: one broadcast per
+      // input), but one row off in every third list (those blocks take the transpose), 16-byte and mixed copies
+      {"late4: generated challenge layer N = 4096, weights shared per list (one row off in every third), identity "
+       "columns, 950 images", 4096, -2, false, 0.0, 950, 960, true, false},
+      {"late4: generated challenge layer N = 1024, weights shared per list (one row off in every third), mixed "
+       "columns, 8500 images (crowded)", 1024, -2, false, 0.0, 8500, 8504, true, false, true}};
   // JHDNN_TEST_SPDNN_TILE=<tile>[,<tile>...] runs those tiles only (compute-sanitizer runs, where the five in a row
   // do not reach the last ones, cta and cta2, within a step's time); unset or "" = all ten.
   // JHDNN_TEST_SPDNN_TILE_SKIP=<tile>[,...] leaves those out: ctest's plain entry skips the tiles that have

@@ -157,6 +157,8 @@ struct __align__(16) Late4Staged {
   int idx[tile::kListOutputs][tile::kLate4Row];
   float w[tile::kListOutputs][tile::kLate4Row];
   float wt[tile::kLate4WtFloats];
+  float w0[32];     // a block whose 16 rows share their weights too: row 0's, for input t at w0[t]
+  float zeros[16];  // +0.0f, read volatile as the starts of such a block's rows' chains (late4_run_staged)
   int i0[32];
   int j[2][tile::kListOutputs];
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
@@ -224,6 +226,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     }
     cp_async_commit();
   };
+  if (lane < 16) sm.zeros[lane] = 0.f;  // (read after the first block's __syncwarp)
   const int4* const i0q = reinterpret_cast<const int4*>(sm.i0);
   const int4* const nxq = reinterpret_cast<const int4*>(sm.idx[0]);  // the next block's row 0 (after quad 6's wait)
   issue_rows(entry(begin), 0);
@@ -238,13 +241,24 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     const int rows = end - p < tile::kListOutputs ? end - p : tile::kListOutputs;
     const int4* const mine = reinterpret_cast<const int4*>(&sm.idx[o_l][16 * h_l]);
     const int4* const ref = reinterpret_cast<const int4*>(&sm.idx[0][16 * h_l]);
-    bool ok = rows == tile::kListOutputs;
+    bool ok = rows == tile::kListOutputs, same_w = true;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       const int4 a = mine[m], z = ref[m];
       ok = ok && a.x == z.x && a.y == z.y && a.z == z.z && a.w == z.w && (z.x | z.y | z.z | z.w) >= 0;
+      // the row's weights bit for bit row 0's (as ints: -0.0f is not 0.0f here, a NaN equals itself)
+      const int4 wa = reinterpret_cast<const int4*>(&sm.w[o_l][16 * h_l])[m];
+      const int4 wz = reinterpret_cast<const int4*>(&sm.w[0][16 * h_l])[m];
+      same_w = same_w && wa.x == wz.x && wa.y == wz.y && wa.z == wz.z && wa.w == wz.w;
     }
     const bool voted = __all_sync(0xffffffffu, ok);
+    // A voted block whose 16 rows also hold row 0's weights (the challenge's: the list's 16 rows are equal) takes
+    // each input's weight from one broadcast: a quad's weights in 1 ld.shared.v4 instead of 16, 2 shared wavefronts
+    // instead of 32 (the crowded layer 1 at N = 1024: 8.8 M of its 29.4 M, bench/results/e96c40b/head-profile/),
+    // and no transpose. Its rows' chains start from zeros read volatile (sm.zeros), so ptxas cannot see that the
+    // 16 rows are equal and computes each, as for any rows (with 0.f it computes one: the equal-row reduction,
+    // docs/sparse.md, not the default's). Every chain is still fma(w_t, x_t, acc), t = 0..31 from +0.
+    const bool one_w = voted && __all_sync(0xffffffffu, same_w);
     const bool more = p + tile::kLate4Step < end;
     if (!voted) {
       cp_async_wait_all();  // the (unused) quads prefetched for it
@@ -257,7 +271,10 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       pre = false;
       continue;
     }
-    {  // the transpose (row o_l's inputs 16 h_l .. + 15 to wt[t][o_l]) and row 0's indices to i0
+    if (one_w) {  // row 0's weights to w0 and its indices to i0
+      sm.w0[lane] = sm.w[0][lane];
+      sm.i0[lane] = sm.idx[0][lane];
+    } else {  // the transpose (row o_l's inputs 16 h_l .. + 15 to wt[t][o_l]) and row 0's indices to i0
       const float4* const wr = reinterpret_cast<const float4*>(&sm.w[o_l][16 * h_l]);
 #pragma unroll
       for (int m = 0; m < 4; ++m) {
@@ -283,9 +300,11 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     }
     float acc[tile::kListOutputs][4];
 #pragma unroll
-    for (int o = 0; o < tile::kListOutputs; ++o)
+    for (int o = 0; o < tile::kListOutputs; ++o) {
+      const float z = one_w ? static_cast<const volatile float*>(sm.zeros)[o] : 0.f;
 #pragma unroll
-      for (int m = 0; m < 4; ++m) acc[o][m] = 0.f;
+      for (int m = 0; m < 4; ++m) acc[o][m] = z;
+    }
     int slot_q = slot0;
 #pragma unroll 1
     for (int q = 0; q < 8; ++q) {
@@ -304,6 +323,22 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       float4 f[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
+      if (one_w) {  // warp-uniform
+        const float4 w4 = *reinterpret_cast<const float4*>(sm.w0 + 4 * q);  // inputs 4 q .. 4 q + 3: a broadcast
+        const float wq[4] = {w4.x, w4.y, w4.z, w4.w};
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+#pragma unroll
+          for (int o = 0; o < tile::kListOutputs; ++o) {
+            acc[o][0] = __fmaf_rn(wq[u], f[u].x, acc[o][0]);
+            acc[o][1] = __fmaf_rn(wq[u], f[u].y, acc[o][1]);
+            acc[o][2] = __fmaf_rn(wq[u], f[u].z, acc[o][2]);
+            acc[o][3] = __fmaf_rn(wq[u], f[u].w, acc[o][3]);
+          }
+        }
+        slot_q = slot_q == 2 ? 0 : slot_q + 1;
+        continue;
+      }
       const float* const wt4 = sm.wt + tile::late4_wt_index(4 * q, 0);  // inputs 4 q .. 4 q + 3: 16 floats apart
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
