@@ -229,12 +229,6 @@ __device__ __forceinline__ void sts_v4_f32(unsigned addr, float4 v) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
                : "memory");
 }
-// The same store if pred (one predicated st.shared.v4, no branch).
-__device__ __forceinline__ void sts_v4_f32_if(unsigned addr, float4 v, bool pred) {
-  asm volatile("{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t@q st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n\t}\n" ::"r"(addr),
-               "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w), "r"(unsigned(pred))
-               : "memory");
-}
 
 // The two-row block of the duo and vals lanes: rows a and b (list slots at byte addresses lsa / lsb,
 // weights at wa / wb) for the 4 images whose 16-byte feature rows sit at xin + (i << kShift) (duo:
@@ -1255,12 +1249,11 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // xin into the feature loads' [R + UR] address, 32 IADD3 a warp-chunk more, since 58bafbf.)
       if (lane == 0 && k * chunks + c + ring < total)
         bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
-      // A row past the chunk (!ok) computed the chunk's last row again: not stored, but its values are that row's,
-      // so the alive max may take them, and no branch is needed (a predicated store; ~3 branch instructions a row).
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
+        if (!ok[i]) continue;
         const float4 v = make_float4(act(acc[i][0]), act(acc[i][1]), act(acc[i][2]), act(acc[i][3]));
-        sts_v4_f32_if(xout + (unsigned(hd[i].x) << 4), v, ok[i]);  // the output's feature row
+        sts_v4_f32(xout + (unsigned(hd[i].x) << 4), v);  // the output's feature row
         alive4[0] = fmaxf(alive4[0], v.x);
         alive4[1] = fmaxf(alive4[1], v.y);
         alive4[2] = fmaxf(alive4[2], v.z);
