@@ -28,7 +28,8 @@
 // its 16 rows all hold row 0's 32 indices, none of them padding (else -- rows without a shared list, a padded
 // list, the slice's partial last block -- the block runs row by row, 4 chains per lane, the padding as
 // fma(0, 0, acc)). A voted block's weights are transposed in shared memory to wt[t][o], so that one LDS.128 gives
-// 4 rows' weights of one input.
+// 4 rows' weights of one input; a voted block whose 16 rows also hold bitwise equal weights (the challenge's; session
+// 34) skips the transpose and takes each input's weight for all 16 rows from one broadcast of row 0's (w0).
 // Features: a lane whose 4 images are 4 consecutive columns from a multiple of 4 (the late layers: the survivors
 // of a layer are appended in runs of whole warps; layer 1: every image) copies 16 bytes per input, any other
 // lane 4 copies of 4 bytes (kGather: the crowded and middle layers, whose survivors are scattered; session 24,
