@@ -2108,10 +2108,10 @@ TEST_CASE("fused and multi-layer paths: the width-32 reuse tile is bitwise the f
       const auto [e, order] = reuse_layer(cs, g);
       // ld > maxActive: columns past it exist too (identity: a multiple of 4)
       const int64_t n = cs.n, ld = cs.identity ? (cs.max_active + 8) / 4 * 4 : cs.max_active + 7;
-      // Features: x(i, c), about half zero, values in [0, 32) (for the challenge layer: in [0, 1),
+      // Features: x(i, c), about half zero, values in [0, 32) (for the challenge layers, max_run 0 / -1 / -2: in [0, 1),
       // so that its weights 1/16 leave some images alive and some dead after bias -0.3).
       std::vector<float> x(size_t(n) * ld);
-      const double scale = cs.max_run == 0 || cs.max_run == -1 ? 1.0 : 32.0;
+      const double scale = cs.max_run == 0 || cs.max_run == -1 || cs.max_run == -2 ? 1.0 : 32.0;
       for (auto& v : x) v = g.uniform() < 0.5 ? 0.f : float(g.uniform() * scale);
       // Active list: count distinct columns of x in random order; ids arbitrary.
       std::vector<int> cols(ld);

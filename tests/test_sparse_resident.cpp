@@ -2626,6 +2626,7 @@ enum class Vals4wMutation {
   kAbsentStored,  // an absent row (past the chunk's rows) is stored too
   kAbsentRow0,    // an absent row reads the chunk's row 0 header, and the shared-list test skips absent rows
   kAbsentOwn,     // an absent row reads its own header (at 16 r, r >= rows_here: the copy's list / value slots)
+  kW1AnyValues,   // the one-load path (row i = 0's value slot for all 4 rows) whenever the list is shared
 };
 const char* vals4w_mutation_name(Vals4wMutation m) {
   switch (m) {
@@ -2640,6 +2641,7 @@ const char* vals4w_mutation_name(Vals4wMutation m) {
     case Vals4wMutation::kAbsentStored: return "an absent row stored";
     case Vals4wMutation::kAbsentRow0: return "absent row reads row 0's header, shared test skips absent rows";
     case Vals4wMutation::kAbsentOwn: return "absent row reads its own header (no substitution)";
+    case Vals4wMutation::kW1AnyValues: return "one weight load for a lane's 4 rows whenever they share a list";
   }
   return "?";
 }
@@ -2649,10 +2651,12 @@ const char* vals4w_mutation_name(Vals4wMutation m) {
 // how many took the shared path.
 struct Vals4wStats {
   int shared = 0, own = 0, short_shared = 0;
+  int shared_w1 = 0;  // of shared: every lane's 4 rows on one value slot too (one weight load per group, kW1)
   void add(const Vals4wStats& o) {
     shared += o.shared;
     own += o.own;
     short_shared += o.short_shared;
+    shared_w1 += o.shared_w1;
   }
 };
 
@@ -2674,7 +2678,8 @@ struct Vals4wStats {
 //   r = 4p + ((i + (p >> 1)) & 3); a row r >= rows_here is absent: it reads row rows_here - 1's header,
 //   computes and is not stored; the warp takes the shared-list path iff every lane's 4 headers name one
 //   list slot (word 2), then every row's indices come from its i = 0 row's list slot, else each row's
-//   own; weights from each row's own value slot (word 3); per (row, image) the chain acc = fma(w_t, x_t,
+//   own; weights from each row's own value slot (word 3), or, on the shared-list path when every lane's 4 headers
+//   also name one value slot (kW1, session 34), from the i = 0 row's; per (row, image) the chain acc = fma(w_t, x_t,
 //   acc), t = 0..31, from 0 in float, then min(max(acc + bias, 0), 32) to output row word 0; indices
 //   must lie in 0..n, output rows in 0..n - 1;
 // - the layer end: the live image slots flagged (any nonzero output), the list compacted; an emptied
@@ -2733,7 +2738,7 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
     int top = -1;  // the highest chunk copied so far
     // Chunk h (layer hk, chunk hc, as the issuer computed them) by warp w in layer k (prologue: -1, -1).
     auto copy = [&](int h, int hk, int hc, int k, int w) {
-      if (hk >= layers) return true;  // past the last layer: nothing (the kernel checks hk < layers)
+      if (hk >= layers) return true;  // past the last layer: nothing (the kernel tests h + R < total, the same)
       if (h >= 0 && h < total && issued[size_t(h)].layer != -2) {
         *why = "chunk " + str(h) + " copied twice (by warp " + str(w) + " in layer " + str(k) + ")";
         return false;
@@ -2815,7 +2820,7 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
             bool present[4];
             uint32_t hd[4][4];  // row i's header words (absent: the substitute's)
           } ln[32];
-          bool all_one = true, any_one = false;
+          bool all_one = true, any_one = false, all_one_v = true;
           for (int p = 0; p < 32; ++p) {
             Lane& l = ln[p];
             for (int i = 0; i < 4; ++i) {
@@ -2839,18 +2844,27 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
               for (int i = 1; i < 4; ++i)
                 one = one && l.hd[i][sp::kResidentValsWordList] == l.hd[0][sp::kResidentValsWordList];
             }
+            bool one_v = true;  // the 4 rows' value slots one too (the kernel's one_w)
+            for (int i = 1; i < 4; ++i)
+              one_v = one_v && l.hd[i][sp::kResidentValsWordVals] == l.hd[0][sp::kResidentValsWordVals];
             all_one = all_one && one;
             any_one = any_one || one;
+            all_one_v = all_one_v && one_v;
           }
           const bool shared = mutation == Vals4wMutation::kAnyOne ? any_one : all_one;
+          // kW1: every lane's weights from its i = 0 row's value slot (the same slot as its other rows' but under
+          // the mutation)
+          const bool w1 = shared && (all_one_v || mutation == Vals4wMutation::kW1AnyValues);
           if (stats) {
             (shared ? stats->shared : stats->own) += 1;
             stats->short_shared += shared && rows_here < kEChunk;
+            stats->shared_w1 += w1;
           }
           for (int p = 0; p < 32; ++p) {
             const Lane& l = ln[p];
             for (int i = 0; i < 4; ++i) {
-              const uint32_t lo = l.hd[shared ? 0 : i][sp::kResidentValsWordList], vo = l.hd[i][sp::kResidentValsWordVals];
+              const uint32_t lo = l.hd[shared ? 0 : i][sp::kResidentValsWordList],
+                             vo = l.hd[w1 ? 0 : i][sp::kResidentValsWordVals];
               float acc[S] = {0.f, 0.f, 0.f, 0.f};
               for (int t = 0; t < 32; ++t) {
                 uint32_t ex, ix, wt;
@@ -2920,7 +2934,10 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
 // The vals cases: the GPU test runs them at the default kernel (duo: vals where S = 4 does not fit the
 // list-pack rings) and the emulation on the host. kind 0: random_runs_layer (list runs min_run..max_run,
 // value runs vmin..vmax); 1: generated challenge layers in the reuse order; 3: random_layer (every row
-// its own values: the vals ring does not fit at n = 4096, so the call falls back to pair, S = 2).
+// its own values: the vals ring does not fit at n = 4096, so the call falls back to pair, S = 2); 4 (session 34):
+// generated challenge layers in the reuse order with random weights shared by each list's 16 rows, but one weight
+// of one row off in every 11th list (value_shared_lists): chunks whose lanes all share a value slot (vals4w's
+// one-load path, kW1) next to chunks with a split value run (the shared-list path with each row's own slot).
 struct ValsCase {
   const char* name;
   int64_t n;
@@ -2940,6 +2957,10 @@ const ValsCase kValsCases[] = {
      -0.05f},
     {"random ELL, every row its own values, n 4096 (falls back: pair, S = 2)", 4096, 5, 11, 3, 1, 20, 0, 0, 0.05, 0.2,
      3.0, -0.05f},
+    // (session 34) vals4w's one-load path (a warp-chunk whose lanes all share one value slot) with weights that are
+    // not all equal, next to chunks that take the shared-list path with each row's own value slot
+    {"generated N 4096, random weights shared per list (one row off in every 11th), reuse order", 4096, 12, 17, 4, 0, 0,
+     0, 0, 0.0, 0.3, 3.0, -0.35f},
 };
 // Small cases for the emulation only (vals at any n; the GPU runs such under JHDNN_RESIDENT_KERNEL=vals
 // where they fit): one short chunk, an iteration of 2 and of 5 chunks, every row its own list and values.
@@ -2952,12 +2973,36 @@ const ValsCase kValsSmallCases[] = {
     {"generated N 1024, reuse order", 1024, 12, 13, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.3f},
 };
 
+// Gives e's rows random weights in [0, 0.125), one vector per list (rows with equal index rows, the challenge's 16),
+// then scales weight 7 of the 6th row (in row order) of every off_every-th list (numbered by first row) by 1.5.
+void value_shared_lists(spdnn::Ell& e, int off_every, SplitMix64& g) {
+  struct List {
+    std::vector<float> w;
+    size_t number;
+    int rows = 0;
+  };
+  std::map<std::vector<int>, List> lists;
+  const int64_t wd = e.width;
+  for (int64_t j = 0; j < e.rows; ++j) {
+    const std::vector<int> key(e.idx.begin() + j * wd, e.idx.begin() + (j + 1) * wd);
+    auto it = lists.find(key);
+    if (it == lists.end()) {
+      List l{std::vector<float>(size_t(wd)), lists.size()};
+      for (float& v : l.w) v = float(g.uniform() * 0.125);
+      it = lists.emplace(key, std::move(l)).first;
+    }
+    std::copy(it->second.w.begin(), it->second.w.end(), e.val.begin() + j * wd);
+    if (it->second.number % size_t(off_every) == 0 && it->second.rows++ == 5) e.val[size_t(j * wd + 7)] *= 1.5f;
+  }
+}
+
 Built build_vals_case(const ValsCase& cs, uint64_t seed) {
   SplitMix64 g(seed);
   Built b;
   for (int l = 1; l <= cs.layers; ++l) {
-    if (cs.kind == 1) {
+    if (cs.kind == 1 || cs.kind == 4) {
       spdnn::Ell e = spdnn::generate_layer_ell(cs.n, l, 42);
+      if (cs.kind == 4) value_shared_lists(e, 11, g);
       b.orders.push_back(spdnn::reuse_order(e));
       b.ells.push_back(std::move(e));
     } else {
@@ -3014,6 +3059,9 @@ const ValsCase kVals4w8Cases[] = {
      16, 48, 0.06, 0.2, 3.0, -0.05f},
     {"random runs 8..24, value runs 16..48, padding, n 2048 (16 chunks: two per warp)", 2048, 7, 11, 0, 8, 24, 16, 48,
      0.06, 0.2, 3.0, -0.05f},
+    // (session 34) as kValsCases' kind-4 case, at vals4w8's default width (8 chunks: one per warp)
+    {"generated N 1024, random weights shared per list (one row off in every 11th), reuse order", 1024, 12, 13, 4, 0, 0,
+     0, 0, 0.0, 0.3, 3.0, -0.3f},
 };
 
 }  // namespace
@@ -3250,10 +3298,10 @@ TEST_CASE("resident vals kernel schedule: deliberate bugs fail the emulation", "
 }
 
 // Which vals cases run the vals kernel itself on the H200 (232,448 bytes per block): the GPU test below
-// relies on it (the challenge and the two random-runs cases run vals; every row's own values falls back).
+// relies on it (the challenge, the two random-runs cases and kind 4 run vals; every row's own values falls back).
 TEST_CASE("resident vals: the GPU test's N = 4096 cases run vals itself, the own-values case falls back", "[sparse][resident][cpu]") {
   constexpr size_t kH200 = 232448;
-  const bool want[] = {true, true, true, false};
+  const bool want[] = {true, true, true, false, true};
   STATIC_REQUIRE(sizeof want / sizeof want[0] == sizeof kValsCases / sizeof kValsCases[0]);
   for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) {
     const ValsCase& cs = kValsCases[c];
@@ -3296,11 +3344,11 @@ TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfa
   CHECK(sp::resident_vals4w_slots(4096, 3328, fixed) == 0);
   CHECK(sp::resident_vals4w_slots(4096, 3328, fixed - 1) == 0);
   CHECK(sp::resident_vals4w_slots(4096, 0, kH200) == 0);
-  // The GPU test's cases (its seeds): the challenge, random runs at n 4001 and 3500, own values.
+  // The GPU test's cases (its seeds): the challenge, random runs at n 4001 and 3500, own values, kind 4.
   // (Slot bytes 144 x lists + 128 x values of the fullest chunk + 128 x 16 of headers; before session 20's
   // 144-byte list slots 3,200 / 5,760 / 6,912 / 20,992 bytes and R 31 / 18 / 17 / 0.)
-  const size_t want_slot[] = {3328, 5952, 7152, 21312};
-  const int want_r[] = {30, 17, 16, 0};
+  const size_t want_slot[] = {3328, 5952, 7152, 21312, 4992};  // kind 4: up to 14 value slots a chunk
+  const int want_r[] = {30, 17, 16, 0, 20};
   STATIC_REQUIRE(sizeof want_r / sizeof want_r[0] == sizeof kValsCases / sizeof kValsCases[0]);
   for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) {
     const ValsCase& cs = kValsCases[c];
@@ -3365,9 +3413,9 @@ TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfa
   CHECK(sp::resident_vals4w_slots(1024, 3328, fixed1024 + 8 * 3328, 8) == 8);
   CHECK(sp::resident_vals4w_slots(1024, 3328, fixed1024 + 8 * 3328) == 0);
   // The 8-warp emulation's 15- and 16-chunk cases (their seeds): R 9 and 8 (n 1900: 61,216 fixed + 9 x 5,552 =
-  // 111,184; n 2048: 65,952 + 8 x 5,824 = 112,544).
-  const size_t want_slot8[] = {5552, 5824};
-  const int want_r8[] = {9, 8};
+  // 111,184; n 2048: 65,952 + 8 x 5,824 = 112,544); the kind-4 case at n 1024: R 16.
+  const size_t want_slot8[] = {5552, 5824, 4992};
+  const int want_r8[] = {9, 8, 16};
   STATIC_REQUIRE(sizeof want_r8 / sizeof want_r8[0] == sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]);
   for (size_t c = 0; c < sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]; ++c) {
     const ValsCase& cs = kVals4w8Cases[c];
@@ -3452,8 +3500,13 @@ TEST_CASE("resident vals4w kernel schedule, emulated on the host, is bitwise the
     all.add(st);
     return st;
   };
-  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c)
-    run(kValsCases[c], 9800 + c, {1, 3, 4}, c == 0 ? std::vector<int>{16, 32} : std::vector<int>{});
+  for (size_t c = 0; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) {
+    const Vals4wStats st = run(kValsCases[c], 9800 + c, {1, 3, 4}, c == 0 ? std::vector<int>{16, 32} : std::vector<int>{});
+    if (kValsCases[c].kind == 4) {  // both shared-list paths in one case: one weight load, and each row's own slot
+      CHECK(st.shared_w1 > 0);
+      CHECK(st.shared > st.shared_w1);
+    }
+  }
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
     run(kValsSmallCases[c], 9900 + c, {1, 2, 4}, {});
   const Vals4wStats aligned = run(kVals4wCases[0], 9960, {1, 3, 4}, {});
@@ -3482,8 +3535,13 @@ TEST_CASE("resident vals4w8 kernel schedule (8 warps), emulated on the host, is 
   for (size_t c = 0; c < sizeof kValsSmallCases / sizeof kValsSmallCases[0]; ++c)
     run(kValsSmallCases[c], 9900 + c, {1, 2, 4}, {});
   const Vals4wStats aligned = run(kVals4wCases[0], 9960, {1, 3, 4}, rings);
-  for (size_t c = 0; c < sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]; ++c)
-    run(kVals4w8Cases[c], 9970 + c, {1, 3, 4}, rings);
+  for (size_t c = 0; c < sizeof kVals4w8Cases / sizeof kVals4w8Cases[0]; ++c) {
+    const Vals4wStats st = run(kVals4w8Cases[c], 9970 + c, {1, 3, 4}, rings);
+    if (kVals4w8Cases[c].kind == 4) {
+      CHECK(st.shared_w1 > 0);
+      CHECK(st.shared > st.shared_w1);
+    }
+  }
   CHECK(all.shared > 0);
   CHECK(all.own > 0);
   CHECK(aligned.own == 0);
@@ -3516,6 +3574,7 @@ void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps)
       {Vals4wMutation::kAbsentStored, "stored twice"},
       {Vals4wMutation::kAbsentRow0, ""},
       {Vals4wMutation::kAbsentOwn, "a read outside chunk"},  // list entries read as slot offsets
+      {Vals4wMutation::kW1AnyValues, ""},                   // another row's weights: the kind-4 case's values differ
   };
   for (const auto& [m, want_why] : muts) {
     bool caught = false, said = *want_why == '\0';
@@ -3536,31 +3595,37 @@ void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps)
 }
 }  // namespace
 
-// Deliberate bugs in the vals4w schedule (16 warps; check_vals4w_mutations) on four cases with the H200's R: the
+// Deliberate bugs in the vals4w schedule (16 warps; check_vals4w_mutations) on five cases with the H200's R: the
 // challenge (R 30, 32 chunks), random runs at n 3500 (R 16, where the session-18 chunk order is the same; 28
-// chunks: lanes with one list and lanes with several in one warp), n 77 (one short chunk per layer) and the
-// lane-aligned n 1001 (the shared path in a short chunk whose lane 26 has its i = 0 row absent).
+// chunks: lanes with one list and lanes with several in one warp), n 77 (one short chunk per layer), the
+// lane-aligned n 1001 (the shared path in a short chunk whose lane 26 has its i = 0 row absent) and the kind-4
+// challenge layers with random weights shared per list (one weight load per group next to each row's own).
 TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
   std::vector<Vals4wPrepared> cases;
   cases.push_back(prepare_vals4w(kValsCases[0], 9800));
   cases.push_back(prepare_vals4w(kValsCases[2], 9802));
   cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
   cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
+  cases.push_back(prepare_vals4w(kValsCases[4], 9804));  // kind 4: both shared-list paths
+  REQUIRE(kValsCases[4].kind == 4);
   for (const Vals4wPrepared& p : cases) REQUIRE(p.r_h200 >= 16);  // vals4w runs them on the H200
   check_vals4w_mutations(cases, 16);
 }
 
 // The same bugs with 8 warps (vals4w8): n 77 and the lane-aligned n 1001 (short chunks; R 8, as vals4w8 does not
-// fit them on the H200), and the 15- and 16-chunk cases at the H200's R, 9 (a second chunk per warp at 8 + ((w + 9)
-// & 7): the old order 8 + w makes warps w and w + 1 read one slot) and 8.
+// fit them on the H200), the 15- and 16-chunk cases at the H200's R, 9 (a second chunk per warp at 8 + ((w + 9)
+// & 7): the old order 8 + w makes warps w and w + 1 read one slot) and 8, and the kind-4 case at n 1024.
 TEST_CASE("resident vals4w8 kernel schedule (8 warps): deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
   std::vector<Vals4wPrepared> cases;
   cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
   cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
   cases.push_back(prepare_vals4w(kVals4w8Cases[0], 9970));
   cases.push_back(prepare_vals4w(kVals4w8Cases[1], 9971));
+  cases.push_back(prepare_vals4w(kVals4w8Cases[2], 9972));  // kind 4 at n 1024: both shared-list paths
   CHECK(cases[2].r8_h200 == 9);
   CHECK(cases[3].r8_h200 == 8);
+  REQUIRE(kVals4w8Cases[2].kind == 4);
+  CHECK(cases[4].r8_h200 >= 8);  // vals4w8 runs it on the H200
   check_vals4w_mutations(cases, 8);
 }
 
