@@ -1171,10 +1171,10 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // into the load's [R + UR] address, so a feature load needs no address instruction (a LEA each before).
       auto feat = [&](int off) { return lds_v4_f32(xin + unsigned(off)); };
       const bool one = hd[0].z == hd[1].z && hd[0].z == hd[2].z && hd[0].z == hd[3].z;
-      // The 4 rows' weights from one value slot too (the vals pack stores a run of consecutive rows with bitwise equal
-      // values once: the challenge's chunks have one slot). Then one broadcast ld.shared.v4 per 4 inputs serves all 4 rows: 8 per warp-chunk instead
-      // of 32, 16 shared wavefronts instead of 64 of the ~236 (vals4w8's ncu, bench/results/cf4bae7/). The FMAs
-      // are the same, in the same order: bitwise the 4-slot path.
+      // The 4 rows' weights from one value slot too (the vals pack stores a run of consecutive rows with bitwise
+      // equal values once: the challenge's chunks have one slot). Then one broadcast ld.shared.v4 per 4 inputs serves
+      // all 4 rows: 8 per warp-chunk instead of 32, 16 shared wavefronts instead of 64 of the ~236 (vals4w8's ncu,
+      // bench/results/cf4bae7/). The FMAs are the same, in the same order: bitwise the 4-slot path.
       const bool one_w = hd[0].w == hd[1].w && hd[0].w == hd[2].w && hd[0].w == hd[3].w;
       // Every lane's 4 rows on one list (kW1: and one value slot).
       // Group u + 1's indices and weights are loaded in the source right after group u's features, before
