@@ -10,7 +10,6 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -24,6 +23,7 @@
 #include "common/catch_gpu.h"
 #include "common/catch_spdnn.h"
 #include "common/scoped_config.h"
+#include "common/spdnn_layers.h"
 #include "common/gpu_util.h"
 #include "common/test_util.h"
 #include "core/extent.h"
@@ -1838,26 +1838,7 @@ std::pair<spdnn::Ell, std::vector<int>> reuse_layer(const ReuseCase& cs, SplitMi
     if (cs.max_run == -1)  // random weights in [0, 0.125) (mean 1/16): every row's own
       for (size_t k = 0; k < e.val.size(); ++k)
         if (e.idx[k] >= 0) e.val[k] = float(g.uniform() * 0.125);
-    if (cs.max_run == -2) {  // a list's rows (equal index rows) share random weights; every third list has one off
-      struct List {
-        std::vector<float> w;
-        size_t number;  // in the order of the lists' first rows
-        int rows = 0;   // rows seen so far
-      };
-      std::map<std::vector<int>, List> lists;  // by index row
-      for (int64_t j = 0; j < e.rows; ++j) {
-        const std::vector<int> key(e.idx.begin() + j * 32, e.idx.begin() + (j + 1) * 32);
-        auto it = lists.find(key);
-        if (it == lists.end()) {
-          List l{std::vector<float>(32), lists.size()};
-          for (float& v : l.w) v = float(g.uniform() * 0.125);
-          it = lists.emplace(key, std::move(l)).first;
-        }
-        std::copy(it->second.w.begin(), it->second.w.end(), e.val.begin() + j * 32);
-        // every third list's 6th row: weight 7 scaled by 1.5
-        if (it->second.number % 3 == 0 && it->second.rows++ == 5) e.val[size_t(j) * 32 + 7] *= 1.5f;
-      }
-    }
+    if (cs.max_run == -2) value_shared_lists(e, 3, g);  // a list's rows share random weights; one off in every third
     return {e, spdnn::reuse_order(e)};
   }
   const int64_t n = cs.n;

@@ -25,6 +25,7 @@
 #include "common/catch_gpu.h"
 #include "common/catch_spdnn.h"
 #include "common/gpu_util.h"
+#include "common/spdnn_layers.h"
 #include "common/test_util.h"
 #include "core/config.h"
 #include "sparse/sparse.h"  // jhdnnSparseMatrixStruct: the packed copies' list (resident_pack_list.h)
@@ -2972,29 +2973,6 @@ const ValsCase kValsSmallCases[] = {
     {"random ELL (every row its own list and values), n 1000", 1000, 5, 9, 3, 1, 1, 0, 0, 0.0, 0.2, 3.0, -0.05f},
     {"generated N 1024, reuse order", 1024, 12, 13, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.3f},
 };
-
-// Gives e's rows random weights in [0, 0.125), one vector per list (rows with equal index rows, the challenge's 16),
-// then scales weight 7 of the 6th row (in row order) of every off_every-th list (numbered by first row) by 1.5.
-void value_shared_lists(spdnn::Ell& e, int off_every, SplitMix64& g) {
-  struct List {
-    std::vector<float> w;
-    size_t number;
-    int rows = 0;
-  };
-  std::map<std::vector<int>, List> lists;
-  const int64_t wd = e.width;
-  for (int64_t j = 0; j < e.rows; ++j) {
-    const std::vector<int> key(e.idx.begin() + j * wd, e.idx.begin() + (j + 1) * wd);
-    auto it = lists.find(key);
-    if (it == lists.end()) {
-      List l{std::vector<float>(size_t(wd)), lists.size()};
-      for (float& v : l.w) v = float(g.uniform() * 0.125);
-      it = lists.emplace(key, std::move(l)).first;
-    }
-    std::copy(it->second.w.begin(), it->second.w.end(), e.val.begin() + j * wd);
-    if (it->second.number % size_t(off_every) == 0 && it->second.rows++ == 5) e.val[size_t(j * wd + 7)] *= 1.5f;
-  }
-}
 
 Built build_vals_case(const ValsCase& cs, uint64_t seed) {
   SplitMix64 g(seed);
