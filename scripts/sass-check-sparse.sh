@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Structural checks of sparse kernels' SASS in the built library (ctest entry sass_check_sparse; exit 77 = skipped
+# where no cuobjdump is found: set CUOBJDUMP, or have the CUDA toolkit's /usr/local/cuda/bin/cuobjdump).
+#   scripts/sass-check-sparse.sh build/src/libjhdnn.so
+# Why (session 34): two properties of these kernels hold only as long as ptxas keeps compiling them as measured.
+# - Every row computed. Where rows share their indices and weights, the kernels load the weights once and start
+#   each row's chain from zeros ptxas cannot see through. With a literal 0.0f ptxas computes equal rows once
+#   (the equal-row reduction, docs/sparse.md: not the default's). The FFMA counts below are those of every row
+#   computed; a drop means ptxas merged rows.
+# - vals4w's feature loads address the buffer as [R + UR + imm], with no address instruction. 58bafbf lost that
+#   form with a change elsewhere in the loop (32 IADD3 a warp-chunk more, unnoticed until session 34).
+# The counts are ptxas 13.0's for sm_90a. A kernel change that moves them on purpose updates them here.
+set -uo pipefail
+lib=${1:?usage: sass-check-sparse.sh LIBJHDNN}
+cuobj=${CUOBJDUMP:-$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)}
+if [ ! -x "$cuobj" ]; then
+  echo "SKIP: no cuobjdump (looked for \$CUOBJDUMP, PATH, /usr/local/cuda/bin/cuobjdump)"
+  exit 77
+fi
+names=$("$cuobj" -res-usage "$lib" 2>/dev/null | sed -n 's/^ *Function \([^:]*\):.*/\1/p')
+fails=0
+# check NAME_PATTERN WANT_FFMA MIN_UR_LOADS MAX_STACK: one function; its FFMA count, at least MIN_UR_LOADS shared
+# loads of the [R + UR + imm] form, no local memory and at most MAX_STACK bytes of stack (a spill shows there).
+check() {
+  local pat=$1 want_ffma=$2 min_ur=$3 max_stack=$4 fn sass ffma ur usage stack
+  fn=$(grep -E "$pat" <<< "$names" | head -1)
+  if [ -z "$fn" ]; then
+    echo "FAIL: no function matching $pat in $lib"
+    fails=$((fails + 1))
+    return
+  fi
+  sass=$("$cuobj" -sass -fun "$fn" "$lib" 2>/dev/null)
+  usage=$("$cuobj" -res-usage -fun "$fn" "$lib" 2>/dev/null | grep -o "REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*")
+  stack=$(sed -n 's/.*STACK:\([0-9]*\).*/\1/p' <<< "$usage")
+  ffma=$(grep -c " FFMA " <<< "$sass")
+  ur=$(grep -cE "LDS(\.[0-9]+)? R[0-9]+, \[R[0-9]+\+UR[0-9]+" <<< "$sass")
+  echo "$pat: $usage, FFMA $ffma (want $want_ffma), [R + UR] shared loads $ur (want >= $min_ur)"
+  [ "$ffma" -eq "$want_ffma" ] || { echo "FAIL: $pat has $ffma FFMA, not $want_ffma"; fails=$((fails + 1)); }
+  [ "$ur" -ge "$min_ur" ] || { echo "FAIL: $pat has $ur [R + UR] shared loads, fewer than $min_ur"; fails=$((fails + 1)); }
+  grep -q "LOCAL:0" <<< "$usage" && [ "${stack:-999}" -le "$max_stack" ] ||
+    { echo "FAIL: $pat: more stack than $max_stack bytes, or local memory ($usage)"; fails=$((fails + 1)); }
+}
+# vals4w / vals4w8 (untraced): 512 FFMA in the one-load path, 512 in the shared-list path, 160 in each row's own
+# (unrolled twice); 32 feature loads in each of the first two paths and more in the third.
+check 'dnn_resident_vals4w_kernelILb0ELi8E' 1184 64 0
+check 'dnn_resident_vals4w_kernelILb0ELi16E' 1184 64 0
+# late4 (late4crowd's and late4 / late4all's kernels): with the shared-weight quad body, 4 x 256 FFMA more than
+# before session 34 (2,720 / 2,972); their stack (16 / 8 bytes at 128 registers) as since session 23.
+check 'dnn_layer_cta_kernelILi3ELi3E' 3744 0 16
+check 'dnn_layer_cta_kernelILi3ELi4E' 3996 0 8
+if [ "$fails" -ne 0 ]; then
+  echo "$fails check(s) failed"
+  exit 1
+fi
+echo "all SASS checks passed"
