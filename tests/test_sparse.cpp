@@ -1891,8 +1891,8 @@ std::pair<spdnn::Ell, std::vector<int>> reuse_layer(const ReuseCase& cs, SplitMi
   return {e, perm};
 }
 
-// The GPU's chain for output j of image column c: bitwise what the kernel must produce.
-// The ReLU and the clamp as the kernels' fmaxf / fminf: a NaN chain (a non-finite weight times 0) gives 0.
+// The GPU's chain for output j of image column c: bitwise what the kernel must produce; the ReLU and the clamp as
+// the kernels' fmaxf / fminf, so that a NaN chain (a non-finite weight times 0) gives 0.
 float chain32(const spdnn::Ell& e, const std::vector<float>& x, int64_t ld, int64_t j, int c, float bias) {
   float acc = 0.f;
   for (int k = 0; k < 32; ++k) {
