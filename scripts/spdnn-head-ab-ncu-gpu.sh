@@ -24,6 +24,7 @@ done
 step_summary
 for f in "$OUT"/ncu_*.txt; do
   echo "== $(basename "$f" .txt)"
-  grep -E '^"[0-9]' "$f" | awk -F'","' '{print $1 "\",\"" $(NF-2) "," $(NF-1) "," $NF}' | sed 's/^"//' | cut -d, -f1,3- | head -32
+  # launch number, metric, unit, value (ncu's CSV: "ID",...,"Metric Name","Metric Unit","Metric Value")
+  grep -E '^"[0-9]' "$f" | awk -F'","' '{gsub(/"/, "", $1); gsub(/"/, "", $NF); print $1, $(NF-2), $(NF-1), $NF}' | head -32
 done
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
