@@ -111,7 +111,9 @@ Csr scale_images(const Csr& img1024, int64_t n);
 // only for rows = 0: std::invalid_argument otherwise).
 Csr tile_rows(const Csr& y, int64_t rows);
 
-// Float64 CPU reference: Y <- min(max(Y * W + bias, 0), clamp), rows stored sparse.
+// Float64 CPU reference: Y <- min(max(Y * W + bias, 0), clamp), rows stored sparse. It forms no product with a zero
+// feature, so on a network with non-finite weights it differs from the GPU's chains, which form Inf x 0 = NaN and
+// take it to 0 through the ReLU (fmaxf); the challenge's networks have none.
 class CpuInference {
  public:
   explicit CpuInference(const Csr& images);
