@@ -237,8 +237,8 @@ struct Built {
 
 // Kind 3 (session 35): non-finite weights, the same in every row of a list, so that the lists' rows still share
 // one weight vector (the vals pack's one value slot, vals4w's one-load path): in lists 1, 7, 13, ... (numbered in
-// the order rows show them) entry (list + layer) % 32 is NaN, in lists 3, 9, 15, ... -Inf (NaN or -Inf times any
-// feature, and -Inf + Inf, end in 0 through the ReLU: fmaxf(NaN, 0) is 0), and in layers 3, 6, 9, ... list 5's is
+// the order rows show them) entry (list + layer) % 32 is NaN, in lists 3, 9, 15, ... -Inf (a NaN weight, or -Inf
+// times a zero or positive feature, ends in 0 through the ReLU: fmaxf(NaN, 0) is 0), and in layers 3, 6, 9, ... list 5's is
 // +Inf (+Inf times a positive feature saturates its 16 rows at 32, times 0 gives NaN, 0). Every kernel must give
 // the CPU chain's bits, fmin / fmax as the kernels' fminf / fmaxf.
 void nonfinite_lists(spdnn::Ell& e, int layer) {
