@@ -28,9 +28,5 @@ for w in ${WIDTHS:-1024 4096}; do
   done
 done
 step_summary
-for f in "$OUT"/ncu_*.txt; do
-  echo "== $(basename "$f" .txt)"
-  # launch number, metric, unit, value (ncu's CSV: "ID",...,"Metric Name","Metric Unit","Metric Value")
-  grep -E '^"[0-9]' "$f" | awk -F'","' '{gsub(/"/, "", $1); gsub(/"/, "", $NF); print $1, $(NF-2), $(NF-1), $NF}' | head -32
-done
+ncu_metrics_summary
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

@@ -146,6 +146,16 @@ ncu_profile() {
   ncu -i "$OUT/rep_$name.ncu-rep" --page source --csv --print-source sass 2> /dev/null | gzip > "$OUT/src_$name.csv.gz"
   rm -f "$OUT/rep_$name.ncu-rep"
 }
+# ncu_metrics_summary   every $OUT/ncu_*.txt of `ncu --metrics ... --csv` runs: launch number, metric, unit, value
+ncu_metrics_summary() {
+  local f
+  for f in "$OUT"/ncu_*.txt; do
+    echo "== $(basename "$f" .txt)"
+    # ncu's CSV: "ID",...,"Metric Name","Metric Unit","Metric Value"
+    grep -E '^"[0-9]' "$f" | awk -F'","' '{gsub(/"/, "", $1); gsub(/"/, "", $NF); print $1, $(NF-2), $(NF-1), $NF}' |
+      head -32
+  done
+}
 # ncu_details_summary   the main figures of every $OUT/details_*.txt (ncu_profile's details pages)
 ncu_details_summary() {
   local f
