@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -3457,6 +3458,13 @@ Vals4wPrepared prepare_vals4w(const ValsCase& cs, uint64_t seed) {
   return p;
 }
 
+// prepare_vals4w for each (case, seed), in order (the mutation tests' case lists).
+std::vector<Vals4wPrepared> prepare_vals4w_cases(std::initializer_list<std::pair<const ValsCase*, uint64_t>> list) {
+  std::vector<Vals4wPrepared> out;
+  for (const auto& [cs, seed] : list) out.push_back(prepare_vals4w(*cs, seed));
+  return out;
+}
+
 // The emulated schedule with `warps` warps on a vals case (its seed) against the CPU fma chain, bit for bit
 // (counts per layer, survivors, every feature): at `slices` with the H200's R (the smallest ring, W slots,
 // where the kernel does not fit there), and at slices 1 and 4 with each other ring in `forced`. Returns
@@ -3601,12 +3609,12 @@ void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps)
 // lane-aligned n 1001 (the shared path in a short chunk whose lane 26 has its i = 0 row absent) and the kind-4
 // challenge layers with random weights shared per list (one weight load per group next to each row's own).
 TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
-  std::vector<Vals4wPrepared> cases;
-  cases.push_back(prepare_vals4w(kValsCases[0], 9800));
-  cases.push_back(prepare_vals4w(kValsCases[2], 9802));
-  cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
-  cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
-  cases.push_back(prepare_vals4w(kValsCases[4], 9804));  // kind 4: both shared-list paths
+  const std::vector<Vals4wPrepared> cases =
+      prepare_vals4w_cases({{&kValsCases[0], 9800},
+                            {&kValsCases[2], 9802},
+                            {&kValsSmallCases[0], 9900},
+                            {&kVals4wCases[0], 9960},
+                            {&kValsCases[4], 9804}});  // kind 4: both shared-list paths
   REQUIRE(kValsCases[4].kind == 4);
   for (const Vals4wPrepared& p : cases) REQUIRE(p.r_h200 >= 16);  // vals4w runs them on the H200
   check_vals4w_mutations(cases, 16);
@@ -3616,12 +3624,12 @@ TEST_CASE("resident vals4w kernel schedule: deliberate bugs fail the emulation",
 // fit them on the H200), the 15- and 16-chunk cases at the H200's R, 9 (a second chunk per warp at 8 + ((w + 9)
 // & 7): the old order 8 + w makes warps w and w + 1 read one slot) and 8, and the kind-4 case at n 1024.
 TEST_CASE("resident vals4w8 kernel schedule (8 warps): deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
-  std::vector<Vals4wPrepared> cases;
-  cases.push_back(prepare_vals4w(kValsSmallCases[0], 9900));
-  cases.push_back(prepare_vals4w(kVals4wCases[0], 9960));
-  cases.push_back(prepare_vals4w(kVals4w8Cases[0], 9970));
-  cases.push_back(prepare_vals4w(kVals4w8Cases[1], 9971));
-  cases.push_back(prepare_vals4w(kVals4w8Cases[2], 9972));  // kind 4 at n 1024: both shared-list paths
+  const std::vector<Vals4wPrepared> cases =
+      prepare_vals4w_cases({{&kValsSmallCases[0], 9900},
+                            {&kVals4wCases[0], 9960},
+                            {&kVals4w8Cases[0], 9970},
+                            {&kVals4w8Cases[1], 9971},
+                            {&kVals4w8Cases[2], 9972}});  // kind 4 at n 1024: both shared-list paths
   CHECK(cases[2].r8_h200 == 9);
   CHECK(cases[3].r8_h200 == 8);
   REQUIRE(kVals4w8Cases[2].kind == 4);
