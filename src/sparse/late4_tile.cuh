@@ -94,11 +94,34 @@ struct Late4Ctx {
   float bias, clamp_max;
 };
 
+// The piece masks (PieceMasks, sparse.h; session 36) of late4_run_staged's kMask instantiations, in the warp's
+// Late4Staged, so that they hold no register through the loop. xm: x's mask word of input row 0 for the warp's 128
+// columns, set only when they are 128 consecutive columns from a multiple of 128 (late4_item; else null); ym: y's
+// mask word of output row 0 for the item's tile (null: y's mask is not written); their row strides in bytes.
+// mw[t]: the mask word of input t of the block whose quads are being issued (all ones without xm).
+// (Not in a union with Late4Staged::cols, which kMask does not use: with the union ptxas spilled ~500 bytes in
+// late4crowd's kernel without the masks.)
+struct Late4Masks {
+  unsigned mw[32];
+  const char* xm;
+  char* ym;
+  unsigned xm_ld_bytes, ym_ld_bytes;
+};
+
+// x's mask word of input row i for the warp's 128 columns: bit l for lane l's 4 images; all ones (read every
+// piece) when x's mask is not used.
+__device__ __forceinline__ unsigned late4_mask_word(const Late4Masks& mk, int i) {
+  const char* const xm = mk.xm;
+  return xm != nullptr ? __ldg(reinterpret_cast<const unsigned*>(late4_row(xm, i, mk.xm_ld_bytes))) : ~0u;
+}
+
 // Bias, ReLU, clamp of one output row j for the lane's 4 images; the stores; the running max for the flags.
 // kSt4: every lane of the warp has 4 images or none, and y's rows are 16-byte aligned: one predicated 16-byte
 // store per row; else 4 predicated 4-byte ones (the last tile of a count that is not a multiple of 4).
-template <bool kSt4>
-__device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4]) {
+// kMask: y's mask word of row j too, when mk->ym is set (late4_run_staged's kMask instantiations only).
+template <bool kSt4, bool kMask = false>
+__device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4],
+                                            const Late4Masks* mk = nullptr) {
   float v[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -112,16 +135,27 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
 #pragma unroll
     for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + m, v[m], c.valid[m]);
   }
+  if constexpr (kMask) {  // y's mask word of row j for the tile, one ballot
+    // 0 only for a piece of 4 written outputs, all +0.0f (bits: a -0.0f counts as nonzero); a lane with fewer than
+    // 4 images leaves columns unwritten, so its bit is 1
+    const unsigned bits =
+        __float_as_uint(v[0]) | __float_as_uint(v[1]) | __float_as_uint(v[2]) | __float_as_uint(v[3]);
+    const unsigned word = __ballot_sync(0xffffffffu, !c.valid[3] || bits != 0u);
+    if ((threadIdx.x & 31) == 0) {
+      char* const ym = mk->ym;
+      if (ym != nullptr) *reinterpret_cast<unsigned*>(const_cast<char*>(late4_row(ym, j, mk->ym_ld_bytes))) = word;
+    }
+  }
 }
 
 // A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
 // row, 4 chains per lane, each row's own indices and weights from idx / wr, its features loaded (not staged);
 // padding (index -1) as fma(0, 0, acc) (its weight may be anything, NaN included).
-// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only).
-template <bool kVec, bool kSt4>
+// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only). kMask: late4_store's.
+template <bool kVec, bool kSt4, bool kMask = false>
 __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
                                            const float (*wr)[tile::kLate4Row], const int* j, int rows,
-                                           const uint4* cols, float (&alive)[4]) {
+                                           const uint4* cols, float (&alive)[4], const Late4Masks* mk = nullptr) {
   const uint4 cb = kVec ? make_uint4(0u, 0u, 0u, 0u) : cols[threadIdx.x & 31];
   for (int o = 0; o < rows; ++o) {
     const int4* const i4 = reinterpret_cast<const int4*>(idx[o]);
@@ -144,7 +178,7 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
         acc[3] = __fmaf_rn(w, f.w, acc[3]);
       }
     }
-    late4_store<kSt4>(c, j[o], acc, alive);
+    late4_store<kSt4, kMask>(c, j[o], acc, alive, mk);
   }
 }
 
@@ -163,12 +197,17 @@ struct __align__(16) Late4Staged {
   int i0[32];
   int j[2][tile::kListOutputs];
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
+  Late4Masks mk;   // kMask's
 };
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
 
 // 16 bytes global -> shared, asynchronous, not cached in L1 (each feature piece is read once, by its lane).
 __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+// The same copy reading src_bytes of src (16 or 0) and zero-filling the rest: with 0, global memory is not read.
+__device__ __forceinline__ void late4_cp16_cg_n(unsigned dst, const void* src, unsigned src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 
 // The warp's list blocks [p, min(p + 16, end)) of the row order, p = begin, begin + kLate4Step, ... (begin a
@@ -187,7 +226,12 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
 // spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
 // kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): that lane copies
 // each input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into the same 16 bytes.
-template <bool kSt4, bool kGather>
+// kMask (not with kGather; x's mask used or y's written, Late4Ctx::xm / ym): a piece whose bit in x's mask is 0
+// (four +0.0f) is not read: its copy zero-fills the 16 bytes, which is what it would have copied; y's mask words are
+// written by late4_store. Lane t holds the mask word of the block's input t
+// (mw; loaded at the block's start when its quads 0 and 1 were not prefetched), and from quad 4, once the next
+// block's row 0 has landed, that of the next block's (mw_next, for its quads 0 and 1 issued at quads 6 and 7).
+template <bool kSt4, bool kGather, bool kMask = false>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
                                                  float (&alive)[4]) {
   const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
@@ -208,14 +252,21 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   };
   // inputs iq's 16 bytes of this lane into f[slot]; one group. unvoted: the next block's row 0, which may hold
   // padding (that block will not vote): read row 0 for it, in bounds, never used.
-  auto issue_quad = [&](int4 iq, int slot, bool unvoted) {
+  // (words: kMask's mask words of the quad's 4 inputs, sm.mk.mw + its first input)
+  const unsigned rot = unsigned(lane + 28) & 31u;  // kMask: a right rotation by it takes bit `lane` to bit 4
+  auto issue_quad = [&](int4 iq, int slot, bool unvoted, const unsigned* words) {
     const int ii[4] = {iq.x, iq.y, iq.z, iq.w};
+    uint4 w4 = make_uint4(0u, 0u, 0u, 0u);
+    if constexpr (kMask) w4 = *reinterpret_cast<const uint4*>(words);  // a broadcast
+    const unsigned ws[4] = {w4.x, w4.y, w4.z, w4.w};
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
       const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
-      if (!kGather || c.lane16) {
+      if constexpr (kMask) {  // 16 bytes if bit `lane` of the word is set, else 0: the bit rotated to bit 4
+        late4_cp16_cg_n(dst, row, __funnelshift_r(ws[u], ws[u], rot) & 16u);
+      } else if (!kGather || c.lane16) {
         late4_cp16_cg(dst, row);
       } else {
         const uint4 cb = sm.cols[lane];
@@ -228,11 +279,14 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     cp_async_commit();
   };
   if (lane < 16) sm.zeros[lane] = 0.f;  // (read after the first block's __syncwarp)
+  // kMask's words of the quad starting at input t0 (sm.mk.mw)
+  auto words = [&](int t0) -> const unsigned* { return kMask ? sm.mk.mw + t0 : nullptr; };
   const int4* const i0q = reinterpret_cast<const int4*>(sm.i0);
   const int4* const nxq = reinterpret_cast<const int4*>(sm.idx[0]);  // the next block's row 0 (after quad 6's wait)
   issue_rows(entry(begin), 0);
   int j_next = begin + tile::kLate4Step < end ? entry(begin + tile::kLate4Step) : 0;
   bool pre = false;  // this block's quads 0 and 1 were issued by the block before
+  unsigned mw_next = ~0u;  // kMask: between quads 4 and 5, this lane's word of the next block's mask words
   int slot0 = 0;     // the slot of this block's quad 0; quad q is in (slot0 + q) % 3
   int b = 0;
   for (int p = begin; p < end; p += tile::kLate4Step, b ^= 1) {
@@ -263,7 +317,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     const bool more = p + tile::kLate4Step < end;
     if (!voted) {
       cp_async_wait_all();  // the (unused) quads prefetched for it
-      late4_rows<!kGather, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive);
+      late4_rows<!kGather, kSt4, kMask>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive, &sm.mk);
       __syncwarp();  // every lane is done with idx / w
       if (more) {
         issue_rows(j_next, b ^ 1);
@@ -288,6 +342,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       }
       sm.i0[lane] = sm.idx[0][lane];
     }
+    // kMask: this block's mask words, unless the block before loaded them (voted: no padding in row 0)
+    if (kMask && !pre) sm.mk.mw[lane] = late4_mask_word(sm.mk, sm.idx[0][lane]);
     __syncwarp();  // wt and i0 are visible; idx / w are free for the next block's rows
     if (more) {
       issue_rows(j_next, b ^ 1);
@@ -296,8 +352,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       cp_async_commit();  // an empty group in R's place: the same counts for the last block
     }
     if (!pre) {
-      issue_quad(i0q[0], slot0, false);
-      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false);
+      issue_quad(i0q[0], slot0, false, words(0));
+      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false, words(4));
     }
     float acc[tile::kListOutputs][4];
 #pragma unroll
@@ -310,14 +366,27 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll 1
     for (int q = 0; q < 8; ++q) {
       const int slot_n = slot_q == 0 ? 2 : slot_q - 1;  // (slot_q + 2) % 3: the slot quad q - 1 was read from
+      // kMask (warp-uniform): the next block's mask words, loaded at quad 4, stored at quad 5 once quad 7's copies
+      // (this block's last use of mw) are issued, read from quad 6 on
+      if (kMask && more && q == 4) {
+        cp_async_wait_group<4>();  // R has landed in this lane (the 4 newest groups: G_2 .. G_5) ...
+        __syncwarp();              // ... and in every lane
+        const int i = sm.idx[0][lane];  // the next block's row 0 (padding there: it will not vote; read row 0's)
+        mw_next = late4_mask_word(sm.mk, i < 0 ? 0 : i);
+      }
       if (q < 6) {
-        issue_quad(i0q[q + 2], slot_n, false);
+        issue_quad(i0q[q + 2], slot_n, false, words(4 * (q + 2)));
+        if (kMask && more && q == 5) {
+          __syncwarp();  // every lane has read mw for quad 7
+          sm.mk.mw[lane] = mw_next;
+          __syncwarp();  // every lane's word is visible
+        }
       } else {
-        if (q == 6) {
+        if (q == 6 && !kMask) {
           cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
           __syncwarp();              // ... and in every lane
         }
-        if (more) issue_quad(nxq[q - 6], slot_n, true);
+        if (more) issue_quad(nxq[q - 6], slot_n, true, words(4 * (q - 6)));
         else cp_async_commit();
       }
       cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
@@ -360,7 +429,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       slot_q = slot_q == 2 ? 0 : slot_q + 1;
     }
 #pragma unroll
-    for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4>(c, sm.j[b][o], acc[o], alive);
+    for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4, kMask>(c, sm.j[b][o], acc[o], alive, &sm.mk);
     pre = more;
     slot0 = slot_q;  // (slot0 + 8) % 3
   }
@@ -378,14 +447,15 @@ __device__ __forceinline__ int64_t late4_col_offset(unsigned c, int64_t block) {
 // list blocks of the slice [j_begin, j_end) (j_begin a multiple of 16). Needs 16-byte aligned weight arrays and
 // ldx, ldy <= INT_MAX / 4 (fused_layer checks both); ldx / ldy are the row strides and x_block / y_block the
 // column blocks' (late4_col_offset), and every column offset of x fits 32 bits (the host checks it for the tiled
-// layout; the neuron-major one has offsets < ldx).
+// layout; the neuron-major one has offsets < ldx). kMasks: the piece masks pm are used (fused_layer's kMasks).
+template <bool kMasks = false>
 __device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                            float clamp_max, const int* __restrict__ active_rows,
                                            const float* __restrict__ x, int64_t ldx, int64_t x_block,
                                            float* __restrict__ y, int64_t ldy, int64_t y_block,
                                            int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                           Late4Staged& sm) {
+                                           const PieceMasks& pm, Late4Staged& sm) {
   const int begin = tile::late4_warp_begin(warp, j_begin), end = int(j_end);
   if (begin >= end) return;  // warp-uniform
   const int r0 = tile0 + 4 * lane;
@@ -422,11 +492,46 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   }
   // (r0 = tile0 + 4 lane, tile0 a multiple of 128: the lane's 4 outputs are consecutive in one block)
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
+  // The piece masks (columns, not addresses: the same in either layout). x's is used when the warp's images are
+  // 128 consecutive columns from a multiple of 128 (layer 1, a widened layer), its lanes' pieces then bits 0..31
+  // of one word per input row; lanes past the count may read anything (their values are not stored), so only
+  // the lanes with images are checked. (lane 0 has an image: tile0 < count)
+  bool masked = false;
+  if (kMasks && pm.x != nullptr) {
+    const unsigned c0 = __shfl_sync(0xffffffffu, col[0], 0);
+    masked = __all_sync(0xffffffffu, !c.valid[0] || (c.lane16 && col[0] == c0 + 4u * unsigned(lane))) &&
+             (c0 & 127u) == 0u;
+    if (masked && lane == 0) {  // (read after late4_run_staged's first __syncwarp)
+      sm.mk.xm = reinterpret_cast<const char*>(pm.x + (c0 >> 7));
+      sm.mk.xm_ld_bytes = pm.x_ld * 4u;
+    }
+  }
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
+  // (masked implies vec: a lane past the count has columns 0..3, which are lane16)
+  const bool mask_path = kMasks && vec && (masked || pm.y != nullptr);
+  if (mask_path && lane == 0) {
+    if (!masked) sm.mk.xm = nullptr;
+    sm.mk.ym = pm.y != nullptr ? reinterpret_cast<char*>(pm.y + (unsigned(tile0) >> 7)) : nullptr;
+    sm.mk.ym_ld_bytes = pm.y_ld * 4u;
+  }
+  if constexpr (kMasks) {
+    if (mask_path && st4) late4_run_staged<true, false, true>(lane, begin, end, c, sm, alive);
+    else if (mask_path) late4_run_staged<false, false, true>(lane, begin, end, c, sm, alive);
+  }
+  if (mask_path) {
+  } else if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
   else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
   else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
   else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
+  // (warp-uniform) the gathering paths write no mask words: this warp's rows' all ones (pm read again here, from
+  // the kernel's parameters, so that nothing of it is held through the runs above)
+  if (kMasks && pm.y != nullptr && !vec)
+    for (int p = begin; p < end; p += tile::kLate4Step)
+      if (lane < 16 && p + lane < end) {
+        const int q = p + lane;
+        const int j = order != nullptr ? __ldg(order + q) : q;
+        pm.y[int64_t(j) * pm.y_ld + (tile0 >> 7)] = ~0u;
+      }
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)
