@@ -94,34 +94,13 @@ struct Late4Ctx {
   float bias, clamp_max;
 };
 
-// The piece masks (PieceMasks, sparse.h; session 36) of late4_run_staged's kMask instantiations, in the warp's
-// Late4Staged, so that they hold no register through the loop. xm: x's mask word of input row 0 for the warp's 128
-// columns, set only when they are 128 consecutive columns from a multiple of 128 (late4_item; else null); ym: y's
-// mask word of output row 0 for the item's tile (null: y's mask is not written); their row strides in bytes.
-// mw[t]: the mask word of input t of the block whose quads are being issued (all ones without xm).
-// (Not in a union with Late4Staged::cols, which kMask does not use: with the union ptxas spilled ~500 bytes in
-// late4crowd's kernel without the masks.)
-struct Late4Masks {
-  unsigned mw[32];
-  const char* xm;
-  char* ym;
-  unsigned xm_ld_bytes, ym_ld_bytes;
-};
-
-// x's mask word of input row i for the warp's 128 columns: bit l for lane l's 4 images; all ones (read every
-// piece) when x's mask is not used.
-__device__ __forceinline__ unsigned late4_mask_word(const Late4Masks& mk, int i) {
-  const char* const xm = mk.xm;
-  return xm != nullptr ? __ldg(reinterpret_cast<const unsigned*>(late4_row(xm, i, mk.xm_ld_bytes))) : ~0u;
-}
-
 // Bias, ReLU, clamp of one output row j for the lane's 4 images; the stores; the running max for the flags.
 // kSt4: every lane of the warp has 4 images or none, and y's rows are 16-byte aligned: one predicated 16-byte
 // store per row; else 4 predicated 4-byte ones (the last tile of a count that is not a multiple of 4).
-// kMask: y's mask word of row j too, when mk->ym is set (late4_run_staged's kMask instantiations only).
+// kMask: y's mask word of row j too, at column word yw (late4_run_staged's; none if yw < 0).
 template <bool kSt4, bool kMask = false>
 __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4],
-                                            const Late4Masks* mk = nullptr) {
+                                            const PieceMasks* pm = nullptr, const int* yw = nullptr) {
   float v[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -142,8 +121,8 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
         __float_as_uint(v[0]) | __float_as_uint(v[1]) | __float_as_uint(v[2]) | __float_as_uint(v[3]);
     const unsigned word = __ballot_sync(0xffffffffu, !c.valid[3] || bits != 0u);
     if ((threadIdx.x & 31) == 0) {
-      char* const ym = mk->ym;
-      if (ym != nullptr) *reinterpret_cast<unsigned*>(const_cast<char*>(late4_row(ym, j, mk->ym_ld_bytes))) = word;
+      const int w = *yw;
+      if (w >= 0) pm->y[int64_t(j) * pm->y_ld + unsigned(w)] = word;
     }
   }
 }
@@ -155,7 +134,8 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
 template <bool kVec, bool kSt4, bool kMask = false>
 __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
                                            const float (*wr)[tile::kLate4Row], const int* j, int rows,
-                                           const uint4* cols, float (&alive)[4], const Late4Masks* mk = nullptr) {
+                                           const uint4* cols, float (&alive)[4], const PieceMasks* pm = nullptr,
+                                           const int* yw = nullptr) {
   const uint4 cb = kVec ? make_uint4(0u, 0u, 0u, 0u) : cols[threadIdx.x & 31];
   for (int o = 0; o < rows; ++o) {
     const int4* const i4 = reinterpret_cast<const int4*>(idx[o]);
@@ -178,7 +158,7 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
         acc[3] = __fmaf_rn(w, f.w, acc[3]);
       }
     }
-    late4_store<kSt4, kMask>(c, j[o], acc, alive, mk);
+    late4_store<kSt4, kMask>(c, j[o], acc, alive, pm, yw);
   }
 }
 
@@ -197,8 +177,14 @@ struct __align__(16) Late4Staged {
   int i0[32];
   int j[2][tile::kListOutputs];
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
-  Late4Masks mk;   // kMask's
+  // late4_run_staged's kMask: x's mask words of the inputs of the blocks of parity b (lane t's word of input t), and
+  // (late4_mask_cols) the item's column words in the index rows' padding
+  unsigned mw[2][32];
 };
+// kMask's column words of the item, in the index rows' padding (kLate4Row: 4 words after each row's 32, which the row
+// copies never write): x's mask word of the warp's 128 columns (-1: x's mask not used), y's of the tile (-1: not
+// written); set by late4_item, read where the masks are.
+__device__ __forceinline__ int* late4_mask_cols(Late4Staged& sm) { return &sm.idx[0][32]; }
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
 
 // 16 bytes global -> shared, asynchronous, not cached in L1 (each feature piece is read once, by its lane).
@@ -226,14 +212,16 @@ __device__ __forceinline__ void late4_cp16_cg_n(unsigned dst, const void* src, u
 // spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
 // kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): that lane copies
 // each input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into the same 16 bytes.
-// kMask (not with kGather; x's mask used or y's written, Late4Ctx::xm / ym): a piece whose bit in x's mask is 0
-// (four +0.0f) is not read: its copy zero-fills the 16 bytes, which is what it would have copied; y's mask words are
-// written by late4_store. Lane t holds the mask word of the block's input t
-// (mw; loaded at the block's start when its quads 0 and 1 were not prefetched), and from quad 4, once the next
-// block's row 0 has landed, that of the next block's (mw_next, for its quads 0 and 1 issued at quads 6 and 7).
+// kMask (not with kGather; late4_item<true>'s vec lanes; pm the masks, late4_mask_cols their column words): a piece
+// whose bit in x's mask is 0 (four +0.0f) is not read: its copy zero-fills the 16 bytes, which is what it would have
+// copied; late4_store writes y's mask words. A block's mask words are in sm.mw[its parity]: loaded at the block's
+// start where its quads 0 and 1 were not prefetched (one wait for them), else copied (cp.async, a group M of its
+// own) at the block before's quad 4, once this block's row 0 has landed there (so the wait for R moves from quad 6
+// to quad 4), waited for at quad 6 before quads 0 and 1 are issued. Nothing of it is held in registers through the
+// loop: at 128 registers ptxas spilled a word held from quad 4 to 5 and stalled on its load (session 36).
 template <bool kSt4, bool kGather, bool kMask = false>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
-                                                 float (&alive)[4]) {
+                                                 float (&alive)[4], const PieceMasks* pm = nullptr) {
   const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
   auto entry = [&](int p) {  // the order entry of position p + o_l, clamped into the slice
     const int q = p + o_l < end ? p + o_l : end - 1;
@@ -252,8 +240,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   };
   // inputs iq's 16 bytes of this lane into f[slot]; one group. unvoted: the next block's row 0, which may hold
   // padding (that block will not vote): read row 0 for it, in bounds, never used.
-  // (words: kMask's mask words of the quad's 4 inputs, sm.mk.mw + its first input)
-  const unsigned rot = unsigned(lane + 28) & 31u;  // kMask: a right rotation by it takes bit `lane` to bit 4
+  // (words: kMask's mask words of the quad's 4 inputs, sm.mw[parity] + its first input)
   auto issue_quad = [&](int4 iq, int slot, bool unvoted, const unsigned* words) {
     const int ii[4] = {iq.x, iq.y, iq.z, iq.w};
     uint4 w4 = make_uint4(0u, 0u, 0u, 0u);
@@ -265,7 +252,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
       if constexpr (kMask) {  // 16 bytes if bit `lane` of the word is set, else 0: the bit rotated to bit 4
-        late4_cp16_cg_n(dst, row, __funnelshift_r(ws[u], ws[u], rot) & 16u);
+        late4_cp16_cg_n(dst, row, __funnelshift_r(ws[u], ws[u], unsigned(lane + 28) & 31u) & 16u);
       } else if (!kGather || c.lane16) {
         late4_cp16_cg(dst, row);
       } else {
@@ -279,14 +266,18 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     cp_async_commit();
   };
   if (lane < 16) sm.zeros[lane] = 0.f;  // (read after the first block's __syncwarp)
-  // kMask's words of the quad starting at input t0 (sm.mk.mw)
-  auto words = [&](int t0) -> const unsigned* { return kMask ? sm.mk.mw + t0 : nullptr; };
+  // kMask's words of the quad starting at input t0 of the block of parity bb
+  auto words = [&](int bb, int t0) -> const unsigned* { return kMask ? sm.mw[bb] + t0 : nullptr; };
+  // kMask: x's mask word of input row i (i >= 0) for the warp's columns, all ones without x's mask
+  auto mask_word = [&](int i) -> unsigned {
+    const int xw = late4_mask_cols(sm)[0];
+    return xw >= 0 ? __ldg(pm->x + int64_t(i) * pm->x_ld + unsigned(xw)) : ~0u;
+  };
   const int4* const i0q = reinterpret_cast<const int4*>(sm.i0);
   const int4* const nxq = reinterpret_cast<const int4*>(sm.idx[0]);  // the next block's row 0 (after quad 6's wait)
   issue_rows(entry(begin), 0);
   int j_next = begin + tile::kLate4Step < end ? entry(begin + tile::kLate4Step) : 0;
   bool pre = false;  // this block's quads 0 and 1 were issued by the block before
-  unsigned mw_next = ~0u;  // kMask: between quads 4 and 5, this lane's word of the next block's mask words
   int slot0 = 0;     // the slot of this block's quad 0; quad q is in (slot0 + q) % 3
   int b = 0;
   for (int p = begin; p < end; p += tile::kLate4Step, b ^= 1) {
@@ -317,7 +308,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     const bool more = p + tile::kLate4Step < end;
     if (!voted) {
       cp_async_wait_all();  // the (unused) quads prefetched for it
-      late4_rows<!kGather, kSt4, kMask>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive, &sm.mk);
+      late4_rows<!kGather, kSt4, kMask>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive, pm, late4_mask_cols(sm) + 1);
       __syncwarp();  // every lane is done with idx / w
       if (more) {
         issue_rows(j_next, b ^ 1);
@@ -343,7 +334,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       sm.i0[lane] = sm.idx[0][lane];
     }
     // kMask: this block's mask words, unless the block before loaded them (voted: no padding in row 0)
-    if (kMask && !pre) sm.mk.mw[lane] = late4_mask_word(sm.mk, sm.idx[0][lane]);
+    if (kMask && !pre) sm.mw[b][lane] = mask_word(sm.idx[0][lane]);
     __syncwarp();  // wt and i0 are visible; idx / w are free for the next block's rows
     if (more) {
       issue_rows(j_next, b ^ 1);
@@ -352,8 +343,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       cp_async_commit();  // an empty group in R's place: the same counts for the last block
     }
     if (!pre) {
-      issue_quad(i0q[0], slot0, false, words(0));
-      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false, words(4));
+      issue_quad(i0q[0], slot0, false, words(b, 0));
+      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false, words(b, 4));
     }
     float acc[tile::kListOutputs][4];
 #pragma unroll
@@ -366,27 +357,34 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll 1
     for (int q = 0; q < 8; ++q) {
       const int slot_n = slot_q == 0 ? 2 : slot_q - 1;  // (slot_q + 2) % 3: the slot quad q - 1 was read from
-      // kMask (warp-uniform): the next block's mask words, loaded at quad 4, stored at quad 5 once quad 7's copies
-      // (this block's last use of mw) are issued, read from quad 6 on
+      // kMask (warp-uniform): the next block's mask words, a group M of their own copied at quad 4 (before G_6), so
+      // the waits below count one more group there: M has landed at quad 6 (the 2 newest then: G_6, G_7)
       if (kMask && more && q == 4) {
         cp_async_wait_group<4>();  // R has landed in this lane (the 4 newest groups: G_2 .. G_5) ...
         __syncwarp();              // ... and in every lane
         const int i = sm.idx[0][lane];  // the next block's row 0 (padding there: it will not vote; read row 0's)
-        mw_next = late4_mask_word(sm.mk, i < 0 ? 0 : i);
+        const int xw = late4_mask_cols(sm)[0];
+        if (xw >= 0)
+          cp_async4(smem_addr(&sm.mw[b ^ 1][lane]), pm->x + int64_t(i < 0 ? 0 : i) * pm->x_ld + unsigned(xw));
+        else
+          sm.mw[b ^ 1][lane] = ~0u;
+        cp_async_commit();
       }
       if (q < 6) {
-        issue_quad(i0q[q + 2], slot_n, false, words(4 * (q + 2)));
-        if (kMask && more && q == 5) {
-          __syncwarp();  // every lane has read mw for quad 7
-          sm.mk.mw[lane] = mw_next;
-          __syncwarp();  // every lane's word is visible
-        }
+        issue_quad(i0q[q + 2], slot_n, false, words(b, 4 * (q + 2)));
       } else {
-        if (q == 6 && !kMask) {
-          cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
-          __syncwarp();              // ... and in every lane
+        if (q == 6) {
+          if constexpr (kMask) {
+            if (more) {
+              cp_async_wait_group<2>();  // M (the next block's mask words) has landed in this lane ...
+              __syncwarp();              // ... and in every lane
+            }
+          } else {
+            cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
+            __syncwarp();              // ... and in every lane
+          }
         }
-        if (more) issue_quad(nxq[q - 6], slot_n, true, words(4 * (q - 6)));
+        if (more) issue_quad(nxq[q - 6], slot_n, true, words(b ^ 1, 4 * (q - 6)));
         else cp_async_commit();
       }
       cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
@@ -429,7 +427,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       slot_q = slot_q == 2 ? 0 : slot_q + 1;
     }
 #pragma unroll
-    for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4, kMask>(c, sm.j[b][o], acc[o], alive, &sm.mk);
+    for (int o = 0; o < tile::kListOutputs; ++o)
+      late4_store<kSt4, kMask>(c, sm.j[b][o], acc[o], alive, pm, late4_mask_cols(sm) + 1);
     pre = more;
     slot0 = slot_q;  // (slot0 + 8) % 3
   }
@@ -492,46 +491,41 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   }
   // (r0 = tile0 + 4 lane, tile0 a multiple of 128: the lane's 4 outputs are consecutive in one block)
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
-  // The piece masks (columns, not addresses: the same in either layout). x's is used when the warp's images are
-  // 128 consecutive columns from a multiple of 128 (layer 1, a widened layer), its lanes' pieces then bits 0..31
-  // of one word per input row; lanes past the count may read anything (their values are not stored), so only
-  // the lanes with images are checked. (lane 0 has an image: tile0 < count)
-  bool masked = false;
-  if (kMasks && pm.x != nullptr) {
-    const unsigned c0 = __shfl_sync(0xffffffffu, col[0], 0);
-    masked = __all_sync(0xffffffffu, !c.valid[0] || (c.lane16 && col[0] == c0 + 4u * unsigned(lane))) &&
-             (c0 & 127u) == 0u;
-    if (masked && lane == 0) {  // (read after late4_run_staged's first __syncwarp)
-      sm.mk.xm = reinterpret_cast<const char*>(pm.x + (c0 >> 7));
-      sm.mk.xm_ld_bytes = pm.x_ld * 4u;
-    }
-  }
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  // (masked implies vec: a lane past the count has columns 0..3, which are lane16)
-  const bool mask_path = kMasks && vec && (masked || pm.y != nullptr);
-  if (mask_path && lane == 0) {
-    if (!masked) sm.mk.xm = nullptr;
-    sm.mk.ym = pm.y != nullptr ? reinterpret_cast<char*>(pm.y + (unsigned(tile0) >> 7)) : nullptr;
-    sm.mk.ym_ld_bytes = pm.y_ld * 4u;
-  }
   if constexpr (kMasks) {
-    if (mask_path && st4) late4_run_staged<true, false, true>(lane, begin, end, c, sm, alive);
-    else if (mask_path) late4_run_staged<false, false, true>(lane, begin, end, c, sm, alive);
-  }
-  if (mask_path) {
-  } else if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
-  else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
-  else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
-  else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
-  // (warp-uniform) the gathering paths write no mask words: this warp's rows' all ones (pm read again here, from
-  // the kernel's parameters, so that nothing of it is held through the runs above)
-  if (kMasks && pm.y != nullptr && !vec)
-    for (int p = begin; p < end; p += tile::kLate4Step)
-      if (lane < 16 && p + lane < end) {
-        const int q = p + lane;
-        const int j = order != nullptr ? __ldg(order + q) : q;
-        pm.y[int64_t(j) * pm.y_ld + (tile0 >> 7)] = ~0u;
+    // late4_run_staged's kMask on the 16-byte path (every lane lane16), the gathering paths otherwise. x's mask is used
+    // where the warp's images are 128 consecutive columns from a multiple of 128 (layer 1, a widened layer), its
+    // lanes' pieces then bits 0..31 of one word per input row; lanes past the count may read anything (their values
+    // are not stored), so only the lanes with images are checked (lane 0 has one: tile0 < count). (columns, not
+    // addresses: the same in either layout)
+    if (vec) {
+      const unsigned c0 = __shfl_sync(0xffffffffu, col[0], 0);
+      const bool x_cols = pm.x != nullptr && (c0 & 127u) == 0u &&
+                          __all_sync(0xffffffffu, !c.valid[0] || col[0] == c0 + 4u * unsigned(lane));
+      if (lane == 0) {  // (read after late4_run_staged's first __syncwarp)
+        late4_mask_cols(sm)[0] = x_cols ? int(c0 >> 7) : -1;
+        late4_mask_cols(sm)[1] = pm.y != nullptr ? tile0 >> 7 : -1;
       }
+      if (st4) late4_run_staged<true, false, true>(lane, begin, end, c, sm, alive, &pm);
+      else late4_run_staged<false, false, true>(lane, begin, end, c, sm, alive, &pm);
+    } else {
+      if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
+      else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
+      // the gathering paths write no mask words: this warp's rows' all ones
+      if (pm.y != nullptr)
+        for (int p = begin; p < end; p += tile::kLate4Step)
+          if (lane < 16 && p + lane < end) {
+            const int q = p + lane;
+            const int j = order != nullptr ? __ldg(order + q) : q;
+            pm.y[int64_t(j) * pm.y_ld + unsigned(tile0 >> 7)] = ~0u;
+          }
+    }
+  } else {
+    if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
+    else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
+    else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
+    else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
+  }
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)
