@@ -730,7 +730,8 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
                      const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
                      int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                      int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order, int sm_count,
-                     int max_active, int tile_mode, int64_t x_block, int64_t y_block, const PieceMasks pm) {
+                     int max_active, int tile_mode, int64_t x_block, int64_t y_block,
+                     const __grid_constant__ PieceMasks pm) {
   __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them

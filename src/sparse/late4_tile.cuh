@@ -97,10 +97,10 @@ struct Late4Ctx {
 // Bias, ReLU, clamp of one output row j for the lane's 4 images; the stores; the running max for the flags.
 // kSt4: every lane of the warp has 4 images or none, and y's rows are 16-byte aligned: one predicated 16-byte
 // store per row; else 4 predicated 4-byte ones (the last tile of a count that is not a multiple of 4).
-// kMask: y's mask word of row j too, at column word yw (late4_run_staged's; none if yw < 0).
-template <bool kSt4, bool kMask = false>
-__device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4],
-                                            const PieceMasks* pm = nullptr, const int* yw = nullptr) {
+// Returns the lane's bit of the row in y's piece mask (late4_mask_rows): 0 only for 4 written outputs that are all
+// +0.0f (bits: a -0.0f counts as nonzero); a lane with fewer than 4 images leaves columns unwritten, so 1.
+template <bool kSt4>
+__device__ __forceinline__ bool late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4]) {
   float v[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -114,29 +114,31 @@ __device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const floa
 #pragma unroll
     for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + m, v[m], c.valid[m]);
   }
-  if constexpr (kMask) {  // y's mask word of row j for the tile, one ballot
-    // 0 only for a piece of 4 written outputs, all +0.0f (bits: a -0.0f counts as nonzero); a lane with fewer than
-    // 4 images leaves columns unwritten, so its bit is 1
-    const unsigned bits =
-        __float_as_uint(v[0]) | __float_as_uint(v[1]) | __float_as_uint(v[2]) | __float_as_uint(v[3]);
-    const unsigned word = __ballot_sync(0xffffffffu, !c.valid[3] || bits != 0u);
-    if ((threadIdx.x & 31) == 0) {
-      const int w = *yw;
-      if (w >= 0) pm->y[int64_t(j) * pm->y_ld + unsigned(w)] = word;
-    }
+  return !c.valid[3] ||
+         (__float_as_uint(v[0]) | __float_as_uint(v[1]) | __float_as_uint(v[2]) | __float_as_uint(v[3])) != 0u;
+}
+
+// y's piece mask words (PieceMasks) of a block's rows j[0 .. rows - 1] for the tile at column word yw: row o's bit of
+// every lane is bit o of nz (late4_store's); one ballot a row, lane 0 stores the word. After the block's stores, so
+// that the epilogue holds one register for it (with a ballot and a branch per row, ptxas spilled there).
+__device__ __forceinline__ void late4_mask_rows(const PieceMasks* pm, int yw, const int* j, int rows, unsigned nz) {
+  for (int o = 0; o < rows; ++o) {
+    const unsigned word = __ballot_sync(0xffffffffu, (nz >> o) & 1u);
+    if ((threadIdx.x & 31) == 0) pm->y[int64_t(j[o]) * pm->y_ld + unsigned(yw)] = word;
   }
 }
 
 // A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
 // row, 4 chains per lane, each row's own indices and weights from idx / wr, its features loaded (not staged);
 // padding (index -1) as fma(0, 0, acc) (its weight may be anything, NaN included).
-// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only). kMask: late4_store's.
-template <bool kVec, bool kSt4, bool kMask = false>
-__device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
-                                           const float (*wr)[tile::kLate4Row], const int* j, int rows,
-                                           const uint4* cols, float (&alive)[4], const PieceMasks* pm = nullptr,
-                                           const int* yw = nullptr) {
+// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only). Returns the rows' bits of y's piece mask
+// (late4_store's, bit o for row o).
+template <bool kVec, bool kSt4>
+__device__ __forceinline__ unsigned late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
+                                               const float (*wr)[tile::kLate4Row], const int* j, int rows,
+                                               const uint4* cols, float (&alive)[4]) {
   const uint4 cb = kVec ? make_uint4(0u, 0u, 0u, 0u) : cols[threadIdx.x & 31];
+  unsigned nz = 0u;
   for (int o = 0; o < rows; ++o) {
     const int4* const i4 = reinterpret_cast<const int4*>(idx[o]);
     const float4* const w4 = reinterpret_cast<const float4*>(wr[o]);
@@ -158,8 +160,9 @@ __device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[t
         acc[3] = __fmaf_rn(w, f.w, acc[3]);
       }
     }
-    late4_store<kSt4, kMask>(c, j[o], acc, alive, pm, yw);
+    nz |= unsigned(late4_store<kSt4>(c, j[o], acc, alive)) << o;
   }
+  return nz;
 }
 
 // The 16-byte path's buffers (session 21, after 7ab6788: the features staged in shared memory), in the warp's
@@ -243,16 +246,14 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   // (words: kMask's mask words of the quad's 4 inputs, sm.mw[parity] + its first input)
   auto issue_quad = [&](int4 iq, int slot, bool unvoted, const unsigned* words) {
     const int ii[4] = {iq.x, iq.y, iq.z, iq.w};
-    uint4 w4 = make_uint4(0u, 0u, 0u, 0u);
-    if constexpr (kMask) w4 = *reinterpret_cast<const uint4*>(words);  // a broadcast
-    const unsigned ws[4] = {w4.x, w4.y, w4.z, w4.w};
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
       const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
-      if constexpr (kMask) {  // 16 bytes if bit `lane` of the word is set, else 0: the bit rotated to bit 4
-        late4_cp16_cg_n(dst, row, __funnelshift_r(ws[u], ws[u], unsigned(lane + 28) & 31u) & 16u);
+      if constexpr (kMask) {  // 16 bytes if bit `lane` of the word is set, else none (one LOP3 to a predicate)
+        // (each word read where it is used, a broadcast: held as 4 registers from one LDS.128, ptxas spilled)
+        late4_cp16_cg_n(dst, row, (words[u] & (1u << lane)) != 0u ? 16u : 0u);
       } else if (!kGather || c.lane16) {
         late4_cp16_cg(dst, row);
       } else {
@@ -308,7 +309,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     const bool more = p + tile::kLate4Step < end;
     if (!voted) {
       cp_async_wait_all();  // the (unused) quads prefetched for it
-      late4_rows<!kGather, kSt4, kMask>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive, pm, late4_mask_cols(sm) + 1);
+      const unsigned nz = late4_rows<!kGather, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive);
+      if (kMask && late4_mask_cols(sm)[1] >= 0) late4_mask_rows(pm, late4_mask_cols(sm)[1], sm.j[b], rows, nz);
       __syncwarp();  // every lane is done with idx / w
       if (more) {
         issue_rows(j_next, b ^ 1);
@@ -426,9 +428,11 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       }
       slot_q = slot_q == 2 ? 0 : slot_q + 1;
     }
+    unsigned nz = 0u;
 #pragma unroll
     for (int o = 0; o < tile::kListOutputs; ++o)
-      late4_store<kSt4, kMask>(c, sm.j[b][o], acc[o], alive, pm, late4_mask_cols(sm) + 1);
+      nz |= unsigned(late4_store<kSt4>(c, sm.j[b][o], acc[o], alive)) << o;
+    if (kMask && late4_mask_cols(sm)[1] >= 0) late4_mask_rows(pm, late4_mask_cols(sm)[1], sm.j[b], 16, nz);
     pre = more;
     slot0 = slot_q;  // (slot0 + 8) % 3
   }
