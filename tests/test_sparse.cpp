@@ -1477,59 +1477,6 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
   CHECK(kept_ids.size() == size_t(keep(0, nullptr, nullptr).active[0]));
 }
 
-// The piece masks through the driver (DriverOptions::mask_layers, session 36): layers 1 .. M read their inputs' piece
-// masks (layer 1 the images', built from the sparse images) and write the next one's. The survivors, the counts of
-// every layer and the features after a kept layer must be bitwise those of the run without masks, on every fused
-// path, in both layouts, with widening (contiguous lists: the masks used) and without (scattered: unused).
-TEST_CASE("inference: the piece masks are exact", "[sparse][gpu][data][masks]") {
-  JHDNN_REQUIRE_GPU();
-  JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
-  JhdnnHandle h;
-  struct Case { int64_t n; int layers; int64_t images; int keep; };
-  for (const Case cs : {Case{1024, 12, 12000, 3}, Case{4096, 7, 5000, 2}}) {
-    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
-    const float bias = spdnn::challenge_bias(cs.n);
-    spdnn::DeviceNetwork net;
-    net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
-    for (const jhdnnSparseDnnFeatureLayout_t layout :
-         {JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, JHDNN_SPARSE_DNN_FEATURES_TILED128})
-      for (const int widen : {spdnn::kWidenLayersDefault, 0}) {
-        INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep << " layout "
-                  << int(layout) << " widen " << widen);
-        auto run = [&](spdnn::Path p, int masks, int keep, std::vector<float>* out, std::vector<int>* ids) {
-          spdnn::DriverOptions opt;
-          opt.widen_layers = widen;
-          opt.mask_layers = masks;
-          return spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, keep, out, ids, p, -1, -1, 0, nullptr,
-                                      layout, opt);
-        };
-        std::vector<float> want_out, out;
-        std::vector<int> want_ids, ids;
-        const spdnn::InferenceResult want = run(spdnn::Path::kFused, 0, cs.keep, &want_out, &want_ids);
-        CHECK(want.input_mask_ms == 0.0);
-        const spdnn::InferenceResult r = run(spdnn::Path::kFused, spdnn::kMaskLayersDefault, cs.keep, &out, &ids);
-        CHECK(r.input_mask_ms > 0.0);
-        check_same_kept_run(r, want, ids, want_ids, out, want_out);
-        for (spdnn::Path p : {spdnn::Path::kGraph, spdnn::Path::kResident, spdnn::Path::kPersistent}) {
-          if (p == spdnn::Path::kPersistent && layout == JHDNN_SPARSE_DNN_FEATURES_TILED128) continue;  // refused
-          INFO(spdnn::path_name(p) << " path");
-          const spdnn::InferenceResult g = run(p, 2 * cs.layers, 0, nullptr, nullptr);  // masks in every fused layer
-          UNSCOPED_INFO(g.note);
-          CHECK(g.active == want.active);
-          CHECK(g.categories == want.categories);
-        }
-      }
-  }
-  spdnn::DeviceNetwork one;
-  one.load(1024, 1, [](int l) { return spdnn::generate_layer_ell(1024, l, 42); });
-  spdnn::DriverOptions o;
-  o.mask_layers = -1;
-  CHECK_THROWS_AS(spdnn::run_inference(h.get(), one, images1024, 1200, -0.3f, -1, 0, nullptr, nullptr,
-                                       spdnn::Path::kFused, -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, o),
-                  std::runtime_error);
-}
-
 // The tiled layout on layers that are not the challenge's: non-square, n not a multiple of 16 or 128, padded rows
 // (NaN weights, so the unvoted row path runs), active counts that leave a partial block, scattered active columns
 // (late4's 4-byte copies) and contiguous ones (its 16-byte copies), a late and a crowded layer. One

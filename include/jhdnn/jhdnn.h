@@ -568,26 +568,6 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactEx(jhdnnHandle_t handle, const jh
                                                   void *y, int64_t ldy, int *rowsOut, int *idsOut, int *countOut,
                                                   void *workSpace, size_t workSpaceSizeInBytes);
 
-/* jhdnnSparseDnnLayerForwardCompactEx with zero-piece masks of the features: a feature row's columns in pieces of
- * 4 (c / 4), one bit each: bit (c % 128) / 4 of mask[i * ((ld + 127) / 128) + c / 128] (ld: ldx for x's mask, ldy
- * for y's; n = wtDesc cols rows of words for x's, wtDesc rows for y's; in either layout, by column). A 0 bit says
- * that x(i, 4 (c / 4) .. + 3) are four +0.0f (all bits zero; -0.0f is not); 1 says nothing.
- *   xMask (NULL: none): read. Where a tile of 128 images is 128 consecutive columns from a multiple of 128 (the
- *   first layer, or a layer whose list is every column of the previous output) the layer does not read pieces
- *   whose bit is 0 (it uses zeros, which they hold). A 0 bit over a piece that is not zero is a caller error: the
- *   outputs are then computed with zeros or with the piece's values.
- *   yMask (NULL: not written): written for every output row and every word holding a column
- *   r < min(*activeCount, maxActive) (the columns the call writes): a piece's bit is 0 only if its 4 outputs
- *   are written and all +0.0f; the bits of unwritten columns are 1. So yMask is xMask for a next layer that
- *   reads this y.
- * Results (y, lists, counts) are the Ex call's, bitwise. The masks: 4-byte aligned device memory (else
- * BAD_PARAM_MISALIGNED_POINTER); yMask must not overlap any other buffer of the call (BAD_PARAM). */
-jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactMasked(
-    jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax, int maxActive,
-    const int *activeCount, const int *activeRows, const int *idsIn, jhdnnSparseDnnFeatureLayout_t layout,
-    const void *x, int64_t ldx, const unsigned *xMask, void *y, int64_t ldy, unsigned *yMask, int *rowsOut,
-    int *idsOut, int *countOut, void *workSpace, size_t workSpaceSizeInBytes);
-
 /* Several challenge layers in ONE cooperative launch (the late layers of a Sparse DNN, where a few
  * hundred images are alive and a launch per layer costs more than its work). Layer k (0-based, wtDescs[k]:
  * host array of layerCount set ELL descriptors, all n x n with the same n) runs exactly as

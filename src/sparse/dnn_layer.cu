@@ -546,11 +546,7 @@ using tile::Shape;
 // layers cta2w's 64-image items; no CTA tile in it (compiled out), which with cta2w's kernel (late4_item inlined
 // there, session 25's first version) cost ~25 spilled loads and stores per 16-row block of late4's loop and now
 // 2 (scripts/sass-loops.py).
-// kMasks (late4's kernels only: dnn_layer_cta_kernel<3, 3 / 4, true>): the layer reads x's piece mask and writes
-// y's (pm; PieceMasks, sparse.h): late4_item uses and writes them, every other item writes y's words all ones.
-// Its own instantiations, so that the others hold no register for the masks.
-template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1,
-          bool kMasks = false>
+template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
 __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
@@ -560,7 +556,7 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
                                             int* __restrict__ flags, int* __restrict__ done,
                                             const int* __restrict__ order, int sm_count, int max_active,
                                             int tile_mode, float* list_buf, int64_t x_block = 128,
-                                            int64_t y_block = 128, const PieceMasks& pm = PieceMasks{}) {
+                                            int64_t y_block = 128) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
@@ -582,7 +578,6 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
     const int64_t j_begin = (item / sh.tiles) * sh.slice;
     const int64_t j_end = min(n_out, j_begin + sh.slice);
     const int tile0 = tile * tile_images;
-    bool y_masked = false;  // y's mask words of the item written (late4_item)
     if constexpr (kCta) {
       static_assert(kWidth32 && !kCoherent && !kList, "the CTA tile is the per-layer width-32 kernel's");
       ReuseSmem& sm = *reinterpret_cast<ReuseSmem*>(reinterpret_cast<char*>(list_buf) +
@@ -591,15 +586,13 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
       // 32-bit byte strides (cta_tile.cuh: the addresses); x's and y's leading dimensions are the layer's image
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
-      if (late4 && aligned && strides) {  // late4's items (block-uniform): 128 images, 16 rows x 4 images a lane
-        if constexpr (kMasks) y_masked = true;
+      if (late4 && aligned && strides)  // late4's items (block-uniform): 128 images, 16 rows x 4 images a lane
         // (late4crowd's kernel takes the neuron-major layout only: its blocks of 128 columns are 128 floats apart at
         // compile time, as they were before the tiled layout; with runtime strides ptxas spilled there)
-        late4_item<kMasks>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
-                           kLateImages == 4 ? x_block : 128, y, ldy, kLateImages == 4 ? y_block : 128, flags, order, pm,
-                           *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) +
-                                                           tile::late4_slot_offset_bytes(warp)));
-      } else if (kLateImages != 3 && sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
+        late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
+                   kLateImages == 4 ? x_block : 128, y, ldy, kLateImages == 4 ? y_block : 128, flags, order,
+                   *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
+      else if (kLateImages != 3 && sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
       else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps (deep_steps.cuh)
@@ -629,13 +622,6 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
       else
         layer_tile<false, 1, kCoherent>(lane, warp, count, tile0, j_begin, j_end, width, wi, wv, bias, clamp_max,
                                         active_rows, x, ldx, y, ldy, flags, order);
-    }
-    // y's mask (PieceMasks) where late4_item did not write it: the item's rows' words all ones ("nothing known").
-    // A tile (32, 64 or 128 images from a multiple of its size) lies in one block of 128 columns: one word per row,
-    // which a tile of 32 or 64 images shares with others, each writing the same value.
-    if (kMasks && pm.y != nullptr && !y_masked) {  // block-uniform
-      for (int64_t pos = j_begin + threadIdx.x; pos < j_end; pos += blockDim.x)  // positions in the row order
-        pm.y[(order != nullptr ? int64_t(__ldg(order + pos)) : pos) * pm.y_ld + (tile0 >> 7)] = ~0u;
     }
     // The item is counted by thread 0 alone, as in grid_barrier: __syncthreads orders every thread's flag stores
     // before thread 0's fence (CTA scope), and the fence is cumulative, so they are visible device-wide before the
@@ -698,11 +684,9 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                          int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
-                         int sm_count, int max_active, int tile_mode, int64_t /*x_block*/, int64_t /*y_block*/,
-                         const PieceMasks /*pm*/) {
+                         int sm_count, int max_active, int tile_mode, int64_t /*x_block*/, int64_t /*y_block*/) {
   // (x_block / y_block: the neuron-major layout only comes here, 128; the tiled one runs dnn_layer_cta_kernel<3, 4>.
-  // pm: dnn_layer_compact runs late4's masked kernels where it is set. The parameters keep one launch signature for
-  // every kernel of dnn_layer_compact.)
+  // The parameters keep one launch signature for every kernel of dnn_layer_compact.)
   __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   // List mode only (tile_mode 2, launched with tile::kListSmemBytes): each warp's two list stages.
@@ -722,24 +706,22 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
 // same 80-register cap as the block tile; cta2: 2 blocks per SM, 128 registers.
 // kLateImages = 2 (kStages = 3 only): cta2w, the late layers' items of 64 images (fused_layer); 3: late4crowd;
 // 4: late4.
-// kMasks: the piece masks' instantiations of late4 (fused_layer), pm ignored by the others.
-template <int kStages, int kLateImages = 1, bool kMasks = false>
+template <int kStages, int kLateImages = 1>
 __global__ void __launch_bounds__(kWarps * 32, tile::cta_blocks_per_sm(kStages))
 dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                      float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
                      const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
                      int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                      int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order, int sm_count,
-                     int max_active, int tile_mode, int64_t x_block, int64_t y_block,
-                     const __grid_constant__ PieceMasks pm) {
+                     int max_active, int tile_mode, int64_t x_block, int64_t y_block) {
   __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<true, false, false, kStages, kLateImages, kMasks>(s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
+  fused_layer<true, false, false, kStages, kLateImages>(s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
                                            active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
                                            done, order, sm_count, max_active, tile_mode,
-                                           reinterpret_cast<float*>(s_cta), x_block, y_block, pm);
+                                           reinterpret_cast<float*>(s_cta), x_block, y_block);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -841,7 +823,7 @@ size_t scan_temp_bytes(int n) {
 // 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
 static constexpr int kAttrDevices = 64;
 static std::atomic<bool> g_list_attr[kAttrDevices];
-static std::atomic<bool> g_cta_attr[7][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4, [4]: late4crowd, [5] / [6]: their masked ones
+static std::atomic<bool> g_cta_attr[5][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4, [4]: late4crowd
 template <class Kernel>
 static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
@@ -857,11 +839,10 @@ static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic
 static Status set_list_kernel_attributes() {
   return set_smem_attributes_once(dnn_layer_compact_kernel<true, true>, int(tile::kListSmemBytes), g_list_attr);
 }
-template <int kStages, int kLateImages = 1, bool kMasks = false>
+template <int kStages, int kLateImages = 1>
 static Status set_cta_kernel_attributes() {
-  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages, kMasks>, int(tile::cta_smem_bytes(kStages)),
-                                  g_cta_attr[kMasks ? (kLateImages == 3 ? 6 : 5)
-                                             : kLateImages == 3   ? 4
+  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages>, int(tile::cta_smem_bytes(kStages)),
+                                  g_cta_attr[kLateImages == 3   ? 4
                                              : kLateImages == 4 ? 3
                                              : kLateImages == 2 ? 2
                                                                 : kStages - 2]);
@@ -886,10 +867,6 @@ Status load_dnn_kernels() {
   JHDNN_TRY((set_cta_kernel_attributes<3, 3>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 4>));
   JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 3, true>));
-  JHDNN_TRY((set_cta_kernel_attributes<3, 3, true>()));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 4, true>));
-  JHDNN_TRY((set_cta_kernel_attributes<3, 4, true>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
@@ -956,23 +933,10 @@ size_t fused_workspace(int max_active) {
   return align256(n * sizeof(int)) + align256((n + 31) / 32 * sizeof(int));
 }
 
-// y's piece mask all ones (PieceMasks: "nothing known") for the rows 0 .. n_out - 1 and the words of the columns
-// below min(*active_count, max_active): after a layer kernel that does not write the masks.
-static __global__ void mask_ones_kernel(int64_t n_out, const int* __restrict__ active_count, int max_active,
-                                 unsigned* __restrict__ mask, unsigned mask_ld) {
-  const int count = min(*active_count, max_active);
-  if (count <= 0) return;
-  const int words = (count + 127) / 128;
-  for (int64_t t = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < n_out * words;
-       t += int64_t(gridDim.x) * blockDim.x)
-    mask[(t / words) * mask_ld + t % words] = ~0u;
-}
-
 Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias,
                          float clamp_max, int max_active, const int* active_count, const int* active_rows,
                          const int* ids_in, jhdnnSparseDnnFeatureLayout_t layout, const float* x, int64_t ldx,
-                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws,
-                         const PieceMasks& masks) {
+                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws) {
   if (max_active == 0) return Status::success();
   int tile_mode = 0;
   JHDNN_TRY(spdnn_tile_mode(&tile_mode));
@@ -989,7 +953,6 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   int* flags = static_cast<int*>(ws);
   int* done = reinterpret_cast<int*>(static_cast<char*>(ws) + align256(size_t(max_active) * sizeof(int)));
   const int width = int(wt.width);
-  const bool masked = masks.x != nullptr || masks.y != nullptr;
   // Grid: as many blocks as are resident on the GPU at once; the kernel loops over the work items
   // (blocks without an item leave at once: ~1k empty blocks cost a microsecond or two).
   // List mode (width 32 only): 100 KB of dynamic shared memory per block (8 warps x 2 stages of 6.25 KB),
@@ -1009,27 +972,15 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     if (mode == kCta2wMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
     if (mode == kLate4CrowdMode) JHDNN_TRY((set_cta_kernel_attributes<3, 3>()));
     if (mode == kLate4Mode || mode == kLate4AllMode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
-    if (masked && mode == kLate4CrowdMode) JHDNN_TRY((set_cta_kernel_attributes<3, 3, true>()));
-    if (masked && (mode == kLate4Mode || mode == kLate4AllMode)) JHDNN_TRY((set_cta_kernel_attributes<3, 4, true>()));
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
     kernel<<<grid, kWarps * 32, dyn, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
                                           active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
-                                          done, wt.row_order, sm_count, max_active, mode, x_block, y_block, masks);
+                                          done, wt.row_order, sm_count, max_active, mode, x_block, y_block);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   };
-  if (masked && mode == kLate4CrowdMode) return launch(dnn_layer_cta_kernel<3, 3, true>);
-  if (masked && (mode == kLate4Mode || mode == kLate4AllMode)) return launch(dnn_layer_cta_kernel<3, 4, true>);
-  if (masks.y != nullptr) {  // a kernel without the masks: y's words all ones after it (x's mask is not needed)
-    JHDNN_TRY(dnn_layer_compact(s, sm_count, wt, bias, clamp_max, max_active, active_count, active_rows, ids_in,
-                                layout, x, ldx, y, ldy, rows_out, ids_out, count_out, ws));
-    mask_ones_kernel<<<unsigned(std::min<int64_t>((wt.rows + 7) / 8, 4096)), 256, 0, s>>>(
-        wt.rows, active_count, max_active, masks.y, masks.y_ld);
-    JHDNN_LAUNCH_CHECK();
-    return Status::success();
-  }
   if (width != 32) return launch(dnn_layer_compact_kernel<false>);
   if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
   if (mode == 4) return launch(dnn_layer_cta_kernel<3>);

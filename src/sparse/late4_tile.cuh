@@ -97,10 +97,8 @@ struct Late4Ctx {
 // Bias, ReLU, clamp of one output row j for the lane's 4 images; the stores; the running max for the flags.
 // kSt4: every lane of the warp has 4 images or none, and y's rows are 16-byte aligned: one predicated 16-byte
 // store per row; else 4 predicated 4-byte ones (the last tile of a count that is not a multiple of 4).
-// Returns the lane's bit of the row in y's piece mask (late4_mask_rows): 0 only for 4 written outputs that are all
-// +0.0f (bits: a -0.0f counts as nonzero); a lane with fewer than 4 images leaves columns unwritten, so 1.
 template <bool kSt4>
-__device__ __forceinline__ bool late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4]) {
+__device__ __forceinline__ void late4_store(const Late4Ctx& c, int j, const float (&acc)[4], float (&alive)[4]) {
   float v[4];
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -114,31 +112,17 @@ __device__ __forceinline__ bool late4_store(const Late4Ctx& c, int j, const floa
 #pragma unroll
     for (int m = 0; m < 4; ++m) store_if(reinterpret_cast<float*>(yo) + m, v[m], c.valid[m]);
   }
-  return !c.valid[3] ||
-         (__float_as_uint(v[0]) | __float_as_uint(v[1]) | __float_as_uint(v[2]) | __float_as_uint(v[3])) != 0u;
-}
-
-// y's piece mask words (PieceMasks) of a block's rows j[0 .. rows - 1] for the tile at column word yw: row o's bit of
-// every lane is bit o of nz (late4_store's); one ballot a row, lane 0 stores the word. After the block's stores, so
-// that the epilogue holds one register for it (with a ballot and a branch per row, ptxas spilled there).
-__device__ __forceinline__ void late4_mask_rows(const PieceMasks* pm, int yw, const int* j, int rows, unsigned nz) {
-  for (int o = 0; o < rows; ++o) {
-    const unsigned word = __ballot_sync(0xffffffffu, (nz >> o) & 1u);
-    if ((threadIdx.x & 31) == 0) pm->y[int64_t(j[o]) * pm->y_ld + unsigned(yw)] = word;
-  }
 }
 
 // A block that did not vote (rows without one shared list, padding, a partial block of `rows` < 16): row by
 // row, 4 chains per lane, each row's own indices and weights from idx / wr, its features loaded (not staged);
 // padding (index -1) as fma(0, 0, acc) (its weight may be anything, NaN included).
-// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only). Returns the rows' bits of y's piece mask
-// (late4_store's, bit o for row o).
+// cols: the lanes' feature offsets (Late4Staged::cols; !kVec only).
 template <bool kVec, bool kSt4>
-__device__ __forceinline__ unsigned late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
-                                               const float (*wr)[tile::kLate4Row], const int* j, int rows,
-                                               const uint4* cols, float (&alive)[4]) {
+__device__ __forceinline__ void late4_rows(const Late4Ctx& c, const int (*idx)[tile::kLate4Row],
+                                           const float (*wr)[tile::kLate4Row], const int* j, int rows,
+                                           const uint4* cols, float (&alive)[4]) {
   const uint4 cb = kVec ? make_uint4(0u, 0u, 0u, 0u) : cols[threadIdx.x & 31];
-  unsigned nz = 0u;
   for (int o = 0; o < rows; ++o) {
     const int4* const i4 = reinterpret_cast<const int4*>(idx[o]);
     const float4* const w4 = reinterpret_cast<const float4*>(wr[o]);
@@ -160,9 +144,8 @@ __device__ __forceinline__ unsigned late4_rows(const Late4Ctx& c, const int (*id
         acc[3] = __fmaf_rn(w, f.w, acc[3]);
       }
     }
-    nz |= unsigned(late4_store<kSt4>(c, j[o], acc, alive)) << o;
+    late4_store<kSt4>(c, j[o], acc, alive);
   }
-  return nz;
 }
 
 // The 16-byte path's buffers (session 21, after 7ab6788: the features staged in shared memory), in the warp's
@@ -180,23 +163,12 @@ struct __align__(16) Late4Staged {
   int i0[32];
   int j[2][tile::kListOutputs];
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
-  // late4_run_staged's kMask: x's mask words of the inputs of the blocks of parity b (lane t's word of input t), and
-  // (late4_mask_cols) the item's column words in the index rows' padding
-  unsigned mw[2][32];
 };
-// kMask's column words of the item, in the index rows' padding (kLate4Row: 4 words after each row's 32, which the row
-// copies never write): x's mask word of the warp's 128 columns (-1: x's mask not used), y's of the tile (-1: not
-// written); set by late4_item, read where the masks are.
-__device__ __forceinline__ int* late4_mask_cols(Late4Staged& sm) { return &sm.idx[0][32]; }
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
 
 // 16 bytes global -> shared, asynchronous, not cached in L1 (each feature piece is read once, by its lane).
 __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-}
-// The same copy reading src_bytes of src (16 or 0) and zero-filling the rest: with 0, global memory is not read.
-__device__ __forceinline__ void late4_cp16_cg_n(unsigned dst, const void* src, unsigned src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 
 // The warp's list blocks [p, min(p + 16, end)) of the row order, p = begin, begin + kLate4Step, ... (begin a
@@ -215,16 +187,9 @@ __device__ __forceinline__ void late4_cp16_cg_n(unsigned dst, const void* src, u
 // spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
 // kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): that lane copies
 // each input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into the same 16 bytes.
-// kMask (not with kGather; late4_item<true>'s vec lanes; pm the masks, late4_mask_cols their column words): a piece
-// whose bit in x's mask is 0 (four +0.0f) is not read: its copy zero-fills the 16 bytes, which is what it would have
-// copied; late4_store writes y's mask words. A block's mask words are in sm.mw[its parity]: loaded at the block's
-// start where its quads 0 and 1 were not prefetched (one wait for them), else copied (cp.async, a group M of its
-// own) at the block before's quad 4, once this block's row 0 has landed there (so the wait for R moves from quad 6
-// to quad 4), waited for at quad 6 before quads 0 and 1 are issued. Nothing of it is held in registers through the
-// loop: at 128 registers ptxas spilled a word held from quad 4 to 5 and stalled on its load (session 36).
-template <bool kSt4, bool kGather, bool kMask = false>
+template <bool kSt4, bool kGather>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
-                                                 float (&alive)[4], const PieceMasks* pm = nullptr) {
+                                                 float (&alive)[4]) {
   const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
   auto entry = [&](int p) {  // the order entry of position p + o_l, clamped into the slice
     const int q = p + o_l < end ? p + o_l : end - 1;
@@ -243,18 +208,14 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   };
   // inputs iq's 16 bytes of this lane into f[slot]; one group. unvoted: the next block's row 0, which may hold
   // padding (that block will not vote): read row 0 for it, in bounds, never used.
-  // (words: kMask's mask words of the quad's 4 inputs, sm.mw[parity] + its first input)
-  auto issue_quad = [&](int4 iq, int slot, bool unvoted, const unsigned* words) {
+  auto issue_quad = [&](int4 iq, int slot, bool unvoted) {
     const int ii[4] = {iq.x, iq.y, iq.z, iq.w};
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
       const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
-      if constexpr (kMask) {  // 16 bytes if bit `lane` of the word is set, else none (one LOP3 to a predicate)
-        // (each word read where it is used, a broadcast: held as 4 registers from one LDS.128, ptxas spilled)
-        late4_cp16_cg_n(dst, row, (words[u] & (1u << lane)) != 0u ? 16u : 0u);
-      } else if (!kGather || c.lane16) {
+      if (!kGather || c.lane16) {
         late4_cp16_cg(dst, row);
       } else {
         const uint4 cb = sm.cols[lane];
@@ -267,13 +228,6 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     cp_async_commit();
   };
   if (lane < 16) sm.zeros[lane] = 0.f;  // (read after the first block's __syncwarp)
-  // kMask's words of the quad starting at input t0 of the block of parity bb
-  auto words = [&](int bb, int t0) -> const unsigned* { return kMask ? sm.mw[bb] + t0 : nullptr; };
-  // kMask: x's mask word of input row i (i >= 0) for the warp's columns, all ones without x's mask
-  auto mask_word = [&](int i) -> unsigned {
-    const int xw = late4_mask_cols(sm)[0];
-    return xw >= 0 ? __ldg(pm->x + int64_t(i) * pm->x_ld + unsigned(xw)) : ~0u;
-  };
   const int4* const i0q = reinterpret_cast<const int4*>(sm.i0);
   const int4* const nxq = reinterpret_cast<const int4*>(sm.idx[0]);  // the next block's row 0 (after quad 6's wait)
   issue_rows(entry(begin), 0);
@@ -309,8 +263,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     const bool more = p + tile::kLate4Step < end;
     if (!voted) {
       cp_async_wait_all();  // the (unused) quads prefetched for it
-      const unsigned nz = late4_rows<!kGather, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive);
-      if (kMask && late4_mask_cols(sm)[1] >= 0) late4_mask_rows(pm, late4_mask_cols(sm)[1], sm.j[b], rows, nz);
+      late4_rows<!kGather, kSt4>(c, sm.idx, sm.w, sm.j[b], rows, sm.cols, alive);
       __syncwarp();  // every lane is done with idx / w
       if (more) {
         issue_rows(j_next, b ^ 1);
@@ -335,8 +288,6 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       }
       sm.i0[lane] = sm.idx[0][lane];
     }
-    // kMask: this block's mask words, unless the block before loaded them (voted: no padding in row 0)
-    if (kMask && !pre) sm.mw[b][lane] = mask_word(sm.idx[0][lane]);
     __syncwarp();  // wt and i0 are visible; idx / w are free for the next block's rows
     if (more) {
       issue_rows(j_next, b ^ 1);
@@ -345,8 +296,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       cp_async_commit();  // an empty group in R's place: the same counts for the last block
     }
     if (!pre) {
-      issue_quad(i0q[0], slot0, false, words(b, 0));
-      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false, words(b, 4));
+      issue_quad(i0q[0], slot0, false);
+      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false);
     }
     float acc[tile::kListOutputs][4];
 #pragma unroll
@@ -359,34 +310,14 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll 1
     for (int q = 0; q < 8; ++q) {
       const int slot_n = slot_q == 0 ? 2 : slot_q - 1;  // (slot_q + 2) % 3: the slot quad q - 1 was read from
-      // kMask (warp-uniform): the next block's mask words, a group M of their own copied at quad 4 (before G_6), so
-      // the waits below count one more group there: M has landed at quad 6 (the 2 newest then: G_6, G_7)
-      if (kMask && more && q == 4) {
-        cp_async_wait_group<4>();  // R has landed in this lane (the 4 newest groups: G_2 .. G_5) ...
-        __syncwarp();              // ... and in every lane
-        const int i = sm.idx[0][lane];  // the next block's row 0 (padding there: it will not vote; read row 0's)
-        const int xw = late4_mask_cols(sm)[0];
-        if (xw >= 0)
-          cp_async4(smem_addr(&sm.mw[b ^ 1][lane]), pm->x + int64_t(i < 0 ? 0 : i) * pm->x_ld + unsigned(xw));
-        else
-          sm.mw[b ^ 1][lane] = ~0u;
-        cp_async_commit();
-      }
       if (q < 6) {
-        issue_quad(i0q[q + 2], slot_n, false, words(b, 4 * (q + 2)));
+        issue_quad(i0q[q + 2], slot_n, false);
       } else {
         if (q == 6) {
-          if constexpr (kMask) {
-            if (more) {
-              cp_async_wait_group<2>();  // M (the next block's mask words) has landed in this lane ...
-              __syncwarp();              // ... and in every lane
-            }
-          } else {
-            cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
-            __syncwarp();              // ... and in every lane
-          }
+          cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
+          __syncwarp();              // ... and in every lane
         }
-        if (more) issue_quad(nxq[q - 6], slot_n, true, words(b ^ 1, 4 * (q - 6)));
+        if (more) issue_quad(nxq[q - 6], slot_n, true);
         else cp_async_commit();
       }
       cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
@@ -428,11 +359,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       }
       slot_q = slot_q == 2 ? 0 : slot_q + 1;
     }
-    unsigned nz = 0u;
 #pragma unroll
-    for (int o = 0; o < tile::kListOutputs; ++o)
-      nz |= unsigned(late4_store<kSt4>(c, sm.j[b][o], acc[o], alive)) << o;
-    if (kMask && late4_mask_cols(sm)[1] >= 0) late4_mask_rows(pm, late4_mask_cols(sm)[1], sm.j[b], 16, nz);
+    for (int o = 0; o < tile::kListOutputs; ++o) late4_store<kSt4>(c, sm.j[b][o], acc[o], alive);
     pre = more;
     slot0 = slot_q;  // (slot0 + 8) % 3
   }
@@ -450,15 +378,14 @@ __device__ __forceinline__ int64_t late4_col_offset(unsigned c, int64_t block) {
 // list blocks of the slice [j_begin, j_end) (j_begin a multiple of 16). Needs 16-byte aligned weight arrays and
 // ldx, ldy <= INT_MAX / 4 (fused_layer checks both); ldx / ldy are the row strides and x_block / y_block the
 // column blocks' (late4_col_offset), and every column offset of x fits 32 bits (the host checks it for the tiled
-// layout; the neuron-major one has offsets < ldx). kMasks: the piece masks pm are used (fused_layer's kMasks).
-template <bool kMasks = false>
+// layout; the neuron-major one has offsets < ldx).
 __device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                            float clamp_max, const int* __restrict__ active_rows,
                                            const float* __restrict__ x, int64_t ldx, int64_t x_block,
                                            float* __restrict__ y, int64_t ldy, int64_t y_block,
                                            int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                           const PieceMasks& pm, Late4Staged& sm) {
+                                           Late4Staged& sm) {
   const int begin = tile::late4_warp_begin(warp, j_begin), end = int(j_end);
   if (begin >= end) return;  // warp-uniform
   const int r0 = tile0 + 4 * lane;
@@ -496,40 +423,10 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   // (r0 = tile0 + 4 lane, tile0 a multiple of 128: the lane's 4 outputs are consecutive in one block)
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  if constexpr (kMasks) {
-    // late4_run_staged's kMask on the 16-byte path (every lane lane16), the gathering paths otherwise. x's mask is used
-    // where the warp's images are 128 consecutive columns from a multiple of 128 (layer 1, a widened layer), its
-    // lanes' pieces then bits 0..31 of one word per input row; lanes past the count may read anything (their values
-    // are not stored), so only the lanes with images are checked (lane 0 has one: tile0 < count). (columns, not
-    // addresses: the same in either layout)
-    if (vec) {
-      const unsigned c0 = __shfl_sync(0xffffffffu, col[0], 0);
-      const bool x_cols = pm.x != nullptr && (c0 & 127u) == 0u &&
-                          __all_sync(0xffffffffu, !c.valid[0] || col[0] == c0 + 4u * unsigned(lane));
-      if (lane == 0) {  // (read after late4_run_staged's first __syncwarp)
-        late4_mask_cols(sm)[0] = x_cols ? int(c0 >> 7) : -1;
-        late4_mask_cols(sm)[1] = pm.y != nullptr ? tile0 >> 7 : -1;
-      }
-      if (st4) late4_run_staged<true, false, true>(lane, begin, end, c, sm, alive, &pm);
-      else late4_run_staged<false, false, true>(lane, begin, end, c, sm, alive, &pm);
-    } else {
-      if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
-      else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
-      // the gathering paths write no mask words: this warp's rows' all ones
-      if (pm.y != nullptr)
-        for (int p = begin; p < end; p += tile::kLate4Step)
-          if (lane < 16 && p + lane < end) {
-            const int q = p + lane;
-            const int j = order != nullptr ? __ldg(order + q) : q;
-            pm.y[int64_t(j) * pm.y_ld + unsigned(tile0 >> 7)] = ~0u;
-          }
-    }
-  } else {
-    if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
-    else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
-    else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
-    else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
-  }
+  if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
+  else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
+  else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
+  else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);
   // benign races: every writer writes 1 (flags zeroed)
 #pragma unroll
   for (int m = 0; m < 4; ++m)

@@ -33,18 +33,6 @@ __global__ void scatter_images(const int64_t* __restrict__ ptr, const int* __res
   for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x) col[int64_t(idx[k]) * stride] = val[k];
 }
 
-// The images' piece mask (jhdnnSparseDnnLayerForwardCompactMasked): for column r (image r mod src_rows) and each of
-// its nonzero features i, bit (r % 128) / 4 of mask[i * mask_ld + r / 128]; the mask zeroed before. A stored value
-// whose bits are zero (+0.0f) sets nothing: the dense copy holds +0.0f there (scatter_images).
-__global__ void image_mask_kernel(const int64_t* __restrict__ ptr, const int* __restrict__ idx,
-                                  const float* __restrict__ val, int64_t src_rows, unsigned* __restrict__ mask,
-                                  int64_t mask_ld) {
-  const int64_t r = blockIdx.x;
-  const int64_t s = r % src_rows;
-  for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x)
-    if (__float_as_uint(val[k]) != 0u) atomicOr(mask + int64_t(idx[k]) * mask_ld + r / 128, 1u << ((r % 128) / 4));
-}
-
 __global__ void brc_kernel(float* __restrict__ y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp,
                            int* __restrict__ flags) {
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -232,11 +220,7 @@ void DeviceNetwork::upload_layer(int l, const Ell& e, const std::vector<int>& or
   }
 }
 
-// upload_features, and (mask != nullptr) the images' piece mask: n rows of mask_ld words (image_mask_kernel); returns
-// the mask's GPU milliseconds (0 without one).
-double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled, unsigned* mask,
-                       int64_t mask_ld) {
-  if (mask != nullptr && mask_ld < (ld + 127) / 128) throw std::runtime_error("upload_features: mask_ld too small");
+void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled) {
   if (tiled && ld % 128 != 0) throw std::runtime_error("upload_features: a tiled ld must be a multiple of 128");
   size_t unused = 0;
   Owned owned;
@@ -249,24 +233,7 @@ double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, 
   CUDA_CHECK(cudaMemsetAsync(x, 0, size_t(images.cols) * size_t(ld) * sizeof(float), s));
   scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, ld, tiled, images.cols);
   CUDA_CHECK(cudaGetLastError());
-  float mask_ms = 0.f;
-  if (mask != nullptr) {
-    cudaEvent_t m0 = nullptr, m1 = nullptr;
-    CUDA_CHECK(cudaEventCreate(&m0));
-    CUDA_CHECK(cudaEventCreate(&m1));
-    CUDA_CHECK(cudaEventRecord(m0, s));
-    CUDA_CHECK(cudaMemsetAsync(mask, 0, size_t(images.cols) * size_t(mask_ld) * sizeof(unsigned), s));
-    // one block per column of the features (ld >= the images), as scatter_images
-    image_mask_kernel<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, mask, mask_ld);
-    CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(m1, s));
-    CUDA_CHECK(cudaEventSynchronize(m1));
-    CUDA_CHECK(cudaEventElapsedTime(&mask_ms, m0, m1));
-    CUDA_CHECK(cudaEventDestroy(m0));
-    CUDA_CHECK(cudaEventDestroy(m1));
-  }
   CUDA_CHECK(cudaStreamSynchronize(s));
-  return mask_ms;
 }
 
 void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp, int* flags,
@@ -441,10 +408,6 @@ struct InferenceRun {
   cudaStream_t s = nullptr;  // the handle's stream (allocate)
   Owned o;                   // the buffers below (declared before hc_owner and cc: freed after them)
   float* x[2] = {nullptr, nullptr};
-  // DriverOptions::mask_layers > 0 (fused paths): the piece masks of x[0] / x[1], n rows of mask_ld words each
-  unsigned* pmask[2] = {nullptr, nullptr};
-  const int64_t mask_ld;
-  const int mask_layers;
   int* act_rows[2] = {nullptr, nullptr};
   int* ids[2] = {nullptr, nullptr};
   // kSeparate: ping-pong counts, flags, the compaction workspace and a history of the counts.
@@ -491,8 +454,6 @@ InferenceRun::InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t ro
       r32(int(rows)),
       widen_layers(opt.widen_layers),
       widen_keep_percent(opt.widen_keep_percent),
-      mask_ld((ld + 127) / 128),
-      mask_layers(path == Path::kSeparate ? 0 : opt.mask_layers),
       in_count(size_t(layers) + 1, nullptr),
       hc_owner(nullptr, [](int* p) { cudaFreeHost(p); }) {}
 
@@ -501,10 +462,6 @@ void InferenceRun::allocate() {
   size_t bytes = 0;
   x[0] = dalloc<float>(size_t(n) * ld, &bytes, &o);
   x[1] = dalloc<float>(size_t(n) * ld, &bytes, &o);
-  if (mask_layers > 0) {
-    pmask[0] = dalloc<unsigned>(size_t(n) * size_t(mask_ld), &bytes, &o);
-    pmask[1] = dalloc<unsigned>(size_t(n) * size_t(mask_ld), &bytes, &o);
-  }
   act_rows[0] = dalloc<int>(rows, &bytes, &o);
   act_rows[1] = dalloc<int>(rows, &bytes, &o);
   ids[0] = dalloc<int>(rows, &bytes, &o);
@@ -530,10 +487,9 @@ void InferenceRun::allocate() {
 
 void InferenceRun::upload(const Csr& images) {
   if (net.labels(0).empty()) {
-    res.input_mask_ms = upload_features(images, x[0], ld, s, tiled, pmask[0], mask_ld);
+    upload_features(images, x[0], ld, s, tiled);
   } else {
-    res.input_mask_ms =  // the pixels' new names
-        upload_features(relabel_columns(images, net.labels(0)), x[0], ld, s, tiled, pmask[0], mask_ld);
+    upload_features(relabel_columns(images, net.labels(0)), x[0], ld, s, tiled);  // the pixels' new names
   }
   std::vector<int> iota(rows);
   std::iota(iota.begin(), iota.end(), 0);
@@ -602,16 +558,9 @@ void InferenceRun::fused_layer(int l) {
   in_count[size_t(l)] = counts + (l - 1);
   if (l >= 2 && l <= 1 + widen_layers) widen_list(l);
   const auto t0 = std::chrono::steady_clock::now();
-  // layers 1 .. mask_layers read x's piece mask, all but the last of them write y's for the next
-  const jhdnnStatus_t st =
-      l <= mask_layers
-          ? jhdnnSparseDnnLayerForwardCompactMasked(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
-                                                    act_rows[cur], ids[cur], layout, x[cur], ld, pmask[cur], x[nx],
-                                                    ld, l < mask_layers ? pmask[nx] : nullptr, act_rows[nx], ids[nx],
-                                                    counts + l, ws, ws_size)
-          : jhdnnSparseDnnLayerForwardCompactEx(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
-                                                act_rows[cur], ids[cur], layout, x[cur], ld, x[nx], ld, act_rows[nx],
-                                                ids[nx], counts + l, ws, ws_size);
+  const jhdnnStatus_t st = jhdnnSparseDnnLayerForwardCompactEx(
+      h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)], act_rows[cur], ids[cur], layout, x[cur], ld,
+      x[nx], ld, act_rows[nx], ids[nx], counts + l, ws, ws_size);
   res.api_host_ms += host_ms_since(t0);
   JHDNN_CHECK(st);
 }
@@ -970,7 +919,6 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   const int widen_layers = opt.widen_layers, widen_keep_percent = opt.widen_keep_percent;
   if (widen_layers < 0) throw std::runtime_error("widen_layers must be >= 0");
   if (widen_keep_percent < 1 || widen_keep_percent > 100) throw std::runtime_error("widen_keep_percent must be 1..100");
-  if (opt.mask_layers < 0) throw std::runtime_error("mask_layers must be >= 0");
   if (opt.resident_first_chunk < 0 || opt.resident_first_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
     throw std::runtime_error("resident_first_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +

@@ -114,8 +114,6 @@ struct InferenceResult {
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
   double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
                                    // graph path's launch only; kSeparate: 0, not measured)
-  double input_mask_ms = 0;        // DriverOptions::mask_layers > 0: GPU time to build the images' piece mask
-                                   // (before the clock starts, with the dense features)
   double first_tail_host_ms = 0;   // kResident / kPersistent: the first resident / multi-layer call's share of it
   Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails; kPersistent and
                                      // kResident report kFused where no multi-layer / resident call ran)
@@ -154,7 +152,6 @@ struct ResidentTraceCall {
 // opt: the driver's tuning (DriverOptions below); a value out of its range throws std::runtime_error.
 constexpr int kWidenLayersDefault = 4;
 constexpr int kWidenKeepPercentDefault = 75;  // 67 / 75 / 85 measured: bench/results/32ae990
-constexpr int kMaskLayersDefault = 5;
 struct DriverOptions {
   // widen_layers (>= 0): the fused launches of layers 2 .. 1 + widen_layers (every fused path; the resident and
   // multi-layer launches excepted) read the previous layer's WHOLE output, its dead columns too, when it kept at
@@ -164,12 +161,6 @@ struct DriverOptions {
   // says what each layer read. 0: off.
   int widen_layers = kWidenLayersDefault;
   int widen_keep_percent = kWidenKeepPercentDefault;
-  // mask_layers (>= 0): the fused launches of layers 1 .. mask_layers read piece masks of their input features
-  // (jhdnnSparseDnnLayerForwardCompactMasked): layer 1 the images' (built from the sparse images, before the clock
-  // starts, with the dense features: InferenceResult::input_mask_ms), layer l > 1 the one layer l - 1 wrote; where
-  // a tile's images are consecutive columns (layer 1, widened layers) a piece of 4 zero features is then not read.
-  // The results are the same. 0: off.
-  int mask_layers = kMaskLayersDefault;
   // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = that most, as
   // every later call). The API checks a call's layers on the host before its launch, while the GPU has only the
   // head's last layer queued; a short first call lets the next, long one be checked while it runs (as kPersistent's
@@ -203,10 +194,7 @@ bool resident_4096_on();
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere; tiled
 // (ld a multiple of 128): x[(r / 128) * n * 128 + i * 128 + r % 128] (JHDNN_SPARSE_DNN_FEATURES_TILED128).
-// mask (device, n rows of mask_ld >= (ld + 127) / 128 words; nullptr: none): the features' piece mask
-// (jhdnnSparseDnnLayerForwardCompactMasked) built from the sparse images; returns its GPU milliseconds.
-double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false,
-                       unsigned* mask = nullptr, int64_t mask_ld = 0);
+void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false);
 
 // Baseline helpers (cuSPARSE pipeline, bench_spdnn_cusparse): y = clamp(relu(y + bias)) over an n_out x cols
 // feature-major block, flags[c] = 1 for columns with a nonzero (flags zeroed first; flags == nullptr: no flags);
