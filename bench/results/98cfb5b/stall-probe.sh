@@ -3,7 +3,6 @@
 # tile skip (bench/results/98cfb5b/tile-skip.diff applied to main at 02c0c8e..bf1e62a, whose library is 2481397's),
 # N = 4096 and 16384, ncu --clock-control none, first launch. Run as: cp bench/results/98cfb5b/stall-probe.sh
 # scripts/probe-run.sh && bash scripts/probe-run.sh $OUT/q (carry data/spdnn's four files).
-# applied to this tree), N = 4096 and 16384, ncu --clock-control none, first launch.
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=300 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 patch -p1 < bench/results/98cfb5b/tile-skip.diff > "$OUT/patch.txt" 2>&1
