@@ -6,7 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75]
+//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1]
 //               [--resident-first-chunk 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
@@ -59,6 +59,9 @@
 // --widen W: fused launches of layers 2 .. 1 + W read the previous layer's whole output, dead columns too, when it
 // kept >= P % of them (--widen-keep P, 1..100, default 75; spdnn_gpu.h run_inference's widen_layers, default 4; 0
 // off). Results do not depend on either.
+// --input-mask 0|1: the fused launch of layer 1 reads the images' piece mask (built from the sparse images before the
+// clock starts; the '#' line gives its GPU time), so that an input zero in all of a 128-image tile is neither read nor
+// multiplied (spdnn_gpu.h DriverOptions::input_mask, default 1). Results do not depend on it.
 // --resident-first-chunk K: the resident path's first resident call runs K layers (1..96; 0, the default: 96 like
 // every later call), so that the next call's host checks overlap it (spdnn_gpu.h DriverOptions; no gain measured at
 // edfe84b, and the option is kept for such probes: scripts/spdnn-resident-early-gpu.sh). The '#' line gives
@@ -129,7 +132,7 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--resident-first-chunk 0]\n"
+      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1] [--resident-first-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -160,7 +163,7 @@ int main(int argc, char** argv) {
   spdnn::RowOrder row_order = spdnn::RowOrder::kChain;
   jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::Relabel relabel = spdnn::Relabel::kNone;
-  spdnn::DriverOptions opt;  // --widen, --widen-keep, --resident-first-chunk
+  spdnn::DriverOptions opt;  // --widen, --widen-keep, --input-mask, --resident-first-chunk
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
       if (i + 1 >= argc) {
@@ -193,6 +196,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--resident-trace")) trace_csv = next();
     else if (!std::strcmp(argv[i], "--widen")) opt.widen_layers = parse_int("--widen", next(), 0, INT_MAX);
     else if (!std::strcmp(argv[i], "--widen-keep")) opt.widen_keep_percent = parse_int("--widen-keep", next(), 1, 100);
+    else if (!std::strcmp(argv[i], "--input-mask")) opt.input_mask = parse_int("--input-mask", next(), 0, 1) != 0;
     else if (!std::strcmp(argv[i], "--resident-first-chunk"))
       opt.resident_first_chunk =
           parse_int("--resident-first-chunk", next(), 0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
@@ -379,8 +383,9 @@ int main(int argc, char** argv) {
           std::string widened;  // the layers that read more positions than the survivors before them
           for (size_t l = 1; l < r.read.size(); ++l)
             if (r.read[l] > r.active[l - 1]) widened += (widened.empty() ? "" : ",") + std::to_string(l + 1);
-          std::printf(" (widened: %s), API host time %.3f ms", widened.empty() ? "none" : widened.c_str(),
-                      r.api_host_ms);
+          std::printf(" (widened: %s), input mask %d", widened.empty() ? "none" : widened.c_str(), int(opt.input_mask));
+          if (opt.input_mask) std::printf(" (built in %.3f ms, untimed)", r.input_mask_ms);
+          std::printf(", API host time %.3f ms", r.api_host_ms);
           if (r.tail_first > 0)
             std::printf(" (first %s call %.3f ms, first chunk %d)",
                         r.path_used == spdnn::Path::kResident ? "resident" : "multi-layer", r.first_tail_host_ms,

@@ -1477,6 +1477,49 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
   CHECK(kept_ids.size() == size_t(keep(0, nullptr, nullptr).active[0]));
 }
 
+// The images' piece mask through the driver (DriverOptions::input_mask, session 36): layer 1 reads it and skips the
+// inputs that are zero in a whole tile of 128 images. The survivors, the counts of every layer and the features after
+// a kept layer must be bitwise those of the run without it, on every fused path and in both layouts.
+TEST_CASE("inference: the input piece mask is exact", "[sparse][gpu][data][masks]") {
+  JHDNN_REQUIRE_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
+  const spdnn::Csr images1024 = first1200_images();
+  JhdnnHandle h;
+  struct Case { int64_t n; int layers; int64_t images; int keep; };
+  for (const Case cs : {Case{1024, 12, 12000, 1}, Case{4096, 7, 5000, 2}}) {
+    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
+    const float bias = spdnn::challenge_bias(cs.n);
+    spdnn::DeviceNetwork net;
+    net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
+    for (const jhdnnSparseDnnFeatureLayout_t layout :
+         {JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, JHDNN_SPARSE_DNN_FEATURES_TILED128}) {
+      INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep << " layout "
+                << int(layout));
+      auto run = [&](spdnn::Path p, bool mask, int keep, std::vector<float>* out, std::vector<int>* ids) {
+        spdnn::DriverOptions opt;
+        opt.input_mask = mask;
+        return spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, keep, out, ids, p, -1, -1, 0, nullptr,
+                                    layout, opt);
+      };
+      std::vector<float> want_out, out;
+      std::vector<int> want_ids, ids;
+      const spdnn::InferenceResult want = run(spdnn::Path::kFused, false, cs.keep, &want_out, &want_ids);
+      CHECK(want.input_mask_ms == 0.0);
+      const spdnn::InferenceResult r = run(spdnn::Path::kFused, true, cs.keep, &out, &ids);
+      CHECK(r.input_mask_ms > 0.0);
+      check_same_kept_run(r, want, ids, want_ids, out, want_out);
+      for (spdnn::Path p : {spdnn::Path::kGraph, spdnn::Path::kResident, spdnn::Path::kPersistent}) {
+        if (p == spdnn::Path::kPersistent && layout == JHDNN_SPARSE_DNN_FEATURES_TILED128) continue;  // refused
+        INFO(spdnn::path_name(p) << " path");
+        const spdnn::InferenceResult g = run(p, true, 0, nullptr, nullptr);
+        UNSCOPED_INFO(g.note);
+        CHECK(g.active == want.active);
+        CHECK(g.categories == want.categories);
+      }
+    }
+  }
+}
+
 // The tiled layout on layers that are not the challenge's: non-square, n not a multiple of 16 or 128, padded rows
 // (NaN weights, so the unvoted row path runs), active counts that leave a partial block, scattered active columns
 // (late4's 4-byte copies) and contiguous ones (its 16-byte copies), a late and a crowded layer. One

@@ -568,6 +568,21 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactEx(jhdnnHandle_t handle, const jh
                                                   void *y, int64_t ldy, int *rowsOut, int *idsOut, int *countOut,
                                                   void *workSpace, size_t workSpaceSizeInBytes);
 
+/* jhdnnSparseDnnLayerForwardCompactEx with a zero-piece mask of x (xMask; NULL: the Ex call): a feature row's
+ * columns in pieces of 4, one bit each: bit (c % 128) / 4 of xMask[i * ((ldx + 127) / 128) + c / 128], for
+ * wtDesc cols rows i (by column, in either layout). A 0 bit says that x(i, 4 (c / 4) .. + 3) are four +0.0f (all
+ * bits zero; -0.0f is not); 1 says nothing. Where a tile of 128 images is 128 consecutive columns from a multiple of
+ * 128 (a first layer: build the mask from the sparse input), an input row whose 128 features there are all zero
+ * (its word 0) is not read, and its products are skipped where that is exact (finite weights in the rows that read
+ * it, bias not -0.0f). A 0 bit over features that are not zero is a caller error: the outputs are then computed
+ * with zeros or with the values. Results (y, lists, counts) are the Ex call's, bitwise. xMask: 4-byte aligned device
+ * memory (else BAD_PARAM_MISALIGNED_POINTER), read, not overlapping an output (BAD_PARAM). */
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactMasked(
+    jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax, int maxActive,
+    const int *activeCount, const int *activeRows, const int *idsIn, jhdnnSparseDnnFeatureLayout_t layout,
+    const void *x, int64_t ldx, const unsigned *xMask, void *y, int64_t ldy, int *rowsOut, int *idsOut,
+    int *countOut, void *workSpace, size_t workSpaceSizeInBytes);
+
 /* Several challenge layers in ONE cooperative launch (the late layers of a Sparse DNN, where a few
  * hundred images are alive and a launch per layer costs more than its work). Layer k (0-based, wtDescs[k]:
  * host array of layerCount set ELL descriptors, all n x n with the same n) runs exactly as

@@ -537,7 +537,7 @@ Status layer_compact_checked(jhdnnHandle_t handle, const jhdnnSparseMatrixDescri
                              float clampMax, int maxActive, const int* activeCount, const int* activeRows,
                              const int* idsIn, jhdnnSparseDnnFeatureLayout_t layout, const void* x, int64_t ldx,
                              void* y, int64_t ldy, int* rowsOut, int* idsOut, int* countOut, void* workSpace,
-                             size_t workSpaceSizeInBytes) {
+                             size_t workSpaceSizeInBytes, const unsigned* xMask = nullptr) {
   if (layout != JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR && layout != JHDNN_SPARSE_DNN_FEATURES_TILED128)
     return fail(JHDNN_STATUS_BAD_PARAM, "unknown feature layout %d", int(layout));
   const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
@@ -556,6 +556,12 @@ Status layer_compact_checked(jhdnnHandle_t handle, const jhdnnSparseMatrixDescri
     return fail(JHDNN_STATUS_BAD_PARAM_SIZE_INSUFFICIENT, "workspace of %zu bytes < %zu needed",
                 workSpaceSizeInBytes, need);
   JHDNN_TRY(check_ptr(workSpace, 256, "workSpace", handle->device));
+  // x's piece mask (jhdnnSparseDnnLayerForwardCompactMasked): n_in rows of ceil(ldx / 128) words.
+  sparse::PieceMasks pm;
+  pm.x = xMask;
+  pm.x_ld = unsigned(sparse::piece_mask_ld(ldx));
+  const int64_t x_mask_bytes = xMask ? wtDesc->cols * int64_t(pm.x_ld) * 4 : 0;
+  if (xMask) JHDNN_TRY(check_ptr(xMask, sizeof(unsigned), "xMask", handle->device));
   const int64_t list = int64_t(maxActive) * one;
   JHDNN_TRY(check_written_apart({{y, ext.y * 4, "y"},
                                  {rowsOut, list, "rowsOut"},
@@ -565,10 +571,11 @@ Status layer_compact_checked(jhdnnHandle_t handle, const jhdnnSparseMatrixDescri
                                 {{activeCount, one, "activeCount"},
                                  {activeRows, list, "activeRows"},
                                  {idsIn, list, "idsIn"},
-                                 {x, ext.x * 4, "x"}}));
+                                 {x, ext.x * 4, "x"},
+                                 {xMask, x_mask_bytes, "xMask"}}));
   return sparse::dnn_layer_compact(handle->stream, handle->device.sm_count, *wtDesc, bias, clampMax, maxActive,
                                    activeCount, activeRows, idsIn, layout, static_cast<const float*>(x), ldx,
-                                   static_cast<float*>(y), ldy, rowsOut, idsOut, countOut, workSpace);
+                                   static_cast<float*>(y), ldy, rowsOut, idsOut, countOut, workSpace, pm);
 }
 }  // namespace
 
@@ -593,6 +600,17 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactEx(jhdnnHandle_t handle, const jh
   return api::guarded([&]() -> Status {
     return layer_compact_checked(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, idsIn, layout, x,
                                  ldx, y, ldy, rowsOut, idsOut, countOut, workSpace, workSpaceSizeInBytes);
+  });
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactMasked(
+    jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax, int maxActive,
+    const int* activeCount, const int* activeRows, const int* idsIn, jhdnnSparseDnnFeatureLayout_t layout,
+    const void* x, int64_t ldx, const unsigned* xMask, void* y, int64_t ldy, int* rowsOut, int* idsOut,
+    int* countOut, void* workSpace, size_t workSpaceSizeInBytes) {
+  return api::guarded([&]() -> Status {
+    return layer_compact_checked(handle, wtDesc, bias, clampMax, maxActive, activeCount, activeRows, idsIn, layout, x,
+                                 ldx, y, ldy, rowsOut, idsOut, countOut, workSpace, workSpaceSizeInBytes, xMask);
   });
 }
 

@@ -546,7 +546,10 @@ using tile::Shape;
 // layers cta2w's 64-image items; no CTA tile in it (compiled out), which with cta2w's kernel (late4_item inlined
 // there, session 25's first version) cost ~25 spilled loads and stores per 16-row block of late4's loop and now
 // 2 (scripts/sass-loops.py).
-template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1>
+// kMasks (late4's kernels only: dnn_layer_cta_kernel<3, 3 / 4, true>): late4_item reads x's piece mask (pm), other
+// items ignore it. Its own instantiations, so that the others hold no register for it.
+template <bool kWidth32, bool kCoherent, bool kList = false, int kCtaStages = 0, int kLateImages = 1,
+          bool kMasks = false>
 __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int count, int64_t n_out,
                                             int width, const int* __restrict__ wi, const float* __restrict__ wv,
                                             float bias, float clamp_max, const int* __restrict__ active_rows,
@@ -556,7 +559,7 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
                                             int* __restrict__ flags, int* __restrict__ done,
                                             const int* __restrict__ order, int sm_count, int max_active,
                                             int tile_mode, float* list_buf, int64_t x_block = 128,
-                                            int64_t y_block = 128) {
+                                            int64_t y_block = 128, const PieceMasks& pm = PieceMasks{}) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   // List mode: slices and warp runs aligned to the 16-output list blocks (reuse_tile.h).
   constexpr bool kCta = kCtaStages > 0;
@@ -586,13 +589,14 @@ __device__ __forceinline__ void fused_layer(int* s_sync, ReuseSmem* s_tile, int 
       // 32-bit byte strides (cta_tile.cuh: the addresses); x's and y's leading dimensions are the layer's image
       // capacity, so this holds for any network that fits a GPU; otherwise block steps.
       const bool strides = ldx <= int64_t(INT_MAX / 4) && ldy <= int64_t(INT_MAX / 4);
-      if (late4 && aligned && strides)  // late4's items (block-uniform): 128 images, 16 rows x 4 images a lane
+      if (late4 && aligned && strides) {  // late4's items (block-uniform): 128 images, 16 rows x 4 images a lane
         // (late4crowd's kernel takes the neuron-major layout only: its blocks of 128 columns are 128 floats apart at
         // compile time, as they were before the tiled layout; with runtime strides ptxas spilled there)
-        late4_item(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
-                   kLateImages == 4 ? x_block : 128, y, ldy, kLateImages == 4 ? y_block : 128, flags, order,
-                   *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) + tile::late4_slot_offset_bytes(warp)));
-      else if (kLateImages != 3 && sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
+        late4_item<kMasks>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
+                           kLateImages == 4 ? x_block : 128, y, ldy, kLateImages == 4 ? y_block : 128, flags, order, pm,
+                           *reinterpret_cast<Late4Staged*>(reinterpret_cast<char*>(list_buf) +
+                                                           tile::late4_slot_offset_bytes(warp)));
+      } else if (kLateImages != 3 && sh.ipt == 4 && !late4 && aligned && strides)  // block-uniform
         cta_item<kCtaStages>(lane, warp, count, tile0, j_begin, j_end, wi, wv, bias, clamp_max, active_rows, x, ldx,
                              y, ldy, flags, order, list_buf, sm);
       else if constexpr (kCtaStages == 3) {  // cta2: pipelined block steps (deep_steps.cuh)
@@ -684,9 +688,11 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
                          const float* __restrict__ x, int64_t ldx, float* __restrict__ y, int64_t ldy,
                          int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                          int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order,
-                         int sm_count, int max_active, int tile_mode, int64_t /*x_block*/, int64_t /*y_block*/) {
+                         int sm_count, int max_active, int tile_mode, int64_t /*x_block*/, int64_t /*y_block*/,
+                         const PieceMasks /*pm*/) {
   // (x_block / y_block: the neuron-major layout only comes here, 128; the tiled one runs dnn_layer_cta_kernel<3, 4>.
-  // The parameters keep one launch signature for every kernel of dnn_layer_compact.)
+  // pm: dnn_layer_compact runs late4's masked kernels where it is set. The parameters keep one launch signature for
+  // every kernel of dnn_layer_compact.)
   __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   __shared__ ReuseSmem s_tile[kWarps];  // the width-32 tile's per-warp buffers (weights, row pointers)
   // List mode only (tile_mode 2, launched with tile::kListSmemBytes): each warp's two list stages.
@@ -706,22 +712,24 @@ dnn_layer_compact_kernel(int64_t n_out, int width, const int* __restrict__ wi, c
 // same 80-register cap as the block tile; cta2: 2 blocks per SM, 128 registers.
 // kLateImages = 2 (kStages = 3 only): cta2w, the late layers' items of 64 images (fused_layer); 3: late4crowd;
 // 4: late4.
-template <int kStages, int kLateImages = 1>
+// kMasks: the piece mask's instantiations of late4 (fused_layer), pm ignored by the others.
+template <int kStages, int kLateImages = 1, bool kMasks = false>
 __global__ void __launch_bounds__(kWarps * 32, tile::cta_blocks_per_sm(kStages))
 dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                      float clamp_max, const int* __restrict__ active_count, const int* __restrict__ active_rows,
                      const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx, float* __restrict__ y,
                      int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out, int* __restrict__ count_out,
                      int* __restrict__ flags, int* __restrict__ done, const int* __restrict__ order, int sm_count,
-                     int max_active, int tile_mode, int64_t x_block, int64_t y_block) {
+                     int max_active, int tile_mode, int64_t x_block, int64_t y_block,
+                     const __grid_constant__ PieceMasks pm) {
   __shared__ int s_sync[6];  // fused_layer: the tile-done flag, the warps' survivor offsets, the tile's base
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<true, false, false, kStages, kLateImages>(s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
+  fused_layer<true, false, false, kStages, kLateImages, kMasks>(s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
                                            active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
                                            done, order, sm_count, max_active, tile_mode,
-                                           reinterpret_cast<float*>(s_cta), x_block, y_block);
+                                           reinterpret_cast<float*>(s_cta), x_block, y_block, pm);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -823,7 +831,7 @@ size_t scan_temp_bytes(int n) {
 // 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
 static constexpr int kAttrDevices = 64;
 static std::atomic<bool> g_list_attr[kAttrDevices];
-static std::atomic<bool> g_cta_attr[5][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4, [4]: late4crowd
+static std::atomic<bool> g_cta_attr[7][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4, [4]: late4crowd, [5] / [6]: their masked ones
 template <class Kernel>
 static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
@@ -839,10 +847,11 @@ static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic
 static Status set_list_kernel_attributes() {
   return set_smem_attributes_once(dnn_layer_compact_kernel<true, true>, int(tile::kListSmemBytes), g_list_attr);
 }
-template <int kStages, int kLateImages = 1>
+template <int kStages, int kLateImages = 1, bool kMasks = false>
 static Status set_cta_kernel_attributes() {
-  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages>, int(tile::cta_smem_bytes(kStages)),
-                                  g_cta_attr[kLateImages == 3   ? 4
+  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages, kMasks>, int(tile::cta_smem_bytes(kStages)),
+                                  g_cta_attr[kMasks ? (kLateImages == 3 ? 6 : 5)
+                                             : kLateImages == 3   ? 4
                                              : kLateImages == 4 ? 3
                                              : kLateImages == 2 ? 2
                                                                 : kStages - 2]);
@@ -867,6 +876,10 @@ Status load_dnn_kernels() {
   JHDNN_TRY((set_cta_kernel_attributes<3, 3>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 4>));
   JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 3, true>));
+  JHDNN_TRY((set_cta_kernel_attributes<3, 3, true>()));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_cta_kernel<3, 4, true>));
+  JHDNN_TRY((set_cta_kernel_attributes<3, 4, true>()));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layer_compact_kernel<false>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_layers_compact_kernel<false>));
@@ -936,7 +949,8 @@ size_t fused_workspace(int max_active) {
 Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias,
                          float clamp_max, int max_active, const int* active_count, const int* active_rows,
                          const int* ids_in, jhdnnSparseDnnFeatureLayout_t layout, const float* x, int64_t ldx,
-                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws) {
+                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws,
+                         const PieceMasks& masks) {
   if (max_active == 0) return Status::success();
   int tile_mode = 0;
   JHDNN_TRY(spdnn_tile_mode(&tile_mode));
@@ -953,6 +967,9 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
   int* flags = static_cast<int*>(ws);
   int* done = reinterpret_cast<int*>(static_cast<char*>(ws) + align256(size_t(max_active) * sizeof(int)));
   const int width = int(wt.width);
+  // x's piece mask: late4's kernels with kMasks read it (late4crowd, late4, late4all); the others need not (a reader
+  // may ignore it: the features under it are what the mask says)
+  const bool masked = masks.x != nullptr;
   // Grid: as many blocks as are resident on the GPU at once; the kernel loops over the work items
   // (blocks without an item leave at once: ~1k empty blocks cost a microsecond or two).
   // List mode (width 32 only): 100 KB of dynamic shared memory per block (8 warps x 2 stages of 6.25 KB),
@@ -972,15 +989,19 @@ Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixSt
     if (mode == kCta2wMode) JHDNN_TRY((set_cta_kernel_attributes<3, 2>()));
     if (mode == kLate4CrowdMode) JHDNN_TRY((set_cta_kernel_attributes<3, 3>()));
     if (mode == kLate4Mode || mode == kLate4AllMode) JHDNN_TRY((set_cta_kernel_attributes<3, 4>()));
+    if (masked && mode == kLate4CrowdMode) JHDNN_TRY((set_cta_kernel_attributes<3, 3, true>()));
+    if (masked && (mode == kLate4Mode || mode == kLate4AllMode)) JHDNN_TRY((set_cta_kernel_attributes<3, 4, true>()));
     int per_sm = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, dyn));
     const unsigned grid = unsigned(std::max(per_sm, 1) * std::max(sm_count, 1));
     kernel<<<grid, kWarps * 32, dyn, s>>>(wt.rows, width, wt.col_ind, wt.values, bias, clamp_max, active_count,
                                           active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
-                                          done, wt.row_order, sm_count, max_active, mode, x_block, y_block);
+                                          done, wt.row_order, sm_count, max_active, mode, x_block, y_block, masks);
     JHDNN_LAUNCH_CHECK();
     return Status::success();
   };
+  if (masked && mode == kLate4CrowdMode) return launch(dnn_layer_cta_kernel<3, 3, true>);
+  if (masked && (mode == kLate4Mode || mode == kLate4AllMode)) return launch(dnn_layer_cta_kernel<3, 4, true>);
   if (width != 32) return launch(dnn_layer_compact_kernel<false>);
   if (mode == 3) return launch(dnn_layer_cta_kernel<2>);
   if (mode == 4) return launch(dnn_layer_cta_kernel<3>);

@@ -163,12 +163,25 @@ struct __align__(16) Late4Staged {
   int i0[32];
   int j[2][tile::kListOutputs];
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
+  // late4_run_staged's kSkip (session 36), all warp-uniform: x's mask column word of the warp's 128 columns (xw, set
+  // by late4_item); the next block's mask words (mw: lane t's word of input t, copied at quad 4); nz[b]: bit t set
+  // where input t of the block of parity b has a nonzero feature in the tile (its word != 0); live: the inputs whose
+  // FMAs this block computes (nz, or all where the skip is not exact). In shared memory, so that the loop holds no
+  // register for them (at 128 registers ptxas spilled every mask value held across quads; bench/results/77cc800).
+  unsigned mw[32];
+  unsigned nz[2];
+  unsigned live;
+  int xw;
 };
 static_assert(sizeof(Late4Staged) <= tile::kLate4SlotBytes, "late4's staged buffers must fit a warp's slot (cta_tile.h)");
 
 // 16 bytes global -> shared, asynchronous, not cached in L1 (each feature piece is read once, by its lane).
 __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+}
+// The same copy reading src_bytes of src (16 or 0) and zero-filling the rest: with 0, global memory is not read.
+__device__ __forceinline__ void late4_cp16_cg_n(unsigned dst, const void* src, unsigned src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
 }
 
 // The warp's list blocks [p, min(p + 16, end)) of the row order, p = begin, begin + kLate4Step, ... (begin a
@@ -187,9 +200,18 @@ __device__ __forceinline__ void late4_cp16_cg(unsigned dst, const void* src) {
 // spilled (40 bytes; checked at 911d39d), and a spill in this loop cost 16% in 8c412c0.
 // kGather: some lane's 4 columns are not consecutive from a multiple of 4 (Late4Ctx::lane16): that lane copies
 // each input's 4 features with 4 cp.async of 4 bytes (.ca: the only form of that size) into the same 16 bytes.
-template <bool kSt4, bool kGather>
+// kSkip (session 36; not with kGather; late4_item<true>, with x's piece mask pm and every lane's 4 columns in one
+// aligned 128-column word, sm.xw): an input whose features are +0.0f in all 128 images of the tile (its mask word 0)
+// is not read -- its copies zero-fill the ring, uniformly, so the ring holds its values either way -- and where that
+// is exact its FMAs are skipped too: fma(w, 0, acc) is acc but for the sign of a zero acc, which a bias that is not
+// -0.0f absorbs (late4_item checks the bias), when w is finite (checked per block: an Inf or NaN times 0 is NaN).
+// The words: this block's loaded at its start where its quads 0 and 1 were not prefetched (one wait), else copied
+// (cp.async, a group M of its own) at the block before's quad 4 once this block's row 0 has landed (so the wait for R
+// moves there from quad 6), waited for at quad 6 before quads 0 and 1 go out; reduced by a ballot to one word of
+// nonzero inputs (sm.nz). Everything is kept in shared memory, none of it in registers through the loop.
+template <bool kSt4, bool kGather, bool kSkip = false>
 __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, const Late4Ctx& c, Late4Staged& sm,
-                                                 float (&alive)[4]) {
+                                                 float (&alive)[4], const PieceMasks* pm = nullptr) {
   const int o_l = lane & 15, h_l = lane >> 4;  // this lane's piece of a block: row o_l, inputs 16 h_l .. + 15
   auto entry = [&](int p) {  // the order entry of position p + o_l, clamped into the slice
     const int q = p + o_l < end ? p + o_l : end - 1;
@@ -208,14 +230,18 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
   };
   // inputs iq's 16 bytes of this lane into f[slot]; one group. unvoted: the next block's row 0, which may hold
   // padding (that block will not vote): read row 0 for it, in bounds, never used.
-  auto issue_quad = [&](int4 iq, int slot, bool unvoted) {
+  // (nzb: kSkip's nonzero-input word of the quad's block, sm.nz[its parity]; t0 the quad's first input)
+  auto issue_quad = [&](int4 iq, int slot, bool unvoted, const unsigned* nzb, int t0) {
     const int ii[4] = {iq.x, iq.y, iq.z, iq.w};
+    const unsigned nzq = kSkip ? *nzb >> t0 : 0u;  // (warp-uniform)
 #pragma unroll
     for (int u = 0; u < 4; ++u) {
       const int i = unvoted && ii[u] < 0 ? 0 : ii[u];
       const unsigned dst = smem_addr(&sm.f[slot][u][lane]);
       const char* const row = late4_row(c.xb, i, c.ldx_bytes);
-      if (!kGather || c.lane16) {
+      if constexpr (kSkip) {  // 16 bytes, or none (zeros) for an input zero in the whole tile
+        late4_cp16_cg_n(dst, row, (nzq >> u) & 1u ? 16u : 0u);
+      } else if (!kGather || c.lane16) {
         late4_cp16_cg(dst, row);
       } else {
         const uint4 cb = sm.cols[lane];
@@ -228,6 +254,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     cp_async_commit();
   };
   if (lane < 16) sm.zeros[lane] = 0.f;  // (read after the first block's __syncwarp)
+  // kSkip: x's mask word of input row i (i >= 0) for the warp's columns
+  auto mask_word = [&](int i) -> const unsigned* { return pm->x + int64_t(i) * pm->x_ld + unsigned(sm.xw); };
   const int4* const i0q = reinterpret_cast<const int4*>(sm.i0);
   const int4* const nxq = reinterpret_cast<const int4*>(sm.idx[0]);  // the next block's row 0 (after quad 6's wait)
   issue_rows(entry(begin), 0);
@@ -242,7 +270,7 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
     const int rows = end - p < tile::kListOutputs ? end - p : tile::kListOutputs;
     const int4* const mine = reinterpret_cast<const int4*>(&sm.idx[o_l][16 * h_l]);
     const int4* const ref = reinterpret_cast<const int4*>(&sm.idx[0][16 * h_l]);
-    bool ok = rows == tile::kListOutputs, same_w = true;
+    bool ok = rows == tile::kListOutputs, same_w = true, finite = true;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
       const int4 a = mine[m], z = ref[m];
@@ -251,6 +279,9 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       const int4 wa = reinterpret_cast<const int4*>(&sm.w[o_l][16 * h_l])[m];
       const int4 wz = reinterpret_cast<const int4*>(&sm.w[0][16 * h_l])[m];
       same_w = same_w && wa.x == wz.x && wa.y == wz.y && wa.z == wz.z && wa.w == wz.w;
+      if constexpr (kSkip)  // no Inf or NaN (their products with 0 are NaN): exponent bits not all ones
+        finite = finite && (wa.x & 0x7f800000) != 0x7f800000 && (wa.y & 0x7f800000) != 0x7f800000 &&
+                 (wa.z & 0x7f800000) != 0x7f800000 && (wa.w & 0x7f800000) != 0x7f800000;
     }
     const bool voted = __all_sync(0xffffffffu, ok);
     // A voted block whose 16 rows also hold row 0's weights (the challenge's: the list's 16 rows are equal) takes
@@ -288,7 +319,18 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       }
       sm.i0[lane] = sm.idx[0][lane];
     }
-    __syncwarp();  // wt and i0 are visible; idx / w are free for the next block's rows
+    if constexpr (kSkip) {  // this block's nonzero inputs, and the inputs it computes
+      // lane t's mask word of input t: copied by the block before (M, landed: waited for above), else loaded now
+      // (voted: no padding in row 0)
+      const unsigned wd = pre ? sm.mw[lane] : __ldg(mask_word(sm.idx[0][lane]));
+      const unsigned nzw = __ballot_sync(0xffffffffu, wd != 0u);
+      const bool exact = __all_sync(0xffffffffu, finite) && __float_as_uint(c.bias) != 0x80000000u;
+      if (lane == 0) {
+        sm.nz[b] = nzw;
+        sm.live = exact ? nzw : ~0u;
+      }
+    }
+    __syncwarp();  // wt and i0 (kSkip: nz and live) are visible; idx / w are free for the next block's rows
     if (more) {
       issue_rows(j_next, b ^ 1);
       j_next = p + 2 * tile::kLate4Step < end ? entry(p + 2 * tile::kLate4Step) : 0;
@@ -296,8 +338,8 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
       cp_async_commit();  // an empty group in R's place: the same counts for the last block
     }
     if (!pre) {
-      issue_quad(i0q[0], slot0, false);
-      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false);
+      issue_quad(i0q[0], slot0, false, &sm.nz[b], 0);
+      issue_quad(i0q[1], slot0 == 2 ? 0 : slot0 + 1, false, &sm.nz[b], 4);
     }
     float acc[tile::kListOutputs][4];
 #pragma unroll
@@ -310,17 +352,42 @@ __device__ __forceinline__ void late4_run_staged(int lane, int begin, int end, c
 #pragma unroll 1
     for (int q = 0; q < 8; ++q) {
       const int slot_n = slot_q == 0 ? 2 : slot_q - 1;  // (slot_q + 2) % 3: the slot quad q - 1 was read from
+      // kSkip (warp-uniform): the next block's mask words, a group M of their own copied at quad 4 (before G_6), so
+      // the waits below count one more group there: M has landed at quad 6 (the 2 newest then: G_6, G_7)
+      if (kSkip && more && q == 4) {
+        cp_async_wait_group<4>();  // R has landed in this lane (the 4 newest groups: G_2 .. G_5) ...
+        __syncwarp();              // ... and in every lane
+        const int i = sm.idx[0][lane];  // the next block's row 0 (padding there: it will not vote; read row 0's)
+        cp_async4(smem_addr(&sm.mw[lane]), mask_word(i < 0 ? 0 : i));
+        cp_async_commit();
+      }
       if (q < 6) {
-        issue_quad(i0q[q + 2], slot_n, false);
+        issue_quad(i0q[q + 2], slot_n, false, &sm.nz[b], 4 * (q + 2));
       } else {
         if (q == 6) {
-          cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
-          __syncwarp();              // ... and in every lane
+          if constexpr (kSkip) {
+            if (more) {
+              cp_async_wait_group<2>();  // M (the next block's mask words) has landed in this lane
+              const unsigned nzn = __ballot_sync(0xffffffffu, sm.mw[lane] != 0u);
+              if (lane == 0) sm.nz[b ^ 1] = nzn;
+              __syncwarp();  // nz of the next block is visible
+            }
+          } else {
+            cp_async_wait_group<6>();  // R (the next block's rows) has landed in this lane ...
+            __syncwarp();              // ... and in every lane
+          }
         }
-        if (more) issue_quad(nxq[q - 6], slot_n, true);
+        if (more) issue_quad(nxq[q - 6], slot_n, true, &sm.nz[b ^ 1], 4 * (q - 6));
         else cp_async_commit();
       }
       cp_async_wait_group<2>();  // quad q's features (this lane's own copies)
+      // kSkip: a quad whose 4 inputs are zero in the whole tile is skipped where that is exact (sm.live: one test and
+      // branch a quad; per input, the tests' own stalls cost what the skip saved, bench/results/98cfb5b/stall). A
+      // quad that is computed takes its zero inputs' zero-filled features, which add nothing either.
+      if (kSkip && ((sm.live >> (4 * q)) & 0xfu) == 0u) {  // (warp-uniform)
+        slot_q = slot_q == 2 ? 0 : slot_q + 1;
+        continue;
+      }
       float4 f[4];
 #pragma unroll
       for (int u = 0; u < 4; ++u) f[u] = sm.f[slot_q][u][lane];
@@ -378,14 +445,15 @@ __device__ __forceinline__ int64_t late4_col_offset(unsigned c, int64_t block) {
 // list blocks of the slice [j_begin, j_end) (j_begin a multiple of 16). Needs 16-byte aligned weight arrays and
 // ldx, ldy <= INT_MAX / 4 (fused_layer checks both); ldx / ldy are the row strides and x_block / y_block the
 // column blocks' (late4_col_offset), and every column offset of x fits 32 bits (the host checks it for the tiled
-// layout; the neuron-major one has offsets < ldx).
+// layout; the neuron-major one has offsets < ldx). kMasks: x's piece mask pm.x is used (fused_layer's kMasks).
+template <bool kMasks = false>
 __device__ __forceinline__ void late4_item(int lane, int warp, int count, int tile0, int64_t j_begin, int64_t j_end,
                                            const int* __restrict__ wi, const float* __restrict__ wv, float bias,
                                            float clamp_max, const int* __restrict__ active_rows,
                                            const float* __restrict__ x, int64_t ldx, int64_t x_block,
                                            float* __restrict__ y, int64_t ldy, int64_t y_block,
                                            int* __restrict__ row_nonzero, const int* __restrict__ order,
-                                           Late4Staged& sm) {
+                                           const PieceMasks& pm, Late4Staged& sm) {
   const int begin = tile::late4_warp_begin(warp, j_begin), end = int(j_end);
   if (begin >= end) return;  // warp-uniform
   const int r0 = tile0 + 4 * lane;
@@ -423,7 +491,20 @@ __device__ __forceinline__ void late4_item(int lane, int warp, int count, int ti
   // (r0 = tile0 + 4 lane, tile0 a multiple of 128: the lane's 4 outputs are consecutive in one block)
   c.y_lane = reinterpret_cast<char*>(y + (c.valid[0] ? late4_col_offset(unsigned(r0), y_block) : 0));
   float alive[4] = {0.f, 0.f, 0.f, 0.f};
-  if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
+  // kMasks: late4_run_staged's kSkip where x's mask describes the warp's images: 128 consecutive columns from a
+  // multiple of 128 (layer 1; a widened layer), one mask word per input row. Lanes past the count may read anything
+  // (their values are not stored), so only the lanes with images are checked (lane 0 has one: tile0 < count).
+  // (columns, not addresses: the same in either layout)
+  bool skip = false;
+  if constexpr (kMasks) {
+    const unsigned c0 = __shfl_sync(0xffffffffu, col[0], 0);
+    skip = vec && pm.x != nullptr && (c0 & 127u) == 0u &&
+           __all_sync(0xffffffffu, !c.valid[0] || col[0] == c0 + 4u * unsigned(lane));
+    if (skip && lane == 0) sm.xw = int(c0 >> 7);  // (read after late4_run_staged's first __syncwarp)
+  }
+  if (kMasks && skip && st4) late4_run_staged<true, false, kMasks>(lane, begin, end, c, sm, alive, &pm);
+  else if (kMasks && skip) late4_run_staged<false, false, kMasks>(lane, begin, end, c, sm, alive, &pm);
+  else if (vec && st4) late4_run_staged<true, false>(lane, begin, end, c, sm, alive);
   else if (vec) late4_run_staged<false, false>(lane, begin, end, c, sm, alive);
   else if (st4) late4_run_staged<true, true>(lane, begin, end, c, sm, alive);
   else late4_run_staged<false, true>(lane, begin, end, c, sm, alive);

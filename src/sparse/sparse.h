@@ -77,11 +77,21 @@ Status compact(cudaStream_t s, int max_active, const int* flags, const int* ids_
 
 // The fused layer + compaction (one launch, shape independent of the host; see dnn_layer.cu).
 size_t fused_workspace(int max_active);
+// The zero-piece mask of a layer's input features (jhdnnSparseDnnLayerForwardCompactMasked): bit (c % 128) / 4 of
+// x[i * x_ld + c / 128] is 0 only if x(i, c - c % 4 .. + 3) are four +0.0f (null: none); x_ld: words per feature
+// row, (the buffer's column capacity + 127) / 128.
+struct PieceMasks {
+  const unsigned* x = nullptr;
+  unsigned x_ld = 0;
+};
+// Words per feature row of a piece mask for a buffer of `columns` columns.
+constexpr int64_t piece_mask_ld(int64_t columns) { return (columns + 127) / 128; }
 // layout: JHDNN_SPARSE_DNN_FEATURES_TILED128 runs late4all's items in every layer (the API checks what they need).
 Status dnn_layer_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixStruct& wt, float bias,
                          float clamp_max, int max_active, const int* active_count, const int* active_rows,
                          const int* ids_in, jhdnnSparseDnnFeatureLayout_t layout, const float* x, int64_t ldx,
-                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws);
+                         float* y, int64_t ldy, int* rows_out, int* ids_out, int* count_out, void* ws,
+                         const PieceMasks& masks = PieceMasks{});
 
 // Several fused layers in ONE cooperative launch, grid barrier between layers (see dnn_layer.cu).
 // wts: layer_count host pointers to set ELL descriptors, all n x n (n = rows of the first).

@@ -33,6 +33,18 @@ __global__ void scatter_images(const int64_t* __restrict__ ptr, const int* __res
   for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x) col[int64_t(idx[k]) * stride] = val[k];
 }
 
+// The images' piece mask (jhdnnSparseDnnLayerForwardCompactMasked): for column r (image r mod src_rows) and each of
+// its nonzero features i, bit (r % 128) / 4 of mask[i * mask_ld + r / 128]; the mask zeroed before. A stored value
+// whose bits are zero (+0.0f) sets nothing: the dense copy holds +0.0f there (scatter_images).
+__global__ void image_mask_kernel(const int64_t* __restrict__ ptr, const int* __restrict__ idx,
+                                  const float* __restrict__ val, int64_t src_rows, unsigned* __restrict__ mask,
+                                  int64_t mask_ld) {
+  const int64_t r = blockIdx.x;
+  const int64_t s = r % src_rows;
+  for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x)
+    if (__float_as_uint(val[k]) != 0u) atomicOr(mask + int64_t(idx[k]) * mask_ld + r / 128, 1u << ((r % 128) / 4));
+}
+
 __global__ void brc_kernel(float* __restrict__ y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp,
                            int* __restrict__ flags) {
   const int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -220,7 +232,11 @@ void DeviceNetwork::upload_layer(int l, const Ell& e, const std::vector<int>& or
   }
 }
 
-void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled) {
+// upload_features, and (mask != nullptr) the images' piece mask: n rows of mask_ld words (image_mask_kernel); returns
+// the mask's GPU milliseconds (0 without one).
+double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled, unsigned* mask,
+                       int64_t mask_ld) {
+  if (mask != nullptr && mask_ld < (ld + 127) / 128) throw std::runtime_error("upload_features: mask_ld too small");
   if (tiled && ld % 128 != 0) throw std::runtime_error("upload_features: a tiled ld must be a multiple of 128");
   size_t unused = 0;
   Owned owned;
@@ -233,7 +249,24 @@ void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bo
   CUDA_CHECK(cudaMemsetAsync(x, 0, size_t(images.cols) * size_t(ld) * sizeof(float), s));
   scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, ld, tiled, images.cols);
   CUDA_CHECK(cudaGetLastError());
+  float mask_ms = 0.f;
+  if (mask != nullptr) {
+    cudaEvent_t m0 = nullptr, m1 = nullptr;
+    CUDA_CHECK(cudaEventCreate(&m0));
+    CUDA_CHECK(cudaEventCreate(&m1));
+    CUDA_CHECK(cudaEventRecord(m0, s));
+    CUDA_CHECK(cudaMemsetAsync(mask, 0, size_t(images.cols) * size_t(mask_ld) * sizeof(unsigned), s));
+    // one block per column of the features (ld >= the images), as scatter_images
+    image_mask_kernel<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, mask, mask_ld);
+    CUDA_CHECK(cudaGetLastError());
+    CUDA_CHECK(cudaEventRecord(m1, s));
+    CUDA_CHECK(cudaEventSynchronize(m1));
+    CUDA_CHECK(cudaEventElapsedTime(&mask_ms, m0, m1));
+    CUDA_CHECK(cudaEventDestroy(m0));
+    CUDA_CHECK(cudaEventDestroy(m1));
+  }
   CUDA_CHECK(cudaStreamSynchronize(s));
+  return mask_ms;
 }
 
 void bias_relu_clamp_flags(float* y, int64_t n_out, int64_t cols, int64_t ld, float bias, float clamp, int* flags,
@@ -408,6 +441,10 @@ struct InferenceRun {
   cudaStream_t s = nullptr;  // the handle's stream (allocate)
   Owned o;                   // the buffers below (declared before hc_owner and cc: freed after them)
   float* x[2] = {nullptr, nullptr};
+  // DriverOptions::input_mask (fused paths): the images' piece mask (x[0]'s), n rows of mask_ld words
+  unsigned* pmask = nullptr;
+  const int64_t mask_ld;
+  const bool input_mask;
   int* act_rows[2] = {nullptr, nullptr};
   int* ids[2] = {nullptr, nullptr};
   // kSeparate: ping-pong counts, flags, the compaction workspace and a history of the counts.
@@ -454,6 +491,8 @@ InferenceRun::InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t ro
       r32(int(rows)),
       widen_layers(opt.widen_layers),
       widen_keep_percent(opt.widen_keep_percent),
+      mask_ld((ld + 127) / 128),
+      input_mask(path != Path::kSeparate && opt.input_mask),
       in_count(size_t(layers) + 1, nullptr),
       hc_owner(nullptr, [](int* p) { cudaFreeHost(p); }) {}
 
@@ -462,6 +501,7 @@ void InferenceRun::allocate() {
   size_t bytes = 0;
   x[0] = dalloc<float>(size_t(n) * ld, &bytes, &o);
   x[1] = dalloc<float>(size_t(n) * ld, &bytes, &o);
+  if (input_mask) pmask = dalloc<unsigned>(size_t(n) * size_t(mask_ld), &bytes, &o);
   act_rows[0] = dalloc<int>(rows, &bytes, &o);
   act_rows[1] = dalloc<int>(rows, &bytes, &o);
   ids[0] = dalloc<int>(rows, &bytes, &o);
@@ -487,9 +527,10 @@ void InferenceRun::allocate() {
 
 void InferenceRun::upload(const Csr& images) {
   if (net.labels(0).empty()) {
-    upload_features(images, x[0], ld, s, tiled);
+    res.input_mask_ms = upload_features(images, x[0], ld, s, tiled, pmask, mask_ld);
   } else {
-    upload_features(relabel_columns(images, net.labels(0)), x[0], ld, s, tiled);  // the pixels' new names
+    res.input_mask_ms =  // the pixels' new names
+        upload_features(relabel_columns(images, net.labels(0)), x[0], ld, s, tiled, pmask, mask_ld);
   }
   std::vector<int> iota(rows);
   std::iota(iota.begin(), iota.end(), 0);
@@ -558,9 +599,15 @@ void InferenceRun::fused_layer(int l) {
   in_count[size_t(l)] = counts + (l - 1);
   if (l >= 2 && l <= 1 + widen_layers) widen_list(l);
   const auto t0 = std::chrono::steady_clock::now();
-  const jhdnnStatus_t st = jhdnnSparseDnnLayerForwardCompactEx(
-      h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)], act_rows[cur], ids[cur], layout, x[cur], ld,
-      x[nx], ld, act_rows[nx], ids[nx], counts + l, ws, ws_size);
+  // layer 1 reads the images' piece mask (DriverOptions::input_mask)
+  const jhdnnStatus_t st =
+      l == 1 && input_mask
+          ? jhdnnSparseDnnLayerForwardCompactMasked(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
+                                                    act_rows[cur], ids[cur], layout, x[cur], ld, pmask, x[nx], ld,
+                                                    act_rows[nx], ids[nx], counts + l, ws, ws_size)
+          : jhdnnSparseDnnLayerForwardCompactEx(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
+                                                act_rows[cur], ids[cur], layout, x[cur], ld, x[nx], ld, act_rows[nx],
+                                                ids[nx], counts + l, ws, ws_size);
   res.api_host_ms += host_ms_since(t0);
   JHDNN_CHECK(st);
 }

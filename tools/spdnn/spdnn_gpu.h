@@ -114,6 +114,8 @@ struct InferenceResult {
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
   double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
                                    // graph path's launch only; kSeparate: 0, not measured)
+  double input_mask_ms = 0;        // DriverOptions::input_mask: GPU time to build the images' piece mask
+                                   // (before the clock starts, with the dense features)
   double first_tail_host_ms = 0;   // kResident / kPersistent: the first resident / multi-layer call's share of it
   Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails; kPersistent and
                                      // kResident report kFused where no multi-layer / resident call ran)
@@ -161,6 +163,11 @@ struct DriverOptions {
   // says what each layer read. 0: off.
   int widen_layers = kWidenLayersDefault;
   int widen_keep_percent = kWidenKeepPercentDefault;
+  // input_mask: the fused launch of layer 1 reads the images' piece mask (jhdnnSparseDnnLayerForwardCompactMasked,
+  // built from the sparse images before the clock starts, with the dense features: InferenceResult::input_mask_ms),
+  // so that an input row whose features are zero in all of a 128-image tile is neither read nor multiplied there.
+  // The results are the same.
+  bool input_mask = true;
   // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = that most, as
   // every later call). The API checks a call's layers on the host before its launch, while the GPU has only the
   // head's last layer queued; a short first call lets the next, long one be checked while it runs (as kPersistent's
@@ -194,7 +201,10 @@ bool resident_4096_on();
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere; tiled
 // (ld a multiple of 128): x[(r / 128) * n * 128 + i * 128 + r % 128] (JHDNN_SPARSE_DNN_FEATURES_TILED128).
-void upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false);
+// mask (device, n rows of mask_ld >= (ld + 127) / 128 words; nullptr: none): the features' piece mask
+// (jhdnnSparseDnnLayerForwardCompactMasked) built from the sparse images; returns its GPU milliseconds.
+double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false,
+                       unsigned* mask = nullptr, int64_t mask_ld = 0);
 
 // Baseline helpers (cuSPARSE pipeline, bench_spdnn_cusparse): y = clamp(relu(y + bias)) over an n_out x cols
 // feature-major block, flags[c] = 1 for columns with a nonzero (flags zeroed first; flags == nullptr: no flags);
