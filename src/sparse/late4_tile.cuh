@@ -203,8 +203,10 @@ __device__ __forceinline__ void late4_cp16_cg_n(unsigned dst, const void* src, u
 // kSkip (session 36; not with kGather; late4_item<true>, with x's piece mask pm and every lane's 4 columns in one
 // aligned 128-column word, sm.xw): an input whose features are +0.0f in all 128 images of the tile (its mask word 0)
 // is not read -- its copies zero-fill the ring, uniformly, so the ring holds its values either way -- and where that
-// is exact its FMAs are skipped too: fma(w, 0, acc) is acc but for the sign of a zero acc, which a bias that is not
-// -0.0f absorbs (late4_item checks the bias), when w is finite (checked per block: an Inf or NaN times 0 is NaN).
+// is exact a quad of 4 such inputs is not multiplied either: fma(w, 0, acc) is acc but for the sign of a zero acc,
+// which the bias absorbs when it is not -0.0f (checked at the block's start), when w is finite (checked per block:
+// an Inf or NaN times 0 is NaN). Per quad, not per input: per input the tests' own stalls cost what the skip saved
+// (bench/results/98cfb5b/stall).
 // The words: this block's loaded at its start where its quads 0 and 1 were not prefetched (one wait), else copied
 // (cp.async, a group M of its own) at the block before's quad 4 once this block's row 0 has landed (so the wait for R
 // moves there from quad 6), waited for at quad 6 before quads 0 and 1 go out; reduced by a ballot to one word of
