@@ -16,6 +16,10 @@ neighbour for the larger widths as spdnn_infer does; the weights: the challenge'
 M = N / 16, r(j) = j mod M, weights 1/16), biases -0.3 / -0.35 / -0.4 / -0.45. Tiles are G consecutive survivors
 of the 1200 (spdnn_infer's 60000 rows repeat them), so the shares are estimates of the real run's, whose tiles
 hold survivors of 60000 in their compacted order.
+
+The last column (session 36): the share of quads -- 4 consecutive entries of a row's input list, which the generator
+stores in ascending order -- that are zero in the tile, each of the layer's M lists once. late4 skips such a quad's products
+where the images' piece mask says so (jhdnnSparseDnnLayerForwardCompactMasked, bench/results/3274830/).
 """
 import argparse
 import math
@@ -42,7 +46,8 @@ def main():
     f = side // 32
     y = y.reshape(1200, 32, 32).repeat(f, 1).repeat(f, 2).reshape(1200, n)
     j = np.arange(n)
-    print(f"N = {n}, tiles of {a.tile} images: layer, images entering, share of (input, tile) pairs zero in the tile")
+    print(f"N = {n}, tiles of {a.tile} images: layer, images entering, share of (input, tile) pairs zero in the tile, "
+          "share of (list quad, tile) pairs zero in the tile")
     weighted = total = 0.0
     for layer in range(1, min(a.layers, stages) + 1):
         s = layer - 1
@@ -52,8 +57,11 @@ def main():
         alive = (y != 0).any(1)
         nz = y[alive] != 0
         tiles = max(nz.shape[0] // a.tile, 1)
-        share = 1.0 - nz[: tiles * a.tile].reshape(tiles, -1, n).any(1).mean()
-        print(f"{layer:3d} {nz.shape[0]:6d} {share:.3f}")
+        tile_nz = nz[: tiles * a.tile].reshape(tiles, -1, n).any(1)  # [tile, input]: a nonzero in the tile
+        share = 1.0 - tile_nz.mean()
+        lists = np.sort(ins.T[:m], axis=1)  # one list per residue (its 16 rows share it), in the generator's order
+        quad_share = 1.0 - tile_nz[:, lists].reshape(tiles, lists.shape[0], 8, 4).any(3).mean()
+        print(f"{layer:3d} {nz.shape[0]:6d} {share:.3f} {quad_share:.3f}")
         weighted += share * nz.shape[0]
         total += nz.shape[0]
         y = np.clip((sp.csr_matrix(y) @ w).toarray() + bias, 0, 32).astype(np.float32)
