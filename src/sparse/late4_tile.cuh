@@ -165,9 +165,10 @@ struct __align__(16) Late4Staged {
   uint4 cols[32];  // lane l's 4 feature offsets in floats from its xb (Late4Ctx): {0, 1, 2, 3} for a lane16 lane
   // late4_run_staged's kSkip (session 36), all warp-uniform: x's mask column word of the warp's 128 columns (xw, set
   // by late4_item); the next block's mask words (mw: lane t's word of input t, copied at quad 4); nz[b]: bit t set
-  // where input t of the block of parity b has a nonzero feature in the tile (its word != 0); live: the inputs whose
-  // FMAs this block computes (nz, or all where the skip is not exact). In shared memory, so that the loop holds no
-  // register for them (at 128 registers ptxas spilled every mask value held across quads; bench/results/77cc800).
+  // where input t of the block of parity b has a nonzero feature in the tile (its word != 0); live: the block's nz, or
+  // all ones where skipping is not exact (a quad of inputs whose 4 bits are 0 is not multiplied). In shared memory, so
+  // that the loop holds no register for them (at 128 registers ptxas spilled every mask value held across quads;
+  // bench/results/77cc800).
   unsigned mw[32];
   unsigned nz[2];
   unsigned live;
