@@ -132,7 +132,8 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1] [--resident-first-chunk 0]\n"
+      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1]\n"
+      "                   [--resident-first-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 

@@ -726,10 +726,10 @@ dnn_layer_cta_kernel(int64_t n_out, int width, const int* __restrict__ wi, const
   extern __shared__ float4 s_cta[];
   const int count = min(*active_count, max_active);  // the buffers hold max_active: never run past them
   if (count <= 0) return;  // nothing alive: *count_out stays 0
-  fused_layer<true, false, false, kStages, kLateImages, kMasks>(s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max,
-                                           active_rows, ids_in, x, ldx, y, ldy, rows_out, ids_out, count_out, flags,
-                                           done, order, sm_count, max_active, tile_mode,
-                                           reinterpret_cast<float*>(s_cta), x_block, y_block, pm);
+  fused_layer<true, false, false, kStages, kLateImages, kMasks>(
+      s_sync, nullptr, count, n_out, width, wi, wv, bias, clamp_max, active_rows, ids_in, x, ldx, y, ldy, rows_out,
+      ids_out, count_out, flags, done, order, sm_count, max_active, tile_mode, reinterpret_cast<float*>(s_cta), x_block,
+      y_block, pm);
 }
 
 // Grid-wide barrier of the multi-layer kernel (its grid is co-resident: cooperative launch).
@@ -831,7 +831,8 @@ size_t scan_temp_bytes(int n) {
 // 100 KB: 2 blocks per SM) and the CTA kernels (tile::cta_smem_bytes(kStages): cta 3, cta2 2 blocks per SM).
 static constexpr int kAttrDevices = 64;
 static std::atomic<bool> g_list_attr[kAttrDevices];
-static std::atomic<bool> g_cta_attr[7][kAttrDevices];  // [kStages - 2], [2]: cta2w, [3]: late4, [4]: late4crowd, [5] / [6]: their masked ones
+// [kStages - 2], [2]: cta2w, [3]: late4, [4]: late4crowd, [5] / [6]: late4's / late4crowd's with kMasks
+static std::atomic<bool> g_cta_attr[7][kAttrDevices];
 template <class Kernel>
 static Status set_smem_attributes_once(Kernel kernel, int dyn_bytes, std::atomic<bool> (&done)[kAttrDevices]) {
   int device = 0;
@@ -849,7 +850,8 @@ static Status set_list_kernel_attributes() {
 }
 template <int kStages, int kLateImages = 1, bool kMasks = false>
 static Status set_cta_kernel_attributes() {
-  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages, kMasks>, int(tile::cta_smem_bytes(kStages)),
+  return set_smem_attributes_once(dnn_layer_cta_kernel<kStages, kLateImages, kMasks>,
+                                  int(tile::cta_smem_bytes(kStages)),
                                   g_cta_attr[kMasks ? (kLateImages == 3 ? 6 : 5)
                                              : kLateImages == 3   ? 4
                                              : kLateImages == 4 ? 3
