@@ -32,6 +32,8 @@
 #include "spdnn/spdnn_gpu.h"
 
 using jhdnn::test::DeviceBuffer;
+using jhdnn::test::from_dev;
+using jhdnn::test::to_dev;
 using jhdnn::test::JhdnnHandle;
 using jhdnn::test::ScopedSpdnnTile;
 using jhdnn::test::SplitMix64;
@@ -44,18 +46,6 @@ namespace {
     if (st_ != CUSPARSE_STATUS_SUCCESS) FAIL(#call << " failed: " << cusparseGetErrorString(st_)); \
   } while (0)
 
-template <class T>
-DeviceBuffer to_dev(const std::vector<T>& v) {
-  DeviceBuffer b(v.size() * sizeof(T));
-  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
-  return b;
-}
-template <class T>
-std::vector<T> from_dev(const DeviceBuffer& b, size_t n) {
-  std::vector<T> v(n);
-  if (n) b.download(v.data(), n * sizeof(T));
-  return v;
-}
 
 uint64_t seed_for(uint64_t salt) { return jhdnn::test::mix_seed(jhdnn::test::test_seed(), salt); }
 

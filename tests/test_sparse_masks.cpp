@@ -22,24 +22,13 @@
 #include "spdnn/spdnn.h"
 
 using jhdnn::test::DeviceBuffer;
+using jhdnn::test::from_dev;
+using jhdnn::test::to_dev;
 using jhdnn::test::JhdnnHandle;
 using jhdnn::test::ScopedSpdnnTile;
 using jhdnn::test::SplitMix64;
 
 namespace {
-
-template <class T>
-DeviceBuffer mask_to_dev(const std::vector<T>& v) {
-  DeviceBuffer b(v.size() * sizeof(T));
-  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
-  return b;
-}
-template <class T>
-std::vector<T> mask_from_dev(const DeviceBuffer& b, size_t n) {
-  std::vector<T> v(n);
-  if (n) b.download(v.data(), n * sizeof(T));
-  return v;
-}
 
 uint32_t bits_of(float v) {
   uint32_t u;
@@ -159,8 +148,8 @@ TEST_CASE("fused layer: the input piece mask is bitwise the unmasked call and sk
     const int64_t ldy = cs.tiled ? (int64_t(max_active) + 127) / 128 * 128 : max_active + 3;
     size_t wsz = 0;
     JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), max_active, &wsz));
-    DeviceBuffer di = mask_to_dev(e.idx), dv = mask_to_dev(e.val), drows = mask_to_dev(rows), dids = mask_to_dev(ids),
-                 dcount = mask_to_dev(std::vector<int>{cs.count}), dxm = mask_to_dev(xm);
+    DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), drows = to_dev(rows), dids = to_dev(ids),
+                 dcount = to_dev(std::vector<int>{cs.count}), dxm = to_dev(xm);
     jhdnnSparseMatrixDescriptor_t d;
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
     JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, cs.n_out, cs.n_in, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
@@ -173,8 +162,8 @@ TEST_CASE("fused layer: the input piece mask is bitwise the unmasked call and sk
     };
     auto run = [&](const std::vector<float>& xin, bool masked) {
       const size_t ysize = size_t(cs.n_out * ldy);
-      DeviceBuffer dx = mask_to_dev(xin), dy(ysize * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4),
-          dco = mask_to_dev(std::vector<int>{0}), dws(wsz);
+      DeviceBuffer dx = to_dev(xin), dy(ysize * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4),
+          dco = to_dev(std::vector<int>{0}), dws(wsz);
       CUDA_CHECK(cudaMemset(dy.get(), 0xFF, ysize * 4));  // poison: what is not written stays NaN
       CUDA_CHECK(cudaMemset(dws.get(), 0, wsz));
       if (masked)
@@ -189,9 +178,9 @@ TEST_CASE("fused layer: the input piece mask is bitwise the unmasked call and sk
                                                         dws.get(), wsz));
       CUDA_CHECK(cudaDeviceSynchronize());
       Out o;
-      o.count = mask_from_dev<int>(dco, 1)[0];
-      o.y = mask_from_dev<float>(dy, ysize);
-      o.rows = mask_from_dev<int>(dro, size_t(std::max(0, std::min(o.count, max_active))));
+      o.count = from_dev<int>(dco, 1)[0];
+      o.y = from_dev<float>(dy, ysize);
+      o.rows = from_dev<int>(dro, size_t(std::max(0, std::min(o.count, max_active))));
       std::sort(o.rows.begin(), o.rows.end());  // the order of the kept entries is unspecified
       return o;
     };

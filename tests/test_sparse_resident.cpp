@@ -34,17 +34,13 @@
 #include "spdnn/spdnn_gpu.h"
 
 using jhdnn::test::DeviceBuffer;
+using jhdnn::test::from_dev;
+using jhdnn::test::to_dev;
 using jhdnn::test::JhdnnHandle;
 using jhdnn::test::SplitMix64;
 
 namespace {
 
-template <class T>
-DeviceBuffer res_to_dev(const std::vector<T>& v) {
-  DeviceBuffer b(std::max<size_t>(v.size(), 1) * sizeof(T));
-  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
-  return b;
-}
 // The resident call's input as the tests build it: image m of imgs in column m of a feature-major x
 // (n rows, leading dimension ld), rows[m] = m and ids[m] = id0 + id_step * m for m < count; the
 // entries from count to max_active are column 0 / id -1 (never read: past the count).
@@ -75,21 +71,15 @@ DeviceLayers device_layers(const std::vector<spdnn::Ell>& ells, const std::vecto
   DeviceLayers d;
   d.descs.resize(ells.size());
   for (size_t l = 0; l < ells.size(); ++l) {
-    d.di.push_back(res_to_dev(ells[l].idx));
-    d.dv.push_back(res_to_dev(ells[l].val));
-    d.dord.push_back(res_to_dev(orders[l]));
+    d.di.push_back(to_dev(ells[l].idx));
+    d.dv.push_back(to_dev(ells[l].val));
+    d.dord.push_back(to_dev(orders[l]));
     JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d.descs[l]));
     if (!set) continue;
     JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d.descs[l], n, n, 32, d.di[l].as<int>(), d.dv[l].get(), JHDNN_DATA_FLOAT));
     JHDNN_CHECK(jhdnnSetSparseMatrixRowOrder(d.descs[l], d.dord[l].as<int>()));
   }
   return d;
-}
-template <class T>
-std::vector<T> res_from_dev(const DeviceBuffer& b, size_t n) {
-  std::vector<T> v(n);
-  if (n) b.download(v.data(), n * sizeof(T));
-  return v;
 }
 // Puts JHDNN_RESIDENT_KERNEL's choice back to the environment's when a test that set it ends (also
 // when a REQUIRE ends it early).
@@ -1196,11 +1186,11 @@ void check_one_layer_refused(jhdnnHandle_t h, const spdnn::Ell& e, const char* n
   const int64_t n = e.rows;
   std::vector<float> x(size_t(n) * 8);
   for (size_t t = 0; t < x.size(); ++t) x[t] = float(t % 5) * 0.25f;  // every image alive in layer 1
-  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx = res_to_dev(x), dy(size_t(n) * 8 * 4),
-                     dr = res_to_dev(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}),
-                     dids = res_to_dev(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}), dro(8 * 4),
-                     dio(8 * 4), dc = res_to_dev(std::vector<int>{8, -7});
-  const std::vector<uint32_t> y0 = res_from_dev<uint32_t>(dy, size_t(n) * 8), ro0 = res_from_dev<uint32_t>(dro, 8);
+  const DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dx = to_dev(x), dy(size_t(n) * 8 * 4),
+                     dr = to_dev(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}),
+                     dids = to_dev(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}), dro(8 * 4),
+                     dio(8 * 4), dc = to_dev(std::vector<int>{8, -7});
+  const std::vector<uint32_t> y0 = from_dev<uint32_t>(dy, size_t(n) * 8), ro0 = from_dev<uint32_t>(dro, 8);
   jhdnnSparseMatrixDescriptor_t d = nullptr;
   JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
   JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
@@ -1211,9 +1201,9 @@ void check_one_layer_refused(jhdnnHandle_t h, const spdnn::Ell& e, const char* n
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find(needle) != std::string::npos);
   CUDA_CHECK(cudaDeviceSynchronize());
-  CHECK(res_from_dev<int>(dc, 2) == std::vector<int>{8, -7});
-  CHECK(res_from_dev<uint32_t>(dy, size_t(n) * 8) == y0);
-  CHECK(res_from_dev<uint32_t>(dro, 8) == ro0);
+  CHECK(from_dev<int>(dc, 2) == std::vector<int>{8, -7});
+  CHECK(from_dev<uint32_t>(dy, size_t(n) * 8) == y0);
+  CHECK(from_dev<uint32_t>(dro, 8) == ro0);
   JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
 }
 }  // namespace
@@ -1368,7 +1358,7 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     }
     const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // L layers
     const std::vector<jhdnnSparseMatrixDescriptor_t>& descs = dl.descs;
-    DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+    DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
 
     // Survivors by id with their final features (column = position r in the input list). The
     // (rowsOut, idsOut) pairs are checked against the list the LAST call read (ids_read, count_read):
@@ -1377,8 +1367,8 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     using Out = std::map<int, std::vector<uint32_t>>;
     auto collect = [&](const DeviceBuffer& dy, const DeviceBuffer& dro, const DeviceBuffer& dio, int k,
                        const std::vector<int>& ids_read, int count_read, Out* out, std::vector<int>* positions) {
-      const std::vector<int> ro = res_from_dev<int>(dro, size_t(k)), io = res_from_dev<int>(dio, size_t(k));
-      const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+      const std::vector<int> ro = from_dev<int>(dro, size_t(k)), io = from_dev<int>(dio, size_t(k));
+      const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
       REQUIRE(count_read <= int(ids_read.size()));
       CHECK(list_mismatches(ro, io, ids_read, count_read) == 0);
       for (int t = 0; t < k; ++t) {
@@ -1403,11 +1393,11 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     {
       size_t fws = 0;
       JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), max_active, &fws));
-      DeviceBuffer dfws(fws), x0 = res_to_dev(x), x1(size_t(n) * ld * 4), r0 = res_to_dev(rows), i0 = res_to_dev(ids),
+      DeviceBuffer dfws(fws), x0 = to_dev(x), x1(size_t(n) * ld * 4), r0 = to_dev(rows), i0 = to_dev(ids),
           r1(size_t(max_active) * 4), i1(size_t(max_active) * 4);
       std::vector<int> c0(L + 1, 0);
       c0[0] = count;
-      DeviceBuffer dc = res_to_dev(c0);
+      DeviceBuffer dc = to_dev(c0);
       CUDA_CHECK(cudaMemset(dfws.get(), 0, fws));
       for (int l = 0; l < L; ++l) {
         const bool odd = (l & 1) != 0;
@@ -1418,10 +1408,10 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
             fws));
       }
       CUDA_CHECK(cudaDeviceSynchronize());
-      fused_counts = res_from_dev<int>(dc, size_t(L) + 1);
+      fused_counts = from_dev<int>(dc, size_t(L) + 1);
       fused_counts.erase(fused_counts.begin());
       const bool odd = (L & 1) != 0;  // the last layer wrote set L & 1 and read set (L - 1) & 1
-      const std::vector<int> ids_read = res_from_dev<int>(odd ? i0 : i1, size_t(max_active));
+      const std::vector<int> ids_read = from_dev<int>(odd ? i0 : i1, size_t(max_active));
       const int count_read = L >= 2 ? fused_counts[size_t(L) - 2] : count;
       collect(odd ? x1 : x0, odd ? r1 : r0, odd ? i1 : i0, fused_counts.back(), ids_read, count_read, &fused,
               nullptr);
@@ -1458,13 +1448,13 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
       std::vector<int> c0(L + 1, 0);
       c0[0] = count;
-      DeviceBuffer dc = res_to_dev(c0);
-      const DeviceBuffer xin = res_to_dev(x);
+      DeviceBuffer dc = to_dev(c0);
+      const DeviceBuffer xin = to_dev(x);
       JHDNN_CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), cs.bias, 32.f, max_active,
                                                       dc.as<int>(), drows.as<int>(), dids.as<int>(), xin.get(), ld,
                                                       dy.get(), ld, dro.as<int>(), dio.as<int>(), slice));
       CUDA_CHECK(cudaDeviceSynchronize());
-      std::vector<int> counts = res_from_dev<int>(dc, size_t(L) + 1);
+      std::vector<int> counts = from_dev<int>(dc, size_t(L) + 1);
       CHECK(counts[0] == count);  // the input count is not touched
       counts.erase(counts.begin());
       CHECK(counts == b.want.counts);
@@ -1475,17 +1465,17 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       CHECK(got == fused);
       // Columns of y that hold no survivor keep the poison (nothing written there), the lists past
       // the survivors too, no guard byte touched, and x is unchanged.
-      const std::vector<uint32_t> yb = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+      const std::vector<uint32_t> yb = from_dev<uint32_t>(dy, size_t(n) * ld);
       int stray = 0;
       for (int64_t col = 0; col < ld; ++col) {
         if (std::find(pos.begin(), pos.end(), int(col)) != pos.end()) continue;
         for (int64_t i = 0; i < n; ++i) stray += yb[size_t(i) * ld + col] != 0xFFFFFFFFu;
       }
       CHECK(stray == 0);
-      const std::vector<uint32_t> rb = res_from_dev<uint32_t>(dro, size_t(max_active));
+      const std::vector<uint32_t> rb = from_dev<uint32_t>(dro, size_t(max_active));
       for (int t = counts.back(); t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
       CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
-      CHECK(res_from_dev<float>(xin, x.size()) == x);
+      CHECK(from_dev<float>(xin, x.size()) == x);
     }
     for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
   }
@@ -1506,7 +1496,7 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
   const auto [x, rows, ids] = slice_input(b.images, count, n, ld, max_active, 5000, 7);
   const DeviceLayers dl = device_layers(b.ells, b.orders, n);  // L layers
   const std::vector<jhdnnSparseMatrixDescriptor_t>& descs = dl.descs;
-  DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
   using Rec = jhdnnSparseDnnResidentTraceRecord_t;
   constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
   for (int slice : {3, 8}) {
@@ -1520,17 +1510,17 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
       DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
       std::vector<int> c0(L + 1, 0);
       c0[0] = count;
-      DeviceBuffer dc = res_to_dev(c0);
+      DeviceBuffer dc = to_dev(c0);
       JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentTraced(h.get(), L, descs.data(), cs.bias, 32.f, max_active,
                                                             dc.as<int>(), drows.as<int>(), dids.as<int>(), dx.get(),
                                                             ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice,
                                                             trace, bytes));
       CUDA_CHECK(cudaDeviceSynchronize());
       Run r;
-      r.counts = res_from_dev<int>(dc, size_t(L) + 1);
-      r.ro = res_from_dev<int>(dro, size_t(r.counts[L]));
-      r.io = res_from_dev<int>(dio, size_t(r.counts[L]));
-      r.y = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+      r.counts = from_dev<int>(dc, size_t(L) + 1);
+      r.ro = from_dev<int>(dro, size_t(r.counts[L]));
+      r.io = from_dev<int>(dio, size_t(r.counts[L]));
+      r.y = from_dev<uint32_t>(dy, size_t(n) * ld);
       return r;
     };
     const size_t bytes = size_t(max_active) * R * sizeof(Rec);
@@ -1546,7 +1536,7 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
     CHECK(traced.y == plain.y);
     CHECK(dt.guard_intact());
 
-    const std::vector<Rec> rec = res_from_dev<Rec>(dt, size_t(max_active) * R);
+    const std::vector<Rec> rec = from_dev<Rec>(dt, size_t(max_active) * R);
     std::vector<int> live_sum(L, 0);
     int bad_order = 0, bad_sm = 0, bad_shape = 0;
     for (int cta = 0; cta < grid; ++cta) {
@@ -1596,7 +1586,7 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
     CHECK(bad_sm == 0);
     CHECK(live_sum == b.want.counts);
     // Records of CTAs past the grid: not zeroed, not written (still the poison).
-    const std::vector<uint32_t> raw = res_from_dev<uint32_t>(dt, bytes / 4);
+    const std::vector<uint32_t> raw = from_dev<uint32_t>(dt, bytes / 4);
     int touched = 0;
     for (size_t w = size_t(grid) * R * sizeof(Rec) / 4; w < raw.size(); ++w) touched += raw[w] != 0xFFFFFFFFu;
     CHECK(touched == 0);
@@ -1616,7 +1606,7 @@ TEST_CASE("resident trace: one record per event, consistent with the counts", "[
                                                   dro.as<int>(), dio.as<int>(), 0, static_cast<char*>(big.get()) + 4,
                                                   bytes) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
   CUDA_CHECK(cudaDeviceSynchronize());
-  CHECK(res_from_dev<int>(dc, size_t(L) + 1) == std::vector<int>(size_t(L) + 1, 0));
+  CHECK(from_dev<int>(dc, size_t(L) + 1) == std::vector<int>(size_t(L) + 1, 0));
   for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
@@ -1625,7 +1615,7 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   JhdnnHandle h;
   const int64_t n = 1024;
   const spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
-  DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dx(size_t(n) * 64 * 4), dy(size_t(n) * 64 * 4),
+  DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dx(size_t(n) * 64 * 4), dy(size_t(n) * 64 * 4),
       dr(64 * 4), dids(64 * 4), dro(64 * 4), dio(64 * 4), dc(8 * 4);
   CUDA_CHECK(cudaMemset(dc.get(), 0, 8 * 4));
   jhdnnSparseMatrixDescriptor_t d, d7, dbig, dmis;
@@ -1692,7 +1682,7 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   }
   // Nothing was written by the refused calls.
   CUDA_CHECK(cudaDeviceSynchronize());
-  CHECK(res_from_dev<int>(dc, 8) == std::vector<int>(8, 0));
+  CHECK(from_dev<int>(dc, 8) == std::vector<int>(8, 0));
   for (auto x : {d, d7, dbig, dmis}) jhdnnDestroySparseMatrixDescriptor(x);
 }
 
@@ -1731,7 +1721,7 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   REQUIRE(!want_b.last.empty());
 
   const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
-  const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  const DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
   DeviceLayers dl = device_layers(ea, oa, n);  // L layers
   auto& [di, dv, dord, descs] = dl;
   cudaStream_t stream;
@@ -1754,11 +1744,11 @@ TEST_CASE("resident packed copy: built once and rebuilt when the descriptor is s
   // The survivors' features by image, and the per-layer counts.
   auto result = [&](std::vector<int>* counts) {
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    *counts = res_from_dev<int>(dc, size_t(L) + 1);
+    *counts = from_dev<int>(dc, size_t(L) + 1);
     counts->erase(counts->begin());
     const int k = counts->back();
-    const std::vector<int> ro = res_from_dev<int>(dro, size_t(k)), io = res_from_dev<int>(dio, size_t(k));
-    const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+    const std::vector<int> ro = from_dev<int>(dro, size_t(k)), io = from_dev<int>(dio, size_t(k));
+    const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
     std::map<int, std::vector<uint32_t>> out;
     for (int t = 0; t < k; ++t) {
       REQUIRE(ro[t] >= 0);
@@ -1872,7 +1862,7 @@ struct PackLayer {
 void check_device_pack(int device, const spdnn::Ell& e, const std::vector<int>& order, bool use_order,
                        const HostPack& want, bool vals) {
   const int64_t n = e.rows;
-  const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val), dord = res_to_dev(order);
+  const DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val), dord = to_dev(order);
   jhdnnSparseMatrixDescriptor_t d = nullptr;
   JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
   JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, di.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
@@ -1950,7 +1940,7 @@ TEST_CASE("resident packed copy: an index >= n is refused, in both layouts", "[s
         INFO("entry " << at << " = " << bad << (vals ? ", vals-pack" : ", list-pack"));
         const int keep = e.idx[size_t(at)];
         e.idx[size_t(at)] = bad;
-        const DeviceBuffer di = res_to_dev(e.idx), dv = res_to_dev(e.val);
+        const DeviceBuffer di = to_dev(e.idx), dv = to_dev(e.val);
         e.idx[size_t(at)] = keep;
         jhdnnSparseMatrixDescriptor_t d = nullptr;
         JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
@@ -1963,7 +1953,7 @@ TEST_CASE("resident packed copy: an index >= n is refused, in both layouts", "[s
         CHECK(st.message.find("index >= n") != std::string::npos);
         CHECK(p == nullptr);
         // mended: the same descriptor set again on good indices packs
-        const DeviceBuffer good = res_to_dev(e.idx);
+        const DeviceBuffer good = to_dev(e.idx);
         JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, n, n, 32, good.as<int>(), dv.get(), JHDNN_DATA_FLOAT));
         CHECK((vals ? jhdnn::sparse::resident_vals_pack(nullptr, device, *d, &p, &bytes)
                     : jhdnn::sparse::resident_pack(nullptr, device, *d, &p, &bytes))
@@ -2005,7 +1995,7 @@ void race_first_calls(const char* kernel, const std::vector<spdnn::Ell>& layers,
   REQUIRE(!want.last.empty());
 
   const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
-  const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+  const DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
   DeviceLayers dl = device_layers(layers, orders, n, false);  // L layers; set in every round below
   auto& [di, dv, dord, descs] = dl;
   // Per worker: a handle, a non-blocking stream, outputs and counts.
@@ -2054,14 +2044,14 @@ void race_first_calls(const char* kernel, const std::vector<spdnn::Ell>& layers,
       INFO("worker " << w);
       REQUIRE(st[w] == JHDNN_STATUS_SUCCESS);
       REQUIRE(sync[w] == cudaSuccess);
-      std::vector<int> counts = res_from_dev<int>(dc[w], size_t(L) + 1);
+      std::vector<int> counts = from_dev<int>(dc[w], size_t(L) + 1);
       counts.erase(counts.begin());
       CHECK(counts == want.counts);
       const int k = counts.back();
       REQUIRE(k >= 0);
       REQUIRE(k <= max_active);
-      const std::vector<int> ro = res_from_dev<int>(dro[w], size_t(k)), io = res_from_dev<int>(dio[w], size_t(k));
-      const std::vector<float> y = res_from_dev<float>(dy[w], size_t(n) * ld);
+      const std::vector<int> ro = from_dev<int>(dro[w], size_t(k)), io = from_dev<int>(dio[w], size_t(k));
+      const std::vector<float> y = from_dev<float>(dy[w], size_t(n) * ld);
       std::map<int, std::vector<uint32_t>> got;
       for (int t = 0; t < k; ++t) {
         REQUIRE(ro[t] >= 0);
@@ -3738,8 +3728,8 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
         std::vector<int> c0(L + 1, 0);
         c0[0] = count;
-        DeviceBuffer dc = res_to_dev(c0);
-        const DeviceBuffer xin = res_to_dev(in.x), drows = res_to_dev(in.rows), dids = res_to_dev(in.ids);
+        DeviceBuffer dc = to_dev(c0);
+        const DeviceBuffer xin = to_dev(in.x), drows = to_dev(in.rows), dids = to_dev(in.ids);
         const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(
             h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(),
             xin.get(), ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice);
@@ -3754,13 +3744,13 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
           CHECK(d->resident_vals.size() == (tried || w8_tried ? 1 : 0));
           CHECK(d->resident_pack.size() == (runs_vals || w8_runs ? 0 : 1));
         }
-        std::vector<int> counts = res_from_dev<int>(dc, size_t(L) + 1);
+        std::vector<int> counts = from_dev<int>(dc, size_t(L) + 1);
         CHECK(counts[0] == count);
         counts.erase(counts.begin());
         CHECK(counts == b.want.counts);
         const int k = counts.back();
-        const std::vector<int> ro = res_from_dev<int>(dro, size_t(max_active)), io = res_from_dev<int>(dio, size_t(max_active));
-        const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+        const std::vector<int> ro = from_dev<int>(dro, size_t(max_active)), io = from_dev<int>(dio, size_t(max_active));
+        const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
         CHECK(list_mismatches(std::vector<int>(ro.begin(), ro.begin() + k), std::vector<int>(io.begin(), io.begin() + k),
                               in.ids, count) == 0);
         std::map<int, std::vector<uint32_t>> got;
@@ -3777,17 +3767,17 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
           pos.push_back(ro[t]);
         }
         CHECK(got == b.want.last);
-        const std::vector<uint32_t> yb = res_from_dev<uint32_t>(dy, size_t(n) * ld);
+        const std::vector<uint32_t> yb = from_dev<uint32_t>(dy, size_t(n) * ld);
         int stray = 0;
         for (int64_t col = 0; col < ld; ++col) {
           if (std::find(pos.begin(), pos.end(), int(col)) != pos.end()) continue;
           for (int64_t i = 0; i < n; ++i) stray += yb[size_t(i) * ld + col] != 0xFFFFFFFFu;
         }
         CHECK(stray == 0);
-        const std::vector<uint32_t> rb = res_from_dev<uint32_t>(dro, size_t(max_active));
+        const std::vector<uint32_t> rb = from_dev<uint32_t>(dro, size_t(max_active));
         for (int t = k; t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
         CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
-        CHECK(res_from_dev<float>(xin, in.x.size()) == in.x);
+        CHECK(from_dev<float>(xin, in.x.size()) == in.x);
         // The traced instantiation (vals at 3-image slices, and vals4w8's 8-warp one): the same counts and survivor
         // features as the plain call, and a consistent trace (every CTA with images has its entry and exit records; the
         // layer records' live counts add up to the counts).
@@ -3797,18 +3787,18 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
           const int grid = (max_active + slice - 1) / slice;
           DeviceBuffer dt(size_t(max_active) * R * sizeof(Rec)), dy2(size_t(n) * ld * 4), dro2(size_t(max_active) * 4),
               dio2(size_t(max_active) * 4);
-          DeviceBuffer dc2 = res_to_dev(c0);
+          DeviceBuffer dc2 = to_dev(c0);
           JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentTraced(
               h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc2.as<int>(), drows.as<int>(), dids.as<int>(),
               xin.get(), ld, dy2.get(), ld, dro2.as<int>(), dio2.as<int>(), slice, dt.get(),
               size_t(max_active) * R * sizeof(Rec)));
           CUDA_CHECK(cudaDeviceSynchronize());
-          std::vector<int> counts2 = res_from_dev<int>(dc2, size_t(L) + 1);
+          std::vector<int> counts2 = from_dev<int>(dc2, size_t(L) + 1);
           counts2.erase(counts2.begin());
           CHECK(counts2 == b.want.counts);
-          const std::vector<int> ro2 = res_from_dev<int>(dro2, size_t(max_active)),
-                                 io2 = res_from_dev<int>(dio2, size_t(max_active));
-          const std::vector<float> y2 = res_from_dev<float>(dy2, size_t(n) * ld);
+          const std::vector<int> ro2 = from_dev<int>(dro2, size_t(max_active)),
+                                 io2 = from_dev<int>(dio2, size_t(max_active));
+          const std::vector<float> y2 = from_dev<float>(dy2, size_t(n) * ld);
           std::map<int, std::vector<uint32_t>> got2;
           for (int t = 0; t < counts2.back(); ++t) {
             REQUIRE(ro2[t] >= 0);
@@ -3971,22 +3961,22 @@ TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; 
     const int L = int(descs.size()), max_active = count + 3;
     const int64_t ld = max_active;
     const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
-    const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+    const DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
     DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
     std::vector<int> c0(size_t(L) + 1, 0);
     c0[0] = count;
-    DeviceBuffer dc = res_to_dev(c0);
+    DeviceBuffer dc = to_dev(c0);
     Out o;
     o.st = jhdnnSparseDnnLayersForwardResident(h.get(), L, descs.data(), bias, 32.f, max_active, dc.as<int>(),
                                                drows.as<int>(), dids.as<int>(), dx.get(), ld, dy.get(), ld,
                                                dro.as<int>(), dio.as<int>(), slice);
     CUDA_CHECK(cudaDeviceSynchronize());
     if (o.st != JHDNN_STATUS_SUCCESS) return o;
-    o.counts = res_from_dev<int>(dc, size_t(L) + 1);
+    o.counts = from_dev<int>(dc, size_t(L) + 1);
     o.counts.erase(o.counts.begin());
     const int k = o.counts.back();
-    const std::vector<int> ro = res_from_dev<int>(dro, size_t(max_active)), io = res_from_dev<int>(dio, size_t(max_active));
-    const std::vector<float> y = res_from_dev<float>(dy, size_t(n) * ld);
+    const std::vector<int> ro = from_dev<int>(dro, size_t(max_active)), io = from_dev<int>(dio, size_t(max_active));
+    const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
     for (int t = 0; t < k; ++t) {
       REQUIRE(ro[t] >= 0);
       REQUIRE(ro[t] < count);
@@ -4132,11 +4122,11 @@ TEST_CASE("resident vals packed copy: rebuilt when the descriptor is set again; 
     }
     REQUIRE(jhdnn::core::config::set_resident_kernel("vals"));  // needs the other copy
     const auto [x, rows, ids] = slice_input(imgs, count, n, ld, max_active);
-    const DeviceBuffer dx = res_to_dev(x), drows = res_to_dev(rows), dids = res_to_dev(ids);
+    const DeviceBuffer dx = to_dev(x), drows = to_dev(rows), dids = to_dev(ids);
     DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
     std::vector<int> c0(size_t(L) + 1, 0);
     c0[0] = count;
-    DeviceBuffer dc = res_to_dev(c0);
+    DeviceBuffer dc = to_dev(c0);
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     JHDNN_CHECK(jhdnnSetStream(h.get(), stream));

@@ -121,6 +121,20 @@ class DeviceBuffer {
   uint8_t guard_byte_ = 0xFF;
 };
 
+// A host vector's copy in a new DeviceBuffer, and the first n elements of a buffer back (the sparse tests' shorthands).
+template <class T>
+DeviceBuffer to_dev(const std::vector<T>& v) {
+  DeviceBuffer b(v.size() * sizeof(T));
+  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(T));
+  return b;
+}
+template <class T>
+std::vector<T> from_dev(const DeviceBuffer& b, size_t n) {
+  std::vector<T> v(n);
+  if (n) b.download(v.data(), n * sizeof(T));
+  return v;
+}
+
 // ---------------------------------------------------------------- RAII handles
 
 // A stream created with cudaStreamNonBlocking (no implicit synchronization with the legacy
