@@ -49,7 +49,7 @@ check 'dnn_resident_vals4w_kernelILb0ELi16E' 1184 64 0
 check 'dnn_layer_cta_kernelILi3ELi3ELb0E' 3744 0 16
 check 'dnn_layer_cta_kernelILi3ELi4ELb0E' 3996 0 8
 # their input-mask instantiations (session 36, kMasks: layer 1 with the images' piece mask): late4_run_staged's kSkip
-# variants on top, 2 x 544 FFMA more (skipped at run time only where the inputs are zero in the whole tile)
+# variants on top, 2 x 544 FFMA more (skipped at run time only for quads of inputs zero in the whole tile)
 check 'dnn_layer_cta_kernelILi3ELi3ELb1E' 4832 0 16
 check 'dnn_layer_cta_kernelILi3ELi4ELb1E' 5084 0 16
 if [ "$fails" -ne 0 ]; then
