@@ -251,19 +251,23 @@ double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, 
   CUDA_CHECK(cudaGetLastError());
   float mask_ms = 0.f;
   if (mask != nullptr) {
-    cudaEvent_t m0 = nullptr, m1 = nullptr;
-    CUDA_CHECK(cudaEventCreate(&m0));
-    CUDA_CHECK(cudaEventCreate(&m1));
-    CUDA_CHECK(cudaEventRecord(m0, s));
+    struct Events {  // destroyed also when a check below throws
+      cudaEvent_t e[2] = {nullptr, nullptr};
+      ~Events() {
+        for (cudaEvent_t x : e)
+          if (x) cudaEventDestroy(x);
+      }
+    } ev;
+    CUDA_CHECK(cudaEventCreate(&ev.e[0]));
+    CUDA_CHECK(cudaEventCreate(&ev.e[1]));
+    CUDA_CHECK(cudaEventRecord(ev.e[0], s));
     CUDA_CHECK(cudaMemsetAsync(mask, 0, size_t(images.cols) * size_t(mask_ld) * sizeof(unsigned), s));
     // one block per column of the features (ld >= the images), as scatter_images
     image_mask_kernel<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, mask, mask_ld);
     CUDA_CHECK(cudaGetLastError());
-    CUDA_CHECK(cudaEventRecord(m1, s));
-    CUDA_CHECK(cudaEventSynchronize(m1));
-    CUDA_CHECK(cudaEventElapsedTime(&mask_ms, m0, m1));
-    CUDA_CHECK(cudaEventDestroy(m0));
-    CUDA_CHECK(cudaEventDestroy(m1));
+    CUDA_CHECK(cudaEventRecord(ev.e[1], s));
+    CUDA_CHECK(cudaEventSynchronize(ev.e[1]));
+    CUDA_CHECK(cudaEventElapsedTime(&mask_ms, ev.e[0], ev.e[1]));
   }
   CUDA_CHECK(cudaStreamSynchronize(s));
   return mask_ms;
