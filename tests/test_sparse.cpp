@@ -1600,8 +1600,9 @@ TEST_CASE("fused layer: the tiled feature layout on random layers is bitwise the
   }
 }
 
-// jhdnnSparseDnnLayerForwardCompactEx's own checks (the neuron-major call's are "sparse calls: bad inputs").
-TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][gpu]") {
+// jhdnnSparseDnnLayerForwardCompactEx's own checks (the neuron-major call's are "sparse calls: bad inputs"), and
+// jhdnnSparseDnnLayerForwardCompactMasked's.
+TEST_CASE("sparse calls: the tiled feature layout's and the input mask's bad inputs", "[sparse][api][gpu]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
   constexpr int64_t n = 64;
@@ -1662,6 +1663,25 @@ TEST_CASE("sparse calls: the tiled feature layout's bad inputs", "[sparse][api][
   CHECK(call(d32, kTiled, (int64_t(1) << 26) + 128, kRows) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
   CHECK(jhdnnDestroySparseMatrixDescriptor(d32) == JHDNN_STATUS_SUCCESS);
   CHECK(jhdnnDestroySparseMatrixDescriptor(d7) == JHDNN_STATUS_SUCCESS);
+  // jhdnnSparseDnnLayerForwardCompactMasked's own check (session 36): x's piece mask, read, 4-byte aligned, not
+  // under an output (with the Ex checks above otherwise; its results are tests/test_sparse_masks.cpp's)
+  {
+    constexpr int64_t kWords = n * ((kRows + 127) / 128);  // a mask of n rows of 2 words
+    DeviceBuffer mask(kWords * 4 + 16);
+    auto masked = [&](const unsigned* xm) {
+      return jhdnnSparseDnnLayerForwardCompactMasked(h.get(), d32, -0.3f, 32.f, kRows, count.as<int>(),
+                                                     list.as<int>(), ids.as<int>(),
+                                                     JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x.get(), kRows, xm,
+                                                     y.get(), kRows, rows_out.as<int>(), ids_out.as<int>(),
+                                                     count_out.as<int>(), ws.get(), wsz);
+    };
+    CHECK(masked(nullptr) == JHDNN_STATUS_SUCCESS);  // the Ex call
+    CHECK(masked(mask.as<unsigned>()) == JHDNN_STATUS_SUCCESS);
+    CHECK(masked(reinterpret_cast<const unsigned*>(mask.as<char>() + 2)) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+    CHECK(masked(y.as<unsigned>() + 100) == JHDNN_STATUS_BAD_PARAM);  // the mask under the output y
+    CHECK(masked(ws.as<unsigned>()) == JHDNN_STATUS_BAD_PARAM);       // the mask under the workspace (written)
+    CHECK(masked(x.as<unsigned>()) == JHDNN_STATUS_SUCCESS);          // the mask over x: both read
+  }
   CHECK(jhdnnDestroySparseMatrixDescriptor(dmis) == JHDNN_STATUS_SUCCESS);
 }
 

@@ -2,8 +2,9 @@
 // bitwise the unmasked one; where late4 uses the mask (tiles of 128 consecutive columns from a multiple of 128) an
 // input whose 128 features in the tile are all +0.0f (its mask word 0) is not read -- such inputs hold a large finite
 // poison here, which any read would carry into the outputs (a NaN would not do: fmaxf drops it) -- also in blocks
-// where skipping its products would not be exact (an Inf / NaN weight, a bias of -0.0f), which must compute them;
-// the argument checks. Tag [masks]: `build/tests/test_sparse "[masks]"` runs only these.
+// where skipping its products would not be exact (an Inf / NaN weight, a bias of -0.0f), which must compute them
+// (its argument checks: test_sparse.cpp, "sparse calls: the tiled feature layout's and the input mask's bad
+// inputs"). Tag [masks]: `build/tests/test_sparse "[masks]"` runs only these.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -199,38 +200,4 @@ TEST_CASE("fused layer: the input piece mask is bitwise the unmasked call and sk
     if (poison) CHECK(poisoned > 0);  // the case has zero inputs to skip
     JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
   }
-}
-
-TEST_CASE("sparse calls: the input piece mask's bad inputs", "[sparse][api][gpu][masks]") {
-  JHDNN_REQUIRE_GPU();
-  JhdnnHandle h;
-  constexpr int64_t n = 64;
-  constexpr int kRows = 256;
-  constexpr int64_t kWords = n * ((kRows + 127) / 128);  // a mask of n rows of 2 words
-  DeviceBuffer ci(n * 32 * 4), va(n * 32 * 4), x(n * kRows * 4), y(n * kRows * 4), list(kRows * 4), ids(kRows * 4),
-      rows_out(kRows * 4), ids_out(kRows * 4), count(4), count_out(4), mask(kWords * 4 + 16);
-  size_t wsz = 0;
-  JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), kRows, &wsz));
-  DeviceBuffer ws(wsz);
-  CUDA_CHECK(cudaMemset(ws.get(), 0, wsz));
-  CUDA_CHECK(cudaMemset(ci.get(), 0, n * 32 * 4));
-  CUDA_CHECK(cudaMemset(va.get(), 0, n * 32 * 4));
-  CUDA_CHECK(cudaMemset(count.get(), 0, 4));  // nothing alive: the calls that pass run no work
-  CUDA_CHECK(cudaMemset(count_out.get(), 0, 4));
-  jhdnnSparseMatrixDescriptor_t d;
-  REQUIRE(jhdnnCreateSparseMatrixDescriptor(&d) == JHDNN_STATUS_SUCCESS);
-  REQUIRE(jhdnnSetEllMatrixDescriptor(d, n, n, 32, ci.as<int>(), va.get(), JHDNN_DATA_FLOAT) == JHDNN_STATUS_SUCCESS);
-  auto call = [&](const unsigned* xm) {
-    return jhdnnSparseDnnLayerForwardCompactMasked(h.get(), d, -0.3f, 32.f, kRows, count.as<int>(), list.as<int>(),
-                                                   ids.as<int>(), JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x.get(),
-                                                   kRows, xm, y.get(), kRows, rows_out.as<int>(), ids_out.as<int>(),
-                                                   count_out.as<int>(), ws.get(), wsz);
-  };
-  CHECK(call(nullptr) == JHDNN_STATUS_SUCCESS);  // the Ex call
-  CHECK(call(mask.as<unsigned>()) == JHDNN_STATUS_SUCCESS);
-  CHECK(call(reinterpret_cast<const unsigned*>(mask.as<char>() + 2)) == JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
-  CHECK(call(y.as<unsigned>() + 100) == JHDNN_STATUS_BAD_PARAM);  // the mask under the output y
-  CHECK(call(ws.as<unsigned>()) == JHDNN_STATUS_BAD_PARAM);       // the mask under the workspace (written)
-  CHECK(call(x.as<unsigned>()) == JHDNN_STATUS_SUCCESS);          // the mask over x: both read
-  CHECK(jhdnnDestroySparseMatrixDescriptor(d) == JHDNN_STATUS_SUCCESS);
 }
