@@ -121,7 +121,7 @@ def main():
             md.append("| {} | {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} | {} | {} | {} |".format(
                 n, l, label, ms(b), te, f"{ms(paths['fused'][key]):.2f}" if key in paths["fused"] else "-", f"{p:.1f}" if p else "-", f"{te / p:.2f}" if p else "-",
                 f"{2 * p:.1f}" if p else "-", b.get("survivors", float("nan")), b.get("host_ms", float("nan")),
-                b.get("peak_GiB", float("nan")), f"{pte:.3f}" if pte else "-", f"{te / pte:.1f}" if pte else "-",
+                b.get("peak_GiB", float("nan")), f"{pte:.3f}" if pte else "-", f"{te / pte:.2f}" if pte else "-",
                 {1.0: "yes", 0.0: "NO", -1.0: "-"}.get(pb.get("valid"), "-") if pb else "-",
                 f"{ste:.2f}" if ste else "-"))
         md.append("")
