@@ -7,7 +7,7 @@
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
 //               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1]
-//               [--resident-first-chunk 0]
+//               [--resident-first-chunk 0] [--resident-max-chunk 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -62,10 +62,13 @@
 // --input-mask 0|1: the fused launch of layer 1 reads the images' piece mask (built from the sparse images before the
 // clock starts; the '#' line gives its GPU time), so that an input zero in all of a 128-image tile is neither read nor
 // multiplied (spdnn_gpu.h DriverOptions::input_mask, default 1). Results do not depend on it.
-// --resident-first-chunk K: the resident path's first resident call runs K layers (1..96; 0, the default: 96 like
-// every later call), so that the next call's host checks overlap it (spdnn_gpu.h DriverOptions; no gain measured at
-// edfe84b, and the option is kept for such probes: scripts/spdnn-resident-early-gpu.sh). The '#' line gives
-// the host time inside the loop's jhDNN calls and the first resident / multi-layer call's share.
+// --resident-first-chunk K: the resident path's first resident call runs K layers (1..1024; 0, the default: 96), so
+// that the next call's host checks overlap it (spdnn_gpu.h DriverOptions; a first call shorter than 96: no gain
+// measured at edfe84b, the option kept for such probes: scripts/spdnn-resident-early-gpu.sh).
+// --resident-max-chunk K: the most layers of a resident call (1..1024; 0, the default: 1024); each call after the
+// first runs up to twice the layers of the one before. 96 gives the calls of 96 layers before session 37. The '#' line
+// gives the host time inside the loop's jhDNN calls, the first resident / multi-layer call's share and the resident
+// calls made.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -133,7 +136,7 @@ void usage() {
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
       "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1]\n"
-      "                   [--resident-first-chunk 0]\n"
+      "                   [--resident-first-chunk 0] [--resident-max-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -201,6 +204,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--resident-first-chunk"))
       opt.resident_first_chunk =
           parse_int("--resident-first-chunk", next(), 0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
+    else if (!std::strcmp(argv[i], "--resident-max-chunk"))
+      opt.resident_max_chunk = parse_int("--resident-max-chunk", next(), 0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
     else if (!std::strcmp(argv[i], "--path")) {
       std::stringstream list(next());
       paths.clear();
@@ -391,6 +396,9 @@ int main(int argc, char** argv) {
             std::printf(" (first %s call %.3f ms, first chunk %d)",
                         r.path_used == spdnn::Path::kResident ? "resident" : "multi-layer", r.first_tail_host_ms,
                         opt.resident_first_chunk);
+          if (r.resident_calls > 0)
+            std::printf(", %d resident calls (most %d layers)", r.resident_calls,
+                        opt.resident_max_chunk > 0 ? opt.resident_max_chunk : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
           if (pi > 0) {
             const bool same = r.categories == first_cats && r.active == first_active;
             all_ok &= same;

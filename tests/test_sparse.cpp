@@ -1453,6 +1453,9 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
     o = {};
     o.resident_first_chunk = bad_chunk;
     CHECK_THROWS_AS(bad(o), std::runtime_error);
+    o = {};
+    o.resident_max_chunk = bad_chunk;
+    CHECK_THROWS_AS(bad(o), std::runtime_error);
   }
   // keep_layer: not a layer of the one-layer network (before session 30 a keep_layer past the last layer kept
   // nothing, silently), or a layer without the vectors to keep it in.

@@ -2148,15 +2148,28 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
   CHECK(r6.categories == g6.categories);
   CHECK(r6.active == g6.active);
   CHECK(r6.categories.size() == 19 * 50);
-  // A short first resident call (DriverOptions::resident_first_chunk): the same survivors and counts, one call more.
-  for (int first_chunk : {1, 8, 96}) {
-    INFO("resident_first_chunk " << first_chunk);
+  // The resident calls' schedule (DriverOptions::resident_first_chunk, resident_max_chunk: the first call's layers,
+  // then each call twice the one before up to the most): the same survivors and counts, whatever the calls.
+  const int rest = 120 - (r6.tail_first - 1);  // the resident layers
+  CHECK(r6.resident_calls == (rest <= 96 ? 1 : 2));  // the default: 96, then up to 192
+  struct Schedule { int first, most; };
+  for (const Schedule sc : {Schedule{1, 0}, Schedule{8, 0}, Schedule{96, 0}, Schedule{0, 96}, Schedule{8, 16},
+                            Schedule{0, 1}}) {
+    INFO("resident_first_chunk " << sc.first << " resident_max_chunk " << sc.most);
     spdnn::DriverOptions opt;
-    opt.resident_first_chunk = first_chunk;
+    opt.resident_first_chunk = sc.first;
+    opt.resident_max_chunk = sc.most;
     const spdnn::InferenceResult c = spdnn::run_inference(h.get(), net, images, 60000, -0.3f, -1, 0, nullptr, nullptr,
                                                           spdnn::Path::kResident, -1, -1, 0, nullptr,
                                                           JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
     INFO(c.note);
+    // the calls this schedule makes for `rest` layers
+    int calls = 0;
+    const int most = sc.most > 0 ? sc.most : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
+    for (int left = rest, next = std::min(sc.first > 0 ? sc.first : 96, most); left > 0;
+         left -= next, next = std::min(2 * next, most))
+      ++calls;
+    CHECK(c.resident_calls == calls);
     CHECK(c.path_used == spdnn::Path::kResident);
     CHECK(c.tail_first == r6.tail_first);
     CHECK(c.categories == g6.categories);

@@ -662,7 +662,7 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * per CTA and two CTAs per SM, 4-image slices on the vals-pack copy, its ring sized to half the SM's
  * shared memory (duo where that ring of >= 8 slots does not fit); =vals4w8 runs it wherever it fits
  * (slices of 0 / 1..4 images, n <= 2048), else as duo. Every kernel gives the same bits. */
-#define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 96
+#define JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 1024
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int layerCount,
                                                   const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias,
                                                   float clampMax, int maxActive, int *counts, const int *activeRows,

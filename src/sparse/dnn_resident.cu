@@ -181,7 +181,9 @@ static_assert(kValsIterChunks == 8 && kValsSlots == 2 * kValsIterChunks, "8 cons
 static_assert(32 + 2 * kValsSlots <= kValsMisc, "the vals ring's mbarriers fit its misc ints");
 static_assert(kValsRowsPerWarp == 2 * 32, "vals: a lane's two rows");
 
-// The layer table travels as a kernel parameter (96 x 16 B, inside the classic 4 KB limit).
+// The layer table travels as a kernel parameter: 1024 x 16 B (session 37; 96 layers, inside the classic 4 KB limit,
+// before), within the 32,764 bytes of parameters CUDA 12.1 and later allow a kernel on sm_70 and newer. Fewer calls
+// mean fewer call boundaries (each ~3-6 us: the slices' features loaded, the first chunks, the survivors written).
 struct ResidentLayer {
   const float* pack;  // the packed chunks (dnn_resident_pack.cu, sparse.h), chunk c at c x kChunkFloats
                       // (the vals-pack copy: c x kResidentValsChunkBytes / 4)
@@ -191,7 +193,7 @@ struct ResidentLayer {
 struct ResidentTable {
   ResidentLayer layer[kResidentMaxLayers];
 };
-static_assert(sizeof(ResidentTable) + 128 <= 4096, "the table and the other parameters must fit 4 KB");
+static_assert(sizeof(ResidentTable) + 128 <= 32764, "the table and the other parameters must fit 32,764 bytes");
 
 // Shared-memory layout (bytes; every part a multiple of 16): weight ring, the small CTA state, then the two feature buffers ((n + 1) x S floats each, x(i, slot) at i * S + slot;
 // row n is zero: the packed padding index).

@@ -105,7 +105,7 @@ Status dnn_layers_compact(cudaStream_t s, int sm_count, const jhdnnSparseMatrixS
 // The shared-memory-resident late layers (see dnn_resident.cu): ONE launch runs up to
 // kResidentMaxLayers layers, each CTA keeping a slice of at most 8 images in shared memory.
 namespace jhdnn::sparse {
-constexpr int kResidentMaxLayers = 96;  // = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS
+constexpr int kResidentMaxLayers = 1024;  // = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS
 // Shared memory of one CTA for an n-output network and slices of s images (the instantiation's S).
 size_t resident_smem_bytes(int64_t n, int s);
 // The largest slice (8, 4 or 2) whose CTA fits in smem_optin bytes of shared memory; 0 if none.

@@ -735,11 +735,17 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
   using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
   const int max_active = std::max(known, 0);
-  // The calls' layers: opt.resident_first_chunk for the first (0: the most), then the most.
-  const int most = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
-  const int first_chunk = opt.resident_first_chunk > 0 ? opt.resident_first_chunk : most;
-  const int rest_layers = layers - (first - 1);
-  const int calls = rest_layers <= 0 ? 0 : 1 + (std::max(rest_layers - first_chunk, 0) + most - 1) / most;
+  // The calls' layers (DriverOptions): resident_first_chunk for the first, then each call twice the one before, up to
+  // resident_max_chunk; the last takes what is left.
+  const int most = opt.resident_max_chunk > 0 ? opt.resident_max_chunk : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
+  std::vector<int> chunks;
+  for (int left = layers - (first - 1),
+           next = std::min(opt.resident_first_chunk > 0 ? opt.resident_first_chunk : kResidentFirstChunkDefault, most);
+       left > 0; next = std::min(2 * next, most)) {
+    chunks.push_back(std::min(left, next));
+    left -= chunks.back();
+  }
+  const int calls = int(chunks.size());
   const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
   TraceRecord* trace = nullptr;
   std::unique_ptr<void, CudaFree> trace_owner;
@@ -750,8 +756,8 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   }
   std::vector<int> trace_first;  // per traced call: its first layer (0-based) and layer count
   std::vector<int> trace_layers;
-  for (int c0 = first - 1; c0 < layers;) {
-    const int chunk = std::min(layers - c0, ran ? most : first_chunk);
+  for (int c0 = first - 1, call = 0; c0 < layers; ++call) {
+    const int chunk = chunks[size_t(call)];
     const int out = 1 - set;
     TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
     const auto tc = std::chrono::steady_clock::now();
@@ -768,6 +774,7 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
     if (st == JHDNN_STATUS_SUCCESS) {
       if (!ran) res.tail_first = c0 + 1;
       ran = true;
+      ++res.resident_calls;
       set = out;
       c0 += chunk;
     } else if ((st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE || st == JHDNN_STATUS_NOT_SUPPORTED) && !ran) {
@@ -972,6 +979,8 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   if (widen_keep_percent < 1 || widen_keep_percent > 100) throw std::runtime_error("widen_keep_percent must be 1..100");
   if (opt.resident_first_chunk < 0 || opt.resident_first_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
     throw std::runtime_error("resident_first_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
+  if (opt.resident_max_chunk < 0 || opt.resident_max_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
+    throw std::runtime_error("resident_max_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
                                                  std::to_string(n));
   if (keep_layer < 0 || keep_layer > net.layers())

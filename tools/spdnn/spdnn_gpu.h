@@ -120,6 +120,7 @@ struct InferenceResult {
   Path path_used = Path::kSeparate;  // what ran (kGraph falls back to kFused if the capture fails; kPersistent and
                                      // kResident report kFused where no multi-layer / resident call ran)
   int tail_first = 0;              // kPersistent / kResident: first layer (1-based) of the single launch; 0 if none ran
+  int resident_calls = 0;          // kResident: the resident calls made (DriverOptions' chunk schedule)
   std::string note;                // why a fallback happened (or why no multi-layer / resident call ran), else empty
 };
 
@@ -168,14 +169,22 @@ struct DriverOptions {
   // so that an input row whose features are zero in all of a 128-image tile is neither read nor multiplied there.
   // The results are the same.
   bool input_mask = true;
-  // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = that most, as
-  // every later call). The API checks a call's layers on the host before its launch, while the GPU has only the
-  // head's last layer queued; a short first call lets the next, long one be checked while it runs (as kPersistent's
-  // first call of 8). Measured at edfe84b (bench/results/edfe84b/copies): no gain since the resident call checks
-  // its layers' weight arrays only when it builds their packed copies (InferenceResult's api_host_ms and
-  // first_tail_host_ms say how long a call's checks take).
+  // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 =
+  // kResidentFirstChunkDefault). The API checks a call's layers on the host before its launch, while the GPU has only
+  // the head's last layer queued; a short first call lets the next, longer one be checked while it runs (as
+  // kPersistent's first call of 8). Measured at edfe84b (bench/results/edfe84b/copies): no gain from a first call
+  // shorter than 96 since the resident call checks its layers' weight arrays only when it builds their packed copies
+  // (InferenceResult's api_host_ms and first_tail_host_ms say how long a call's checks take).
   int resident_first_chunk = 0;
+  // kResident: the most layers of any resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = that most). After
+  // the first call each call runs up to twice the layers of the one before, so that its host checks (~0.3 us a
+  // layer) end long before the call before it (~2.6 us a layer at N = 1024) and the GPU never waits for them. Fewer
+  // calls, fewer call boundaries (each reloads the slices' features and writes the survivors out); but a longer call
+  // re-forms its slices from the survivors less often (no matter for the challenge networks, whose survivors stop
+  // changing by layer ~15). 96 gives the schedule before session 37 (calls of 96 layers).
+  int resident_max_chunk = 0;
 };
+constexpr int kResidentFirstChunkDefault = 96;
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
                               std::vector<int>* keep_ids = nullptr, Path path = Path::kGraph,

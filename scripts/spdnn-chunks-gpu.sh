@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On the GPU machine, ONE call of the device tool (~5-7 minutes with a cold build): the resident path's calls of up to
+# 1024 layers, doubling from 96 (session 37: JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS 1024, spdnn_infer
+# --resident-max-chunk) against the same binary with calls of 96 layers (--resident-max-chunk 96, the schedule before):
+#   1. the resident and inference tests and the options' checks (ctest -R CTEST_REGEX, default
+#      "resident|inference:|spdnn_infer_bad|sass_check");
+#   2. spdnn_infer alternating --resident-max-chunk 96 / 0, REPS times (default 3), each path:width:layers of SPECS;
+#   3. exact runs (--validate yes) of EXACT's path:width:layers items with the default schedule.
+#   JHDNN_COMMIT=<sha> bash scripts/spdnn-chunks-gpu.sh $OUT/c; mv $OUT/c/r.tgz $OUT/; rm -rf $OUT/c
+#   (carry data/spdnn's four files)
+set -uo pipefail
+FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+build_step "$B" jhdnn test_sparse spdnn_infer
+step ctest 200 ctest --test-dir "$B" -j8 --output-on-failure --timeout 200 \
+  -R "${CTEST_REGEX:-resident|inference:|spdnn_infer_bad|sass_check}"
+SPECS=${SPECS:-resident:1024:480,1920 resident:4096:480,1920}
+for rep in $(seq "${REPS:-3}"); do
+  for spec in $SPECS; do
+    IFS=: read -r p w l <<< "$spec"
+    for m in 96 0; do
+      step "ab_${p}_${w}_most${m}_$rep" 60 "$SI" --data "$PWD/data/spdnn" --path "$p" --width "$w" --layers "$l" \
+        --validate no --resident-max-chunk "$m"
+    done
+  done
+done
+for spec in ${EXACT:-resident:1024:1920 resident:4096:480}; do
+  IFS=: read -r p w l <<< "$spec"
+  step "exact_${p}_${w}" 120 "$SI" --data "$PWD/data/spdnn" --path "$p" --width "$w" --layers "$l" --validate yes
+done
+step_summary
+infer_rows "$OUT"/ab_*.txt "$OUT"/exact_*.txt
+grep -hE "resident calls" "$OUT"/ab_*_1.txt | sed 's/.*API host/API host/' | head -8
+grep -E "tests passed|Total Test|\(Failed\)|Not Run" "$OUT/ctest.txt" 2>/dev/null | head
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
