@@ -6,7 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1]
+//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 0]
 //               [--resident-first-chunk 0] [--resident-max-chunk 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
@@ -61,7 +61,8 @@
 // off). Results do not depend on either.
 // --input-mask 0|1: the fused launch of layer 1 reads the images' piece mask (built from the sparse images before the
 // clock starts; the '#' line gives its GPU time), so that an input zero in all of a 128-image tile is neither read nor
-// multiplied (spdnn_gpu.h DriverOptions::input_mask, default 1). Results do not depend on it.
+// multiplied (spdnn_gpu.h DriverOptions::input_mask, default 0 since session 37: its build, untimed, costs more than
+// it saves). Results do not depend on it.
 // --resident-first-chunk K: the resident path's first resident call runs K layers (1..1024; 0, the default: 96), so
 // that the next call's host checks overlap it (spdnn_gpu.h DriverOptions; a first call shorter than 96: no gain
 // measured at edfe84b, the option kept for such probes: scripts/spdnn-resident-early-gpu.sh).
@@ -135,7 +136,7 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 1]\n"
+      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 0]\n"
       "                   [--resident-first-chunk 0] [--resident-max-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }

@@ -236,7 +236,9 @@ void DeviceNetwork::upload_layer(int l, const Ell& e, const std::vector<int>& or
 // the mask's GPU milliseconds (0 without one).
 double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled, unsigned* mask,
                        int64_t mask_ld) {
-  if (mask != nullptr && mask_ld < (ld + 127) / 128) throw std::runtime_error("upload_features: mask_ld too small");
+  // exactly the stride jhdnnSparseDnnLayerForwardCompactMasked reads: a larger one would make it read other words
+  if (mask != nullptr && mask_ld != (ld + 127) / 128)
+    throw std::runtime_error("upload_features: mask_ld must be (ld + 127) / 128");
   if (tiled && ld % 128 != 0) throw std::runtime_error("upload_features: a tiled ld must be a multiple of 128");
   size_t unused = 0;
   Owned owned;

@@ -167,8 +167,11 @@ struct DriverOptions {
   // input_mask: the fused launch of layer 1 reads the images' piece mask (jhdnnSparseDnnLayerForwardCompactMasked,
   // built from the sparse images before the clock starts, with the dense features: InferenceResult::input_mask_ms),
   // so that an input row whose features are zero in all of a 128-image tile is neither read nor multiplied there.
-  // The results are the same.
-  bool input_mask = true;
+  // The results are the same. OFF by default since session 37: only jhDNN uses the mask, so its build belongs in the
+  // timed work, and it costs more than it saves (measured at 9713083: built in 0.10 / 0.32 / 1.15 / 4.5 ms at
+  // N = 1024 / 4096 / 16384 / 65536, against layer 1's 15 / 63 / 87 us saved at 3274830). For A/B runs and callers
+  // that have a mask for free.
+  bool input_mask = false;
   // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 =
   // kResidentFirstChunkDefault). The API checks a call's layers on the host before its launch, while the GPU has only
   // the head's last layer queued; a short first call lets the next, longer one be checked while it runs (as
@@ -210,7 +213,7 @@ bool resident_4096_on();
 
 // Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere; tiled
 // (ld a multiple of 128): x[(r / 128) * n * 128 + i * 128 + r % 128] (JHDNN_SPARSE_DNN_FEATURES_TILED128).
-// mask (device, n rows of mask_ld >= (ld + 127) / 128 words; nullptr: none): the features' piece mask
+// mask (device, n rows of mask_ld = (ld + 127) / 128 words; nullptr: none): the features' piece mask
 // (jhdnnSparseDnnLayerForwardCompactMasked) built from the sparse images; returns its GPU milliseconds.
 double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false,
                        unsigned* mask = nullptr, int64_t mask_ld = 0);
