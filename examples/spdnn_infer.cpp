@@ -390,8 +390,9 @@ int main(int argc, char** argv) {
           std::string widened;  // the layers that read more positions than the survivors before them
           for (size_t l = 1; l < r.read.size(); ++l)
             if (r.read[l] > r.active[l - 1]) widened += (widened.empty() ? "" : ",") + std::to_string(l + 1);
-          std::printf(" (widened: %s), input mask %d", widened.empty() ? "none" : widened.c_str(), int(opt.input_mask));
-          if (opt.input_mask) std::printf(" (built in %.3f ms, untimed)", r.input_mask_ms);
+          const bool masked = opt.input_mask && path != spdnn::Path::kSeparate;  // (the separate path has no mask)
+          std::printf(" (widened: %s), input mask %d", widened.empty() ? "none" : widened.c_str(), int(masked));
+          if (masked) std::printf(" (built in %.3f ms, untimed)", r.input_mask_ms);
           std::printf(", API host time %.3f ms", r.api_host_ms);
           if (r.tail_first > 0)
             std::printf(" (first %s call %.3f ms, first chunk %d)",
