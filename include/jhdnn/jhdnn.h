@@ -576,8 +576,9 @@ jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactEx(jhdnnHandle_t handle, const jh
  * (its word 0) is not read, and a quad of 4 such inputs (4 consecutive entries of a row list) is not multiplied
  * where that is exact (finite weights in the whole 16-row block that reads it, bias not -0.0f). A 0 bit over
  * features that are not zero is a caller error: the outputs are then computed with zeros or with the values. Results
- * are the Ex call's: y bitwise, the same counts and the same survivors (the lists' order is unspecified, as there). xMask: 4-byte aligned device memory (else BAD_PARAM_MISALIGNED_POINTER), read,
- * not overlapping an output (BAD_PARAM). */
+ * are the Ex call's: y bitwise, the same counts and the same survivors (the lists' order is unspecified, as there).
+ * xMask: 4-byte aligned device memory (else BAD_PARAM_MISALIGNED_POINTER), read, not overlapping an output
+ * (BAD_PARAM). */
 jhdnnStatus_t jhdnnSparseDnnLayerForwardCompactMasked(
     jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax, int maxActive,
     const int *activeCount, const int *activeRows, const int *idsIn, jhdnnSparseDnnFeatureLayout_t layout,

@@ -183,7 +183,8 @@ static_assert(kValsRowsPerWarp == 2 * 32, "vals: a lane's two rows");
 
 // The layer table travels as a kernel parameter: 1024 x 16 B (session 37; 96 layers, inside the classic 4 KB limit,
 // before), within the 32,764 bytes of parameters CUDA 12.1 and later allow a kernel on sm_70 and newer. Fewer calls
-// mean fewer call boundaries (each ~3-6 us: the slices' features loaded, the first chunks, the survivors written).
+// mean fewer call boundaries: the slices' features loaded, the first chunks, the survivors written; measured ~14 us
+// a boundary at N = 1024 and ~58 us at N = 4096 (bench/results/5f8012b/).
 struct ResidentLayer {
   const float* pack;  // the packed chunks (dnn_resident_pack.cu, sparse.h), chunk c at c x kChunkFloats
                       // (the vals-pack copy: c x kResidentValsChunkBytes / 4)
