@@ -2151,7 +2151,8 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
   // The resident calls' schedule (DriverOptions::resident_first_chunk, resident_max_chunk: the first call's layers,
   // then each call twice the one before up to the most): the same survivors and counts, whatever the calls.
   const int rest = 120 - (r6.tail_first - 1);  // the resident layers
-  CHECK(r6.resident_calls == (rest <= 96 ? 1 : 2));  // the default: 96, then up to 192
+  const int first_default = spdnn::kResidentFirstChunkDefault;  // 96
+  CHECK(r6.resident_calls == (rest <= first_default ? 1 : 2));  // the default: 96, then up to 192
   struct Schedule { int first, most; };
   for (const Schedule sc : {Schedule{1, 0}, Schedule{8, 0}, Schedule{96, 0}, Schedule{0, 96}, Schedule{8, 16},
                             Schedule{0, 1}}) {
@@ -2166,7 +2167,7 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
     // the calls this schedule makes for `rest` layers
     int calls = 0;
     const int most = sc.most > 0 ? sc.most : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
-    for (int left = rest, next = std::min(sc.first > 0 ? sc.first : 96, most); left > 0;
+    for (int left = rest, next = std::min(sc.first > 0 ? sc.first : first_default, most); left > 0;
          left -= next, next = std::min(2 * next, most))
       ++calls;
     CHECK(c.resident_calls == calls);
