@@ -7,7 +7,9 @@
 #   2. spdnn_infer alternating AB_OPT's AB_VALUES (default --resident-max-chunk "96 0"), REPS times (default 3), each
 #      path:width:layers of SPECS (e.g. AB_OPT=--resident-first-chunk AB_VALUES="0 128" SPECS="resident:1024:120
 #      resident:4096:120": the L = 120 resident layers in one call instead of 96 + the rest);
-#   3. exact runs (--validate yes) of EXACT's path:width:layers items with the default schedule (EXACT="" none).
+#   3. exact runs (--validate yes) of EXACT's path:width:layers items with the default schedule (EXACT="" none);
+#   4. a traced run (--resident-trace) of each width:layers of TRACE (default none; e.g. TRACE="4096:480"), summarised
+#      by scripts/spdnn-resident-trace.py into trace_W_L_summary.txt (where a call boundary's time goes).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-chunks-gpu.sh $OUT/c; mv $OUT/c/r.tgz $OUT/; rm -rf $OUT/c
 #   (carry data/spdnn's four files)
 set -uo pipefail
@@ -32,6 +34,13 @@ done
 for spec in ${EXACT-resident:1024:1920 resident:4096:480}; do
   IFS=: read -r p w l <<< "$spec"
   step "exact_${p}_${w}" 120 "$SI" --data "$PWD/data/spdnn" --path "$p" --width "$w" --layers "$l" --validate yes
+done
+for spec in ${TRACE:-}; do
+  IFS=: read -r w l <<< "$spec"
+  step "trace_${w}_$l" 90 "$SI" --data "$PWD/data/spdnn" --path resident --width "$w" --layers "$l" --validate no \
+    --resident-trace "$OUT/trace_${w}_$l.csv"
+  [ -s "$OUT/trace_${w}_$l.csv" ] &&
+    timeout 60 python3 scripts/spdnn-resident-trace.py "$OUT/trace_${w}_$l.csv" >"$OUT/trace_${w}_${l}_summary.txt" 2>&1
 done
 step_summary
 infer_rows "$OUT"/ab_*.txt "$OUT"/exact_*.txt
