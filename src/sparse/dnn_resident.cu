@@ -378,18 +378,50 @@ __device__ __forceinline__ void issue_chunk(const ResidentLayer& layer, int c, i
 }
 
 // The pieces every resident kernel shares (inlined; the per-kernel code around them differs).
+// Item e of the slice's feature copies (load and write-out): slot q = e % S of the aligned quad of feature rows
+// 4a .. 4a + 3, a = e / S (S a power of 2: shifts). A warp's copy of row 4a + j then covers 32 / S quads x S slots,
+// one 16- or 32-byte piece of each of 32 / S rows where the slots' columns are consecutive (as spdnn's are). The
+// quad's rows lie at 4a + (j ^ key) in the buffer (resident_pos, sparse.h), key = resident_pos(4a, n) - 4a, found
+// once per item. Rows from 4 (n / 4) on (n % 4 rows and the padding row n) go one feature at a time.
+template <int S>
+__device__ __forceinline__ int quad_key(int a, int n) {
+  static_assert(S == 2 || S == 4 || S == 8, "slots per slice: a power of 2");
+  return resident_pos(4 * a, n) - 4 * a;
+}
 // The slice's features: x(i, column of slot q) -> the buffer at resident_pos(i, n) * S + q (slots without an
-// image and row n: 0). cols: the slots' columns in x (-1: no image), in shared memory. 32 scattered reads per
-// thread at n = 1024: unrolled so that 8 are in flight at once.
+// image and row n: 0). cols: the slots' columns in x (-1: no image), in shared memory. kBatch items per thread are
+// loaded before any is stored: 16 loads in flight per thread (at n = 4096, S = 4, 512 threads: all 8 items of a
+// thread in two batches). Until session 38 each thread took one feature at a time (resident_pos's loop between a
+// load and its store kept ~1 load in flight): 17-22 us per CTA at n = 4096, of a 4.8 us layer (the resident trace,
+// bench/results/62dd319/).
 template <int S, int kCtaThreads>
 __device__ __forceinline__ void load_slice_features(float* xbuf, const int* cols, const float* __restrict__ x,
                                                     int64_t ldx, int n) {
-  const int xstride = (n + 1) * S;
-#pragma unroll 8
-  for (int e = threadIdx.x; e < xstride; e += kCtaThreads) {
-    const int i = e / S, q = e % S;  // feature i of slot q, at its row resident_pos(i, n)
-    const int col = cols[q];
-    xbuf[resident_pos(i, n) * S + q] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
+  constexpr int kBatch = 4;
+  const int quads = n >> 2, items = quads * S;
+  for (int e0 = int(threadIdx.x); e0 < items; e0 += kBatch * kCtaThreads) {
+    float v[kBatch][4];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int e = e0 + u * kCtaThreads, a = e / S, col = cols[e % S];
+      const bool in = e < items && col >= 0;
+      const float* src = x + int64_t(4 * a) * ldx + col;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) v[u][j] = in ? src[j * ldx] : 0.f;
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int e = e0 + u * kCtaThreads, a = e / S, q = e % S;
+      if (e < items) {
+        const int key = quad_key<S>(a, n);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) xbuf[(4 * a + (j ^ key)) * S + q] = v[u][j];
+      }
+    }
+  }
+  for (int e = 4 * quads * S + int(threadIdx.x); e < (n + 1) * S; e += kCtaThreads) {  // rows 4 (n / 4) .. n
+    const int i = e / S, q = e % S, col = cols[q];  // resident_pos(i, n) = i here
+    xbuf[i * S + q] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
   }
 }
 // Threads q < S: the slice's state in misc (live list = slots 0..S - 1, flags 0 at misc 8.., the column of slot q
@@ -472,15 +504,26 @@ __device__ __forceinline__ int layer_end_mask(float (&alive4)[4], int slot0, int
   return cnt;
 }
 // After the last layer: the survivors' features (xfin, slot sl's feature i at resident_pos(i, n) * S + sl) to y
-// at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active).
+// at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active). The items
+// are load_slice_features's, t = e % S the survivor (s_live[t], t < cnt). Until session 38 each thread took one
+// feature at a time with a division by cnt and resident_pos's loop: ~10 us per CTA at n = 4096 to issue.
 template <int S, int kCtaThreads>
 __device__ __forceinline__ void write_survivors(const float* xfin, const int* s_live, int cnt, const int* s_base, int n,
                                                 int r0, float* __restrict__ y, int64_t ldy, const int* ids_in,
                                                 int* rows_out, int* ids_out, int max_active) {
-  for (int e = threadIdx.x; e < n * cnt; e += kCtaThreads) {
-    const int i = e / cnt, t = e % cnt;
-    const int sl = s_live[t];
-    y[int64_t(i) * ldy + r0 + sl] = xfin[resident_pos(i, n) * S + sl];
+  const int quads = n >> 2, items = quads * S;
+  for (int e = int(threadIdx.x); e < items; e += kCtaThreads) {
+    const int a = e / S, t = e % S;
+    if (t < cnt) {
+      const int sl = s_live[t], key = quad_key<S>(a, n);
+      float* dst = y + int64_t(4 * a) * ldy + r0 + sl;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) dst[j * ldy] = xfin[(4 * a + (j ^ key)) * S + sl];
+    }
+  }
+  for (int e = 4 * quads * S + int(threadIdx.x); e < n * S; e += kCtaThreads) {  // rows 4 (n / 4) .. n - 1
+    const int i = e / S, t = e % S;  // resident_pos(i, n) = i here
+    if (t < cnt) y[int64_t(i) * ldy + r0 + s_live[t]] = xfin[i * S + s_live[t]];
   }
   if (threadIdx.x < unsigned(cnt)) {  // (cnt >= 0)
     const int sl = s_live[threadIdx.x];
