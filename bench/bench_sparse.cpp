@@ -10,14 +10,16 @@
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline
 //       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
 //       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
-//       if columns died; bench_spdnn_cusparse says why it is exact). One timed iteration
-//       each, after one untimed warm-up run;
-//       counters TE/s (60000 * 32 * N * L / t), survivors, and `valid` (1 = categories equal the
-//       fused run's / the truth).
+//       if columns died; bench_spdnn_cusparse says why it is exact). --spdnn-runs K timed runs each
+//       (default 1), after one untimed warm-up run; real_time is their mean, the counters median_ms /
+//       min_ms / max_ms give the median and the spread (scripts/sparse-report.py takes the median);
+//       counters TE/s (60000 * 32 * N * L / t, t the median run's), survivors, and `valid` (1 =
+//       categories equal the fused run's / the truth; every run's categories must equal the first run's,
+//       else the benchmark errors).
 // Options (before the Google Benchmark ones): --spdnn "1024:120,480;4096:120" (width:layers lists:
 // "N:L" starts a width, a bare "L" adds layers to the width before it, ',' and ';' both separate, so
 // "1024:120,4096:120" is N=1024 L=120 and N=4096 L=120; repeated flags append), --baseline (same
-// syntax: which also run round 1's separate path and the cuSPARSE pipeline), --quick. The parsed
+// syntax: which also run round 1's separate path and the cuSPARSE pipeline), --spdnn-runs K, --quick. The parsed
 // lists are printed to stderr first.
 // The inputs are the official first 1200 images (data/spdnn or JHDNN_SPDNN_DIR), scaled to the
 // width and tiled to 60000 rows; the SpDNN and challenge-SpMM benches are skipped without them.
@@ -51,6 +53,27 @@ namespace {
 
 constexpr double kHbmBytesPerS = 4.16e12;  // measured copy rate of the H200 (common brief)
 constexpr int64_t kImages = 60000;
+int g_spdnn_runs = 1;  // --spdnn-runs: timed runs per SpDNN benchmark
+
+// The times of a SpDNN benchmark's timed runs (one per iteration): each is the iteration's manual time, and
+// report() adds the median (the lower middle one for an even count), the fastest and the slowest as counters.
+struct RunTimes {
+  std::vector<double> ms;
+  void add(benchmark::State& st, double t) {
+    ms.push_back(t);
+    st.SetIterationTime(t * 1e-3);
+  }
+  double median() const {
+    std::vector<double> v = ms;
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[(v.size() - 1) / 2];
+  }
+  void report(benchmark::State& st) const {
+    st.counters["median_ms"] = median();
+    st.counters["min_ms"] = ms.empty() ? 0.0 : *std::min_element(ms.begin(), ms.end());
+    st.counters["max_ms"] = ms.empty() ? 0.0 : *std::max_element(ms.begin(), ms.end());
+  }
+};
 
 #define SP_CHECK(call)                                                                                   \
   do {                                                                                                   \
@@ -309,17 +332,24 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
                              layout);  // warm-up
   spdnn::InferenceResult r;
+  RunTimes times;
+  std::vector<int> first;
   for (auto _ : st) {
     r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
                              layout);
-    st.SetIterationTime(r.loop_ms * 1e-3);
+    times.add(st, r.loop_ms);
+    if (times.ms.size() == 1)
+      first = r.categories;
+    else if (r.categories != first)
+      st.SkipWithError("the timed runs' categories differ");
   }
+  times.report(st);
   auto it = g_fused_categories.find({n, layers});
   if (it == g_fused_categories.end())
     g_fused_categories[{n, layers}] = r.categories;
   else
     st.counters["valid"] = double(it->second == r.categories);  // the separate path against the graph run
-  st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (r.loop_ms * 1e-3) / 1e12;
+  st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (times.median() * 1e-3) / 1e12;
   st.counters["survivors"] = double(r.categories.size());
   st.counters["host_ms"] = r.host_ms;
   st.counters["peak_GiB"] = double(r.peak_used_bytes) / (1u << 30);
@@ -459,13 +489,18 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   // width need more) and pays cuSPARSE's and CUB's first-call costs (a first run measured 135 ms where later
   // runs of the same network took 87, N = 4096 L = 480, bench/results/304ab06).
   (void)run();
-  double ms_total = 0;
+  RunTimes times;
+  std::vector<int> first;
   for (auto _ : st) {
-    ms_total = run();
-    st.SetIterationTime(ms_total * 1e-3);
+    times.add(st, run());
+    if (times.ms.size() == 1)
+      first = cats;
+    else if (cats != first)
+      st.SkipWithError("the timed runs' categories differ");
   }
+  times.report(st);
   for (auto m : mats) cusparseDestroySpMat(m);
-  st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (ms_total * 1e-3) / 1e12;
+  st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (times.median() * 1e-3) / 1e12;
   st.counters["survivors"] = double(cats.size());
   auto it = g_fused_categories.find({n, layers});
   st.counters["valid"] = it == g_fused_categories.end() ? -1.0 : double(it->second == cats);
@@ -545,6 +580,14 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--baseline") && i + 1 < argc) {
       parse_configs(argv[++i], "--baseline", &base_cfg);
       base_given = true;
+    } else if (!std::strcmp(argv[i], "--spdnn-runs") && i + 1 < argc) {
+      char* end = nullptr;
+      const long k = std::strtol(argv[++i], &end, 10);
+      if (!end || *end != '\0' || k < 1 || k > 1000) {
+        std::fprintf(stderr, "bench_sparse: --spdnn-runs takes 1..1000, got '%s'\n", argv[i]);
+        return 2;
+      }
+      g_spdnn_runs = int(k);
     } else if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
     } else {
@@ -633,13 +676,13 @@ int main(int argc, char** argv) {
       for (int l : ls)
         manual_time(benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kGraph, false),
-                    1);
+                    g_spdnn_runs);
     // The graph path on the tiled feature layout with relabelled neurons (session 26); `valid` against the graph run.
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls)
         manual_time(benchmark::RegisterBenchmark(("SpDNN/tiled/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kGraph, true),
-                    1);
+                    g_spdnn_runs);
     // The multi-layer cooperative launch (whole network, no readback); `valid` against the graph run.
     // N <= 4096 only, to keep the default run's time (spdnn_infer --path persistent for the others).
     for (auto& [n, ls] : spdnn_cfg)
@@ -647,7 +690,7 @@ int main(int argc, char** argv) {
         if (n > 4096) continue;
         manual_time(benchmark::RegisterBenchmark(("SpDNN/persistent/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kPersistent, false),
-                    1);
+                    g_spdnn_runs);
       }
     // The shared-memory-resident late layers (fused launches until <= 8 x SMs images are alive, then
     // launches of up to 96 layers with each CTA's slice of 8 images in shared memory, 4 with the vals
@@ -658,16 +701,16 @@ int main(int argc, char** argv) {
         if (!spdnn::resident_auto_applies(n)) continue;
         manual_time(benchmark::RegisterBenchmark(("SpDNN/resident/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kResident, false),
-                    1);
+                    g_spdnn_runs);
       }
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {
         manual_time(benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kSeparate, false),
-                    1);
+                    g_spdnn_runs);
         manual_time(benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_cusparse, n, l),
-                    1);
+                    g_spdnn_runs);
       }
   }
   benchmark::RunSpecifiedBenchmarks();

@@ -40,9 +40,21 @@ def replace_group(name):
 
 
 def ms(b):
+    """A row's time in ms: the median run's where the row has one (bench_sparse --spdnn-runs, session 38), else
+    Google Benchmark's real_time (the mean of the iterations; one iteration before session 38)."""
+    if "median_ms" in b:
+        return b["median_ms"]
     t = b.get("real_time", float("nan"))
     unit = b.get("time_unit", "ms")
     return t * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+
+def runs(b):
+    """'K (spread%)': a row's timed runs and (slowest - fastest) / median; '1' for a row of one run."""
+    k = int(b.get("iterations", 1))
+    if k <= 1 or "median_ms" not in b or not b["median_ms"] > 0:
+        return str(k)
+    return "{} ({:.1f}%)".format(k, 100.0 * (b["max_ms"] - b["min_ms"]) / b["median_ms"])
 
 
 def main():
@@ -104,13 +116,14 @@ def main():
     if fused:
         md += ["## Sparse DNN inference (fastest exact jhDNN path vs the seed paper's A100 and a cuSPARSE pipeline)", "",
                "| N | L | jhDNN path | time (ms) | TE/s | graph path ms | A100 paper | x paper | target (2x paper) | "
-               "survivors | host ms | peak GiB | cuSPARSE pipeline TE/s | x cuSPARSE | same categories | round-1 path TE/s |",
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+               "survivors | host ms | peak GiB | cuSPARSE pipeline TE/s | x cuSPARSE | same categories | round-1 path TE/s | "
+               "runs: jhDNN / pipeline (spread) |",
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for key in sorted(fused):
             label, b = fused[key]
             n, l = key
             if b.get("error_occurred"):
-                md.append(f"| {n} | {l} | {label} | error: {b.get('error_message', '')} |||||||||||||")
+                md.append(f"| {n} | {l} | {label} | error: {b.get('error_message', '')} ||||||||||||||")
                 continue
             te = b.get("TE/s", float("nan"))
             p = PAPER.get(n, {}).get(l)
@@ -118,12 +131,12 @@ def main():
             pte = pb.get("TE/s") if pb and not pb.get("error_occurred") else None
             sb = separate.get(key)
             ste = sb.get("TE/s") if sb and not sb.get("error_occurred") else None
-            md.append("| {} | {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} | {} | {} | {} |".format(
+            md.append("| {} | {} | {} | {:.2f} | {:.2f} | {} | {} | {} | {} | {:.0f} | {:.1f} | {:.1f} | {} | {} | {} | {} | {} |".format(
                 n, l, label, ms(b), te, f"{ms(paths['fused'][key]):.2f}" if key in paths["fused"] else "-", f"{p:.1f}" if p else "-", f"{te / p:.2f}" if p else "-",
                 f"{2 * p:.1f}" if p else "-", b.get("survivors", float("nan")), b.get("host_ms", float("nan")),
                 b.get("peak_GiB", float("nan")), f"{pte:.3f}" if pte else "-", f"{te / pte:.2f}" if pte else "-",
                 {1.0: "yes", 0.0: "NO", -1.0: "-"}.get(pb.get("valid"), "-") if pb else "-",
-                f"{ste:.2f}" if ste else "-"))
+                f"{ste:.2f}" if ste else "-", runs(b) + (" / " + runs(pb) if pb else "")))
         md.append("")
 
     # ---- SpMM

@@ -25,13 +25,13 @@ SPECS=${SPECS:-resident:1024:120,480 resident:4096:120,480 graph:16384:120,480 g
 for rep in $(seq "${REPS:-2}"); do
   for spec in $SPECS; do
     IFS=: read -r p w l <<< "$spec"
-    step "ab_${p}_${w}_base_$rep" 45 "${OLD[@]}" --path "$p" --width "$w" --layers "$l" --validate no
-    step "ab_${p}_${w}_new_$rep" 45 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate no
+    step "ab_${p}_${w}_${l//,/-}_base_$rep" 45 "${OLD[@]}" --path "$p" --width "$w" --layers "$l" --validate no
+    step "ab_${p}_${w}_${l//,/-}_new_$rep" 45 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate no
   done
 done
 for spec in ${EXACT:-resident:1024:120 resident:4096:480 graph:16384:120 graph:65536:120}; do
   IFS=: read -r p w l <<< "$spec"
-  step "exact_${p}_${w}" 60 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate yes
+  step "exact_${p}_${w}_${l//,/-}" 60 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate yes
 done
 if [ "${CTEST:-1}" != 0 ]; then
   # shellcheck disable=SC2086  # no regex: no arguments

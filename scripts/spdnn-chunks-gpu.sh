@@ -26,14 +26,14 @@ for rep in $(seq "${REPS:-3}"); do
   for spec in $SPECS; do
     IFS=: read -r p w l <<< "$spec"
     for m in ${AB_VALUES:-96 0}; do
-      step "ab_${p}_${w}_${AB_OPT#--}${m}_$rep" 60 "$SI" --data "$PWD/data/spdnn" --path "$p" --width "$w" \
+      step "ab_${p}_${w}_${l//,/-}_${AB_OPT#--}${m}_$rep" 60 "$SI" --data "$PWD/data/spdnn" --path "$p" --width "$w" \
         --layers "$l" --validate no "$AB_OPT" "$m"
     done
   done
 done
 for spec in ${EXACT-resident:1024:1920 resident:4096:480}; do
   IFS=: read -r p w l <<< "$spec"
-  step "exact_${p}_${w}" 120 "$SI" --data "$PWD/data/spdnn" --path "$p" --width "$w" --layers "$l" --validate yes
+  step "exact_${p}_${w}_${l//,/-}" 120 "$SI" --data "$PWD/data/spdnn" --path "$p" --width "$w" --layers "$l" --validate yes
 done
 for spec in ${TRACE:-}; do
   IFS=: read -r w l <<< "$spec"

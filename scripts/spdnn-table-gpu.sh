@@ -4,6 +4,9 @@
 # (bench_sparse, one run each), and spdnn_infer's exact runs with the CSVs scripts/sparse-report.py reads.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-table-gpu.sh $OUT/b; mv $OUT/b/r.tgz $OUT/; rm -rf $OUT/b  (carry data/spdnn)
 # Resident path at N = 1024 / 4096, graph path at N = 16384 / 65536 (each width's fastest exact path).
+# RUNS (default 5): bench_sparse times each path and the pipeline RUNS times per network (--spdnn-runs; one run each
+# before session 38) and scripts/sparse-report.py takes the median. INFER=0 skips spdnn_infer's runs (when the
+# library is that of an earlier table's CSVs).
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer bench_sparse
@@ -12,9 +15,11 @@ for spec in "resident:1024:120,480,1920;4096:120,480,1920" "fused:16384:120,480,
   p=${spec%%:*} nets=${spec#*:} w=${nets%%:*}
   [ "$w" = 65536 ] && [ "${nets#*:}" = 1920 ] && w=65536_1920
   step "bench_spdnn_$w" 240 "$BS" --spdnn "$nets" --baseline "$nets" --benchmark_filter="SpDNN/($p|cusparse)/" \
-    --benchmark_out="$OUT/bench_sparse_spdnn_$w.json" --benchmark_out_format=json
+    --benchmark_out="$OUT/bench_sparse_spdnn_$w.json" --benchmark_out_format=json \
+    --spdnn-runs "${RUNS:-5}"
 done
 for w in 1024 4096 16384 65536; do
+  [ "${INFER:-1}" = 0 ] && break
   p=resident
   [ $w -gt 4096 ] && p=graph
   L=120,480,1920
