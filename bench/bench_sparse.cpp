@@ -693,8 +693,8 @@ int main(int argc, char** argv) {
                     g_spdnn_runs);
       }
     // The shared-memory-resident late layers (fused launches until <= 8 x SMs images are alive, then
-    // launches of up to 96 layers with each CTA's slice of 8 images in shared memory, 4 with the vals
-    // kernel at N = 4096); `valid` against the graph run. Registered where the default rule runs it
+    // launches of 96 layers, then twice the one before up to 1024, with each CTA's slice of 4 or 8 images in shared
+    // memory); `valid` against the graph run. Registered where the default rule runs it
     // (spdnn::resident_auto_applies: N <= 1024, and N = 4096 unless JHDNN_SPDNN_RESIDENT_4096=0).
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls) {
