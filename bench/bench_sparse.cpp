@@ -15,7 +15,7 @@
 //       min_ms / max_ms give the median and the spread (scripts/sparse-report.py takes the median);
 //       counters TE/s (60000 * 32 * N * L / t, t the median run's), survivors, and `valid` (1 =
 //       categories equal the fused run's / the truth; every run's categories must equal the first run's,
-//       else the benchmark errors).
+//       else the benchmark errors and stops); survivors, host_ms and peak_GiB are the last run's.
 // Options (before the Google Benchmark ones): --spdnn "1024:120,480;4096:120" (width:layers lists:
 // "N:L" starts a width, a bare "L" adds layers to the width before it, ',' and ';' both separate, so
 // "1024:120,4096:120" is N=1024 L=120 and N=4096 L=120; repeated flags append), --baseline (same
@@ -338,11 +338,14 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
     r = spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
                              layout);
     times.add(st, r.loop_ms);
-    if (times.ms.size() == 1)
+    if (times.ms.size() == 1) {
       first = r.categories;
-    else if (r.categories != first)
+    } else if (r.categories != first) {
       st.SkipWithError("the timed runs' categories differ");
+      break;  // (Google Benchmark: no further iteration after SkipWithError)
+    }
   }
+  if (st.error_occurred()) return;  // no counters, and not the reference of later paths' `valid`
   times.report(st);
   auto it = g_fused_categories.find({n, layers});
   if (it == g_fused_categories.end())
@@ -493,13 +496,16 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
   std::vector<int> first;
   for (auto _ : st) {
     times.add(st, run());
-    if (times.ms.size() == 1)
+    if (times.ms.size() == 1) {
       first = cats;
-    else if (cats != first)
+    } else if (cats != first) {
       st.SkipWithError("the timed runs' categories differ");
+      break;
+    }
   }
-  times.report(st);
   for (auto m : mats) cusparseDestroySpMat(m);
+  if (st.error_occurred()) return;
+  times.report(st);
   st.counters["TE/s"] = 60000.0 * 32 * double(n) * layers / (times.median() * 1e-3) / 1e12;
   st.counters["survivors"] = double(cats.size());
   auto it = g_fused_categories.find({n, layers});

@@ -50,7 +50,10 @@ def ms(b):
 
 
 def runs(b):
-    """'K (spread%)': a row's timed runs and (slowest - fastest) / median; '1' for a row of one run."""
+    """'K (spread%)': a row's timed runs and (slowest - fastest) / median; '1' for a row of one run; 'error' for a
+    row whose benchmark failed (e.g. its runs' categories differed)."""
+    if b.get("error_occurred"):
+        return "error"
     k = int(b.get("iterations", 1))
     if k <= 1 or "median_ms" not in b or not b["median_ms"] > 0:
         return str(k)

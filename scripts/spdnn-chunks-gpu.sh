@@ -37,10 +37,10 @@ for spec in ${EXACT-resident:1024:1920 resident:4096:480}; do
 done
 for spec in ${TRACE:-}; do
   IFS=: read -r w l <<< "$spec"
-  step "trace_${w}_$l" 90 "$SI" --data "$PWD/data/spdnn" --path resident --width "$w" --layers "$l" --validate no \
-    --resident-trace "$OUT/trace_${w}_$l.csv"
-  [ -s "$OUT/trace_${w}_$l.csv" ] &&
-    timeout 60 python3 scripts/spdnn-resident-trace.py "$OUT/trace_${w}_$l.csv" >"$OUT/trace_${w}_${l}_summary.txt" 2>&1
+  t="trace_${w}_${l//,/-}"
+  step "$t" 90 "$SI" --data "$PWD/data/spdnn" --path resident --width "$w" --layers "$l" --validate no \
+    --resident-trace "$OUT/$t.csv"
+  [ -s "$OUT/$t.csv" ] && step "${t}_summary" 60 python3 scripts/spdnn-resident-trace.py "$OUT/$t.csv"
 done
 step_summary
 infer_rows "$OUT"/ab_*.txt "$OUT"/exact_*.txt

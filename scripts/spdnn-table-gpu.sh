@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, ONE call of the device tool (~6 minutes on a warm build folder): the rows of
 # bench/results/sparse.md's inference table, every width, against the cuSPARSE pipeline in the same process
-# (bench_sparse, one run each), and spdnn_infer's exact runs with the CSVs scripts/sparse-report.py reads.
+# (bench_sparse, RUNS runs each), and spdnn_infer's exact runs with the CSVs scripts/sparse-report.py reads.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-table-gpu.sh $OUT/b; mv $OUT/b/r.tgz $OUT/; rm -rf $OUT/b  (carry data/spdnn)
 # Resident path at N = 1024 / 4096, graph path at N = 16384 / 65536 (each width's fastest exact path).
 # RUNS (default 5): bench_sparse times each path and the pipeline RUNS times per network (--spdnn-runs; one run each
@@ -30,5 +30,6 @@ for w in 1024 4096 16384 65536; do
 done
 step_summary
 infer_rows "$OUT"/spdnn_infer_*.txt
-grep -hE "^SpDNN" "$OUT"/bench_spdnn_*.txt | awk '{print $1, $2, $3}'
+grep -hE "^SpDNN" "$OUT"/bench_spdnn_*.txt | awk '{m = "-"; for (i = 4; i <= NF; ++i) if ($i ~ /^median_ms=/) m = $i
+  print $1, m}'
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
