@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Structural checks of sparse kernels' SASS in the built library (ctest entry sass_check_sparse; exit 77 = skipped
-# where no cuobjdump is found: set CUOBJDUMP, or have the CUDA toolkit's /usr/local/cuda/bin/cuobjdump).
+# where no cuobjdump is found: set CUOBJDUMP, or have the CUDA toolkit's /usr/local/cuda/bin/cuobjdump; on a machine
+# without one, scripts/fetch-sass-tools.sh unpacks NVIDIA's cuobjdump wheel and prints its folder).
 #   scripts/sass-check-sparse.sh build/src/libjhdnn.so
 # Why (session 34): two properties of these kernels hold only as long as ptxas keeps compiling them as measured.
 # - Every row computed. Where rows share their indices and weights, the kernels load the weights once and start
@@ -14,7 +15,7 @@ set -uo pipefail
 lib=${1:?usage: sass-check-sparse.sh LIBJHDNN}
 cuobj=${CUOBJDUMP:-$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)}
 if [ ! -x "$cuobj" ]; then
-  echo "SKIP: no cuobjdump (looked for \$CUOBJDUMP, PATH, /usr/local/cuda/bin/cuobjdump)"
+  echo "SKIP: no cuobjdump (looked for \$CUOBJDUMP, PATH, /usr/local/cuda/bin/cuobjdump; scripts/fetch-sass-tools.sh gets one)"
   exit 77
 fi
 names=$("$cuobj" -res-usage "$lib" 2>/dev/null | sed -n 's/^ *Function \([^:]*\):.*/\1/p')
