@@ -112,9 +112,14 @@ def main():
     # A run without the graph path (e.g. --benchmark_filter='SpDNN/(resident|cusparse)/'): its first jhDNN path is
     # the reference of the pipeline's `valid` (bench_sparse.cpp), and its own exactness is checked by the tests and
     # spdnn_infer, not here; the graph path column then reads "-".
+    # A row that errored there (e.g. its runs' categories differed) is shown as an error rather than dropped, unless
+    # another path of the same network ran.
     for label in ("resident", "persistent"):
         for key, b in paths[label].items():
-            if key not in paths["fused"] and key not in fused and not b.get("error_occurred"):
+            if key in paths["fused"]:
+                continue
+            cur = fused.get(key)
+            if cur is None or (cur[1].get("error_occurred") and not b.get("error_occurred")):
                 fused[key] = (label, b)
     if fused:
         md += ["## Sparse DNN inference (fastest exact jhDNN path vs the seed paper's A100 and a cuSPARSE pipeline)", "",
