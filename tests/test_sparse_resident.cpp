@@ -1117,7 +1117,7 @@ void model_compact_list(const std::vector<int>& ids_in, int count, const std::ve
 // JHDNN_RESIDENT_KERNEL's setter (core/config.h): the names (duo, quad, pair, bulk, packed, vals, valsfan,
 // vals4w, vals4w8), exact; anything else refused with no change; nullptr back to the environment's value (duo
 // when unset or "").
-TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / valsfan / vals4w / vals4w8 / vals4w1", "[sparse][resident][cpu]") {
+TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / valsfan / vals4w / vals4w8", "[sparse][resident][cpu]") {
   namespace cfg = jhdnn::core::config;
   const cfg::ResidentKernel env = cfg::resident_kernel();
   const char* const env_value = std::getenv("JHDNN_RESIDENT_KERNEL");
@@ -1169,12 +1169,6 @@ TEST_CASE("resident kernel switch: pair / bulk / packed / quad / duo / vals / va
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w8);
   REQUIRE(cfg::set_resident_kernel("vals4w"));  // back from vals4w8: the two names are told apart
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w);
-  REQUIRE(cfg::set_resident_kernel("vals4w1"));  // session 39: vals4w's one ring, never split
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w1);
-  CHECK(int(cfg::ResidentKernel::kVals4w1) == 9);
-  CHECK_FALSE(cfg::set_resident_kernel("vals4w2"));
-  CHECK_FALSE(cfg::set_resident_kernel("Vals4w1"));
-  CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kVals4w1);
   REQUIRE(cfg::set_resident_kernel("duo"));
   REQUIRE(cfg::set_resident_kernel(""));  // "" = the default, as for the environment
   CHECK(cfg::resident_kernel() == cfg::ResidentKernel::kDuo);
@@ -1444,9 +1438,7 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
     // and for slices 5..8, the call goes on to the list-pack kernels (vals4w8 never tries vals: pair's shape
     // below S = 8, at S = 8 quad, as duo's ring is not sized for it; same results, so every slice here
     // succeeds). duo runs it at slice 0 where n <= 1024 and it fits.
-    // vals4w1 (session 39): vals4w with its one ring where duo and =vals4w split it (the generated N 4096 case).
-    const char* const kernels[] = {"quad",    "duo",    "pair",    "bulk",   "packed",
-                                   "vals",    "valsfan", "vals4w", "vals4w8", "vals4w1"};
+    const char* const kernels[] = {"quad", "duo", "pair", "bulk", "packed", "vals", "valsfan", "vals4w", "vals4w8"};
     constexpr int kKernels = int(sizeof kernels / sizeof kernels[0]);
     for (int run = 0; run < kKernels * (smax + 1); ++run) {
       const char* const kernel = kernels[run / (smax + 1)];
@@ -2437,34 +2429,6 @@ bool vals_copy(ValsRing& ring, const std::vector<HostPack>& packs, int chunks, i
   ++ring.landed[size_t(h % ring.slots)];
   return true;
 }
-// vals4w's split ring (session 39): the header part (rows x 16 bytes) or the body (the rest) of chunk h = chunk hc
-// of layer hk into slot h % ring.slots of a header or body ring, from the slot's byte 0, landing at once; false
-// (why) as vals_copy.
-bool vals_copy_part(ValsRing& ring, const std::vector<HostPack>& packs, int chunks, int last_rows, bool body, int h,
-                    int hk, int hc, std::string* why) {
-  if (hk >= int(packs.size())) return true;
-  if (hc < 0 || hc >= chunks || h != hk * chunks + hc) {
-    *why = "a copy of chunk " + std::to_string(hc) + " of layer " + std::to_string(hk) + " as chunk " +
-           std::to_string(h) + " (not its chunk, or past the layer's pack)";
-    return false;
-  }
-  const int rows = hc == chunks - 1 ? last_rows : kEChunk;
-  const int head = rows * jhdnn::sparse::kResidentValsHeadBytes;
-  const int bytes = jhdnn::sparse::resident_vals_chunk_bytes(rows, packs[size_t(hk)].list_bytes);
-  const int from = body ? head : 0, to = body ? bytes : head;
-  if (size_t(to - from) > ring.slot_words * 4) {
-    *why = std::string("a ") + (body ? "body" : "header") + " copy larger than its ring slot";
-    return false;
-  }
-  const size_t base = size_t(h % ring.slots) * ring.slot_words;
-  const uint32_t* srcw = packs[size_t(hk)].words.data() + size_t(hc) * kVCW;
-  for (int w = from / 4; w < to / 4; ++w) {
-    ring.words[base + size_t(w - from / 4)] = srcw[w];
-    ring.tag[base + size_t(w - from / 4)] = h;
-  }
-  ++ring.landed[size_t(h % ring.slots)];
-  return true;
-}
 // A slice's two feature buffers of (n + 1) x S floats (row n: the zero padding row): images r0 ..
 // r0 + mine - 1 in buffer 0's columns 0 .. mine - 1, at their feature rows resident_pos(i, n).
 std::array<std::vector<float>, 2> vals_slice_buffers(const std::vector<std::vector<float>>& images, int r0, int mine,
@@ -2692,10 +2656,6 @@ enum class Vals4wMutation {
   kAbsentRow0,    // an absent row reads the chunk's row 0 header, and the shared-list test skips absent rows
   kAbsentOwn,     // an absent row reads its own header (at 16 r, r >= rows_here: the copy's list / value slots)
   kW1AnyValues,   // the one-load path (row i = 0's value slot for all 4 rows) whenever the list is shared
-  // The split ring (session 39):
-  kSplitEarlyHeader,  // the header slot refilled before the warp has read its headers
-  kSplitBodyParity,   // the body wait's parity (k + 1) & 1
-  kSplitBodySame,     // the body slot refilled with chunk h + chunks - 1 (another chunk of the next layer)
 };
 const char* vals4w_mutation_name(Vals4wMutation m) {
   switch (m) {
@@ -2711,9 +2671,6 @@ const char* vals4w_mutation_name(Vals4wMutation m) {
     case Vals4wMutation::kAbsentRow0: return "absent row reads row 0's header, shared test skips absent rows";
     case Vals4wMutation::kAbsentOwn: return "absent row reads its own header (no substitution)";
     case Vals4wMutation::kW1AnyValues: return "one weight load for a lane's 4 rows whenever they share a list";
-    case Vals4wMutation::kSplitEarlyHeader: return "split: header slot refilled before its headers are read";
-    case Vals4wMutation::kSplitBodyParity: return "split: body wait on parity (k + 1) & 1";
-    case Vals4wMutation::kSplitBodySame: return "split: body slot refilled with chunk h + chunks - 1";
   }
   return "?";
 }
@@ -2765,7 +2722,7 @@ struct Vals4wStats {
 bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<const std::vector<int>*>& orders,
                     const std::vector<std::vector<float>>& images, float bias, int slice, int warps, int R,
                     ChainResult* out, std::string* why, Vals4wMutation mutation = Vals4wMutation::kNone,
-                    Vals4wStats* stats = nullptr, bool split = false) {
+                    Vals4wStats* stats = nullptr) {
   namespace sp = jhdnn::sparse;
   constexpr int S = sp::kResidentValsS;
   const int W = warps;
@@ -2790,15 +2747,9 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
     *why = "more than " + std::to_string(2 * W) + " chunks per layer (" + std::to_string(W) + " warps do not run)";
     return false;
   }
-  if (split && (W != 16 || chunks <= 16)) {
-    *why = "the split ring with " + std::to_string(W) + " warps and " + std::to_string(chunks) +
-           " chunks (it runs with 16 warps and more than 16 chunks)";
-    return false;
-  }
   std::vector<HostPack> packs;
   size_t slot_bytes = 0;
   if (!vals_packs(L, orders, ValsMutation::kNone, &packs, &slot_bytes, why)) return false;
-  const size_t head_bytes = size_t(kEChunk) * sp::kResidentValsHeadBytes;  // the split ring's header slot
   out->counts.assign(size_t(layers), 0);
   out->last.clear();
   const int total = layers * chunks;
@@ -2810,14 +2761,10 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
   for (int r0 = 0; r0 < count; r0 += slice) {
     const int mine = std::min(slice, count - r0);
     std::array<std::vector<float>, 2> xb = vals_slice_buffers(images, r0, mine, n);
-    // Split: `ring` holds the headers (R slots of head_bytes) and `body` the rest of each chunk, a slot per chunk of
-    // a layer (chunk h in slot h % chunks, its wait for parity (h / chunks) & 1 = k & 1), with their own copies.
-    ValsRing ring(R, split ? head_bytes : slot_bytes);
-    ValsRing body(split ? chunks : 1, split ? slot_bytes - head_bytes : 16);
+    ValsRing ring(R, slot_bytes);
     std::vector<Who> issued(static_cast<size_t>(total)), consumed(static_cast<size_t>(total)),
-        reader(static_cast<size_t>(R)), bissued(static_cast<size_t>(total)), bconsumed(static_cast<size_t>(total)),
-        breader(static_cast<size_t>(chunks));
-    int top = -1, btop = -1;  // the highest chunk copied so far (split: headers, bodies)
+        reader(static_cast<size_t>(R));
+    int top = -1;  // the highest chunk copied so far
     // Chunk h (layer hk, chunk hc, as the issuer computed them) by warp w in layer k (prologue: -1, -1).
     auto copy = [&](int h, int hk, int hc, int k, int w) {
       if (hk >= layers) return true;  // past the last layer: nothing (the kernel tests h + R < total, the same)
@@ -2836,38 +2783,13 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
                " (a write over a slot another warp may still read)";
         return false;
       }
-      if (!(split ? vals_copy_part(ring, packs, chunks, last_rows, false, h, hk, hc, why)
-                  : vals_copy(ring, packs, chunks, last_rows, slot_bytes, h, hk, hc, why)))
-        return false;
+      if (!vals_copy(ring, packs, chunks, last_rows, slot_bytes, h, hk, hc, why)) return false;
       issued[size_t(h)] = {k, w};
       top = std::max(top, h);
       return true;
     };
-    // Split: chunk h's body by warp w in layer k, into body slot h % chunks, whose previous chunk h - chunks the
-    // issuer must have consumed itself in this layer (or it was consumed in an earlier one).
-    auto bcopy = [&](int h, int hk, int hc, int k, int w) {
-      if (hk >= layers) return true;  // past the last layer: nothing (the kernel tests h + chunks < total)
-      if (h >= 0 && h < total && bissued[size_t(h)].layer != -2) {
-        *why = "the body of chunk " + str(h) + " copied twice (by warp " + str(w) + " in layer " + str(k) + ")";
-        return false;
-      }
-      const int prev = h - chunks;
-      if (h >= 0 && prev >= 0 && prev < total &&
-          !(bconsumed[size_t(prev)].layer >= 0 &&
-            (bconsumed[size_t(prev)].layer < k || bconsumed[size_t(prev)].warp == w))) {
-        *why = "a copy of chunk " + str(h) + "'s body by warp " + str(w) + " in layer " + str(k) + " into body slot " +
-               str(h % chunks) + " whose chunk " + str(prev) + " another warp may still read";
-        return false;
-      }
-      if (!vals_copy_part(body, packs, chunks, last_rows, true, h, hk, hc, why)) return false;
-      bissued[size_t(h)] = {k, w};
-      btop = std::max(btop, h);
-      return true;
-    };
     for (int h = 0; h < R && h < total; ++h)  // the prologue: before any consumption
       if (!copy(h, h / chunks, h % chunks, -1, -1)) return false;
-    for (int h = 0; split && h < chunks && h < total; ++h)  // split: layer 0's bodies
-      if (!bcopy(h, 0, h, -1, -1)) return false;
     // The kernel's state per warp and pass (since 58bafbf): chunk c's slot and phase, kept from layer to layer (+
     // chunks: dq phases, dr slots, one carry), and its refill's layer offset q and chunk hc, fixed. The checks below
     // hold them to h % R and h / R; the refill copies what they name.
@@ -2922,17 +2844,7 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
             return false;
           }
           const int rows_here = c == chunks - 1 ? last_rows : kEChunk;
-          // Split: bytes past the headers are the body slot's, from its byte 0.
-          auto word = [&](uint32_t byte, uint32_t* v) {  // or a violation
-            const uint32_t head = uint32_t(rows_here) * uint32_t(sp::kResidentValsHeadBytes);
-            return split && byte >= head ? body.read(h, byte - head, v, why) : ring.read(h, byte, v, why);
-          };
-          // The header refill (split): after the warp's header reads (mutation: before them).
-          auto header_refill = [&] {
-            consumed[size_t(h)] = {k, w};
-            return copy(h + step, k + kq[pass][w], khc[pass][w], k, w);
-          };
-          if (split && mutation == Vals4wMutation::kSplitEarlyHeader && !header_refill()) return false;
+          auto word = [&](uint32_t byte, uint32_t* v) { return ring.read(h, byte, v, why); };  // or a violation
           struct Lane {
             bool present[4];
             uint32_t hd[4][4];  // row i's header words (absent: the substitute's)
@@ -2967,24 +2879,6 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
             all_one = all_one && one;
             any_one = any_one || one;
             all_one_v = all_one_v && one_v;
-          }
-          if (split) {  // the header slot's refill, then the wait for the body (copied in the layer before)
-            if (mutation != Vals4wMutation::kSplitEarlyHeader && !header_refill()) return false;
-            if (breader[size_t(c)].layer == k && breader[size_t(c)].warp != w) {
-              *why = "body slot " + str(c) + " read by two warps in layer " + str(k);
-              return false;
-            }
-            breader[size_t(c)] = {k, w};
-            if (bissued[size_t(h)].layer == k && bissued[size_t(h)].warp != w) {
-              *why = "warp " + str(w) + " waits in layer " + str(k) + " on chunk " + str(h) +
-                     "'s body, issued in that layer by warp " + str(bissued[size_t(h)].warp);
-              return false;
-            }
-            const int bpar = mutation == Vals4wMutation::kSplitBodyParity ? (k + 1) & 1 : k & 1;
-            if (!body.wait_passes(h, bpar)) {
-              *why = "a body wait that does not pass on exactly its chunk's phase (chunk " + str(h) + ")";
-              return false;
-            }
           }
           const bool shared = mutation == Vals4wMutation::kAnyOne ? any_one : all_one;
           // kW1: every lane's weights from its i = 0 row's value slot (the same slot as its other rows' but under
@@ -3025,12 +2919,6 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
               }
             }
           }
-          if (split) {  // the body slot's refill: chunk c of the next layer (mutation: chunk c - 1's)
-            bconsumed[size_t(h)] = {k, w};
-            const int bh = mutation == Vals4wMutation::kSplitBodySame ? h + chunks - 1 : h + chunks;
-            if (!bcopy(bh, bh / chunks, bh % chunks, k, w)) return false;
-            continue;
-          }
           consumed[size_t(h)] = {k, w};
           // The refill: lane 0, after the warp's reads of the slot; chunk h + R (mutations: h + R -/+ 1), its
           // layer and chunk as the kernel keeps them: layer k + q, chunk hc.
@@ -3062,15 +2950,6 @@ bool emulate_vals4w(const std::vector<const spdnn::Ell*>& L, const std::vector<c
           }
         if (top >= from + R) {
           *why = "an emptied slice leaves with chunk " + str(top) + " issued but not waited for";
-          return false;
-        }
-        for (int h = from; split && h < from + chunks && h < total; ++h)
-          if (!body.landed_exactly(h)) {
-            *why = "an emptied slice leaves with chunk " + str(h) + "'s body in flight not landed";
-            return false;
-          }
-        if (split && btop >= from + chunks) {
-          *why = "an emptied slice leaves with chunk " + str(btop) + "'s body issued but not waited for";
           return false;
         }
         emptied = true;
@@ -3452,11 +3331,11 @@ TEST_CASE("resident vals: the GPU test's N = 4096 cases run vals itself, the own
 TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfan runs)", "[sparse][resident][cpu]") {
   namespace sp = jhdnn::sparse;
   constexpr size_t kH200 = 232448;
-  // The challenge's 3,328-byte chunks at n = 4096: 640 bytes of misc ints (384 before session 39's split ring's
-  // mbarriers) + 2 x 4097 x 4 x 4 of features = 131,744 fixed, 30 slots = 231,584 bytes; 31 would take 234,912.
-  CHECK(sp::resident_vals4w_smem_bytes(4096, 3328, 0) == 131744);
+  // The challenge's 3,328-byte chunks at n = 4096: 384 bytes of misc ints + 2 x 4097 x 4 x 4 of features =
+  // 131,488 fixed, 30 slots = 231,328 bytes; 31 would take 234,656.
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3328, 0) == 131488);
   CHECK(sp::resident_vals4w_slots(4096, 3328, kH200) == 30);
-  CHECK(sp::resident_vals4w_smem_bytes(4096, 3328, 30) == 231584);
+  CHECK(sp::resident_vals4w_smem_bytes(4096, 3328, 30) == 231328);
   CHECK(sp::resident_vals4w_smem_bytes(4096, 3328, 31) > kH200);
   // n = 4097: 33 chunks per layer, none however small the chunks; at most 32 slots.
   CHECK(sp::resident_vals4w_slots(4097, 3328, kH200) == 0);
@@ -3471,22 +3350,6 @@ TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfa
   CHECK(sp::resident_vals4w_slots(4096, 3328, fixed) == 0);
   CHECK(sp::resident_vals4w_slots(4096, 3328, fixed - 1) == 0);
   CHECK(sp::resident_vals4w_slots(4096, 0, kH200) == 0);
-  // The split ring (session 39): at n = 4096 32 bodies of 3,328 - 2,048 = 1,280 bytes + 131,744 fixed = 172,704;
-  // (232,448 - 172,704) / 2,048 = 29.2 header slots (232,096 bytes). None with 16 chunks or fewer (n 2048: vals4w's
-  // ring of >= 16 slots already holds a layer), more than 32 (n 4097), or a 2 KB header ring of fewer than 16 slots.
-  CHECK(sp::resident_vals4w_split_ring_bytes(4096, 3328, 29) == 29 * 2048 + 32 * 1280);
-  CHECK(sp::resident_vals4w_split_smem_bytes(4096, 3328, 0) == 172704);
-  CHECK(sp::resident_vals4w_split_slots(4096, 3328, kH200) == 29);
-  CHECK(sp::resident_vals4w_split_smem_bytes(4096, 3328, 29) == 232096);
-  CHECK(sp::resident_vals4w_split_smem_bytes(4096, 3328, 30) > kH200);
-  CHECK(sp::resident_vals4w_split_slots(4096, 3328, size_t(1) << 30) == 32);
-  CHECK(sp::resident_vals4w_split_slots(2048, 3328, kH200) == 0);
-  CHECK(sp::resident_vals4w_split_slots(2049, 3328, kH200) == 32);
-  CHECK(sp::resident_vals4w_split_slots(4097, 3328, size_t(1) << 30) == 0);
-  CHECK(sp::resident_vals4w_split_slots(4096, 2048, size_t(1) << 30) == 0);  // no body: not a vals-pack chunk
-  CHECK(sp::resident_vals4w_split_slots(4096, 3328, 172704 + 16 * 2048) == 16);
-  CHECK(sp::resident_vals4w_split_slots(4096, 3328, 172704 + 16 * 2048 - 1) == 0);
-  CHECK(sp::resident_vals4w_split_slots(4096, 3328, 172704) == 0);
   // The GPU test's cases (its seeds): the challenge, random runs at n 4001 and 3500, own values, kind 4.
   // (Slot bytes 144 x lists + 128 x values of the fullest chunk + 128 x 16 of headers; before session 20's
   // 144-byte list slots 3,200 / 5,760 / 6,912 / 20,992 bytes and R 31 / 18 / 17 / 0.)
@@ -3536,11 +3399,11 @@ TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfa
   CHECK(sp::resident_vals4w8_budget(0, 1024) == 0);
   CHECK(sp::resident_vals4w8_budget(2048, 1024) == 0);
   CHECK(sp::resident_vals4w8_budget(2050, 1024) == 1);
-  // The challenge's chunks at n = 1024: 640 bytes of misc ints + 2 x 1025 x 4 x 4 of features = 33,440 fixed;
-  // (115,712 - 33,440) / 3,328 = 24.7: R = 24 (113,312 bytes; 25 slots would take 116,640).
-  CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 0) == 33440);
+  // The challenge's chunks at n = 1024: 384 bytes of misc ints + 2 x 1025 x 4 x 4 of features = 33,184 fixed;
+  // (115,712 - 33,184) / 3,328 = 24.8: R = 24 (113,056 bytes; 25 slots would take 116,384).
+  CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 0) == 33184);
   CHECK(sp::resident_vals4w_slots(1024, 3328, kH200w8, 8) == 24);
-  CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 24) == 113312);
+  CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 24) == 113056);
   CHECK(sp::resident_vals4w_smem_bytes(1024, 3328, 25) > kH200w8);
   // n = 2049: 17 chunks per layer, none with 8 warps however small the chunks (16 warps take it: 32 slots in the
   // H200's block, (232,448 - 65,984) / 3,328 = 50); n = 2048 (16 chunks) does.
@@ -3588,19 +3451,15 @@ struct Vals4wPrepared {
   std::vector<const spdnn::Ell*> lp;
   std::vector<const std::vector<int>*> op;
   int r_h200, r8_h200;
-  int rs_h200;  // the split ring's header slots where the call splits on the H200 (its one ring < chunks), else 0
   int r_h200_of(int warps) const { return warps == 16 ? r_h200 : r8_h200; }
 };
 Vals4wPrepared prepare_vals4w(const ValsCase& cs, uint64_t seed) {
-  Vals4wPrepared p{&cs, build_vals_case(cs, seed), {}, {}, 0, 0, 0};
+  Vals4wPrepared p{&cs, build_vals_case(cs, seed), {}, {}, 0, 0};
   for (size_t l = 0; l < p.b.ells.size(); ++l) {
     p.lp.push_back(&p.b.ells[l]);
     p.op.push_back(&p.b.orders[l]);
   }
-  size_t slot_bytes = 0;
-  p.r_h200 = vals4w_slots_of(p.b, cs.n, 232448, &slot_bytes);
-  const int64_t chunks = (cs.n + 127) / 128;
-  p.rs_h200 = p.r_h200 > 0 && p.r_h200 < chunks ? jhdnn::sparse::resident_vals4w_split_slots(cs.n, slot_bytes, 232448) : 0;
+  p.r_h200 = vals4w_slots_of(p.b, cs.n, 232448);
   p.r8_h200 = vals4w_slots_of(p.b, cs.n, h200_vals4w8_budget(), nullptr, 8);
   return p;
 }
@@ -3617,10 +3476,10 @@ std::vector<Vals4wPrepared> prepare_vals4w_cases(std::initializer_list<std::pair
 // where the kernel does not fit there), and at slices 1 and 4 with each other ring in `forced`. Returns
 // which paths the warps took.
 Vals4wStats emulate_vals4w_case(const ValsCase& cs, uint64_t seed, int warps, std::initializer_list<int> slices,
-                                const std::vector<int>& forced, bool split = false) {
-  INFO(cs.name << " (" << warps << " warps" << (split ? ", split ring" : "") << ")");
+                                const std::vector<int>& forced) {
+  INFO(cs.name << " (" << warps << " warps)");
   const Vals4wPrepared p = prepare_vals4w(cs, seed);
-  const int r_h200 = split ? p.rs_h200 : p.r_h200_of(warps);
+  const int r_h200 = p.r_h200_of(warps);
   std::vector<std::pair<int, std::vector<int>>> runs;  // (R, slices)
   runs.push_back({r_h200 > 0 ? r_h200 : warps, std::vector<int>(slices)});
   for (int r : forced)
@@ -3631,8 +3490,8 @@ Vals4wStats emulate_vals4w_case(const ValsCase& cs, uint64_t seed, int warps, st
       INFO("R " << r << (r == r_h200 ? " (the H200's)" : " (forced)") << " slice " << slice);
       ChainResult got;
       std::string why;
-      const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, cs.bias, slice, warps, r, &got, &why,
-                                     Vals4wMutation::kNone, &st, split);
+      const bool ok =
+          emulate_vals4w(p.lp, p.op, p.b.images, cs.bias, slice, warps, r, &got, &why, Vals4wMutation::kNone, &st);
       INFO(why);
       REQUIRE(ok);
       CHECK(got.counts == p.b.want.counts);
@@ -3708,21 +3567,17 @@ namespace {
 // mutation must fail the emulation (a violation, or a result that is not the chain's) on at least one case, at
 // 4-image slices with the H200's R (the smallest ring, W slots, where the kernel does not fit there); where a
 // violation is the point, its message.
-void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps, bool split = false) {
-  auto ring = [&](const Vals4wPrepared& p) {
-    const int r = split ? p.rs_h200 : p.r_h200_of(warps);
-    return r > 0 ? r : warps;
-  };
+void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps) {
+  auto ring = [&](const Vals4wPrepared& p) { return p.r_h200_of(warps) > 0 ? p.r_h200_of(warps) : warps; };
   for (const Vals4wPrepared& p : cases) {
-    INFO(p.cs->name << ", R " << ring(p) << (split ? ", split ring" : ""));
+    INFO(p.cs->name << ", R " << ring(p));
     ChainResult got;
     std::string why;
-    REQUIRE(emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, warps, ring(p), &got, &why, Vals4wMutation::kNone,
-                           nullptr, split));  // unmutated: passes
+    REQUIRE(emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, warps, ring(p), &got, &why));  // unmutated: passes
     REQUIRE(got.counts == p.b.want.counts);
     REQUIRE(got.last == p.b.want.last);
   }
-  std::vector<std::pair<Vals4wMutation, const char*>> muts = {
+  const std::pair<Vals4wMutation, const char*> muts[] = {
       {Vals4wMutation::kOldOrder, "read by two warps"},
       {Vals4wMutation::kRefillBack, "copied twice"},
       {Vals4wMutation::kRefillDeep, "a write over a slot another warp may still read"},
@@ -3735,32 +3590,19 @@ void check_vals4w_mutations(const std::vector<Vals4wPrepared>& cases, int warps,
       {Vals4wMutation::kAbsentOwn, "a read outside chunk"},  // list entries read as slot offsets
       {Vals4wMutation::kW1AnyValues, ""},                   // another row's weights: the kind-4 case's values differ
   };
-  if (split) {
-    // The split changes the ring, not the lanes' paths: the path mutations that only the short-chunk cases of 16
-    // chunks or fewer catch (n 77, n 1001) are left to the one ring's test.
-    muts.erase(std::remove_if(muts.begin(), muts.end(),
-                              [](const auto& mw) {
-                                return mw.first == Vals4wMutation::kAbsentRow0 ||
-                                       mw.first == Vals4wMutation::kW1AnyValues;
-                              }),
-               muts.end());
-    muts.push_back({Vals4wMutation::kSplitEarlyHeader, "a read outside chunk"});
-    muts.push_back({Vals4wMutation::kSplitBodyParity, "a body wait that does not pass"});
-    muts.push_back({Vals4wMutation::kSplitBodySame, "copied twice"});
-  }
   for (const auto& [m, want_why] : muts) {
     bool caught = false, said = *want_why == '\0';
     std::string seen;
     for (const Vals4wPrepared& p : cases) {
       ChainResult got;
       std::string why;
-      const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, warps, ring(p), &got, &why, m, nullptr, split);
+      const bool ok = emulate_vals4w(p.lp, p.op, p.b.images, p.cs->bias, 4, warps, ring(p), &got, &why, m);
       const bool wrong = ok && !(got.counts == p.b.want.counts && got.last == p.b.want.last);
       caught = caught || !ok || wrong;
       said = said || (!ok && why.find(want_why) != std::string::npos);
       seen += std::string("\n  ") + p.cs->name + ": " + (ok ? (wrong ? "ran, results differ from the chain" : "ran, same results") : why);
     }
-    INFO(warps << " warps" << (split ? ", split ring" : "") << ", mutation: " << vals4w_mutation_name(m) << seen);
+    INFO(warps << " warps, mutation: " << vals4w_mutation_name(m) << seen);
     CHECK(caught);
     CHECK(said);
   }
@@ -3799,48 +3641,6 @@ TEST_CASE("resident vals4w8 kernel schedule (8 warps): deliberate bugs fail the 
   REQUIRE(kVals4w8Cases[2].kind == 4);
   CHECK(cases[4].r8_h200 >= 8);  // vals4w8 runs it on the H200
   check_vals4w_mutations(cases, 8);
-}
-
-// vals4w's split ring (session 39): the same chains with the headers in a ring of R slots and the rest of each chunk
-// in a slot per chunk of a layer. The challenge at the H200's split R (29: the one ring's 30 slots are fewer than its
-// 32 chunks) and forced R 16, 17 and 32, slices 1, 3, 4; the other cases of more than 16 chunks (n 4001, 3500, the
-// own-values n 4096 and the kind-4 challenge layers, whose bodies do not fit the H200: the emulation only) with R 16
-// (and 20) at slices 1 and 4.
-TEST_CASE("resident vals4w split ring schedule, emulated on the host, is bitwise the fma chain", "[sparse][resident][cpu]") {
-  const Vals4wPrepared ch = prepare_vals4w(kValsCases[0], 9800);
-  CHECK(ch.r_h200 == 30);
-  CHECK(ch.rs_h200 == 29);
-  Vals4wStats all = emulate_vals4w_case(kValsCases[0], 9800, 16, {1, 3, 4}, {16, 17, 32}, true);
-  for (size_t c = 1; c < sizeof kValsCases / sizeof kValsCases[0]; ++c) {
-    INFO(kValsCases[c].name);
-    CHECK(prepare_vals4w(kValsCases[c], 9800 + c).rs_h200 == 0);
-    const Vals4wStats st = emulate_vals4w_case(kValsCases[c], 9800 + c, 16, {1, 4}, {20}, true);
-    all.add(st);
-    if (kValsCases[c].kind == 4) {
-      CHECK(st.shared_w1 > 0);
-      CHECK(st.shared > st.shared_w1);
-    }
-  }
-  CHECK(all.shared > 0);
-  CHECK(all.own > 0);
-  // 16 chunks or fewer, or 8 warps: refused.
-  const Vals4wPrepared small = prepare_vals4w(kVals4wCases[0], 9960);
-  ChainResult got;
-  std::string why;
-  CHECK_FALSE(emulate_vals4w(small.lp, small.op, small.b.images, kVals4wCases[0].bias, 4, 16, 16, &got, &why,
-                             Vals4wMutation::kNone, nullptr, true));
-  CHECK_FALSE(emulate_vals4w(ch.lp, ch.op, ch.b.images, kValsCases[0].bias, 4, 8, 16, &got, &why,
-                             Vals4wMutation::kNone, nullptr, true));
-}
-
-// Deliberate bugs in the split ring's schedule: every vals4w mutation above on the header ring, and the split's own
-// (a header slot refilled before its headers are read, a body wait on the wrong parity, a body slot refilled with
-// another chunk), on the challenge (R 29), n 3500 (R 16) and the kind-4 challenge layers (R 16).
-TEST_CASE("resident vals4w split ring schedule: deliberate bugs fail the emulation", "[sparse][resident][cpu]") {
-  const std::vector<Vals4wPrepared> cases =
-      prepare_vals4w_cases({{&kValsCases[0], 9800}, {&kValsCases[2], 9802}, {&kValsCases[4], 9804}});
-  REQUIRE(cases[0].rs_h200 == 29);
-  check_vals4w_mutations(cases, 16, true);
 }
 
 // The vals pack kernel (dnn_resident_pack.cu) against its host twin (host_vals_pack, which the
@@ -3913,11 +3713,10 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
     const int s_list = jhdnn::sparse::resident_slice_max(n, size_t(optin));
     const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
     // JHDNN_TEST_VALS_QUICK (set, non-empty): slices 0, 1 and 3 only (for compute-sanitizer runs) and one
-    // kernel: the value if it names one of this loop's kernels (duo, vals, valsfan, vals4w, vals4w8, vals4w1), else
-    // duo. (duo and =vals4w run vals4w's split ring where it applies, the challenge case; =vals4w1 its one ring.)
+    // kernel: the value if it names one of this loop's kernels (duo, vals, valsfan, vals4w, vals4w8), else duo.
     const char* quick_env = std::getenv("JHDNN_TEST_VALS_QUICK");
     const bool quick = quick_env != nullptr && *quick_env != '\0';
-    const char* const kernels[] = {"duo", "vals", "valsfan", "vals4w", "vals4w8", "vals4w1"};
+    const char* const kernels[] = {"duo", "vals", "valsfan", "vals4w", "vals4w8"};
     std::string quick_kernel = "duo";
     for (const char* kernel : kernels)
       if (quick && std::string(quick_env) == kernel) quick_kernel = kernel;
@@ -3929,7 +3728,7 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
       // fits; valsfan and vals4w are tried where =vals tries vals. Which one: =vals vals, =valsfan valsfan,
       // duo and =vals4w vals4w where its ring fits (r4w >= 16), else valsfan (same results, same copies).
       // =vals4w8 where vals4w8 does not run: as duo.
-      const bool tried = kn == "vals" || kn == "valsfan" || kn == "vals4w" || kn == "vals4w1" || s_list < 4;
+      const bool tried = kn == "vals" || kn == "valsfan" || kn == "vals4w" || s_list < 4;
       const char* const family = kn == "vals" ? "vals" : kn == "valsfan" || r4w == 0 ? "valsfan" : "vals4w";
       for (int slice = 0; slice <= 4; ++slice) {
         if (quick && slice != 0 && slice != 1 && slice != 3) continue;

@@ -99,8 +99,8 @@ const char* const kEpilogueNames[3] = {"tma", "staged", "direct"};
 const char* const kTailNames[2] = {"on", "off"};
 const char* const kSpdnnTileNames[10] = {"auto",  "cta2",  "block", "single",   "list",
                                         "cta",   "cta2w", "late4", "late4all", "late4crowd"};  // index 0 = the default; = SpdnnTile
-const char* const kResidentNames[10] = {"duo",  "quad",    "pair",   "bulk",   "packed",
-                                       "vals", "valsfan", "vals4w", "vals4w8", "vals4w1"};  // index 0 = the default; = ResidentKernel
+const char* const kResidentNames[9] = {"duo",  "quad",    "pair",   "bulk",   "packed",
+                                      "vals", "valsfan", "vals4w", "vals4w8"};  // index 0 = the default; = ResidentKernel
 const char* const kSpmmPairsNames[3] = {"deep4", "deep", "classic"};  // index 0 = the default; = SpmmPairs
 
 // The setter of a few-valued switch: value nullptr restores the environment's env_value (which may

@@ -141,7 +141,7 @@ const char* spdnn_tile_bad_value();  // the environment's unknown value (truncat
 // change) otherwise.
 bool set_spdnn_tile(const char* value);
 // ---------------------------------------------------------------- resident SpDNN kernel (A/B)
-// JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed | vals | valsfan | vals4w | vals4w8 | vals4w1 (exact case; unset or "" = duo): the kernel of
+// JHDNN_RESIDENT_KERNEL = duo | quad | pair | bulk | packed | vals | valsfan | vals4w | vals4w8 (exact case; unset or "" = duo): the kernel of
 // jhdnnSparseDnnLayersForwardResident (src/sparse/dnn_resident.cu). bulk copies its packed weight
 // chunks with one TMA bulk copy per chunk, packed with 16-byte cp.async by every thread, 8 warps each;
 // pair is the bulk kernel with 16 warps (512 threads), two chunks at once, 16 rows per warp. Same
@@ -168,12 +168,8 @@ bool set_spdnn_tile(const char* value);
 // vals4w8 (session 33) is vals4w with 8 warps and two CTAs per SM (4-image slices; a layer of <= 16 chunks, n <= 2048):
 // the default's first choice with sliceImages 0 at n <= 1024 (before duo and quad); =vals4w8 runs it wherever it
 // fits, else as duo.
-// vals4w1 (session 39) is vals4w with its one ring of whole chunks, where vals4w (and the default) would split the
-// ring: the headers in a ring of their own and the rest of each chunk in a slot per chunk of a layer, so that no
-// chunk waits inside a layer for a copy issued in that layer (at n = 4096 a ring of 30 whole chunks made warps
-// 0 and 1 wait for chunks 30 and 31 every layer). Same results; kept for A/B runs.
 enum class ResidentKernel : int { kInvalid = -1, kDuo = 0, kQuad = 1, kPair = 2, kBulk = 3, kPacked = 4, kVals = 5,
-                                  kValsFan = 6, kVals4w = 7, kVals4w8 = 8, kVals4w1 = 9 };
+                                  kValsFan = 6, kVals4w = 7, kVals4w8 = 8 };
 ResidentKernel resident_kernel();
 const char* resident_kernel_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
 // A value as above, or nullptr = back to the environment's value. False (and no change) for any

@@ -311,30 +311,16 @@ __device__ __forceinline__ unsigned chunk_bytes(const ResidentLayer& layer, int 
 // Thread 0 only: chunk c of a packed layer (rows_here rows) into the stage at dst, completing on bar.
 // The cross-proxy fence orders the generic-proxy reads of the stage's previous chunk (all threads,
 // before the __syncthreads that precedes this call) before the async-proxy writes.
-__device__ __forceinline__ void bulk_copy(const void* src, unsigned bytes, unsigned dst, unsigned bar) {
+template <bool kVals = false>
+__device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
+                                           unsigned bar) {
+  const float* src = layer.pack + int64_t(c) * (kVals ? kResidentValsChunkBytes / 4 : kChunkFloats);  // the stride
+  const unsigned bytes = chunk_bytes<kVals>(layer, rows_here);
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
                "l"(src), "r"(bytes), "r"(bar)
                : "memory");
-}
-template <bool kVals = false>
-__device__ __forceinline__ void bulk_chunk(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
-                                           unsigned bar) {
-  const float* src = layer.pack + int64_t(c) * (kVals ? kResidentValsChunkBytes / 4 : kChunkFloats);  // the stride
-  bulk_copy(src, chunk_bytes<kVals>(layer, rows_here), dst, bar);
-}
-// vals4w's split ring (session 39): a vals-pack chunk's headers (kBody false: rows_here x 16 bytes from its start) or
-// the rest, its list and value slots (kBody true), as bulk_chunk<true> would copy them, each on its own mbarrier.
-template <bool kBody>
-__device__ __forceinline__ void bulk_chunk_part(const ResidentLayer& layer, int c, int rows_here, unsigned dst,
-                                                unsigned bar) {
-  const char* src = reinterpret_cast<const char*>(layer.pack) + int64_t(c) * kResidentValsChunkBytes;
-  const unsigned head = unsigned(rows_here) * unsigned(kResidentValsHeadBytes);
-  if constexpr (kBody)
-    bulk_copy(src + head, chunk_bytes<true>(layer, rows_here) - head, dst, bar);
-  else
-    bulk_copy(src, head, dst, bar);
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -1112,39 +1098,23 @@ __device__ float4 g_resident_row_zeros;
 // order above holds for any power-of-two W = kWarpCount and R >= W: warp w takes chunk w, then chunk
 // W + ((w + R) & (W - 1)); chunks c1 < c2 of a layer share a slot only if c2 = c1 + R (a layer has <= 2W <= 2R
 // chunks), so c1 < W is warp c1's first chunk and c2, in [W, 2W), its second.
-//
-// kSplit (session 39; 16 warps): where R < chunks (n = 4096: 30 whole chunks fit, a layer has 32), chunks R.. of a
-// layer waited for slots freed inside that layer, so warps 0 and 1 waited every layer for the copy they had just
-// issued. Split, the headers (rows x 16 bytes) have a ring of R slots of 2 KB, refilled with chunk h + R as soon
-// as the warp has read chunk h's headers (a pass ahead of its use), and the rest of each chunk (its list and value
-// slots) has a slot per chunk of a layer, body slot c refilled with chunk c of the next layer once the warp has
-// read it. The same order of warps and chunks (with R the header ring's), the same chains.
-template <bool kTrace, int kWarpCount, bool kSplit>
+template <bool kTrace, int kWarpCount>
 __global__ void __launch_bounds__(32 * kWarpCount, 16 / kWarpCount)
 dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias,
                            float clamp_max, int* __restrict__ counts, const int* __restrict__ rows_in,
                            const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
                            float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out,
-                           int slice, int max_active, unsigned slot_bytes, int ring, unsigned split_bytes,
+                           int slice, int max_active, unsigned slot_bytes, int ring,
                            jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
   constexpr int S = kResidentValsS;
   constexpr int kCtaThreads = 32 * kWarpCount;  // 16 warps (vals4w) or 8 (vals4w8)
   constexpr int kWarpsHere = kWarpCount;
   static_assert((kWarpsHere == 16 || kWarpsHere == 8) && kResidentVals4wMaxChunks >= 2 * kWarpsHere,
                 "at most two chunks per warp and layer");
-  static_assert(32 + 2 * (kResidentVals4wMaxSlots + kResidentVals4wMaxChunks) <= kResidentVals4wMisc,
-                "the mbarriers fit the misc ints");
-  static_assert(!kSplit || kWarpsHere == 16, "the split ring: 16 warps");
+  static_assert(32 + 2 * kResidentVals4wMaxSlots <= kResidentVals4wMisc, "the mbarriers fit the misc ints");
   if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
-  const int chunks = (n + kChunkRows - 1) / kChunkRows;
-  const int last_rows = n - (chunks - 1) * kChunkRows;
-  // Split: R header slots of kHeadSlot bytes, then one body slot of slot_bytes - kHeadSlot per chunk of a layer.
-  constexpr unsigned kHeadSlot = unsigned(kChunkRows * kResidentValsHeadBytes);
-  const unsigned body_bytes = kSplit ? slot_bytes - kHeadSlot : 0u;
-  // (split_bytes: the split ring's R x kHeadSlot + chunks x body_bytes, from the host. Computed here from chunks,
-  // it took xin out of the feature loads' [R + UR] address: 139 IADD3 more in the SASS.)
-  const unsigned w_bytes = kSplit ? split_bytes : unsigned(ring) * slot_bytes;
+  const unsigned w_bytes = unsigned(ring) * slot_bytes;
   int* misc = reinterpret_cast<int*>(smem + w_bytes);
   int* s_live = misc;       // [4]: the survivors' slots after the last layer, in slot order (layer_end_mask)
   int* s_flag = misc + 8;   // [3]: the layers' mask words (layer_end_mask; zeroed by init_slice_state)
@@ -1154,8 +1124,6 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   asm volatile("" : "+r"(smem_a));
   const unsigned xbuf_a = smem_a + w_bytes + unsigned(kResidentVals4wMisc * 4);
   const unsigned bar_a = smem_a + w_bytes + 32u * 4u;  // slot s's mbarrier at bar_a + 8 s
-  // Split: body slot c's mbarrier after the header slots' (at bar_a + 8 (32 + c)), the slot after the header ring.
-  const unsigned body_a = smem_a + unsigned(ring) * kHeadSlot, bbar_a = bar_a + 8u * kResidentVals4wMaxSlots;
   const int xstride = (n + 1) * S;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1169,29 +1137,17 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
   if (threadIdx.x == 0) {
     for (int st = 0; st < ring; ++st) mbar_init(bar_a + 8u * unsigned(st));
-    if constexpr (kSplit)
-      for (int c = 0; c < chunks; ++c) mbar_init(bbar_a + 8u * unsigned(c));
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
+  const int chunks = (n + kChunkRows - 1) / kChunkRows;
+  const int last_rows = n - (chunks - 1) * kChunkRows;
   const int total = layer_count * chunks;
-  // Prologue: chunk t by thread t < R (slot t, its first phase), while the features load. Split: chunk t's headers
-  // so, and layer 0's bodies by threads 64 + c (body slot c, its first phase).
+  // Prologue: chunk t by thread t < R (slot t, its first phase), while the features load.
   if (int(threadIdx.x) < ring && int(threadIdx.x) < total) {
     const int hk = int(threadIdx.x) / chunks, hc = int(threadIdx.x) - hk * chunks;
-    const int rows_hc = hc == chunks - 1 ? last_rows : kChunkRows;
-    if constexpr (kSplit)
-      bulk_chunk_part<false>(table.layer[hk], hc, rows_hc, smem_a + unsigned(threadIdx.x) * kHeadSlot,
-                             bar_a + 8u * unsigned(threadIdx.x));
-    else
-      bulk_chunk<true>(table.layer[hk], hc, rows_hc, smem_a + unsigned(threadIdx.x) * slot_bytes,
-                       bar_a + 8u * unsigned(threadIdx.x));
-  }
-  if constexpr (kSplit) {
-    const int c = int(threadIdx.x) - 64;
-    if (c >= 0 && c < chunks)
-      bulk_chunk_part<true>(table.layer[0], c, c == chunks - 1 ? last_rows : kChunkRows,
-                            body_a + unsigned(c) * body_bytes, bbar_a + 8u * unsigned(c));
+    bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows,
+                     smem_a + unsigned(threadIdx.x) * slot_bytes, bar_a + 8u * unsigned(threadIdx.x));
   }
   load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n);
   __syncthreads();
@@ -1235,7 +1191,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       if (c >= chunks) continue;  // warp-uniform
       const int use = pass == 0 ? use0 : use1, sl = pass == 0 ? sl0 : sl1;
       const int hk = k + (pass == 0 ? q0 : q1), hc = pass == 0 ? hc0 : hc1;  // the refill's layer and chunk
-      const unsigned st_a = smem_a + unsigned(sl) * (kSplit ? kHeadSlot : slot_bytes), bar = bar_a + 8u * unsigned(sl);
+      const unsigned st_a = smem_a + unsigned(sl) * slot_bytes, bar = bar_a + 8u * unsigned(sl);
       long long t0 = 0;
       if (kTrace && threadIdx.x == 0) t0 = clock64();
       mbar_wait(bar, unsigned(use) & 1u);  // chunk h landed
@@ -1244,10 +1200,6 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
         if (k == 0 && pass == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
       }
       const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
-      // The list and value slots' base: a header's offsets count from the chunk's start (split: its body slot less
-      // the headers' bytes, where the body would have started).
-      const unsigned bst_a = kSplit ? body_a + unsigned(c) * body_bytes : 0u, bbar = bbar_a + 8u * unsigned(c);
-      const unsigned lb = kSplit ? bst_a - unsigned(rows_here) * unsigned(kResidentValsHeadBytes) : st_a;
       // The 4 headers (a row past the chunk reads the chunk's last row: computed, not stored).
       int4 hd[4];
       bool ok[4];
@@ -1289,11 +1241,11 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][e] = zero[i];
         }
-        const unsigned ls = lb + unsigned(hd[0].z);
+        const unsigned ls = st_a + unsigned(hd[0].z);
         int4 id = lds_v4_s32(ls);
         float4 w[kW];
 #pragma unroll
-        for (int i = 0; i < kW; ++i) w[i] = lds_v4_f32(lb + unsigned(hd[i].w));
+        for (int i = 0; i < kW; ++i) w[i] = lds_v4_f32(st_a + unsigned(hd[i].w));
 #pragma unroll
         for (int u = 0; u < 8; ++u) {
           const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
@@ -1301,7 +1253,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
           if (u < 7) {
             id = lds_v4_s32(ls + 16u * (u + 1));
 #pragma unroll
-            for (int i = 0; i < kW; ++i) wn[i] = lds_v4_f32(lb + unsigned(hd[i].w) + 16u * (u + 1));
+            for (int i = 0; i < kW; ++i) wn[i] = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * (u + 1));
           }
 #pragma unroll
           for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].x, x0);
@@ -1317,30 +1269,17 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
           }
         }
       };
-      bool all_w1 = false, all_one = false;  // split: the votes below, taken before the header slot's refill
-      if constexpr (kSplit) {
-        all_w1 = __all_sync(0xffffffffu, one && one_w);
-        all_one = all_w1 || __all_sync(0xffffffffu, one);
-        // Every lane's headers are in its registers (the votes used them): lane 0 refills the header slot with
-        // chunk h + R (chunk hc of layer hk) now, a pass or a layer before it is read, not after the FMAs.
-        __syncwarp();
-        if (lane == 0 && k * chunks + c + ring < total)
-          bulk_chunk_part<false>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
-        if (kTrace && threadIdx.x == 0) t0 = clock64();
-        mbar_wait(bbar, unsigned(k) & 1u);  // chunk c's lists and values, copied in the layer before (or the prologue)
-        if (kTrace && threadIdx.x == 0) wait_clk += unsigned(clock64() - t0);
-      }
-      if (kSplit ? all_w1 : __all_sync(0xffffffffu, one && one_w)) {  // warp-uniform, as the two below
+      if (__all_sync(0xffffffffu, one && one_w)) {  // warp-uniform, as the two below
         one_list(std::true_type{});
-      } else if (kSplit ? all_one : __all_sync(0xffffffffu, one)) {
+      } else if (__all_sync(0xffffffffu, one)) {
         one_list(std::false_type{});
       } else {  // each row its own list
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
 #pragma unroll 2
           for (int u = 0; u < 8; ++u) {
-            const int4 id = lds_v4_s32(lb + unsigned(hd[i].z) + 16u * u);
-            const float4 w = lds_v4_f32(lb + unsigned(hd[i].w) + 16u * u);
+            const int4 id = lds_v4_s32(st_a + unsigned(hd[i].z) + 16u * u);
+            const float4 w = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * u);
             fma4(acc[i], w.x, feat(id.x));
             fma4(acc[i], w.y, feat(id.y));
             fma4(acc[i], w.z, feat(id.z));
@@ -1354,13 +1293,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       __syncwarp();
       // (The test is h + R < total, equal to hk < layer_count: with hk in the test too, ptxas 13.0 stopped folding
       // xin into the feature loads' [R + UR] address, 32 IADD3 a warp-chunk more, since 58bafbf.)
-      if constexpr (kSplit) {  // split: the body slot, with chunk c of the next layer
-        // (h + chunks < total, equal to k + 1 < layer_count: the form that keeps xin in the loads' [R + UR], above.)
-        if (lane == 0 && k * chunks + c + chunks < total)
-          bulk_chunk_part<true>(table.layer[k + 1], c, rows_here, bst_a, bbar);
-      } else if (lane == 0 && k * chunks + c + ring < total) {
+      if (lane == 0 && k * chunks + c + ring < total)
         bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
-      }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         if (!ok[i]) continue;
@@ -1392,10 +1326,6 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
         const int use = h / ring;
         mbar_wait(bar_a + 8u * unsigned(h - use * ring), unsigned(use) & 1u);
       }
-      if constexpr (kSplit) {  // and the next layer's bodies (threads 64 + c, as the prologue)
-        const int c = int(threadIdx.x) - 64;
-        if (c >= 0 && c < chunks && k + 1 < layer_count) mbar_wait(bbar_a + 8u * unsigned(c), unsigned(k + 1) & 1u);
-      }
       if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
       return;
     }
@@ -1410,7 +1340,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][32];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w, 28-29 vals4w8, 30-31 vals4w split
+std::atomic<size_t> g_smem_set[kMaxDevices][30];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w, 28-29 vals4w8
 // Held while the attribute is raised, so that it only ever rises: two first calls racing with
 // different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
 // it, and the smaller, set last, would make the other call's launch fail.
@@ -1456,22 +1386,18 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
   return Status::success();
 }
 
-// vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 32 x kWarpCount threads (512, or 256 for vals4w8);
-// kSplit: ring header slots and a body slot per chunk (resident_vals4w_split_slots; 16 warps).
-template <int kWarpCount, bool kSplit = false>
+// vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 32 x kWarpCount threads (512, or 256 for vals4w8).
+template <int kWarpCount>
 Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
                      float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
                      float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active, size_t slot_bytes,
                      int ring, size_t smem, jhdnnSparseDnnResidentTraceRecord_t* trace) {
-  auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarpCount, kSplit>
-                      : dnn_resident_vals4w_kernel<false, kWarpCount, kSplit>;
-  JHDNN_TRY(raise_smem_limit(kernel, device, (kSplit ? 30 : kWarpCount == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
+  auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarpCount> : dnn_resident_vals4w_kernel<false, kWarpCount>;
+  JHDNN_TRY(raise_smem_limit(kernel, device, (kWarpCount == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
   const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
   if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
   kernel<<<grid, 32 * kWarpCount, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
-                                         ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring,
-                                         kSplit ? unsigned(resident_vals4w_split_ring_bytes(n, slot_bytes, ring)) : 0u,
-                                         trace);
+                                         ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring, trace);
   JHDNN_LAUNCH_CHECK();
   return Status::success();
 }
@@ -1514,27 +1440,6 @@ int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int w
   if (fixed >= smem_optin) return 0;
   const size_t r = std::min<size_t>((smem_optin - fixed) / slot_bytes, kResidentVals4wMaxSlots);
   return r >= size_t(warps == 16 ? kResidentVals4wMinSlots : kResidentVals4w8MinSlots) ? int(r) : 0;
-}
-
-size_t resident_vals4w_split_ring_bytes(int64_t n, size_t slot_bytes, int slots) {
-  const size_t head = size_t(kChunkRows) * kResidentValsHeadBytes;
-  const size_t chunks = size_t((n + kChunkRows - 1) / kChunkRows);
-  return size_t(slots) * head + chunks * (slot_bytes - head);
-}
-
-size_t resident_vals4w_split_smem_bytes(int64_t n, size_t slot_bytes, int slots) {
-  return resident_vals4w_split_ring_bytes(n, slot_bytes, slots) + kResidentVals4wMisc * 4 +
-         2 * size_t(n + 1) * kResidentValsS * sizeof(float);
-}
-
-int resident_vals4w_split_slots(int64_t n, size_t slot_bytes, size_t smem_optin) {
-  const size_t head = size_t(kChunkRows) * kResidentValsHeadBytes;
-  const int64_t chunks = (n + kChunkRows - 1) / kChunkRows;
-  if (chunks <= kResidentVals4wMinSlots || chunks > kResidentVals4wMaxChunks || slot_bytes <= head) return 0;
-  const size_t fixed = resident_vals4w_split_smem_bytes(n, slot_bytes, 0);
-  if (fixed >= smem_optin) return 0;
-  const size_t r = std::min<size_t>((smem_optin - fixed) / head, kResidentVals4wMaxSlots);
-  return r >= size_t(kResidentVals4wMinSlots) ? int(r) : 0;
 }
 
 size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block) {
@@ -1581,12 +1486,10 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 3>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true, true, 4>));  // valsfan
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 4>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 16, false>));  // vals4w
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 16, false>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 16, true>));  // vals4w, split ring
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 16, true>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8, false>));  // vals4w8
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 8, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 16>));  // vals4w
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 16>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8>));  // vals4w8
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 8>));
   return Status::success();
 }
 
@@ -1598,16 +1501,13 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals, valsfan, vals4w or
   // vals4w8; all exact.
   const core::config::ResidentKernel env_kernel = core::config::resident_kernel();
-  // =vals4w8 where vals4w8 does not run: as duo (every choice below). =vals4w1: as vals4w, never split.
-  const bool one_ring = env_kernel == core::config::ResidentKernel::kVals4w1;
+  // =vals4w8 where vals4w8 does not run: as duo (every choice below).
   const core::config::ResidentKernel which =
-      env_kernel == core::config::ResidentKernel::kVals4w8 ? core::config::ResidentKernel::kDuo
-      : one_ring                                           ? core::config::ResidentKernel::kVals4w
-                                                           : env_kernel;
+      env_kernel == core::config::ResidentKernel::kVals4w8 ? core::config::ResidentKernel::kDuo : env_kernel;
   if (which == core::config::ResidentKernel::kInvalid)
     return core::fail(JHDNN_STATUS_BAD_PARAM,
-                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals, valsfan, vals4w, "
-                      "vals4w8 or vals4w1",
+                      "JHDNN_RESIDENT_KERNEL = '%s' is not duo, quad, pair, bulk, packed, vals, valsfan, vals4w or "
+                      "vals4w8",
                       core::config::resident_kernel_bad_value());
   const int64_t n = wts[0]->rows;
   const int nn = int(n);
@@ -1668,15 +1568,6 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
     if (smem <= smem_optin) {
       if (slice == 0) slice = kResidentValsS;
       const int ring = w4 ? resident_vals4w_slots(n, slot, smem_optin) : 0;
-      // Where the one ring holds fewer chunks than a layer has, split it (resident_vals4w_split_slots; session 39:
-      // N = 4096's 32 chunks against 30 slots), unless =vals4w1.
-      const int split = ring > 0 && ring < (nn + kChunkRows - 1) / kChunkRows && !one_ring
-                            ? resident_vals4w_split_slots(n, slot, smem_optin)
-                            : 0;
-      if (split > 0)
-        return launch_vals4w<16, true>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x,
-                                       ldx, y, ldy, rows_out, ids_out, slice, max_active, slot, split,
-                                       resident_vals4w_split_smem_bytes(n, slot, split), trace);
       if (ring > 0)
         return launch_vals4w<16>(s, device, table, layer_count, nn, bias, clamp_max, counts, rows_in, ids_in, x, ldx,
                                  y, ldy, rows_out, ids_out, slice, max_active, slot, ring,

@@ -259,20 +259,10 @@ constexpr int kResidentVals4wMaxSlots = 32;
 constexpr int kResidentVals4wMinSlots = 16;
 constexpr int kResidentVals4w8MinSlots = 8;
 constexpr int kResidentVals4wMaxChunks = 32;
-// ints: the CTA state, then the mbarriers (the ring's slots', then the split ring's body slots', session 39)
-constexpr int kResidentVals4wMisc = 32 + 2 * (kResidentVals4wMaxSlots + kResidentVals4wMaxChunks);
+constexpr int kResidentVals4wMisc = 32 + 2 * kResidentVals4wMaxSlots;  // ints: the CTA state, then the mbarriers
 size_t resident_vals4w_smem_bytes(int64_t n, size_t slot_bytes, int slots);
 int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int warps = 16);
 size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block);
-// vals4w's split ring (session 39; 16 warps): R header slots of kResidentChunkRows x 16 bytes and one body slot
-// per chunk of a layer (slot_bytes less the headers' 2 KB; slot_bytes as resident_vals4w_slots', the call's
-// largest whole chunk). resident_vals4w_split_slots: R, the most header slots (at most 32) that fit next to the
-// bodies, the misc ints and the features in smem_optin; 0 where fewer than 16 fit, a layer has fewer than 17
-// chunks (n <= 2048: vals4w's own ring is never short there) or more than 32. The call splits where vals4w's
-// one ring has fewer slots than a layer has chunks and this is not 0.
-size_t resident_vals4w_split_ring_bytes(int64_t n, size_t slot_bytes, int slots);  // the header and body slots
-size_t resident_vals4w_split_smem_bytes(int64_t n, size_t slot_bytes, int slots);
-int resident_vals4w_split_slots(int64_t n, size_t slot_bytes, size_t smem_optin);
 // The largest slice any resident kernel might take at n (the argument check): resident_slice_max, or
 // 4 when the vals ring of the smallest chunks (one list and one value slot each) fits; 0 if none. The
 // call itself knows whether vals fits its layers.
