@@ -2152,7 +2152,8 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
   // then each call twice the one before up to the most): the same survivors and counts, whatever the calls.
   const int rest = 120 - (r6.tail_first - 1);  // the resident layers
   const int first_default = spdnn::kResidentFirstChunkDefault;  // 96
-  CHECK(r6.resident_calls == (rest <= first_default ? 1 : 2));  // the default: 96, then up to 192
+  // the default: all of them where they are <= 2 x 96 (session 39), else 96, then up to 192, ...
+  CHECK(r6.resident_calls == (rest <= 2 * first_default ? 1 : rest <= 3 * first_default ? 2 : 3));
   struct Schedule { int first, most; };
   for (const Schedule sc : {Schedule{1, 0}, Schedule{8, 0}, Schedule{96, 0}, Schedule{0, 96}, Schedule{8, 16},
                             Schedule{0, 1}}) {
@@ -2167,7 +2168,7 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
     // the calls this schedule makes for `rest` layers
     int calls = 0;
     const int most = sc.most > 0 ? sc.most : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
-    for (int left = rest, next = std::min(sc.first > 0 ? sc.first : first_default, most); left > 0;
+    for (int left = rest, next = spdnn::resident_first_call_layers(rest, sc.first, most); left > 0;
          left -= next, next = std::min(2 * next, most))
       ++calls;
     CHECK(c.resident_calls == calls);
@@ -2179,6 +2180,21 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
     CHECK(c.first_tail_host_ms > 0);
     CHECK(c.first_tail_host_ms <= c.api_host_ms);
   }
+}
+
+// The first resident call's layers (spdnn::resident_first_call_layers, session 39): all of the resident layers where
+// they are at most 2 x 96, else 96; a given first call as given; never more than the most of a call.
+TEST_CASE("resident path: the first call's layers", "[sparse][resident][cpu]") {
+  CHECK(spdnn::kResidentFirstChunkDefault == 96);
+  CHECK(spdnn::resident_first_call_layers(108, 0, 1024) == 108);  // N = 4096 L = 120: one call
+  CHECK(spdnn::resident_first_call_layers(192, 0, 1024) == 192);
+  CHECK(spdnn::resident_first_call_layers(193, 0, 1024) == 96);
+  CHECK(spdnn::resident_first_call_layers(1908, 0, 1024) == 96);
+  CHECK(spdnn::resident_first_call_layers(5, 0, 1024) == 5);
+  CHECK(spdnn::resident_first_call_layers(108, 0, 96) == 96);    // resident_max_chunk 96: the schedule before
+  CHECK(spdnn::resident_first_call_layers(108, 8, 1024) == 8);   // resident_first_chunk as given
+  CHECK(spdnn::resident_first_call_layers(108, 500, 1024) == 500);
+  CHECK(spdnn::resident_first_call_layers(108, 500, 200) == 200);
 }
 
 TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {
