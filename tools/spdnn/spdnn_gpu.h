@@ -191,7 +191,7 @@ struct DriverOptions {
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
 // given, else 96 (kResidentFirstChunkDefault), or all `left` where they are at most twice that; at most `most`.
-// Session 39 (bench/results/8f0first/): at N = 4096 L = 120 one call of 108 layers instead of 96 + 12 took 4.37-4.38
+// Session 39 (bench/results/31005a6/): at N = 4096 L = 120 one call of 108 layers instead of 96 + 12 took 4.37-4.38
 // ms against 4.41-4.44 (-0.8%, every pair lower); N = 1024 L = 120 unchanged. Far longer first calls lose: their
 // host checks (~0.3 us a layer) have no call before them to hide behind (session 38: 1024 layers, +0.27% at L = 1920).
 inline int resident_first_call_layers(int left, int first, int most) {
