@@ -65,8 +65,9 @@
 // multiplied (spdnn_gpu.h DriverOptions::input_mask, default 0 since session 37: its build, untimed, costs more than
 // it saves). Results do not depend on it.
 // --resident-first-chunk K: the resident path's first resident call runs K layers (1..1024; 0, the default: 96, or
-// all of the resident layers where they are at most 192, session 39), so that the next call's host checks overlap it (spdnn_gpu.h DriverOptions; a first call shorter than 96: no gain
-// measured at edfe84b, the option kept for such probes: scripts/spdnn-resident-early-gpu.sh).
+// all of the resident layers where they are at most 192, session 39), so that the next call's host checks overlap
+// it (spdnn_gpu.h DriverOptions; a first call shorter than 96: no gain measured at edfe84b, the option kept for such
+// probes: scripts/spdnn-resident-early-gpu.sh).
 // --resident-max-chunk K: the most layers of a resident call (1..1024; 0, the default: 1024); each call after the
 // first runs up to twice the layers of the one before. 96 gives the calls of 96 layers before session 37. The '#' line
 // gives the host time inside the loop's jhDNN calls, the first resident / multi-layer call's share and the resident
