@@ -1156,9 +1156,13 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   // Lane p's rows of a chunk: r_i = 4p + ((i + (p >> 1)) & 3), i = 0..3. Headers are 16 bytes, so header r
   // sits in bank group r & 7, and the 8 lanes of one wavefront then load 8 distinct groups for each i
   // (rows 4p + i alone would hit 2 groups 4 times). Only which register holds which row changes.
-  int lrow[4];
+  // Their headers' byte offsets in the slot, 16 r_i, computed once: held in registers (opaque to ptxas, which
+  // otherwise recomputed them from the thread index in every pass's header and again in its epilogue, ~45
+  // instructions a warp-chunk in the SASS at ff439c1).
+  unsigned hoff[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i) lrow[i] = 4 * lane + ((i + (lane >> 1)) & 3);
+  for (int i = 0; i < 4; ++i)
+    asm volatile("mov.b32 %0, %1;" : "=r"(hoff[i]) : "r"(unsigned(4 * lane + ((i + (lane >> 1)) & 3)) * 16u));
   const float4 zero4 = g_resident_row_zeros;  // +0.0f x 4, opaque to ptxas (the shared-values path, below)
   const float zero[4] = {zero4.x, zero4.y, zero4.z, zero4.w};
   const int c_second = kWarpsHere + ((warp + ring) & (kWarpsHere - 1));  // the warp's second chunk of a layer
@@ -1203,10 +1207,11 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // The 4 headers (a row past the chunk reads the chunk's last row: computed, not stored).
       int4 hd[4];
       bool ok[4];
+      const unsigned hlast = unsigned(rows_here - 1) * unsigned(kResidentValsHeadBytes);  // the chunk's last header
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        ok[i] = lrow[i] < rows_here;
-        hd[i] = lds_v4_s32(st_a + unsigned((ok[i] ? lrow[i] : rows_here - 1) * kResidentValsHeadBytes));
+        ok[i] = hoff[i] <= hlast;
+        hd[i] = lds_v4_s32(st_a + min(hoff[i], hlast));
       }
       float acc[4][4];
 #pragma unroll
