@@ -1184,11 +1184,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   int cnt = mine, cur = 0;
   unsigned live = (1u << mine) - 1u;  // the live slots (bit s: slot s)
   int m3 = 0;                         // the layer's mask word, s_flag[m3] (layer_end_mask)
-  // Per image slot: the OR of the bits of this lane's outputs in the layer. Every output is min(max(x, 0), clamp):
-  // +0.0f, -0.0f or positive, so its bits less the sign are nonzero exactly where it is (the max of the outputs,
-  // until session 39: 16 FMNMX a warp-chunk against 8 LOP3).
-  unsigned alive_bits[4] = {0u, 0u, 0u, 0u};
-  unsigned wait_clk = 0;  // trace only (thread 0): wait + barrier cycles in the layer
+  float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // per image slot: the max of this lane's outputs in the layer
+  unsigned wait_clk = 0;                   // trace only (thread 0): wait + barrier cycles in the layer
   for (int k = 0; k < layer_count; ++k) {
     const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
     const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
@@ -1303,33 +1300,21 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // xin into the feature loads' [R + UR] address, 32 IADD3 a warp-chunk more, since 58bafbf.)
       if (lane == 0 && k * chunks + c + ring < total)
         bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
-      // The 4 rows' outputs, the alive bits of all 4 (an absent row repeats the chunk's last row, present in some
-      // lane: ORing its value in changes nothing), then the present rows' stores.
-      float4 v[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) v[i] = make_float4(act(acc[i][0]), act(acc[i][1]), act(acc[i][2]), act(acc[i][3]));
-      auto alive_or = [](unsigned& a, float v0, float v1, float v2, float v3) {  // two 3-input LOP3
-        const unsigned t = a | __float_as_uint(v0) | __float_as_uint(v1);
-        a = t | __float_as_uint(v2) | __float_as_uint(v3);
-      };
-      alive_or(alive_bits[0], v[0].x, v[1].x, v[2].x, v[3].x);
-      alive_or(alive_bits[1], v[0].y, v[1].y, v[2].y, v[3].y);
-      alive_or(alive_bits[2], v[0].z, v[1].z, v[2].z, v[3].z);
-      alive_or(alive_bits[3], v[0].w, v[1].w, v[2].w, v[3].w);
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (ok[i]) sts_v4_f32(xout + (unsigned(hd[i].x) << 4), v[i]);  // the output's feature row
+      for (int i = 0; i < 4; ++i) {
+        if (!ok[i]) continue;
+        const float4 v = make_float4(act(acc[i][0]), act(acc[i][1]), act(acc[i][2]), act(acc[i][3]));
+        sts_v4_f32(xout + (unsigned(hd[i].x) << 4), v);  // the output's feature row
+        alive4[0] = fmaxf(alive4[0], v.x);
+        alive4[1] = fmaxf(alive4[1], v.y);
+        alive4[2] = fmaxf(alive4[2], v.z);
+        alive4[3] = fmaxf(alive4[3], v.w);
+      }
     }
     // The layer end: one barrier, as duo's (layer_end_mask; the lane's 4 slots are the slice's 4), the count a
     // fire-and-forget RED before the last layer (valsfan's).
     long long tb = 0;
     if (kTrace && threadIdx.x == 0) tb = clock64();
-    float alive4[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      alive4[e] = (alive_bits[e] & 0x7fffffffu) != 0u ? 1.f : 0.f;
-      alive_bits[e] = 0u;
-    }
     cnt = layer_end_mask<S>(alive4, 0, s_flag, m3, live, counts, k, layer_count, s_base, s_live);
     cur ^= 1;
     sl0 += dr, use0 += dq, sl1 += dr, use1 += dq;  // the next layer's chunks: h + chunks
