@@ -29,8 +29,9 @@
 // persistent (jhdnnSparseDnnLayersForwardCompact: the layers in ONE cooperative launch with a grid
 // barrier between them; --persistent-below C >= 0: fused launches until a layer leaves <= C images,
 // then the one launch for the rest), resident (jhdnnSparseDnnLayersForwardResident: fused launches
-// while more than --resident-below images are alive, default -1 = 8 x SMs, then launches (96 layers, then
-// twice the one before, up to 1024: --resident-first-chunk, --resident-max-chunk) in which every CTA keeps its slice of
+// while more than --resident-below images are alive, default -1 = 8 x SMs, then launches (96 layers, or all of them
+// where they are at most 192, then twice the one before, up to 1024: --resident-first-chunk, --resident-max-chunk) in
+// which every CTA keeps its slice of
 // images in shared memory; --resident-slice: images per
 // CTA, 0..8 (0 = the most that fit: 8 at N = 1024, 4 at N = 4096 with the vals kernel); with the default
 // threshold it runs only for N <= 1024 and N = 4096 (JHDNN_SPDNN_RESIDENT_4096: 1 / unset on, 0 off, any

@@ -1157,12 +1157,14 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   // sits in bank group r & 7, and the 8 lanes of one wavefront then load 8 distinct groups for each i
   // (rows 4p + i alone would hit 2 groups 4 times). Only which register holds which row changes.
   // Their headers' byte offsets in the slot, 16 r_i, computed once: held in registers (opaque to ptxas, which
-  // otherwise recomputed them from the thread index in every pass's header and again in its epilogue, ~45
-  // instructions a warp-chunk in the SASS at ff439c1).
+  // otherwise recomputed them from the thread index in every pass's header and again in its epilogue: a kW1
+  // warp-chunk's header 69 -> 52 and epilogue 158 -> 144 SASS instructions with them held, bench/results/cb207c6/).
   unsigned hoff[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
-    asm volatile("mov.b32 %0, %1;" : "=r"(hoff[i]) : "r"(unsigned(4 * lane + ((i + (lane >> 1)) & 3)) * 16u));
+    asm volatile("mov.b32 %0, %1;"
+                 : "=r"(hoff[i])
+                 : "r"(unsigned(4 * lane + ((i + (lane >> 1)) & 3)) * unsigned(kResidentValsHeadBytes)));
   const float4 zero4 = g_resident_row_zeros;  // +0.0f x 4, opaque to ptxas (the shared-values path, below)
   const float zero[4] = {zero4.x, zero4.y, zero4.z, zero4.w};
   const int c_second = kWarpsHere + ((warp + ring) & (kWarpsHere - 1));  // the warp's second chunk of a layer

@@ -173,8 +173,8 @@ struct DriverOptions {
   // N = 1024 / 4096 / 16384 / 65536, against layer 1's 15 / 63 / 87 us saved at 3274830). For A/B runs and callers
   // that have a mask for free.
   bool input_mask = false;
-  // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 =
-  // kResidentFirstChunkDefault). The API checks a call's layers on the host before its launch, while the GPU has only
+  // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = the default,
+  // resident_first_call_layers: kResidentFirstChunkDefault, or all of them where they are at most twice that). The API checks a call's layers on the host before its launch, while the GPU has only
   // the head's last layer queued; a short first call lets the next, longer one be checked while it runs (as
   // kPersistent's first call of 8). Measured at edfe84b (bench/results/edfe84b/copies): no gain from a first call
   // shorter than 96 since the resident call checks its layers' weight arrays only when it builds their packed copies
@@ -190,12 +190,14 @@ struct DriverOptions {
 };
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
-// given, else 96 (kResidentFirstChunkDefault), or all `left` where they are at most twice that; at most `most`.
+// given, else 96 (kResidentFirstChunkDefault), or all `left` where they are at most twice that and at most `most`
+// (one call for them all); never more than `most`.
 // Session 39 (bench/results/31005a6/): at N = 4096 L = 120 one call of 108 layers instead of 96 + 12 took 4.37-4.38
 // ms against 4.41-4.44 (-0.8%, every pair lower); N = 1024 L = 120 unchanged. Far longer first calls lose: their
 // host checks (~0.3 us a layer) have no call before them to hide behind (session 38: 1024 layers, +0.27% at L = 1920).
 inline int resident_first_call_layers(int left, int first, int most) {
-  const int want = first > 0 ? first : left <= 2 * kResidentFirstChunkDefault ? left : kResidentFirstChunkDefault;
+  const int want =
+      first > 0 ? first : left <= 2 * kResidentFirstChunkDefault && left <= most ? left : kResidentFirstChunkDefault;
   return want < most ? want : most;
 }
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
