@@ -174,8 +174,8 @@ struct DriverOptions {
   // that have a mask for free.
   bool input_mask = false;
   // kResident: the layers of the first resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = the default,
-  // resident_first_call_layers: kResidentFirstChunkDefault, or all of them where they are at most twice that). The API checks a call's layers on the host before its launch, while the GPU has only
-  // the head's last layer queued; a short first call lets the next, longer one be checked while it runs (as
+  // resident_first_call_layers: kResidentFirstChunkDefault, or all of them where they are at most twice that). The
+  // API checks a call's layers on the host before its launch, while the GPU has only the head's last layer queued; a short first call lets the next, longer one be checked while it runs (as
   // kPersistent's first call of 8). Measured at edfe84b (bench/results/edfe84b/copies): no gain from a first call
   // shorter than 96 since the resident call checks its layers' weight arrays only when it builds their packed copies
   // (InferenceResult's api_host_ms and first_tail_host_ms say how long a call's checks take).
