@@ -1168,6 +1168,17 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   const float4 zero4 = g_resident_row_zeros;  // +0.0f x 4, opaque to ptxas (the shared-values path, below)
   const float zero[4] = {zero4.x, zero4.y, zero4.z, zero4.w};
   const int c_second = kWarpsHere + ((warp + ring) & (kWarpsHere - 1));  // the warp's second chunk of a layer
+  // Per pass, held as hoff (ptxas recomputed them from the thread index in every pass): the chunk and its last
+  // header's offset, 16 (rows - 1).
+  unsigned cp[2], hlp[2];
+#pragma unroll
+  for (int p = 0; p < 2; ++p) {
+    const int cc = p == 0 ? warp : c_second;
+    asm volatile("mov.b32 %0, %1;" : "=r"(cp[p]) : "r"(unsigned(cc)));
+    asm volatile("mov.b32 %0, %1;"
+                 : "=r"(hlp[p])
+                 : "r"(unsigned((cc == chunks - 1 ? last_rows : kChunkRows) - 1) * unsigned(kResidentValsHeadBytes)));
+  }
   auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
   auto fma4 = [](float (&acc)[4], float w, float4 xf) {
     acc[0] = __fmaf_rn(w, xf.x, acc[0]);
@@ -1181,8 +1192,15 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   // in every layer cost ~54 instructions per warp-chunk, 0.10 per FFMA (vals4w8's ncu, bench/results/cf4bae7/).
   const int dq = chunks / ring, dr = chunks - dq * ring;
   int sl0 = warp % ring, use0 = warp / ring, sl1 = c_second % ring, use1 = c_second / ring;
-  const int q0 = (warp + ring) / chunks, hc0 = warp + ring - q0 * chunks;
-  const int q1 = (c_second + ring) / chunks, hc1 = c_second + ring - q1 * chunks;
+  // The refill's layer offset q, chunk hc and that chunk's rows, per pass, held as cp.
+  unsigned qp[2], hcp[2], hrp[2];
+#pragma unroll
+  for (int p = 0; p < 2; ++p) {
+    const int cc = (p == 0 ? warp : c_second) + ring, q = cc / chunks, hc = cc - q * chunks;
+    asm volatile("mov.b32 %0, %1;" : "=r"(qp[p]) : "r"(unsigned(q)));
+    asm volatile("mov.b32 %0, %1;" : "=r"(hcp[p]) : "r"(unsigned(hc)));
+    asm volatile("mov.b32 %0, %1;" : "=r"(hrp[p]) : "r"(unsigned(hc == chunks - 1 ? last_rows : kChunkRows)));
+  }
   int cnt = mine, cur = 0;
   unsigned live = (1u << mine) - 1u;  // the live slots (bit s: slot s)
   int m3 = 0;                         // the layer's mask word, s_flag[m3] (layer_end_mask)
@@ -1191,12 +1209,15 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   for (int k = 0; k < layer_count; ++k) {
     const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
     const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
+    unsigned xo;  // xout, held (ptxas recomputed it from the parameters for each row's store)
+    asm volatile("mov.b32 %0, %1;" : "=r"(xo) : "r"(xout));
 #pragma unroll 1
     for (int pass = 0; pass < 2; ++pass) {
-      const int c = pass == 0 ? warp : c_second;
+      const int c = int(pass == 0 ? cp[0] : cp[1]);
       if (c >= chunks) continue;  // warp-uniform
       const int use = pass == 0 ? use0 : use1, sl = pass == 0 ? sl0 : sl1;
-      const int hk = k + (pass == 0 ? q0 : q1), hc = pass == 0 ? hc0 : hc1;  // the refill's layer and chunk
+      const int hk = k + int(pass == 0 ? qp[0] : qp[1]), hc = int(pass == 0 ? hcp[0] : hcp[1]);  // the refill's
+      const int hrows = int(pass == 0 ? hrp[0] : hrp[1]);                                          // layer, chunk, rows
       const unsigned st_a = smem_a + unsigned(sl) * slot_bytes, bar = bar_a + 8u * unsigned(sl);
       long long t0 = 0;
       if (kTrace && threadIdx.x == 0) t0 = clock64();
@@ -1205,11 +1226,10 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
         wait_clk += unsigned(clock64() - t0);
         if (k == 0 && pass == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
       }
-      const int rows_here = c == chunks - 1 ? last_rows : kChunkRows;
       // The 4 headers (a row past the chunk reads the chunk's last row: computed, not stored).
       int4 hd[4];
       bool ok[4];
-      const unsigned hlast = unsigned(rows_here - 1) * unsigned(kResidentValsHeadBytes);  // the chunk's last header
+      const unsigned hlast = pass == 0 ? hlp[0] : hlp[1];  // the chunk's last header, 16 (rows_here - 1)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         ok[i] = hoff[i] <= hlast;
@@ -1301,12 +1321,12 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       // (The test is h + R < total, equal to hk < layer_count: with hk in the test too, ptxas 13.0 stopped folding
       // xin into the feature loads' [R + UR] address, 32 IADD3 a warp-chunk more, since 58bafbf.)
       if (lane == 0 && k * chunks + c + ring < total)
-        bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows, st_a, bar);
+        bulk_chunk<true>(table.layer[hk], hc, hrows, st_a, bar);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         if (!ok[i]) continue;
         const float4 v = make_float4(act(acc[i][0]), act(acc[i][1]), act(acc[i][2]), act(acc[i][3]));
-        sts_v4_f32(xout + (unsigned(hd[i].x) << 4), v);  // the output's feature row
+        sts_v4_f32(xo + (unsigned(hd[i].x) << 4), v);  // the output's feature row
         alive4[0] = fmaxf(alive4[0], v.x);
         alive4[1] = fmaxf(alive4[1], v.y);
         alive4[2] = fmaxf(alive4[2], v.z);
