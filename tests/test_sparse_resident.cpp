@@ -1210,6 +1210,44 @@ void check_one_layer_refused(jhdnnHandle_t h, const spdnn::Ell& e, const char* n
 
 // ctest runs this with JHDNN_RESIDENT_KERNEL=Bulk (names are exact): the value is kept as invalid,
 // and with a GPU a resident call fails with BAD_PARAM naming it (nothing launched).
+// JHDNN_RESIDENT_BLOCKS (core/config.h): auto (unset, "" or "auto"), or a count 0..1024; anything else refused.
+TEST_CASE("resident schedule switch: JHDNN_RESIDENT_BLOCKS takes auto or a count", "[sparse][resident][cpu]") {
+  namespace cfg = jhdnn::core::config;
+  struct Restore {
+    ~Restore() { cfg::set_resident_blocks(nullptr); }
+  } restore;
+  const char* const env_value = std::getenv("JHDNN_RESIDENT_BLOCKS");
+  if (env_value == nullptr || *env_value == '\0') CHECK(cfg::resident_blocks() == cfg::kResidentBlocksAuto);
+  REQUIRE(cfg::set_resident_blocks("0"));
+  CHECK(cfg::resident_blocks() == 0);
+  REQUIRE(cfg::set_resident_blocks("7"));
+  CHECK(cfg::resident_blocks() == 7);
+  REQUIRE(cfg::set_resident_blocks("1024"));
+  CHECK(cfg::resident_blocks() == 1024);
+  REQUIRE(cfg::set_resident_blocks("auto"));
+  CHECK(cfg::resident_blocks() == cfg::kResidentBlocksAuto);
+  REQUIRE(cfg::set_resident_blocks("3"));
+  REQUIRE(cfg::set_resident_blocks(""));
+  CHECK(cfg::resident_blocks() == cfg::kResidentBlocksAuto);
+  for (const char* bad : {"1025", "-1", "x", "3x", " 3", "Auto", "99999999999"}) {
+    INFO(bad);
+    CHECK_FALSE(cfg::set_resident_blocks(bad));
+    CHECK(cfg::resident_blocks() == cfg::kResidentBlocksAuto);  // unchanged
+  }
+}
+
+// ctest runs this with JHDNN_RESIDENT_BLOCKS=Auto (names are exact): the value is kept as invalid, and with a GPU a
+// resident call that runs vals4w / vals4w8 (n = 1024, sliceImages 0: vals4w8) fails with BAD_PARAM naming it.
+TEST_CASE("resident schedule switch: a misspelt JHDNN_RESIDENT_BLOCKS is refused by name", "[.env][env_blocks_misspelt]") {
+  namespace cfg = jhdnn::core::config;
+  REQUIRE(std::getenv("JHDNN_RESIDENT_BLOCKS") != nullptr);
+  CHECK(cfg::resident_blocks() == cfg::kResidentBlocksInvalid);
+  CHECK(std::string(cfg::resident_blocks_bad_value()) == std::getenv("JHDNN_RESIDENT_BLOCKS"));
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  check_one_layer_refused(h.get(), spdnn::generate_layer_ell(1024, 1, 42), "JHDNN_RESIDENT_BLOCKS");
+}
+
 TEST_CASE("resident kernel switch: a misspelt JHDNN_RESIDENT_KERNEL is refused by name", "[.env][env_resident_misspelt]") {
   namespace cfg = jhdnn::core::config;
   REQUIRE(std::getenv("JHDNN_RESIDENT_KERNEL") != nullptr);
@@ -3350,6 +3388,50 @@ TEST_CASE("resident vals: the GPU test's N = 4096 cases run vals itself, the own
 // bytes (the same as vals'), 16..32, or 0 (fewer than 16 slots fit, or more than 32 chunks per layer):
 // then the call runs valsfan. Pinned for the challenge's chunks, the edges, and the GPU test's cases
 // (their seeds), which the emulation below runs with these R.
+// Session 40: vals4w's slices handed between CTAs in blocks of layers (resident_vals4w_block_layers, sparse.h).
+TEST_CASE("resident vals4w: the blocks of layers the handed schedule takes (its model and the forced counts)",
+          "[sparse][resident][cpu]") {
+  namespace sp = jhdnn::sparse;
+  // No blocks where the slices fit the CTAs at once, without slices or CTAs, or forced to 0.
+  CHECK(sp::resident_vals4w_block_layers(132, 132, 1024) == 0);
+  CHECK(sp::resident_vals4w_block_layers(0, 132, 1024) == 0);
+  CHECK(sp::resident_vals4w_block_layers(238, 0, 1024) == 0);
+  CHECK(sp::resident_vals4w_block_layers(238, 132, 1024, 0) == 0);
+  // Forced B: blocks of ceil(layers / B) layers (ceil(layers / K) <= B blocks), B past the layers = one layer each;
+  // forced 1 = one block (the handed schedule without parks), also where the slices fit at once.
+  CHECK(sp::resident_vals4w_block_layers(238, 132, 10, 3) == 4);
+  CHECK(sp::resident_vals4w_block_layers(238, 132, 10, 6) == 2);  // 5 blocks of 2
+  CHECK(sp::resident_vals4w_block_layers(238, 132, 10, 5000) == 1);
+  CHECK(sp::resident_vals4w_block_layers(5, 132, 10, 1) == 10);
+  // The model at N = 4096 (950 images: 238 slices, 132 CTAs): the one-CTA schedule takes 2 x layers layer-times.
+  // 768 layers: 6 blocks of 128, 1428 items, at most 11 per CTA: 11 x (128 + 1) = 1419 against 1536.
+  CHECK(sp::resident_vals4w_block_layers(238, 132, 768) == 128);
+  CHECK(sp::resident_vals4w_block_layers(238, 132, 96) == 0);  // best 6 blocks: 11 x 17 = 187 > 0.97 x 192
+  // Against every B, by the same arithmetic: the choice has the least modelled time, and is taken only below 97%
+  // of the one-CTA schedule's.
+  for (const int units : {133, 238, 264, 500, 1000})
+    for (const int layers : {1, 2, 7, 96, 108, 192, 384, 468, 1024}) {
+      INFO("units " << units << " layers " << layers);
+      const int ctas = 132;
+      const double waves = double((units + ctas - 1) / ctas);
+      auto t = [&](int k) {
+        const int64_t items = (int64_t(units) * ((layers + k - 1) / k) + ctas - 1) / ctas;
+        return double(items) * (double(k) + sp::kResidentSwapLayers);
+      };
+      const int k = sp::resident_vals4w_block_layers(units, ctas, layers);
+      double best = 0.97 * waves * layers;
+      for (int b = 2; b <= layers; ++b) best = std::min(best, t((layers + b - 1) / b));
+      if (k == 0) {
+        CHECK(best == 0.97 * waves * layers);
+      } else {
+        CHECK(k >= 1);
+        CHECK(k < layers);
+        CHECK(t(k) == best);
+        CHECK(t(k) < 0.97 * waves * layers);
+      }
+    }
+}
+
 TEST_CASE("resident vals4w: a ring of R = 16..32 slots on the H200, or 0 (valsfan runs)", "[sparse][resident][cpu]") {
   namespace sp = jhdnn::sparse;
   constexpr size_t kH200 = 232448;

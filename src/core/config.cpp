@@ -35,6 +35,8 @@ struct FromEnv {
   char resident_bad[64] = {};
   SpmmPairs spmm_pairs = SpmmPairs::kDeep4;
   char spmm_pairs_bad[64] = {};
+  int resident_blocks = kResidentBlocksAuto;
+  char resident_blocks_bad[64] = {};
   bool log_on = false;
   char log_file[1024] = {};
   bool tf32 = true;
@@ -58,6 +60,7 @@ struct State {
   std::atomic<int> spdnn_tile{0};
   std::atomic<int> resident{0};
   std::atomic<int> spmm_pairs{0};
+  std::atomic<int> resident_blocks{kResidentBlocksAuto};
 };
 
 // Leaked on purpose: a library call from another static object's destructor may still read it.
@@ -113,6 +116,19 @@ bool set_switch(std::atomic<int>& slot, int env_value, const char* value, const 
   return true;
 }
 
+// JHDNN_RESIDENT_BLOCKS: nullptr, "" and "auto" are kResidentBlocksAuto; a decimal 0..kResidentMaxBlocks is itself;
+// anything else kResidentBlocksInvalid.
+int parse_resident_blocks(const char* v) {
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "auto") == 0) return kResidentBlocksAuto;
+  int b = 0;
+  for (const char* c = v; *c != '\0'; ++c) {
+    if (*c < '0' || *c > '9') return kResidentBlocksInvalid;
+    b = 10 * b + (*c - '0');
+    if (b > kResidentMaxBlocks) return kResidentBlocksInvalid;
+  }
+  return b;
+}
+
 // Copies a list from the environment, cut at the last whole item that fits (with a warning): a cut
 // inside a name could disable a different solver.
 void copy_env_list(const char* name, const char* v, char* out) {
@@ -164,6 +180,10 @@ void read_environment(State& s) {
   const char* pairs = std::getenv("JHDNN_SPMM_PAIRS");
   e.spmm_pairs = SpmmPairs(parse_switch(pairs, kSpmmPairsNames));
   if (e.spmm_pairs == SpmmPairs::kInvalid) std::snprintf(e.spmm_pairs_bad, sizeof e.spmm_pairs_bad, "%s", pairs);
+  const char* blocks = std::getenv("JHDNN_RESIDENT_BLOCKS");
+  e.resident_blocks = parse_resident_blocks(blocks);
+  if (e.resident_blocks == kResidentBlocksInvalid)
+    std::snprintf(e.resident_blocks_bad, sizeof e.resident_blocks_bad, "%s", blocks);
   const char* log = std::getenv("JHDNN_LOG");
   e.log_on = log != nullptr && *log != '\0' && std::strcmp(log, "0") != 0;
   if (const char* f = std::getenv("JHDNN_LOG_FILE"); f != nullptr)
@@ -182,6 +202,7 @@ void read_environment(State& s) {
   s.spdnn_tile.store(int(e.spdnn_tile));
   s.resident.store(int(e.resident));
   s.spmm_pairs.store(int(e.spmm_pairs));
+  s.resident_blocks.store(e.resident_blocks);
 }
 
 std::once_flag g_once;
@@ -319,6 +340,16 @@ bool set_spmm_pairs(const char* value) {
   return set_switch(s.spmm_pairs, int(s.env.spmm_pairs), value, kSpmmPairsNames);
 }
 
+int resident_blocks() { return state().resident_blocks.load(std::memory_order_relaxed); }
+const char* resident_blocks_bad_value() { return state().env.resident_blocks_bad; }
+bool set_resident_blocks(const char* value) {
+  State& s = state();
+  const int b = value == nullptr ? s.env.resident_blocks : parse_resident_blocks(value);
+  if (b == kResidentBlocksInvalid && value != nullptr) return false;
+  s.resident_blocks.store(b, std::memory_order_relaxed);
+  return true;
+}
+
 bool log_on() { return state().env.log_on; }
 const char* log_file() { return state().env.log_file; }
 bool tf32_allowed() { return state().env.tf32; }
@@ -336,6 +367,7 @@ void reset_to_environment() {
   set_spdnn_tile(nullptr);
   set_resident_kernel(nullptr);
   set_spmm_pairs(nullptr);
+  set_resident_blocks(nullptr);
 }
 
 }  // namespace jhdnn::core::config

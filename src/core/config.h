@@ -176,6 +176,23 @@ const char* resident_kernel_bad_value();  // the environment's unknown value (tr
 // other value.
 bool set_resident_kernel(const char* value);
 
+// ---------------------------------------------------------------- resident SpDNN schedule (A/B)
+// JHDNN_RESIDENT_BLOCKS = auto | 0 | B (a decimal 1..kResidentMaxBlocks; unset or "" = auto): how vals4w / vals4w8
+// spread a resident call's slices over the CTAs (src/sparse/README.md, "Vals4w: slices handed between CTAs").
+// 0 = one CTA per slice for the whole call (the schedule before session 40); B >= 1 = the call's layers in B blocks
+// (min(B, layers)), each (slice, block) an item that the CTAs take in turn, a slice's features parked in device
+// memory between its blocks; auto = the host's model (resident_vals4w_block_layers, sparse.h): blocks where the
+// slices outnumber the CTAs that fit at once and the model gains, else 0. Same results. An unknown value is kept
+// as kResidentBlocksInvalid and every vals4w / vals4w8 call then fails with BAD_PARAM naming it.
+constexpr int kResidentBlocksAuto = -1;
+constexpr int kResidentBlocksInvalid = -2;
+constexpr int kResidentMaxBlocks = 1024;  // = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS: a block of at least one layer
+int resident_blocks();
+const char* resident_blocks_bad_value();  // the environment's unknown value (truncated to 63 chars), else ""
+// "auto" / "" (auto), a decimal 0..kResidentMaxBlocks, or nullptr = back to the environment's value. False (and no
+// change) otherwise.
+bool set_resident_blocks(const char* value);
+
 // ---------------------------------------------------------------- SpMM NNZ_PAIRS kernel
 // JHDNN_SPMM_PAIRS = deep4 | deep | classic (exact case; unset or "" = deep4, the default since session 17:
 // 1.44x / 1.29x classic on the power-law matrices, bench/results/ff25859): the kernel NNZ_PAIRS

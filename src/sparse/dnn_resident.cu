@@ -128,10 +128,12 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <string>
 #include <type_traits>
 
 #include "core/config.h"
 #include "core/cuda_check.h"
+#include "core/log.h"
 #include "sparse/sparse.h"
 
 namespace jhdnn::sparse {
@@ -286,6 +288,9 @@ __device__ __forceinline__ void two_row_block(bool one, unsigned lsa, unsigned l
 __device__ __forceinline__ void mbar_init(unsigned bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
 }
+__device__ __forceinline__ void mbar_inval(unsigned bar) {
+  asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
 __device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
   unsigned ok;
   asm volatile(
@@ -339,8 +344,9 @@ constexpr int kTraceRecords = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
 static_assert(kTraceRecords == kResidentMaxLayers + 4, "entry, loaded, first chunk, the layers, exit");
 static_assert(sizeof(jhdnnSparseDnnResidentTraceRecord_t) == 32, "the record layout of jhdnn.h");
 
-__device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t* trace, int index, int event,
-                                             int layer, int live, unsigned wait_clk = 0) {
+// Records of slice `unit` (vals4w: the slice, whichever CTA runs it; the other kernels: blockIdx.x, trace_record).
+__device__ __forceinline__ void trace_record_at(jhdnnSparseDnnResidentTraceRecord_t* trace, int unit, int index,
+                                                int event, int layer, int live, unsigned wait_clk = 0) {
   unsigned long long ns;
   unsigned sm;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
@@ -354,7 +360,11 @@ __device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t
   r.live = short(live);
   r.waitClk = wait_clk;
   r.reserved = 0;
-  trace[int64_t(blockIdx.x) * kTraceRecords + index] = r;
+  trace[int64_t(unit) * kTraceRecords + index] = r;
+}
+__device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t* trace, int index, int event,
+                                             int layer, int live, unsigned wait_clk = 0) {
+  trace_record_at(trace, int(blockIdx.x), index, event, layer, live, wait_clk);
 }
 
 
@@ -533,6 +543,45 @@ __device__ __forceinline__ void write_survivors(const float* xfin, const int* s_
       ids_out[pos] = ids_in[r0 + sl];
     }
   }
+}
+
+// Vals4w's slices handed between CTAs (resident_vals4w_block_layers, sparse.h): a slice's feature buffer, (n + 1) x S
+// floats as the layer loop left it (resident_pos order, row n zero), parked in device memory after one of its blocks
+// of layers and put back before the next, by whichever CTA takes that. 16-byte pieces, kBatch loads in flight per
+// thread; L2 only (.cg): another SM wrote what a CTA unparks, and this SM's L1 may still hold an older park of it.
+template <int kCtaThreads>
+__device__ __forceinline__ void park_features(float* __restrict__ dst, const float* xfin, int floats) {
+  const float4* src = reinterpret_cast<const float4*>(xfin);
+  float4* d = reinterpret_cast<float4*>(dst);
+  for (int e = int(threadIdx.x); e < floats / 4; e += kCtaThreads) __stcg(d + e, src[e]);
+}
+template <int kCtaThreads>
+__device__ __forceinline__ void unpark_features(float* xbuf, const float* __restrict__ src, int floats) {
+  constexpr int kBatch = 4;
+  const float4* s4 = reinterpret_cast<const float4*>(src);
+  float4* d = reinterpret_cast<float4*>(xbuf);
+  const int pieces = floats / 4;
+  for (int e0 = int(threadIdx.x); e0 < pieces; e0 += kBatch * kCtaThreads) {
+    float4 v[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (e0 + u * kCtaThreads < pieces) v[u] = __ldcg(s4 + e0 + u * kCtaThreads);
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (e0 + u * kCtaThreads < pieces) d[e0 + u * kCtaThreads] = v[u];
+  }
+}
+// A slice's progress word in the handed schedule: (blocks done) << 8 | the live slots after them (bit s: slot s); a
+// slice that emptied writes (all blocks) << 8 | 0. Released by thread 0 after the CTA's park (a barrier, then a
+// fence), acquired by thread 0 of the CTA that takes the slice's next block.
+__device__ __forceinline__ void publish_progress(int* word, int value) {
+  __threadfence();
+  asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+}
+__device__ __forceinline__ int acquire_progress(const int* word) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(word) : "memory");
+  return v;
 }
 
 // One CTA = one slice of at most `slice` (<= S) images of the input list: positions r0 .. r0 + mine - 1.
@@ -1104,7 +1153,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
                            float clamp_max, int* __restrict__ counts, const int* __restrict__ rows_in,
                            const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
                            float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out,
-                           int slice, int max_active, unsigned slot_bytes, int ring,
+                           int slice, int max_active, unsigned slot_bytes, int ring, int block_layers,
+                           int* __restrict__ sched, float* __restrict__ park,
                            jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
   constexpr int S = kResidentValsS;
   constexpr int kCtaThreads = 32 * kWarpCount;  // 16 warps (vals4w) or 8 (vals4w8)
@@ -1112,7 +1162,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   static_assert((kWarpsHere == 16 || kWarpsHere == 8) && kResidentVals4wMaxChunks >= 2 * kWarpsHere,
                 "at most two chunks per warp and layer");
   static_assert(32 + 2 * kResidentVals4wMaxSlots <= kResidentVals4wMisc, "the mbarriers fit the misc ints");
-  if (kTrace && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
+  if (kTrace && block_layers == 0 && threadIdx.x == 0) trace_record(trace, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
   extern __shared__ __align__(16) unsigned char smem[];
   const unsigned w_bytes = unsigned(ring) * slot_bytes;
   int* misc = reinterpret_cast<int*>(smem + w_bytes);
@@ -1128,240 +1178,311 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int count = min(counts[0], max_active);
-  const int r0 = int(blockIdx.x) * slice;
-  if (r0 >= count) {
+  const int units = (count + slice - 1) / slice;  // the slices with images
+  // The schedule: one CTA per slice for the whole call (block_layers 0), or the call's layers in blocks of
+  // block_layers, each (slice, block) an item that the CTAs take in turn (handed; resident_vals4w_block_layers).
+  const bool handed = block_layers > 0;
+  const int bl = handed ? block_layers : layer_count, blocks = (layer_count + bl - 1) / bl;
+  if (kTrace && handed && threadIdx.x == 0)  // the slices without images: their records as the one-CTA schedule's
+    for (int e = units + int(blockIdx.x); e < (max_active + slice - 1) / slice; e += int(gridDim.x)) {
+      trace_record_at(trace, e, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
+      trace_record_at(trace, e, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, -1, 0);
+    }
+  if (!handed && int(blockIdx.x) >= units) {
     if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, -1, 0);
     return;
   }
-  const int mine = min(slice, count - r0);
-  init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
-  if (threadIdx.x == 0) {
-    for (int st = 0; st < ring; ++st) mbar_init(bar_a + 8u * unsigned(st));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
   const int last_rows = n - (chunks - 1) * kChunkRows;
-  const int total = layer_count * chunks;
-  // Prologue: chunk t by thread t < R (slot t, its first phase), while the features load.
-  if (int(threadIdx.x) < ring && int(threadIdx.x) < total) {
-    const int hk = int(threadIdx.x) / chunks, hc = int(threadIdx.x) - hk * chunks;
-    bulk_chunk<true>(table.layer[hk], hc, hc == chunks - 1 ? last_rows : kChunkRows,
-                     smem_a + unsigned(threadIdx.x) * slot_bytes, bar_a + 8u * unsigned(threadIdx.x));
-  }
-  load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n);
-  __syncthreads();
-  if (kTrace && threadIdx.x == 0) trace_record(trace, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
-
-  // Lane p's rows of a chunk: r_i = 4p + ((i + (p >> 1)) & 3), i = 0..3. Headers are 16 bytes, so header r
-  // sits in bank group r & 7, and the 8 lanes of one wavefront then load 8 distinct groups for each i
-  // (rows 4p + i alone would hit 2 groups 4 times). Only which register holds which row changes.
-  // Their headers' byte offsets in the slot, 16 r_i, computed once: held in registers (opaque to ptxas, which
-  // otherwise recomputed them from the thread index in every pass's header and again in its epilogue: a kW1
-  // warp-chunk's header 69 -> 52 and epilogue 158 -> 144 SASS instructions with them held, bench/results/cb207c6/).
-  unsigned hoff[4];
+  // Handed: [0] the item thread 0 took, [1] its slice's progress word, [2] the slices (units), [3] items taken before
+  int* s_claim = misc + 18;
+  if (threadIdx.x == 0) s_claim[2] = units, s_claim[3] = 0;
+  for (int item = int(blockIdx.x);;) {
+    int word = 0;  // the slice's progress word: (blocks done) << 8 | live slots (handed, blocks after the first)
+    if (handed) {
+      // Thread 0 takes the next item (block-major: every slice's block b before any block b + 1) and waits until
+      // the slice's block before it is done: that item was taken earlier by a running CTA (taking means running),
+      // which waits only for items taken before it, so the waits end whether or not all CTAs fit at once.
+      __syncthreads();  // every thread is done with the previous item (its reads of s_claim, misc and the ring)
+      if (threadIdx.x == 0) {
+        const int it = atomicAdd(sched, 1);
+        if (it < units * blocks && it >= units)
+          while (((word = acquire_progress(sched + 1 + it % units)) >> 8) < it / units) __nanosleep(256);
+        s_claim[0] = it;
+        s_claim[1] = word;
+      }
+      __syncthreads();
+      item = s_claim[0];
+      word = s_claim[1];
+      if (item >= units * blocks) return;
+    }
+    const int b = item / units, u = item - b * units;  // (one CTA per slice: b = 0, u = blockIdx.x)
+    const int r0 = u * slice, mine = min(slice, count - r0);
+    // k0 and kn through a warp reduction (REDUX: a uniform register), so that the layer loop below stays uniform
+    // for ptxas and xin stays in the feature loads' [R + UR] address (item came from shared memory).
+    const int k0 = __reduce_min_sync(0xffffffffu, b * bl), kn = __reduce_min_sync(0xffffffffu, min(bl, layer_count - k0));
+    unsigned live = b == 0 ? (1u << mine) - 1u : unsigned(word) & 0xffu;  // the live slots (bit s: slot s)
+    if (live == 0u) continue;  // block-uniform (handed): the slice emptied in an earlier block
+    if (kTrace && handed && b == 0 && threadIdx.x == 0) trace_record_at(trace, u, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
+    init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
+    if (threadIdx.x == 0) {  // the ring's mbarriers from phase 0 (an earlier item's: every phase completed and waited)
+      for (int st = 0; st < ring; ++st) {
+        if (s_claim[3] != 0) mbar_inval(bar_a + 8u * unsigned(st));
+        mbar_init(bar_a + 8u * unsigned(st));
+      }
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+      s_claim[3] = 1;
+    }
+    __syncthreads();
+    const int total = kn * chunks;
+    // Prologue: the item's chunk t by thread t < R (slot t, its first phase), while the features load.
+    if (int(threadIdx.x) < ring && int(threadIdx.x) < total) {
+      const int hk = int(threadIdx.x) / chunks, hc = int(threadIdx.x) - hk * chunks;
+      bulk_chunk<true>(table.layer[k0 + hk], hc, hc == chunks - 1 ? last_rows : kChunkRows,
+                       smem_a + unsigned(threadIdx.x) * slot_bytes, bar_a + 8u * unsigned(threadIdx.x));
+    }
+    if (b == 0)
+      load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n);
+    else
+      unpark_features<kCtaThreads>(xbuf, park + int64_t(u) * xstride, xstride);
+    __syncthreads();
+    if (kTrace && b == 0 && threadIdx.x == 0) trace_record_at(trace, u, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
+    // Lane p's rows of a chunk: r_i = 4p + ((i + (p >> 1)) & 3), i = 0..3. Headers are 16 bytes, so header r
+    // sits in bank group r & 7, and the 8 lanes of one wavefront then load 8 distinct groups for each i
+    // (rows 4p + i alone would hit 2 groups 4 times). Only which register holds which row changes.
+    // Their headers' byte offsets in the slot, 16 r_i, computed once: held in registers (opaque to ptxas, which
+    // otherwise recomputed them from the thread index in every pass's header and again in its epilogue: a kW1
+    // warp-chunk's header 69 -> 52 and epilogue 158 -> 144 SASS instructions with them held, bench/results/cb207c6/).
+    unsigned hoff[4];
 #pragma unroll
-  for (int i = 0; i < 4; ++i)
-    asm volatile("mov.b32 %0, %1;"
-                 : "=r"(hoff[i])
-                 : "r"(unsigned(4 * lane + ((i + (lane >> 1)) & 3)) * unsigned(kResidentValsHeadBytes)));
-  const float4 zero4 = g_resident_row_zeros;  // +0.0f x 4, opaque to ptxas (the shared-values path, below)
-  const float zero[4] = {zero4.x, zero4.y, zero4.z, zero4.w};
-  const int c_second = kWarpsHere + ((warp + ring) & (kWarpsHere - 1));  // the warp's second chunk of a layer
-  // Per pass, held as hoff (ptxas recomputed them from the thread index in every pass): the chunk and its last
-  // header's offset, 16 (rows - 1).
-  unsigned cp[2], hlp[2];
+    for (int i = 0; i < 4; ++i)
+      asm volatile("mov.b32 %0, %1;"
+                   : "=r"(hoff[i])
+                   : "r"(unsigned(4 * lane + ((i + (lane >> 1)) & 3)) * unsigned(kResidentValsHeadBytes)));
+    const float4 zero4 = g_resident_row_zeros;  // +0.0f x 4, opaque to ptxas (the shared-values path, below)
+    const float zero[4] = {zero4.x, zero4.y, zero4.z, zero4.w};
+    const int c_second = kWarpsHere + ((warp + ring) & (kWarpsHere - 1));  // the warp's second chunk of a layer
+    // Per pass, held as hoff (ptxas recomputed them from the thread index in every pass): the chunk and its last
+    // header's offset, 16 (rows - 1).
+    unsigned cp[2], hlp[2];
 #pragma unroll
-  for (int p = 0; p < 2; ++p) {
-    const int cc = p == 0 ? warp : c_second;
-    asm volatile("mov.b32 %0, %1;" : "=r"(cp[p]) : "r"(unsigned(cc)));
-    asm volatile("mov.b32 %0, %1;"
-                 : "=r"(hlp[p])
-                 : "r"(unsigned((cc == chunks - 1 ? last_rows : kChunkRows) - 1) * unsigned(kResidentValsHeadBytes)));
-  }
-  auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
-  auto fma4 = [](float (&acc)[4], float w, float4 xf) {
-    acc[0] = __fmaf_rn(w, xf.x, acc[0]);
-    acc[1] = __fmaf_rn(w, xf.y, acc[1]);
-    acc[2] = __fmaf_rn(w, xf.z, acc[2]);
-    acc[3] = __fmaf_rn(w, xf.w, acc[3]);
-  };
-  // The warp's two chunks c of a layer (pass 0: warp, pass 1: c_second): chunk h = k x chunks + c waits in slot
-  // h % ring for phase h / ring, kept here from layer to layer (+ chunks: dq phases and dr slots, one carry), and
-  // its refill h + ring is chunk hc of layer k + q, q and hc fixed per pass. Dividing by the runtime ring and chunks
-  // in every layer cost ~54 instructions per warp-chunk, 0.10 per FFMA (vals4w8's ncu, bench/results/cf4bae7/).
-  const int dq = chunks / ring, dr = chunks - dq * ring;
-  int sl0 = warp % ring, use0 = warp / ring, sl1 = c_second % ring, use1 = c_second / ring;
-  // The refill's layer offset q, chunk hc and that chunk's rows, per pass, held as cp.
-  unsigned qp[2], hcp[2], hrp[2];
+    for (int p = 0; p < 2; ++p) {
+      const int cc = p == 0 ? warp : c_second;
+      asm volatile("mov.b32 %0, %1;" : "=r"(cp[p]) : "r"(unsigned(cc)));
+      asm volatile("mov.b32 %0, %1;"
+                   : "=r"(hlp[p])
+                   : "r"(unsigned((cc == chunks - 1 ? last_rows : kChunkRows) - 1) * unsigned(kResidentValsHeadBytes)));
+    }
+    auto act = [&](float acc) { return fminf(fmaxf(acc + bias, 0.f), clamp_max); };
+    auto fma4 = [](float (&acc)[4], float w, float4 xf) {
+      acc[0] = __fmaf_rn(w, xf.x, acc[0]);
+      acc[1] = __fmaf_rn(w, xf.y, acc[1]);
+      acc[2] = __fmaf_rn(w, xf.z, acc[2]);
+      acc[3] = __fmaf_rn(w, xf.w, acc[3]);
+    };
+    // The warp's two chunks c of a layer (pass 0: warp, pass 1: c_second): chunk h = k x chunks + c waits in slot
+    // h % ring for phase h / ring, kept here from layer to layer (+ chunks: dq phases and dr slots, one carry), and
+    // its refill h + ring is chunk hc of layer k + q, q and hc fixed per pass. Dividing by the runtime ring and chunks
+    // in every layer cost ~54 instructions per warp-chunk, 0.10 per FFMA (vals4w8's ncu, bench/results/cf4bae7/).
+    const int dq = chunks / ring, dr = chunks - dq * ring;
+    // The refill's layer offset q, chunk hc and that chunk's rows, per pass, held as cp.
+    unsigned qp[2], hcp[2], hrp[2];
 #pragma unroll
-  for (int p = 0; p < 2; ++p) {
-    const int cc = (p == 0 ? warp : c_second) + ring, q = cc / chunks, hc = cc - q * chunks;
-    asm volatile("mov.b32 %0, %1;" : "=r"(qp[p]) : "r"(unsigned(q)));
-    asm volatile("mov.b32 %0, %1;" : "=r"(hcp[p]) : "r"(unsigned(hc)));
-    asm volatile("mov.b32 %0, %1;" : "=r"(hrp[p]) : "r"(unsigned(hc == chunks - 1 ? last_rows : kChunkRows)));
-  }
-  int cnt = mine, cur = 0;
-  unsigned live = (1u << mine) - 1u;  // the live slots (bit s: slot s)
-  int m3 = 0;                         // the layer's mask word, s_flag[m3] (layer_end_mask)
-  float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // per image slot: the max of this lane's outputs in the layer
-  unsigned wait_clk = 0;                   // trace only (thread 0): wait + barrier cycles in the layer
-  for (int k = 0; k < layer_count; ++k) {
-    const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
-    const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
-    unsigned xo;  // xout, held (ptxas recomputed it from the parameters for each row's store)
-    asm volatile("mov.b32 %0, %1;" : "=r"(xo) : "r"(xout));
+    for (int p = 0; p < 2; ++p) {
+      const int cc = (p == 0 ? warp : c_second) + ring, q = cc / chunks, hc = cc - q * chunks;
+      asm volatile("mov.b32 %0, %1;" : "=r"(qp[p]) : "r"(unsigned(q)));
+      asm volatile("mov.b32 %0, %1;" : "=r"(hcp[p]) : "r"(unsigned(hc)));
+      asm volatile("mov.b32 %0, %1;" : "=r"(hrp[p]) : "r"(unsigned(hc == chunks - 1 ? last_rows : kChunkRows)));
+    }
+    int sl0 = warp % ring, use0 = warp / ring, sl1 = c_second % ring, use1 = c_second / ring;
+    int cnt = __popc(live), cur = 0;
+    int m3 = 0;                              // the layer's mask word, s_flag[m3] (layer_end_mask)
+    float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // per image slot: the max of this lane's outputs in the layer
+    unsigned wait_clk = 0;                   // trace only (thread 0): wait + barrier cycles in the layer
+    for (int k = 0; k < kn; ++k) {
+      const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
+      const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
+      unsigned xo;  // xout, held (ptxas recomputed it from the parameters for each row's store)
+      asm volatile("mov.b32 %0, %1;" : "=r"(xo) : "r"(xout));
 #pragma unroll 1
-    for (int pass = 0; pass < 2; ++pass) {
-      const int c = int(pass == 0 ? cp[0] : cp[1]);
-      if (c >= chunks) continue;  // warp-uniform
-      const int use = pass == 0 ? use0 : use1, sl = pass == 0 ? sl0 : sl1;
-      const int hk = k + int(pass == 0 ? qp[0] : qp[1]), hc = int(pass == 0 ? hcp[0] : hcp[1]);  // the refill's
-      const int hrows = int(pass == 0 ? hrp[0] : hrp[1]);                                          // layer, chunk, rows
-      const unsigned st_a = smem_a + unsigned(sl) * slot_bytes, bar = bar_a + 8u * unsigned(sl);
-      long long t0 = 0;
-      if (kTrace && threadIdx.x == 0) t0 = clock64();
-      mbar_wait(bar, unsigned(use) & 1u);  // chunk h landed
-      if (kTrace && threadIdx.x == 0) {
-        wait_clk += unsigned(clock64() - t0);
-        if (k == 0 && pass == 0) trace_record(trace, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
-      }
-      // The 4 headers (a row past the chunk reads the chunk's last row: computed, not stored).
-      int4 hd[4];
-      bool ok[4];
-      const unsigned hlast = pass == 0 ? hlp[0] : hlp[1];  // the chunk's last header, 16 (rows_here - 1)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        ok[i] = hoff[i] <= hlast;
-        hd[i] = lds_v4_s32(st_a + min(hoff[i], hlast));
-      }
-      float acc[4][4];
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][e] = 0.f;
-      // The list entries are byte offsets (sparse.h, the vals-pack layout): with xin block-uniform, ptxas folds it
-      // into the load's [R + UR] address, so a feature load needs no address instruction (a LEA each before).
-      auto feat = [&](int off) { return lds_v4_f32(xin + unsigned(off)); };
-      const bool one = hd[0].z == hd[1].z && hd[0].z == hd[2].z && hd[0].z == hd[3].z;
-      // The 4 rows' weights from one value slot too (the vals pack stores a run of consecutive rows with bitwise
-      // equal values once: the challenge's chunks have one slot). Then one broadcast ld.shared.v4 per 4 inputs serves
-      // all 4 rows: 8 per warp-chunk instead of 32, 16 shared wavefronts instead of 64 of the ~236 (vals4w8's ncu,
-      // bench/results/cf4bae7/). The FMAs are the same, in the same order: bitwise the 4-slot path.
-      const bool one_w = hd[0].w == hd[1].w && hd[0].w == hd[2].w && hd[0].w == hd[3].w;
-      // Every lane's 4 rows on one list (kW1: and one value slot).
-      // Group u + 1's indices and weights are loaded in the source right after group u's features, before
-      // group u's 64 FMAs, so that group u + 1's feature loads find their addresses ready. ptxas interleaves
-      // the loads with the FMAs by itself: this order changed ~10 of the kernel's 2,424 SASS instructions
-      // (e067f59 against 840b282), and it is the code measured since (bench/results/05f80af/, 5be2222/).
-      auto one_list = [&](auto w1_tag) {
-        constexpr bool kW1 = decltype(w1_tag)::value;
-        constexpr int kW = kW1 ? 1 : 4;  // weight rows loaded per group
-        if constexpr (kW1) {
-          // With one list and one value slot the 4 rows' chains are equal, and ptxas, seeing the same registers,
-          // computes one of them (128 FFMA a warp-chunk, not 512: seen in the SASS). That is the equal-row
-          // reduction (docs/sparse.md), a question to the issue's filer and not the default's. So row i's chains
-          // start from zero[i], zeros ptxas cannot see through (g_resident_row_zeros), and every row is computed,
-          // as for any other rows: fma(w, x, +0) is fma(w, x, 0.f), bitwise.
-#pragma unroll
-          for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][e] = zero[i];
+      for (int pass = 0; pass < 2; ++pass) {
+        const int c = int(pass == 0 ? cp[0] : cp[1]);
+        if (c >= chunks) continue;  // warp-uniform
+        const int use = pass == 0 ? use0 : use1, sl = pass == 0 ? sl0 : sl1;
+        const int hk = k + int(pass == 0 ? qp[0] : qp[1]), hc = int(pass == 0 ? hcp[0] : hcp[1]);  // the refill's
+        const int hrows = int(pass == 0 ? hrp[0] : hrp[1]);                                          // layer, chunk, rows
+        const unsigned st_a = smem_a + unsigned(sl) * slot_bytes, bar = bar_a + 8u * unsigned(sl);
+        long long t0 = 0;
+        if (kTrace && threadIdx.x == 0) t0 = clock64();
+        mbar_wait(bar, unsigned(use) & 1u);  // chunk h landed
+        if (kTrace && threadIdx.x == 0) {
+          wait_clk += unsigned(clock64() - t0);
+          if (k0 + k == 0 && pass == 0) trace_record_at(trace, u, 2, JHDNN_RESIDENT_TRACE_FIRST_CHUNK, 0, mine);
         }
-        const unsigned ls = st_a + unsigned(hd[0].z);
-        int4 id = lds_v4_s32(ls);
-        float4 w[kW];
-#pragma unroll
-        for (int i = 0; i < kW; ++i) w[i] = lds_v4_f32(st_a + unsigned(hd[i].w));
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
-          float4 wn[kW];
-          if (u < 7) {
-            id = lds_v4_s32(ls + 16u * (u + 1));
-#pragma unroll
-            for (int i = 0; i < kW; ++i) wn[i] = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * (u + 1));
-          }
-#pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].x, x0);
-#pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].y, x1);
-#pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].z, x2);
-#pragma unroll
-          for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].w, x3);
-          if (u < 7) {
-#pragma unroll
-            for (int i = 0; i < kW; ++i) w[i] = wn[i];
-          }
-        }
-      };
-      if (__all_sync(0xffffffffu, one && one_w)) {  // warp-uniform, as the two below
-        one_list(std::true_type{});
-      } else if (__all_sync(0xffffffffu, one)) {
-        one_list(std::false_type{});
-      } else {  // each row its own list
+        // The 4 headers (a row past the chunk reads the chunk's last row: computed, not stored).
+        int4 hd[4];
+        bool ok[4];
+        const unsigned hlast = pass == 0 ? hlp[0] : hlp[1];  // the chunk's last header, 16 (rows_here - 1)
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-#pragma unroll 2
+          ok[i] = hoff[i] <= hlast;
+          hd[i] = lds_v4_s32(st_a + min(hoff[i], hlast));
+        }
+        float acc[4][4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][e] = 0.f;
+        // The list entries are byte offsets (sparse.h, the vals-pack layout): with xin block-uniform, ptxas folds it
+        // into the load's [R + UR] address, so a feature load needs no address instruction (a LEA each before).
+        auto feat = [&](int off) { return lds_v4_f32(xin + unsigned(off)); };
+        const bool one = hd[0].z == hd[1].z && hd[0].z == hd[2].z && hd[0].z == hd[3].z;
+        // The 4 rows' weights from one value slot too (the vals pack stores a run of consecutive rows with bitwise
+        // equal values once: the challenge's chunks have one slot). Then one broadcast ld.shared.v4 per 4 inputs serves
+        // all 4 rows: 8 per warp-chunk instead of 32, 16 shared wavefronts instead of 64 of the ~236 (vals4w8's ncu,
+        // bench/results/cf4bae7/). The FMAs are the same, in the same order: bitwise the 4-slot path.
+        const bool one_w = hd[0].w == hd[1].w && hd[0].w == hd[2].w && hd[0].w == hd[3].w;
+        // Every lane's 4 rows on one list (kW1: and one value slot).
+        // Group u + 1's indices and weights are loaded in the source right after group u's features, before
+        // group u's 64 FMAs, so that group u + 1's feature loads find their addresses ready. ptxas interleaves
+        // the loads with the FMAs by itself: this order changed ~10 of the kernel's 2,424 SASS instructions
+        // (e067f59 against 840b282), and it is the code measured since (bench/results/05f80af/, 5be2222/).
+        auto one_list = [&](auto w1_tag) {
+          constexpr bool kW1 = decltype(w1_tag)::value;
+          constexpr int kW = kW1 ? 1 : 4;  // weight rows loaded per group
+          if constexpr (kW1) {
+            // With one list and one value slot the 4 rows' chains are equal, and ptxas, seeing the same registers,
+            // computes one of them (128 FFMA a warp-chunk, not 512: seen in the SASS). That is the equal-row
+            // reduction (docs/sparse.md), a question to the issue's filer and not the default's. So row i's chains
+            // start from zero[i], zeros ptxas cannot see through (g_resident_row_zeros), and every row is computed,
+            // as for any other rows: fma(w, x, +0) is fma(w, x, 0.f), bitwise.
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[i][e] = zero[i];
+          }
+          const unsigned ls = st_a + unsigned(hd[0].z);
+          int4 id = lds_v4_s32(ls);
+          float4 w[kW];
+#pragma unroll
+          for (int i = 0; i < kW; ++i) w[i] = lds_v4_f32(st_a + unsigned(hd[i].w));
+#pragma unroll
           for (int u = 0; u < 8; ++u) {
-            const int4 id = lds_v4_s32(st_a + unsigned(hd[i].z) + 16u * u);
-            const float4 w = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * u);
-            fma4(acc[i], w.x, feat(id.x));
-            fma4(acc[i], w.y, feat(id.y));
-            fma4(acc[i], w.z, feat(id.z));
-            fma4(acc[i], w.w, feat(id.w));
+            const float4 x0 = feat(id.x), x1 = feat(id.y), x2 = feat(id.z), x3 = feat(id.w);
+            float4 wn[kW];
+            if (u < 7) {
+              id = lds_v4_s32(ls + 16u * (u + 1));
+#pragma unroll
+              for (int i = 0; i < kW; ++i) wn[i] = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * (u + 1));
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].x, x0);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].y, x1);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].z, x2);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) fma4(acc[i], w[kW1 ? 0 : i].w, x3);
+            if (u < 7) {
+#pragma unroll
+              for (int i = 0; i < kW; ++i) w[i] = wn[i];
+            }
+          }
+        };
+        if (__all_sync(0xffffffffu, one && one_w)) {  // warp-uniform, as the two below
+          one_list(std::true_type{});
+        } else if (__all_sync(0xffffffffu, one)) {
+          one_list(std::false_type{});
+        } else {  // each row its own list
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+#pragma unroll 2
+            for (int u = 0; u < 8; ++u) {
+              const int4 id = lds_v4_s32(st_a + unsigned(hd[i].z) + 16u * u);
+              const float4 w = lds_v4_f32(st_a + unsigned(hd[i].w) + 16u * u);
+              fma4(acc[i], w.x, feat(id.x));
+              fma4(acc[i], w.y, feat(id.y));
+              fma4(acc[i], w.z, feat(id.z));
+              fma4(acc[i], w.w, feat(id.w));
+            }
           }
         }
-      }
-      // Every lane's reads of the slot are done: lane 0 refills it with chunk h + R (chunk hc of layer hk;
-      // nothing past the last layer). The cross-proxy fence in bulk_chunk orders the
-      // warp's generic reads (made visible to lane 0 by the __syncwarp) before the async copy's writes.
-      __syncwarp();
-      // (The test is h + R < total, equal to hk < layer_count: with hk in the test too, ptxas 13.0 stopped folding
-      // xin into the feature loads' [R + UR] address, 32 IADD3 a warp-chunk more, since 58bafbf.)
-      if (lane == 0 && k * chunks + c + ring < total)
-        bulk_chunk<true>(table.layer[hk], hc, hrows, st_a, bar);
+        // Every lane's reads of the slot are done: lane 0 refills it with chunk h + R (chunk hc of layer hk;
+        // nothing past the last layer). The cross-proxy fence in bulk_chunk orders the
+        // warp's generic reads (made visible to lane 0 by the __syncwarp) before the async copy's writes.
+        __syncwarp();
+        // (The test is h + R < total, equal to hk < layer_count: with hk in the test too, ptxas 13.0 stopped folding
+        // xin into the feature loads' [R + UR] address, 32 IADD3 a warp-chunk more, since 58bafbf.)
+        if (lane == 0 && k * chunks + c + ring < total)
+          bulk_chunk<true>(table.layer[k0 + hk], hc, hrows, st_a, bar);
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        if (!ok[i]) continue;
-        const float4 v = make_float4(act(acc[i][0]), act(acc[i][1]), act(acc[i][2]), act(acc[i][3]));
-        sts_v4_f32(xo + (unsigned(hd[i].x) << 4), v);  // the output's feature row
-        alive4[0] = fmaxf(alive4[0], v.x);
-        alive4[1] = fmaxf(alive4[1], v.y);
-        alive4[2] = fmaxf(alive4[2], v.z);
-        alive4[3] = fmaxf(alive4[3], v.w);
+        for (int i = 0; i < 4; ++i) {
+          if (!ok[i]) continue;
+          const float4 v = make_float4(act(acc[i][0]), act(acc[i][1]), act(acc[i][2]), act(acc[i][3]));
+          sts_v4_f32(xo + (unsigned(hd[i].x) << 4), v);  // the output's feature row
+          alive4[0] = fmaxf(alive4[0], v.x);
+          alive4[1] = fmaxf(alive4[1], v.y);
+          alive4[2] = fmaxf(alive4[2], v.z);
+          alive4[3] = fmaxf(alive4[3], v.w);
+        }
+      }
+      // The layer end: one barrier, as duo's (layer_end_mask; the lane's 4 slots are the slice's 4), the count a
+      // fire-and-forget RED before the last layer (valsfan's).
+      long long tb = 0;
+      if (kTrace && threadIdx.x == 0) tb = clock64();
+      // (cnt through REDUX, uniform: with the break below on it, ptxas otherwise took the loop for divergent.)
+      cnt = __reduce_max_sync(0xffffffffu,
+                              layer_end_mask<S>(alive4, 0, s_flag, m3, live, counts + k0, k, layer_count - k0, s_base,
+                                                s_live));
+      cur ^= 1;
+      sl0 += dr, use0 += dq, sl1 += dr, use1 += dq;  // the next layer's chunks: h + chunks
+      if (sl0 >= ring) sl0 -= ring, ++use0;
+      if (sl1 >= ring) sl1 -= ring, ++use1;
+      if (kTrace && threadIdx.x == 0) {
+        wait_clk += unsigned(clock64() - tb);
+        trace_record_at(trace, u, 3 + k0 + k, JHDNN_RESIDENT_TRACE_LAYER, k0 + k, cnt, wait_clk);
+        wait_clk = 0;
+      }
+      if (cnt == 0) {  // block-uniform: the slice is empty; the chunks in flight land before it ends
+        const int h = (k + 1) * chunks + int(threadIdx.x);  // every chunk up to (k + 1) * chunks + R - 1 is issued
+        if (int(threadIdx.x) < ring && h < total) {
+          const int use = h / ring;
+          mbar_wait(bar_a + 8u * unsigned(h - use * ring), unsigned(use) & 1u);
+        }
+        if (kTrace && threadIdx.x == 0)
+          trace_record_at(trace, u, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k0 + k, 0);
+        break;
       }
     }
-    // The layer end: one barrier, as duo's (layer_end_mask; the lane's 4 slots are the slice's 4), the count a
-    // fire-and-forget RED before the last layer (valsfan's).
-    long long tb = 0;
-    if (kTrace && threadIdx.x == 0) tb = clock64();
-    cnt = layer_end_mask<S>(alive4, 0, s_flag, m3, live, counts, k, layer_count, s_base, s_live);
-    cur ^= 1;
-    sl0 += dr, use0 += dq, sl1 += dr, use1 += dq;  // the next layer's chunks: h + chunks
-    if (sl0 >= ring) sl0 -= ring, ++use0;
-    if (sl1 >= ring) sl1 -= ring, ++use1;
-    if (kTrace && threadIdx.x == 0) {
-      wait_clk += unsigned(clock64() - tb);
-      trace_record(trace, 3 + k, JHDNN_RESIDENT_TRACE_LAYER, k, cnt, wait_clk);
-      wait_clk = 0;
-    }
-    if (cnt == 0) {  // block-uniform: the slice is empty; the chunks in flight land before the exit
-      const int h = (k + 1) * chunks + int(threadIdx.x);  // every chunk up to (k + 1) * chunks + R - 1 is issued
-      if (int(threadIdx.x) < ring && h < total) {
-        const int use = h / ring;
-        mbar_wait(bar_a + 8u * unsigned(h - use * ring), unsigned(use) & 1u);
+    if (!handed) {
+      if (cnt > 0)
+        write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, r0, y, ldy, ids_in, rows_out,
+                                        ids_out, max_active);
+      if (kTrace && cnt > 0) {
+        __syncthreads();
+        if (threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
       }
-      if (kTrace && threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k, 0);
       return;
     }
-  }
-  write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, r0, y, ldy, ids_in, rows_out,
-                                  ids_out, max_active);
-  if constexpr (kTrace) {
-    __syncthreads();
-    if (threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
+    // Handed: the item again from shared memory (its values are not held across the layers: registers are at the
+    // 128 of 512 threads, and ptxas would recompute the loop's held values instead).
+    const int hit = *reinterpret_cast<volatile int*>(s_claim), hunits = s_claim[2];
+    const int hb = hit / hunits, hu = hit - hb * hunits;
+    if (cnt == 0) {
+      if (threadIdx.x == 0) publish_progress(sched + 1 + hu, blocks << 8);  // its later blocks find it empty
+    } else if ((hb + 1) * bl >= layer_count) {  // the call's last layer
+      write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, hu * slice, y, ldy, ids_in,
+                                      rows_out, ids_out, max_active);
+      if constexpr (kTrace) {
+        __syncthreads();
+        if (threadIdx.x == 0)
+          trace_record_at(trace, hu, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
+      }
+    } else {  // the features to the slice's park, then its progress (blocks done, live slots) for the next block's CTA
+      park_features<kCtaThreads>(park + int64_t(hu) * xstride, xbuf + cur * xstride, xstride);
+      __syncthreads();
+      if (threadIdx.x == 0) publish_progress(sched + 1 + hu, ((hb + 1) << 8) | int(live));
+    }
   }
 }
 
@@ -1414,6 +1535,10 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
 }
 
 // vals4w: ring slots of slot_bytes each (resident_vals4w_slots), 32 x kWarpCount threads (512, or 256 for vals4w8).
+// The schedule (resident_vals4w_block_layers, JHDNN_RESIDENT_BLOCKS): one CTA per slice, or the layers in blocks
+// handed between persistent CTAs, as many as fit at once (the occupancy of this kernel at smem bytes). Those need,
+// for this launch only, a stream-ordered allocation (cudaMallocAsync, freed after the launch in stream order): the
+// item counter and each slice's progress word, zeroed first, and each slice's park, (n + 1) x 4 floats.
 template <int kWarpCount>
 Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int layer_count, int n, float bias,
                      float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
@@ -1421,11 +1546,48 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
                      int ring, size_t smem, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarpCount> : dnn_resident_vals4w_kernel<false, kWarpCount>;
   JHDNN_TRY(raise_smem_limit(kernel, device, (kWarpCount == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
-  const unsigned grid = unsigned((int64_t(max_active) + slice - 1) / slice);
-  if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(grid) * kTraceRecords * sizeof(*trace), s));
+  const int forced = core::config::resident_blocks();
+  if (forced == core::config::kResidentBlocksInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_BLOCKS = '%s' is not auto or a count 0..%d",
+                      core::config::resident_blocks_bad_value(), core::config::kResidentMaxBlocks);
+  const int units = int((int64_t(max_active) + slice - 1) / slice);
+  int block_layers = 0, ctas = 0;
+  if (forced != 0 && units > 1) {
+    int per_sm = 0, sms = 0, pools = 0;
+    JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * kWarpCount, smem));
+    JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
+    ctas = per_sm * sms;
+    if (pools != 0) block_layers = resident_vals4w_block_layers(units, ctas, layer_count, forced);
+  }
+  const int64_t xfloats = int64_t(n + 1) * kResidentValsS;
+  const size_t sched_bytes = (size_t(units) + 1) * sizeof(int);
+  const size_t park_at = (sched_bytes + 255) / 256 * 256;
+  void* mem = nullptr;
+  if (block_layers > 0) {
+    const bool parks = block_layers < layer_count;  // one block: no park
+    const size_t bytes = park_at + (parks ? size_t(units) * size_t(xfloats) * sizeof(float) : 0);
+    if (cudaMallocAsync(&mem, bytes, s) != cudaSuccess) {
+      (void)cudaGetLastError();  // (not sticky) the call runs the one-CTA-per-slice schedule: same results
+      if (core::log_enabled())
+        core::log_line("jhdnnSparseDnnLayersForwardResident: no " + std::to_string(bytes) +
+                       " bytes for the handed schedule; one CTA per slice");
+      mem = nullptr;
+      block_layers = 0;
+    } else {
+      JHDNN_CUDA_TRY(cudaMemsetAsync(mem, 0, sched_bytes, s));
+    }
+  }
+  int* sched = static_cast<int*>(mem);
+  float* park = mem != nullptr ? reinterpret_cast<float*>(static_cast<char*>(mem) + park_at) : nullptr;
+  const unsigned grid = unsigned(block_layers > 0 ? std::min(units, ctas) : units);
+  if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(units) * kTraceRecords * sizeof(*trace), s));
   kernel<<<grid, 32 * kWarpCount, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
-                                         ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring, trace);
-  JHDNN_LAUNCH_CHECK();
+                                             ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring,
+                                             block_layers, sched, park, trace);
+  const cudaError_t launched = cudaGetLastError();
+  if (mem != nullptr) JHDNN_CUDA_TRY(cudaFreeAsync(mem, s));
+  JHDNN_CUDA_TRY(launched);
   return Status::success();
 }
 
@@ -1467,6 +1629,25 @@ int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int w
   if (fixed >= smem_optin) return 0;
   const size_t r = std::min<size_t>((smem_optin - fixed) / slot_bytes, kResidentVals4wMaxSlots);
   return r >= size_t(warps == 16 ? kResidentVals4wMinSlots : kResidentVals4w8MinSlots) ? int(r) : 0;
+}
+
+int resident_vals4w_block_layers(int units, int ctas, int layers, int forced, double swap_layers) {
+  if (units <= 0 || ctas <= 0 || layers <= 0 || forced == 0) return 0;
+  if (forced > 0) {
+    const int b = std::min(forced, layers);
+    return (layers + b - 1) / b;
+  }
+  const int64_t waves = (int64_t(units) + ctas - 1) / ctas;
+  if (waves < 2) return 0;  // every slice has its own CTA at once: nothing to balance
+  double best = 0.97 * double(waves) * double(layers);
+  int best_k = 0;
+  for (int b = 2; b <= layers; ++b) {
+    const int k = (layers + b - 1) / b;
+    const int64_t items = (int64_t(units) * ((layers + k - 1) / k) + ctas - 1) / ctas;  // the most per CTA
+    const double t = double(items) * (double(k) + swap_layers);
+    if (t < best) best = t, best_k = k;
+  }
+  return best_k;
 }
 
 size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block) {

@@ -263,6 +263,20 @@ constexpr int kResidentVals4wMisc = 32 + 2 * kResidentVals4wMaxSlots;  // ints: 
 size_t resident_vals4w_smem_bytes(int64_t n, size_t slot_bytes, int slots);
 int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int warps = 16);
 size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block);
+// Vals4w's slices handed between CTAs (session 40; src/sparse/README.md, "Vals4w: slices handed between CTAs"). A
+// call's `layers` go in blocks of resident_vals4w_block_layers(...) layers (0: one CTA per slice for the whole call);
+// each (slice, block) is an item, taken in turn by `ctas` persistent CTAs (all that fit at once), items in the order
+// block-major (block b of every slice before block b + 1 of any), a slice's features parked in device memory between
+// its blocks. With `units` slices and c = ceil(units / ctas) > 1, the one-CTA-per-slice schedule takes c x layers
+// layer-times, though the work is units / ctas x layers: at N = 4096, 238 slices of 950 images on 132 SMs take 2
+// x layers where 1.8 would do. With B blocks of K = ceil(layers / B) layers a CTA takes at most ceil(units x B /
+// ctas) items of K layers, plus a park and a reload per item (swap_layers, in layer-times). The model picks the B in
+// 2..layers of the least ceil(units B / ctas) (K + swap_layers), and takes it where it
+// is below 97% of c x layers; `forced` >= 0 (JHDNN_RESIDENT_BLOCKS) replaces the choice: 0 none, B >= 1 B blocks.
+// Returns K, or 0 for the one-CTA-per-slice schedule (also when units <= 0 or ctas <= 0).
+constexpr double kResidentSwapLayers = 1.0;  // a guess before the first measurement (session 40)
+int resident_vals4w_block_layers(int units, int ctas, int layers, int forced = -1,
+                                 double swap_layers = kResidentSwapLayers);
 // The largest slice any resident kernel might take at n (the argument check): resident_slice_max, or
 // 4 when the vals ring of the smallest chunks (one list and one value slot each) fits; 0 if none. The
 // call itself knows whether vals fits its layers.
