@@ -3860,6 +3860,14 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
         }
         REQUIRE(st == JHDNN_STATUS_SUCCESS);
         CUDA_CHECK(cudaDeviceSynchronize());
+        // vals4w / vals4w8 ran the schedule JHDNN_RESIDENT_BLOCKS asks for (ctest's resident_blocks_*): forced B >= 1,
+        // the handed one in blocks of ceil(L / min(B, L)) layers; 0 or auto (a few slices: fewer than the CTAs), one
+        // CTA per slice.
+        if (w8_runs || (runs_vals && std::string(family) == "vals4w")) {
+          const int forced = jhdnn::core::config::resident_blocks();
+          const int want_k = forced >= 1 ? (L + std::min(forced, L) - 1) / std::min(forced, L) : 0;
+          CHECK(jhdnn::sparse::resident_last_vals4w_schedule().block_layers == want_k);
+        }
         for (auto d : dl.descs) {
           CHECK(d->resident_vals.size() == (tried || w8_tried ? 1 : 0));
           CHECK(d->resident_pack.size() == (runs_vals || w8_runs ? 0 : 1));

@@ -1486,6 +1486,9 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   }
 }
 
+// What this host thread's last vals4w / vals4w8 launch ran (resident_last_vals4w_schedule, sparse.h).
+thread_local ResidentSchedule g_last_vals4w_schedule{};
+
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
 std::atomic<size_t> g_smem_set[kMaxDevices][30];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w, 28-29 vals4w8
@@ -1546,10 +1549,7 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
                      int ring, size_t smem, jhdnnSparseDnnResidentTraceRecord_t* trace) {
   auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarpCount> : dnn_resident_vals4w_kernel<false, kWarpCount>;
   JHDNN_TRY(raise_smem_limit(kernel, device, (kWarpCount == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
-  const int forced = core::config::resident_blocks();
-  if (forced == core::config::kResidentBlocksInvalid)
-    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_BLOCKS = '%s' is not auto or a count 0..%d",
-                      core::config::resident_blocks_bad_value(), core::config::kResidentMaxBlocks);
+  const int forced = core::config::resident_blocks();  // (checked valid by dnn_resident)
   const int units = int((int64_t(max_active) + slice - 1) / slice);
   int block_layers = 0, ctas = 0;
   if (forced != 0 && units > 1) {
@@ -1567,17 +1567,25 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   if (block_layers > 0) {
     const bool parks = block_layers < layer_count;  // one block: no park
     const size_t bytes = park_at + (parks ? size_t(units) * size_t(xfloats) * sizeof(float) : 0);
-    if (cudaMallocAsync(&mem, bytes, s) != cudaSuccess) {
+    const cudaError_t got = cudaMallocAsync(&mem, bytes, s);
+    if (got != cudaSuccess) {
       (void)cudaGetLastError();  // (not sticky) the call runs the one-CTA-per-slice schedule: same results
       if (core::log_enabled())
-        core::log_line("jhdnnSparseDnnLayersForwardResident: no " + std::to_string(bytes) +
-                       " bytes for the handed schedule; one CTA per slice");
+        core::log_line("jhdnnSparseDnnLayersForwardResident: cudaMallocAsync of " + std::to_string(bytes) +
+                       " bytes for the handed schedule: " + cudaGetErrorString(got) + "; one CTA per slice");
       mem = nullptr;
       block_layers = 0;
     } else {
       JHDNN_CUDA_TRY(cudaMemsetAsync(mem, 0, sched_bytes, s));
     }
   }
+  g_last_vals4w_schedule = ResidentSchedule{units, ctas, block_layers};
+  if (core::log_enabled())
+    core::log_line("jhdnnSparseDnnLayersForwardResident: vals4w" + std::string(kWarpCount == 8 ? "8" : "") + ", " +
+                   std::to_string(layer_count) + " layers, " + std::to_string(units) + " slices, " +
+                   std::to_string(ctas) + " CTAs at once: " +
+                   (block_layers > 0 ? "handed, blocks of " + std::to_string(block_layers) + " layers"
+                                     : std::string("one CTA per slice")));
   int* sched = static_cast<int*>(mem);
   float* park = mem != nullptr ? reinterpret_cast<float*>(static_cast<char*>(mem) + park_at) : nullptr;
   const unsigned grid = unsigned(block_layers > 0 ? std::min(units, ctas) : units);
@@ -1630,6 +1638,8 @@ int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int w
   const size_t r = std::min<size_t>((smem_optin - fixed) / slot_bytes, kResidentVals4wMaxSlots);
   return r >= size_t(warps == 16 ? kResidentVals4wMinSlots : kResidentVals4w8MinSlots) ? int(r) : 0;
 }
+
+ResidentSchedule resident_last_vals4w_schedule() { return g_last_vals4w_schedule; }
 
 int resident_vals4w_block_layers(int units, int ctas, int layers, int forced, double swap_layers) {
   if (units <= 0 || ctas <= 0 || layers <= 0 || forced == 0) return 0;
@@ -1706,6 +1716,9 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace, bool pageable_ok) {
   if (max_active == 0 || layer_count == 0) return Status::success();
+  if (core::config::resident_blocks() == core::config::kResidentBlocksInvalid)
+    return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_BLOCKS = '%s' is not auto or a count 0..%d",
+                      core::config::resident_blocks_bad_value(), core::config::kResidentMaxBlocks);
   // JHDNN_RESIDENT_KERNEL (core/config.h): duo (default), quad, pair, bulk, packed, vals, valsfan, vals4w or
   // vals4w8; all exact.
   const core::config::ResidentKernel env_kernel = core::config::resident_kernel();

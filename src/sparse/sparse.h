@@ -277,6 +277,13 @@ size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block);
 constexpr double kResidentSwapLayers = 1.0;  // a guess before the first measurement (session 40)
 int resident_vals4w_block_layers(int units, int ctas, int layers, int forced = -1,
                                  double swap_layers = kResidentSwapLayers);
+// What the calling host thread's last vals4w / vals4w8 launch ran (tests, diagnostics): its slices (the launch's
+// units), the CTAs that fit at once (0: not asked, the one-CTA schedule forced), and the block's layers (0: one CTA
+// per slice; also where the handed schedule's memory could not be had).
+struct ResidentSchedule {
+  int units = 0, ctas = 0, block_layers = 0;
+};
+ResidentSchedule resident_last_vals4w_schedule();
 // The largest slice any resident kernel might take at n (the argument check): resident_slice_max, or
 // 4 when the vals ring of the smallest chunks (one list and one value slot each) fits; 0 if none. The
 // call itself knows whether vals fits its layers.
