@@ -3404,31 +3404,31 @@ TEST_CASE("resident vals4w: the blocks of layers the handed schedule takes (its 
   CHECK(sp::resident_vals4w_block_layers(238, 132, 10, 5000) == 1);
   CHECK(sp::resident_vals4w_block_layers(5, 132, 10, 1) == 10);
   // The model at N = 4096 (950 images: 238 slices, 132 CTAs): the one-CTA schedule takes 2 x layers layer-times.
-  // 768 layers: 6 blocks of 128, 1428 items, at most 11 per CTA: 11 x (128 + 1) = 1419 against 1536.
+  // 768 layers: 6 blocks of 128, 1428 items, at most 11 per CTA: 11 x (128 + 1.7) = 1426.7 against 1536.
+  CHECK(sp::resident_vals4w_blocks_time(238, 132, 768, 128) == 11 * (1280 + sp::kResidentSwapTenths));
   CHECK(sp::resident_vals4w_block_layers(238, 132, 768) == 128);
-  CHECK(sp::resident_vals4w_block_layers(238, 132, 96) == 0);  // best 6 blocks: 11 x 17 = 187 > 0.97 x 192
-  // Against every B, by the same arithmetic: the choice has the least modelled time, and is taken only below 97%
-  // of the one-CTA schedule's.
-  for (const int units : {133, 238, 264, 500, 1000})
-    for (const int layers : {1, 2, 7, 96, 108, 192, 384, 468, 1024}) {
+  // 96 layers: the best, 6 blocks of 16, takes 11 x 17.7 = 194.7 > 0.97 x 192: none.
+  CHECK(sp::resident_vals4w_block_layers(238, 132, 96) == 0);
+  // 263 slices (the bound spdnn passes, 1050 images) leave 2 x 132 - 1: nothing to gain at any K.
+  CHECK(sp::resident_vals4w_block_layers(263, 132, 768) == 0);
+  // Against every B, by the same arithmetic: the choice has the least modelled time (the largest K among equals),
+  // and is taken only below 97% of the one-CTA schedule's.
+  for (const int units : {133, 238, 264, 300, 500, 1000})
+    for (const int layers : {1, 2, 7, 64, 96, 108, 192, 384, 468, 1024}) {
       INFO("units " << units << " layers " << layers);
       const int ctas = 132;
-      const double waves = double((units + ctas - 1) / ctas);
-      auto t = [&](int k) {
-        const int64_t items = (int64_t(units) * ((layers + k - 1) / k) + ctas - 1) / ctas;
-        return double(items) * (double(k) + sp::kResidentSwapLayers);
-      };
+      const int64_t waves = (units + ctas - 1) / ctas;
       const int k = sp::resident_vals4w_block_layers(units, ctas, layers);
-      double best = 0.97 * waves * layers;
-      for (int b = 2; b <= layers; ++b) best = std::min(best, t((layers + b - 1) / b));
-      if (k == 0) {
-        CHECK(best == 0.97 * waves * layers);
-      } else {
-        CHECK(k >= 1);
-        CHECK(k < layers);
-        CHECK(t(k) == best);
-        CHECK(t(k) < 0.97 * waves * layers);
+      int64_t best = -1;
+      int best_k = 0;
+      for (int b = layers; b >= 2; --b) {  // K ascending: the last of equal times is the largest K
+        const int kb = (layers + b - 1) / b;
+        const int64_t t = sp::resident_vals4w_blocks_time(units, ctas, layers, kb);
+        if (best < 0 || t <= best) best = t, best_k = kb;
       }
+      const bool take = best_k > 0 && 100 * best < 97 * 10 * waves * layers;
+      CHECK(k == (take ? best_k : 0));
+      if (k > 0) CHECK(k < layers);
     }
 }
 
@@ -3955,6 +3955,85 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
       }
     }
   }
+}
+
+// Session 40: more slices than CTAs that fit at once (vals4w8 with 1-image slices: 300 slices, 2 CTAs per SM), so
+// that by default the device chooses the blocks of the handed schedule from the call's real slice count (ctest's
+// resident_blocks_1 / _3 force them). Bitwise the CPU chain, and every slice's ENTRY record carries the K the device
+// took: the host model's (resident_vals4w_block_layers) with the same slices and CTAs, or one block of all layers
+// where the model takes none.
+TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber them, the device's blocks the model's",
+          "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  namespace cfg = jhdnn::core::config;
+  JhdnnHandle h;
+  const ResidentKernelGuard restore;
+  REQUIRE(cfg::set_resident_kernel("vals4w8"));
+  const ValsCase cs{"generated N 1024, 300 images x 64 layers", 1024, 64, 300, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.3f};
+  const Built b = build_vals_case(cs, 4242);
+  const int64_t n = cs.n;
+  const int count = cs.images, max_active = count + 5, L = cs.layers, slice = 1;
+  REQUIRE(b.want.counts.back() > 0);  // the data: images die along the way, and some live to the end
+  REQUIRE(b.want.counts.back() < count);
+  const int64_t ld = max_active + 3;
+  const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
+  const DeviceLayers dl = device_layers(b.ells, b.orders, n);
+  std::vector<int> c0(L + 1, 0);
+  c0[0] = count;
+  using Rec = jhdnnSparseDnnResidentTraceRecord_t;
+  constexpr int R = JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
+  DeviceBuffer dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4),
+      dt(size_t(max_active) * R * sizeof(Rec));
+  DeviceBuffer dc = to_dev(c0);
+  const DeviceBuffer xin = to_dev(in.x), drows = to_dev(in.rows), dids = to_dev(in.ids);
+  JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentTraced(
+      h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(), xin.get(),
+      ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice, dt.get(), size_t(max_active) * R * sizeof(Rec)));
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const jhdnn::sparse::ResidentSchedule sched = jhdnn::sparse::resident_last_vals4w_schedule();
+  INFO("slices " << sched.units << ", CTAs at once " << sched.ctas << ", block layers " << sched.block_layers);
+  REQUIRE(sched.units == max_active);
+  REQUIRE(sched.ctas > 0);
+  REQUIRE(sched.ctas < count);  // the case's point: more slices than CTAs
+  const int forced = cfg::resident_blocks();
+  int want_k = jhdnn::sparse::resident_vals4w_block_layers(count, sched.ctas, L, forced);
+  if (forced < 0) {
+    CHECK(sched.block_layers == -1);
+    if (want_k == 0) want_k = L;
+  } else {
+    CHECK(sched.block_layers == want_k);
+  }
+  std::vector<int> counts = from_dev<int>(dc, size_t(L) + 1);
+  counts.erase(counts.begin());
+  CHECK(counts == b.want.counts);
+  const std::vector<int> ro = from_dev<int>(dro, size_t(max_active)), io = from_dev<int>(dio, size_t(max_active));
+  const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
+  std::map<int, std::vector<uint32_t>> got;
+  for (int t = 0; t < counts.back(); ++t) {
+    REQUIRE(ro[t] >= 0);
+    REQUIRE(ro[t] < count);
+    std::vector<uint32_t> f(n);
+    for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
+    got[(io[t] - 5000) / 7] = std::move(f);
+  }
+  CHECK(got == b.want.last);
+  CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
+  std::vector<Rec> recs(size_t(max_active) * R);
+  CUDA_CHECK(cudaMemcpy(recs.data(), dt.get(), recs.size() * sizeof(Rec), cudaMemcpyDeviceToHost));
+  std::vector<int> live_sum(L, 0);
+  int bad_events = 0, bad_k = 0;
+  for (int u = 0; u < max_active; ++u) {
+    const Rec* r = recs.data() + size_t(u) * R;
+    bad_events += r[0].event != JHDNN_RESIDENT_TRACE_ENTRY || r[R - 1].event != JHDNN_RESIDENT_TRACE_EXIT;
+    if (u >= count) continue;
+    bad_k += int(r[0].reserved) != (forced == 0 ? 0 : want_k);
+    for (int k = 0; k < L; ++k)
+      if (r[3 + k].event == JHDNN_RESIDENT_TRACE_LAYER) live_sum[k] += r[3 + k].live;
+  }
+  CHECK(bad_events == 0);
+  CHECK(bad_k == 0);
+  CHECK(live_sum == b.want.counts);
+  for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
 // The N = 4096 switch of the automatic rule (tools/spdnn/spdnn_gpu.cu): JHDNN_SPDNN_RESIDENT_4096 unset

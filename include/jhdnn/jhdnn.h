@@ -673,8 +673,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
 /* Diagnostics of the resident launch (off unless a buffer is given; no cost in the launch without one):
  * jhdnnSparseDnnLayersForwardResidentTraced is jhdnnSparseDnnLayersForwardResident plus a device
  * buffer `trace` of at least maxActive x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS records (8-byte
- * aligned; NULL: no trace, as the plain call; a smaller traceBytes is BAD_PARAM_SIZE_INSUFFICIENT). Thread 0 of CTA b writes records
- * [b * RECORDS, (b + 1) * RECORDS): record 0 at entry, 1 once the slice's features are in shared
+ * aligned; NULL: no trace, as the plain call; a smaller traceBytes is BAD_PARAM_SIZE_INSUFFICIENT). Slice b's records
+ * are [b * RECORDS, (b + 1) * RECORDS), written by thread 0 of CTA b, or, in vals4w / vals4w8's handed schedule, of
+ * whichever CTA runs that part of the slice (the record's sm says where): record 0 at entry, 1 once the slice's features are in shared
  * memory (and the first weight chunks issued), 2 once the first weight chunk has landed, 3 + k at the end
  * of layer k (live = the slice's images left), RECORDS - 1 at exit (after the survivors' write-out,
  * or when the slice emptied: layer = that layer; or at once when the CTA had no image: layer -1).
@@ -696,7 +697,8 @@ typedef struct {
   short live;             /* the slice's live images after the event */
   unsigned int waitClk;   /* LAYER records: cycles thread 0 spent in the layer's per-chunk cp.async
                              wait + __syncthreads (weights late, or other warps still computing) */
-  unsigned int reserved;  /* 0 */
+  unsigned int reserved;  /* ENTRY records of vals4w / vals4w8's handed schedule (JHDNN_RESIDENT_BLOCKS, docs/api.md):
+                             the layers per block it ran; else 0 */
 } jhdnnSparseDnnResidentTraceRecord_t;
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias, float clampMax,

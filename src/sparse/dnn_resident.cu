@@ -346,7 +346,8 @@ static_assert(sizeof(jhdnnSparseDnnResidentTraceRecord_t) == 32, "the record lay
 
 // Records of slice `unit` (vals4w: the slice, whichever CTA runs it; the other kernels: blockIdx.x, trace_record).
 __device__ __forceinline__ void trace_record_at(jhdnnSparseDnnResidentTraceRecord_t* trace, int unit, int index,
-                                                int event, int layer, int live, unsigned wait_clk = 0) {
+                                                int event, int layer, int live, unsigned wait_clk = 0,
+                                                unsigned reserved = 0) {
   unsigned long long ns;
   unsigned sm;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
@@ -359,7 +360,7 @@ __device__ __forceinline__ void trace_record_at(jhdnnSparseDnnResidentTraceRecor
   r.layer = short(layer);
   r.live = short(live);
   r.waitClk = wait_clk;
-  r.reserved = 0;
+  r.reserved = reserved;
   trace[int64_t(unit) * kTraceRecords + index] = r;
 }
 __device__ __forceinline__ void trace_record(jhdnnSparseDnnResidentTraceRecord_t* trace, int index, int event,
@@ -577,6 +578,28 @@ __device__ __forceinline__ void unpark_features(float* xbuf, const float* __rest
 __device__ __forceinline__ void publish_progress(int* word, int value) {
   __threadfence();
   asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(word), "r"(value) : "memory");
+}
+// The handed schedule's blocks chosen on the device (block_layers < 0): resident_vals4w_block_layers's model (sparse.h)
+// with the call's real slice count, its candidates B = 2..layers spread over the CTA's threads, the least time (then
+// the largest K) by a warp reduction and a shared atomicMin; one block (the whole call: no park) where the model
+// takes none. Every thread calls it (barriers); every CTA computes the same K. *s_best: 8 bytes of shared memory.
+template <int kCtaThreads>
+__device__ __forceinline__ int device_block_layers(int units, int ctas, int layers, unsigned long long* s_best) {
+  if (threadIdx.x == 0) *s_best = ~0ull;
+  __syncthreads();
+  unsigned long long best = ~0ull;  // time << 11 | (2047 - K): K <= 1024
+  for (int b = 2 + int(threadIdx.x); b <= layers; b += kCtaThreads) {
+    const int k = (layers + b - 1) / b;
+    const unsigned long long t = (unsigned long long)resident_vals4w_blocks_time(units, ctas, layers, k);
+    best = min(best, t << 11 | unsigned(2047 - k));
+  }
+  for (int o = 16; o > 0; o >>= 1) best = min(best, __shfl_xor_sync(0xffffffffu, best, o));
+  if ((threadIdx.x & 31u) == 0 && best != ~0ull) atomicMin(s_best, best);
+  __syncthreads();
+  const unsigned long long got = *s_best;
+  const long long waves = (units + ctas - 1) / ctas;
+  if (waves < 2 || got == ~0ull || 100 * (long long)(got >> 11) >= 97 * 10 * waves * (long long)layers) return layers;
+  return 2047 - int(got & 2047u);
 }
 __device__ __forceinline__ int acquire_progress(const int* word) {
   int v;
@@ -1180,9 +1203,15 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   const int count = min(counts[0], max_active);
   const int units = (count + slice - 1) / slice;  // the slices with images
   // The schedule: one CTA per slice for the whole call (block_layers 0), or the call's layers in blocks of
-  // block_layers, each (slice, block) an item that the CTAs take in turn (handed; resident_vals4w_block_layers).
-  const bool handed = block_layers > 0;
-  const int bl = handed ? block_layers : layer_count, blocks = (layer_count + bl - 1) / bl;
+  // block_layers (< 0: chosen here, device_block_layers), each (slice, block) an item that the CTAs take in turn
+  // (handed; resident_vals4w_block_layers).
+  const bool handed = block_layers != 0;
+  const int bl = block_layers > 0 ? block_layers
+                 : block_layers < 0
+                     ? device_block_layers<kCtaThreads>(units, int(gridDim.x), layer_count,
+                                                        reinterpret_cast<unsigned long long*>(misc + 22))
+                     : layer_count;
+  const int blocks = (layer_count + bl - 1) / bl;
   if (kTrace && handed && threadIdx.x == 0)  // the slices without images: their records as the one-CTA schedule's
     for (int e = units + int(blockIdx.x); e < (max_active + slice - 1) / slice; e += int(gridDim.x)) {
       trace_record_at(trace, e, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
@@ -1223,7 +1252,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     const int k0 = __reduce_min_sync(0xffffffffu, b * bl), kn = __reduce_min_sync(0xffffffffu, min(bl, layer_count - k0));
     unsigned live = b == 0 ? (1u << mine) - 1u : unsigned(word) & 0xffu;  // the live slots (bit s: slot s)
     if (live == 0u) continue;  // block-uniform (handed): the slice emptied in an earlier block
-    if (kTrace && handed && b == 0 && threadIdx.x == 0) trace_record_at(trace, u, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0);
+    if (kTrace && handed && b == 0 && threadIdx.x == 0)
+      trace_record_at(trace, u, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0, 0, unsigned(bl));
     init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
     if (threadIdx.x == 0) {  // the ring's mbarriers from phase 0 (an earlier item's: every phase completed and waited)
       for (int st = 0; st < ring; ++st) {
@@ -1558,14 +1588,17 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
     JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
     ctas = per_sm * sms;
-    if (pools != 0) block_layers = resident_vals4w_block_layers(units, ctas, layer_count, forced);
+    // Auto: handed where the slices may outnumber the CTAs, its blocks chosen on the device from the real count.
+    if (pools != 0) block_layers = forced > 0 ? resident_vals4w_block_layers(units, ctas, layer_count, forced)
+                                   : units > ctas ? -1
+                                                  : 0;
   }
   const int64_t xfloats = int64_t(n + 1) * kResidentValsS;
   const size_t sched_bytes = (size_t(units) + 1) * sizeof(int);
   const size_t park_at = (sched_bytes + 255) / 256 * 256;
   void* mem = nullptr;
-  if (block_layers > 0) {
-    const bool parks = block_layers < layer_count;  // one block: no park
+  if (block_layers != 0) {
+    const bool parks = block_layers < 0 || block_layers < layer_count;  // one block: no park
     const size_t bytes = park_at + (parks ? size_t(units) * size_t(xfloats) * sizeof(float) : 0);
     const cudaError_t got = cudaMallocAsync(&mem, bytes, s);
     if (got != cudaSuccess) {
@@ -1584,11 +1617,12 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
     core::log_line("jhdnnSparseDnnLayersForwardResident: vals4w" + std::string(kWarpCount == 8 ? "8" : "") + ", " +
                    std::to_string(layer_count) + " layers, " + std::to_string(units) + " slices, " +
                    std::to_string(ctas) + " CTAs at once: " +
-                   (block_layers > 0 ? "handed, blocks of " + std::to_string(block_layers) + " layers"
-                                     : std::string("one CTA per slice")));
+                   (block_layers > 0   ? "handed, blocks of " + std::to_string(block_layers) + " layers"
+                    : block_layers < 0 ? std::string("handed, blocks chosen on the device")
+                                       : std::string("one CTA per slice")));
   int* sched = static_cast<int*>(mem);
   float* park = mem != nullptr ? reinterpret_cast<float*>(static_cast<char*>(mem) + park_at) : nullptr;
-  const unsigned grid = unsigned(block_layers > 0 ? std::min(units, ctas) : units);
+  const unsigned grid = unsigned(block_layers != 0 ? std::min(units, ctas) : units);
   if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(units) * kTraceRecords * sizeof(*trace), s));
   kernel<<<grid, 32 * kWarpCount, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
                                              ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring,
@@ -1641,7 +1675,7 @@ int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int w
 
 ResidentSchedule resident_last_vals4w_schedule() { return g_last_vals4w_schedule; }
 
-int resident_vals4w_block_layers(int units, int ctas, int layers, int forced, double swap_layers) {
+int resident_vals4w_block_layers(int units, int ctas, int layers, int forced) {
   if (units <= 0 || ctas <= 0 || layers <= 0 || forced == 0) return 0;
   if (forced > 0) {
     const int b = std::min(forced, layers);
@@ -1649,15 +1683,14 @@ int resident_vals4w_block_layers(int units, int ctas, int layers, int forced, do
   }
   const int64_t waves = (int64_t(units) + ctas - 1) / ctas;
   if (waves < 2) return 0;  // every slice has its own CTA at once: nothing to balance
-  double best = 0.97 * double(waves) * double(layers);
+  int64_t best = -1;
   int best_k = 0;
-  for (int b = 2; b <= layers; ++b) {
+  for (int b = 2; b <= layers; ++b) {  // K descending: the first of equal times is the largest K
     const int k = (layers + b - 1) / b;
-    const int64_t items = (int64_t(units) * ((layers + k - 1) / k) + ctas - 1) / ctas;  // the most per CTA
-    const double t = double(items) * (double(k) + swap_layers);
-    if (t < best) best = t, best_k = k;
+    const int64_t t = resident_vals4w_blocks_time(units, ctas, layers, k);
+    if (best < 0 || t < best) best = t, best_k = k;
   }
-  return best_k;
+  return best_k > 0 && 100 * best < 97 * 10 * waves * int64_t(layers) ? best_k : 0;
 }
 
 size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block) {

@@ -264,22 +264,28 @@ size_t resident_vals4w_smem_bytes(int64_t n, size_t slot_bytes, int slots);
 int resident_vals4w_slots(int64_t n, size_t slot_bytes, size_t smem_optin, int warps = 16);
 size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block);
 // Vals4w's slices handed between CTAs (session 40; src/sparse/README.md, "Vals4w: slices handed between CTAs"). A
-// call's `layers` go in blocks of resident_vals4w_block_layers(...) layers (0: one CTA per slice for the whole call);
-// each (slice, block) is an item, taken in turn by `ctas` persistent CTAs (all that fit at once), items in the order
-// block-major (block b of every slice before block b + 1 of any), a slice's features parked in device memory between
-// its blocks. With `units` slices and c = ceil(units / ctas) > 1, the one-CTA-per-slice schedule takes c x layers
-// layer-times, though the work is units / ctas x layers: at N = 4096, 238 slices of 950 images on 132 SMs take 2
-// x layers where 1.8 would do. With B blocks of K = ceil(layers / B) layers a CTA takes at most ceil(units x B /
-// ctas) items of K layers, plus a park and a reload per item (swap_layers, in layer-times). The model picks the B in
-// 2..layers of the least ceil(units B / ctas) (K + swap_layers), and takes it where it
-// is below 97% of c x layers; `forced` >= 0 (JHDNN_RESIDENT_BLOCKS) replaces the choice: 0 none, B >= 1 B blocks.
-// Returns K, or 0 for the one-CTA-per-slice schedule (also when units <= 0 or ctas <= 0).
-constexpr double kResidentSwapLayers = 1.0;  // a guess before the first measurement (session 40)
-int resident_vals4w_block_layers(int units, int ctas, int layers, int forced = -1,
-                                 double swap_layers = kResidentSwapLayers);
-// What the calling host thread's last vals4w / vals4w8 launch ran (tests, diagnostics): its slices (the launch's
-// units), the CTAs that fit at once (0: not asked, the one-CTA schedule forced), and the block's layers (0: one CTA
-// per slice; also where the handed schedule's memory could not be had).
+// call's `layers` go in blocks of K layers; each (slice, block) is an item, taken in turn by `ctas` persistent CTAs
+// (all that fit at once), items in the order block-major (block b of every slice before block b + 1 of any), a
+// slice's features parked in device memory between its blocks. With `units` slices and c = ceil(units / ctas) > 1,
+// the one-CTA-per-slice schedule takes c x layers layer-times, though the work is units / ctas x layers: at N =
+// 4096, 238 slices of 950 images on 132 SMs take 2 x layers where 1.8 would do. With blocks of K layers a CTA takes
+// at most ceil(units x ceil(layers / K) / ctas) items of K layers, each with a park and a reload:
+// resident_vals4w_blocks_time, in tenths of a layer-time, a swap counted as kResidentSwapTenths.
+// resident_vals4w_block_layers: `forced` (JHDNN_RESIDENT_BLOCKS) 0 = none (returns 0), B >= 1 = B blocks (K =
+// ceil(layers / min(B, layers))); else the model: K = ceil(layers / B) for the B in 2..layers of the least time (the
+// largest K among equals), taken where that time is below 97% of the one-CTA schedule's, else 0 (also when units,
+// ctas or layers are <= 0). The kernel runs the same model on the device with the call's real slice count
+// (counts[0]), which the host does not know (maxActive only bounds it).
+constexpr int kResidentSwapTenths = 17;  // 1.7 layer-times: measured at N = 4096 (session 40, bench/results/83baf79)
+JHDNN_RESIDENT_HD int64_t resident_vals4w_blocks_time(int units, int ctas, int layers, int k) {
+  const int64_t items = (int64_t(units) * ((layers + k - 1) / k) + ctas - 1) / ctas;  // the most per CTA
+  return items * (10 * int64_t(k) + kResidentSwapTenths);
+}
+int resident_vals4w_block_layers(int units, int ctas, int layers, int forced = -1);
+// What the calling host thread's last vals4w / vals4w8 launch ran (tests, diagnostics): its slices (ceil(maxActive /
+// slice): the launch's bound), the CTAs that fit at once (0: not asked), and the block's layers: 0 one CTA per slice
+// (also where the handed schedule's memory could not be had), K > 0 forced, -1 the device's model (the trace's
+// ENTRY records carry the K it chose).
 struct ResidentSchedule {
   int units = 0, ctas = 0, block_layers = 0;
 };
