@@ -273,10 +273,12 @@ size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block);
 // resident_vals4w_blocks_time, in tenths of a layer-time, a swap counted as kResidentSwapTenths.
 // resident_vals4w_block_layers: `forced` (JHDNN_RESIDENT_BLOCKS) 0 = none (returns 0), B >= 1 = B blocks (K =
 // ceil(layers / min(B, layers))); else the model: K = ceil(layers / B) for the B in 2..layers of the least time (the
-// largest K among equals), taken where that time is below 97% of the one-CTA schedule's, else 0 (also when units,
+// largest K among equals), taken where that time is below kResidentHandedTakePercent of the one-CTA schedule's
+// (a margin: at 96-97% the measured gain was inside the spread, session 40), else 0 (also when units,
 // ctas or layers are <= 0). The kernel runs the same model on the device with the call's real slice count
 // (counts[0]), which the host does not know (maxActive only bounds it).
 constexpr int kResidentSwapTenths = 17;  // 1.7 layer-times: measured at N = 4096 (session 40, bench/results/83baf79)
+constexpr int kResidentHandedTakePercent = 95;
 JHDNN_RESIDENT_HD int64_t resident_vals4w_blocks_time(int units, int ctas, int layers, int k) {
   const int64_t items = (int64_t(units) * ((layers + k - 1) / k) + ctas - 1) / ctas;  // the most per CTA
   return items * (10 * int64_t(k) + kResidentSwapTenths);
