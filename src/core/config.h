@@ -183,7 +183,7 @@ bool set_resident_kernel(const char* value);
 // (min(B, layers)), each (slice, block) an item that the CTAs take in turn, a slice's features parked in device
 // memory between its blocks; auto = the host's model (resident_vals4w_block_layers, sparse.h): blocks where the
 // slices outnumber the CTAs that fit at once and the model gains, else 0. Same results. An unknown value is kept
-// as kResidentBlocksInvalid and every vals4w / vals4w8 call then fails with BAD_PARAM naming it.
+// as kResidentBlocksInvalid and every resident call then fails with BAD_PARAM naming it.
 constexpr int kResidentBlocksAuto = -1;
 constexpr int kResidentBlocksInvalid = -2;
 constexpr int kResidentMaxBlocks = 1024;  // = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS: a block of at least one layer

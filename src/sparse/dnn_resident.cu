@@ -126,6 +126,7 @@
 // of layer_tile_reuse / dot32 and of the CPU reference, so survivors and features are bitwise those
 // of the per-layer paths.
 #include <algorithm>
+#include <climits>
 #include <atomic>
 #include <mutex>
 #include <string>
@@ -1203,7 +1204,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int count = min(counts[0], max_active);
-  const int units = (count + slice - 1) / slice;  // the slices with images
+  const int units = count / slice + (count % slice != 0 ? 1 : 0);  // the slices with images (no overflow)
   // The schedule: one CTA per slice for the whole call (block_layers 0), or the call's layers in blocks of
   // block_layers (< 0: chosen here, device_block_layers), each (slice, block) an item that the CTAs take in turn
   // (handed; resident_vals4w_block_layers).
@@ -1625,7 +1626,11 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   const int units = int((int64_t(max_active) + slice - 1) / slice);
   int block_layers = 0, ctas = 0;
   cudaMemPool_t pool = nullptr;
-  if (forced != 0 && units > 1) {
+  // Not inside a stream capture: the pool's memory would be allocation / free nodes in the caller's graph, which
+  // restrict it (one instance at a time, no clone, ...); and the pool may not be created while capturing.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  JHDNN_CUDA_TRY(cudaStreamIsCapturing(s, &capturing));
+  if (forced != 0 && units > 1 && capturing == cudaStreamCaptureStatusNone) {
     int per_sm = 0, sms = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * kWarpCount, smem));
     JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -1635,6 +1640,9 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
     if (pool != nullptr) block_layers = forced > 0 ? resident_vals4w_block_layers(units, ctas, layer_count, forced)
                                    : units > ctas ? -1
                                                   : 0;
+    // The item counter runs to units x blocks + CTAs - 1 in an int (the device's choice: at most layer_count blocks).
+    const int64_t most_blocks = block_layers > 0 ? (layer_count + block_layers - 1) / block_layers : layer_count;
+    if (int64_t(units) * most_blocks + ctas > int64_t(INT_MAX)) block_layers = 0;
   }
   const int64_t xfloats = int64_t(n + 1) * kResidentValsS;
   const size_t sched_bytes = (size_t(units) + 1) * sizeof(int);
@@ -1651,8 +1659,6 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
                        " bytes for the handed schedule: " + cudaGetErrorString(got) + "; one CTA per slice");
       mem = nullptr;
       block_layers = 0;
-    } else {
-      JHDNN_CUDA_TRY(cudaMemsetAsync(mem, 0, sched_bytes, s));
     }
   }
   g_last_vals4w_schedule = ResidentSchedule{units, ctas, block_layers};
@@ -1666,13 +1672,18 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   int* sched = static_cast<int*>(mem);
   float* park = mem != nullptr ? reinterpret_cast<float*>(static_cast<char*>(mem) + park_at) : nullptr;
   const unsigned grid = unsigned(block_layers != 0 ? std::min(units, ctas) : units);
-  if (trace) JHDNN_CUDA_TRY(cudaMemsetAsync(trace, 0, size_t(units) * kTraceRecords * sizeof(*trace), s));
-  kernel<<<grid, 32 * kWarpCount, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y,
-                                             ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring,
-                                             block_layers, sched, park, trace);
-  const cudaError_t launched = cudaGetLastError();
-  if (mem != nullptr) JHDNN_CUDA_TRY(cudaFreeAsync(mem, s));
-  JHDNN_CUDA_TRY(launched);
+  // From here every path frees mem (in stream order), and the first error is the one returned.
+  cudaError_t err = mem != nullptr ? cudaMemsetAsync(mem, 0, sched_bytes, s) : cudaSuccess;
+  if (err == cudaSuccess && trace) err = cudaMemsetAsync(trace, 0, size_t(units) * kTraceRecords * sizeof(*trace), s);
+  if (err == cudaSuccess) {
+    kernel<<<grid, 32 * kWarpCount, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx,
+                                               y, ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring,
+                                               block_layers, sched, park, trace);
+    err = cudaGetLastError();
+  }
+  const cudaError_t freed = mem != nullptr ? cudaFreeAsync(mem, s) : cudaSuccess;
+  JHDNN_CUDA_TRY(err);
+  JHDNN_CUDA_TRY(freed);
   return Status::success();
 }
 
