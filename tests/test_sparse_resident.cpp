@@ -3062,6 +3062,24 @@ const ValsCase kValsSmallCases[] = {
     {"generated N 1024, reuse order", 1024, 12, 13, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.3f},
 };
 
+// A resident call's survivors read back, by image: the first k entries of (rowsOut, idsOut), image m = (id - 5000) / 7
+// (slice_input's ids), its n features the bits of y's column rowsOut[t].
+std::map<int, std::vector<uint32_t>> survivors_by_image(const DeviceBuffer& dro, const DeviceBuffer& dio,
+                                                        const DeviceBuffer& dy, int k, int count, int64_t n, int64_t ld,
+                                                        int max_active) {
+  const std::vector<int> ro = from_dev<int>(dro, size_t(max_active)), io = from_dev<int>(dio, size_t(max_active));
+  const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
+  std::map<int, std::vector<uint32_t>> got;
+  for (int t = 0; t < k; ++t) {
+    REQUIRE(ro[t] >= 0);
+    REQUIRE(ro[t] < count);
+    std::vector<uint32_t> f(n);
+    for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
+    got[(io[t] - 5000) / 7] = std::move(f);
+  }
+  return got;
+}
+
 Built build_vals_case(const ValsCase& cs, uint64_t seed) {
   SplitMix64 g(seed);
   Built b;
@@ -3927,18 +3945,7 @@ TEST_CASE("resident vals: N = 4096 with S = 4 bitwise the fma chain, slices 1..4
           std::vector<int> counts2 = from_dev<int>(dc2, size_t(L) + 1);
           counts2.erase(counts2.begin());
           CHECK(counts2 == b.want.counts);
-          const std::vector<int> ro2 = from_dev<int>(dro2, size_t(max_active)),
-                                 io2 = from_dev<int>(dio2, size_t(max_active));
-          const std::vector<float> y2 = from_dev<float>(dy2, size_t(n) * ld);
-          std::map<int, std::vector<uint32_t>> got2;
-          for (int t = 0; t < counts2.back(); ++t) {
-            REQUIRE(ro2[t] >= 0);
-            REQUIRE(ro2[t] < count);
-            std::vector<uint32_t> f(n);
-            for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y2[size_t(i) * ld + ro2[t]]);
-            got2[(io2[t] - 5000) / 7] = std::move(f);
-          }
-          CHECK(got2 == b.want.last);
+          CHECK(survivors_by_image(dro2, dio2, dy2, counts2.back(), count, n, ld, max_active) == b.want.last);
           std::vector<Rec> recs(size_t(max_active) * R);
           CUDA_CHECK(cudaMemcpy(recs.data(), dt.get(), recs.size() * sizeof(Rec), cudaMemcpyDeviceToHost));
           std::vector<int> live_sum(L, 0);
@@ -4009,17 +4016,7 @@ TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber the
   std::vector<int> counts = from_dev<int>(dc, size_t(L) + 1);
   counts.erase(counts.begin());
   CHECK(counts == b.want.counts);
-  const std::vector<int> ro = from_dev<int>(dro, size_t(max_active)), io = from_dev<int>(dio, size_t(max_active));
-  const std::vector<float> y = from_dev<float>(dy, size_t(n) * ld);
-  std::map<int, std::vector<uint32_t>> got;
-  for (int t = 0; t < counts.back(); ++t) {
-    REQUIRE(ro[t] >= 0);
-    REQUIRE(ro[t] < count);
-    std::vector<uint32_t> f(n);
-    for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(i) * ld + ro[t]]);
-    got[(io[t] - 5000) / 7] = std::move(f);
-  }
-  CHECK(got == b.want.last);
+  CHECK(survivors_by_image(dro, dio, dy, counts.back(), count, n, ld, max_active) == b.want.last);
   CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
   std::vector<Rec> recs(size_t(max_active) * R);
   CUDA_CHECK(cudaMemcpy(recs.data(), dt.get(), recs.size() * sizeof(Rec), cudaMemcpyDeviceToHost));
