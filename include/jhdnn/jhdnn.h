@@ -675,8 +675,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
  * buffer `trace` of at least maxActive x JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS records (8-byte
  * aligned; NULL: no trace, as the plain call; a smaller traceBytes is BAD_PARAM_SIZE_INSUFFICIENT). Slice b's records
  * are [b * RECORDS, (b + 1) * RECORDS), written by thread 0 of CTA b, or, in vals4w / vals4w8's handed schedule, of
- * whichever CTA runs that part of the slice (the record's sm says where): record 0 at entry, 1 once the slice's features are in shared
- * memory (and the first weight chunks issued), 2 once the first weight chunk has landed, 3 + k at the end
+ * whichever CTA runs that part of the slice (the record's sm says where): record 0 at entry, 1 once the slice's
+ * features are in shared memory (and the first weight chunks issued), 2 once the first weight chunk has landed, 3 + k
+ * at the end
  * of layer k (live = the slice's images left), RECORDS - 1 at exit (after the survivors' write-out,
  * or when the slice emptied: layer = that layer; or at once when the CTA had no image: layer -1).
  * The call first zeroes the records of its CTAs (ceil(maxActive / slice) of them, in stream order),

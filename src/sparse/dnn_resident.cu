@@ -1252,7 +1252,8 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     const int r0 = u * slice, mine = min(slice, count - r0);
     // k0 and kn through a warp reduction (REDUX: a uniform register), so that the layer loop below stays uniform
     // for ptxas and xin stays in the feature loads' [R + UR] address (item came from shared memory).
-    const int k0 = __reduce_min_sync(0xffffffffu, b * bl), kn = __reduce_min_sync(0xffffffffu, min(bl, layer_count - k0));
+    const int k0 = __reduce_min_sync(0xffffffffu, b * bl);
+    const int kn = __reduce_min_sync(0xffffffffu, min(bl, layer_count - k0));
     unsigned live = b == 0 ? (1u << mine) - 1u : unsigned(word) & 0xffu;  // the live slots (bit s: slot s)
     if (live == 0u) continue;  // block-uniform (handed): the slice emptied in an earlier block
     if (kTrace && handed && b == 0 && threadIdx.x == 0)
