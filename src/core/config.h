@@ -179,10 +179,11 @@ bool set_resident_kernel(const char* value);
 // ---------------------------------------------------------------- resident SpDNN schedule (A/B)
 // JHDNN_RESIDENT_BLOCKS = auto | 0 | B (a decimal 1..kResidentMaxBlocks; unset or "" = auto): how vals4w / vals4w8
 // spread a resident call's slices over the CTAs (src/sparse/README.md, "Vals4w: slices handed between CTAs").
-// 0 = one CTA per slice for the whole call (the schedule before session 40); B >= 1 = the call's layers in B blocks
-// (min(B, layers)), each (slice, block) an item that the CTAs take in turn, a slice's features parked in device
-// memory between its blocks; auto = the host's model (resident_vals4w_block_layers, sparse.h): blocks where the
-// slices outnumber the CTAs that fit at once and the model gains, else 0. Same results. An unknown value is kept
+// 0 = one CTA per slice for the whole call (the schedule before session 40); B >= 1 = the call's layers in blocks of
+// ceil(layers / min(B, layers)) layers, each (slice, block) an item that the CTAs take in turn, a slice's features
+// parked in device memory between its blocks; auto = where maxActive's slices outnumber the CTAs that fit at once,
+// the kernel's choice from the real slice count by the model (resident_vals4w_block_layers, sparse.h), else 0.
+// Same results. An unknown value is kept
 // as kResidentBlocksInvalid and every resident call then fails with BAD_PARAM naming it.
 constexpr int kResidentBlocksAuto = -1;
 constexpr int kResidentBlocksInvalid = -2;

@@ -599,6 +599,8 @@ __device__ __forceinline__ int device_block_layers(int units, int ctas, int laye
   __syncthreads();
   const unsigned long long got = *s_best;
   const long long waves = (units + ctas - 1) / ctas;
+  // resident_vals4w_blocks_gain's test, written out: calling it here reorders the whole kernel's SASS (session 40),
+  // and this code ran on the GPU as it is; the 300-slice test checks that the two choices agree.
   if (waves < 2 || got == ~0ull ||
       100 * (long long)(got >> 11) >= kResidentHandedTakePercent * 10 * waves * (long long)layers)
     return layers;
@@ -1745,7 +1747,7 @@ int resident_vals4w_block_layers(int units, int ctas, int layers, int forced) {
     const int64_t t = resident_vals4w_blocks_time(units, ctas, layers, k);
     if (best < 0 || t < best) best = t, best_k = k;
   }
-  return best_k > 0 && 100 * best < kResidentHandedTakePercent * 10 * waves * int64_t(layers) ? best_k : 0;
+  return best_k > 0 && resident_vals4w_blocks_gain(best, units, ctas, layers) ? best_k : 0;
 }
 
 size_t resident_vals4w8_budget(size_t smem_per_sm, size_t reserved_per_block) {

@@ -283,6 +283,12 @@ JHDNN_RESIDENT_HD int64_t resident_vals4w_blocks_time(int units, int ctas, int l
   const int64_t items = (int64_t(units) * ((layers + k - 1) / k) + ctas - 1) / ctas;  // the most per CTA
   return items * (10 * int64_t(k) + kResidentSwapTenths);
 }
+// Whether the model's least time t (tenths of a layer-time) takes blocks: below kResidentHandedTakePercent of the
+// one-CTA schedule's ceil(units / ctas) x layers (the host's resident_vals4w_block_layers and the kernel's choice).
+JHDNN_RESIDENT_HD bool resident_vals4w_blocks_gain(int64_t t, int units, int ctas, int layers) {
+  const int64_t waves = (int64_t(units) + ctas - 1) / ctas;
+  return waves >= 2 && 100 * t < kResidentHandedTakePercent * 10 * waves * int64_t(layers);
+}
 int resident_vals4w_block_layers(int units, int ctas, int layers, int forced = -1);
 // What the calling host thread's last vals4w / vals4w8 launch ran (tests, diagnostics): its slices (ceil(maxActive /
 // slice): the launch's bound), the CTAs that fit at once (0: not asked), and the block's layers: 0 one CTA per slice
