@@ -41,10 +41,13 @@ check() {
   grep -q "LOCAL:0" <<< "$usage" && [ "${stack:-999}" -le "$max_stack" ] ||
     { echo "FAIL: $pat: more stack than $max_stack bytes, or local memory ($usage)"; fails=$((fails + 1)); }
 }
-# vals4w / vals4w8 (untraced): 512 FFMA in the one-load path, 512 in the shared-list path, 160 in each row's own
-# (unrolled twice); 32 feature loads in each of the first two paths and more in the third.
-check 'dnn_resident_vals4w_kernelILb0ELi8E' 1184 64 0
-check 'dnn_resident_vals4w_kernelILb0ELi16E' 1184 64 0
+# vals4w / vals4w8 (untraced), with the handed schedule's item loop (Lb1E) and without it (Lb0E, session 41): 512
+# FFMA in the one-load path, 512 in the shared-list path, 160 in each row's own (unrolled twice); 32 feature loads in
+# each of the first two paths and more in the third.
+check 'dnn_resident_vals4w_kernelILb0ELi8ELb1E' 1184 64 0
+check 'dnn_resident_vals4w_kernelILb0ELi16ELb1E' 1184 64 0
+check 'dnn_resident_vals4w_kernelILb0ELi8ELb0E' 1184 64 0
+check 'dnn_resident_vals4w_kernelILb0ELi16ELb0E' 1184 64 0
 # late4 (late4crowd's and late4 / late4all's kernels): with the shared-weight quad body, 4 x 256 FFMA more than
 # before session 34 (2,720 / 2,972); their stack (16 / 8 bytes at 128 registers) as since session 23.
 check 'dnn_layer_cta_kernelILi3ELi3ELb0E' 3744 0 16

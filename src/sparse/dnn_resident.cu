@@ -1175,7 +1175,14 @@ __device__ float4 g_resident_row_zeros;
 // order above holds for any power-of-two W = kWarpCount and R >= W: warp w takes chunk w, then chunk
 // W + ((w + R) & (W - 1)); chunks c1 < c2 of a layer share a slot only if c2 = c1 + R (a layer has <= 2W <= 2R
 // chunks), so c1 < W is warp c1's first chunk and c2, in [W, 2W), its second.
-template <bool kTrace, int kWarpCount>
+//
+// kHanded (session 41): the handed schedule's item loop compiled in (block_layers != 0 runs it; see "Vals4w: slices
+// handed between CTAs" in src/sparse/README.md). The untraced launches of one CTA per slice (block_layers 0: every
+// call whose slices fit the CTAs at once, as at N = 1024) run the instantiation without it: under the 128-register
+// cap ptxas then holds what the item loop made it recompute in every pass (the ring's barrier base, the pass-0
+// chunk), 6 SASS instructions fewer per kW1 warp-chunk. Traced launches always run kHanded's (one instantiation
+// fewer; the trace is for tests and diagnostics).
+template <bool kTrace, int kWarpCount, bool kHanded>
 __global__ void __launch_bounds__(32 * kWarpCount, 16 / kWarpCount)
 dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int layer_count, int n, float bias,
                            float clamp_max, int* __restrict__ counts, const int* __restrict__ rows_in,
@@ -1210,8 +1217,9 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   // The schedule: one CTA per slice for the whole call (block_layers 0), or the call's layers in blocks of
   // block_layers (< 0: chosen here, device_block_layers), each (slice, block) an item that the CTAs take in turn
   // (handed; resident_vals4w_block_layers).
-  const bool handed = block_layers != 0;
-  const int bl = block_layers > 0 ? block_layers
+  const bool handed = kHanded && block_layers != 0;
+  const int bl = !kHanded           ? layer_count
+                 : block_layers > 0 ? block_layers
                  : block_layers < 0
                      ? device_block_layers<kCtaThreads>(units, int(gridDim.x), layer_count,
                                                         reinterpret_cast<unsigned long long*>(misc + 22))
@@ -1527,7 +1535,7 @@ thread_local ResidentSchedule g_last_vals4w_schedule{};
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][30];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w, 28-29 vals4w8
+std::atomic<size_t> g_smem_set[kMaxDevices][32];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w, 28-29 vals4w8, 30-31 vals4w / vals4w8 without the item loop
 // Held while the attribute is raised, so that it only ever rises: two first calls racing with
 // different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
 // it, and the smaller, set last, would make the other call's launch fail.
@@ -1623,7 +1631,8 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
                      float clamp_max, int* counts, const int* rows_in, const int* ids_in, const float* x, int64_t ldx,
                      float* y, int64_t ldy, int* rows_out, int* ids_out, int slice, int max_active, size_t slot_bytes,
                      int ring, size_t smem, jhdnnSparseDnnResidentTraceRecord_t* trace) {
-  auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarpCount> : dnn_resident_vals4w_kernel<false, kWarpCount>;
+  auto kernel = trace ? dnn_resident_vals4w_kernel<true, kWarpCount, true>
+                      : dnn_resident_vals4w_kernel<false, kWarpCount, true>;
   JHDNN_TRY(raise_smem_limit(kernel, device, (kWarpCount == 16 ? 26 : 28) + (trace ? 1 : 0), smem));
   const int forced = core::config::resident_blocks();  // (checked valid by dnn_resident)
   const int units = int((int64_t(max_active) + slice - 1) / slice);
@@ -1675,13 +1684,18 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   int* sched = static_cast<int*>(mem);
   float* park = mem != nullptr ? reinterpret_cast<float*>(static_cast<char*>(mem) + park_at) : nullptr;
   const unsigned grid = unsigned(block_layers != 0 ? std::min(units, ctas) : units);
+  // One CTA per slice, untraced: the instantiation without the item loop (kHanded false; same results, bitwise).
+  const bool plain = block_layers == 0 && trace == nullptr;
+  if (plain)
+    JHDNN_TRY(raise_smem_limit(dnn_resident_vals4w_kernel<false, kWarpCount, false>, device, kWarpCount == 16 ? 30 : 31,
+                               smem));
   // From here every path frees mem (in stream order), and the first error is the one returned.
   cudaError_t err = mem != nullptr ? cudaMemsetAsync(mem, 0, sched_bytes, s) : cudaSuccess;
   if (err == cudaSuccess && trace) err = cudaMemsetAsync(trace, 0, size_t(units) * kTraceRecords * sizeof(*trace), s);
   if (err == cudaSuccess) {
-    kernel<<<grid, 32 * kWarpCount, smem, s>>>(table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx,
-                                               y, ldy, rows_out, ids_out, slice, max_active, unsigned(slot_bytes), ring,
-                                               block_layers, sched, park, trace);
+    (plain ? dnn_resident_vals4w_kernel<false, kWarpCount, false> : kernel)<<<grid, 32 * kWarpCount, smem, s>>>(
+        table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
+        max_active, unsigned(slot_bytes), ring, block_layers, sched, park, trace);
     err = cudaGetLastError();
   }
   const cudaError_t freed = mem != nullptr ? cudaFreeAsync(mem, s) : cudaSuccess;
@@ -1794,10 +1808,12 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 3>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, false, true, true, 4>));  // valsfan
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_kernel<4, true, true, true, 4>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 16>));  // vals4w
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 16>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8>));  // vals4w8
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 8>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 16, true>));  // vals4w
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 16, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 16, false>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8, true>));  // vals4w8
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 8, true>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8, false>));
   return Status::success();
 }
 
