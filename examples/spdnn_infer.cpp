@@ -30,7 +30,7 @@
 // barrier between them; --persistent-below C >= 0: fused launches until a layer leaves <= C images,
 // then the one launch for the rest), resident (jhdnnSparseDnnLayersForwardResident: fused launches
 // while more than --resident-below images are alive, default -1 = 8 x SMs, then launches (96 layers, or all of them
-// where they are at most 192, then twice the one before, up to 1024: --resident-first-chunk, --resident-max-chunk) in
+// where they are at most 192, then 4 times the one before, up to 1024: --resident-first-chunk, --resident-max-chunk) in
 // which every CTA keeps its slice of
 // images in shared memory; --resident-slice: images per
 // CTA, 0..8 (0 = the most that fit: 8 at N = 1024, 4 at N = 4096 with the vals kernel); with the default
@@ -70,7 +70,7 @@
 // it (spdnn_gpu.h DriverOptions; a first call shorter than 96: no gain measured at edfe84b, the option kept for such
 // probes: scripts/spdnn-resident-early-gpu.sh).
 // --resident-max-chunk K: the most layers of a resident call (1..1024; 0, the default: 1024); each call after the
-// first runs up to twice the layers of the one before. 96 gives the calls of 96 layers before session 37. The '#' line
+// first runs up to 4 times the layers of the one before (twice until session 41). 96 gives the calls of 96 layers before session 37. The '#' line
 // gives the host time inside the loop's jhDNN calls, the first resident / multi-layer call's share and the resident
 // calls made.
 #include <algorithm>

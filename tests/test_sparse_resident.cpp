@@ -2187,7 +2187,7 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
   CHECK(r6.active == g6.active);
   CHECK(r6.categories.size() == 19 * 50);
   // The resident calls' schedule (DriverOptions::resident_first_chunk, resident_max_chunk: the first call's layers,
-  // then each call twice the one before up to the most): the same survivors and counts, whatever the calls.
+  // then each call 4 times the one before up to the most): the same survivors and counts, whatever the calls.
   const int rest = 120 - (r6.tail_first - 1);  // the resident layers
   const int first_default = spdnn::kResidentFirstChunkDefault;  // 96
   // the default: all of them in one call where they are <= 2 x 96 (session 39), as L = 120's always are
@@ -2205,12 +2205,8 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
                                                           JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
     INFO(c.note);
     // the calls this schedule makes for `rest` layers
-    int calls = 0;
     const int most = sc.most > 0 ? sc.most : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
-    for (int left = rest, next = spdnn::resident_first_call_layers(rest, sc.first, most); left > 0;
-         left -= next, next = std::min(2 * next, most))
-      ++calls;
-    CHECK(c.resident_calls == calls);
+    CHECK(c.resident_calls == int(spdnn::resident_call_layers(rest, sc.first, most).size()));
     CHECK(c.path_used == spdnn::Path::kResident);
     CHECK(c.tail_first == r6.tail_first);
     CHECK(c.categories == g6.categories);
@@ -2240,6 +2236,35 @@ TEST_CASE("resident path: the first call's layers", "[sparse][resident][cpu]") {
   CHECK(spdnn::resident_first_call_layers(150, 0, 64) == 64);
 }
 
+// The resident calls' layers (spdnn::resident_call_layers, session 41): the first call as above, then each
+// kResidentCallGrowth = 4 times the one before, at most `most`, the last what is left; they add up to `left`.
+TEST_CASE("resident path: the calls' layers", "[sparse][resident][cpu]") {
+  using V = std::vector<int>;
+  CHECK(spdnn::kResidentCallGrowth == 4);
+  CHECK(spdnn::resident_call_layers(108, 0, 1024) == V{108});                     // N = 4096 L = 120
+  CHECK(spdnn::resident_call_layers(468, 0, 1024) == V{96, 372});                 // N = 4096 L = 480
+  CHECK(spdnn::resident_call_layers(1908, 0, 1024) == V{96, 384, 1024, 404});     // N = 4096 L = 1920
+  CHECK(spdnn::resident_call_layers(1910, 0, 1024) == V{96, 384, 1024, 406});     // N = 1024 L = 1920
+  CHECK(spdnn::resident_call_layers(3000, 0, 1024) == V{96, 384, 1024, 1024, 472});
+  CHECK(spdnn::resident_call_layers(300, 0, 96) == V{96, 96, 96, 12});            // calls of 96: before session 37
+  CHECK(spdnn::resident_call_layers(300, 8, 1024) == V{8, 32, 128, 132});         // resident_first_chunk 8
+  CHECK(spdnn::resident_call_layers(300, 8, 100) == V{8, 32, 100, 100, 60});      // growth capped at `most`
+  CHECK(spdnn::resident_call_layers(5, 1, 1) == V{1, 1, 1, 1, 1});
+  CHECK(spdnn::resident_call_layers(0, 0, 1024).empty());
+  for (int left = 1; left <= 2500; left += 7)
+    for (const int most : {1, 3, 96, 250, 1000, 1024}) {
+      const V calls = spdnn::resident_call_layers(left, 0, most);
+      int sum = 0;
+      for (size_t i = 0; i < calls.size(); ++i) {
+        CHECK(calls[i] >= 1);
+        CHECK(calls[i] <= most);
+        if (i + 1 < calls.size() && i > 0) CHECK(calls[i] == std::min(4 * calls[i - 1], most));
+        sum += calls[i];
+      }
+      CHECK(sum == left);
+    }
+}
+
 TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
@@ -2264,15 +2289,15 @@ TEST_CASE("resident path: generated networks (forced at N = 4096) and the automa
     net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
     const spdnn::InferenceResult g = spdnn::run_inference(h.get(), net, imgs, cs.images, bias);
     REQUIRE(g.categories == cpu.categories());
-    // Forced (any n where a slice fits): whole network resident; L = 200 takes 2 calls (96, then 104 of up to 192;
+    // Forced (any n where a slice fits): whole network resident; L = 200 takes 2 calls (96, then 104 of up to 384;
     // 96, 96, 8 before session 37).
     const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr,
                                                           nullptr, spdnn::Path::kResident, -1, int(cs.images), 0);
     INFO(r.note);
     CHECK(r.path_used == spdnn::Path::kResident);
     CHECK(r.tail_first == 1);
-    // (session 39: one call where the resident layers are <= 2 x 96, else 96, then up to 192, ...)
-    CHECK(r.resident_calls == (cs.layers <= 2 * 96 ? 1 : cs.layers <= 96 + 192 ? 2 : 3));
+    // (session 39: one call where the resident layers are <= 2 x 96, else 96, then up to 384 since session 41, ...)
+    CHECK(r.resident_calls == (cs.layers <= 2 * 96 ? 1 : cs.layers <= 96 + 384 ? 2 : 3));
     CHECK(r.categories == cpu.categories());
     CHECK(r.active == g.active);
     // The automatic rule: resident at n <= 1024 and at 4096 (the vals kernel; JHDNN_SPDNN_RESIDENT_4096=0

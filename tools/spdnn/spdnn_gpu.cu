@@ -738,15 +738,10 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
   using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
   const int max_active = std::max(known, 0);
-  // The calls' layers (DriverOptions): resident_first_chunk for the first (resident_first_call_layers), then each call
-  // twice the one before, up to resident_max_chunk; the last takes what is left.
+  // The calls' layers (DriverOptions, resident_call_layers): resident_first_chunk for the first, then each call
+  // kResidentCallGrowth times the one before, up to resident_max_chunk; the last takes what is left.
   const int most = opt.resident_max_chunk > 0 ? opt.resident_max_chunk : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
-  std::vector<int> chunks;
-  for (int left = layers - (first - 1), next = resident_first_call_layers(left, opt.resident_first_chunk, most);
-       left > 0; next = std::min(2 * next, most)) {
-    chunks.push_back(std::min(left, next));
-    left -= chunks.back();
-  }
+  const std::vector<int> chunks = resident_call_layers(layers - (first - 1), opt.resident_first_chunk, most);
   const int calls = int(chunks.size());
   const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
   TraceRecord* trace = nullptr;

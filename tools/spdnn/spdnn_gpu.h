@@ -181,11 +181,13 @@ struct DriverOptions {
   // (InferenceResult's api_host_ms and first_tail_host_ms say how long a call's checks take).
   int resident_first_chunk = 0;
   // kResident: the most layers of any resident call (1..JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS; 0 = that most). After
-  // the first call each call runs up to twice the layers of the one before, so that its host checks (~0.3 us a
-  // layer) end long before the call before it (~2.6 us a layer at N = 1024) and the GPU never waits for them. Fewer
-  // calls, fewer call boundaries (each reloads the slices' features and writes the survivors out); but a longer call
-  // re-forms its slices from the survivors less often (no matter for the challenge networks, whose survivors stop
-  // changing by layer ~15). 96 gives the schedule before session 37 (calls of 96 layers).
+  // the first call each call runs up to kResidentCallGrowth (4) times the layers of the one before
+  // (resident_call_layers), so that its host checks (~0.3 us a layer, 1.2 us per layer of the call before) end long
+  // before the call before it (~2.6 us a layer at N = 1024) and the GPU never waits for them. Fewer calls, fewer call
+  // boundaries (each reloads the slices' features and writes the survivors out), and longer calls, in which vals4w's
+  // handed schedule can pay for its swaps; but a longer call re-forms its slices from the survivors less often (no
+  // matter for the challenge networks, whose survivors stop changing by layer ~15). 96 gives the schedule before
+  // session 37 (calls of 96 layers).
   int resident_max_chunk = 0;
 };
 constexpr int kResidentFirstChunkDefault = 96;
@@ -199,6 +201,21 @@ inline int resident_first_call_layers(int left, int first, int most) {
   const int want =
       first > 0 ? first : left <= 2 * kResidentFirstChunkDefault && left <= most ? left : kResidentFirstChunkDefault;
   return want < most ? want : most;
+}
+// Each resident call after the first runs up to this many times the layers of the one before (DriverOptions::
+// resident_max_chunk). 2 until session 41; 4 makes N = 4096 L = 480's calls 96 + 372 (was 96 + 192 + 180), long
+// enough for vals4w's handed schedule (its swap costs ~1.7 layer-times an item, sparse.h).
+constexpr int kResidentCallGrowth = 4;
+// The layers of each resident call for `left` resident layers: the first as resident_first_call_layers says, then
+// each kResidentCallGrowth times the one before, never more than `most`; the last takes what is left.
+inline std::vector<int> resident_call_layers(int left, int first, int most) {
+  std::vector<int> calls;
+  for (int next = resident_first_call_layers(left, first, most); left > 0;
+       next = next > most / kResidentCallGrowth ? most : kResidentCallGrowth * next) {
+    calls.push_back(next < left ? next : left);
+    left -= calls.back();
+  }
+  return calls;
 }
 InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const Csr& images, int64_t rows, float bias,
                               int refresh = -1, int keep_layer = 0, std::vector<float>* keep_out = nullptr,
