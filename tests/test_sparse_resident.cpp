@@ -2253,14 +2253,17 @@ TEST_CASE("resident path: the calls' layers", "[sparse][resident][cpu]") {
   CHECK(spdnn::resident_call_layers(0, 0, 1024).empty());
   for (int left = 1; left <= 2500; left += 7)
     for (const int most : {1, 3, 96, 250, 1000, 1024}) {
+      INFO("left " << left << " most " << most);
       const V calls = spdnn::resident_call_layers(left, 0, most);
-      int sum = 0;
+      REQUIRE(!calls.empty());
+      CHECK(calls[0] == spdnn::resident_first_call_layers(left, 0, most));
+      int sum = 0, bad = 0;  // bad: calls out of 1..most, or (but the last) not min(4 x the one before, most)
       for (size_t i = 0; i < calls.size(); ++i) {
-        CHECK(calls[i] >= 1);
-        CHECK(calls[i] <= most);
-        if (i + 1 < calls.size() && i > 0) CHECK(calls[i] == std::min(4 * calls[i - 1], most));
+        bad += calls[i] < 1 || calls[i] > most;
+        bad += i > 0 && i + 1 < calls.size() && calls[i] != std::min(4 * calls[i - 1], most);
         sum += calls[i];
       }
+      CHECK(bad == 0);
       CHECK(sum == left);
     }
 }
