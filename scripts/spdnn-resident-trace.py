@@ -7,6 +7,10 @@ FILE: CSV width,layers,call,cta,sm,event,layer,ns,clk,live,wait_clk, one row per
 (thread 0 of each CTA: entry, loaded = features + first row orders in shared memory, first_chunk =
 the first weight chunk landed, layer = end of network layer `layer` (live = the slice's images left;
 wait_clk = cycles thread 0 spent in that layer's cp.async waits + barriers), exit).
+Under vals4w's handed schedule (session 40: a call's slices outnumber the CTAs, its layers run in blocks taken by
+persistent CTAs) the records are per SLICE, each written by whichever CTA ran that block: read "CTA" below as "slice";
+a slice's records may then name several SMs (the moved-SM warning), and its per-layer times include the waits
+between its blocks.
 
 For every (width, layers, call) it prints what answers "are the CTAs co-resident, and where does the
 time go?":
