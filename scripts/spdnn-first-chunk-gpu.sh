@@ -31,11 +31,7 @@ for spec in ${RACE-1024:1000:20 4096:500:10}; do
     --resident-below "$n" --validate yes --no-warmup
 done
 step_summary
-for f in "$OUT"/first_*.txt; do
-  printf '%s ' "$(basename "$f" .txt)"
-  awk '$1 ~ /^[0-9]+$/ && NF > 8 {printf "%s ", $5}' "$f"
-  grep -o "[0-9]* resident calls" "$f" | tr '\n' ' '
-  echo
-done
+infer_rows "$OUT"/first_*.txt
+grep -Ho "[0-9]* resident calls" "$OUT"/first_*.txt
 grep -hE "RACECHECK SUMMARY|one CTA per slice|handed" "$OUT"/racecheck_*.txt | sort | uniq -c
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
