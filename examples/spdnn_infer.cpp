@@ -70,9 +70,9 @@
 // it (spdnn_gpu.h DriverOptions; a first call shorter than 96: no gain measured at edfe84b, the option kept for such
 // probes: scripts/spdnn-resident-early-gpu.sh).
 // --resident-max-chunk K: the most layers of a resident call (1..1024; 0, the default: 1024); each call after the
-// first runs up to 4 times the layers of the one before (twice until session 41). 96 gives the calls of 96 layers before session 37. The '#' line
-// gives the host time inside the loop's jhDNN calls, the first resident / multi-layer call's share and the resident
-// calls made.
+// first runs up to 4 times the layers of the one before (twice until session 41). 96 gives the calls of 96 layers
+// before session 37. The '#' line gives the host time inside the loop's jhDNN calls, the first resident /
+// multi-layer call's share and the resident calls made.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>

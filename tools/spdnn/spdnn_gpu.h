@@ -93,9 +93,9 @@ class DeviceNetwork {
 //   kResident  the shared-memory-resident late layers (jhdnnSparseDnnLayersForwardResident): kFused
 //              launches while the count read back one layer behind is above `resident_below` (< 0:
 //              resident_auto_threshold(), 8 images per SM), or up to keep_layer; then the remaining
-//              layers in resident calls (96 layers, then x4 (twice until session 41) up to 1024: DriverOptions), each ONE
-//              launch in which every CTA keeps a slice of 4 or 8 images in shared memory through all the
-//              call's layers. The rule (src/sparse/README.md,
+//              layers in resident calls (96 layers, then x4, twice until session 41, up to 1024:
+//              DriverOptions), each ONE launch in which every CTA keeps a slice of 4 or 8 images in
+//              shared memory through all the call's layers. The rule (src/sparse/README.md,
 //              "dnn_resident.cu"): with resident_below < 0 it runs only where an 8-image slice fits
 //              (n <= 1024 among the challenge widths); elsewhere the whole network runs as kGraph
 //              (path_used = kGraph, note says why). resident_below >= 0 forces it at any n that fits
