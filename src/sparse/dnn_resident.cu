@@ -1535,7 +1535,9 @@ thread_local ResidentSchedule g_last_vals4w_schedule{};
 
 // Per device and instantiation: the dynamic shared-memory limit has been raised (0 = not yet).
 constexpr int kMaxDevices = 64;
-std::atomic<size_t> g_smem_set[kMaxDevices][32];  // [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w, 28-29 vals4w8, 30-31 vals4w / vals4w8 without the item loop
+// [S 2 / 4 / 8] + 3 x traced + 6 x bulk + 6 x pair; 18-19 quad, 20-21 duo, 22-23 vals, 24-25 valsfan, 26-27 vals4w,
+// 28-29 vals4w8, 30-31 vals4w / vals4w8 without the item loop
+std::atomic<size_t> g_smem_set[kMaxDevices][32];
 // Held while the attribute is raised, so that it only ever rises: two first calls racing with
 // different sizes (duo's depends on the call's layers, every kernel's on n) would otherwise both set
 // it, and the smaller, set last, would make the other call's launch fail.
