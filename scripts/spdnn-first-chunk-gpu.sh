@@ -6,7 +6,7 @@
 # schedule in the run's file). Then, per RACE item (width:images:layers, default 1024:1000:20 4096:500:10),
 # compute-sanitizer racecheck of spdnn_infer resident from layer 1 (--resident-below images) on that many images:
 # slices that fit the CTAs at once, so vals4w8 / vals4w run one CTA per slice (session 41: the instantiation without
-# the item loop).
+# the item loop). RACE="" skips the racecheck runs.
 #
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-first-chunk-gpu.sh $OUT/a; mv $OUT/a/r.tgz $OUT/; rm -rf $OUT/a
 # (carry data/spdnn's four files)

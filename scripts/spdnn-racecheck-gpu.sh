@@ -25,6 +25,6 @@ done
 step_summary
 for f in "$OUT"/racecheck_*.txt; do
   echo "$(basename "$f" .txt): $(grep -ho "one CTA per slice\|handed, [^;]*" "$f" | sort | uniq -c | tr -s ' ' | tr '\n' ';')" \
-    "$(grep -ho "RACECHECK SUMMARY.*" "$f")" "$(grep -ho "exact ([^)]*)\|MISMATCH[^ ]*" "$f" | head -1)"
+    "$(grep -ho "RACECHECK SUMMARY.*" "$f")" "$(grep -ho "exact ([^)]*)\|FAILED" "$f" | head -1)"
 done
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

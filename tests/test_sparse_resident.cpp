@@ -2204,7 +2204,8 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
                                                           spdnn::Path::kResident, -1, -1, 0, nullptr,
                                                           JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
     INFO(c.note);
-    // the calls this schedule makes for `rest` layers
+    // the calls this schedule makes for `rest` layers (the driver's own split: this checks that the driver makes the
+    // calls it plans; "resident path: the calls' layers" checks the plan)
     const int most = sc.most > 0 ? sc.most : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
     CHECK(c.resident_calls == int(spdnn::resident_call_layers(rest, sc.first, most).size()));
     CHECK(c.path_used == spdnn::Path::kResident);
@@ -2251,21 +2252,27 @@ TEST_CASE("resident path: the calls' layers", "[sparse][resident][cpu]") {
   CHECK(spdnn::resident_call_layers(300, 8, 100) == V{8, 32, 100, 100, 60});      // growth capped at `most`
   CHECK(spdnn::resident_call_layers(5, 1, 1) == V{1, 1, 1, 1, 1});
   CHECK(spdnn::resident_call_layers(0, 0, 1024).empty());
+  CHECK(spdnn::resident_call_layers(600, 0, 1000) == V{96, 384, 120});  // the last call grows x4 at most, too
   for (int left = 1; left <= 2500; left += 7)
-    for (const int most : {1, 3, 96, 250, 1000, 1024}) {
-      INFO("left " << left << " most " << most);
-      const V calls = spdnn::resident_call_layers(left, 0, most);
-      REQUIRE(!calls.empty());
-      CHECK(calls[0] == spdnn::resident_first_call_layers(left, 0, most));
-      int sum = 0, bad = 0;  // bad: calls out of 1..most, or (but the last) not min(4 x the one before, most)
-      for (size_t i = 0; i < calls.size(); ++i) {
-        bad += calls[i] < 1 || calls[i] > most;
-        bad += i > 0 && i + 1 < calls.size() && calls[i] != std::min(4 * calls[i - 1], most);
-        sum += calls[i];
+    for (const int most : {1, 3, 96, 250, 1000, 1024})
+      for (const int first : {0, 1, 8, 500}) {
+        INFO("left " << left << " most " << most << " first " << first);
+        const V calls = spdnn::resident_call_layers(left, first, most);
+        REQUIRE(!calls.empty());
+        CHECK(calls[0] == std::min(left, spdnn::resident_first_call_layers(left, first, most)));
+        // bad: calls out of 1..most, a call (but the last) not min(4 x the one before, most), the last more than that
+        int sum = 0, bad = 0;
+        for (size_t i = 0; i < calls.size(); ++i) {
+          bad += calls[i] < 1 || calls[i] > most;
+          if (i > 0) {
+            const int grown = std::min(4 * calls[i - 1], most);
+            bad += i + 1 < calls.size() ? calls[i] != grown : calls[i] > grown;
+          }
+          sum += calls[i];
+        }
+        CHECK(bad == 0);
+        CHECK(sum == left);
       }
-      CHECK(bad == 0);
-      CHECK(sum == left);
-    }
 }
 
 TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {
@@ -2299,7 +2306,8 @@ TEST_CASE("resident path: generated networks (forced at N = 4096) and the automa
     INFO(r.note);
     CHECK(r.path_used == spdnn::Path::kResident);
     CHECK(r.tail_first == 1);
-    // (session 39: one call where the resident layers are <= 2 x 96, else 96, then up to 384 since session 41, ...)
+    // (session 39: one call where the resident layers are <= 2 x 96, else 96, then up to 384 since session 41, ...;
+    // L = 200 and 40 make the same calls under x2 and x4 growth: the growth is checked by the CPU test)
     CHECK(r.resident_calls == (cs.layers <= 2 * 96 ? 1 : cs.layers <= 96 + 384 ? 2 : 3));
     CHECK(r.categories == cpu.categories());
     CHECK(r.active == g.active);

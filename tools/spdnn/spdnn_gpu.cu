@@ -721,7 +721,7 @@ void InferenceRun::separate_loop(int refresh) {
 void InferenceRun::resident_loop(int resident_below, int resident_slice,
                                  std::vector<ResidentTraceCall>* resident_trace) {
   // Fused launches while the count is above the threshold, or up to keep_layer (fused_head); then
-  // resident calls (DriverOptions' first chunk, then doubling up to the max chunk), each one resident launch, with
+  // resident calls (DriverOptions' first chunk, then x4 up to the max chunk: resident_call_layers), each one resident launch, with
   // maxActive = the last count seen
   // (counts never grow, so it bounds every later count).
   std::vector<jhdnnSparseMatrixDescriptor_t> descs;
