@@ -11,6 +11,9 @@
 #      opcode mix per FFMA, by how often the code ran; all.sass = `nvdisasm -g` of the object's cubin, as its
 #      results README says);
 #   3. every launch's duration of the same runs, warm (ncu --cache-control none).
+# LAYERS (default 120) and SKIP (default 0: the first vals4w launch) pick the launch: LAYERS=480 SKIP=1
+# WIDTHS=4096 profiles N = 4096 L = 480's second resident call (372 layers since session 41), the one that runs
+# vals4w's handed schedule.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-resident-profile-gpu.sh $OUT/p; mv $OUT/p/r.tgz $OUT/; rm -rf $OUT/p
 #   (carry data/spdnn's four files)
 set -uo pipefail
@@ -20,11 +23,11 @@ build_step "$B" spdnn_infer
 gzip -c "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_resident.cu.o" > "$OUT/dnn_resident.cu.o.gz"
 WIDTHS=${WIDTHS:-1024 4096}
 for w in $WIDTHS; do
-  ncu_profile "resident_$w" dnn_resident_vals4w_kernel 0 --path resident --width "$w" --layers 120
+  ncu_profile "resident_$w" dnn_resident_vals4w_kernel "${SKIP:-0}" --path resident --width "$w" --layers "${LAYERS:-120}"
 done
 for w in $WIDTHS; do
   step "launches_resident_$w" 60 ncu --clock-control none --cache-control none --csv --metrics gpu__time_duration.sum \
-    "$SI" --path resident --width "$w" --layers 120 --validate no --no-warmup
+    "$SI" --path resident --width "$w" --layers "${LAYERS:-120}" --validate no --no-warmup
 done
 step_summary
 ncu_details_summary
