@@ -3443,6 +3443,66 @@ TEST_CASE("resident vals: the GPU test's N = 4096 cases run vals itself, the own
 // then the call runs valsfan. Pinned for the challenge's chunks, the edges, and the GPU test's cases
 // (their seeds), which the emulation below runs with these R.
 // Session 40: vals4w's slices handed between CTAs in blocks of layers (resident_vals4w_block_layers, sparse.h).
+// The handed schedule's ring phases (session 41; sparse.h resident_vals4w_issued / resident_vals4w_pad_slot): one
+// CTA's items in a row, each emulated chunk by chunk as the kernel issues and consumes them (prologue chunks 0..R-1,
+// chunk h + R issued once chunk h is consumed, a slice that empties in layer k consumes its layers up to k and waits
+// for the chunks in flight). Every slot's completed phases are counted across items: each item must find every slot
+// at an even count, so that the kernel's wait for chunk h, parity (h / R) & 1 from the item's start, waits for the
+// phase that chunk completes.
+TEST_CASE("resident vals4w: the handed schedule's ring phases, emulated across items", "[sparse][resident][cpu]") {
+  uint32_t state = 12345u;
+  auto rnd = [&](int n) {  // 0..n-1
+    state = state * 1664525u + 1013904223u;
+    return int((state >> 8) % uint32_t(n));
+  };
+  int items_checked = 0, emptied_items = 0, padded = 0;
+  for (const int chunks : {8, 32, 3, 1})
+    for (const int ring : {8, 16, 24, 30, 32}) {
+      std::vector<long> phases(size_t(ring), 0);  // completed phases per slot, over all of the CTA's items
+      for (int item = 0; item < 60; ++item) {
+        const int kn = 1 + rnd(20), total = kn * chunks;
+        const bool emptied = rnd(3) == 0;
+        const int k_empty = emptied ? rnd(kn) : -1;  // the layer whose end finds the slice empty
+        const int consumed = emptied ? (k_empty + 1) * chunks : total;
+        INFO("chunks " << chunks << " ring " << ring << " item " << item << " layers " << kn << " emptied in "
+                       << k_empty);
+        for (int t = 0; t < ring; ++t) REQUIRE(phases[size_t(t)] % 2 == 0);  // every slot at an even phase
+        // Issue and consume: chunk h waits in slot h % R for the item's phase h / R of that slot.
+        std::vector<char> issued(size_t(total), 0);
+        for (int h = 0; h < ring && h < total; ++h) issued[size_t(h)] = 1;
+        int bad_waits = 0;
+        for (int h = 0; h < total; ++h) {
+          if (!issued[size_t(h)]) break;  // (never: chunk h was issued by chunk h - R's consumer)
+          const bool waited = h < consumed || h < consumed + ring;  // consumed, or in flight when the slice emptied
+          if (!waited) break;
+          // the phase this chunk completes in its slot, counted over all items: the kernel waits for parity
+          // (h / R) & 1, which must be that phase's parity
+          const long phase = phases[size_t(h % ring)] + h / ring;
+          bad_waits += (phase & 1) != ((h / ring) & 1);
+          if (h < consumed && h + ring < total) issued[size_t(h + ring)] = 1;
+        }
+        CHECK(bad_waits == 0);
+        const int n_issued = int(std::count(issued.begin(), issued.end(), char(1)));
+        const int got = jhdnn::sparse::resident_vals4w_issued(total, chunks, ring, emptied, emptied ? k_empty + 1 : kn);
+        CHECK(got == n_issued);
+        // the item's end: slot t's uses, padded to even
+        for (int t = 0; t < ring; ++t) {
+          int uses = 0;
+          for (int h = t; h < total; h += ring) uses += issued[size_t(h)];
+          const bool pad = jhdnn::sparse::resident_vals4w_pad_slot(got, ring, t);
+          CHECK(pad == (uses % 2 == 1));
+          phases[size_t(t)] += uses + (pad ? 1 : 0);
+          padded += pad;
+        }
+        ++items_checked;
+        emptied_items += emptied;
+      }
+    }
+  CHECK(items_checked == 4 * 5 * 60);
+  CHECK(emptied_items > 100);  // the emptied slices' path was exercised
+  CHECK(padded > 100);
+}
+
 TEST_CASE("resident vals4w: the blocks of layers the handed schedule takes (its model and the forced counts)",
           "[sparse][resident][cpu]") {
   namespace sp = jhdnn::sparse;

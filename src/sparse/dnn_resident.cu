@@ -289,8 +289,9 @@ __device__ __forceinline__ void two_row_block(bool one, unsigned lsa, unsigned l
 __device__ __forceinline__ void mbar_init(unsigned bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
 }
-__device__ __forceinline__ void mbar_inval(unsigned bar) {
-  asm volatile("mbarrier.inval.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+// An arrival without a copy: completes the barrier's current phase (count 1, nothing in flight).
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 __device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
   unsigned ok;
@@ -598,12 +599,8 @@ __device__ __forceinline__ int device_block_layers(int units, int ctas, int laye
   if ((threadIdx.x & 31u) == 0 && best != ~0ull) atomicMin(s_best, best);
   __syncthreads();
   const unsigned long long got = *s_best;
-  const long long waves = (units + ctas - 1) / ctas;
-  // resident_vals4w_blocks_gain's test, written out: calling it here reorders the whole kernel's SASS (session 40),
-  // and this code ran on the GPU as it is; the 300-slice test checks that the two choices agree.
-  if (waves < 2 || got == ~0ull ||
-      100 * (long long)(got >> 11) >= kResidentHandedTakePercent * 10 * waves * (long long)layers)
-    return layers;
+  // The host's test (resident_vals4w_blocks_gain); the 300-slice GPU test checks that the two choices agree.
+  if (got == ~0ull || !resident_vals4w_blocks_gain(int64_t(got >> 11), units, ctas, layers)) return layers;
   return 2047 - int(got & 2047u);
 }
 __device__ __forceinline__ int acquire_progress(const int* word) {
@@ -1236,9 +1233,15 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
   }
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
   const int last_rows = n - (chunks - 1) * kChunkRows;
-  // Handed: [0] the item thread 0 took, [1] its slice's progress word, [2] the slices (units), [3] items taken before
+  // Handed: [0] the item thread 0 took, [1] its slice's progress word, [2] the slices (units)
   int* s_claim = misc + 18;
-  if (threadIdx.x == 0) s_claim[2] = units, s_claim[3] = 0;
+  if (threadIdx.x == 0) {
+    s_claim[2] = units;
+    // The ring's mbarriers, once: every item starts each slot at an even phase (the item end below pads a slot
+    // whose phases in the item were odd), so the phase arithmetic starts from 0 in every item.
+    for (int st = 0; st < ring; ++st) mbar_init(bar_a + 8u * unsigned(st));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }  // (the first item's barrier after init_slice_state orders them before any use)
   for (int item = int(blockIdx.x);;) {
     int word = 0;  // the slice's progress word: (blocks done) << 8 | live slots (handed, blocks after the first)
     if (handed) {
@@ -1269,14 +1272,6 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     if (kTrace && handed && b == 0 && threadIdx.x == 0)
       trace_record_at(trace, u, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0, 0, unsigned(bl));
     init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
-    if (threadIdx.x == 0) {  // the ring's mbarriers from phase 0 (an earlier item's: every phase completed and waited)
-      for (int st = 0; st < ring; ++st) {
-        if (s_claim[3] != 0) mbar_inval(bar_a + 8u * unsigned(st));
-        mbar_init(bar_a + 8u * unsigned(st));
-      }
-      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-      s_claim[3] = 1;
-    }
     __syncthreads();
     const int total = kn * chunks;
     // Prologue: the item's chunk t by thread t < R (slot t, its first phase), while the features load.
@@ -1343,6 +1338,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     int m3 = 0;                              // the layer's mask word, s_flag[m3] (layer_end_mask)
     float alive4[4] = {0.f, 0.f, 0.f, 0.f};  // per image slot: the max of this lane's outputs in the layer
     unsigned wait_clk = 0;                   // trace only (thread 0): wait + barrier cycles in the layer
+    int k_done = kn;                         // the layers run (+ 1 past the one where the slice emptied)
     for (int k = 0; k < kn; ++k) {
       const unsigned xin = xbuf_a + unsigned(cur * xstride * 4);
       const unsigned xout = xbuf_a + unsigned((cur ^ 1) * xstride * 4);
@@ -1495,8 +1491,21 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
         }
         if (kTrace && threadIdx.x == 0)
           trace_record_at(trace, u, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, k0 + k, 0);
+        k_done = k + 1;
         break;
       }
+    }
+    // Handed: the item's last phase of every slot is complete and waited (the last layer end's barrier, or, where
+    // the slice emptied, warp 0's waits above). Thread t < R pads slot t with one arrival where the item used it an
+    // odd number of times, so the next item finds every slot at an even phase. (Re-initializing the mbarriers per
+    // item, mbarrier.inval + init, as session 40 did, makes compute-sanitizer's racecheck forget the copies'
+    // completions and report every next copy into a slot: bench/results/4b73367/.) The chunks issued: all below
+    // total, or, where the slice emptied in layer k, those below (k + 1) x chunks + R.
+    if (handed && warp == 0) {
+      __syncwarp();  // warp 0's waits for the chunks in flight (an emptied slice) before any slot moves on
+      const int issued = resident_vals4w_issued(total, chunks, ring, cnt == 0, k_done);
+      if (int(threadIdx.x) < ring && resident_vals4w_pad_slot(issued, ring, int(threadIdx.x)))
+        mbar_arrive(bar_a + 8u * unsigned(threadIdx.x));
     }
     if (!handed) {
       if (cnt > 0)

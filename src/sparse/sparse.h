@@ -290,6 +290,18 @@ JHDNN_RESIDENT_HD bool resident_vals4w_blocks_gain(int64_t t, int units, int cta
   return waves >= 2 && 100 * t < kResidentHandedTakePercent * 10 * waves * int64_t(layers);
 }
 int resident_vals4w_block_layers(int units, int ctas, int layers, int forced = -1);
+// The handed schedule's ring phases (session 41): the mbarriers are set up once per CTA, and every item starts each
+// slot at an even phase. An item of `total` chunks (its layers x chunks) issues chunk h into slot h % ring: all of
+// them, or, where its slice emptied in layer k (k_done = k + 1 < the item's layers), those below k_done x chunks +
+// ring (each consumed chunk h had issued h + ring). resident_vals4w_issued gives that count; the item's end pads
+// slot t with one arrival where it used it an odd number of times (resident_vals4w_pad_slot), so the next item's
+// chunk t again waits for parity 0. Emulated against a brute-force count in tests/test_sparse_resident.cpp.
+JHDNN_RESIDENT_HD int resident_vals4w_issued(int total, int chunks, int ring, bool emptied, int k_done) {
+  return emptied && k_done * chunks + ring < total ? k_done * chunks + ring : total;
+}
+JHDNN_RESIDENT_HD bool resident_vals4w_pad_slot(int issued, int ring, int slot) {
+  return slot < issued && (((issued - 1 - slot) / ring) & 1) == 0;  // (issued - 1 - slot) / ring + 1 uses: odd
+}
 // What the calling host thread's last vals4w / vals4w8 launch ran (tests, diagnostics): its slices (ceil(maxActive /
 // slice): the launch's bound), the CTAs that fit at once (0: not asked), and the block's layers: 0 one CTA per slice
 // (also where the handed schedule's memory could not be had), K > 0 forced, -1 the device's model (the trace's
