@@ -6,7 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 0]
+//               [--layout neuron|tiled] [--relabel none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75] [--input-mask 0]
 //               [--resident-first-chunk 0] [--resident-max-chunk 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
@@ -56,8 +56,10 @@
 // --layout: the features' layout, neuron (neuron-major, the default) or tiled (JHDNN_SPARSE_DNN_FEATURES_TILED128:
 // blocks of 128 images; graph and fused paths only: resident then runs the graph path and says so, separate and
 // persistent are refused, exit 2).
-// --relabel: none (the default) or readers (spdnn_gpu.h Relabel: the neurons renamed at load so that the inputs a
-// list block reads are consecutive; exact). Results do not depend on either.
+// --relabel: none (the default), readers (spdnn_gpu.h Relabel: the neurons renamed at load so that the inputs a
+// list block reads are consecutive) or banks (renamed so that the resident kernels' shared-memory accesses spread
+// over the banks); --relabel-from L: only the inputs of layers >= L renamed (default 1). Exact. Results do not
+// depend on either.
 // --widen W: fused launches of layers 2 .. 1 + W read the previous layer's whole output, dead columns too, when it
 // kept >= P % of them (--widen-keep P, 1..100, default 75; spdnn_gpu.h run_inference's widen_layers, default 4; 0
 // off). Results do not depend on either.
@@ -139,7 +141,7 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers] [--widen 4] [--widen-keep 75] [--input-mask 0]\n"
+      "                   [--relabel none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75] [--input-mask 0]\n"
       "                   [--resident-first-chunk 0] [--resident-max-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
@@ -171,6 +173,7 @@ int main(int argc, char** argv) {
   spdnn::RowOrder row_order = spdnn::RowOrder::kChain;
   jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::Relabel relabel = spdnn::Relabel::kNone;
+  int relabel_from = 1;
   spdnn::DriverOptions opt;  // --widen, --widen-keep, --input-mask, --resident-first-chunk
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -240,9 +243,13 @@ int main(int argc, char** argv) {
         return 2;
     }
     else if (!std::strcmp(argv[i], "--relabel")) {
-      if (!parse_choice(next(), {{"none", spdnn::Relabel::kNone}, {"readers", spdnn::Relabel::kReaders}}, &relabel))
+      if (!parse_choice(next(),
+                        {{"none", spdnn::Relabel::kNone}, {"readers", spdnn::Relabel::kReaders},
+                         {"banks", spdnn::Relabel::kBanks}},
+                        &relabel))
         return 2;
     }
+    else if (!std::strcmp(argv[i], "--relabel-from")) relabel_from = parse_int("--relabel-from", next(), 1, INT_MAX);
     else if (!std::strcmp(argv[i], "--csv")) csv = next();
     else if (!std::strcmp(argv[i], "--active-csv")) active_csv = next();
     else if (!std::strcmp(argv[i], "--categories")) cats_out = next();
@@ -351,9 +358,10 @@ int main(int argc, char** argv) {
       try {
         if (official) {
           net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_w[size_t(l - 1)]); },
-                   row_order, relabel);
+                   row_order, relabel, relabel_from);
         } else {
-          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order, relabel);
+          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order, relabel,
+                   relabel_from);
         }
         // Validation truth (once for all paths).
         std::vector<int> truth;
@@ -388,8 +396,11 @@ int main(int argc, char** argv) {
           std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
           std::printf(", layout %s, relabel %s, widen %d keep %d%%",
                       layout == JHDNN_SPARSE_DNN_FEATURES_TILED128 ? "tiled" : "neuron",
-                      relabel == spdnn::Relabel::kReaders ? "readers" : "none", opt.widen_layers,
-                      opt.widen_keep_percent);
+                      relabel == spdnn::Relabel::kReaders ? "readers"
+                      : relabel == spdnn::Relabel::kBanks ? "banks"
+                                                          : "none",
+                      opt.widen_layers, opt.widen_keep_percent);
+          if (relabel != spdnn::Relabel::kNone && relabel_from > 1) std::printf(" (relabel from layer %d)", relabel_from);
           std::string widened;  // the layers that read more positions than the survivors before them
           for (size_t l = 1; l < r.read.size(); ++l)
             if (r.read[l] > r.active[l - 1]) widened += (widened.empty() ? "" : ",") + std::to_string(l + 1);

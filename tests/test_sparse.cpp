@@ -1382,6 +1382,45 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
   }
 }
 
+// The bank relabelling (DeviceNetwork::load, Relabel::kBanks, session 42) renames the neurons from layer 3's inputs
+// on: names only, so the survivors, every layer's count and the features after a kept layer (given at the original
+// names) must be bitwise those of the unrenamed run, on the fused path, and the resident path (from layer 1, so that
+// vals4w8 / vals4w read and write renamed features in shared memory) must keep the same survivors.
+TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, resident)", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
+  const spdnn::Csr images1024 = first1200_images();
+  JhdnnHandle h;
+  struct Case { int64_t n; int layers; int64_t images; int keep; };
+  for (const Case cs : {Case{1024, 24, 1200, 6}, Case{4096, 14, 700, 5}}) {
+    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
+    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
+    const float bias = spdnn::challenge_bias(cs.n);
+    auto get = [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); };
+    spdnn::DeviceNetwork plain, renamed;
+    plain.load(cs.n, cs.layers, get);
+    renamed.load(cs.n, cs.layers, get, spdnn::RowOrder::kChain, spdnn::Relabel::kBanks, 3);
+    REQUIRE(renamed.labels(0).empty());  // layers 1 and 2 keep their inputs' names
+    REQUIRE(renamed.labels(1).empty());
+    REQUIRE(renamed.labels(2).size() == size_t(cs.n));
+    REQUIRE(renamed.labels(cs.layers).empty());  // the outputs keep their names
+    std::vector<float> want_out, out;
+    std::vector<int> want_ids, ids;
+    const spdnn::InferenceResult want = spdnn::run_inference(h.get(), plain, imgs, cs.images, bias, -1, cs.keep,
+                                                             &want_out, &want_ids, spdnn::Path::kFused);
+    REQUIRE(!want.categories.empty());
+    const spdnn::InferenceResult r = spdnn::run_inference(h.get(), renamed, imgs, cs.images, bias, -1, cs.keep, &out,
+                                                          &ids, spdnn::Path::kFused);
+    check_same_kept_run(r, want, ids, want_ids, out, want_out);
+    const spdnn::InferenceResult res = spdnn::run_inference(h.get(), renamed, imgs, cs.images, bias, -1, 0, nullptr,
+                                                            nullptr, spdnn::Path::kResident, -1, int(cs.images));
+    UNSCOPED_INFO("resident path: " << res.note);
+    CHECK(res.path_used == spdnn::Path::kResident);
+    CHECK(res.tail_first == 1);
+    CHECK(res.categories == want.categories);
+  }
+}
+
 // Widening (run_inference's widen_layers, session 27): a fused layer among the first ones reads the previous layer's
 // whole output, dead columns included, when that layer kept >= widen_keep_percent % of them (default 75). A dead
 // column is all zero, so it stays dead: the survivors, the counts of every layer and the features after a kept

@@ -20,6 +20,7 @@
 
 #include "common/catch_spdnn.h"
 #include "spdnn/spdnn.h"
+#include "sparse/resident_banks.h"
 
 namespace {
 
@@ -779,4 +780,85 @@ TEST_CASE("relabelling is exact: the stored-order arithmetic gives bitwise the s
     check_relabelled_network(layers, images, -0.5, {}, true);  // values k / 16: exact sums
     check_relabelled_network(layers, images, -0.5, shuffled, true);
   }
+}
+
+namespace {
+// Shared-memory wavefronts of vals4w / vals4w8 by a count written from the kernels' access pattern, not from
+// bank_labels: a half-warp's request costs, per bank group, one wavefront per distinct 16-byte feature row in it
+// (equal rows broadcast), the most over the groups. (The count matched ncu on the identity names: ~3.1 wavefronts per
+// feature load against ncu's 2.8-3.3 at N = 4096, bench/results/c3b6603/.) Loads: the lanes' lists (row slot 0's:
+// the one-list path) at each position; stores: each row slot's outputs. Per warp request (two half-warps), mean.
+struct BankCount {
+  double loads = 0, stores = 0;
+};
+BankCount count_wavefronts(const spdnn::Ell& e, const std::vector<int>& order, const std::vector<int>& in_labels,
+                           const std::vector<int>& out_labels) {
+  const int n = int(e.cols);
+  auto group_of = [&](const std::vector<int>& labels, int neuron) {
+    return jhdnn::sparse::resident_bank_group(labels.empty() ? neuron : labels[size_t(neuron)], n);
+  };
+  auto cost = [](const std::map<int, std::set<int>>& by_group) {
+    size_t most = 0;
+    for (const auto& [g, rows] : by_group) most = std::max(most, rows.size());
+    return double(most);
+  };
+  double loads = 0, stores = 0, load_requests = 0, store_requests = 0;
+  for (int64_t c0 = 0; c0 + 128 <= e.rows; c0 += 128) {
+    for (int64_t k = 0; k < e.width; ++k, ++load_requests)
+      for (int half = 0; half < 2; ++half) {
+        std::map<int, std::set<int>> by_group;
+        for (int p = 16 * half; p < 16 * half + 16; ++p) {
+          const int f = e.idx[size_t(order[size_t(c0 + jhdnn::sparse::resident_vals4w_row(p, 0))] * e.width + k)];
+          if (f >= 0) by_group[group_of(in_labels, f)].insert(f);
+        }
+        loads += cost(by_group);
+      }
+    for (int i = 0; i < 4; ++i, ++store_requests)
+      for (int half = 0; half < 2; ++half) {
+        std::map<int, std::set<int>> by_group;
+        for (int p = 16 * half; p < 16 * half + 16; ++p) {
+          const int r = order[size_t(c0 + jhdnn::sparse::resident_vals4w_row(p, i))];
+          by_group[group_of(out_labels, r)].insert(r);
+        }
+        stores += cost(by_group);
+      }
+  }
+  return {loads / load_requests, stores / store_requests};
+}
+}  // namespace
+
+// bank_labels names the neurons between two layers so that vals4w's requests spread over the bank groups. On the
+// challenge's layers in chain order (N = 1024 and 4096, cycles 1 and 2: inputs scattered by the cycle's permutation)
+// the half-warp's 4 distinct inputs at a list position take one wavefront each half (2 a request, the least), where
+// the identity names take ~3; the stores of the layer before, written under the same names, at most ~5 a request
+// (16 rows a half: 2 the least; the identity's 4-10). Bad inputs throw.
+TEST_CASE("bank_labels: the resident kernels' requests spread over the bank groups", "[sparse][cpu][relabel]") {
+  for (const int64_t n : {int64_t(1024), int64_t(4096)}) {
+    for (const int layer : {14, 23}) {
+      INFO("N " << n << " layer " << layer);
+      const spdnn::Ell prev = spdnn::generate_layer_ell(n, layer - 1, 42), e = spdnn::generate_layer_ell(n, layer, 42);
+      const std::vector<int> prev_order = spdnn::chain_order(prev), order = spdnn::chain_order(e);
+      const std::vector<int> labels = spdnn::bank_labels(e, order, prev_order);
+      REQUIRE(is_permutation_of(labels, n));
+      const BankCount before = count_wavefronts(e, order, {}, {}), after = count_wavefronts(e, order, labels, {});
+      const BankCount stores_before = count_wavefronts(prev, prev_order, {}, {});
+      const BankCount stores_after = count_wavefronts(prev, prev_order, {}, labels);
+      UNSCOPED_INFO("N " << n << " layer " << layer << ": loads " << before.loads << " -> " << after.loads
+                         << ", the layer before's stores " << stores_before.stores << " -> " << stores_after.stores);
+      CHECK(before.loads > 2.8);
+      CHECK(after.loads < 2.01);
+      CHECK(stores_after.stores < 5.5);
+      // Without the layer before's order only the loads count.
+      CHECK(count_wavefronts(e, order, spdnn::bank_labels(e, order, {}), {}).loads < 2.01);
+    }
+  }
+  const spdnn::Ell e = spdnn::generate_layer_ell(1024, 14, 42);
+  CHECK_THROWS_AS(spdnn::bank_labels(e, {0, 1}, {}), std::invalid_argument);  // not a permutation of the rows
+  CHECK_THROWS_AS(spdnn::bank_labels(e, {}, std::vector<int>(1024, 0)), std::invalid_argument);
+  spdnn::Ell bad = e;
+  bad.idx[5] = 1024;
+  CHECK_THROWS_AS(spdnn::bank_labels(bad, {}, {}), std::invalid_argument);
+  // Any ELL: a permutation (random lists, padding, a row count that is no multiple of 128, unread inputs).
+  const spdnn::Ell r = random_class_ell(200, 300, 20, 5, 7);
+  CHECK(is_permutation_of(spdnn::bank_labels(r, spdnn::chain_order(r), {}), r.cols));
 }

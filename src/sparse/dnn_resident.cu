@@ -1286,9 +1286,9 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       unpark_features<kCtaThreads>(xbuf, park + int64_t(u) * xstride, xstride);
     __syncthreads();
     if (kTrace && b == 0 && threadIdx.x == 0) trace_record_at(trace, u, 1, JHDNN_RESIDENT_TRACE_LOADED, -1, mine);
-    // Lane p's rows of a chunk: r_i = 4p + ((i + (p >> 1)) & 3), i = 0..3. Headers are 16 bytes, so header r
-    // sits in bank group r & 7, and the 8 lanes of one wavefront then load 8 distinct groups for each i
-    // (rows 4p + i alone would hit 2 groups 4 times). Only which register holds which row changes.
+    // Lane p's rows of a chunk: r_i = 4p + ((i + (p >> 1)) & 3), i = 0..3, resident_vals4w_row (resident_banks.h says
+    // why that order; tools/spdnn's bank_labels names neurons by it). Written out here: through the helper, ptxas 13.0
+    // compiled vals4w8's plain instantiation differently (the same arithmetic; the SASS compared with cmp).
     // Their headers' byte offsets in the slot, 16 r_i, computed once: held in registers (opaque to ptxas, which
     // otherwise recomputed them from the thread index in every pass's header and again in its epilogue: a kW1
     // warp-chunk's header 69 -> 52 and epilogue 158 -> 144 SASS instructions with them held, bench/results/cb207c6/).

@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "jhdnn/jhdnn.h"
+#include "sparse/resident_banks.h"
 #include "sparse/resident_pack_list.h"
 
 namespace jhdnn::sparse {
@@ -153,29 +154,6 @@ constexpr int kResidentWordList = 34;    // the list slot's byte offset from the
 constexpr int kResidentListBytes = 128;  // 32 x int32
 constexpr int kResidentChunkBytes = kResidentChunkRows * (kResidentRowWords * 4 + kResidentListBytes);  // 34,816
 constexpr int kResidentFlagNewList = 1;
-#if defined(__CUDACC__)
-#define JHDNN_RESIDENT_HD __host__ __device__ __forceinline__
-#else
-#define JHDNN_RESIDENT_HD inline
-#endif
-// Where feature i (0 <= i <= n) lives in the resident kernels' shared feature buffers: row
-// resident_pos(i, n), a permutation of [0, n] that keeps row n (the zero padding row) and rows
-// n & ~3 .. n - 1, and swaps rows only inside aligned groups of 4 below: i XOR (the 2-bit digits of
-// i >> 2, XOR-folded). The packed copy stores these rows (indices and output row), the kernels load
-// the features into them and write the survivors back from them. Why: a row holds S = 8 images x 4
-// bytes, so rows i and i + 4 share their 8 banks; a warp-chunk's rows in the challenge's reuse order
-// are j = r + M m (one list, M = N / 16 a power of 2 >= 4), all in one bank group unpermuted (the
-// quad kernel's half-warp stores 8 of them: 8-way conflict, 16 wavefronts per warp-chunk); permuted,
-// rows m = 4a .. 4a + 3 fall in the 4 groups (2-way for 8 rows, none for the pair kernel's 4).
-JHDNN_RESIDENT_HD int resident_pos(int i, int n) {
-  if (i >= (n & ~3)) return i;
-  unsigned g = unsigned(i) >> 2, key = 0;
-  while (g != 0) {
-    key ^= g & 3u;
-    g >>= 2;
-  }
-  return int(unsigned(i) ^ key);
-}
 // The bytes one copy moves for a chunk of `rows` rows of a layer with list_bytes (its rows, then the
 // list slots, but no more slots than rows: a short last chunk): a multiple of 16, at most
 // kResidentChunkBytes. The kernels' copies, duo's ring slot and the host emulation use it.

@@ -1,6 +1,7 @@
 #include "spdnn/spdnn.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,8 @@
 #include <thread>
 #include <stdexcept>
 #include <sys/stat.h>
+
+#include "sparse/resident_banks.h"
 
 namespace spdnn {
 
@@ -492,6 +495,86 @@ std::vector<int> reader_group_labels(const Ell& e, const std::vector<int>& order
   for (int64_t r = 0; r < rows; ++r) scan(r);
   for (size_t i = 0; i < n; ++i)  // read by no row: last, ascending
     if (label[i] < 0) label[i] = next++;
+  return label;
+}
+
+std::vector<int> bank_labels(const Ell& next, const std::vector<int>& next_order, const std::vector<int>& prev_order) {
+  const int64_t rows = next.rows, n = next.cols, w = next.width;
+  if (int64_t(next.idx.size()) != rows * w)
+    throw std::invalid_argument("bank_labels: idx does not hold rows x width entries");
+  if (n < 0 || n > (int64_t(1) << 30)) throw std::invalid_argument("bank_labels: cols outside [0, 2^30]");
+  for (int64_t k = 0; k < rows * w; ++k)
+    if (next.idx[k] >= n) throw std::invalid_argument("bank_labels: entry " + std::to_string(next.idx[k]) + " >= cols");
+  check_labels(next_order, rows, "bank_labels next_order");  // a permutation of the rows, or empty
+  check_labels(prev_order, n, "bank_labels prev_order");
+  const int nn = int(n);
+  auto row_at = [](const std::vector<int>& order, int64_t k) { return order.empty() ? int(k) : order[size_t(k)]; };
+  // The read sets: per chunk half (16 lanes, 64 rows), row slot i of the lanes and list position k, the distinct
+  // inputs its lanes read (the one-list path reads row slot 0's list: the same set for every slot, kept once).
+  std::vector<std::vector<int>> sets;
+  std::vector<std::vector<int>> sets_of(static_cast<size_t>(nn));
+  std::vector<int> set;
+  for (int64_t c0 = 0; c0 < rows; c0 += 128)
+    for (int half = 0; half < 2; ++half)
+      for (int64_t k = 0; k < w; ++k) {
+        std::vector<int> last;
+        for (int i = 0; i < 4; ++i) {
+          set.clear();
+          for (int p = 16 * half; p < 16 * half + 16; ++p) {
+            const int64_t pos = c0 + jhdnn::sparse::resident_vals4w_row(p, i);
+            if (pos >= rows) continue;  // past the last chunk's rows
+            const int f = next.idx[size_t(row_at(next_order, pos)) * size_t(w) + size_t(k)];
+            if (f >= 0 && std::find(set.begin(), set.end(), f) == set.end()) set.push_back(f);
+          }
+          if (set.size() < 2 || set == last) continue;
+          last = set;
+          for (int f : set) sets_of[size_t(f)].push_back(int(sets.size()));
+          sets.push_back(set);
+        }
+      }
+  // The store sets: the layer before writes its rows (these neurons) in prev_order, a half-warp's 16 lanes one row
+  // slot i at a time.
+  std::vector<int> store_set(static_cast<size_t>(nn), -1);
+  if (!prev_order.empty())
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t c = k / 128, r = k % 128, p = r >> 2, i = ((r & 3) - (p >> 1)) & 3;  // sparse_resident_row inverted
+      store_set[size_t(prev_order[size_t(k)])] = int((c * 2 + (p >> 4)) * 4 + i);
+    }
+  std::vector<std::array<int, 8>> store_count(static_cast<size_t>(n / 16 + 8));
+  for (auto& a : store_count) a.fill(0);
+  // Groups by a greedy colouring, neurons ascending: each takes the group, among those with names left, that the
+  // fewest of its sets' members already hold (a read set's clash weighs 4, the 32 loads a chunk against 4 stores;
+  // a store set takes 2 a group before it counts), ties to the group with the most names left.
+  std::array<std::vector<int>, 8> names;
+  for (int i = 0; i < nn; ++i) names[size_t(jhdnn::sparse::resident_bank_group(i, nn))].push_back(i);
+  std::array<size_t, 8> used{};
+  std::vector<int> group(static_cast<size_t>(nn), -1);
+  for (int v = 0; v < nn; ++v) {
+    std::array<int, 8> cost{};
+    for (int sidx : sets_of[size_t(v)])
+      for (int u : sets[size_t(sidx)])
+        if (u != v && group[size_t(u)] >= 0) cost[size_t(group[size_t(u)])] += 4;
+    if (store_set[size_t(v)] >= 0)
+      for (int b = 0; b < 8; ++b) cost[size_t(b)] += std::max(0, store_count[size_t(store_set[size_t(v)])][size_t(b)] - 1);
+    int best = -1;
+    for (int b = 0; b < 8; ++b) {
+      const size_t left = names[size_t(b)].size() - used[size_t(b)];
+      if (left == 0) continue;
+      if (best < 0 || cost[size_t(b)] < cost[size_t(best)] ||
+          (cost[size_t(b)] == cost[size_t(best)] && left > names[size_t(best)].size() - used[size_t(best)]))
+        best = b;
+    }
+    group[size_t(v)] = best;
+    if (store_set[size_t(v)] >= 0) ++store_count[size_t(store_set[size_t(v)])][size_t(best)];
+    ++used[size_t(best)];
+  }
+  // Names: within a group, ascending names to ascending neurons.
+  std::vector<int> label(static_cast<size_t>(nn));
+  std::array<size_t, 8> next_name{};
+  for (int v = 0; v < nn; ++v) {
+    const size_t b = size_t(group[size_t(v)]);
+    label[size_t(v)] = names[b][next_name[b]++];
+  }
   return label;
 }
 

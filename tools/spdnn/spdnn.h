@@ -90,6 +90,20 @@ std::vector<int> chain_order(const Ell& e);
 // a row that reads a column twice counts once. std::invalid_argument when an entry of e is >= cols or one of order
 // is outside [0, rows).
 std::vector<int> reader_group_labels(const Ell& e, const std::vector<int>& order);
+// Labels (as above: label[old] = new, a permutation of 0..next.cols - 1) for the neurons between two layers that
+// spread the shared-memory accesses of the resident kernels vals4w / vals4w8 over their 8 bank groups
+// (src/sparse/resident_banks.h: a neuron's group follows from its name). Loads: in each 64-row half of a 128-row
+// chunk of `next` (its rows in next_order; empty: ascending), the distinct inputs the half-warp's 16 lanes read at
+// one list position are a request, and inputs of one request in one group cost a wavefront each. Stores (where
+// prev_order, the row order of the layer before, whose rows are these neurons, is given): a half-warp writes one of
+// its lanes' 4 rows at a time, 16 rows a request, at best 2 to a group. A greedy colouring, neurons ascending:
+// each takes the group with names left that its requests' members already coloured use least (a load clash weighs
+// 4: 32 loads a chunk against 4 stores), ties to the group with the most names left; within a group ascending
+// names go to ascending neurons. On the challenge's layers in chain order the loads reach the least the requests
+// allow, 1 wavefront per half-warp where the identity names take ~1.5 (tests/test_spdnn.cpp counts them). Exact
+// like every relabelling; O(rows x width x 4 + n) time. std::invalid_argument when an entry is >= next.cols or an
+// order is no permutation of its rows.
+std::vector<int> bank_labels(const Ell& next, const std::vector<int>& next_order, const std::vector<int>& prev_order);
 // e with its neurons renamed: row out_labels[r] of the result is row r of e with each entry i >= 0 replaced by
 // in_labels[i]; entry order, values and padding kept (the exactness above needs the order). in_labels names e's
 // inputs (size e.cols), out_labels its outputs (size e.rows); empty = identity. std::invalid_argument when a

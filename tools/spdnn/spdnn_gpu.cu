@@ -143,7 +143,7 @@ struct LayerHost {  // a layer on the host, made by a worker thread of DeviceNet
   std::exception_ptr error;
 };
 // A worker of DeviceNetwork::load: layers l0 + k for the k it takes from next, until none is left.
-void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order, Relabel relabel,
+void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order, Relabel relabel, int relabel_from,
                  std::vector<LayerHost>& made, std::atomic<int>& next) {
   const int count = int(made.size());
   for (int k = next++; k < count; k = next++) {
@@ -152,7 +152,7 @@ void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order,
       h.e = get(l0 + k);
       if (row_order != RowOrder::kNone) h.order = row_order == RowOrder::kChain ? chain_order(h.e) : reuse_order(h.e);
       // groups placed in the order the rows are processed, so consecutive list blocks read neighbouring inputs
-      if (relabel == Relabel::kReaders) h.in_labels = reader_group_labels(h.e, h.order);
+      if (relabel == Relabel::kReaders && l0 + k >= relabel_from) h.in_labels = reader_group_labels(h.e, h.order);
     } catch (...) {
       h.error = std::current_exception();
     }
@@ -164,12 +164,12 @@ void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order,
 // order takes tens of milliseconds, so L = 1920 spent minutes of a device call here on one thread (session 24; the
 // bench_sparse N = 65536 L = 1920 step, which loads two networks, took 310 s for ~7 s of GPU time). Each layer is
 // computed by one thread exactly as before (the same functions), so the network does not depend on the thread count.
-// Relabel::kReaders: layer l is uploaded as relabel_ell(e_l, P_{l-1}, P_l), P_{l-1} its own inputs' labels and P_l
+// Relabelled (kReaders, kBanks): layer l is uploaded as relabel_ell(e_l, P_{l-1}, P_l), P_{l-1} its own inputs' labels and P_l
 // those of layer l + 1, so each chunk's last layer waits (`pending`) for the next chunk's first.
 void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder row_order,
-                         Relabel relabel) {
+                         Relabel relabel, int relabel_from) {
   n_ = n;
-  const bool rl = relabel == Relabel::kReaders;
+  const bool rl = relabel != Relabel::kNone;
   labels_.clear();
   if (rl) labels_.resize(size_t(layers) + 1);
   const int threads = int(std::max(1u, std::min(std::thread::hardware_concurrency(), 32u)));
@@ -190,9 +190,18 @@ void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& g
     std::atomic<int> next{0};
     std::vector<std::thread> pool;
     for (int t = 1; t < std::min(threads, count); ++t)
-      pool.emplace_back(make_layers, l0, std::cref(get), row_order, relabel, std::ref(made), std::ref(next));
-    make_layers(l0, get, row_order, relabel, made, next);
+      pool.emplace_back(make_layers, l0, std::cref(get), row_order, relabel, relabel_from, std::ref(made),
+                        std::ref(next));
+    make_layers(l0, get, row_order, relabel, relabel_from, made, next);
     for (auto& t : pool) t.join();
+    // kBanks: a layer's input names need the row order of the layer before (its stores), so they are made here, in
+    // layer order, before any of this chunk's uploads maps an order to new names (~1 ms a layer at n = 4096).
+    if (relabel == Relabel::kBanks)
+      for (int k = 0; k < count; ++k) {
+        if (made[k].error || (k > 0 && made[k - 1].error)) break;
+        if (l0 + k >= relabel_from)
+          made[k].in_labels = bank_labels(made[k].e, made[k].order, k > 0 ? made[k - 1].order : pending.order);
+      }
     // Layers go up in order until the first that failed, whose exception comes out; relabelled, the layer before
     // it stays behind too (its outputs' names are the failed layer's).
     if (rl && l0 > 1) {

@@ -43,7 +43,11 @@ enum class RowOrder { kNone, kSorted, kChain };
 // chain is the one of the original network) and the input images' pixels; the last layer's outputs keep their
 // names. Exact: the same categories and the same features at the new names. With the tiled feature layout a list
 // block's 32 inputs are then two runs of consecutive neurons, contiguous in memory (JHDNN_SPARSE_DNN_FEATURES_TILED128).
-enum class Relabel { kNone, kReaders };
+// kBanks (session 42) gives them bank_labels(layer l + 1, its row order, layer l's row order) instead: names under
+// which vals4w / vals4w8's feature loads and output stores spread over the shared-memory banks (the resident path's
+// late layers). load's relabel_from: the first layer whose inputs are renamed (the layers before keep their
+// neurons' names, e.g. the crowded layers that the graph path runs from DRAM).
+enum class Relabel { kNone, kReaders, kBanks };
 
 class DeviceNetwork {
  public:
@@ -57,7 +61,7 @@ class DeviceNetwork {
   // uploads follow in layer order, and the first layer that throws stops the load with its exception (relabelled, the
   // layer before it is not uploaded either: its outputs take their names from the failed layer).
   void load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder order = RowOrder::kChain,
-            Relabel relabel = Relabel::kNone);
+            Relabel relabel = Relabel::kNone, int relabel_from = 1);
   int64_t width() const { return n_; }
   // The new name of neuron i between layers l and l + 1 (l = 0: the input pixels; l = layers(): the outputs, never
   // renamed): labels(l)[i]; an empty vector when load did not relabel.
