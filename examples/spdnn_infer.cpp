@@ -6,7 +6,8 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75] [--input-mask 0]
+//               [--layout neuron|tiled] [--relabel none|readers|banks] [--relabel-from 1] [--widen 4]
+//               [--widen-keep 75] [--input-mask 0]
 //               [--resident-first-chunk 0] [--resident-max-chunk 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
@@ -141,7 +142,8 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75] [--input-mask 0]\n"
+      "                   [--relabel none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75]\n"
+      "                   [--input-mask 0]\n"
       "                   [--resident-first-chunk 0] [--resident-max-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
@@ -400,7 +402,8 @@ int main(int argc, char** argv) {
                       : relabel == spdnn::Relabel::kBanks ? "banks"
                                                           : "none",
                       opt.widen_layers, opt.widen_keep_percent);
-          if (relabel != spdnn::Relabel::kNone && relabel_from > 1) std::printf(" (relabel from layer %d)", relabel_from);
+          if (relabel != spdnn::Relabel::kNone && relabel_from > 1)
+            std::printf(" (relabel from layer %d)", relabel_from);
           std::string widened;  // the layers that read more positions than the survivors before them
           for (size_t l = 1; l < r.read.size(); ++l)
             if (r.read[l] > r.active[l - 1]) widened += (widened.empty() ? "" : ",") + std::to_string(l + 1);

@@ -554,8 +554,10 @@ std::vector<int> bank_labels(const Ell& next, const std::vector<int>& next_order
     for (int sidx : sets_of[size_t(v)])
       for (int u : sets[size_t(sidx)])
         if (u != v && group[size_t(u)] >= 0) cost[size_t(group[size_t(u)])] += 4;
-    if (store_set[size_t(v)] >= 0)
-      for (int b = 0; b < 8; ++b) cost[size_t(b)] += std::max(0, store_count[size_t(store_set[size_t(v)])][size_t(b)] - 1);
+    if (store_set[size_t(v)] >= 0) {
+      const std::array<int, 8>& held = store_count[size_t(store_set[size_t(v)])];
+      for (int b = 0; b < 8; ++b) cost[size_t(b)] += std::max(0, held[size_t(b)] - 1);
+    }
     int best = -1;
     for (int b = 0; b < 8; ++b) {
       const size_t left = names[size_t(b)].size() - used[size_t(b)];

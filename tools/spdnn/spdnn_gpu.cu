@@ -164,8 +164,8 @@ void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order,
 // order takes tens of milliseconds, so L = 1920 spent minutes of a device call here on one thread (session 24; the
 // bench_sparse N = 65536 L = 1920 step, which loads two networks, took 310 s for ~7 s of GPU time). Each layer is
 // computed by one thread exactly as before (the same functions), so the network does not depend on the thread count.
-// Relabelled (kReaders, kBanks): layer l is uploaded as relabel_ell(e_l, P_{l-1}, P_l), P_{l-1} its own inputs' labels and P_l
-// those of layer l + 1, so each chunk's last layer waits (`pending`) for the next chunk's first.
+// Relabelled (kReaders, kBanks): layer l is uploaded as relabel_ell(e_l, P_{l-1}, P_l), P_{l-1} its own inputs'
+// labels and P_l those of layer l + 1, so each chunk's last layer waits (`pending`) for the next chunk's first.
 void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder row_order,
                          Relabel relabel, int relabel_from) {
   n_ = n;
