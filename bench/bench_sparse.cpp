@@ -319,7 +319,8 @@ std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for 
 // layer + 4-launch compaction with survivor readbacks (kept for comparison); kPersistent: all layers
 // in one cooperative launch (jhdnnSparseDnnLayersForwardCompact); kResident: the late layers with
 // shared-memory-resident slices (jhdnnSparseDnnLayersForwardResident). tiled (kGraph): the tiled feature layout
-// with the reader relabelling (session 26; spdnn_gpu.h Relabel, jhdnnSparseDnnLayerForwardCompactEx).
+// with the reader relabelling (session 26; spdnn_gpu.h Relabel, jhdnnSparseDnnLayerForwardCompactEx); kResident
+// with the bank relabelling from layer 11 (session 42, spdnn_infer's default).
 void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path, bool tiled = false) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
@@ -327,8 +328,11 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   const jhdnnSparseDnnFeatureLayout_t layout =
       tiled ? JHDNN_SPARSE_DNN_FEATURES_TILED128 : JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::DeviceNetwork net;
+  // The resident rows with spdnn_infer's default renaming (spdnn_gpu.h kBankRelabelFrom).
+  const bool banks = path == spdnn::Path::kResident && !tiled;
   net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); }, spdnn::RowOrder::kChain,
-           tiled ? spdnn::Relabel::kReaders : spdnn::Relabel::kNone);
+           banks ? spdnn::Relabel::kBanks : tiled ? spdnn::Relabel::kReaders : spdnn::Relabel::kNone,
+           banks ? spdnn::kBankRelabelFrom : 1);
   (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
                              layout);  // warm-up
   spdnn::InferenceResult r;

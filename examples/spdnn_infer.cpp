@@ -6,7 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel none|readers|banks] [--relabel-from 1] [--widen 4]
+//               [--layout neuron|tiled] [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4]
 //               [--widen-keep 75] [--input-mask 0]
 //               [--resident-first-chunk 0] [--resident-max-chunk 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
@@ -57,10 +57,11 @@
 // --layout: the features' layout, neuron (neuron-major, the default) or tiled (JHDNN_SPARSE_DNN_FEATURES_TILED128:
 // blocks of 128 images; graph and fused paths only: resident then runs the graph path and says so, separate and
 // persistent are refused, exit 2).
-// --relabel: none (the default), readers (spdnn_gpu.h Relabel: the neurons renamed at load so that the inputs a
-// list block reads are consecutive) or banks (renamed so that the resident kernels' shared-memory accesses spread
-// over the banks); --relabel-from L: only the inputs of layers >= L renamed (default 1). Exact. Results do not
-// depend on either.
+// --relabel: auto (the default: banks from layer 11, spdnn_gpu.h kBankRelabelFrom, where the paths include resident
+// and the layout is neuron-major, else none), none, readers (spdnn_gpu.h Relabel: the neurons renamed at load so
+// that the inputs a list block reads are consecutive) or banks (renamed so that the resident kernels' shared-memory
+// accesses spread over the banks); --relabel-from L: only the inputs of layers >= L renamed (default 1, auto's 11).
+// Exact. Results do not depend on either.
 // --widen W: fused launches of layers 2 .. 1 + W read the previous layer's whole output, dead columns too, when it
 // kept >= P % of them (--widen-keep P, 1..100, default 75; spdnn_gpu.h run_inference's widen_layers, default 4; 0
 // off). Results do not depend on either.
@@ -142,7 +143,7 @@ void usage() {
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
-      "                   [--relabel none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75]\n"
+      "                   [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75]\n"
       "                   [--input-mask 0]\n"
       "                   [--resident-first-chunk 0] [--resident-max-chunk 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
@@ -175,7 +176,8 @@ int main(int argc, char** argv) {
   spdnn::RowOrder row_order = spdnn::RowOrder::kChain;
   jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::Relabel relabel = spdnn::Relabel::kNone;
-  int relabel_from = 1;
+  bool relabel_auto = true;
+  int relabel_from = 0;  // 0: the kind's default
   spdnn::DriverOptions opt;  // --widen, --widen-keep, --input-mask, --resident-first-chunk
   for (int i = 1; i < argc; ++i) {
     auto next = [&]() -> const char* {
@@ -245,10 +247,12 @@ int main(int argc, char** argv) {
         return 2;
     }
     else if (!std::strcmp(argv[i], "--relabel")) {
-      if (!parse_choice(next(),
-                        {{"none", spdnn::Relabel::kNone}, {"readers", spdnn::Relabel::kReaders},
-                         {"banks", spdnn::Relabel::kBanks}},
-                        &relabel))
+      const char* v = next();
+      relabel_auto = !std::strcmp(v, "auto");
+      if (!relabel_auto && !parse_choice(v,
+                                         {{"none", spdnn::Relabel::kNone}, {"readers", spdnn::Relabel::kReaders},
+                                          {"banks", spdnn::Relabel::kBanks}},
+                                         &relabel))
         return 2;
     }
     else if (!std::strcmp(argv[i], "--relabel-from")) relabel_from = parse_int("--relabel-from", next(), 1, INT_MAX);
@@ -261,6 +265,14 @@ int main(int argc, char** argv) {
       return !std::strcmp(argv[i], "--help") ? 0 : 2;
     }
   }
+  if (relabel_auto) {
+    relabel = spdnn::Relabel::kNone;
+    for (spdnn::Path p : paths)
+      if (p == spdnn::Path::kResident && layout == JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR)
+        relabel = spdnn::Relabel::kBanks;
+    if (relabel_from == 0 && relabel == spdnn::Relabel::kBanks) relabel_from = spdnn::kBankRelabelFrom;
+  }
+  if (relabel_from == 0) relabel_from = 1;
   if (layout == JHDNN_SPARSE_DNN_FEATURES_TILED128)
     for (spdnn::Path p : paths)
       if (p == spdnn::Path::kSeparate || p == spdnn::Path::kPersistent) {

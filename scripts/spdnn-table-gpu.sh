@@ -10,15 +10,18 @@
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=570 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer bench_sparse
-for spec in "resident:1024:120,480,1920;4096:120,480,1920" "fused:16384:120,480,1920" "fused:65536:120,480" \
-  "fused:65536:1920"; do
+# TABLE_SPECS / INFER_WIDTHS: fewer rows (e.g. TABLE_SPECS="resident:1024:120,480,1920;4096:120,480,1920"
+# INFER_WIDTHS="1024 4096" when only the resident path changed; scripts/sparse-report.py then takes the other rows
+# from an earlier table's JSONs and CSVs).
+for spec in ${TABLE_SPECS:-"resident:1024:120,480,1920;4096:120,480,1920" "fused:16384:120,480,1920" \
+  "fused:65536:120,480" "fused:65536:1920"}; do
   p=${spec%%:*} nets=${spec#*:} w=${nets%%:*}
   [ "$w" = 65536 ] && [ "${nets#*:}" = 1920 ] && w=65536_1920
   step "bench_spdnn_$w" 240 "$BS" --spdnn "$nets" --baseline "$nets" --benchmark_filter="SpDNN/($p|cusparse)/" \
     --benchmark_out="$OUT/bench_sparse_spdnn_$w.json" --benchmark_out_format=json \
     --spdnn-runs "${RUNS:-5}"
 done
-for w in 1024 4096 16384 65536; do
+for w in ${INFER_WIDTHS:-1024 4096 16384 65536}; do
   [ "${INFER:-1}" = 0 ] && break
   p=resident
   [ $w -gt 4096 ] && p=graph
