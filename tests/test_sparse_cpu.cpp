@@ -831,7 +831,8 @@ BankCount count_wavefronts(const spdnn::Ell& e, const std::vector<int>& order, c
 // challenge's layers in chain order (N = 1024 and 4096, cycles 1 and 2: inputs scattered by the cycle's permutation)
 // the half-warp's 4 distinct inputs at a list position take one wavefront each half (2 a request, the least), where
 // the identity names take ~3; the stores of the layer before, written under the same names, at most ~5 a request
-// (16 rows a half: 2 the least; the identity's 4-10). Bad inputs throw.
+// by this count (16 rows a half: 2 the least; the identity's 4-10; ncu measured 9.1 -> 8.1 a store at 61e85f0, so the
+// count is the model's, not the hardware's, for stores). Bad inputs throw.
 TEST_CASE("bank_labels: the resident kernels' requests spread over the bank groups", "[sparse][cpu][relabel]") {
   for (const int64_t n : {int64_t(1024), int64_t(4096)}) {
     for (const int layer : {14, 23}) {
