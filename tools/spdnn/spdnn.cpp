@@ -537,7 +537,7 @@ std::vector<int> bank_labels(const Ell& next, const std::vector<int>& next_order
   std::vector<int> store_set(static_cast<size_t>(nn), -1);
   if (!prev_order.empty())
     for (int64_t k = 0; k < n; ++k) {
-      const int64_t c = k / 128, r = k % 128, p = r >> 2, i = ((r & 3) - (p >> 1)) & 3;  // sparse_resident_row inverted
+      const int64_t c = k / 128, r = k % 128, p = r >> 2, i = ((r & 3) - (p >> 1)) & 3;  // resident_vals4w_row inverted
       store_set[size_t(prev_order[size_t(k)])] = int((c * 2 + (p >> 4)) * 4 + i);
     }
   std::vector<std::array<int, 8>> store_count(static_cast<size_t>(n / 16 + 8));
