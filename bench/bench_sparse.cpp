@@ -329,7 +329,7 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
       tiled ? JHDNN_SPARSE_DNN_FEATURES_TILED128 : JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::DeviceNetwork net;
   // The resident rows with spdnn_infer's default renaming (spdnn_gpu.h kBankRelabelFrom).
-  const bool banks = path == spdnn::Path::kResident && !tiled;
+  const bool banks = path == spdnn::Path::kResident && !tiled && spdnn::resident_auto_applies(n);
   net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); }, spdnn::RowOrder::kChain,
            banks ? spdnn::Relabel::kBanks : tiled ? spdnn::Relabel::kReaders : spdnn::Relabel::kNone,
            banks ? spdnn::kBankRelabelFrom : 1);

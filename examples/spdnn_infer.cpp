@@ -57,8 +57,8 @@
 // --layout: the features' layout, neuron (neuron-major, the default) or tiled (JHDNN_SPARSE_DNN_FEATURES_TILED128:
 // blocks of 128 images; graph and fused paths only: resident then runs the graph path and says so, separate and
 // persistent are refused, exit 2).
-// --relabel: auto (the default: banks from layer 11, spdnn_gpu.h kBankRelabelFrom, where the paths include resident
-// and the layout is neuron-major, else none), none, readers (spdnn_gpu.h Relabel: the neurons renamed at load so
+// --relabel: auto (the default: banks from layer 11, spdnn_gpu.h kBankRelabelFrom, where the paths include resident,
+// the width is one where it runs, spdnn::resident_auto_applies, and the layout is neuron-major; else none), none, readers (spdnn_gpu.h Relabel: the neurons renamed at load so
 // that the inputs a list block reads are consecutive) or banks (renamed so that the resident kernels' shared-memory
 // accesses spread over the banks); --relabel-from L: only the inputs of layers >= L renamed (default 1, auto's 11).
 // Exact. Results do not depend on either.
@@ -265,14 +265,8 @@ int main(int argc, char** argv) {
       return !std::strcmp(argv[i], "--help") ? 0 : 2;
     }
   }
-  if (relabel_auto) {
-    relabel = spdnn::Relabel::kNone;
-    for (spdnn::Path p : paths)
-      if (p == spdnn::Path::kResident && layout == JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR)
-        relabel = spdnn::Relabel::kBanks;
-    if (relabel_from == 0 && relabel == spdnn::Relabel::kBanks) relabel_from = spdnn::kBankRelabelFrom;
-  }
-  if (relabel_from == 0) relabel_from = 1;
+  bool resident_in_paths = false;
+  for (spdnn::Path p : paths) resident_in_paths |= p == spdnn::Path::kResident;
   if (layout == JHDNN_SPARSE_DNN_FEATURES_TILED128)
     for (spdnn::Path p : paths)
       if (p == spdnn::Path::kSeparate || p == spdnn::Path::kPersistent) {
@@ -368,14 +362,23 @@ int main(int argc, char** argv) {
     const spdnn::Csr images = n == 1024 ? images1024 : spdnn::scale_images(images1024, n);
     for (long long layers : layer_counts) {
       const bool official = is_official(n, layers);
+      // --relabel auto: the bank renaming where the resident path runs (a width where it applies, neuron-major);
+      // elsewhere the graph path's late layers read the names' DRAM order, which the renaming was not measured on.
+      const spdnn::Relabel relabel_here =
+          !relabel_auto ? relabel
+          : resident_in_paths && layout == JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR && spdnn::resident_auto_applies(n)
+              ? spdnn::Relabel::kBanks
+              : spdnn::Relabel::kNone;
+      const int relabel_from_here =
+          relabel_from > 0 ? relabel_from : relabel_here == spdnn::Relabel::kBanks ? spdnn::kBankRelabelFrom : 1;
       spdnn::DeviceNetwork net;
       try {
         if (official) {
           net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_w[size_t(l - 1)]); },
-                   row_order, relabel, relabel_from);
+                   row_order, relabel_here, relabel_from_here);
         } else {
-          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order, relabel,
-                   relabel_from);
+          net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order,
+                   relabel_here, relabel_from_here);
         }
         // Validation truth (once for all paths).
         std::vector<int> truth;
@@ -410,12 +413,12 @@ int main(int argc, char** argv) {
           std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
           std::printf(", layout %s, relabel %s, widen %d keep %d%%",
                       layout == JHDNN_SPARSE_DNN_FEATURES_TILED128 ? "tiled" : "neuron",
-                      relabel == spdnn::Relabel::kReaders ? "readers"
-                      : relabel == spdnn::Relabel::kBanks ? "banks"
-                                                          : "none",
+                      relabel_here == spdnn::Relabel::kReaders ? "readers"
+                      : relabel_here == spdnn::Relabel::kBanks ? "banks"
+                                                               : "none",
                       opt.widen_layers, opt.widen_keep_percent);
-          if (relabel != spdnn::Relabel::kNone && relabel_from > 1)
-            std::printf(" (relabel from layer %d)", relabel_from);
+          if (relabel_here != spdnn::Relabel::kNone && relabel_from_here > 1)
+            std::printf(" (relabel from layer %d)", relabel_from_here);
           std::string widened;  // the layers that read more positions than the survivors before them
           for (size_t l = 1; l < r.read.size(); ++l)
             if (r.read[l] > r.active[l - 1]) widened += (widened.empty() ? "" : ",") + std::to_string(l + 1);

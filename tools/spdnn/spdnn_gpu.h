@@ -48,7 +48,8 @@ enum class RowOrder { kNone, kSorted, kChain };
 // late layers). load's relabel_from: the first layer whose inputs are renamed (the layers before keep their
 // neurons' names, e.g. the crowded layers that the graph path runs from DRAM).
 enum class Relabel { kNone, kReaders, kBanks };
-// The resident path's default renaming (spdnn_infer and bench_sparse): kBanks from layer 11, the first resident
+// The resident path's default renaming (spdnn_infer and bench_sparse, at the widths where resident_auto_applies; the
+// graph path's late layers at N = 16384 / 65536 were not measured under it): kBanks from layer 11, the first resident
 // layer at N = 1024 and two before N = 4096's (13), so that the crowded layers keep their names. Measured at 61e85f0
 // (bench/results/61e85f0/): N = 4096 L = 480 / 1920 -1.0 / -1.4% (7.56 -> 7.49 ms, 20.11 -> 19.84), N = 1024 and
 // L = 120 inside the spread; from layer 1 the same. The feature loads' wavefronts fell 3.1 -> 2.0 as counted
