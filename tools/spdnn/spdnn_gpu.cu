@@ -196,7 +196,8 @@ void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& g
     for (auto& t : pool) t.join();
     // kBanks: a layer's input names need the row order of the layer before (its stores), so they are made here, in
     // layer order, before any of this chunk's uploads maps an order to new names (one thread; 2.7 ms a layer at
-    // n = 4096 and 0.65 at n = 1024 on the 2-core dev machine, -O2: ~5 s of N = 4096 L = 1920's load, before the clock).
+    // n = 4096 and 0.65 at n = 1024 on the 2-core dev machine, -O2: ~5 s of N = 4096 L = 1920's load, before the
+    // clock).
     if (relabel == Relabel::kBanks)
       for (int k = 0; k < count; ++k) {
         if (made[k].error || (k > 0 && made[k - 1].error)) break;
