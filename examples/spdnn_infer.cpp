@@ -373,6 +373,7 @@ int main(int argc, char** argv) {
           relabel_from > 0 ? relabel_from : relabel_here == spdnn::Relabel::kBanks ? spdnn::kBankRelabelFrom : 1;
       spdnn::DeviceNetwork net;
       try {
+        const auto load_start = std::chrono::steady_clock::now();
         if (official) {
           net.load(n, int(layers), [&](int l) { return spdnn::transpose_to_ell(official_w[size_t(l - 1)]); },
                    row_order, relabel_here, relabel_from_here);
@@ -380,6 +381,10 @@ int main(int argc, char** argv) {
           net.load(n, int(layers), [&](int l) { return spdnn::generate_layer_ell(n, l, seed); }, row_order,
                    relabel_here, relabel_from_here);
         }
+        // The network's host side and upload (generation or transposition, row orders, renaming; untimed by the rates)
+        std::printf("# N %lld L %lld: network loaded in %.3f s (%d host threads)\n", n, layers,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count(),
+                    spdnn::DeviceNetwork::load_threads());
         // Validation truth (once for all paths).
         std::vector<int> truth;
         bool have_truth = false;

@@ -1385,14 +1385,17 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
 // The bank relabelling (DeviceNetwork::load, Relabel::kBanks, session 42) renames the neurons from layer 3's inputs
 // on: names only, so the survivors, every layer's count and the features after a kept layer (given at the original
 // names) must be bitwise those of the unrenamed run, on the fused path, and the resident path (from layer 1, so that
-// vals4w8 / vals4w read and write renamed features in shared memory) must keep the same survivors.
+// vals4w8 / vals4w read and write renamed features in shared memory) must keep the same survivors. load makes the
+// names on its threads, in chunks of 2 x load_threads() layers: N = 1024's case has more layers than a chunk, and
+// every name must be bank_labels' of the layer pair, as one thread makes it.
 TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, resident)", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; int keep; };
-  for (const Case cs : {Case{1024, 24, 1200, 6}, Case{4096, 14, 700, 5}}) {
+  const int past_chunk = 2 * 2 * spdnn::DeviceNetwork::load_threads() + 3;  // a third, partial chunk
+  for (const Case cs : {Case{1024, past_chunk, 1200, 6}, Case{4096, 14, 700, 5}}) {
     INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
     const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
     const float bias = spdnn::challenge_bias(cs.n);
@@ -1404,6 +1407,14 @@ TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, re
     REQUIRE(renamed.labels(1).empty());
     REQUIRE(renamed.labels(2).size() == size_t(cs.n));
     REQUIRE(renamed.labels(cs.layers).empty());  // the outputs keep their names
+    std::vector<int> order_before = spdnn::chain_order(get(2));
+    for (int l = 2; l < cs.layers; ++l) {  // labels(l): layer l + 1's inputs
+      const spdnn::Ell e = get(l + 1);
+      std::vector<int> order = spdnn::chain_order(e);
+      INFO("names between layers " << l << " and " << l + 1);
+      CHECK(renamed.labels(l) == spdnn::bank_labels(e, order, order_before));
+      order_before = std::move(order);
+    }
     std::vector<float> want_out, out;
     std::vector<int> want_ids, ids;
     const spdnn::InferenceResult want = spdnn::run_inference(h.get(), plain, imgs, cs.images, bias, -1, cs.keep,

@@ -139,24 +139,27 @@ namespace {
 struct LayerHost {  // a layer on the host, made by a worker thread of DeviceNetwork::load
   Ell e;
   std::vector<int> order;
-  std::vector<int> in_labels;  // Relabel::kReaders: the new names of the layer's inputs (reader_group_labels)
+  std::vector<int> in_labels;  // relabelled: the new names of the layer's inputs (reader_group_labels, bank_labels)
+  bool renamed = false;        // e and order already under in_labels and the next layer's (rename_layer)
   std::exception_ptr error;
 };
-// A worker of DeviceNetwork::load: layers l0 + k for the k it takes from next, until none is left.
-void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order, Relabel relabel, int relabel_from,
-                 std::vector<LayerHost>& made, std::atomic<int>& next) {
-  const int count = int(made.size());
-  for (int k = next++; k < count; k = next++) {
-    LayerHost& h = made[size_t(k)];
-    try {
-      h.e = get(l0 + k);
-      if (row_order != RowOrder::kNone) h.order = row_order == RowOrder::kChain ? chain_order(h.e) : reuse_order(h.e);
-      // groups placed in the order the rows are processed, so consecutive list blocks read neighbouring inputs
-      if (relabel == Relabel::kReaders && l0 + k >= relabel_from) h.in_labels = reader_group_labels(h.e, h.order);
-    } catch (...) {
-      h.error = std::current_exception();
-    }
-  }
+// Layer h under new names: its inputs' (h.in_labels) and its outputs' (out_labels, the next layer's in_labels).
+void rename_layer(LayerHost& h, const std::vector<int>& out_labels) {
+  h.e = relabel_ell(h.e, h.in_labels, out_labels);
+  h.order = map_order(h.order, out_labels);
+  h.renamed = true;
+}
+// fn(k) for k = 0 .. count - 1 on up to `threads` threads (this one among them), each k taken once from a shared
+// counter, so a slow k does not hold up a fixed share of the others. fn must not throw.
+void run_on_threads(int threads, int count, const std::function<void(int)>& fn) {
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int k = next++; k < count; k = next++) fn(k);
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
 }
 }  // namespace
 
@@ -166,19 +169,20 @@ void make_layers(int l0, const std::function<Ell(int)>& get, RowOrder row_order,
 // computed by one thread exactly as before (the same functions), so the network does not depend on the thread count.
 // Relabelled (kReaders, kBanks): layer l is uploaded as relabel_ell(e_l, P_{l-1}, P_l), P_{l-1} its own inputs'
 // labels and P_l those of layer l + 1, so each chunk's last layer waits (`pending`) for the next chunk's first.
+int DeviceNetwork::load_threads() { return int(std::max(1u, std::min(std::thread::hardware_concurrency(), 32u))); }
+
 void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder row_order,
                          Relabel relabel, int relabel_from) {
   n_ = n;
   const bool rl = relabel != Relabel::kNone;
   labels_.clear();
   if (rl) labels_.resize(size_t(layers) + 1);
-  const int threads = int(std::max(1u, std::min(std::thread::hardware_concurrency(), 32u)));
+  const int threads = load_threads();
   const int chunk = 2 * threads;  // host memory: ~16 MB per layer at n = 65536
   auto upload = [&](int l, LayerHost& h, const std::vector<int>& out_labels) {
     if (rl) {
+      if (!h.renamed) rename_layer(h, out_labels);
       labels_[size_t(l) - 1] = std::move(h.in_labels);
-      h.e = relabel_ell(h.e, labels_[size_t(l) - 1], out_labels);
-      h.order = map_order(h.order, out_labels);
     }
     upload_layer(l, h.e, h.order, row_order != RowOrder::kNone);
     h = LayerHost{};  // the chunk's host memory goes as it is uploaded
@@ -187,23 +191,47 @@ void DeviceNetwork::load(int64_t n, int layers, const std::function<Ell(int)>& g
   for (int l0 = 1; l0 <= layers; l0 += chunk) {
     const int count = std::min(chunk, layers - l0 + 1);
     std::vector<LayerHost> made(static_cast<size_t>(count));
-    std::atomic<int> next{0};
-    std::vector<std::thread> pool;
-    for (int t = 1; t < std::min(threads, count); ++t)
-      pool.emplace_back(make_layers, l0, std::cref(get), row_order, relabel, relabel_from, std::ref(made),
-                        std::ref(next));
-    make_layers(l0, get, row_order, relabel, relabel_from, made, next);
-    for (auto& t : pool) t.join();
-    // kBanks: a layer's input names need the row order of the layer before (its stores), so they are made here, in
-    // layer order, before any of this chunk's uploads maps an order to new names (one thread; 2.7 ms a layer at
-    // n = 4096 and 0.65 at n = 1024 on the 2-core dev machine, -O2: ~5 s of N = 4096 L = 1920's load, before the
-    // clock).
-    if (relabel == Relabel::kBanks)
-      for (int k = 0; k < count; ++k) {
-        if (made[k].error || (k > 0 && made[k - 1].error)) break;
-        if (l0 + k >= relabel_from)
-          made[k].in_labels = bank_labels(made[k].e, made[k].order, k > 0 ? made[k - 1].order : pending.order);
+    run_on_threads(threads, count, [&](int k) {
+      LayerHost& h = made[size_t(k)];
+      try {
+        h.e = get(l0 + k);
+        if (row_order != RowOrder::kNone) h.order = row_order == RowOrder::kChain ? chain_order(h.e) : reuse_order(h.e);
+        // groups placed in the order the rows are processed, so consecutive list blocks read neighbouring inputs
+        if (relabel == Relabel::kReaders && l0 + k >= relabel_from) h.in_labels = reader_group_labels(h.e, h.order);
+      } catch (...) {
+        h.error = std::current_exception();
       }
+    });
+    // kBanks: a layer's input names need the row order of the layer before (its stores), so they are made once every
+    // order of the chunk is, before any of its uploads maps an order to new names; on the threads too (one thread
+    // took 2.7 ms a layer at n = 4096 and 0.65 at n = 1024 on the 2-core dev machine, -O2: ~5 s of N = 4096
+    // L = 1920's load, before the clock). Only the layers before the chunk's first failed one, as the uploads; a
+    // throw of bank_labels is that layer's error, so the first error in layer order comes out.
+    auto good = [&] {  // the chunk's layers before its first failed one
+      int g = 0;
+      while (g < count && !made[size_t(g)].error) ++g;
+      return g;
+    };
+    if (relabel == Relabel::kBanks)
+      run_on_threads(threads, good(), [&](int k) {
+        if (l0 + k < relabel_from) return;
+        try {
+          made[size_t(k)].in_labels =
+              bank_labels(made[size_t(k)].e, made[size_t(k)].order, k > 0 ? made[size_t(k) - 1].order : pending.order);
+        } catch (...) {
+          made[size_t(k)].error = std::current_exception();
+        }
+      });
+    // Relabelled: each layer but the chunk's last (it waits for the next chunk's first names) renamed on the threads
+    // too (relabel_ell took 1.05 ms a layer at n = 4096 on the dev machine, 3.6 at 16384).
+    if (rl)
+      run_on_threads(threads, std::max(0, good() - 1), [&](int k) {
+        try {
+          rename_layer(made[size_t(k)], made[size_t(k) + 1].in_labels);
+        } catch (...) {
+          made[size_t(k)].error = std::current_exception();
+        }
+      });
     // Layers go up in order until the first that failed, whose exception comes out; relabelled, the layer before
     // it stays behind too (its outputs' names are the failed layer's).
     if (rl && l0 > 1) {

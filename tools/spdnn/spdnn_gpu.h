@@ -69,6 +69,8 @@ class DeviceNetwork {
   // layer before it is not uploaded either: its outputs take their names from the failed layer).
   void load(int64_t n, int layers, const std::function<Ell(int)>& get, RowOrder order = RowOrder::kChain,
             Relabel relabel = Relabel::kNone, int relabel_from = 1);
+  // The host threads load makes layers on: the machine's, at most 32.
+  static int load_threads();
   int64_t width() const { return n_; }
   // The new name of neuron i between layers l and l + 1 (l = 0: the input pixels; l = layers(): the outputs, never
   // renamed): labels(l)[i]; an empty vector when load did not relabel.
