@@ -1324,6 +1324,23 @@ void check_same_kept_run(const spdnn::InferenceResult& r, const spdnn::Inference
   for (size_t k = 0; k < out.size(); ++k) differ += std::memcmp(&out[k], &want_out[k], sizeof(float)) != 0;
   CHECK(differ == 0);
 }
+// A case of the exactness tests below: the width, the layers, the images run and the layer whose features are kept.
+struct KeptCase {
+  int64_t n;
+  int layers;
+  int64_t images;
+  int keep;
+};
+// body(cs, images, bias) for each case: the first 1200 images scaled to its width and its challenge bias, the case
+// named in every message.
+template <class Body>
+void for_each_kept_case(const spdnn::Csr& images1024, std::initializer_list<KeptCase> cases, Body&& body) {
+  for (const KeptCase& cs : cases) {
+    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
+    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
+    body(cs, imgs, spdnn::challenge_bias(cs.n));
+  }
+}
 }  // namespace
 
 // The tiled feature layout (jhdnnSparseDnnLayerForwardCompactEx, session 26) and the reader relabelling
@@ -1338,11 +1355,7 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
   JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
-  struct Case { int64_t n; int layers; int64_t images; int keep; };
-  for (const Case cs : {Case{1024, 30, 3000, 4}, Case{4096, 16, 700, 9}, Case{16384, 10, 300, 3}}) {
-    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
-    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
-    const float bias = spdnn::challenge_bias(cs.n);
+  const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
     auto get = [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); };
     spdnn::DeviceNetwork plain, renamed;
     plain.load(cs.n, cs.layers, get);
@@ -1379,7 +1392,9 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
         CHECK(g.categories == want.categories);
       }
     }
-  }
+  };
+  for_each_kept_case(images1024,
+                     {KeptCase{1024, 30, 3000, 4}, KeptCase{4096, 16, 700, 9}, KeptCase{16384, 10, 300, 3}}, body);
 }
 
 // The bank relabelling (DeviceNetwork::load, Relabel::kBanks, session 42) renames the neurons from layer 3's inputs
@@ -1393,12 +1408,7 @@ TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, re
   JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
-  struct Case { int64_t n; int layers; int64_t images; int keep; };
-  const int past_chunk = 2 * 2 * spdnn::DeviceNetwork::load_threads() + 3;  // a third, partial chunk
-  for (const Case cs : {Case{1024, past_chunk, 1200, 6}, Case{4096, 14, 700, 5}}) {
-    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
-    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
-    const float bias = spdnn::challenge_bias(cs.n);
+  const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
     auto get = [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); };
     spdnn::DeviceNetwork plain, renamed;
     plain.load(cs.n, cs.layers, get);
@@ -1429,7 +1439,9 @@ TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, re
     CHECK(res.path_used == spdnn::Path::kResident);
     CHECK(res.tail_first == 1);
     CHECK(res.categories == want.categories);
-  }
+  };
+  const int past_chunk = 2 * 2 * spdnn::DeviceNetwork::load_threads() + 3;  // a third, partial chunk
+  for_each_kept_case(images1024, {KeptCase{1024, past_chunk, 1200, 6}, KeptCase{4096, 14, 700, 5}}, body);
 }
 
 // Widening (run_inference's widen_layers, session 27): a fused layer among the first ones reads the previous layer's
@@ -1442,11 +1454,7 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
   JHDNN_REQUIRE_SPDNN_DATA();
   const spdnn::Csr images1024 = first1200_images();
   JhdnnHandle h;
-  struct Case { int64_t n; int layers; int64_t images; int keep; };
-  for (const Case cs : {Case{1024, 14, 12000, 2}, Case{4096, 8, 5000, 3}}) {
-    INFO("N " << cs.n << " L " << cs.layers << " images " << cs.images << " kept layer " << cs.keep);
-    const spdnn::Csr imgs = cs.n == 1024 ? images1024 : spdnn::scale_images(images1024, cs.n);
-    const float bias = spdnn::challenge_bias(cs.n);
+  const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
     spdnn::DeviceNetwork net;
     net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
     auto run = [&](spdnn::Path p, int widen, int keep, std::vector<float>* out, std::vector<int>* ids) {
@@ -1484,7 +1492,8 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
       CHECK(g.categories == want.categories);
       CHECK(g.read[1] > g.active[0]);  // layer 2 widened there too (the resident path's fused head)
     }
-  }
+  };
+  for_each_kept_case(images1024, {KeptCase{1024, 14, 12000, 2}, KeptCase{4096, 8, 5000, 3}}, body);
   spdnn::DeviceNetwork one;
   one.load(1024, 1, [](int l) { return spdnn::generate_layer_ell(1024, l, 42); });
   auto bad = [&](spdnn::DriverOptions opt) {
