@@ -5,6 +5,8 @@
 # duration, warp instructions, FFMA thread instructions and the DRAM / SM / L1 / L2 throughputs (% of peak).
 # Session 35: whether late4's skipped zero inputs (fewer FFMA) shorten the crowded layers, i.e. whether those layers
 # are issue-bound.
+# NCU_CACHE: ncu's --cache-control (default all: caches flushed before each launch, which overstates small layers by
+# up to ~45%, bench/results/ec4fff9/; none: as warm as the run leaves them).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-head-ab-ncu-gpu.sh $OUT/n; mv $OUT/n/r.tgz $OUT/; rm -rf $OUT/n
 #   (carry out/base and data/spdnn's four files)
 set -uo pipefail
@@ -16,7 +18,7 @@ metrics=$metrics,l1tex__throughput.avg.pct_of_peak_sustained_elapsed,lts__throug
 for w in ${WIDTHS:-1024 4096}; do
   for side in base new; do
     if [ "$side" = base ]; then lib=build-base/src si=build-base/examples/spdnn_infer; else lib=$B/src si=$SI; fi
-    step "ncu_${w}_$side" 120 env LD_LIBRARY_PATH="$PWD/$lib" ncu --clock-control none --metrics "$metrics" --csv \
+    step "ncu_${w}_$side" 120 env LD_LIBRARY_PATH="$PWD/$lib" ncu --clock-control none --cache-control "${NCU_CACHE:-all}" --metrics "$metrics" --csv \
       -k regex:dnn_layer_cta_kernel --launch-count "${LAUNCHES:-4}" "$si" --data "$PWD/data/spdnn" --path resident \
       --width "$w" --layers 120 --validate no --no-warmup
   done
