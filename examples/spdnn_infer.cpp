@@ -40,7 +40,9 @@
 // L = 120 2.24 ms against the graph's 2.64). Several paths, comma-separated, run one after the other on the same
 // network; every path after the first must give the first one's survivors and per-layer counts
 // exactly ("same as <first path>" / "DIFFERS from <first path>", exit 1 on a difference).
-// Each run prints a '#' line with the path that ran.
+// Each run prints a '#' line with the path that ran; each network, before its runs, one with the seconds its load
+// took (generation or transposition, row orders, renaming and upload, on DeviceNetwork::load_threads() threads:
+// outside every rate).
 // --no-warmup: skip the warm-up run on the 1200 distinct images, so that the timed run's kernels are
 // the process's first (a profiler's --launch-skip then counts from the timed run's layer 1; with the
 // warm-up, the graph and fused paths launch L layer kernels before it). loop_ms then includes first-launch costs.
