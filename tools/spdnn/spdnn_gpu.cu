@@ -10,6 +10,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -157,7 +158,10 @@ void run_on_threads(int threads, int count, const std::function<void(int)>& fn) 
     for (int k = next++; k < count; k = next++) fn(k);
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
+  try {
+    for (int t = 1; t < std::min(threads, count); ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {  // no more threads: the ones started and this one take every k
+  }
   work();
   for (auto& t : pool) t.join();
 }
