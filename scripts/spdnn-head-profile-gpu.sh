@@ -9,16 +9,19 @@
 #      run) and of layer 3 (the third: the first layer that gathers scattered columns) at N = 1024 and 4096: the
 #      details page (DRAM throughput, IPC, stall reasons) and the per-instruction source page
 #      (scripts/ncu-source-lines.py src_NAME.csv.gz --sass all.sass --kernel dnn_layer_cta_kernelILi3ELi3E --ops).
-#   JHDNN_COMMIT=<sha> bash scripts/spdnn-head-profile-gpu.sh $OUT/h; mv $OUT/h/r.tgz $OUT/; rm -rf $OUT/h
+#   [HEAD_LAYERS="1024:9 4096:10"] JHDNN_COMMIT=<sha> bash scripts/spdnn-head-profile-gpu.sh $OUT/h; mv $OUT/h/r.tgz $OUT/;
+#   rm -rf $OUT/h
 #   (carry data/spdnn's four files)
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=300 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 export NCU_CACHE=${NCU_CACHE:-none}
 build_step "$B" spdnn_infer
 gzip -c "$B/src/CMakeFiles/jhdnn.dir/sparse/dnn_layer.cu.o" > "$OUT/dnn_layer.cu.o.gz"
-for w in 1024 4096; do
-  ncu_profile "head_${w}_l1" dnn_layer_cta_kernel 0 --path resident --width "$w" --layers 120
-  ncu_profile "head_${w}_l3" dnn_layer_cta_kernel 2 --path resident --width "$w" --layers 120
+# HEAD_LAYERS: width:layer items (default layers 1 and 3 at both widths; session 43 profiled the small layers, e.g.
+# "1024:9 4096:10")
+for item in ${HEAD_LAYERS:-1024:1 1024:3 4096:1 4096:3}; do
+  w=${item%%:*} l=${item#*:}
+  ncu_profile "head_${w}_l$l" dnn_layer_cta_kernel $((l - 1)) --path resident --width "$w" --layers 120
 done
 step_summary
 ncu_details_summary
