@@ -328,11 +328,11 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   const jhdnnSparseDnnFeatureLayout_t layout =
       tiled ? JHDNN_SPARSE_DNN_FEATURES_TILED128 : JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR;
   spdnn::DeviceNetwork net;
-  // The resident rows with spdnn_infer's default renaming (spdnn_gpu.h kBankRelabelFrom).
-  const bool banks = path == spdnn::Path::kResident && !tiled && spdnn::resident_auto_applies(n);
-  net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); }, spdnn::RowOrder::kChain,
-           banks ? spdnn::Relabel::kBanks : tiled ? spdnn::Relabel::kReaders : spdnn::Relabel::kNone,
-           banks ? spdnn::kBankRelabelFrom : 1);
+  // The tiled rows with the reader renaming, the others with spdnn_infer's default (spdnn::auto_relabel).
+  const spdnn::Relabel relabel =
+      tiled ? spdnn::Relabel::kReaders : spdnn::auto_relabel(n, path == spdnn::Path::kResident, false);
+  net.load(n, layers, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); }, spdnn::RowOrder::kChain, relabel,
+           spdnn::relabel_from_default(relabel));
   (void)spdnn::run_inference(c.h.get(), net, imgs, imgs.rows, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
                              layout);  // warm-up
   spdnn::InferenceResult r;

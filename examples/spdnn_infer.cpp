@@ -364,15 +364,11 @@ int main(int argc, char** argv) {
     const spdnn::Csr images = n == 1024 ? images1024 : spdnn::scale_images(images1024, n);
     for (long long layers : layer_counts) {
       const bool official = is_official(n, layers);
-      // --relabel auto: the bank renaming where the resident path runs (a width where it applies, neuron-major);
-      // elsewhere the graph path's late layers read the names' DRAM order, which the renaming was not measured on.
+      // --relabel auto: the bank renaming where the resident path runs (spdnn::auto_relabel)
       const spdnn::Relabel relabel_here =
-          !relabel_auto ? relabel
-          : resident_in_paths && layout == JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR && spdnn::resident_auto_applies(n)
-              ? spdnn::Relabel::kBanks
-              : spdnn::Relabel::kNone;
-      const int relabel_from_here =
-          relabel_from > 0 ? relabel_from : relabel_here == spdnn::Relabel::kBanks ? spdnn::kBankRelabelFrom : 1;
+          relabel_auto ? spdnn::auto_relabel(n, resident_in_paths, layout == JHDNN_SPARSE_DNN_FEATURES_TILED128)
+                       : relabel;
+      const int relabel_from_here = relabel_from > 0 ? relabel_from : spdnn::relabel_from_default(relabel_here);
       spdnn::DeviceNetwork net;
       try {
         const auto load_start = std::chrono::steady_clock::now();

@@ -399,6 +399,10 @@ bool resident_auto_applies(int64_t n) {
   const bool on_4096 = resident_4096_on();
   return n <= 1024 || (n > 2048 && n <= 4096 && on_4096);
 }
+// (Elsewhere the graph path's late layers read the names' DRAM order, which the renaming was not measured on.)
+Relabel auto_relabel(int64_t n, bool resident_path, bool tiled) {
+  return resident_path && !tiled && resident_auto_applies(n) ? Relabel::kBanks : Relabel::kNone;
+}
 namespace {
 
 // The count copies of kResident / kPersistent's fused head (InferenceRun::fused_head). The pinned counts, the

@@ -55,6 +55,13 @@ enum class Relabel { kNone, kReaders, kBanks };
 // L = 120 inside the spread; from layer 1 the same. The feature loads' wavefronts fell 3.1 -> 2.0 as counted
 // (shared wavefronts -24% in the handed call), its time only -1.2%: the loads wait on latency, not on the banks.
 constexpr int kBankRelabelFrom = 11;
+// That default as one rule, for every program that loads a network for a path (spdnn_infer's --relabel auto,
+// bench_sparse's rows): kBanks where the resident path runs (resident_path: it is among the paths run; a width where
+// resident_auto_applies; neuron-major features, tiled false), else kNone. Its first renamed layer:
+// relabel_from_default.
+Relabel auto_relabel(int64_t n, bool resident_path, bool tiled);
+// The first layer whose inputs a renaming of kind k renames by default: kBankRelabelFrom for kBanks, else 1.
+constexpr int relabel_from_default(Relabel k) { return k == Relabel::kBanks ? kBankRelabelFrom : 1; }
 
 class DeviceNetwork {
  public:
