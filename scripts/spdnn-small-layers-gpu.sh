@@ -7,6 +7,7 @@
 # - spdnn_infer's loop time at L = HEAD (default 5,10 at 1024 and 5,12 at 4096) on the resident path (the fused
 #   head, host-driven launches) and on the graph path (the same launches from a CUDA graph), REPS times (default 3):
 #   their difference says how much of a small layer's time is the host's or the launch gaps'.
+# NCU=0: the loop times only (HEAD=1,2,3,...: every head length, for per-layer times in the run).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-small-layers-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 #   (carry data/spdnn's four files)
 set -uo pipefail
@@ -14,6 +15,7 @@ FETCH_SPDNN=1 BUDGET_DEFAULT=400 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dir
 build_step "$B" spdnn_infer
 metrics=gpu__time_duration.sum,sm__cycles_active.avg,sm__cycles_elapsed.avg,smsp__inst_executed.sum,launch__grid_size
 for w in ${WIDTHS:-1024 4096}; do
+  [ "${NCU:-1}" = 1 ] || break
   for tile in ${TILES:-auto block}; do
     step "ncu_${w}_$tile" 120 env JHDNN_SPDNN_TILE="$tile" ncu --clock-control none --cache-control none \
       --metrics "$metrics" --csv -k "regex:dnn_layer_(cta|compact)_kernel" --launch-count "${LAUNCHES:-12}" "$SI" \
