@@ -7,6 +7,7 @@
 //       jhdnnSpMMAlg_t through jhdnnSpMMWithWorkspace, workspace allocated outside the timed region;
 //       *_ordered: with the layer's reuse order as the row hint; jhdnn_default: DEFAULT's pick) vs
 //       cusparseSpMM CSR ALG1/ALG2/ALG3. Counter: FLOP/s (2 * nnz * n).
+//   LayerCallHost/<what>                            the host time of one challenge-layer call (bench_layer_call_host)
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline
 //       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
 //       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
@@ -25,6 +26,7 @@
 // width and tiled to 60000 rows; the SpDNN and challenge-SpMM benches are skipped without them.
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -518,6 +520,65 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
               "gather if columns died");
 }
 
+// LayerCallHost/<what>: the host time of one call (std::chrono around it, the GPU's work not waited for; every 256
+// calls the stream drains outside the clock), on an N = 1024 challenge layer with maxActive = 60000 and a device
+// count of 0 (the kernel leaves at once, so the launch queue never fills):
+//   layer_call         jhdnnSparseDnnLayerForwardCompactEx, call after call (the fused head's steady state);
+//   layer_call_cold    the same call right after a cudaStreamSynchronize (outside the clock): a timed loop's first
+//                      call, which nothing before it hides;
+//   pointer_attributes one cudaPointerGetAttributes of a device pointer (the layer call's checks make 12).
+// Why: a resident-path run's first layer starts only when its call returns, and its small head layers take about
+// as long on the GPU as the host takes to issue them (session 44, bench/results/ in the session's folder).
+void bench_layer_call_host(benchmark::State& st, int what) {
+  Ctx& c = *g_ctx;
+  constexpr int64_t n = 1024, kMax = kImages;
+  spdnn::DeviceNetwork net;
+  net.load(n, 1, [&](int l) { return spdnn::generate_layer_ell(n, l, 42); });
+  DeviceBuffer x(size_t(n * kMax) * 4, 0), y(size_t(n * kMax) * 4, 0), rows(kMax * 4, 0), ids(kMax * 4, 0),
+      rows_out(kMax * 4, 0), ids_out(kMax * 4, 0), counts(2 * 4, 0);
+  size_t ws_size = 0;
+  if (jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(c.h.get(), int(kMax), &ws_size) != JHDNN_STATUS_SUCCESS) {
+    st.SkipWithError("workspace size query failed");
+    return;
+  }
+  DeviceBuffer ws(ws_size, 0);
+  // count 0 (the kernel's work), the workspace zeroed as the API asks (DeviceBuffer poisons with 0xFF)
+  if (cudaMemset(counts.get(), 0, counts.bytes()) != cudaSuccess || cudaMemset(ws.get(), 0, ws_size) != cudaSuccess ||
+      jhdnnSetStream(c.h.get(), nullptr) != JHDNN_STATUS_SUCCESS) {
+    st.SkipWithError("setup failed");
+    return;
+  }
+  auto call = [&] {
+    return jhdnnSparseDnnLayerForwardCompactEx(c.h.get(), net.layer(1).desc, spdnn::challenge_bias(n), 32.f, int(kMax),
+                                               counts.as<int>(), rows.as<int>(), ids.as<int>(),
+                                               JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x.get(), kMax, y.get(), kMax,
+                                               rows_out.as<int>(), ids_out.as<int>(), counts.as<int>() + 1, ws.get(),
+                                               ws_size);
+  };
+  if (call() != JHDNN_STATUS_SUCCESS) {  // (also the warm-up: attributes set, kernels loaded)
+    st.SkipWithError("the layer call failed");
+    return;
+  }
+  int64_t k = 0;
+  for (auto _ : st) {
+    if (what == 1 || ++k % 256 == 0) {
+      st.PauseTiming();
+      cudaStreamSynchronize(nullptr);
+      st.ResumeTiming();
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    if (what == 2) {
+      cudaPointerAttributes attr{};
+      cudaPointerGetAttributes(&attr, x.get());
+    } else if (call() != JHDNN_STATUS_SUCCESS) {
+      st.SkipWithError("the layer call failed");
+      break;
+    }
+    st.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  cudaStreamSynchronize(nullptr);
+}
+
 // Width:layers lists. Tokens are separated by ',', ';' or whitespace; a token "N:L" starts width N with L layers,
 // a bare "L" adds L layers to the width before it. So "1024:120,480;4096:120" and
 // "1024:120,480,4096:120" both mean N=1024 with L=120 and 480, and N=4096 with L=120. Repeating the
@@ -680,6 +741,14 @@ int main(int argc, char** argv) {
         manual_time(benchmark::RegisterBenchmark(name.c_str(), bench_spmm, mt.a, mt.n, order, impl, mt.b), quick ? 2 : 5);
       }
     }
+
+  // The host time of a layer call (no data needed: the kernel has nothing to do).
+  for (int what : {0, 1, 2}) {
+    static const char* names[] = {"layer_call", "layer_call_cold", "pointer_attributes"};
+    manual_time(benchmark::RegisterBenchmark((std::string("LayerCallHost/") + names[what]).c_str(),
+                                             bench_layer_call_host, what),
+                quick ? 200 : 2000);
+  }
 
   if (g_have_images) {
     for (auto& [n, ls] : spdnn_cfg)
