@@ -526,7 +526,10 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
 //   layer_call         jhdnnSparseDnnLayerForwardCompactEx, call after call (the fused head's steady state);
 //   layer_call_cold    the same call right after a cudaStreamSynchronize (outside the clock): a timed loop's first
 //                      call, which nothing before it hides;
-//   pointer_attributes one cudaPointerGetAttributes of a device pointer (the layer call's checks make 12).
+//   layer_call_fresh   the same call on feature and list buffers allocated just before it (outside the clock), as
+//                      in a spdnn run's first call (each run allocates its own);
+//   pointer_attributes one cudaPointerGetAttributes of a device pointer (the layer call's checks make 12);
+//   pointer_attributes_fresh  the same on a buffer allocated just before it.
 // Why: a resident-path run's first layer starts only when its call returns, and its small head layers take about
 // as long on the GPU as the host takes to issue them (session 44, bench/results/ in the session's folder).
 void bench_layer_call_host(benchmark::State& st, int what) {
@@ -559,15 +562,22 @@ void bench_layer_call_host(benchmark::State& st, int what) {
     st.SkipWithError("the layer call failed");
     return;
   }
+  const bool fresh = what == 2 || what == 4;
   int64_t k = 0;
   for (auto _ : st) {
-    if (what == 1 || ++k % 256 == 0) {
+    if (what == 1 || fresh || ++k % 256 == 0) {
       st.PauseTiming();
       cudaStreamSynchronize(nullptr);
+      if (fresh) {  // new buffers at new addresses (the old ones freed after the new ones exist)
+        DeviceBuffer x2(x.bytes(), 0), rows2(rows.bytes(), 0), rows_out2(rows_out.bytes(), 0);
+        x = std::move(x2);
+        rows = std::move(rows2);
+        rows_out = std::move(rows_out2);
+      }
       st.ResumeTiming();
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if (what == 2) {
+    if (what >= 3) {
       cudaPointerAttributes attr{};
       cudaPointerGetAttributes(&attr, x.get());
     } else if (call() != JHDNN_STATUS_SUCCESS) {
@@ -743,11 +753,12 @@ int main(int argc, char** argv) {
     }
 
   // The host time of a layer call (no data needed: the kernel has nothing to do).
-  for (int what : {0, 1, 2}) {
-    static const char* names[] = {"layer_call", "layer_call_cold", "pointer_attributes"};
+  for (int what : {0, 1, 2, 3, 4}) {
+    static const char* names[] = {"layer_call", "layer_call_cold", "layer_call_fresh", "pointer_attributes",
+                                  "pointer_attributes_fresh"};
     manual_time(benchmark::RegisterBenchmark((std::string("LayerCallHost/") + names[what]).c_str(),
                                              bench_layer_call_host, what),
-                quick ? 200 : 2000);
+                quick ? 200 : what == 2 || what == 4 ? 200 : 2000);
   }
 
   if (g_have_images) {
