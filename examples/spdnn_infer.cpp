@@ -8,7 +8,7 @@
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
 //               [--layout neuron|tiled] [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4]
 //               [--widen-keep 75] [--input-mask 0]
-//               [--resident-first-chunk 0] [--resident-max-chunk 0]
+//               [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -75,6 +75,9 @@
 // all of the resident layers where they are at most 192, session 39), so that the next call's host checks overlap
 // it (spdnn_gpu.h DriverOptions; a first call shorter than 96: no gain measured at edfe84b, the option kept for such
 // probes: scripts/spdnn-resident-early-gpu.sh).
+// --head-graph K: the resident path launches its first K layers as one CUDA graph, built before the clock starts
+// (-1, the default: 1 + --widen, or none where --resident-below is given; 0: none; spdnn_gpu.h
+// DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.
 // --resident-max-chunk K: the most layers of a resident call (1..1024; 0, the default: 1024); each call after the
 // first runs up to 4 times the layers of the one before (twice until session 41). 96 gives the calls of 96 layers
 // before session 37. The '#' line gives the host time inside the loop's jhDNN calls, the first resident /
@@ -147,7 +150,7 @@ void usage() {
       "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
       "                   [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75]\n"
       "                   [--input-mask 0]\n"
-      "                   [--resident-first-chunk 0] [--resident-max-chunk 0]\n"
+      "                   [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -217,6 +220,8 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--resident-first-chunk"))
       opt.resident_first_chunk =
           parse_int("--resident-first-chunk", next(), 0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
+    else if (!std::strcmp(argv[i], "--head-graph"))
+      opt.head_graph_layers = parse_int("--head-graph", next(), -1, INT_MAX);
     else if (!std::strcmp(argv[i], "--resident-max-chunk"))
       opt.resident_max_chunk = parse_int("--resident-max-chunk", next(), 0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
     else if (!std::strcmp(argv[i], "--path")) {
@@ -429,6 +434,8 @@ int main(int argc, char** argv) {
           std::printf(" (widened: %s), input mask %d", widened.empty() ? "none" : widened.c_str(), int(masked));
           if (masked) std::printf(" (built in %.3f ms, untimed)", r.input_mask_ms);
           std::printf(", API host time %.3f ms", r.api_host_ms);
+          if (r.head_graph_layers > 0)
+            std::printf(" (layers 1-%d: one graph, built in %.3f ms, untimed)", r.head_graph_layers, r.build_ms);
           if (r.tail_first > 0)
             std::printf(" (first %s call %.3f ms, first chunk %d)",
                         r.path_used == spdnn::Path::kResident ? "resident" : "multi-layer", r.first_tail_host_ms,

@@ -1444,6 +1444,47 @@ TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, re
   for_each_kept_case(images1024, {KeptCase{1024, past_chunk, 1200, 6}, KeptCase{4096, 14, 700, 5}}, body);
 }
 
+// The resident path's head graph (DriverOptions::head_graph_layers, session 44): its first K layers launched as one
+// CUDA graph built before the clock, layer K + 1 as a fused launch, the host's decisions from layer K + 2 on. The
+// same launches: the counts of every layer, what each read and the survivors must be those of the run that launches
+// every head layer from the host (K = 0), for the default K (1 + widen), a short one, and one that covers all layers
+// but the last (the resident part never runs then).
+TEST_CASE("inference: the resident path's head graph launches the same layers", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
+  const spdnn::Csr images1024 = first1200_images();
+  JhdnnHandle h;
+  const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
+    spdnn::DeviceNetwork net;
+    net.load(cs.n, cs.layers, [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); });
+    auto run = [&](int k) {
+      spdnn::DriverOptions opt;
+      opt.head_graph_layers = k;
+      return spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, 0, nullptr, nullptr,
+                                  spdnn::Path::kResident, -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
+                                  opt);
+    };
+    const spdnn::InferenceResult want = run(0);
+    UNSCOPED_INFO("without the graph: " << want.note);
+    REQUIRE(want.path_used == spdnn::Path::kResident);  // the case reaches the resident layers
+    CHECK(want.head_graph_layers == 0);
+    REQUIRE(!want.categories.empty());
+    for (int k : {-1, 2, cs.layers - 1}) {
+      INFO("head_graph_layers " << k);
+      const spdnn::InferenceResult r = run(k);
+      UNSCOPED_INFO(r.note);
+      CHECK(r.head_graph_layers == (k < 0 ? 1 + spdnn::kWidenLayersDefault : k));
+      CHECK(r.build_ms > 0);
+      CHECK(r.active == want.active);
+      CHECK(r.read == want.read);
+      CHECK(r.categories == want.categories);
+      CHECK(r.path_used == (k == cs.layers - 1 ? spdnn::Path::kFused : spdnn::Path::kResident));
+    }
+  };
+  // (1200 images: few enough that the counts fall below the resident threshold, 8 x SMs, in a few layers)
+  for_each_kept_case(images1024, {KeptCase{1024, 24, 1200, 0}, KeptCase{4096, 20, 1200, 0}}, body);
+}
+
 // Widening (run_inference's widen_layers, session 27): a fused layer among the first ones reads the previous layer's
 // whole output, dead columns included, when that layer kept >= widen_keep_percent % of them (default 75). A dead
 // column is all zero, so it stays dead: the survivors, the counts of every layer and the features after a kept
@@ -1502,6 +1543,9 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
   };
   spdnn::DriverOptions o;
   o.widen_layers = -1;
+  CHECK_THROWS_AS(bad(o), std::runtime_error);
+  o = {};
+  o.head_graph_layers = -2;
   CHECK_THROWS_AS(bad(o), std::runtime_error);
   for (int bad_keep : {0, 101}) {
     o = {};

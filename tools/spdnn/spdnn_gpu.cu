@@ -455,7 +455,8 @@ struct InferenceRun {
   void tail_outcome(bool ran, Path tail, const char* what, int threshold, int known);
   void stop_clock(std::chrono::steady_clock::time_point t0);
   int fused_head(int threshold, int* known);
-  void copy_count(int l);
+  void copy_count(int l, int l0 = -1);
+  void build_head_graph(int resident_below);
 
   // One function per path: the timed loop; each sets res.path_used (and what it measured) and final_list /
   // final_count.
@@ -517,6 +518,11 @@ struct InferenceRun {
   // The timed loop's ends: start_clock creates them, the destructor destroys them (also when a call throws; before
   // session 29 only a call that returned did).
   cudaEvent_t e0 = nullptr, e1 = nullptr;
+  // kResident: the head's first head_layers layers as one graph (DriverOptions::head_graph_layers; build_head_graph
+  // before the clock, the destructor frees it); head_layers = 0 where none was built.
+  cudaGraph_t head_graph = nullptr;
+  cudaGraphExec_t head_exec = nullptr;
+  int head_layers = 0;
   // Set by the path's loop: the list and the count of the last layer's output.
   int final_list = 0;
   const int* final_count = nullptr;
@@ -717,6 +723,20 @@ std::string InferenceRun::head_only_note(const char* what, int threshold, int kn
 // the last count seen. The counts come back through cc and hc (CountCopies says how).
 int InferenceRun::fused_head(int threshold, int* known) {
   int first = 1;
+  if (head_exec) {  // layers 1 .. head_layers in one launch, their counts copied after it; then one fused layer
+    const auto tl = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaGraphLaunch(head_exec, s));
+    res.api_host_ms += host_ms_since(tl);
+    copy_count(head_layers, 1);
+    first = head_layers + 1;
+    if (first <= layers) {  // decided without a count, as the graph's layers (DriverOptions::head_graph_layers)
+      const int l = first++;
+      fused_layer(l);
+      copy_count(l);
+      CUDA_CHECK(cudaEventSynchronize(cc.copied[(l - 1) & 1]));
+      *known = hc[l - 1];
+    }
+  }
   while (first <= layers && ((keep && first <= keep_layer) || *known > threshold)) {
     const int l = first++;
     fused_layer(l);
@@ -730,13 +750,54 @@ int InferenceRun::fused_head(int threshold, int* known) {
   return first;
 }
 
-// fused_head: layer l's count into hc[l] on the copy stream, after layer l's event (cc.copied[l & 1] then says it
-// is there).
-void InferenceRun::copy_count(int l) {
+// fused_head: layer l's count (l0 >= 1: layers l0 .. l's) into hc on the copy stream, after layer l's event
+// (cc.copied[l & 1] then says it is there).
+void InferenceRun::copy_count(int l, int l0) {
+  if (l0 < 1) l0 = l;
   CUDA_CHECK(cudaEventRecord(cc.done[l & 1], s));
   CUDA_CHECK(cudaStreamWaitEvent(cc.stream, cc.done[l & 1], 0));
-  CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, cc.stream));
+  CUDA_CHECK(cudaMemcpyAsync(hc + l0, counts + l0, size_t(l - l0 + 1) * sizeof(int), cudaMemcpyDeviceToHost, cc.stream));
   CUDA_CHECK(cudaEventRecord(cc.copied[l & 1], cc.stream));
+}
+
+// kResident, before the clock: layers 1 .. head_layers (DriverOptions::head_graph_layers, at most L - 1; none
+// when a layer's output is kept, and by default none where the caller set resident_below) captured on a private stream, as graph_loop captures the whole network, and
+// instantiated and uploaded (res.build_ms). A capture that fails leaves head_layers 0 (every layer launched by the
+// host, as before) and says why in res.note.
+void InferenceRun::build_head_graph(int resident_below) {
+  // (auto: none where the caller set the resident threshold, so that the switch stays where it asked)
+  int k = opt.head_graph_layers >= 0 ? opt.head_graph_layers : resident_below >= 0 ? 0 : 1 + widen_layers;
+  k = std::min(k, layers - 1);
+  if (k <= 0 || keep) return;
+  cudaStream_t gs = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+  const auto tb = std::chrono::steady_clock::now();
+  const double api_before = res.api_host_ms;
+  try {
+    JHDNN_CHECK(jhdnnSetStream(h, gs));
+    CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));  // (relaxed: as graph_loop)
+    try {
+      for (int l = 1; l <= k; ++l) fused_layer(l);
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(gs, &partial);
+      if (partial) cudaGraphDestroy(partial);
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(gs, &head_graph));
+    CUDA_CHECK(cudaGraphInstantiate(&head_exec, head_graph, 0));
+    CUDA_CHECK(cudaGraphUpload(head_exec, gs));
+    CUDA_CHECK(cudaStreamSynchronize(gs));
+    head_layers = k;
+    res.head_graph_layers = k;
+  } catch (const std::exception& e) {
+    res.note = std::string("the head's graph was not built (") + e.what() + "); its layers ran as launches";
+    cudaGetLastError();
+  }
+  res.api_host_ms = api_before;  // (the capture's calls are not in the timed loop)
+  res.build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tb).count();
+  jhdnnSetStream(h, s);
+  cudaStreamDestroy(gs);
 }
 
 // kSeparate: layer forward + compaction per layer, the bound refreshed from the count per `refresh`.
@@ -1003,6 +1064,8 @@ void InferenceRun::finish() {
 }
 
 InferenceRun::~InferenceRun() {
+  if (head_exec) cudaGraphExecDestroy(head_exec);
+  if (head_graph) cudaGraphDestroy(head_graph);
   if (e0) cudaEventDestroy(e0);
   if (e1) cudaEventDestroy(e1);
 }
@@ -1023,6 +1086,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   if (widen_keep_percent < 1 || widen_keep_percent > 100) throw std::runtime_error("widen_keep_percent must be 1..100");
   if (opt.resident_first_chunk < 0 || opt.resident_first_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
     throw std::runtime_error("resident_first_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
+  if (opt.head_graph_layers < -1) throw std::runtime_error("head_graph_layers must be -1 (auto), 0 (none) or more");
   if (opt.resident_max_chunk < 0 || opt.resident_max_chunk > JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS)
     throw std::runtime_error("resident_max_chunk must be 0.." + std::to_string(JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS));
   if (images.cols != n) throw std::runtime_error("images have " + std::to_string(images.cols) + " columns, network " +
@@ -1055,6 +1119,7 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   run.allocate();
   run.upload(images);
   if (path == Path::kResident || path == Path::kPersistent) run.start_count_copies();
+  if (path == Path::kResident) run.build_head_graph(resident_below);
   run.start_clock();
   if (path == Path::kSeparate) {
     run.separate_loop(refresh);

@@ -132,7 +132,8 @@ struct InferenceResult {
   double host_ms = 0;              // host wall time of the same loop (launches + bound refreshes)
   size_t device_bytes = 0;         // what the run allocated (features, lists, workspace), weights excluded
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
-  double build_ms = 0;             // kGraph: host time to capture and instantiate the graph
+  int head_graph_layers = 0;       // kResident: the head's layers launched as one graph (DriverOptions)
+  double build_ms = 0;             // kGraph: host time to capture and instantiate the graph (kResident: the head's)
   double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
                                    // graph path's launch only; kSeparate: 0, not measured)
   double input_mask_ms = 0;        // DriverOptions::input_mask: GPU time to build the images' piece mask
@@ -209,6 +210,16 @@ struct DriverOptions {
   // matter for the challenge networks, whose survivors stop changing by layer ~15). 96 gives the schedule before
   // session 37 (calls of 96 layers).
   int resident_max_chunk = 0;
+  // kResident: the head's first layers as one CUDA graph, captured and instantiated before the clock starts (as
+  // the graph path's whole network; InferenceResult::build_ms), launched with one call where the loop starts:
+  // layers 1 .. head_graph_layers (-1: 1 + widen_layers, the crowded first layers that the widening check serves,
+  // or none where the caller set resident_below; 0: none, every head layer a host-driven launch as before session
+  // 44). Layer head_graph_layers + 1 is then always a fused launch too (its decision would need the count of the
+  // graph's last-but-one layer), and the host decides from layer head_graph_layers + 2 on, as before. Why: the
+  // loop's first layer call took ~30 us of host time before anything ran (spdnn_infer's API host time at L = 1),
+  // and the graph path's first five layers ran ~35 us faster than the resident path's (session 44,
+  // scripts/spdnn-small-layers-gpu.sh). The same launches, the same results.
+  int head_graph_layers = -1;
 };
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
