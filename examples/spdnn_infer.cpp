@@ -43,7 +43,9 @@
 // Each run prints a '#' line with the path that ran; each network, before its runs, one with the seconds its load
 // took (generation or transposition, row orders, renaming and upload, on DeviceNetwork::load_threads() threads:
 // outside every rate).
-// --no-warmup: skip the warm-up run on the 1200 distinct images, so that the timed run's kernels are
+// --no-warmup: skip the warm-up run (the timed run's images; on the 1200 distinct ones until session 44, which left
+// the first use of what only a full run needs, e.g. the resident path's handed schedule and its memory, ~6 ms after
+// the head graph at N = 4096 L = 120, in the timed run), so that the timed run's kernels are
 // the process's first (a profiler's --launch-skip then counts from the timed run's layer 1; with the
 // warm-up, the graph and fused paths launch L layer kernels before it). loop_ms then includes first-launch costs.
 // --resident-trace FILE: for the resident path, one more run after the measured one (its time is
@@ -404,9 +406,9 @@ int main(int argc, char** argv) {
         std::vector<int> first_cats, first_active;
         for (size_t pi = 0; pi < paths.size(); ++pi) {
           const spdnn::Path path = paths[pi];
-          // Warm-up on the distinct images (first launches, caches), then the measured run.
+          // Warm-up on the timed run's images (first launches, caches, first allocations), then the measured run.
           if (warmup)
-            (void)spdnn::run_inference(h.get(), net, images, images.rows, bias, refresh, 0, nullptr, nullptr, path,
+            (void)spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
                                        persistent_below, resident_below, resident_slice, nullptr, layout, opt);
           const spdnn::InferenceResult r =
               spdnn::run_inference(h.get(), net, images, images_total, bias, refresh, 0, nullptr, nullptr, path,
