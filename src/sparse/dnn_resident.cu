@@ -1825,14 +1825,6 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8, true>));  // vals4w8
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 8, true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8, false>));
-  // The handed schedule's pool (no memory yet), here rather than at the first handed launch, where creating it after
-  // a CUDA graph had run on the stream took that call ~8 ms of host time (session 44, N = 4096 L = 120: spdnn's head
-  // graph, bench/results/ of that session). Without one the launches run one CTA per slice (handed_pool).
-  int device = 0;
-  if (cudaGetDevice(&device) == cudaSuccess)
-    (void)handed_pool(device);
-  else
-    (void)cudaGetLastError();
   return Status::success();
 }
 
