@@ -456,6 +456,7 @@ struct InferenceRun {
   void stop_clock(std::chrono::steady_clock::time_point t0);
   int fused_head(int threshold, int* known);
   void copy_count(int l, int l0 = -1);
+  cudaGraph_t capture_layers(cudaStream_t gs, int last);
   void build_head_graph(int resident_below);
 
   // One function per path: the timed loop; each sets res.path_used (and what it measured) and final_list /
@@ -723,7 +724,7 @@ std::string InferenceRun::head_only_note(const char* what, int threshold, int kn
 // the last count seen. The counts come back through cc and hc (CountCopies says how).
 int InferenceRun::fused_head(int threshold, int* known) {
   int first = 1;
-  if (head_exec) {  // layers 1 .. head_layers in one launch, their counts copied after it; then one fused layer
+  if (head_layers > 0) {  // layers 1 .. head_layers in one launch, their counts copied after it; then one fused layer
     const auto tl = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaGraphLaunch(head_exec, s));
     res.api_host_ms += host_ms_since(tl);
@@ -760,10 +761,29 @@ void InferenceRun::copy_count(int l, int l0) {
   CUDA_CHECK(cudaEventRecord(cc.copied[l & 1], cc.stream));
 }
 
-// kResident, before the clock: layers 1 .. head_layers (DriverOptions::head_graph_layers, at most L - 1; none
-// when a layer's output is kept, and by default none where the caller set resident_below) captured on a private stream, as graph_loop captures the whole network, and
-// instantiated and uploaded (res.build_ms). A capture that fails leaves head_layers 0 (every layer launched by the
-// host, as before) and says why in res.note.
+// Layers 1 .. last as fused launches captured on gs (the handle set on it; the caller sets it back), the graph
+// returned. Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not stream work and
+// may run while capturing. A failed launch ends the capture (its partial graph freed) and throws.
+cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
+  JHDNN_CHECK(jhdnnSetStream(h, gs));
+  CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
+  try {
+    for (int l = 1; l <= last; ++l) fused_layer(l);
+  } catch (...) {
+    cudaGraph_t partial = nullptr;
+    cudaStreamEndCapture(gs, &partial);
+    if (partial) cudaGraphDestroy(partial);
+    throw;
+  }
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
+  return graph;
+}
+
+// kResident, before the clock: layers 1 .. head_layers (DriverOptions::head_graph_layers, at most L - 1; none when
+// a layer's output is kept, and by default none where the caller set resident_below) captured on a private stream,
+// as graph_loop captures the whole network, then instantiated and uploaded (res.build_ms). A graph that could not be
+// built leaves head_layers 0 (every layer launched by the host, as before) and says why in res.note.
 void InferenceRun::build_head_graph(int resident_below) {
   // (auto: none where the caller set the resident threshold, so that the switch stays where it asked)
   int k = opt.head_graph_layers >= 0 ? opt.head_graph_layers : resident_below >= 0 ? 0 : 1 + widen_layers;
@@ -774,17 +794,7 @@ void InferenceRun::build_head_graph(int resident_below) {
   const auto tb = std::chrono::steady_clock::now();
   const double api_before = res.api_host_ms;
   try {
-    JHDNN_CHECK(jhdnnSetStream(h, gs));
-    CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));  // (relaxed: as graph_loop)
-    try {
-      for (int l = 1; l <= k; ++l) fused_layer(l);
-    } catch (...) {
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(gs, &partial);
-      if (partial) cudaGraphDestroy(partial);
-      throw;
-    }
-    CUDA_CHECK(cudaStreamEndCapture(gs, &head_graph));
+    head_graph = capture_layers(gs, k);
     CUDA_CHECK(cudaGraphInstantiate(&head_exec, head_graph, 0));
     CUDA_CHECK(cudaGraphUpload(head_exec, gs));
     CUDA_CHECK(cudaStreamSynchronize(gs));
@@ -792,6 +802,10 @@ void InferenceRun::build_head_graph(int resident_below) {
     res.head_graph_layers = k;
   } catch (const std::exception& e) {
     res.note = std::string("the head's graph was not built (") + e.what() + "); its layers ran as launches";
+    cudaGetLastError();
+  } catch (...) {
+    res.note = "the head's graph was not built (an exception not derived from std::exception); its layers ran as "
+               "launches";
     cudaGetLastError();
   }
   res.api_host_ms = api_before;  // (the capture's calls are not in the timed loop)
@@ -988,19 +1002,7 @@ bool InferenceRun::graph_loop() {
   const auto tb = std::chrono::steady_clock::now();
   bool built = false;
   try {
-    JHDNN_CHECK(jhdnnSetStream(h, gs));
-    // Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not
-    // stream work and may run while capturing.
-    CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
-    try {
-      for (int l = 1; l <= layers; ++l) fused_layer(l);
-    } catch (...) {
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(gs, &partial);
-      if (partial) cudaGraphDestroy(partial);
-      throw;
-    }
-    CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
+    graph = capture_layers(gs, layers);
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     built = true;
   } catch (const std::exception& e) {
