@@ -533,7 +533,7 @@ void bench_spdnn_cusparse(benchmark::State& st, int64_t n, int layers) {
 //   pointer_attributes one cudaPointerGetAttributes of a device pointer (the layer call's checks make 12);
 //   pointer_attributes_fresh  the same on a buffer allocated just before it.
 // Why: a resident-path run's first layer starts only when its call returns, and its small head layers take about
-// as long on the GPU as the host takes to issue them (session 44, bench/results/ in the session's folder).
+// as long on the GPU as the host takes to issue them (session 44, bench/results/1ae5b7e/probes/).
 void bench_layer_call_host(benchmark::State& st, int what) {
   Ctx& c = *g_ctx;
   constexpr int64_t n = 1024, kMax = kImages;
