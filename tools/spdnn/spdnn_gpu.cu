@@ -455,7 +455,7 @@ struct InferenceRun {
   void tail_outcome(bool ran, Path tail, const char* what, int threshold, int known);
   void stop_clock(std::chrono::steady_clock::time_point t0);
   int fused_head(int threshold, int* known);
-  void copy_count(int l, int l0 = -1);
+  void copy_count(int l);
   cudaGraph_t capture_layers(cudaStream_t gs, int last);
   void build_head_graph(int resident_below);
 
@@ -724,21 +724,17 @@ std::string InferenceRun::head_only_note(const char* what, int threshold, int kn
 // the last count seen. The counts come back through cc and hc (CountCopies says how).
 int InferenceRun::fused_head(int threshold, int* known) {
   int first = 1;
-  if (head_layers > 0) {  // layers 1 .. head_layers in one launch, their counts copied after it; then one fused layer
+  bool undecided = false;  // the layer after the head graph runs without a count (DriverOptions::head_graph_layers)
+  if (head_layers > 0) {   // layers 1 .. head_layers in one launch, the last one's count copied after it
     const auto tl = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaGraphLaunch(head_exec, s));
     res.api_host_ms += host_ms_since(tl);
-    copy_count(head_layers, 1);
+    copy_count(head_layers);
     first = head_layers + 1;
-    if (first <= layers) {  // decided without a count, as the graph's layers (DriverOptions::head_graph_layers)
-      const int l = first++;
-      fused_layer(l);
-      copy_count(l);
-      CUDA_CHECK(cudaEventSynchronize(cc.copied[(l - 1) & 1]));
-      *known = hc[l - 1];
-    }
+    undecided = true;
   }
-  while (first <= layers && ((keep && first <= keep_layer) || *known > threshold)) {
+  while (first <= layers && (undecided || (keep && first <= keep_layer) || *known > threshold)) {
+    undecided = false;
     const int l = first++;
     fused_layer(l);
     copy_count(l);
@@ -751,13 +747,12 @@ int InferenceRun::fused_head(int threshold, int* known) {
   return first;
 }
 
-// fused_head: layer l's count (l0 >= 1: layers l0 .. l's) into hc on the copy stream, after layer l's event
-// (cc.copied[l & 1] then says it is there).
-void InferenceRun::copy_count(int l, int l0) {
-  if (l0 < 1) l0 = l;
+// fused_head: layer l's count into hc[l] on the copy stream, after layer l's event (cc.copied[l & 1] then says it
+// is there).
+void InferenceRun::copy_count(int l) {
   CUDA_CHECK(cudaEventRecord(cc.done[l & 1], s));
   CUDA_CHECK(cudaStreamWaitEvent(cc.stream, cc.done[l & 1], 0));
-  CUDA_CHECK(cudaMemcpyAsync(hc + l0, counts + l0, size_t(l - l0 + 1) * sizeof(int), cudaMemcpyDeviceToHost, cc.stream));
+  CUDA_CHECK(cudaMemcpyAsync(hc + l, counts + l, sizeof(int), cudaMemcpyDeviceToHost, cc.stream));
   CUDA_CHECK(cudaEventRecord(cc.copied[l & 1], cc.stream));
 }
 
