@@ -14,7 +14,9 @@
 # Predicted (not measured): N = 1024 L = 120 -1.5 to -2.5% (below 3000, first 3: ~57 us of head layers against ~26
 # of resident ones); N = 4096 L = 480 within 0.5%.
 # Measured in session 29 (bench/results/ec4fff9/trial-early/, the branch's version of this script): no gain at
-# N = 1024 under any variant, slower at N = 4096; the branch was dropped.
+# N = 1024 under any variant, slower at N = 4096; the branch was dropped. Those runs warmed up on the 1200 distinct
+# images (so the timed run made the process's first handed call, fe023a9) and had no head graph; every run here
+# launches layers 1-5 as one graph (--head-graph 5: the default's, which --resident-below would turn off).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-resident-early-gpu.sh $OUT/e; mv $OUT/e/r.tgz $OUT/; rm -rf $OUT/e
 # (carry data/spdnn)
 set -uo pipefail
@@ -24,16 +26,18 @@ for rep in 1 2; do
   for v in -1:0 1600:2 3000:3 5000:4; do
     below=${v%%:*} first=${v#*:}
     step "e1024_${below}_${first}_$rep" 30 "$SI" --width 1024 --layers 120,480 --validate no \
-      --resident-below "$below" --resident-first-chunk "$first"
+      --resident-below "$below" --resident-first-chunk "$first" --head-graph 5
   done
   for v in -1:0 1600:2; do
     below=${v%%:*} first=${v#*:}
     step "e4096_${below}_${first}_$rep" 40 "$SI" --width 4096 --layers 120,480 --validate no \
-      --resident-below "$below" --resident-first-chunk "$first"
+      --resident-below "$below" --resident-first-chunk "$first" --head-graph 5
   done
 done
-step exact_1024_3000_3 30 "$SI" --width 1024 --layers 120 --validate yes --resident-below 3000 --resident-first-chunk 3
-step exact_4096_1600_2 60 "$SI" --width 4096 --layers 480 --validate yes --resident-below 1600 --resident-first-chunk 2
+step exact_1024_3000_3 30 "$SI" --width 1024 --layers 120 --validate yes --resident-below 3000 --resident-first-chunk 3 \
+  --head-graph 5
+step exact_4096_1600_2 60 "$SI" --width 4096 --layers 480 --validate yes --resident-below 1600 --resident-first-chunk 2 \
+  --head-graph 5
 step_summary
 infer_rows "$OUT"/e*.txt
 grep -ho 'resident from layer [0-9]*' "$OUT"/e1024_*_1.txt "$OUT"/e4096_*_1.txt | paste -sd' '
