@@ -40,12 +40,13 @@
 // L = 120 2.24 ms against the graph's 2.64). Several paths, comma-separated, run one after the other on the same
 // network; every path after the first must give the first one's survivors and per-layer counts
 // exactly ("same as <first path>" / "DIFFERS from <first path>", exit 1 on a difference).
-// Each run prints a '#' line with the path that ran; each network, before its runs, one with the seconds its load
-// took (generation or transposition, row orders, renaming and upload, on DeviceNetwork::load_threads() threads:
-// outside every rate).
+// First a '#' line with jhdnnCreate's host time (the process's first handle: the kernels loaded, the resident path's
+// pool created and primed). Each run prints a '#' line with the path that ran; each network, before its runs, one
+// with the seconds its load took (generation or transposition, row orders, renaming and upload, on
+// DeviceNetwork::load_threads() threads: outside every rate).
 // --no-warmup: skip the warm-up run (the timed run's images; on the 1200 distinct ones until session 44, which left
-// the first use of what only a full run needs, e.g. the resident path's handed schedule and its memory, ~6 ms after
-// the head graph at N = 4096 L = 120, in the timed run), so that the timed run's kernels are
+// the first use of what only a full run needs in the timed run, e.g. the resident path's handed schedule, whose
+// pool's first allocation took 6-11 ms until jhdnnCreate primed it, session 45), so that the timed run's kernels are
 // the process's first (a profiler's --launch-skip then counts from the timed run's layer 1; with the
 // warm-up, the graph and fused paths launch L layer kernels before it). loop_ms then includes first-launch costs.
 // --resident-trace FILE: for the resident path, one more run after the measured one (its time is
@@ -365,7 +366,10 @@ int main(int argc, char** argv) {
   std::printf("%8s %6s %-9s %7s %10s %10s %8s %8s %9s %-22s %9s %9s %9s\n", "width", "layers", "network", "images",
               "loop_ms", "host_ms", "TE/s", "TE/s_run", "survivors", "validation", "W_MiB", "Y_MiB", "peak_MiB");
   bool all_ok = true;
+  const auto create_start = std::chrono::steady_clock::now();  // (the context exists: gpu_available made it)
   jhdnn::test::JhdnnHandle h;
+  std::printf("# jhdnnCreate: %.3f ms (loads the kernels, creates and primes the resident path's pool)\n",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - create_start).count());
   for (long long n : widths) {
     const float bias = spdnn::challenge_bias(n);  // (a challenge width: checked before any run)
     const spdnn::Csr images = n == 1024 ? images1024 : spdnn::scale_images(images1024, n);

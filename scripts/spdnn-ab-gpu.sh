@@ -4,7 +4,8 @@
 # out/base`, carried), spdnn_infer in turn, REPS times (default 2), for each path:width:layers of SPECS; exact runs of
 # this tree (EXACT: path:width:layers items); then the whole ctest of this tree with the time left (CTEST=0 skips it;
 # CTEST_REGEX: only the tests it matches, ctest -R; TARGETS: what to build then); RACECHECK_CASES: test_sparse
-# test-case specs ('|' between them) run under compute-sanitizer racecheck last, one step each; AB_ENV (below).
+# test-case specs ('|' between them) run under compute-sanitizer racecheck last, one step each; AB_ENV (below);
+# AB_ARGS: more spdnn_infer options for both sides' A/B runs (e.g. --no-warmup).
 #
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-ab-gpu.sh $OUT/a; mv $OUT/a/r.tgz $OUT/; rm -rf $OUT/a
 # (carry out/base and data/spdnn's four files)
@@ -25,8 +26,12 @@ SPECS=${SPECS:-resident:1024:120,480 resident:4096:120,480 graph:16384:120,480 g
 for rep in $(seq "${REPS:-2}"); do
   for spec in $SPECS; do
     IFS=: read -r p w l <<< "$spec"
-    step "ab_${p}_${w}_${l//,/-}_base_$rep" 45 "${OLD[@]}" --path "$p" --width "$w" --layers "$l" --validate no
-    step "ab_${p}_${w}_${l//,/-}_new_$rep" 45 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate no
+    # shellcheck disable=SC2086  # AB_ARGS is a list of words
+    step "ab_${p}_${w}_${l//,/-}_base_$rep" 45 "${OLD[@]}" --path "$p" --width "$w" --layers "$l" --validate no \
+      ${AB_ARGS:-}
+    # shellcheck disable=SC2086
+    step "ab_${p}_${w}_${l//,/-}_new_$rep" 45 "${NEW[@]}" --path "$p" --width "$w" --layers "$l" --validate no \
+      ${AB_ARGS:-}
   done
 done
 for spec in ${EXACT:-resident:1024:120 resident:4096:480 graph:16384:120 graph:65536:120}; do

@@ -4132,6 +4132,18 @@ TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber the
   for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
+// The handed schedule's pool holds memory as soon as a handle exists (dnn_resident.cu kHandedPoolPrime: a new pool's
+// first allocation took ~8-11 ms of host time, so jhdnnCreate makes it, not the first handed call).
+TEST_CASE("resident vals4w: jhdnnCreate creates and primes the handed schedule's pool", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  int device = 0, pools = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
+  REQUIRE(pools == 1);  // (the H200: without pools the calls run one CTA per slice and there is no pool to prime)
+  JhdnnHandle h;
+  CHECK(jhdnn::sparse::handed_pool_reserved_bytes(device) >= size_t(2) << 20);
+}
+
 // The N = 4096 switch of the automatic rule (tools/spdnn/spdnn_gpu.cu): JHDNN_SPDNN_RESIDENT_4096 unset
 // or "" = the built-in default (on since the H200 measured vals, session 16), "0" off, "1" on, anything else
 // refused by name (std::runtime_error); only 2048 < n <= 4096

@@ -1598,11 +1598,37 @@ Status launch(cudaStream_t s, int device, const ResidentTable& table, int layer_
 // ~17 MB again: ~0.2 ms of host time while the GPU waited (N = 4096 L = 120, session 40: 4.35 -> 4.61 ms). Not the
 // default pool's threshold: that is the application's.
 constexpr uint64_t kHandedPoolKeep = uint64_t(64) << 20;
+// A new pool's first allocation takes ~8-11 ms of host time, whatever ran on the stream before it; after one
+// allocation of 2 MiB, a 17 MiB one takes ~5-13 us and growing to 48 MiB ~45-100 us (tools/spdnn/spdnn_pool_probe,
+// H200, session 45; session 44 had seen it as the resident path's first handed call taking 6-9 ms after spdnn's head
+// graph). So the pool is created and primed with one such allocation when the kernels load (jhdnnCreate), once per
+// device and process, not in the first handed call.
+constexpr size_t kHandedPoolPrime = size_t(2) << 20;
 std::mutex g_handed_pool_mutex;
 cudaMemPool_t g_handed_pool[kMaxDevices] = {};
 
-// The pool of `device` (nullptr where the device has no memory pools or one cannot be made: the caller runs the
-// one-CTA-per-slice schedule).
+// One allocation of kHandedPoolPrime bytes from `pool` and its free on a private stream, synchronized. This thread's
+// capture mode is relaxed meanwhile, so that a stream capture of another thread is not broken by these calls. A
+// failure is cleared and ignored: the pool then pays its first allocation later, as before.
+void prime_pool(cudaMemPool_t pool) {
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  cudaStream_t p = nullptr;
+  if (cudaStreamCreateWithFlags(&p, cudaStreamNonBlocking) == cudaSuccess) {
+    void* mem = nullptr;
+    if (cudaMallocFromPoolAsync(&mem, kHandedPoolPrime, pool, p) == cudaSuccess) (void)cudaFreeAsync(mem, p);
+    (void)cudaStreamSynchronize(p);
+    (void)cudaStreamDestroy(p);
+  }
+  (void)cudaGetLastError();
+  (void)cudaThreadExchangeStreamCaptureMode(&mode);
+}
+
+// The pool of `device`, created and primed at its first use (nullptr where the device has no memory pools or one
+// cannot be made: the caller runs the one-CTA-per-slice schedule).
 cudaMemPool_t handed_pool(int device) {
   if (device < 0 || device >= kMaxDevices) return nullptr;
   const std::lock_guard<std::mutex> lock(g_handed_pool_mutex);
@@ -1627,6 +1653,7 @@ cudaMemPool_t handed_pool(int device) {
       (void)cudaMemPoolDestroy(pool);
       return nullptr;
     }
+    prime_pool(pool);
     g_handed_pool[device] = pool;
   }
   return g_handed_pool[device];
@@ -1825,7 +1852,27 @@ Status load_dnn_resident_kernels() {
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8, true>));  // vals4w8
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<true, 8, true>));
   JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, dnn_resident_vals4w_kernel<false, 8, false>));
+  // The handed schedule's pool, created and primed here rather than in the first handed call (kHandedPoolPrime).
+  int device = 0;
+  if (cudaGetDevice(&device) == cudaSuccess)
+    (void)handed_pool(device);
+  else
+    (void)cudaGetLastError();
   return Status::success();
+}
+
+size_t handed_pool_reserved_bytes(int device) {
+  cudaMemPool_t pool = nullptr;
+  if (device >= 0 && device < kMaxDevices) {
+    const std::lock_guard<std::mutex> lock(g_handed_pool_mutex);
+    pool = g_handed_pool[device];
+  }
+  uint64_t bytes = 0;
+  if (pool != nullptr && cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    bytes = 0;
+  }
+  return size_t(bytes);
 }
 
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,

@@ -111,7 +111,10 @@ constexpr int kResidentMaxLayers = 1024;  // = JHDNN_SPARSE_DNN_RESIDENT_MAX_LAY
 size_t resident_smem_bytes(int64_t n, int s);
 // The largest slice (8, 4 or 2) whose CTA fits in smem_optin bytes of shared memory; 0 if none.
 int resident_slice_max(int64_t n, size_t smem_optin);
+// Loads the resident kernels, and creates and primes the current device's pool for the handed schedule.
 Status load_dnn_resident_kernels();
+// The bytes the handed schedule's pool of `device` holds now (cudaMemPoolAttrReservedMemCurrent; 0 without one).
+size_t handed_pool_reserved_bytes(int device);
 // wts: layer_count (1..kResidentMaxLayers) host pointers to set width-32 ELL descriptors, n x n.
 // slice: images per CTA, 1..resident_slice_max, or 0 (that maximum).
 // The descriptors are not const: each gets its packed copy at its first call (resident_pack, which checks the
