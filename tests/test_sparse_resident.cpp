@@ -4144,6 +4144,64 @@ TEST_CASE("resident vals4w: jhdnnCreate creates and primes the handed schedule's
   CHECK(jhdnn::sparse::handed_pool_reserved_bytes(device) >= size_t(2) << 20);
 }
 
+// jhdnnCreate may run while a stream of the caller is being captured: priming (prime_pool) relaxes this thread's
+// capture mode, so its allocation, free and synchronization on a private stream neither fail nor break the capture.
+// The control: a plain cudaMalloc in the same place is refused and ends the capture (global mode).
+TEST_CASE("resident handed pool: priming keeps a stream capture in progress valid", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  int device = 0, pools = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device));
+  REQUIRE(pools == 1);
+  cudaStream_t s = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  DeviceBuffer buf(256 * sizeof(int));
+  auto new_pool = [&] {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+    uint64_t keep = uint64_t(64) << 20;  // (kept after the free, so that the primed bytes can be read back)
+    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    return pool;
+  };
+  auto reserved = [](cudaMemPool_t pool) {
+    uint64_t bytes = 0;
+    CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &bytes));
+    return bytes;
+  };
+  for (const cudaStreamCaptureMode mode : {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal}) {
+    INFO("capture mode " << int(mode));
+    cudaMemPool_t pool = new_pool();
+    CHECK(reserved(pool) == 0);
+    CUDA_CHECK(cudaStreamBeginCapture(s, mode));
+    CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, 256 * sizeof(int), s));
+    jhdnn::sparse::prime_pool(pool);
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    CUDA_CHECK(cudaStreamIsCapturing(s, &status));
+    CHECK(status == cudaStreamCaptureStatusActive);
+    cudaGraph_t graph = nullptr;
+    CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+    CHECK(graph != nullptr);
+    if (graph) CUDA_CHECK(cudaGraphDestroy(graph));
+    CHECK(reserved(pool) >= uint64_t(2) << 20);  // it did allocate
+    CUDA_CHECK(cudaMemPoolDestroy(pool));
+  }
+  // The control: cudaMalloc while a global-mode capture is in progress is refused, and the capture is invalidated.
+  CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  void* p = nullptr;
+  CHECK(cudaMalloc(&p, 1 << 20) != cudaSuccess);
+  (void)cudaGetLastError();
+  cudaGraph_t graph = nullptr;
+  CHECK(cudaStreamEndCapture(s, &graph) != cudaSuccess);
+  (void)cudaGetLastError();
+  if (graph) CUDA_CHECK(cudaGraphDestroy(graph));
+  if (p) CUDA_CHECK(cudaFree(p));
+  CUDA_CHECK(cudaStreamDestroy(s));
+}
+
 // The N = 4096 switch of the automatic rule (tools/spdnn/spdnn_gpu.cu): JHDNN_SPDNN_RESIDENT_4096 unset
 // or "" = the built-in default (on since the H200 measured vals, session 16), "0" off, "1" on, anything else
 // refused by name (std::runtime_error); only 2048 < n <= 4096

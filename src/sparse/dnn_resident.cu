@@ -1607,9 +1607,8 @@ constexpr size_t kHandedPoolPrime = size_t(2) << 20;
 std::mutex g_handed_pool_mutex;
 cudaMemPool_t g_handed_pool[kMaxDevices] = {};
 
-// One allocation of kHandedPoolPrime bytes from `pool` and its free on a private stream, synchronized. This thread's
-// capture mode is relaxed meanwhile, so that a stream capture of another thread is not broken by these calls. A
-// failure is cleared and ignored: the pool then pays its first allocation later, as before.
+}  // namespace
+
 void prime_pool(cudaMemPool_t pool) {
   cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
   if (cudaThreadExchangeStreamCaptureMode(&mode) != cudaSuccess) {
@@ -1626,6 +1625,8 @@ void prime_pool(cudaMemPool_t pool) {
   (void)cudaGetLastError();
   (void)cudaThreadExchangeStreamCaptureMode(&mode);
 }
+
+namespace {
 
 // The pool of `device`, created and primed at its first use (nullptr where the device has no memory pools or one
 // cannot be made: the caller runs the one-CTA-per-slice schedule).

@@ -115,6 +115,11 @@ int resident_slice_max(int64_t n, size_t smem_optin);
 Status load_dnn_resident_kernels();
 // The bytes the handed schedule's pool of `device` holds now (cudaMemPoolAttrReservedMemCurrent; 0 without one).
 size_t handed_pool_reserved_bytes(int device);
+// One allocation of 2 MiB from `pool` and its free on a private stream, synchronized (a new pool's first allocation
+// is slow: dnn_resident.cu kHandedPoolPrime). This thread's capture mode is relaxed meanwhile, so that a stream
+// capture in progress (of this thread or another) is not broken by these calls. A failure is cleared and ignored:
+// the pool then pays its first allocation later.
+void prime_pool(cudaMemPool_t pool);
 // wts: layer_count (1..kResidentMaxLayers) host pointers to set width-32 ELL descriptors, n x n.
 // slice: images per CTA, 1..resident_slice_max, or 0 (that maximum).
 // The descriptors are not const: each gets its packed copy at its first call (resident_pack, which checks the
