@@ -179,7 +179,11 @@ typedef struct jhdnnContext *jhdnnHandle_t;
 
 /* Binds the handle to the current CUDA device. NOT_INITIALIZED when there is no usable device.
    Each handle owns a cuBLAS handle (for the gemm_cublas solver), released by jhdnnDestroy; like a
-   cuDNN handle, a jhdnn handle is for one thread at a time. */
+   cuDNN handle, a jhdnn handle is for one thread at a time. It loads the library's kernels; the
+   process's first handle on a device also creates the memory pool of the sparse resident path's
+   handed schedule, primed with one 2 MiB allocation (kept for the process: a new pool's first
+   allocation costs ~10 ms of host time, paid here rather than in a later call), without breaking a
+   stream capture in progress. */
 jhdnnStatus_t jhdnnCreate(jhdnnHandle_t *handle);
 jhdnnStatus_t jhdnnDestroy(jhdnnHandle_t handle);
 jhdnnStatus_t jhdnnSetStream(jhdnnHandle_t handle, cudaStream_t streamId);
