@@ -4156,17 +4156,6 @@ TEST_CASE("resident handed pool: priming keeps a stream capture in progress vali
   cudaStream_t s = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   DeviceBuffer buf(256 * sizeof(int));
-  auto new_pool = [&] {
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
-    uint64_t keep = uint64_t(64) << 20;  // (kept after the free, so that the primed bytes can be read back)
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-    return pool;
-  };
   auto reserved = [](cudaMemPool_t pool) {
     uint64_t bytes = 0;
     CUDA_CHECK(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &bytes));
@@ -4174,7 +4163,8 @@ TEST_CASE("resident handed pool: priming keeps a stream capture in progress vali
   };
   for (const cudaStreamCaptureMode mode : {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal}) {
     INFO("capture mode " << int(mode));
-    cudaMemPool_t pool = new_pool();
+    // (64 MiB kept after the free, so that the primed bytes can be read back)
+    cudaMemPool_t pool = jhdnn::test::new_device_pool(device, uint64_t(64) << 20);
     CHECK(reserved(pool) == 0);
     CUDA_CHECK(cudaStreamBeginCapture(s, mode));
     CUDA_CHECK(cudaMemsetAsync(buf.get(), 0, 256 * sizeof(int), s));

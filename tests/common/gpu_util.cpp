@@ -69,6 +69,18 @@ bool gpu_available(std::string* why) {
   return ok;
 }
 
+cudaMemPool_t new_device_pool(int device, uint64_t keep_bytes) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
+  uint64_t keep = keep_bytes;
+  CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  return pool;
+}
+
 std::string gpu_description() {
   std::string why;
   if (!gpu_available(&why)) return "no GPU (" + why + ")";

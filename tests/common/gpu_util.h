@@ -74,6 +74,10 @@ bool gpu_available(std::string* why = nullptr);
 // "NVIDIA H200 (sm_90, 132 SMs), CUDA runtime 13000, driver 13000, cuDNN 91400" -- for logs.
 std::string gpu_description();
 
+// A stream-ordered memory pool of `device`'s memory that keeps up to `keep_bytes` across synchronizations (the
+// resident path's handed pool has these properties: dnn_resident.cu handed_pool). Throws on a failed CUDA call.
+cudaMemPool_t new_device_pool(int device, uint64_t keep_bytes);
+
 // ---------------------------------------------------------------- device buffers
 
 // cudaMalloc'ed bytes followed by a guard region. The guard is filled with the poison byte at

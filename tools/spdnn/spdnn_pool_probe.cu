@@ -63,14 +63,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaFree(nullptr));  // the context
     cudaStream_t s = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    cudaMemPool_t pool = nullptr;
-    CUDA_CHECK(cudaMemPoolCreate(&pool, &props));
-    uint64_t keep = uint64_t(64) << 20;
-    CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    cudaMemPool_t pool = jhdnn::test::new_device_pool(device, uint64_t(64) << 20);
     if (prime > 0) {
       cudaStream_t p = nullptr;
       CUDA_CHECK(cudaStreamCreateWithFlags(&p, cudaStreamNonBlocking));
