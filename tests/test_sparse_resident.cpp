@@ -4133,7 +4133,9 @@ TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber the
 }
 
 // The handed schedule's pool holds memory as soon as a handle exists (dnn_resident.cu kHandedPoolPrime: a new pool's
-// first allocation took ~8-11 ms of host time, so jhdnnCreate makes it, not the first handed call).
+// first allocation took ~8-11 ms of host time, so jhdnnCreate makes it, not the first handed call). Meaningful in its
+// own process, as ctest runs each case: there nothing but jhdnnCreate has used the pool. After other cases in one
+// test_sparse process a handed call may have filled it already.
 TEST_CASE("resident vals4w: jhdnnCreate creates and primes the handed schedule's pool", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   int device = 0, pools = 0;
