@@ -12,15 +12,23 @@ set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=330 UNSET_SWITCHES="JHDNN_SPDNN_TILE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer
 L=1,2,3,4,5,6,8,10,12
+R1=(--validate no --path resident --resident-below 100000 --resident-first-chunk 1 --resident-max-chunk 1 --head-graph 0)
 for rep in 1 2; do
   for w in 1024 4096; do
     step "s${w}_head0_$rep" 40 "$SI" --width "$w" --layers "$L" --validate no --head-graph 0
-    step "s${w}_head5_$rep" 40 "$SI" --width "$w" --layers "$L" --validate no
-    step "s${w}_res1_$rep" 60 "$SI" --width "$w" --layers "$L" --validate no --path resident --resident-below 100000 \
-      --resident-first-chunk 1 --resident-max-chunk 1 --head-graph 0
+    step "s${w}_res1_$rep" 60 "$SI" --width "$w" --layers "$L" "${R1[@]}"
+    # one CTA per slice (no handed schedule, no pool allocation): the kernel alone
+    JHDNN_RESIDENT_BLOCKS=0 step "s${w}_res1b0_$rep" 60 "$SI" --width "$w" --layers "$L" "${R1[@]}"
+    [ "$rep" = 2 ] || continue
     step "s${w}_resall_$rep" 60 "$SI" --width "$w" --layers "$L" --validate no --path resident \
       --resident-below 100000 --head-graph 0
   done
+done
+# Where a one-layer slice's time goes: the resident trace of layer 1 (60000 images) and of layers 1-3 one call each.
+for w in 1024 4096; do
+  JHDNN_RESIDENT_BLOCKS=0 step "t${w}" 60 "$SI" --width "$w" --layers 3 "${R1[@]}" --resident-trace "$OUT/trace_$w.csv"
+  python3 scripts/spdnn-resident-trace.py "$OUT/trace_$w.csv" > "$OUT/trace_$w.txt" 2>&1
+  gzip -f "$OUT/trace_$w.csv"
 done
 step_summary
 infer_rows "$OUT"/s*.txt
