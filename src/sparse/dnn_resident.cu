@@ -1702,7 +1702,7 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   if (block_layers != 0) {
     // One block (a one-layer call, or block_layers >= layer_count): no park. A one-layer call on 60000 images at
     // n = 4096 would otherwise take ~1 GB from the pool, which grows to it and trims back to kHandedPoolKeep at the
-    // next synchronization, every call (session 46: 4.7 ms for one such call, bench/results/eab1c05/slice-check/).
+    // next synchronization, every call (session 46: 4.6-4.8 -> 3.8 ms for one such call without it, bench/results/2be439b/).
     const bool parks = layer_count > 1 && (block_layers < 0 || block_layers < layer_count);
     const size_t bytes = park_at + (parks ? size_t(units) * size_t(xfloats) * sizeof(float) : 0);
     const cudaError_t got = cudaMallocFromPoolAsync(&mem, bytes, pool, s);
