@@ -1514,6 +1514,49 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       for (int t = counts.back(); t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
       CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
       CHECK(from_dev<float>(xin, x.size()) == x);
+
+      // The same call on image-major features (jhdnnSparseDnnLayersForwardResidentEx): column c of x as image c at
+      // c x st (st = n rounded up to 4; the floats past n random), the same survivors, counts and bits; y's images
+      // without a survivor and the floats past n keep the poison.
+      const int64_t st = (n + 3) / 4 * 4;
+      std::vector<float> xi(size_t(st) * ld);
+      for (auto& v : xi) v = float(g.uniform() * 7.0);
+      for (int64_t col = 0; col < ld; ++col)
+        for (int64_t i = 0; i < n; ++i) xi[size_t(col * st + i)] = x[size_t(i) * ld + col];
+      DeviceBuffer dyi(size_t(st) * ld * 4), droi(size_t(max_active) * 4), dioi(size_t(max_active) * 4);
+      c0.assign(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dci = to_dev(c0);
+      const DeviceBuffer xini = to_dev(xi);
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentEx(
+          h.get(), L, descs.data(), cs.bias, 32.f, max_active, dci.as<int>(), drows.as<int>(), dids.as<int>(),
+          JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, xini.get(), ld, dyi.get(), ld, droi.as<int>(), dioi.as<int>(), slice,
+          nullptr, 0));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<int> ci = from_dev<int>(dci, size_t(L) + 1);
+      ci.erase(ci.begin());
+      CHECK(ci == b.want.counts);
+      const int ki = ci.back();
+      const std::vector<int> roi = from_dev<int>(droi, size_t(ki)), ioi = from_dev<int>(dioi, size_t(ki));
+      CHECK(list_mismatches(roi, ioi, ids, count) == 0);
+      const std::vector<uint32_t> ybi = from_dev<uint32_t>(dyi, size_t(st) * ld);
+      Out goti;
+      for (int t = 0; t < ki; ++t) {
+        REQUIRE(roi[t] >= 0);
+        REQUIRE(roi[t] < count);
+        std::vector<uint32_t> f(n);
+        for (int64_t i = 0; i < n; ++i) f[i] = ybi[size_t(roi[t] * st + i)];
+        goti[(ioi[t] - 5000) / 7] = std::move(f);
+      }
+      CHECK(goti == want);
+      int stray_i = 0;
+      for (int64_t col = 0; col < ld; ++col) {
+        const bool surv = std::find(roi.begin(), roi.end(), int(col)) != roi.end();
+        for (int64_t i = surv ? n : 0; i < st; ++i) stray_i += ybi[size_t(col * st + i)] != 0xFFFFFFFFu;
+      }
+      CHECK(stray_i == 0);
+      CHECK((dyi.guard_intact() && droi.guard_intact() && dioi.guard_intact() && dci.guard_intact()));
+      CHECK(from_dev<float>(xini, xi.size()) == xi);
     }
     for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
   }
@@ -1697,6 +1740,30 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   CHECK(call(1, big, -0.3f, dro.as<int>(), 0, dbx.get(), dby.get()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find("shared memory") != std::string::npos);
+  // The layout of the Ex call: TILED128 NOT_SUPPORTED, an unknown value BAD_PARAM, image-major features not 16-byte
+  // aligned MISALIGNED_POINTER; image-major y (64 images of 1024 floats) over x BAD_PARAM; the layer calls refuse
+  // image-major (NOT_SUPPORTED).
+  auto call_ex = [&](int layout, void* x, void* y) {
+    return jhdnnSparseDnnLayersForwardResidentEx(h.get(), 1, one, -0.3f, 32.f, 60, dc.as<int>(), dr.as<int>(),
+                                                 dids.as<int>(), jhdnnSparseDnnFeatureLayout_t(layout), x, 64, y, 64,
+                                                 dro.as<int>(), dio.as<int>(), 0, nullptr, 0);
+  };
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_TILED128, dx.get(), dy.get()) == JHDNN_STATUS_NOT_SUPPORTED);
+  CHECK(call_ex(7, dx.get(), dy.get()) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.as<char>() + 4, dy.get()) ==
+        JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.get(), dy.as<char>() + 4) ==
+        JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.get(), dx.as<char>() + 4096) == JHDNN_STATUS_BAD_PARAM);
+  {
+    size_t fws = 0;
+    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), 60, &fws));
+    DeviceBuffer dws(fws);
+    CHECK(jhdnnSparseDnnLayerForwardCompactEx(h.get(), d, -0.3f, 32.f, 60, dc.as<int>(), dr.as<int>(),
+                                              dids.as<int>(), JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.get(), 64,
+                                              dy.get(), 64, dro.as<int>(), dio.as<int>(), dc.as<int>() + 1, dws.get(),
+                                              fws) == JHDNN_STATUS_NOT_SUPPORTED);
+  }
   // Weight arrays in plain host memory: checked where they are read, when the layer's packed copy is built (the
   // call's first use of the descriptor), and refused there with nothing run (unless this GPU reads pageable host
   // memory).
