@@ -12,7 +12,9 @@ set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=540 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS" \
   source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 build_step "$B" spdnn_infer test_sparse
+# its exactness test, and with RESIDENT_TESTS=1 every [resident] case (the kernels' own tests)
 step test_image_major 120 "$T/test_sparse" "inference: the image-major layout on the resident path is exact"
+[ "${RESIDENT_TESTS:-0}" = 1 ] && step test_resident 240 "$T/test_sparse" "[resident]"
 FIRSTS=${FIRSTS:-1 2 4 0}
 BLOCKS=${BLOCKS:-auto}  # JHDNN_RESIDENT_BLOCKS of the image-major runs (docs/api.md), each a run of its own
 for rep in 1 2; do

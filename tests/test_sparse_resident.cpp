@@ -4199,6 +4199,74 @@ TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber the
   for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 
+// Auto's bound on the handed schedule (session 47): where the slices' parks would pass what the handed pool keeps
+// (64 MiB: here 5000 one-image slices x 1025 x 16 bytes = 82 MB), the call runs one CTA per slice however many waves
+// its slices take. 300 images in 300 slices outnumber vals4w8's 264 CTAs, so on image-major features the first CTAs
+// also prefetch the slice a wave ahead (launch_vals4w's prefetch_ahead): the same counts and bits either way.
+TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the pool's keep, image-major prefetching",
+          "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  namespace cfg = jhdnn::core::config;
+  JhdnnHandle h;
+  const ResidentKernelGuard restore;
+  REQUIRE(cfg::set_resident_kernel("vals4w8"));
+  const ValsCase cs{"generated N 1024, 300 images x 24 layers", 1024, 24, 300, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.3f};
+  const Built b = build_vals_case(cs, 4243);
+  const int64_t n = cs.n, st = (n + 3) / 4 * 4;
+  const int count = cs.images, max_active = 5000, L = cs.layers, slice = 1;
+  REQUIRE(b.want.counts.back() > 0);
+  REQUIRE(b.want.counts.back() < count);
+  const int64_t ld = max_active + 3;
+  const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
+  std::vector<float> xi(size_t(st) * ld, 0.f);  // the same images, image-major
+  for (int m = 0; m < count; ++m)
+    for (int64_t i = 0; i < n; ++i) xi[size_t(m * st + i)] = in.x[size_t(i) * ld + m];
+  const DeviceLayers dl = device_layers(b.ells, b.orders, n);
+  const DeviceBuffer drows = to_dev(in.rows), dids = to_dev(in.ids);
+  for (const int layout : {JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR}) {
+    const bool image = layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
+    INFO((image ? "image-major" : "neuron-major"));
+    std::vector<int> c0(L + 1, 0);
+    c0[0] = count;
+    DeviceBuffer dc = to_dev(c0), dy(size_t(image ? st : n) * ld * 4), dro(size_t(max_active) * 4),
+        dio(size_t(max_active) * 4);
+    const DeviceBuffer xin = to_dev(image ? xi : in.x);
+    JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentEx(
+        h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(),
+        jhdnnSparseDnnFeatureLayout_t(layout), xin.get(), ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice,
+        nullptr, 0));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const jhdnn::sparse::ResidentSchedule sched = jhdnn::sparse::resident_last_vals4w_schedule();
+    INFO("slices " << sched.units << ", CTAs at once " << sched.ctas << ", block layers " << sched.block_layers);
+    CHECK(sched.units == max_active);
+    if (cfg::resident_blocks() < 0) {  // (a forced count hands the slices whatever the parks)
+      REQUIRE(sched.ctas > 0);
+      CHECK(sched.ctas < count);  // more slices with images than CTAs: the prefetch runs (image-major)
+      CHECK(sched.block_layers == 0);
+    }
+    std::vector<int> counts = from_dev<int>(dc, size_t(L) + 1);
+    counts.erase(counts.begin());
+    CHECK(counts == b.want.counts);
+    if (image) {
+      const std::vector<int> ro = from_dev<int>(dro, size_t(counts.back())), io = from_dev<int>(dio, size_t(counts.back()));
+      const std::vector<float> y = from_dev<float>(dy, size_t(st) * ld);
+      std::map<int, std::vector<uint32_t>> got;
+      for (size_t t = 0; t < ro.size(); ++t) {
+        REQUIRE(ro[t] >= 0);
+        REQUIRE(ro[t] < count);
+        std::vector<uint32_t> f(n);
+        for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(ro[t] * st + i)]);
+        got[(io[t] - 5000) / 7] = std::move(f);
+      }
+      CHECK(got == b.want.last);
+    } else {
+      CHECK(survivors_by_image(dro, dio, dy, counts.back(), count, n, ld, max_active) == b.want.last);
+    }
+    CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
+  }
+  for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
 // The handed schedule's pool holds memory as soon as a handle exists (dnn_resident.cu kHandedPoolPrime: a new pool's
 // first allocation took ~8-11 ms of host time, so jhdnnCreate makes it, not the first handed call). Meaningful in its
 // own process, as ctest runs each case: there nothing but jhdnnCreate has used the pool. After other cases in one
