@@ -4201,10 +4201,9 @@ TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber the
 
 // Auto's bound on the handed schedule (session 47): where the slices' parks would pass what the handed pool keeps
 // (64 MiB: here 5000 one-image slices x 1025 x 16 bytes = 82 MB), the call runs one CTA per slice however many waves
-// its slices take. 300 images in 300 slices outnumber vals4w8's 264 CTAs, so on image-major features the first CTAs
-// also prefetch the slice a wave ahead (launch_vals4w's prefetch_ahead): the same counts and bits either way.
-TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the pool's keep, image-major prefetching",
-          "[sparse][gpu][resident]") {
+// its slices take (300 images in 300 slices, more than vals4w8's 264 CTAs), on either feature layout: the same
+// counts and bits.
+TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the pool's keep", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   namespace cfg = jhdnn::core::config;
   JhdnnHandle h;
@@ -4241,7 +4240,7 @@ TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the po
     CHECK(sched.units == max_active);
     if (cfg::resident_blocks() < 0) {  // (a forced count hands the slices whatever the parks)
       REQUIRE(sched.ctas > 0);
-      CHECK(sched.ctas < count);  // more slices with images than CTAs: the prefetch runs (image-major)
+      CHECK(sched.ctas < count);  // more slices with images than CTAs: the handed schedule would otherwise run
       CHECK(sched.block_layers == 0);
     }
     std::vector<int> counts = from_dev<int>(dc, size_t(L) + 1);

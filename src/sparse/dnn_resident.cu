@@ -1266,7 +1266,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
                            const int* __restrict__ ids_in, const float* __restrict__ x, int64_t ldx,
                            float* __restrict__ y, int64_t ldy, int* __restrict__ rows_out, int* __restrict__ ids_out,
                            int slice, int max_active, unsigned slot_bytes, int ring, int block_layers,
-                           int* __restrict__ sched, float* __restrict__ park, int prefetch_ahead,
+                           int* __restrict__ sched, float* __restrict__ park,
                            jhdnnSparseDnnResidentTraceRecord_t* __restrict__ trace) {
   constexpr int S = kResidentValsS;
   constexpr int kCtaThreads = 32 * kWarpCount;  // 16 warps (vals4w) or 8 (vals4w8)
@@ -1351,17 +1351,6 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     if (live == 0u) continue;  // block-uniform (handed): the slice emptied in an earlier block
     if (kTrace && handed && b == 0 && threadIdx.x == 0)
       trace_record_at(trace, u, 0, JHDNN_RESIDENT_TRACE_ENTRY, -1, 0, 0, unsigned(bl));
-    // Image-major, one CTA per slice, more slices than CTAs at once (prefetch_ahead = those CTAs, launch_vals4w):
-    // the images of slice u + prefetch_ahead, which a CTA starts about when this one ends, prefetched into L2 (each
-    // image's ldx floats are contiguous: one bulk prefetch each), so that its feature load finds them there rather
-    // than waiting on DRAM with nothing else to run (one CTA per SM at n = 4096, two at 1024).
-    if (prefetch_ahead > 0 && !handed && int(threadIdx.x) < S) {
-      const int r = (u + prefetch_ahead) * slice + int(threadIdx.x);
-      if (r < count && int(threadIdx.x) < slice)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(x + int64_t(rows_in[r]) * ldx),
-                     "r"(unsigned(ldx) * 4u)
-                     : "memory");
-    }
     init_slice_state<S>(misc, xbuf, n, rows_in, r0, mine);
     __syncthreads();
     const int total = kn * chunks;
@@ -1772,14 +1761,11 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   // restrict it (one instance at a time, no clone, ...); and the pool may not be created while capturing.
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   JHDNN_CUDA_TRY(cudaStreamIsCapturing(s, &capturing));
-  const bool may_hand = forced != 0 && units > 1 && capturing == cudaStreamCaptureStatusNone;
-  if (may_hand || (table.image_major && units > 1)) {  // the CTAs at once (also image-major's prefetch distance)
+  if (forced != 0 && units > 1 && capturing == cudaStreamCaptureStatusNone) {
     int per_sm = 0, sms = 0;
     JHDNN_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, 32 * kWarpCount, smem));
     JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ctas = per_sm * sms;
-  }
-  if (may_hand) {
     if (forced > 0 || units > ctas) pool = handed_pool(device);
     // Auto: handed where the slices may outnumber the CTAs, its blocks chosen on the device from the real count;
     // but one CTA per slice where the parks would pass what the pool keeps across synchronizations (kHandedPoolKeep):
@@ -1827,8 +1813,6 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   int* sched = static_cast<int*>(mem);
   float* park = mem != nullptr ? reinterpret_cast<float*>(static_cast<char*>(mem) + park_at) : nullptr;
   const unsigned grid = unsigned(block_layers != 0 ? std::min(units, ctas) : units);
-  // Image-major, one CTA per slice in more than one wave: each CTA prefetches the slice a wave ahead (the kernel).
-  const int prefetch_ahead = table.image_major && block_layers == 0 && ctas > 0 && units > ctas ? ctas : 0;
   // One CTA per slice, untraced: the instantiation without the item loop (kHanded false; same results, bitwise).
   const bool plain = block_layers == 0 && trace == nullptr;
   if (plain)
@@ -1840,7 +1824,7 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
   if (err == cudaSuccess) {
     (plain ? dnn_resident_vals4w_kernel<false, kWarpCount, false> : kernel)<<<grid, 32 * kWarpCount, smem, s>>>(
         table, layer_count, n, bias, clamp_max, counts, rows_in, ids_in, x, ldx, y, ldy, rows_out, ids_out, slice,
-        max_active, unsigned(slot_bytes), ring, block_layers, sched, park, prefetch_ahead, trace);
+        max_active, unsigned(slot_bytes), ring, block_layers, sched, park, trace);
     err = cudaGetLastError();
   }
   const cudaError_t freed = mem != nullptr ? cudaFreeAsync(mem, s) : cudaSuccess;
