@@ -4202,7 +4202,7 @@ TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber the
 // Auto's bound on the handed schedule (session 47): where the slices' parks would pass what the handed pool keeps
 // (64 MiB: here 5000 one-image slices x 1025 x 16 bytes = 82 MB), the call runs one CTA per slice however many waves
 // its slices take (300 images in 300 slices, more than vals4w8's 264 CTAs), on either feature layout: the same
-// counts and bits.
+// counts and bits, and the pool never grows to the parks. A one-layer call stays handed (one block: no parks).
 TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the pool's keep", "[sparse][gpu][resident]") {
   JHDNN_REQUIRE_GPU();
   namespace cfg = jhdnn::core::config;
@@ -4222,6 +4222,24 @@ TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the po
     for (int64_t i = 0; i < n; ++i) xi[size_t(m * st + i)] = in.x[size_t(i) * ld + m];
   const DeviceLayers dl = device_layers(b.ells, b.orders, n);
   const DeviceBuffer drows = to_dev(in.rows), dids = to_dev(in.ids);
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const size_t parks = size_t(max_active) * size_t(n + 1) * 16;  // what a handed call of several blocks would park
+  REQUIRE(parks > size_t(64) << 20);
+  if (cfg::resident_blocks() < 0) {
+    // A one-layer call (session 46's 2be439b) stays handed, with no parks: it has one block.
+    std::vector<int> c1 = {count, 0};
+    DeviceBuffer dc = to_dev(c1), dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+    const DeviceBuffer xin = to_dev(in.x);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    JHDNN_CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, dl.descs.data(), cs.bias, 32.f, max_active,
+                                                    dc.as<int>(), drows.as<int>(), dids.as<int>(), xin.get(), ld,
+                                                    dy.get(), ld, dro.as<int>(), dio.as<int>(), slice));
+    CHECK(jhdnn::sparse::handed_pool_reserved_bytes(device) < parks);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(jhdnn::sparse::resident_last_vals4w_schedule().block_layers == -1);
+    CHECK(from_dev<int>(dc, 2)[1] == b.want.counts[0]);
+  }
   for (const int layout : {JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR}) {
     const bool image = layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
     INFO((image ? "image-major" : "neuron-major"));
@@ -4230,10 +4248,13 @@ TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the po
     DeviceBuffer dc = to_dev(c0), dy(size_t(image ? st : n) * ld * 4), dro(size_t(max_active) * 4),
         dio(size_t(max_active) * 4);
     const DeviceBuffer xin = to_dev(image ? xi : in.x);
+    CUDA_CHECK(cudaDeviceSynchronize());  // (the pool trimmed back to what it keeps)
     JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentEx(
         h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(),
         jhdnnSparseDnnFeatureLayout_t(layout), xin.get(), ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice,
         nullptr, 0));
+    // no parks taken: the pool, read before the call's memory could be trimmed again, never grew to them
+    CHECK(jhdnn::sparse::handed_pool_reserved_bytes(device) < parks);
     CUDA_CHECK(cudaDeviceSynchronize());
     const jhdnn::sparse::ResidentSchedule sched = jhdnn::sparse::resident_last_vals4w_schedule();
     INFO("slices " << sched.units << ", CTAs at once " << sched.ctas << ", block layers " << sched.block_layers);
