@@ -1816,7 +1816,9 @@ TEST_CASE("sparse calls: the tiled feature layout's and the input mask's bad inp
                                                count_out.as<int>(), ws.get(), wsz);
   };
   const int kTiled = JHDNN_SPARSE_DNN_FEATURES_TILED128;
-  CHECK(call(d32, 2, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);     // no such layout
+  CHECK(call(d32, 7, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);     // no such layout
+  // the resident call's image-major layout, which no layer call reads (session 47)
+  CHECK(call(d32, JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);
   CHECK(call(d32, -1, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);
   CHECK(call(d32, kTiled, 200, kRows) == JHDNN_STATUS_BAD_PARAM);  // ldx not a multiple of 128
   CHECK(call(d32, kTiled, kRows, 250) == JHDNN_STATUS_BAD_PARAM);  // ldy < maxActive
