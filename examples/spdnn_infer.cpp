@@ -6,7 +6,7 @@
 //               [--network auto|official|generated] [--validate auto|yes|no] [--refresh -1]
 //               [--path graph|fused|separate|persistent|resident[,...]] [--persistent-below -1]
 //               [--resident-below -1] [--resident-slice 0] [--resident-trace FILE] [--order sorted|chain]
-//               [--layout neuron|tiled] [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4]
+//               [--layout neuron|tiled|image] [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4]
 //               [--widen-keep 75] [--input-mask 0]
 //               [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
@@ -61,7 +61,10 @@
 // depend on it.
 // --layout: the features' layout, neuron (neuron-major, the default) or tiled (JHDNN_SPARSE_DNN_FEATURES_TILED128:
 // blocks of 128 images; graph and fused paths only: resident then runs the graph path and says so, separate and
-// persistent are refused, exit 2).
+// persistent are refused, exit 2) or image (JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR: each image's features contiguous;
+// resident path only, every layer a resident call from layer 1, so --resident-below and --head-graph do not apply;
+// --resident-first-chunk / --resident-max-chunk set the calls, between which the survivors are compacted; other
+// paths are refused, exit 2).
 // --relabel: auto (the default: banks from layer 11, spdnn_gpu.h kBankRelabelFrom, where the paths include resident,
 // the width is one where it runs, spdnn::resident_auto_applies, and the layout is neuron-major; else none), none, readers (spdnn_gpu.h Relabel: the neurons renamed at load so
 // that the inputs a list block reads are consecutive) or banks (renamed so that the resident kernels' shared-memory
@@ -150,7 +153,7 @@ void usage() {
       "                   [--seed 42] [--network auto|official|generated] [--validate auto|yes|no]\n"
       "                   [--refresh -1] [--path graph|fused|separate|persistent|resident[,...]]\n"
       "                   [--persistent-below -1] [--resident-below -1] [--resident-slice 0]\n"
-      "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled]\n"
+      "                   [--resident-trace FILE] [--order sorted|chain] [--layout neuron|tiled|image]\n"
       "                   [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75]\n"
       "                   [--input-mask 0]\n"
       "                   [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1]\n"
@@ -253,7 +256,8 @@ int main(int argc, char** argv) {
     }
     else if (!std::strcmp(argv[i], "--layout")) {
       if (!parse_choice(next(), {{"neuron", JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR},
-                                 {"tiled", JHDNN_SPARSE_DNN_FEATURES_TILED128}}, &layout))
+                                 {"tiled", JHDNN_SPARSE_DNN_FEATURES_TILED128},
+                                 {"image", JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR}}, &layout))
         return 2;
     }
     else if (!std::strcmp(argv[i], "--relabel")) {
@@ -284,6 +288,17 @@ int main(int argc, char** argv) {
                      spdnn::path_name(p));
         return 2;
       }
+  if (layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR)
+    for (spdnn::Path p : paths)
+      if (p != spdnn::Path::kResident) {
+        std::fprintf(stderr, "spdnn_infer: --layout image runs on the resident path only, not %s\n",
+                     spdnn::path_name(p));
+        return 2;
+      }
+  if (layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR && opt.input_mask) {
+    std::fprintf(stderr, "spdnn_infer: --layout image has no input mask\n");
+    return 2;
+  }
   for (long long n : widths) {  // before the GPU and the data, so that no earlier width of the list runs first
     bool challenge = false;
     (void)spdnn::challenge_bias(n, &challenge);
@@ -426,7 +441,9 @@ int main(int argc, char** argv) {
                         resident_below >= 0 ? resident_below : spdnn::resident_auto_threshold());
           std::printf(", row order %s", row_order == spdnn::RowOrder::kChain ? "chain" : "sorted");
           std::printf(", layout %s, relabel %s, widen %d keep %d%%",
-                      layout == JHDNN_SPARSE_DNN_FEATURES_TILED128 ? "tiled" : "neuron",
+                      layout == JHDNN_SPARSE_DNN_FEATURES_TILED128         ? "tiled"
+                      : layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR ? "image"
+                                                                        : "neuron",
                       relabel_here == spdnn::Relabel::kReaders ? "readers"
                       : relabel_here == spdnn::Relabel::kBanks ? "banks"
                                                                : "none",

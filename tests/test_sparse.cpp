@@ -21,6 +21,7 @@
 #include <cusparse.h>
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "common/catch_gpu.h"
 #include "common/catch_spdnn.h"
@@ -1444,6 +1445,79 @@ TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, re
   for_each_kept_case(images1024, {KeptCase{1024, past_chunk, 1200, 6}, KeptCase{4096, 14, 700, 5}}, body);
 }
 
+// The image-major feature layout (JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, session 47) on the resident path: every
+// layer a resident call from layer 1, the calls in DriverOptions' chunks (each after the first bounded by the
+// survivors of the one before). Only addresses change, so the counts of every layer, the survivors and the features
+// after a kept layer (a call then ends at it) must be bitwise those of the neuron-major fused run, with and without
+// the bank relabelling, for a first call of one layer, of a few and of all of them. Other paths, the input mask and a
+// width whose slices do not fit (16384: no resident call, no fused path to fall back to) are refused with a message.
+TEST_CASE("inference: the image-major layout on the resident path is exact", "[sparse][gpu][data]") {
+  JHDNN_REQUIRE_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
+  const spdnn::Csr images1024 = first1200_images();
+  JhdnnHandle h;
+  constexpr jhdnnSparseDnnFeatureLayout_t kImage = JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
+  const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
+    auto get = [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); };
+    spdnn::DeviceNetwork plain, renamed;
+    plain.load(cs.n, cs.layers, get);
+    renamed.load(cs.n, cs.layers, get, spdnn::RowOrder::kChain, spdnn::Relabel::kBanks, 3);
+    std::vector<float> want_out;
+    std::vector<int> want_ids;
+    const spdnn::InferenceResult want = spdnn::run_inference(h.get(), plain, imgs, cs.images, bias, -1, cs.keep,
+                                                             &want_out, &want_ids, spdnn::Path::kFused);
+    REQUIRE(!want.categories.empty());
+    REQUIRE(want.active.back() < cs.images);  // images die, so later calls read shorter lists
+    for (const bool rename : {false, true}) {
+      for (const int first : {1, 3, 0}) {
+        INFO((rename ? "bank-relabelled" : "original names") << ", first call of " << first << " layers (0: all)");
+        const spdnn::DeviceNetwork& net = rename ? renamed : plain;
+        spdnn::DriverOptions opt;
+        opt.resident_first_chunk = first;
+        std::vector<float> out;
+        std::vector<int> ids;
+        const spdnn::InferenceResult r = spdnn::run_inference(h.get(), net, imgs, cs.images, bias, -1, cs.keep, &out,
+                                                              &ids, spdnn::Path::kResident, -1, -1, 0, nullptr, kImage,
+                                                              opt);
+        INFO(r.note);
+        CHECK(r.path_used == spdnn::Path::kResident);
+        CHECK(r.tail_first == 1);
+        check_same_kept_run(r, want, ids, want_ids, out, want_out);
+        const spdnn::InferenceResult plain_run = spdnn::run_inference(
+            h.get(), net, imgs, cs.images, bias, -1, 0, nullptr, nullptr, spdnn::Path::kResident, -1, -1, 0, nullptr,
+            kImage, opt);
+        CHECK(plain_run.tail_first == 1);
+        CHECK(plain_run.resident_calls ==
+              int(spdnn::resident_call_layers(cs.layers, first, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS).size()));
+        CHECK(plain_run.active == want.active);
+        CHECK(plain_run.categories == want.categories);
+      }
+    }
+  };
+  for_each_kept_case(images1024, {KeptCase{1024, 20, 3000, 4}, KeptCase{4096, 12, 700, 5}}, body);
+
+  spdnn::DeviceNetwork net;
+  net.load(1024, 3, [&](int l) { return spdnn::generate_layer_ell(1024, l, 42); });
+  const float bias = spdnn::challenge_bias(1024);
+  for (spdnn::Path p : {spdnn::Path::kFused, spdnn::Path::kGraph, spdnn::Path::kSeparate, spdnn::Path::kPersistent}) {
+    INFO(spdnn::path_name(p) << " path");
+    CHECK_THROWS_WITH(spdnn::run_inference(h.get(), net, images1024, 1200, bias, -1, 0, nullptr, nullptr, p, -1, -1,
+                                           0, nullptr, kImage),
+                      Catch::Matchers::ContainsSubstring("runs on the resident path only"));
+  }
+  spdnn::DriverOptions masked;
+  masked.input_mask = true;
+  CHECK_THROWS_WITH(spdnn::run_inference(h.get(), net, images1024, 1200, bias, -1, 0, nullptr, nullptr,
+                                         spdnn::Path::kResident, -1, -1, 0, nullptr, kImage, masked),
+                    Catch::Matchers::ContainsSubstring("no input mask"));
+  spdnn::DeviceNetwork wide;
+  wide.load(16384, 2, [&](int l) { return spdnn::generate_layer_ell(16384, l, 42); });
+  CHECK_THROWS_WITH(spdnn::run_inference(h.get(), wide, spdnn::scale_images(images1024, 16384), 300,
+                                         spdnn::challenge_bias(16384), -1, 0, nullptr, nullptr, spdnn::Path::kResident,
+                                         -1, -1, 0, nullptr, kImage),
+                    Catch::Matchers::ContainsSubstring("runs on resident calls only"));
+}
+
 // The resident path's head graph (DriverOptions::head_graph_layers, session 44): its first K layers launched as one
 // CUDA graph built before the clock, layer K + 1 as a fused launch, the host's decisions from layer K + 2 on. The
 // same launches: the counts of every layer, what each read and the survivors must be those of the run that launches
@@ -1742,7 +1816,9 @@ TEST_CASE("sparse calls: the tiled feature layout's and the input mask's bad inp
                                                count_out.as<int>(), ws.get(), wsz);
   };
   const int kTiled = JHDNN_SPARSE_DNN_FEATURES_TILED128;
-  CHECK(call(d32, 2, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);     // no such layout
+  CHECK(call(d32, 7, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);     // no such layout
+  // the resident call's image-major layout, which no layer call reads (session 47)
+  CHECK(call(d32, JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, kRows, kRows) == JHDNN_STATUS_NOT_SUPPORTED);
   CHECK(call(d32, -1, kRows, kRows) == JHDNN_STATUS_BAD_PARAM);
   CHECK(call(d32, kTiled, 200, kRows) == JHDNN_STATUS_BAD_PARAM);  // ldx not a multiple of 128
   CHECK(call(d32, kTiled, kRows, 250) == JHDNN_STATUS_BAD_PARAM);  // ldy < maxActive

@@ -1514,6 +1514,49 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       for (int t = counts.back(); t < max_active; ++t) CHECK(rb[t] == 0xFFFFFFFFu);
       CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
       CHECK(from_dev<float>(xin, x.size()) == x);
+
+      // The same call on image-major features (jhdnnSparseDnnLayersForwardResidentEx): column c of x as image c at
+      // c x st (st = n rounded up to 4; the floats past n random), the same survivors, counts and bits; y's images
+      // without a survivor and the floats past n keep the poison.
+      const int64_t st = (n + 3) / 4 * 4;
+      std::vector<float> xi(size_t(st) * ld);
+      for (auto& v : xi) v = float(g.uniform() * 7.0);
+      for (int64_t col = 0; col < ld; ++col)
+        for (int64_t i = 0; i < n; ++i) xi[size_t(col * st + i)] = x[size_t(i) * ld + col];
+      DeviceBuffer dyi(size_t(st) * ld * 4), droi(size_t(max_active) * 4), dioi(size_t(max_active) * 4);
+      c0.assign(L + 1, 0);
+      c0[0] = count;
+      DeviceBuffer dci = to_dev(c0);
+      const DeviceBuffer xini = to_dev(xi);
+      JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentEx(
+          h.get(), L, descs.data(), cs.bias, 32.f, max_active, dci.as<int>(), drows.as<int>(), dids.as<int>(),
+          JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, xini.get(), ld, dyi.get(), ld, droi.as<int>(), dioi.as<int>(), slice,
+          nullptr, 0));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      std::vector<int> ci = from_dev<int>(dci, size_t(L) + 1);
+      ci.erase(ci.begin());
+      CHECK(ci == b.want.counts);
+      const int ki = ci.back();
+      const std::vector<int> roi = from_dev<int>(droi, size_t(ki)), ioi = from_dev<int>(dioi, size_t(ki));
+      CHECK(list_mismatches(roi, ioi, ids, count) == 0);
+      const std::vector<uint32_t> ybi = from_dev<uint32_t>(dyi, size_t(st) * ld);
+      Out goti;
+      for (int t = 0; t < ki; ++t) {
+        REQUIRE(roi[t] >= 0);
+        REQUIRE(roi[t] < count);
+        std::vector<uint32_t> f(n);
+        for (int64_t i = 0; i < n; ++i) f[i] = ybi[size_t(roi[t] * st + i)];
+        goti[(ioi[t] - 5000) / 7] = std::move(f);
+      }
+      CHECK(goti == want);
+      int stray_i = 0;
+      for (int64_t col = 0; col < ld; ++col) {
+        const bool surv = std::find(roi.begin(), roi.end(), int(col)) != roi.end();
+        for (int64_t i = surv ? n : 0; i < st; ++i) stray_i += ybi[size_t(col * st + i)] != 0xFFFFFFFFu;
+      }
+      CHECK(stray_i == 0);
+      CHECK((dyi.guard_intact() && droi.guard_intact() && dioi.guard_intact() && dci.guard_intact()));
+      CHECK(from_dev<float>(xini, xi.size()) == xi);
     }
     for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
   }
@@ -1697,6 +1740,30 @@ TEST_CASE("resident layers: bad inputs get a status and a message", "[sparse][gp
   CHECK(call(1, big, -0.3f, dro.as<int>(), 0, dbx.get(), dby.get()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
   jhdnnGetLastErrorString(msg, sizeof msg);
   CHECK(std::string(msg).find("shared memory") != std::string::npos);
+  // The layout of the Ex call: TILED128 NOT_SUPPORTED, an unknown value BAD_PARAM, image-major features not 16-byte
+  // aligned MISALIGNED_POINTER; image-major y (64 images of 1024 floats) over x BAD_PARAM; the layer calls refuse
+  // image-major (NOT_SUPPORTED).
+  auto call_ex = [&](int layout, void* x, void* y) {
+    return jhdnnSparseDnnLayersForwardResidentEx(h.get(), 1, one, -0.3f, 32.f, 60, dc.as<int>(), dr.as<int>(),
+                                                 dids.as<int>(), jhdnnSparseDnnFeatureLayout_t(layout), x, 64, y, 64,
+                                                 dro.as<int>(), dio.as<int>(), 0, nullptr, 0);
+  };
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_TILED128, dx.get(), dy.get()) == JHDNN_STATUS_NOT_SUPPORTED);
+  CHECK(call_ex(7, dx.get(), dy.get()) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.as<char>() + 4, dy.get()) ==
+        JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.get(), dy.as<char>() + 4) ==
+        JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER);
+  CHECK(call_ex(JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.get(), dx.as<char>() + 4096) == JHDNN_STATUS_BAD_PARAM);
+  {
+    size_t fws = 0;
+    JHDNN_CHECK(jhdnnGetSparseDnnLayerForwardCompactWorkspaceSize(h.get(), 60, &fws));
+    DeviceBuffer dws(fws);
+    CHECK(jhdnnSparseDnnLayerForwardCompactEx(h.get(), d, -0.3f, 32.f, 60, dc.as<int>(), dr.as<int>(),
+                                              dids.as<int>(), JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR, dx.get(), 64,
+                                              dy.get(), 64, dro.as<int>(), dio.as<int>(), dc.as<int>() + 1, dws.get(),
+                                              fws) == JHDNN_STATUS_NOT_SUPPORTED);
+  }
   // Weight arrays in plain host memory: checked where they are read, when the layer's packed copy is built (the
   // call's first use of the descriptor), and refused there with nothing run (unless this GPU reads pageable host
   // memory).
@@ -4129,6 +4196,95 @@ TEST_CASE("resident vals4w8: slices handed between CTAs where they outnumber the
   CHECK(bad_events == 0);
   CHECK(bad_k == 0);
   CHECK(live_sum == b.want.counts);
+  for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
+}
+
+// Auto's bound on the handed schedule (session 47): where the slices' parks would pass what the handed pool keeps
+// (64 MiB: here 5000 one-image slices x 1025 x 16 bytes = 82 MB), the call runs one CTA per slice however many waves
+// its slices take (300 images in 300 slices, more than vals4w8's 264 CTAs), on either feature layout: the same
+// counts and bits, and the pool never grows to the parks. A one-layer call stays handed (one block: no parks).
+TEST_CASE("resident vals4w8: one CTA per slice where the parks would pass the pool's keep", "[sparse][gpu][resident]") {
+  JHDNN_REQUIRE_GPU();
+  namespace cfg = jhdnn::core::config;
+  JhdnnHandle h;
+  const ResidentKernelGuard restore;
+  REQUIRE(cfg::set_resident_kernel("vals4w8"));
+  const ValsCase cs{"generated N 1024, 300 images x 24 layers", 1024, 24, 300, 1, 0, 0, 0, 0, 0.0, 0.3, 3.0, -0.3f};
+  const Built b = build_vals_case(cs, 4243);
+  const int64_t n = cs.n, st = (n + 3) / 4 * 4;
+  const int count = cs.images, max_active = 5000, L = cs.layers, slice = 1;
+  REQUIRE(b.want.counts.back() > 0);
+  REQUIRE(b.want.counts.back() < count);
+  const int64_t ld = max_active + 3;
+  const SliceInput in = slice_input(b.images, count, n, ld, max_active, 5000, 7);
+  std::vector<float> xi(size_t(st) * ld, 0.f);  // the same images, image-major
+  for (int m = 0; m < count; ++m)
+    for (int64_t i = 0; i < n; ++i) xi[size_t(m * st + i)] = in.x[size_t(i) * ld + m];
+  const DeviceLayers dl = device_layers(b.ells, b.orders, n);
+  const DeviceBuffer drows = to_dev(in.rows), dids = to_dev(in.ids);
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const size_t parks = size_t(max_active) * size_t(n + 1) * 16;  // what a handed call of several blocks would park
+  REQUIRE(parks > size_t(64) << 20);
+  if (cfg::resident_blocks() < 0) {
+    // A one-layer call (session 46's 2be439b) stays handed, with no parks: it has one block.
+    std::vector<int> c1 = {count, 0};
+    DeviceBuffer dc = to_dev(c1), dy(size_t(n) * ld * 4), dro(size_t(max_active) * 4), dio(size_t(max_active) * 4);
+    const DeviceBuffer xin = to_dev(in.x);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    JHDNN_CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, dl.descs.data(), cs.bias, 32.f, max_active,
+                                                    dc.as<int>(), drows.as<int>(), dids.as<int>(), xin.get(), ld,
+                                                    dy.get(), ld, dro.as<int>(), dio.as<int>(), slice));
+    CHECK(jhdnn::sparse::handed_pool_reserved_bytes(device) < parks);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CHECK(jhdnn::sparse::resident_last_vals4w_schedule().block_layers == -1);
+    CHECK(from_dev<int>(dc, 2)[1] == b.want.counts[0]);
+  }
+  for (const int layout : {JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR}) {
+    const bool image = layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
+    INFO((image ? "image-major" : "neuron-major"));
+    std::vector<int> c0(L + 1, 0);
+    c0[0] = count;
+    DeviceBuffer dc = to_dev(c0), dy(size_t(image ? st : n) * ld * 4), dro(size_t(max_active) * 4),
+        dio(size_t(max_active) * 4);
+    const DeviceBuffer xin = to_dev(image ? xi : in.x);
+    CUDA_CHECK(cudaDeviceSynchronize());  // (the pool trimmed back to what it keeps)
+    JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentEx(
+        h.get(), L, dl.descs.data(), cs.bias, 32.f, max_active, dc.as<int>(), drows.as<int>(), dids.as<int>(),
+        jhdnnSparseDnnFeatureLayout_t(layout), xin.get(), ld, dy.get(), ld, dro.as<int>(), dio.as<int>(), slice,
+        nullptr, 0));
+    // no parks taken: the pool, read before the call's memory could be trimmed again, never grew to them (auto, or
+    // one CTA per slice forced; a forced count of blocks parks)
+    if (cfg::resident_blocks() <= 0) CHECK(jhdnn::sparse::handed_pool_reserved_bytes(device) < parks);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const jhdnn::sparse::ResidentSchedule sched = jhdnn::sparse::resident_last_vals4w_schedule();
+    INFO("slices " << sched.units << ", CTAs at once " << sched.ctas << ", block layers " << sched.block_layers);
+    CHECK(sched.units == max_active);
+    if (cfg::resident_blocks() < 0) {  // (a forced count hands the slices whatever the parks)
+      REQUIRE(sched.ctas > 0);
+      CHECK(sched.ctas < count);  // more slices with images than CTAs: the handed schedule would otherwise run
+      CHECK(sched.block_layers == 0);
+    }
+    std::vector<int> counts = from_dev<int>(dc, size_t(L) + 1);
+    counts.erase(counts.begin());
+    CHECK(counts == b.want.counts);
+    if (image) {
+      const std::vector<int> ro = from_dev<int>(dro, size_t(counts.back())), io = from_dev<int>(dio, size_t(counts.back()));
+      const std::vector<float> y = from_dev<float>(dy, size_t(st) * ld);
+      std::map<int, std::vector<uint32_t>> got;
+      for (size_t t = 0; t < ro.size(); ++t) {
+        REQUIRE(ro[t] >= 0);
+        REQUIRE(ro[t] < count);
+        std::vector<uint32_t> f(n);
+        for (int64_t i = 0; i < n; ++i) f[i] = res_bits(y[size_t(ro[t] * st + i)]);
+        got[(io[t] - 5000) / 7] = std::move(f);
+      }
+      CHECK(got == b.want.last);
+    } else {
+      CHECK(survivors_by_image(dro, dio, dy, counts.back(), count, n, ld, max_active) == b.want.last);
+    }
+    CHECK((dy.guard_intact() && dro.guard_intact() && dio.guard_intact() && dc.guard_intact()));
+  }
   for (auto d : dl.descs) jhdnnDestroySparseMatrixDescriptor(d);
 }
 

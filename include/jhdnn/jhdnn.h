@@ -555,6 +555,13 @@ typedef enum {
      * 128 images of consecutive neurons is then one contiguous piece, so neurons that are read together
      * (renumber them so, which is exact: see docs/sparse.md) are read in wide pieces. */
     JHDNN_SPARSE_DNN_FEATURES_TILED128 = 1,
+    /* the resident call's other layout (jhdnnSparseDnnLayersForwardResidentEx): each image's n features
+     * contiguous, x(i, c) at x[c * s + i] with s = n rounded up to a multiple of 4 (the floats between n and
+     * s of an image are neither read nor written); ldx, ldy give the buffers' column capacities (images),
+     * so x spans (ldx - 1) * s + n floats. x and y must be 16-byte aligned. A slice of images is then a few
+     * contiguous pieces of 4n bytes, where neuron-major puts an image's features n pieces ldx apart. The
+     * layer calls refuse it (NOT_SUPPORTED). */
+    JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR = 2,
 } jhdnnSparseDnnFeatureLayout_t;
 
 /* jhdnnSparseDnnLayerForwardCompact with a feature layout. NEURON_MAJOR is that call. TILED128 runs
@@ -709,6 +716,19 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias, float clampMax,
     int maxActive, int *counts, const int *activeRows, const int *idsIn, const void *x, int64_t ldx, void *y,
     int64_t ldy, int *rowsOut, int *idsOut, int sliceImages, void *trace, size_t traceBytes);
+
+
+/* jhdnnSparseDnnLayersForwardResidentTraced with a feature layout: NEURON_MAJOR is that call; IMAGE_MAJOR
+ * reads image r of the list at x[activeRows[r] * s] and writes survivor r's last output at y[r * s]
+ * (s: n rounded up to a multiple of 4), x and y 16-byte aligned (else BAD_PARAM_MISALIGNED_POINTER);
+ * TILED128 is NOT_SUPPORTED, any other value BAD_PARAM. Everything else (the checks, counts, lists,
+ * the trace, the kernels and their environment switches) is as the neuron-major call's, and the
+ * features are bitwise those of that call: only the slice's loads and the survivors' stores differ. */
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentEx(
+    jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t *wtDescs, float bias, float clampMax,
+    int maxActive, int *counts, const int *activeRows, const int *idsIn, jhdnnSparseDnnFeatureLayout_t layout,
+    const void *x, int64_t ldx, void *y, int64_t ldy, int *rowsOut, int *idsOut, int sliceImages, void *trace,
+    size_t traceBytes);
 
 #if defined(__cplusplus)
 }

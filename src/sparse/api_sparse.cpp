@@ -461,7 +461,8 @@ Status check_tiled_layout(const jhdnnSparseMatrixDescriptor_t wtDesc, int64_t ld
 // JHDNN_SPARSE_DNN_FEATURES_TILED128 layout (y then spans whole blocks of 128 columns).
 Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtDesc, float bias, float clampMax,
                    int maxActive, const int* activeCount, const int* activeRows, const void* x, int64_t ldx,
-                   const void* y, int64_t ldy, bool tiled = false, LayerExtents* extents = nullptr) {
+                   const void* y, int64_t ldy, bool tiled = false, LayerExtents* extents = nullptr,
+                   int64_t image_stride = 0) {
   JHDNN_CHECK_NULL(handle);
   JHDNN_CHECK_NULL(wtDesc);
   CHECK_SP_SET(wtDesc);
@@ -477,6 +478,8 @@ Status check_layer(jhdnnHandle_t handle, const jhdnnSparseMatrixDescriptor_t wtD
     return fail(JHDNN_STATUS_BAD_PARAM, "ldx (%lld) must be >= 1", (long long)ldx);
   if (ldy < maxActive) return fail(JHDNN_STATUS_BAD_PARAM, "ldy (%lld) < maxActive (%d)", (long long)ldy, maxActive);
   LayerExtents ext = layer_extents(wtDesc->cols, ldx, wtDesc->rows, ldy, maxActive);
+  if (image_stride > 0)  // image-major (the resident call): ldx / ldy images of image_stride floats, the last one n long
+    ext = {core::extent(wtDesc->cols, ldx, image_stride, 0, 1), core::extent(wtDesc->rows, maxActive, image_stride, 0, 1)};
   if (tiled) {  // y: ceil(maxActive / 128) whole blocks of rows x 128 floats (x's ldx * cols is the formula above)
     const int64_t block = core::extent(128, wtDesc->rows, 128, 0, 1);
     ext.y = block < 0 ? -1 : core::extent(block, (int64_t(maxActive) + 127) / 128, block, 0, 1);
@@ -538,6 +541,10 @@ Status layer_compact_checked(jhdnnHandle_t handle, const jhdnnSparseMatrixDescri
                              const int* idsIn, jhdnnSparseDnnFeatureLayout_t layout, const void* x, int64_t ldx,
                              void* y, int64_t ldy, int* rowsOut, int* idsOut, int* countOut, void* workSpace,
                              size_t workSpaceSizeInBytes, const unsigned* xMask = nullptr) {
+  if (layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR)
+    return fail(JHDNN_STATUS_NOT_SUPPORTED,
+                "the image-major feature layout is the resident call's (jhdnnSparseDnnLayersForwardResidentEx); the "
+                "layer calls take NEURON_MAJOR or TILED128");
   if (layout != JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR && layout != JHDNN_SPARSE_DNN_FEATURES_TILED128)
     return fail(JHDNN_STATUS_BAD_PARAM, "unknown feature layout %d", int(layout));
   const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
@@ -736,17 +743,32 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResident(jhdnnHandle_t handle, int laye
                                                   float clampMax, int maxActive, int* counts, const int* activeRows,
                                                   const int* idsIn, const void* x, int64_t ldx, void* y, int64_t ldy,
                                                   int* rowsOut, int* idsOut, int sliceImages) {
-  return jhdnnSparseDnnLayersForwardResidentTraced(handle, layerCount, wtDescs, bias, clampMax, maxActive, counts,
-                                                   activeRows, idsIn, x, ldx, y, ldy, rowsOut, idsOut, sliceImages,
-                                                   nullptr, 0);
+  return jhdnnSparseDnnLayersForwardResidentEx(handle, layerCount, wtDescs, bias, clampMax, maxActive, counts,
+                                               activeRows, idsIn, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x, ldx, y,
+                                               ldy, rowsOut, idsOut, sliceImages, nullptr, 0);
 }
 
 jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t* wtDescs, float bias, float clampMax,
     int maxActive, int* counts, const int* activeRows, const int* idsIn, const void* x, int64_t ldx, void* y,
     int64_t ldy, int* rowsOut, int* idsOut, int sliceImages, void* trace, size_t traceBytes) {
+  return jhdnnSparseDnnLayersForwardResidentEx(handle, layerCount, wtDescs, bias, clampMax, maxActive, counts,
+                                               activeRows, idsIn, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x, ldx, y,
+                                               ldy, rowsOut, idsOut, sliceImages, trace, traceBytes);
+}
+
+jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentEx(
+    jhdnnHandle_t handle, int layerCount, const jhdnnSparseMatrixDescriptor_t* wtDescs, float bias, float clampMax,
+    int maxActive, int* counts, const int* activeRows, const int* idsIn, jhdnnSparseDnnFeatureLayout_t layout,
+    const void* x, int64_t ldx, void* y, int64_t ldy, int* rowsOut, int* idsOut, int sliceImages, void* trace,
+    size_t traceBytes) {
   return api::guarded([&]() -> Status {
     JHDNN_CHECK_NULL(handle);
+    if (layout == JHDNN_SPARSE_DNN_FEATURES_TILED128)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED, "the resident call takes NEURON_MAJOR or IMAGE_MAJOR features, not TILED128");
+    if (layout != JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR && layout != JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR)
+      return fail(JHDNN_STATUS_BAD_PARAM, "unknown feature layout %d", int(layout));
+    const bool image_major = layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
     if (layerCount < 1 || layerCount > sparse::kResidentMaxLayers)
       return fail(JHDNN_STATUS_BAD_PARAM, "layerCount (%d) must be 1..%d (call again for more layers)", layerCount,
                   sparse::kResidentMaxLayers);
@@ -758,8 +780,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
     for (int k = 0; k < layerCount; ++k) {
       const jhdnnSparseMatrixDescriptor_t d = wtDescs[k];
       if (d == nullptr) return fail(JHDNN_STATUS_BAD_PARAM_NULL_POINTER, "wtDescs[%d] is NULL", k);
-      if (k == 0)
-        JHDNN_TRY(check_layer(handle, d, bias, clampMax, maxActive, counts, activeRows, x, ldx, y, ldy, false, &ext));
+      if (k == 0)  // image-major: images of n floats rounded up to a multiple of 4 (16-byte loads and stores)
+        JHDNN_TRY(check_layer(handle, d, bias, clampMax, maxActive, counts, activeRows, x, ldx, y, ldy, false, &ext,
+                              image_major ? (d->rows + 3) / 4 * 4 : 0));
       CHECK_SP_SET(d);
       if (d->format != JHDNN_SPARSE_FORMAT_ELL)
         return fail(JHDNN_STATUS_NOT_SUPPORTED_LAYOUT, "wtDescs[%d] is CSR (the layer takes ELL)", k);
@@ -791,6 +814,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
       return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages (%d) > %d, the most that fit in shared memory at n = %lld",
                   sliceImages, smax, (long long)n);
     if (maxActive == 0) return Status::success();
+    if (image_major && ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) & 15u) != 0)
+      return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER,
+                  "image-major features need 16-byte aligned x (%p) and y (%p)", x, y);
     using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
     if (trace) {  // one set of records per possible CTA (ceil(maxActive / slice) <= maxActive)
       const size_t need = size_t(maxActive) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS * sizeof(TraceRecord);
@@ -814,11 +840,13 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentTraced(
                                    {trace, trace ? int64_t(traceBytes) : 0, "trace"}},
                                   {{activeRows, list, "activeRows"}, {idsIn, list, "idsIn"}, {x, ext.x * 4, "x"}}));
     std::vector<jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
+    // The kernels take strides: image-major, the image stride; neuron-major, ldx / ldy themselves.
+    const int64_t stride = (n + 3) / 4 * 4;
     return sparse::dnn_resident(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
                                 wts.data(), layerCount, bias, clampMax, maxActive, counts, activeRows, idsIn,
-                                static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy, rowsOut, idsOut,
-                                sliceImages, static_cast<TraceRecord*>(trace),
-                                handle->device.pageable_memory_access);
+                                static_cast<const float*>(x), image_major ? stride : ldx, static_cast<float*>(y),
+                                image_major ? stride : ldy, rowsOut, idsOut, sliceImages,
+                                static_cast<TraceRecord*>(trace), handle->device.pageable_memory_access, image_major);
   });
 }
 

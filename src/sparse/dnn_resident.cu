@@ -196,6 +196,9 @@ struct ResidentLayer {
 };
 struct ResidentTable {
   ResidentLayer layer[kResidentMaxLayers];
+  // 1: x and y are image-major (JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR: x(i, c) at x[c x ldx + i], ldx here the
+  // image stride, a multiple of 4; load_slice_features / write_survivors), 0: neuron-major (x(i, c) at x[i x ldx + c]).
+  int image_major;
 };
 static_assert(sizeof(ResidentTable) + 128 <= 32764, "the table and the other parameters must fit 32,764 bytes");
 
@@ -408,8 +411,8 @@ __device__ __forceinline__ int quad_key(int a, int n) {
 // load and its store kept ~1 load in flight): 17-22 us per CTA at n = 4096, of a 4.8 us layer (the resident trace,
 // bench/results/62dd319/).
 template <int S, int kCtaThreads>
-__device__ __forceinline__ void load_slice_features(float* xbuf, const int* cols, const float* __restrict__ x,
-                                                    int64_t ldx, int n) {
+__device__ __forceinline__ void load_slice_features_neuron(float* xbuf, const int* cols, const float* __restrict__ x,
+                                                           int64_t ldx, int n) {
   constexpr int kBatch = 4;
   const int quads = n >> 2, items = quads * S;
   for (int e0 = int(threadIdx.x); e0 < items; e0 += kBatch * kCtaThreads) {
@@ -436,6 +439,66 @@ __device__ __forceinline__ void load_slice_features(float* xbuf, const int* cols
     const int i = e / S, q = e % S, col = cols[q];  // resident_pos(i, n) = i here
     xbuf[i * S + q] = col >= 0 && i < n ? x[int64_t(i) * ldx + col] : 0.f;
   }
+}
+// Component j (0..3, a constant after unrolling) of a float4.
+__device__ __forceinline__ float f4_at(const float4& v, int j) { return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w; }
+// The image-major load (session 46): image q is the n floats from x + cols[q] x ld (ld, the image stride, a multiple
+// of 4; x 16-byte aligned: the API checks both), so thread t takes quads a = t, t + threads, ...: one 16-byte load
+// per slot (a warp reads 512 contiguous bytes of each image) and, for each of the quad's 4 rows, the S slots'
+// features stored together (the buffer's row holds the slice's S images: a register transpose, no staging). kBatch
+// quads per thread are loaded before any is stored: 8 16-byte loads in flight per thread (S = 2, 4), 8 at S = 8.
+// In the neuron-major layout a slice is one 4-byte piece per row and image, N rows apart: 13 us per 64 KB slice at
+// n = 4096 against ~4.4 us of a layer's arithmetic (the resident trace, bench/results/2be439b/slice-check/).
+template <int S, int kCtaThreads>
+__device__ __forceinline__ void load_slice_features_image(float* xbuf, const int* cols, const float* __restrict__ x,
+                                                          int64_t ld, int n) {
+  constexpr int kBatch = S >= 8 ? 1 : 8 / S;
+  const int quads = n >> 2;
+  int col[S];
+#pragma unroll
+  for (int q = 0; q < S; ++q) col[q] = cols[q];
+  for (int a0 = int(threadIdx.x); a0 < quads; a0 += kBatch * kCtaThreads) {
+    float4 v[kBatch][S];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int a = a0 + u * kCtaThreads;
+#pragma unroll
+      for (int q = 0; q < S; ++q)
+        v[u][q] = a < quads && col[q] >= 0 ? *reinterpret_cast<const float4*>(x + int64_t(col[q]) * ld + 4 * a)
+                                           : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const int a = a0 + u * kCtaThreads;
+      if (a < quads) {
+        const int key = quad_key<S>(a, n);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          float* row = xbuf + (4 * a + (j ^ key)) * S;  // the row's S slots: 4 S bytes, 4 S-byte aligned
+          if constexpr (S == 2) {
+            *reinterpret_cast<float2*>(row) = make_float2(f4_at(v[u][0], j), f4_at(v[u][1], j));
+          } else {
+#pragma unroll
+            for (int h = 0; h < S; h += 4)
+              *reinterpret_cast<float4*>(row + h) =
+                  make_float4(f4_at(v[u][h], j), f4_at(v[u][h + 1], j), f4_at(v[u][h + 2], j), f4_at(v[u][h + 3], j));
+          }
+        }
+      }
+    }
+  }
+  for (int e = 4 * quads * S + int(threadIdx.x); e < (n + 1) * S; e += kCtaThreads) {  // rows 4 (n / 4) .. n
+    const int i = e / S, q = e % S, c = cols[q];  // resident_pos(i, n) = i here (c from shared: q is not a constant)
+    xbuf[i * S + q] = c >= 0 && i < n ? x[int64_t(c) * ld + i] : 0.f;
+  }
+}
+template <int S, int kCtaThreads>
+__device__ __forceinline__ void load_slice_features(float* xbuf, const int* cols, const float* __restrict__ x,
+                                                    int64_t ldx, int n, int image_major) {
+  if (image_major)
+    load_slice_features_image<S, kCtaThreads>(xbuf, cols, x, ldx, n);
+  else
+    load_slice_features_neuron<S, kCtaThreads>(xbuf, cols, x, ldx, n);
 }
 // Threads q < S: the slice's state in misc (live list = slots 0..S - 1, flags 0 at misc 8.., the column of slot q
 // in x at misc 24 + q, -1 past the slice's `mine` images) and row n of feature buffer 1 (the padding row; buffer
@@ -523,9 +586,26 @@ __device__ __forceinline__ int layer_end_mask(float (&alive4)[4], int slot0, int
 template <int S, int kCtaThreads>
 __device__ __forceinline__ void write_survivors(const float* xfin, const int* s_live, int cnt, const int* s_base, int n,
                                                 int r0, float* __restrict__ y, int64_t ldy, const int* ids_in,
-                                                int* rows_out, int* ids_out, int max_active) {
+                                                int* rows_out, int* ids_out, int max_active, int image_major) {
   const int quads = n >> 2, items = quads * S;
-  for (int e = int(threadIdx.x); e < items; e += kCtaThreads) {
+  if (image_major) {  // survivor t's quad a as one 16-byte store at y + (r0 + s_live[t]) x ldy + 4 a (ldy: the stride)
+    for (int a = int(threadIdx.x); a < quads; a += kCtaThreads) {
+      const int key = quad_key<S>(a, n);
+#pragma unroll
+      for (int t = 0; t < S; ++t)
+        if (t < cnt) {
+          const int sl = s_live[t];
+          const float4 v = make_float4(xfin[(4 * a + (0 ^ key)) * S + sl], xfin[(4 * a + (1 ^ key)) * S + sl],
+                                       xfin[(4 * a + (2 ^ key)) * S + sl], xfin[(4 * a + (3 ^ key)) * S + sl]);
+          *reinterpret_cast<float4*>(y + int64_t(r0 + sl) * ldy + 4 * a) = v;
+        }
+    }
+    for (int e = 4 * quads * S + int(threadIdx.x); e < n * S; e += kCtaThreads) {  // rows 4 (n / 4) .. n - 1
+      const int i = e / S, t = e % S;
+      if (t < cnt) y[int64_t(r0 + s_live[t]) * ldy + i] = xfin[i * S + s_live[t]];
+    }
+  }
+  for (int e = int(threadIdx.x); !image_major && e < items; e += kCtaThreads) {
     const int a = e / S, t = e % S;
     if (t < cnt) {
       const int sl = s_live[t], key = quad_key<S>(a, n);
@@ -534,7 +614,7 @@ __device__ __forceinline__ void write_survivors(const float* xfin, const int* s_
       for (int j = 0; j < 4; ++j) dst[j * ldy] = xfin[(4 * a + (j ^ key)) * S + sl];
     }
   }
-  for (int e = 4 * quads * S + int(threadIdx.x); e < n * S; e += kCtaThreads) {  // rows 4 (n / 4) .. n - 1
+  for (int e = 4 * quads * S + int(threadIdx.x); !image_major && e < n * S; e += kCtaThreads) {  // rows 4 (n / 4) ..
     const int i = e / S, t = e % S;  // resident_pos(i, n) = i here
     if (t < cnt) y[int64_t(i) * ldy + r0 + s_live[t]] = xfin[i * S + s_live[t]];
   }
@@ -685,7 +765,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
     }
   }
   __syncthreads();
-  load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n);
+  load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n, table.image_major);
 
   const int chunks = (n + kChunkRows - 1) / kChunkRows;
   const int last_rows = n - (chunks - 1) * kChunkRows;  // rows of a layer's last chunk
@@ -1139,7 +1219,7 @@ dnn_resident_kernel(const __grid_constant__ ResidentTable table, int layer_count
 
   // Write-out: the survivors' features (buffer cur) to y at column r0 + slot, and the next list.
   write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, r0, y, ldy, ids_in, rows_out, ids_out,
-                                  max_active);
+                                  max_active, table.image_major);
   if constexpr (kTrace) {  // the exit once every thread's share of the write-out is issued
     __syncthreads();
     if (threadIdx.x == 0)
@@ -1281,7 +1361,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
                        smem_a + unsigned(threadIdx.x) * slot_bytes, bar_a + 8u * unsigned(threadIdx.x));
     }
     if (b == 0)
-      load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n);
+      load_slice_features<S, kCtaThreads>(xbuf, misc + 24, x, ldx, n, table.image_major);
     else
       unpark_features<kCtaThreads>(xbuf, park + int64_t(u) * xstride, xstride);
     __syncthreads();
@@ -1510,7 +1590,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
     if (!handed) {
       if (cnt > 0)
         write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, r0, y, ldy, ids_in, rows_out,
-                                        ids_out, max_active);
+                                        ids_out, max_active, table.image_major);
       if (kTrace && cnt > 0) {
         __syncthreads();
         if (threadIdx.x == 0) trace_record(trace, kTraceRecords - 1, JHDNN_RESIDENT_TRACE_EXIT, layer_count - 1, cnt);
@@ -1525,7 +1605,7 @@ dnn_resident_vals4w_kernel(const __grid_constant__ ResidentTable table, int laye
       if (threadIdx.x == 0) publish_progress(sched + 1 + hu, blocks << 8);  // its later blocks find it empty
     } else if ((hb + 1) * bl >= layer_count) {  // the call's last layer
       write_survivors<S, kCtaThreads>(xbuf + cur * xstride, s_live, cnt, s_base, n, hu * slice, y, ldy, ids_in,
-                                      rows_out, ids_out, max_active);
+                                      rows_out, ids_out, max_active, table.image_major);
       if constexpr (kTrace) {
         __syncthreads();
         if (threadIdx.x == 0)
@@ -1687,10 +1767,17 @@ Status launch_vals4w(cudaStream_t s, int device, const ResidentTable& table, int
     JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     ctas = per_sm * sms;
     if (forced > 0 || units > ctas) pool = handed_pool(device);
-    // Auto: handed where the slices may outnumber the CTAs, its blocks chosen on the device from the real count.
-    if (pool != nullptr) block_layers = forced > 0 ? resident_vals4w_block_layers(units, ctas, layer_count, forced)
-                                   : units > ctas ? -1
-                                                  : 0;
+    // Auto: handed where the slices may outnumber the CTAs, its blocks chosen on the device from the real count;
+    // but one CTA per slice where the parks would pass what the pool keeps across synchronizations (kHandedPoolKeep):
+    // many waves of slices balance by themselves, and the pool would grow to the parks (~1 GB for 60000 images at
+    // n = 4096) and trim back at the caller's next synchronization, every call (session 47, image-major calls from
+    // layer 1 on 60000 images: L = 12 at n = 4096 3.40 ms one CTA per slice against 4.64-5.01 auto, ~1.2-1.5 ms of
+    // host time in the call; bench/results/4dd6c65/image-major/).
+    const bool parks_fit = size_t(units) * size_t(n + 1) * kResidentValsS * sizeof(float) <= kHandedPoolKeep;
+    if (pool != nullptr)
+      block_layers = forced > 0                        ? resident_vals4w_block_layers(units, ctas, layer_count, forced)
+                     : units > ctas && (parks_fit || layer_count == 1) ? -1
+                                                                       : 0;
     // The item counter runs to units x blocks + CTAs - 1 in an int (the device's choice: at most layer_count blocks).
     const int64_t most_blocks = block_layers > 0 ? (layer_count + block_layers - 1) / block_layers : layer_count;
     if (int64_t(units) * most_blocks + ctas > int64_t(INT_MAX)) block_layers = 0;
@@ -1882,7 +1969,8 @@ size_t handed_pool_reserved_bytes(int device) {
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
-                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace, bool pageable_ok) {
+                    int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace, bool pageable_ok,
+                    bool image_major) {
   if (max_active == 0 || layer_count == 0) return Status::success();
   if (core::config::resident_blocks() == core::config::kResidentBlocksInvalid)
     return core::fail(JHDNN_STATUS_BAD_PARAM, "JHDNN_RESIDENT_BLOCKS = '%s' is not auto or a count 0..%d",
@@ -1901,6 +1989,7 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
   const int64_t n = wts[0]->rows;
   const int nn = int(n);
   ResidentTable table{};
+  table.image_major = image_major ? 1 : 0;
   // The vals-pack copies of the call's layers (built by a descriptor's first use) and the ring slot they need.
   auto pack_vals = [&](size_t* slot) -> Status {
     int sbs[kResidentMaxLayers];

@@ -123,12 +123,13 @@ void prime_pool(cudaMemPool_t pool);
 // wts: layer_count (1..kResidentMaxLayers) host pointers to set width-32 ELL descriptors, n x n.
 // slice: images per CTA, 1..resident_slice_max, or 0 (that maximum).
 // The descriptors are not const: each gets its packed copy at its first call (resident_pack, which checks the
-// arrays it reads; pageable_ok: the device may read plain host memory).
+// arrays it reads; pageable_ok: the device may read plain host memory). image_major: x(i, c) at x[c * ldx + i] and y
+// alike (ldx, ldy: the image strides, multiples of 4, x and y 16-byte aligned: the API's checks); else neuron-major.
 Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMatrixStruct* const* wts,
                     int layer_count, float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                     const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr,
-                    bool pageable_ok = false);
+                    bool pageable_ok = false, bool image_major = false);
 Status load_dnn_resident_pack_kernel();
 // The duo kernel (JHDNN_RESIDENT_KERNEL=duo, S = 8): a ring of 8 slots, each the call's largest chunk
 // (resident_chunk_bytes of min(n, 128) rows, over the layers' list bytes), next to the misc ints and

@@ -22,15 +22,23 @@
 namespace spdnn {
 namespace {
 
-// Block r writes image r (source row r % src_rows) into column r of the feature-major x; tiled (n neurons): into
-// column r of the tiled layout (upload_features).
+// Block r writes image r (source row r % src_rows) into column r of the feature-major x (leading dimension ld);
+// tiled (n neurons): into column r of the tiled layout; image-major: into x[r * ld + i] (ld: the image stride)
+// (upload_features).
 __global__ void scatter_images(const int64_t* __restrict__ ptr, const int* __restrict__ idx,
                                const float* __restrict__ val, int64_t src_rows, float* __restrict__ x, int64_t ld,
-                               bool tiled, int64_t n) {
+                               jhdnnSparseDnnFeatureLayout_t layout, int64_t n) {
   const int64_t r = blockIdx.x;
   const int64_t s = r % src_rows;
-  float* const col = tiled ? x + (r / 128) * n * 128 + r % 128 : x + r;
-  const int64_t stride = tiled ? 128 : ld;
+  float* col = x + r;  // neuron-major
+  int64_t stride = ld;
+  if (layout == JHDNN_SPARSE_DNN_FEATURES_TILED128) {
+    col = x + (r / 128) * n * 128 + r % 128;
+    stride = 128;
+  } else if (layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR) {
+    col = x + r * ld;
+    stride = 1;
+  }
   for (int64_t k = ptr[s] + threadIdx.x; k < ptr[s + 1]; k += blockDim.x) col[int64_t(idx[k]) * stride] = val[k];
 }
 
@@ -277,12 +285,18 @@ void DeviceNetwork::upload_layer(int l, const Ell& e, const std::vector<int>& or
 
 // upload_features, and (mask != nullptr) the images' piece mask: n rows of mask_ld words (image_mask_kernel); returns
 // the mask's GPU milliseconds (0 without one).
-double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled, unsigned* mask,
-                       int64_t mask_ld) {
+double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, jhdnnSparseDnnFeatureLayout_t layout,
+                       unsigned* mask, int64_t mask_ld) {
+  const bool tiled = layout == JHDNN_SPARSE_DNN_FEATURES_TILED128;
+  const bool image_major = layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
+  if (!tiled && !image_major && layout != JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR)
+    throw std::runtime_error("upload_features: unknown feature layout " + std::to_string(int(layout)));
   // exactly the stride jhdnnSparseDnnLayerForwardCompactMasked reads: a larger one would make it read other words
   if (mask != nullptr && mask_ld != (ld + 127) / 128)
     throw std::runtime_error("upload_features: mask_ld must be (ld + 127) / 128");
+  if (mask != nullptr && image_major) throw std::runtime_error("upload_features: no piece mask in the image-major layout");
   if (tiled && ld % 128 != 0) throw std::runtime_error("upload_features: a tiled ld must be a multiple of 128");
+  const int64_t stride = image_stride(images.cols);  // image-major: the floats per image
   size_t unused = 0;
   Owned owned;
   int64_t* ptr = dalloc<int64_t>(images.ptr.size(), &unused, &owned);
@@ -291,8 +305,9 @@ double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, 
   CUDA_CHECK(cudaMemcpy(ptr, images.ptr.data(), images.ptr.size() * sizeof(int64_t), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(idx, images.idx.data(), images.idx.size() * sizeof(int), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(val, images.val.data(), images.val.size() * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemsetAsync(x, 0, size_t(images.cols) * size_t(ld) * sizeof(float), s));
-  scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, ld, tiled, images.cols);
+  CUDA_CHECK(cudaMemsetAsync(x, 0, size_t(image_major ? stride : images.cols) * size_t(ld) * sizeof(float), s));
+  scatter_images<<<unsigned(ld), 128, 0, s>>>(ptr, idx, val, images.rows, x, image_major ? stride : ld, layout,
+                                              images.cols);
   CUDA_CHECK(cudaGetLastError());
   float mask_ms = 0.f;
   if (mask != nullptr) {
@@ -487,8 +502,11 @@ struct InferenceRun {
 
   const int64_t n;
   const bool tiled;
+  const bool image_major;  // JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR: resident calls from layer 1 (resident_loop)
   // The features' column capacity: the images, rounded up to whole blocks of 128 in the tiled layout.
   const int64_t ld;
+  // The floats of a feature buffer: n x ld, or ld images of image_stride(n) floats in the image-major layout.
+  const size_t buffer_floats;
   const int layers;
   const int r32;
   const int widen_layers, widen_keep_percent;
@@ -546,7 +564,9 @@ InferenceRun::InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t ro
       res(res),
       n(net.width()),
       tiled(layout == JHDNN_SPARSE_DNN_FEATURES_TILED128),
+      image_major(layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR),
       ld(tiled ? (rows + 127) / 128 * 128 : rows),
+      buffer_floats(size_t(image_major ? image_stride(n) : n) * size_t(ld)),
       layers(net.layers()),
       r32(int(rows)),
       widen_layers(opt.widen_layers),
@@ -559,8 +579,8 @@ InferenceRun::InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t ro
 void InferenceRun::allocate() {
   JHDNN_CHECK(jhdnnGetStream(h, &s));
   size_t bytes = 0;
-  x[0] = dalloc<float>(size_t(n) * ld, &bytes, &o);
-  x[1] = dalloc<float>(size_t(n) * ld, &bytes, &o);
+  x[0] = dalloc<float>(buffer_floats, &bytes, &o);
+  x[1] = dalloc<float>(buffer_floats, &bytes, &o);
   if (input_mask) pmask = dalloc<unsigned>(size_t(n) * size_t(mask_ld), &bytes, &o);
   act_rows[0] = dalloc<int>(rows, &bytes, &o);
   act_rows[1] = dalloc<int>(rows, &bytes, &o);
@@ -587,10 +607,10 @@ void InferenceRun::allocate() {
 
 void InferenceRun::upload(const Csr& images) {
   if (net.labels(0).empty()) {
-    res.input_mask_ms = upload_features(images, x[0], ld, s, tiled, pmask, mask_ld);
+    res.input_mask_ms = upload_features(images, x[0], ld, s, layout, pmask, mask_ld);
   } else {
     res.input_mask_ms =  // the pixels' new names
-        upload_features(relabel_columns(images, net.labels(0)), x[0], ld, s, tiled, pmask, mask_ld);
+        upload_features(relabel_columns(images, net.labels(0)), x[0], ld, s, layout, pmask, mask_ld);
   }
   std::vector<int> iota(rows);
   std::iota(iota.begin(), iota.end(), 0);
@@ -624,6 +644,7 @@ void InferenceRun::start_clock() {
 
 // Where feature (neuron i, column c) of a buffer is (jhdnn.h, jhdnnSparseDnnFeatureLayout_t).
 int64_t InferenceRun::feature_at(int64_t i, int64_t c) const {
+  if (image_major) return c * image_stride(n) + i;
   return tiled ? (c / 128) * n * 128 + i * 128 + c % 128 : i * ld + c;
 }
 
@@ -632,7 +653,7 @@ void InferenceRun::copy_out(int list, const int* dcount) {
   int c = 0;
   CUDA_CHECK(cudaMemcpyAsync(&c, dcount, sizeof(int), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
-  std::vector<float> all(size_t(n) * ld);
+  std::vector<float> all(buffer_floats);
   std::vector<int> pos(c), id(c), perm(c);
   CUDA_CHECK(cudaMemcpy(all.data(), x[list], all.size() * sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(pos.data(), act_rows[list], c * sizeof(int), cudaMemcpyDeviceToHost));
@@ -783,7 +804,7 @@ void InferenceRun::build_head_graph(int resident_below) {
   // (auto: none where the caller set the resident threshold, so that the switch stays where it asked)
   int k = opt.head_graph_layers >= 0 ? opt.head_graph_layers : resident_below >= 0 ? 0 : 1 + widen_layers;
   k = std::min(k, layers - 1);
-  if (k <= 0 || keep) return;
+  if (k <= 0 || keep || image_major) return;  // (image-major: no fused layer reads that layout)
   cudaStream_t gs = nullptr;
   CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
   const auto tb = std::chrono::steady_clock::now();
@@ -841,24 +862,30 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   // resident calls (DriverOptions' first chunk, then x4 up to the max chunk: resident_call_layers), each one resident launch, with
   // maxActive = the last count seen
   // (counts never grow, so it bounds every later count).
+  // The image-major layout has no fused head (no layer call reads it): resident calls from layer 1, the first with
+  // maxActive = the images, each later one with the survivors of the call before, read back at the call boundary (a
+  // host wait there: a bound of 60000 images for every call would make each call's CTAs, and vals4w's parks, those
+  // of all the images); where a layer's output is kept, a call ends at that layer and the output is copied after it.
   std::vector<jhdnnSparseMatrixDescriptor_t> descs;
   for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
   const int threshold = resident_below >= 0 ? resident_below : resident_auto_threshold();
   const auto t0 = std::chrono::steady_clock::now();
   CUDA_CHECK(cudaEventRecord(e0, s));
   int known = r32;
-  const int first = fused_head(threshold, &known);
+  const int first = image_major ? 1 : fused_head(threshold, &known);
   // Layer `first` reads set (first - 1) & 1; each call writes the other set (list and features).
   int set = (first - 1) & 1;
   bool ran = false;
   // The optional trace: one zeroed buffer with room for every call (maxActive x RECORDS records
   // each). Allocated here, inside the timed region (the caller takes a separate run for the trace).
   using TraceRecord = jhdnnSparseDnnResidentTraceRecord_t;
-  const int max_active = std::max(known, 0);
+  int max_active = std::max(known, 0);
   // The calls' layers (DriverOptions, resident_call_layers): resident_first_chunk for the first, then each call
   // kResidentCallGrowth times the one before, up to resident_max_chunk; the last takes what is left.
   const int most = opt.resident_max_chunk > 0 ? opt.resident_max_chunk : JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS;
-  const std::vector<int> chunks = resident_call_layers(layers - (first - 1), opt.resident_first_chunk, most);
+  const int split = image_major && keep ? keep_layer : 0;  // the calls of layers 1 .. split, then the rest
+  std::vector<int> chunks = resident_call_layers(split, opt.resident_first_chunk, most);
+  for (int c : resident_call_layers(layers - (first - 1) - split, opt.resident_first_chunk, most)) chunks.push_back(c);
   const int calls = int(chunks.size());
   const size_t trace_per_call = size_t(max_active) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS;
   TraceRecord* trace = nullptr;
@@ -868,22 +895,24 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
     trace_owner.reset(trace);
     CUDA_CHECK(cudaMemsetAsync(trace, 0, size_t(calls) * trace_per_call * sizeof(TraceRecord), s));
   }
-  std::vector<int> trace_first;  // per traced call: its first layer (0-based) and layer count
+  std::vector<int> trace_first;  // per traced call: its first layer (0-based), layer count and maxActive
   std::vector<int> trace_layers;
+  std::vector<int> trace_max;
   for (int c0 = first - 1, call = 0; c0 < layers; ++call) {
     const int chunk = chunks[size_t(call)];
     const int out = 1 - set;
     TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
     const auto tc = std::chrono::steady_clock::now();
-    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentTraced(
-        h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], x[set], rows, x[out],
-        rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
+    const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentEx(
+        h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], layout, x[set], rows,
+        x[out], rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
     const double call_ms = host_ms_since(tc);
     res.api_host_ms += call_ms;
     if (!ran) res.first_tail_host_ms = call_ms;
     if (st == JHDNN_STATUS_SUCCESS && call_trace) {
       trace_first.push_back(c0);
       trace_layers.push_back(chunk);
+      trace_max.push_back(max_active);
     }
     if (st == JHDNN_STATUS_SUCCESS) {
       if (!ran) res.tail_first = c0 + 1;
@@ -891,6 +920,16 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
       ++res.resident_calls;
       set = out;
       c0 += chunk;
+      if (image_major && keep && c0 == keep_layer) copy_out(set, counts + c0);
+      if (image_major && c0 < layers) {
+        CUDA_CHECK(cudaMemcpyAsync(&max_active, counts + c0, sizeof(int), cudaMemcpyDeviceToHost, s));
+        CUDA_CHECK(cudaStreamSynchronize(s));
+      }
+    } else if (image_major) {  // no fused path to fall back to: nothing reads this layout but the resident call
+      char msg[256];
+      jhdnnGetLastErrorString(msg, sizeof(msg));
+      throw std::runtime_error(std::string("the image-major layout runs on resident calls only, and the call of layers ") +
+                               std::to_string(c0 + 1) + ".." + std::to_string(c0 + chunk) + " failed: " + msg);
     } else if ((st == JHDNN_STATUS_NOT_SUPPORTED_SHAPE || st == JHDNN_STATUS_NOT_SUPPORTED) && !ran) {
       fused_rest(c0, "resident");
       set = layers & 1;
@@ -907,7 +946,7 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
       ResidentTraceCall call;
       call.first_layer = trace_first[c] + 1;
       call.layers = trace_layers[c];
-      call.max_active = max_active;
+      call.max_active = trace_max[c];
       call.records.resize(trace_per_call);
       CUDA_CHECK(cudaMemcpy(call.records.data(), trace + c * trace_per_call, trace_per_call * sizeof(TraceRecord),
                             cudaMemcpyDeviceToHost));
@@ -1094,7 +1133,14 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   if (keep_layer > 0 && (!keep_out || !keep_ids))
     throw std::runtime_error("keep_layer > 0 needs keep_out and keep_ids");
   const bool keep = keep_layer > 0;
-  if (path == Path::kResident && resident_below < 0 && !resident_auto_applies(n)) {
+  const bool image_major = layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
+  if (!tiled && !image_major && layout != JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR)
+    throw std::runtime_error("unknown feature layout " + std::to_string(int(layout)));
+  if (image_major && path != Path::kResident)
+    throw std::runtime_error(std::string("the image-major feature layout runs on the resident path only, not ") +
+                             path_name(path));
+  if (image_major && opt.input_mask) throw std::runtime_error("the image-major feature layout has no input mask");
+  if (path == Path::kResident && !image_major && resident_below < 0 && !resident_auto_applies(n)) {
     res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
                " (the rule: n <= 1024, or 2048 < n <= 4096 unless JHDNN_SPDNN_RESIDENT_4096=0; force it with "
                "resident_below >= 0)";

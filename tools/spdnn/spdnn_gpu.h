@@ -172,7 +172,11 @@ struct ResidentTraceCall {
 // the buffers are allocated inside the timed region, so take the trace on a run of its own.
 // layout: the features' layout; JHDNN_SPARSE_DNN_FEATURES_TILED128 (column capacity `rows` rounded up to 128) runs
 // on kFused and kGraph only (jhdnnSparseDnnLayerForwardCompactEx): kResident runs kGraph instead (note says so),
-// kSeparate and kPersistent throw. A relabelled network's input
+// kSeparate and kPersistent throw. JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR (image_stride(n) floats per image) runs on
+// kResident only (else it throws, as with opt.input_mask): every layer a resident call
+// (jhdnnSparseDnnLayersForwardResidentEx), from layer 1, in DriverOptions' chunks, each call after the first bounded
+// by the survivors of the one before (read back at the boundary); resident_below, the head graph and widening (which
+// act on fused layers) do not apply; a refused call throws (there is no fused path to fall back to). A relabelled network's input
 // images are renamed with it (net.labels(0)); keep_out is given at the original names.
 // opt: the driver's tuning (DriverOptions below); a value out of its range throws std::runtime_error.
 constexpr int kWidenLayersDefault = 4;
@@ -271,11 +275,17 @@ bool resident_auto_applies(int64_t n);
 constexpr bool kResident4096Default = true;
 bool resident_4096_on();
 
-// Feature-major dense upload of ld images: x[i * ld + r] = images(r % images.rows, i), zeros elsewhere; tiled
-// (ld a multiple of 128): x[(r / 128) * n * 128 + i * 128 + r % 128] (JHDNN_SPARSE_DNN_FEATURES_TILED128).
-// mask (device, n rows of mask_ld = (ld + 127) / 128 words; nullptr: none): the features' piece mask
-// (jhdnnSparseDnnLayerForwardCompactMasked) built from the sparse images; returns its GPU milliseconds.
-double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s, bool tiled = false,
+// The image-major layout's floats per image (JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR): n rounded up to 4.
+inline int64_t image_stride(int64_t n) { return (n + 3) / 4 * 4; }
+
+// Dense upload of ld images (ld: the column capacity), zeros elsewhere. Neuron-major (the default):
+// x[i * ld + r] = images(r % images.rows, i); tiled (ld a multiple of 128): x[(r / 128) * n * 128 + i * 128 + r % 128]
+// (JHDNN_SPARSE_DNN_FEATURES_TILED128); image-major: x[r * image_stride(n) + i], ld x image_stride(n) floats.
+// mask (device, n rows of mask_ld = (ld + 127) / 128 words; nullptr: none; not in the image-major layout): the
+// features' piece mask (jhdnnSparseDnnLayerForwardCompactMasked) built from the sparse images; returns its GPU
+// milliseconds.
+double upload_features(const Csr& images, float* x, int64_t ld, cudaStream_t s,
+                       jhdnnSparseDnnFeatureLayout_t layout = JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
                        unsigned* mask = nullptr, int64_t mask_ld = 0);
 
 // Baseline helpers (cuSPARSE pipeline, bench_spdnn_cusparse): y = clamp(relu(y + bias)) over an n_out x cols
