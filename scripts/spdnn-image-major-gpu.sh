@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine, ONE call of the device tool (~5 minutes, a cold build included): the image-major resident path
+# On the GPU machine, ONE call of the device tool (1.5-3 minutes with a cold build: 84-169 s in session 47): the image-major resident path
 # (spdnn_infer --layout image, session 47) against the default path. First its exactness test (test_sparse), then at
 # N = 1024 (the official network) and N = 4096, L = 12 and 120, validated: the default (neuron-major head, then the
 # resident calls) and the image-major path from layer 1 with first calls of FIRSTS layers (each later call 4 times
