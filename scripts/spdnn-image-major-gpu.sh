@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU machine, ONE call of the device tool (1.5-3 minutes with a cold build: 84-169 s in session 47): the image-major resident path
-# (spdnn_infer --layout image, session 47) against the default path. First its exactness test (test_sparse), then at
-# N = 1024 (the official network) and N = 4096, L = 12 and 120, validated: the default (neuron-major head, then the
-# resident calls) and the image-major path from layer 1 with first calls of FIRSTS layers (each later call 4 times
-# the one before; 0: the default, one call of all 120), alternated twice. L = 12 is session 46's prediction's range
-# (layers 1-12 in ~0.75 ms at N = 1024 and ~3.0 ms at N = 4096, against the head's 0.91 / 3.29 ms). BLOCKS and TRACE
-# below add variants.
+# On the GPU machine, ONE call of the device tool (84-169 s with a cold build in session 47): the image-major resident
+# path (spdnn_infer --layout image, session 47) against the default path. First its exactness test (test_sparse),
+# then at N = 1024 (the official network) and N = 4096, L = 12 and 120, validated: the default (neuron-major head,
+# then the resident calls) and the image-major path from layer 1 with first calls of FIRSTS layers (each later call
+# 4 times the one before; 0: the default, one call of all 120), alternated twice. L = 12 is the range of session 46's
+# prediction (layers 1-12 in ~0.75 ms at N = 1024 and ~3.0 ms at N = 4096, against the head's 0.91 / 3.29 ms). BLOCKS
+# and TRACE below add variants.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-image-major-gpu.sh $OUT/m; mv $OUT/m/r.tgz $OUT/; rm -rf $OUT/m
 # (carry data/spdnn)
 set -uo pipefail
