@@ -1,9 +1,12 @@
-// Command-line options of the small CPU tools in tools/spdnn (spdnn_l2_model, spdnn_feature_stats).
+// Command-line options of the small CPU tools in tools/spdnn (spdnn_l2_model, spdnn_feature_stats, ...) and their input.
 #pragma once
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+
+#include "spdnn/spdnn.h"
 
 namespace spdnn::cli {
 
@@ -21,6 +24,15 @@ inline std::string arg_str(int argc, char** argv, const char* name, const char* 
   for (int i = 1; i + 1 < argc; ++i)
     if (!std::strcmp(argv[i], name)) return argv[i + 1];
   return fallback;
+}
+
+// The first 1200 official images (data_dir()'s sparse-images-1024-first1200.tsv, N = 1024) into *img; false, with
+// the tool's name and the reason on stderr, where they cannot be read.
+inline bool read_first_images(const char* tool, Csr* img) {
+  std::string err;
+  if (read_images_tsv(data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, img, &err)) return true;
+  std::fprintf(stderr, "%s: %s\n", tool, err.c_str());
+  return false;
 }
 
 }  // namespace spdnn::cli

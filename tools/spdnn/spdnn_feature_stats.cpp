@@ -30,12 +30,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdnn::Csr img;
-  std::string err;
-  const std::string path = spdnn::data_dir() + "/sparse-images-1024-first1200.tsv";
-  if (!spdnn::read_images_tsv(path, 1024, 1200, &img, &err)) {
-    std::fprintf(stderr, "spdnn_feature_stats: %s\n", err.c_str());
-    return 1;
-  }
+  if (!spdnn::cli::read_first_images("spdnn_feature_stats", &img)) return 1;
   spdnn::CpuInference ref(spdnn::scale_images(img, n));
   const double bias = spdnn::challenge_bias(n);
   std::printf("# N %lld, 1200 images, generated network (seed %d), bias %g, clamp 32\n"

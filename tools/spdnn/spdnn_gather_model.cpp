@@ -68,11 +68,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdnn::Csr img;
-  std::string err;
-  if (!spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, kDistinct, &img, &err)) {
-    std::fprintf(stderr, "spdnn_gather_model: %s\n", err.c_str());
-    return 1;
-  }
+  if (!spdnn::cli::read_first_images("spdnn_gather_model", &img)) return 1;
   spdnn::CpuInference ref(spdnn::scale_images(img, n));
   const double bias = spdnn::challenge_bias(n);
   // The entering list of layer 1: every image at its own column; ids = the source image (t mod 1200).

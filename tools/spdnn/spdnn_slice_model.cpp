@@ -55,11 +55,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdnn::Csr img;
+  if (!spdnn::cli::read_first_images("spdnn_slice_model", &img)) return 1;
   std::string err;
-  if (!spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, kDistinct, &img, &err)) {
-    std::fprintf(stderr, "spdnn_slice_model: %s\n", err.c_str());
-    return 1;
-  }
   spdnn::CpuInference ref(n == 1024 ? img : spdnn::scale_images(img, n));
   const double bias = spdnn::challenge_bias(n);
   // alive[l][s]: source image s has a nonzero output after layer l (l = 0: every image)
