@@ -13,11 +13,17 @@
 // times the one before (spdnn::resident_call_layers; 0: all layers in one call where they are <= 192, else 96).
 // --group G: images per CTA (4: today's slices); a CTA computes ceil(live / 4) quads per layer, its live images
 // packed into the first quads (G = 8 models a CTA of two quads compacting inside the call; G = 4 is today's kernel).
-// The price of a call: (quad-layers x layer + CTAs x load x G / 4 + CTAs with survivors x write) / ctas + call:
-// every CTA's work spread evenly over the CTAs that run at once (many waves: the tail of the last wave ignored).
+// The price of a call, two ways: model_ms = (quad-layers x layer + CTAs x load x G / 4 + CTAs with survivors x write)
+// / ctas + call, every CTA's work spread evenly over the CTAs that run at once (the last wave's tail ignored); and
+// greedy_ms = the makespan of the CTAs in list order, each started on the first of the `ctas` places to free up
+// (the block scheduler's order for one CTA per slice), + call: the one to read where a call has few slices (the
+// late calls: one wave, as long as its longest slice).
 // Survivors keep their list order at a boundary (on the GPU each slice's survivors stay together, the slices in the
 // order their CTAs finish).
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -81,27 +87,33 @@ int main(int argc, char** argv) {
   for (int c : calls) std::printf(" %d", c);
   std::printf("; %d images per CTA; per quad-layer %d ns, per CTA load %d ns x group / 4, write %d ns, call %d ns, "
               "%d CTAs at once\n# call  first_layer  layers  entering  ctas  quad_layers  live_image_layers  "
-              "slot_use  model_ms\n",
+              "slot_use  model_ms  greedy_ms\n",
               group, layer_ns, load_ns, write_ns, call_ns, ctas);
   std::vector<int> list(kImages);  // the entering list: source images, in list order
   for (int t = 0; t < kImages; ++t) list[size_t(t)] = t % kDistinct;
-  double total_ms = 0, live_total = 0, quads_total = 0;
+  double total_ms = 0, total_greedy_ms = 0, live_total = 0, quads_total = 0;
   int a = 1;  // the call's first layer
   for (size_t c = 0; c < calls.size(); ++c) {
     const int b = a + calls[c];  // layers a .. b - 1
     Work wk;
     double live_layers = 0;
     std::vector<int> next;
+    // greedy: the places' free times (ns), the earliest on top
+    std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+    for (int p = 0; p < ctas; ++p) free_at.push(0.0);
+    double makespan = 0;
     for (size_t g0 = 0; g0 < list.size(); g0 += size_t(group)) {
       const size_t g1 = std::min(list.size(), g0 + size_t(group));
       wk.ctas += 1;
+      double cta_quads = 0;
       for (int k = a; k < b; ++k) {  // layer k runs on the images alive entering it
         int live = 0;
         for (size_t t = g0; t < g1; ++t) live += alive[size_t(k - 1)][size_t(list[t])];
         if (live == 0) break;
-        wk.quad_layers += (live + kQuad - 1) / kQuad;
+        cta_quads += (live + kQuad - 1) / kQuad;
         live_layers += live;
       }
+      wk.quad_layers += cta_quads;
       bool any = false;
       for (size_t t = g0; t < g1; ++t)
         if (alive[size_t(b - 1)][size_t(list[t])]) {
@@ -109,19 +121,27 @@ int main(int argc, char** argv) {
           any = true;
         }
       wk.writes += any;
+      const double start = free_at.top(), end = start + cta_quads * layer_ns + double(load_ns) * group / kQuad +
+                                                 (any ? write_ns : 0);
+      free_at.pop();
+      free_at.push(end);
+      makespan = std::max(makespan, end);
     }
+    const double greedy_ms = makespan * 1e-6 + call_ns * 1e-6;
     const double ms = (wk.quad_layers * layer_ns + wk.ctas * load_ns * group / kQuad + wk.writes * write_ns) /
                           double(ctas) * 1e-6 +
                       call_ns * 1e-6;
-    std::printf("%6zu %12d %7d %9zu %5.0f %12.0f %18.0f %9.3f %9.3f\n", c, a, calls[c], list.size(), wk.ctas,
-                wk.quad_layers, live_layers, wk.quad_layers > 0 ? live_layers / (kQuad * wk.quad_layers) : 0.0, ms);
+    std::printf("%6zu %12d %7d %9zu %5.0f %12.0f %18.0f %9.3f %9.3f %10.3f\n", c, a, calls[c], list.size(), wk.ctas,
+                wk.quad_layers, live_layers, wk.quad_layers > 0 ? live_layers / (kQuad * wk.quad_layers) : 0.0, ms,
+                greedy_ms);
     total_ms += ms;
+    total_greedy_ms += greedy_ms;
     live_total += live_layers;
     quads_total += wk.quad_layers;
     list.swap(next);
     a = b;
   }
-  std::printf("# total %.3f ms; quad-layers %.0f, live image-layers %.0f (slot use %.3f)\n", total_ms, quads_total,
-              live_total, quads_total > 0 ? live_total / (kQuad * quads_total) : 0.0);
+  std::printf("# total %.3f ms (greedy %.3f); quad-layers %.0f, live image-layers %.0f (slot use %.3f)\n", total_ms,
+              total_greedy_ms, quads_total, live_total, quads_total > 0 ? live_total / (kQuad * quads_total) : 0.0);
   return 0;
 }
