@@ -5,7 +5,8 @@
 # then the resident calls) and the image-major path from layer 1 with first calls of FIRSTS layers (each later call
 # 4 times the one before; 0: the default, one call of all 120), alternated twice. L = 12 is the range of session 46's
 # prediction (layers 1-12 in ~0.75 ms at N = 1024 and ~3.0 ms at N = 4096, against the head's 0.91 / 3.29 ms). BLOCKS
-# and TRACE below add variants.
+# and TRACE below add variants; WIDTHS (default "1024 4096") the widths timed; RACECHECK_CASES: test_sparse test-case specs
+# ('|' between them) run under compute-sanitizer racecheck after the timings, one step each.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-image-major-gpu.sh $OUT/m; mv $OUT/m/r.tgz $OUT/; rm -rf $OUT/m
 # (carry data/spdnn)
 set -uo pipefail
@@ -18,7 +19,7 @@ step test_image_major 120 "$T/test_sparse" "inference: the image-major layout on
 FIRSTS=${FIRSTS:-1 2 4 0}
 BLOCKS=${BLOCKS:-auto}  # JHDNN_RESIDENT_BLOCKS of the image-major runs (docs/api.md), each a run of its own
 for rep in 1 2; do
-  for w in 1024 4096; do
+  for w in ${WIDTHS:-1024 4096}; do
     step "m${w}_default_$rep" 60 "$SI" --width "$w" --layers 12,120 --validate yes
     for f in $FIRSTS; do
       for b in $BLOCKS; do
@@ -37,6 +38,7 @@ for t in ${TRACE:-}; do
     rm -f "$OUT/trace_${w}.csv"
   done
 done
+[ -n "${RACECHECK_CASES:-}" ] && racecheck_steps "$RACECHECK_CASES"
 step_summary
 infer_rows "$OUT"/m*.txt
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
