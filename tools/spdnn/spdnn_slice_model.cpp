@@ -18,6 +18,10 @@
 // greedy_ms = the makespan of the CTAs in list order, each started on the first of the `ctas` places to free up
 // (the block scheduler's order for one CTA per slice), + call: the one to read where a call has few slices (the
 // late calls: one wave, as long as its longest slice).
+// Limit (session 48, bench/results/6fa90e0/): the costs are one CTA per slice's, measured with two CTAs per SM
+// sharing it. A schedule that changes what runs beside a slice changes them too: --load-ns 500 --layer-ns 2214
+// predicted staging the next slice at ~0.63 ms for N = 1024 layers 1-12; built, it took 0.94-0.99 ms (the load fell
+// 4.5 -> 2.0 us, each layer rose 1.70 -> 2.11). Read its predictions for such schedules as bounds, not estimates.
 // Survivors keep their list order at a boundary (on the GPU each slice's survivors stay together, the slices in the
 // order their CTAs finish).
 #include <algorithm>
