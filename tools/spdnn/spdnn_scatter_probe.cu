@@ -23,6 +23,10 @@
 // GPU only; exits 1 with the reason without one (a failed CUDA call: its message). Not a test: a measurement, whose
 // output a GPU script keeps. Inputs: data/spdnn's first 1200 images scaled to the width and tiled (spdnn_infer's
 // inputs); the layer: generate_layer_ell(n, 1, 42), which at N = 1024 is the official layer 1.
+//
+// Measured (session 48, bench/results/b7102e5/README.md): exact, and 2.4x / 7.5x / 25x SLOWER than the fused call
+// at N = 1024 / 4096 / 16384 (503 us against 206-213 at N = 1024): every pixel step fetches its 256 bytes of edges
+// from L2 and no two images share them, and an image's updates form one dependent chain.
 #include <cuda_runtime.h>
 
 #include <algorithm>
