@@ -3,27 +3,33 @@
 # sparse images (tools/spdnn/spdnn_scatter_probe.cu, session 48) against the library's fused layer 1 on the dense
 # feature map (spdnn_infer --layers 1, the same images). For each width of WIDTHS (default "1024 4096 16384"), the
 # probe at each tile:warps of its CONFIGS_<width> (defaults below), every one checked bit for bit against the fp32
-# CPU chain, then spdnn_infer --layers 1 twice.
+# CPU chain, then spdnn_infer --layers 1 twice. PROBE=blockell runs tools/spdnn/spdnn_blockell_probe.cu instead (the
+# layer as block-ELL on bf16 tensor cores, session 48), once per width, compared with the chain (not bitwise).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=540 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS" \
   source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-build_step "$B" spdnn_scatter_probe spdnn_infer
-P=$B/tools/spdnn/spdnn_scatter_probe
+PROBE=${PROBE:-scatter}
+build_step "$B" "spdnn_${PROBE}_probe" spdnn_infer
+P=$B/tools/spdnn/spdnn_${PROBE}_probe
 CONFIGS_1024=${CONFIGS_1024:-"16:8 16:16 32:8 32:16 8:8"}
 CONFIGS_4096=${CONFIGS_4096:-"4:4 4:8 8:8 2:4"}
 CONFIGS_16384=${CONFIGS_16384:-"1:4 2:4"}
 for w in ${WIDTHS:-1024 4096 16384}; do
-  v="CONFIGS_$w"
-  for c in ${!v:-}; do
-    step "p${w}_t${c%%:*}_w${c#*:}" 60 "$P" --width "$w" --tile "${c%%:*}" --warps "${c#*:}"
-  done
+  if [ "$PROBE" = blockell ]; then
+    step "b${w}" 90 "$P" --width "$w"
+  else
+    v="CONFIGS_$w"
+    for c in ${!v:-}; do
+      step "p${w}_t${c%%:*}_w${c#*:}" 60 "$P" --width "$w" --tile "${c%%:*}" --warps "${c#*:}"
+    done
+  fi
   for rep in 1 2; do
     step "l1_${w}_$rep" 60 "$SI" --width "$w" --layers 1 --validate no
   done
 done
 step_summary
-grep -h "^width" "$OUT"/p*.txt
+grep -h "^width" "$OUT"/[pb]*.txt
 grep -hE '^ +[0-9]+ +1 ' "$OUT"/l1_*.txt | awk '{print "spdnn_infer layer 1:", $1, $5, "ms"}'
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

@@ -1,0 +1,288 @@
+// How fast a challenge network's first layer runs on tensor cores (session 48's perf-notes, "Where the head could go
+// next"), and how far its values land from the library's fp32 chains. Not a library path: a probe for a decision.
+//
+// The layer as block-ELL: its outputs in groups of 16 with equal input lists (reuse_order), its inputs renamed so
+// that the inputs one group reads are whole aligned blocks of 16 (reader_group_labels; exact like every renaming,
+// spdnn.h), each group then a few dense 16 x 16 weight blocks (2 in the challenge, no zeros). A warp computes one
+// group for 32 images: per block, its bf16 weights as an m16n8k16 A fragment (the host checks that every weight is a
+// bf16 value: 1/16 is) and, per 8 images, the 16 x 8 features as B, each fp32 feature split into three bf16 pieces
+// (hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid)), three mma.sync into fp32. Then bias, ReLU, clamp, and
+// the outputs written neuron-major in the original names (y[j * ld + image]). A tensor core sums in its own order, so
+// the values are compared with the fp32 chain (acc = fma(w, x, acc) over the row in stored order) as counts of
+// outputs that differ, the largest difference, and the survivors, not required to match bit for bit.
+//
+//   spdnn_blockell_probe [--width 1024] [--images 60000] [--reps 20]
+// Prints one line: width, images, the median layer time (us), the DRAM rate its input read + output write would take
+// (GB/s), survivors against the CPU chain's, outputs that differ from the chain, and the largest absolute difference.
+//
+// GPU only; exits 1 with the reason without one (a failed CUDA call: its message) or where a survivor differs from
+// the chain's, 2 where a weight is not a bf16 value. Inputs as spdnn_scatter_probe's.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "common/gpu_util.h"  // CUDA_CHECK
+#include "conv/tensorcore/mma_sm80.cuh"
+#include "spdnn/cli_args.h"
+
+namespace {
+
+constexpr int kWarps = 8;    // groups per CTA (one per warp)
+constexpr int kNTiles = 4;   // 8-image tiles per warp: 32 images
+
+struct BlockEllArgs {
+  const uint4* afrag;        // (group, block): 32 lanes x 4 registers of bf16 pairs, m16n8k16's A layout
+  const int* bcol;           // (group, block): the block's first input (renamed), a multiple of 16
+  const int* out_row;        // groups x 16: the original output of each group row
+  const float* x;            // renamed inputs, neuron-major: x[i * ld + image]
+  int groups, width, images;
+  long long ld;
+  float bias, clamp;
+  float* y;                  // original outputs, neuron-major
+  int* alive;                // per image: 1 where an output is nonzero
+};
+
+__device__ __forceinline__ uint32_t pack_bf16(__nv_bfloat16 lo_k, __nv_bfloat16 hi_k) {
+  return uint32_t(__bfloat16_as_ushort(lo_k)) | (uint32_t(__bfloat16_as_ushort(hi_k)) << 16);
+}
+
+// x as three bf16 pieces: x = hi + mid + lo (each remainder is exact in fp32; lo keeps what is left to 8 bits).
+__device__ __forceinline__ void split3(float x, __nv_bfloat16 (&p)[3]) {
+  p[0] = __float2bfloat16_rn(x);
+  const float r1 = x - __bfloat162float(p[0]);
+  p[1] = __float2bfloat16_rn(r1);
+  p[2] = __float2bfloat16_rn(r1 - __bfloat162float(p[1]));
+}
+
+__global__ void __launch_bounds__(kWarps * 32) blockell_layer(BlockEllArgs a) {
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  const int g = int(blockIdx.x) * kWarps + warp;
+  if (g >= a.groups) return;
+  const int img0 = int(blockIdx.y) * 8 * kNTiles;
+  const int gid = lane >> 2, tig = lane & 3;  // m16n8k16: row / column group of the lane
+  float c[kNTiles][4] = {};
+  for (int b = 0; b < a.width; ++b) {
+    const uint4 af = a.afrag[(size_t(g) * a.width + b) * 32 + lane];
+    const uint32_t afr[4] = {af.x, af.y, af.z, af.w};
+    const float* xb = a.x + (long long)(a.bcol[g * a.width + b] + 2 * tig) * a.ld;
+#pragma unroll
+    for (int t = 0; t < kNTiles; ++t) {
+      const int img = img0 + 8 * t + gid;
+      float v[4] = {0.f, 0.f, 0.f, 0.f};  // B rows 2 tig, 2 tig + 1, 2 tig + 8, 2 tig + 9 of column gid
+      if (img < a.images) {
+        v[0] = xb[img];
+        v[1] = xb[a.ld + img];
+        v[2] = xb[8 * a.ld + img];
+        v[3] = xb[9 * a.ld + img];
+      }
+      __nv_bfloat16 p[4][3];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) split3(v[e], p[e]);
+#pragma unroll
+      for (int piece = 0; piece < 3; ++piece) {
+        const uint32_t bfr[2] = {pack_bf16(p[0][piece], p[1][piece]), pack_bf16(p[2][piece], p[3][piece])};
+        jhdnn::tc::Mma<__nv_bfloat16>::run(c[t], afr, bfr);
+      }
+    }
+  }
+  const int j0 = a.out_row[g * 16 + gid], j1 = a.out_row[g * 16 + gid + 8];
+#pragma unroll
+  for (int t = 0; t < kNTiles; ++t) {
+    const int img = img0 + 8 * t + 2 * tig;  // C: rows gid, gid + 8; columns 2 tig, 2 tig + 1
+    if (img >= a.images) continue;
+    float o[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(c[t][e] + a.bias, 0.f), a.clamp);
+    const bool two = img + 1 < a.images;
+    if (two) {
+      *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
+      *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
+    } else {
+      a.y[j0 * a.ld + img] = o[0];
+      a.y[j1 * a.ld + img] = o[2];
+    }
+    if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;  // benign race: every writer writes 1
+    if (two && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+  }
+}
+
+template <typename T>
+T* upload(const std::vector<T>& v) {
+  T* d = nullptr;
+  CUDA_CHECK(cudaMalloc(&d, std::max<size_t>(v.size(), 1) * sizeof(T)));
+  if (!v.empty()) CUDA_CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+uint16_t bf16_bits(float w) {
+  const __nv_bfloat16 b = __float2bfloat16_rn(w);
+  return __bfloat16_as_ushort(b);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using spdnn::cli::arg_int;
+  const int n = arg_int(argc, argv, "--width", 1024);
+  const int images = arg_int(argc, argv, "--images", 60000);
+  const int reps = arg_int(argc, argv, "--reps", 20);
+  if (!spdnn::generator_width_ok(n) || n % 16 != 0 || images < 1 || reps < 1) {
+    std::fprintf(stderr, "spdnn_blockell_probe: bad option (--width a generator width, --images >= 1, --reps >= 1)\n");
+    return 2;
+  }
+  try {
+    spdnn::Csr first;
+    if (!spdnn::cli::read_first_images("spdnn_blockell_probe", &first)) return 1;
+    const spdnn::Csr img = spdnn::tile_rows(spdnn::scale_images(first, n), images);
+    const spdnn::Ell e = spdnn::generate_layer_ell(n, 1, 42);
+    const float bias = spdnn::challenge_bias(n), clamp = 32.f;
+    // Groups: 16 consecutive rows of reuse_order (in the challenge, rows with equal lists); inputs renamed by reader
+    // groups. A group's blocks: the aligned 16-input blocks any of its rows reads (general block-ELL: a row's
+    // missing entries in a block are zeros).
+    const std::vector<int> order = spdnn::reuse_order(e);
+    const std::vector<int> label = spdnn::reader_group_labels(e, order);  // label[old input] = new
+    const int groups = n / 16;
+    std::vector<int> out_row(order.begin(), order.end());
+    std::vector<std::vector<int>> blocks(static_cast<size_t>(groups));
+    for (int g = 0; g < groups; ++g)
+      for (int q = 0; q < 16; ++q) {
+        const int64_t r = order[size_t(g) * 16 + size_t(q)];
+        for (int64_t k = 0; k < e.width; ++k) {
+          const int i = e.idx[size_t(r * e.width + k)];
+          if (i < 0) continue;
+          const int blk = label[size_t(i)] / 16 * 16;
+          if (std::find(blocks[size_t(g)].begin(), blocks[size_t(g)].end(), blk) == blocks[size_t(g)].end())
+            blocks[size_t(g)].push_back(blk);
+        }
+      }
+    int width = 0;
+    for (const auto& b : blocks) width = std::max(width, int(b.size()));
+    // A fragments: A[row][col] = W(output out_row[16 g + row], renamed input bcol + col), zero where no entry.
+    std::vector<uint4> afrag(static_cast<size_t>(groups) * width * 32);
+    std::vector<int> bcol(static_cast<size_t>(groups) * width, 0);
+    long long filled = 0;
+    for (int g = 0; g < groups; ++g)
+      for (int b = 0; b < width; ++b) {
+        float dense[16][16] = {};
+        if (b < int(blocks[size_t(g)].size())) {
+          bcol[size_t(g) * width + b] = blocks[size_t(g)][size_t(b)];
+          for (int row = 0; row < 16; ++row) {
+            const int j = out_row[size_t(g) * 16 + row];
+            for (int64_t k = 0; k < e.width; ++k) {
+              const int i = e.idx[size_t(j * e.width + k)];
+              if (i < 0 || label[size_t(i)] / 16 * 16 != blocks[size_t(g)][size_t(b)]) continue;
+              const float w = e.val[size_t(j * e.width + k)];
+              uint16_t bits = bf16_bits(w);
+              uint32_t wide = uint32_t(bits) << 16;
+              float back = 0.f;
+              std::memcpy(&back, &wide, 4);
+              if (back != w) {
+                std::fprintf(stderr, "spdnn_blockell_probe: weight %g is not a bf16 value\n", double(w));
+                return 2;
+              }
+              dense[row][label[size_t(i)] % 16] = w;
+              ++filled;
+            }
+          }
+        }
+        for (int lane = 0; lane < 32; ++lane) {
+          const int gid = lane >> 2, tig = lane & 3;
+          auto pair = [&](int row, int col) {
+            return uint32_t(bf16_bits(dense[row][col])) | (uint32_t(bf16_bits(dense[row][col + 1])) << 16);
+          };
+          afrag[(size_t(g) * width + b) * 32 + lane] =
+              make_uint4(pair(gid, 2 * tig), pair(gid + 8, 2 * tig), pair(gid, 2 * tig + 8), pair(gid + 8, 2 * tig + 8));
+        }
+      }
+    const long long ld = (static_cast<long long>(images) + 127) / 128 * 128;
+    std::vector<float> x(static_cast<size_t>(ld) * static_cast<size_t>(n), 0.f);  // renamed rows
+    for (int64_t r = 0; r < images; ++r)
+      for (int64_t p = img.ptr[size_t(r)]; p < img.ptr[size_t(r) + 1]; ++p)
+        x[size_t(label[size_t(img.idx[size_t(p)])]) * size_t(ld) + size_t(r)] = img.val[size_t(p)];
+    BlockEllArgs a{};
+    a.afrag = upload(afrag);
+    a.bcol = upload(bcol);
+    a.out_row = upload(out_row);
+    a.x = upload(x);
+    a.groups = groups;
+    a.width = width;
+    a.images = images;
+    a.ld = ld;
+    a.bias = bias;
+    a.clamp = clamp;
+    CUDA_CHECK(cudaMalloc(&a.y, size_t(ld) * size_t(n) * 4));
+    CUDA_CHECK(cudaMemset(a.y, 0xff, size_t(ld) * size_t(n) * 4));  // poison: NaN
+    CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
+    const dim3 grid(unsigned((groups + kWarps - 1) / kWarps), unsigned((images + 8 * kNTiles - 1) / (8 * kNTiles)));
+    cudaEvent_t t0, t1;
+    CUDA_CHECK(cudaEventCreate(&t0));
+    CUDA_CHECK(cudaEventCreate(&t1));
+    std::vector<float> ms;
+    for (int r = 0; r < reps + 2; ++r) {
+      CUDA_CHECK(cudaMemset(a.alive, 0, size_t(images) * 4));
+      CUDA_CHECK(cudaEventRecord(t0));
+      blockell_layer<<<grid, kWarps * 32>>>(a);
+      CUDA_CHECK(cudaGetLastError());
+      CUDA_CHECK(cudaEventRecord(t1));
+      CUDA_CHECK(cudaEventSynchronize(t1));
+      float m = 0.f;
+      CUDA_CHECK(cudaEventElapsedTime(&m, t0, t1));
+      if (r >= 2) ms.push_back(m);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double med = ms[ms.size() / 2] * 1000.0;
+    std::vector<float> y(static_cast<size_t>(ld) * static_cast<size_t>(n));
+    CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
+    std::vector<int> alive(static_cast<size_t>(images));
+    CUDA_CHECK(cudaMemcpy(alive.data(), a.alive, alive.size() * 4, cudaMemcpyDeviceToHost));
+    // The fp32 chain in the original names, per distinct image, against every column holding it.
+    const int64_t distinct = std::min<int64_t>(first.rows, images);
+    long long differ = 0, alive_differ = 0;
+    double max_abs = 0.0;
+    std::vector<float> xs(static_cast<size_t>(n));
+    int survivors = 0, want_survivors = 0;
+    std::vector<char> want_alive(static_cast<size_t>(distinct), 0);
+    for (int64_t s = 0; s < distinct; ++s) {
+      std::fill(xs.begin(), xs.end(), 0.f);
+      for (int64_t p = img.ptr[size_t(s)]; p < img.ptr[size_t(s) + 1]; ++p)
+        xs[size_t(img.idx[size_t(p)])] = img.val[size_t(p)];
+      for (int64_t j = 0; j < n; ++j) {
+        float acc = 0.f;
+        for (int64_t k = 0; k < e.width; ++k) {
+          const int i = e.idx[size_t(j * e.width + k)];
+          acc = std::fma(e.val[size_t(j * e.width + k)], i >= 0 ? xs[size_t(i)] : 0.f, acc);
+        }
+        const float want = std::fmin(std::fmax(acc + bias, 0.f), clamp);
+        if (want != 0.f) want_alive[size_t(s)] = 1;
+        for (int64_t r = s; r < images; r += distinct) {
+          const float got = y[size_t(j * ld + r)];
+          if (!(got == want)) {
+            ++differ;
+            max_abs = std::max(max_abs, std::isnan(got) ? INFINITY : std::fabs(double(got) - double(want)));
+          }
+        }
+      }
+    }
+    for (int64_t r = 0; r < images; ++r) {
+      survivors += alive[size_t(r)] != 0;
+      want_survivors += want_alive[size_t(r % distinct)];
+      alive_differ += (alive[size_t(r)] != 0) != (want_alive[size_t(r % distinct)] != 0);
+    }
+    std::printf("width %d images %d groups %d blocks_per_group %d weights %lld layer_us %.2f rw_GBps %.0f survivors "
+                "%d (chain %d, %lld images differ) outputs_differ %lld max_abs_diff %.3g\n",
+                n, images, groups, width, filled, med, 2.0 * double(images) * n * 4 / med / 1e3, survivors,
+                want_survivors, alive_differ, differ, max_abs);
+    return alive_differ == 0 ? 0 : 1;
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "spdnn_blockell_probe: %s\n", ex.what());
+    return 1;
+  }
+}
