@@ -15,6 +15,11 @@
 // Prints one line: width, images, the median layer time (us), the DRAM rate its input read + output write would take
 // (GB/s), survivors against the CPU chain's, outputs that differ from the chain, and the largest absolute difference.
 //
+// NOT RUN ON A GPU YET (written in session 48, when the device time ran out; built here, SASS: 12 HMMA per block
+// step, 62 registers, no stack). Run: `PROBE=blockell bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s`. Predicted
+// (arithmetic, not measured): layer 1 at N = 1024 ~130-160 us against the fused call's 206-213 (its DRAM floor, the
+// 0.49 GB read and written at 4.16 TB/s, is 118 us), at N = 4096 ~520-650 against 680-703; survivors equal to the
+// chain's, outputs within a few ulps of it where they differ.
 // GPU only; exits 1 with the reason without one (a failed CUDA call: its message) or where a survivor differs from
 // the chain's, 2 where a weight is not a bf16 value. Inputs as spdnn_scatter_probe's.
 #include <cuda_bf16.h>
