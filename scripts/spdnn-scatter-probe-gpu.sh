@@ -4,7 +4,8 @@
 # feature map (spdnn_infer --layers 1, the same images). For each width of WIDTHS (default "1024 4096 16384"), the
 # probe at each tile:warps of its CONFIGS_<width> (defaults below), every one checked bit for bit against the fp32
 # CPU chain, then spdnn_infer --layers 1 twice. PROBE=blockell runs tools/spdnn/spdnn_blockell_probe.cu instead (the
-# layer as block-ELL on bf16 tensor cores, session 48), once per width, compared with the chain (not bitwise).
+# layer as block-ELL on bf16 tensor cores, session 48), once per width on the real data and once at N = 1024 with
+# random values (--random 1), each compared with the chain.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
 set -uo pipefail
@@ -18,7 +19,9 @@ CONFIGS_4096=${CONFIGS_4096:-"4:4 4:8 8:8 2:4"}
 CONFIGS_16384=${CONFIGS_16384:-"1:4 2:4"}
 for w in ${WIDTHS:-1024 4096 16384}; do
   if [ "$PROBE" = blockell ]; then
-    step "b${w}" 90 "$P" --width "$w"
+    # --random first (random bf16 weights and fp32 values: what catches a fragment mistake), then the real data
+    [ "$w" = 1024 ] && step "b${w}_random" 60 "$P" --width "$w" --images 2400 --random 1 --reps 3
+    step "b${w}" 150 "$P" --width "$w"
   else
     v="CONFIGS_$w"
     for c in ${!v:-}; do
