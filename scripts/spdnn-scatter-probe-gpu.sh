@@ -5,7 +5,8 @@
 # probe at each tile:warps of its CONFIGS_<width> (defaults below), every one checked bit for bit against the fp32
 # CPU chain, then spdnn_infer --layers 1 twice. PROBE=blockell runs tools/spdnn/spdnn_blockell_probe.cu instead (the
 # layer as block-ELL on bf16 tensor cores, session 48), once per width on the real data and once at N = 1024 with
-# random values (--random 1), each compared with the chain.
+# random values (--random 1), each compared with the chain; LAYERS (default "1 3") the layers it runs, 3 being the
+# first gathered one at N = 1024 (39300 of 60000 columns).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
 set -uo pipefail
@@ -21,18 +22,19 @@ for w in ${WIDTHS:-1024 4096 16384}; do
   if [ "$PROBE" = blockell ]; then
     # --random first (random bf16 weights and fp32 values: what catches a fragment mistake), then the real data
     [ "$w" = 1024 ] && step "b${w}_random" 60 "$P" --width "$w" --images 2400 --random 1 --reps 3
-    step "b${w}" 150 "$P" --width "$w"
+    for l in ${LAYERS:-1 3}; do step "b${w}_l$l" 150 "$P" --width "$w" --layer "$l"; done
   else
     v="CONFIGS_$w"
     for c in ${!v:-}; do
       step "p${w}_t${c%%:*}_w${c#*:}" 60 "$P" --width "$w" --tile "${c%%:*}" --warps "${c#*:}"
     done
   fi
-  for rep in 1 2; do
-    step "l1_${w}_$rep" 60 "$SI" --width "$w" --layers 1 --validate no
+  for rep in 1 2; do  # (blockell: layers 1, 2, 3 timed alone, for the fused call's time per layer by increments)
+    step "l1_${w}_$rep" 60 "$SI" --width "$w" --layers "$([ "$PROBE" = blockell ] && echo 1,2,3 || echo 1)" \
+      --validate no
   done
 done
 step_summary
 grep -h "^width" "$OUT"/[pb]*.txt
-grep -hE '^ +[0-9]+ +1 ' "$OUT"/l1_*.txt | awk '{print "spdnn_infer layer 1:", $1, $5, "ms"}'
+grep -hE '^ +[0-9]+ +[123] ' "$OUT"/l1_*.txt | awk '{print "spdnn_infer layers 1 ..", $2, "at", $1":", $5, "ms"}'
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
