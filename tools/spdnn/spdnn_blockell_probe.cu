@@ -48,6 +48,7 @@
 #include "common/gpu_util.h"  // CUDA_CHECK
 #include "conv/tensorcore/mma_sm80.cuh"
 #include "spdnn/cli_args.h"
+#include "spdnn/probe_util.cuh"
 
 namespace {
 
@@ -132,14 +133,6 @@ __global__ void __launch_bounds__(kWarps * 32) blockell_layer(BlockEllArgs a) {
   }
 }
 
-template <typename T>
-T* upload(const std::vector<T>& v) {
-  T* d = nullptr;
-  CUDA_CHECK(cudaMalloc(&d, std::max<size_t>(v.size(), 1) * sizeof(T)));
-  if (!v.empty()) CUDA_CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
 uint16_t bf16_bits(float w) {
   const __nv_bfloat16 b = __float2bfloat16_rn(w);
   return __bfloat16_as_ushort(b);
@@ -149,6 +142,7 @@ uint16_t bf16_bits(float w) {
 
 int main(int argc, char** argv) {
   using spdnn::cli::arg_int;
+  using spdnn::probe::upload;
   const int n = arg_int(argc, argv, "--width", 1024);
   const int images = arg_int(argc, argv, "--images", 60000);
   const int reps = arg_int(argc, argv, "--reps", 20);
@@ -187,12 +181,7 @@ int main(int argc, char** argv) {
     auto chain = [&](const spdnn::Ell& el, const std::vector<float>& in, std::vector<float>* out) {
       bool any = false;
       for (int64_t j = 0; j < n; ++j) {
-        float acc = 0.f;
-        for (int64_t k = 0; k < el.width; ++k) {
-          const int i = el.idx[size_t(j * el.width + k)];
-          acc = std::fma(el.val[size_t(j * el.width + k)], i >= 0 ? in[size_t(i)] : 0.f, acc);
-        }
-        (*out)[size_t(j)] = std::fmin(std::fmax(acc + bias, 0.f), clamp);
+        (*out)[size_t(j)] = spdnn::probe::chain_output(el, j, in.data(), bias, clamp);
         any = any || (*out)[size_t(j)] != 0.f;
       }
       return any;
@@ -295,27 +284,12 @@ int main(int argc, char** argv) {
     a.ld = ld;
     a.bias = bias;
     a.clamp = clamp;
-    CUDA_CHECK(cudaMalloc(&a.y, size_t(ld) * size_t(n) * 4));
-    CUDA_CHECK(cudaMemset(a.y, 0xff, size_t(ld) * size_t(n) * 4));  // poison: NaN
+    a.y = spdnn::probe::poisoned(size_t(ld) * size_t(n));
     CUDA_CHECK(cudaMalloc(&a.alive, size_t(active) * 4));
     const dim3 grid(unsigned((groups + kWarps - 1) / kWarps), unsigned((active + 8 * kNTiles - 1) / (8 * kNTiles)));
-    cudaEvent_t t0, t1;
-    CUDA_CHECK(cudaEventCreate(&t0));
-    CUDA_CHECK(cudaEventCreate(&t1));
-    std::vector<float> ms;
-    for (int r = 0; r < reps + 2; ++r) {
-      CUDA_CHECK(cudaMemset(a.alive, 0, size_t(active) * 4));
-      CUDA_CHECK(cudaEventRecord(t0));
-      blockell_layer<<<grid, kWarps * 32>>>(a);
-      CUDA_CHECK(cudaGetLastError());
-      CUDA_CHECK(cudaEventRecord(t1));
-      CUDA_CHECK(cudaEventSynchronize(t1));
-      float m = 0.f;
-      CUDA_CHECK(cudaEventElapsedTime(&m, t0, t1));
-      if (r >= 2) ms.push_back(m);
-    }
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2] * 1000.0;
+    const double med = spdnn::probe::median_us(
+        reps, [&] { CUDA_CHECK(cudaMemset(a.alive, 0, size_t(active) * 4)); },
+        [&] { blockell_layer<<<grid, kWarps * 32>>>(a); });
     std::vector<float> y(static_cast<size_t>(ld) * static_cast<size_t>(n));
     CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
     std::vector<int> alive(static_cast<size_t>(active));

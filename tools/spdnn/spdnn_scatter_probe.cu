@@ -40,6 +40,7 @@
 
 #include "common/gpu_util.h"  // CUDA_CHECK
 #include "spdnn/cli_args.h"
+#include "spdnn/probe_util.cuh"
 
 namespace {
 
@@ -127,18 +128,11 @@ __global__ void __launch_bounds__(kWarps * 32) scatter_layer(ScatterArgs a) {
   if (int(threadIdx.x) < tcount && alive[threadIdx.x]) atomicAdd(a.count, 1);
 }
 
-template <typename T>
-T* upload(const std::vector<T>& v) {
-  T* d = nullptr;
-  CUDA_CHECK(cudaMalloc(&d, std::max<size_t>(v.size(), 1) * sizeof(T)));
-  if (!v.empty()) CUDA_CHECK(cudaMemcpy(d, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   using spdnn::cli::arg_int;
+  using spdnn::probe::upload;
   const int n = arg_int(argc, argv, "--width", 1024);
   const int images = arg_int(argc, argv, "--images", 60000);
   int tile = arg_int(argc, argv, "--tile", 0);
@@ -196,8 +190,7 @@ int main(int argc, char** argv) {
     a.ldy = ldy;
     a.bias = bias;
     a.clamp = clamp;
-    CUDA_CHECK(cudaMalloc(&a.y, size_t(ldy) * size_t(n) * 4));
-    CUDA_CHECK(cudaMemset(a.y, 0xff, size_t(ldy) * size_t(n) * 4));  // poison: NaN
+    a.y = spdnn::probe::poisoned(size_t(ldy) * size_t(n));
     CUDA_CHECK(cudaMalloc(&a.count, 4));
     const size_t smem = size_t(tile) * size_t(n + 1) * 4;
     auto kernel = warps == 4 ? scatter_layer<4> : warps == 8 ? scatter_layer<8> : scatter_layer<16>;
@@ -209,27 +202,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     const int grid = (images + tile - 1) / tile;
-    cudaEvent_t t0, t1;
-    CUDA_CHECK(cudaEventCreate(&t0));
-    CUDA_CHECK(cudaEventCreate(&t1));
-    std::vector<float> ms;
+    const double med = spdnn::probe::median_us(
+        reps, [&] { CUDA_CHECK(cudaMemset(a.count, 0, 4)); }, [&] { kernel<<<grid, warps * 32, smem>>>(a); });
     int survivors = 0;
-    for (int r = 0; r < reps + 2; ++r) {
-      CUDA_CHECK(cudaMemset(a.count, 0, 4));
-      CUDA_CHECK(cudaEventRecord(t0));
-      kernel<<<grid, warps * 32, smem>>>(a);
-      CUDA_CHECK(cudaGetLastError());
-      CUDA_CHECK(cudaEventRecord(t1));
-      CUDA_CHECK(cudaEventSynchronize(t1));
-      float m = 0.f;
-      CUDA_CHECK(cudaEventElapsedTime(&m, t0, t1));
-      if (r >= 2) ms.push_back(m);
-      CUDA_CHECK(cudaMemcpy(&survivors, a.count, 4, cudaMemcpyDeviceToHost));
-    }
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2] * 1000.0;
-    // The fp32 chain of the library (acc = fma(w, x, acc) over the row's entries in stored order from 0, then
-    // min(max(acc + bias, 0), clamp)) for each distinct image, against every column that holds it.
+    CUDA_CHECK(cudaMemcpy(&survivors, a.count, 4, cudaMemcpyDeviceToHost));
+    // The library's fp32 chain (probe_util.cuh) for each distinct image, against every column that holds it.
     std::vector<float> y(static_cast<size_t>(ldy) * static_cast<size_t>(n));
     CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
     const int64_t distinct = std::min<int64_t>(first.rows, images);
@@ -242,12 +219,7 @@ int main(int argc, char** argv) {
       for (int64_t p = img.ptr[size_t(s)]; p < img.ptr[size_t(s) + 1]; ++p)
         x[size_t(img.idx[size_t(p)])] = img.val[size_t(p)];
       for (int64_t j = 0; j < n; ++j) {
-        float acc = 0.f;
-        for (int64_t k = 0; k < e.width; ++k) {
-          const int i = e.idx[size_t(j * e.width + k)];
-          acc = std::fma(e.val[size_t(j * e.width + k)], i >= 0 ? x[size_t(i)] : 0.f, acc);
-        }
-        const float want = std::fmin(std::fmax(acc + bias, 0.f), clamp);
+        const float want = spdnn::probe::chain_output(e, j, x.data(), bias, clamp);
         if (want != 0.f) image_alive[size_t(s)] = 1;
         uint32_t wb = 0;
         std::memcpy(&wb, &want, 4);
