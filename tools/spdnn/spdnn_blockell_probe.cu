@@ -167,8 +167,8 @@ int main(int argc, char** argv) {
         return st;
       };
       for (float& w : e.val) w = float(int(next() % 511) - 255) / 256.f;  // bf16 values (8 significant bits)
-      // (the layers before --layer keep their weights; the survivors they leave are those of the random images)
-      // the 1200 source images' values (before scaling and tiling, so column r still holds image r mod 1200)
+      // The 1200 source images' values (before scaling and tiling, so column r still holds image r mod 1200). The
+      // layers before --layer keep their weights; the survivors they leave are those of the random images.
       for (float& v : first.val) v = 0.5f + float(next() % (1u << 23)) / float(1u << 23);  // full fp32 mantissas
     }
     const float bias = spdnn::challenge_bias(n), clamp = 32.f;
