@@ -5,7 +5,8 @@
 # probe at each tile:warps of its CONFIGS_<width> (defaults below), every one checked bit for bit against the fp32
 # CPU chain, then spdnn_infer --layers 1 twice. PROBE=blockell runs tools/spdnn/spdnn_blockell_probe.cu instead (the
 # layer as block-ELL on bf16 tensor cores, session 48), once per width on the real data and once at N = 1024 with
-# random values (--random 1), each compared with the chain; LAYERS (default "1 3") the layers it runs, 3 being the
+# random values (--random 1), each compared with the chain, with three bf16 pieces per feature and with one
+# (--pieces); LAYERS (default "1 3") the layers it runs, 3 being the
 # first gathered one at N = 1024 (39300 of 60000 columns).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
@@ -24,7 +25,9 @@ for w in ${WIDTHS:-1024 4096 16384}; do
     if [ "$w" = 1024 ]; then
       for l in 1 3; do step "b${w}_l${l}_random" 60 "$P" --width "$w" --layer "$l" --images 2400 --random 1 --reps 3; done
     fi
-    for l in ${LAYERS:-1 3}; do step "b${w}_l$l" 150 "$P" --width "$w" --layer "$l"; done
+    for l in ${LAYERS:-1 3}; do
+      for pc in 3 1; do step "b${w}_l${l}_p$pc" 150 "$P" --width "$w" --layer "$l" --pieces "$pc"; done
+    done
   else
     v="CONFIGS_$w"
     for c in ${!v:-}; do
