@@ -26,7 +26,9 @@
 // ok or DEFECT (exit 1).
 //
 // NOT RUN ON A GPU YET (written in session 48, when the device time ran out; built here, SASS: 12 HMMA per block
-// step, 62 registers, no stack). Run: `PROBE=blockell bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s`. Predicted
+// step with 3 pieces, 48 registers, no stack). Run:
+//   JHDNN_COMMIT=<sha> PROBE=blockell WIDTHS="1024 4096" bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s
+// Predicted
 // (arithmetic, not measured): layer 1 at N = 1024 ~130-160 us against the fused call's 206-213 (its DRAM floor, the
 // 0.49 GB read and written at 4.16 TB/s, is 118 us), at N = 4096 ~520-650 against 680-703; on the real data the
 // outputs the chain's bit for bit (see --random). Reviewed by a helper with a CPU emulation of every lane's loads and
