@@ -14,7 +14,9 @@
 //   tf32     features rounded to TF32 (10 significant bits, nearest) then as bf16x3 with one piece;
 //   bf16     features rounded to bf16 (8 significant bits) then one piece.
 // Prints, per model: the layer where a feature first differs from the chain's, how many (image, layer) rows differ,
-// the survivors after the last layer, and whether their categories are the truth's.
+// the survivors after the last layer, and whether their categories are the truth's; and the chain's margins: the
+// smallest largest-output of an image that lived on, the largest largest-pre-activation of an image that died (how
+// far a sum must move to flip a survivor).
 //
 //   spdnn_order_model [--width 1024] [--layers 120]
 // N = 1024 reads the official network (data/spdnn/neuron1024, layers <= 120); other widths the generator's (seed
@@ -57,7 +59,7 @@ float round_bits(float x, int bits) {
 }
 
 // Output j of the ELL row under a model, from the dense fp32 input x.
-float output(Model m, const spdnn::Ell& e, int64_t j, const std::vector<float>& x, float bias) {
+float output(Model m, const spdnn::Ell& e, int64_t j, const std::vector<float>& x, float bias, float* pre) {
   const int* idx = &e.idx[size_t(j * e.width)];
   const float* val = &e.val[size_t(j * e.width)];
   float acc = 0.f;
@@ -86,6 +88,7 @@ float output(Model m, const spdnn::Ell& e, int64_t j, const std::vector<float>& 
       for (int q = 0; q < pieces; ++q) acc = acc + float(part[q]);
     }
   }
+  *pre = acc + bias;  // before the ReLU
   return std::fmin(std::fmax(acc + bias, 0.f), 32.f);
 }
 
@@ -155,15 +158,25 @@ int main(int argc, char** argv) {
   std::vector<int> first_diff(std::size(kModels), 0);
   std::vector<long long> rows_diff(std::size(kModels), 0);
   std::vector<float> out(static_cast<size_t>(n));
+  // Over every layer and image the chain computed: the smallest largest-output of an image that lived on, and the
+  // largest largest-pre-activation of an image that died there (how far a perturbation must move a sum to flip it).
+  float closest_keep = INFINITY, closest_end = -INFINITY;
   for (int l = 1; l <= layers; ++l) {
     const spdnn::Ell& e = net[size_t(l - 1)];
     for (size_t mi = 0; mi < std::size(kModels); ++mi)
       for (int64_t s = 0; s < images; ++s) {
         if (!live[mi][size_t(s)]) continue;
         bool any = false;
+        float top = -INFINITY;  // the image's largest pre-activation: > 0 keeps it, <= 0 everywhere ends it
         for (int64_t j = 0; j < n; ++j) {
-          out[size_t(j)] = output(kModels[mi], e, j, feat[mi][size_t(s)], bias);
+          float pre = 0.f;
+          out[size_t(j)] = output(kModels[mi], e, j, feat[mi][size_t(s)], bias, &pre);
           any = any || out[size_t(j)] != 0.f;
+          top = std::fmax(top, pre);
+        }
+        if (mi == 0) {  // the chain: how near an image came to the other side of the ReLU
+          if (any) closest_keep = std::fmin(closest_keep, top);
+          else closest_end = std::fmax(closest_end, top);
         }
         feat[mi][size_t(s)].swap(out);
         live[mi][size_t(s)] = any ? 1 : 0;
@@ -178,6 +191,9 @@ int main(int argc, char** argv) {
   }
   std::printf("# N %lld, %lld images, %d layers, truth: the float64 reference's %zu categories%s\n", (long long)n,
               (long long)images, layers, truth.size(), official ? " (= the official ones)" : "");
+  std::printf("# margins of the chain: an image lived on with its largest output %.6g (the smallest such), an image "
+              "died with its largest pre-activation %.6g (the largest such)\n",
+              double(closest_keep), double(closest_end));
   std::printf("# model  first_layer_differing  image_layer_rows_differing  survivors  categories\n");
   for (size_t mi = 0; mi < std::size(kModels); ++mi) {
     std::vector<int> cats;
