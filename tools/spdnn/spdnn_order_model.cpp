@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::vector<char>> live(std::size(kModels), std::vector<char>(size_t(images), 1));
   std::vector<int> first_diff(std::size(kModels), 0);
-  std::vector<long long> rows_diff(std::size(kModels), 0);
+  std::vector<long long> rows_diff(std::size(kModels), 0), flips(std::size(kModels), 0);
   std::vector<float> out(static_cast<size_t>(n));
   // Over every layer and image the chain computed: the smallest largest-output of an image that lived on, and the
   // largest largest-pre-activation of an image that died there (how far a perturbation must move a sum to flip it).
@@ -185,6 +185,7 @@ int main(int argc, char** argv) {
       for (int64_t s = 0; s < images; ++s)
         if (live[mi][size_t(s)] != live[0][size_t(s)] ||
             (live[0][size_t(s)] && feat[mi][size_t(s)] != feat[0][size_t(s)])) {
+          flips[mi] += live[mi][size_t(s)] != live[0][size_t(s)];
           ++rows_diff[mi];
           if (first_diff[mi] == 0) first_diff[mi] = l;
         }
@@ -194,12 +195,14 @@ int main(int argc, char** argv) {
   std::printf("# margins of the chain: an image lived on with its largest output %.6g (the smallest such), an image "
               "died with its largest pre-activation %.6g (the largest such)\n",
               double(closest_keep), double(closest_end));
-  std::printf("# model  first_layer_differing  image_layer_rows_differing  survivors  categories\n");
+  std::printf("# model  first_layer_differing  image_layer_rows_differing  of_which_alive_differs  survivors  "
+              "categories\n");
   for (size_t mi = 0; mi < std::size(kModels); ++mi) {
     std::vector<int> cats;
     for (int64_t s = 0; s < images; ++s)
       if (live[mi][size_t(s)]) cats.push_back(int(s));
-    std::printf("%-7s %3d %8lld %5zu %s\n", name(kModels[mi]), first_diff[mi], rows_diff[mi], cats.size(),
+    std::printf("%-7s %3d %8lld %5lld %5zu %s\n", name(kModels[mi]), first_diff[mi], rows_diff[mi], flips[mi],
+                cats.size(),
                 cats == truth ? "exact" : "DIFFER");
   }
   return 0;
