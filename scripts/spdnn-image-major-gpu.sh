@@ -5,8 +5,8 @@
 # then the resident calls) and the image-major path from layer 1 with first calls of FIRSTS layers (each later call
 # 4 times the one before; 0: the default, one call of all 120), alternated twice. L = 12 is the range of session 46's
 # prediction (layers 1-12 in ~0.75 ms at N = 1024 and ~3.0 ms at N = 4096, against the head's 0.91 / 3.29 ms). BLOCKS
-# and TRACE below add variants; WIDTHS (default "1024 4096") the widths timed; RACECHECK_CASES: test_sparse test-case specs
-# ('|' between them) run under compute-sanitizer racecheck after the timings, one step each.
+# and TRACE below add variants; WIDTHS (default "1024 4096") the widths timed; RACECHECK_CASES: test_sparse
+# test-case specs ('|' between them) run under compute-sanitizer racecheck after the timings, one step each.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-image-major-gpu.sh $OUT/m; mv $OUT/m/r.tgz $OUT/; rm -rf $OUT/m
 # (carry data/spdnn)
 set -uo pipefail
