@@ -7,7 +7,10 @@
 # layer as block-ELL on bf16 tensor cores, session 48), once per width on the real data and once at N = 1024 with
 # random values (--random 1), each compared with the chain, with three bf16 pieces per feature and with one
 # (--pieces); LAYERS (default "1 3") the layers it runs, 3 being the
-# first gathered one at N = 1024 (39300 of 60000 columns).
+# first gathered one at N = 1024 (39300 of 60000 columns). PROBE=tchead runs tools/spdnn/spdnn_tchead_probe.cu (the
+# first K layers with the features in shared memory, session 49) at N = 1024 only: --random 1 at K = 1 and 2, then
+# the real data at each K of HEADS (default "1 5 12") with 3 pieces and 1, and at K = 5 each tile:warps of
+# TCHEAD_CONFIGS (default "16:16 8:8"; 16:8 always runs), then spdnn_infer --layers 1,5,12 twice.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
 set -uo pipefail
@@ -19,7 +22,20 @@ P=$B/tools/spdnn/spdnn_${PROBE}_probe
 CONFIGS_1024=${CONFIGS_1024:-"16:8 16:16 32:8 32:16 8:8"}
 CONFIGS_4096=${CONFIGS_4096:-"4:4 4:8 8:8 2:4"}
 CONFIGS_16384=${CONFIGS_16384:-"1:4 2:4"}
+if [ "$PROBE" = tchead ]; then
+  for k in 1 2; do step "t_k${k}_random" 60 "$P" --layers "$k" --images 2400 --random 1 --reps 3; done
+  for k in ${HEADS:-1 5 12}; do
+    for pc in 3 1; do step "t_k${k}_p$pc" 90 "$P" --layers "$k" --pieces "$pc"; done
+  done
+  for c in ${TCHEAD_CONFIGS:-16:16 8:8}; do
+    step "t_k5_t${c%%:*}_w${c#*:}" 90 "$P" --layers 5 --tile "${c%%:*}" --warps "${c#*:}"
+  done
+  HEAD_LAYERS=$(echo "${HEADS:-1 5 12}" | tr ' ' ',')
+  for rep in 1 2; do step "l_1024_$rep" 90 "$SI" --width 1024 --layers "$HEAD_LAYERS" --validate no; done
+  WIDTHS=none
+fi
 for w in ${WIDTHS:-1024 4096 16384}; do
+  [ "$w" = none ] && break
   if [ "$PROBE" = blockell ]; then
     # --random first (random bf16 weights and fp32 values: what catches a fragment mistake), then the real data
     if [ "$w" = 1024 ]; then
@@ -40,6 +56,6 @@ for w in ${WIDTHS:-1024 4096 16384}; do
   done
 done
 step_summary
-grep -h "^width" "$OUT"/[pb]*.txt
-grep -hE '^ +[0-9]+ +[123] ' "$OUT"/l1_*.txt | awk '{print "spdnn_infer layers 1 ..", $2, "at", $1":", $5, "ms"}'
+grep -h "^width" "$OUT"/[pbt]*.txt
+grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT"/l*_*.txt | awk '{print "spdnn_infer layers 1 ..", $2, "at", $1":", $5, "ms"}'
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

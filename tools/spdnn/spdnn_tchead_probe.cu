@@ -1,0 +1,527 @@
+// How fast the first K layers of a challenge network run on tensor cores when the features never leave the chip
+// between layers (session 49). Not a library path: a probe for a decision (docs/perf-notes.md, session 48-49, "Where
+// the head could go next").
+//
+// Session 49's first probe (spdnn_blockell_probe, bench/results/a081e7e/) ran one layer as block-ELL on bf16
+// mma.sync with its features read from global memory per block: exact, but no faster than the fused fp32 call
+// (L2-bound, one piece or three the same). Here a CTA keeps a tile of kT images in shared memory for all K layers,
+// image-major (a row of n fp32 features per image), and ping-pongs between two such buffers: layer l reads one and
+// writes its outputs, renamed for layer l + 1, into the other. Only layer 1's input is read from DRAM (a contiguous
+// kT x n chunk, by cp.async, prefetched into the free buffer during the tile before's last layer) and only layer K's
+// output is written (neuron-major in the original names, y[j * ld + image], float2 per lane: whole 32-byte sectors).
+// Dead images are computed on (their features are zeros and stay zeros: the bias is negative), so there is no
+// pruning inside the K layers.
+//
+// A layer is block-ELL as in spdnn_blockell_probe: its outputs in groups of 16 with equal input lists (reuse_order),
+// its inputs renamed so that a group's inputs are aligned blocks of 16 (reader_group_labels; exact like every
+// renaming), a group a few dense 16 x 16 weight blocks (bf16 A fragments of m16n8k16; the host checks every weight
+// is a bf16 value). Per block and 8 images a lane needs the features of logical k = 2 tig, 2 tig + 1, 2 tig + 8,
+// 2 tig + 9 for image gid; the A fragment's columns are permuted so that these are the block's physical columns
+// 4 tig .. 4 tig + 3, one 16-byte shared load (kc_of_offset). Rows of the buffers are XOR-swizzled in 4-float chunks
+// by the image (swizzle): the loads of an 8-lane phase (two images) hit both 16-bank halves. Each fp32 feature is
+// split into three bf16 pieces (hi + mid + lo, exact for the challenge's weights, whose products are then exact) and
+// summed by three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
+//
+//   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
+//                      [--random 0] [--reps 20]
+// --tile: images per CTA, 8 or 16 (2 x tile x width x 4 bytes of shared memory: 64 / 128 KiB at N = 1024);
+// --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
+// --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
+// Checked against the library's fp32 chain on the CPU (every layer, no pruning: a dead image's outputs are zeros in
+// both): on the real data with K = 1 bit for bit (every partial sum a multiple of 1/16); otherwise the outputs of the
+// images whose survival agrees must be within 1e-5 (3 pieces; x 16^(K-1) with --random, whose weights amplify a
+// difference ~16x a layer) or 2^-6 x K (1 piece) of the largest |out| + |bias| of the last layer, and the line reports how many outputs and how many images' survival differ from the chain.
+// Prints one line: width, layers, tile, warps, pieces, the median time (us) of the K layers on all images, the DRAM
+// rate of its input read + output write, survivors against the chain's, differences, ok or DEFECT (exit 1).
+// GPU only; exits 1 with the reason without one (a failed CUDA call: its message), 2 on a bad option, a weight that
+// is not a bf16 value, or a width whose tile does not fit in shared memory. Inputs as spdnn_blockell_probe's (the
+// first 1200 official images, scaled to the width and tiled to --images columns; generated layers, seed 42, which
+// at N = 1024 are the official ones in cycle 0, layers 1-6).
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "common/gpu_util.h"  // CUDA_CHECK
+#include "conv/tensorcore/mma_sm80.cuh"
+#include "spdnn/cli_args.h"
+#include "spdnn/probe_util.cuh"
+
+namespace {
+
+constexpr int kMaxLayers = 12;
+constexpr int kMaxWidth = 4;  // blocks per group (the challenge's layers have 2)
+
+struct HeadLayer {
+  const uint4* afrag;  // (group, block): 32 lanes x 4 registers of bf16 pairs, m16n8k16's A layout (columns permuted)
+  const int* bcol;     // (group, block): the block's first column in the layer's input buffer, a multiple of 16
+  const int* dst;      // groups x 16: the output's column in the next layer's input, or (last layer) its original name
+  int width;           // blocks per group (fewer are padded with zero weights)
+  float bias;
+};
+
+struct HeadArgs {
+  const HeadLayer* layer;  // device memory, one per layer (a kernel parameter indexed by the layer would go to the stack)
+  int layers, groups, n, images;
+  const float* x;  // layer 1's input, image-major with layer 1's renamed columns: x[image * n + column]
+  long long ld;
+  float clamp;
+  float* y;        // layer K's output, neuron-major in the original names
+  int* alive;      // per image: 1 where an output of layer K is nonzero
+};
+
+// The XOR of image t's row in a buffer, in floats: 4-float chunks stay whole (16-byte loads and cp.async); images
+// 2m and 2m + 1 (one 8-lane phase of the B loads) differ in bit 4, i.e. in 16-bank halves; bits 3 and 2 spread the
+// epilogue's scalar stores (four images at once) over more banks.
+__device__ __forceinline__ int swizzle(int t) { return ((t & 1) << 4) | (((t >> 1) & 1) << 3) | (((t >> 2) & 1) << 2); }
+
+__device__ __forceinline__ uint32_t bf2_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t*>(&v); }
+
+// a, b (logical k and k + 1) as kPieces bf16 pairs: hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid).
+template <int kPieces>
+__device__ __forceinline__ void split_pair(float a, float b, uint32_t (&p)[kPieces]) {
+  const __nv_bfloat162 hi = __floats2bfloat162_rn(a, b);
+  p[0] = bf2_bits(hi);
+  if constexpr (kPieces == 3) {
+    const float2 hf = __bfloat1622float2(hi);
+    const float ra = a - hf.x, rb = b - hf.y;
+    const __nv_bfloat162 mid = __floats2bfloat162_rn(ra, rb);
+    const float2 mf = __bfloat1622float2(mid);
+    p[1] = bf2_bits(mid);
+    p[2] = bf2_bits(__floats2bfloat162_rn(ra - mf.x, rb - mf.y));
+  }
+}
+
+// cp.async of 16 bytes, zero-filled where src_bytes is 0 (images past the end).
+__device__ __forceinline__ void copy16(float* dst, const float* src, int src_bytes) {
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+
+// Layer 1's input of tile `tile` into buf (kT rows of n floats, swizzled).
+template <int kT>
+__device__ __forceinline__ void load_tile(const HeadArgs& a, int tile, float* buf) {
+  const int chunks = kT * a.n / 4, per_row = a.n / 4;
+  for (int q = int(threadIdx.x); q < chunks; q += int(blockDim.x)) {
+    const int t = q / per_row, c = 4 * (q % per_row), img = tile * kT + t;
+    const bool in = img < a.images;
+    copy16(buf + t * a.n + (c ^ swizzle(t)), a.x + (size_t(in ? img : 0) * a.n + c), in ? 16 : 0);
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// What a warp reads from the layer's tables for one group: its blocks' A fragments and columns (this lane's
+// 16-byte slice, 4 tig in), and its two output rows' destinations. Loaded one group ahead (layer_tile): the loads'
+// latency then hides behind the group before's MMAs.
+struct GroupTables {
+  uint4 af[kMaxWidth];
+  int col[kMaxWidth];
+  int j0, j1;
+};
+
+__device__ __forceinline__ void load_group(const HeadLayer& L, int g, int lane, GroupTables& t) {
+#pragma unroll
+  for (int b = 0; b < kMaxWidth; ++b)
+    if (b < L.width) {
+      t.af[b] = __ldg(L.afrag + (size_t(g) * L.width + b) * 32 + lane);
+      t.col[b] = __ldg(L.bcol + g * L.width + b) + 4 * (lane & 3);
+    }
+  t.j0 = __ldg(L.dst + g * 16 + (lane >> 2));
+  t.j1 = __ldg(L.dst + g * 16 + (lane >> 2) + 8);
+}
+
+// One layer of a tile: src (this layer's input) -> dst (the next layer's input), or -> y when dst is null.
+template <int kT, int kPieces>
+__device__ __forceinline__ void layer_tile(const HeadArgs& a, const HeadLayer& L, const float* src, float* dst,
+                                           int img0) {
+  constexpr int kNT = kT / 8;  // 8-image n-tiles
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5), warps = int(blockDim.x >> 5);
+  const int gid = lane >> 2, tig = lane & 3;
+  GroupTables cur{};
+  if (warp < a.groups) load_group(L, warp, lane, cur);
+  for (int g = warp; g < a.groups; g += warps) {
+    GroupTables next{};
+    if (g + warps < a.groups) load_group(L, g + warps, lane, next);
+    float c[kNT][4] = {};
+#pragma unroll
+    for (int b = 0; b < kMaxWidth; ++b) {
+      if (b >= L.width) break;
+      const uint32_t afr[4] = {cur.af[b].x, cur.af[b].y, cur.af[b].z, cur.af[b].w};
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt) {
+        const int t = 8 * nt + gid;
+        const float4 v = *reinterpret_cast<const float4*>(src + t * a.n + (cur.col[b] ^ swizzle(t)));
+        uint32_t p0[kPieces], p1[kPieces];
+        split_pair<kPieces>(v.x, v.y, p0);  // logical k = 2 tig, 2 tig + 1
+        split_pair<kPieces>(v.z, v.w, p1);  // logical k = 2 tig + 8, 2 tig + 9
+#pragma unroll
+        for (int piece = 0; piece < kPieces; ++piece) {
+          const uint32_t bfr[2] = {p0[piece], p1[piece]};
+          jhdnn::tc::Mma<__nv_bfloat16>::run(c[nt], afr, bfr);
+        }
+      }
+    }
+    const int j0 = cur.j0, j1 = cur.j1;
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) {
+      const int t = 8 * nt + 2 * tig;  // C: rows gid, gid + 8; images t, t + 1
+      float o[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(c[nt][e] + L.bias, 0.f), a.clamp);
+      if (dst != nullptr) {
+        dst[t * a.n + (j0 ^ swizzle(t))] = o[0];
+        dst[(t + 1) * a.n + (j0 ^ swizzle(t + 1))] = o[1];
+        dst[t * a.n + (j1 ^ swizzle(t))] = o[2];
+        dst[(t + 1) * a.n + (j1 ^ swizzle(t + 1))] = o[3];
+      } else {
+        const int img = img0 + t;
+        if (img >= a.images) continue;
+        if (img + 1 < a.images) {  // ld and img are even: 8-byte aligned
+          *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
+          *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
+        } else {
+          a.y[j0 * a.ld + img] = o[0];
+          a.y[j1 * a.ld + img] = o[2];
+        }
+        if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;  // benign race: every writer writes 1
+        if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+      }
+    }
+    cur = next;
+  }
+}
+
+// Persistent CTAs over tiles of kT images; all K layers of a tile in shared memory.
+template <int kT, int kPieces>
+__global__ void tchead(HeadArgs a) {
+  extern __shared__ float4 smem4[];
+  float* const base = reinterpret_cast<float*>(smem4);
+  const int span = kT * a.n;  // one buffer; the two are base and base + span (no array: it would go to the stack)
+  const int tiles = (a.images + kT - 1) / kT;
+  int tile = int(blockIdx.x);
+  if (tile >= tiles) return;
+  load_tile<kT>(a, tile, base);
+  int in = 0;  // the buffer that holds the current layer's input
+  for (; tile < tiles; tile += int(gridDim.x)) {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();
+    for (int l = 0; l < a.layers; ++l) {
+      const bool last = l + 1 == a.layers;
+      float* const cur = base + in * span;
+      float* const other = base + (in ^ 1) * span;
+      // The last layer writes global memory: the other buffer (read by layer l - 1, which every warp has finished)
+      // takes the next tile's input meanwhile.
+      if (last && tile + int(gridDim.x) < tiles) load_tile<kT>(a, tile + int(gridDim.x), other);
+      const HeadLayer L = a.layer[l];
+      layer_tile<kT, kPieces>(a, L, cur, last ? nullptr : other, tile * kT);
+      __syncthreads();
+      in ^= 1;  // (after the last layer: the buffer the next tile was loaded into)
+    }
+  }
+}
+
+uint16_t bf16_bits(float w) { return __bfloat16_as_ushort(__float2bfloat16_rn(w)); }
+
+bool is_bf16(float w) {
+  const uint32_t wide = uint32_t(bf16_bits(w)) << 16;
+  float back = 0.f;
+  std::memcpy(&back, &wide, 4);
+  return back == w;
+}
+
+// The logical column k (0..15) of m16n8k16's A / B for physical offset p of a block: p = 4 tig + q holds k = 2 tig +
+// (q & 1) + 8 (q >> 1) (see layer_tile's B load).
+int kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
+
+struct HostLayer {
+  std::vector<uint4> afrag;
+  std::vector<int> bcol, dst;
+  int width = 0;
+};
+
+// Layer e's tables: groups of 16 rows of reuse_order, inputs at label[input] (its renaming), outputs to dst_name[j].
+HostLayer build_layer(const spdnn::Ell& e, const std::vector<int>& label, const std::vector<int>& dst_name,
+                      bool* ok) {
+  const std::vector<int> order = spdnn::reuse_order(e);
+  const int groups = int(e.rows / 16);
+  std::vector<std::vector<int>> blocks(static_cast<size_t>(groups));
+  for (int g = 0; g < groups; ++g)
+    for (int q = 0; q < 16; ++q)
+      for (int64_t k = 0; k < e.width; ++k) {
+        const int i = e.idx[size_t(int64_t(order[size_t(g * 16 + q)]) * e.width + k)];
+        if (i < 0) continue;
+        const int blk = label[size_t(i)] / 16 * 16;
+        auto& b = blocks[size_t(g)];
+        if (std::find(b.begin(), b.end(), blk) == b.end()) b.push_back(blk);
+      }
+  HostLayer h;
+  for (const auto& b : blocks) h.width = std::max(h.width, int(b.size()));
+  h.afrag.resize(size_t(groups) * h.width * 32);
+  h.bcol.assign(size_t(groups) * h.width, 0);
+  h.dst.resize(size_t(groups) * 16);
+  for (int g = 0; g < groups; ++g) {
+    for (int r = 0; r < 16; ++r) h.dst[size_t(g * 16 + r)] = dst_name[size_t(order[size_t(g * 16 + r)])];
+    for (int b = 0; b < h.width; ++b) {
+      float dense[16][16] = {};  // [row][logical k]
+      if (b < int(blocks[size_t(g)].size())) {
+        const int blk = blocks[size_t(g)][size_t(b)];
+        h.bcol[size_t(g) * h.width + b] = blk;
+        for (int r = 0; r < 16; ++r) {
+          const int64_t j = order[size_t(g * 16 + r)];
+          for (int64_t k = 0; k < e.width; ++k) {
+            const int i = e.idx[size_t(j * e.width + k)];
+            if (i < 0 || label[size_t(i)] / 16 * 16 != blk) continue;
+            const float w = e.val[size_t(j * e.width + k)];
+            if (!is_bf16(w)) *ok = false;
+            dense[r][kc_of_offset(label[size_t(i)] - blk)] += w;  // (a repeated entry: its sum)
+          }
+        }
+      }
+      for (int lane = 0; lane < 32; ++lane) {
+        const int gid = lane >> 2, tig = lane & 3;
+        auto pair = [&](int row, int col) {
+          return uint32_t(bf16_bits(dense[row][col])) | (uint32_t(bf16_bits(dense[row][col + 1])) << 16);
+        };
+        h.afrag[(size_t(g) * h.width + b) * 32 + size_t(lane)] =
+            make_uint4(pair(gid, 2 * tig), pair(gid + 8, 2 * tig), pair(gid, 2 * tig + 8), pair(gid + 8, 2 * tig + 8));
+      }
+    }
+  }
+  return h;
+}
+
+// The largest |difference| between the chain's last-layer outputs (want[s], original names) and the K layers run
+// through the tables in double for the first min(distinct, 64) images of x (image-major, layer 1's columns): each
+// group's A fragments decoded back to [row][logical k] (m16n8k16's A layout as layer_tile feeds it), logical k read
+// from column bcol + offset, the output to dst.
+double tables_error(const std::vector<HostLayer>& host, const std::vector<float>* x, float bias, float clamp, int n,
+                    const std::vector<std::vector<float>>& want) {
+  int offset_of_kc[16];
+  for (int p = 0; p < 16; ++p) offset_of_kc[kc_of_offset(p)] = p;
+  auto bf = [](uint32_t bits) {
+    float f = 0.f;
+    const uint32_t wide = bits << 16;
+    std::memcpy(&f, &wide, 4);
+    return double(f);
+  };
+  double err = 0.0;
+  const size_t groups = size_t(n / 16);
+  for (size_t s = 0; s < std::min<size_t>(want.size(), 64); ++s) {
+    std::vector<double> in(x->begin() + long(s * size_t(n)), x->begin() + long((s + 1) * size_t(n)));
+    std::vector<double> out(static_cast<size_t>(n));
+    for (const HostLayer& h : host) {
+      for (size_t g = 0; g < groups; ++g) {
+        double acc[16] = {};
+        for (int b = 0; b < h.width; ++b) {
+          double w[16][16];
+          for (int lane = 0; lane < 32; ++lane) {
+            const uint4 f = h.afrag[(g * size_t(h.width) + size_t(b)) * 32 + size_t(lane)];
+            const int gid = lane >> 2, tig = lane & 3;
+            const uint32_t regs[4] = {f.x, f.y, f.z, f.w};
+            for (int r = 0; r < 4; ++r) {  // a0: (gid, 2 tig), a1: (gid + 8, 2 tig), a2: (gid, 2 tig + 8), a3: both
+              const int row = gid + 8 * (r & 1), k = 2 * tig + 8 * (r >> 1);
+              w[row][k] = bf(regs[r] & 0xffffu);
+              w[row][k + 1] = bf(regs[r] >> 16);
+            }
+          }
+          const int col = h.bcol[g * size_t(h.width) + size_t(b)];
+          for (int row = 0; row < 16; ++row)
+            for (int k = 0; k < 16; ++k) acc[row] += w[row][k] * in[size_t(col + offset_of_kc[k])];
+        }
+        for (int row = 0; row < 16; ++row)
+          out[size_t(h.dst[g * 16 + size_t(row)])] = std::min(std::max(acc[row] + double(bias), 0.0), double(clamp));
+      }
+      in.swap(out);
+    }
+    for (int j = 0; j < n; ++j) err = std::max(err, std::fabs(in[size_t(j)] - double(want[s][size_t(j)])));
+  }
+  return err;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using spdnn::cli::arg_int;
+  using spdnn::probe::upload;
+  const int n = arg_int(argc, argv, "--width", 1024);
+  const int layers = arg_int(argc, argv, "--layers", 5);
+  const int images = arg_int(argc, argv, "--images", 60000);
+  const int tile = arg_int(argc, argv, "--tile", 16);
+  const int warps = arg_int(argc, argv, "--warps", 8);
+  const int pieces = arg_int(argc, argv, "--pieces", 3);
+  const int random = arg_int(argc, argv, "--random", 0);
+  const int reps = arg_int(argc, argv, "--reps", 20);
+  if (!spdnn::generator_width_ok(n) || layers < 1 || layers > kMaxLayers || images < 1 || (tile != 8 && tile != 16) ||
+      (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
+      reps < 1) {
+    std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
+                         "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1)\n",
+                 kMaxLayers);
+    return 2;
+  }
+  const size_t smem = size_t(2) * tile * n * 4;
+  try {
+    spdnn::Csr first;
+    if (!spdnn::cli::read_first_images("spdnn_tchead_probe", &first)) return 1;
+    std::vector<spdnn::Ell> net;
+    for (int l = 1; l <= layers; ++l) net.push_back(spdnn::generate_layer_ell(n, l, 42));
+    if (random == 1) {  // random bf16 weights in (-1, 1) and full-mantissa image values (spdnn_blockell_probe's)
+      uint64_t st = 0x9e3779b97f4a7c15ull;
+      auto next = [&st]() {
+        st ^= st << 13;
+        st ^= st >> 7;
+        st ^= st << 17;
+        return st;
+      };
+      for (auto& e : net)
+        for (float& w : e.val) w = float(int(next() % 511) - 255) / 256.f;
+      for (float& v : first.val) v = 0.5f + float(next() % (1u << 23)) / float(1u << 23);
+    }
+    const float bias = spdnn::challenge_bias(n), clamp = 32.f;
+    // Renamings: label[l][input] = its column in layer l's input buffer. Layer l's outputs go to label[l + 1]'s
+    // columns, the last layer's to their original names.
+    std::vector<std::vector<int>> label;
+    for (const auto& e : net) label.push_back(spdnn::reader_group_labels(e, spdnn::reuse_order(e)));
+    std::vector<int> identity(static_cast<size_t>(n));
+    for (int j = 0; j < n; ++j) identity[size_t(j)] = j;
+    bool weights_ok = true;
+    std::vector<HostLayer> host;
+    for (int l = 0; l < layers; ++l)
+      host.push_back(build_layer(net[size_t(l)], label[size_t(l)], l + 1 < layers ? label[size_t(l) + 1] : identity,
+                                 &weights_ok));
+    for (const HostLayer& h : host)
+      if (h.width > kMaxWidth) {
+        std::fprintf(stderr, "spdnn_tchead_probe: a group reads %d blocks of 16 inputs, more than %d\n", h.width,
+                     kMaxWidth);
+        return 2;
+      }
+    if (!weights_ok) {
+      std::fprintf(stderr, "spdnn_tchead_probe: a weight is not a bf16 value\n");
+      return 2;
+    }
+    // The input: the 1200 source images scaled to the width, column r of the map holding image r mod 1200.
+    const spdnn::Csr src = spdnn::scale_images(first, n);
+    const int64_t distinct = std::min<int64_t>(src.rows, images);
+    std::vector<std::vector<float>> feat(static_cast<size_t>(distinct), std::vector<float>(static_cast<size_t>(n)));
+    for (int64_t s = 0; s < distinct; ++s)
+      for (int64_t p = src.ptr[size_t(s)]; p < src.ptr[size_t(s) + 1]; ++p)
+        feat[size_t(s)][size_t(src.idx[size_t(p)])] = src.val[size_t(p)];
+    // (the first distinct rows of x, before feat becomes the chain's output, for tables_error)
+    std::vector<float> x(static_cast<size_t>(images) * static_cast<size_t>(n));
+    const std::vector<float>* first_inputs = &x;
+    for (int64_t r = 0; r < images; ++r)
+      for (int i = 0; i < n; ++i)
+        x[size_t(r) * size_t(n) + size_t(label[0][size_t(i)])] = feat[size_t(r % distinct)][size_t(i)];
+    // The chain of every layer on every source image, without pruning (a dead image's features are zeros, and
+    // zeros stay zeros: the bias is negative); its survivors after the last layer.
+    std::vector<char> want_alive(static_cast<size_t>(distinct), 0);
+    double max_ref = 0.0;
+    {
+      std::vector<float> out(static_cast<size_t>(n));
+      for (int64_t s = 0; s < distinct; ++s) {
+        for (int l = 0; l < layers; ++l) {
+          for (int64_t j = 0; j < n; ++j)
+            out[size_t(j)] = spdnn::probe::chain_output(net[size_t(l)], j, feat[size_t(s)].data(), bias, clamp);
+          feat[size_t(s)].swap(out);
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          want_alive[size_t(s)] |= feat[size_t(s)][size_t(j)] != 0.f;
+          max_ref = std::max(max_ref, std::fabs(double(feat[size_t(s)][size_t(j)])) + std::fabs(double(bias)));
+        }
+      }
+    }
+    // The tables checked on the CPU before any GPU work: the K layers through them (the A fragments decoded, the
+    // buffers' columns, the destinations), summed in double, against the chain (tables_error).
+    // --random's row sums of |w| are ~16: a layer's rounding grows ~16x through each later one.
+    const double amplify = random == 1 ? std::pow(16.0, layers - 1) : 1.0;
+    const double table_err = tables_error(host, first_inputs, bias, clamp, n, feat);
+    if (!(table_err <= 1e-5 * amplify * max_ref)) {
+      std::printf("spdnn_tchead_probe: the tables give outputs %.3g from the chain's (of %.3g) DEFECT\n", table_err,
+                  max_ref);
+      return 1;
+    }
+    int dev = 0, smem_max = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (smem > size_t(smem_max)) {
+      std::fprintf(stderr, "spdnn_tchead_probe: a tile of %d images at width %d needs %zu bytes of shared memory, "
+                           "more than the %d a CTA can have\n", tile, n, smem, smem_max);
+      return 2;
+    }
+    HeadArgs a{};
+    std::vector<HeadLayer> dev_layers(static_cast<size_t>(layers));
+    for (int l = 0; l < layers; ++l) {
+      HeadLayer& d = dev_layers[size_t(l)];
+      d.afrag = upload(host[size_t(l)].afrag);
+      d.bcol = upload(host[size_t(l)].bcol);
+      d.dst = upload(host[size_t(l)].dst);
+      d.width = host[size_t(l)].width;
+      d.bias = bias;
+    }
+    a.layer = upload(dev_layers);
+    a.layers = layers;
+    a.groups = n / 16;
+    a.n = n;
+    a.images = images;
+    a.x = upload(x);
+    a.ld = (static_cast<long long>(images) + 127) / 128 * 128;
+    a.clamp = clamp;
+    a.y = spdnn::probe::poisoned(size_t(a.ld) * size_t(n));
+    CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
+    auto kernel = tile == 16 ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>) : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * 32, smem));
+    if (per_sm < 1) {
+      std::fprintf(stderr, "spdnn_tchead_probe: no CTA of %d warps and %zu bytes fits on an SM\n", warps, smem);
+      return 2;
+    }
+    const int tiles = (images + tile - 1) / tile;
+    const int grid = std::min(tiles, per_sm * sms);
+    const double med = spdnn::probe::median_us(
+        reps, [&] { CUDA_CHECK(cudaMemset(a.alive, 0, size_t(images) * 4)); },
+        [&] { kernel<<<grid, warps * 32, smem>>>(a); });
+    std::vector<float> y(static_cast<size_t>(a.ld) * static_cast<size_t>(n));
+    CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
+    std::vector<int> alive(static_cast<size_t>(images));
+    CUDA_CHECK(cudaMemcpy(alive.data(), a.alive, alive.size() * 4, cudaMemcpyDeviceToHost));
+    long long differ = 0, alive_differ = 0;
+    int survivors = 0, want_survivors = 0;
+    double max_abs = 0.0;
+    for (int64_t t = 0; t < images; ++t) {
+      const size_t s = size_t(t % distinct);
+      const bool w = want_alive[s] != 0;
+      survivors += alive[size_t(t)] != 0;
+      want_survivors += w;
+      const bool agree = (alive[size_t(t)] != 0) == w;
+      alive_differ += !agree;
+      for (int64_t j = 0; j < n; ++j) {
+        const float got = y[size_t(j * a.ld + t)], want = feat[s][size_t(j)];
+        if (got == want) continue;
+        ++differ;
+        if (agree) max_abs = std::max(max_abs, std::isnan(got) ? INFINITY : std::fabs(double(got) - double(want)));
+      }
+    }
+    const bool bitwise = layers == 1 && random == 0;  // sums of multiples of 1/16: exact in any order
+    const double bound = pieces == 3 ? 1e-5 * amplify : layers / 64.0;
+    const bool ok = bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref;
+    std::printf("width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d blocks_per_group %d "
+                "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
+                "max_abs_diff %.3g (of %.3g) %s\n",
+                n, layers, tile, warps, grid, pieces, images, random, host[0].width, med,
+                2.0 * double(images) * n * 4 / med / 1e3, survivors, want_survivors, alive_differ, differ, max_abs,
+                max_ref, ok ? "ok" : "DEFECT");
+    return ok ? 0 : 1;
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "spdnn_tchead_probe: %s\n", ex.what());
+    return 1;
+  }
+}
