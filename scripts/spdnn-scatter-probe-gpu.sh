@@ -8,9 +8,9 @@
 # random values (--random 1), each compared with the chain, with three bf16 pieces per feature and with one
 # (--pieces); LAYERS (default "1 3") the layers it runs, 3 being the
 # first gathered one at N = 1024 (39300 of 60000 columns). PROBE=tchead runs tools/spdnn/spdnn_tchead_probe.cu (the
-# first K layers with the features in shared memory, session 49) at N = 1024 only: --random 1 at K = 1 and 2, then
-# the real data at each K of HEADS (default "1 5 12") with 3 pieces and 1, and at K = 5 each tile:warps of
-# TCHEAD_CONFIGS (default "16:16 8:8"; 16:8 always runs), then spdnn_infer --layers 1,5,12 twice.
+# first K layers with the features in shared memory, session 49) at N = 1024 only, its --variant 1: --random 1 at
+# K = 1 and 2, then the real data at each K of HEADS (default "1 5 12") with 3 pieces and 1; variant 0 (16 warps) at
+# K = 5; then spdnn_infer --layers 1,5,12 twice.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
 set -uo pipefail
@@ -23,13 +23,12 @@ CONFIGS_1024=${CONFIGS_1024:-"16:8 16:16 32:8 32:16 8:8"}
 CONFIGS_4096=${CONFIGS_4096:-"4:4 4:8 8:8 2:4"}
 CONFIGS_16384=${CONFIGS_16384:-"1:4 2:4"}
 if [ "$PROBE" = tchead ]; then
-  for k in 1 2; do step "t_k${k}_random" 60 "$P" --layers "$k" --images 2400 --random 1 --reps 3; done
+  V1="--variant 1 --warps 16"  # (variant 0 at its best, 16 warps, once at K = 5 for the same-call comparison)
+  for k in 1 2; do step "t_v1_k${k}_random" 60 "$P" $V1 --layers "$k" --images 2400 --random 1 --reps 3; done
   for k in ${HEADS:-1 5 12}; do
-    for pc in 3 1; do step "t_k${k}_p$pc" 90 "$P" --layers "$k" --pieces "$pc"; done
+    for pc in 3 1; do step "t_v1_k${k}_p$pc" 90 "$P" $V1 --layers "$k" --pieces "$pc"; done
   done
-  for c in ${TCHEAD_CONFIGS:-16:16 8:8}; do
-    step "t_k5_t${c%%:*}_w${c#*:}" 90 "$P" --layers 5 --tile "${c%%:*}" --warps "${c#*:}"
-  done
+  step t_v0_k5_w16 90 "$P" --layers 5 --warps 16
   HEAD_LAYERS=$(echo "${HEADS:-1 5 12}" | tr ' ' ',')
   for rep in 1 2; do step "l_1024_$rep" 90 "$SI" --width 1024 --layers "$HEAD_LAYERS" --validate no; done
   WIDTHS=none
@@ -56,6 +55,6 @@ for w in ${WIDTHS:-1024 4096 16384}; do
   done
 done
 step_summary
-grep -h "^width" "$OUT"/[pbt]*.txt
+grep -hE "^(width|variant)" "$OUT"/[pbt]*.txt
 grep -hE '^ +[0-9]+ +[0-9]+ ' "$OUT"/l*_*.txt | awk '{print "spdnn_infer layers 1 ..", $2, "at", $1":", $5, "ms"}'
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

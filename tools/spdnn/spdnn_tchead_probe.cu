@@ -23,7 +23,7 @@
 // summed by three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
 //
 //   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
-//                      [--random 0] [--reps 20]
+//                      [--random 0] [--reps 20] [--variant 0]
 // --tile: images per CTA, 8 or 16 (2 x tile x width x 4 bytes of shared memory: 64 / 128 KiB at N = 1024);
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
@@ -227,6 +227,115 @@ __global__ void tchead(HeadArgs a) {
   }
 }
 
+// --variant 1 (session 49, after the first run at dcff703): the first run was bound by latency, not by the MMAs
+// (16 warps 1.42x faster than 8; one piece ~1.4x faster than three), and each group's A fragments came from L2 one
+// group ahead (the K layers' 64 KiB each do not stay in L1 beside 128 KiB of features). Here a warp owns
+// kGroupsPerWarp groups (16 warps at N = 1024), keeps their A fragments in registers and loads the next layer's
+// during the current one (a whole layer of latency hidden), holds the 4 groups' accumulators at once (8 independent
+// MMA chains), and reads the blocks' columns and the outputs' destinations of every layer from shared memory, copied
+// there once. Needs 2 blocks per group and groups = 4 x warps.
+constexpr int kGroupsPerWarp = 4;
+
+template <int kPieces>
+__global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
+  constexpr int kT = 16, kNT = 2, kW = 2;
+  extern __shared__ float4 smem4[];
+  float* const base = reinterpret_cast<float*>(smem4);
+  const int span = kT * a.n;
+  int* const s_bcol = reinterpret_cast<int*>(base + 2 * span);  // layer l: groups x 2
+  int* const s_dst = s_bcol + a.layers * a.groups * kW;          // layer l: groups x 16
+  for (int l = 0; l < a.layers; ++l) {
+    const HeadLayer L = a.layer[l];
+    for (int i = int(threadIdx.x); i < a.groups * kW; i += int(blockDim.x)) s_bcol[l * a.groups * kW + i] = L.bcol[i];
+    for (int i = int(threadIdx.x); i < a.groups * 16; i += int(blockDim.x)) s_dst[l * a.groups * 16 + i] = L.dst[i];
+  }
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  const int gid = lane >> 2, tig = lane & 3, g0 = warp * kGroupsPerWarp;
+  uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
+  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) {
+    const uint4* p = a.layer[l].afrag;
+#pragma unroll
+    for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+      for (int b = 0; b < kW; ++b) f[q][b] = __ldg(p + (size_t(g0 + q) * kW + b) * 32 + lane);
+  };
+  load_frags(0, af);
+  const int tiles = (a.images + kT - 1) / kT;
+  int tile = int(blockIdx.x);
+  if (tile < tiles) load_tile<kT>(a, tile, base);
+  int in = 0;
+  for (; tile < tiles; tile += int(gridDim.x)) {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();  // (the first time also the tables in shared memory)
+    for (int l = 0; l < a.layers; ++l) {
+      const bool last = l + 1 == a.layers;
+      const float* const cur = base + in * span;
+      float* const other = base + (in ^ 1) * span;
+      if (last && tile + int(gridDim.x) < tiles) load_tile<kT>(a, tile + int(gridDim.x), other);
+      load_frags(last ? 0 : l + 1, af_next);  // the next layer's (after the last: the next tile's first)
+      const int* const bcol = s_bcol + l * a.groups * kW;
+      float c[kGroupsPerWarp][kNT][4] = {};
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int b = 0; b < kW; ++b) {
+          const uint32_t afr[4] = {af[q][b].x, af[q][b].y, af[q][b].z, af[q][b].w};
+          const int col = bcol[(g0 + q) * kW + b] + 4 * tig;
+#pragma unroll
+          for (int nt = 0; nt < kNT; ++nt) {
+            const int t = 8 * nt + gid;
+            const float4 v = *reinterpret_cast<const float4*>(cur + t * a.n + (col ^ swizzle(t)));
+            uint32_t p0[kPieces], p1[kPieces];
+            split_pair<kPieces>(v.x, v.y, p0);
+            split_pair<kPieces>(v.z, v.w, p1);
+#pragma unroll
+            for (int piece = 0; piece < kPieces; ++piece) {
+              const uint32_t bfr[2] = {p0[piece], p1[piece]};
+              jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][nt], afr, bfr);
+            }
+          }
+        }
+      const float bias = a.layer[l].bias;
+      const int* const dst = s_dst + l * a.groups * 16;
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q) {
+        const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) {
+          const int t = 8 * nt + 2 * tig;
+          float o[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(c[q][nt][e] + bias, 0.f), a.clamp);
+          if (!last) {
+            other[t * a.n + (j0 ^ swizzle(t))] = o[0];
+            other[(t + 1) * a.n + (j0 ^ swizzle(t + 1))] = o[1];
+            other[t * a.n + (j1 ^ swizzle(t))] = o[2];
+            other[(t + 1) * a.n + (j1 ^ swizzle(t + 1))] = o[3];
+          } else {
+            const int img = tile * kT + t;
+            if (img >= a.images) continue;
+            if (img + 1 < a.images) {
+              *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
+              *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
+            } else {
+              a.y[j0 * a.ld + img] = o[0];
+              a.y[j1 * a.ld + img] = o[2];
+            }
+            if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;
+            if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+          }
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
+      __syncthreads();
+      in ^= 1;
+    }
+  }
+}
+
 uint16_t bf16_bits(float w) { return __bfloat16_as_ushort(__float2bfloat16_rn(w)); }
 
 bool is_bf16(float w) {
@@ -358,15 +467,22 @@ int main(int argc, char** argv) {
   const int pieces = arg_int(argc, argv, "--pieces", 3);
   const int random = arg_int(argc, argv, "--random", 0);
   const int reps = arg_int(argc, argv, "--reps", 20);
+  const int variant = arg_int(argc, argv, "--variant", 0);
   if (!spdnn::generator_width_ok(n) || layers < 1 || layers > kMaxLayers || images < 1 || (tile != 8 && tile != 16) ||
       (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
-      reps < 1) {
+      reps < 1 || (variant != 0 && variant != 1)) {
     std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
-                         "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1)\n",
+                         "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, --variant 0 | 1)\n",
                  kMaxLayers);
     return 2;
   }
-  const size_t smem = size_t(2) * tile * n * 4;
+  // (variant 1 adds every layer's block columns and output destinations: groups x (2 + 16) ints a layer)
+  const size_t smem = size_t(2) * tile * n * 4 + (variant == 1 ? size_t(layers) * (n / 16) * 18 * 4 : 0);
+  if (variant == 1 && (tile != 16 || warps * kGroupsPerWarp != n / 16)) {
+    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1 needs --tile 16 and %d groups per warp (--warps %d at this "
+                         "width)\n", kGroupsPerWarp, n / 16 / kGroupsPerWarp);
+    return 2;
+  }
   try {
     spdnn::Csr first;
     if (!spdnn::cli::read_first_images("spdnn_tchead_probe", &first)) return 1;
@@ -397,9 +513,9 @@ int main(int argc, char** argv) {
       host.push_back(build_layer(net[size_t(l)], label[size_t(l)], l + 1 < layers ? label[size_t(l) + 1] : identity,
                                  &weights_ok));
     for (const HostLayer& h : host)
-      if (h.width > kMaxWidth) {
-        std::fprintf(stderr, "spdnn_tchead_probe: a group reads %d blocks of 16 inputs, more than %d\n", h.width,
-                     kMaxWidth);
+      if (h.width > kMaxWidth || (variant == 1 && h.width != 2)) {
+        std::fprintf(stderr, "spdnn_tchead_probe: a group reads %d blocks of 16 inputs (at most %d; --variant 1: 2)\n",
+                     h.width, kMaxWidth);
         return 2;
       }
     if (!weights_ok) {
@@ -476,7 +592,9 @@ int main(int argc, char** argv) {
     a.clamp = clamp;
     a.y = spdnn::probe::poisoned(size_t(a.ld) * size_t(n));
     CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
-    auto kernel = tile == 16 ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>) : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
+    auto kernel = variant == 1 ? (pieces == 3 ? tchead_reg<3> : tchead_reg<1>)
+                  : tile == 16   ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>)
+                                 : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * 32, smem));
@@ -513,10 +631,10 @@ int main(int argc, char** argv) {
     const bool bitwise = layers == 1 && random == 0;  // sums of multiples of 1/16: exact in any order
     const double bound = pieces == 3 ? 1e-5 * amplify : layers / 64.0;
     const bool ok = bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref;
-    std::printf("width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d blocks_per_group %d "
+    std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
                 "max_abs_diff %.3g (of %.3g) %s\n",
-                n, layers, tile, warps, grid, pieces, images, random, host[0].width, med,
+                variant, n, layers, tile, warps, grid, pieces, images, random, host[0].width, med,
                 2.0 * double(images) * n * 4 / med / 1e3, survivors, want_survivors, alive_differ, differ, max_abs,
                 max_ref, ok ? "ok" : "DEFECT");
     return ok ? 0 : 1;
