@@ -29,8 +29,9 @@
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
 // Checked against the library's fp32 chain on the CPU (every layer, no pruning: a dead image's outputs are zeros in
 // both): on the real data with K = 1 bit for bit (every partial sum a multiple of 1/16); otherwise the outputs of the
-// images whose survival agrees must be within 1e-5 (3 pieces; x 16^(K-1) with --random, whose weights amplify a
-// difference ~16x a layer) or 2^-6 x K (1 piece) of the largest |out| + |bias| of the last layer, and the line reports how many outputs and how many images' survival differ from the chain.
+// images whose survival agrees must be within 1e-5 x 2^(K-1) (3 pieces, where no survival may differ) or 2^-6 x K
+// (1 piece) of the largest |out| + |bias| of the last layer, and the line reports how many outputs and how many
+// images' survival differ from the chain.
 // Prints one line: width, layers, tile, warps, pieces, the median time (us) of the K layers on all images, the DRAM
 // rate of its input read + output write, survivors against the chain's, differences, ok or DEFECT (exit 1).
 // GPU only; exits 1 with the reason without one (a failed CUDA call: its message), 2 on a bad option, a weight that
@@ -77,10 +78,13 @@ struct HeadArgs {
   int* alive;      // per image: 1 where an output of layer K is nonzero
 };
 
-// The XOR of image t's row in a buffer, in floats: 4-float chunks stay whole (16-byte loads and cp.async); images
-// 2m and 2m + 1 (one 8-lane phase of the B loads) differ in bit 4, i.e. in 16-bank halves; bits 3 and 2 spread the
-// epilogue's scalar stores (four images at once) over more banks.
-__device__ __forceinline__ int swizzle(int t) { return ((t & 1) << 4) | (((t >> 1) & 1) << 3) | (((t >> 2) & 1) << 2); }
+// The XOR of image t's row in a buffer, in floats: 4-float chunks stay whole (16-byte loads and cp.async). Images
+// 2m and 2m + 1 (one 8-lane phase of the B loads) differ in bit 4, i.e. in 16-bank halves; the epilogue's stores
+// (images t = 0, 2, 4, 6 of an n-tile at once) get offsets 0, 20, 8, 28: one wavefront each (a CPU count of the
+// banks, session 49's review; the first version, bits 0 / 1 / 2 of t to bits 4 / 3 / 2, took two).
+__device__ __forceinline__ int swizzle(int t) {
+  return (((t ^ (t >> 1)) & 1) << 4) | (((t >> 2) & 1) << 3) | (((t >> 1) & 1) << 2);
+}
 
 __device__ __forceinline__ uint32_t bf2_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t*>(&v); }
 
@@ -387,11 +391,12 @@ HostLayer build_layer(const spdnn::Ell& e, const std::vector<int>& label, const 
           for (int64_t k = 0; k < e.width; ++k) {
             const int i = e.idx[size_t(j * e.width + k)];
             if (i < 0 || label[size_t(i)] / 16 * 16 != blk) continue;
-            const float w = e.val[size_t(j * e.width + k)];
-            if (!is_bf16(w)) *ok = false;
-            dense[r][kc_of_offset(label[size_t(i)] - blk)] += w;  // (a repeated entry: its sum)
+            dense[r][kc_of_offset(label[size_t(i)] - blk)] += e.val[size_t(j * e.width + k)];  // (repeats: the sum)
           }
         }
+        for (int r = 0; r < 16; ++r)
+          for (int k = 0; k < 16; ++k)
+            if (!is_bf16(dense[r][k])) *ok = false;
       }
       for (int lane = 0; lane < 32; ++lane) {
         const int gid = lane >> 2, tig = lane & 3;
@@ -426,6 +431,7 @@ double tables_error(const std::vector<HostLayer>& host, const std::vector<float>
     std::vector<double> in(x->begin() + long(s * size_t(n)), x->begin() + long((s + 1) * size_t(n)));
     std::vector<double> out(static_cast<size_t>(n));
     for (const HostLayer& h : host) {
+      std::fill(out.begin(), out.end(), NAN);  // (a dst that is not a permutation leaves a NaN)
       for (size_t g = 0; g < groups; ++g) {
         double acc[16] = {};
         for (int b = 0; b < h.width; ++b) {
@@ -555,8 +561,9 @@ int main(int argc, char** argv) {
     }
     // The tables checked on the CPU before any GPU work: the K layers through them (the A fragments decoded, the
     // buffers' columns, the destinations), summed in double, against the chain (tables_error).
-    // --random's row sums of |w| are ~16: a layer's rounding grows ~16x through each later one.
-    const double amplify = random == 1 ? std::pow(16.0, layers - 1) : 1.0;
+    // A layer's rounding grows through the later ones: ~1.5-2x a layer in a CPU emulation of the kernel (session 49's
+    // review), random weights or the challenge's.
+    const double amplify = std::pow(2.0, layers - 1);
     const double table_err = tables_error(host, first_inputs, bias, clamp, n, feat);
     if (!(table_err <= 1e-5 * amplify * max_ref)) {
       std::printf("spdnn_tchead_probe: the tables give outputs %.3g from the chain's (of %.3g) DEFECT\n", table_err,
@@ -630,7 +637,10 @@ int main(int argc, char** argv) {
     }
     const bool bitwise = layers == 1 && random == 0;  // sums of multiples of 1/16: exact in any order
     const double bound = pieces == 3 ? 1e-5 * amplify : layers / 64.0;
-    const bool ok = bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref;
+    // With 3 pieces no image's survival may differ (an all-zero or half-written output fails here too); with one
+    // piece survivals may flip (reported) and the images that agree are held to the bound.
+    const bool ok = bitwise ? differ == 0 && alive_differ == 0
+                            : max_abs <= bound * max_ref && (pieces == 1 || alive_differ == 0);
     std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
                 "max_abs_diff %.3g (of %.3g) %s\n",
