@@ -69,7 +69,7 @@ struct HeadLayer {
 };
 
 struct HeadArgs {
-  const HeadLayer* layer;  // device memory, one per layer (a kernel parameter indexed by the layer would go to the stack)
+  const HeadLayer* layer;  // device memory, one per layer (a parameter array indexed by the layer would go to the stack)
   int layers, groups, n, images;
   const float* x;  // layer 1's input, image-major with layer 1's renamed columns: x[image * n + column]
   long long ld;
@@ -478,7 +478,8 @@ int main(int argc, char** argv) {
       (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
       reps < 1 || (variant != 0 && variant != 1)) {
     std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
-                         "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, --variant 0 | 1)\n",
+                         "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, "
+                         "--variant 0 | 1)\n",
                  kMaxLayers);
     return 2;
   }
@@ -641,7 +642,8 @@ int main(int argc, char** argv) {
     // piece survivals may flip (reported) and the images that agree are held to the bound.
     const bool ok = bitwise ? differ == 0 && alive_differ == 0
                             : max_abs <= bound * max_ref && (pieces == 1 || alive_differ == 0);
-    std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d blocks_per_group %d "
+    std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d "
+                "blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
                 "max_abs_diff %.3g (of %.3g) %s\n",
                 variant, n, layers, tile, warps, grid, pieces, images, random, host[0].width, med,
