@@ -69,7 +69,7 @@ struct HeadLayer {
 };
 
 struct HeadArgs {
-  const HeadLayer* layer;  // device memory, one per layer (a parameter array indexed by the layer would go to the stack)
+  const HeadLayer* layer;  // device memory, a layer each (a parameter array indexed by the layer: the stack)
   int layers, groups, n, images;
   const float* x;  // layer 1's input, image-major with layer 1's renamed columns: x[image * n + column]
   long long ld;
