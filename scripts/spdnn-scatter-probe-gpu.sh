@@ -8,9 +8,9 @@
 # random values (--random 1), each compared with the chain, with three bf16 pieces per feature and with one
 # (--pieces); LAYERS (default "1 3") the layers it runs, 3 being the
 # first gathered one at N = 1024 (39300 of 60000 columns). PROBE=tchead runs tools/spdnn/spdnn_tchead_probe.cu (the
-# first K layers with the features in shared memory, session 49) at N = 1024 only, its --variant 1: --random 1 at
-# K = 1 and 2, then the real data at each K of HEADS (default "1 5 12") with 3 pieces and 1; variant 0 (16 warps) at
-# K = 5; then spdnn_infer --layers 1,5,12 twice.
+# first K layers with the features in shared memory, session 49) at N = 1024 only, each --variant of VARIANTS
+# (default "1 2", 16 warps): --random 1 at K = 1 and 2, then the real data at each K of HEADS (default "1 5 12") with
+# each piece count of PIECES (default "3 1"); then spdnn_infer --layers <HEADS, commas> twice.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
 set -uo pipefail
@@ -23,12 +23,18 @@ CONFIGS_1024=${CONFIGS_1024:-"16:8 16:16 32:8 32:16 8:8"}
 CONFIGS_4096=${CONFIGS_4096:-"4:4 4:8 8:8 2:4"}
 CONFIGS_16384=${CONFIGS_16384:-"1:4 2:4"}
 if [ "$PROBE" = tchead ]; then
-  V1="--variant 1 --warps 16"  # (variant 0 at its best, 16 warps, once at K = 5 for the same-call comparison)
-  for k in 1 2; do step "t_v1_k${k}_random" 60 "$P" $V1 --layers "$k" --images 2400 --random 1 --reps 3; done
-  for k in ${HEADS:-1 5 12}; do
-    for pc in 3 1; do step "t_v1_k${k}_p$pc" 90 "$P" $V1 --layers "$k" --pieces "$pc"; done
+  for v in ${VARIANTS:-1 2}; do
+    for k in 1 2; do
+      step "t_v${v}_k${k}_random" 60 "$P" --variant "$v" --warps 16 --layers "$k" --images 2400 --random 1 --reps 3
+    done
   done
-  step t_v0_k5_w16 90 "$P" --layers 5 --warps 16
+  for k in ${HEADS:-1 5 12}; do
+    for v in ${VARIANTS:-1 2}; do
+      for pc in ${PIECES:-3 1}; do
+        step "t_v${v}_k${k}_p$pc" 90 "$P" --variant "$v" --warps 16 --layers "$k" --pieces "$pc"
+      done
+    done
+  done
   HEAD_LAYERS=$(echo "${HEADS:-1 5 12}" | tr ' ' ',')
   for rep in 1 2; do step "l_1024_$rep" 90 "$SI" --width 1024 --layers "$HEAD_LAYERS" --validate no; done
   WIDTHS=none

@@ -23,7 +23,7 @@
 // summed by three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
 //
 //   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
-//                      [--random 0] [--reps 20] [--variant 0]
+//                      [--random 0] [--reps 20] [--variant 0]   (--variant 1 and 2: below, tchead_reg)
 // --tile: images per CTA, 8 or 16 (2 x tile x width x 4 bytes of shared memory: 64 / 128 KiB at N = 1024);
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
@@ -240,7 +240,11 @@ __global__ void tchead(HeadArgs a) {
 // there once. Needs 2 blocks per group and groups = 4 x warps.
 constexpr int kGroupsPerWarp = 4;
 
-template <int kPieces>
+// --variant 2 (kSkip): variant 1 that skips the loads and MMAs of an 8-image n-tile whose input features are all
+// zero (its images died in an earlier layer): the accumulators stay zero, as the MMAs of zeros would leave them, so
+// the outputs are the same. Each layer's epilogue ORs a 16-bit mask of its images with a nonzero output (one warp
+// reduction and one shared atomic per group) for the next layer; layer 1 computes every n-tile.
+template <int kPieces, bool kSkip>
 __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   constexpr int kT = 16, kNT = 2, kW = 2;
   extern __shared__ float4 smem4[];
@@ -248,6 +252,7 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   const int span = kT * a.n;
   int* const s_bcol = reinterpret_cast<int*>(base + 2 * span);  // layer l: groups x 2
   int* const s_dst = s_bcol + a.layers * a.groups * kW;          // layer l: groups x 16
+  unsigned* const s_live = reinterpret_cast<unsigned*>(s_dst + a.layers * a.groups * 16);  // kSkip: layer l's output
   for (int l = 0; l < a.layers; ++l) {
     const HeadLayer L = a.layer[l];
     for (int i = int(threadIdx.x); i < a.groups * kW; i += int(blockDim.x)) s_bcol[l * a.groups * kW + i] = L.bcol[i];
@@ -270,9 +275,13 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   int in = 0;
   for (; tile < tiles; tile += int(gridDim.x)) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
+    if (kSkip) {  // (every layer's mask was last read before the barrier that ended the tile before)
+      if (int(threadIdx.x) < a.layers) s_live[threadIdx.x] = 0u;
+    }
     __syncthreads();  // (the first time also the tables in shared memory)
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
+      const unsigned live = !kSkip || l == 0 ? 0xffffu : s_live[l - 1];  // images whose input is not all zero
       const float* const cur = base + in * span;
       float* const other = base + (in ^ 1) * span;
       if (last && tile + int(gridDim.x) < tiles) load_tile<kT>(a, tile + int(gridDim.x), other);
@@ -287,6 +296,7 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
           const int col = bcol[(g0 + q) * kW + b] + 4 * tig;
 #pragma unroll
           for (int nt = 0; nt < kNT; ++nt) {
+            if (kSkip && ((live >> (8 * nt)) & 0xffu) == 0u) continue;  // (uniform across the CTA)
             const int t = 8 * nt + gid;
             const float4 v = *reinterpret_cast<const float4*>(cur + t * a.n + (col ^ swizzle(t)));
             uint32_t p0[kPieces], p1[kPieces];
@@ -301,6 +311,7 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
         }
       const float bias = a.layer[l].bias;
       const int* const dst = s_dst + l * a.groups * 16;
+      unsigned alive_bits = 0u;  // kSkip: this lane's images (bit t) with a nonzero output
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q) {
         const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
@@ -311,6 +322,7 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
 #pragma unroll
           for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(c[q][nt][e] + bias, 0.f), a.clamp);
           if (!last) {
+            alive_bits |= (o[0] != 0.f || o[2] != 0.f ? 1u << t : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << t : 0u);
             other[t * a.n + (j0 ^ swizzle(t))] = o[0];
             other[(t + 1) * a.n + (j0 ^ swizzle(t + 1))] = o[1];
             other[t * a.n + (j1 ^ swizzle(t))] = o[2];
@@ -329,6 +341,10 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
             if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
           }
         }
+      }
+      if (kSkip && !last) {
+        alive_bits = __reduce_or_sync(0xffffffffu, alive_bits);
+        if (lane == 0 && alive_bits != 0u) atomicOr(s_live + l, alive_bits);
       }
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
@@ -476,18 +492,19 @@ int main(int argc, char** argv) {
   const int variant = arg_int(argc, argv, "--variant", 0);
   if (!spdnn::generator_width_ok(n) || layers < 1 || layers > kMaxLayers || images < 1 || (tile != 8 && tile != 16) ||
       (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
-      reps < 1 || (variant != 0 && variant != 1)) {
+      reps < 1 || variant < 0 || variant > 2) {
     std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
                          "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, "
-                         "--variant 0 | 1)\n",
+                         "--variant 0 | 1 | 2)\n",
                  kMaxLayers);
     return 2;
   }
   // (variant 1 adds every layer's block columns and output destinations: groups x (2 + 16) ints a layer)
-  const size_t smem = size_t(2) * tile * n * 4 + (variant == 1 ? size_t(layers) * (n / 16) * 18 * 4 : 0);
-  if (variant == 1 && (tile != 16 || warps * kGroupsPerWarp != n / 16)) {
-    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1 needs --tile 16 and %d groups per warp (--warps %d at this "
-                         "width)\n", kGroupsPerWarp, n / 16 / kGroupsPerWarp);
+  // (variant 2 adds a mask a layer)
+  const size_t smem = size_t(2) * tile * n * 4 + (variant >= 1 ? size_t(layers) * ((n / 16) * 18 + 1) * 4 : 0);
+  if (variant >= 1 && (tile != 16 || warps * kGroupsPerWarp != n / 16)) {
+    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1 and 2 need --tile 16 and %d groups per warp (--warps %d "
+                         "at this width)\n", kGroupsPerWarp, n / 16 / kGroupsPerWarp);
     return 2;
   }
   try {
@@ -520,9 +537,9 @@ int main(int argc, char** argv) {
       host.push_back(build_layer(net[size_t(l)], label[size_t(l)], l + 1 < layers ? label[size_t(l) + 1] : identity,
                                  &weights_ok));
     for (const HostLayer& h : host)
-      if (h.width > kMaxWidth || (variant == 1 && h.width != 2)) {
-        std::fprintf(stderr, "spdnn_tchead_probe: a group reads %d blocks of 16 inputs (at most %d; --variant 1: 2)\n",
-                     h.width, kMaxWidth);
+      if (h.width > kMaxWidth || (variant >= 1 && h.width != 2)) {
+        std::fprintf(stderr, "spdnn_tchead_probe: a group reads %d blocks of 16 inputs (at most %d; --variant 1, "
+                             "2: 2)\n", h.width, kMaxWidth);
         return 2;
       }
     if (!weights_ok) {
@@ -600,7 +617,8 @@ int main(int argc, char** argv) {
     a.clamp = clamp;
     a.y = spdnn::probe::poisoned(size_t(a.ld) * size_t(n));
     CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
-    auto kernel = variant == 1 ? (pieces == 3 ? tchead_reg<3> : tchead_reg<1>)
+    auto kernel = variant == 2 ? (pieces == 3 ? tchead_reg<3, true> : tchead_reg<1, true>)
+                  : variant == 1 ? (pieces == 3 ? tchead_reg<3, false> : tchead_reg<1, false>)
                   : tile == 16   ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>)
                                  : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
