@@ -28,10 +28,9 @@
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
 // Checked against the library's fp32 chain on the CPU (every layer, no pruning: a dead image's outputs are zeros in
-// both): on the real data with K = 1 bit for bit (every partial sum a multiple of 1/16); otherwise the outputs of the
-// images whose survival agrees must be within 1e-5 x 2^(K-1) (3 pieces, where no survival may differ) or 2^-6 x K
-// (1 piece) of the largest |out| + |bias| of the last layer, and the line reports how many outputs and how many
-// images' survival differ from the chain.
+// both): on the real data with K = 1 bit for bit (every partial sum a multiple of 1/16); otherwise every output must
+// be within 1e-5 x 2^(K-1) (3 pieces) or 2^-6 x K (1 piece) of the largest |out| + |bias| of the last layer, and the
+// line reports how many outputs and how many images' survival differ from the chain.
 // Prints one line: width, layers, tile, warps, pieces, the median time (us) of the K layers on all images, the DRAM
 // rate of its input read + output write, survivors against the chain's, differences, ok or DEFECT (exit 1).
 // GPU only; exits 1 with the reason without one (a failed CUDA call: its message), 2 on a bad option, a weight that
@@ -651,15 +650,16 @@ int main(int argc, char** argv) {
         const float got = y[size_t(j * a.ld + t)], want = feat[s][size_t(j)];
         if (got == want) continue;
         ++differ;
-        if (agree) max_abs = std::max(max_abs, std::isnan(got) ? INFINITY : std::fabs(double(got) - double(want)));
+        max_abs = std::max(max_abs, std::isnan(got) ? INFINITY : std::fabs(double(got) - double(want)));
       }
     }
     const bool bitwise = layers == 1 && random == 0;  // sums of multiples of 1/16: exact in any order
     const double bound = pieces == 3 ? 1e-5 * amplify : layers / 64.0;
-    // With 3 pieces no image's survival may differ (an all-zero or half-written output fails here too); with one
-    // piece survivals may flip (reported) and the images that agree are held to the bound.
-    const bool ok = bitwise ? differ == 0 && alive_differ == 0
-                            : max_abs <= bound * max_ref && (pieces == 1 || alive_differ == 0);
+    // Every image is held to the bound, also one whose survival differs: a survival decision at the ReLU's edge
+    // may flip (the chain's own margins reach 3e-7, bench/results/ec697b3/order-model/; at 4804b3e one source image
+    // lived through layer 4 here and not in the chain) as long as its outputs stay within the bound; an image that
+    // took another path through the layers, or an all-zero or half-written output, does not.
+    const bool ok = bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref;
     std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d "
                 "blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
