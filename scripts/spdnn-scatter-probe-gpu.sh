@@ -44,7 +44,9 @@ for w in ${WIDTHS:-1024 4096 16384}; do
   if [ "$PROBE" = blockell ]; then
     # --random first (random bf16 weights and fp32 values: what catches a fragment mistake), then the real data
     if [ "$w" = 1024 ]; then
-      for l in 1 3; do step "b${w}_l${l}_random" 60 "$P" --width "$w" --layer "$l" --images 2400 --random 1 --reps 3; done
+      for l in 1 3; do
+        step "b${w}_l${l}_random" 60 "$P" --width "$w" --layer "$l" --images 2400 --random 1 --reps 3
+      done
     fi
     for l in ${LAYERS:-1 3}; do
       for pc in 3 1; do step "b${w}_l${l}_p$pc" 150 "$P" --width "$w" --layer "$l" --pieces "$pc"; done
