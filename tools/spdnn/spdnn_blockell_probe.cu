@@ -139,11 +139,6 @@ __global__ void __launch_bounds__(kWarps * 32) blockell_layer(BlockEllArgs a) {
   }
 }
 
-uint16_t bf16_bits(float w) {
-  const __nv_bfloat16 b = __float2bfloat16_rn(w);
-  return __bfloat16_as_ushort(b);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,17 +161,11 @@ int main(int argc, char** argv) {
     if (!spdnn::cli::read_first_images("spdnn_blockell_probe", &first)) return 1;
     spdnn::Ell e = spdnn::generate_layer_ell(n, layer, 42);
     if (random == 1) {  // --random: values that exercise every fragment position and all three pieces (above)
-      uint64_t st = 0x9e3779b97f4a7c15ull;
-      auto next = [&st]() {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        return st;
-      };
-      for (float& w : e.val) w = float(int(next() % 511) - 255) / 256.f;  // bf16 values (8 significant bits)
+      spdnn::probe::RandomValues rnd;
+      for (float& w : e.val) w = rnd.weight();
       // The 1200 source images' values (before scaling and tiling, so column r still holds image r mod 1200). The
       // layers before --layer keep their weights; the survivors they leave are those of the random images.
-      for (float& v : first.val) v = 0.5f + float(next() % (1u << 23)) / float(1u << 23);  // full fp32 mantissas
+      for (float& v : first.val) v = rnd.value();
     }
     const float bias = spdnn::challenge_bias(n), clamp = 32.f;
     // The layer's input for each of the 1200 source images (scaled to the width): the image itself for layer 1, else
@@ -251,11 +240,7 @@ int main(int argc, char** argv) {
               const int i = e.idx[size_t(j * e.width + k)];
               if (i < 0 || label[size_t(i)] / 16 * 16 != blocks[size_t(g)][size_t(b)]) continue;
               const float w = e.val[size_t(j * e.width + k)];
-              uint16_t bits = bf16_bits(w);
-              uint32_t wide = uint32_t(bits) << 16;
-              float back = 0.f;
-              std::memcpy(&back, &wide, 4);
-              if (back != w) {
+              if (!spdnn::probe::is_bf16(w)) {
                 std::fprintf(stderr, "spdnn_blockell_probe: weight %g is not a bf16 value\n", double(w));
                 return 2;
               }
@@ -264,14 +249,8 @@ int main(int argc, char** argv) {
             }
           }
         }
-        for (int lane = 0; lane < 32; ++lane) {
-          const int gid = lane >> 2, tig = lane & 3;
-          auto pair = [&](int row, int col) {
-            return uint32_t(bf16_bits(dense[row][col])) | (uint32_t(bf16_bits(dense[row][col + 1])) << 16);
-          };
-          afrag[(size_t(g) * width + b) * 32 + lane] =
-              make_uint4(pair(gid, 2 * tig), pair(gid + 8, 2 * tig), pair(gid, 2 * tig + 8), pair(gid + 8, 2 * tig + 8));
-        }
+        for (int lane = 0; lane < 32; ++lane)
+          afrag[(size_t(g) * width + b) * 32 + lane] = spdnn::probe::mma_a_fragment(dense, lane);
       }
     const long long ld = (static_cast<long long>(images) + 127) / 128 * 128;
     std::vector<float> x(static_cast<size_t>(ld) * static_cast<size_t>(n), 0.f);  // renamed rows

@@ -355,15 +355,6 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   }
 }
 
-uint16_t bf16_bits(float w) { return __bfloat16_as_ushort(__float2bfloat16_rn(w)); }
-
-bool is_bf16(float w) {
-  const uint32_t wide = uint32_t(bf16_bits(w)) << 16;
-  float back = 0.f;
-  std::memcpy(&back, &wide, 4);
-  return back == w;
-}
-
 // The logical column k (0..15) of m16n8k16's A / B for physical offset p of a block: p = 4 tig + q holds k = 2 tig +
 // (q & 1) + 8 (q >> 1) (see layer_tile's B load).
 int kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
@@ -411,16 +402,10 @@ HostLayer build_layer(const spdnn::Ell& e, const std::vector<int>& label, const 
         }
         for (int r = 0; r < 16; ++r)
           for (int k = 0; k < 16; ++k)
-            if (!is_bf16(dense[r][k])) *ok = false;
+            if (!spdnn::probe::is_bf16(dense[r][k])) *ok = false;
       }
-      for (int lane = 0; lane < 32; ++lane) {
-        const int gid = lane >> 2, tig = lane & 3;
-        auto pair = [&](int row, int col) {
-          return uint32_t(bf16_bits(dense[row][col])) | (uint32_t(bf16_bits(dense[row][col + 1])) << 16);
-        };
-        h.afrag[(size_t(g) * h.width + b) * 32 + size_t(lane)] =
-            make_uint4(pair(gid, 2 * tig), pair(gid + 8, 2 * tig), pair(gid, 2 * tig + 8), pair(gid + 8, 2 * tig + 8));
-      }
+      for (int lane = 0; lane < 32; ++lane)
+        h.afrag[(size_t(g) * h.width + b) * 32 + size_t(lane)] = spdnn::probe::mma_a_fragment(dense, lane);
     }
   }
   return h;
@@ -511,17 +496,11 @@ int main(int argc, char** argv) {
     if (!spdnn::cli::read_first_images("spdnn_tchead_probe", &first)) return 1;
     std::vector<spdnn::Ell> net;
     for (int l = 1; l <= layers; ++l) net.push_back(spdnn::generate_layer_ell(n, l, 42));
-    if (random == 1) {  // random bf16 weights in (-1, 1) and full-mantissa image values (spdnn_blockell_probe's)
-      uint64_t st = 0x9e3779b97f4a7c15ull;
-      auto next = [&st]() {
-        st ^= st << 13;
-        st ^= st >> 7;
-        st ^= st << 17;
-        return st;
-      };
+    if (random == 1) {  // random bf16 weights and full-mantissa image values (probe_util.cuh)
+      spdnn::probe::RandomValues rnd;
       for (auto& e : net)
-        for (float& w : e.val) w = float(int(next() % 511) - 255) / 256.f;
-      for (float& v : first.val) v = 0.5f + float(next() % (1u << 23)) / float(1u << 23);
+        for (float& w : e.val) w = rnd.weight();
+      for (float& v : first.val) v = rnd.value();
     }
     const float bias = spdnn::challenge_bias(n), clamp = 32.f;
     // Renamings: label[l][input] = its column in layer l's input buffer. Layer l's outputs go to label[l + 1]'s
