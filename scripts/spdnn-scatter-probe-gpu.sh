@@ -9,7 +9,7 @@
 # (--pieces); LAYERS (default "1 3") the layers it runs, 3 being the
 # first gathered one at N = 1024 (39300 of 60000 columns). PROBE=tchead runs tools/spdnn/spdnn_tchead_probe.cu (the
 # first K layers with the features in shared memory, session 49) at N = 1024 only, each --variant of VARIANTS
-# (default "1 2", 16 warps): --random 1 at K = 1 and 2, then the real data at each K of HEADS (default "1 5 12") with
+# (default "1"; 2 was measured slower at 4804b3e; 16 warps): --random 1 at K = 1 and 2, then the real data at each K of HEADS (default "1 5 12") with
 # each piece count of PIECES (default "3 1"); then spdnn_infer --layers <HEADS, commas> twice.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s
 # (carry data/spdnn)
@@ -23,13 +23,13 @@ CONFIGS_1024=${CONFIGS_1024:-"16:8 16:16 32:8 32:16 8:8"}
 CONFIGS_4096=${CONFIGS_4096:-"4:4 4:8 8:8 2:4"}
 CONFIGS_16384=${CONFIGS_16384:-"1:4 2:4"}
 if [ "$PROBE" = tchead ]; then
-  for v in ${VARIANTS:-1 2}; do
+  for v in ${VARIANTS:-1}; do
     for k in 1 2; do
       step "t_v${v}_k${k}_random" 60 "$P" --variant "$v" --warps 16 --layers "$k" --images 2400 --random 1 --reps 3
     done
   done
   for k in ${HEADS:-1 5 12}; do
-    for v in ${VARIANTS:-1 2}; do
+    for v in ${VARIANTS:-1}; do
       for pc in ${PIECES:-3 1}; do
         step "t_v${v}_k${k}_p$pc" 90 "$P" --variant "$v" --warps 16 --layers "$k" --pieces "$pc"
       done
