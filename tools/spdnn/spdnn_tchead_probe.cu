@@ -17,8 +17,8 @@
 // renaming), a group a few dense 16 x 16 weight blocks (bf16 A fragments of m16n8k16; the host checks that every
 // block entry is a bf16 value). Per block and 8 images a lane needs the features of logical k = 2 tig, 2 tig + 1,
 // 2 tig + 8, 2 tig + 9 for image gid; the A fragment's columns are permuted so that these are the block's physical
-// columns 4 tig .. 4 tig + 3, one 16-byte shared load (kc_of_offset). Rows of the buffers are XOR-swizzled in 4-float chunks
-// by the image (swizzle): the loads of an 8-lane phase (two images) hit both 16-bank halves. Each fp32 feature is
+// columns 4 tig .. 4 tig + 3, one 16-byte shared load (kc_of_offset). Rows of the buffers are XOR-swizzled in
+// 4-float chunks by the image (swizzle): the loads of an 8-lane phase (two images) hit both 16-bank halves. Each fp32 feature is
 // split into three bf16 pieces (hi + mid + lo, exact for the challenge's weights, whose products are then exact) and
 // summed by three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
 //
@@ -33,8 +33,8 @@
 // line reports how many outputs and how many images' survival differ from the chain.
 // Prints one line: variant, width, layers, tile, warps, grid, pieces, the median time (us) of the K layers on all
 // images, the DRAM rate of its input read + output write, survivors against the chain's, differences, ok or DEFECT
-// (exit 1). GPU only; exits 1 with the reason without one (a failed CUDA call: its message), 2 on a bad option, a weight that
-// is not a bf16 value, or a width whose tile does not fit in shared memory. Inputs as spdnn_blockell_probe's (the
+// (exit 1). GPU only; exits 1 with the reason without one (a failed CUDA call: its message), 2 on a bad option, a
+// weight that is not a bf16 value, or a width whose tile does not fit in shared memory. Inputs as spdnn_blockell_probe's (the
 // first 1200 official images, scaled to the width and tiled to --images columns; generated layers, seed 42, which
 // at N = 1024 are the official ones in cycle 0, layers 1-6).
 #include <cuda_bf16.h>
