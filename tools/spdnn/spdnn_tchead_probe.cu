@@ -1,26 +1,26 @@
-// How fast the first K layers of a challenge network run on tensor cores when the features never leave the chip
-// between layers (session 49). Not a library path: a probe for a decision (docs/perf-notes.md, session 48-49, "Where
-// the head could go next").
+// How fast the first K layers of a challenge network run on tensor cores when the features never leave the chip between
+// layers (session 49). Not a library path: a probe for a decision (docs/perf-notes.md, session 48-49, "Where the head
+// could go next").
 //
-// Session 49's first probe (spdnn_blockell_probe, bench/results/a081e7e/) ran one layer as block-ELL on bf16
-// mma.sync with its features read from global memory per block: exact, but no faster than the fused fp32 call
-// (L2-bound, one piece or three the same). Here a CTA keeps a tile of kT images in shared memory for all K layers,
-// image-major (a row of n fp32 features per image), and ping-pongs between two such buffers: layer l reads one and
-// writes its outputs, renamed for layer l + 1, into the other. Only layer 1's input is read from DRAM (a contiguous
-// kT x n chunk, by cp.async, prefetched into the free buffer during the tile before's last layer) and only layer K's
-// output is written (neuron-major in the original names, y[j * ld + image], float2 per lane: whole 32-byte sectors).
-// Dead images are computed on (their features are zeros and stay zeros: the bias is negative), so there is no
-// pruning inside the K layers.
+// Session 49's first probe (spdnn_blockell_probe, bench/results/a081e7e/) ran one layer as block-ELL on bf16 mma.sync
+// with its features read from global memory per block: exact, but no faster than the fused fp32 call (L2-bound, one
+// piece or three the same). Here a CTA keeps a tile of kT images in shared memory for all K layers, image-major (a row
+// of n fp32 features per image), and ping-pongs between two such buffers: layer l reads one and writes its outputs,
+// renamed for layer l + 1, into the other. Only layer 1's input is read from DRAM (a contiguous kT x n chunk, by
+// cp.async, prefetched into the free buffer during the tile before's last layer) and only layer K's output is written
+// (neuron-major in the original names, y[j * ld + image], float2 per lane: whole 32-byte sectors). Dead images are
+// computed on (their features are zeros and stay zeros: the bias is negative), so there is no pruning inside the K
+// layers.
 //
 // A layer is block-ELL as in spdnn_blockell_probe: its outputs in groups of 16 with equal input lists (reuse_order),
 // its inputs renamed so that a group's inputs are aligned blocks of 16 (reader_group_labels; exact like every
-// renaming), a group a few dense 16 x 16 weight blocks (bf16 A fragments of m16n8k16; the host checks that every
-// block entry is a bf16 value). Per block and 8 images a lane needs the features of logical k = 2 tig, 2 tig + 1,
-// 2 tig + 8, 2 tig + 9 for image gid; the A fragment's columns are permuted so that these are the block's physical
-// columns 4 tig .. 4 tig + 3, one 16-byte shared load (kc_of_offset). Rows of the buffers are XOR-swizzled in
-// 4-float chunks by the image (swizzle): the loads of an 8-lane phase (two images) hit both 16-bank halves. Each fp32 feature is
-// split into three bf16 pieces (hi + mid + lo, exact for the challenge's weights, whose products are then exact) and
-// summed by three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
+// renaming), a group a few dense 16 x 16 weight blocks (bf16 A fragments of m16n8k16; the host checks that every block
+// entry is a bf16 value). Per block and 8 images a lane needs the features of logical k = 2 tig, 2 tig + 1, 2 tig + 8,
+// 2 tig + 9 for image gid; the A fragment's columns are permuted so that these are the block's physical columns 4 tig
+// .. 4 tig + 3, one 16-byte shared load (kc_of_offset). Rows of the buffers are XOR-swizzled in 4-float chunks by the
+// image (swizzle): the loads of an 8-lane phase (two images) hit both 16-bank halves. Each fp32 feature is split into
+// three bf16 pieces (hi + mid + lo, exact for the challenge's weights, whose products are then exact) and summed by
+// three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
 //
 //   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
 //                      [--random 0] [--reps 20] [--variant 0]   (--variant 1 and 2: below, tchead_reg)
@@ -28,15 +28,15 @@
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
 // Checked against the library's fp32 chain on the CPU (every layer, no pruning: a dead image's outputs are zeros in
-// both): on the real data with K = 1 bit for bit (every partial sum a multiple of 1/16); otherwise every output must
-// be within 1e-5 x 2^(K-1) (3 pieces) or 2^-6 x K (1 piece) of the largest |out| + |bias| of the last layer, and the
-// line reports how many outputs and how many images' survival differ from the chain.
+// both): on the real data with K = 1 bit for bit (every partial sum a multiple of 1/16); otherwise every output must be
+// within 1e-5 x 2^(K-1) (3 pieces) or 2^-6 x K (1 piece) of the largest |out| + |bias| of the last layer, and the line
+// reports how many outputs and how many images' survival differ from the chain.
 // Prints one line: variant, width, layers, tile, warps, grid, pieces, the median time (us) of the K layers on all
 // images, the DRAM rate of its input read + output write, survivors against the chain's, differences, ok or DEFECT
 // (exit 1). GPU only; exits 1 with the reason without one (a failed CUDA call: its message), 2 on a bad option, a
-// weight that is not a bf16 value, or a width whose tile does not fit in shared memory. Inputs as spdnn_blockell_probe's (the
-// first 1200 official images, scaled to the width and tiled to --images columns; generated layers, seed 42, which
-// at N = 1024 are the official ones in cycle 0, layers 1-6).
+// weight that is not a bf16 value, or a width whose tile does not fit in shared memory. Inputs as
+// spdnn_blockell_probe's (the first 1200 official images, scaled to the width and tiled to --images columns; generated
+// layers, seed 42, which at N = 1024 are the official ones in cycle 0, layers 1-6).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
