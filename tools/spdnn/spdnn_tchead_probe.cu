@@ -23,7 +23,7 @@
 // three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
 //
 //   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
-//                      [--random 0] [--reps 20] [--variant 0]   (--variant 1 and 2: below, tchead_reg)
+//                      [--random 0] [--reps 20] [--variant 0]   (--variant 1, 2: tchead_reg; 3: tchead_split)
 // --tile: images per CTA, 8 or 16 (2 x tile x width x 4 bytes of shared memory: 64 / 128 KiB at N = 1024);
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
@@ -355,9 +355,145 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   }
 }
 
+// --variant 3 (session 49, not run yet): variant 1 with each feature split into its bf16 pieces once, by the
+// epilogue that writes it, instead of once per read (each feature is read by two groups; one piece instead of three
+// saved ~100 us of variant 1's ~443 at K = 4). A buffer holds kPieces planes of bf16, neuron-major: row k (a neuron)
+// is the tile's 16 images, 32 bytes, its two 16-byte halves (images 0-7, 8-15) swapped in rows with bit 2 of k set
+// (plane_offset), so that an 8-row ldmatrix phase and the epilogue's stores of 8 rows x 4 lanes are free of bank
+// conflicts. One ldmatrix.x4.trans per group, block and piece gives the B fragments of both 8-image n-tiles
+// (matrices: rows bcol..+7 / bcol+8..+15 of images 0-7, then of images 8-15); a column's feature sits at row
+// plane_row(column), so the A fragments are variant 1's. The epilogue packs the pieces of images t, t + 1 (adjacent in a
+// row) into one 32-bit store a piece. Layer 1's input comes as the same planes, split on the host (xs: per tile,
+// plane, neuron, 16 images), 6 bytes a feature read instead of 4. Its MMA operands are variant 1's bit for bit and
+// summed in the same order, so its outputs must equal variant 1's (the probe runs both and counts differences).
+// Needs --tile 16, 16 warps, 2 blocks per group.
+__device__ __forceinline__ int plane_offset(int k, int half) { return k * 32 + ((half ^ ((k >> 2) & 1)) << 4); }
+
 // The logical column k (0..15) of m16n8k16's A / B for physical offset p of a block: p = 4 tig + q holds k = 2 tig +
-// (q & 1) + 8 (q >> 1) (see layer_tile's B load).
-int kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
+// (q & 1) + 8 (q >> 1) (variant 0-2's 16-byte B loads). Variant 3 keeps the same A fragments and stores the feature of
+// column c at plane row plane_row(c), so that ldmatrix hands every MMA slot the feature variant 1 hands it.
+__host__ __device__ __forceinline__ int kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
+__host__ __device__ __forceinline__ int plane_row(int c) { return (c & ~15) | kc_of_offset(c & 15); }
+
+template <int kPieces>
+__global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_t* xs) {
+  constexpr int kT = 16, kNT = 2, kW = 2;
+  extern __shared__ float4 smem4[];
+  char* const base = reinterpret_cast<char*>(smem4);
+  const int plane = a.n * 32, span = kPieces * plane;  // bytes
+  int* const s_bcol = reinterpret_cast<int*>(base + 2 * span);
+  int* const s_dst = s_bcol + a.layers * a.groups * kW;
+  for (int l = 0; l < a.layers; ++l) {
+    const HeadLayer L = a.layer[l];
+    for (int i = int(threadIdx.x); i < a.groups * kW; i += int(blockDim.x)) s_bcol[l * a.groups * kW + i] = L.bcol[i];
+    for (int i = int(threadIdx.x); i < a.groups * 16; i += int(blockDim.x)) s_dst[l * a.groups * 16 + i] = L.dst[i];
+  }
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  const int tig = lane & 3, g0 = warp * kGroupsPerWarp;
+  // This lane's ldmatrix row: matrix lane / 8 (bit 0: k + 8, bit 1: images 8-15), row lane % 8.
+  const int ld_k = (lane & 7) + 8 * ((lane >> 3) & 1), ld_half = lane >> 4;
+  uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
+  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) {
+    const uint4* p = a.layer[l].afrag;
+#pragma unroll
+    for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+      for (int b = 0; b < kW; ++b) f[q][b] = __ldg(p + (size_t(g0 + q) * kW + b) * 32 + lane);
+  };
+  // The tile's planes (kPieces x n x 16 bf16, contiguous in xs) into buf by 16-byte cp.async, zero-filled past the
+  // last tile (xs holds whole tiles: its tail images are zeros).
+  auto load_planes = [&](int tile, char* buf) {
+    const int chunks = span / 16;
+    const char* src = reinterpret_cast<const char*>(xs) + size_t(tile) * span;
+    for (int q = int(threadIdx.x); q < chunks; q += int(blockDim.x)) {
+      const int p = q / (2 * a.n), r = q % (2 * a.n);
+      const unsigned d = unsigned(__cvta_generic_to_shared(buf + p * plane + plane_offset(r >> 1, r & 1)));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + size_t(q) * 16) : "memory");
+    }
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+  };
+  load_frags(0, af);
+  const int tiles = (a.images + kT - 1) / kT;
+  int tile = int(blockIdx.x);
+  if (tile < tiles) load_planes(tile, base);
+  int in = 0;
+  for (; tile < tiles; tile += int(gridDim.x)) {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();
+    for (int l = 0; l < a.layers; ++l) {
+      const bool last = l + 1 == a.layers;
+      const char* const cur = base + in * span;
+      char* const other = base + (in ^ 1) * span;
+      if (last && tile + int(gridDim.x) < tiles) load_planes(tile + int(gridDim.x), other);
+      load_frags(last ? 0 : l + 1, af_next);
+      const int* const bcol = s_bcol + l * a.groups * kW;
+      float c[kGroupsPerWarp][kNT][4] = {};
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int b = 0; b < kW; ++b) {
+          const uint32_t afr[4] = {af[q][b].x, af[q][b].y, af[q][b].z, af[q][b].w};
+          const int k = bcol[(g0 + q) * kW + b] + ld_k;
+#pragma unroll
+          for (int piece = 0; piece < kPieces; ++piece) {
+            const unsigned addr =
+                unsigned(__cvta_generic_to_shared(cur + piece * plane + plane_offset(k, ld_half)));
+            uint32_t r0, r1, r2, r3;
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                         : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                         : "r"(addr));
+            const uint32_t b0[2] = {r0, r1}, b1[2] = {r2, r3};  // images 0-7, 8-15
+            jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][0], afr, b0);
+            jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][1], afr, b1);
+          }
+        }
+      const float bias = a.layer[l].bias;
+      const int* const dst = s_dst + l * a.groups * 16;
+      const int gid = lane >> 2;
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q) {
+        const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) {
+          const int t = 8 * nt + 2 * tig;  // C: rows gid, gid + 8; images t, t + 1
+          float o[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(c[q][nt][e] + bias, 0.f), a.clamp);
+          if (!last) {
+            uint32_t p0[kPieces], p1[kPieces];
+            split_pair<kPieces>(o[0], o[1], p0);
+            split_pair<kPieces>(o[2], o[3], p1);
+#pragma unroll
+            for (int piece = 0; piece < kPieces; ++piece) {
+              char* const pl = other + piece * plane + 4 * tig;
+              *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j0), nt)) = p0[piece];
+              *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j1), nt)) = p1[piece];
+            }
+          } else {
+            const int img = tile * kT + t;
+            if (img >= a.images) continue;
+            if (img + 1 < a.images) {
+              *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
+              *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
+            } else {
+              a.y[j0 * a.ld + img] = o[0];
+              a.y[j1 * a.ld + img] = o[2];
+            }
+            if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;
+            if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+          }
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
+      __syncthreads();
+      in ^= 1;
+    }
+  }
+}
+
 
 struct HostLayer {
   std::vector<uint4> afrag;
@@ -476,18 +612,21 @@ int main(int argc, char** argv) {
   const int variant = arg_int(argc, argv, "--variant", 0);
   if (!spdnn::generator_width_ok(n) || layers < 1 || layers > kMaxLayers || images < 1 || (tile != 8 && tile != 16) ||
       (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
-      reps < 1 || variant < 0 || variant > 2) {
+      reps < 1 || variant < 0 || variant > 3) {
     std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
                          "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, "
-                         "--variant 0 | 1 | 2)\n",
+                         "--variant 0 | 1 | 2 | 3)\n",
                  kMaxLayers);
     return 2;
   }
-  // (variant 1 adds every layer's block columns and output destinations: groups x (2 + 16) ints a layer)
-  // (variant 2 adds a mask a layer)
-  const size_t smem = size_t(2) * tile * n * 4 + (variant >= 1 ? size_t(layers) * ((n / 16) * 18 + 1) * 4 : 0);
+  // Two buffers of fp32 features (variant 3: of `pieces` bf16 planes), and from variant 1 on every layer's block
+  // columns and output destinations (groups x (2 + 16) ints a layer; variant 2 a mask more). smem_v1: variant 1's,
+  // which variant 3 runs once to compare with.
+  const size_t tables = size_t(layers) * ((n / 16) * 18 + 1) * 4;
+  const size_t smem_v1 = size_t(2) * tile * n * 4 + tables;
+  const size_t smem = variant == 3 ? size_t(2) * pieces * n * 32 + tables : variant >= 1 ? smem_v1 : smem_v1 - tables;
   if (variant >= 1 && (tile != 16 || warps * kGroupsPerWarp != n / 16)) {
-    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1 and 2 need --tile 16 and %d groups per warp (--warps %d "
+    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1, 2 and 3 need --tile 16 and %d groups per warp (--warps %d "
                          "at this width)\n", kGroupsPerWarp, n / 16 / kGroupsPerWarp);
     return 2;
   }
@@ -595,24 +734,64 @@ int main(int argc, char** argv) {
     a.clamp = clamp;
     a.y = spdnn::probe::poisoned(size_t(a.ld) * size_t(n));
     CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
+    // (variant 3: kernel is variant 1's, run once after it for the comparison)
     auto kernel = variant == 2 ? (pieces == 3 ? tchead_reg<3, true> : tchead_reg<1, true>)
-                  : variant == 1 ? (pieces == 3 ? tchead_reg<3, false> : tchead_reg<1, false>)
+                  : variant == 1 || variant == 3 ? (pieces == 3 ? tchead_reg<3, false> : tchead_reg<1, false>)
                   : tile == 16   ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>)
                                  : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    auto kernel3 = pieces == 3 ? tchead_split<3> : tchead_split<1>;
+    const size_t smem_k = variant == 3 ? smem_v1 : smem;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_k)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel3, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * 32, smem));
+    if (variant == 3) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel3, warps * 32, smem));
+    else CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * 32, smem));
     if (per_sm < 1) {
       std::fprintf(stderr, "spdnn_tchead_probe: no CTA of %d warps and %zu bytes fits on an SM\n", warps, smem);
       return 2;
     }
     const int tiles = (images + tile - 1) / tile;
     const int grid = std::min(tiles, per_sm * sms);
+    // Variant 3's input: layer 1's features as `pieces` bf16 planes per tile (split on the host as split_pair splits
+    // on the device: each piece rounded to nearest), a column's feature at row plane_row(column), zeros past the end.
+    uint16_t* xs = nullptr;
+    if (variant == 3) {
+      std::vector<uint16_t> planes(size_t(tiles) * pieces * n * 16, 0);
+      for (int64_t r = 0; r < images; ++r)
+        for (int i = 0; i < n; ++i) {
+          float v = x[size_t(r) * size_t(n) + size_t(label[0][size_t(i)])];
+          const int row = plane_row(label[0][size_t(i)]);
+          for (int p = 0; p < pieces; ++p) {
+            const __nv_bfloat16 b = __float2bfloat16_rn(v);
+            planes[((size_t(r / 16) * pieces + size_t(p)) * n + size_t(row)) * 16 + size_t(r % 16)] =
+                __bfloat16_as_ushort(b);
+            v -= __bfloat162float(b);
+          }
+        }
+      xs = upload(planes);
+    }
     const double med = spdnn::probe::median_us(
         reps, [&] { CUDA_CHECK(cudaMemset(a.alive, 0, size_t(images) * 4)); },
-        [&] { kernel<<<grid, warps * 32, smem>>>(a); });
+        [&] {
+          if (variant == 3) kernel3<<<grid, warps * 32, smem>>>(a, xs);
+          else kernel<<<grid, warps * 32, smem>>>(a);
+        });
     std::vector<float> y(static_cast<size_t>(a.ld) * static_cast<size_t>(n));
     CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
+    long long differ_v1 = 0;  // variant 3: outputs that are not variant 1's bit for bit (its MMA operands and order)
+    if (variant == 3) {
+      std::vector<int> alive3(static_cast<size_t>(images));
+      CUDA_CHECK(cudaMemcpy(alive3.data(), a.alive, alive3.size() * 4, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemset(a.y, 0xff, y.size() * 4));
+      kernel<<<grid, warps * 32, smem_v1>>>(a);
+      CUDA_CHECK(cudaGetLastError());
+      std::vector<float> y1(y.size());
+      CUDA_CHECK(cudaMemcpy(y1.data(), a.y, y1.size() * 4, cudaMemcpyDeviceToHost));
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t t = 0; t < images; ++t)
+          differ_v1 += std::memcmp(&y[size_t(j * a.ld + t)], &y1[size_t(j * a.ld + t)], 4) != 0;
+      CUDA_CHECK(cudaMemcpy(a.alive, alive3.data(), alive3.size() * 4, cudaMemcpyHostToDevice));  // (its flags)
+    }
     std::vector<int> alive(static_cast<size_t>(images));
     CUDA_CHECK(cudaMemcpy(alive.data(), a.alive, alive.size() * 4, cudaMemcpyDeviceToHost));
     long long differ = 0, alive_differ = 0;
@@ -638,14 +817,15 @@ int main(int argc, char** argv) {
     // may flip (the chain's own margins reach 3e-7, bench/results/ec697b3/order-model/; at 4804b3e one source image
     // lived through layer 4 here and not in the chain) as long as its outputs stay within the bound; an image that
     // took another path through the layers, or an all-zero or half-written output, does not.
-    const bool ok = bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref;
+    const bool ok = (bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref) && differ_v1 == 0;
     std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d "
                 "blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
-                "max_abs_diff %.3g (of %.3g) %s\n",
+                "max_abs_diff %.3g (of %.3g)%s %s\n",
                 variant, n, layers, tile, warps, grid, pieces, images, random, host[0].width, med,
                 2.0 * double(images) * n * 4 / med / 1e3, survivors, want_survivors, alive_differ, differ, max_abs,
-                max_ref, ok ? "ok" : "DEFECT");
+                max_ref, variant == 3 ? (differ_v1 == 0 ? " variant1_equal" : " VARIANT1_DIFFERS") : "",
+                ok ? "ok" : "DEFECT");
     return ok ? 0 : 1;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "spdnn_tchead_probe: %s\n", ex.what());
