@@ -32,11 +32,11 @@
 // within 1e-5 x 2^(K-1) (3 pieces) or 2^-6 x K (1 piece) of the largest |out| + |bias| of the last layer, and the line
 // reports how many outputs and how many images' survival differ from the chain.
 // Prints one line: variant, width, layers, tile, warps, grid, pieces, the median time (us) of the K layers on all
-// images, the DRAM rate of its input read + output write, survivors against the chain's, differences, ok or DEFECT
-// (exit 1). GPU only; exits 1 with the reason without one (a failed CUDA call: its message), 2 on a bad option, a
-// weight that is not a bf16 value, or a width whose tile does not fit in shared memory. Inputs as
-// spdnn_blockell_probe's (the first 1200 official images, scaled to the width and tiled to --images columns; generated
-// layers, seed 42, which at N = 1024 are the official ones in cycle 0, layers 1-6).
+// images, the DRAM rate of its input read (variant 3: 2 x pieces bytes a feature) + output write, survivors against the
+// chain's, differences, ok or DEFECT (exit 1). GPU only; exits 1 with the reason without one (a failed CUDA call: its
+// message), 2 on a bad option, a weight that is not a bf16 value, or a width whose tile does not fit in shared memory.
+// Inputs as spdnn_blockell_probe's (the first 1200 official images, scaled to the width and tiled to --images columns;
+// generated layers, seed 42, which at N = 1024 are the official ones in cycle 0, layers 1-6).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -358,16 +358,19 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
 // --variant 3 (session 49, not run yet): variant 1 with each feature split into its bf16 pieces once, by the
 // epilogue that writes it, instead of once per read (each feature is read by two groups; one piece instead of three
 // saved ~100 us of variant 1's ~443 at K = 4). A buffer holds kPieces planes of bf16, neuron-major: row k (a neuron)
-// is the tile's 16 images, 32 bytes, its two 16-byte halves (images 0-7, 8-15) swapped in rows with bit 2 of k set
-// (plane_offset), so that an 8-row ldmatrix phase and the epilogue's stores of 8 rows x 4 lanes are free of bank
-// conflicts. One ldmatrix.x4.trans per group, block and piece gives the B fragments of both 8-image n-tiles
-// (matrices: rows bcol..+7 / bcol+8..+15 of images 0-7, then of images 8-15); a column's feature sits at row
-// plane_row(column), so the A fragments are variant 1's. The epilogue packs the pieces of images t, t + 1 (adjacent in a
-// row) into one 32-bit store a piece. Layer 1's input comes as the same planes, split on the host (xs: per tile,
-// plane, neuron, 16 images), 6 bytes a feature read instead of 4. Its MMA operands are variant 1's bit for bit and
-// summed in the same order, so its outputs must equal variant 1's (the probe runs both and counts differences).
-// Needs --tile 16, 16 warps, 2 blocks per group.
-__device__ __forceinline__ int plane_offset(int k, int half) { return k * 32 + ((half ^ ((k >> 2) & 1)) << 4); }
+// is the tile's 16 images, 32 bytes, its two 16-byte halves (images 0-7, 8-15) swapped where bit 2 xor bit 3 of k is
+// set (plane_offset): an 8-row ldmatrix phase and a cp.async phase take the fewest wavefronts, and the epilogue's
+// stores one wavefront in the layers whose groups write 16 consecutive columns (a CPU count of the banks, session
+// 49's review; with bit 2 alone they took two). One ldmatrix.x4.trans per group, block and piece gives the B
+// fragments of both 8-image n-tiles (matrices: rows bcol..+7 / bcol+8..+15 of images 0-7, then of images 8-15); a
+// column's feature sits at row plane_row(column), so the A fragments are variant 1's. The epilogue packs the pieces
+// of images t, t + 1 (adjacent in a row) into one 32-bit store a piece. Layer 1's input comes as the same planes,
+// split on the host (xs: per tile, plane, neuron, 16 images), 6 bytes a feature read instead of 4. Its MMA operands
+// are variant 1's bit for bit and summed in the same order, so its outputs and survivors must equal variant 1's (the
+// probe runs both and counts differences). Needs --tile 16, 16 warps, 2 blocks per group.
+__device__ __forceinline__ int plane_offset(int k, int half) {
+  return k * 32 + (((half ^ (k >> 2) ^ (k >> 3)) & 1) << 4);
+}
 
 // The logical column k (0..15) of m16n8k16's A / B for physical offset p of a block: p = 4 tig + q holds k = 2 tig +
 // (q & 1) + 8 (q >> 1) (variant 0-2's 16-byte B loads). Variant 3 keeps the same A fragments and stores the feature of
@@ -780,16 +783,19 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
     long long differ_v1 = 0;  // variant 3: outputs that are not variant 1's bit for bit (its MMA operands and order)
     if (variant == 3) {
-      std::vector<int> alive3(static_cast<size_t>(images));
+      std::vector<int> alive3(static_cast<size_t>(images)), alive1(alive3.size());
       CUDA_CHECK(cudaMemcpy(alive3.data(), a.alive, alive3.size() * 4, cudaMemcpyDeviceToHost));
       CUDA_CHECK(cudaMemset(a.y, 0xff, y.size() * 4));
+      CUDA_CHECK(cudaMemset(a.alive, 0, alive1.size() * 4));
       kernel<<<grid, warps * 32, smem_v1>>>(a);
       CUDA_CHECK(cudaGetLastError());
       std::vector<float> y1(y.size());
       CUDA_CHECK(cudaMemcpy(y1.data(), a.y, y1.size() * 4, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(alive1.data(), a.alive, alive1.size() * 4, cudaMemcpyDeviceToHost));
       for (int64_t j = 0; j < n; ++j)
         for (int64_t t = 0; t < images; ++t)
           differ_v1 += std::memcmp(&y[size_t(j * a.ld + t)], &y1[size_t(j * a.ld + t)], 4) != 0;
+      for (size_t t = 0; t < alive1.size(); ++t) differ_v1 += alive1[t] != alive3[t];  // (and every survivor)
       CUDA_CHECK(cudaMemcpy(a.alive, alive3.data(), alive3.size() * 4, cudaMemcpyHostToDevice));  // (its flags)
     }
     std::vector<int> alive(static_cast<size_t>(images));
@@ -823,7 +829,8 @@ int main(int argc, char** argv) {
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
                 "max_abs_diff %.3g (of %.3g)%s %s\n",
                 variant, n, layers, tile, warps, grid, pieces, images, random, host[0].width, med,
-                2.0 * double(images) * n * 4 / med / 1e3, survivors, want_survivors, alive_differ, differ, max_abs,
+                double(images) * n * ((variant == 3 ? 2 * pieces : 4) + 4) / med / 1e3,  // (read + write)
+                survivors, want_survivors, alive_differ, differ, max_abs,
                 max_ref, variant == 3 ? (differ_v1 == 0 ? " variant1_equal" : " VARIANT1_DIFFERS") : "",
                 ok ? "ok" : "DEFECT");
     return ok ? 0 : 1;
