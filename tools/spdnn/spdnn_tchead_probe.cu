@@ -102,6 +102,21 @@ __device__ __forceinline__ void split_pair(float a, float b, uint32_t (&p)[kPiec
   }
 }
 
+// The last layer's outputs o of a lane (C fragment: rows j0, j1; images img, img + 1) into y, neuron-major, and the
+// images' alive flags (benign race: every writer writes 1). ld and img are even: the float2 stores are aligned.
+__device__ __forceinline__ void store_last(const HeadArgs& a, const float (&o)[4], int j0, int j1, int img) {
+  if (img >= a.images) return;
+  if (img + 1 < a.images) {
+    *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
+    *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
+  } else {
+    a.y[j0 * a.ld + img] = o[0];
+    a.y[j1 * a.ld + img] = o[2];
+  }
+  if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;
+  if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+}
+
 // cp.async of 16 bytes, zero-filled where src_bytes is 0 (images past the end).
 __device__ __forceinline__ void copy16(float* dst, const float* src, int src_bytes) {
   const unsigned d = unsigned(__cvta_generic_to_shared(dst));
@@ -184,17 +199,7 @@ __device__ __forceinline__ void layer_tile(const HeadArgs& a, const HeadLayer& L
         dst[t * a.n + (j1 ^ swizzle(t))] = o[2];
         dst[(t + 1) * a.n + (j1 ^ swizzle(t + 1))] = o[3];
       } else {
-        const int img = img0 + t;
-        if (img >= a.images) continue;
-        if (img + 1 < a.images) {  // ld and img are even: 8-byte aligned
-          *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
-          *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
-        } else {
-          a.y[j0 * a.ld + img] = o[0];
-          a.y[j1 * a.ld + img] = o[2];
-        }
-        if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;  // benign race: every writer writes 1
-        if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+        store_last(a, o, j0, j1, img0 + t);
       }
     }
     cur = next;
@@ -243,6 +248,27 @@ constexpr int kGroupsPerWarp = 4;
 // zero (its images died in an earlier layer): the accumulators stay zero, as the MMAs of zeros would leave them, so
 // the outputs are the same. Each layer's epilogue ORs a 16-bit mask of its images with a nonzero output (one warp
 // reduction and one shared atomic per group) for the next layer; layer 1 computes every n-tile.
+// Every layer's block columns (groups x kTableW) and output destinations (groups x 16) into shared memory, once
+// per CTA (variants 1-3; read after the first barrier).
+constexpr int kTableW = 2;
+__device__ __forceinline__ void copy_tables(const HeadArgs& a, int* s_bcol, int* s_dst) {
+  for (int l = 0; l < a.layers; ++l) {
+    const HeadLayer L = a.layer[l];
+    for (int i = int(threadIdx.x); i < a.groups * kTableW; i += int(blockDim.x))
+      s_bcol[l * a.groups * kTableW + i] = L.bcol[i];
+    for (int i = int(threadIdx.x); i < a.groups * 16; i += int(blockDim.x)) s_dst[l * a.groups * 16 + i] = L.dst[i];
+  }
+}
+
+// This lane's A fragments (afrag: a layer's) of groups g0 .. g0 + kGroupsPerWarp - 1 (2 blocks each) into f.
+__device__ __forceinline__ void load_group_frags(const uint4* afrag, int g0, int lane,
+                                                 uint4 (&f)[kGroupsPerWarp][kTableW]) {
+#pragma unroll
+  for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+    for (int b = 0; b < kTableW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kTableW + b) * 32 + lane);
+}
+
 template <int kPieces, bool kSkip>
 __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   constexpr int kT = 16, kNT = 2, kW = 2;
@@ -252,21 +278,11 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   int* const s_bcol = reinterpret_cast<int*>(base + 2 * span);  // layer l: groups x 2
   int* const s_dst = s_bcol + a.layers * a.groups * kW;          // layer l: groups x 16
   unsigned* const s_live = reinterpret_cast<unsigned*>(s_dst + a.layers * a.groups * 16);  // kSkip: layer l's output
-  for (int l = 0; l < a.layers; ++l) {
-    const HeadLayer L = a.layer[l];
-    for (int i = int(threadIdx.x); i < a.groups * kW; i += int(blockDim.x)) s_bcol[l * a.groups * kW + i] = L.bcol[i];
-    for (int i = int(threadIdx.x); i < a.groups * 16; i += int(blockDim.x)) s_dst[l * a.groups * 16 + i] = L.dst[i];
-  }
+  copy_tables(a, s_bcol, s_dst);
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int gid = lane >> 2, tig = lane & 3, g0 = warp * kGroupsPerWarp;
   uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
-  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) {
-    const uint4* p = a.layer[l].afrag;
-#pragma unroll
-    for (int q = 0; q < kGroupsPerWarp; ++q)
-#pragma unroll
-      for (int b = 0; b < kW; ++b) f[q][b] = __ldg(p + (size_t(g0 + q) * kW + b) * 32 + lane);
-  };
+  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) { load_group_frags(a.layer[l].afrag, g0, lane, f); };
   load_frags(0, af);
   const int tiles = (a.images + kT - 1) / kT;
   int tile = int(blockIdx.x);
@@ -327,17 +343,7 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
             other[t * a.n + (j1 ^ swizzle(t))] = o[2];
             other[(t + 1) * a.n + (j1 ^ swizzle(t + 1))] = o[3];
           } else {
-            const int img = tile * kT + t;
-            if (img >= a.images) continue;
-            if (img + 1 < a.images) {
-              *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
-              *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
-            } else {
-              a.y[j0 * a.ld + img] = o[0];
-              a.y[j1 * a.ld + img] = o[2];
-            }
-            if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;
-            if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+            store_last(a, o, j0, j1, tile * kT + t);
           }
         }
       }
@@ -386,23 +392,13 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
   const int plane = a.n * 32, span = kPieces * plane;  // bytes
   int* const s_bcol = reinterpret_cast<int*>(base + 2 * span);
   int* const s_dst = s_bcol + a.layers * a.groups * kW;
-  for (int l = 0; l < a.layers; ++l) {
-    const HeadLayer L = a.layer[l];
-    for (int i = int(threadIdx.x); i < a.groups * kW; i += int(blockDim.x)) s_bcol[l * a.groups * kW + i] = L.bcol[i];
-    for (int i = int(threadIdx.x); i < a.groups * 16; i += int(blockDim.x)) s_dst[l * a.groups * 16 + i] = L.dst[i];
-  }
+  copy_tables(a, s_bcol, s_dst);
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int tig = lane & 3, g0 = warp * kGroupsPerWarp;
   // This lane's ldmatrix row: matrix lane / 8 (bit 0: k + 8, bit 1: images 8-15), row lane % 8.
   const int ld_k = (lane & 7) + 8 * ((lane >> 3) & 1), ld_half = lane >> 4;
   uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
-  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) {
-    const uint4* p = a.layer[l].afrag;
-#pragma unroll
-    for (int q = 0; q < kGroupsPerWarp; ++q)
-#pragma unroll
-      for (int b = 0; b < kW; ++b) f[q][b] = __ldg(p + (size_t(g0 + q) * kW + b) * 32 + lane);
-  };
+  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) { load_group_frags(a.layer[l].afrag, g0, lane, f); };
   // The tile's planes (kPieces x n x 16 bf16, contiguous in xs) into buf by 16-byte cp.async, zero-filled past the
   // last tile (xs holds whole tiles: its tail images are zeros).
   auto load_planes = [&](int tile, char* buf) {
@@ -473,17 +469,7 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
               *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j1), nt)) = p1[piece];
             }
           } else {
-            const int img = tile * kT + t;
-            if (img >= a.images) continue;
-            if (img + 1 < a.images) {
-              *reinterpret_cast<float2*>(a.y + j0 * a.ld + img) = make_float2(o[0], o[1]);
-              *reinterpret_cast<float2*>(a.y + j1 * a.ld + img) = make_float2(o[2], o[3]);
-            } else {
-              a.y[j0 * a.ld + img] = o[0];
-              a.y[j1 * a.ld + img] = o[2];
-            }
-            if (o[0] != 0.f || o[2] != 0.f) a.alive[img] = 1;
-            if (img + 1 < a.images && (o[1] != 0.f || o[3] != 0.f)) a.alive[img + 1] = 1;
+            store_last(a, o, j0, j1, tile * kT + t);
           }
         }
       }
