@@ -244,10 +244,6 @@ __global__ void tchead(HeadArgs a) {
 // there once. Needs 2 blocks per group and groups = 4 x warps.
 constexpr int kGroupsPerWarp = 4;
 
-// --variant 2 (kSkip): variant 1 that skips the loads and MMAs of an 8-image n-tile whose input features are all
-// zero (its images died in an earlier layer): the accumulators stay zero, as the MMAs of zeros would leave them, so
-// the outputs are the same. Each layer's epilogue ORs a 16-bit mask of its images with a nonzero output (one warp
-// reduction and one shared atomic per group) for the next layer; layer 1 computes every n-tile.
 // Every layer's block columns (groups x kTableW) and output destinations (groups x 16) into shared memory, once
 // per CTA (variants 1-3; read after the first barrier).
 constexpr int kTableW = 2;
@@ -269,6 +265,10 @@ __device__ __forceinline__ void load_group_frags(const uint4* afrag, int g0, int
     for (int b = 0; b < kTableW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kTableW + b) * 32 + lane);
 }
 
+// --variant 2 (kSkip): variant 1 that skips the loads and MMAs of an 8-image n-tile whose input features are all
+// zero (its images died in an earlier layer): the accumulators stay zero, as the MMAs of zeros would leave them, so
+// the outputs are the same. Each layer's epilogue ORs a 16-bit mask of its images with a nonzero output (one warp
+// reduction and one shared atomic per group) for the next layer; layer 1 computes every n-tile.
 template <int kPieces, bool kSkip>
 __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   constexpr int kT = 16, kNT = 2, kW = 2;
