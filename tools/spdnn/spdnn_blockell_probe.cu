@@ -25,15 +25,10 @@
 // (GB/s), survivors against the CPU chain's, outputs that differ from the chain, the largest absolute difference, and
 // ok or DEFECT (exit 1).
 //
-// NOT RUN ON A GPU YET (written in session 48, when the device time ran out; built here, SASS: 12 HMMA per block
-// step with 3 pieces, 48 registers, no stack). Run:
-//   JHDNN_COMMIT=<sha> PROBE=blockell WIDTHS="1024 4096" bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s
-// Predicted
-// (arithmetic, not measured): layer 1 at N = 1024 ~130-160 us against the fused call's 206-213 (its DRAM floor, the
-// 0.49 GB read and written at 4.16 TB/s, is 118 us), at N = 4096 ~520-650 against 680-703; on the real data the
-// outputs the chain's bit for bit (see --random). Reviewed by a helper with a CPU emulation of every lane's loads and
-// MMAs (the PTX layouts): equal to the chain at layer 1, within ~1e-6 of it at layers 2-7 and with --random, the
-// survivors equal (double-sum emulation: the hardware's differences will differ in count, not much in size).
+// Run in session 49 (bench/results/a081e7e/README.md, the command there): every line ok, layer 1 bit for bit at
+// N = 1024 / 4096, but not faster than the fused call (223 / 1019 us against 208-219 / 689-702; predicted 130-160 /
+// 520-650): L2-bound, each block fetched by two groups as 4-byte loads. Reviewed before that by a helper with a CPU
+// emulation of every lane's loads and MMAs (the PTX layouts).
 // GPU only; exits 1 with the reason without one (a failed CUDA call: its message) or on DEFECT, 2 on a bad option or
 // a weight that is not a bf16 value. Inputs as spdnn_scatter_probe's.
 #include <cuda_bf16.h>
