@@ -23,7 +23,7 @@
 // three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
 //
 //   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
-//                      [--random 0] [--reps 20] [--variant 0]   (--variant 1, 2: tchead_reg; 3: tchead_split)
+//                      [--random 0] [--reps 20] [--variant 0]   (--variant 1, 2: tchead_reg; 3, 4: tchead_split)
 // --tile: images per CTA, 8 or 16 (2 x tile x width x 4 bytes of shared memory: 64 / 128 KiB at N = 1024);
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
@@ -245,11 +245,22 @@ __global__ void tchead(HeadArgs a) {
 constexpr int kGroupsPerWarp = 4;
 
 // Every layer's block columns (groups x kTableW) and output destinations (groups x 16) into shared memory, once
-// per CTA (variants 1-3; read after the first barrier).
+// per CTA (variants 1-4; read after the first barrier), and its A fragments' address and bias (session 50: read from
+// a.layer in device memory, the address of the next layer's fragments waited one L2 round trip before their loads
+// could issue, two in a row a layer; ncu's long-scoreboard stalls, 0.98 an issue in variant 3 at 965f041).
 constexpr int kTableW = 2;
-__device__ __forceinline__ void copy_tables(const HeadArgs& a, int* s_bcol, int* s_dst) {
+struct LayerHeads {
+  const uint4* afrag[kMaxLayers];
+  float bias[kMaxLayers];
+};
+constexpr size_t kHeadsBytes = (sizeof(LayerHeads) + 15) / 16 * 16;  // (then the tables, 16-byte aligned)
+__device__ __forceinline__ void copy_tables(const HeadArgs& a, LayerHeads* s_heads, int* s_bcol, int* s_dst) {
   for (int l = 0; l < a.layers; ++l) {
     const HeadLayer L = a.layer[l];
+    if (threadIdx.x == 0) {
+      s_heads->afrag[l] = L.afrag;
+      s_heads->bias[l] = L.bias;
+    }
     for (int i = int(threadIdx.x); i < a.groups * kTableW; i += int(blockDim.x))
       s_bcol[l * a.groups * kTableW + i] = L.bcol[i];
     for (int i = int(threadIdx.x); i < a.groups * 16; i += int(blockDim.x)) s_dst[l * a.groups * 16 + i] = L.dst[i];
@@ -275,15 +286,16 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   extern __shared__ float4 smem4[];
   float* const base = reinterpret_cast<float*>(smem4);
   const int span = kT * a.n;
-  int* const s_bcol = reinterpret_cast<int*>(base + 2 * span);  // layer l: groups x 2
-  int* const s_dst = s_bcol + a.layers * a.groups * kW;          // layer l: groups x 16
+  LayerHeads* const s_heads = reinterpret_cast<LayerHeads*>(base + 2 * span);
+  int* const s_bcol = reinterpret_cast<int*>(reinterpret_cast<char*>(s_heads) + kHeadsBytes);  // layer l: groups x 2
+  int* const s_dst = s_bcol + a.layers * a.groups * kW;                                       // layer l: groups x 16
   unsigned* const s_live = reinterpret_cast<unsigned*>(s_dst + a.layers * a.groups * 16);  // kSkip: layer l's output
-  copy_tables(a, s_bcol, s_dst);
+  copy_tables(a, s_heads, s_bcol, s_dst);
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int gid = lane >> 2, tig = lane & 3, g0 = warp * kGroupsPerWarp;
   uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
-  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) { load_group_frags(a.layer[l].afrag, g0, lane, f); };
-  load_frags(0, af);
+  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) { load_group_frags(s_heads->afrag[l], g0, lane, f); };
+  load_group_frags(a.layer[0].afrag, g0, lane, af);  // (before the barrier that publishes s_heads)
   const int tiles = (a.images + kT - 1) / kT;
   int tile = int(blockIdx.x);
   if (tile < tiles) load_tile<kT>(a, tile, base);
@@ -324,7 +336,7 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
             }
           }
         }
-      const float bias = a.layer[l].bias;
+      const float bias = s_heads->bias[l];
       const int* const dst = s_dst + l * a.groups * 16;
       unsigned alive_bits = 0u;  // kSkip: this lane's images (bit t) with a nonzero output
 #pragma unroll
@@ -361,7 +373,7 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   }
 }
 
-// --variant 3 (session 49, not run yet): variant 1 with each feature split into its bf16 pieces once, by the
+// --variant 3 (session 49; run in session 50, bench/results/3a045dd/): variant 1 with each feature split into its bf16 pieces once, by the
 // epilogue that writes it, instead of once per read (each feature is read by two groups; one piece instead of three
 // saved ~100 us of variant 1's ~443 at K = 4). A buffer holds kPieces planes of bf16, neuron-major: row k (a neuron)
 // is the tile's 16 images, 32 bytes, its two 16-byte halves (images 0-7, 8-15) swapped where bit 2 xor bit 3 of k is
@@ -384,46 +396,105 @@ __device__ __forceinline__ int plane_offset(int k, int half) {
 __host__ __device__ __forceinline__ int kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
 __host__ __device__ __forceinline__ int plane_row(int c) { return (c & ~15) | kc_of_offset(c & 15); }
 
-template <int kPieces>
-__global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_t* xs) {
+// --variant 4 (session 50, kLib): variant 3 with the input and output a library call would have. Layer 1's input is
+// the fp32 feature map, feature-major in the original names (io.x[i * ldx + image], as the resident path keeps it),
+// copied raw by cp.async (64 bytes a neuron: the tile's 16 images) into the buffer the last layer does not write,
+// and split into the planes by one pass at the tile's start (input i to plane row io.row_of[i]: layer 1's renaming).
+// Each layer ORs a mask of the tile's images with a nonzero output (a warp reduction and a shared atomic a warp, as
+// variant 2's) and thread 0 counts them (io.counts[l + 1], added once per CTA at the end). The last layer keeps its
+// outputs in registers across a barrier, and only the images alive in the tile's mask are written, in their own
+// columns of y; thread 0 appends them to the survivors' list (io.rows, one atomicAdd a tile on io.counts[K]). The
+// list's order is the atomics' (unspecified); the features are variant 3's, bit for bit.
+struct LibIO {
+  const float* x;     // layer 1's input, feature-major: x[i * ldx + image], ldx a multiple of 4, 16-byte aligned
+  long long ldx;
+  const int* row_of;  // n: the plane row of input i (plane_row of its column in layer 1's renaming)
+  int* counts;        // layers + 1 ints, zero on entry: counts[l + 1] = images alive after layer l ([0] unused)
+  int* rows;          // the survivors' columns, counts[layers] of them (at most max_active written)
+  int max_active;
+};
+
+template <int kPieces, bool kLib>
+__global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_t* xs, LibIO io) {
   constexpr int kT = 16, kNT = 2, kW = 2;
   extern __shared__ float4 smem4[];
   char* const base = reinterpret_cast<char*>(smem4);
-  const int plane = a.n * 32, span = kPieces * plane;  // bytes
-  int* const s_bcol = reinterpret_cast<int*>(base + 2 * span);
+  const int plane = a.n * 32;                                               // bytes
+  const int span = kLib ? max(kPieces * plane, kT * a.n * 4) : kPieces * plane;  // (kLib: also the raw fp32 tile)
+  LayerHeads* const s_heads = reinterpret_cast<LayerHeads*>(base + 2 * span);
+  int* const s_bcol = reinterpret_cast<int*>(reinterpret_cast<char*>(s_heads) + kHeadsBytes);
   int* const s_dst = s_bcol + a.layers * a.groups * kW;
-  copy_tables(a, s_bcol, s_dst);
+  int* const s_row = s_dst + a.layers * a.groups * 16;                       // kLib: n
+  unsigned* const s_live = reinterpret_cast<unsigned*>(s_row + a.n);        // kLib: per layer, the tile's mask
+  int* const s_count = reinterpret_cast<int*>(s_live + kMaxLayers);         // kLib: per layer, this CTA's survivors
+  copy_tables(a, s_heads, s_bcol, s_dst);
+  if (kLib) {
+    for (int i = int(threadIdx.x); i < a.n; i += int(blockDim.x)) s_row[i] = io.row_of[i];
+    if (int(threadIdx.x) < kMaxLayers) {
+      s_live[threadIdx.x] = 0u;
+      s_count[threadIdx.x] = 0;
+    }
+  }
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int tig = lane & 3, g0 = warp * kGroupsPerWarp;
   // This lane's ldmatrix row: matrix lane / 8 (bit 0: k + 8, bit 1: images 8-15), row lane % 8.
   const int ld_k = (lane & 7) + 8 * ((lane >> 3) & 1), ld_half = lane >> 4;
   uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
-  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) { load_group_frags(a.layer[l].afrag, g0, lane, f); };
-  // The tile's planes (kPieces x n x 16 bf16, contiguous in xs) into buf by 16-byte cp.async, zero-filled past the
-  // last tile (xs holds whole tiles: its tail images are zeros).
-  auto load_planes = [&](int tile, char* buf) {
-    const int chunks = span / 16;
-    const char* src = reinterpret_cast<const char*>(xs) + size_t(tile) * span;
-    for (int q = int(threadIdx.x); q < chunks; q += int(blockDim.x)) {
-      const int p = q / (2 * a.n), r = q % (2 * a.n);
-      const unsigned d = unsigned(__cvta_generic_to_shared(buf + p * plane + plane_offset(r >> 1, r & 1)));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + size_t(q) * 16) : "memory");
+  auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) { load_group_frags(s_heads->afrag[l], g0, lane, f); };
+  // Variant 3: the tile's planes (kPieces x n x 16 bf16, contiguous in xs) into buf by 16-byte cp.async, zero-filled
+  // past the last tile (xs holds whole tiles: its tail images are zeros). kLib: the tile's raw fp32 features into
+  // buf, a neuron's 16 images in 64 bytes, zero-filled past the last image.
+  auto load_input = [&](int tile, char* buf) {
+    if (kLib) {
+      float* const raw = reinterpret_cast<float*>(buf);
+      for (int q = int(threadIdx.x); q < a.n * (kT / 4); q += int(blockDim.x)) {
+        const int i = q / (kT / 4), c = 4 * (q % (kT / 4)), img = tile * kT + c, left = a.images - img;
+        const int bytes = left >= 4 ? 16 : left > 0 ? 4 * left : 0;
+        copy16(raw + i * kT + c, io.x + (size_t(i) * size_t(io.ldx) + size_t(bytes > 0 ? img : 0)), bytes);
+      }
+    } else {
+      const int chunks = span / 16;
+      const char* src = reinterpret_cast<const char*>(xs) + size_t(tile) * span;
+      for (int q = int(threadIdx.x); q < chunks; q += int(blockDim.x)) {
+        const int p = q / (2 * a.n), r = q % (2 * a.n);
+        const unsigned d = unsigned(__cvta_generic_to_shared(buf + p * plane + plane_offset(r >> 1, r & 1)));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + size_t(q) * 16) : "memory");
+      }
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
   };
-  load_frags(0, af);
+  // kLib: the raw tile in `raw` split into planes in `planes`, input i at row s_row[i], images 2 pr and 2 pr + 1 of a
+  // thread in one 32-bit store a piece (the epilogue's packing).
+  auto split_input = [&](const char* raw_buf, char* planes) {
+    const float* const raw = reinterpret_cast<const float*>(raw_buf);
+    for (int q = int(threadIdx.x); q < a.n * (kT / 2); q += int(blockDim.x)) {
+      const int i = q / (kT / 2), pr = q % (kT / 2);
+      const float2 v = *reinterpret_cast<const float2*>(raw + i * kT + 2 * pr);
+      uint32_t p[kPieces];
+      split_pair<kPieces>(v.x, v.y, p);
+      const int off = plane_offset(s_row[i], pr >> 2) + 4 * (pr & 3);
+#pragma unroll
+      for (int piece = 0; piece < kPieces; ++piece) *reinterpret_cast<uint32_t*>(planes + piece * plane + off) = p[piece];
+    }
+  };
+  load_group_frags(a.layer[0].afrag, g0, lane, af);  // (before the barrier that publishes s_heads)
   const int tiles = (a.images + kT - 1) / kT;
   int tile = int(blockIdx.x);
-  if (tile < tiles) load_planes(tile, base);
+  if (tile < tiles) load_input(tile, base);
   int in = 0;
   for (; tile < tiles; tile += int(gridDim.x)) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();
+    if (kLib) {  // the raw tile (in buffer `in`) into planes in the other buffer, which layer 1 then reads
+      split_input(base + in * span, base + (in ^ 1) * span);
+      in ^= 1;
+      __syncthreads();
+    }
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
       const char* const cur = base + in * span;
       char* const other = base + (in ^ 1) * span;
-      if (last && tile + int(gridDim.x) < tiles) load_planes(tile + int(gridDim.x), other);
+      if (last && tile + int(gridDim.x) < tiles) load_input(tile + int(gridDim.x), other);
       load_frags(last ? 0 : l + 1, af_next);
       const int* const bcol = s_bcol + l * a.groups * kW;
       float c[kGroupsPerWarp][kNT][4] = {};
@@ -446,19 +517,22 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
             jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][1], afr, b1);
           }
         }
-      const float bias = a.layer[l].bias;
+      const float bias = s_heads->bias[l];
       const int* const dst = s_dst + l * a.groups * 16;
       const int gid = lane >> 2;
+      unsigned alive_bits = 0u;  // kLib: this lane's images (bit t) with a nonzero output
 #pragma unroll
-      for (int q = 0; q < kGroupsPerWarp; ++q) {
-        const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+      for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
           const int t = 8 * nt + 2 * tig;  // C: rows gid, gid + 8; images t, t + 1
-          float o[4];
 #pragma unroll
-          for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(c[q][nt][e] + bias, 0.f), a.clamp);
+          for (int e = 0; e < 4; ++e) c[q][nt][e] = fminf(fmaxf(c[q][nt][e] + bias, 0.f), a.clamp);
+          const float* const o = c[q][nt];
+          if (kLib)
+            alive_bits |= (o[0] != 0.f || o[2] != 0.f ? 1u << t : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << t : 0u);
           if (!last) {
+            const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
             uint32_t p0[kPieces], p1[kPieces];
             split_pair<kPieces>(o[0], o[1], p0);
             split_pair<kPieces>(o[2], o[3], p1);
@@ -468,8 +542,34 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
               *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j0), nt)) = p0[piece];
               *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j1), nt)) = p1[piece];
             }
-          } else {
-            store_last(a, o, j0, j1, tile * kT + t);
+          } else if (!kLib) {
+            const float out[4] = {o[0], o[1], o[2], o[3]};
+            store_last(a, out, dst[(g0 + q) * 16 + gid], dst[(g0 + q) * 16 + gid + 8], tile * kT + t);
+          }
+        }
+      if (kLib) {
+        alive_bits = __reduce_or_sync(0xffffffffu, alive_bits);
+        if (lane == 0 && alive_bits != 0u) atomicOr(s_live + l, alive_bits);
+        if (last) {  // the tile's mask complete after the barrier; then only its live images' columns are written
+          __syncthreads();
+          const unsigned mask = s_live[l];
+#pragma unroll
+          for (int q = 0; q < kGroupsPerWarp; ++q) {
+            const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+#pragma unroll
+            for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int t = 8 * nt + 2 * tig + e;
+                if (!((mask >> t) & 1u)) continue;
+                a.y[size_t(j0) * size_t(a.ld) + size_t(tile * kT + t)] = c[q][nt][e];
+                a.y[size_t(j1) * size_t(a.ld) + size_t(tile * kT + t)] = c[q][nt][2 + e];
+              }
+          }
+          if (threadIdx.x == 0 && mask != 0u) {
+            int slot = atomicAdd(io.counts + a.layers, __popc(mask));
+            for (unsigned m = mask; m != 0u; m &= m - 1u, ++slot)
+              if (slot < io.max_active) io.rows[slot] = tile * kT + __ffs(m) - 1;
           }
         }
       }
@@ -478,9 +578,15 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
 #pragma unroll
         for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
       __syncthreads();
+      if (kLib && threadIdx.x == 0) {  // (the next write of this mask is the next tile's layer l, barriers later)
+        if (!last) s_count[l] += __popc(s_live[l]);
+        s_live[l] = 0u;
+      }
       in ^= 1;
     }
   }
+  if (kLib && threadIdx.x == 0)
+    for (int l = 0; l + 1 < a.layers; ++l) atomicAdd(io.counts + l + 1, s_count[l]);
 }
 
 
@@ -601,21 +707,27 @@ int main(int argc, char** argv) {
   const int variant = arg_int(argc, argv, "--variant", 0);
   if (!spdnn::generator_width_ok(n) || layers < 1 || layers > kMaxLayers || images < 1 || (tile != 8 && tile != 16) ||
       (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
-      reps < 1 || variant < 0 || variant > 3) {
+      reps < 1 || variant < 0 || variant > 4) {
     std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
                          "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, "
-                         "--variant 0 | 1 | 2 | 3)\n",
+                         "--variant 0 .. 4)\n",
                  kMaxLayers);
     return 2;
   }
-  // Two buffers of fp32 features (variant 3: of `pieces` bf16 planes), and from variant 1 on every layer's block
-  // columns and output destinations (groups x (2 + 16) ints a layer; variant 2 a mask more). smem_v1: variant 1's,
-  // which variant 3 runs once to compare with.
-  const size_t tables = size_t(layers) * ((n / 16) * 18 + 1) * 4;
+  // Two buffers of fp32 features (variant 3: of `pieces` bf16 planes; 4: of the planes or the raw fp32 tile,
+  // whichever is larger), and from variant 1 on every layer's A fragments' address, bias, block columns and output
+  // destinations (groups x (2 + 16) ints a layer; variant 2 a mask more; 4: layer 1's plane rows, n ints, and a mask
+  // and a count a layer). smem_v1: variant 1's, which variants 3 and 4 run once to compare with.
+  const size_t tables = kHeadsBytes + size_t(layers) * ((n / 16) * 18 + 1) * 4;
   const size_t smem_v1 = size_t(2) * tile * n * 4 + tables;
-  const size_t smem = variant == 3 ? size_t(2) * pieces * n * 32 + tables : variant >= 1 ? smem_v1 : smem_v1 - tables;
+  const size_t smem = variant == 4   ? 2 * std::max<size_t>(size_t(pieces) * n * 32, size_t(tile) * n * 4) + tables +
+                                         size_t(n) * 4 + size_t(kMaxLayers) * 8
+                      : variant == 3 ? size_t(2) * pieces * n * 32 + tables
+                      : variant >= 1 ? smem_v1
+                                     : smem_v1 - tables;
+  const bool split = variant >= 3;  // tchead_split: variants 3 and 4, compared with variant 1 bit for bit
   if (variant >= 1 && (tile != 16 || warps * kGroupsPerWarp != n / 16)) {
-    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1, 2 and 3 need --tile 16 and %d groups per warp (--warps %d "
+    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1 .. 4 need --tile 16 and %d groups per warp (--warps %d "
                          "at this width)\n", kGroupsPerWarp, n / 16 / kGroupsPerWarp);
     return 2;
   }
@@ -666,15 +778,22 @@ int main(int argc, char** argv) {
       for (int i = 0; i < n; ++i)
         x[size_t(r) * size_t(n) + size_t(label[0][size_t(i)])] = feat[size_t(r % distinct)][size_t(i)];
     // The chain of every layer on every source image, without pruning (a dead image's features are zeros, and
-    // zeros stay zeros: the bias is negative); its survivors after the last layer.
+    // zeros stay zeros: the bias is negative); its survivors after the last layer, and after each layer the images
+    // alive (of all `images` columns: variant 4's counts).
     std::vector<char> want_alive(static_cast<size_t>(distinct), 0);
+    std::vector<long long> want_count(static_cast<size_t>(layers), 0);
     double max_ref = 0.0;
     {
       std::vector<float> out(static_cast<size_t>(n));
       for (int64_t s = 0; s < distinct; ++s) {
+        const long long copies = (images - 1 - s) / distinct + 1;  // columns r < images with r mod distinct = s
         for (int l = 0; l < layers; ++l) {
-          for (int64_t j = 0; j < n; ++j)
+          bool alive = false;
+          for (int64_t j = 0; j < n; ++j) {
             out[size_t(j)] = spdnn::probe::chain_output(net[size_t(l)], j, feat[size_t(s)].data(), bias, clamp);
+            alive |= out[size_t(j)] != 0.f;
+          }
+          want_count[size_t(l)] += alive ? copies : 0;
           feat[size_t(s)].swap(out);
         }
         for (int64_t j = 0; j < n; ++j) {
@@ -723,17 +842,18 @@ int main(int argc, char** argv) {
     a.clamp = clamp;
     a.y = spdnn::probe::poisoned(size_t(a.ld) * size_t(n));
     CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
-    // (variant 3: kernel is variant 1's, run once after it for the comparison)
+    // (variants 3, 4: kernel is variant 1's, run once after them for the comparison)
     auto kernel = variant == 2 ? (pieces == 3 ? tchead_reg<3, true> : tchead_reg<1, true>)
-                  : variant == 1 || variant == 3 ? (pieces == 3 ? tchead_reg<3, false> : tchead_reg<1, false>)
+                  : variant != 0 ? (pieces == 3 ? tchead_reg<3, false> : tchead_reg<1, false>)
                   : tile == 16   ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>)
                                  : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
-    auto kernel3 = pieces == 3 ? tchead_split<3> : tchead_split<1>;
-    const size_t smem_k = variant == 3 ? smem_v1 : smem;
+    auto kernel_split = variant == 4 ? (pieces == 3 ? tchead_split<3, true> : tchead_split<1, true>)
+                                     : (pieces == 3 ? tchead_split<3, false> : tchead_split<1, false>);
+    const size_t smem_k = split ? smem_v1 : smem;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_k)));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel3, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel_split, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int per_sm = 0;
-    if (variant == 3) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel3, warps * 32, smem));
+    if (split) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_split, warps * 32, smem));
     else CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * 32, smem));
     if (per_sm < 1) {
       std::fprintf(stderr, "spdnn_tchead_probe: no CTA of %d warps and %zu bytes fits on an SM\n", warps, smem);
@@ -759,18 +879,60 @@ int main(int argc, char** argv) {
         }
       xs = upload(planes);
     }
+    // Variant 4's: the feature map feature-major in the original names (ld columns), layer 1's plane rows, the
+    // per-layer counts and the survivors' list.
+    LibIO io{};
+    if (variant == 4) {
+      std::vector<float> xf(size_t(a.ld) * size_t(n), 0.f);
+      std::vector<int> row_of(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) {
+        row_of[size_t(i)] = plane_row(label[0][size_t(i)]);
+        for (int64_t r = 0; r < images; ++r)
+          xf[size_t(i) * size_t(a.ld) + size_t(r)] = x[size_t(r) * size_t(n) + size_t(label[0][size_t(i)])];
+      }
+      io.x = upload(xf);
+      io.ldx = a.ld;
+      io.row_of = upload(row_of);
+      CUDA_CHECK(cudaMalloc(&io.counts, size_t(layers + 1) * 4));
+      CUDA_CHECK(cudaMalloc(&io.rows, size_t(images) * 4));
+      io.max_active = images;
+    }
     const double med = spdnn::probe::median_us(
-        reps, [&] { CUDA_CHECK(cudaMemset(a.alive, 0, size_t(images) * 4)); },
+        reps,
         [&] {
-          if (variant == 3) kernel3<<<grid, warps * 32, smem>>>(a, xs);
+          CUDA_CHECK(cudaMemset(a.alive, 0, size_t(images) * 4));
+          if (variant == 4) CUDA_CHECK(cudaMemset(io.counts, 0, size_t(layers + 1) * 4));
+        },
+        [&] {
+          if (split) kernel_split<<<grid, warps * 32, smem>>>(a, xs, io);
           else kernel<<<grid, warps * 32, smem>>>(a);
         });
     std::vector<float> y(static_cast<size_t>(a.ld) * static_cast<size_t>(n));
     CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
-    long long differ_v1 = 0;  // variant 3: outputs that are not variant 1's bit for bit (its MMA operands and order)
-    if (variant == 3) {
-      std::vector<int> alive3(static_cast<size_t>(images)), alive1(alive3.size());
-      CUDA_CHECK(cudaMemcpy(alive3.data(), a.alive, alive3.size() * 4, cudaMemcpyDeviceToHost));
+    // alive[t]: variants 0-3 the kernel's flags; 4: whether column t is in the survivors' list (once).
+    std::vector<int> alive(static_cast<size_t>(images), 0);
+    std::vector<int> counts(static_cast<size_t>(layers + 1), 0);
+    long long list_defects = 0;  // variant 4: a listed column out of range or listed twice, or a count past the list
+    if (variant == 4) {
+      CUDA_CHECK(cudaMemcpy(counts.data(), io.counts, counts.size() * 4, cudaMemcpyDeviceToHost));
+      counts[0] = images;
+      const int listed = std::min(counts[size_t(layers)], images);
+      list_defects += counts[size_t(layers)] > images;
+      std::vector<int> rows(static_cast<size_t>(std::max(listed, 1)));
+      CUDA_CHECK(cudaMemcpy(rows.data(), io.rows, size_t(listed) * 4, cudaMemcpyDeviceToHost));
+      for (int k = 0; k < listed; ++k) {
+        const int c = rows[size_t(k)];
+        if (c < 0 || c >= images || alive[size_t(c)] != 0) ++list_defects;
+        else alive[size_t(c)] = 1;
+      }
+    } else {
+      CUDA_CHECK(cudaMemcpy(alive.data(), a.alive, alive.size() * 4, cudaMemcpyDeviceToHost));
+    }
+    // Variants 3, 4: outputs (4: of the listed columns, the others are not written) and survivors that are not
+    // variant 1's bit for bit (the same MMA operands in the same order).
+    long long differ_v1 = 0;
+    if (split) {
+      std::vector<int> alive1(static_cast<size_t>(images));
       CUDA_CHECK(cudaMemset(a.y, 0xff, y.size() * 4));
       CUDA_CHECK(cudaMemset(a.alive, 0, alive1.size() * 4));
       kernel<<<grid, warps * 32, smem_v1>>>(a);
@@ -778,14 +940,13 @@ int main(int argc, char** argv) {
       std::vector<float> y1(y.size());
       CUDA_CHECK(cudaMemcpy(y1.data(), a.y, y1.size() * 4, cudaMemcpyDeviceToHost));
       CUDA_CHECK(cudaMemcpy(alive1.data(), a.alive, alive1.size() * 4, cudaMemcpyDeviceToHost));
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t t = 0; t < images; ++t)
+      for (int64_t t = 0; t < images; ++t) {
+        differ_v1 += (alive1[size_t(t)] != 0) != (alive[size_t(t)] != 0);
+        if (variant == 4 && alive[size_t(t)] == 0) continue;
+        for (int64_t j = 0; j < n; ++j)
           differ_v1 += std::memcmp(&y[size_t(j * a.ld + t)], &y1[size_t(j * a.ld + t)], 4) != 0;
-      for (size_t t = 0; t < alive1.size(); ++t) differ_v1 += alive1[t] != alive3[t];  // (and every survivor)
-      CUDA_CHECK(cudaMemcpy(a.alive, alive3.data(), alive3.size() * 4, cudaMemcpyHostToDevice));  // (its flags)
+      }
     }
-    std::vector<int> alive(static_cast<size_t>(images));
-    CUDA_CHECK(cudaMemcpy(alive.data(), a.alive, alive.size() * 4, cudaMemcpyDeviceToHost));
     long long differ = 0, alive_differ = 0;
     int survivors = 0, want_survivors = 0;
     double max_abs = 0.0;
@@ -796,6 +957,7 @@ int main(int argc, char** argv) {
       want_survivors += w;
       const bool agree = (alive[size_t(t)] != 0) == w;
       alive_differ += !agree;
+      if (variant == 4 && alive[size_t(t)] == 0) continue;  // (a column not listed is not written)
       for (int64_t j = 0; j < n; ++j) {
         const float got = y[size_t(j * a.ld + t)], want = feat[s][size_t(j)];
         if (got == want) continue;
@@ -808,17 +970,28 @@ int main(int argc, char** argv) {
     // Every image is held to the bound, also one whose survival differs: a survival decision at the ReLU's edge
     // may flip (the chain's own margins reach 3e-7, bench/results/ec697b3/order-model/; at 4804b3e one source image
     // lived through layer 4 here and not in the chain) as long as its outputs stay within the bound; an image that
-    // took another path through the layers, or an all-zero or half-written output, does not.
-    const bool ok = (bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref) && differ_v1 == 0;
+    // took another path through the layers, or an all-zero or half-written output, does not. Variant 4's list must
+    // hold its count's columns once each, and its last count must be variant 1's survivors (differ_v1).
+    const bool ok = (bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref) && differ_v1 == 0 &&
+                    list_defects == 0;
+    std::string count_text;  // variant 4: the images alive after each layer, and the chain's
+    if (variant == 4) {
+      count_text = " counts";
+      for (int l = 1; l <= layers; ++l) count_text += (l > 1 ? "/" : " ") + std::to_string(counts[size_t(l)]);
+      count_text += " (chain";
+      for (int l = 0; l < layers; ++l) count_text += (l > 0 ? "/" : " ") + std::to_string(want_count[size_t(l)]);
+      count_text += ")" + std::string(list_defects != 0 ? " LIST_DEFECT" : "");
+    }
+    // DRAM bytes: variant 3 reads 2 x pieces bytes a feature, the others 4; variant 4 writes its survivors only
+    const double bytes = double(images) * n * (variant == 3 ? 2 * pieces : 4) +
+                         double(variant == 4 ? survivors : images) * n * 4;
     std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d "
                 "blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
-                "max_abs_diff %.3g (of %.3g)%s %s\n",
-                variant, n, layers, tile, warps, grid, pieces, images, random, host[0].width, med,
-                double(images) * n * ((variant == 3 ? 2 * pieces : 4) + 4) / med / 1e3,  // (read + write)
-                survivors, want_survivors, alive_differ, differ, max_abs,
-                max_ref, variant == 3 ? (differ_v1 == 0 ? " variant1_equal" : " VARIANT1_DIFFERS") : "",
-                ok ? "ok" : "DEFECT");
+                "max_abs_diff %.3g (of %.3g)%s%s %s\n",
+                variant, n, layers, tile, warps, grid, pieces, images, random, host[0].width, med, bytes / med / 1e3,
+                survivors, want_survivors, alive_differ, differ, max_abs, max_ref, count_text.c_str(),
+                split ? (differ_v1 == 0 ? " variant1_equal" : " VARIANT1_DIFFERS") : "", ok ? "ok" : "DEFECT");
     return ok ? 0 : 1;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "spdnn_tchead_probe: %s\n", ex.what());
