@@ -9,7 +9,8 @@
 # (--pieces); LAYERS (default "1 3") the layers it runs, 3 being the
 # first gathered one at N = 1024 (39300 of 60000 columns). PROBE=tchead runs tools/spdnn/spdnn_tchead_probe.cu (the
 # first K layers with the features in shared memory, session 49) at N = 1024 only, each --variant of VARIANTS
-# (default "1"; 2 was measured slower at 4804b3e; 16 warps): --random 1 at K = 1 and 2, then the real data at each K
+# (default "1"; 2 was measured slower at 4804b3e; 3-5 also run variant 1 and compare bit for bit; 16 warps):
+# --random 1 at K = 1 and 2, then the real data at each K
 # of HEADS (default "1 5 12") with each piece count of PIECES (default "3 1"); then spdnn_infer --layers <HEADS,
 # commas> twice.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-scatter-probe-gpu.sh $OUT/s; mv $OUT/s/r.tgz $OUT/; rm -rf $OUT/s

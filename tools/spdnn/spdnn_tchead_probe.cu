@@ -23,7 +23,7 @@
 // three MMAs into fp32; --pieces 1 rounds each feature to bf16 (one MMA).
 //
 //   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
-//                      [--random 0] [--reps 20] [--variant 0]   (--variant 1, 2: tchead_reg; 3, 4: tchead_split)
+//                      [--random 0] [--reps 20] [--variant 0]   (1, 2, 5: tchead_reg; 3, 4: tchead_split)
 // --tile: images per CTA, 8 or 16 (2 x tile x width x 4 bytes of shared memory: 64 / 128 KiB at N = 1024);
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
@@ -276,12 +276,97 @@ __device__ __forceinline__ void load_group_frags(const uint4* afrag, int g0, int
     for (int b = 0; b < kTableW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kTableW + b) * 32 + lane);
 }
 
+// --variant 4 (session 50, kLib): variant 3 with the input and output a library call would have. Layer 1's input is
+// the fp32 feature map, feature-major in the original names (io.x[i * ldx + image], as the resident path keeps it),
+// copied raw by cp.async (64 bytes a neuron: the tile's 16 images) into the buffer the last layer does not write,
+// and split into the planes by one pass at the tile's start (input i to plane row io.row_of[i]: layer 1's renaming).
+// Each layer ORs a mask of the tile's images with a nonzero output (a warp reduction and a shared atomic a warp, as
+// variant 2's) and thread 0 counts them (io.counts[l + 1], added once per CTA at the end). The last layer keeps its
+// outputs in registers across a barrier, and only the images alive in the tile's mask are written, in their own
+// columns of y; thread 0 appends them to the survivors' list (io.rows, one atomicAdd a tile on io.counts[K]). The
+// list's order is the atomics' (unspecified); the features are variant 3's, bit for bit. --variant 5: the same input
+// and output on variant 1 (the raw tile turned image-major, io.row_of[i] = input i's column), its features variant
+// 1's.
+struct LibIO {
+  const float* x;     // layer 1's input, feature-major: x[i * ldx + image], ldx a multiple of 4, 16-byte aligned
+  long long ldx;
+  const int* row_of;  // n: the plane row of input i (plane_row of its column in layer 1's renaming)
+  int* counts;        // layers + 1 ints, zero on entry: counts[l + 1] = images alive after layer l ([0] unused)
+  int* rows;          // the survivors' columns, counts[layers] of them (at most max_active written)
+  int max_active;
+};
+
+// kLib: the tile's raw fp32 features into raw, a neuron's 16 images in 64 bytes, zero-filled past the last image.
+__device__ __forceinline__ void load_raw(const HeadArgs& a, const LibIO& io, int tile, float* raw) {
+  constexpr int kT = 16;
+  for (int q = int(threadIdx.x); q < a.n * (kT / 4); q += int(blockDim.x)) {
+    const int i = q / (kT / 4), c = 4 * (q % (kT / 4)), img = tile * kT + c, left = a.images - img;
+    const int bytes = left >= 4 ? 16 : left > 0 ? 4 * left : 0;
+    copy16(raw + i * kT + c, io.x + (size_t(i) * size_t(io.ldx) + size_t(bytes > 0 ? img : 0)), bytes);
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// The bits of images t, t + 1 with a nonzero output among a lane's C values o (rows gid, gid + 8).
+__device__ __forceinline__ unsigned alive_pair(const float* o, int t) {
+  return (o[0] != 0.f || o[2] != 0.f ? 1u << t : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << t : 0u);
+}
+
+// The warp's image mask into the layer's shared mask (after the barrier it holds the tile's).
+__device__ __forceinline__ void publish_alive(unsigned bits, int lane, unsigned* s_mask) {
+  bits = __reduce_or_sync(0xffffffffu, bits);
+  if (lane == 0 && bits != 0u) atomicOr(s_mask, bits);
+}
+
+// kLib's last layer, after the barrier that completes the tile's mask: the warp's clamped outputs c (its 4 groups'
+// rows dst[(g0 + q) * 16 + gid, + 8]; images 8 nt + 2 tig, + 1) of the images alive in mask into their own columns
+// of y, and thread 0 appends those images to the survivors' list.
+template <int kNT>
+__device__ __forceinline__ void write_survivors(const HeadArgs& a, const LibIO& io, const float (&c)[kGroupsPerWarp][kNT][4],
+                                                const int* dst, int g0, int lane, int tile, unsigned mask) {
+  constexpr int kT = 16;
+  const int gid = lane >> 2, tig = lane & 3;
+#pragma unroll
+  for (int q = 0; q < kGroupsPerWarp; ++q) {
+    const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int t = 8 * nt + 2 * tig + e;
+        if (!((mask >> t) & 1u)) continue;
+        a.y[size_t(j0) * size_t(a.ld) + size_t(tile * kT + t)] = c[q][nt][e];
+        a.y[size_t(j1) * size_t(a.ld) + size_t(tile * kT + t)] = c[q][nt][2 + e];
+      }
+  }
+  if (threadIdx.x == 0 && mask != 0u) {
+    int slot = atomicAdd(io.counts + a.layers, __popc(mask));
+    for (unsigned m = mask; m != 0u; m &= m - 1u, ++slot)
+      if (slot < io.max_active) io.rows[slot] = tile * kT + __ffs(m) - 1;
+  }
+}
+
+// kLib, thread 0 after layer l's closing barrier: the tile's survivors of a layer before the last counted, and the
+// mask cleared (its next write is the next tile's layer l, barriers later).
+__device__ __forceinline__ void tally_layer(int l, bool last, unsigned* s_live, int* s_count) {
+  if (threadIdx.x != 0) return;
+  if (!last) s_count[l] += __popc(s_live[l]);
+  s_live[l] = 0u;
+}
+
+// kLib, at the kernel's end: the CTA's counts of the layers before the last into io.counts[l + 1].
+__device__ __forceinline__ void flush_counts(const HeadArgs& a, const LibIO& io, const int* s_count) {
+  if (threadIdx.x == 0)
+    for (int l = 0; l + 1 < a.layers; ++l) atomicAdd(io.counts + l + 1, s_count[l]);
+}
+
 // --variant 2 (kSkip): variant 1 that skips the loads and MMAs of an 8-image n-tile whose input features are all
 // zero (its images died in an earlier layer): the accumulators stay zero, as the MMAs of zeros would leave them, so
 // the outputs are the same. Each layer's epilogue ORs a 16-bit mask of its images with a nonzero output (one warp
 // reduction and one shared atomic per group) for the next layer; layer 1 computes every n-tile.
-template <int kPieces, bool kSkip>
-__global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
+template <int kPieces, bool kSkip, bool kLib>
+__global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a, LibIO io) {
+  static_assert(!(kSkip && kLib), "variant 2 has the probe's output");
   constexpr int kT = 16, kNT = 2, kW = 2;
   extern __shared__ float4 smem4[];
   float* const base = reinterpret_cast<float*>(smem4);
@@ -289,16 +374,29 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
   LayerHeads* const s_heads = reinterpret_cast<LayerHeads*>(base + 2 * span);
   int* const s_bcol = reinterpret_cast<int*>(reinterpret_cast<char*>(s_heads) + kHeadsBytes);  // layer l: groups x 2
   int* const s_dst = s_bcol + a.layers * a.groups * kW;                                       // layer l: groups x 16
-  unsigned* const s_live = reinterpret_cast<unsigned*>(s_dst + a.layers * a.groups * 16);  // kSkip: layer l's output
+  unsigned* const s_live = reinterpret_cast<unsigned*>(s_dst + a.layers * a.groups * 16);  // kSkip, kLib: layer l's
+  int* const s_count = reinterpret_cast<int*>(s_live + kMaxLayers);  // kLib: per layer, this CTA's survivors
+  int* const s_col = s_count + kMaxLayers;                             // kLib: n, input i's column (io.row_of)
   copy_tables(a, s_heads, s_bcol, s_dst);
+  if (kLib) {
+    for (int i = int(threadIdx.x); i < a.n; i += int(blockDim.x)) s_col[i] = io.row_of[i];
+    if (int(threadIdx.x) < kMaxLayers) {
+      s_live[threadIdx.x] = 0u;
+      s_count[threadIdx.x] = 0;
+    }
+  }
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int gid = lane >> 2, tig = lane & 3, g0 = warp * kGroupsPerWarp;
   uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
   auto load_frags = [&](int l, uint4 (&f)[kGroupsPerWarp][kW]) { load_group_frags(s_heads->afrag[l], g0, lane, f); };
+  auto load_input = [&](int tile, float* buf) {
+    if (kLib) load_raw(a, io, tile, buf);
+    else load_tile<kT>(a, tile, buf);
+  };
   load_group_frags(a.layer[0].afrag, g0, lane, af);  // (before the barrier that publishes s_heads)
   const int tiles = (a.images + kT - 1) / kT;
   int tile = int(blockIdx.x);
-  if (tile < tiles) load_tile<kT>(a, tile, base);
+  if (tile < tiles) load_input(tile, base);
   int in = 0;
   for (; tile < tiles; tile += int(gridDim.x)) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
@@ -306,12 +404,26 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
       if (int(threadIdx.x) < a.layers) s_live[threadIdx.x] = 0u;
     }
     __syncthreads();  // (the first time also the tables in shared memory)
+    if (kLib) {  // the raw tile (neuron-major, buffer `in`) image-major and swizzled into the other buffer
+      const float* const raw = base + in * span;
+      float* const img = base + (in ^ 1) * span;
+      for (int q = int(threadIdx.x); q < a.n * (kT / 4); q += int(blockDim.x)) {
+        const int i = q / (kT / 4), t0 = 4 * (q % (kT / 4)), col = s_col[i];
+        const float4 v = *reinterpret_cast<const float4*>(raw + i * kT + t0);
+        img[t0 * a.n + (col ^ swizzle(t0))] = v.x;
+        img[(t0 + 1) * a.n + (col ^ swizzle(t0 + 1))] = v.y;
+        img[(t0 + 2) * a.n + (col ^ swizzle(t0 + 2))] = v.z;
+        img[(t0 + 3) * a.n + (col ^ swizzle(t0 + 3))] = v.w;
+      }
+      in ^= 1;
+      __syncthreads();
+    }
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
       const unsigned live = !kSkip || l == 0 ? 0xffffu : s_live[l - 1];  // images whose input is not all zero
       const float* const cur = base + in * span;
       float* const other = base + (in ^ 1) * span;
-      if (last && tile + int(gridDim.x) < tiles) load_tile<kT>(a, tile + int(gridDim.x), other);
+      if (last && tile + int(gridDim.x) < tiles) load_input(tile + int(gridDim.x), other);
       load_frags(last ? 0 : l + 1, af_next);  // the next layer's (after the last: the next tile's first)
       const int* const bcol = s_bcol + l * a.groups * kW;
       float c[kGroupsPerWarp][kNT][4] = {};
@@ -338,39 +450,43 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a) {
         }
       const float bias = s_heads->bias[l];
       const int* const dst = s_dst + l * a.groups * 16;
-      unsigned alive_bits = 0u;  // kSkip: this lane's images (bit t) with a nonzero output
+      unsigned alive_bits = 0u;  // kSkip, kLib: this lane's images (bit t) with a nonzero output
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q) {
         const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
           const int t = 8 * nt + 2 * tig;
-          float o[4];
+          float* const o = c[q][nt];
 #pragma unroll
-          for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(c[q][nt][e] + bias, 0.f), a.clamp);
+          for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + bias, 0.f), a.clamp);
+          if ((kSkip && !last) || kLib) alive_bits |= alive_pair(o, t);
           if (!last) {
-            alive_bits |= (o[0] != 0.f || o[2] != 0.f ? 1u << t : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << t : 0u);
             other[t * a.n + (j0 ^ swizzle(t))] = o[0];
             other[(t + 1) * a.n + (j0 ^ swizzle(t + 1))] = o[1];
             other[t * a.n + (j1 ^ swizzle(t))] = o[2];
             other[(t + 1) * a.n + (j1 ^ swizzle(t + 1))] = o[3];
-          } else {
-            store_last(a, o, j0, j1, tile * kT + t);
+          } else if (!kLib) {
+            const float out[4] = {o[0], o[1], o[2], o[3]};
+            store_last(a, out, j0, j1, tile * kT + t);
           }
         }
       }
-      if (kSkip && !last) {
-        alive_bits = __reduce_or_sync(0xffffffffu, alive_bits);
-        if (lane == 0 && alive_bits != 0u) atomicOr(s_live + l, alive_bits);
+      if ((kSkip && !last) || kLib) publish_alive(alive_bits, lane, s_live + l);
+      if (kLib && last) {
+        __syncthreads();
+        write_survivors(a, io, c, dst, g0, lane, tile, s_live[l]);
       }
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
         for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
       __syncthreads();
+      if (kLib) tally_layer(l, last, s_live, s_count);
       in ^= 1;
     }
   }
+  if (kLib) flush_counts(a, io, s_count);
 }
 
 // --variant 3 (session 49; run in session 50, bench/results/3a045dd/): variant 1 with each feature split into its bf16 pieces once, by the
@@ -395,24 +511,6 @@ __device__ __forceinline__ int plane_offset(int k, int half) {
 // column c at plane row plane_row(c), so that ldmatrix hands every MMA slot the feature variant 1 hands it.
 __host__ __device__ __forceinline__ int kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
 __host__ __device__ __forceinline__ int plane_row(int c) { return (c & ~15) | kc_of_offset(c & 15); }
-
-// --variant 4 (session 50, kLib): variant 3 with the input and output a library call would have. Layer 1's input is
-// the fp32 feature map, feature-major in the original names (io.x[i * ldx + image], as the resident path keeps it),
-// copied raw by cp.async (64 bytes a neuron: the tile's 16 images) into the buffer the last layer does not write,
-// and split into the planes by one pass at the tile's start (input i to plane row io.row_of[i]: layer 1's renaming).
-// Each layer ORs a mask of the tile's images with a nonzero output (a warp reduction and a shared atomic a warp, as
-// variant 2's) and thread 0 counts them (io.counts[l + 1], added once per CTA at the end). The last layer keeps its
-// outputs in registers across a barrier, and only the images alive in the tile's mask are written, in their own
-// columns of y; thread 0 appends them to the survivors' list (io.rows, one atomicAdd a tile on io.counts[K]). The
-// list's order is the atomics' (unspecified); the features are variant 3's, bit for bit.
-struct LibIO {
-  const float* x;     // layer 1's input, feature-major: x[i * ldx + image], ldx a multiple of 4, 16-byte aligned
-  long long ldx;
-  const int* row_of;  // n: the plane row of input i (plane_row of its column in layer 1's renaming)
-  int* counts;        // layers + 1 ints, zero on entry: counts[l + 1] = images alive after layer l ([0] unused)
-  int* rows;          // the survivors' columns, counts[layers] of them (at most max_active written)
-  int max_active;
-};
 
 template <int kPieces, bool kLib>
 __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_t* xs, LibIO io) {
@@ -446,20 +544,15 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
   // buf, a neuron's 16 images in 64 bytes, zero-filled past the last image.
   auto load_input = [&](int tile, char* buf) {
     if (kLib) {
-      float* const raw = reinterpret_cast<float*>(buf);
-      for (int q = int(threadIdx.x); q < a.n * (kT / 4); q += int(blockDim.x)) {
-        const int i = q / (kT / 4), c = 4 * (q % (kT / 4)), img = tile * kT + c, left = a.images - img;
-        const int bytes = left >= 4 ? 16 : left > 0 ? 4 * left : 0;
-        copy16(raw + i * kT + c, io.x + (size_t(i) * size_t(io.ldx) + size_t(bytes > 0 ? img : 0)), bytes);
-      }
-    } else {
-      const int chunks = span / 16;
-      const char* src = reinterpret_cast<const char*>(xs) + size_t(tile) * span;
-      for (int q = int(threadIdx.x); q < chunks; q += int(blockDim.x)) {
-        const int p = q / (2 * a.n), r = q % (2 * a.n);
-        const unsigned d = unsigned(__cvta_generic_to_shared(buf + p * plane + plane_offset(r >> 1, r & 1)));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + size_t(q) * 16) : "memory");
-      }
+      load_raw(a, io, tile, reinterpret_cast<float*>(buf));
+      return;
+    }
+    const int chunks = span / 16;
+    const char* src = reinterpret_cast<const char*>(xs) + size_t(tile) * span;
+    for (int q = int(threadIdx.x); q < chunks; q += int(blockDim.x)) {
+      const int p = q / (2 * a.n), r = q % (2 * a.n);
+      const unsigned d = unsigned(__cvta_generic_to_shared(buf + p * plane + plane_offset(r >> 1, r & 1)));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + size_t(q) * 16) : "memory");
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
   };
@@ -529,8 +622,7 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
 #pragma unroll
           for (int e = 0; e < 4; ++e) c[q][nt][e] = fminf(fmaxf(c[q][nt][e] + bias, 0.f), a.clamp);
           const float* const o = c[q][nt];
-          if (kLib)
-            alive_bits |= (o[0] != 0.f || o[2] != 0.f ? 1u << t : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << t : 0u);
+          if (kLib) alive_bits |= alive_pair(o, t);
           if (!last) {
             const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
             uint32_t p0[kPieces], p1[kPieces];
@@ -548,29 +640,10 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
           }
         }
       if (kLib) {
-        alive_bits = __reduce_or_sync(0xffffffffu, alive_bits);
-        if (lane == 0 && alive_bits != 0u) atomicOr(s_live + l, alive_bits);
+        publish_alive(alive_bits, lane, s_live + l);
         if (last) {  // the tile's mask complete after the barrier; then only its live images' columns are written
           __syncthreads();
-          const unsigned mask = s_live[l];
-#pragma unroll
-          for (int q = 0; q < kGroupsPerWarp; ++q) {
-            const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
-#pragma unroll
-            for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-              for (int e = 0; e < 2; ++e) {
-                const int t = 8 * nt + 2 * tig + e;
-                if (!((mask >> t) & 1u)) continue;
-                a.y[size_t(j0) * size_t(a.ld) + size_t(tile * kT + t)] = c[q][nt][e];
-                a.y[size_t(j1) * size_t(a.ld) + size_t(tile * kT + t)] = c[q][nt][2 + e];
-              }
-          }
-          if (threadIdx.x == 0 && mask != 0u) {
-            int slot = atomicAdd(io.counts + a.layers, __popc(mask));
-            for (unsigned m = mask; m != 0u; m &= m - 1u, ++slot)
-              if (slot < io.max_active) io.rows[slot] = tile * kT + __ffs(m) - 1;
-          }
+          write_survivors(a, io, c, dst, g0, lane, tile, s_live[l]);
         }
       }
 #pragma unroll
@@ -578,15 +651,11 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
 #pragma unroll
         for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
       __syncthreads();
-      if (kLib && threadIdx.x == 0) {  // (the next write of this mask is the next tile's layer l, barriers later)
-        if (!last) s_count[l] += __popc(s_live[l]);
-        s_live[l] = 0u;
-      }
+      if (kLib) tally_layer(l, last, s_live, s_count);
       in ^= 1;
     }
   }
-  if (kLib && threadIdx.x == 0)
-    for (int l = 0; l + 1 < a.layers; ++l) atomicAdd(io.counts + l + 1, s_count[l]);
+  if (kLib) flush_counts(a, io, s_count);
 }
 
 
@@ -707,27 +776,31 @@ int main(int argc, char** argv) {
   const int variant = arg_int(argc, argv, "--variant", 0);
   if (!spdnn::generator_width_ok(n) || layers < 1 || layers > kMaxLayers || images < 1 || (tile != 8 && tile != 16) ||
       (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
-      reps < 1 || variant < 0 || variant > 4) {
+      reps < 1 || variant < 0 || variant > 5) {
     std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
                          "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, "
-                         "--variant 0 .. 4)\n",
+                         "--variant 0 .. 5)\n",
                  kMaxLayers);
     return 2;
   }
   // Two buffers of fp32 features (variant 3: of `pieces` bf16 planes; 4: of the planes or the raw fp32 tile,
   // whichever is larger), and from variant 1 on every layer's A fragments' address, bias, block columns and output
-  // destinations (groups x (2 + 16) ints a layer; variant 2 a mask more; 4: layer 1's plane rows, n ints, and a mask
-  // and a count a layer). smem_v1: variant 1's, which variants 3 and 4 run once to compare with.
+  // destinations (groups x (2 + 16) ints a layer; variant 2 a mask more; 4, 5: layer 1's plane rows or columns, n
+  // ints, and a mask and a count a layer). smem_v1: variant 1's, which variants 3-5 run once to compare with.
   const size_t tables = kHeadsBytes + size_t(layers) * ((n / 16) * 18 + 1) * 4;
   const size_t smem_v1 = size_t(2) * tile * n * 4 + tables;
-  const size_t smem = variant == 4   ? 2 * std::max<size_t>(size_t(pieces) * n * 32, size_t(tile) * n * 4) + tables +
-                                         size_t(n) * 4 + size_t(kMaxLayers) * 8
+  const size_t lib_extra = size_t(n) * 4 + size_t(kMaxLayers) * 8;
+  const size_t smem = variant == 5   ? smem_v1 + lib_extra
+                      : variant == 4 ? 2 * std::max<size_t>(size_t(pieces) * n * 32, size_t(tile) * n * 4) + tables +
+                                           lib_extra
                       : variant == 3 ? size_t(2) * pieces * n * 32 + tables
                       : variant >= 1 ? smem_v1
                                      : smem_v1 - tables;
-  const bool split = variant >= 3;  // tchead_split: variants 3 and 4, compared with variant 1 bit for bit
+  const bool split = variant == 3 || variant == 4;  // tchead_split
+  const bool lib = variant == 4 || variant == 5;     // a library call's input and output (LibIO)
+  const bool compare_v1 = variant >= 3;              // also run variant 1: bit for bit the same
   if (variant >= 1 && (tile != 16 || warps * kGroupsPerWarp != n / 16)) {
-    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1 .. 4 need --tile 16 and %d groups per warp (--warps %d "
+    std::fprintf(stderr, "spdnn_tchead_probe: --variant 1 .. 5 need --tile 16 and %d groups per warp (--warps %d "
                          "at this width)\n", kGroupsPerWarp, n / 16 / kGroupsPerWarp);
     return 2;
   }
@@ -842,19 +915,23 @@ int main(int argc, char** argv) {
     a.clamp = clamp;
     a.y = spdnn::probe::poisoned(size_t(a.ld) * size_t(n));
     CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
-    // (variants 3, 4: kernel is variant 1's, run once after them for the comparison)
-    auto kernel = variant == 2 ? (pieces == 3 ? tchead_reg<3, true> : tchead_reg<1, true>)
-                  : variant != 0 ? (pieces == 3 ? tchead_reg<3, false> : tchead_reg<1, false>)
-                  : tile == 16   ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>)
-                                 : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
+    // The kernel of each variant (0: kernel0; 1, 2, 5: kernel_reg; 3, 4: kernel_split) and variant 1's (kernel_v1,
+    // which variants 3-5 run once after their timing for the comparison).
+    auto kernel0 = tile == 16 ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>) : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
+    auto kernel_v1 = pieces == 3 ? tchead_reg<3, false, false> : tchead_reg<1, false, false>;
+    auto kernel_reg = variant == 2   ? (pieces == 3 ? tchead_reg<3, true, false> : tchead_reg<1, true, false>)
+                      : variant == 5 ? (pieces == 3 ? tchead_reg<3, false, true> : tchead_reg<1, false, true>)
+                                     : kernel_v1;
     auto kernel_split = variant == 4 ? (pieces == 3 ? tchead_split<3, true> : tchead_split<1, true>)
                                      : (pieces == 3 ? tchead_split<3, false> : tchead_split<1, false>);
-    const size_t smem_k = split ? smem_v1 : smem;
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_k)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel0, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel_reg, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel_v1, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_v1)));
     CUDA_CHECK(cudaFuncSetAttribute(kernel_split, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int per_sm = 0;
     if (split) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_split, warps * 32, smem));
-    else CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, warps * 32, smem));
+    else if (variant == 0) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel0, warps * 32, smem));
+    else CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_reg, warps * 32, smem));
     if (per_sm < 1) {
       std::fprintf(stderr, "spdnn_tchead_probe: no CTA of %d warps and %zu bytes fits on an SM\n", warps, smem);
       return 2;
@@ -879,14 +956,14 @@ int main(int argc, char** argv) {
         }
       xs = upload(planes);
     }
-    // Variant 4's: the feature map feature-major in the original names (ld columns), layer 1's plane rows, the
-    // per-layer counts and the survivors' list.
+    // Variants 4, 5: the feature map feature-major in the original names (ld columns), layer 1's plane rows
+    // (4) or columns (5), the per-layer counts and the survivors' list.
     LibIO io{};
-    if (variant == 4) {
+    if (lib) {
       std::vector<float> xf(size_t(a.ld) * size_t(n), 0.f);
       std::vector<int> row_of(static_cast<size_t>(n));
       for (int i = 0; i < n; ++i) {
-        row_of[size_t(i)] = plane_row(label[0][size_t(i)]);
+        row_of[size_t(i)] = variant == 4 ? plane_row(label[0][size_t(i)]) : label[0][size_t(i)];
         for (int64_t r = 0; r < images; ++r)
           xf[size_t(i) * size_t(a.ld) + size_t(r)] = x[size_t(r) * size_t(n) + size_t(label[0][size_t(i)])];
       }
@@ -901,19 +978,20 @@ int main(int argc, char** argv) {
         reps,
         [&] {
           CUDA_CHECK(cudaMemset(a.alive, 0, size_t(images) * 4));
-          if (variant == 4) CUDA_CHECK(cudaMemset(io.counts, 0, size_t(layers + 1) * 4));
+          if (lib) CUDA_CHECK(cudaMemset(io.counts, 0, size_t(layers + 1) * 4));
         },
         [&] {
           if (split) kernel_split<<<grid, warps * 32, smem>>>(a, xs, io);
-          else kernel<<<grid, warps * 32, smem>>>(a);
+          else if (variant == 0) kernel0<<<grid, warps * 32, smem>>>(a);
+          else kernel_reg<<<grid, warps * 32, smem>>>(a, io);
         });
     std::vector<float> y(static_cast<size_t>(a.ld) * static_cast<size_t>(n));
     CUDA_CHECK(cudaMemcpy(y.data(), a.y, y.size() * 4, cudaMemcpyDeviceToHost));
-    // alive[t]: variants 0-3 the kernel's flags; 4: whether column t is in the survivors' list (once).
+    // alive[t]: variants 0-3 the kernel's flags; 4, 5: whether column t is in the survivors' list (once).
     std::vector<int> alive(static_cast<size_t>(images), 0);
     std::vector<int> counts(static_cast<size_t>(layers + 1), 0);
-    long long list_defects = 0;  // variant 4: a listed column out of range or listed twice, or a count past the list
-    if (variant == 4) {
+    long long list_defects = 0;  // variants 4, 5: a column out of range or listed twice, or a count past the list
+    if (lib) {
       CUDA_CHECK(cudaMemcpy(counts.data(), io.counts, counts.size() * 4, cudaMemcpyDeviceToHost));
       counts[0] = images;
       const int listed = std::min(counts[size_t(layers)], images);
@@ -928,21 +1006,21 @@ int main(int argc, char** argv) {
     } else {
       CUDA_CHECK(cudaMemcpy(alive.data(), a.alive, alive.size() * 4, cudaMemcpyDeviceToHost));
     }
-    // Variants 3, 4: outputs (4: of the listed columns, the others are not written) and survivors that are not
+    // Variants 3-5: outputs (4, 5: of the listed columns, the others are not written) and survivors that are not
     // variant 1's bit for bit (the same MMA operands in the same order).
     long long differ_v1 = 0;
-    if (split) {
+    if (compare_v1) {
       std::vector<int> alive1(static_cast<size_t>(images));
       CUDA_CHECK(cudaMemset(a.y, 0xff, y.size() * 4));
       CUDA_CHECK(cudaMemset(a.alive, 0, alive1.size() * 4));
-      kernel<<<grid, warps * 32, smem_v1>>>(a);
+      kernel_v1<<<grid, warps * 32, smem_v1>>>(a, LibIO{});
       CUDA_CHECK(cudaGetLastError());
       std::vector<float> y1(y.size());
       CUDA_CHECK(cudaMemcpy(y1.data(), a.y, y1.size() * 4, cudaMemcpyDeviceToHost));
       CUDA_CHECK(cudaMemcpy(alive1.data(), a.alive, alive1.size() * 4, cudaMemcpyDeviceToHost));
       for (int64_t t = 0; t < images; ++t) {
         differ_v1 += (alive1[size_t(t)] != 0) != (alive[size_t(t)] != 0);
-        if (variant == 4 && alive[size_t(t)] == 0) continue;
+        if (lib && alive[size_t(t)] == 0) continue;
         for (int64_t j = 0; j < n; ++j)
           differ_v1 += std::memcmp(&y[size_t(j * a.ld + t)], &y1[size_t(j * a.ld + t)], 4) != 0;
       }
@@ -957,7 +1035,7 @@ int main(int argc, char** argv) {
       want_survivors += w;
       const bool agree = (alive[size_t(t)] != 0) == w;
       alive_differ += !agree;
-      if (variant == 4 && alive[size_t(t)] == 0) continue;  // (a column not listed is not written)
+      if (lib && alive[size_t(t)] == 0) continue;  // (a column not listed is not written)
       for (int64_t j = 0; j < n; ++j) {
         const float got = y[size_t(j * a.ld + t)], want = feat[s][size_t(j)];
         if (got == want) continue;
@@ -970,28 +1048,27 @@ int main(int argc, char** argv) {
     // Every image is held to the bound, also one whose survival differs: a survival decision at the ReLU's edge
     // may flip (the chain's own margins reach 3e-7, bench/results/ec697b3/order-model/; at 4804b3e one source image
     // lived through layer 4 here and not in the chain) as long as its outputs stay within the bound; an image that
-    // took another path through the layers, or an all-zero or half-written output, does not. Variant 4's list must
+    // took another path through the layers, or an all-zero or half-written output, does not. Variant 4-5's list must
     // hold its count's columns once each, and its last count must be variant 1's survivors (differ_v1).
     const bool ok = (bitwise ? differ == 0 && alive_differ == 0 : max_abs <= bound * max_ref) && differ_v1 == 0 &&
                     list_defects == 0;
-    std::string count_text;  // variant 4: the images alive after each layer, and the chain's
-    if (variant == 4) {
+    std::string count_text;  // variants 4, 5: the images alive after each layer, and the chain's
+    if (lib) {
       count_text = " counts";
       for (int l = 1; l <= layers; ++l) count_text += (l > 1 ? "/" : " ") + std::to_string(counts[size_t(l)]);
       count_text += " (chain";
       for (int l = 0; l < layers; ++l) count_text += (l > 0 ? "/" : " ") + std::to_string(want_count[size_t(l)]);
       count_text += ")" + std::string(list_defects != 0 ? " LIST_DEFECT" : "");
     }
-    // DRAM bytes: variant 3 reads 2 x pieces bytes a feature, the others 4; variant 4 writes its survivors only
-    const double bytes = double(images) * n * (variant == 3 ? 2 * pieces : 4) +
-                         double(variant == 4 ? survivors : images) * n * 4;
+    // DRAM bytes: variant 3 reads 2 x pieces bytes a feature, the others 4; variants 4, 5 write their survivors only
+    const double bytes = double(images) * n * (variant == 3 ? 2 * pieces : 4) + double(lib ? survivors : images) * n * 4;
     std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d "
                 "blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
                 "max_abs_diff %.3g (of %.3g)%s%s %s\n",
                 variant, n, layers, tile, warps, grid, pieces, images, random, host[0].width, med, bytes / med / 1e3,
                 survivors, want_survivors, alive_differ, differ, max_abs, max_ref, count_text.c_str(),
-                split ? (differ_v1 == 0 ? " variant1_equal" : " VARIANT1_DIFFERS") : "", ok ? "ok" : "DEFECT");
+                compare_v1 ? (differ_v1 == 0 ? " variant1_equal" : " VARIANT1_DIFFERS") : "", ok ? "ok" : "DEFECT");
     return ok ? 0 : 1;
   } catch (const std::exception& ex) {
     std::fprintf(stderr, "spdnn_tchead_probe: %s\n", ex.what());
