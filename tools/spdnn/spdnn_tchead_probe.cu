@@ -322,8 +322,9 @@ __device__ __forceinline__ void publish_alive(unsigned bits, int lane, unsigned*
 // rows dst[(g0 + q) * 16 + gid, + 8]; images 8 nt + 2 tig, + 1) of the images alive in mask into their own columns
 // of y, and thread 0 appends those images to the survivors' list.
 template <int kNT>
-__device__ __forceinline__ void write_survivors(const HeadArgs& a, const LibIO& io, const float (&c)[kGroupsPerWarp][kNT][4],
-                                                const int* dst, int g0, int lane, int tile, unsigned mask) {
+__device__ __forceinline__ void write_survivors(const HeadArgs& a, const LibIO& io,
+                                                const float (&c)[kGroupsPerWarp][kNT][4], const int* dst, int g0,
+                                                int lane, int tile, unsigned mask) {
   constexpr int kT = 16;
   const int gid = lane >> 2, tig = lane & 3;
 #pragma unroll
@@ -489,8 +490,8 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a, LibIO io) {
   if (kLib) flush_counts(a, io, s_count);
 }
 
-// --variant 3 (session 49; run in session 50, bench/results/3a045dd/): variant 1 with each feature split into its bf16 pieces once, by the
-// epilogue that writes it, instead of once per read (each feature is read by two groups; one piece instead of three
+// --variant 3 (session 49; run in session 50, bench/results/3a045dd/): variant 1 with each feature split into its
+// bf16 pieces once, by the epilogue that writes it, instead of once per read (each feature is read by two groups; one piece instead of three
 // saved ~100 us of variant 1's ~443 at K = 4). A buffer holds kPieces planes of bf16, neuron-major: row k (a neuron)
 // is the tile's 16 images, 32 bytes, its two 16-byte halves (images 0-7, 8-15) swapped where bit 2 xor bit 3 of k is
 // set (plane_offset): an 8-row ldmatrix phase and a cp.async phase take the fewest wavefronts, and the epilogue's
@@ -567,7 +568,8 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
       split_pair<kPieces>(v.x, v.y, p);
       const int off = plane_offset(s_row[i], pr >> 2) + 4 * (pr & 3);
 #pragma unroll
-      for (int piece = 0; piece < kPieces; ++piece) *reinterpret_cast<uint32_t*>(planes + piece * plane + off) = p[piece];
+      for (int piece = 0; piece < kPieces; ++piece)
+        *reinterpret_cast<uint32_t*>(planes + piece * plane + off) = p[piece];
     }
   };
   load_group_frags(a.layer[0].afrag, g0, lane, af);  // (before the barrier that publishes s_heads)
@@ -917,7 +919,8 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaMalloc(&a.alive, size_t(images) * 4));
     // The kernel of each variant (0: kernel0; 1, 2, 5: kernel_reg; 3, 4: kernel_split) and variant 1's (kernel_v1,
     // which variants 3-5 run once after their timing for the comparison).
-    auto kernel0 = tile == 16 ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>) : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
+    auto kernel0 =
+        tile == 16 ? (pieces == 3 ? tchead<16, 3> : tchead<16, 1>) : (pieces == 3 ? tchead<8, 3> : tchead<8, 1>);
     auto kernel_v1 = pieces == 3 ? tchead_reg<3, false, false> : tchead_reg<1, false, false>;
     auto kernel_reg = variant == 2   ? (pieces == 3 ? tchead_reg<3, true, false> : tchead_reg<1, true, false>)
                       : variant == 5 ? (pieces == 3 ? tchead_reg<3, false, true> : tchead_reg<1, false, true>)
@@ -930,7 +933,8 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaFuncSetAttribute(kernel_split, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     int per_sm = 0;
     if (split) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_split, warps * 32, smem));
-    else if (variant == 0) CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel0, warps * 32, smem));
+    else if (variant == 0)
+      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel0, warps * 32, smem));
     else CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel_reg, warps * 32, smem));
     if (per_sm < 1) {
       std::fprintf(stderr, "spdnn_tchead_probe: no CTA of %d warps and %zu bytes fits on an SM\n", warps, smem);
@@ -1061,7 +1065,8 @@ int main(int argc, char** argv) {
       count_text += ")" + std::string(list_defects != 0 ? " LIST_DEFECT" : "");
     }
     // DRAM bytes: variant 3 reads 2 x pieces bytes a feature, the others 4; variants 4, 5 write their survivors only
-    const double bytes = double(images) * n * (variant == 3 ? 2 * pieces : 4) + double(lib ? survivors : images) * n * 4;
+    const double bytes =
+        double(images) * n * (variant == 3 ? 2 * pieces : 4) + double(lib ? survivors : images) * n * 4;
     std::printf("variant %d width %d layers %d tile %d warps %d grid %d pieces %d images %d random %d "
                 "blocks_per_group %d "
                 "head_us %.2f rw_GBps %.0f survivors %d (chain %d, %lld images differ) outputs_differ %lld "
