@@ -490,19 +490,19 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a, LibIO io) {
   if (kLib) flush_counts(a, io, s_count);
 }
 
-// --variant 3 (session 49; run in session 50, bench/results/3a045dd/): variant 1 with each feature split into its
-// bf16 pieces once, by the epilogue that writes it, instead of once per read (each feature is read by two groups;
-// one piece instead of three saved ~100 us of variant 1's ~443 at K = 4). A buffer holds kPieces planes of bf16,
-// neuron-major: row k (a neuron) is the tile's 16 images, 32 bytes, its two 16-byte halves (images 0-7, 8-15)
-// swapped where bit 2 xor bit 3 of k is set (plane_offset): an 8-row ldmatrix phase and a cp.async phase take the fewest wavefronts, and the epilogue's
-// stores one wavefront in the layers whose groups write 16 consecutive columns (a CPU count of the banks, session
-// 49's review; with bit 2 alone they took two). One ldmatrix.x4.trans per group, block and piece gives the B
+// --variant 3 (session 49; run in session 50, bench/results/3a045dd/): variant 1 with each feature split into its bf16
+// pieces once, by the epilogue that writes it, instead of once per read (each feature is read by two groups; one piece
+// instead of three saved ~100 us of variant 1's ~443 at K = 4). A buffer holds kPieces planes of bf16, neuron-major:
+// row k (a neuron) is the tile's 16 images, 32 bytes, its two 16-byte halves (images 0-7, 8-15) swapped where bit 2 xor
+// bit 3 of k is set (plane_offset): an 8-row ldmatrix phase and a cp.async phase take the fewest wavefronts, and the
+// epilogue's stores one wavefront in the layers whose groups write 16 consecutive columns (a CPU count of the banks,
+// session 49's review; with bit 2 alone they took two). One ldmatrix.x4.trans per group, block and piece gives the B
 // fragments of both 8-image n-tiles (matrices: rows bcol..+7 / bcol+8..+15 of images 0-7, then of images 8-15); a
-// column's feature sits at row plane_row(column), so the A fragments are variant 1's. The epilogue packs the pieces
-// of images t, t + 1 (adjacent in a row) into one 32-bit store a piece. Layer 1's input comes as the same planes,
-// split on the host (xs: per tile, plane, neuron, 16 images), 6 bytes a feature read instead of 4. Its MMA operands
-// are variant 1's bit for bit and summed in the same order, so its outputs and survivors must equal variant 1's (the
-// probe runs both and counts differences). Needs --tile 16, 16 warps, 2 blocks per group.
+// column's feature sits at row plane_row(column), so the A fragments are variant 1's. The epilogue packs the pieces of
+// images t, t + 1 (adjacent in a row) into one 32-bit store a piece. Layer 1's input comes as the same planes, split on
+// the host (xs: per tile, plane, neuron, 16 images), 6 bytes a feature read instead of 4. Its MMA operands are variant
+// 1's bit for bit and summed in the same order, so its outputs and survivors must equal variant 1's (the probe runs
+// both and counts differences). Needs --tile 16, 16 warps, 2 blocks per group.
 __device__ __forceinline__ int plane_offset(int k, int half) {
   return k * 32 + (((half ^ (k >> 2) ^ (k >> 3)) & 1) << 4);
 }
