@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "sparse/resident_banks.h"
+#include "sparse/tc_tables.h"
 
 namespace spdnn {
 
@@ -349,14 +350,7 @@ Csr transpose(const Csr& w) {
 }
 
 std::vector<int> reuse_order(const Ell& e) {
-  std::vector<int> order(e.rows);
-  for (int64_t j = 0; j < e.rows; ++j) order[j] = int(j);
-  const int* base = e.idx.data();
-  const int64_t w = e.width;
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return std::lexicographical_compare(base + a * w, base + (a + 1) * w, base + b * w, base + (b + 1) * w);
-  });
-  return order;
+  return jhdnn::sparse::reuse_order(e.rows, e.width, e.idx.data());  // (src/sparse/tc_tables.cpp)
 }
 
 std::vector<int> chain_order(const Ell& e) {
@@ -439,63 +433,7 @@ std::vector<int> reader_group_labels(const Ell& e, const std::vector<int>& order
       throw std::invalid_argument("reader_group_labels: entry " + std::to_string(e.idx[k]) + " >= cols");
   for (int r : order)
     if (r < 0 || r >= rows) throw std::invalid_argument("reader_group_labels: order names row " + std::to_string(r));
-  // Partition refinement: the columns start as one class, and each row splits every class it reads part of into the
-  // part it reads and the rest. After all rows two columns share a class exactly when no row told them apart, i.e.
-  // when their reader sets are equal (exact: no hashing); the columns read by no row end up in a class of their own.
-  // Class c holds member[start[c] .. start[c] + size[c]); while a row is processed the moved[c] members it reads are
-  // swapped to the front of that range, so a split is two ranges side by side and costs only the part moved:
-  // O(nnz + cols) for all rows, plus the sorts below.
-  const size_t n = size_t(std::max<int64_t>(cols, 0));
-  std::vector<int> member(n), where(n), cls(n, 0);
-  for (size_t i = 0; i < n; ++i) member[i] = where[i] = int(i);
-  std::vector<int> start(n + 1, 0), size(n + 1, 0), moved(n + 1, 0), touched;
-  size[0] = int(cols);
-  int classes = 1;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t k = 0; k < w; ++k) {
-      const int i = e.idx[r * w + k];
-      if (i < 0) continue;
-      const int c = cls[i], front = start[c] + moved[c];
-      if (where[i] < front) continue;  // already moved: a repeat of i in this row
-      const int other = member[front];
-      std::swap(member[where[i]], member[front]);
-      where[other] = where[i];
-      where[i] = front;
-      if (moved[c]++ == 0) touched.push_back(c);
-    }
-    for (int c : touched) {
-      if (moved[c] < size[c]) {  // split: the moved front becomes a new class
-        const int fresh = classes++;
-        start[fresh] = start[c];
-        size[fresh] = moved[c];
-        start[c] += moved[c];
-        size[c] -= moved[c];
-        for (int t = start[fresh]; t < start[fresh] + size[fresh]; ++t) cls[member[t]] = fresh;
-      }
-      moved[c] = 0;
-    }
-    touched.clear();
-  }
-  for (int c = 0; c < classes; ++c) std::sort(member.begin() + start[c], member.begin() + start[c] + size[c]);
-  // Place the classes at their first use: the rows in `order`, then every row ascending (which only finds the classes
-  // that order's rows do not read: all of them when order is empty). A class never met is the unread columns'.
-  std::vector<int> label(n, -1);
-  std::vector<char> placed(size_t(classes), 0);
-  int next = 0;
-  auto scan = [&](int64_t r) {
-    for (int64_t k = 0; k < w; ++k) {
-      const int i = e.idx[r * w + k];
-      if (i < 0 || placed[cls[i]]) continue;
-      const int c = cls[i];
-      placed[c] = 1;
-      for (int t = start[c]; t < start[c] + size[c]; ++t) label[member[t]] = next++;
-    }
-  };
-  for (int r : order) scan(r);
-  for (int64_t r = 0; r < rows; ++r) scan(r);
-  for (size_t i = 0; i < n; ++i)  // read by no row: last, ascending
-    if (label[i] < 0) label[i] = next++;
-  return label;
+  return jhdnn::sparse::reader_group_labels(rows, cols, w, e.idx.data(), order);  // (src/sparse/tc_tables.cpp)
 }
 
 std::vector<int> bank_labels(const Ell& next, const std::vector<int>& next_order, const std::vector<int>& prev_order) {

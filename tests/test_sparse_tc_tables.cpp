@@ -1,0 +1,156 @@
+// CPU tests of the tensor-core resident kernel's tables (src/sparse/tc_tables.cpp; run in CI): every weight of a
+// layer lands in its group's A fragments at the place the kernel multiplies with its input's renamed column, nothing
+// else is there, and the layers that do not fit are refused with their reason.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "sparse/tc_tables.h"
+#include "spdnn/spdnn.h"
+
+namespace {
+
+using jhdnn::sparse::kTcBlocks;
+using jhdnn::sparse::kTcGroupRows;
+using jhdnn::sparse::TcLayerTables;
+
+float bf16_value(uint16_t bits) {
+  const uint32_t u = uint32_t(bits) << 16;
+  float f = 0.f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+bool is_permutation_of_n(const std::vector<int>& p, int64_t n) {
+  if (int64_t(p.size()) != n) return false;
+  std::vector<char> seen(size_t(n), 0);
+  for (int v : p) {
+    if (v < 0 || v >= n || seen[size_t(v)]) return false;
+    seen[size_t(v)] = 1;
+  }
+  return true;
+}
+
+// The tables decoded as the kernel reads them: for row j (order[16 g + r]) and renamed input column c, the weight its
+// MMAs give the pair. Lane (gid, tig)'s register q of a block's fragment holds rows gid + 8 (q & 1), logical columns
+// 2 tig + 8 (q >> 1) and + 1; logical column k is physical offset p of the block with tc_kc_of_offset(p) = k.
+std::map<std::pair<int, int>, float> decode(const TcLayerTables& t, int64_t rows) {
+  int offset_of_kc[16];
+  for (int p = 0; p < 16; ++p) offset_of_kc[jhdnn::sparse::tc_kc_of_offset(p)] = p;
+  std::map<std::pair<int, int>, float> w;
+  for (int64_t g = 0; g < rows / kTcGroupRows; ++g)
+    for (int b = 0; b < kTcBlocks; ++b)
+      for (int lane = 0; lane < 32; ++lane) {
+        const int gid = lane >> 2, tig = lane & 3;
+        const uint32_t* f = &t.afrag[size_t(((g * kTcBlocks + b) * 32 + lane) * 4)];
+        for (int q = 0; q < 4; ++q)
+          for (int h = 0; h < 2; ++h) {
+            const uint16_t bits = uint16_t(h == 0 ? f[q] & 0xffffu : f[q] >> 16);
+            if (bits == 0) continue;
+            const int row = gid + 8 * (q & 1), k = 2 * tig + 8 * (q >> 1) + h;
+            const int j = t.order[size_t(g * kTcGroupRows + row)];
+            const int c = t.bcol[size_t(g * kTcBlocks + b)] + offset_of_kc[k];
+            w[{j, c}] += bf16_value(bits);
+          }
+      }
+  return w;
+}
+
+// Builds e's tables and checks them against e entry by entry.
+void check_layer(const spdnn::Ell& e) {
+  TcLayerTables t;
+  const std::string why = jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t);
+  INFO(why);
+  REQUIRE(why.empty());
+  REQUIRE(is_permutation_of_n(t.order, e.rows));
+  REQUIRE(is_permutation_of_n(t.label, e.cols));
+  for (int c : t.bcol) CHECK(c % 16 == 0);
+  std::map<std::pair<int, int>, float> want;
+  for (int64_t j = 0; j < e.rows; ++j)
+    for (int64_t k = 0; k < e.width; ++k) {
+      const int i = e.idx[size_t(j * e.width + k)];
+      if (i >= 0 && e.val[size_t(j * e.width + k)] != 0.f)
+        want[{int(j), t.label[size_t(i)]}] = e.val[size_t(j * e.width + k)];
+    }
+  const auto got = decode(t, e.rows);
+  CHECK(got.size() == want.size());  // (nothing else in the fragments)
+  for (const auto& [key, v] : want) {
+    const auto it = got.find(key);
+    INFO("row " << key.first << " renamed input " << key.second);
+    REQUIRE(it != got.end());
+    CHECK(it->second == v);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("tc tables: the challenge's layers at N = 1024 and 4096 hold every weight where the kernel reads it",
+          "[sparse][tc]") {
+  for (int64_t n : {int64_t(1024), int64_t(4096)})
+    for (int l : {1, 2, 5, 6, 7, 12, 31}) {
+      INFO("N = " << n << " layer " << l);
+      check_layer(spdnn::generate_layer_ell(n, l, 42));
+    }
+}
+
+TEST_CASE("tc tables: the orderings are the tools' (reuse_order, reader_group_labels)", "[sparse][tc]") {
+  const spdnn::Ell e = spdnn::generate_layer_ell(1024, 3, 42);
+  TcLayerTables t;
+  REQUIRE(jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t).empty());
+  CHECK(t.order == spdnn::reuse_order(e));
+  CHECK(t.label == spdnn::reader_group_labels(e, spdnn::reuse_order(e)));
+}
+
+TEST_CASE("tc tables: random bf16 weights and padding in a challenge structure", "[sparse][tc]") {
+  const spdnn::Ell c = spdnn::generate_layer_ell(1024, 4, 42);
+  spdnn::Ell e = c;  // width + 1: each row's entries, then a padding entry (-1, its weight never read)
+  e.width = c.width + 1;
+  e.idx.assign(size_t(e.rows * e.width), -1);
+  e.val.assign(e.idx.size(), 0.3f);
+  std::mt19937 rng(7);
+  for (int64_t j = 0; j < c.rows; ++j)
+    for (int64_t k = 0; k < c.width; ++k) {
+      e.idx[size_t(j * e.width + k)] = c.idx[size_t(j * c.width + k)];
+      e.val[size_t(j * e.width + k)] = float(int(rng() % 511) - 255) / 256.f;  // bf16 values in (-1, 1), some 0
+    }
+  check_layer(e);
+}
+
+TEST_CASE("tc tables: a layer that does not fit is refused with its reason", "[sparse][tc]") {
+  TcLayerTables t;
+  SECTION("rows not a multiple of 16") {
+    const std::vector<int> idx(24, 0);
+    const std::vector<float> val(24, 1.f);
+    const std::string why = jhdnn::sparse::build_tc_tables(24, 24, 1, idx.data(), val.data(), &t);
+    CHECK(why.find("multiple of 16") != std::string::npos);
+  }
+  SECTION("a row that reads an input twice") {
+    spdnn::Ell e = spdnn::generate_layer_ell(1024, 1, 42);
+    e.idx[5 * size_t(e.width) + 1] = e.idx[5 * size_t(e.width)];
+    const std::string why = jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t);
+    CHECK(why.find("row 5 reads input") != std::string::npos);
+  }
+  SECTION("a weight that is not a bf16 value") {
+    spdnn::Ell e = spdnn::generate_layer_ell(1024, 2, 42);
+    e.val[77] = 0.1f;
+    const std::string why = jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t);
+    CHECK(why.find("is not a bf16 value") != std::string::npos);
+  }
+  SECTION("a group whose inputs span more than two blocks of 16") {
+    // 32 rows, each reading 3 inputs of its own (96 inputs): a group of 16 rows reads 48 distinct inputs
+    const int64_t rows = 32, cols = 96, width = 3;
+    std::vector<int> idx(size_t(rows * width));
+    for (int64_t j = 0; j < rows; ++j)
+      for (int64_t k = 0; k < width; ++k) idx[size_t(j * width + k)] = int(j * width + k);
+    const std::vector<float> val(idx.size(), 1.f);
+    const std::string why = jhdnn::sparse::build_tc_tables(rows, cols, width, idx.data(), val.data(), &t);
+    CHECK(why.find("more than 2 blocks of 16 inputs") != std::string::npos);
+  }
+}
