@@ -444,6 +444,20 @@ jhdnnStatus_t jhdnnSetEllMatrixDescriptor(jhdnnSparseMatrixDescriptor_t spDesc, 
  * order changed into a non-permutation leaves outputs unwritten or written twice). Setting the
  * matrix again clears it. */
 jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc, const int *rowOrder);
+/* The math a layer may run with in the resident call (jhdnnSparseDnnLayersForwardResident*; no other call reads
+ * it). A descriptor's math type is JHDNN_DEFAULT_MATH after Create and stays what was set across Set* calls.
+ *   JHDNN_DEFAULT_MATH, JHDNN_FMA_MATH: the fp32 fma chain, bit for bit as every layer call.
+ *   JHDNN_TENSOR_OP_MATH: bf16 tensor cores (mma.sync m16n8k16), each fp32 feature split into three bf16 pieces
+ *     (hi + mid + lo, exact but for the last bit or so) times the layer's weights, which must be bf16 values (the
+ *     challenge's 1/16 is); the products are exact and the tensor cores sum them in fp32 in their own order. The
+ *     features are then NOT the fma chain's bit for bit: their difference grows through the layers (on the
+ *     challenge's data, within 2.6e-6 of outputs up to 2.6 after five layers; docs/sparse.md), and an image whose
+ *     chain has an output within that much of the ReLU's edge may live one layer longer or die one earlier.
+ *   JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: as TENSOR_OP_MATH with each feature rounded to one bf16 value (one MMA
+ *     where three were: faster, and outputs off by up to ~1e-2 of 3).
+ * BAD_PARAM for another value or a NULL descriptor. */
+jhdnnStatus_t jhdnnSetSparseMatrixMathType(jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t mathType);
+jhdnnStatus_t jhdnnGetSparseMatrixMathType(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t *mathType);
 /* nnz is rows * width for ELL. Any output pointer may be NULL. */
 jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t spDesc,
                                              jhdnnSparseFormat_t *format, int64_t *rows, int64_t *cols,

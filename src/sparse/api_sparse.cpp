@@ -240,6 +240,26 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
   });
 }
 
+jhdnnStatus_t jhdnnSetSparseMatrixMathType(jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t mathType) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    if (mathType != JHDNN_DEFAULT_MATH && mathType != JHDNN_FMA_MATH && mathType != JHDNN_TENSOR_OP_MATH &&
+        mathType != JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      return fail(JHDNN_STATUS_BAD_PARAM, "mathType (%d) is not a jhdnnMathType_t", int(mathType));
+    spDesc->math_type = mathType;
+    return Status::success();
+  });
+}
+
+jhdnnStatus_t jhdnnGetSparseMatrixMathType(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t* mathType) {
+  return api::guarded([&]() -> Status {
+    JHDNN_CHECK_NULL(spDesc);
+    JHDNN_CHECK_NULL(mathType);
+    *mathType = spDesc->math_type;
+    return Status::success();
+  });
+}
+
 jhdnnStatus_t jhdnnGetSparseMatrixDescriptor(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnSparseFormat_t* format,
                                              int64_t* rows, int64_t* cols, int64_t* nnz) {
   return api::guarded([&]() -> Status {

@@ -36,6 +36,8 @@ struct jhdnnSparseMatrixStruct : jhdnn::sparse::SparseMatrixFields {
   // The same layer in the "vals-pack" layout (sparse.h, kResidentVals*), built by the first call of
   // the vals kernel that uses it (aux: the copy's slot bytes per chunk); released with resident_pack.
   jhdnn::sparse::ResidentPackList resident_vals;
+  // jhdnnSetSparseMatrixMathType (kept across Set* calls, like a convolution descriptor's).
+  jhdnnMathType_t math_type = JHDNN_DEFAULT_MATH;
 };
 
 namespace jhdnn::sparse {
