@@ -130,6 +130,7 @@ Status load_kernels() {
   JHDNN_TRY(load_spmm_kernels());
   JHDNN_TRY(load_dnn_resident_kernels());
   JHDNN_TRY(load_dnn_resident_pack_kernel());
+  JHDNN_TRY(load_dnn_resident_tc_kernels());
   return load_dnn_kernels();
 }
 }  // namespace jhdnn::sparse
@@ -822,15 +823,32 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentEx(
         if (d->row_order) JHDNN_TRY(check_aligned(d->row_order, 16, "row order", k));
       }
     }
+    // Tensor cores where every layer's math type allows them (jhdnnSetSparseMatrixMathType): all or none.
+    int tensor_layers = 0, convert_layers = 0;
+    for (int k = 0; k < layerCount; ++k) {
+      const jhdnnMathType_t mt = wtDescs[k]->math_type;
+      tensor_layers += mt == JHDNN_TENSOR_OP_MATH || mt == JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+      convert_layers += mt == JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    }
+    const bool tensor = tensor_layers > 0;
+    if (tensor && tensor_layers < layerCount)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED,
+                  "%d of the %d layers allow tensor-op math: the tensor-core resident path runs all of a call's "
+                  "layers (split the call where the math type changes)",
+                  tensor_layers, layerCount);
+    if (tensor && image_major)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED, "the tensor-core resident path takes NEURON_MAJOR features");
+    if (tensor && trace)
+      return fail(JHDNN_STATUS_NOT_SUPPORTED, "the tensor-core resident path writes no trace");
     const int64_t n = wtDescs[0]->rows;
-    const int smax = sparse::resident_slice_limit(n, handle->device.smem_per_block_optin);
+    const int smax = tensor ? 1 : sparse::resident_slice_limit(n, handle->device.smem_per_block_optin);
     if (smax == 0)
       return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                   "n = %lld: a slice of 2 images does not fit in shared memory (%zu of %zu bytes per block)",
                   (long long)n, sparse::resident_smem_bytes(n, 2), handle->device.smem_per_block_optin);
     // (The vals kernel's 4-image slices: its ring depends on the layers' packs, so dnn_resident refuses a
     // slice of 3-4 images itself when its ring does not fit these layers.)
-    if (sliceImages > smax)
+    if (!tensor && sliceImages > smax)
       return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages (%d) > %d, the most that fit in shared memory at n = %lld",
                   sliceImages, smax, (long long)n);
     if (maxActive == 0) return Status::success();
@@ -860,6 +878,12 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentEx(
                                    {trace, trace ? int64_t(traceBytes) : 0, "trace"}},
                                   {{activeRows, list, "activeRows"}, {idsIn, list, "idsIn"}, {x, ext.x * 4, "x"}}));
     std::vector<jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
+    if (tensor)  // (16-image tiles whatever sliceImages says)
+      return sparse::dnn_resident_tc(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
+                                     handle->device.sm_count, wts.data(), layerCount,
+                                     convert_layers == layerCount ? 1 : 3, bias, clampMax, maxActive, counts,
+                                     activeRows, idsIn, static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy,
+                                     rowsOut, idsOut);
     // The kernels take strides: image-major, the image stride; neuron-major, ldx / ldy themselves.
     const int64_t stride = (n + 3) / 4 * 4;
     return sparse::dnn_resident(handle->stream, handle->device.device, handle->device.smem_per_block_optin,

@@ -241,6 +241,7 @@ void release_resident_pack(jhdnnSparseMatrixStruct& d) {
   };
   d.resident_pack.release(free_on);
   d.resident_vals.release(free_on);
+  d.resident_tc.release(free_on);
 }
 
 namespace {

@@ -36,6 +36,9 @@ struct jhdnnSparseMatrixStruct : jhdnn::sparse::SparseMatrixFields {
   // The same layer in the "vals-pack" layout (sparse.h, kResidentVals*), built by the first call of
   // the vals kernel that uses it (aux: the copy's slot bytes per chunk); released with resident_pack.
   jhdnn::sparse::ResidentPackList resident_vals;
+  // The tensor-core resident path's tables of this layer (dnn_resident_tc.cu, tc_tables.h): one allocation per
+  // device, built by its first call that uses the descriptor; released with resident_pack.
+  jhdnn::sparse::ResidentPackList resident_tc;
   // jhdnnSetSparseMatrixMathType (kept across Set* calls, like a convolution descriptor's).
   jhdnnMathType_t math_type = JHDNN_DEFAULT_MATH;
 };
@@ -133,6 +136,19 @@ Status dnn_resident(cudaStream_t s, int device, size_t smem_optin, jhdnnSparseMa
                     int* ids_out, int slice, jhdnnSparseDnnResidentTraceRecord_t* trace = nullptr,
                     bool pageable_ok = false, bool image_major = false);
 Status load_dnn_resident_pack_kernel();
+
+// The resident call on tensor cores (dnn_resident_tc.cu): the call's layers (1..kTcMaxLayers, every descriptor with
+// a tensor-op math type; pieces: 3 for TENSOR_OP_MATH, 1 where every layer allows conversion) in one launch of
+// 16-image tiles. Arguments as dnn_resident's (neuron-major, no trace; checked by the shim); sms: the grid.
+// NOT_SUPPORTED(_SHAPE) with the reason where the path cannot run these layers (n not a multiple of 64 up to 1024,
+// too many layers for shared memory, a layer build_tc_tables refuses, a first call inside a stream capture).
+constexpr int kTcMaxLayers = 8;
+Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, jhdnnSparseMatrixStruct* const* wts,
+                       int layer_count, int pieces, float bias, float clamp_max, int max_active, int* counts,
+                       const int* rows_in, const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy,
+                       int* rows_out, int* ids_out);
+size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count);
+Status load_dnn_resident_tc_kernels();
 // The duo kernel (JHDNN_RESIDENT_KERNEL=duo, S = 8): a ring of 8 slots, each the call's largest chunk
 // (resident_chunk_bytes of min(n, 128) rows, over the layers' list bytes), next to the misc ints and
 // the two feature buffers. A call whose resident_duo_smem_bytes exceeds the block's shared memory

@@ -1,0 +1,437 @@
+// The resident call on tensor cores (jhdnnSparseDnnLayersForwardResident* with descriptors whose math type is
+// TENSOR_OP_MATH or TENSOR_OP_MATH_ALLOW_CONVERSION; jhdnnSetSparseMatrixMathType says what that promises). One
+// launch runs the call's K layers on tiles of 16 consecutive list positions: a CTA keeps its tile's features in
+// shared memory through all K layers, so only layer 1's input is read from DRAM and only the last layer's survivors
+// are written. Measured as tools/spdnn/spdnn_tchead_probe variant 4 (bench/results/, docs/perf-notes.md sessions
+// 49-50), where its design was worked out; src/sparse/README.md "Tensor-core resident layers" explains it.
+//
+// A layer is block-ELL (tc_tables.h): its rows in groups of 16 (reuse order), each reading two aligned blocks of 16
+// renamed inputs with a dense 16 x 16 bf16 weight block each, the A operand of mma.sync m16n8k16 held in registers
+// (a warp owns 4 groups, their fragments loaded a whole layer ahead). The features of a tile live as kPieces bf16
+// planes, neuron-major (a row of 16 images, 32 bytes), and each fp32 feature is split into its pieces once, by the
+// epilogue that writes it: the B operands of both 8-image halves come from one ldmatrix.x4.trans per block and piece.
+// Layer l writes its outputs into the planes of layer l + 1's renamed inputs; the last layer keeps its outputs in
+// registers until the tile's survivors are known, then writes those images' columns of y and appends them to the
+// output list. Dead images are computed on (their features stay zero: bias <= 0), so there is no pruning inside the
+// K layers: the call is for the first few layers, where most images are alive.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "conv/tensorcore/mma_sm80.cuh"
+#include "core/cuda_check.h"
+#include "core/device_info.h"
+#include "core/status.h"
+#include "sparse/sparse.h"
+#include "sparse/tc_tables.h"
+
+namespace jhdnn::sparse {
+namespace {
+
+constexpr int kT = 16;             // images of a tile
+constexpr int kNT = kT / 8;        // 8-image n-tiles
+constexpr int kW = kTcBlocks;      // blocks a group reads
+constexpr int kGroupsPerWarp = 4;  // groups a warp owns (its A fragments in registers: 4 x 2 x 4 x 2 registers)
+constexpr int kMaxWarps = 16;      // n <= 16 x 4 x 16 = 1024
+
+struct TcLayer {
+  const uint4* afrag;  // groups x 2 x 32 lanes (tc_tables.h)
+  const int* bcol;     // groups x 2
+  const int* order;    // n: row order[16 g + r] is row r of group g
+  const int* label;    // n: input i's renamed column
+};
+
+struct TcArgs {
+  TcLayer layer[kTcMaxLayers];
+  int layers, n, groups, max_active;
+  float bias, clamp;
+  int* counts;  // [0] the images on entry (read), [1 .. layers] added to
+  const int* active_rows;
+  const int* ids_in;
+  const float* x;
+  int64_t ldx;
+  bool x_vec;  // x 16-byte aligned and ldx a multiple of 4: 16-byte copies where 4 list positions are adjacent
+  float* y;
+  int64_t ldy;
+  int* rows_out;
+  int* ids_out;
+};
+
+// Shared memory after the two feature buffers: per layer its fragments' address, block columns and output
+// destinations; layer 1's plane rows; per layer the tile's survivor mask and this CTA's survivor count.
+struct SmemLayout {
+  size_t span, heads, bcol, dst, row, live, count, total;
+};
+__host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers) {
+  SmemLayout m{};
+  const size_t planes = size_t(pieces) * n * 32, raw = size_t(kT) * n * 4;
+  m.span = planes > raw ? planes : raw;  // the planes, or the raw fp32 tile
+  m.heads = 2 * m.span;
+  m.bcol = m.heads + kTcMaxLayers * sizeof(void*);
+  m.dst = m.bcol + size_t(layers) * (n / 16) * kW * 4;
+  m.row = m.dst + size_t(layers) * n * 4;
+  m.live = m.row + size_t(n) * 4;
+  m.count = m.live + kTcMaxLayers * 4;
+  m.total = m.count + kTcMaxLayers * 4;
+  return m;
+}
+
+// Plane row k's byte offset and its half (images 0-7 or 8-15); the halves swap where bit 2 xor bit 3 of k is set,
+// so that an 8-row ldmatrix phase, a copy phase and the epilogue's stores take the fewest wavefronts.
+__device__ __forceinline__ int plane_offset(int k, int half) {
+  return k * 32 + (((half ^ (k >> 2) ^ (k >> 3)) & 1) << 4);
+}
+// The plane row of renamed column c: the A fragments' columns are permuted (tc_kc_of_offset), and ldmatrix hands
+// row k of a block to logical column k, so column c's feature sits at the row of its logical column.
+__device__ __forceinline__ int plane_row(int c) { return (c & ~15) | tc_kc_of_offset(c & 15); }
+
+__device__ __forceinline__ uint32_t bf2_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t*>(&v); }
+
+// a, b (images t, t + 1) as kPieces bf16 pairs: hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid).
+template <int kPieces>
+__device__ __forceinline__ void split_pair(float a, float b, uint32_t (&p)[kPieces]) {
+  const __nv_bfloat162 hi = __floats2bfloat162_rn(a, b);
+  p[0] = bf2_bits(hi);
+  if constexpr (kPieces == 3) {
+    const float2 hf = __bfloat1622float2(hi);
+    const float ra = a - hf.x, rb = b - hf.y;
+    const __nv_bfloat162 mid = __floats2bfloat162_rn(ra, rb);
+    const float2 mf = __bfloat1622float2(mid);
+    p[1] = bf2_bits(mid);
+    p[2] = bf2_bits(__floats2bfloat162_rn(ra - mf.x, rb - mf.y));
+  }
+}
+
+// cp.async of `size` (4 or 16) bytes, zero-filled where src_bytes is 0.
+template <int kSize>
+__device__ __forceinline__ void copy_async(void* dst, const float* src, int src_bytes) {
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  if constexpr (kSize == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+
+// The tile's input, raw: for each neuron i the 16 list positions' features (64 bytes, zero past the count), read at
+// their columns active_rows[r] of x. A warp's lanes 0-15 fetch the 16 columns once; 4 adjacent columns starting at a
+// multiple of 4 are one 16-byte copy, others four 4-byte ones.
+__device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, float* raw) {
+  const int lane = int(threadIdx.x & 31), r0 = tile * kT;
+  const int my_col = lane < kT && r0 + lane < count ? __ldg(a.active_rows + r0 + lane) : -1;
+  for (int q = int(threadIdx.x); q < a.n * (kT / 4); q += int(blockDim.x)) {  // (the same trip count in every lane)
+    const int i = q / (kT / 4), c = 4 * (q % (kT / 4));
+    int col[4];
+#pragma unroll
+    for (int e = 0; e < 4; ++e) col[e] = __shfl_sync(0xffffffffu, my_col, c + e);
+    const float* const xi = a.x + size_t(i) * size_t(a.ldx);
+    float* const dst = raw + i * kT + c;
+    if (a.x_vec && col[0] >= 0 && (col[0] & 3) == 0 && col[1] == col[0] + 1 && col[2] == col[0] + 2 &&
+        col[3] == col[0] + 3) {
+      copy_async<16>(dst, xi + col[0], 16);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) copy_async<4>(dst + e, col[e] >= 0 ? xi + col[e] : a.x, col[e] >= 0 ? 4 : 0);
+    }
+  }
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int kPieces>
+__global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a) {
+  extern __shared__ float4 smem4[];
+  char* const base = reinterpret_cast<char*>(smem4);
+  const SmemLayout m = smem_layout(kPieces, a.n, a.layers);
+  const int plane = a.n * 32, span = int(m.span), groups = a.groups;
+  const uint4** const s_afrag = reinterpret_cast<const uint4**>(base + m.heads);
+  int* const s_bcol = reinterpret_cast<int*>(base + m.bcol);
+  int* const s_dst = reinterpret_cast<int*>(base + m.dst);
+  int* const s_row = reinterpret_cast<int*>(base + m.row);
+  unsigned* const s_live = reinterpret_cast<unsigned*>(base + m.live);
+  int* const s_count = reinterpret_cast<int*>(base + m.count);
+  // The tables: layer l's output row order[16 g + r] goes to layer l + 1's renamed input label[that row] (the last
+  // layer's to its own name); layer 1's input i to plane row plane_row(label[i]). (Static layer indices: a
+  // parameter array indexed at run time would be copied to the stack.)
+#pragma unroll
+  for (int l = 0; l < kTcMaxLayers; ++l) {
+    if (l >= a.layers) break;
+    const TcLayer& L = a.layer[l];
+    const int* const next_label = l + 1 < a.layers ? a.layer[(l + 1) % kTcMaxLayers].label : nullptr;
+    if (threadIdx.x == 0) s_afrag[l] = L.afrag;
+    for (int t = int(threadIdx.x); t < groups * kW; t += int(blockDim.x)) s_bcol[l * groups * kW + t] = L.bcol[t];
+    for (int t = int(threadIdx.x); t < a.n; t += int(blockDim.x)) {
+      const int j = L.order[t];
+      s_dst[l * a.n + t] = next_label != nullptr ? next_label[j] : j;
+    }
+    if (l == 0)
+      for (int i = int(threadIdx.x); i < a.n; i += int(blockDim.x)) s_row[i] = plane_row(L.label[i]);
+  }
+  if (int(threadIdx.x) < kTcMaxLayers) {
+    s_live[threadIdx.x] = 0u;
+    s_count[threadIdx.x] = 0;
+  }
+  const int count = min(a.counts[0], a.max_active);
+  const int tiles = (count + kT - 1) / kT;
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
+  const int gid = lane >> 2, tig = lane & 3, g0 = warp * kGroupsPerWarp;
+  // This lane's ldmatrix row: matrix lane / 8 (bit 0: k + 8, bit 1: images 8-15), row lane % 8.
+  const int ld_k = (lane & 7) + 8 * ((lane >> 3) & 1), ld_half = lane >> 4;
+  uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
+  auto load_frags = [&](const uint4* afrag, uint4 (&f)[kGroupsPerWarp][kW]) {
+#pragma unroll
+    for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+      for (int b = 0; b < kW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kW + b) * 32 + lane);
+  };
+  load_frags(a.layer[0].afrag, af);
+  int tile = int(blockIdx.x);
+  if (tile < tiles) load_raw(a, tile, count, reinterpret_cast<float*>(base));
+  int in = 0;  // the buffer holding the raw tile, then the current layer's input
+  for (; tile < tiles; tile += int(gridDim.x)) {
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();  // (the first time also the tables)
+    {  // the raw tile split into layer 1's planes in the other buffer: input i at row s_row[i]
+      const float* const raw = reinterpret_cast<const float*>(base + in * span);
+      char* const planes = base + (in ^ 1) * span;
+      for (int q = int(threadIdx.x); q < a.n * (kT / 2); q += int(blockDim.x)) {
+        const int i = q / (kT / 2), pr = q % (kT / 2);  // images 2 pr, 2 pr + 1
+        const float2 v = *reinterpret_cast<const float2*>(raw + i * kT + 2 * pr);
+        uint32_t p[kPieces];
+        split_pair<kPieces>(v.x, v.y, p);
+        const int off = plane_offset(s_row[i], pr >> 2) + 4 * (pr & 3);
+#pragma unroll
+        for (int piece = 0; piece < kPieces; ++piece)
+          *reinterpret_cast<uint32_t*>(planes + piece * plane + off) = p[piece];
+      }
+      in ^= 1;
+      __syncthreads();
+    }
+    for (int l = 0; l < a.layers; ++l) {
+      const bool last = l + 1 == a.layers;
+      const char* const cur = base + in * span;
+      char* const other = base + (in ^ 1) * span;
+      // The last layer writes no buffer: the other one takes the next tile's raw input meanwhile.
+      if (last && tile + int(gridDim.x) < tiles)
+        load_raw(a, tile + int(gridDim.x), count, reinterpret_cast<float*>(other));
+      load_frags(s_afrag[last ? 0 : l + 1], af_next);  // the next layer's (after the last: the next tile's first)
+      const int* const bcol = s_bcol + l * groups * kW;
+      float c[kGroupsPerWarp][kNT][4] = {};
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int b = 0; b < kW; ++b) {
+          const uint32_t afr[4] = {af[q][b].x, af[q][b].y, af[q][b].z, af[q][b].w};
+          const int k = bcol[(g0 + q) * kW + b] + ld_k;
+#pragma unroll
+          for (int piece = 0; piece < kPieces; ++piece) {
+            const unsigned addr = unsigned(__cvta_generic_to_shared(cur + piece * plane + plane_offset(k, ld_half)));
+            uint32_t r0, r1, r2, r3;
+            asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                         : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                         : "r"(addr));
+            const uint32_t b0[2] = {r0, r1}, b1[2] = {r2, r3};  // images 0-7, 8-15
+            jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][0], afr, b0);
+            jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][1], afr, b1);
+          }
+        }
+      const int* const dst = s_dst + l * a.n;
+      unsigned alive = 0u;  // this lane's images (bit t) with a nonzero output
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) {
+          const int t = 8 * nt + 2 * tig;  // C: rows gid, gid + 8; images t, t + 1
+          float* const o = c[q][nt];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
+          alive |= (o[0] != 0.f || o[2] != 0.f ? 1u << t : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << t : 0u);
+          if (!last) {
+            const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+            uint32_t p0[kPieces], p1[kPieces];
+            split_pair<kPieces>(o[0], o[1], p0);
+            split_pair<kPieces>(o[2], o[3], p1);
+#pragma unroll
+            for (int piece = 0; piece < kPieces; ++piece) {
+              char* const pl = other + piece * plane + 4 * tig;
+              *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j0), nt)) = p0[piece];
+              *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j1), nt)) = p1[piece];
+            }
+          }
+        }
+      alive = __reduce_or_sync(0xffffffffu, alive);
+      if (lane == 0 && alive != 0u) atomicOr(s_live + l, alive);
+      if (last) {  // the tile's mask is complete after the barrier: only its live images are written
+        __syncthreads();
+        const unsigned mask = s_live[l];
+        const int r0 = tile * kT;
+#pragma unroll
+        for (int q = 0; q < kGroupsPerWarp; ++q) {
+          const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+#pragma unroll
+          for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              const int t = 8 * nt + 2 * tig + e;
+              if (!((mask >> t) & 1u)) continue;
+              a.y[size_t(j0) * size_t(a.ldy) + size_t(r0 + t)] = c[q][nt][e];
+              a.y[size_t(j1) * size_t(a.ldy) + size_t(r0 + t)] = c[q][nt][2 + e];
+            }
+        }
+        if (threadIdx.x == 0 && mask != 0u) {  // the survivors appended: positions r, ids idsIn[r]
+          int slot = atomicAdd(a.counts + a.layers, __popc(mask));
+          for (unsigned left = mask; left != 0u; left &= left - 1u, ++slot)
+            if (slot < a.max_active) {
+              const int r = r0 + __ffs(int(left)) - 1;
+              a.rows_out[slot] = r;
+              a.ids_out[slot] = a.ids_in[r];
+            }
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
+      __syncthreads();
+      if (threadIdx.x == 0) {  // (this mask's next write is the next tile's layer l, barriers later)
+        if (!last) s_count[l] += __popc(s_live[l]);
+        s_live[l] = 0u;
+      }
+      in ^= 1;
+    }
+  }
+  if (threadIdx.x == 0)
+    for (int l = 0; l + 1 < a.layers; ++l)
+      if (s_count[l] != 0) atomicAdd(a.counts + l + 1, s_count[l]);
+}
+
+// A descriptor's tables on `device` (built and published by the first call that needs them; resident_pack_list.h),
+// or why they cannot be built. One allocation: afrag (groups x 2 x 512 bytes), bcol, order, label.
+Status tc_tables_of(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, TcLayer* out) {
+  const int n = int(d.rows), groups = n / 16;
+  const size_t afrag_bytes = size_t(groups) * kW * 32 * 16, bcol_bytes = size_t(groups) * kW * 4;
+  auto carve = [&](float* p) {
+    char* const b = reinterpret_cast<char*>(p);
+    out->afrag = reinterpret_cast<const uint4*>(b);
+    out->bcol = reinterpret_cast<const int*>(b + afrag_bytes);
+    out->order = out->bcol + groups * kW;
+    out->label = out->order + n;
+  };
+  if (float* p = d.resident_tc.find(device)) {
+    carve(p);
+    return Status::success();
+  }
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  JHDNN_CUDA_TRY(cudaStreamIsCapturing(s, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED,
+                      "the tensor-core resident path builds each layer's tables at its first call that uses it, "
+                      "which cannot run inside a stream capture: make one call with these descriptors outside the "
+                      "capture first");
+  std::vector<int> idx(size_t(d.rows * d.width));
+  std::vector<float> val(idx.size());
+  JHDNN_CUDA_TRY(cudaMemcpyAsync(idx.data(), d.col_ind, idx.size() * 4, cudaMemcpyDeviceToHost, s));
+  JHDNN_CUDA_TRY(cudaMemcpyAsync(val.data(), d.values, val.size() * 4, cudaMemcpyDeviceToHost, s));
+  JHDNN_CUDA_TRY(cudaStreamSynchronize(s));
+  for (int v : idx)
+    if (v >= n)
+      return core::fail(JHDNN_STATUS_BAD_PARAM, "a layer's colInd holds an index (%d) >= n = %d", v, n);
+  TcLayerTables t;
+  const std::string why = build_tc_tables(d.rows, d.cols, d.width, idx.data(), val.data(), &t);
+  if (!why.empty())
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "a layer does not fit the tensor-core resident path: %s",
+                      why.c_str());
+  const size_t bytes = afrag_bytes + bcol_bytes + size_t(2 * n) * 4;
+  float* p = nullptr;
+  if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    cudaGetLastError();
+    return core::fail(JHDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
+                      "the tensor-core tables of a layer (%zu bytes) could not be allocated", bytes);
+  }
+  char* const b = reinterpret_cast<char*>(p);
+  Status st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(b, t.afrag.data(), afrag_bytes, cudaMemcpyHostToDevice, s));
+  if (st.ok())
+    st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(b + afrag_bytes, t.bcol.data(), bcol_bytes, cudaMemcpyHostToDevice, s));
+  if (st.ok())
+    st = JHDNN_CUDA_STATUS(
+        cudaMemcpyAsync(b + afrag_bytes + bcol_bytes, t.order.data(), size_t(n) * 4, cudaMemcpyHostToDevice, s));
+  if (st.ok())
+    st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(b + afrag_bytes + bcol_bytes + size_t(n) * 4, t.label.data(),
+                                           size_t(n) * 4, cudaMemcpyHostToDevice, s));
+  if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));  // (complete before it is published)
+  if (!st.ok()) {
+    cudaFree(p);
+    return st;
+  }
+  float* const winner = d.resident_tc.publish(device, p);
+  if (winner != p && cudaFree(p) != cudaSuccess) cudaGetLastError();
+  if (winner == nullptr)
+    return core::fail(JHDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED,
+                      "the tensor-core tables of a layer could not be recorded (host allocation failed)");
+  carve(winner);
+  return Status::success();
+}
+
+}  // namespace
+
+size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count) {
+  return smem_layout(pieces, int(n), layer_count).total;
+}
+
+Status load_dnn_resident_tc_kernels() {
+  cudaFuncAttributes attr{};
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, resident_tc_kernel<1>));
+  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, resident_tc_kernel<3>));
+  return Status::success();
+}
+
+Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, jhdnnSparseMatrixStruct* const* wts,
+                       int layer_count, int pieces, float bias, float clamp_max, int max_active, int* counts,
+                       const int* rows_in, const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy,
+                       int* rows_out, int* ids_out) {
+  const int64_t n = wts[0]->rows;
+  if (n % 64 != 0 || n > 64 * kMaxWarps)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "the tensor-core resident path takes n a multiple of 64 up to %d (16 warps of 4 groups of 16 "
+                      "rows); n = %lld",
+                      64 * kMaxWarps, (long long)n);
+  if (layer_count > kTcMaxLayers)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "the tensor-core resident path runs up to %d layers in a call (%d given): call again for more",
+                      kTcMaxLayers, layer_count);
+  const size_t smem = resident_tc_smem_bytes(pieces, n, layer_count);
+  if (smem > smem_optin)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "the tensor-core resident path needs %zu bytes of shared memory for %d layers at n = %lld "
+                      "with %d bf16 piece%s a feature (%zu per block): call with fewer layers",
+                      smem, layer_count, (long long)n, pieces, pieces == 1 ? "" : "s", smem_optin);
+  if (max_active == 0) return Status::success();
+  TcArgs a{};
+  for (int l = 0; l < layer_count; ++l) JHDNN_TRY(tc_tables_of(s, device, *wts[l], &a.layer[l]));
+  a.layers = layer_count;
+  a.n = int(n);
+  a.groups = int(n / 16);
+  a.max_active = max_active;
+  a.bias = bias;
+  a.clamp = clamp_max;
+  a.counts = counts;
+  a.active_rows = rows_in;
+  a.ids_in = ids_in;
+  a.x = x;
+  a.ldx = ldx;
+  a.x_vec = (reinterpret_cast<uintptr_t>(x) & 15u) == 0 && ldx % 4 == 0;
+  a.y = y;
+  a.ldy = ldy;
+  a.rows_out = rows_out;
+  a.ids_out = ids_out;
+  auto kernel = pieces == 3 ? resident_tc_kernel<3> : resident_tc_kernel<1>;
+  JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  const int warps = int(n / 64);
+  // Persistent: one CTA an SM (its shared memory), each looping over the tiles of the count it reads on the device.
+  kernel<<<unsigned(std::min<int64_t>(sms, (max_active + kT - 1) / kT)), unsigned(warps * 32), smem, s>>>(a);
+  return JHDNN_CUDA_STATUS(cudaGetLastError());
+}
+
+}  // namespace jhdnn::sparse
