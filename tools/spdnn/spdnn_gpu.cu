@@ -542,6 +542,12 @@ struct InferenceRun {
   cudaGraph_t head_graph = nullptr;
   cudaGraphExec_t head_exec = nullptr;
   int head_layers = 0;
+  // kResident with DriverOptions::tc_head_layers: the layers of the tensor-core call (prepare_tc_head before the
+  // clock; the destructor puts their descriptors' math types back).
+  int tc_layers = 0;
+  std::vector<jhdnnMathType_t> tc_saved_math;
+  void prepare_tc_head();
+  void tc_head_call();
   // Set by the path's loop: the list and the count of the last layer's output.
   int final_list = 0;
   const int* final_count = nullptr;
@@ -746,7 +752,12 @@ std::string InferenceRun::head_only_note(const char* what, int threshold, int kn
 int InferenceRun::fused_head(int threshold, int* known) {
   int first = 1;
   bool undecided = false;  // the layer after the head graph runs without a count (DriverOptions::head_graph_layers)
-  if (head_layers > 0) {   // layers 1 .. head_layers in one launch, the last one's count copied after it
+  if (tc_layers > 0) {  // layers 1 .. tc_layers in one tensor-core resident call, its last count copied after it
+    tc_head_call();
+    copy_count(tc_layers);
+    first = tc_layers + 1;
+    undecided = true;
+  } else if (head_layers > 0) {  // layers 1 .. head_layers in one launch, the last one's count copied after it
     const auto tl = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaGraphLaunch(head_exec, s));
     res.api_host_ms += host_ms_since(tl);
@@ -800,7 +811,44 @@ cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
 // a layer's output is kept, and by default none where the caller set resident_below) captured on a private stream,
 // as graph_loop captures the whole network, then instantiated and uploaded (res.build_ms). A graph that could not be
 // built leaves head_layers 0 (every layer launched by the host, as before) and says why in res.note.
+// The tensor-core head's call: list 0 (the images) -> list 1 after layer tc_layers, counts[1 .. tc_layers].
+void InferenceRun::tc_head_call() {
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+  for (int l = 1; l <= tc_layers; ++l) descs.push_back(net.layer(l).desc);
+  const auto tl = std::chrono::steady_clock::now();
+  const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentEx(
+      h, tc_layers, descs.data(), bias, 32.f, r32, counts, act_rows[0], ids[0], JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
+      x[0], ld, x[1], ld, act_rows[1], ids[1], 0, nullptr, 0);
+  res.api_host_ms += host_ms_since(tl);
+  JHDNN_CHECK(st);  // (throws with the message: prepare_tc_head's run went through the same checks)
+}
+
+// kResident, before the clock (DriverOptions::tc_head_layers): the head's descriptors set to tensor-op math and the
+// call run once, so that it builds its tables (a synchronize each) outside the timed loop; the counts it wrote are
+// zeroed again (counts[0], the images, stays). A call the library refuses throws with its message.
+void InferenceRun::prepare_tc_head() {
+  const int k = opt.tc_head_layers;
+  if (k % 2 == 0 || k >= layers)
+    throw std::runtime_error("tc_head_layers (" + std::to_string(k) + ") must be odd and less than the layers (" +
+                             std::to_string(layers) + ")");
+  if (keep || image_major || tiled) throw std::runtime_error("the tensor-core head runs neuron-major, no kept layer");
+  for (int l = 1; l <= k; ++l) {
+    jhdnnMathType_t m = JHDNN_DEFAULT_MATH;
+    JHDNN_CHECK(jhdnnGetSparseMatrixMathType(net.layer(l).desc, &m));
+    tc_saved_math.push_back(m);
+    JHDNN_CHECK(jhdnnSetSparseMatrixMathType(
+        net.layer(l).desc, opt.tc_head_convert ? JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : JHDNN_TENSOR_OP_MATH));
+  }
+  tc_layers = k;
+  tc_head_call();
+  CUDA_CHECK(cudaMemsetAsync(counts + 1, 0, size_t(layers) * sizeof(int), s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  res.api_host_ms = 0;
+  res.tc_head_layers = k;
+}
+
 void InferenceRun::build_head_graph(int resident_below) {
+  if (opt.tc_head_layers > 0) return;  // (the tensor-core call runs the head instead: prepare_tc_head)
   // (auto: none where the caller set the resident threshold, so that the switch stays where it asked)
   int k = opt.head_graph_layers >= 0 ? opt.head_graph_layers : resident_below >= 0 ? 0 : 1 + widen_layers;
   k = std::min(k, layers - 1);
@@ -1100,6 +1148,8 @@ void InferenceRun::finish() {
 }
 
 InferenceRun::~InferenceRun() {
+  for (size_t l = 0; l < tc_saved_math.size(); ++l)
+    jhdnnSetSparseMatrixMathType(net.layer(int(l) + 1).desc, tc_saved_math[l]);
   if (head_exec) cudaGraphExecDestroy(head_exec);
   if (head_graph) cudaGraphDestroy(head_graph);
   if (e0) cudaEventDestroy(e0);
@@ -1163,6 +1213,9 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   run.upload(images);
   if (path == Path::kResident || path == Path::kPersistent) run.start_count_copies();
   if (path == Path::kResident) run.build_head_graph(resident_below);
+  if (path == Path::kResident && opt.tc_head_layers > 0) run.prepare_tc_head();
+  if (path != Path::kResident && opt.tc_head_layers > 0)
+    throw std::runtime_error(std::string("the tensor-core head runs on the resident path, not ") + path_name(path));
   run.start_clock();
   if (path == Path::kSeparate) {
     run.separate_loop(refresh);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On the GPU machine, ONE call of the device tool (~4-5 minutes with a cold build): the resident call on tensor cores
+# (session 50; jhdnnSetSparseMatrixMathType, src/sparse/dnn_resident_tc.cu). Its tests (test_sparse_tc: the bound
+# against the fp32 chain, the refusals, the official network's categories through the driver; test_sparse_tc_tables),
+# then spdnn_infer at N = 1024 L = 120 (the official network, validated against its truth) on the default resident
+# path and with --tc-head K for each K of TC_HEADS (default "3 5"), three bf16 pieces and --tc-convert 1, REPS times
+# (default 2) in turn; then tools/spdnn/spdnn_tchead_probe's variants PROBE_VARIANTS (default "1 3 4 5") at K = 4
+# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them).
+#   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
+# (carry data/spdnn's four files)
+set -uo pipefail
+FETCH_SPDNN=1 BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS" \
+  source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables spdnn_tchead_probe
+step tests_tc 150 "$T/test_sparse_tc"
+step tests_tc_tables 60 "$T/test_sparse_tc_tables"
+for rep in $(seq "${REPS:-2}"); do
+  step "infer_default_$rep" 60 "$SI" --width 1024 --layers 120 --path resident
+  for k in ${TC_HEADS:-3 5}; do
+    step "infer_tc${k}_$rep" 60 "$SI" --width 1024 --layers 120 --path resident --tc-head "$k"
+    step "infer_tc${k}_convert_$rep" 60 "$SI" --width 1024 --layers 120 --path resident --tc-head "$k" --tc-convert 1
+  done
+done
+P=$B/tools/spdnn/spdnn_tchead_probe
+for k in 4 5; do
+  for v in ${PROBE_VARIANTS-1 3 4 5}; do
+    for pc in 3 1; do step "t_v${v}_k${k}_p$pc" 60 "$P" --variant "$v" --warps 16 --layers "$k" --pieces "$pc"; done
+  done
+done
+for v in ${PROBE_VARIANTS-1 3 4 5}; do
+  [ "$v" -ge 4 ] && step "t_v${v}_k2_random" 60 "$P" --variant "$v" --warps 16 --layers 2 --images 2400 --random 1 --reps 3
+done
+step_summary
+grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt
+grep -hE '^ +1024 +120 ' "$OUT"/infer_*.txt | awk '{print}' > "$OUT/infer_rows.txt"
+for f in "$OUT"/infer_*_[0-9].txt; do echo "$(basename "$f" .txt): $(grep -E '^ +1024 +120 ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"; done
+grep -hE "^variant" "$OUT"/t_*.txt | awk '{for(i=1;i<=NF;i++){if($i=="head_us")h=$(i+1)}; print $1,$2,"K",$6,"pieces",$14,"head_us",h,$NF, ($(NF-1)=="variant1_equal"?"v1eq":"")}'
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

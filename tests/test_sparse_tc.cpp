@@ -1,0 +1,365 @@
+// The resident call on tensor cores (jhdnnSetSparseMatrixMathType TENSOR_OP_MATH / _ALLOW_CONVERSION;
+// src/sparse/dnn_resident_tc.cu). Not the fp32 chain bit for bit, so held to what jhdnn.h promises: every listed
+// survivor's features within a bound of the chain's (computed on the CPU without pruning), an image whose survival
+// differs from the chain's only where the chain's own outputs are within that bound of the ReLU's edge, the counts
+// per layer off by at most those images, each survivor listed once with its id; the official network's categories
+// exact through the driver; and every refusal with its status and reason. Its own executable, so that ctest runs it
+// once (test_sparse's entries rerun its GPU cases under each kernel and tile switch, which this call does not read).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <catch2/catch_test_macros.hpp>
+
+#include "common/catch_gpu.h"
+#include "common/catch_spdnn.h"
+#include "common/gpu_util.h"
+#include "common/test_util.h"
+#include "spdnn/spdnn.h"
+#include "spdnn/spdnn_gpu.h"
+
+using jhdnn::test::DeviceBuffer;
+using jhdnn::test::from_dev;
+using jhdnn::test::JhdnnHandle;
+using jhdnn::test::SplitMix64;
+using jhdnn::test::to_dev;
+
+namespace {
+
+std::string last_error() {
+  char msg[512] = {};
+  jhdnnGetLastErrorString(msg, sizeof msg);
+  return msg;
+}
+
+// Layers on the device with one descriptor each, math type `math`; destroyed with the object.
+struct TcLayers {
+  std::vector<DeviceBuffer> di, dv;
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+  TcLayers(const std::vector<spdnn::Ell>& ells, jhdnnMathType_t math) {
+    for (const spdnn::Ell& e : ells) {
+      di.push_back(to_dev(e.idx));
+      dv.push_back(to_dev(e.val));
+      jhdnnSparseMatrixDescriptor_t d = nullptr;
+      JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+      JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, e.rows, e.cols, e.width, di.back().as<int>(), dv.back().get(),
+                                              JHDNN_DATA_FLOAT));
+      JHDNN_CHECK(jhdnnSetSparseMatrixMathType(d, math));
+      descs.push_back(d);
+    }
+  }
+  ~TcLayers() {
+    for (jhdnnSparseMatrixDescriptor_t d : descs) jhdnnDestroySparseMatrixDescriptor(d);
+  }
+  TcLayers(const TcLayers&) = delete;
+  TcLayers& operator=(const TcLayers&) = delete;
+};
+
+// The fp32 chain of the layers on one image, without pruning: outputs after each layer.
+std::vector<std::vector<float>> chain(const std::vector<spdnn::Ell>& layers, std::vector<float> x, float bias) {
+  std::vector<std::vector<float>> after;
+  for (const spdnn::Ell& e : layers) {
+    std::vector<float> y(size_t(e.rows));
+    for (int64_t j = 0; j < e.rows; ++j) {
+      float acc = 0.f;
+      for (int64_t k = 0; k < e.width; ++k) {
+        const int i = e.idx[size_t(j * e.width + k)];
+        acc = std::fma(e.val[size_t(j * e.width + k)], i >= 0 ? x[size_t(i)] : 0.f, acc);
+      }
+      y[size_t(j)] = std::fmin(std::fmax(acc + bias, 0.f), 32.f);
+    }
+    after.push_back(y);
+    x.swap(y);
+  }
+  return after;
+}
+
+struct TcCase {
+  int64_t n = 1024;
+  int layers = 3;
+  int images = 600;      // columns of x
+  int count = 512;       // counts[0]: list positions
+  int max_active = 512;  // the call's bound
+  bool convert = false;
+  bool random_weights = false;
+};
+
+// Runs the call on a case and checks it against the chain (see the file comment).
+void check_case(const TcCase& cs, uint64_t seed) {
+  INFO("n " << cs.n << " layers " << cs.layers << " count " << cs.count << " max_active " << cs.max_active
+            << " convert " << cs.convert << " random weights " << cs.random_weights);
+  SplitMix64 g(seed);
+  std::vector<spdnn::Ell> ells;
+  for (int l = 1; l <= cs.layers; ++l) {
+    spdnn::Ell e = spdnn::generate_layer_ell(cs.n, l, 42);
+    if (cs.random_weights)  // bf16 values in (-1, 1): each weight's place in its fragment matters
+      for (float& w : e.val) w = float(int(g.next() % 511) - 255) / 256.f;
+    ells.push_back(std::move(e));
+  }
+  const float bias = -0.3f;
+  const int64_t n = cs.n, ld = cs.images;
+  // Images: ~30% of the features nonzero, full-mantissa values in [0.5, 1.5) (all three bf16 pieces nonzero).
+  std::vector<std::vector<float>> img(size_t(cs.images), std::vector<float>(size_t(n), 0.f));
+  for (auto& v : img)
+    for (float& f : v)
+      if (g.next() % 10 < 3) f = 0.5f + float(g.next() % (1u << 23)) / float(1u << 23);
+  std::vector<float> x(size_t(n * ld));
+  for (int c = 0; c < cs.images; ++c)
+    for (int64_t i = 0; i < n; ++i) x[size_t(i * ld + c)] = img[size_t(c)][size_t(i)];
+  // The list: the columns in shuffled blocks of 4 (adjacent: the 16-byte loads), every third block reversed (4-byte
+  // loads), its first `processed` entries used.
+  std::vector<int> blocks(size_t((cs.images + 3) / 4));
+  std::iota(blocks.begin(), blocks.end(), 0);
+  for (size_t t = blocks.size(); t > 1; --t) std::swap(blocks[t - 1], blocks[size_t(g.next() % t)]);
+  std::vector<int> cols;
+  for (size_t b = 0; b < blocks.size(); ++b)
+    for (int e = 0; e < 4; ++e) {
+      const int c = 4 * blocks[b] + (b % 3 == 2 ? 3 - e : e);
+      if (c < cs.images) cols.push_back(c);
+    }
+  std::vector<int> rows(size_t(cs.max_active), 0), ids(size_t(cs.max_active), -1);
+  const int processed = std::min(cs.count, cs.max_active);
+  for (int r = 0; r < processed; ++r) {
+    rows[size_t(r)] = cols[size_t(r)];
+    ids[size_t(r)] = 5000 + 3 * r;
+  }
+  // The chain per listed image; its margin: the smallest |pre-activation| among its outputs at each layer is not
+  // needed, only whether its outputs could flip: alive in the chain with every output <= bound, or dead (then the
+  // tensor cores' pre-activations are within the bound of the chain's, which are <= 0).
+  std::vector<std::vector<std::vector<float>>> want(static_cast<size_t>(processed));
+  double max_ref = 0.0;
+  for (int r = 0; r < processed; ++r) {
+    want[size_t(r)] = chain(ells, img[size_t(rows[size_t(r)])], bias);
+    for (float v : want[size_t(r)].back()) max_ref = std::max(max_ref, double(v) + std::fabs(double(bias)));
+  }
+  const double bound =
+      (cs.convert ? double(cs.layers) / 64.0 : 1e-5 * std::pow(2.0, cs.layers - 1)) * std::max(max_ref, 1.0);
+  // edge[r][l]: the chain's image r after layer l has outputs, if any, all within the bound (may flip there).
+  auto edge = [&](int r, int l) {
+    float m = 0.f;
+    for (float v : want[size_t(r)][size_t(l)]) m = std::max(m, v);
+    return double(m) <= bound;
+  };
+  TcLayers net(ells, cs.convert ? JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : JHDNN_TENSOR_OP_MATH);
+  JhdnnHandle h;
+  DeviceBuffer dx = to_dev(x), dr = to_dev(rows), dids = to_dev(ids), dy(size_t(n * cs.max_active) * 4),
+               dro(size_t(cs.max_active) * 4), dio(size_t(cs.max_active) * 4);
+  std::vector<int> counts0(size_t(cs.layers + 1), 0);
+  counts0[0] = cs.count;
+  DeviceBuffer dc = to_dev(counts0);
+  const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResident(
+      h.get(), cs.layers, net.descs.data(), bias, 32.f, cs.max_active, dc.as<int>(), dr.as<int>(), dids.as<int>(),
+      dx.get(), ld, dy.get(), cs.max_active, dro.as<int>(), dio.as<int>(), 0);
+  INFO(last_error());
+  REQUIRE(st == JHDNN_STATUS_SUCCESS);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<int> counts = from_dev<int>(dc, size_t(cs.layers + 1));
+  CHECK(counts[0] == cs.count);
+  // Per layer: the count within the images at the edge of the chain's count.
+  for (int l = 0; l < cs.layers; ++l) {
+    int alive = 0, at_edge = 0;
+    for (int r = 0; r < processed; ++r) {
+      bool a = false;
+      for (float v : want[size_t(r)][size_t(l)]) a |= v != 0.f;
+      alive += a;
+      at_edge += edge(r, l);
+    }
+    INFO("layer " << l + 1 << ": count " << counts[size_t(l + 1)] << ", the chain's " << alive << ", " << at_edge
+                  << " at the edge");
+    CHECK(std::abs(counts[size_t(l + 1)] - alive) <= at_edge);
+  }
+  const int listed = counts[size_t(cs.layers)];
+  REQUIRE(listed >= 0);
+  REQUIRE(listed <= cs.max_active);
+  const std::vector<int> ro = from_dev<int>(dro, size_t(listed)), io = from_dev<int>(dio, size_t(listed));
+  const std::vector<float> y = from_dev<float>(dy, size_t(n * cs.max_active));
+  std::vector<char> seen(size_t(processed), 0);
+  double worst = 0.0;
+  for (int t = 0; t < listed; ++t) {
+    const int r = ro[size_t(t)];
+    REQUIRE(r >= 0);
+    REQUIRE(r < processed);
+    CHECK(!seen[size_t(r)]);
+    seen[size_t(r)] = 1;
+    CHECK(io[size_t(t)] == ids[size_t(r)]);
+    for (int64_t j = 0; j < n; ++j) {
+      const double d = std::fabs(double(y[size_t(j * cs.max_active + r)]) - double(want[size_t(r)].back()[size_t(j)]));
+      worst = std::max(worst, std::isnan(d) ? INFINITY : d);
+    }
+  }
+  INFO("largest difference " << worst << " (bound " << bound << ")");
+  CHECK(worst <= bound);
+  int flips = 0;
+  for (int r = 0; r < processed; ++r) {
+    bool chain_alive = false;
+    for (float v : want[size_t(r)].back()) chain_alive |= v != 0.f;
+    if (chain_alive != (seen[size_t(r)] != 0)) {
+      ++flips;
+      INFO("image " << r << " survives in the chain: " << chain_alive);
+      CHECK(edge(r, cs.layers - 1));
+    }
+  }
+  CHECK(flips <= processed / 20);  // (a few at most: the edge is thin)
+}
+
+}  // namespace
+
+TEST_CASE("sparse math type: set, kept across Set*, refused values", "[sparse][tc][cpu]") {
+  jhdnnSparseMatrixDescriptor_t d = nullptr;
+  JHDNN_CHECK(jhdnnCreateSparseMatrixDescriptor(&d));
+  jhdnnMathType_t m = JHDNN_FMA_MATH;
+  JHDNN_CHECK(jhdnnGetSparseMatrixMathType(d, &m));
+  CHECK(m == JHDNN_DEFAULT_MATH);
+  JHDNN_CHECK(jhdnnSetSparseMatrixMathType(d, JHDNN_TENSOR_OP_MATH));
+  std::vector<int> idx(64, 0);
+  std::vector<float> val(64, 1.f);  // (host pointers: Set* does not read them)
+  JHDNN_CHECK(jhdnnSetEllMatrixDescriptor(d, 16, 16, 4, idx.data(), val.data(), JHDNN_DATA_FLOAT));
+  JHDNN_CHECK(jhdnnGetSparseMatrixMathType(d, &m));
+  CHECK(m == JHDNN_TENSOR_OP_MATH);
+  CHECK(jhdnnSetSparseMatrixMathType(d, jhdnnMathType_t(7)) == JHDNN_STATUS_BAD_PARAM);
+  CHECK(last_error().find("mathType") != std::string::npos);
+  CHECK(jhdnnSetSparseMatrixMathType(nullptr, JHDNN_TENSOR_OP_MATH) != JHDNN_STATUS_SUCCESS);
+  CHECK(jhdnnGetSparseMatrixMathType(d, nullptr) != JHDNN_STATUS_SUCCESS);
+  JHDNN_CHECK(jhdnnGetSparseMatrixMathType(d, &m));
+  CHECK(m == JHDNN_TENSOR_OP_MATH);
+  JHDNN_CHECK(jhdnnDestroySparseMatrixDescriptor(d));
+}
+
+TEST_CASE("tensor-core resident layers: within the bound of the fp32 chain", "[sparse][gpu][tc]") {
+  JHDNN_REQUIRE_GPU();
+  uint64_t seed = 11;
+  for (int layers : {1, 3, 5}) {
+    TcCase cs;
+    cs.layers = layers;
+    check_case(cs, seed++);
+    cs.convert = true;
+    check_case(cs, seed++);
+  }
+  TcCase random;  // random bf16 weights: a fragment or renaming mistake moves outputs by ~1
+  random.layers = 2;
+  random.random_weights = true;
+  check_case(random, seed++);
+  TcCase bounded;  // maxActive below the count: the first maxActive positions only
+  bounded.max_active = 300;
+  check_case(bounded, seed++);
+  TcCase partial;  // a partial last tile and a narrower layer (n = 512: 8 warps)
+  partial.n = 512;
+  partial.count = 37;
+  partial.max_active = 37;
+  partial.images = 50;
+  check_case(partial, seed++);
+}
+
+TEST_CASE("tensor-core resident layers: refusals with their reason, nothing written", "[sparse][gpu][tc][api]") {
+  JHDNN_REQUIRE_GPU();
+  JhdnnHandle h;
+  const int64_t n = 1024;
+  std::vector<spdnn::Ell> ells;
+  for (int l = 1; l <= 9; ++l) ells.push_back(spdnn::generate_layer_ell(n, l, 42));
+  TcLayers tc(ells, JHDNN_TENSOR_OP_MATH);
+  DeviceBuffer dx(size_t(n) * 64 * 4), dy(size_t(n) * 64 * 4), dr = to_dev(std::vector<int>(64, 0)),
+      dids = to_dev(std::vector<int>(64, 0)), dro(64 * 4), dio(64 * 4);
+  std::vector<int> c0(12, 0);
+  c0[0] = 64;
+  DeviceBuffer dc = to_dev(c0);
+  auto call = [&](int layers, jhdnnSparseMatrixDescriptor_t* ds, jhdnnSparseDnnFeatureLayout_t layout =
+                                                                     JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
+                  void* trace = nullptr, size_t trace_bytes = 0) {
+    return jhdnnSparseDnnLayersForwardResidentEx(h.get(), layers, ds, -0.3f, 32.f, 64, dc.as<int>(), dr.as<int>(),
+                                                 dids.as<int>(), layout, dx.get(), 64, dy.get(), 64, dro.as<int>(),
+                                                 dio.as<int>(), 0, trace, trace_bytes);
+  };
+  auto unchanged = [&] { CHECK(from_dev<int>(dc, c0.size()) == c0); };
+  SECTION("mixed math types") {
+    JHDNN_CHECK(jhdnnSetSparseMatrixMathType(tc.descs[1], JHDNN_DEFAULT_MATH));
+    CHECK(call(3, tc.descs.data()) == JHDNN_STATUS_NOT_SUPPORTED);
+    CHECK(last_error().find("split the call") != std::string::npos);
+    unchanged();
+  }
+  SECTION("the image-major layout") {
+    CHECK(call(1, tc.descs.data(), JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR) == JHDNN_STATUS_NOT_SUPPORTED);
+    CHECK(last_error().find("NEURON_MAJOR") != std::string::npos);
+    unchanged();
+  }
+  SECTION("a trace") {
+    const size_t bytes =
+        size_t(64) * JHDNN_SPARSE_DNN_RESIDENT_TRACE_RECORDS * sizeof(jhdnnSparseDnnResidentTraceRecord_t);
+    DeviceBuffer trace(bytes);
+    CHECK(call(1, tc.descs.data(), JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, trace.get(), bytes) ==
+          JHDNN_STATUS_NOT_SUPPORTED);
+    CHECK(last_error().find("trace") != std::string::npos);
+    unchanged();
+  }
+  SECTION("more layers than a call takes, or than shared memory holds") {
+    CHECK(call(9, tc.descs.data()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+    CHECK(call(8, tc.descs.data()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);  // 3 pieces at n = 1024: 6 fit
+    CHECK(last_error().find("fewer layers") != std::string::npos);
+    unchanged();
+  }
+  SECTION("a weight that is not a bf16 value") {
+    spdnn::Ell bad = ells[0];
+    bad.val[40] = 0.1f;
+    TcLayers one({bad}, JHDNN_TENSOR_OP_MATH);
+    CHECK(call(1, one.descs.data()) == JHDNN_STATUS_NOT_SUPPORTED);
+    CHECK(last_error().find("is not a bf16 value") != std::string::npos);
+    unchanged();
+  }
+  SECTION("a width the kernel does not take") {
+    const spdnn::Ell wide = spdnn::generate_layer_ell(4096, 1, 42);
+    TcLayers one({wide}, JHDNN_TENSOR_OP_MATH);
+    DeviceBuffer bx(size_t(4096) * 64 * 4), by(size_t(4096) * 64 * 4);
+    CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 1, one.descs.data(), -0.35f, 32.f, 64, dc.as<int>(),
+                                              dr.as<int>(), dids.as<int>(), bx.get(), 64, by.get(), 64,
+                                              dro.as<int>(), dio.as<int>(), 0) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+    CHECK(last_error().find("multiple of 64 up to 1024") != std::string::npos);
+    unchanged();
+  }
+}
+
+TEST_CASE("tensor-core head through the driver: official N = 1024 network, exact categories",
+          "[sparse][gpu][data][tc]") {
+  JHDNN_REQUIRE_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
+  const std::string dir = spdnn::data_dir();
+  spdnn::Csr images;
+  std::vector<int> truth;
+  std::string err;
+  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err));
+  std::vector<spdnn::Csr> layers;
+  for (int l = 1; l <= 120; ++l) {
+    spdnn::Csr w;
+    REQUIRE(spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err));
+    layers.push_back(std::move(w));
+  }
+  JhdnnHandle h;
+  spdnn::DeviceNetwork net;
+  net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[size_t(l - 1)]); });
+  for (int k : {3, 5})
+    for (bool convert : {false, true}) {
+      INFO("tc_head_layers " << k << " convert " << convert);
+      spdnn::DriverOptions opt;
+      opt.tc_head_layers = k;
+      opt.tc_head_convert = convert;
+      for (int64_t rows : {int64_t(1200), int64_t(60000)}) {
+        const spdnn::InferenceResult r =
+            spdnn::run_inference(h.get(), net, images, rows, -0.3f, -1, 0, nullptr, nullptr, spdnn::Path::kResident,
+                                 -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
+        INFO(r.note);
+        CHECK(r.tc_head_layers == k);
+        CHECK(r.path_used == spdnn::Path::kResident);
+        std::vector<int> want;
+        for (int64_t t = 0; t < rows; ++t)
+          if (std::binary_search(truth.begin(), truth.end(), int(t % 1200))) want.push_back(int(t));
+        CHECK(r.categories == want);
+      }
+      // the descriptors' math types are back to the default after the run
+      jhdnnMathType_t m = JHDNN_FMA_MATH;
+      JHDNN_CHECK(jhdnnGetSparseMatrixMathType(net.layer(1).desc, &m));
+      CHECK(m == JHDNN_DEFAULT_MATH);
+    }
+}
