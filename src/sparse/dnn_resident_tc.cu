@@ -173,6 +173,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
     s_live[threadIdx.x] = 0u;
     s_count[threadIdx.x] = 0;
   }
+  __syncthreads();  // (a CTA without a tile reaches no other barrier before thread 0 flushes s_count)
   const int count = min(a.counts[0], a.max_active);
   const int tiles = (count + kT - 1) / kT;
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
@@ -380,10 +381,17 @@ size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count) {
   return smem_layout(pieces, int(n), layer_count).total;
 }
 
+// Loads both instantiations and raises their shared-memory limit to the block's most, once (jhdnnCreate): a limit
+// set per call could be lowered by another thread's call between this call's set and its launch.
 Status load_dnn_resident_tc_kernels() {
-  cudaFuncAttributes attr{};
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, resident_tc_kernel<1>));
-  JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, resident_tc_kernel<3>));
+  int device = 0, optin = 0;
+  JHDNN_CUDA_TRY(cudaGetDevice(&device));
+  JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  for (auto kernel : {resident_tc_kernel<1>, resident_tc_kernel<3>}) {
+    cudaFuncAttributes attr{};
+    JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, kernel));
+    JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+  }
   return Status::success();
 }
 
@@ -426,8 +434,7 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, j
   a.ldy = ldy;
   a.rows_out = rows_out;
   a.ids_out = ids_out;
-  auto kernel = pieces == 3 ? resident_tc_kernel<3> : resident_tc_kernel<1>;
-  JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  auto kernel = pieces == 3 ? resident_tc_kernel<3> : resident_tc_kernel<1>;  // (its limit: load_dnn_resident_tc_kernels)
   const int warps = int(n / 64);
   // Persistent: one CTA an SM (its shared memory), each looping over the tiles of the count it reads on the device.
   kernel<<<unsigned(std::min<int64_t>(sms, (max_active + kT - 1) / kT)), unsigned(warps * 32), smem, s>>>(a);
