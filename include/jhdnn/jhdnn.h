@@ -455,6 +455,19 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  *     chain has an output within that much of the ReLU's edge may live one layer longer or die one earlier.
  *   JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: as TENSOR_OP_MATH with each feature rounded to one bf16 value (one MMA
  *     where three were: faster, and outputs off by up to ~1e-2 of 3).
+ * A resident call whose layers all carry a tensor-op math type runs them on tensor cores (three pieces unless every
+ * layer allows conversion), in 16-image tiles whatever sliceImages says, with this contract instead of the fma
+ * chain's; features must be finite (a non-finite one may give NaN where the chain gives the clamp). It returns
+ *   NOT_SUPPORTED: some but not all layers carry a tensor-op math type (split the call there); IMAGE_MAJOR features;
+ *     a trace; a layer whose weights do not fit 16 x 16 bf16 blocks (a weight that is not a bf16 value, a row
+ *     reading an input twice, 16 rows in reuse order reading more than two blocks of 16 inputs after the inputs are
+ *     renamed by their readers, as the challenge's layers do); a first call with a descriptor inside a stream capture;
+ *   NOT_SUPPORTED_SHAPE: n not a multiple of 64 up to 1024, more than 8 layers, or more than shared memory holds
+ *     (at n = 1024: 6 layers with three pieces);
+ * and nothing has run then. The first call that uses a descriptor on a device builds its tables (a copy of its
+ * arrays to the host and a synchronize of the handle's stream; n / 16 KiB + 8.5 n bytes of device memory, kept
+ * with the descriptor until it is set again or destroyed). The tiles keep every image's features on chip through
+ * the call's layers without pruning between them: a call for the first few layers, where most images live.
  * BAD_PARAM for another value or a NULL descriptor. */
 jhdnnStatus_t jhdnnSetSparseMatrixMathType(jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t mathType);
 jhdnnStatus_t jhdnnGetSparseMatrixMathType(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t *mathType);
@@ -641,7 +654,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  * positions and keeps their features in shared memory for all the layers (no grid-wide step, no
  * feature traffic in between); an image whose output row is all zero leaves its slice. Every value
  * is computed exactly as jhdnnSparseDnnLayerForwardCompact computes it (the same fma chain in the
- * same order, bias, ReLU, clamp), so survivors and their features are bitwise those of that path.
+ * same order, bias, ReLU, clamp), so survivors and their features are bitwise those of that path;
+ * except where the layers' descriptors carry a tensor-op math type (jhdnnSetSparseMatrixMathType
+ * says what runs then and what it promises instead).
  *   Input: image r is column activeRows[r] of x (feature-major, n rows, leading dimension ldx).
  *   Output: counts[k + 1] = images alive after layer k (device; counts[1 .. layerCount] must be 0 on
  *   entry); for the survivors of the last layer, rowsOut[t] = r, idsOut[t] = idsIn[r] and y column r

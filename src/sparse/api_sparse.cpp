@@ -851,6 +851,9 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentEx(
     if (!tensor && sliceImages > smax)
       return fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE, "sliceImages (%d) > %d, the most that fit in shared memory at n = %lld",
                   sliceImages, smax, (long long)n);
+    const int pieces = convert_layers == layerCount ? 1 : 3;  // (3 where any layer asks for TENSOR_OP_MATH)
+    if (tensor)
+      JHDNN_TRY(sparse::resident_tc_supported(n, layerCount, pieces, handle->device.smem_per_block_optin));
     if (maxActive == 0) return Status::success();
     if (image_major && ((reinterpret_cast<uintptr_t>(x) | reinterpret_cast<uintptr_t>(y)) & 15u) != 0)
       return fail(JHDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER,
@@ -880,8 +883,8 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentEx(
     std::vector<jhdnnSparseMatrixStruct*> wts(wtDescs, wtDescs + layerCount);
     if (tensor)  // (16-image tiles whatever sliceImages says)
       return sparse::dnn_resident_tc(handle->stream, handle->device.device, handle->device.smem_per_block_optin,
-                                     handle->device.sm_count, wts.data(), layerCount,
-                                     convert_layers == layerCount ? 1 : 3, bias, clampMax, maxActive, counts,
+                                     handle->device.sm_count, handle->device.pageable_memory_access, wts.data(),
+                                     layerCount, pieces, bias, clampMax, maxActive, counts,
                                      activeRows, idsIn, static_cast<const float*>(x), ldx, static_cast<float*>(y), ldy,
                                      rowsOut, idsOut);
     // The kernels take strides: image-major, the image stride; neuron-major, ldx / ldy themselves.

@@ -310,7 +310,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 
 // A descriptor's tables on `device` (built and published by the first call that needs them; resident_pack_list.h),
 // or why they cannot be built. One allocation: afrag (groups x 2 x 512 bytes), bcol, order, label.
-Status tc_tables_of(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, TcLayer* out) {
+Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMatrixStruct& d, TcLayer* out) {
   const int n = int(d.rows), groups = n / 16;
   const size_t afrag_bytes = size_t(groups) * kW * 32 * 16, bcol_bytes = size_t(groups) * kW * 4;
   auto carve = [&](float* p) {
@@ -331,10 +331,15 @@ Status tc_tables_of(cudaStream_t s, int device, jhdnnSparseMatrixStruct& d, TcLa
                       "the tensor-core resident path builds each layer's tables at its first call that uses it, "
                       "which cannot run inside a stream capture: make one call with these descriptors outside the "
                       "capture first");
+  core::DeviceInfo dev;  // (the arrays' only reads on this path: checked as the packed copies' builds check them)
+  dev.device = device;
+  dev.pageable_memory_access = pageable_ok;
+  JHDNN_TRY(core::check_device_pointer(d.col_ind, 4, "a layer's colInd", dev));
+  JHDNN_TRY(core::check_device_pointer(d.values, 4, "a layer's values", dev));
   std::vector<int> idx(size_t(d.rows * d.width));
   std::vector<float> val(idx.size());
-  JHDNN_CUDA_TRY(cudaMemcpyAsync(idx.data(), d.col_ind, idx.size() * 4, cudaMemcpyDeviceToHost, s));
-  JHDNN_CUDA_TRY(cudaMemcpyAsync(val.data(), d.values, val.size() * 4, cudaMemcpyDeviceToHost, s));
+  JHDNN_CUDA_TRY(cudaMemcpyAsync(idx.data(), d.col_ind, idx.size() * 4, cudaMemcpyDefault, s));
+  JHDNN_CUDA_TRY(cudaMemcpyAsync(val.data(), d.values, val.size() * 4, cudaMemcpyDefault, s));
   JHDNN_CUDA_TRY(cudaStreamSynchronize(s));
   for (int v : idx)
     if (v >= n)
@@ -395,11 +400,7 @@ Status load_dnn_resident_tc_kernels() {
   return Status::success();
 }
 
-Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, jhdnnSparseMatrixStruct* const* wts,
-                       int layer_count, int pieces, float bias, float clamp_max, int max_active, int* counts,
-                       const int* rows_in, const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy,
-                       int* rows_out, int* ids_out) {
-  const int64_t n = wts[0]->rows;
+Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin) {
   if (n % 64 != 0 || n > 64 * kMaxWarps)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path takes n a multiple of 64 up to %d (16 warps of 4 groups of 16 "
@@ -415,9 +416,19 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, j
                       "the tensor-core resident path needs %zu bytes of shared memory for %d layers at n = %lld "
                       "with %d bf16 piece%s a feature (%zu per block): call with fewer layers",
                       smem, layer_count, (long long)n, pieces, pieces == 1 ? "" : "s", smem_optin);
+  return Status::success();
+}
+
+Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, bool pageable_ok,
+                       jhdnnSparseMatrixStruct* const* wts, int layer_count, int pieces, float bias, float clamp_max,
+                       int max_active, int* counts, const int* rows_in, const int* ids_in, const float* x,
+                       int64_t ldx, float* y, int64_t ldy, int* rows_out, int* ids_out) {
+  const int64_t n = wts[0]->rows;
+  JHDNN_TRY(resident_tc_supported(n, layer_count, pieces, smem_optin));
+  const size_t smem = resident_tc_smem_bytes(pieces, n, layer_count);
   if (max_active == 0) return Status::success();
   TcArgs a{};
-  for (int l = 0; l < layer_count; ++l) JHDNN_TRY(tc_tables_of(s, device, *wts[l], &a.layer[l]));
+  for (int l = 0; l < layer_count; ++l) JHDNN_TRY(tc_tables_of(s, device, pageable_ok, *wts[l], &a.layer[l]));
   a.layers = layer_count;
   a.n = int(n);
   a.groups = int(n / 16);
@@ -434,7 +445,8 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, j
   a.ldy = ldy;
   a.rows_out = rows_out;
   a.ids_out = ids_out;
-  auto kernel = pieces == 3 ? resident_tc_kernel<3> : resident_tc_kernel<1>;  // (its limit: load_dnn_resident_tc_kernels)
+  // (the kernels' shared-memory limit: load_dnn_resident_tc_kernels)
+  auto kernel = pieces == 3 ? resident_tc_kernel<3> : resident_tc_kernel<1>;
   const int warps = int(n / 64);
   // Persistent: one CTA an SM (its shared memory), each looping over the tiles of the count it reads on the device.
   kernel<<<unsigned(std::min<int64_t>(sms, (max_active + kT - 1) / kT)), unsigned(warps * 32), smem, s>>>(a);

@@ -143,11 +143,13 @@ Status load_dnn_resident_pack_kernel();
 // NOT_SUPPORTED(_SHAPE) with the reason where the path cannot run these layers (n not a multiple of 64 up to 1024,
 // too many layers for shared memory, a layer build_tc_tables refuses, a first call inside a stream capture).
 constexpr int kTcMaxLayers = 8;
-Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, jhdnnSparseMatrixStruct* const* wts,
-                       int layer_count, int pieces, float bias, float clamp_max, int max_active, int* counts,
-                       const int* rows_in, const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy,
-                       int* rows_out, int* ids_out);
+Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, bool pageable_ok,
+                       jhdnnSparseMatrixStruct* const* wts, int layer_count, int pieces, float bias, float clamp_max,
+                       int max_active, int* counts, const int* rows_in, const int* ids_in, const float* x,
+                       int64_t ldx, float* y, int64_t ldy, int* rows_out, int* ids_out);
 size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count);
+// The shape checks of dnn_resident_tc (the shim runs them before it returns for maxActive 0, as for the other kernels).
+Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin);
 Status load_dnn_resident_tc_kernels();
 // The duo kernel (JHDNN_RESIDENT_KERNEL=duo, S = 8): a ring of 8 slots, each the call's largest chunk
 // (resident_chunk_bytes of min(n, 128) rows, over the layers' list bytes), next to the misc ints and
