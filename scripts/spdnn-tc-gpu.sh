@@ -5,13 +5,15 @@
 # then spdnn_infer at N = 1024 L = 120 (the official network, validated against its truth) on the default resident
 # path and with --tc-head K for each K of TC_HEADS (default "3 5"), three bf16 pieces and --tc-convert 1, REPS times
 # (default 2) in turn; then tools/spdnn/spdnn_tchead_probe's variants PROBE_VARIANTS (default "1 3 4 5") at K = 4
-# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them).
-#   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
+# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them); with CTEST=1 everything is built and the whole ctest runs
+# last with the time left (BUDGET_S, default 585).
+#   JHDNN_COMMIT=<sha> CTEST=1 bash scripts/spdnn-tc-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
 set -uo pipefail
-FETCH_SPDNN=1 BUDGET_DEFAULT=560 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS" \
-  source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables spdnn_tchead_probe
+FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS \
+  JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+if [ "${CTEST:-0}" = 1 ]; then build_step "$B" all
+else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables spdnn_tchead_probe; fi
 step tests_tc 150 "$T/test_sparse_tc"
 step tests_tc_tables 60 "$T/test_sparse_tc_tables"
 for rep in $(seq "${REPS:-2}"); do
@@ -30,8 +32,10 @@ done
 for v in ${PROBE_VARIANTS-1 3 4 5}; do
   [ "$v" -ge 4 ] && step "t_v${v}_k2_random" 60 "$P" --variant "$v" --warps 16 --layers 2 --images 2400 --random 1 --reps 3
 done
+[ "${CTEST:-0}" = 1 ] && ctest_step "$B"
 step_summary
 grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt
+[ -f "$OUT/ctest.txt" ] && grep -E "tests passed|tests failed|\(Failed\)|Timeout" "$OUT/ctest.txt"
 grep -hE '^ +1024 +120 ' "$OUT"/infer_*.txt | awk '{print}' > "$OUT/infer_rows.txt"
 for f in "$OUT"/infer_*_[0-9].txt; do echo "$(basename "$f" .txt): $(grep -E '^ +1024 +120 ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"; done
 grep -hE "^variant" "$OUT"/t_*.txt | awk '{for(i=1;i<=NF;i++){if($i=="head_us")h=$(i+1)}; print $1,$2,"K",$6,"pieces",$14,"head_us",h,$NF, ($(NF-1)=="variant1_equal"?"v1eq":"")}'
