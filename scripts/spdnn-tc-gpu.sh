@@ -32,6 +32,14 @@ done
 for v in ${PROBE_VARIANTS-1 3 4 5}; do
   [ "$v" -ge 4 ] && step "t_v${v}_k2_random" 60 "$P" --variant "$v" --warps 16 --layers 2 --images 2400 --random 1 --reps 3
 done
+# ncu of the library's kernel (its first launch: the untimed run that builds the tables), K = 5, both piece counts
+if [ "${NCU:-1}" = 1 ]; then
+  for cv in 0 1; do
+    step "ncu_tc5_convert$cv" 90 ncu --clock-control none --kernel-name regex:resident_tc -c 1 --section SpeedOfLight \
+      --section Occupancy --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \
+      "$SI" --width 1024 --layers 6 --path resident --tc-head 5 --tc-convert "$cv" --validate no
+  done
+fi
 [ "${CTEST:-0}" = 1 ] && ctest_step "$B"
 step_summary
 grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt

@@ -684,7 +684,9 @@ void InferenceRun::copy_out(int list, const int* dcount) {
 void InferenceRun::fused_layer(int l) {
   const int cur = (l - 1) & 1, nx = l & 1;
   in_count[size_t(l)] = counts + (l - 1);
-  if (l >= 2 && l <= 1 + widen_layers) widen_list(l);
+  // (not after the tensor-core head's call, nor for the layer after it: that call writes only its survivors'
+  // columns, and the check would read its list through in_count[l - 1], which no fused launch set)
+  if (l >= 2 && l <= 1 + widen_layers && l > tc_layers + 1) widen_list(l);
   const auto t0 = std::chrono::steady_clock::now();
   // layer 1 reads the images' piece mask (DriverOptions::input_mask)
   const jhdnnStatus_t st =
