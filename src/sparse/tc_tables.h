@@ -32,7 +32,12 @@ std::vector<int> reader_group_labels(int64_t rows, int64_t cols, int64_t width, 
 // The logical column k (0..15) of m16n8k16's A and B that physical offset p of a block holds: p = 4 tig + q holds
 // k = 2 tig + (q & 1) + 8 (q >> 1), so that the four features a lane's B fragment needs (k = 2 tig, 2 tig + 1,
 // 2 tig + 8, 2 tig + 9) are the block's physical columns 4 tig .. 4 tig + 3.
-constexpr int tc_kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
+#if defined(__CUDACC__)
+#define JHDNN_TC_HD __host__ __device__
+#else
+#define JHDNN_TC_HD
+#endif
+JHDNN_TC_HD constexpr int tc_kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
 
 constexpr int kTcGroupRows = 16;  // rows of a group (m16)
 constexpr int kTcBlocks = 2;      // blocks of 16 inputs a group reads (fewer: padded with zero weights)

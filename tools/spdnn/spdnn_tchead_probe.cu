@@ -53,6 +53,7 @@
 #include "conv/tensorcore/mma_sm80.cuh"
 #include "spdnn/cli_args.h"
 #include "spdnn/probe_util.cuh"
+#include "sparse/tc_pieces.cuh"
 
 namespace {
 
@@ -85,22 +86,13 @@ __device__ __forceinline__ int swizzle(int t) {
   return (((t ^ (t >> 1)) & 1) << 4) | (((t >> 2) & 1) << 3) | (((t >> 1) & 1) << 2);
 }
 
-__device__ __forceinline__ uint32_t bf2_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t*>(&v); }
-
-// a, b (logical k and k + 1) as kPieces bf16 pairs: hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid).
-template <int kPieces>
-__device__ __forceinline__ void split_pair(float a, float b, uint32_t (&p)[kPieces]) {
-  const __nv_bfloat162 hi = __floats2bfloat162_rn(a, b);
-  p[0] = bf2_bits(hi);
-  if constexpr (kPieces == 3) {
-    const float2 hf = __bfloat1622float2(hi);
-    const float ra = a - hf.x, rb = b - hf.y;
-    const __nv_bfloat162 mid = __floats2bfloat162_rn(ra, rb);
-    const float2 mf = __bfloat1622float2(mid);
-    p[1] = bf2_bits(mid);
-    p[2] = bf2_bits(__floats2bfloat162_rn(ra - mf.x, rb - mf.y));
-  }
-}
+// bf2_bits, split_pair (a, b as bf16 pieces), plane_offset, plane_row: src/sparse/tc_pieces.cuh (the library's
+// kernel grew from this probe); kc_of_offset: tc_tables.h's tc_kc_of_offset.
+using jhdnn::sparse::bf2_bits;
+using jhdnn::sparse::plane_offset;
+using jhdnn::sparse::plane_row;
+using jhdnn::sparse::split_pair;
+__host__ __device__ __forceinline__ int kc_of_offset(int p) { return jhdnn::sparse::tc_kc_of_offset(p); }
 
 // The last layer's outputs o of a lane (C fragment: rows j0, j1; images img, img + 1) into y, neuron-major, and the
 // images' alive flags (benign race: every writer writes 1). ld and img are even: the float2 stores are aligned.
@@ -503,15 +495,10 @@ __global__ void __launch_bounds__(512, 1) tchead_reg(HeadArgs a, LibIO io) {
 // the host (xs: per tile, plane, neuron, 16 images), 6 bytes a feature read instead of 4. Its MMA operands are variant
 // 1's bit for bit and summed in the same order, so its outputs and survivors must equal variant 1's (the probe runs
 // both and counts differences). Needs --tile 16, 16 warps, 2 blocks per group.
-__device__ __forceinline__ int plane_offset(int k, int half) {
-  return k * 32 + (((half ^ (k >> 2) ^ (k >> 3)) & 1) << 4);
-}
-
-// The logical column k (0..15) of m16n8k16's A / B for physical offset p of a block: p = 4 tig + q holds k = 2 tig +
-// (q & 1) + 8 (q >> 1) (variant 0-2's 16-byte B loads). Variant 3 keeps the same A fragments and stores the feature of
-// column c at plane row plane_row(c), so that ldmatrix hands every MMA slot the feature variant 1 hands it.
-__host__ __device__ __forceinline__ int kc_of_offset(int p) { return 2 * (p >> 2) + (p & 1) + 8 * ((p >> 1) & 1); }
-__host__ __device__ __forceinline__ int plane_row(int c) { return (c & ~15) | kc_of_offset(c & 15); }
+// (plane_offset and plane_row: tc_pieces.cuh. The logical column k (0..15) of m16n8k16's A / B for physical offset p
+// of a block: p = 4 tig + q holds k = 2 tig + (q & 1) + 8 (q >> 1) (variant 0-2's 16-byte B loads). Variant 3 keeps
+// the same A fragments and stores the feature of column c at plane row plane_row(c), so that ldmatrix hands every
+// MMA slot the feature variant 1 hands it.)
 
 template <int kPieces, bool kLib>
 __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_t* xs, LibIO io) {

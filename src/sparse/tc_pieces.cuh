@@ -1,0 +1,43 @@
+// The tensor-core resident kernel's feature pieces and planes (dnn_resident_tc.cu), shared with the probe it grew
+// from (tools/spdnn/spdnn_tchead_probe.cu): a fp32 feature as bf16 pieces, and where a feature sits in the
+// neuron-major bf16 planes that ldmatrix reads.
+#pragma once
+
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "sparse/tc_tables.h"
+
+namespace jhdnn::sparse {
+
+__device__ __forceinline__ uint32_t bf2_bits(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t*>(&v); }
+
+// a, b (images t, t + 1) as kPieces bf16 pairs: hi = bf16(x), mid = bf16(x - hi), lo = bf16(x - hi - mid) (kPieces
+// 3: their sum is x but for the last bit or so; 1: x rounded to bf16).
+template <int kPieces>
+__device__ __forceinline__ void split_pair(float a, float b, uint32_t (&p)[kPieces]) {
+  const __nv_bfloat162 hi = __floats2bfloat162_rn(a, b);
+  p[0] = bf2_bits(hi);
+  if constexpr (kPieces == 3) {
+    const float2 hf = __bfloat1622float2(hi);
+    const float ra = a - hf.x, rb = b - hf.y;
+    const __nv_bfloat162 mid = __floats2bfloat162_rn(ra, rb);
+    const float2 mf = __bfloat1622float2(mid);
+    p[1] = bf2_bits(mid);
+    p[2] = bf2_bits(__floats2bfloat162_rn(ra - mf.x, rb - mf.y));
+  }
+}
+
+// Plane row k's byte offset and its half (images 0-7 or 8-15): a row is the tile's 16 images, 32 bytes, its halves
+// swapped where bit 2 xor bit 3 of k is set, so that an 8-row ldmatrix phase, a copy phase and the epilogue's
+// stores take the fewest wavefronts (a CPU count of the banks, session 49's review).
+__device__ __forceinline__ int plane_offset(int k, int half) {
+  return k * 32 + (((half ^ (k >> 2) ^ (k >> 3)) & 1) << 4);
+}
+
+// The plane row of renamed column c: the A fragments' columns are permuted (tc_kc_of_offset), and ldmatrix hands
+// row k of a block to logical column k, so column c's feature sits at the row of its logical column.
+__host__ __device__ __forceinline__ int plane_row(int c) { return (c & ~15) | tc_kc_of_offset(c & 15); }
+
+}  // namespace jhdnn::sparse
