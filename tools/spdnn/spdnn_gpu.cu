@@ -809,10 +809,6 @@ cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
   return graph;
 }
 
-// kResident, before the clock: layers 1 .. head_layers (DriverOptions::head_graph_layers, at most L - 1; none when
-// a layer's output is kept, and by default none where the caller set resident_below) captured on a private stream,
-// as graph_loop captures the whole network, then instantiated and uploaded (res.build_ms). A graph that could not be
-// built leaves head_layers 0 (every layer launched by the host, as before) and says why in res.note.
 // The tensor-core head's call: list 0 (the images) -> list 1 after layer tc_layers, counts[1 .. tc_layers].
 void InferenceRun::tc_head_call() {
   std::vector<jhdnnSparseMatrixDescriptor_t> descs;
@@ -849,6 +845,10 @@ void InferenceRun::prepare_tc_head() {
   res.tc_head_layers = k;
 }
 
+// kResident, before the clock: layers 1 .. head_layers (DriverOptions::head_graph_layers, at most L - 1; none when
+// a layer's output is kept, and by default none where the caller set resident_below) captured on a private stream,
+// as graph_loop captures the whole network, then instantiated and uploaded (res.build_ms). A graph that could not be
+// built leaves head_layers 0 (every layer launched by the host, as before) and says why in res.note.
 void InferenceRun::build_head_graph(int resident_below) {
   if (opt.tc_head_layers > 0) return;  // (the tensor-core call runs the head instead: prepare_tc_head)
   // (auto: none where the caller set the resident threshold, so that the switch stays where it asked)
