@@ -2,8 +2,9 @@
 // TENSOR_OP_MATH or TENSOR_OP_MATH_ALLOW_CONVERSION; jhdnnSetSparseMatrixMathType says what that promises). One
 // launch runs the call's K layers on tiles of 16 consecutive list positions: a CTA keeps its tile's features in
 // shared memory through all K layers, so only layer 1's input is read from DRAM and only the last layer's survivors
-// are written. Measured as tools/spdnn/spdnn_tchead_probe variant 4 (bench/results/, docs/perf-notes.md sessions
-// 49-50), where its design was worked out; src/sparse/README.md "Tensor-core resident layers" explains it.
+// are written. Its design was worked out as tools/spdnn/spdnn_tchead_probe variant 4 (docs/perf-notes.md sessions
+// 49-50); src/sparse/README.md "dnn_resident_tc.cu" explains it and what it measured (bench/results/95ba0b0/: not
+// yet faster than the exact path with three pieces).
 //
 // A layer is block-ELL (tc_tables.h): its rows in groups of 16 (reuse order), each reading two aligned blocks of 16
 // renamed inputs with a dense 16 x 16 bf16 weight block each, the A operand of mma.sync m16n8k16 held in registers
