@@ -24,6 +24,7 @@
 //
 //   spdnn_tchead_probe [--width 1024] [--layers 5] [--images 60000] [--tile 16] [--warps 8] [--pieces 3]
 //                      [--random 0] [--reps 20] [--variant 0]   (1, 2, 5: tchead_reg; 3, 4: tchead_split)
+//                      [--ablate 0]   (variant 4: parts of the library's work left out, for timing; LibIO)
 // --tile: images per CTA, 8 or 16 (2 x tile x width x 4 bytes of shared memory: 64 / 128 KiB at N = 1024);
 // --warps: warps per CTA (4, 8, 16); the grid is persistent (the SMs x the CTAs that fit on one).
 // --random 1: random bf16 weights and fp32 image values, which a fragment or renaming mistake changes by ~1.
@@ -286,6 +287,11 @@ struct LibIO {
   int* counts;        // layers + 1 ints, zero on entry: counts[l + 1] = images alive after layer l ([0] unused)
   int* rows;          // the survivors' columns, counts[layers] of them (at most max_active written)
   int max_active;
+  // --ablate (variant 4 only; session 50, for attributing its time, not run yet): bits of the library's work left out,
+  // so that the results are wrong (the probe prints DEFECT) but the time says what that part costs. 1: the split
+  // pass at a tile's start (layer 1 reads whatever planes the buffer holds); 2: the masks of the layers before the
+  // last (no counts); 4: the last layer's mask barrier and survivor list (every image written, as variant 3).
+  int ablate;
 };
 
 // kLib: the tile's raw fp32 features into raw, a neuron's 16 images in 64 bytes, zero-filled past the last image.
@@ -568,7 +574,7 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();
     if (kLib) {  // the raw tile (in buffer `in`) into planes in the other buffer, which layer 1 then reads
-      split_input(base + in * span, base + (in ^ 1) * span);
+      if (!(io.ablate & 1)) split_input(base + in * span, base + (in ^ 1) * span);
       in ^= 1;
       __syncthreads();
     }
@@ -629,8 +635,16 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
           }
         }
       if (kLib) {
-        publish_alive(alive_bits, lane, s_live + l);
-        if (last) {  // the tile's mask complete after the barrier; then only its live images' columns are written
+        if (!(last ? io.ablate & 4 : io.ablate & 2)) publish_alive(alive_bits, lane, s_live + l);
+        if (last && (io.ablate & 4)) {  // (--ablate 4: every image written, no list)
+#pragma unroll
+          for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+            for (int nt = 0; nt < kNT; ++nt) {
+              const float out[4] = {c[q][nt][0], c[q][nt][1], c[q][nt][2], c[q][nt][3]};
+              store_last(a, out, dst[(g0 + q) * 16 + gid], dst[(g0 + q) * 16 + gid + 8], tile * kT + 8 * nt + 2 * tig);
+            }
+        } else if (last) {  // the tile's mask complete after the barrier: only its live images' columns written
           __syncthreads();
           write_survivors(a, io, c, dst, g0, lane, tile, s_live[l]);
         }
@@ -763,12 +777,13 @@ int main(int argc, char** argv) {
   const int random = arg_int(argc, argv, "--random", 0);
   const int reps = arg_int(argc, argv, "--reps", 20);
   const int variant = arg_int(argc, argv, "--variant", 0);
+  const int ablate = arg_int(argc, argv, "--ablate", 0);
   if (!spdnn::generator_width_ok(n) || layers < 1 || layers > kMaxLayers || images < 1 || (tile != 8 && tile != 16) ||
       (warps != 4 && warps != 8 && warps != 16) || (pieces != 1 && pieces != 3) || (random != 0 && random != 1) ||
-      reps < 1 || variant < 0 || variant > 5) {
+      reps < 1 || variant < 0 || variant > 5 || ablate < 0 || ablate > 7 || (ablate != 0 && variant != 4)) {
     std::fprintf(stderr, "spdnn_tchead_probe: bad option (--width a generator width, --layers 1..%d, --images >= 1, "
                          "--tile 8 | 16, --warps 4 | 8 | 16, --pieces 1 | 3, --random 0 | 1, --reps >= 1, "
-                         "--variant 0 .. 5)\n",
+                         "--variant 0 .. 5, --ablate 0 .. 7 with --variant 4)\n",
                  kMaxLayers);
     return 2;
   }
@@ -964,6 +979,7 @@ int main(int argc, char** argv) {
       CUDA_CHECK(cudaMalloc(&io.counts, size_t(layers + 1) * 4));
       CUDA_CHECK(cudaMalloc(&io.rows, size_t(images) * 4));
       io.max_active = images;
+      io.ablate = ablate;
     }
     const double med = spdnn::probe::median_us(
         reps,
@@ -1050,6 +1066,7 @@ int main(int argc, char** argv) {
       count_text += " (chain";
       for (int l = 0; l < layers; ++l) count_text += (l > 0 ? "/" : " ") + std::to_string(want_count[size_t(l)]);
       count_text += ")" + std::string(list_defects != 0 ? " LIST_DEFECT" : "");
+      if (ablate != 0) count_text += " ablate " + std::to_string(ablate) + " (parts left out: DEFECT expected)";
     }
     // DRAM bytes: variant 3 reads 2 x pieces bytes a feature, the others 4; variants 4, 5 write their survivors only
     const double bytes =
