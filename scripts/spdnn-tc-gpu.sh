@@ -5,7 +5,7 @@
 # then spdnn_infer at N = 1024 L = 120 (the official network, validated against its truth) on the default resident
 # path and with --tc-head K for each K of TC_HEADS (default "3 5"), three bf16 pieces and --tc-convert 1, REPS times
 # (default 2) in turn; then tools/spdnn/spdnn_tchead_probe's variants PROBE_VARIANTS (default "1 3 4 5") at K = 4
-# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them); with CTEST=1 everything is built and the whole ctest runs
+# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them; ABLATE, below, variant 4's parts left out); with CTEST=1 everything is built and the whole ctest runs
 # last with the time left (BUDGET_S, default 585).
 #   JHDNN_COMMIT=<sha> CTEST=1 bash scripts/spdnn-tc-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
@@ -31,6 +31,11 @@ for k in 4 5; do
 done
 for v in ${PROBE_VARIANTS-1 3 4 5}; do
   [ "$v" -ge 4 ] && step "t_v${v}_k2_random" 60 "$P" --variant "$v" --warps 16 --layers 2 --images 2400 --random 1 --reps 3
+done
+# ABLATE="1 2 4 7": variant 4 at K = 4, 3 pieces, with those parts of the library's work left out (--ablate bits;
+# the lines print DEFECT by design, the times say what each part costs)
+for ab in ${ABLATE:-}; do
+  step "t_v4_k4_p3_ablate$ab" 60 "$P" --variant 4 --warps 16 --layers 4 --pieces 3 --ablate "$ab"
 done
 # ncu of the library's kernel (its first launch: the untimed run that builds the tables), K = 5, both piece counts
 if [ "${NCU:-1}" = 1 ]; then
