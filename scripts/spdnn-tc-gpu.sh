@@ -5,8 +5,8 @@
 # then spdnn_infer at N = 1024 L = 120 (the official network, validated against its truth) on the default resident
 # path and with --tc-head K for each K of TC_HEADS (default "3 5"), three bf16 pieces and --tc-convert 1, REPS times
 # (default 2) in turn; then tools/spdnn/spdnn_tchead_probe's variants PROBE_VARIANTS (default "1 3 4 5") at K = 4
-# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them; ABLATE, below, variant 4's parts left out); with CTEST=1 everything is built and the whole ctest runs
-# last with the time left (BUDGET_S, default 585).
+# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them; ABLATE, below, variant 4's parts left out); with CTEST=1
+# everything is built and the whole ctest runs last with the time left (BUDGET_S, default 585).
 #   JHDNN_COMMIT=<sha> CTEST=1 bash scripts/spdnn-tc-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
 set -uo pipefail
@@ -30,7 +30,8 @@ for k in 4 5; do
   done
 done
 for v in ${PROBE_VARIANTS-1 3 4 5}; do
-  [ "$v" -ge 4 ] && step "t_v${v}_k2_random" 60 "$P" --variant "$v" --warps 16 --layers 2 --images 2400 --random 1 --reps 3
+  [ "$v" -ge 4 ] &&
+    step "t_v${v}_k2_random" 60 "$P" --variant "$v" --warps 16 --layers 2 --images 2400 --random 1 --reps 3
 done
 # ABLATE="1 2 4 7": variant 4 at K = 4, 3 pieces, with those parts of the library's work left out (--ablate bits;
 # the lines print DEFECT by design, the times say what each part costs)
@@ -50,6 +51,10 @@ step_summary
 grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt
 [ -f "$OUT/ctest.txt" ] && grep -E "tests passed|tests failed|\(Failed\)|Timeout" "$OUT/ctest.txt"
 grep -hE '^ +1024 +120 ' "$OUT"/infer_*.txt | awk '{print}' > "$OUT/infer_rows.txt"
-for f in "$OUT"/infer_*_[0-9].txt; do echo "$(basename "$f" .txt): $(grep -E '^ +1024 +120 ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"; done
-grep -hE "^variant" "$OUT"/t_*.txt | awk '{for(i=1;i<=NF;i++){if($i=="head_us")h=$(i+1)}; print $1,$2,"K",$6,"pieces",$14,"head_us",h,$NF, ($(NF-1)=="variant1_equal"?"v1eq":"")}'
+for f in "$OUT"/infer_*_[0-9].txt; do
+  echo "$(basename "$f" .txt): $(grep -E '^ +1024 +120 ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"
+done
+grep -hE "^variant" "$OUT"/t_*.txt |
+  awk '{for(i=1;i<=NF;i++){if($i=="head_us")h=$(i+1)}; print $1,$2,"K",$6,"pieces",$14,"head_us",h,$NF,
+        ($(NF-1)=="variant1_equal"?"v1eq":"")}'
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
