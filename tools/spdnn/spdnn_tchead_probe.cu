@@ -629,22 +629,14 @@ __global__ void __launch_bounds__(512, 1) tchead_split(HeadArgs a, const uint16_
               *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j0), nt)) = p0[piece];
               *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j1), nt)) = p1[piece];
             }
-          } else if (!kLib) {
+          } else if (!kLib || (io.ablate & 4)) {  // (--ablate 4: every image written, no list, as variant 3)
             const float out[4] = {o[0], o[1], o[2], o[3]};
             store_last(a, out, dst[(g0 + q) * 16 + gid], dst[(g0 + q) * 16 + gid + 8], tile * kT + t);
           }
         }
       if (kLib) {
         if (!(last ? io.ablate & 4 : io.ablate & 2)) publish_alive(alive_bits, lane, s_live + l);
-        if (last && (io.ablate & 4)) {  // (--ablate 4: every image written, no list)
-#pragma unroll
-          for (int q = 0; q < kGroupsPerWarp; ++q)
-#pragma unroll
-            for (int nt = 0; nt < kNT; ++nt) {
-              const float out[4] = {c[q][nt][0], c[q][nt][1], c[q][nt][2], c[q][nt][3]};
-              store_last(a, out, dst[(g0 + q) * 16 + gid], dst[(g0 + q) * 16 + gid + 8], tile * kT + 8 * nt + 2 * tig);
-            }
-        } else if (last) {  // the tile's mask complete after the barrier: only its live images' columns written
+        if (last && !(io.ablate & 4)) {  // the tile's mask complete after the barrier: only its live images written
           __syncthreads();
           write_survivors(a, io, c, dst, g0, lane, tile, s_live[l]);
         }
