@@ -5,7 +5,8 @@
 # then spdnn_infer at N = 1024 L = 120 (the official network, validated against its truth) on the default resident
 # path and with --tc-head K for each K of TC_HEADS (default "3 5"), three bf16 pieces and --tc-convert 1, REPS times
 # (default 2) in turn; then tools/spdnn/spdnn_tchead_probe's variants PROBE_VARIANTS (default "1 3 4 5") at K = 4
-# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them; ABLATE, below, variant 4's parts left out); with CTEST=1
+# and 5, 3 pieces and 1 (PROBE_VARIANTS="" skips them; ABLATE and NCU_PROBE, below, variant 4's parts left out and
+# the probe's per-instruction counters); with CTEST=1
 # everything is built and the whole ctest runs last with the time left (BUDGET_S, default 585).
 #   JHDNN_COMMIT=<sha> CTEST=1 bash scripts/spdnn-tc-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
@@ -37,6 +38,15 @@ done
 # the lines print DEFECT by design, the times say what each part costs)
 for ab in ${ABLATE:-}; do
   step "t_v4_k4_p3_ablate$ab" 60 "$P" --variant 4 --warps 16 --layers 4 --pieces 3 --ablate "$ab"
+done
+# NCU_PROBE="4 3": ncu's per-instruction counters (SourceCounters: executed instructions and stall samples per SASS
+# line) of those probe variants at K = 4, 3 pieces, printed as CSV (ncu_src_v<V>.csv) beside the report
+for v in ${NCU_PROBE:-}; do
+  step "ncu_probe_v$v" 120 ncu --clock-control none --kernel-name regex:tchead -c 1 --section SourceCounters \
+    --section WarpStateStats --section InstructionStats --import-source no -f -o "$OUT/ncu_probe_v$v" \
+    "$P" --variant "$v" --warps 16 --layers 4 --pieces 3
+  step "ncu_src_v$v" 60 ncu -i "$OUT/ncu_probe_v$v.ncu-rep" --page source --csv --print-source sass
+  step "ncu_details_v$v" 60 ncu -i "$OUT/ncu_probe_v$v.ncu-rep" --page details
 done
 # ncu of the library's kernel (its first launch: the untimed run that builds the tables), K = 5, both piece counts
 if [ "${NCU:-1}" = 1 ]; then
