@@ -48,6 +48,17 @@ for v in ${NCU_PROBE:-}; do
   step "ncu_src_v$v" 60 ncu -i "$OUT/ncu_probe_v$v.ncu-rep" --page source --csv --print-source sass
   step "ncu_details_v$v" 60 ncu -i "$OUT/ncu_probe_v$v.ncu-rep" --page details
 done
+# NCU_LAYERS=1: every kernel's time in the first 40 launches of spdnn_infer at N = 1024 L = 120 (the untimed first
+# run's layers, one by one), on the default path and with --tc-head 5 --tc-convert 1: where the end-to-end
+# difference sits, layer by layer (ncu_layers_*.csv)
+if [ "${NCU_LAYERS:-0}" = 1 ]; then
+  for args in "default" "tc5 --tc-head 5 --tc-convert 1"; do
+    name=${args%% *}
+    # shellcheck disable=SC2086  # the options after the name are a list
+    step "ncu_layers_$name" 120 ncu --clock-control none -c 40 --metrics gpu__time_duration.sum --csv \
+      "$SI" --width 1024 --layers 120 --path resident --validate no ${args#"$name"}
+  done
+fi
 # ncu of the library's kernel (its first launch: the untimed run that builds the tables), K = 5, both piece counts
 if [ "${NCU:-1}" = 1 ]; then
   for cv in 0 1; do
