@@ -22,6 +22,9 @@ for rep in $(seq "${REPS:-2}"); do
   for k in ${TC_HEADS:-3 5}; do
     step "infer_tc${k}_$rep" 60 "$SI" --width 1024 --layers 120 --path resident --tc-head "$k"
     step "infer_tc${k}_convert_$rep" 60 "$SI" --width 1024 --layers 120 --path resident --tc-head "$k" --tc-convert 1
+    # NOCOMPACT=1: also the hand-over of session 50 (the survivors in their own columns; --tc-compact 0)
+    [ "${NOCOMPACT:-0}" = 1 ] && step "infer_tc${k}_convert_nocompact_$rep" 60 "$SI" --width 1024 --layers 120 \
+      --path resident --tc-head "$k" --tc-convert 1 --tc-compact 0
   done
 done
 P=$B/tools/spdnn/spdnn_tchead_probe

@@ -1557,6 +1557,50 @@ TEST_CASE("resident layers: bitwise the fma chain and the fused path, every slic
       CHECK(stray_i == 0);
       CHECK((dyi.guard_intact() && droi.guard_intact() && dioi.guard_intact() && dci.guard_intact()));
       CHECK(from_dev<float>(xini, xi.size()) == xi);
+
+      // The compacted output (rowsOut NULL, session 51), in both layouts, at slice 0 and the largest: survivor slot t
+      // in column t of y (image-major: image t), the same counts and bits; every other column keeps the poison. At
+      // slice 0 counts[L] starts at max_active - 2, so that the slots past max_active are dropped.
+      for (int layout = 0; (slice == 0 || slice == smax) && layout < 2; ++layout) {
+        const bool im = layout == 1;
+        const int from = slice == 0 ? max_active - 2 : 0;
+        INFO("compacted output, image-major " << im << ", counts[L] on entry " << from);
+        const int64_t rows_y = im ? st : n;
+        DeviceBuffer dyc(size_t(rows_y) * ld * 4), dioc(size_t(max_active) * 4);
+        c0.assign(L + 1, 0);
+        c0[0] = count;
+        c0[L] = from;
+        DeviceBuffer dcc = to_dev(c0);
+        JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentEx(
+            h.get(), L, descs.data(), cs.bias, 32.f, max_active, dcc.as<int>(), drows.as<int>(), dids.as<int>(),
+            im ? JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR : JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
+            im ? xini.get() : xin.get(), ld, dyc.get(), ld, nullptr, dioc.as<int>(), slice, nullptr, 0));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        std::vector<int> cc = from_dev<int>(dcc, size_t(L) + 1), want_cc = b.want.counts;
+        cc.erase(cc.begin());
+        want_cc.back() += from;
+        CHECK(cc == want_cc);
+        const int end = std::min(cc.back(), max_active);
+        const std::vector<int> ioc = from_dev<int>(dioc, size_t(max_active));
+        const std::vector<uint32_t> ybc = from_dev<uint32_t>(dyc, size_t(rows_y) * ld);
+        auto at = [&](int64_t col, int64_t i) { return im ? size_t(col * st + i) : size_t(i * ld + col); };
+        std::set<int> images_seen;
+        int stray_c = 0, wrong = 0;
+        for (int64_t col = 0; col < ld; ++col) {
+          const bool slot = col >= from && col < end;
+          for (int64_t i = slot ? n : 0; i < rows_y; ++i) stray_c += ybc[at(col, i)] != 0xFFFFFFFFu;
+          if (col < max_active && !slot) CHECK(ioc[size_t(col)] == -1);
+          if (!slot) continue;
+          const int m = (ioc[size_t(col)] - 5000) / 7;
+          CHECK((ioc[size_t(col)] - 5000) % 7 == 0);
+          REQUIRE(want.count(m) == 1);
+          CHECK(images_seen.insert(m).second);
+          for (int64_t i = 0; i < n; ++i) wrong += ybc[at(col, i)] != want.at(m)[size_t(i)];
+        }
+        CHECK(stray_c == 0);
+        CHECK(wrong == 0);
+        CHECK((dyc.guard_intact() && dioc.guard_intact() && dcc.guard_intact()));
+      }
     }
     for (auto d : descs) jhdnnDestroySparseMatrixDescriptor(d);
   }

@@ -94,6 +94,7 @@ struct TcCase {
   int max_active = 512;  // the call's bound
   bool convert = false;
   bool random_weights = false;
+  int compact_from = 0;  // counts[layers] on entry to the compacted call (its first slot)
 };
 
 // Runs the call on a case and checks it against the chain (see the file comment).
@@ -216,6 +217,46 @@ void check_case(const TcCase& cs, uint64_t seed) {
   }
   CHECK(written == 0);
   CHECK(flips <= processed / 20);  // (a few at most: the edge is thin)
+
+  // The compacted output (rowsOut NULL): the same call again, counts[layers] starting at cs.compact_from. Survivor
+  // slot t (from there, below max_active) holds in column t the bits the call above wrote in column r for the image
+  // idsOut[t] names; the counts are the same; every other column keeps the poison.
+  INFO("compacted, counts[layers] on entry " << cs.compact_from);
+  std::vector<int> c1 = counts0;
+  c1[size_t(cs.layers)] = cs.compact_from;
+  DeviceBuffer dc1 = to_dev(c1), dy1(size_t(n * cs.max_active) * 4), dio1(size_t(cs.max_active) * 4);
+  REQUIRE(jhdnnSparseDnnLayersForwardResident(h.get(), cs.layers, net.descs.data(), bias, 32.f, cs.max_active,
+                                              dc1.as<int>(), dr.as<int>(), dids.as<int>(), dx.get(), ld, dy1.get(),
+                                              cs.max_active, nullptr, dio1.as<int>(), 0) == JHDNN_STATUS_SUCCESS);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<int> want_c1 = counts;
+  want_c1[size_t(cs.layers)] += cs.compact_from;
+  CHECK(from_dev<int>(dc1, c1.size()) == want_c1);
+  const int end = std::min(cs.compact_from + listed, cs.max_active);
+  const std::vector<int> io1 = from_dev<int>(dio1, size_t(cs.max_active));
+  const std::vector<uint32_t> yb = from_dev<uint32_t>(dy, size_t(n * cs.max_active)),
+                              yb1 = from_dev<uint32_t>(dy1, size_t(n * cs.max_active));
+  std::vector<char> seen1(size_t(processed), 0);
+  int mismatched = 0, stray = 0;
+  for (int t = 0; t < cs.max_active; ++t) {
+    if (t < cs.compact_from || t >= end) {
+      CHECK(io1[size_t(t)] == -1);  // (the poison)
+      for (int64_t j = 0; j < n; ++j) stray += yb1[size_t(j * cs.max_active + t)] != 0xFFFFFFFFu;
+      continue;
+    }
+    const int r = (io1[size_t(t)] - 5000) / 3;
+    REQUIRE(r >= 0);
+    REQUIRE(r < processed);
+    REQUIRE(io1[size_t(t)] == ids[size_t(r)]);
+    CHECK(seen[size_t(r)]);
+    CHECK(!seen1[size_t(r)]);
+    seen1[size_t(r)] = 1;
+    for (int64_t j = 0; j < n; ++j)
+      mismatched += yb1[size_t(j * cs.max_active + t)] != yb[size_t(j * cs.max_active + r)];
+  }
+  CHECK(mismatched == 0);
+  CHECK(stray == 0);
+  CHECK((dy1.guard_intact() && dio1.guard_intact() && dc1.guard_intact()));
 }
 
 }  // namespace
@@ -255,8 +296,9 @@ TEST_CASE("tensor-core resident layers: within the bound of the fp32 chain", "[s
   random.layers = 2;
   random.random_weights = true;
   check_case(random, seed++);
-  TcCase bounded;  // maxActive below the count: the first maxActive positions only
-  bounded.max_active = 300;
+  TcCase bounded;  // maxActive below the count: the first maxActive positions only; the compacted call's slots
+  bounded.max_active = 300;  // from 290, all but 10 of its survivors dropped
+  bounded.compact_from = 290;
   check_case(bounded, seed++);
   TcCase partial;  // a partial last tile and a narrower layer (n = 512: 8 warps)
   partial.n = 512;
@@ -364,10 +406,11 @@ TEST_CASE("tensor-core head through the driver: official N = 1024 network, exact
   net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[size_t(l - 1)]); });
   for (int k : {3, 5})
     for (bool convert : {false, true}) {
-      INFO("tc_head_layers " << k << " convert " << convert);
+      INFO("tc_head_layers " << k << " convert " << convert << " compact " << (k == 5 || !convert));
       spdnn::DriverOptions opt;
       opt.tc_head_layers = k;
       opt.tc_head_convert = convert;
+      opt.tc_head_compact = k == 5 || !convert;  // (K = 3 with conversion: the hand-over not compacted)
       for (int64_t rows : {int64_t(1200), int64_t(60000)}) {
         const spdnn::InferenceResult r =
             spdnn::run_inference(h.get(), net, images, rows, -0.3f, -1, 0, nullptr, nullptr, spdnn::Path::kResident,

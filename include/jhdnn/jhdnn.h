@@ -662,8 +662,11 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardCompact(jhdnnHandle_t handle, int layer
  *   entry); for the survivors of the last layer, rowsOut[t] = r, idsOut[t] = idsIn[r] and y column r
  *   (ldy >= maxActive) = the image's last output, t < counts[layerCount] in an unspecified order (slots
  *   at or past maxActive are dropped if counts[layerCount] was not 0). Other columns of y are not
- *   written. The outputs (y, rowsOut, idsOut, counts, the trace) must not overlap each other or an input
- *   (activeRows, idsIn, x): BAD_PARAM.
+ *   written. rowsOut NULL asks for the compacted output instead: survivor t's last output in y column t
+ *   (slot t as above, idsOut[t] = idsIn[r]; nothing at or past maxActive), so that the next layer reads
+ *   the survivors as activeRows = 0, 1, 2, ... (a multi-layer call whose input is a long list leaves
+ *   few survivors spread over its columns otherwise). The outputs (y, rowsOut, idsOut, counts, the
+ *   trace) must not overlap each other or an input (activeRows, idsIn, x): BAD_PARAM.
  *   sliceImages: 1 .. the most that fit (8 up to n = 1452: 2 x (n + 1) x 8 floats of features + 136 KB
  *   of weight stages per CTA; 4 up to n = 2905, 2 up to 5811 with 227 KB per block; 4 also where the
  *   vals kernel runs, i.e. where its ring fits because the layers' runs of equal index lists and weight

@@ -869,13 +869,13 @@ jhdnnStatus_t jhdnnSparseDnnLayersForwardResidentEx(
     }
     JHDNN_TRY(check_ptr(counts + layerCount, sizeof(int), "counts[layerCount]", handle->device));
     JHDNN_TRY(check_ptr(idsIn, sizeof(int), "idsIn", handle->device));
-    JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));
+    if (rowsOut) JHDNN_TRY(check_ptr(rowsOut, sizeof(int), "rowsOut", handle->device));  // (NULL: compacted)
     JHDNN_TRY(check_ptr(idsOut, sizeof(int), "idsOut", handle->device));
     // The output lists are written while other CTAs still read the inputs; y while others read x; counts[1..] per
     // layer (counts[0] is read, so the whole array counts as written).
     const int64_t list = int64_t(maxActive) * int64_t(sizeof(int));
     JHDNN_TRY(check_written_apart({{y, ext.y * 4, "y"},
-                                   {rowsOut, list, "rowsOut"},
+                                   {rowsOut, rowsOut ? list : 0, "rowsOut"},
                                    {idsOut, list, "idsOut"},
                                    {counts, (int64_t(layerCount) + 1) * int64_t(sizeof(int)), "counts"},
                                    {trace, trace ? int64_t(traceBytes) : 0, "trace"}},

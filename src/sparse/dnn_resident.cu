@@ -580,49 +580,57 @@ __device__ __forceinline__ int layer_end_mask(float (&alive4)[4], int slot0, int
   return cnt;
 }
 // After the last layer: the survivors' features (xfin, slot sl's feature i at resident_pos(i, n) * S + sl) to y
-// at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active). The items
-// are load_slice_features's, t = e % S the survivor (s_live[t], t < cnt). Until session 38 each thread took one
-// feature at a time with a division by cnt and resident_pos's loop: ~10 us per CTA at n = 4096 to issue.
+// at column r0 + sl, and (rows_out, ids_out) at the slots from *s_base (dropped at or past max_active). rows_out
+// NULL (the compacted output, jhdnnSparseDnnLayersForwardResidentEx): survivor t's features to column *s_base + t
+// instead, none at or past max_active. The items are load_slice_features's, t = e % S the survivor (s_live[t],
+// t < cnt). Until session 38 each thread took one feature at a time with a division by cnt and resident_pos's loop:
+// ~10 us per CTA at n = 4096 to issue.
 template <int S, int kCtaThreads>
 __device__ __forceinline__ void write_survivors(const float* xfin, const int* s_live, int cnt, const int* s_base, int n,
                                                 int r0, float* __restrict__ y, int64_t ldy, const int* ids_in,
                                                 int* rows_out, int* ids_out, int max_active, int image_major) {
   const int quads = n >> 2, items = quads * S;
-  if (image_major) {  // survivor t's quad a as one 16-byte store at y + (r0 + s_live[t]) x ldy + 4 a (ldy: the stride)
+  // survivor t's column of y, or -1 where a compacted slot is dropped
+  auto column = [&](int t) {
+    if (rows_out != nullptr) return r0 + s_live[t];
+    const int pos = *s_base + t;
+    return pos < max_active ? pos : -1;
+  };
+  if (image_major) {  // survivor t's quad a as one 16-byte store at y + column(t) x ldy + 4 a (ldy: the stride)
     for (int a = int(threadIdx.x); a < quads; a += kCtaThreads) {
       const int key = quad_key<S>(a, n);
 #pragma unroll
       for (int t = 0; t < S; ++t)
-        if (t < cnt) {
+        if (t < cnt && column(t) >= 0) {
           const int sl = s_live[t];
           const float4 v = make_float4(xfin[(4 * a + (0 ^ key)) * S + sl], xfin[(4 * a + (1 ^ key)) * S + sl],
                                        xfin[(4 * a + (2 ^ key)) * S + sl], xfin[(4 * a + (3 ^ key)) * S + sl]);
-          *reinterpret_cast<float4*>(y + int64_t(r0 + sl) * ldy + 4 * a) = v;
+          *reinterpret_cast<float4*>(y + int64_t(column(t)) * ldy + 4 * a) = v;
         }
     }
     for (int e = 4 * quads * S + int(threadIdx.x); e < n * S; e += kCtaThreads) {  // rows 4 (n / 4) .. n - 1
       const int i = e / S, t = e % S;
-      if (t < cnt) y[int64_t(r0 + s_live[t]) * ldy + i] = xfin[i * S + s_live[t]];
+      if (t < cnt && column(t) >= 0) y[int64_t(column(t)) * ldy + i] = xfin[i * S + s_live[t]];
     }
   }
   for (int e = int(threadIdx.x); !image_major && e < items; e += kCtaThreads) {
     const int a = e / S, t = e % S;
-    if (t < cnt) {
+    if (t < cnt && column(t) >= 0) {
       const int sl = s_live[t], key = quad_key<S>(a, n);
-      float* dst = y + int64_t(4 * a) * ldy + r0 + sl;
+      float* dst = y + int64_t(4 * a) * ldy + column(t);
 #pragma unroll
       for (int j = 0; j < 4; ++j) dst[j * ldy] = xfin[(4 * a + (j ^ key)) * S + sl];
     }
   }
   for (int e = 4 * quads * S + int(threadIdx.x); !image_major && e < n * S; e += kCtaThreads) {  // rows 4 (n / 4) ..
     const int i = e / S, t = e % S;  // resident_pos(i, n) = i here
-    if (t < cnt) y[int64_t(i) * ldy + r0 + s_live[t]] = xfin[i * S + s_live[t]];
+    if (t < cnt && column(t) >= 0) y[int64_t(i) * ldy + column(t)] = xfin[i * S + s_live[t]];
   }
   if (threadIdx.x < unsigned(cnt)) {  // (cnt >= 0)
     const int sl = s_live[threadIdx.x];
     const int pos = *s_base + int(threadIdx.x);
     if (pos < max_active) {
-      rows_out[pos] = r0 + sl;
+      if (rows_out != nullptr) rows_out[pos] = r0 + sl;
       ids_out[pos] = ids_in[r0 + sl];
     }
   }

@@ -59,14 +59,15 @@ struct TcArgs {
   bool x_vec;  // x 16-byte aligned and ldx a multiple of 4: 16-byte copies where 4 list positions are adjacent
   float* y;
   int64_t ldy;
-  int* rows_out;
+  int* rows_out;  // NULL: the compacted output (survivor t's features in column t of y)
   int* ids_out;
 };
 
 // Shared memory after the two feature buffers: per layer its fragments' address, block columns and output
-// destinations; layer 1's plane rows; per layer the tile's survivor mask and this CTA's survivor count.
+// destinations; layer 1's plane rows; per layer the tile's survivor mask and this CTA's survivor count; the tile's
+// first output slot and its survivors' positions (write_tile_survivors).
 struct SmemLayout {
-  size_t span, heads, bcol, dst, row, live, count, total;
+  size_t span, heads, bcol, dst, row, live, count, slot, total;
 };
 __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers) {
   SmemLayout m{};
@@ -78,7 +79,8 @@ __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers) {
   m.row = m.dst + size_t(layers) * n * 4;
   m.live = m.row + size_t(n) * 4;
   m.count = m.live + kTcMaxLayers * 4;
-  m.total = m.count + kTcMaxLayers * 4;
+  m.slot = m.count + kTcMaxLayers * 4;
+  m.total = m.slot + (1 + kT) * 4;
   return m;
 }
 
@@ -116,6 +118,53 @@ __device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, f
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 
+// The last layer's outputs of the tile's live images (mask, not 0; after the barrier that completed it) to y, and
+// their list entries. A lane's C values c (its warp's groups g0 .., rows dst[16 (g0 + q) + gid], + 8; images
+// 8 nt + 2 tig, + 1) are first staged in `stage` (the buffer the layer read: row j's live images at their ranks,
+// stage[16 j + rank]) while thread 0 takes the tile's first slot (s_slot[0]) and threads 0-15 note the positions of
+// the live images by rank (s_slot[1 + rank]); after a barrier the block writes y from the stage, consecutive threads
+// consecutive columns of a row: one store per feature, not one per lane and C value whether its image lives or not
+// (session 51: the old per-lane stores were 7.5% of the stall samples, lg throttle). Columns: r0 + the image's
+// position in the tile, or with rows_out NULL the slot itself (none at or past max_active).
+template <int kNT>
+__device__ __forceinline__ void write_tile_survivors(const TcArgs& a, const float (&c)[kGroupsPerWarp][kNT][4],
+                                                     const int* dst, int g0, int lane, int tile, unsigned mask,
+                                                     float* stage, int* s_slot) {
+  const int gid = lane >> 2, tig = lane & 3, r0 = tile * kT, cnt = __popc(mask);
+  if (threadIdx.x == 0) s_slot[0] = atomicAdd(a.counts + a.layers, cnt);
+  if (threadIdx.x < unsigned(kT) && ((mask >> threadIdx.x) & 1u))
+    s_slot[1 + __popc(mask & ((1u << threadIdx.x) - 1u))] = int(threadIdx.x);
+#pragma unroll
+  for (int q = 0; q < kGroupsPerWarp; ++q) {
+    const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int t = 8 * nt + 2 * tig + e;
+        if (!((mask >> t) & 1u)) continue;
+        const int rank = __popc(mask & ((1u << t) - 1u));
+        stage[j0 * kT + rank] = c[q][nt][e];
+        stage[j1 * kT + rank] = c[q][nt][2 + e];
+      }
+  }
+  __syncthreads();
+  const int slot = s_slot[0];
+  if (threadIdx.x < unsigned(cnt) && slot + int(threadIdx.x) < a.max_active) {
+    const int r = r0 + s_slot[1 + threadIdx.x];
+    if (a.rows_out != nullptr) a.rows_out[slot + threadIdx.x] = r;
+    a.ids_out[slot + threadIdx.x] = a.ids_in[r];
+  }
+  // item e: row j = e / cnt, its k-th live image. (e + 0.5) / cnt lies at least 1 / 32 from an integer and the
+  // float product's error is below 16384 x 2^-23 (e < n x 16 <= 2^14): the floor is exact.
+  const float inv = 1.f / float(cnt);
+  for (int e = int(threadIdx.x); e < a.n * cnt; e += int(blockDim.x)) {
+    const int j = int(__fmul_rn(float(e) + 0.5f, inv)), k = e - j * cnt;
+    const int col = a.rows_out != nullptr ? r0 + s_slot[1 + k] : slot + k;
+    if (col < a.max_active) a.y[size_t(j) * size_t(a.ldy) + size_t(col)] = stage[j * kT + k];
+  }
+}
+
 template <int kPieces>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a) {
   extern __shared__ float4 smem4[];
@@ -128,6 +177,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   int* const s_row = reinterpret_cast<int*>(base + m.row);
   unsigned* const s_live = reinterpret_cast<unsigned*>(base + m.live);
   int* const s_count = reinterpret_cast<int*>(base + m.count);
+  int* const s_slot = reinterpret_cast<int*>(base + m.slot);
   // The tables: layer l's output row order[16 g + r] goes to layer l + 1's renamed input label[that row] (the last
   // layer's to its own name); layer 1's input i to plane row plane_row(label[i]). (Static layer indices: a
   // parameter array indexed at run time would be copied to the stack.)
@@ -170,18 +220,23 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   for (; tile < tiles; tile += int(gridDim.x)) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // (the first time also the tables)
-    {  // the raw tile split into layer 1's planes in the other buffer: input i at row s_row[i]
-      const float* const raw = reinterpret_cast<const float*>(base + in * span);
+    {  // the raw tile split into layer 1's planes in the other buffer: input i at row s_row[i]; item q = input i's
+       // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
+       // images an item took 12.9% of the instructions)
+      const float4* const raw = reinterpret_cast<const float4*>(base + in * span);
       char* const planes = base + (in ^ 1) * span;
-      for (int q = int(threadIdx.x); q < a.n * (kT / 2); q += int(blockDim.x)) {
-        const int i = q / (kT / 2), pr = q % (kT / 2);  // images 2 pr, 2 pr + 1
-        const float2 v = *reinterpret_cast<const float2*>(raw + i * kT + 2 * pr);
-        uint32_t p[kPieces];
-        split_pair<kPieces>(v.x, v.y, p);
-        const int off = plane_offset(s_row[i], pr >> 2) + 4 * (pr & 3);
+      for (int q = int(threadIdx.x); q < a.n * 2; q += int(blockDim.x)) {
+        const float4 v0 = raw[2 * q], v1 = raw[2 * q + 1];  // (input q / 2's images 8 (q & 1) ..: float4 2 q, 2 q + 1)
+        uint32_t p[4][kPieces];
+        split_pair<kPieces>(v0.x, v0.y, p[0]);
+        split_pair<kPieces>(v0.z, v0.w, p[1]);
+        split_pair<kPieces>(v1.x, v1.y, p[2]);
+        split_pair<kPieces>(v1.z, v1.w, p[3]);
+        const int off = plane_offset(s_row[q >> 1], q & 1);
 #pragma unroll
         for (int piece = 0; piece < kPieces; ++piece)
-          *reinterpret_cast<uint32_t*>(planes + piece * plane + off) = p[piece];
+          *reinterpret_cast<uint4*>(planes + piece * plane + off) = make_uint4(p[0][piece], p[1][piece], p[2][piece],
+                                                                               p[3][piece]);
       }
       in ^= 1;
       __syncthreads();
@@ -240,32 +295,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         }
       alive = __reduce_or_sync(0xffffffffu, alive);
       if (lane == 0 && alive != 0u) atomicOr(s_live + l, alive);
-      if (last) {  // the tile's mask is complete after the barrier: only its live images are written
+      if (last) {  // the tile's mask is complete after the barrier, and `cur` free: only the live images written
         __syncthreads();
         const unsigned mask = s_live[l];
-        const int r0 = tile * kT;
-#pragma unroll
-        for (int q = 0; q < kGroupsPerWarp; ++q) {
-          const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
-#pragma unroll
-          for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              const int t = 8 * nt + 2 * tig + e;
-              if (!((mask >> t) & 1u)) continue;
-              a.y[size_t(j0) * size_t(a.ldy) + size_t(r0 + t)] = c[q][nt][e];
-              a.y[size_t(j1) * size_t(a.ldy) + size_t(r0 + t)] = c[q][nt][2 + e];
-            }
-        }
-        if (threadIdx.x == 0 && mask != 0u) {  // the survivors appended: positions r, ids idsIn[r]
-          int slot = atomicAdd(a.counts + a.layers, __popc(mask));
-          for (unsigned left = mask; left != 0u; left &= left - 1u, ++slot)
-            if (slot < a.max_active) {
-              const int r = r0 + __ffs(int(left)) - 1;
-              a.rows_out[slot] = r;
-              a.ids_out[slot] = a.ids_in[r];
-            }
-        }
+        if (mask != 0u)  // (block-uniform)
+          write_tile_survivors(a, c, dst, g0, lane, tile, mask, reinterpret_cast<float*>(base + in * span), s_slot);
       }
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)

@@ -546,6 +546,7 @@ struct InferenceRun {
   // clock; the destructor puts their descriptors' math types back).
   int tc_layers = 0;
   std::vector<jhdnnMathType_t> tc_saved_math;
+  int* tc_iota = nullptr;  // DriverOptions::tc_head_compact: 0, 1, 2, ..., the list layer tc_layers + 1 reads
   void prepare_tc_head();
   void tc_head_call();
   // Set by the path's loop: the list and the count of the last layer's output.
@@ -683,6 +684,7 @@ void InferenceRun::copy_out(int list, const int* dcount) {
 // first layers keep most of their columns.
 void InferenceRun::fused_layer(int l) {
   const int cur = (l - 1) & 1, nx = l & 1;
+  const int* const rows_in = l == tc_layers + 1 && tc_iota != nullptr ? tc_iota : act_rows[cur];
   in_count[size_t(l)] = counts + (l - 1);
   // (not after the tensor-core head's call, nor for the layer after it: that call writes only its survivors'
   // columns, and the check would read its list through in_count[l - 1], which no fused launch set)
@@ -692,10 +694,10 @@ void InferenceRun::fused_layer(int l) {
   const jhdnnStatus_t st =
       l == 1 && input_mask
           ? jhdnnSparseDnnLayerForwardCompactMasked(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
-                                                    act_rows[cur], ids[cur], layout, x[cur], ld, pmask, x[nx], ld,
+                                                    rows_in, ids[cur], layout, x[cur], ld, pmask, x[nx], ld,
                                                     act_rows[nx], ids[nx], counts + l, ws, ws_size)
           : jhdnnSparseDnnLayerForwardCompactEx(h, net.layer(l).desc, bias, 32.f, r32, in_count[size_t(l)],
-                                                act_rows[cur], ids[cur], layout, x[cur], ld, x[nx], ld, act_rows[nx],
+                                                rows_in, ids[cur], layout, x[cur], ld, x[nx], ld, act_rows[nx],
                                                 ids[nx], counts + l, ws, ws_size);
   res.api_host_ms += host_ms_since(t0);
   JHDNN_CHECK(st);
@@ -809,14 +811,15 @@ cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
   return graph;
 }
 
-// The tensor-core head's call: list 0 (the images) -> list 1 after layer tc_layers, counts[1 .. tc_layers].
+// The tensor-core head's call: list 0 (the images) -> list 1 after layer tc_layers, counts[1 .. tc_layers]; with
+// tc_iota its survivors compacted (rowsOut NULL: no positions, survivor t in column t).
 void InferenceRun::tc_head_call() {
   std::vector<jhdnnSparseMatrixDescriptor_t> descs;
   for (int l = 1; l <= tc_layers; ++l) descs.push_back(net.layer(l).desc);
   const auto tl = std::chrono::steady_clock::now();
   const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentEx(
       h, tc_layers, descs.data(), bias, 32.f, r32, counts, act_rows[0], ids[0], JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
-      x[0], ld, x[1], ld, act_rows[1], ids[1], 0, nullptr, 0);
+      x[0], ld, x[1], ld, tc_iota != nullptr ? nullptr : act_rows[1], ids[1], 0, nullptr, 0);
   res.api_host_ms += host_ms_since(tl);
   JHDNN_CHECK(st);  // (throws with the message: prepare_tc_head's run went through the same checks)
 }
@@ -838,6 +841,14 @@ void InferenceRun::prepare_tc_head() {
         net.layer(l).desc, opt.tc_head_convert ? JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : JHDNN_TENSOR_OP_MATH));
   }
   tc_layers = k;
+  if (opt.tc_head_compact) {
+    size_t bytes = 0;
+    tc_iota = dalloc<int>(rows, &bytes, &o);
+    res.device_bytes += bytes;
+    std::vector<int> iota(rows);
+    std::iota(iota.begin(), iota.end(), 0);
+    CUDA_CHECK(cudaMemcpy(tc_iota, iota.data(), rows * sizeof(int), cudaMemcpyHostToDevice));
+  }
   tc_head_call();
   CUDA_CHECK(cudaMemsetAsync(counts + 1, 0, size_t(layers) * sizeof(int), s));
   CUDA_CHECK(cudaStreamSynchronize(s));

@@ -233,6 +233,10 @@ struct DriverOptions {
   // is a fused launch as after the graph. 0: off (the default: every path exact).
   int tc_head_layers = 0;
   bool tc_head_convert = false;
+  // The tensor-core call's survivors compacted (rowsOut NULL: survivor t in column t, layer K + 1 reading the list
+  // 0, 1, 2, ...), else in their own columns of the call's input (session 51: layer 6 then read 4900 survivors
+  // spread over 60000 columns in 143 us, against 37 us on the default path; bench/results/6a2a868/).
+  bool tc_head_compact = true;
 };
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
