@@ -61,28 +61,19 @@ struct TcArgs {
   int64_t ldy;
   int* rows_out;  // NULL: the compacted output (survivor t's features in column t of y)
   int* ids_out;
-  bool raw_apart;  // one piece: the raw input in its own buffer (smem_layout), prefetched a whole tile ahead
 };
 
-// Shared memory: two feature buffers of `span` bytes, then (raw_apart) the raw input's own buffer; per layer its
-// fragments' address, block columns and output destinations; layer 1's plane rows; per layer the tile's survivor
-// mask and this CTA's survivor count; the tile's first output slot and its survivors' positions
-// (write_tile_survivors).
-// Where the raw input has no buffer of its own, it lands in the buffer the last layer does not write, so its copy is
-// issued only at the last layer's start; with one piece a tile's layers are shorter than that copy takes (session 51:
-// the probe took the same time at K = 4 and 5, bench/results/6a2a868/), so with one piece (up to n = 1024 it fits)
-// the raw input has a buffer of its own and the next tile's copy is issued as soon as the split pass has read the
-// current one.
+// Shared memory after the two feature buffers: per layer its fragments' address, block columns and output
+// destinations; layer 1's plane rows; per layer the tile's survivor mask and this CTA's survivor count; the tile's
+// first output slot and its survivors' positions (write_tile_survivors).
 struct SmemLayout {
-  size_t span, raw, heads, bcol, dst, row, live, count, slot, total;
+  size_t span, heads, bcol, dst, row, live, count, slot, total;
 };
-__host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, bool raw_apart) {
+__host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers) {
   SmemLayout m{};
   const size_t planes = size_t(pieces) * n * 32, raw = size_t(kT) * n * 4;
-  // the planes, or the raw fp32 tile where it shares the buffers; the last layer's survivors are staged over both
-  m.span = raw_apart ? planes : planes > raw ? planes : raw;
-  m.raw = 2 * m.span;
-  m.heads = m.raw + (raw_apart ? raw : 0);
+  m.span = planes > raw ? planes : raw;  // the planes, or the raw fp32 tile
+  m.heads = 2 * m.span;
   m.bcol = m.heads + kTcMaxLayers * sizeof(void*);
   m.dst = m.bcol + size_t(layers) * (n / 16) * kW * 4;
   m.row = m.dst + size_t(layers) * n * 4;
@@ -178,7 +169,7 @@ template <int kPieces>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a) {
   extern __shared__ float4 smem4[];
   char* const base = reinterpret_cast<char*>(smem4);
-  const SmemLayout m = smem_layout(kPieces, a.n, a.layers, a.raw_apart);
+  const SmemLayout m = smem_layout(kPieces, a.n, a.layers);
   const int plane = a.n * 32, span = int(m.span), groups = a.groups;
   const uint4** const s_afrag = reinterpret_cast<const uint4**>(base + m.heads);
   int* const s_bcol = reinterpret_cast<int*>(base + m.bcol);
@@ -223,19 +214,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       for (int b = 0; b < kW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kW + b) * 32 + lane);
   };
   load_frags(a.layer[0].afrag, af);
-  // The raw input's own buffer (m.raw = 2 span) in the one-piece kernel only: the three-piece one runs at 128
-  // registers, and the flag alone cost it spilled registers, for a prefetch distance its longer layers do not need.
-  const bool apart = kPieces == 1 && a.raw_apart;
   int tile = int(blockIdx.x);
-  if (tile < tiles) load_raw(a, tile, count, reinterpret_cast<float*>(apart ? base + 2 * span : base));
-  int in = 0;  // the buffer holding the raw tile (unless apart), then the current layer's input
+  if (tile < tiles) load_raw(a, tile, count, reinterpret_cast<float*>(base));
+  int in = 0;  // the buffer holding the raw tile, then the current layer's input
   for (; tile < tiles; tile += int(gridDim.x)) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // (the first time also the tables)
     {  // the raw tile split into layer 1's planes in the other buffer: input i at row s_row[i]; item q = input i's
        // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
        // images an item took 12.9% of the instructions)
-      const float4* const raw = reinterpret_cast<const float4*>(base + (apart ? 2 : in) * span);
+      const float4* const raw = reinterpret_cast<const float4*>(base + in * span);
       char* const planes = base + (in ^ 1) * span;
       for (int q = int(threadIdx.x); q < a.n * 2; q += int(blockDim.x)) {
         const float4 v0 = raw[2 * q], v1 = raw[2 * q + 1];  // (input q / 2's images 8 (q & 1) ..: float4 2 q, 2 q + 1)
@@ -252,15 +240,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       }
       in ^= 1;
       __syncthreads();
-      if (apart && tile + int(gridDim.x) < tiles)  // (read: the next tile's copy may land now)
-        load_raw(a, tile + int(gridDim.x), count, reinterpret_cast<float*>(base + 2 * span));
     }
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
       const char* const cur = base + in * span;
       char* const other = base + (in ^ 1) * span;
-      // The last layer writes no buffer: the other one takes the next tile's raw input meanwhile (unless apart).
-      if (!apart && last && tile + int(gridDim.x) < tiles)
+      // The last layer writes no buffer: the other one takes the next tile's raw input meanwhile.
+      if (last && tile + int(gridDim.x) < tiles)
         load_raw(a, tile + int(gridDim.x), count, reinterpret_cast<float*>(other));
       load_frags(s_afrag[last ? 0 : l + 1], af_next);  // the next layer's (after the last: the next tile's first)
       const int* const bcol = s_bcol + l * groups * kW;
@@ -313,8 +299,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         __syncthreads();
         const unsigned mask = s_live[l];
         if (mask != 0u)  // (block-uniform)
-          write_tile_survivors(a, c, dst, g0, lane, tile, mask,
-                               reinterpret_cast<float*>(apart ? base : base + in * span), s_slot);
+          write_tile_survivors(a, c, dst, g0, lane, tile, mask, reinterpret_cast<float*>(base + in * span), s_slot);
       }
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
@@ -407,8 +392,8 @@ Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMat
 
 }  // namespace
 
-size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count) {  // (the least: raw not apart)
-  return smem_layout(pieces, int(n), layer_count, false).total;
+size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count) {
+  return smem_layout(pieces, int(n), layer_count).total;
 }
 
 // Loads both instantiations and raises their shared-memory limit to the block's most, once (jhdnnCreate): a limit
@@ -450,8 +435,7 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
                        int64_t ldx, float* y, int64_t ldy, int* rows_out, int* ids_out) {
   const int64_t n = wts[0]->rows;
   JHDNN_TRY(resident_tc_supported(n, layer_count, pieces, smem_optin));
-  const bool raw_apart = pieces == 1 && smem_layout(pieces, int(n), layer_count, true).total <= smem_optin;
-  const size_t smem = smem_layout(pieces, int(n), layer_count, raw_apart).total;
+  const size_t smem = resident_tc_smem_bytes(pieces, n, layer_count);
   if (max_active == 0) return Status::success();
   TcArgs a{};
   for (int l = 0; l < layer_count; ++l) JHDNN_TRY(tc_tables_of(s, device, pageable_ok, *wts[l], &a.layer[l]));
@@ -471,7 +455,6 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
   a.ldy = ldy;
   a.rows_out = rows_out;
   a.ids_out = ids_out;
-  a.raw_apart = raw_apart;
   // (the kernels' shared-memory limit: load_dnn_resident_tc_kernels)
   auto kernel = pieces == 3 ? resident_tc_kernel<3> : resident_tc_kernel<1>;
   const int warps = int(n / 64);
