@@ -64,8 +64,8 @@ struct TcArgs {
 };
 
 // Shared memory after the two feature buffers: per layer its fragments' address, block columns and output
-// destinations; layer 1's plane rows; per layer the tile's survivor mask and this CTA's survivor count; the tile's
-// first output slot and its survivors' positions (write_tile_survivors).
+// destinations (plane offsets); layer 1's plane offsets; per layer the tile's survivor mask and this CTA's survivor
+// count; the tile's first output slot and its survivors' positions (write_tile_survivors).
 struct SmemLayout {
   size_t span, heads, bcol, dst, row, live, count, slot, total;
 };
@@ -178,9 +178,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   unsigned* const s_live = reinterpret_cast<unsigned*>(base + m.live);
   int* const s_count = reinterpret_cast<int*>(base + m.count);
   int* const s_slot = reinterpret_cast<int*>(base + m.slot);
-  // The tables: layer l's output row order[16 g + r] goes to layer l + 1's renamed input label[that row] (the last
-  // layer's to its own name); layer 1's input i to plane row plane_row(label[i]). (Static layer indices: a
-  // parameter array indexed at run time would be copied to the stack.)
+  // The tables: layer l's output row order[16 g + r] goes to layer l + 1's renamed input label[that row], kept as
+  // that input's byte offset in a plane, plane_offset(plane_row(label), 0) (the other half's: ^ 16), so that the
+  // epilogue does no index arithmetic (session 51); the last layer's to its own name, a row of y. Layer 1's input i
+  // at plane_offset(plane_row(label[i]), 0) (s_row). (Static layer indices: a parameter array indexed at run time
+  // would be copied to the stack.)
 #pragma unroll
   for (int l = 0; l < kTcMaxLayers; ++l) {
     if (l >= a.layers) break;
@@ -190,10 +192,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
     for (int t = int(threadIdx.x); t < groups * kW; t += int(blockDim.x)) s_bcol[l * groups * kW + t] = L.bcol[t];
     for (int t = int(threadIdx.x); t < a.n; t += int(blockDim.x)) {
       const int j = L.order[t];
-      s_dst[l * a.n + t] = next_label != nullptr ? next_label[j] : j;
+      s_dst[l * a.n + t] = next_label != nullptr ? plane_offset(plane_row(next_label[j]), 0) : j;
     }
     if (l == 0)
-      for (int i = int(threadIdx.x); i < a.n; i += int(blockDim.x)) s_row[i] = plane_row(L.label[i]);
+      for (int i = int(threadIdx.x); i < a.n; i += int(blockDim.x)) s_row[i] = plane_offset(plane_row(L.label[i]), 0);
   }
   if (int(threadIdx.x) < kTcMaxLayers) {
     s_live[threadIdx.x] = 0u;
@@ -220,7 +222,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   for (; tile < tiles; tile += int(gridDim.x)) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // (the first time also the tables)
-    {  // the raw tile split into layer 1's planes in the other buffer: input i at row s_row[i]; item q = input i's
+    {  // the raw tile split into layer 1's planes in the other buffer: input i at s_row[i]; item q = input i's
        // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
        // images an item took 12.9% of the instructions)
       const float4* const raw = reinterpret_cast<const float4*>(base + in * span);
@@ -232,7 +234,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         split_pair<kPieces>(v0.z, v0.w, p[1]);
         split_pair<kPieces>(v1.x, v1.y, p[2]);
         split_pair<kPieces>(v1.z, v1.w, p[3]);
-        const int off = plane_offset(s_row[q >> 1], q & 1);
+        const int off = s_row[q >> 1] ^ ((q & 1) << 4);
 #pragma unroll
         for (int piece = 0; piece < kPieces; ++piece)
           *reinterpret_cast<uint4*>(planes + piece * plane + off) = make_uint4(p[0][piece], p[1][piece], p[2][piece],
@@ -270,30 +272,32 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           }
         }
       const int* const dst = s_dst + l * a.n;
-      unsigned alive = 0u;  // this lane's images (bit t) with a nonzero output
+      unsigned alive = 0u;  // this lane's images with a nonzero output: bit 8 nt + e for image 8 nt + 2 tig + e
 #pragma unroll
-      for (int q = 0; q < kGroupsPerWarp; ++q)
+      for (int q = 0; q < kGroupsPerWarp; ++q) {
+        // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane
+        // offsets (the tables), the half nt's at ^ 16 nt.
+        const int d0 = last ? 0 : dst[(g0 + q) * 16 + gid], d1 = last ? 0 : dst[(g0 + q) * 16 + gid + 8];
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
-          const int t = 8 * nt + 2 * tig;  // C: rows gid, gid + 8; images t, t + 1
           float* const o = c[q][nt];
 #pragma unroll
           for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
-          alive |= (o[0] != 0.f || o[2] != 0.f ? 1u << t : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << t : 0u);
+          alive |= (o[0] != 0.f || o[2] != 0.f ? 1u << 8 * nt : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << 8 * nt : 0u);
           if (!last) {
-            const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
             uint32_t p0[kPieces], p1[kPieces];
             split_pair<kPieces>(o[0], o[1], p0);
             split_pair<kPieces>(o[2], o[3], p1);
 #pragma unroll
             for (int piece = 0; piece < kPieces; ++piece) {
               char* const pl = other + piece * plane + 4 * tig;
-              *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j0), nt)) = p0[piece];
-              *reinterpret_cast<uint32_t*>(pl + plane_offset(plane_row(j1), nt)) = p1[piece];
+              *reinterpret_cast<uint32_t*>(pl + (d0 ^ (nt << 4))) = p0[piece];
+              *reinterpret_cast<uint32_t*>(pl + (d1 ^ (nt << 4))) = p1[piece];
             }
           }
         }
-      alive = __reduce_or_sync(0xffffffffu, alive);
+      }
+      alive = __reduce_or_sync(0xffffffffu, alive << (2 * tig));
       if (lane == 0 && alive != 0u) atomicOr(s_live + l, alive);
       if (last) {  // the tile's mask is complete after the barrier, and `cur` free: only the live images written
         __syncthreads();
