@@ -14,7 +14,7 @@ set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS \
   JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 if [ "${CTEST:-0}" = 1 ]; then build_step "$B" all
-else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables spdnn_tchead_probe; fi
+else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables spdnn_tchead_probe bench_sparse; fi
 step tests_tc 150 "$T/test_sparse_tc"
 step tests_tc_tables 60 "$T/test_sparse_tc_tables"
 for rep in $(seq "${REPS:-2}"); do
@@ -61,6 +61,14 @@ if [ "${NCU_LAYERS:-0}" = 1 ]; then
     step "ncu_layers_$name" 120 ncu --clock-control none -c 40 --metrics gpu__time_duration.sum --csv \
       "$SI" --width 1024 --layers 120 --path resident --validate no ${args#"$name"}
   done
+fi
+# BENCH=1: bench_sparse at N = 1024 L = 120 (SPDNN_BENCH, "1024:120" by default), 5 timed runs each: the graph
+# path, the exact resident path, the tensor-core head (three pieces, one) and the cuSPARSE pipeline in ONE process
+# (bench_sparse.json; scripts/sparse-report.py --bench turns it into tables)
+if [ "${BENCH:-0}" = 1 ]; then
+  step bench_sparse 150 "$BS" --spdnn "${SPDNN_BENCH:-1024:120}" --baseline "${SPDNN_BENCH:-1024:120}" \
+    --spdnn-runs 5 --benchmark_filter='SpDNN/(fused|resident|resident_tc5|resident_tc5c|cusparse)/' \
+    --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json
 fi
 # ncu of the library's kernel (its first launch: the untimed run that builds the tables), K = 5, both piece counts
 if [ "${NCU:-1}" = 1 ]; then
