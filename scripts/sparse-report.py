@@ -147,6 +147,35 @@ def main():
                 f"{ste:.2f}" if ste else "-", runs(b) + (" / " + runs(pb) if pb else "")))
         md.append("")
 
+    # ---- the opt-in tensor-core head (session 51): bench_sparse's SpDNN/resident_tc<K>[c] rows, NOT the fp32 chain bit
+    # for bit, so never in the exact table above; beside the exact resident path and the pipeline of the same run
+    # (a network's rows are replaced together, so they come from one file)
+    tc = {}
+    for name, b in rows.items():
+        m = re.match(r"SpDNN/resident_tc(\d+)(c?)/N(\d+)/L(\d+)$", name)
+        if m:
+            tc[(int(m.group(3)), int(m.group(4)), int(m.group(1)), m.group(2) == "c")] = b
+    if tc:
+        md += ["## The opt-in tensor-core head (not the fp32 chain bit for bit: jhdnnSetSparseMatrixMathType)", "",
+               "The resident path with layers 1..K as one resident call on bf16 tensor cores (three bf16 pieces a "
+               "feature, or one with ALLOW_CONVERSION), its survivors compacted; the exact resident path and the "
+               "pipeline measured in the same run.", "",
+               "| N | L | K | pieces | time (ms) | TE/s | exact resident ms | x exact | x cuSPARSE | same categories | "
+               "runs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for (n, l, k, one), b in sorted(tc.items()):
+            if b.get("error_occurred"):
+                md.append(f"| {n} | {l} | {k} | {1 if one else 3} | error: {b.get('error_message', '')} |||||||")
+                continue
+            ex = paths["resident"].get((n, l))
+            pb = base.get((n, l))
+            ex_ms = ms(ex) if ex and not ex.get("error_occurred") else None
+            p_ms = ms(pb) if pb and not pb.get("error_occurred") else None
+            md.append("| {} | {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} |".format(
+                n, l, k, 1 if one else 3, ms(b), b.get("TE/s", float("nan")), f"{ex_ms:.3f}" if ex_ms else "-",
+                f"{ex_ms / ms(b):.2f}" if ex_ms else "-", f"{p_ms / ms(b):.2f}" if p_ms else "-",
+                {1.0: "yes", 0.0: "NO"}.get(b.get("valid"), "-"), runs(b)))
+        md.append("")
+
     # ---- SpMM
     spmm = {}
     for name, b in rows.items():
