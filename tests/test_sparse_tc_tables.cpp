@@ -154,3 +154,21 @@ TEST_CASE("tc tables: a layer that does not fit is refused with its reason", "[s
     CHECK(why.find("more than 2 blocks of 16 inputs") != std::string::npos);
   }
 }
+
+// dnn_resident_tc.cu's write_tile_survivors splits its items e = j x cnt + k (row j, the k-th of cnt live images,
+// cnt 1..16, e < n x cnt <= 16384) with a float product instead of an integer division: j = (int)((e + 0.5f) x
+// (1.f / cnt)), rounded to nearest as __fmul_rn and the host's float multiply both do. The comment there argues the
+// floor is exact (the half keeps every quotient at least 1 / 32 from an integer); this checks every case it covers.
+// (Without the half the products happen to floor right too in this range, 1 / cnt rounding up or exact for
+// cnt <= 16; the half is the margin the argument needs, not a fix for a case seen here.)
+TEST_CASE("tc survivors' write-out: the float division of items by the live count is exact", "[sparse][tc]") {
+  int wrong = 0;
+  for (int cnt = 1; cnt <= 16; ++cnt) {
+    const float inv = 1.f / float(cnt);
+    for (int e = 0; e < 1024 * cnt; ++e) {
+      volatile float prod = (float(e) + 0.5f) * inv;  // (volatile: one rounding, no contraction or wider registers)
+      wrong += int(prod) != e / cnt;
+    }
+  }
+  CHECK(wrong == 0);
+}
