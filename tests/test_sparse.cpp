@@ -1048,14 +1048,6 @@ TEST_CASE("sparse bounds: counts past maxActive / nnz stay inside the buffers", 
 
 namespace {
 
-// The first 1200 official N = 1024 images (after JHDNN_REQUIRE_SPDNN_DATA).
-spdnn::Csr first1200_images() {
-  spdnn::Csr images;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
-  return images;
-}
-
 // The layer kPersistent's single launch starts from, for persistent_below = below: the per-layer
 // launches stop once the count read back (one layer behind) is <= below, i.e. two layers after the
 // first layer l0 whose count is <= below; layers + 1 if none is (then no multi-layer launch runs).
@@ -1065,14 +1057,6 @@ int expected_tail_first(const std::vector<int>& active, int rows, int below) {
   for (int l = 1; l <= layers; ++l)
     if (active[l - 1] <= below) return std::min(l + 2, layers + 1);
   return layers + 1;
-}
-
-spdnn::Csr official_layer(int l) {
-  spdnn::Csr w;
-  std::string err;
-  if (!spdnn::read_layer_tsv(spdnn::data_dir() + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err))
-    throw std::runtime_error(err);
-  return w;
 }
 
 }  // namespace
@@ -1143,15 +1127,11 @@ TEST_CASE("DeviceNetwork::load: layers made on worker threads, uploaded in order
 TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact categories", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const std::string dir = spdnn::data_dir();
-  spdnn::Csr images;
-  std::vector<int> truth;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
-  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err));
+  const spdnn::Csr images = jhdnn::test::official_images();
+  const std::vector<int> truth = jhdnn::test::official_categories();
   REQUIRE(truth.size() == 19);
   std::vector<spdnn::Csr> layers;
-  for (int l = 1; l <= 120; ++l) layers.push_back(official_layer(l));
+  for (int l = 1; l <= 120; ++l) layers.push_back(jhdnn::test::official_layer(l));
   JhdnnHandle h;
   spdnn::DeviceNetwork net;
   net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); });
@@ -1263,7 +1243,7 @@ TEST_CASE("inference: official N = 1024 network, 1200 images x 120 layers, exact
 TEST_CASE("inference: generated networks match the CPU reference exactly", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; };
   for (const Case cs : {Case{1024, 120, 1200}, Case{4096, 60, 300}, Case{16384, 24, 64}}) {
@@ -1354,7 +1334,7 @@ void for_each_kept_case(const spdnn::Csr& images1024, std::initializer_list<Kept
 TEST_CASE("inference: the tiled feature layout and the reader relabelling are exact", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
     auto get = [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); };
@@ -1407,7 +1387,7 @@ TEST_CASE("inference: the tiled feature layout and the reader relabelling are ex
 TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, resident)", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
     auto get = [&](int l) { return spdnn::generate_layer_ell(cs.n, l, 42); };
@@ -1454,7 +1434,7 @@ TEST_CASE("inference: the bank relabelling is exact (fused with a kept layer, re
 TEST_CASE("inference: the image-major layout on the resident path is exact", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   constexpr jhdnnSparseDnnFeatureLayout_t kImage = JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR;
   const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
@@ -1526,7 +1506,7 @@ TEST_CASE("inference: the image-major layout on the resident path is exact", "[s
 TEST_CASE("inference: the resident path's head graph launches the same layers", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
     spdnn::DeviceNetwork net;
@@ -1567,7 +1547,7 @@ TEST_CASE("inference: the resident path's head graph launches the same layers", 
 TEST_CASE("inference: widening the first layers to the previous layer's whole output is exact", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   const auto body = [&](const KeptCase& cs, const spdnn::Csr& imgs, float bias) {
     spdnn::DeviceNetwork net;
@@ -1654,7 +1634,7 @@ TEST_CASE("inference: widening the first layers to the previous layer's whole ou
 TEST_CASE("inference: the input piece mask is exact", "[sparse][gpu][data][masks]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images1024 = first1200_images();
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; int keep; };
   for (const Case cs : {Case{1024, 12, 12000, 1}, Case{4096, 7, 5000, 2}}) {
@@ -1880,7 +1860,7 @@ TEST_CASE("sparse calls: the tiled feature layout's and the input mask's bad inp
 TEST_CASE("inference: the multi-layer launch, checks, early exit, counts per layer", "[sparse][gpu][data]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const spdnn::Csr images = first1200_images();
+  const spdnn::Csr images = jhdnn::test::official_images();
   const int n = 1024, layers = 100, rows = 1200;  // > 96: two launches inside one call
   JhdnnHandle h;
   spdnn::DeviceNetwork net;

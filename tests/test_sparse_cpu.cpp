@@ -24,17 +24,6 @@
 
 namespace {
 
-std::string layer_path(int l) { return spdnn::data_dir() + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv"; }
-
-spdnn::Csr load_layer(int l) {
-  spdnn::Csr w;
-  std::string err;
-  const bool ok = spdnn::read_layer_tsv(layer_path(l), 1024, &w, &err);
-  INFO(err);
-  REQUIRE(ok);
-  return w;
-}
-
 // Does row i of w have exactly the columns {a, (a - 2^s) mod M} + t M, t = 0..15?
 bool radix_row(const spdnn::Csr& w, int64_t i, int64_t m, int s, int64_t a) {
   if (w.ptr[i + 1] - w.ptr[i] != 32) return false;
@@ -211,7 +200,7 @@ TEST_CASE("generator: cycle-0 layers 1..6 equal the official N = 1024 network ex
   JHDNN_REQUIRE_SPDNN_DATA();
   for (int l = 1; l <= 6; ++l) {
     INFO("layer " << l);
-    const spdnn::Csr off = load_layer(l);
+    const spdnn::Csr off = jhdnn::test::official_layer(l);
     const spdnn::Csr gen = spdnn::generate_layer(1024, l, 1);
     REQUIRE(off.ptr == gen.ptr);
     REQUIRE(off.idx == gen.idx);
@@ -226,7 +215,7 @@ TEST_CASE("generator spec: every official layer is RadiX-Net shaped (residue per
   const int stages = 6;
   for (int l = 1; l <= 120; l += 1) {
     INFO("layer " << l);
-    const spdnn::Csr w = load_layer(l);
+    const spdnn::Csr w = jhdnn::test::official_layer(l);
     const int s = (l - 1) % stages;
     std::vector<int> per_residue(m, 0);
     for (int64_t i = 0; i < n; ++i) {
@@ -243,14 +232,10 @@ TEST_CASE("generator spec: every official layer is RadiX-Net shaped (residue per
 
 TEST_CASE("CPU reference: 1200 images x 120 layers give exactly the official 19 categories", "[sparse][cpu][data]") {
   JHDNN_REQUIRE_SPDNN_DATA();
-  const std::string dir = spdnn::data_dir();
-  spdnn::Csr images;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
+  const spdnn::Csr images = jhdnn::test::official_images();
   REQUIRE(images.rows == 1200);
   REQUIRE(images.nnz() == 122713);
-  std::vector<int> truth;
-  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err));
+  const std::vector<int> truth = jhdnn::test::official_categories();
   const std::vector<int> readme = {287, 295, 386, 427, 428, 529, 571, 666, 757, 943,
                                    945, 1031, 1097, 1098, 1177, 1184, 1190, 1194, 1200};
   std::vector<int> readme0;
@@ -258,7 +243,7 @@ TEST_CASE("CPU reference: 1200 images x 120 layers give exactly the official 19 
   REQUIRE(truth == readme0);
 
   spdnn::CpuInference cpu(images);
-  for (int l = 1; l <= 120; ++l) cpu.layer(load_layer(l), -0.3);
+  for (int l = 1; l <= 120; ++l) cpu.layer(jhdnn::test::official_layer(l), -0.3);
   CHECK(cpu.categories() == truth);
 }
 

@@ -2245,19 +2245,11 @@ TEST_CASE("resident path: official N = 1024 network, 1200 images x 120 layers, e
           "[sparse][gpu][data][resident]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const std::string dir = spdnn::data_dir();
-  spdnn::Csr images;
-  std::vector<int> truth;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
-  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err));
+  const spdnn::Csr images = jhdnn::test::official_images();
+  const std::vector<int> truth = jhdnn::test::official_categories();
   REQUIRE(truth.size() == 19);
   std::vector<spdnn::Csr> layers;
-  for (int l = 1; l <= 120; ++l) {
-    spdnn::Csr w;
-    REQUIRE(spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err));
-    layers.push_back(std::move(w));
-  }
+  for (int l = 1; l <= 120; ++l) layers.push_back(jhdnn::test::official_layer(l));
   JhdnnHandle h;
   spdnn::DeviceNetwork net;
   net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[l - 1]); });
@@ -2389,10 +2381,7 @@ TEST_CASE("resident path: the calls' layers", "[sparse][resident][cpu]") {
 TEST_CASE("resident path: generated networks (forced at N = 4096) and the automatic rule", "[sparse][gpu][data][resident]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  spdnn::Csr images1024;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images1024,
-                                 &err));
+  const spdnn::Csr images1024 = jhdnn::test::official_images();
   JhdnnHandle h;
   struct Case { int64_t n; int layers; int64_t images; };
   for (const Case cs : {Case{1024, 200, 1200}, Case{4096, 40, 300}}) {

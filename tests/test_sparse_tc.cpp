@@ -389,18 +389,10 @@ TEST_CASE("tensor-core head through the driver: official N = 1024 network, exact
           "[sparse][gpu][data][tc]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
-  const std::string dir = spdnn::data_dir();
-  spdnn::Csr images;
-  std::vector<int> truth;
-  std::string err;
-  REQUIRE(spdnn::read_images_tsv(dir + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images, &err));
-  REQUIRE(spdnn::read_categories(dir + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err));
+  const spdnn::Csr images = jhdnn::test::official_images();
+  const std::vector<int> truth = jhdnn::test::official_categories();
   std::vector<spdnn::Csr> layers;
-  for (int l = 1; l <= 120; ++l) {
-    spdnn::Csr w;
-    REQUIRE(spdnn::read_layer_tsv(dir + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err));
-    layers.push_back(std::move(w));
-  }
+  for (int l = 1; l <= 120; ++l) layers.push_back(jhdnn::test::official_layer(l));
   JhdnnHandle h;
   spdnn::DeviceNetwork net;
   net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[size_t(l - 1)]); });

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -23,3 +24,36 @@
       SKIP("spdnn data not found in " << jhdnn_dir_ << " (run scripts/fetch-spdnn-data.sh or set JHDNN_SPDNN_DIR)"); \
     }                                                                                                          \
   } while (0)
+
+// The official N = 1024 data the data tests read (after JHDNN_REQUIRE_SPDNN_DATA), each read REQUIREd with the
+// reader's message: the first 1200 images; their categories after 120 layers (0-based image numbers); layer l
+// (1..120) as its file holds it (CSR, row = output neuron).
+namespace jhdnn::test {
+inline spdnn::Csr official_images() {
+  spdnn::Csr images;
+  std::string err;
+  const bool ok = spdnn::read_images_tsv(spdnn::data_dir() + "/sparse-images-1024-first1200.tsv", 1024, 1200, &images,
+                                         &err);
+  INFO(err);
+  REQUIRE(ok);
+  return images;
+}
+inline std::vector<int> official_categories() {
+  std::vector<int> truth;
+  std::string err;
+  const bool ok =
+      spdnn::read_categories(spdnn::data_dir() + "/neuron1024-l120-categories-first1200.tsv", 1200, &truth, &err);
+  INFO(err);
+  REQUIRE(ok);
+  return truth;
+}
+inline spdnn::Csr official_layer(int l) {
+  spdnn::Csr w;
+  std::string err;
+  const bool ok =
+      spdnn::read_layer_tsv(spdnn::data_dir() + "/neuron1024/n1024-l" + std::to_string(l) + ".tsv", 1024, &w, &err);
+  INFO(err);
+  REQUIRE(ok);
+  return w;
+}
+}  // namespace jhdnn::test
