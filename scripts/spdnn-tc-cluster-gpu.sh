@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# On the GPU machine, ONE call of the device tool: the tensor-core head past N = 1024 as a thread-block cluster
+# (session 52; src/sparse/dnn_resident_tc.cu, one bf16 piece). Its tests (test_sparse_tc: the N <= 1024 cases and the
+# cluster's at N = 2048 / 4096 against the fp32 chain, the refusals, the driver's categories at N = 1024 and 4096;
+# test_sparse_tc_tables), then spdnn_infer at N = 4096 L = 120 on the default resident path and with --tc-head 5
+# --tc-convert 1, REPS times (default 2) in turn, the same at N = 1024 (the single-CTA kernel after the change), and
+# with WIDE=1 once at N = 16384 (a cluster of 16: whether one fits); ncu of the cluster kernel's first launch (time,
+# instructions, stall reasons; NCU=0 skips it); BENCH=1: bench_sparse at SPDNN_BENCH (default "4096:120,480") with the
+# pipeline in one process; CTEST=1: everything built and the whole ctest last with the time left.
+#   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-cluster-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
+# (carry data/spdnn's four files)
+set -uo pipefail
+FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS \
+  JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
+if [ "${CTEST:-0}" = 1 ]; then build_step "$B" all
+else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables bench_sparse; fi
+step tests_tc_tables 60 "$T/test_sparse_tc_tables"
+step tests_tc 240 "$T/test_sparse_tc"
+for rep in $(seq "${REPS:-2}"); do
+  for n in 4096 1024; do
+    step "infer_${n}_default_$rep" 60 "$SI" --width "$n" --layers 120 --path resident
+    step "infer_${n}_tc5c_$rep" 60 "$SI" --width "$n" --layers 120 --path resident --tc-head 5 --tc-convert 1
+  done
+done
+[ "${WIDE:-0}" = 1 ] &&
+  step infer_16384_tc5c 120 "$SI" --width 16384 --layers 120 --path resident --tc-head 5 --tc-convert 1
+if [ "${NCU:-1}" = 1 ]; then
+  step ncu_tc5c_4096 120 ncu --clock-control none --kernel-name regex:resident_tc -c 1 --section SpeedOfLight \
+    --section Occupancy --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \
+    "$SI" --width 4096 --layers 6 --path resident --tc-head 5 --tc-convert 1 --validate no
+fi
+if [ "${BENCH:-0}" = 1 ]; then
+  step bench_sparse 300 "$BS" --spdnn "${SPDNN_BENCH:-4096:120,480}" --baseline "${SPDNN_BENCH:-4096:120,480}" \
+    --spdnn-runs 5 --benchmark_filter='SpDNN/(resident|resident_tc5c|cusparse)/' \
+    --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json
+fi
+[ "${CTEST:-0}" = 1 ] && ctest_step "$B"
+step_summary
+grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt
+[ -f "$OUT/ctest.txt" ] && grep -E "tests passed|tests failed|\(Failed\)|Timeout" "$OUT/ctest.txt"
+for f in "$OUT"/infer_*.txt; do
+  echo "$(basename "$f" .txt): $(grep -E '^ +[0-9]+ +120 ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"
+done
+tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
