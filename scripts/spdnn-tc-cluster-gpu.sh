@@ -4,7 +4,7 @@
 # cluster's at N = 2048 / 4096 against the fp32 chain, the refusals, the driver's categories at N = 1024 and 4096;
 # test_sparse_tc_tables), then spdnn_infer at N = 4096 L = 120 on the default resident path and with --tc-head 5
 # --tc-convert 1, REPS times (default 2) in turn, the same at N = 1024 (the single-CTA kernel after the change), and
-# with WIDE=1 once at N = 16384 (a cluster of 16: whether one fits); ncu of the cluster kernel's first launch (time,
+# (WIDTHS, default "4096 1024"); ncu of the cluster kernel's first launch (time,
 # instructions, stall reasons; NCU=0 skips it); BENCH=1: bench_sparse at SPDNN_BENCH (default "4096:120,480") with the
 # pipeline in one process; CTEST=1: everything built and the whole ctest last with the time left.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-cluster-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
@@ -17,13 +17,20 @@ else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables bench_spar
 step tests_tc_tables 60 "$T/test_sparse_tc_tables"
 step tests_tc 240 "$T/test_sparse_tc"
 for rep in $(seq "${REPS:-2}"); do
-  for n in 4096 1024; do
+  for n in ${WIDTHS:-4096 1024}; do
     step "infer_${n}_default_$rep" 60 "$SI" --width "$n" --layers 120 --path resident
     step "infer_${n}_tc5c_$rep" 60 "$SI" --width "$n" --layers 120 --path resident --tc-head 5 --tc-convert 1
   done
 done
-[ "${WIDE:-0}" = 1 ] &&
-  step infer_16384_tc5c 120 "$SI" --width 16384 --layers 120 --path resident --tc-head 5 --tc-convert 1
+# NCU_SRC=1: the cluster kernel's per-instruction counters (SourceCounters: executed instructions and stall samples per
+# SASS line) as CSV (ncu_src_4096.csv)
+if [ "${NCU_SRC:-0}" = 1 ]; then
+  step ncu_src_run_4096 150 ncu --clock-control none --kernel-name regex:resident_tc -c 1 --section SourceCounters \
+    --section WarpStateStats --section InstructionStats --import-source no -f -o "$OUT/ncu_src_4096" \
+    "$SI" --width 4096 --layers 6 --path resident --tc-head 5 --tc-convert 1 --validate no
+  step ncu_src_4096 60 ncu -i "$OUT/ncu_src_4096.ncu-rep" --page source --csv --print-source sass
+  rm -f "$OUT/ncu_src_4096.ncu-rep"
+fi
 if [ "${NCU:-1}" = 1 ]; then
   step ncu_tc5c_4096 120 ncu --clock-control none --kernel-name regex:resident_tc -c 1 --section SpeedOfLight \
     --section Occupancy --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \

@@ -403,12 +403,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q) {
         // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane
-        // offsets (the tables), the half nt's at ^ 16 nt; a cluster: -1 where this CTA does not read the row, and
-        // the other CTAs' (rd0, rd1).
+        // offsets (the tables), the half nt's at ^ 16 nt; a cluster: -1 where this CTA does not read the row (the
+        // other CTAs' copies below).
         const int p0 = (g0 + q) * 16 + gid;
         const int d0 = last ? 0 : dst[p0], d1 = last ? 0 : dst[p0 + 8];
-        const unsigned rd0 = kCluster && !last ? s_rdst[l * rows + p0] : ~0u;
-        const unsigned rd1 = kCluster && !last ? s_rdst[l * rows + p0 + 8] : ~0u;
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
           float* const o = c[q][nt];
@@ -427,23 +425,35 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
               for (int piece = 0; piece < kPieces; ++piece)
                 *reinterpret_cast<uint32_t*>(other + piece * plane + 4 * tig + (d1 ^ (nt << 4))) = p1v[piece];
-            if constexpr (kCluster) {  // the other CTAs that read these rows (rare: tc_tables.h)
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const unsigned e0 = (rd0 >> (16 * h)) & 0xffffu, e1 = (rd1 >> (16 * h)) & 0xffffu;
-#pragma unroll
-                for (int piece = 0; piece < kPieces; ++piece) {
-                  const char* const pl = other + piece * plane + 4 * tig;
-                  if (e0 != 0xffffu)
-                    cluster_store(cluster_addr(pl + (int((e0 & 0xfffu) << 4) ^ (nt << 4)), e0 >> 12), p0v[piece]);
-                  if (e1 != 0xffffu)
-                    cluster_store(cluster_addr(pl + (int((e1 & 0xfffu) << 4) ^ (nt << 4)), e1 >> 12), p1v[piece]);
-                }
-              }
-            }
           }
         }
       }
+      // A cluster: the copies for the other CTAs that read these rows next (rare, tc_tables.h), one test a group
+      // where there are none: the pieces split again from the clamped C values.
+      if constexpr (kCluster)
+        if (!last)
+#pragma unroll
+          for (int q = 0; q < kGroupsPerWarp; ++q) {
+            const int p0 = (g0 + q) * 16 + gid;
+            const unsigned rd[2] = {s_rdst[l * rows + p0], s_rdst[l * rows + p0 + 8]};
+            if ((rd[0] & rd[1]) == ~0u) continue;
+#pragma unroll
+            for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+              for (int r = 0; r < 2; ++r) {
+                uint32_t v[kPieces];
+                split_pair<kPieces>(c[q][nt][2 * r], c[q][nt][2 * r + 1], v);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const unsigned e = (rd[r] >> (16 * h)) & 0xffffu;
+                  if (e == 0xffffu) continue;
+                  const int off = int((e & 0xfffu) << 4) ^ (nt << 4);
+#pragma unroll
+                  for (int piece = 0; piece < kPieces; ++piece)
+                    cluster_store(cluster_addr(other + piece * plane + 4 * tig + off, e >> 12), v[piece]);
+                }
+              }
+          }
       alive = __reduce_or_sync(0xffffffffu, alive << (2 * tig));
       if (lane == 0 && alive != 0u) {
         if constexpr (kCluster) cluster_or(cluster_addr(s_live + l, 0u), alive);  // (CTA 0 holds the tile's masks)
