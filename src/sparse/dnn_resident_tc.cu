@@ -21,8 +21,8 @@
 // input blocks they read, each at a slot of its own. An epilogue writes each output into every CTA that reads it,
 // its own buffer or another's through distributed shared memory, and one cluster barrier a layer makes them visible.
 // With groups in contiguous runs of the tables' order few outputs cross (tools/spdnn/spdnn_cluster_model: 1.6% of
-// layer 2's inputs, doubling a layer). The tile's survivor masks are OR-ed into CTA 0, which counts them and takes
-// the tile's output slot; every CTA writes its own rows of y.
+// layer 2's inputs, doubling a layer). At the tile's last layer each CTA hands its survivor masks to the others (the
+// tile's mask is their OR); CTA 0 counts them and takes the tile's output slot; every CTA writes its own rows of y.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -87,7 +87,7 @@ struct TcArgs {
 // 1024 in a cluster); its buffers hold `slot_rows` rows of planes (a cluster: 16 x the most slots of a layer; else
 // n), `raw_rows` rows of the raw fp32 tile (a cluster: 16 x layer 1's most slots; else n) or the last layer's stage.
 struct SmemLayout {
-  size_t span, heads, bcol, dst, rdst, row, in, live, count, slot, total;
+  size_t span, heads, bcol, dst, rdst, row, in, live, masks, count, slot, total;
 };
 __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, int ctas, int slot_rows, int raw_rows) {
   SmemLayout m{};
@@ -102,7 +102,8 @@ __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, int ct
   m.row = m.rdst + (ctas > 1 ? size_t(layers) * rows * 4 : 0);
   m.in = m.row + size_t(raw_rows) * 4;
   m.live = m.in + (ctas > 1 ? size_t(raw_rows) * 4 : 0);
-  m.count = m.live + kTcMaxLayers * 4;
+  m.masks = m.live + kTcMaxLayers * 4;  // (a cluster: every CTA's masks of the tile, ctas x kTcMaxLayers)
+  m.count = m.masks + (ctas > 1 ? size_t(ctas) * kTcMaxLayers * 4 : 0);
   m.slot = m.count + kTcMaxLayers * 4;
   m.total = m.slot + (1 + kT) * 4;
   return m;
@@ -112,28 +113,27 @@ __host__ __device__ SmemLayout smem_layout(int pieces, const TcArgs& a) {
                     : smem_layout(pieces, a.n, a.layers, 1, a.n, a.n);
 }
 
-// Distributed shared memory (a cluster): this CTA's shared address p in CTA `rank`'s window, a store and a load
-// there, an OR into a word there; and the barrier of all the cluster's threads (release / acquire: the stores
-// before it are seen by the loads after it in every CTA).
+// Distributed shared memory (a cluster): this CTA's shared address p in CTA `rank`'s window, a store there; the
+// barrier of all the cluster's threads (release / acquire: the stores before it are seen by the loads after it in
+// every CTA; its release is a MEMBAR.ALL.GPU in SASS, session 52's ncu: 6% of the stall samples at the
+// layers' barriers), and the barrier without the release, for the layers' ends, where only the threads that wrote
+// into another CTA fence (cluster_fence) and the CTA's own writes are ordered by a __syncthreads before it.
 __device__ __forceinline__ unsigned cluster_addr(const void* p, unsigned rank) {
   unsigned d;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(unsigned(__cvta_generic_to_shared(p))), "r"(rank));
+  const unsigned a = unsigned(__cvta_generic_to_shared(p));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(rank));
   return d;
 }
 __device__ __forceinline__ void cluster_store(unsigned addr, uint32_t v) {
   asm volatile("st.shared::cluster.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
-__device__ __forceinline__ unsigned cluster_load(unsigned addr) {
-  unsigned v;
-  asm volatile("ld.shared::cluster.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
-  return v;
-}
-__device__ __forceinline__ void cluster_or(unsigned addr, unsigned v) {
-  asm volatile("red.shared::cluster.or.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_fence() { asm volatile("fence.acq_rel.cluster;\n" ::: "memory"); }
 
 // cp.async of `size` (4 or 16) bytes, zero-filled where src_bytes is 0.
 template <int kSize>
@@ -147,19 +147,23 @@ __device__ __forceinline__ void copy_async(void* dst, const float* src, int src_
 
 // The tile's input, raw: for each raw row k the 16 list positions' features of input k (a cluster: of input in[k])
 // (64 bytes, zero past the count), read at their columns active_rows[r] of x. A warp's lanes 0-15 fetch the 16
-// columns once; 4 adjacent columns starting at a multiple of 4 are one 16-byte copy, others four 4-byte ones.
-__device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, int raw_rows, const int* in, float* raw) {
+// columns once; item q is row q / 4's columns c .. c + 3, c = 4 (q % 4), the same c in all of a thread's items (the
+// block is a multiple of 4 threads), so each thread takes its 4 columns once: 4 adjacent ones starting at a multiple
+// of 4 are one 16-byte copy, others four 4-byte ones.
+__device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, int raw_rows, const int* in,
+                                         float* raw) {
   const int lane = int(threadIdx.x & 31), r0 = tile * kT;
   const int my_col = lane < kT && r0 + lane < count ? __ldg(a.active_rows + r0 + lane) : -1;
-  for (int q = int(threadIdx.x); q < raw_rows * (kT / 4); q += int(blockDim.x)) {  // (the same trip count in every lane)
-    const int k = q / (kT / 4), c = 4 * (q % (kT / 4));
-    int col[4];
+  const int c = 4 * int(threadIdx.x & 3);
+  int col[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) col[e] = __shfl_sync(0xffffffffu, my_col, c + e);
+  for (int e = 0; e < 4; ++e) col[e] = __shfl_sync(0xffffffffu, my_col, c + e);
+  const bool vec = a.x_vec && col[0] >= 0 && (col[0] & 3) == 0 && col[1] == col[0] + 1 && col[2] == col[0] + 2 &&
+                   col[3] == col[0] + 3;
+  for (int k = int(threadIdx.x >> 2); k < raw_rows; k += int(blockDim.x >> 2)) {
     const float* const xi = a.x + size_t(in != nullptr ? in[k] : k) * size_t(a.ldx);
     float* const dst = raw + k * kT + c;
-    if (a.x_vec && col[0] >= 0 && (col[0] & 3) == 0 && col[1] == col[0] + 1 && col[2] == col[0] + 2 &&
-        col[3] == col[0] + 3) {
+    if (vec) {
       copy_async<16>(dst, xi + col[0], 16);
     } else {
 #pragma unroll
@@ -275,6 +279,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   int* const s_row = reinterpret_cast<int*>(base + m.row);
   int* const s_in = reinterpret_cast<int*>(base + m.in);
   unsigned* const s_live = reinterpret_cast<unsigned*>(base + m.live);
+  unsigned* const s_masks = reinterpret_cast<unsigned*>(base + m.masks);
   int* const s_count = reinterpret_cast<int*>(base + m.count);
   int* const s_slot = reinterpret_cast<int*>(base + m.slot);
   // The tables: layer l's output row order[16 g + r] goes to layer l + 1's renamed input label[that row], kept as
@@ -292,7 +297,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
     const int first = int(rank) * groups;  // (the CTA's first group)
     if (threadIdx.x == 0) s_afrag[l] = L.afrag + size_t(first) * kW * 32;
     for (int t = int(threadIdx.x); t < groups * kW; t += int(blockDim.x))
-      s_bcol[l * groups * kW + t] = L.bcol[first * kW + t];
+      s_bcol[l * groups * kW + t] = L.bcol[first * kW + t] * 32;  // (the block's first plane row, in bytes)
     if constexpr (kCluster) {
       cluster_destinations(a, l, rank, rows, s_dst + l * rows, s_rdst + l * rows);
       if (l == 0) {
@@ -330,7 +335,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int gid = lane >> 2, tig = lane & 3, g0 = warp * kGroupsPerWarp;
   // This lane's ldmatrix row: matrix lane / 8 (bit 0: k + 8, bit 1: images 8-15), row lane % 8.
-  const int ld_k = (lane & 7) + 8 * ((lane >> 3) & 1), ld_half = lane >> 4;
+  // A block starts at a multiple of 16 rows, so its row k's offset is the block's plus plane_offset(k, half).
+  const int ld_off = plane_offset((lane & 7) + 8 * ((lane >> 3) & 1), lane >> 4);
   uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
   auto load_frags = [&](const uint4* afrag, uint4 (&f)[kGroupsPerWarp][kW]) {
 #pragma unroll
@@ -366,9 +372,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
                                                                                p[3][piece]);
       }
       in ^= 1;
-      // (a cluster: every CTA's raw tile is split before layer 1's outputs go into that buffer)
-      if constexpr (kCluster) cluster_sync();
-      else __syncthreads();
+      // (a cluster: every CTA's raw tile is split before layer 1's outputs go into that buffer: its reads done, no
+      // release needed)
+      __syncthreads();
+      if constexpr (kCluster) cluster_sync_relaxed();
     }
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
@@ -379,16 +386,17 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         load_raw(a, tile + step, count, raw_rows, raw_in, reinterpret_cast<float*>(other));
       load_frags(s_afrag[last ? 0 : l + 1], af_next);  // the next layer's (after the last: the next tile's first)
       const int* const bcol = s_bcol + l * groups * kW;
+      const unsigned cur_addr = unsigned(__cvta_generic_to_shared(cur));
       float c[kGroupsPerWarp][kNT][4] = {};
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
         for (int b = 0; b < kW; ++b) {
           const uint32_t afr[4] = {af[q][b].x, af[q][b].y, af[q][b].z, af[q][b].w};
-          const int k = bcol[(g0 + q) * kW + b] + ld_k;
+          const unsigned at = cur_addr + unsigned(bcol[(g0 + q) * kW + b] + ld_off);
 #pragma unroll
           for (int piece = 0; piece < kPieces; ++piece) {
-            const unsigned addr = unsigned(__cvta_generic_to_shared(cur + piece * plane + plane_offset(k, ld_half)));
+            const unsigned addr = at + unsigned(piece * plane);
             uint32_t r0, r1, r2, r3;
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                          : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
@@ -399,7 +407,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           }
         }
       const int* const dst = s_dst + l * rows;
-      unsigned alive = 0u;  // this lane's images with a nonzero output: bit 8 nt + e for image 8 nt + 2 tig + e
+      // this lane's images' outputs OR-ed as bits (image 8 nt + 2 tig + e: live[nt][e]; the sign bit dropped at the
+      // end: a clamped output is +0, -0 or positive)
+      uint32_t live[kNT][2] = {};
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q) {
         // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane
@@ -412,7 +422,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           float* const o = c[q][nt];
 #pragma unroll
           for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
-          alive |= (o[0] != 0.f || o[2] != 0.f ? 1u << 8 * nt : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << 8 * nt : 0u);
+          live[nt][0] |= __float_as_uint(o[0]) | __float_as_uint(o[2]);
+          live[nt][1] |= __float_as_uint(o[1]) | __float_as_uint(o[3]);
           if (!last) {
             uint32_t p0v[kPieces], p1v[kPieces];
             split_pair<kPieces>(o[0], o[1], p0v);
@@ -430,6 +441,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       }
       // A cluster: the copies for the other CTAs that read these rows next (rare, tc_tables.h), one test a group
       // where there are none: the pieces split again from the clamped C values.
+      bool pushed = false;  // (this thread wrote into another CTA: it fences before the layer's barrier)
       if constexpr (kCluster)
         if (!last)
 #pragma unroll
@@ -448,22 +460,32 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
                   const unsigned e = (rd[r] >> (16 * h)) & 0xffffu;
                   if (e == 0xffffu) continue;
                   const int off = int((e & 0xfffu) << 4) ^ (nt << 4);
+                  pushed = true;
 #pragma unroll
                   for (int piece = 0; piece < kPieces; ++piece)
                     cluster_store(cluster_addr(other + piece * plane + 4 * tig + off, e >> 12), v[piece]);
                 }
               }
           }
+      unsigned alive = 0u;  // bit 8 nt + e for image 8 nt + 2 tig + e
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) alive |= (live[nt][e] << 1) != 0u ? 1u << (8 * nt + e) : 0u;
       alive = __reduce_or_sync(0xffffffffu, alive << (2 * tig));
-      if (lane == 0 && alive != 0u) {
-        if constexpr (kCluster) cluster_or(cluster_addr(s_live + l, 0u), alive);  // (CTA 0 holds the tile's masks)
-        else atomicOr(s_live + l, alive);
-      }
+      if (lane == 0 && alive != 0u) atomicOr(s_live + l, alive);
       if (last) {  // the tile's mask is complete after the barrier, and `cur` free: only the live images written
         unsigned mask;
         if constexpr (kCluster) {
+          // Thread r hands this CTA's masks to CTA r: the last layer's to every CTA, the others' to CTA 0 (which
+          // counts them at the tile's end); the tile's mask is the OR of all CTAs'.
+          __syncthreads();
+          if (threadIdx.x < unsigned(a.ctas))
+            for (int k = threadIdx.x == 0 ? 0 : l; k <= l; ++k)
+              cluster_store(cluster_addr(s_masks + rank * kTcMaxLayers + k, threadIdx.x), s_live[k]);
           cluster_sync();
-          mask = cluster_load(cluster_addr(s_live + l, 0u));
+          mask = 0u;
+          for (int r = 0; r < a.ctas; ++r) mask |= s_masks[r * kTcMaxLayers + l];
         } else {
           __syncthreads();
           mask = s_live[l];
@@ -476,13 +498,28 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
         for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
-      // A cluster: a layer's outputs in every CTA's buffer before the next layer reads them. After the last layer
-      // the CTA's own barrier: CTA 0's mask was read by all before write_tile_survivors' cluster barrier (or was 0).
-      if (kCluster && !last) cluster_sync();
-      else __syncthreads();
-      if (threadIdx.x == 0 && rank == 0) {  // (this mask's next write is the next tile's layer l, barriers later)
-        if (!last) s_count[l] += __popc(s_live[l]);
-        s_live[l] = 0u;
+      if constexpr (kCluster) {
+        if (!last) {  // this layer's outputs in every CTA's buffer before the next layer reads them
+          if (pushed) cluster_fence();
+          __syncthreads();
+          cluster_sync_relaxed();
+        } else {  // CTA 0 counts the tile's layers (all CTAs' masks); the masks' next writes are the next tile's
+          __syncthreads();
+          if (threadIdx.x == 0) {
+            for (int k = 0; rank == 0 && k < l; ++k) {
+              unsigned any = 0u;
+              for (int r = 0; r < a.ctas; ++r) any |= s_masks[r * kTcMaxLayers + k];
+              s_count[k] += __popc(any);
+            }
+            for (int k = 0; k <= l; ++k) s_live[k] = 0u;
+          }
+        }
+      } else {
+        __syncthreads();
+        if (threadIdx.x == 0) {  // (this mask's next write is the next tile's layer l, barriers later)
+          if (!last) s_count[l] += __popc(s_live[l]);
+          s_live[l] = 0u;
+        }
       }
       in ^= 1;
     }
