@@ -18,8 +18,11 @@
 //
 // Past n = 1024 a tile's features do not fit one SM, and the kernel runs as a thread-block cluster of n / 1024 CTAs
 // (sm_90; session 52): CTA r computes its 64 groups of every layer (tc_tables.h, TcClusterSlots) and holds only the
-// input blocks they read, each at a slot of its own. An epilogue writes each output into every CTA that reads it,
-// its own buffer or another's through distributed shared memory, and one cluster barrier a layer makes them visible.
+// input blocks they read, each at a slot of its own. An epilogue writes each output into every CTA that reads it:
+// its own buffer, or another's through distributed shared memory with st.async, which counts the bytes on the
+// reader's transaction barrier (mbarrier) for that layer; the reader waits there, not the writer. A relaxed cluster
+// barrier, arrived at once a CTA has read a buffer and waited on a layer later, keeps a writer from overwriting a
+// buffer another CTA still reads.
 // With groups in contiguous runs of the tables' order few outputs cross (tools/spdnn/spdnn_cluster_model: 1.6% of
 // layer 2's inputs, doubling a layer). At the tile's last layer each CTA hands its survivor masks to the others (the
 // tile's mask is their OR); CTA 0 counts them and takes the tile's output slot; every CTA writes its own rows of y.
@@ -87,7 +90,7 @@ struct TcArgs {
 // 1024 in a cluster); its buffers hold `slot_rows` rows of planes (a cluster: 16 x the most slots of a layer; else
 // n), `raw_rows` rows of the raw fp32 tile (a cluster: 16 x layer 1's most slots; else n) or the last layer's stage.
 struct SmemLayout {
-  size_t span, heads, bcol, dst, rdst, row, in, live, masks, count, slot, total;
+  size_t span, heads, mbar, incoming, bcol, dst, rdst, row, in, live, masks, count, slot, total;
 };
 __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, int ctas, int slot_rows, int raw_rows) {
   SmemLayout m{};
@@ -96,7 +99,10 @@ __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, int ct
   m.span = planes > raw ? planes : raw;  // the planes, or the raw fp32 tile, or the stage
   m.span = m.span > stage ? m.span : stage;
   m.heads = 2 * m.span;
-  m.bcol = m.heads + kTcMaxLayers * sizeof(void*);
+  // (a cluster: per layer the transaction barrier of the copies other CTAs write here, and their bytes a tile)
+  m.mbar = m.heads + kTcMaxLayers * sizeof(void*);
+  m.incoming = m.mbar + (ctas > 1 ? kTcMaxLayers * 8 : 0);
+  m.bcol = m.incoming + (ctas > 1 ? kTcMaxLayers * 4 : 0);
   m.dst = m.bcol + size_t(layers) * (rows / 16) * kW * 4;
   m.rdst = m.dst + size_t(layers) * rows * 4;
   m.row = m.rdst + (ctas > 1 ? size_t(layers) * rows * 4 : 0);
@@ -113,11 +119,16 @@ __host__ __device__ SmemLayout smem_layout(int pieces, const TcArgs& a) {
                     : smem_layout(pieces, a.n, a.layers, 1, a.n, a.n);
 }
 
-// Distributed shared memory (a cluster): this CTA's shared address p in CTA `rank`'s window, a store there; the
-// barrier of all the cluster's threads (release / acquire: the stores before it are seen by the loads after it in
-// every CTA; its release is a MEMBAR.ALL.GPU in SASS, session 52's ncu: 6% of the stall samples at the
-// layers' barriers), and the barrier without the release, for the layers' ends, where only the threads that wrote
-// into another CTA fence (cluster_fence) and the CTA's own writes are ordered by a __syncthreads before it.
+// Distributed shared memory (a cluster; PTX ISA "Parallel synchronization and communication"):
+// - cluster_addr: this CTA's shared address p in CTA `rank`'s window; cluster_store, cluster_add: a store and an add
+//   there (ordered for readers by a release / acquire barrier);
+// - push: a store there that completes 4 bytes of the transaction barrier `mbar` (in the same CTA's window): its
+//   reader waits on that barrier (mbar_expect: the bytes a phase takes; mbar_wait: a phase's end), and the writer
+//   does not wait at all;
+// - cluster_sync: the barrier of all the cluster's threads, release / acquire (its release is a MEMBAR.ALL.GPU in
+//   SASS: ~9% of the stall samples when every layer ended with one, session 52's ncu), and its two halves without
+//   the release, for the layers: cluster_arrive once a CTA has read a buffer, cluster_wait before writing into
+//   another CTA's copy of it, a layer later.
 __device__ __forceinline__ unsigned cluster_addr(const void* p, unsigned rank) {
   unsigned d;
   const unsigned a = unsigned(__cvta_generic_to_shared(p));
@@ -127,13 +138,39 @@ __device__ __forceinline__ unsigned cluster_addr(const void* p, unsigned rank) {
 __device__ __forceinline__ void cluster_store(unsigned addr, uint32_t v) {
   asm volatile("st.shared::cluster.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+__device__ __forceinline__ void cluster_add(unsigned addr, unsigned v) {
+  asm volatile("red.shared::cluster.add.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void push(unsigned addr, uint32_t v, unsigned mbar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(addr), "r"(v),
+               "r"(mbar)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_init(uint64_t* m) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(unsigned(__cvta_generic_to_shared(m))) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint64_t* m, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(unsigned(__cvta_generic_to_shared(m))),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* m, unsigned parity) {
+  const unsigned a = unsigned(__cvta_generic_to_shared(m));
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+}
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
-__device__ __forceinline__ void cluster_sync_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 }
-__device__ __forceinline__ void cluster_fence() { asm volatile("fence.acq_rel.cluster;\n" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
 
 // cp.async of `size` (4 or 16) bytes, zero-filled where src_bytes is 0.
 template <int kSize>
@@ -273,6 +310,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   const int rows = groups * 16, plane = (kCluster ? a.slot_rows : a.n) * 32;
   const unsigned rank = kCluster ? blockIdx.x % unsigned(a.ctas) : 0u;
   const uint4** const s_afrag = reinterpret_cast<const uint4**>(base + m.heads);
+  uint64_t* const s_mbar = reinterpret_cast<uint64_t*>(base + m.mbar);
+  unsigned* const s_incoming = reinterpret_cast<unsigned*>(base + m.incoming);
   int* const s_bcol = reinterpret_cast<int*>(base + m.bcol);
   int* const s_dst = reinterpret_cast<int*>(base + m.dst);
   unsigned* const s_rdst = reinterpret_cast<unsigned*>(base + m.rdst);
@@ -325,6 +364,20 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
     s_live[threadIdx.x] = 0u;
     s_count[threadIdx.x] = 0;
   }
+  if constexpr (kCluster) {  // the transaction barriers, and the bytes the other CTAs' copies bring each a tile
+    if (int(threadIdx.x) < kTcMaxLayers) s_incoming[threadIdx.x] = 0u;
+    if (threadIdx.x == 0) {
+      for (int l = 0; l + 1 < a.layers; ++l) mbar_init(s_mbar + l);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    cluster_sync();  // (every CTA's counts zero and barriers set before another adds to them)
+    for (int l = 0; l + 1 < a.layers; ++l)  // (32 bytes a row and piece: 16 images of 2 bytes)
+      for (int p = int(threadIdx.x); p < rows; p += int(blockDim.x))
+        for (int h = 0; h < 2; ++h) {
+          const unsigned e = (s_rdst[l * rows + p] >> (16 * h)) & 0xffffu;
+          if (e != 0xffffu) cluster_add(cluster_addr(s_incoming + l, e >> 12), 32u * kPieces);
+        }
+  }
   // (a CTA without a tile reaches no other barrier before thread 0 flushes s_count; a cluster's CTAs all have
   // started, and CTA 0's masks are zero, before any writes into another's shared memory)
   if constexpr (kCluster) cluster_sync();
@@ -350,9 +403,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   int tile = int(blockIdx.x) / (kCluster ? a.ctas : 1);
   if (tile < tiles) load_raw(a, tile, count, raw_rows, raw_in, reinterpret_cast<float*>(base));
   int in = 0;  // the buffer holding the raw tile, then the current layer's input
+  unsigned phase = 0u;  // a cluster: the tile's phase of the transaction barriers (each completes one a tile)
   for (; tile < tiles; tile += step) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // (the first time also the tables)
+    if constexpr (kCluster)
+      if (threadIdx.x == 0)
+        for (int l = 0; l + 1 < a.layers; ++l) mbar_expect(s_mbar + l, s_incoming[l]);
     {  // the raw tile split into layer 1's planes in the other buffer: raw row k at s_row[k]; item q = row k's
        // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
        // images an item took 12.9% of the instructions)
@@ -372,10 +429,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
                                                                                p[3][piece]);
       }
       in ^= 1;
-      // (a cluster: every CTA's raw tile is split before layer 1's outputs go into that buffer: its reads done, no
-      // release needed)
       __syncthreads();
-      if constexpr (kCluster) cluster_sync_relaxed();
+      if constexpr (kCluster) cluster_arrive();  // (this CTA has read its raw tile: layer 1 may write there)
     }
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
@@ -387,6 +442,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       load_frags(s_afrag[last ? 0 : l + 1], af_next);  // the next layer's (after the last: the next tile's first)
       const int* const bcol = s_bcol + l * groups * kW;
       const unsigned cur_addr = unsigned(__cvta_generic_to_shared(cur));
+      if constexpr (kCluster)  // (the other CTAs' copies of the inputs: written in the layer before)
+        if (l > 0) mbar_wait(s_mbar + l - 1, phase);
       float c[kGroupsPerWarp][kNT][4] = {};
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
@@ -406,6 +463,12 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
             jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][1], afr, b1);
           }
         }
+      // A cluster: every CTA has read the buffer this layer's copies go to (its raw tile or the layer before's
+      // input), and this one has read this layer's input (its reads are in registers).
+      if constexpr (kCluster) {
+        cluster_wait();
+        if (!last) cluster_arrive();
+      }
       const int* const dst = s_dst + l * rows;
       // this lane's images' outputs OR-ed as bits (image 8 nt + 2 tig + e: live[nt][e]; the sign bit dropped at the
       // end: a clamped output is +0, -0 or positive)
@@ -440,8 +503,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         }
       }
       // A cluster: the copies for the other CTAs that read these rows next (rare, tc_tables.h), one test a group
-      // where there are none: the pieces split again from the clamped C values.
-      bool pushed = false;  // (this thread wrote into another CTA: it fences before the layer's barrier)
+      // where there are none: the pieces split again from the clamped C values, each 4-byte store counted on the
+      // reader's barrier of this layer.
       if constexpr (kCluster)
         if (!last)
 #pragma unroll
@@ -460,10 +523,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
                   const unsigned e = (rd[r] >> (16 * h)) & 0xffffu;
                   if (e == 0xffffu) continue;
                   const int off = int((e & 0xfffu) << 4) ^ (nt << 4);
-                  pushed = true;
+                  const unsigned mbar = cluster_addr(s_mbar + l, e >> 12);
 #pragma unroll
                   for (int piece = 0; piece < kPieces; ++piece)
-                    cluster_store(cluster_addr(other + piece * plane + 4 * tig + off, e >> 12), v[piece]);
+                    push(cluster_addr(other + piece * plane + 4 * tig + off, e >> 12), v[piece], mbar);
                 }
               }
           }
@@ -499,10 +562,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
         for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
       if constexpr (kCluster) {
-        if (!last) {  // this layer's outputs in every CTA's buffer before the next layer reads them
-          if (pushed) cluster_fence();
+        if (!last) {  // (this CTA's own outputs; the other CTAs' copies: their transaction barrier)
           __syncthreads();
-          cluster_sync_relaxed();
         } else {  // CTA 0 counts the tile's layers (all CTAs' masks); the masks' next writes are the next tile's
           __syncthreads();
           if (threadIdx.x == 0) {
@@ -523,6 +584,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       }
       in ^= 1;
     }
+    phase ^= 1u;
   }
   if (threadIdx.x == 0 && rank == 0)
     for (int l = 0; l + 1 < a.layers; ++l)
