@@ -16,10 +16,16 @@ if [ "${CTEST:-0}" = 1 ]; then build_step "$B" all
 else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables bench_sparse; fi
 step tests_tc_tables 60 "$T/test_sparse_tc_tables"
 step tests_tc 240 "$T/test_sparse_tc"
+# (TC_HEADS: the head's layers K, default "5"; DEPTHS: the networks' layers, default "120")
 for rep in $(seq "${REPS:-2}"); do
   for n in ${WIDTHS:-4096 1024}; do
-    step "infer_${n}_default_$rep" 60 "$SI" --width "$n" --layers 120 --path resident
-    step "infer_${n}_tc5c_$rep" 60 "$SI" --width "$n" --layers 120 --path resident --tc-head 5 --tc-convert 1
+    for L in ${DEPTHS:-120}; do
+      step "infer_${n}_${L}_default_$rep" 60 "$SI" --width "$n" --layers "$L" --path resident
+      for k in ${TC_HEADS:-5}; do
+        step "infer_${n}_${L}_tc${k}c_$rep" 60 "$SI" --width "$n" --layers "$L" --path resident --tc-head "$k" \
+          --tc-convert 1
+      done
+    done
   done
 done
 # NCU_SRC=1: the cluster kernel's per-instruction counters (SourceCounters: executed instructions and stall samples per
@@ -46,6 +52,6 @@ step_summary
 grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt
 [ -f "$OUT/ctest.txt" ] && grep -E "tests passed|tests failed|\(Failed\)|Timeout" "$OUT/ctest.txt"
 for f in "$OUT"/infer_*.txt; do
-  echo "$(basename "$f" .txt): $(grep -E '^ +[0-9]+ +120 ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"
+  echo "$(basename "$f" .txt): $(grep -E '^ +[0-9]+ +[0-9]+ +(official|generated) ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"
 done
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
