@@ -10,7 +10,8 @@
 //   LayerCallHost/<what>                            the host time of one challenge-layer call (bench_layer_call_host)
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline (impl
 //       resident_tc5 / resident_tc5c: the resident path with layers 1-5 as one tensor-core call, three / one bf16
-//       pieces a feature, N <= 1024: not the fp32 chain bit for bit, `valid` against the graph run's categories)
+//       pieces a feature, N <= 1024; resident_tc5c also N = 4096: not the fp32 chain bit for bit, `valid` against
+//       the graph run's categories)
 //       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
 //       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
 //       if columns died; bench_spdnn_cusparse says why it is exact). --spdnn-runs K timed runs each
@@ -809,17 +810,19 @@ int main(int argc, char** argv) {
                     g_spdnn_runs);
       }
     // The resident path with the opt-in tensor-core head (session 51): layers 1-5 as one call on bf16 tensor cores,
-    // three pieces a feature (resident_tc5) and one (resident_tc5c); N <= 1024 (the call's widths), `valid` against
-    // the graph run's categories.
+    // three pieces a feature (resident_tc5) and one (resident_tc5c); N = 4096 (session 52: a cluster of 4 CTAs) one
+    // piece only, `valid` against the graph run's categories.
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls) {
-        if (n > 1024) continue;
-        for (bool convert : {false, true})
+        if (n > 4096) continue;
+        for (bool convert : {false, true}) {
+          if (!convert && n > 1024) continue;
           manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5" + std::string(convert ? "c" : "") + "/N" +
                                                     std::to_string(n) + "/L" + std::to_string(l))
                                                        .c_str(),
                                                    bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 5, convert),
                       g_spdnn_runs);
+        }
       }
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {

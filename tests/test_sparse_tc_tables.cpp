@@ -155,6 +155,105 @@ TEST_CASE("tc tables: a layer that does not fit is refused with its reason", "[s
   }
 }
 
+// The cluster split (build_tc_cluster_slots) of the challenge's first layers at N = 4096 and 16384 (4 and 16 CTAs),
+// checked as the kernel uses it: each CTA's slots and classes are inverse maps; every group's blocks, read at its
+// CTA's rows, hold the weights of the inputs those rows' classes name; and every output of layer l goes
+// (tc_cluster_destinations) to exactly the CTAs whose groups read it in layer l + 1, at the row that names it.
+TEST_CASE("tc cluster slots: each CTA reads its groups' inputs where the previous layer wrote them", "[sparse][tc]") {
+  using jhdnn::sparse::TcClusterSlots;
+  for (int64_t n : {int64_t(4096), int64_t(16384)}) {
+    const int ctas = int(n / 1024), classes = int(n / 16), per = int(n / 16) / ctas;
+    std::vector<int> prev_pos;  // layer l - 1's: row j at position prev_pos[j] of its order (its group: / 16)
+    int64_t remote = 0, reads = 0;
+    for (int l = 1; l <= 6; ++l) {
+      INFO("N = " << n << " layer " << l);
+      const spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42);
+      TcLayerTables t;
+      REQUIRE(jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t).empty());
+      TcClusterSlots cs;
+      const std::string why = jhdnn::sparse::build_tc_cluster_slots(e.cols, ctas, t, &cs);
+      INFO(why);
+      REQUIRE(why.empty());
+      REQUIRE(cs.slot.size() == size_t(ctas) * size_t(classes));
+      REQUIRE(cs.cls.size() == size_t(ctas) * size_t(cs.max_slots));
+      for (int r = 0; r < ctas; ++r) {
+        int set = 0;
+        for (int c = 0; c < classes; ++c) {
+          const int slot = cs.slot[size_t(r * classes + c)];
+          if (slot < 0) continue;
+          ++set;
+          REQUIRE(slot < cs.max_slots);
+          CHECK(cs.cls[size_t(r * cs.max_slots + slot)] == c);
+        }
+        for (int k = 0; k < cs.max_slots; ++k) CHECK((cs.cls[size_t(r * cs.max_slots + k)] >= 0) == (k < set));
+      }
+      // The weights through the CTA-local block rows, translated back to renamed columns, are the layer's.
+      std::vector<int> pos(static_cast<size_t>(n));
+      for (int64_t q = 0; q < n; ++q) pos[size_t(t.order[size_t(q)])] = int(q);
+      TcLayerTables local = t;
+      local.bcol = cs.bcol;
+      std::map<std::pair<int, int>, float> translated;
+      for (const auto& [key, v] : decode(local, e.rows)) {
+        const int r = pos[size_t(key.first)] / 16 / per, c = key.second;
+        translated[{key.first, 16 * cs.cls[size_t(r * cs.max_slots + c / 16)] + c % 16}] += v;
+      }
+      CHECK(translated == decode(t, e.rows));
+      // Layer l - 1's outputs: the CTAs that read output j's class, from the unsplit tables, against its destinations.
+      if (l > 1) {
+        for (int64_t j = 0; j < n; ++j) {
+          const int lab = t.label[size_t(j)];
+          std::vector<int> want;
+          for (int g = 0; g < int(n / 16); ++g)
+            for (int b = 0; b < kTcBlocks; ++b)
+              if (t.bcol[size_t(g * kTcBlocks + b)] / 16 == lab / 16 &&
+                  std::find(want.begin(), want.end(), g / per) == want.end())
+                want.push_back(g / per);
+          std::sort(want.begin(), want.end());
+          int ranks[2], rows[2];
+          const int to = jhdnn::sparse::tc_cluster_destinations(lab, ctas, classes, cs.slot.data(), ranks, rows);
+          REQUIRE(to == int(want.size()));
+          const int producer = prev_pos[size_t(j)] / 16 / per;
+          for (int d = 0; d < to; ++d) {
+            CHECK(ranks[d] == want[size_t(d)]);
+            CHECK(16 * cs.cls[size_t(ranks[d] * cs.max_slots + rows[d] / 16)] + rows[d] % 16 == lab);
+            remote += ranks[d] != producer;
+            ++reads;
+          }
+        }
+      }
+      prev_pos = pos;
+    }
+    // (the cluster model's shares, tools/spdnn/spdnn_cluster_model: ~1.6% of layer 2's reads crossing CTAs, doubling
+    // a layer, so at most a quarter through layer 6)
+    CHECK(remote * 4 < reads);
+  }
+}
+
+TEST_CASE("tc cluster slots: a split that does not fit is refused with its reason", "[sparse][tc]") {
+  TcLayerTables t;
+  jhdnn::sparse::TcClusterSlots cs;
+  const spdnn::Ell e = spdnn::generate_layer_ell(4096, 1, 42);
+  REQUIRE(jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t).empty());
+  SECTION("groups that do not divide among the CTAs") {
+    CHECK(jhdnn::sparse::build_tc_cluster_slots(e.cols, 3, t, &cs).find("do not split over 3 CTAs") !=
+          std::string::npos);
+  }
+  SECTION("a CTA reading more than 128 blocks") {  // (one CTA: all 256 of them)
+    CHECK(jhdnn::sparse::build_tc_cluster_slots(e.cols, 1, t, &cs).find("read 256 blocks") != std::string::npos);
+  }
+  SECTION("a class read by three CTAs") {  // 48 rows, every one reading inputs 0..15: three groups, one class
+    const int64_t rows = 48, width = 16;
+    std::vector<int> idx(size_t(rows * width));
+    for (int64_t j = 0; j < rows; ++j)
+      for (int k = 0; k < width; ++k) idx[size_t(j * width + k)] = k;
+    const std::vector<float> val(idx.size(), 1.f);
+    TcLayerTables t3;
+    REQUIRE(jhdnn::sparse::build_tc_tables(rows, rows, width, idx.data(), val.data(), &t3).empty());
+    CHECK(jhdnn::sparse::build_tc_cluster_slots(rows, 3, t3, &cs).find("read by groups of 3 CTAs") !=
+          std::string::npos);
+  }
+}
+
 // dnn_resident_tc.cu's write_tile_survivors splits its items e = j x cnt + k (row j, the k-th of cnt live images,
 // cnt 1..16, e < n x cnt <= 16384) with a float product instead of an integer division: j = (int)((e + 0.5f) x
 // (1.f / cnt)), rounded to nearest as __fmul_rn and the host's float multiply both do. The comment there argues the

@@ -462,12 +462,18 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  *     a trace; a layer whose weights do not fit 16 x 16 bf16 blocks (a weight that is not a bf16 value, a row
  *     reading an input twice, 16 rows in reuse order reading more than two blocks of 16 inputs after the inputs are
  *     renamed by their readers, as the challenge's layers do); a first call with a descriptor inside a stream capture;
- *   NOT_SUPPORTED_SHAPE: n not a multiple of 64 up to 1024, more than 8 layers, or more than shared memory holds
- *     (at n = 1024: 6 layers with three pieces);
- * and nothing has run then. The first call that uses a descriptor on a device builds its tables (a copy of its
- * arrays to the host and a synchronize of the handle's stream; n / 16 KiB + 8.5 n bytes of device memory, kept
- * with the descriptor until it is set again or destroyed). The tiles keep every image's features on chip through
- * the call's layers without pruning between them: a call for the first few layers, where most images live.
+ *     past n = 1024, a block of 16 inputs read by groups of more than two of the cluster's CTAs (below);
+ *   NOT_SUPPORTED_SHAPE: n not a multiple of 64 up to 1024 nor a multiple of 1024 up to 16384, three pieces past
+ *     n = 1024, more than 8 layers, or more than shared memory holds (at n = 1024: 6 layers with three pieces), or
+ *     past n = 1024 no cluster of its CTAs fits on the device;
+ * and nothing has run then. Past n = 1024 (sm_90) the call runs as thread-block clusters of n / 1024 CTAs, each
+ * computing 1024 rows of every layer and holding the inputs they read; a layer's outputs cross to the CTAs that read
+ * them through distributed shared memory (clusters past 8 CTAs are non-portable: n = 16384 runs only where the
+ * device fits one). The first call that uses a descriptor on a device builds its tables (a copy of its arrays to the
+ * host and a synchronize of the handle's stream; n / 16 KiB + 8.5 n bytes of device memory, past n = 1024 at most
+ * 4.5 n + n^2 / 4096 bytes more; kept with the descriptor until it is set again or destroyed). The tiles keep every
+ * image's features on chip through the call's layers without pruning between them: a call for the first few layers,
+ * where most images live.
  * BAD_PARAM for another value or a NULL descriptor. */
 jhdnnStatus_t jhdnnSetSparseMatrixMathType(jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t mathType);
 jhdnnStatus_t jhdnnGetSparseMatrixMathType(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t *mathType);

@@ -15,6 +15,17 @@
 // registers until the tile's survivors are known, then writes those images' columns of y and appends them to the
 // output list. Dead images are computed on (their features stay zero: bias <= 0), so there is no pruning inside the
 // K layers: the call is for the first few layers, where most images are alive.
+//
+// Past n = 1024 a tile's features do not fit one SM, and the kernel runs as a thread-block cluster of n / 1024 CTAs
+// (sm_90; session 52): CTA r computes its 64 groups of every layer (tc_tables.h, TcClusterSlots) and holds only the
+// input blocks they read, each at a slot of its own. An epilogue writes each output into every CTA that reads it:
+// its own buffer, or another's through distributed shared memory with st.async, which counts the bytes on the
+// reader's transaction barrier (mbarrier) for that layer; the reader waits there, not the writer. A relaxed cluster
+// barrier, arrived at once a CTA has read a buffer and waited on a layer later, keeps a writer from overwriting a
+// buffer another CTA still reads.
+// With groups in contiguous runs of the tables' order few outputs cross (tools/spdnn/spdnn_cluster_model: 1.6% of
+// layer 2's inputs, doubling a layer). At the tile's last layer each CTA hands its survivor masks to the others (the
+// tile's mask is their OR); CTA 0 counts them and takes the tile's output slot; every CTA writes its own rows of y.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -38,18 +49,27 @@ constexpr int kT = 16;             // images of a tile
 constexpr int kNT = kT / 8;        // 8-image n-tiles
 constexpr int kW = kTcBlocks;      // blocks a group reads
 constexpr int kGroupsPerWarp = 4;  // groups a warp owns (its A fragments in registers: 4 x 2 x 4 x 2 registers)
-constexpr int kMaxWarps = 16;      // n <= 16 x 4 x 16 = 1024
+constexpr int kMaxWarps = 16;      // a CTA's rows <= 16 x 4 x 16 = 1024
+constexpr int kCtaRows = kMaxWarps * kGroupsPerWarp * 16;
 
 struct TcLayer {
   const uint4* afrag;  // groups x 2 x 32 lanes (tc_tables.h)
-  const int* bcol;     // groups x 2
+  const int* bcol;     // groups x 2: the block's first renamed column (a cluster: its first row in the CTA's buffer)
   const int* order;    // n: row order[16 g + r] is row r of group g
   const int* label;    // n: input i's renamed column
+  // A cluster only (TcClusterSlots): the input at each renamed column (label's inverse), each CTA's slot of each
+  // class of 16 renamed columns (ctas x classes, -1: not read there) and the class at each slot (ctas x max_slots).
+  const int* inv;
+  const int* slot;
+  const int* cls;
+  int max_slots;
 };
 
 struct TcArgs {
   TcLayer layer[kTcMaxLayers];
   int layers, n, groups, max_active;
+  int ctas;       // the cluster's CTAs (1: one CTA a tile)
+  int slot_rows;  // a cluster: the most rows of any layer's input buffer in a CTA (16 x max_slots)
   float bias, clamp;
   int* counts;  // [0] the images on entry (read), [1 .. layers] added to
   const int* active_rows;
@@ -64,25 +84,93 @@ struct TcArgs {
 };
 
 // Shared memory after the two feature buffers: per layer its fragments' address, block columns and output
-// destinations (plane offsets); layer 1's plane offsets; per layer the tile's survivor mask and this CTA's survivor
-// count; the tile's first output slot and its survivors' positions (write_tile_survivors).
+// destinations (plane offsets; a cluster also the other CTAs' destinations); layer 1's plane offsets (a cluster also
+// the inputs of the raw rows); per layer the tile's survivor mask and this CTA's survivor count; the tile's first
+// output slot and its survivors' positions (write_tile_survivors). A CTA computes `rows` rows of a layer (n, or
+// 1024 in a cluster); its buffers hold `slot_rows` rows of planes (a cluster: 16 x the most slots of a layer; else
+// n), `raw_rows` rows of the raw fp32 tile (a cluster: 16 x layer 1's most slots; else n) or the last layer's stage.
 struct SmemLayout {
-  size_t span, heads, bcol, dst, row, live, count, slot, total;
+  size_t span, heads, mbar, incoming, bcol, dst, rdst, row, in, live, masks, count, slot, total;
 };
-__host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers) {
+__host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, int ctas, int slot_rows, int raw_rows) {
   SmemLayout m{};
-  const size_t planes = size_t(pieces) * n * 32, raw = size_t(kT) * n * 4;
-  m.span = planes > raw ? planes : raw;  // the planes, or the raw fp32 tile
+  const int rows = n / ctas;
+  const size_t planes = size_t(pieces) * slot_rows * 32, raw = size_t(kT) * raw_rows * 4, stage = size_t(kT) * rows * 4;
+  m.span = planes > raw ? planes : raw;  // the planes, or the raw fp32 tile, or the stage
+  m.span = m.span > stage ? m.span : stage;
   m.heads = 2 * m.span;
-  m.bcol = m.heads + kTcMaxLayers * sizeof(void*);
-  m.dst = m.bcol + size_t(layers) * (n / 16) * kW * 4;
-  m.row = m.dst + size_t(layers) * n * 4;
-  m.live = m.row + size_t(n) * 4;
-  m.count = m.live + kTcMaxLayers * 4;
+  // (a cluster: per layer the transaction barrier of the copies other CTAs write here, and their bytes a tile)
+  m.mbar = m.heads + kTcMaxLayers * sizeof(void*);
+  m.incoming = m.mbar + (ctas > 1 ? kTcMaxLayers * 8 : 0);
+  m.bcol = m.incoming + (ctas > 1 ? kTcMaxLayers * 4 : 0);
+  m.dst = m.bcol + size_t(layers) * (rows / 16) * kW * 4;
+  m.rdst = m.dst + size_t(layers) * rows * 4;
+  m.row = m.rdst + (ctas > 1 ? size_t(layers) * rows * 4 : 0);
+  m.in = m.row + size_t(raw_rows) * 4;
+  m.live = m.in + (ctas > 1 ? size_t(raw_rows) * 4 : 0);
+  m.masks = m.live + kTcMaxLayers * 4;  // (a cluster: every CTA's masks of the tile, ctas x kTcMaxLayers)
+  m.count = m.masks + (ctas > 1 ? size_t(ctas) * kTcMaxLayers * 4 : 0);
   m.slot = m.count + kTcMaxLayers * 4;
   m.total = m.slot + (1 + kT) * 4;
   return m;
 }
+__host__ __device__ SmemLayout smem_layout(int pieces, const TcArgs& a) {
+  return a.ctas > 1 ? smem_layout(pieces, a.n, a.layers, a.ctas, a.slot_rows, 16 * a.layer[0].max_slots)
+                    : smem_layout(pieces, a.n, a.layers, 1, a.n, a.n);
+}
+
+// Distributed shared memory (a cluster; PTX ISA "Parallel synchronization and communication"):
+// - cluster_addr: this CTA's shared address p in CTA `rank`'s window; cluster_store, cluster_add: a store and an add
+//   there (ordered for readers by a release / acquire barrier);
+// - push: a store there that completes 4 bytes of the transaction barrier `mbar` (in the same CTA's window): its
+//   reader waits on that barrier (mbar_expect: the bytes a phase takes; mbar_wait: a phase's end), and the writer
+//   does not wait at all;
+// - cluster_sync: the barrier of all the cluster's threads, release / acquire (its release is a MEMBAR.ALL.GPU in
+//   SASS: ~9% of the stall samples when every layer ended with one, session 52's ncu), and its two halves without
+//   the release, for the layers: cluster_arrive once a CTA has read a buffer, cluster_wait before writing into
+//   another CTA's copy of it, a layer later.
+__device__ __forceinline__ unsigned cluster_addr(const void* p, unsigned rank) {
+  unsigned d;
+  const unsigned a = unsigned(__cvta_generic_to_shared(p));
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(rank));
+  return d;
+}
+__device__ __forceinline__ void cluster_store(unsigned addr, uint32_t v) {
+  asm volatile("st.shared::cluster.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void cluster_add(unsigned addr, unsigned v) {
+  asm volatile("red.shared::cluster.add.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ void push(unsigned addr, uint32_t v, unsigned mbar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(addr), "r"(v),
+               "r"(mbar)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_init(uint64_t* m) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(unsigned(__cvta_generic_to_shared(m))) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(uint64_t* m, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(unsigned(__cvta_generic_to_shared(m))),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* m, unsigned parity) {
+  const unsigned a = unsigned(__cvta_generic_to_shared(m));
+  unsigned done = 0;
+  while (!done)
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() { asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory"); }
 
 // cp.async of `size` (4 or 16) bytes, zero-filled where src_bytes is 0.
 template <int kSize>
@@ -94,21 +182,25 @@ __device__ __forceinline__ void copy_async(void* dst, const float* src, int src_
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
 }
 
-// The tile's input, raw: for each neuron i the 16 list positions' features (64 bytes, zero past the count), read at
-// their columns active_rows[r] of x. A warp's lanes 0-15 fetch the 16 columns once; 4 adjacent columns starting at a
-// multiple of 4 are one 16-byte copy, others four 4-byte ones.
-__device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, float* raw) {
+// The tile's input, raw: for each raw row k the 16 list positions' features of input k (a cluster: of input in[k])
+// (64 bytes, zero past the count), read at their columns active_rows[r] of x. A warp's lanes 0-15 fetch the 16
+// columns once; item q is row q / 4's columns c .. c + 3, c = 4 (q % 4), the same c in all of a thread's items (the
+// block is a multiple of 4 threads), so each thread takes its 4 columns once: 4 adjacent ones starting at a multiple
+// of 4 are one 16-byte copy, others four 4-byte ones.
+__device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, int raw_rows, const int* in,
+                                         float* raw) {
   const int lane = int(threadIdx.x & 31), r0 = tile * kT;
   const int my_col = lane < kT && r0 + lane < count ? __ldg(a.active_rows + r0 + lane) : -1;
-  for (int q = int(threadIdx.x); q < a.n * (kT / 4); q += int(blockDim.x)) {  // (the same trip count in every lane)
-    const int i = q / (kT / 4), c = 4 * (q % (kT / 4));
-    int col[4];
+  const int c = 4 * int(threadIdx.x & 3);
+  int col[4];
 #pragma unroll
-    for (int e = 0; e < 4; ++e) col[e] = __shfl_sync(0xffffffffu, my_col, c + e);
-    const float* const xi = a.x + size_t(i) * size_t(a.ldx);
-    float* const dst = raw + i * kT + c;
-    if (a.x_vec && col[0] >= 0 && (col[0] & 3) == 0 && col[1] == col[0] + 1 && col[2] == col[0] + 2 &&
-        col[3] == col[0] + 3) {
+  for (int e = 0; e < 4; ++e) col[e] = __shfl_sync(0xffffffffu, my_col, c + e);
+  const bool vec = a.x_vec && col[0] >= 0 && (col[0] & 3) == 0 && col[1] == col[0] + 1 && col[2] == col[0] + 2 &&
+                   col[3] == col[0] + 3;
+  for (int k = int(threadIdx.x >> 2); k < raw_rows; k += int(blockDim.x >> 2)) {
+    const float* const xi = a.x + size_t(in != nullptr ? in[k] : k) * size_t(a.ldx);
+    float* const dst = raw + k * kT + c;
+    if (vec) {
       copy_async<16>(dst, xi + col[0], 16);
     } else {
 #pragma unroll
@@ -119,95 +211,185 @@ __device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, f
 }
 
 // The last layer's outputs of the tile's live images (mask, not 0; after the barrier that completed it) to y, and
-// their list entries. A lane's C values c (its warp's groups g0 .., rows dst[16 (g0 + q) + gid], + 8; images
-// 8 nt + 2 tig, + 1) are first staged in `stage` (the buffer the layer read: row j's live images at their ranks,
-// stage[16 j + rank]) while thread 0 takes the tile's first slot (s_slot[0]) and threads 0-15 note the positions of
-// the live images by rank (s_slot[1 + rank]); after a barrier the block writes y from the stage, consecutive threads
-// consecutive columns of a row: one store per feature, not one per lane and C value whether its image lives or not
-// (session 51: the old per-lane stores were 7.5% of the stall samples, lg throttle). Columns: r0 + the image's
-// position in the tile, or with rows_out NULL the slot itself (none at or past max_active).
-template <int kNT>
+// their list entries. A lane's C values c (its warp's groups g0 .., local rows p = 16 (g0 + q) + gid, + 8, rows
+// dst[p] of y; images 8 nt + 2 tig, + 1) are first staged in `stage` (the buffer the layer read: local row p's live
+// images at their ranks, stage[16 p + rank]) while thread 0 takes the tile's first slot (s_slot[0]) and threads 0-15
+// note the positions of the live images by rank (s_slot[1 + rank]); after a barrier the block writes y from the
+// stage, consecutive threads consecutive columns of a row: one store per feature, not one per lane and C value
+// whether its image lives or not (session 51: the old per-lane stores were 7.5% of the stall samples, lg throttle).
+// Columns: r0 + the image's position in the tile, or with rows_out NULL the slot itself (none at or past
+// max_active). A cluster (kCluster): CTA 0 takes the slot and hands it to every CTA's s_slot[0], and writes the list;
+// the barrier is the cluster's; each CTA writes its own rows.
+template <bool kCluster, int kNT>
 __device__ __forceinline__ void write_tile_survivors(const TcArgs& a, const float (&c)[kGroupsPerWarp][kNT][4],
                                                      const int* dst, int g0, int lane, int tile, unsigned mask,
-                                                     float* stage, int* s_slot) {
-  const int gid = lane >> 2, tig = lane & 3, r0 = tile * kT, cnt = __popc(mask);
-  if (threadIdx.x == 0) s_slot[0] = atomicAdd(a.counts + a.layers, cnt);
+                                                     unsigned rank, float* stage, int* s_slot) {
+  const int gid = lane >> 2, tig = lane & 3, r0 = tile * kT, cnt = __popc(mask), rows = a.n / a.ctas;
+  if (threadIdx.x == 0 && rank == 0) {
+    const int slot = atomicAdd(a.counts + a.layers, cnt);
+    if constexpr (kCluster) {
+      for (int r = 0; r < a.ctas; ++r) cluster_store(cluster_addr(s_slot, unsigned(r)), uint32_t(slot));
+    } else {
+      s_slot[0] = slot;
+    }
+  }
   if (threadIdx.x < unsigned(kT) && ((mask >> threadIdx.x) & 1u))
     s_slot[1 + __popc(mask & ((1u << threadIdx.x) - 1u))] = int(threadIdx.x);
 #pragma unroll
   for (int q = 0; q < kGroupsPerWarp; ++q) {
-    const int j0 = dst[(g0 + q) * 16 + gid], j1 = dst[(g0 + q) * 16 + gid + 8];
+    const int p0 = (g0 + q) * 16 + gid, p1 = p0 + 8;
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int t = 8 * nt + 2 * tig + e;
         if (!((mask >> t) & 1u)) continue;
-        const int rank = __popc(mask & ((1u << t) - 1u));
-        stage[j0 * kT + rank] = c[q][nt][e];
-        stage[j1 * kT + rank] = c[q][nt][2 + e];
+        const int rank_t = __popc(mask & ((1u << t) - 1u));
+        stage[p0 * kT + rank_t] = c[q][nt][e];
+        stage[p1 * kT + rank_t] = c[q][nt][2 + e];
       }
   }
-  __syncthreads();
+  if constexpr (kCluster) cluster_sync();
+  else __syncthreads();
   const int slot = s_slot[0];
-  if (threadIdx.x < unsigned(cnt) && slot + int(threadIdx.x) < a.max_active) {
+  if (rank == 0 && threadIdx.x < unsigned(cnt) && slot + int(threadIdx.x) < a.max_active) {
     const int r = r0 + s_slot[1 + threadIdx.x];
     if (a.rows_out != nullptr) a.rows_out[slot + threadIdx.x] = r;
     a.ids_out[slot + threadIdx.x] = a.ids_in[r];
   }
-  // item e: row j = e / cnt, its k-th live image. (e + 0.5) / cnt lies at least 1 / 32 from an integer and the
-  // float product's error is below 16384 x 2^-23 (e < n x 16 <= 2^14): the floor is exact.
+  // item e: local row p = e / cnt, its k-th live image. (e + 0.5) / cnt lies at least 1 / 32 from an integer and the
+  // float product's error is below 16384 x 2^-23 (e < rows x 16 <= 2^14): the floor is exact.
   const float inv = 1.f / float(cnt);
-  for (int e = int(threadIdx.x); e < a.n * cnt; e += int(blockDim.x)) {
-    const int j = int(__fmul_rn(float(e) + 0.5f, inv)), k = e - j * cnt;
+  for (int e = int(threadIdx.x); e < rows * cnt; e += int(blockDim.x)) {
+    const int p = int(__fmul_rn(float(e) + 0.5f, inv)), k = e - p * cnt;
     const int col = a.rows_out != nullptr ? r0 + s_slot[1 + k] : slot + k;
-    if (col < a.max_active) a.y[size_t(j) * size_t(a.ldy) + size_t(col)] = stage[j * kT + k];
+    if (col < a.max_active) a.y[size_t(dst[p]) * size_t(a.ldy) + size_t(col)] = stage[p * kT + k];
   }
 }
 
-template <int kPieces>
+// The destinations of layer l's output rows in a cluster (the CTA's rows p, row order[rows x rank + p]): its input
+// slot in each CTA whose groups read it in layer l + 1, as a plane offset. This CTA's in dst[p] (-1: none), the
+// others' in rdst[p], two 16-bit halves (rank << 12 | offset / 16; 0xffff: none). The last layer's: the row of y.
+__device__ void cluster_destinations(const TcArgs& a, int l, unsigned rank, int rows, int* dst, unsigned* rdst) {
+  const TcLayer& L = a.layer[l];
+  const bool last = l + 1 == a.layers;
+  const TcLayer& next = a.layer[last ? l : l + 1];
+  const int classes = a.n / 16;
+  for (int p = int(threadIdx.x); p < rows; p += int(blockDim.x)) {
+    const int j = L.order[int(rank) * rows + p];
+    if (last) {
+      dst[p] = j;
+      rdst[p] = ~0u;
+      continue;
+    }
+    int ranks[2], at[2];
+    const int to = tc_cluster_destinations(next.label[j], a.ctas, classes, next.slot, ranks, at);
+    int here = -1;
+    unsigned there = ~0u;
+    for (int d = 0, half = 0; d < to; ++d) {
+      const int off = plane_offset(plane_row(at[d]), 0);
+      if (ranks[d] == int(rank)) {
+        here = off;
+      } else {
+        there = (there & ~(0xffffu << (16 * half))) | (unsigned(ranks[d] << 12 | off >> 4) << (16 * half));
+        ++half;
+      }
+    }
+    dst[p] = here;
+    rdst[p] = there;
+  }
+}
+
+// kCluster: a.ctas > 1 CTAs a tile, launched as a cluster of that size (the CTA's rank: blockIdx.x % ctas).
+template <int kPieces, bool kCluster>
 __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a) {
   extern __shared__ float4 smem4[];
   char* const base = reinterpret_cast<char*>(smem4);
-  const SmemLayout m = smem_layout(kPieces, a.n, a.layers);
-  const int plane = a.n * 32, span = int(m.span), groups = a.groups;
+  const SmemLayout m = smem_layout(kPieces, a);
+  const int span = int(m.span), groups = a.groups;  // (a CTA's groups)
+  const int rows = groups * 16, plane = (kCluster ? a.slot_rows : a.n) * 32;
+  const unsigned rank = kCluster ? blockIdx.x % unsigned(a.ctas) : 0u;
   const uint4** const s_afrag = reinterpret_cast<const uint4**>(base + m.heads);
+  uint64_t* const s_mbar = reinterpret_cast<uint64_t*>(base + m.mbar);
+  unsigned* const s_incoming = reinterpret_cast<unsigned*>(base + m.incoming);
   int* const s_bcol = reinterpret_cast<int*>(base + m.bcol);
   int* const s_dst = reinterpret_cast<int*>(base + m.dst);
+  unsigned* const s_rdst = reinterpret_cast<unsigned*>(base + m.rdst);
   int* const s_row = reinterpret_cast<int*>(base + m.row);
+  int* const s_in = reinterpret_cast<int*>(base + m.in);
   unsigned* const s_live = reinterpret_cast<unsigned*>(base + m.live);
+  unsigned* const s_masks = reinterpret_cast<unsigned*>(base + m.masks);
   int* const s_count = reinterpret_cast<int*>(base + m.count);
   int* const s_slot = reinterpret_cast<int*>(base + m.slot);
   // The tables: layer l's output row order[16 g + r] goes to layer l + 1's renamed input label[that row], kept as
   // that input's byte offset in a plane, plane_offset(plane_row(label), 0) (the other half's: ^ 16), so that the
   // epilogue does no index arithmetic (session 51); the last layer's to its own name, a row of y. Layer 1's input i
-  // at plane_offset(plane_row(label[i]), 0) (s_row). (Static layer indices: a parameter array indexed at run time
-  // would be copied to the stack.)
+  // at plane_offset(plane_row(label[i]), 0) (s_row). A cluster: the CTA's groups and rows only, its block columns
+  // in its own buffer, the destinations in every CTA (cluster_destinations), and its raw rows: layer 1's slots'
+  // inputs in slot order (s_in), each at its own plane row. (Static layer indices: a parameter array indexed at run
+  // time would be copied to the stack.)
+  int raw_rows = a.n;
 #pragma unroll
   for (int l = 0; l < kTcMaxLayers; ++l) {
     if (l >= a.layers) break;
     const TcLayer& L = a.layer[l];
-    const int* const next_label = l + 1 < a.layers ? a.layer[(l + 1) % kTcMaxLayers].label : nullptr;
-    if (threadIdx.x == 0) s_afrag[l] = L.afrag;
-    for (int t = int(threadIdx.x); t < groups * kW; t += int(blockDim.x)) s_bcol[l * groups * kW + t] = L.bcol[t];
-    for (int t = int(threadIdx.x); t < a.n; t += int(blockDim.x)) {
-      const int j = L.order[t];
-      s_dst[l * a.n + t] = next_label != nullptr ? plane_offset(plane_row(next_label[j]), 0) : j;
+    const int first = int(rank) * groups;  // (the CTA's first group)
+    if (threadIdx.x == 0) s_afrag[l] = L.afrag + size_t(first) * kW * 32;
+    for (int t = int(threadIdx.x); t < groups * kW; t += int(blockDim.x))
+      s_bcol[l * groups * kW + t] = L.bcol[first * kW + t] * 32;  // (the block's first plane row, in bytes)
+    if constexpr (kCluster) {
+      cluster_destinations(a, l, rank, rows, s_dst + l * rows, s_rdst + l * rows);
+      if (l == 0) {
+        const int* const cls = L.cls + int(rank) * L.max_slots;
+        int slots = 0;
+        while (slots < L.max_slots && cls[slots] >= 0) ++slots;
+        raw_rows = 16 * slots;
+        for (int k = int(threadIdx.x); k < raw_rows; k += int(blockDim.x)) {
+          s_in[k] = L.inv[16 * cls[k >> 4] + (k & 15)];
+          s_row[k] = plane_offset(plane_row(k), 0);
+        }
+      }
+    } else {
+      const int* const next_label = l + 1 < a.layers ? a.layer[(l + 1) % kTcMaxLayers].label : nullptr;
+      for (int t = int(threadIdx.x); t < a.n; t += int(blockDim.x)) {
+        const int j = L.order[t];
+        s_dst[l * a.n + t] = next_label != nullptr ? plane_offset(plane_row(next_label[j]), 0) : j;
+      }
+      if (l == 0)
+        for (int i = int(threadIdx.x); i < a.n; i += int(blockDim.x))
+          s_row[i] = plane_offset(plane_row(L.label[i]), 0);
     }
-    if (l == 0)
-      for (int i = int(threadIdx.x); i < a.n; i += int(blockDim.x)) s_row[i] = plane_offset(plane_row(L.label[i]), 0);
   }
   if (int(threadIdx.x) < kTcMaxLayers) {
     s_live[threadIdx.x] = 0u;
     s_count[threadIdx.x] = 0;
   }
-  __syncthreads();  // (a CTA without a tile reaches no other barrier before thread 0 flushes s_count)
+  if constexpr (kCluster) {  // the transaction barriers, and the bytes the other CTAs' copies bring each a tile
+    if (int(threadIdx.x) < kTcMaxLayers) s_incoming[threadIdx.x] = 0u;
+    if (threadIdx.x == 0) {
+      for (int l = 0; l + 1 < a.layers; ++l) mbar_init(s_mbar + l);
+      asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    cluster_sync();  // (every CTA's counts zero and barriers set before another adds to them)
+    for (int l = 0; l + 1 < a.layers; ++l)  // (32 bytes a row and piece: 16 images of 2 bytes)
+      for (int p = int(threadIdx.x); p < rows; p += int(blockDim.x))
+        for (int h = 0; h < 2; ++h) {
+          const unsigned e = (s_rdst[l * rows + p] >> (16 * h)) & 0xffffu;
+          if (e != 0xffffu) cluster_add(cluster_addr(s_incoming + l, e >> 12), 32u * kPieces);
+        }
+  }
+  // (a CTA without a tile reaches no other barrier before thread 0 flushes s_count; a cluster's CTAs all have
+  // started, and CTA 0's masks are zero, before any writes into another's shared memory)
+  if constexpr (kCluster) cluster_sync();
+  else __syncthreads();
+  const int* const raw_in = kCluster ? s_in : nullptr;
   const int count = min(a.counts[0], a.max_active);
   const int tiles = (count + kT - 1) / kT;
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const int gid = lane >> 2, tig = lane & 3, g0 = warp * kGroupsPerWarp;
   // This lane's ldmatrix row: matrix lane / 8 (bit 0: k + 8, bit 1: images 8-15), row lane % 8.
-  const int ld_k = (lane & 7) + 8 * ((lane >> 3) & 1), ld_half = lane >> 4;
+  // A block starts at a multiple of 16 rows, so its row k's offset is the block's plus plane_offset(k, half).
+  const int ld_off = plane_offset((lane & 7) + 8 * ((lane >> 3) & 1), lane >> 4);
   uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
   auto load_frags = [&](const uint4* afrag, uint4 (&f)[kGroupsPerWarp][kW]) {
 #pragma unroll
@@ -215,20 +397,26 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
       for (int b = 0; b < kW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kW + b) * 32 + lane);
   };
-  load_frags(a.layer[0].afrag, af);
-  int tile = int(blockIdx.x);
-  if (tile < tiles) load_raw(a, tile, count, reinterpret_cast<float*>(base));
+  load_frags(s_afrag[0], af);
+  // A cluster takes the tiles cluster, cluster + clusters, ...; its CTAs the same ones.
+  const int step = int(gridDim.x) / (kCluster ? a.ctas : 1);
+  int tile = int(blockIdx.x) / (kCluster ? a.ctas : 1);
+  if (tile < tiles) load_raw(a, tile, count, raw_rows, raw_in, reinterpret_cast<float*>(base));
   int in = 0;  // the buffer holding the raw tile, then the current layer's input
-  for (; tile < tiles; tile += int(gridDim.x)) {
+  unsigned phase = 0u;  // a cluster: the tile's phase of the transaction barriers (each completes one a tile)
+  for (; tile < tiles; tile += step) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // (the first time also the tables)
-    {  // the raw tile split into layer 1's planes in the other buffer: input i at s_row[i]; item q = input i's
+    if constexpr (kCluster)
+      if (threadIdx.x == 0)
+        for (int l = 0; l + 1 < a.layers; ++l) mbar_expect(s_mbar + l, s_incoming[l]);
+    {  // the raw tile split into layer 1's planes in the other buffer: raw row k at s_row[k]; item q = row k's
        // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
        // images an item took 12.9% of the instructions)
       const float4* const raw = reinterpret_cast<const float4*>(base + in * span);
       char* const planes = base + (in ^ 1) * span;
-      for (int q = int(threadIdx.x); q < a.n * 2; q += int(blockDim.x)) {
-        const float4 v0 = raw[2 * q], v1 = raw[2 * q + 1];  // (input q / 2's images 8 (q & 1) ..: float4 2 q, 2 q + 1)
+      for (int q = int(threadIdx.x); q < raw_rows * 2; q += int(blockDim.x)) {
+        const float4 v0 = raw[2 * q], v1 = raw[2 * q + 1];  // (row q / 2's images 8 (q & 1) ..: float4 2 q, 2 q + 1)
         uint32_t p[4][kPieces];
         split_pair<kPieces>(v0.x, v0.y, p[0]);
         split_pair<kPieces>(v0.z, v0.w, p[1]);
@@ -242,26 +430,30 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       }
       in ^= 1;
       __syncthreads();
+      if constexpr (kCluster) cluster_arrive();  // (this CTA has read its raw tile: layer 1 may write there)
     }
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
       const char* const cur = base + in * span;
       char* const other = base + (in ^ 1) * span;
       // The last layer writes no buffer: the other one takes the next tile's raw input meanwhile.
-      if (last && tile + int(gridDim.x) < tiles)
-        load_raw(a, tile + int(gridDim.x), count, reinterpret_cast<float*>(other));
+      if (last && tile + step < tiles)
+        load_raw(a, tile + step, count, raw_rows, raw_in, reinterpret_cast<float*>(other));
       load_frags(s_afrag[last ? 0 : l + 1], af_next);  // the next layer's (after the last: the next tile's first)
       const int* const bcol = s_bcol + l * groups * kW;
+      const unsigned cur_addr = unsigned(__cvta_generic_to_shared(cur));
+      if constexpr (kCluster)  // (the other CTAs' copies of the inputs: written in the layer before)
+        if (l > 0) mbar_wait(s_mbar + l - 1, phase);
       float c[kGroupsPerWarp][kNT][4] = {};
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
         for (int b = 0; b < kW; ++b) {
           const uint32_t afr[4] = {af[q][b].x, af[q][b].y, af[q][b].z, af[q][b].w};
-          const int k = bcol[(g0 + q) * kW + b] + ld_k;
+          const unsigned at = cur_addr + unsigned(bcol[(g0 + q) * kW + b] + ld_off);
 #pragma unroll
           for (int piece = 0; piece < kPieces; ++piece) {
-            const unsigned addr = unsigned(__cvta_generic_to_shared(cur + piece * plane + plane_offset(k, ld_half)));
+            const unsigned addr = at + unsigned(piece * plane);
             uint32_t r0, r1, r2, r3;
             asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                          : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
@@ -271,71 +463,158 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
             jhdnn::tc::Mma<__nv_bfloat16>::run(c[q][1], afr, b1);
           }
         }
-      const int* const dst = s_dst + l * a.n;
-      unsigned alive = 0u;  // this lane's images with a nonzero output: bit 8 nt + e for image 8 nt + 2 tig + e
+      // A cluster: every CTA has read the buffer this layer's copies go to (its raw tile or the layer before's
+      // input), and this one has read this layer's input (its reads are in registers).
+      if constexpr (kCluster) {
+        cluster_wait();
+        if (!last) cluster_arrive();
+      }
+      const int* const dst = s_dst + l * rows;
+      // this lane's images' outputs OR-ed as bits (image 8 nt + 2 tig + e: live[nt][e]; the sign bit dropped at the
+      // end: a clamped output is +0, -0 or positive)
+      uint32_t live[kNT][2] = {};
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q) {
         // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane
-        // offsets (the tables), the half nt's at ^ 16 nt.
-        const int d0 = last ? 0 : dst[(g0 + q) * 16 + gid], d1 = last ? 0 : dst[(g0 + q) * 16 + gid + 8];
+        // offsets (the tables), the half nt's at ^ 16 nt; a cluster: -1 where this CTA does not read the row (the
+        // other CTAs' copies below).
+        const int p0 = (g0 + q) * 16 + gid;
+        const int d0 = last ? 0 : dst[p0], d1 = last ? 0 : dst[p0 + 8];
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
           float* const o = c[q][nt];
 #pragma unroll
           for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
-          alive |= (o[0] != 0.f || o[2] != 0.f ? 1u << 8 * nt : 0u) | (o[1] != 0.f || o[3] != 0.f ? 2u << 8 * nt : 0u);
+          live[nt][0] |= __float_as_uint(o[0]) | __float_as_uint(o[2]);
+          live[nt][1] |= __float_as_uint(o[1]) | __float_as_uint(o[3]);
           if (!last) {
-            uint32_t p0[kPieces], p1[kPieces];
-            split_pair<kPieces>(o[0], o[1], p0);
-            split_pair<kPieces>(o[2], o[3], p1);
+            uint32_t p0v[kPieces], p1v[kPieces];
+            split_pair<kPieces>(o[0], o[1], p0v);
+            split_pair<kPieces>(o[2], o[3], p1v);
+            if (!kCluster || d0 >= 0)
 #pragma unroll
-            for (int piece = 0; piece < kPieces; ++piece) {
-              char* const pl = other + piece * plane + 4 * tig;
-              *reinterpret_cast<uint32_t*>(pl + (d0 ^ (nt << 4))) = p0[piece];
-              *reinterpret_cast<uint32_t*>(pl + (d1 ^ (nt << 4))) = p1[piece];
-            }
+              for (int piece = 0; piece < kPieces; ++piece)
+                *reinterpret_cast<uint32_t*>(other + piece * plane + 4 * tig + (d0 ^ (nt << 4))) = p0v[piece];
+            if (!kCluster || d1 >= 0)
+#pragma unroll
+              for (int piece = 0; piece < kPieces; ++piece)
+                *reinterpret_cast<uint32_t*>(other + piece * plane + 4 * tig + (d1 ^ (nt << 4))) = p1v[piece];
           }
         }
       }
+      // A cluster: the copies for the other CTAs that read these rows next (rare, tc_tables.h), one test a group
+      // where there are none: the pieces split again from the clamped C values, each 4-byte store counted on the
+      // reader's barrier of this layer.
+      if constexpr (kCluster)
+        if (!last)
+#pragma unroll
+          for (int q = 0; q < kGroupsPerWarp; ++q) {
+            const int p0 = (g0 + q) * 16 + gid;
+            const unsigned rd[2] = {s_rdst[l * rows + p0], s_rdst[l * rows + p0 + 8]};
+            if ((rd[0] & rd[1]) == ~0u) continue;
+#pragma unroll
+            for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+              for (int r = 0; r < 2; ++r) {
+                uint32_t v[kPieces];
+                split_pair<kPieces>(c[q][nt][2 * r], c[q][nt][2 * r + 1], v);
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const unsigned e = (rd[r] >> (16 * h)) & 0xffffu;
+                  if (e == 0xffffu) continue;
+                  const int off = int((e & 0xfffu) << 4) ^ (nt << 4);
+                  const unsigned mbar = cluster_addr(s_mbar + l, e >> 12);
+#pragma unroll
+                  for (int piece = 0; piece < kPieces; ++piece)
+                    push(cluster_addr(other + piece * plane + 4 * tig + off, e >> 12), v[piece], mbar);
+                }
+              }
+          }
+      unsigned alive = 0u;  // bit 8 nt + e for image 8 nt + 2 tig + e
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) alive |= (live[nt][e] << 1) != 0u ? 1u << (8 * nt + e) : 0u;
       alive = __reduce_or_sync(0xffffffffu, alive << (2 * tig));
       if (lane == 0 && alive != 0u) atomicOr(s_live + l, alive);
       if (last) {  // the tile's mask is complete after the barrier, and `cur` free: only the live images written
-        __syncthreads();
-        const unsigned mask = s_live[l];
-        if (mask != 0u)  // (block-uniform)
-          write_tile_survivors(a, c, dst, g0, lane, tile, mask, reinterpret_cast<float*>(base + in * span), s_slot);
+        unsigned mask;
+        if constexpr (kCluster) {
+          // Thread r hands this CTA's masks to CTA r: the last layer's to every CTA, the others' to CTA 0 (which
+          // counts them at the tile's end); the tile's mask is the OR of all CTAs'.
+          __syncthreads();
+          if (threadIdx.x < unsigned(a.ctas))
+            for (int k = threadIdx.x == 0 ? 0 : l; k <= l; ++k)
+              cluster_store(cluster_addr(s_masks + rank * kTcMaxLayers + k, threadIdx.x), s_live[k]);
+          cluster_sync();
+          mask = 0u;
+          for (int r = 0; r < a.ctas; ++r) mask |= s_masks[r * kTcMaxLayers + l];
+        } else {
+          __syncthreads();
+          mask = s_live[l];
+        }
+        if (mask != 0u)  // (block-uniform; a cluster: the same in every CTA)
+          write_tile_survivors<kCluster>(a, c, dst, g0, lane, tile, mask, rank,
+                                         reinterpret_cast<float*>(base + in * span), s_slot);
       }
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
         for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
-      __syncthreads();
-      if (threadIdx.x == 0) {  // (this mask's next write is the next tile's layer l, barriers later)
-        if (!last) s_count[l] += __popc(s_live[l]);
-        s_live[l] = 0u;
+      if constexpr (kCluster) {
+        if (!last) {  // (this CTA's own outputs; the other CTAs' copies: their transaction barrier)
+          __syncthreads();
+        } else {  // CTA 0 counts the tile's layers (all CTAs' masks); the masks' next writes are the next tile's
+          __syncthreads();
+          if (threadIdx.x == 0) {
+            for (int k = 0; rank == 0 && k < l; ++k) {
+              unsigned any = 0u;
+              for (int r = 0; r < a.ctas; ++r) any |= s_masks[r * kTcMaxLayers + k];
+              s_count[k] += __popc(any);
+            }
+            for (int k = 0; k <= l; ++k) s_live[k] = 0u;
+          }
+        }
+      } else {
+        __syncthreads();
+        if (threadIdx.x == 0) {  // (this mask's next write is the next tile's layer l, barriers later)
+          if (!last) s_count[l] += __popc(s_live[l]);
+          s_live[l] = 0u;
+        }
       }
       in ^= 1;
     }
+    phase ^= 1u;
   }
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0 && rank == 0)
     for (int l = 0; l + 1 < a.layers; ++l)
       if (s_count[l] != 0) atomicAdd(a.counts + l + 1, s_count[l]);
+  if constexpr (kCluster) cluster_sync();  // (no CTA leaves while another may still write into its shared memory)
 }
 
+// The cluster's CTAs at width n: one up to 1024 rows, else n / 1024 (each the single-CTA kernel's 64 groups).
+int tc_ctas(int64_t n) { return n <= kCtaRows ? 1 : int(n / kCtaRows); }
+
 // A descriptor's tables on `device` (built and published by the first call that needs them; resident_pack_list.h),
-// or why they cannot be built. One allocation: afrag (groups x 2 x 512 bytes), bcol, order, label.
+// or why they cannot be built. One allocation: afrag (groups x 2 x 512 bytes), bcol, order, label, and for a
+// cluster (tc_ctas > 1) inv, slot (ctas x classes) and cls (ctas x max_slots; published as the copy's aux).
 Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMatrixStruct& d, TcLayer* out) {
-  const int n = int(d.rows), groups = n / 16;
+  const int n = int(d.rows), groups = n / 16, ctas = tc_ctas(n), classes = n / 16;
   const size_t afrag_bytes = size_t(groups) * kW * 32 * 16, bcol_bytes = size_t(groups) * kW * 4;
-  auto carve = [&](float* p) {
+  auto carve = [&](float* p, int max_slots) {
     char* const b = reinterpret_cast<char*>(p);
     out->afrag = reinterpret_cast<const uint4*>(b);
     out->bcol = reinterpret_cast<const int*>(b + afrag_bytes);
     out->order = out->bcol + groups * kW;
     out->label = out->order + n;
+    out->inv = ctas > 1 ? out->label + n : nullptr;
+    out->slot = ctas > 1 ? out->inv + n : nullptr;
+    out->cls = ctas > 1 ? out->slot + ctas * classes : nullptr;
+    out->max_slots = max_slots;
   };
-  if (float* p = d.resident_tc.find(device)) {
-    carve(p);
+  int aux = 0;
+  if (float* p = d.resident_tc.find(device, &aux)) {
+    carve(p, aux);
     return Status::success();
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -359,67 +638,105 @@ Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMat
     if (v >= n)
       return core::fail(JHDNN_STATUS_BAD_PARAM, "a layer's colInd holds an index (%d) >= n = %d", v, n);
   TcLayerTables t;
-  const std::string why = build_tc_tables(d.rows, d.cols, d.width, idx.data(), val.data(), &t);
+  std::string why = build_tc_tables(d.rows, d.cols, d.width, idx.data(), val.data(), &t);
+  TcClusterSlots cs;
+  std::vector<int> inv;
+  if (why.empty() && ctas > 1) {
+    why = build_tc_cluster_slots(d.cols, ctas, t, &cs);
+    t.bcol = cs.bcol;  // (the blocks' rows in their CTA's buffer)
+    inv.assign(size_t(n), 0);
+    for (int i = 0; i < n; ++i) inv[size_t(t.label[size_t(i)])] = i;
+  }
   if (!why.empty())
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED, "a layer does not fit the tensor-core resident path: %s",
                       why.c_str());
-  const size_t bytes = afrag_bytes + bcol_bytes + size_t(2 * n) * 4;
+  // The device copy: t's arrays, then inv, slot, cls for a cluster (each a whole number of ints).
+  std::vector<std::pair<const void*, size_t>> parts = {{t.afrag.data(), afrag_bytes},
+                                                       {t.bcol.data(), bcol_bytes},
+                                                       {t.order.data(), size_t(n) * 4},
+                                                       {t.label.data(), size_t(n) * 4}};
+  if (ctas > 1) {
+    parts.push_back({inv.data(), inv.size() * 4});
+    parts.push_back({cs.slot.data(), cs.slot.size() * 4});
+    parts.push_back({cs.cls.data(), cs.cls.size() * 4});
+  }
+  size_t bytes = 0;
+  for (const auto& part : parts) bytes += part.second;
   float* p = nullptr;
   if (cudaMalloc(&p, bytes) != cudaSuccess) {
     cudaGetLastError();
     return core::fail(JHDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED,
                       "the tensor-core tables of a layer (%zu bytes) could not be allocated", bytes);
   }
-  char* const b = reinterpret_cast<char*>(p);
-  Status st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(b, t.afrag.data(), afrag_bytes, cudaMemcpyHostToDevice, s));
-  if (st.ok())
-    st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(b + afrag_bytes, t.bcol.data(), bcol_bytes, cudaMemcpyHostToDevice, s));
-  if (st.ok())
-    st = JHDNN_CUDA_STATUS(
-        cudaMemcpyAsync(b + afrag_bytes + bcol_bytes, t.order.data(), size_t(n) * 4, cudaMemcpyHostToDevice, s));
-  if (st.ok())
-    st = JHDNN_CUDA_STATUS(cudaMemcpyAsync(b + afrag_bytes + bcol_bytes + size_t(n) * 4, t.label.data(),
-                                           size_t(n) * 4, cudaMemcpyHostToDevice, s));
+  Status st = Status::success();
+  size_t at = 0;
+  for (const auto& part : parts) {
+    if (st.ok())
+      st = JHDNN_CUDA_STATUS(
+          cudaMemcpyAsync(reinterpret_cast<char*>(p) + at, part.first, part.second, cudaMemcpyHostToDevice, s));
+    at += part.second;
+  }
   if (st.ok()) st = JHDNN_CUDA_STATUS(cudaStreamSynchronize(s));  // (complete before it is published)
   if (!st.ok()) {
     cudaFree(p);
     return st;
   }
-  float* const winner = d.resident_tc.publish(device, p);
+  const int max_slots = ctas > 1 ? cs.max_slots : 0;
+  float* const winner = d.resident_tc.publish(device, p, max_slots, &aux);
   if (winner != p && cudaFree(p) != cudaSuccess) cudaGetLastError();
   if (winner == nullptr)
     return core::fail(JHDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED,
                       "the tensor-core tables of a layer could not be recorded (host allocation failed)");
-  carve(winner);
+  carve(winner, aux);
   return Status::success();
+}
+
+// The shared memory of a cluster's CTA with `slots` blocks in its busiest layer's buffer and layer 1's.
+size_t cluster_smem_bytes(int pieces, int64_t n, int layer_count, int slots, int slots1) {
+  return smem_layout(pieces, int(n), layer_count, tc_ctas(n), 16 * slots, 16 * slots1).total;
 }
 
 }  // namespace
 
 size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count) {
-  return smem_layout(pieces, int(n), layer_count).total;
+  const int ctas = tc_ctas(n);
+  // (a cluster: the least its tables can need, each CTA's buffer holding its own 64 blocks; dnn_resident_tc checks
+  // the tables' own need once they are built)
+  return ctas > 1 ? cluster_smem_bytes(pieces, n, layer_count, 64, 64)
+                  : smem_layout(pieces, int(n), layer_count, 1, int(n), int(n)).total;
 }
 
-// Loads both instantiations and raises their shared-memory limit to the block's most, once (jhdnnCreate): a limit
-// set per call could be lowered by another thread's call between this call's set and its launch.
+// Loads the instantiations and raises their shared-memory limit to the block's most, once (jhdnnCreate): a limit
+// set per call could be lowered by another thread's call between this call's set and its launch. The cluster kernel
+// may run in clusters of up to 16 CTAs (non-portable past 8: the launch asks whether one fits).
 Status load_dnn_resident_tc_kernels() {
   int device = 0, optin = 0;
   JHDNN_CUDA_TRY(cudaGetDevice(&device));
   JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  for (auto kernel : {resident_tc_kernel<1>, resident_tc_kernel<3>}) {
+  for (auto kernel : {resident_tc_kernel<1, false>, resident_tc_kernel<3, false>, resident_tc_kernel<1, true>}) {
     cudaFuncAttributes attr{};
     JHDNN_CUDA_TRY(cudaFuncGetAttributes(&attr, kernel));
     JHDNN_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
   }
+  int major = 0;
+  JHDNN_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major >= 9)
+    JHDNN_CUDA_TRY(
+        cudaFuncSetAttribute(resident_tc_kernel<1, true>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   return Status::success();
 }
 
 Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin) {
-  if (n % 64 != 0 || n > 64 * kMaxWarps)
+  if (n % 64 != 0 || (n > kCtaRows && (n % kCtaRows != 0 || n / kCtaRows > kTcMaxClusterCtas)))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path takes n a multiple of 64 up to %d (16 warps of 4 groups of 16 "
-                      "rows); n = %lld",
-                      64 * kMaxWarps, (long long)n);
+                      "rows), or a multiple of %d up to %d (a cluster of CTAs of %d rows); n = %lld",
+                      kCtaRows, kCtaRows, kCtaRows * kTcMaxClusterCtas, kCtaRows, (long long)n);
+  if (n > kCtaRows && pieces != 1)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "the tensor-core resident path runs n = %lld > %d on one bf16 piece a feature only (every layer "
+                      "TENSOR_OP_MATH_ALLOW_CONVERSION): three pieces' planes do not fit in a CTA's shared memory "
+                      "beside its tables", (long long)n, kCtaRows);
   if (layer_count > kTcMaxLayers)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path runs up to %d layers in a call (%d given): call again for more",
@@ -439,13 +756,16 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
                        int64_t ldx, float* y, int64_t ldy, int* rows_out, int* ids_out) {
   const int64_t n = wts[0]->rows;
   JHDNN_TRY(resident_tc_supported(n, layer_count, pieces, smem_optin));
-  const size_t smem = resident_tc_smem_bytes(pieces, n, layer_count);
   if (max_active == 0) return Status::success();
   TcArgs a{};
   for (int l = 0; l < layer_count; ++l) JHDNN_TRY(tc_tables_of(s, device, pageable_ok, *wts[l], &a.layer[l]));
   a.layers = layer_count;
   a.n = int(n);
-  a.groups = int(n / 16);
+  a.ctas = tc_ctas(n);
+  a.groups = int(n / 16) / a.ctas;
+  int slots = 0;
+  for (int l = 0; l < layer_count; ++l) slots = std::max(slots, a.layer[l].max_slots);
+  a.slot_rows = 16 * slots;
   a.max_active = max_active;
   a.bias = bias;
   a.clamp = clamp_max;
@@ -459,12 +779,41 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
   a.ldy = ldy;
   a.rows_out = rows_out;
   a.ids_out = ids_out;
+  const size_t smem = smem_layout(pieces, a).total;
+  const int tiles = (max_active + kT - 1) / kT;
   // (the kernels' shared-memory limit: load_dnn_resident_tc_kernels)
-  auto kernel = pieces == 3 ? resident_tc_kernel<3> : resident_tc_kernel<1>;
-  const int warps = int(n / 64);
-  // Persistent: one CTA an SM (its shared memory), each looping over the tiles of the count it reads on the device.
-  kernel<<<unsigned(std::min<int64_t>(sms, (max_active + kT - 1) / kT)), unsigned(warps * 32), smem, s>>>(a);
-  return JHDNN_CUDA_STATUS(cudaGetLastError());
+  if (a.ctas == 1) {
+    auto kernel = pieces == 3 ? resident_tc_kernel<3, false> : resident_tc_kernel<1, false>;
+    // Persistent: one CTA an SM (its shared memory), each looping over the tiles of the count it reads on the device.
+    kernel<<<unsigned(std::min(sms, tiles)), unsigned(n / 64 * 32), smem, s>>>(a);
+    return JHDNN_CUDA_STATUS(cudaGetLastError());
+  }
+  if (smem > smem_optin)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "the tensor-core resident path needs %zu bytes of shared memory per CTA for these %d layers at "
+                      "n = %lld (a CTA's busiest layer reads %d blocks of 16 inputs; %zu per block): call with fewer "
+                      "layers", smem, layer_count, (long long)n, slots, smem_optin);
+  // Persistent clusters: as many as fit at once (one CTA an SM), each looping over its tiles.
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = unsigned(a.ctas);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  cfg.blockDim = dim3(kMaxWarps * 32);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  cfg.gridDim = dim3(unsigned(a.ctas));
+  int clusters = 0;
+  JHDNN_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, resident_tc_kernel<1, true>, &cfg));
+  if (clusters < 1)
+    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                      "the tensor-core resident path at n = %lld runs clusters of %d CTAs of %zu bytes of shared "
+                      "memory, and none fits on this device", (long long)n, a.ctas, smem);
+  cfg.gridDim = dim3(unsigned(std::min(clusters, tiles) * a.ctas));
+  return JHDNN_CUDA_STATUS(cudaLaunchKernelEx(&cfg, resident_tc_kernel<1, true>, a));
 }
 
 }  // namespace jhdnn::sparse

@@ -141,4 +141,45 @@ std::string build_tc_tables(int64_t rows, int64_t cols, int64_t width, const int
   return "";
 }
 
+std::string build_tc_cluster_slots(int64_t cols, int ctas, const TcLayerTables& t, TcClusterSlots* s) {
+  const int64_t groups = int64_t(t.bcol.size()) / kTcBlocks;
+  if (ctas < 1 || ctas > kTcMaxClusterCtas || groups % ctas != 0)
+    return "the layer's " + std::to_string(groups) + " groups of 16 rows do not split over " + std::to_string(ctas) +
+           " CTAs";
+  if (cols % 16 != 0) return "the layer's " + std::to_string(cols) + " inputs are not a multiple of 16";
+  s->ctas = ctas;
+  s->classes = int(cols / 16);
+  s->slot.assign(size_t(ctas) * size_t(s->classes), -1);
+  const int64_t per = groups / ctas;
+  std::vector<int> readers(size_t(s->classes), 0);
+  std::vector<std::vector<int>> cls(static_cast<size_t>(ctas));
+  for (int r = 0; r < ctas; ++r) {
+    int* const slot = &s->slot[size_t(r) * size_t(s->classes)];
+    for (int64_t e = r * per * kTcBlocks; e < (r + 1) * per * kTcBlocks; ++e) slot[t.bcol[size_t(e)] / 16] = 0;
+    for (int c = 0; c < s->classes; ++c)
+      if (slot[c] == 0) {  // (marked: numbered in ascending class order)
+        slot[c] = int(cls[size_t(r)].size());
+        cls[size_t(r)].push_back(c);
+        ++readers[size_t(c)];
+      }
+    if (cls[size_t(r)].size() > size_t(kTcMaxSlots))
+      return "the groups of CTA " + std::to_string(r) + " read " + std::to_string(cls[size_t(r)].size()) +
+             " blocks of 16 inputs (at most " + std::to_string(kTcMaxSlots) + ")";
+    s->max_slots = std::max(s->max_slots, int(cls[size_t(r)].size()));
+  }
+  for (int c = 0; c < s->classes; ++c)
+    if (readers[size_t(c)] > 2)
+      return "inputs " + std::to_string(16 * c) + ".." + std::to_string(16 * c + 15) +
+             " (renamed) are read by groups of " + std::to_string(readers[size_t(c)]) + " CTAs (at most 2)";
+  s->cls.assign(size_t(ctas) * size_t(s->max_slots), -1);
+  for (int r = 0; r < ctas; ++r)
+    std::copy(cls[size_t(r)].begin(), cls[size_t(r)].end(), s->cls.begin() + int64_t(r) * s->max_slots);
+  s->bcol.resize(t.bcol.size());
+  for (size_t e = 0; e < t.bcol.size(); ++e) {
+    const int r = int(int64_t(e) / kTcBlocks / per);
+    s->bcol[e] = 16 * s->slot[size_t(r) * size_t(s->classes) + size_t(t.bcol[e] / 16)];
+  }
+  return "";
+}
+
 }  // namespace jhdnn::sparse

@@ -57,4 +57,38 @@ struct TcLayerTables {
 std::string build_tc_tables(int64_t rows, int64_t cols, int64_t width, const int* idx, const float* val,
                             TcLayerTables* t);
 
+// Past 1024 rows the tensor-core kernel runs as a thread-block cluster (sm_90): CTA r of `ctas` takes the layer's
+// groups r x G / ctas .. (r + 1) x G / ctas - 1 (G = rows / 16, contiguous in the tables' order), and holds in its
+// own shared memory only the input blocks its groups read, each at a slot of its own. A block is a class of 16
+// renamed inputs (label / 16); a padding block reads class 0. The previous layer's epilogue writes each output into
+// every CTA whose groups read its class (distributed shared memory), so a class may be read by at most two CTAs (an
+// output has at most two destinations). ctas = 1 is the single-CTA kernel: every class read, slot = class.
+constexpr int kTcMaxClusterCtas = 16;  // (cluster sizes past 8 are non-portable: the launch checks they fit)
+constexpr int kTcMaxSlots = 128;       // blocks a CTA's buffer holds (2048 rows: plane offsets below 2^16)
+struct TcClusterSlots {
+  int ctas = 1, classes = 0, max_slots = 0;
+  std::vector<int> slot;   // ctas x classes: class c's slot in CTA r's buffer, -1 where r's groups do not read it
+  std::vector<int> cls;    // ctas x max_slots: the class at each slot, ascending, -1 past the CTA's slots
+  std::vector<int> bcol;   // groups x kTcBlocks: the block's first row in its CTA's buffer (16 x slot)
+};
+// Where a layer's output goes in a cluster: the next layer's renamed column `lab` of it is read by the CTAs whose
+// slot of class lab / 16 is set (next_slot: TcClusterSlots::slot of the next layer), each at its buffer row
+// 16 x slot + lab % 16. Fills rank[0 .. count - 1] and row[] with those CTAs, ascending, and returns the count (at
+// most two, as build_tc_cluster_slots checks).
+JHDNN_TC_HD inline int tc_cluster_destinations(int lab, int ctas, int classes, const int* next_slot, int* rank,
+                                               int* row) {
+  int count = 0;
+  for (int r = 0; r < ctas && count < 2; ++r) {
+    const int slot = next_slot[r * classes + (lab >> 4)];
+    if (slot < 0) continue;
+    rank[count] = r;
+    row[count++] = 16 * slot + (lab & 15);
+  }
+  return count;
+}
+
+// The split of layer tables t (cols inputs) over `ctas` CTAs, or why it does not fit (empty on success): the groups
+// not divisible by ctas, a class read by more than two CTAs, or a CTA reading more than kTcMaxSlots blocks.
+std::string build_tc_cluster_slots(int64_t cols, int ctas, const TcLayerTables& t, TcClusterSlots* s);
+
 }  // namespace jhdnn::sparse
