@@ -54,6 +54,7 @@ step_summary
 grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt 2>/dev/null
 [ -f "$OUT/ctest.txt" ] && grep -E "tests passed|tests failed|\(Failed\)|Timeout" "$OUT/ctest.txt"
 for f in "$OUT"/infer_*.txt; do
-  echo "$(basename "$f" .txt): $(grep -E '^ +[0-9]+ +[0-9]+ +(official|generated) ' "$f" | awk '{print $5, "ms", $11, $12, $13}')"
+  row=$(grep -E '^ +[0-9]+ +[0-9]+ +(official|generated) ' "$f" | awk '{print $5, "ms", $11, $12, $13}')
+  echo "$(basename "$f" .txt): $row"
 done
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"
