@@ -13,7 +13,11 @@
 //   greedy:     layer 1 contiguous; each later layer's groups, most-local first, to the CTA that produced most of
 //               their inputs, at most G / c groups a CTA.
 // It prints those shares, the feature bytes a CTA sends per tile and layer (remote pairs x images x 2 bytes, one bf16
-// piece), and a CTA's shared memory for two feature buffers of the tile (its N / c rows).
+// piece), and a CTA's shared memory for two feature buffers of the tile (its N / c rows). Then, for the library's
+// split (session 52: build_tc_cluster_slots, tc_cluster_destinations; contiguous), how the copies into other CTAs
+// fall on the kernel's warps (16 a CTA, 4 groups each): per layer the warps that send any, and the most and the mean
+// (output row, other CTA) copies a warp sends, the work the warps that send do while the others wait at the layer's
+// barrier; and how many of the copies are of rows the sending CTA does not read itself (no local copy to send from).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -144,6 +148,44 @@ int main(int argc, char** argv) {
     }
     cont_prev = cont_next;
     greedy_prev = greedy_next;
+  }
+  std::printf("\nthe library's split: copies into other CTAs per warp (of %d warps, 16 a CTA)\n", c * 16);
+  std::printf("%-9s %14s %10s %10s %22s\n", "layers", "warps sending", "most", "mean", "of rows not read here");
+  for (int l = 1; l < layers; ++l) {
+    const spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42), next = spdnn::generate_layer_ell(n, l + 1, 42);
+    jhdnn::sparse::TcLayerTables t, tn;
+    jhdnn::sparse::TcClusterSlots cs;
+    std::string why = jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t);
+    if (why.empty())
+      why = jhdnn::sparse::build_tc_tables(next.rows, next.cols, next.width, next.idx.data(), next.val.data(), &tn);
+    if (why.empty()) why = jhdnn::sparse::build_tc_cluster_slots(next.cols, c, tn, &cs);
+    if (!why.empty()) {
+      std::fprintf(stderr, "spdnn_cluster_model: layers %d, %d: %s\n", l, l + 1, why.c_str());
+      return 1;
+    }
+    const int rows = n / c;  // a CTA's rows of layer l; warp w's are its positions 64 w .. 64 w + 63
+    std::vector<int> per_warp(size_t(c) * 16, 0);
+    long long unread_here = 0;  // copies of rows the producing CTA does not read itself
+    for (int q = 0; q < n; ++q) {
+      const int producer = q / rows, j = t.order[size_t(q)];
+      int ranks[2], at[2];
+      const int to = jhdnn::sparse::tc_cluster_destinations(tn.label[size_t(j)], c, n / 16, cs.slot.data(), ranks, at);
+      bool here = false;
+      for (int d = 0; d < to; ++d) here |= ranks[d] == producer;
+      for (int d = 0; d < to; ++d) {
+        per_warp[size_t(producer * 16 + (q % rows) / 64)] += ranks[d] != producer;
+        unread_here += ranks[d] != producer && !here;
+      }
+    }
+    int sending = 0, most = 0;
+    long long all = 0;
+    for (int v : per_warp) {
+      sending += v > 0;
+      most = std::max(most, v);
+      all += v;
+    }
+    std::printf("%2d -> %-3d %14d %10d %10.2f %22lld\n", l, l + 1, sending, most, double(all) / double(per_warp.size()),
+                unread_here);
   }
   return 0;
 }
