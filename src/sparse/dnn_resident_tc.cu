@@ -123,9 +123,9 @@ __host__ __device__ SmemLayout smem_layout(int pieces, const TcArgs& a) {
 // Distributed shared memory (a cluster; PTX ISA "Parallel synchronization and communication"):
 // - cluster_addr: this CTA's shared address p in CTA `rank`'s window; cluster_add: an add there (ordered for its
 //   readers by a release / acquire barrier);
-// - push: a store there that completes 4 bytes of the transaction barrier `mbar` (in the same CTA's window): its
-//   reader waits on that barrier (mbar_expect: the bytes a phase takes; mbar_wait: a phase's end), and the writer
-//   does not wait at all;
+// - push, push16: a store there that completes 4 / 16 bytes of the transaction barrier `mbar` (in the same CTA's
+//   window): its reader waits on that barrier (mbar_expect: the bytes a phase takes; mbar_wait: a phase's end), and
+//   the writer does not wait at all;
 // - cluster_sync: the barrier of all the cluster's threads, release / acquire (its release is a MEMBAR.ALL.GPU in
 //   SASS: ~9% of the stall samples when every layer ended with one, session 52's ncu): only at the start and the
 //   end; and its two halves without the release, for the layers: cluster_arrive once a CTA has read a buffer,
@@ -142,6 +142,11 @@ __device__ __forceinline__ void cluster_add(unsigned addr, unsigned v) {
 __device__ __forceinline__ void push(unsigned addr, uint32_t v, unsigned mbar) {
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(addr), "r"(v),
                "r"(mbar)
+               : "memory");
+}
+__device__ __forceinline__ void push16(unsigned addr, uint4 v, unsigned mbar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n"
+               ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(mbar)
                : "memory");
 }
 __device__ __forceinline__ void mbar_init(uint64_t* m) {
@@ -513,15 +518,17 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           }
         }
       }
-      // A cluster: the copies for the other CTAs that read these rows next (rare, tc_tables.h), one test a group
-      // where there are none: the pieces split again from the clamped C values, each 4-byte store counted on the
-      // reader's barrier of this layer.
+      // A cluster: the copies for the other CTAs that read these rows next, of the rows this CTA does not read
+      // itself (none in the challenge's layers: tools/spdnn/spdnn_cluster_model), one test a group where there are
+      // none: the pieces split again from the clamped C values, each 4-byte store counted on the reader's barrier of
+      // this layer. The rows this CTA also reads are copied from its buffer after the layer's barrier, below.
       if constexpr (kCluster)
         if (!last)
 #pragma unroll
           for (int q = 0; q < kGroupsPerWarp; ++q) {
             const int p0 = (g0 + q) * 16 + gid;
-            const unsigned rd[2] = {s_rdst[l * rows + p0], s_rdst[l * rows + p0 + 8]};
+            const unsigned rd[2] = {dst[p0] < 0 ? s_rdst[l * rows + p0] : ~0u,
+                                    dst[p0 + 8] < 0 ? s_rdst[l * rows + p0 + 8] : ~0u};
             if ((rd[0] & rd[1]) == ~0u) continue;
 #pragma unroll
             for (int nt = 0; nt < kNT; ++nt)
@@ -577,6 +584,28 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       if constexpr (kCluster) {
         if (!last) {  // (this CTA's own outputs; the other CTAs' copies: their transaction barrier)
           __syncthreads();
+          // The other CTAs' copies of the rows this CTA reads too, from its buffer: thread t the rows t, t + 512, ..,
+          // a row's 32 bytes a piece as two 16-byte stores (the same bytes at the reader's row: a block's swizzle
+          // depends only on the row within it). Spread over every warp, where the epilogue left them to the few
+          // warps whose groups the other CTAs read (session 52's ncu: the layer's barrier waited for those).
+          for (int p = int(threadIdx.x); p < rows; p += int(blockDim.x)) {
+            const int here = dst[p];
+            const unsigned rd = s_rdst[l * rows + p];
+            if (here < 0 || rd == ~0u) continue;
+            for (int h = 0; h < 2; ++h) {
+              const unsigned e = (rd >> (16 * h)) & 0xffffu;
+              if (e == 0xffffu) continue;
+              const unsigned to = e >> 12, mbar = cluster_addr(s_mbar + l, to);
+              const int at = int((e & 0xfffu) << 4) & ~31;
+#pragma unroll
+              for (int piece = 0; piece < kPieces; ++piece)
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                  char* const row = other + piece * plane + 16 * half;
+                  push16(cluster_addr(row + at, to), *reinterpret_cast<const uint4*>(row + (here & ~31)), mbar);
+                }
+            }
+          }
         } else {  // CTA 0 counts the tile's layers (all CTAs' masks); the masks' next writes are the next tile's
           __syncthreads();
           if (threadIdx.x == 0) {
