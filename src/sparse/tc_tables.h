@@ -62,7 +62,7 @@ std::string build_tc_tables(int64_t rows, int64_t cols, int64_t width, const int
 // own shared memory only the input blocks its groups read, each at a slot of its own. A block is a class of 16
 // renamed inputs (label / 16); a padding block reads class 0. The previous layer's epilogue writes each output into
 // every CTA whose groups read its class (distributed shared memory), so a class may be read by at most two CTAs (an
-// output has at most two destinations). ctas = 1 is the single-CTA kernel: every class read, slot = class.
+// output has at most two destinations). (The single-CTA kernel, up to 1024 rows, takes no split.)
 constexpr int kTcMaxClusterCtas = 16;  // (cluster sizes past 8 are non-portable: the launch checks they fit)
 constexpr int kTcMaxSlots = 128;       // blocks a CTA's buffer holds (2048 rows: plane offsets below 2^16)
 struct TcClusterSlots {
