@@ -34,13 +34,14 @@ struct Layer {
   int groups = 0;
   std::vector<int> group_of;                 // output row j -> its group (position in the order / 16)
   std::vector<std::vector<int>> inputs_of;   // group -> the distinct inputs its 16 rows read
+  jhdnn::sparse::TcLayerTables tables;       // the library's (build_tc_tables)
 };
 
 Layer tc_layer(int64_t n, int l, std::string* why) {
   const spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42);
-  jhdnn::sparse::TcLayerTables t;
-  *why = jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t);
   Layer L;
+  jhdnn::sparse::TcLayerTables& t = L.tables;
+  *why = jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t);
   if (!why->empty()) return L;
   L.groups = int(e.rows / 16);
   L.group_of.assign(size_t(e.rows), 0);
@@ -152,13 +153,9 @@ int main(int argc, char** argv) {
   std::printf("\nthe library's split: copies into other CTAs per warp (of %d warps, 16 a CTA)\n", c * 16);
   std::printf("%-9s %14s %10s %10s %22s\n", "layers", "warps sending", "most", "mean", "of rows not read here");
   for (int l = 1; l < layers; ++l) {
-    const spdnn::Ell e = spdnn::generate_layer_ell(n, l, 42), next = spdnn::generate_layer_ell(n, l + 1, 42);
-    jhdnn::sparse::TcLayerTables t, tn;
+    const jhdnn::sparse::TcLayerTables &t = L[size_t(l - 1)].tables, &tn = L[size_t(l)].tables;
     jhdnn::sparse::TcClusterSlots cs;
-    std::string why = jhdnn::sparse::build_tc_tables(e.rows, e.cols, e.width, e.idx.data(), e.val.data(), &t);
-    if (why.empty())
-      why = jhdnn::sparse::build_tc_tables(next.rows, next.cols, next.width, next.idx.data(), next.val.data(), &tn);
-    if (why.empty()) why = jhdnn::sparse::build_tc_cluster_slots(next.cols, c, tn, &cs);
+    const std::string why = jhdnn::sparse::build_tc_cluster_slots(n, c, tn, &cs);
     if (!why.empty()) {
       std::fprintf(stderr, "spdnn_cluster_model: layers %d, %d: %s\n", l, l + 1, why.c_str());
       return 1;
