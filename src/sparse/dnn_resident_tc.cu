@@ -51,6 +51,7 @@ constexpr int kW = kTcBlocks;      // blocks a group reads
 constexpr int kGroupsPerWarp = 4;  // groups a warp owns (its A fragments in registers: 4 x 2 x 4 x 2 registers)
 constexpr int kMaxWarps = 16;      // a CTA's rows <= 16 x 4 x 16 = 1024
 constexpr int kCtaRows = kMaxWarps * kGroupsPerWarp * 16;
+constexpr int kMaskBar = kTcMaxLayers, kSlotBar = kTcMaxLayers + 1;  // a cluster's tile barriers, after the layer ones
 
 struct TcLayer {
   const uint4* afrag;  // groups x 2 x 32 lanes (tc_tables.h)
@@ -101,7 +102,7 @@ __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, int ct
   m.heads = 2 * m.span;
   // (a cluster: per layer the transaction barrier of the copies other CTAs write here, and their bytes a tile)
   m.mbar = m.heads + kTcMaxLayers * sizeof(void*);
-  m.incoming = m.mbar + (ctas > 1 ? kTcMaxLayers * 8 : 0);
+  m.incoming = m.mbar + (ctas > 1 ? (kTcMaxLayers + 2) * 8 : 0);  // (and the tile's: kMaskBar, kSlotBar)
   m.bcol = m.incoming + (ctas > 1 ? kTcMaxLayers * 4 : 0);
   m.dst = m.bcol + size_t(layers) * (rows / 16) * kW * 4;
   m.rdst = m.dst + size_t(layers) * rows * 4;
@@ -120,23 +121,20 @@ __host__ __device__ SmemLayout smem_layout(int pieces, const TcArgs& a) {
 }
 
 // Distributed shared memory (a cluster; PTX ISA "Parallel synchronization and communication"):
-// - cluster_addr: this CTA's shared address p in CTA `rank`'s window; cluster_store, cluster_add: a store and an add
-//   there (ordered for readers by a release / acquire barrier);
-// - push: a store there that completes 4 bytes of the transaction barrier `mbar` (in the same CTA's window): its
-//   reader waits on that barrier (mbar_expect: the bytes a phase takes; mbar_wait: a phase's end), and the writer
-//   does not wait at all;
+// - cluster_addr: this CTA's shared address p in CTA `rank`'s window; cluster_add: an add there (ordered for its
+//   readers by a release / acquire barrier);
+// - push, push16: a store there that completes 4 / 16 bytes of the transaction barrier `mbar` (in the same CTA's
+//   window): its reader waits on that barrier (mbar_expect: the bytes a phase takes; mbar_wait: a phase's end), and
+//   the writer does not wait at all;
 // - cluster_sync: the barrier of all the cluster's threads, release / acquire (its release is a MEMBAR.ALL.GPU in
-//   SASS: ~9% of the stall samples when every layer ended with one, session 52's ncu), and its two halves without
-//   the release, for the layers: cluster_arrive once a CTA has read a buffer, cluster_wait before writing into
-//   another CTA's copy of it, a layer later.
+//   SASS: ~9% of the stall samples when every layer ended with one, session 52's ncu): only at the start and the
+//   end; and its two halves without the release, for the layers: cluster_arrive once a CTA has read a buffer,
+//   cluster_wait before writing into another CTA's copy of it, a layer later.
 __device__ __forceinline__ unsigned cluster_addr(const void* p, unsigned rank) {
   unsigned d;
   const unsigned a = unsigned(__cvta_generic_to_shared(p));
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(rank));
   return d;
-}
-__device__ __forceinline__ void cluster_store(unsigned addr, uint32_t v) {
-  asm volatile("st.shared::cluster.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 __device__ __forceinline__ void cluster_add(unsigned addr, unsigned v) {
   asm volatile("red.shared::cluster.add.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
@@ -144,6 +142,11 @@ __device__ __forceinline__ void cluster_add(unsigned addr, unsigned v) {
 __device__ __forceinline__ void push(unsigned addr, uint32_t v, unsigned mbar) {
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(addr), "r"(v),
                "r"(mbar)
+               : "memory");
+}
+__device__ __forceinline__ void push16(unsigned addr, uint4 v, unsigned mbar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n"
+               ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(mbar)
                : "memory");
 }
 __device__ __forceinline__ void mbar_init(uint64_t* m) {
@@ -218,17 +221,21 @@ __device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, i
 // stage, consecutive threads consecutive columns of a row: one store per feature, not one per lane and C value
 // whether its image lives or not (session 51: the old per-lane stores were 7.5% of the stall samples, lg throttle).
 // Columns: r0 + the image's position in the tile, or with rows_out NULL the slot itself (none at or past
-// max_active). A cluster (kCluster): CTA 0 takes the slot and hands it to every CTA's s_slot[0], and writes the list;
-// the barrier is the cluster's; each CTA writes its own rows.
+// max_active). A cluster (kCluster): CTA 0 takes the slot and hands it to every CTA's s_slot[0] by st.async on their
+// slot barriers (one phase a tile with survivors: slot_phase), and writes the list; each CTA writes its own rows.
 template <bool kCluster, int kNT>
 __device__ __forceinline__ void write_tile_survivors(const TcArgs& a, const float (&c)[kGroupsPerWarp][kNT][4],
                                                      const int* dst, int g0, int lane, int tile, unsigned mask,
-                                                     unsigned rank, float* stage, int* s_slot) {
+                                                     unsigned rank, float* stage, int* s_slot, uint64_t* slot_bar,
+                                                     unsigned& slot_phase) {
   const int gid = lane >> 2, tig = lane & 3, r0 = tile * kT, cnt = __popc(mask), rows = a.n / a.ctas;
+  if constexpr (kCluster)
+    if (threadIdx.x == 0) mbar_expect(slot_bar, 4u);  // (CTA 0's 4 bytes: the slot)
   if (threadIdx.x == 0 && rank == 0) {
     const int slot = atomicAdd(a.counts + a.layers, cnt);
     if constexpr (kCluster) {
-      for (int r = 0; r < a.ctas; ++r) cluster_store(cluster_addr(s_slot, unsigned(r)), uint32_t(slot));
+      for (int r = 0; r < a.ctas; ++r)
+        push(cluster_addr(s_slot, unsigned(r)), uint32_t(slot), cluster_addr(slot_bar, unsigned(r)));
     } else {
       s_slot[0] = slot;
     }
@@ -249,8 +256,11 @@ __device__ __forceinline__ void write_tile_survivors(const TcArgs& a, const floa
         stage[p1 * kT + rank_t] = c[q][nt][2 + e];
       }
   }
-  if constexpr (kCluster) cluster_sync();
-  else __syncthreads();
+  __syncthreads();
+  if constexpr (kCluster) {
+    mbar_wait(slot_bar, slot_phase);
+    slot_phase ^= 1u;
+  }
   const int slot = s_slot[0];
   if (rank == 0 && threadIdx.x < unsigned(cnt) && slot + int(threadIdx.x) < a.max_active) {
     const int r = r0 + s_slot[1 + threadIdx.x];
@@ -368,6 +378,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
     if (int(threadIdx.x) < kTcMaxLayers) s_incoming[threadIdx.x] = 0u;
     if (threadIdx.x == 0) {
       for (int l = 0; l + 1 < a.layers; ++l) mbar_init(s_mbar + l);
+      mbar_init(s_mbar + kMaskBar);
+      mbar_init(s_mbar + kSlotBar);
       asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     cluster_sync();  // (every CTA's counts zero and barriers set before another adds to them)
@@ -404,12 +416,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   if (tile < tiles) load_raw(a, tile, count, raw_rows, raw_in, reinterpret_cast<float*>(base));
   int in = 0;  // the buffer holding the raw tile, then the current layer's input
   unsigned phase = 0u;  // a cluster: the tile's phase of the transaction barriers (each completes one a tile)
+  unsigned slot_phase = 0u;  // (the slot barrier's: one a tile with survivors)
   for (; tile < tiles; tile += step) {
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // (the first time also the tables)
     if constexpr (kCluster)
-      if (threadIdx.x == 0)
+      if (threadIdx.x == 0) {
         for (int l = 0; l + 1 < a.layers; ++l) mbar_expect(s_mbar + l, s_incoming[l]);
+        // (the masks: every CTA's last word, and at CTA 0 every CTA's words of all the layers)
+        mbar_expect(s_mbar + kMaskBar, 4u * unsigned(a.ctas) * (rank == 0 ? unsigned(a.layers) : 1u));
+      }
     {  // the raw tile split into layer 1's planes in the other buffer: raw row k at s_row[k]; item q = row k's
        // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
        // images an item took 12.9% of the instructions)
@@ -502,15 +518,17 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           }
         }
       }
-      // A cluster: the copies for the other CTAs that read these rows next (rare, tc_tables.h), one test a group
-      // where there are none: the pieces split again from the clamped C values, each 4-byte store counted on the
-      // reader's barrier of this layer.
+      // A cluster: the copies for the other CTAs that read these rows next, of the rows this CTA does not read
+      // itself (none in the challenge's layers: tools/spdnn/spdnn_cluster_model), one test a group where there are
+      // none: the pieces split again from the clamped C values, each 4-byte store counted on the reader's barrier of
+      // this layer. The rows this CTA also reads are copied from its buffer after the layer's barrier, below.
       if constexpr (kCluster)
         if (!last)
 #pragma unroll
           for (int q = 0; q < kGroupsPerWarp; ++q) {
             const int p0 = (g0 + q) * 16 + gid;
-            const unsigned rd[2] = {s_rdst[l * rows + p0], s_rdst[l * rows + p0 + 8]};
+            const unsigned rd[2] = {dst[p0] < 0 ? s_rdst[l * rows + p0] : ~0u,
+                                    dst[p0 + 8] < 0 ? s_rdst[l * rows + p0 + 8] : ~0u};
             if ((rd[0] & rd[1]) == ~0u) continue;
 #pragma unroll
             for (int nt = 0; nt < kNT; ++nt)
@@ -540,13 +558,14 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       if (last) {  // the tile's mask is complete after the barrier, and `cur` free: only the live images written
         unsigned mask;
         if constexpr (kCluster) {
-          // Thread r hands this CTA's masks to CTA r: the last layer's to every CTA, the others' to CTA 0 (which
-          // counts them at the tile's end); the tile's mask is the OR of all CTAs'.
+          // Thread r hands this CTA's masks to CTA r by st.async on its mask barrier: the last layer's to every CTA,
+          // the others' to CTA 0 (which counts them at the tile's end); the tile's mask is the OR of all CTAs'.
           __syncthreads();
           if (threadIdx.x < unsigned(a.ctas))
             for (int k = threadIdx.x == 0 ? 0 : l; k <= l; ++k)
-              cluster_store(cluster_addr(s_masks + rank * kTcMaxLayers + k, threadIdx.x), s_live[k]);
-          cluster_sync();
+              push(cluster_addr(s_masks + rank * kTcMaxLayers + k, threadIdx.x), s_live[k],
+                   cluster_addr(s_mbar + kMaskBar, threadIdx.x));
+          mbar_wait(s_mbar + kMaskBar, phase);
           mask = 0u;
           for (int r = 0; r < a.ctas; ++r) mask |= s_masks[r * kTcMaxLayers + l];
         } else {
@@ -555,7 +574,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         }
         if (mask != 0u)  // (block-uniform; a cluster: the same in every CTA)
           write_tile_survivors<kCluster>(a, c, dst, g0, lane, tile, mask, rank,
-                                         reinterpret_cast<float*>(base + in * span), s_slot);
+                                         reinterpret_cast<float*>(base + in * span), s_slot, s_mbar + kSlotBar,
+                                         slot_phase);
       }
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
@@ -564,6 +584,28 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       if constexpr (kCluster) {
         if (!last) {  // (this CTA's own outputs; the other CTAs' copies: their transaction barrier)
           __syncthreads();
+          // The other CTAs' copies of the rows this CTA reads too, from its buffer: thread t the rows t, t + 512, ..,
+          // a row's 32 bytes a piece as two 16-byte stores (the same bytes at the reader's row: a block's swizzle
+          // depends only on the row within it). Spread over every warp, where the epilogue left them to the few
+          // warps whose groups the other CTAs read (session 52's ncu: the layer's barrier waited for those).
+          for (int p = int(threadIdx.x); p < rows; p += int(blockDim.x)) {
+            const int here = dst[p];
+            const unsigned rd = s_rdst[l * rows + p];
+            if (here < 0 || rd == ~0u) continue;
+            for (int h = 0; h < 2; ++h) {
+              const unsigned e = (rd >> (16 * h)) & 0xffffu;
+              if (e == 0xffffu) continue;
+              const unsigned to = e >> 12, mbar = cluster_addr(s_mbar + l, to);
+              const int at = int((e & 0xfffu) << 4) & ~31;
+#pragma unroll
+              for (int piece = 0; piece < kPieces; ++piece)
+#pragma unroll
+                for (int half = 0; half < 2; ++half) {
+                  char* const row = other + piece * plane + 16 * half;
+                  push16(cluster_addr(row + at, to), *reinterpret_cast<const uint4*>(row + (here & ~31)), mbar);
+                }
+            }
+          }
         } else {  // CTA 0 counts the tile's layers (all CTAs' masks); the masks' next writes are the next tile's
           __syncthreads();
           if (threadIdx.x == 0) {
