@@ -410,6 +410,17 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       for (int b = 0; b < kW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kW + b) * 32 + lane);
   };
   load_frags(s_afrag[0], af);
+  const __nv_bfloat162 clamp2 = __float2bfloat162_rn(a.clamp);  // (one piece's epilogue: relu_clamp_pair)
+  // A cluster: bit l set where a row of this warp's in layer l has no reader in this CTA but one in another (none in
+  // the challenge's layers), so that the epilogue tests for those copies only in such layers (session 53: the test
+  // a group was ~5% of the instructions).
+  unsigned remote_only = 0u;
+  if constexpr (kCluster) {
+    for (int l = 0; l + 1 < a.layers; ++l)
+      for (int p = g0 * 16 + lane; p < (g0 + kGroupsPerWarp) * 16; p += 32)
+        if (s_dst[l * rows + p] < 0 && s_rdst[l * rows + p] != ~0u) remote_only |= 1u << l;
+    remote_only = __reduce_or_sync(0xffffffffu, remote_only);
+  }
   // A cluster takes the tiles cluster, cluster + clusters, ...; its CTAs the same ones.
   const int step = int(gridDim.x) / (kCluster ? a.ctas : 1);
   int tile = int(blockIdx.x) / (kCluster ? a.ctas : 1);
@@ -489,6 +500,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       // this lane's images' outputs OR-ed as bits (image 8 nt + 2 tig + e: live[nt][e]; the sign bit dropped at the
       // end: a clamped output is +0, -0 or positive)
       uint32_t live[kNT][2] = {};
+      // One piece and not the last layer: ReLU and the clamp on the rounded pairs (relu_clamp_pair: the same bits,
+      // fewer instructions), kept in pair[] for the copies below; live[nt][0] then ORs the pairs' bits (split into
+      // live[nt][0], [1] after the loop). Such a layer's live bits count its rows only (s_count): an output below
+      // bf16's least denormal (~2^-134) is a zero there, as it is in the next layer's input. The last layer's
+      // survivors are taken from the fp32 outputs.
+      const bool pairs = kPieces == 1 && !last;
+      uint32_t pair[kGroupsPerWarp][kNT][2];
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q) {
         // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane
@@ -499,6 +517,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) {
           float* const o = c[q][nt];
+          if (pairs) {
+            const uint32_t w0 = relu_clamp_pair(o[0] + a.bias, o[1] + a.bias, clamp2);
+            const uint32_t w1 = relu_clamp_pair(o[2] + a.bias, o[3] + a.bias, clamp2);
+            pair[q][nt][0] = w0;
+            pair[q][nt][1] = w1;
+            live[nt][0] |= w0 | w1;
+            if (!kCluster || d0 >= 0) *reinterpret_cast<uint32_t*>(other + 4 * tig + (d0 ^ (nt << 4))) = w0;
+            if (!kCluster || d1 >= 0) *reinterpret_cast<uint32_t*>(other + 4 * tig + (d1 ^ (nt << 4))) = w1;
+            continue;
+          }
 #pragma unroll
           for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
           live[nt][0] |= __float_as_uint(o[0]) | __float_as_uint(o[2]);
@@ -518,12 +546,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           }
         }
       }
+      if (pairs)  // (image 2 tig's bf16 is the pair's low half, 2 tig + 1's the high one)
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) {
+          live[nt][1] = live[nt][0] & 0xffff0000u;
+          live[nt][0] <<= 16;
+        }
       // A cluster: the copies for the other CTAs that read these rows next, of the rows this CTA does not read
-      // itself (none in the challenge's layers: tools/spdnn/spdnn_cluster_model), one test a group where there are
-      // none: the pieces split again from the clamped C values, each 4-byte store counted on the reader's barrier of
-      // this layer. The rows this CTA also reads are copied from its buffer after the layer's barrier, below.
+      // itself (none in the challenge's layers: tools/spdnn/spdnn_cluster_model), in the layers where this warp has
+      // any (remote_only), one test a group: the pieces (split again from the clamped C values, or one piece's
+      // pairs), each 4-byte store counted on the reader's barrier of this layer. The rows this CTA also reads are
+      // copied from its buffer after the layer's barrier, below.
       if constexpr (kCluster)
-        if (!last)
+        if (!last && ((remote_only >> l) & 1u))
 #pragma unroll
           for (int q = 0; q < kGroupsPerWarp; ++q) {
             const int p0 = (g0 + q) * 16 + gid;
@@ -535,7 +570,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
               for (int r = 0; r < 2; ++r) {
                 uint32_t v[kPieces];
-                split_pair<kPieces>(c[q][nt][2 * r], c[q][nt][2 * r + 1], v);
+                if constexpr (kPieces == 1) v[0] = pair[q][nt][r];
+                else split_pair<kPieces>(c[q][nt][2 * r], c[q][nt][2 * r + 1], v);
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
                   const unsigned e = (rd[r] >> (16 * h)) & 0xffffu;

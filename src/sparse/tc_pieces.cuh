@@ -29,6 +29,14 @@ __device__ __forceinline__ void split_pair(float a, float b, uint32_t (&p)[kPiec
   }
 }
 
+// One piece: the pair a, b (images t, t + 1) through ReLU and the clamp, rounded to bf16: bf16(min(max(x, 0), clamp))
+// as min(max(bf16(x), 0), clamp2) on the rounded pair. Rounding is monotone and commutes with max and min, and 0 is
+// exact, so the bits are the same (a NaN too: bf16 max returns the other operand, like fmaxf), in 3 instructions a
+// pair (cvt, max, min) in place of 5 (4 FMNMX, cvt). clamp2: the clamp rounded to bf16, in both halves.
+__device__ __forceinline__ uint32_t relu_clamp_pair(float a, float b, __nv_bfloat162 clamp2) {
+  return bf2_bits(__hmin2(__hmax2(__floats2bfloat162_rn(a, b), __float2bfloat162_rn(0.f)), clamp2));
+}
+
 // Plane row k's byte offset and its half (images 0-7 or 8-15): a row is the tile's 16 images, 32 bytes, its halves
 // swapped where bit 2 xor bit 3 of k is set, so that an 8-row ldmatrix phase, a copy phase and the epilogue's
 // stores take the fewest wavefronts (a CPU count of the banks, session 49's review).
