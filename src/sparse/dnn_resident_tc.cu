@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -507,17 +508,17 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       // survivors are taken from the fp32 outputs.
       const bool pairs = kPieces == 1 && !last;
       uint32_t pair[kGroupsPerWarp][kNT][2];
+      // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane offsets
+      // (the tables), the half nt's at ^ 16 nt; a cluster: -1 where this CTA does not read the row (the other CTAs'
+      // copies below). The two forms in loops of their own: a test of `pairs` inside the unrolled loop made a branch
+      // region for each (group, n-tile) (59d91a8's SASS: +33 M branch instructions).
+      if (pairs) {
 #pragma unroll
-      for (int q = 0; q < kGroupsPerWarp; ++q) {
-        // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane
-        // offsets (the tables), the half nt's at ^ 16 nt; a cluster: -1 where this CTA does not read the row (the
-        // other CTAs' copies below).
-        const int p0 = (g0 + q) * 16 + gid;
-        const int d0 = last ? 0 : dst[p0], d1 = last ? 0 : dst[p0 + 8];
+        for (int q = 0; q < kGroupsPerWarp; ++q) {
+          const int p0 = (g0 + q) * 16 + gid, d0 = dst[p0], d1 = dst[p0 + 8];
 #pragma unroll
-        for (int nt = 0; nt < kNT; ++nt) {
-          float* const o = c[q][nt];
-          if (pairs) {
+          for (int nt = 0; nt < kNT; ++nt) {
+            const float* const o = c[q][nt];
             const uint32_t w0 = relu_clamp_pair(o[0] + a.bias, o[1] + a.bias, clamp2);
             const uint32_t w1 = relu_clamp_pair(o[2] + a.bias, o[3] + a.bias, clamp2);
             pair[q][nt][0] = w0;
@@ -525,33 +526,41 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
             live[nt][0] |= w0 | w1;
             if (!kCluster || d0 >= 0) *reinterpret_cast<uint32_t*>(other + 4 * tig + (d0 ^ (nt << 4))) = w0;
             if (!kCluster || d1 >= 0) *reinterpret_cast<uint32_t*>(other + 4 * tig + (d1 ^ (nt << 4))) = w1;
-            continue;
-          }
-#pragma unroll
-          for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
-          live[nt][0] |= __float_as_uint(o[0]) | __float_as_uint(o[2]);
-          live[nt][1] |= __float_as_uint(o[1]) | __float_as_uint(o[3]);
-          if (!last) {
-            uint32_t p0v[kPieces], p1v[kPieces];
-            split_pair<kPieces>(o[0], o[1], p0v);
-            split_pair<kPieces>(o[2], o[3], p1v);
-            if (!kCluster || d0 >= 0)
-#pragma unroll
-              for (int piece = 0; piece < kPieces; ++piece)
-                *reinterpret_cast<uint32_t*>(other + piece * plane + 4 * tig + (d0 ^ (nt << 4))) = p0v[piece];
-            if (!kCluster || d1 >= 0)
-#pragma unroll
-              for (int piece = 0; piece < kPieces; ++piece)
-                *reinterpret_cast<uint32_t*>(other + piece * plane + 4 * tig + (d1 ^ (nt << 4))) = p1v[piece];
           }
         }
-      }
-      if (pairs)  // (image 2 tig's bf16 is the pair's low half, 2 tig + 1's the high one)
 #pragma unroll
-        for (int nt = 0; nt < kNT; ++nt) {
+        for (int nt = 0; nt < kNT; ++nt) {  // (image 2 tig's bf16 is the pair's low half, 2 tig + 1's the high one)
           live[nt][1] = live[nt][0] & 0xffff0000u;
           live[nt][0] <<= 16;
         }
+      } else {
+#pragma unroll
+        for (int q = 0; q < kGroupsPerWarp; ++q) {
+          const int p0 = (g0 + q) * 16 + gid;
+          const int d0 = last ? 0 : dst[p0], d1 = last ? 0 : dst[p0 + 8];
+#pragma unroll
+          for (int nt = 0; nt < kNT; ++nt) {
+            float* const o = c[q][nt];
+#pragma unroll
+            for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
+            live[nt][0] |= __float_as_uint(o[0]) | __float_as_uint(o[2]);
+            live[nt][1] |= __float_as_uint(o[1]) | __float_as_uint(o[3]);
+            if (!last) {
+              uint32_t p0v[kPieces], p1v[kPieces];
+              split_pair<kPieces>(o[0], o[1], p0v);
+              split_pair<kPieces>(o[2], o[3], p1v);
+              if (!kCluster || d0 >= 0)
+#pragma unroll
+                for (int piece = 0; piece < kPieces; ++piece)
+                  *reinterpret_cast<uint32_t*>(other + piece * plane + 4 * tig + (d0 ^ (nt << 4))) = p0v[piece];
+              if (!kCluster || d1 >= 0)
+#pragma unroll
+                for (int piece = 0; piece < kPieces; ++piece)
+                  *reinterpret_cast<uint32_t*>(other + piece * plane + 4 * tig + (d1 ^ (nt << 4))) = p1v[piece];
+            }
+          }
+        }
+      }
       // A cluster: the copies for the other CTAs that read these rows next, of the rows this CTA does not read
       // itself (none in the challenge's layers: tools/spdnn/spdnn_cluster_model), in the layers where this warp has
       // any (remote_only), one test a group: the pieces (split again from the clamped C values, or one piece's
@@ -804,6 +813,33 @@ Status load_dnn_resident_tc_kernels() {
   return Status::success();
 }
 
+// How many clusters of the cluster kernel fit at once. cudaOccupancyMaxActiveClusters took ~40 us a call (session
+// 52: spdnn's API host time 0.23 ms with the head against 0.19 without); its answer depends only on the device, the
+// cluster size and the shared memory, so each answer is kept (a handful of shapes in practice; forgotten past 64).
+Status max_active_clusters(const cudaLaunchConfig_t& cfg, int device, int* clusters) {
+  struct Fit {
+    int device, ctas;
+    size_t smem;
+    int clusters;
+  };
+  static std::mutex mutex;
+  static std::vector<Fit> fits;
+  const int ctas = int(cfg.attrs[0].val.clusterDim.x);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (const Fit& f : fits)
+      if (f.device == device && f.ctas == ctas && f.smem == cfg.dynamicSmemBytes) {
+        *clusters = f.clusters;
+        return Status::success();
+      }
+  }
+  JHDNN_CUDA_TRY(cudaOccupancyMaxActiveClusters(clusters, resident_tc_kernel<1, true>, &cfg));
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (fits.size() >= 64) fits.clear();
+  fits.push_back({device, ctas, cfg.dynamicSmemBytes, *clusters});
+  return Status::success();
+}
+
 Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin) {
   if (n % 64 != 0 || (n > kCtaRows && (n % kCtaRows != 0 || n / kCtaRows > kTcMaxClusterCtas)))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
@@ -885,7 +921,7 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
   cfg.stream = s;
   cfg.gridDim = dim3(unsigned(a.ctas));
   int clusters = 0;
-  JHDNN_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, resident_tc_kernel<1, true>, &cfg));
+  JHDNN_TRY(max_active_clusters(cfg, device, &clusters));
   if (clusters < 1)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path at n = %lld runs clusters of %d CTAs of %zu bytes of shared "
