@@ -403,12 +403,19 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   // This lane's ldmatrix row: matrix lane / 8 (bit 0: k + 8, bit 1: images 8-15), row lane % 8.
   // A block starts at a multiple of 16 rows, so its row k's offset is the block's plus plane_offset(k, half).
   const int ld_off = plane_offset((lane & 7) + 8 * ((lane >> 3) & 1), lane >> 4);
-  uint4 af[kGroupsPerWarp][kW], af_next[kGroupsPerWarp][kW];
+  uint4 af[kGroupsPerWarp][kW];
   auto load_frags = [&](const uint4* afrag, uint4 (&f)[kGroupsPerWarp][kW]) {
 #pragma unroll
     for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
-      for (int b = 0; b < kW; ++b) f[q][b] = __ldg(afrag + (size_t(g0 + q) * kW + b) * 32 + lane);
+      for (int b = 0; b < kW; ++b) {
+        // (volatile: issued where it stands, after the MMAs that read f; an __ldg was hoisted above them into other
+        // registers and moved over after, 32 moves a layer)
+        const uint4* const src = afrag + (size_t(g0 + q) * kW + b) * 32 + lane;
+        asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(f[q][b].x), "=r"(f[q][b].y), "=r"(f[q][b].z), "=r"(f[q][b].w)
+                     : "l"(src));
+      }
   };
   load_frags(s_afrag[0], af);
   const __nv_bfloat162 clamp2 = __float2bfloat162_rn(a.clamp);  // (one piece's epilogue: relu_clamp_pair)
@@ -467,12 +474,22 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       // The last layer writes no buffer: the other one takes the next tile's raw input meanwhile.
       if (last && tile + step < tiles)
         load_raw(a, tile + step, count, raw_rows, raw_in, reinterpret_cast<float*>(other));
-      load_frags(s_afrag[last ? 0 : l + 1], af_next);  // the next layer's (after the last: the next tile's first)
       const int* const bcol = s_bcol + l * groups * kW;
       const unsigned cur_addr = unsigned(__cvta_generic_to_shared(cur));
       if constexpr (kCluster)  // (the other CTAs' copies of the inputs: written in the layer before)
         if (l > 0) mbar_wait(s_mbar + l - 1, phase);
-      float c[kGroupsPerWarp][kNT][4] = {};
+      // One piece and not the last layer (`pairs`, the epilogue below): the bias is C's initial value, so that the
+      // tensor cores add it (one quad of registers for every first MMA, where adding it after took an FADD a value;
+      // the sum is rounded in another order: one piece's features are rounded to bf16 after it).
+      const bool pairs = kPieces == 1 && !last;
+      const float c_init = pairs ? a.bias : 0.f;
+      float c[kGroupsPerWarp][kNT][4];
+#pragma unroll
+      for (int q = 0; q < kGroupsPerWarp; ++q)
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) c[q][nt][e] = c_init;
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
@@ -497,16 +514,20 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         cluster_wait();
         if (!last) cluster_arrive();
       }
+      // The next layer's fragments (after the last: the next tile's first), into the registers the MMAs have just
+      // read: their load hides behind the epilogue and the layer's barriers. (Loaded into a second set before the
+      // MMAs, as until session 53, the set took 32 registers of the 128 and 32 moves a layer to swap; loaded just
+      // after the MMAs, ptxas hoisted the loads above them into other registers and moved them over.)
+      load_frags(s_afrag[last ? 0 : l + 1], af);
       const int* const dst = s_dst + l * rows;
       // this lane's images' outputs OR-ed as bits (image 8 nt + 2 tig + e: live[nt][e]; the sign bit dropped at the
       // end: a clamped output is +0, -0 or positive)
       uint32_t live[kNT][2] = {};
-      // One piece and not the last layer: ReLU and the clamp on the rounded pairs (relu_clamp_pair: the same bits,
-      // fewer instructions), kept in pair[] for the copies below; live[nt][0] then ORs the pairs' bits (split into
+      // One piece and not the last layer: ReLU and the clamp on the rounded pairs (relu_clamp_pair: the bits of
+      // clamping in fp32, in fewer instructions), kept in pair[] for the copies below; live[nt][0] then ORs the pairs' bits (split into
       // live[nt][0], [1] after the loop). Such a layer's live bits count its rows only (s_count): an output below
       // bf16's least denormal (~2^-134) is a zero there, as it is in the next layer's input. The last layer's
       // survivors are taken from the fp32 outputs.
-      const bool pairs = kPieces == 1 && !last;
       uint32_t pair[kGroupsPerWarp][kNT][2];
       // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane offsets
       // (the tables), the half nt's at ^ 16 nt; a cluster: -1 where this CTA does not read the row (the other CTAs'
@@ -519,8 +540,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
           for (int nt = 0; nt < kNT; ++nt) {
             const float* const o = c[q][nt];
-            const uint32_t w0 = relu_clamp_pair(o[0] + a.bias, o[1] + a.bias, clamp2);
-            const uint32_t w1 = relu_clamp_pair(o[2] + a.bias, o[3] + a.bias, clamp2);
+            const uint32_t w0 = relu_clamp_pair(o[0], o[1], clamp2);  // (the bias: in C)
+            const uint32_t w1 = relu_clamp_pair(o[2], o[3], clamp2);
             pair[q][nt][0] = w0;
             pair[q][nt][1] = w1;
             live[nt][0] |= w0 | w1;
@@ -622,10 +643,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
                                          reinterpret_cast<float*>(base + in * span), s_slot, s_mbar + kSlotBar,
                                          slot_phase);
       }
-#pragma unroll
-      for (int q = 0; q < kGroupsPerWarp; ++q)
-#pragma unroll
-        for (int b = 0; b < kW; ++b) af[q][b] = af_next[q][b];
       if constexpr (kCluster) {
         if (!last) {  // (this CTA's own outputs; the other CTAs' copies: their transaction barrier)
           __syncthreads();
