@@ -455,9 +455,8 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  *     chain has an output within that much of the ReLU's edge may live one layer longer or die one earlier.
  *   JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: as TENSOR_OP_MATH with each feature rounded to one bf16 value (one MMA
  *     where three were: faster, and outputs off by up to ~1e-2 of 3; before the call's last layer the tensor cores
- *     also add the bias, in their order); a layer before the call's last counts an image
- *     active by its rounded features (an output below ~2^-134, bf16's zero, counts as zero, as the next layer reads
- *     it).
+ *     also add the bias, in their order); a layer before the call's last counts an image active by its rounded
+ *     features (an output below ~2^-134, bf16's zero, counts as zero, as the next layer reads it).
  * A resident call whose layers all carry a tensor-op math type runs them on tensor cores (three pieces unless every
  * layer allows conversion), in 16-image tiles whatever sliceImages says, with this contract instead of the fma
  * chain's; features must be finite (a non-finite one may give NaN where the chain gives the clamp). It returns

@@ -414,8 +414,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
     for (int q = 0; q < kGroupsPerWarp; ++q)
 #pragma unroll
       for (int b = 0; b < kW; ++b) {
-        // (volatile: issued where it stands, after the MMAs that read f; an __ldg was hoisted above them into other
-        // registers and moved over after, 32 moves a layer)
+        // (asm volatile: the compiler keeps it after the MMAs' asm that read f. ptxas still schedules it: called
+        // right after the MMAs, the cluster kernel's loads went above them into other registers, moved over after,
+        // so the caller issues them after the layer's barrier)
         const uint4* const src = afrag + (size_t(g0 + q) * kW + b) * 32 + lane;
         asm volatile("ld.global.nc.v4.u32 {%0,%1,%2,%3}, [%4];\n"
                      : "=r"(f[q][b].x), "=r"(f[q][b].y), "=r"(f[q][b].z), "=r"(f[q][b].w)
@@ -531,8 +532,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       // end: a clamped output is +0, -0 or positive)
       uint32_t live[kNT][2] = {};
       // One piece and not the last layer: ReLU and the clamp on the rounded pairs (relu_clamp_pair: the bits of
-      // clamping in fp32, in fewer instructions), kept in pair[] for the copies below; live[nt][0] then ORs the pairs' bits (split into
-      // live[nt][0], [1] after the loop). Such a layer's live bits count its rows only (s_count): an output below
+      // clamping in fp32, in fewer instructions), kept in pair[] for the copies below; live[nt][0] then ORs the
+      // pairs' bits (split into live[nt][0], [1] after the loop). Such a layer's live bits count its rows only (s_count): an output below
       // bf16's least denormal (~2^-134) is a zero there, as it is in the next layer's input. The last layer's
       // survivors are taken from the fp32 outputs.
       uint32_t pair[kGroupsPerWarp][kNT][2];
