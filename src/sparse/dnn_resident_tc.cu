@@ -186,15 +186,20 @@ __device__ __forceinline__ void copy_async(void* dst, const float* src, int src_
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
 }
 
+// A tile's columns: lane r < 16 of every warp gets list position tile x 16 + r's column of x (-1 past the count).
+// Loaded a tile ahead, for load_raw (session 53: loaded in it, its latency stalled every warp's first shuffle, 3.7%
+// of the cluster kernel's stall samples).
+__device__ __forceinline__ int tile_col(const TcArgs& a, int tile, int count) {
+  const int lane = int(threadIdx.x & 31), r = tile * kT + lane;
+  return lane < kT && r < count ? __ldg(a.active_rows + r) : -1;
+}
+
 // The tile's input, raw: for each raw row k the 16 list positions' features of input k (a cluster: of input in[k])
-// (64 bytes, zero past the count), read at their columns active_rows[r] of x. A warp's lanes 0-15 fetch the 16
-// columns once; item q is row q / 4's columns c .. c + 3, c = 4 (q % 4), the same c in all of a thread's items (the
+// (64 bytes, zero past the count), read at their columns (my_col: tile_col's) of x. A warp's lanes 0-15 hold the 16
+// columns; item q is row q / 4's columns c .. c + 3, c = 4 (q % 4), the same c in all of a thread's items (the
 // block is a multiple of 4 threads), so each thread takes its 4 columns once: 4 adjacent ones starting at a multiple
 // of 4 are one 16-byte copy, others four 4-byte ones.
-__device__ __forceinline__ void load_raw(const TcArgs& a, int tile, int count, int raw_rows, const int* in,
-                                         float* raw) {
-  const int lane = int(threadIdx.x & 31), r0 = tile * kT;
-  const int my_col = lane < kT && r0 + lane < count ? __ldg(a.active_rows + r0 + lane) : -1;
+__device__ __forceinline__ void load_raw(const TcArgs& a, int my_col, int raw_rows, const int* in, float* raw) {
   const int c = 4 * int(threadIdx.x & 3);
   int col[4];
 #pragma unroll
@@ -433,11 +438,13 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   // A cluster takes the tiles cluster, cluster + clusters, ...; its CTAs the same ones.
   const int step = int(gridDim.x) / (kCluster ? a.ctas : 1);
   int tile = int(blockIdx.x) / (kCluster ? a.ctas : 1);
-  if (tile < tiles) load_raw(a, tile, count, raw_rows, raw_in, reinterpret_cast<float*>(base));
+  if (tile < tiles) load_raw(a, tile_col(a, tile, count), raw_rows, raw_in, reinterpret_cast<float*>(base));
   int in = 0;  // the buffer holding the raw tile, then the current layer's input
   unsigned phase = 0u;  // a cluster: the tile's phase of the transaction barriers (each completes one a tile)
   unsigned slot_phase = 0u;  // (the slot barrier's: one a tile with survivors)
   for (; tile < tiles; tile += step) {
+    // (the next tile's list positions' columns, for its load_raw in this tile's last layer)
+    const int next_col = tile + step < tiles ? tile_col(a, tile + step, count) : -1;
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();  // (the first time also the tables)
     if constexpr (kCluster)
@@ -474,16 +481,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       char* const other = base + (in ^ 1) * span;
       // The last layer writes no buffer: the other one takes the next tile's raw input meanwhile.
       if (last && tile + step < tiles)
-        load_raw(a, tile + step, count, raw_rows, raw_in, reinterpret_cast<float*>(other));
+        load_raw(a, next_col, raw_rows, raw_in, reinterpret_cast<float*>(other));
       const int* const bcol = s_bcol + l * groups * kW;
       const unsigned cur_addr = unsigned(__cvta_generic_to_shared(cur));
       if constexpr (kCluster)  // (the other CTAs' copies of the inputs: written in the layer before)
         if (l > 0) mbar_wait(s_mbar + l - 1, phase);
-      // One piece and not the last layer (`pairs`, the epilogue below): the bias is C's initial value, so that the
-      // tensor cores add it (one quad of registers for every first MMA, where adding it after took an FADD a value;
-      // the sum is rounded in another order: one piece's features are rounded to bf16 after it).
+      // One piece: the bias is C's initial value, so that the tensor cores add it (one quad of registers for every
+      // first MMA, where adding it after took an FADD a value; the sum is rounded in another order, as one piece
+      // allows). `pairs`: one piece and not the last layer, the epilogue below.
       const bool pairs = kPieces == 1 && !last;
-      const float c_init = pairs ? a.bias : 0.f;
+      const float c_init = kPieces == 1 ? a.bias : 0.f;  // (one piece's last layer too)
       float c[kGroupsPerWarp][kNT][4];
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
@@ -564,7 +571,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           for (int nt = 0; nt < kNT; ++nt) {
             float* const o = c[q][nt];
 #pragma unroll
-            for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(o[e] + a.bias, 0.f), a.clamp);
+            for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(kPieces == 1 ? o[e] : o[e] + a.bias, 0.f), a.clamp);
             live[nt][0] |= __float_as_uint(o[0]) | __float_as_uint(o[2]);
             live[nt][1] |= __float_as_uint(o[1]) | __float_as_uint(o[3]);
             if (!last) {
