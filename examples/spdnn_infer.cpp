@@ -84,9 +84,10 @@
 // probes: scripts/spdnn-resident-early-gpu.sh).
 // --tc-head K (odd, 0: off): the resident path runs layers 1..K as one resident call on bf16 tensor cores
 // (jhdnnSetSparseMatrixMathType, TENSOR_OP_MATH: three bf16 pieces a feature; --tc-convert 1: ALLOW_CONVERSION, one),
-// N = 1024 and narrower: NOT the fp32 chain bit for bit, so validation then reports whether the categories still
-// match (spdnn_gpu.h DriverOptions::tc_head_layers). --tc-compact 0: the call's survivors left in their own columns
-// of its input instead of compacted (the default, 1; DriverOptions::tc_head_compact).
+// N a multiple of 64 up to 1024, or with --tc-convert 1 of 1024 up to 16384 as a thread-block cluster (the resident
+// path runs at N = 1024 and 4096 only): NOT the fp32 chain bit for bit, so validation then reports whether the
+// categories still match (spdnn_gpu.h DriverOptions::tc_head_layers). --tc-compact 0: the call's survivors left in
+// their own columns of its input instead of compacted (the default, 1; DriverOptions::tc_head_compact).
 // --head-graph K: the resident path launches its first K layers as one CUDA graph, built before the clock starts
 // (-1, the default: 1 + --widen, or none where --resident-below is given; 0: none; spdnn_gpu.h
 // DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.
