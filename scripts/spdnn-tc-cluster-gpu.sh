@@ -2,11 +2,12 @@
 # On the GPU machine, ONE call of the device tool: the tensor-core head past N = 1024 as a thread-block cluster
 # (session 52; src/sparse/dnn_resident_tc.cu, one bf16 piece). Its tests (test_sparse_tc: the N <= 1024 cases and the
 # cluster's at N = 2048 / 4096 against the fp32 chain, the refusals, the driver's categories at N = 1024 and 4096;
-# test_sparse_tc_tables), then spdnn_infer at N = 4096 L = 120 on the default resident path and with --tc-head 5
-# --tc-convert 1, REPS times (default 2) in turn, the same at N = 1024 (the single-CTA kernel after the change), and
-# (WIDTHS, default "4096 1024"); ncu of the cluster kernel's first launch (time,
-# instructions, stall reasons; NCU=0 skips it); BENCH=1: bench_sparse at SPDNN_BENCH (default "4096:120,480") with the
-# pipeline in one process; CTEST=1: everything built and the whole ctest last with the time left.
+# test_sparse_tc_tables), then spdnn_infer on the default resident path and with --tc-head K --tc-convert 1 at each
+# width of WIDTHS (default "4096 1024": the cluster kernel, then the single-CTA one), depth of DEPTHS (default 120) and
+# K of TC_HEADS (default 5), REPS times (default 2) in turn; ncu of the cluster kernel's first launch (time,
+# instructions, stall reasons; NCU=0 skips it; NCU_SRC=1 adds its per-instruction counters as CSV); BENCH=1:
+# bench_sparse at SPDNN_BENCH (default "4096:120,480") with the pipeline in one process; CTEST=1: everything built
+# and the whole ctest last with the time left (then not the two tests first).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-cluster-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
 set -uo pipefail
