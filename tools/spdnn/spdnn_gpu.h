@@ -134,6 +134,8 @@ struct InferenceResult {
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   int head_graph_layers = 0;       // kResident: the head's layers launched as one graph (DriverOptions)
   int tc_head_layers = 0;          // kResident: the head's layers run as one tensor-core call (DriverOptions)
+  int tc_second_layers = 0;        // kResident: the layers of the second tensor-core call after it (DriverOptions)
+  bool tc_graph = false;           // kResident: the tensor-core call(s) launched as one graph (DriverOptions)
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph (kResident: the head's)
   double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
                                    // graph path's launch only; kSeparate: 0, not measured)
@@ -237,6 +239,15 @@ struct DriverOptions {
   // 0, 1, 2, ...), else in their own columns of the call's input (session 51: layer 6 then read 4900 survivors
   // spread over 60000 columns in 143 us, against 37 us on the default path; bench/results/6a2a868/).
   bool tc_head_compact = true;
+  // After the head's call, layers K + 1 .. K + tc_second_layers as a second tensor-core call (same math type) on the
+  // head's survivors, its own compacted (odd, as K: the lists' parity; K + tc_second_layers < L). Why: at N = 4096
+  // layers 6-8 hold ~6550 / 3500 / 2600 images, which the fused layers take at ~22 ns an image-layer, and the
+  // cluster kernel at ~5.9 (1.76 ms for 5 x 60000, dead images computed; session 54). 0: none (the default).
+  int tc_second_layers = 0;
+  // The tensor-core call(s) captured as one CUDA graph before the clock, launched with one call where the loop starts,
+  // as the exact path's head graph (head_graph_layers): the calls' host checks, ~0.02-0.09 ms at N = 4096 by the API
+  // host times of session 53 (not measured apart), no longer run while the GPU waits for the first launch.
+  bool tc_graph = true;
 };
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
