@@ -491,17 +491,6 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       // allows). `pairs`: one piece and not the last layer, the epilogue below.
       const bool pairs = kPieces == 1 && !last;
       const float c_init = kPieces == 1 ? a.bias : 0.f;  // (one piece's last layer too)
-      // The epilogue's destinations of this lane's rows gid, gid + 8 of each group (not the last layer: the tables),
-      // loaded before the MMAs: loaded in the epilogue, after the layer's cluster barrier, each group's first store
-      // waited for them (short scoreboard on the rows' tests: ~4% of 3fe6c0d's stall samples; session 54).
-      const int* const dst = s_dst + l * rows;
-      int d[kGroupsPerWarp][2];
-#pragma unroll
-      for (int q = 0; q < kGroupsPerWarp; ++q) {
-        const int p0 = (g0 + q) * 16 + gid;
-        d[q][0] = last ? 0 : dst[p0];
-        d[q][1] = last ? 0 : dst[p0 + 8];
-      }
       float c[kGroupsPerWarp][kNT][4];
 #pragma unroll
       for (int q = 0; q < kGroupsPerWarp; ++q)
@@ -538,6 +527,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       // MMAs, as until session 53, the set took 32 registers of the 128 and 32 moves a layer to swap; loaded just
       // after the MMAs, ptxas hoisted the loads above them into other registers and moved them over.)
       load_frags(s_afrag[last ? 0 : l + 1], af);
+      const int* const dst = s_dst + l * rows;
       // this lane's images' outputs OR-ed as bits (image 8 nt + 2 tig + e: live[nt][e]; the sign bit dropped at the
       // end: a clamped output is +0, -0 or positive)
       uint32_t live[kNT][2] = {};
@@ -554,7 +544,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       if (pairs) {
 #pragma unroll
         for (int q = 0; q < kGroupsPerWarp; ++q) {
-          const int d0 = d[q][0], d1 = d[q][1];
+          const int p0 = (g0 + q) * 16 + gid, d0 = dst[p0], d1 = dst[p0 + 8];
 #pragma unroll
           for (int nt = 0; nt < kNT; ++nt) {
             const float* const o = c[q][nt];
@@ -575,7 +565,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       } else {
 #pragma unroll
         for (int q = 0; q < kGroupsPerWarp; ++q) {
-          const int d0 = d[q][0], d1 = d[q][1];
+          const int p0 = (g0 + q) * 16 + gid;
+          const int d0 = last ? 0 : dst[p0], d1 = last ? 0 : dst[p0 + 8];
 #pragma unroll
           for (int nt = 0; nt < kNT; ++nt) {
             float* const o = c[q][nt];
@@ -609,8 +600,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 #pragma unroll
           for (int q = 0; q < kGroupsPerWarp; ++q) {
             const int p0 = (g0 + q) * 16 + gid;
-            const unsigned rd[2] = {d[q][0] < 0 ? s_rdst[l * rows + p0] : ~0u,
-                                    d[q][1] < 0 ? s_rdst[l * rows + p0 + 8] : ~0u};
+            const unsigned rd[2] = {dst[p0] < 0 ? s_rdst[l * rows + p0] : ~0u,
+                                    dst[p0 + 8] < 0 ? s_rdst[l * rows + p0 + 8] : ~0u};
             if ((rd[0] & rd[1]) == ~0u) continue;
 #pragma unroll
             for (int nt = 0; nt < kNT; ++nt)
