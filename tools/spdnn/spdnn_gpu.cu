@@ -845,7 +845,8 @@ void InferenceRun::tc_call(int first, int k, int in, const int* rows_in) {
 
 // kResident, before the clock (DriverOptions::tc_head_layers): the head's descriptors set to tensor-op math and the
 // call run once, so that it builds its tables (a synchronize each) outside the timed loop; the counts it wrote are
-// zeroed again (counts[0], the images, stays). A call the library refuses throws with its message.
+// zeroed again (counts[0], the images, stays; a second call also overwrites the images, list 0: the caller uploads
+// them again). A call the library refuses throws with its message.
 void InferenceRun::prepare_tc_head() {
   const int k = opt.tc_head_layers, k2 = opt.tc_second_layers;
   if (k % 2 == 0 || k >= layers)
@@ -1275,7 +1276,12 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   run.upload(images);
   if (path == Path::kResident || path == Path::kPersistent) run.start_count_copies();
   if (path == Path::kResident) run.build_head_graph(resident_below);
-  if (path == Path::kResident && opt.tc_head_layers > 0) run.prepare_tc_head();
+  if (path == Path::kResident && opt.tc_head_layers > 0) {
+    run.prepare_tc_head();
+    // (its untimed run of a second call wrote list 0, the images: put them back. Session 54's first run without this
+    // gave every survivor twice)
+    if (opt.tc_second_layers > 0) run.upload(images);
+  }
   if (path != Path::kResident && opt.tc_head_layers > 0)
     throw std::runtime_error(std::string("the tensor-core head runs on the resident path, not ") + path_name(path));
   run.start_clock();
