@@ -9,7 +9,7 @@
 //               [--layout neuron|tiled|image] [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4]
 //               [--widen-keep 75] [--input-mask 0]
 //               [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1] [--tc-head 0] [--tc-convert 0]
-//               [--tc-compact 1] [--tc-second 0] [--tc-graph 1]
+//               [--tc-compact 1] [--tc-second 0] [--tc-graph 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -89,8 +89,8 @@
 // categories still match (spdnn_gpu.h DriverOptions::tc_head_layers). --tc-compact 0: the call's survivors left in
 // their own columns of its input instead of compacted (the default, 1; DriverOptions::tc_head_compact).
 // --tc-second K2 (odd, 0: off): after it, layers K + 1..K + K2 as a second such call on its survivors
-// (DriverOptions::tc_second_layers). --tc-graph 0: the calls launched by the host in the timed loop instead of as one
-// CUDA graph built before the clock (the default, 1; DriverOptions::tc_graph).
+// (DriverOptions::tc_second_layers). --tc-graph 1: the calls as one CUDA graph built before the clock instead of
+// launched by the host in the timed loop (the default, 0; DriverOptions::tc_graph).
 // --head-graph K: the resident path launches its first K layers as one CUDA graph, built before the clock starts
 // (-1, the default: 1 + --widen, or none where --resident-below is given; 0: none; spdnn_gpu.h
 // DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.
@@ -167,7 +167,7 @@ void usage() {
       "                   [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4] [--widen-keep 75]\n"
       "                   [--input-mask 0]\n"
       "                   [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1]\n"
-      "                   [--tc-head 0] [--tc-convert 0] [--tc-compact 1] [--tc-second 0] [--tc-graph 1]\n"
+      "                   [--tc-head 0] [--tc-convert 0] [--tc-compact 1] [--tc-second 0] [--tc-graph 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 

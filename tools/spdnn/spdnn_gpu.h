@@ -245,9 +245,10 @@ struct DriverOptions {
   // cluster kernel at ~5.9 (1.76 ms for 5 x 60000, dead images computed; session 54). 0: none (the default).
   int tc_second_layers = 0;
   // The tensor-core call(s) captured as one CUDA graph before the clock, launched with one call where the loop starts,
-  // as the exact path's head graph (head_graph_layers): the calls' host checks, ~0.02-0.09 ms at N = 4096 by the API
-  // host times of session 53 (not measured apart), no longer run while the GPU waits for the first launch.
-  bool tc_graph = true;
+  // as the exact path's head graph (head_graph_layers), so that their host checks do not run while the GPU waits.
+  // Off by default: no gain measured (session 54, bench/results/0e8dec6/: N = 4096 L = 120 3.257 / 3.271 ms as a
+  // graph, 3.252 / 3.208 launched; N = 1024 0.726 / 0.744 against 0.811 / 0.742). Kept for callers that capture.
+  bool tc_graph = false;
 };
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
