@@ -9,7 +9,10 @@
 # --tc-second 3"); ncu of the cluster kernel's first launch (time,
 # instructions, stall reasons; NCU=0 skips it; NCU_SRC=1 adds its per-instruction counters as CSV); BENCH=1:
 # bench_sparse at SPDNN_BENCH (default "4096:120,480") with the pipeline in one process; CTEST=1: everything built
-# and the whole ctest last with the time left (then not the two tests first).
+# and the whole ctest last with the time left (then not the two tests first); TESTS=0: not the two tests either.
+# TIMELINE=1: per width, for the default path and each TC_RUNS entry, ncu's duration and warp instructions of each of
+# the first KERNELS (default 40) launches of one run without warm-up, caches not flushed (the
+# untimed preparation's launches come first; CSV in timeline_N_name.txt).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-cluster-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
 set -uo pipefail
@@ -17,7 +20,7 @@ FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT
   JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 if [ "${CTEST:-0}" = 1 ]; then build_step "$B" all
 else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables bench_sparse; fi
-if [ "${CTEST:-0}" != 1 ]; then  # (with CTEST=1 the whole ctest runs them, last)
+if [ "${CTEST:-0}" != 1 ] && [ "${TESTS:-1}" = 1 ]; then  # (with CTEST=1 the whole ctest runs them, last)
   step tests_tc_tables 60 "$T/test_sparse_tc_tables"
   step tests_tc 240 "$T/test_sparse_tc"
 fi
@@ -41,6 +44,17 @@ for rep in $(seq "${REPS:-2}"); do
     done
   done
 done
+if [ "${TIMELINE:-0}" = 1 ]; then
+  for n in ${WIDTHS:-4096 1024}; do
+    IFS=';' read -ra runs <<< "default=;${TC_RUNS:-tc5c=--tc-head 5 --tc-convert 1}"
+    for r in "${runs[@]}"; do
+      # shellcheck disable=SC2086  # the run's arguments, split
+      step "timeline_${n}_${r%%=*}" 120 ncu --clock-control none --cache-control none --csv -c "${KERNELS:-40}" \
+        --metrics gpu__time_duration.sum,smsp__inst_executed.sum "$SI" --width "$n" --layers "${DEPTHS:-120}" \
+        --path resident ${r#*=} --validate no --no-warmup
+    done
+  done
+fi
 # NCU_SRC=1: the cluster kernel's per-instruction counters (SourceCounters: executed instructions and stall samples per
 # SASS line) as CSV (ncu_src_4096.csv)
 if [ "${NCU_SRC:-0}" = 1 ]; then
