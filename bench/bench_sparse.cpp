@@ -11,7 +11,7 @@
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline (impl
 //       resident_tc5 / resident_tc5c: the resident path with layers 1-5 as one tensor-core call, three / one bf16
 //       pieces a feature, N <= 1024; resident_tc5c also N = 4096: not the fp32 chain bit for bit, `valid` against
-//       the graph run's categories; resident_tc5_1c / _3c: layer 6 / layers 6-8 as a second such call, one piece)
+//       the graph run's categories; resident_tc5_3c: layers 6-8 as a second such call, one piece)
 //       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
 //       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
 //       if columns died; bench_spdnn_cusparse says why it is exact). --spdnn-runs K timed runs each
@@ -815,8 +815,8 @@ int main(int argc, char** argv) {
       }
     // The resident path with the opt-in tensor-core head (session 51): layers 1-5 as one call on bf16 tensor cores,
     // three pieces a feature (resident_tc5) and one (resident_tc5c); N = 4096 (session 52: a cluster of 4 CTAs) one
-    // piece only, `valid` against the graph run's categories; resident_tc5_1c / resident_tc5_3c: layer 6 / layers 6-8
-    // as a second call (one piece; session 54).
+    // piece only, `valid` against the graph run's categories; resident_tc5_3c: layers 6-8 as a second call (one
+    // piece; session 54: no faster, bench/results/7227fdf/, e822bd8/).
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls) {
         if (n > 4096) continue;
@@ -829,12 +829,10 @@ int main(int argc, char** argv) {
                                                    n, l, spdnn::Path::kResident, false, 5, convert, 0),
                       g_spdnn_runs);
         }
-        for (int second : {1, 3})
-          manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5_" + std::to_string(second) + "c/N" +
-                                                    std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                   bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 5, true,
-                                                   second),
-                      g_spdnn_runs);
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5_3c/N" + std::to_string(n) + "/L" +
+                                                  std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 5, true, 3),
+                    g_spdnn_runs);
       }
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {

@@ -71,7 +71,7 @@ if [ "${NCU:-1}" = 1 ]; then
 fi
 if [ "${BENCH:-0}" = 1 ]; then
   step bench_sparse 300 "$BS" --spdnn "${SPDNN_BENCH:-4096:120,480}" --baseline "${SPDNN_BENCH:-4096:120,480}" \
-    --spdnn-runs 5 --benchmark_filter='SpDNN/(resident|resident_tc5|resident_tc5c|resident_tc5_1c|resident_tc5_3c|cusparse)/' \
+    --spdnn-runs 5 --benchmark_filter='SpDNN/(resident|resident_tc5|resident_tc5c|resident_tc5_3c|cusparse)/' \
     --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json
 fi
 [ "${CTEST:-0}" = 1 ] && ctest_step "$B"
