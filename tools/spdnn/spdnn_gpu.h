@@ -240,9 +240,11 @@ struct DriverOptions {
   // spread over 60000 columns in 143 us, against 37 us on the default path; bench/results/6a2a868/).
   bool tc_head_compact = true;
   // After the head's call, layers K + 1 .. K + tc_second_layers as a second tensor-core call (same math type) on the
-  // head's survivors, its own compacted (odd, as K: the lists' parity; K + tc_second_layers < L). Why: at N = 4096
-  // layers 6-8 hold ~6550 / 3500 / 2600 images, which the fused layers take at ~22 ns an image-layer, and the
-  // cluster kernel at ~5.9 (1.76 ms for 5 x 60000, dead images computed; session 54). 0: none (the default).
+  // head's survivors, its own compacted (odd, as K: the lists' parity; K + tc_second_layers < L). 0: none (the
+  // default). Tried because the head runs ~5.9 ns an image-layer at N = 4096 and the fused layers 6-8 ~13-23; measured
+  // no faster (session 54, bench/results/7227fdf/ and e822bd8/: the call's kernel for layers 6-8 248 us against the
+  // fused 228): a call of few tiles does not hide its raw loads and survivor writes, and from layer 6 on about half
+  // of a layer's outputs go to other CTAs of the cluster.
   int tc_second_layers = 0;
   // The tensor-core call(s) captured as one CUDA graph before the clock, launched with one call where the loop starts,
   // as the exact path's head graph (head_graph_layers), so that their host checks do not run while the GPU waits.
