@@ -11,7 +11,7 @@
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline (impl
 //       resident_tc5 / resident_tc5c: the resident path with layers 1-5 as one tensor-core call, three / one bf16
 //       pieces a feature, N <= 1024; resident_tc5c also N = 4096: not the fp32 chain bit for bit, `valid` against
-//       the graph run's categories)
+//       the graph run's categories; resident_tc5_3c: layers 6-8 as a second such call, one piece)
 //       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
 //       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
 //       if columns died; bench_spdnn_cusparse says why it is exact). --spdnn-runs K timed runs each
@@ -326,11 +326,11 @@ std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for 
 // shared-memory-resident slices (jhdnnSparseDnnLayersForwardResident). tiled (kGraph): the tiled feature layout
 // with the reader relabelling (session 26; spdnn_gpu.h Relabel, jhdnnSparseDnnLayerForwardCompactEx); kResident
 // with the bank relabelling from layer 11 (session 42, spdnn_infer's default).
-// tc_head (kResident, N <= 1024): layers 1 .. tc_head as one tensor-core resident call (spdnn DriverOptions; convert:
-// one bf16 piece a feature, else three), its survivors compacted: NOT the fp32 chain bit for bit, so `valid` says
-// whether its categories are the graph run's (session 51).
+// tc_head (kResident): layers 1 .. tc_head as one tensor-core resident call (spdnn DriverOptions; convert: one bf16
+// piece a feature, else three), its survivors compacted, and tc_second layers after it as a second such call: NOT
+// the fp32 chain bit for bit, so `valid` says whether its categories are the graph run's (session 51).
 void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path, bool tiled, int tc_head,
-                       bool convert) {
+                       bool convert, int tc_second) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
   const spdnn::Csr imgs = images_for(n);
@@ -345,6 +345,7 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   spdnn::DriverOptions opt;
   opt.tc_head_layers = tc_head;
   opt.tc_head_convert = convert;
+  opt.tc_second_layers = tc_second;
   // Warm-up on the timed runs' images, as the pipeline's (on the 1200 distinct ones until session 44: the first timed
   // run then paid the first use of what only a full run needs, e.g. the resident path's handed schedule)
   (void)spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
@@ -377,8 +378,11 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   if (path == spdnn::Path::kGraph) st.counters["graph_build_ms"] = r.build_ms;
   if (path == spdnn::Path::kPersistent) st.counters["persistent_ran"] = double(r.path_used == spdnn::Path::kPersistent);
   if (path == spdnn::Path::kResident) st.counters["resident_first"] = double(r.tail_first);  // 0: not run
+  const std::string second = tc_second == 0 ? ""
+                             : " and layers " + std::to_string(tc_head + 1) + "-" +
+                                   std::to_string(tc_head + tc_second) + " a second";
   const std::string tc_text = tc_head == 0 ? ""
-                              : ", layers 1-" + std::to_string(tc_head) + " one tensor-core call (" +
+                              : ", layers 1-" + std::to_string(tc_head) + " one tensor-core call" + second + " (" +
                                     (convert ? "one bf16 piece" : "three bf16 pieces") +
                                     " a feature; not the fp32 chain bit for bit)";
   st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path" + tc_text +
@@ -781,13 +785,13 @@ int main(int argc, char** argv) {
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls)
         manual_time(benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, false, 0, false),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, false, 0, false, 0),
                     g_spdnn_runs);
     // The graph path on the tiled feature layout with relabelled neurons (session 26); `valid` against the graph run.
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls)
         manual_time(benchmark::RegisterBenchmark(("SpDNN/tiled/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, true, 0, false),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, true, 0, false, 0),
                     g_spdnn_runs);
     // The multi-layer cooperative launch (whole network, no readback); `valid` against the graph run.
     // N <= 4096 only, to keep the default run's time (spdnn_infer --path persistent for the others).
@@ -795,7 +799,7 @@ int main(int argc, char** argv) {
       for (int l : ls) {
         if (n > 4096) continue;
         manual_time(benchmark::RegisterBenchmark(("SpDNN/persistent/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kPersistent, false, 0, false),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kPersistent, false, 0, false, 0),
                     g_spdnn_runs);
       }
     // The shared-memory-resident late layers (fused launches until <= 8 x SMs images are alive, then
@@ -806,12 +810,13 @@ int main(int argc, char** argv) {
       for (int l : ls) {
         if (!spdnn::resident_auto_applies(n)) continue;
         manual_time(benchmark::RegisterBenchmark(("SpDNN/resident/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 0, false),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 0, false, 0),
                     g_spdnn_runs);
       }
     // The resident path with the opt-in tensor-core head (session 51): layers 1-5 as one call on bf16 tensor cores,
     // three pieces a feature (resident_tc5) and one (resident_tc5c); N = 4096 (session 52: a cluster of 4 CTAs) one
-    // piece only, `valid` against the graph run's categories.
+    // piece only, `valid` against the graph run's categories; resident_tc5_3c: layers 6-8 as a second call (one
+    // piece; session 54: no faster, bench/results/7227fdf/, e822bd8/).
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls) {
         if (n > 4096) continue;
@@ -820,14 +825,19 @@ int main(int argc, char** argv) {
           manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5" + std::string(convert ? "c" : "") + "/N" +
                                                     std::to_string(n) + "/L" + std::to_string(l))
                                                        .c_str(),
-                                                   bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 5, convert),
+                                                   bench_spdnn_fused,
+                                                   n, l, spdnn::Path::kResident, false, 5, convert, 0),
                       g_spdnn_runs);
         }
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5_3c/N" + std::to_string(n) + "/L" +
+                                                  std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 5, true, 3),
+                    g_spdnn_runs);
       }
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {
         manual_time(benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kSeparate, false, 0, false),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kSeparate, false, 0, false, 0),
                     g_spdnn_runs);
         manual_time(benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
                                                  bench_spdnn_cusparse, n, l),

@@ -152,17 +152,20 @@ def main():
     # (a network's rows are replaced together, so they come from one file)
     tc = {}
     for name, b in rows.items():
-        m = re.match(r"SpDNN/resident_tc(\d+)(c?)/N(\d+)/L(\d+)$", name)
+        # (resident_tc<K>_<K2>c: layers K + 1 .. K + K2 as a second call, session 54)
+        m = re.match(r"SpDNN/resident_tc(\d+)(?:_(\d+))?(c?)/N(\d+)/L(\d+)$", name)
         if m:
-            tc[(int(m.group(3)), int(m.group(4)), int(m.group(1)), m.group(2) == "c")] = b
+            tc[(int(m.group(4)), int(m.group(5)), int(m.group(1)), int(m.group(2) or 0), m.group(3) == "c")] = b
     if tc:
         md += ["## The opt-in tensor-core head (not the fp32 chain bit for bit: jhdnnSetSparseMatrixMathType)", "",
                "The resident path with layers 1..K as one resident call on bf16 tensor cores (three bf16 pieces a "
-               "feature, or one with ALLOW_CONVERSION), its survivors compacted; the exact resident path and the "
-               "pipeline measured in the same run.", "",
+               "feature, or one with ALLOW_CONVERSION), its survivors compacted (K = a + b: layers a + 1 .. a + b "
+               "as a second such call on them); the exact resident path and the pipeline measured in the same run.",
+               "",
                "| N | L | K | pieces | time (ms) | TE/s | exact resident ms | x exact | x cuSPARSE | same categories | "
                "runs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for (n, l, k, one), b in sorted(tc.items()):
+        for (n, l, k1, k2, one), b in sorted(tc.items()):
+            k = f"{k1} + {k2}" if k2 else str(k1)
             if b.get("error_occurred"):
                 md.append(f"| {n} | {l} | {k} | {1 if one else 3} | error: {b.get('error_message', '')} |||||||")
                 continue

@@ -4,10 +4,15 @@
 # cluster's at N = 2048 / 4096 against the fp32 chain, the refusals, the driver's categories at N = 1024 and 4096;
 # test_sparse_tc_tables), then spdnn_infer on the default resident path and with --tc-head K --tc-convert 1 at each
 # width of WIDTHS (default "4096 1024": the cluster kernel, then the single-CTA one), depth of DEPTHS (default 120) and
-# K of TC_HEADS (default 5), REPS times (default 2) in turn; ncu of the cluster kernel's first launch (time,
+# K of TC_HEADS (default 5), REPS times (default 2) in turn (TC_RUNS, "name=spdnn_infer arguments;...", replaces the
+# --tc-head K --tc-convert 1 runs where given, e.g. "tc5c=--tc-head 5 --tc-convert 1;tc5_3c=--tc-head 5 --tc-convert 1
+# --tc-second 3"); ncu of the cluster kernel's first launch (time,
 # instructions, stall reasons; NCU=0 skips it; NCU_SRC=1 adds its per-instruction counters as CSV); BENCH=1:
 # bench_sparse at SPDNN_BENCH (default "4096:120,480") with the pipeline in one process; CTEST=1: everything built
-# and the whole ctest last with the time left (then not the two tests first).
+# and the whole ctest last with the time left (then not the two tests first); TESTS=0: not the two tests either.
+# TIMELINE=1: per width, for the default path and each TC_RUNS entry, ncu's duration and warp instructions of each of
+# the first KERNELS (default 40) launches of one run without warm-up, caches not flushed (the
+# untimed preparation's launches come first; CSV in timeline_N_name.txt).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-cluster-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
 set -uo pipefail
@@ -15,7 +20,7 @@ FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT
   JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
 if [ "${CTEST:-0}" = 1 ]; then build_step "$B" all
 else build_step "$B" spdnn_infer test_sparse_tc test_sparse_tc_tables bench_sparse; fi
-if [ "${CTEST:-0}" != 1 ]; then  # (with CTEST=1 the whole ctest runs them, last)
+if [ "${CTEST:-0}" != 1 ] && [ "${TESTS:-1}" = 1 ]; then  # (with CTEST=1 the whole ctest runs them, last)
   step tests_tc_tables 60 "$T/test_sparse_tc_tables"
   step tests_tc 240 "$T/test_sparse_tc"
 fi
@@ -24,13 +29,32 @@ for rep in $(seq "${REPS:-2}"); do
   for n in ${WIDTHS:-4096 1024}; do
     for L in ${DEPTHS:-120}; do
       step "infer_${n}_${L}_default_$rep" 60 "$SI" --width "$n" --layers "$L" --path resident
-      for k in ${TC_HEADS:-5}; do
-        step "infer_${n}_${L}_tc${k}c_$rep" 60 "$SI" --width "$n" --layers "$L" --path resident --tc-head "$k" \
-          --tc-convert 1
-      done
+      if [ -n "${TC_RUNS:-}" ]; then
+        IFS=';' read -ra runs <<< "$TC_RUNS"
+        for r in "${runs[@]}"; do
+          # shellcheck disable=SC2086  # the run's arguments, split
+          step "infer_${n}_${L}_${r%%=*}_$rep" 60 "$SI" --width "$n" --layers "$L" --path resident ${r#*=}
+        done
+      else
+        for k in ${TC_HEADS:-5}; do
+          step "infer_${n}_${L}_tc${k}c_$rep" 60 "$SI" --width "$n" --layers "$L" --path resident --tc-head "$k" \
+            --tc-convert 1
+        done
+      fi
     done
   done
 done
+if [ "${TIMELINE:-0}" = 1 ]; then
+  for n in ${WIDTHS:-4096 1024}; do
+    IFS=';' read -ra runs <<< "default=;${TC_RUNS:-tc5c=--tc-head 5 --tc-convert 1}"
+    for r in "${runs[@]}"; do
+      # shellcheck disable=SC2086  # the run's arguments, split
+      step "timeline_${n}_${r%%=*}" 120 ncu --clock-control none --cache-control none --csv -c "${KERNELS:-40}" \
+        --metrics gpu__time_duration.sum,smsp__inst_executed.sum "$SI" --width "$n" --layers "${DEPTHS:-120}" \
+        --path resident ${r#*=} --validate no --no-warmup
+    done
+  done
+fi
 # NCU_SRC=1: the cluster kernel's per-instruction counters (SourceCounters: executed instructions and stall samples per
 # SASS line) as CSV (ncu_src_4096.csv)
 if [ "${NCU_SRC:-0}" = 1 ]; then
@@ -47,7 +71,7 @@ if [ "${NCU:-1}" = 1 ]; then
 fi
 if [ "${BENCH:-0}" = 1 ]; then
   step bench_sparse 300 "$BS" --spdnn "${SPDNN_BENCH:-4096:120,480}" --baseline "${SPDNN_BENCH:-4096:120,480}" \
-    --spdnn-runs 5 --benchmark_filter='SpDNN/(resident|resident_tc5|resident_tc5c|cusparse)/' \
+    --spdnn-runs 5 --benchmark_filter='SpDNN/(resident|resident_tc5|resident_tc5c|resident_tc5_3c|cusparse)/' \
     --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json
 fi
 [ "${CTEST:-0}" = 1 ] && ctest_step "$B"
@@ -56,6 +80,7 @@ grep -hE "test cases|assertions|All tests" "$OUT"/tests_*.txt 2>/dev/null
 [ -f "$OUT/ctest.txt" ] && grep -E "tests passed|tests failed|\(Failed\)|Timeout" "$OUT/ctest.txt"
 for f in "$OUT"/infer_*.txt; do
   row=$(grep -E '^ +[0-9]+ +[0-9]+ +(official|generated) ' "$f" | awk '{print $5, "ms", $11, $12, $13}')
-  echo "$(basename "$f" .txt): $row"
+  api=$(grep -o "API host time [0-9.]* ms" "$f" | head -1)
+  echo "$(basename "$f" .txt): $row; $api"
 done
 tar czf /tmp/r.tgz -C "$OUT" . && mv /tmp/r.tgz "$OUT/r.tgz"

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "common/catch_gpu.h"
 #include "common/catch_spdnn.h"
@@ -460,34 +461,50 @@ TEST_CASE("tensor-core head through the driver: official N = 1024 network, exact
   JhdnnHandle h;
   spdnn::DeviceNetwork net;
   net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[size_t(l - 1)]); });
-  for (int k : {3, 5})
-    for (bool convert : {false, true}) {
-      INFO("tc_head_layers " << k << " convert " << convert << " compact " << (k == 5 || !convert));
-      spdnn::DriverOptions opt;
-      opt.tc_head_layers = k;
-      opt.tc_head_convert = convert;
-      opt.tc_head_compact = k == 5 || !convert;  // (K = 3 with conversion: the hand-over not compacted)
-      for (int64_t rows : {int64_t(1200), int64_t(60000)}) {
-        const spdnn::InferenceResult r =
-            spdnn::run_inference(h.get(), net, images, rows, -0.3f, -1, 0, nullptr, nullptr, spdnn::Path::kResident,
-                                 -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
-        INFO(r.note);
-        CHECK(r.tc_head_layers == k);
-        CHECK(r.path_used == spdnn::Path::kResident);
-        std::vector<int> want;
-        for (int64_t t = 0; t < rows; ++t)
-          if (std::binary_search(truth.begin(), truth.end(), int(t % 1200))) want.push_back(int(t));
-        CHECK(r.categories == want);
-      }
-      // the descriptors' math types are back to the default after the run
+  // (K = 3 with conversion: the hand-over not compacted; a second call of 3 layers after K = 5 with either math type,
+  // one of them not compacted, and one of 1 layer; the calls captured as one graph twice)
+  struct Case {
+    int k, second;
+    bool convert, compact, graph;
+  };
+  for (const Case c : {Case{3, 0, false, true, false}, Case{3, 0, true, false, false}, Case{5, 0, false, true, false},
+                       Case{5, 0, true, true, true}, Case{5, 3, true, true, false}, Case{5, 3, false, false, false},
+                       Case{5, 1, true, true, true}}) {
+    const int k = c.k;
+    INFO("tc_head_layers " << k << " second " << c.second << " convert " << c.convert << " compact " << c.compact
+                           << " graph " << c.graph);
+    spdnn::DriverOptions opt;
+    opt.tc_head_layers = k;
+    opt.tc_second_layers = c.second;
+    opt.tc_head_convert = c.convert;
+    opt.tc_head_compact = c.compact;
+    opt.tc_graph = c.graph;
+    for (int64_t rows : {int64_t(1200), int64_t(60000)}) {
+      const spdnn::InferenceResult r =
+          spdnn::run_inference(h.get(), net, images, rows, -0.3f, -1, 0, nullptr, nullptr, spdnn::Path::kResident,
+                               -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
+      INFO(r.note);
+      CHECK(r.tc_head_layers == k);
+      CHECK(r.tc_second_layers == c.second);
+      CHECK(r.tc_graph == c.graph);
+      CHECK(r.path_used == spdnn::Path::kResident);
+      std::vector<int> want;
+      for (int64_t t = 0; t < rows; ++t)
+        if (std::binary_search(truth.begin(), truth.end(), int(t % 1200))) want.push_back(int(t));
+      CHECK(r.categories == want);
+    }
+    // the descriptors' math types are back to the default after the run
+    for (int l = 1; l <= k + c.second; ++l) {
       jhdnnMathType_t m = JHDNN_FMA_MATH;
-      JHDNN_CHECK(jhdnnGetSparseMatrixMathType(net.layer(1).desc, &m));
+      JHDNN_CHECK(jhdnnGetSparseMatrixMathType(net.layer(l).desc, &m));
       CHECK(m == JHDNN_DEFAULT_MATH);
     }
+  }
 }
 
 // The head past n = 1024 through the driver: a generated N = 4096 network (L = 12, 6000 images: the first 1200
-// official images scaled to 64 x 64, tiled), --tc-head 5 on one bf16 piece against the default path's categories.
+// official images scaled to 64 x 64, tiled), --tc-head 5 on one bf16 piece against the default path's categories; and
+// with layers 6-8 as a second call (--tc-second 3).
 TEST_CASE("tensor-core head through the driver: generated N = 4096 network, the default path's categories",
           "[sparse][gpu][data][tc]") {
   JHDNN_REQUIRE_GPU();
@@ -496,17 +513,23 @@ TEST_CASE("tensor-core head through the driver: generated N = 4096 network, the 
   JhdnnHandle h;
   spdnn::DeviceNetwork net;
   net.load(4096, 12, [&](int l) { return spdnn::generate_layer_ell(4096, l, 42); });
-  auto run = [&](int k) {
+  auto run = [&](int k, int second) {
     spdnn::DriverOptions opt;
     opt.tc_head_layers = k;
+    opt.tc_second_layers = second;
     opt.tc_head_convert = true;
     return spdnn::run_inference(h.get(), net, images, 6000, spdnn::challenge_bias(4096), -1, 0, nullptr, nullptr,
                                 spdnn::Path::kResident, -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
                                 opt);
   };
-  const spdnn::InferenceResult want = run(0), got = run(5);
+  const spdnn::InferenceResult want = run(0, 0), got = run(5, 0), got2 = run(5, 3);
   INFO(got.note);
+  INFO(got2.note);
   CHECK(got.tc_head_layers == 5);
+  CHECK(got2.tc_second_layers == 3);
   CHECK(!want.categories.empty());
   CHECK(got.categories == want.categories);
+  CHECK(got2.categories == want.categories);
+  CHECK_THROWS_WITH(run(5, 2), Catch::Matchers::ContainsSubstring("tc_second_layers (2) must be 0, or odd"));
+  CHECK_THROWS_WITH(run(5, 7), Catch::Matchers::ContainsSubstring("less than the layers (12)"));
 }

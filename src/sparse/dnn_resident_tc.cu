@@ -86,11 +86,12 @@ struct TcArgs {
 };
 
 // Shared memory after the two feature buffers: per layer its fragments' address, block columns and output
-// destinations (plane offsets; a cluster also the other CTAs' destinations); layer 1's plane offsets (a cluster also
-// the inputs of the raw rows); per layer the tile's survivor mask and this CTA's survivor count; the tile's first
-// output slot and its survivors' positions (write_tile_survivors). A CTA computes `rows` rows of a layer (n, or
-// 1024 in a cluster); its buffers hold `slot_rows` rows of planes (a cluster: 16 x the most slots of a layer; else
-// n), `raw_rows` rows of the raw fp32 tile (a cluster: 16 x layer 1's most slots; else n) or the last layer's stage.
+// destinations (plane offsets; a cluster also the other CTAs' destinations); layer 1's plane offsets (a cluster: the
+// inputs of the raw rows instead, raw row k at plane row k); per layer the tile's survivor mask and this CTA's
+// survivor count; the tile's first output slot and its survivors' positions (write_tile_survivors). A CTA computes
+// `rows` rows of a layer (n, or 1024 in a cluster); its buffers hold `slot_rows` rows of planes (a cluster: 16 x the
+// most slots of a layer; else n), `raw_rows` rows of the raw fp32 tile (a cluster: 16 x layer 1's most slots; else n)
+// or the last layer's stage.
 struct SmemLayout {
   size_t span, heads, mbar, incoming, bcol, dst, rdst, row, in, live, masks, count, slot, total;
 };
@@ -108,7 +109,7 @@ __host__ __device__ SmemLayout smem_layout(int pieces, int n, int layers, int ct
   m.dst = m.bcol + size_t(layers) * (rows / 16) * kW * 4;
   m.rdst = m.dst + size_t(layers) * rows * 4;
   m.row = m.rdst + (ctas > 1 ? size_t(layers) * rows * 4 : 0);
-  m.in = m.row + size_t(raw_rows) * 4;
+  m.in = m.row + (ctas > 1 ? 0 : size_t(raw_rows) * 4);  // (a cluster's raw row k: plane row k, no table)
   m.live = m.in + (ctas > 1 ? size_t(raw_rows) * 4 : 0);
   m.masks = m.live + kTcMaxLayers * 4;  // (a cluster: every CTA's masks of the tile, ctas x kTcMaxLayers)
   m.count = m.masks + (ctas > 1 ? size_t(ctas) * kTcMaxLayers * 4 : 0);
@@ -342,7 +343,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   // epilogue does no index arithmetic (session 51); the last layer's to its own name, a row of y. Layer 1's input i
   // at plane_offset(plane_row(label[i]), 0) (s_row). A cluster: the CTA's groups and rows only, its block columns
   // in its own buffer, the destinations in every CTA (cluster_destinations), and its raw rows: layer 1's slots'
-  // inputs in slot order (s_in), each at its own plane row. (Static layer indices: a parameter array indexed at run
+  // inputs in slot order (s_in), raw row k at plane row k (no s_row: its 4 bytes a raw row decide whether a call
+  // that starts at a layer of 96 slots fits, session 54). (Static layer indices: a parameter array indexed at run
   // time would be copied to the stack.)
   int raw_rows = a.n;
 #pragma unroll
@@ -360,10 +362,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         int slots = 0;
         while (slots < L.max_slots && cls[slots] >= 0) ++slots;
         raw_rows = 16 * slots;
-        for (int k = int(threadIdx.x); k < raw_rows; k += int(blockDim.x)) {
-          s_in[k] = L.inv[16 * cls[k >> 4] + (k & 15)];
-          s_row[k] = plane_offset(plane_row(k), 0);
-        }
+        for (int k = int(threadIdx.x); k < raw_rows; k += int(blockDim.x)) s_in[k] = L.inv[16 * cls[k >> 4] + (k & 15)];
       }
     } else {
       const int* const next_label = l + 1 < a.layers ? a.layer[(l + 1) % kTcMaxLayers].label : nullptr;
@@ -453,7 +452,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         // (the masks: every CTA's last word, and at CTA 0 every CTA's words of all the layers)
         mbar_expect(s_mbar + kMaskBar, 4u * unsigned(a.ctas) * (rank == 0 ? unsigned(a.layers) : 1u));
       }
-    {  // the raw tile split into layer 1's planes in the other buffer: raw row k at s_row[k]; item q = row k's
+    {  // the raw tile split into layer 1's planes in the other buffer: raw row k at s_row[k] (a cluster: at plane row
+       // k); item q = row k's
        // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
        // images an item took 12.9% of the instructions)
       const float4* const raw = reinterpret_cast<const float4*>(base + in * span);
@@ -465,7 +465,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         split_pair<kPieces>(v0.z, v0.w, p[1]);
         split_pair<kPieces>(v1.x, v1.y, p[2]);
         split_pair<kPieces>(v1.z, v1.w, p[3]);
-        const int off = s_row[q >> 1] ^ ((q & 1) << 4);
+        const int off = (kCluster ? plane_offset(plane_row(q >> 1), 0) : s_row[q >> 1]) ^ ((q & 1) << 4);
 #pragma unroll
         for (int piece = 0; piece < kPieces; ++piece)
           *reinterpret_cast<uint4*>(planes + piece * plane + off) = make_uint4(p[0][piece], p[1][piece], p[2][piece],
@@ -533,9 +533,9 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       uint32_t live[kNT][2] = {};
       // One piece and not the last layer: ReLU and the clamp on the rounded pairs (relu_clamp_pair: the bits of
       // clamping in fp32, in fewer instructions), kept in pair[] for the copies below; live[nt][0] then ORs the
-      // pairs' bits (split into live[nt][0], [1] after the loop). Such a layer's live bits count its rows only (s_count): an output below
-      // bf16's least denormal (~2^-134) is a zero there, as it is in the next layer's input. The last layer's
-      // survivors are taken from the fp32 outputs.
+      // pairs' bits (split into live[nt][0], [1] after the loop). Such a layer's live bits count its rows only
+      // (s_count): an output below bf16's least denormal (~2^-134) is a zero there, as it is in the next layer's
+      // input. The last layer's survivors are taken from the fp32 outputs.
       uint32_t pair[kGroupsPerWarp][kNT][2];
       // C: rows gid, gid + 8 of group g0 + q; images 8 nt + 2 tig, + 1. Not the last layer: the rows' plane offsets
       // (the tables), the half nt's at ^ 16 nt; a cluster: -1 where this CTA does not read the row (the other CTAs'

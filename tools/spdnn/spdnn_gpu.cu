@@ -542,13 +542,17 @@ struct InferenceRun {
   cudaGraph_t head_graph = nullptr;
   cudaGraphExec_t head_exec = nullptr;
   int head_layers = 0;
-  // kResident with DriverOptions::tc_head_layers: the layers of the tensor-core call (prepare_tc_head before the
-  // clock; the destructor puts their descriptors' math types back).
-  int tc_layers = 0;
+  // kResident with DriverOptions::tc_head_layers: the layers of the tensor-core calls, tc_first in the head's and
+  // tc_layers in all (with tc_second_layers; prepare_tc_head before the clock; the destructor puts their descriptors'
+  // math types back), and the graph of the calls (DriverOptions::tc_graph; null: launched by the host).
+  int tc_first = 0, tc_layers = 0;
   std::vector<jhdnnMathType_t> tc_saved_math;
   int* tc_iota = nullptr;  // DriverOptions::tc_head_compact: 0, 1, 2, ..., the list layer tc_layers + 1 reads
+  cudaGraph_t tc_graph = nullptr;
+  cudaGraphExec_t tc_exec = nullptr;
   void prepare_tc_head();
   void tc_head_call();
+  void tc_call(int first, int k, int in, const int* rows_in);
   // Set by the path's loop: the list and the count of the last layer's output.
   int final_list = 0;
   const int* final_count = nullptr;
@@ -756,8 +760,14 @@ std::string InferenceRun::head_only_note(const char* what, int threshold, int kn
 int InferenceRun::fused_head(int threshold, int* known) {
   int first = 1;
   bool undecided = false;  // the layer after the head graph runs without a count (DriverOptions::head_graph_layers)
-  if (tc_layers > 0) {  // layers 1 .. tc_layers in one tensor-core resident call, its last count copied after it
-    tc_head_call();
+  if (tc_layers > 0) {  // layers 1 .. tc_layers in one or two tensor-core resident calls, the last count copied after
+    if (tc_exec != nullptr) {
+      const auto tl = std::chrono::steady_clock::now();
+      CUDA_CHECK(cudaGraphLaunch(tc_exec, s));
+      res.api_host_ms += host_ms_since(tl);
+    } else {
+      tc_head_call();
+    }
     copy_count(tc_layers);
     first = tc_layers + 1;
     undecided = true;
@@ -811,36 +821,50 @@ cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
   return graph;
 }
 
-// The tensor-core head's call: list 0 (the images) -> list 1 after layer tc_layers, counts[1 .. tc_layers]; with
-// tc_iota its survivors compacted (rowsOut NULL: no positions, survivor t in column t).
+// The tensor-core calls: the head's, list 0 (the images) -> list 1 after layer tc_first, counts[1 .. tc_first]; then
+// the second's (DriverOptions::tc_second_layers), list 1 -> list 0 after layer tc_layers, reading the head's output
+// list (tc_iota where compacted). With tc_iota each call's survivors compacted (rowsOut NULL: survivor t in column t).
 void InferenceRun::tc_head_call() {
+  tc_call(1, tc_first, 0, act_rows[0]);
+  if (tc_layers > tc_first) tc_call(tc_first + 1, tc_layers - tc_first, 1, tc_iota != nullptr ? tc_iota : act_rows[1]);
+}
+
+// Layers first .. first + k - 1 as one tensor-core resident call from list `in` (its rows rows_in) to the other.
+void InferenceRun::tc_call(int first, int k, int in, const int* rows_in) {
   std::vector<jhdnnSparseMatrixDescriptor_t> descs;
-  for (int l = 1; l <= tc_layers; ++l) descs.push_back(net.layer(l).desc);
+  for (int l = first; l < first + k; ++l) descs.push_back(net.layer(l).desc);
+  const int out = 1 - in;
   const auto tl = std::chrono::steady_clock::now();
   const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentEx(
-      h, tc_layers, descs.data(), bias, 32.f, r32, counts, act_rows[0], ids[0], JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR,
-      x[0], ld, x[1], ld, tc_iota != nullptr ? nullptr : act_rows[1], ids[1], 0, nullptr, 0);
+      h, k, descs.data(), bias, 32.f, r32, counts + (first - 1), rows_in, ids[in],
+      JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x[in], ld, x[out], ld, tc_iota != nullptr ? nullptr : act_rows[out],
+      ids[out], 0, nullptr, 0);
   res.api_host_ms += host_ms_since(tl);
   JHDNN_CHECK(st);  // (throws with the message: prepare_tc_head's run went through the same checks)
 }
 
 // kResident, before the clock (DriverOptions::tc_head_layers): the head's descriptors set to tensor-op math and the
 // call run once, so that it builds its tables (a synchronize each) outside the timed loop; the counts it wrote are
-// zeroed again (counts[0], the images, stays). A call the library refuses throws with its message.
+// zeroed again (counts[0], the images, stays; a second call also overwrites the images, list 0: the caller uploads
+// them again). A call the library refuses throws with its message.
 void InferenceRun::prepare_tc_head() {
-  const int k = opt.tc_head_layers;
+  const int k = opt.tc_head_layers, k2 = opt.tc_second_layers;
   if (k % 2 == 0 || k >= layers)
     throw std::runtime_error("tc_head_layers (" + std::to_string(k) + ") must be odd and less than the layers (" +
                              std::to_string(layers) + ")");
+  if (k2 < 0 || (k2 > 0 && (k2 % 2 == 0 || k + k2 >= layers)))
+    throw std::runtime_error("tc_second_layers (" + std::to_string(k2) + ") must be 0, or odd with tc_head_layers + "
+                             "tc_second_layers less than the layers (" + std::to_string(layers) + ")");
   if (keep || image_major || tiled) throw std::runtime_error("the tensor-core head runs neuron-major, no kept layer");
-  for (int l = 1; l <= k; ++l) {
+  for (int l = 1; l <= k + k2; ++l) {
     jhdnnMathType_t m = JHDNN_DEFAULT_MATH;
     JHDNN_CHECK(jhdnnGetSparseMatrixMathType(net.layer(l).desc, &m));
     tc_saved_math.push_back(m);
     JHDNN_CHECK(jhdnnSetSparseMatrixMathType(
         net.layer(l).desc, opt.tc_head_convert ? JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION : JHDNN_TENSOR_OP_MATH));
   }
-  tc_layers = k;
+  tc_first = k;
+  tc_layers = k + k2;
   if (opt.tc_head_compact) {
     size_t bytes = 0;
     tc_iota = dalloc<int>(rows, &bytes, &o);
@@ -852,8 +876,32 @@ void InferenceRun::prepare_tc_head() {
   tc_head_call();
   CUDA_CHECK(cudaMemsetAsync(counts + 1, 0, size_t(layers) * sizeof(int), s));
   CUDA_CHECK(cudaStreamSynchronize(s));
+  if (opt.tc_graph) {  // (the tables are built now, so the calls may be captured: relaxed, as capture_layers)
+    cudaStream_t gs = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
+    JHDNN_CHECK(jhdnnSetStream(h, gs));
+    CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
+    try {
+      tc_head_call();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(gs, &partial);
+      if (partial) cudaGraphDestroy(partial);
+      jhdnnSetStream(h, s);
+      cudaStreamDestroy(gs);
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(gs, &tc_graph));
+    CUDA_CHECK(cudaGraphInstantiate(&tc_exec, tc_graph, 0));
+    CUDA_CHECK(cudaGraphUpload(tc_exec, gs));
+    CUDA_CHECK(cudaStreamSynchronize(gs));
+    JHDNN_CHECK(jhdnnSetStream(h, s));
+    CUDA_CHECK(cudaStreamDestroy(gs));
+  }
   res.api_host_ms = 0;
   res.tc_head_layers = k;
+  res.tc_second_layers = k2;
+  res.tc_graph = tc_exec != nullptr;
 }
 
 // kResident, before the clock: layers 1 .. head_layers (DriverOptions::head_graph_layers, at most L - 1; none when
@@ -1165,6 +1213,8 @@ InferenceRun::~InferenceRun() {
     jhdnnSetSparseMatrixMathType(net.layer(int(l) + 1).desc, tc_saved_math[l]);
   if (head_exec) cudaGraphExecDestroy(head_exec);
   if (head_graph) cudaGraphDestroy(head_graph);
+  if (tc_exec) cudaGraphExecDestroy(tc_exec);
+  if (tc_graph) cudaGraphDestroy(tc_graph);
   if (e0) cudaEventDestroy(e0);
   if (e1) cudaEventDestroy(e1);
 }
@@ -1226,7 +1276,12 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   run.upload(images);
   if (path == Path::kResident || path == Path::kPersistent) run.start_count_copies();
   if (path == Path::kResident) run.build_head_graph(resident_below);
-  if (path == Path::kResident && opt.tc_head_layers > 0) run.prepare_tc_head();
+  if (path == Path::kResident && opt.tc_head_layers > 0) {
+    run.prepare_tc_head();
+    // (its untimed run of a second call wrote list 0, the images: put them back. Session 54's first run without this
+    // gave every survivor twice)
+    if (opt.tc_second_layers > 0) run.upload(images);
+  }
   if (path != Path::kResident && opt.tc_head_layers > 0)
     throw std::runtime_error(std::string("the tensor-core head runs on the resident path, not ") + path_name(path));
   run.start_clock();

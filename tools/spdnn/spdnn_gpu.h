@@ -134,6 +134,8 @@ struct InferenceResult {
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   int head_graph_layers = 0;       // kResident: the head's layers launched as one graph (DriverOptions)
   int tc_head_layers = 0;          // kResident: the head's layers run as one tensor-core call (DriverOptions)
+  int tc_second_layers = 0;        // kResident: the layers of the second tensor-core call after it (DriverOptions)
+  bool tc_graph = false;           // kResident: the tensor-core call(s) launched as one graph (DriverOptions)
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph (kResident: the head's)
   double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
                                    // graph path's launch only; kSeparate: 0, not measured)
@@ -237,6 +239,18 @@ struct DriverOptions {
   // 0, 1, 2, ...), else in their own columns of the call's input (session 51: layer 6 then read 4900 survivors
   // spread over 60000 columns in 143 us, against 37 us on the default path; bench/results/6a2a868/).
   bool tc_head_compact = true;
+  // After the head's call, layers K + 1 .. K + tc_second_layers as a second tensor-core call (same math type) on the
+  // head's survivors, its own compacted (odd, as K: the lists' parity; K + tc_second_layers < L). 0: none (the
+  // default). Tried because the head runs ~5.9 ns an image-layer at N = 4096 and the fused layers 6-8 ~13-23; measured
+  // no faster (session 54, bench/results/7227fdf/ and e822bd8/: the call's kernel for layers 6-8 248 us against the
+  // fused 228): a call of few tiles does not hide its raw loads and survivor writes, and from layer 6 on about half
+  // of a layer's outputs go to other CTAs of the cluster.
+  int tc_second_layers = 0;
+  // The tensor-core call(s) captured as one CUDA graph before the clock, launched with one call where the loop starts,
+  // as the exact path's head graph (head_graph_layers), so that their host checks do not run while the GPU waits.
+  // Off by default: no gain measured (session 54, bench/results/0e8dec6/: N = 4096 L = 120 3.257 / 3.271 ms as a
+  // graph, 3.252 / 3.208 launched; N = 1024 0.726 / 0.744 against 0.811 / 0.742). Kept for callers that capture.
+  bool tc_graph = false;
 };
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
