@@ -453,9 +453,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
         mbar_expect(s_mbar + kMaskBar, 4u * unsigned(a.ctas) * (rank == 0 ? unsigned(a.layers) : 1u));
       }
     {  // the raw tile split into layer 1's planes in the other buffer: raw row k at s_row[k] (a cluster: at plane row
-       // k); item q = row k's
-       // half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece (session 51: a pair of
-       // images an item took 12.9% of the instructions)
+       // k); item q = row k's half h (images 8 h .. 8 h + 7), two 16-byte loads and one 16-byte store a piece
+       // (session 51: a pair of images an item took 12.9% of the instructions)
       const float4* const raw = reinterpret_cast<const float4*>(base + in * span);
       char* const planes = base + (in ^ 1) * span;
       for (int q = int(threadIdx.x); q < raw_rows * 2; q += int(blockDim.x)) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
@@ -471,6 +472,7 @@ struct InferenceRun {
   void stop_clock(std::chrono::steady_clock::time_point t0);
   int fused_head(int threshold, int* known);
   void copy_count(int l);
+  cudaGraph_t capture(cudaStream_t gs, const std::function<void()>& work);
   cudaGraph_t capture_layers(cudaStream_t gs, int last);
   void build_head_graph(int resident_below);
 
@@ -802,14 +804,14 @@ void InferenceRun::copy_count(int l) {
   CUDA_CHECK(cudaEventRecord(cc.copied[l & 1], cc.stream));
 }
 
-// Layers 1 .. last as fused launches captured on gs (the handle set on it; the caller sets it back), the graph
-// returned. Relaxed: the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not stream work and
-// may run while capturing. A failed launch ends the capture (its partial graph freed) and throws.
-cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
+// work()'s jhDNN calls captured on gs (the handle set on it; the caller sets it back), the graph returned. Relaxed:
+// the API's argument checks (cudaPointerGetAttributes, occupancy queries) are not stream work and may run while
+// capturing. A failed launch ends the capture (its partial graph freed) and throws.
+cudaGraph_t InferenceRun::capture(cudaStream_t gs, const std::function<void()>& work) {
   JHDNN_CHECK(jhdnnSetStream(h, gs));
   CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
   try {
-    for (int l = 1; l <= last; ++l) fused_layer(l);
+    work();
   } catch (...) {
     cudaGraph_t partial = nullptr;
     cudaStreamEndCapture(gs, &partial);
@@ -819,6 +821,13 @@ cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
   cudaGraph_t graph = nullptr;
   CUDA_CHECK(cudaStreamEndCapture(gs, &graph));
   return graph;
+}
+
+// Layers 1 .. last as fused launches captured on gs (capture).
+cudaGraph_t InferenceRun::capture_layers(cudaStream_t gs, int last) {
+  return capture(gs, [&] {
+    for (int l = 1; l <= last; ++l) fused_layer(l);
+  });
 }
 
 // The tensor-core calls: the head's, list 0 (the images) -> list 1 after layer tc_first, counts[1 .. tc_first]; then
@@ -876,27 +885,21 @@ void InferenceRun::prepare_tc_head() {
   tc_head_call();
   CUDA_CHECK(cudaMemsetAsync(counts + 1, 0, size_t(layers) * sizeof(int), s));
   CUDA_CHECK(cudaStreamSynchronize(s));
-  if (opt.tc_graph) {  // (the tables are built now, so the calls may be captured: relaxed, as capture_layers)
+  if (opt.tc_graph) {  // (the tables are built now, so the calls may be captured; the destructor frees the graph)
     cudaStream_t gs = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
-    JHDNN_CHECK(jhdnnSetStream(h, gs));
-    CUDA_CHECK(cudaStreamBeginCapture(gs, cudaStreamCaptureModeRelaxed));
-    try {
-      tc_head_call();
-    } catch (...) {
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(gs, &partial);
-      if (partial) cudaGraphDestroy(partial);
-      jhdnnSetStream(h, s);
-      cudaStreamDestroy(gs);
-      throw;
-    }
-    CUDA_CHECK(cudaStreamEndCapture(gs, &tc_graph));
+    struct Restore {  // the handle back on the run's stream and gs destroyed, also where a step throws
+      InferenceRun& run;
+      cudaStream_t gs;
+      ~Restore() {
+        jhdnnSetStream(run.h, run.s);
+        cudaStreamDestroy(gs);
+      }
+    } restore{*this, gs};
+    tc_graph = capture(gs, [&] { tc_head_call(); });
     CUDA_CHECK(cudaGraphInstantiate(&tc_exec, tc_graph, 0));
     CUDA_CHECK(cudaGraphUpload(tc_exec, gs));
     CUDA_CHECK(cudaStreamSynchronize(gs));
-    JHDNN_CHECK(jhdnnSetStream(h, s));
-    CUDA_CHECK(cudaStreamDestroy(gs));
   }
   res.api_host_ms = 0;
   res.tc_head_layers = k;
