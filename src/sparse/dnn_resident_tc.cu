@@ -257,11 +257,9 @@ __device__ __forceinline__ void write_tile_survivors(const TcArgs& a, const floa
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        // (a dead image's values go to rank kT - 1, which no live image takes when one is dead and the write below
-        // never reads: stores without a branch. A `continue` for them compiled, in some versions of the kernel, into
-        // a branch region per value: session 54's SASS)
         const int t = 8 * nt + 2 * tig + e;
-        const int rank_t = (mask >> t) & 1u ? __popc(mask & ((1u << t) - 1u)) : kT - 1;
+        if (!((mask >> t) & 1u)) continue;
+        const int rank_t = __popc(mask & ((1u << t) - 1u));
         stage[p0 * kT + rank_t] = c[q][nt][e];
         stage[p1 * kT + rank_t] = c[q][nt][2 + e];
       }
