@@ -53,7 +53,6 @@ constexpr int kGroupsPerWarp = 4;  // groups a warp owns (its A fragments in reg
 constexpr int kMaxWarps = 16;      // a CTA's rows <= 16 x 4 x 16 = 1024
 constexpr int kCtaRows = kMaxWarps * kGroupsPerWarp * 16;
 constexpr int kMaskBar = kTcMaxLayers, kSlotBar = kTcMaxLayers + 1;  // a cluster's tile barriers, after the layer ones
-constexpr int kCopyPasses = kCtaRows / (kMaxWarps * 32);  // a cluster CTA's rows over its threads (the copy pass)
 
 struct TcLayer {
   const uint4* afrag;  // groups x 2 x 32 lanes (tc_tables.h)
@@ -428,20 +427,11 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
   // A cluster: bit l set where a row of this warp's in layer l has no reader in this CTA but one in another (none in
   // the challenge's layers), so that the epilogue tests for those copies only in such layers (session 53: the test
   // a group was ~5% of the instructions).
-  // And bit kCopyPasses l + i of copy_rows set where pass i of the copy pass after layer l's barrier (below: rows
-  // 32 warp + 512 i ..) has a row to send, so that a warp with none skips it (session 54: the pass's loads of the
-  // tables, for every row in every layer, were ~2.6% of 3fe6c0d's stall samples; few of a warp's rows send any).
-  unsigned remote_only = 0u, copy_rows = 0u;
+  unsigned remote_only = 0u;
   if constexpr (kCluster) {
-    for (int l = 0; l + 1 < a.layers; ++l) {
+    for (int l = 0; l + 1 < a.layers; ++l)
       for (int p = g0 * 16 + lane; p < (g0 + kGroupsPerWarp) * 16; p += 32)
         if (s_dst[l * rows + p] < 0 && s_rdst[l * rows + p] != ~0u) remote_only |= 1u << l;
-      for (int i = 0; i < kCopyPasses; ++i) {
-        const int p = int(threadIdx.x) + i * int(blockDim.x);
-        if (__any_sync(0xffffffffu, p < rows && s_dst[l * rows + p] >= 0 && s_rdst[l * rows + p] != ~0u))
-          copy_rows |= 1u << (kCopyPasses * l + i);
-      }
-    }
     remote_only = __reduce_or_sync(0xffffffffu, remote_only);
   }
   // A cluster takes the tiles cluster, cluster + clusters, ...; its CTAs the same ones.
@@ -666,11 +656,8 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
           // The other CTAs' copies of the rows this CTA reads too, from its buffer: thread t the rows t, t + 512, ..,
           // a row's 32 bytes a piece as two 16-byte stores (the same bytes at the reader's row: a block's swizzle
           // depends only on the row within it). Spread over every warp, where the epilogue left them to the few
-          // warps whose groups the other CTAs read (session 52's ncu: the layer's barrier waited for those). A warp
-          // takes only the passes where it has such rows (copy_rows).
-          for (int i = 0; i < kCopyPasses; ++i) {
-            const int p = int(threadIdx.x) + i * int(blockDim.x);
-            if (!((copy_rows >> (kCopyPasses * l + i)) & 1u) || p >= rows) continue;
+          // warps whose groups the other CTAs read (session 52's ncu: the layer's barrier waited for those).
+          for (int p = int(threadIdx.x); p < rows; p += int(blockDim.x)) {
             const int here = dst[p];
             const unsigned rd = s_rdst[l * rows + p];
             if (here < 0 || rd == ~0u) continue;
