@@ -10,6 +10,10 @@
 #   computed; a drop means ptxas merged rows.
 # - vals4w's feature loads address the buffer as [R + UR + imm], with no address instruction. 58bafbf lost that
 #   form with a change elsewhere in the loop (32 IADD3 a warp-chunk more, unnoticed until session 34).
+# - The tensor-core resident kernels' conditional stores stay predicated. ptxas turned them into branch regions
+#   (BSSY / BRA / BSYNC around each store) three times in sessions 53-54 after changes elsewhere in the kernel, each
+#   time +30 to +150 M warp instructions for the N = 4096 head (59d91a8, 0e8dec6, 432d1a4). Their BSSY count may
+#   fall, not rise; their MMAs must all be there (16 a layer and piece).
 # The counts are ptxas 13.0's for sm_90a. A kernel change that moves them on purpose updates them here.
 set -uo pipefail
 lib=${1:?usage: sass-check-sparse.sh LIBJHDNN}
@@ -56,6 +60,34 @@ check 'dnn_layer_cta_kernelILi3ELi4ELb0E' 3996 0 8
 # variants on top, 2 x 544 FFMA more (skipped at run time only for quads of inputs zero in the whole tile)
 check 'dnn_layer_cta_kernelILi3ELi3ELb1E' 4832 0 16
 check 'dnn_layer_cta_kernelILi3ELi4ELb1E' 5084 0 16
+# check_tc NAME_PATTERN WANT_HMMA MAX_BSSY MAX_STACK: a tensor-core kernel's HMMA count, at most MAX_BSSY branch
+# regions, no local memory and at most MAX_STACK bytes of stack.
+check_tc() {
+  local pat=$1 want_hmma=$2 max_bssy=$3 max_stack=$4 fn sass hmma bssy usage stack
+  fn=$(grep -E "$pat" <<< "$names" | head -1)
+  if [ -z "$fn" ]; then
+    echo "FAIL: no function matching $pat in $lib"
+    fails=$((fails + 1))
+    return
+  fi
+  sass=$("$cuobj" -sass -fun "$fn" "$lib" 2>/dev/null)
+  usage=$("$cuobj" -res-usage -fun "$fn" "$lib" 2>/dev/null |
+    grep -o "REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*")
+  stack=$(sed -n 's/.*STACK:\([0-9]*\).*/\1/p' <<< "$usage")
+  hmma=$(grep -c " HMMA" <<< "$sass")
+  bssy=$(grep -c " BSSY" <<< "$sass")
+  echo "$pat: $usage, HMMA $hmma (want $want_hmma), BSSY $bssy (want <= $max_bssy)"
+  [ "$hmma" -eq "$want_hmma" ] || { echo "FAIL: $pat has $hmma HMMA, not $want_hmma"; fails=$((fails + 1)); }
+  [ "$bssy" -le "$max_bssy" ] ||
+    { echo "FAIL: $pat has $bssy BSSY, more than $max_bssy: look for new branch regions"; fails=$((fails + 1)); }
+  grep -q "LOCAL:0" <<< "$usage" && [ "${stack:-999}" -le "$max_stack" ] ||
+    { echo "FAIL: $pat: more stack than $max_stack bytes, or local memory ($usage)"; fails=$((fails + 1)); }
+}
+# the cluster kernel (one piece), the single-CTA kernels with one and three pieces (session 54's counts; the cluster
+# kernel's 16 bytes of stack are its prologue's tables, as since session 52)
+check_tc 'resident_tc_kernelILi1ELb1E' 16 134 16
+check_tc 'resident_tc_kernelILi1ELb0E' 16 48 0
+check_tc 'resident_tc_kernelILi3ELb0E' 48 64 0
 if [ "$fails" -ne 0 ]; then
   echo "$fails check(s) failed"
   exit 1
