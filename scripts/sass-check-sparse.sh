@@ -24,26 +24,33 @@ if [ ! -x "$cuobj" ]; then
 fi
 names=$("$cuobj" -res-usage "$lib" 2>/dev/null | sed -n 's/^ *Function \([^:]*\):.*/\1/p')
 fails=0
-# check NAME_PATTERN WANT_FFMA MIN_UR_LOADS MAX_STACK: one function; its FFMA count, at least MIN_UR_LOADS shared
-# loads of the [R + UR + imm] form, no local memory and at most MAX_STACK bytes of stack (a spill shows there).
-check() {
-  local pat=$1 want_ffma=$2 min_ur=$3 max_stack=$4 fn sass ffma ur usage stack
+# sass_of PAT MAX_STACK: the first function matching PAT; sets its SASS and resource usage (sass, usage) and fails
+# where it uses local memory or more than MAX_STACK bytes of stack (a spill shows there). Returns 1 where none matches.
+sass_of() {
+  local pat=$1 max_stack=$2 fn stack
   fn=$(grep -E "$pat" <<< "$names" | head -1)
   if [ -z "$fn" ]; then
     echo "FAIL: no function matching $pat in $lib"
     fails=$((fails + 1))
-    return
+    return 1
   fi
   sass=$("$cuobj" -sass -fun "$fn" "$lib" 2>/dev/null)
-  usage=$("$cuobj" -res-usage -fun "$fn" "$lib" 2>/dev/null | grep -o "REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*")
+  usage=$("$cuobj" -res-usage -fun "$fn" "$lib" 2>/dev/null |
+    grep -o "REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*")
   stack=$(sed -n 's/.*STACK:\([0-9]*\).*/\1/p' <<< "$usage")
+  grep -q "LOCAL:0" <<< "$usage" && [ "${stack:-999}" -le "$max_stack" ] ||
+    { echo "FAIL: $pat: more stack than $max_stack bytes, or local memory ($usage)"; fails=$((fails + 1)); }
+}
+# check NAME_PATTERN WANT_FFMA MIN_UR_LOADS MAX_STACK: one function; its FFMA count, at least MIN_UR_LOADS shared
+# loads of the [R + UR + imm] form, and sass_of's stack check.
+check() {
+  local pat=$1 want_ffma=$2 min_ur=$3 ffma ur
+  sass_of "$pat" "$4" || return
   ffma=$(grep -c " FFMA " <<< "$sass")
   ur=$(grep -cE "LDS(\.[0-9]+)? R[0-9]+, \[R[0-9]+\+UR[0-9]+" <<< "$sass")
   echo "$pat: $usage, FFMA $ffma (want $want_ffma), [R + UR] shared loads $ur (want >= $min_ur)"
   [ "$ffma" -eq "$want_ffma" ] || { echo "FAIL: $pat has $ffma FFMA, not $want_ffma"; fails=$((fails + 1)); }
   [ "$ur" -ge "$min_ur" ] || { echo "FAIL: $pat has $ur [R + UR] shared loads, fewer than $min_ur"; fails=$((fails + 1)); }
-  grep -q "LOCAL:0" <<< "$usage" && [ "${stack:-999}" -le "$max_stack" ] ||
-    { echo "FAIL: $pat: more stack than $max_stack bytes, or local memory ($usage)"; fails=$((fails + 1)); }
 }
 # vals4w / vals4w8 (untraced), with the handed schedule's item loop (Lb1E) and without it (Lb0E, session 41): 512
 # FFMA in the one-load path, 512 in the shared-list path, 160 in each row's own (unrolled twice); 32 feature loads in
@@ -61,27 +68,16 @@ check 'dnn_layer_cta_kernelILi3ELi4ELb0E' 3996 0 8
 check 'dnn_layer_cta_kernelILi3ELi3ELb1E' 4832 0 16
 check 'dnn_layer_cta_kernelILi3ELi4ELb1E' 5084 0 16
 # check_tc NAME_PATTERN WANT_HMMA MAX_BSSY MAX_STACK: a tensor-core kernel's HMMA count, at most MAX_BSSY branch
-# regions, no local memory and at most MAX_STACK bytes of stack.
+# regions, and sass_of's stack check.
 check_tc() {
-  local pat=$1 want_hmma=$2 max_bssy=$3 max_stack=$4 fn sass hmma bssy usage stack
-  fn=$(grep -E "$pat" <<< "$names" | head -1)
-  if [ -z "$fn" ]; then
-    echo "FAIL: no function matching $pat in $lib"
-    fails=$((fails + 1))
-    return
-  fi
-  sass=$("$cuobj" -sass -fun "$fn" "$lib" 2>/dev/null)
-  usage=$("$cuobj" -res-usage -fun "$fn" "$lib" 2>/dev/null |
-    grep -o "REG:[0-9]* STACK:[0-9]* SHARED:[0-9]* LOCAL:[0-9]*")
-  stack=$(sed -n 's/.*STACK:\([0-9]*\).*/\1/p' <<< "$usage")
+  local pat=$1 want_hmma=$2 max_bssy=$3 hmma bssy
+  sass_of "$pat" "$4" || return
   hmma=$(grep -c " HMMA" <<< "$sass")
   bssy=$(grep -c " BSSY" <<< "$sass")
   echo "$pat: $usage, HMMA $hmma (want $want_hmma), BSSY $bssy (want <= $max_bssy)"
   [ "$hmma" -eq "$want_hmma" ] || { echo "FAIL: $pat has $hmma HMMA, not $want_hmma"; fails=$((fails + 1)); }
   [ "$bssy" -le "$max_bssy" ] ||
     { echo "FAIL: $pat has $bssy BSSY, more than $max_bssy: look for new branch regions"; fails=$((fails + 1)); }
-  grep -q "LOCAL:0" <<< "$usage" && [ "${stack:-999}" -le "$max_stack" ] ||
-    { echo "FAIL: $pat: more stack than $max_stack bytes, or local memory ($usage)"; fails=$((fails + 1)); }
 }
 # the cluster kernel (one piece), the single-CTA kernels with one and three pieces (session 54's counts; the cluster
 # kernel's 16 bytes of stack are its prologue's tables, as since session 52)
