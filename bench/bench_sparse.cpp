@@ -11,7 +11,8 @@
 //   SpDNN/<impl>/N<width>/L<layers>                fused jhDNN inference vs a cuSPARSE pipeline (impl
 //       resident_tc5 / resident_tc5c: the resident path with layers 1-5 as one tensor-core call, three / one bf16
 //       pieces a feature, N <= 1024; resident_tc5c also N = 4096: not the fp32 chain bit for bit, `valid` against
-//       the graph run's categories; resident_tc5_3c: layers 6-8 as a second such call, one piece)
+//       the graph run's categories; resident_tc5_3c: layers 6-8 as a second such call, one piece; graph_tc5c: the
+//       graph path with layers 1-5 as one such call, N = 16384)
 //       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
 //       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
 //       if columns died; bench_spdnn_cusparse says why it is exact). --spdnn-runs K timed runs each
@@ -326,7 +327,7 @@ std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for 
 // shared-memory-resident slices (jhdnnSparseDnnLayersForwardResident). tiled (kGraph): the tiled feature layout
 // with the reader relabelling (session 26; spdnn_gpu.h Relabel, jhdnnSparseDnnLayerForwardCompactEx); kResident
 // with the bank relabelling from layer 11 (session 42, spdnn_infer's default).
-// tc_head (kResident): layers 1 .. tc_head as one tensor-core resident call (spdnn DriverOptions; convert: one bf16
+// tc_head (kResident, kGraph): layers 1 .. tc_head as one tensor-core resident call (spdnn DriverOptions; convert: one bf16
 // piece a feature, else three), its survivors compacted, and tc_second layers after it as a second such call: NOT
 // the fp32 chain bit for bit, so `valid` says whether its categories are the graph run's (session 51).
 void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path, bool tiled, int tc_head,
@@ -832,6 +833,16 @@ int main(int argc, char** argv) {
         manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5_3c/N" + std::to_string(n) + "/L" +
                                                   std::to_string(l)).c_str(),
                                                  bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 5, true, 3),
+                    g_spdnn_runs);
+      }
+    // The head on the graph path where the resident path does not fit (N = 16384: a cluster of 16 CTAs, one piece;
+    // session 54), `valid` against the graph run's categories.
+    for (auto& [n, ls] : spdnn_cfg)
+      for (int l : ls) {
+        if (n <= 4096 || n > 16384) continue;
+        manual_time(benchmark::RegisterBenchmark(("SpDNN/graph_tc5c/N" + std::to_string(n) + "/L" +
+                                                  std::to_string(l)).c_str(),
+                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, false, 5, true, 0),
                     g_spdnn_runs);
       }
     for (auto& [n, ls] : base_cfg)

@@ -85,7 +85,8 @@
 // --tc-head K (odd, 0: off): the resident path runs layers 1..K as one resident call on bf16 tensor cores
 // (jhdnnSetSparseMatrixMathType, TENSOR_OP_MATH: three bf16 pieces a feature; --tc-convert 1: ALLOW_CONVERSION, one),
 // N a multiple of 64 up to 1024, or with --tc-convert 1 of 1024 up to 16384 as a thread-block cluster (the resident
-// path runs at N = 1024 and 4096 only): NOT the fp32 chain bit for bit, so validation then reports whether the
+// path runs at N = 1024 and 4096 only; the graph path, where it runs instead, captures the call as its first node:
+// N = 16384, session 54): NOT the fp32 chain bit for bit, so validation then reports whether the
 // categories still match (spdnn_gpu.h DriverOptions::tc_head_layers). --tc-compact 0: the call's survivors left in
 // their own columns of its input instead of compacted (the default, 1; DriverOptions::tc_head_compact).
 // --tc-second K2 (odd, 0: off): after it, layers K + 1..K + K2 as a second such call on its survivors
@@ -482,7 +483,10 @@ int main(int argc, char** argv) {
             std::printf(" (layers %d-%d: a second such call)", r.tc_head_layers + 1,
                         r.tc_head_layers + r.tc_second_layers);
           if (r.tc_head_layers > 0 && !opt.tc_head_compact) std::printf(" (its survivors not compacted)");
-          if (r.tc_head_layers > 0) std::printf(" (tensor-core calls %s)", r.tc_graph ? "as one graph" : "launched");
+          if (r.tc_head_layers > 0)
+            std::printf(" (tensor-core calls %s)", r.path_used == spdnn::Path::kGraph ? "in the network's graph"
+                                                   : r.tc_graph                       ? "as one graph"
+                                                                                      : "launched");
           if (r.tail_first > 0)
             std::printf(" (first %s call %.3f ms, first chunk %d)",
                         r.path_used == spdnn::Path::kResident ? "resident" : "multi-layer", r.first_tail_host_ms,

@@ -152,29 +152,32 @@ def main():
     # (a network's rows are replaced together, so they come from one file)
     tc = {}
     for name, b in rows.items():
-        # (resident_tc<K>_<K2>c: layers K + 1 .. K + K2 as a second call, session 54)
-        m = re.match(r"SpDNN/resident_tc(\d+)(?:_(\d+))?(c?)/N(\d+)/L(\d+)$", name)
+        # (resident_tc<K>_<K2>c: layers K + 1 .. K + K2 as a second call; graph_tc<K>c: on the graph path; session 54)
+        m = re.match(r"SpDNN/(resident|graph)_tc(\d+)(?:_(\d+))?(c?)/N(\d+)/L(\d+)$", name)
         if m:
-            tc[(int(m.group(4)), int(m.group(5)), int(m.group(1)), int(m.group(2) or 0), m.group(3) == "c")] = b
+            tc[(int(m.group(5)), int(m.group(6)), int(m.group(2)), int(m.group(3) or 0), m.group(4) == "c",
+                m.group(1))] = b
     if tc:
         md += ["## The opt-in tensor-core head (not the fp32 chain bit for bit: jhdnnSetSparseMatrixMathType)", "",
-               "The resident path with layers 1..K as one resident call on bf16 tensor cores (three bf16 pieces a "
-               "feature, or one with ALLOW_CONVERSION), its survivors compacted (K = a + b: layers a + 1 .. a + b "
-               "as a second such call on them); the exact resident path and the pipeline measured in the same run.",
+               "The resident path (or the graph path, where the resident path does not fit) with layers 1..K as one "
+               "resident call on bf16 tensor cores (three bf16 pieces a feature, or one with ALLOW_CONVERSION), its "
+               "survivors compacted (K = a + b: layers a + 1 .. a + b as a second such call on them); the same exact "
+               "path and the pipeline measured in the same run.",
                "",
-               "| N | L | K | pieces | time (ms) | TE/s | exact resident ms | x exact | x cuSPARSE | same categories | "
-               "runs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for (n, l, k1, k2, one), b in sorted(tc.items()):
+               "| N | L | path | K | pieces | time (ms) | TE/s | exact ms (same path) | x exact | x cuSPARSE | "
+               "same categories | runs |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for (n, l, k1, k2, one, path), b in sorted(tc.items()):
             k = f"{k1} + {k2}" if k2 else str(k1)
             if b.get("error_occurred"):
-                md.append(f"| {n} | {l} | {k} | {1 if one else 3} | error: {b.get('error_message', '')} |||||||")
+                md.append(f"| {n} | {l} | {path} | {k} | {1 if one else 3} | error: {b.get('error_message', '')} "
+                          "|||||||")
                 continue
-            ex = paths["resident"].get((n, l))
+            ex = paths["resident" if path == "resident" else "fused"].get((n, l))  # (the graph path's rows: fused)
             pb = base.get((n, l))
             ex_ms = ms(ex) if ex and not ex.get("error_occurred") else None
             p_ms = ms(pb) if pb and not pb.get("error_occurred") else None
-            md.append("| {} | {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} |".format(
-                n, l, k, 1 if one else 3, ms(b), b.get("TE/s", float("nan")), f"{ex_ms:.3f}" if ex_ms else "-",
+            md.append("| {} | {} | {} | {} | {} | {:.3f} | {:.2f} | {} | {} | {} | {} | {} |".format(
+                n, l, path, k, 1 if one else 3, ms(b), b.get("TE/s", float("nan")), f"{ex_ms:.3f}" if ex_ms else "-",
                 f"{ex_ms / ms(b):.2f}" if ex_ms else "-", f"{p_ms / ms(b):.2f}" if p_ms else "-",
                 {1.0: "yes", 0.0: "NO"}.get(b.get("valid"), "-"), runs(b)))
         md.append("")

@@ -533,3 +533,39 @@ TEST_CASE("tensor-core head through the driver: generated N = 4096 network, the 
   CHECK_THROWS_WITH(run(5, 2), Catch::Matchers::ContainsSubstring("tc_second_layers (2) must be 0, or odd"));
   CHECK_THROWS_WITH(run(5, 7), Catch::Matchers::ContainsSubstring("less than the layers (12)"));
 }
+
+// The head on the graph path, where the resident path does not fit (N = 16384: a cluster of 16 CTAs; session 54):
+// the graph captures the tensor-core call as its first node. A generated N = 16384 network (L = 8, 3000 images: the
+// first 1200 official images scaled to 128 x 128, tiled) against the graph path's categories; the run is skipped with
+// its reason where no cluster of 16 fits on the device (the library refuses the call).
+TEST_CASE("tensor-core head through the driver on the graph path: generated N = 16384 network",
+          "[sparse][gpu][data][tc]") {
+  JHDNN_REQUIRE_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
+  const spdnn::Csr images = spdnn::scale_images(jhdnn::test::official_images(), 16384);
+  JhdnnHandle h;
+  spdnn::DeviceNetwork net;
+  net.load(16384, 8, [&](int l) { return spdnn::generate_layer_ell(16384, l, 42); });
+  auto run = [&](int k) {
+    spdnn::DriverOptions opt;
+    opt.tc_head_layers = k;
+    opt.tc_head_convert = true;
+    return spdnn::run_inference(h.get(), net, images, 3000, spdnn::challenge_bias(16384), -1, 0, nullptr, nullptr,
+                                spdnn::Path::kGraph, -1, -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
+  };
+  const spdnn::InferenceResult want = run(0);
+  CHECK(want.path_used == spdnn::Path::kGraph);
+  CHECK(!want.categories.empty());
+  try {
+    const spdnn::InferenceResult got = run(5);
+    INFO(got.note);
+    CHECK(got.tc_head_layers == 5);
+    CHECK(got.path_used == spdnn::Path::kGraph);
+    CHECK(got.categories == want.categories);  // (not every layer's count: the contract allows survival flips)
+  } catch (const std::exception& e) {
+    const std::string why = e.what();
+    INFO(why);
+    REQUIRE(why.find("none fits on this device") != std::string::npos);  // (any other refusal fails)
+    WARN("the tensor-core head at N = 16384 did not run: " << why);
+  }
+}

@@ -484,6 +484,7 @@ struct InferenceRun {
   void fused_or_graph_loop();
   bool graph_loop();
   void fused_loop();
+  void all_layers();
 
   // The result's categories, active, read and loop_ms.
   void finish();
@@ -852,10 +853,10 @@ void InferenceRun::tc_call(int first, int k, int in, const int* rows_in) {
   JHDNN_CHECK(st);  // (throws with the message: prepare_tc_head's run went through the same checks)
 }
 
-// kResident, before the clock (DriverOptions::tc_head_layers): the head's descriptors set to tensor-op math and the
-// call run once, so that it builds its tables (a synchronize each) outside the timed loop; the counts it wrote are
-// zeroed again (counts[0], the images, stays; a second call also overwrites the images, list 0: the caller uploads
-// them again). A call the library refuses throws with its message.
+// kResident / kGraph, before the clock (DriverOptions::tc_head_layers): the head's descriptors set to tensor-op math
+// and the call run once, so that it builds its tables (a synchronize each) outside the timed loop; the counts it
+// wrote are zeroed again (counts[0], the images, stays; a second call also overwrites the images, list 0: the caller
+// uploads them again). A call the library refuses throws with its message.
 void InferenceRun::prepare_tc_head() {
   const int k = opt.tc_head_layers, k2 = opt.tc_second_layers;
   if (k % 2 == 0 || k >= layers)
@@ -885,7 +886,8 @@ void InferenceRun::prepare_tc_head() {
   tc_head_call();
   CUDA_CHECK(cudaMemsetAsync(counts + 1, 0, size_t(layers) * sizeof(int), s));
   CUDA_CHECK(cudaStreamSynchronize(s));
-  if (opt.tc_graph) {  // (the tables are built now, so the calls may be captured; the destructor frees the graph)
+  if (opt.tc_graph && path == Path::kResident) {  // (the tables are built now, so the calls may be captured; the
+                                                   // destructor frees the graph. The graph path captures them anyway)
     cudaStream_t gs = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&gs, cudaStreamNonBlocking));
     struct Restore {  // the handle back on the run's stream and gs destroyed, also where a step throws
@@ -1148,7 +1150,7 @@ bool InferenceRun::graph_loop() {
   const auto tb = std::chrono::steady_clock::now();
   bool built = false;
   try {
-    graph = capture_layers(gs, layers);
+    graph = capture(gs, [&] { all_layers(); });
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     built = true;
   } catch (const std::exception& e) {
@@ -1180,11 +1182,18 @@ void InferenceRun::fused_loop() {
   res.api_host_ms = 0;  // (a failed capture's calls are not in the timed loop)
   const auto t0 = std::chrono::steady_clock::now();
   CUDA_CHECK(cudaEventRecord(e0, s));
-  for (int l = 1; l <= layers; ++l) {
+  all_layers();
+  stop_clock(t0);
+}
+
+// kGraph / kFused: layers 1 .. L as launches, the tensor-core calls first where prepare_tc_head ran (tc_layers), then
+// fused layers (a kept layer's output copied after it: kFused only).
+void InferenceRun::all_layers() {
+  if (tc_layers > 0) tc_head_call();
+  for (int l = tc_layers + 1; l <= layers; ++l) {
     fused_layer(l);
     if (l == keep_layer && keep) copy_out(l & 1, counts + l);
   }
-  stop_clock(t0);
 }
 
 void InferenceRun::finish() {
@@ -1279,14 +1288,18 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   run.upload(images);
   if (path == Path::kResident || path == Path::kPersistent) run.start_count_copies();
   if (path == Path::kResident) run.build_head_graph(resident_below);
-  if (path == Path::kResident && opt.tc_head_layers > 0) {
+  // (the tensor-core head: on the resident path, and on the graph path, which runs where the resident path does not
+  // fit, N >= 16384 among the challenge's widths, session 54)
+  const bool tc_path = path == Path::kResident || path == Path::kGraph;
+  if (tc_path && opt.tc_head_layers > 0) {
     run.prepare_tc_head();
     // (its untimed run of a second call wrote list 0, the images: put them back. Session 54's first run without this
     // gave every survivor twice)
     if (opt.tc_second_layers > 0) run.upload(images);
   }
-  if (path != Path::kResident && opt.tc_head_layers > 0)
-    throw std::runtime_error(std::string("the tensor-core head runs on the resident path, not ") + path_name(path));
+  if (!tc_path && opt.tc_head_layers > 0)
+    throw std::runtime_error(std::string("the tensor-core head runs on the resident and graph paths, not ") +
+                             path_name(path));
   run.start_clock();
   if (path == Path::kSeparate) {
     run.separate_loop(refresh);

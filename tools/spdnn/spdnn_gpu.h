@@ -133,7 +133,7 @@ struct InferenceResult {
   size_t device_bytes = 0;         // what the run allocated (features, lists, workspace), weights excluded
   size_t peak_used_bytes = 0;      // cudaMemGetInfo total - free at the peak of the run
   int head_graph_layers = 0;       // kResident: the head's layers launched as one graph (DriverOptions)
-  int tc_head_layers = 0;          // kResident: the head's layers run as one tensor-core call (DriverOptions)
+  int tc_head_layers = 0;          // kResident / kGraph: the head's layers run as one tensor-core call (DriverOptions)
   int tc_second_layers = 0;        // kResident: the layers of the second tensor-core call after it (DriverOptions)
   bool tc_graph = false;           // kResident: the tensor-core call(s) launched as one graph (DriverOptions)
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph (kResident: the head's)
@@ -227,7 +227,8 @@ struct DriverOptions {
   // and the graph path's first five layers ran ~35 us faster than the resident path's (session 44,
   // bench/results/1ae5b7e/: -2.2% at N = 1024 L = 120, -1.2% at N = 4096). The same launches, the same results.
   int head_graph_layers = -1;
-  // kResident: layers 1 .. tc_head_layers as ONE resident call on tensor cores (their descriptors' math type set to
+  // kResident (and kGraph, which captures the call as its first node: N = 16384, where the resident path does not fit;
+  // session 54): layers 1 .. tc_head_layers as ONE resident call on tensor cores (their descriptors' math type set to
   // TENSOR_OP_MATH, or TENSOR_OP_MATH_ALLOW_CONVERSION with tc_head_convert, for the run and put back after it;
   // jhdnnSetSparseMatrixMathType says what that promises: NOT the fp32 chain bit for bit). The call's first run,
   // which builds its tables, is made before the clock (its results are then overwritten). Odd (the call reads list 0
