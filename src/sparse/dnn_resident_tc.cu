@@ -564,8 +564,10 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
       } else {
 #pragma unroll
         for (int q = 0; q < kGroupsPerWarp; ++q) {
+          // (one piece comes here in its last layer only: `pairs` takes the others, so its stores are compiled out)
+          constexpr bool kStores = kPieces > 1;
           const int p0 = (g0 + q) * 16 + gid;
-          const int d0 = last ? 0 : dst[p0], d1 = last ? 0 : dst[p0 + 8];
+          const int d0 = !kStores || last ? 0 : dst[p0], d1 = !kStores || last ? 0 : dst[p0 + 8];
 #pragma unroll
           for (int nt = 0; nt < kNT; ++nt) {
             float* const o = c[q][nt];
@@ -573,7 +575,7 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
             for (int e = 0; e < 4; ++e) o[e] = fminf(fmaxf(kPieces == 1 ? o[e] : o[e] + a.bias, 0.f), a.clamp);
             live[nt][0] |= __float_as_uint(o[0]) | __float_as_uint(o[2]);
             live[nt][1] |= __float_as_uint(o[1]) | __float_as_uint(o[3]);
-            if (!last) {
+            if (kStores && !last) {
               uint32_t p0v[kPieces], p1v[kPieces];
               split_pair<kPieces>(o[0], o[1], p0v);
               split_pair<kPieces>(o[2], o[3], p1v);
