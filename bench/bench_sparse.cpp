@@ -327,9 +327,9 @@ std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for 
 // shared-memory-resident slices (jhdnnSparseDnnLayersForwardResident). tiled (kGraph): the tiled feature layout
 // with the reader relabelling (session 26; spdnn_gpu.h Relabel, jhdnnSparseDnnLayerForwardCompactEx); kResident
 // with the bank relabelling from layer 11 (session 42, spdnn_infer's default).
-// tc_head (kResident, kGraph): layers 1 .. tc_head as one tensor-core resident call (spdnn DriverOptions; convert: one bf16
-// piece a feature, else three), its survivors compacted, and tc_second layers after it as a second such call: NOT
-// the fp32 chain bit for bit, so `valid` says whether its categories are the graph run's (session 51).
+// tc_head (kResident, kGraph): layers 1 .. tc_head as one tensor-core resident call (spdnn DriverOptions; convert:
+// one bf16 piece a feature, else three), its survivors compacted, and tc_second layers after it as a second such
+// call: NOT the fp32 chain bit for bit, so `valid` says whether its categories are the graph run's (session 51).
 void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path, bool tiled, int tc_head,
                        bool convert, int tc_second) {
   Ctx& c = *g_ctx;
