@@ -783,37 +783,33 @@ int main(int argc, char** argv) {
   }
 
   if (g_have_images) {
+    auto spdnn_name = [](const std::string& impl, int64_t n, int l) {
+      return "SpDNN/" + impl + "/N" + std::to_string(n) + "/L" + std::to_string(l);
+    };
+    // bench_spdnn_fused's arguments after n and l: path, tiled, tc_head, convert, tc_second
+    auto fused = [&](const std::string& impl, int64_t n, int l, spdnn::Path path, bool tiled, int tc_head,
+                     bool convert, int tc_second) {
+      manual_time(benchmark::RegisterBenchmark(spdnn_name(impl, n, l).c_str(), bench_spdnn_fused, n, l, path, tiled,
+                                               tc_head, convert, tc_second),
+                  g_spdnn_runs);
+    };
     for (auto& [n, ls] : spdnn_cfg)
-      for (int l : ls)
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/fused/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, false, 0, false, 0),
-                    g_spdnn_runs);
+      for (int l : ls) fused("fused", n, l, spdnn::Path::kGraph, false, 0, false, 0);
     // The graph path on the tiled feature layout with relabelled neurons (session 26); `valid` against the graph run.
     for (auto& [n, ls] : spdnn_cfg)
-      for (int l : ls)
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/tiled/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, true, 0, false, 0),
-                    g_spdnn_runs);
+      for (int l : ls) fused("tiled", n, l, spdnn::Path::kGraph, true, 0, false, 0);
     // The multi-layer cooperative launch (whole network, no readback); `valid` against the graph run.
     // N <= 4096 only, to keep the default run's time (spdnn_infer --path persistent for the others).
     for (auto& [n, ls] : spdnn_cfg)
-      for (int l : ls) {
-        if (n > 4096) continue;
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/persistent/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kPersistent, false, 0, false, 0),
-                    g_spdnn_runs);
-      }
+      for (int l : ls)
+        if (n <= 4096) fused("persistent", n, l, spdnn::Path::kPersistent, false, 0, false, 0);
     // The shared-memory-resident late layers (fused launches until <= 8 x SMs images are alive, then
     // launches of 96 layers, then twice the one before up to 1024, with each CTA's slice of 4 or 8 images in shared
     // memory); `valid` against the graph run. Registered where the default rule runs it
     // (spdnn::resident_auto_applies: N <= 1024, and N = 4096 unless JHDNN_SPDNN_RESIDENT_4096=0).
     for (auto& [n, ls] : spdnn_cfg)
-      for (int l : ls) {
-        if (!spdnn::resident_auto_applies(n)) continue;
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/resident/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 0, false, 0),
-                    g_spdnn_runs);
-      }
+      for (int l : ls)
+        if (spdnn::resident_auto_applies(n)) fused("resident", n, l, spdnn::Path::kResident, false, 0, false, 0);
     // The resident path with the opt-in tensor-core head (session 51): layers 1-5 as one call on bf16 tensor cores,
     // three pieces a feature (resident_tc5) and one (resident_tc5c); N = 4096 (session 52: a cluster of 4 CTAs) one
     // piece only, `valid` against the graph run's categories; resident_tc5_3c: layers 6-8 as a second call (one
@@ -821,37 +817,19 @@ int main(int argc, char** argv) {
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls) {
         if (n > 4096) continue;
-        for (bool convert : {false, true}) {
-          if (!convert && n > 1024) continue;
-          manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5" + std::string(convert ? "c" : "") + "/N" +
-                                                    std::to_string(n) + "/L" + std::to_string(l))
-                                                       .c_str(),
-                                                   bench_spdnn_fused,
-                                                   n, l, spdnn::Path::kResident, false, 5, convert, 0),
-                      g_spdnn_runs);
-        }
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/resident_tc5_3c/N" + std::to_string(n) + "/L" +
-                                                  std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kResident, false, 5, true, 3),
-                    g_spdnn_runs);
+        if (n <= 1024) fused("resident_tc5", n, l, spdnn::Path::kResident, false, 5, false, 0);
+        fused("resident_tc5c", n, l, spdnn::Path::kResident, false, 5, true, 0);
+        fused("resident_tc5_3c", n, l, spdnn::Path::kResident, false, 5, true, 3);
       }
     // The head on the graph path where the resident path does not fit (N = 16384: a cluster of 16 CTAs, one piece;
-    // session 54), `valid` against the graph run's categories.
+    // sessions 54-55), `valid` against the graph run's categories.
     for (auto& [n, ls] : spdnn_cfg)
-      for (int l : ls) {
-        if (n <= 4096 || n > 16384) continue;
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/graph_tc5c/N" + std::to_string(n) + "/L" +
-                                                  std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kGraph, false, 5, true, 0),
-                    g_spdnn_runs);
-      }
+      for (int l : ls)
+        if (n > 4096 && n <= 16384) fused("graph_tc5c", n, l, spdnn::Path::kGraph, false, 5, true, 0);
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/separate/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_fused, n, l, spdnn::Path::kSeparate, false, 0, false, 0),
-                    g_spdnn_runs);
-        manual_time(benchmark::RegisterBenchmark(("SpDNN/cusparse/N" + std::to_string(n) + "/L" + std::to_string(l)).c_str(),
-                                                 bench_spdnn_cusparse, n, l),
+        fused("separate", n, l, spdnn::Path::kSeparate, false, 0, false, 0);
+        manual_time(benchmark::RegisterBenchmark(spdnn_name("cusparse", n, l).c_str(), bench_spdnn_cusparse, n, l),
                     g_spdnn_runs);
       }
   }
