@@ -546,8 +546,8 @@ struct InferenceRun {
   cudaGraphExec_t head_exec = nullptr;
   int head_layers = 0;
   // kResident / kGraph with DriverOptions::tc_head_layers: the layers of the tensor-core calls, tc_first in the head's
-  // and tc_layers in all (with tc_second_layers; prepare_tc_head before the clock; the destructor puts their descriptors'
-  // math types back), and the graph of the calls (DriverOptions::tc_graph; null: launched by the host).
+  // and tc_layers in all (with tc_second_layers; prepare_tc_head before the clock; the destructor puts their
+  // descriptors' math types back), and the graph of the calls (DriverOptions::tc_graph; null: launched by the host).
   int tc_first = 0, tc_layers = 0;
   std::vector<jhdnnMathType_t> tc_saved_math;
   int* tc_iota = nullptr;  // DriverOptions::tc_head_compact: 0, 1, 2, ..., the list layer tc_layers + 1 reads
