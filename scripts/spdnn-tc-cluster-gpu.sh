@@ -70,7 +70,7 @@ if [ "${NCU:-1}" = 1 ]; then
     "$SI" --width 4096 --layers 6 --path resident --tc-head 5 --tc-convert 1 --validate no
 fi
 if [ "${BENCH:-0}" = 1 ]; then  # (fused: the graph path, the exact reference of graph_tc5c at N = 16384)
-  rows='SpDNN/(fused|resident|resident_tc5|resident_tc5c|resident_tc5_3c|graph_tc5c|cusparse)/'
+  rows='SpDNN/(fused|resident|resident_tc5|resident_tc5c|resident_tc5_3c|resident_tc5c_tail|resident_tail|graph_tc5c|cusparse)/'
   step bench_sparse 300 "$BS" --spdnn "${SPDNN_BENCH:-4096:120,480}" --baseline "${SPDNN_BENCH:-4096:120,480}" \
     --spdnn-runs 5 --benchmark_filter="$rows" --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json
 fi
