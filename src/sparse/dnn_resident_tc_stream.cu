@@ -227,8 +227,8 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
           ap += kWarps * kTcBlocks * 32;
           bp += kWarps;
         };
-        auto step = [&](const GroupOperands& now, GroupOperands& next, int k) {
-          if (k + 1 < iters) load(next);
+        auto step = [&](const GroupOperands& now, GroupOperands& spare, int k) {
+          if (k + 2 < iters) load(spare);
           if constexpr (kMode == 0)
             if (k == iters / 2) derive();
           float c[4];
@@ -256,14 +256,19 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
             }
           }
         };
-        GroupOperands o0, o1;
+        // Three operand sets in turn, each group's loaded two ahead (session 56: one ahead left every warp waiting on
+        // the L2 for most of a group).
+        GroupOperands o0, o1, o2;
         if (iters > 0) load(o0);
+        if (iters > 1) load(o1);
         int k = 0;
-        for (; k + 1 < iters; k += 2) {
-          step(o0, o1, k);
+        for (; k + 2 < iters; k += 3) {
+          step(o0, o2, k);
           step(o1, o0, k + 1);
+          step(o2, o1, k + 2);
         }
-        if (k < iters) step(o0, o1, k);
+        if (k < iters) step(o0, o2, k);
+        if (k + 1 < iters) step(o1, o0, k + 1);
       };
       if (last) {
         run_groups(std::integral_constant<int, 1>());
