@@ -70,9 +70,9 @@ if [ "${NCU:-1}" = 1 ]; then
     --section Occupancy --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \
     "$SI" --width 4096 --layers 6 --path resident --tc-head 5 --tc-convert 1 --validate no
 fi
-# NCU_STREAM=1: the streamed kernel's first launch (the resident call of --tc-tail 1 after the head, N = 4096 L = 120)
+# NCU_STREAM=1: the streamed kernel's first launch (its second: the first is the untimed table build; the resident call of --tc-tail 1 after the head, N = 4096 L = 120)
 if [ "${NCU_STREAM:-0}" = 1 ]; then
-  step ncu_stream_4096 120 ncu --clock-control none --kernel-name regex:resident_tc_stream -c 1 --section SpeedOfLight \
+  step ncu_stream_4096 120 ncu --clock-control none --kernel-name regex:resident_tc_stream -s 1 -c 1 --section SpeedOfLight \
     --section Occupancy --section MemoryWorkloadAnalysis \
     --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \
     "$SI" --width 4096 --layers 120 --path resident --tc-head 5 --tc-convert 1 --tc-tail 1 --validate no

@@ -71,58 +71,78 @@ __device__ __forceinline__ const int* order_of(const StreamArgs& a, int l) {
 }
 __device__ __forceinline__ const int* label_of(const StreamArgs& a, int l) { return order_of(a, l) + a.n; }
 
-// Shared memory: two planes (n rows of 8 bf16), two destination tables (n ints: layer l's in table l & 1), the
-// survivor masks of three layers (l % 3: written in layer l, read after its barrier, cleared two layers on), the
-// tile's first output slot.
+// Shared memory: two planes (n rows of 8 bf16); two destination tables (layer l's in table l & 1: n 16-bit plane
+// byte offsets, or the last layer's rows of y); two block tables (the groups' two blocks' plane byte offsets, 16 bits
+// each); each warp's ring of kRing fragment slots (a group's two A fragments, 1 KiB); the survivor masks of three
+// layers (l % 3: written in layer l, read after its barrier, cleared two layers on); the tile's first output slot.
+constexpr int kRing = 4;  // a warp's groups in its ring: the one computed and three on their way from the L2
+constexpr int kSlotBytes = kTcBlocks * 512;
 struct StreamSmem {
-  size_t plane, dst, live, slot, total;
+  size_t plane, dst, bcol, ring, live, slot, total;
 };
 __host__ __device__ StreamSmem stream_smem(int n) {
   StreamSmem m{};
   m.plane = size_t(n) * kRowBytes;
   m.dst = 2 * m.plane;
-  m.live = m.dst + 2 * size_t(n) * 4;
+  m.bcol = m.dst + 2 * size_t(n) * 2;
+  m.ring = m.bcol + 2 * size_t(n / 16) * kTcBlocks * 2;
+  m.live = m.ring + size_t(kWarps) * kRing * kSlotBytes;
   m.slot = m.live + 4 * 4;
   m.total = m.slot + 16;
   return m;
 }
 
 // Layer l's destination of its output row p: layer l + 1's renamed input of that row as a plane byte offset; the
-// last layer's: the row itself (a row of y). `j` is order_of(l)[p].
+// last layer's: the row itself (a row of y). `j` is order_of(l)[p]. Both below 2^16 (n <= 4096 rows of 16 bytes).
 __device__ __forceinline__ int destination(const StreamArgs& a, int l, int j) {
   return l + 1 < a.layers ? plane_row(__ldg(label_of(a, l + 1) + j)) * kRowBytes : j;
 }
 
 // Shared-window accesses at byte addresses (formed once a layer and moved by adds, where generic pointers were
 // converted to the window at every store).
-__device__ __forceinline__ int lds_s32(unsigned addr) {
-  int v;
-  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+__device__ __forceinline__ uint32_t lds_u16(unsigned addr) {
+  unsigned short v;
+  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ uint32_t lds_u32(unsigned addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+__device__ __forceinline__ uint4 lds_u128(unsigned addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
   return v;
 }
 __device__ __forceinline__ void sts_u32(unsigned addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+// 16 bytes from global memory into the shared window, asynchronously (cp.async.cg: through the L2 only), and the end
+// of a group of such copies; wait_ring: all but the newest kRing - 1 groups of this thread landed.
+__device__ __forceinline__ void copy16(unsigned dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void wait_ring() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kRing - 1) : "memory");
+}
 
-// One group's weights: its two A fragments (this lane's 16 bytes of each) and its two blocks' first plane bytes.
-struct GroupOperands {
-  uint4 a[kTcBlocks];
-  int at[kTcBlocks];
-};
-// C = bias + the group's two blocks times the tile (rows gid, gid + 8 of the group; images 2 tig, 2 tig + 1).
-// cur_lane: this lane's ldmatrix row in the current plane (lanes 0-7: rows k 0-7 of a block, lanes 8-15: rows 8-15;
-// lanes 16-31: ignored by .x2, the same addresses).
-__device__ __forceinline__ void group_mma(const GroupOperands& o, unsigned cur_lane, float bias, float (&c)[4]) {
+// C = bias + the group's two blocks (A fragments af, plane byte offsets at0 / at1) times the tile (rows gid, gid + 8
+// of the group; images 2 tig, 2 tig + 1). cur_lane: this lane's ldmatrix row in the current plane (lanes 0-7: rows
+// k 0-7 of a block, lanes 8-15: rows 8-15; lanes 16-31: ignored by .x2, the same addresses).
+__device__ __forceinline__ void group_mma(const uint4 (&af)[kTcBlocks], uint32_t at0, uint32_t at1, unsigned cur_lane,
+                                          float bias, float (&c)[4]) {
   c[0] = c[1] = c[2] = c[3] = bias;
 #pragma unroll
   for (int b = 0; b < kTcBlocks; ++b) {
-    const unsigned addr = cur_lane + unsigned(o.at[b]);
+    const unsigned addr = cur_lane + (b == 0 ? at0 : at1);
     uint32_t bf[2];
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
                  : "=r"(bf[0]), "=r"(bf[1])
                  : "r"(addr));
-    const uint32_t af[4] = {o.a[b].x, o.a[b].y, o.a[b].z, o.a[b].w};
-    jhdnn::tc::Mma<__nv_bfloat16>::run(c, af, bf);
+    const uint32_t a4[4] = {af[b].x, af[b].y, af[b].z, af[b].w};
+    jhdnn::tc::Mma<__nv_bfloat16>::run(c, a4, bf);
   }
 }
 
@@ -137,22 +157,47 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
   extern __shared__ float4 smem4[];
   char* const base = reinterpret_cast<char*>(smem4);
   const StreamSmem m = stream_smem(a.n);
-  int* const s_dst = reinterpret_cast<int*>(base + m.dst);
+  uint16_t* const s_dst = reinterpret_cast<uint16_t*>(base + m.dst);
+  uint16_t* const s_bcol = reinterpret_cast<uint16_t*>(base + m.bcol);
   unsigned* const s_live = reinterpret_cast<unsigned*>(base + m.live);
   int* const s_slot = reinterpret_cast<int*>(base + m.slot);
-  const int n = a.n, groups = n / 16;
+  const int n = a.n, groups = n / 16, blocks = groups * kTcBlocks;
   const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5), gid = lane >> 2, tig = lane & 3;
   const int count = min(a.counts[0], a.max_active);
   const int tiles = (count + kT - 1) / kT;
   const __nv_bfloat162 clamp2 = __float2bfloat162_rn(a.clamp);
   const unsigned smem_base = unsigned(__cvta_generic_to_shared(base));
+  const unsigned ring_lane = smem_base + unsigned(m.ring + warp * kRing * kSlotBytes + lane * 16);
+  const int iters = warp < groups ? (groups - warp + kWarps - 1) / kWarps : 0;  // groups warp, warp + 16, ..
+  // The ring: group j (the warp's j-th of a layer) goes to slot j % kRing, this lane's 16 bytes of each A fragment.
+  // Every ring step commits one group of copies (empty past the warp's groups), so that wait_ring finds group k.
+  // start(l): layer l's groups from the first; issue(): the next one.
+  const uint4* src = nullptr;
+  int j_next = 0;
+  auto start = [&](int l) {
+    src = afrag_of(a, l) + warp * kTcBlocks * 32 + lane;
+    j_next = 0;
+  };
+  auto issue = [&] {
+    if (j_next < iters) {
+      const unsigned dst = ring_lane + unsigned((j_next % kRing) * kSlotBytes);
+      copy16(dst, src);
+      copy16(dst + 512, src + 32);
+    }
+    src += kWarps * kTcBlocks * 32;
+    ++j_next;
+    commit_copies();
+  };
   for (int tile = int(blockIdx.x); tile < tiles; tile += int(gridDim.x)) {
     const int r0 = tile * kT;
     const unsigned valid = count - r0 >= kT ? 0xffu : (1u << (count - r0)) - 1u;  // the tile's list positions
+    asm volatile("cp.async.wait_all;\n" ::: "memory");  // (a tile that stopped early may have left copies in flight)
     __syncthreads();  // (the tile before is done with the planes, the tables, the masks and s_slot)
     if (threadIdx.x < 3) s_live[threadIdx.x] = 0u;
+    start(0);  // (layer 0's first groups while the input comes in)
+    for (int j = 0; j < kRing - 1; ++j) issue();
     {  // the tile's input: x's rows at their columns (zero past the count) into plane 0 at layer 0's renamed rows,
-       // and layer 0's destinations into table 0
+       // and layer 0's destinations and blocks into table 0
       int col[kT];
 #pragma unroll
       for (int t = 0; t < kT; ++t) col[t] = r0 + t < count ? __ldg(a.active_rows + r0 + t) : -1;
@@ -180,20 +225,27 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
           p[q] = one[0];
         }
         *reinterpret_cast<uint4*>(base + plane_row(__ldg(label0 + i)) * kRowBytes) = make_uint4(p[0], p[1], p[2], p[3]);
-        s_dst[i] = destination(a, 0, __ldg(order0 + i));
+        s_dst[i] = uint16_t(destination(a, 0, __ldg(order0 + i)));
       }
+      const int* const bcol0 = bcol_of(a, 0);
+      for (int t = int(threadIdx.x); t < blocks; t += kThreads) s_bcol[t] = uint16_t(__ldg(bcol0 + t) * kRowBytes);
     }
     __syncthreads();
     int in = 0;
+    bool primed = true;  // (the ring holds the layer's first kRing - 1 groups already)
     for (int l = 0; l < a.layers; ++l) {
       const bool last = l + 1 == a.layers;
       // Shared-window addresses: this lane's ldmatrix row of the current plane, its 4 bytes of a row of the other,
-      // its first destination (row 16 g + gid of the layer's table: + 1024 a step of g by 16 warps, + 32: row + 8).
+      // its first destination (row 16 g + gid of the layer's table: + 512 a step of g by 16 warps, + 16: row + 8),
+      // its warp's first group's blocks (+ 64 a step).
       const unsigned cur_lane = smem_base + unsigned(in * m.plane) + unsigned((lane & 15) * kRowBytes);
       const unsigned other_tig = smem_base + unsigned((in ^ 1) * m.plane) + unsigned(4 * tig);
-      const unsigned dst_lane = smem_base + unsigned(m.dst + (l & 1) * n * 4 + warp * 64 + gid * 4);
-      // Layer l + 1's destinations, derived while this layer runs: its rows' order now, their next names halfway.
+      const unsigned dst_lane = smem_base + unsigned(m.dst + (l & 1) * n * 2 + warp * 32 + gid * 2);
+      const unsigned bcol_warp = smem_base + unsigned(m.bcol + (l & 1) * blocks * 2 + warp * 4);
+      // Layer l + 1's destinations and blocks, derived while this layer runs: its rows' order and its blocks now,
+      // the rows' next names halfway.
       int nj[kRowsPerThread];
+      int nb = 0;
       if (!last) {
         const int* const order1 = order_of(a, l + 1);
 #pragma unroll
@@ -201,43 +253,41 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
           const int p = int(threadIdx.x) + k * kThreads;
           nj[k] = p < n ? __ldg(order1 + p) : 0;
         }
+        if (int(threadIdx.x) < blocks) nb = __ldg(bcol_of(a, l + 1) + threadIdx.x);  // (blocks <= 512 = kThreads)
       }
       auto derive = [&] {  // (layer l + 1's destinations from the rows loaded above)
 #pragma unroll
         for (int q = 0; q < kRowsPerThread; ++q)
           if (int(threadIdx.x) + q * kThreads < n) nj[q] = destination(a, l + 1, nj[q]);
       };
-      const int iters = warp < groups ? (groups - warp + kWarps - 1) / kWarps : 0;  // groups warp, warp + 16, ..
-      // The warp's groups, each loaded one ahead (two operand sets in turn). kMode 0: a layer before the last, its
-      // outputs rounded into the other plane at their destinations and OR-ed into `acc`; 1: the last layer, its fp32
-      // outputs OR-ed into lo / hi (the survivors); 2: the last layer again, its live images' outputs written to y
-      // at cols[] (their rows: the last layer's destinations).
+      // The warp's groups through the ring. kMode 0: a layer before the last, its outputs rounded into the other
+      // plane at their destinations and OR-ed into `acc`; 1: the last layer, its fp32 outputs OR-ed into lo / hi
+      // (the survivors); 2: the last layer again, its live images' outputs written to y at cols[] (their rows: the
+      // last layer's destinations).
       uint32_t acc = 0u, lo = 0u, hi = 0u;
       int cols[2] = {-1, -1};
       auto run_groups = [&](auto mode) {
         constexpr int kMode = decltype(mode)::value;
-        const uint4* ap = afrag_of(a, l) + warp * kTcBlocks * 32 + lane;
-        const int2* bp = reinterpret_cast<const int2*>(bcol_of(a, l)) + warp;
-        auto load = [&](GroupOperands& o) {
-          o.a[0] = __ldg(ap);
-          o.a[1] = __ldg(ap + 32);
-          const int2 b = __ldg(bp);
-          o.at[0] = b.x * kRowBytes;
-          o.at[1] = b.y * kRowBytes;
-          ap += kWarps * kTcBlocks * 32;
-          bp += kWarps;
-        };
-        auto step = [&](const GroupOperands& now, GroupOperands& spare, int k) {
-          if (k + 2 < iters) load(spare);
+        if (!primed) {
+          start(l);
+          for (int j = 0; j < kRing - 1; ++j) issue();
+        }
+        primed = false;
+        for (int k = 0; k < iters; ++k) {
+          issue();  // (group k + kRing - 1)
           if constexpr (kMode == 0)
             if (k == iters / 2) derive();
+          wait_ring();  // (group k is in: each lane reads only the 16 bytes it copied)
+          const unsigned slot = ring_lane + unsigned((k % kRing) * kSlotBytes);
+          const uint4 af[kTcBlocks] = {lds_u128(slot), lds_u128(slot + 512)};
+          const uint32_t at = lds_u32(bcol_warp + unsigned(k * kWarps * 4));
           float c[4];
-          group_mma(now, cur_lane, a.bias, c);
-          const unsigned d = dst_lane + unsigned(k) * (kWarps * 64);
+          group_mma(af, at & 0xffffu, at >> 16, cur_lane, a.bias, c);
+          const unsigned d = dst_lane + unsigned(k * kWarps * 32);
           if constexpr (kMode == 0) {
             const uint32_t w0 = relu_clamp_pair(c[0], c[1], clamp2), w1 = relu_clamp_pair(c[2], c[3], clamp2);
-            sts_u32(other_tig + unsigned(lds_s32(d)), w0);
-            sts_u32(other_tig + unsigned(lds_s32(d + 32)), w1);
+            sts_u32(other_tig + lds_u16(d), w0);
+            sts_u32(other_tig + lds_u16(d + 16), w1);
             acc |= w0 | w1;
           } else {
 #pragma unroll
@@ -246,7 +296,7 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
               lo |= __float_as_uint(c[0]) | __float_as_uint(c[2]);
               hi |= __float_as_uint(c[1]) | __float_as_uint(c[3]);
             } else {
-              const size_t j0 = size_t(lds_s32(d)), j1 = size_t(lds_s32(d + 32));
+              const size_t j0 = lds_u16(d), j1 = lds_u16(d + 16);
 #pragma unroll
               for (int e = 0; e < 2; ++e)
                 if (cols[e] >= 0) {
@@ -255,38 +305,30 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
                 }
             }
           }
-        };
-        // Three operand sets in turn, each group's loaded two ahead (session 56: one ahead left every warp waiting on
-        // the L2 for most of a group).
-        GroupOperands o0, o1, o2;
-        if (iters > 0) load(o0);
-        if (iters > 1) load(o1);
-        int k = 0;
-        for (; k + 2 < iters; k += 3) {
-          step(o0, o2, k);
-          step(o1, o0, k + 1);
-          step(o2, o1, k + 2);
         }
-        if (k < iters) step(o0, o2, k);
-        if (k + 1 < iters) step(o1, o0, k + 1);
       };
       if (last) {
         run_groups(std::integral_constant<int, 1>());
       } else {
         run_groups(std::integral_constant<int, 0>());
         if (iters == 0) derive();
+        // the next layer's first groups into the ring (its slots are free: this warp has read them), across the barrier
+        start(l + 1);
+        for (int j = 0; j < kRing - 1; ++j) issue();
+        primed = true;
         lo = acc << 16;  // (image 2 tig: the pairs' low halves; 2 tig + 1: the high ones)
         hi = acc & 0xffff0000u;
       }
       const unsigned alive = warp_alive(lo, hi, tig);
       if (lane == 0 && alive != 0u) atomicOr(s_live + l % 3, alive);
       if (!last) {
-        int* const next = s_dst + ((l + 1) & 1) * n;
+        uint16_t* const next = s_dst + ((l + 1) & 1) * n;
 #pragma unroll
         for (int q = 0; q < kRowsPerThread; ++q) {
           const int p = int(threadIdx.x) + q * kThreads;
-          if (p < n) next[p] = nj[q];
+          if (p < n) next[p] = uint16_t(nj[q]);
         }
+        if (int(threadIdx.x) < blocks) s_bcol[((l + 1) & 1) * blocks + int(threadIdx.x)] = uint16_t(nb * kRowBytes);
       }
       __syncthreads();
       const unsigned mask = s_live[l % 3] & valid;
@@ -319,6 +361,7 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
       in ^= 1;
     }
   }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // (no copy outlives the CTA's shared memory)
 }
 
 }  // namespace
