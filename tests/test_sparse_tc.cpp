@@ -98,15 +98,16 @@ struct TcCase {
   bool random_weights = false;
   int compact_from = 0;  // counts[layers] on entry to the compacted call (its first slot)
   bool may_not_fit = false;  // a cluster past 8 CTAs (non-portable): the device may refuse it (NOT_SUPPORTED_SHAPE)
+  int first_layer = 1;       // the generated network's first layer in the call
 };
 
 // Runs the call on a case and checks it against the chain (see the file comment).
 void check_case(const TcCase& cs, uint64_t seed) {
-  INFO("n " << cs.n << " layers " << cs.layers << " images " << cs.images << " count " << cs.count << " max_active "
+  INFO("n " << cs.n << " layers " << cs.first_layer << ".." << cs.first_layer + cs.layers - 1 << " images " << cs.images << " count " << cs.count << " max_active "
             << cs.max_active << " convert " << cs.convert << " random weights " << cs.random_weights);
   SplitMix64 g(seed);
   std::vector<spdnn::Ell> ells;
-  for (int l = 1; l <= cs.layers; ++l) {
+  for (int l = cs.first_layer; l < cs.first_layer + cs.layers; ++l) {
     spdnn::Ell e = spdnn::generate_layer_ell(cs.n, l, 42);
     if (cs.random_weights)  // bf16 values in (-1, 1): each weight's place in its fragment matters
       for (float& w : e.val) w = float(int(g.next() % 511) - 255) / 256.f;
@@ -392,6 +393,12 @@ TEST_CASE("tensor-core resident layers, more than 8 in a call (streamed): within
   narrow.count = 45;
   narrow.max_active = 45;
   check_case(narrow, seed++);
+  TcCase later;  // layers 6-10 at n = 4096: their tables do not fit the cluster kernel's shared memory (session 54),
+  later.n = 4096;  // so the call runs streamed with 5 layers
+  later.first_layer = 6;
+  later.layers = 5;
+  later.convert = true;
+  check_case(later, seed++);
   TcCase many;  // 625 tiles (more than CTAs), a partial last tile, maxActive below the count, compacted past it
   many.n = 1024;
   many.layers = 11;
