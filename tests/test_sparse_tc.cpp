@@ -103,8 +103,9 @@ struct TcCase {
 
 // Runs the call on a case and checks it against the chain (see the file comment).
 void check_case(const TcCase& cs, uint64_t seed) {
-  INFO("n " << cs.n << " layers " << cs.first_layer << ".." << cs.first_layer + cs.layers - 1 << " images " << cs.images << " count " << cs.count << " max_active "
-            << cs.max_active << " convert " << cs.convert << " random weights " << cs.random_weights);
+  INFO("n " << cs.n << " layers " << cs.first_layer << ".." << cs.first_layer + cs.layers - 1 << " images "
+            << cs.images << " count " << cs.count << " max_active " << cs.max_active << " convert " << cs.convert
+            << " random weights " << cs.random_weights);
   SplitMix64 g(seed);
   std::vector<spdnn::Ell> ells;
   for (int l = cs.first_layer; l < cs.first_layer + cs.layers; ++l) {
