@@ -331,7 +331,7 @@ std::map<std::pair<int64_t, int>, std::vector<int>> g_fused_categories;  // for 
 // one bf16 piece a feature, else three), its survivors compacted, and tc_second layers after it as a second such
 // call: NOT the fp32 chain bit for bit, so `valid` says whether its categories are the graph run's (session 51).
 void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path path, bool tiled, int tc_head,
-                       bool convert, int tc_second) {
+                       bool convert, int tc_second, bool tc_tail) {
   Ctx& c = *g_ctx;
   const float bias = spdnn::challenge_bias(n);
   const spdnn::Csr imgs = images_for(n);
@@ -347,6 +347,7 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
   opt.tc_head_layers = tc_head;
   opt.tc_head_convert = convert;
   opt.tc_second_layers = tc_second;
+  opt.tc_tail = tc_tail;
   // Warm-up on the timed runs' images, as the pipeline's (on the 1200 distinct ones until session 44: the first timed
   // run then paid the first use of what only a full run needs, e.g. the resident path's handed schedule)
   (void)spdnn::run_inference(c.h.get(), net, imgs, kImages, bias, -1, 0, nullptr, nullptr, path, -1, -1, 0, nullptr,
@@ -386,7 +387,9 @@ void bench_spdnn_fused(benchmark::State& st, int64_t n, int layers, spdnn::Path 
                               : ", layers 1-" + std::to_string(tc_head) + " one tensor-core call" + second + " (" +
                                     (convert ? "one bf16 piece" : "three bf16 pieces") +
                                     " a feature; not the fp32 chain bit for bit)";
-  st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path" + tc_text +
+  const std::string tail_text =
+      tc_tail ? ", the resident calls on tensor cores (one bf16 piece a feature; not the fp32 chain bit for bit)" : "";
+  st.SetLabel(std::string(spdnn::path_name(r.path_used)) + " path" + tc_text + tail_text +
               (tiled ? ", tiled features, relabelled neurons" : "") + ", generated network, 1200 official images " +
               "scaled+tiled to 60000" + (r.note.empty() ? "" : "; " + r.note));
 }
@@ -786,11 +789,11 @@ int main(int argc, char** argv) {
     auto spdnn_name = [](const std::string& impl, int64_t n, int l) {
       return "SpDNN/" + impl + "/N" + std::to_string(n) + "/L" + std::to_string(l);
     };
-    // bench_spdnn_fused's arguments after n and l: path, tiled, tc_head, convert, tc_second
+    // bench_spdnn_fused's arguments after n and l: path, tiled, tc_head, convert, tc_second, tc_tail
     auto fused = [&](const std::string& impl, int64_t n, int l, spdnn::Path path, bool tiled, int tc_head,
-                     bool convert, int tc_second) {
+                     bool convert, int tc_second, bool tc_tail = false) {
       manual_time(benchmark::RegisterBenchmark(spdnn_name(impl, n, l).c_str(), bench_spdnn_fused, n, l, path, tiled,
-                                               tc_head, convert, tc_second),
+                                               tc_head, convert, tc_second, tc_tail),
                   g_spdnn_runs);
     };
     for (auto& [n, ls] : spdnn_cfg)
@@ -820,6 +823,9 @@ int main(int argc, char** argv) {
         if (n <= 1024) fused("resident_tc5", n, l, spdnn::Path::kResident, false, 5, false, 0);
         fused("resident_tc5c", n, l, spdnn::Path::kResident, false, 5, true, 0);
         fused("resident_tc5_3c", n, l, spdnn::Path::kResident, false, 5, true, 3);
+        // (session 56) and the resident calls on tensor cores too: the streamed kernel for their calls of > 8 layers
+        fused("resident_tc5c_tail", n, l, spdnn::Path::kResident, false, 5, true, 0, true);
+        fused("resident_tail", n, l, spdnn::Path::kResident, false, 0, false, 0, true);
       }
     // The head on the graph path where the resident path does not fit (N = 16384: a cluster of 16 CTAs, one piece;
     // sessions 54-55), `valid` against the graph run's categories.

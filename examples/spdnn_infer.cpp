@@ -9,7 +9,7 @@
 //               [--layout neuron|tiled|image] [--relabel auto|none|readers|banks] [--relabel-from 1] [--widen 4]
 //               [--widen-keep 75] [--input-mask 0]
 //               [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1] [--tc-head 0] [--tc-convert 0]
-//               [--tc-compact 1] [--tc-second 0] [--tc-graph 0]
+//               [--tc-compact 1] [--tc-second 0] [--tc-graph 0] [--tc-tail 0]
 //               [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]
 //
 // Inputs: the first 1200 official N = 1024 images (data/spdnn, or --data / JHDNN_SPDNN_DIR),
@@ -91,7 +91,8 @@
 // their own columns of its input instead of compacted (the default, 1; DriverOptions::tc_head_compact).
 // --tc-second K2 (odd, 0: off): after it, layers K + 1..K + K2 as a second such call on its survivors
 // (DriverOptions::tc_second_layers). --tc-graph 1: the calls as one CUDA graph built before the clock instead of
-// launched by the host in the timed loop (the default, 0; DriverOptions::tc_graph).
+// launched by the host in the timed loop (the default, 0; DriverOptions::tc_graph). --tc-tail 1 (resident path): the
+// resident calls on bf16 tensor cores too, one piece a feature (DriverOptions::tc_tail; with or without --tc-head).
 // --head-graph K: the resident path launches its first K layers as one CUDA graph, built before the clock starts
 // (-1, the default: 1 + --widen, or none where --resident-below is given; 0: none; spdnn_gpu.h
 // DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.
@@ -169,6 +170,7 @@ void usage() {
       "                   [--input-mask 0]\n"
       "                   [--resident-first-chunk 0] [--resident-max-chunk 0] [--head-graph -1]\n"
       "                   [--tc-head 0] [--tc-convert 0] [--tc-compact 1] [--tc-second 0] [--tc-graph 0]\n"
+      "                   [--tc-tail 0]\n"
       "                   [--csv FILE] [--active-csv FILE] [--data DIR] [--categories FILE] [--no-warmup]\n");
 }
 
@@ -245,6 +247,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--tc-compact")) opt.tc_head_compact = parse_int("--tc-compact", next(), 0, 1) != 0;
     else if (!std::strcmp(argv[i], "--tc-second")) opt.tc_second_layers = parse_int("--tc-second", next(), 0, INT_MAX);
     else if (!std::strcmp(argv[i], "--tc-graph")) opt.tc_graph = parse_int("--tc-graph", next(), 0, 1) != 0;
+    else if (!std::strcmp(argv[i], "--tc-tail")) opt.tc_tail = parse_int("--tc-tail", next(), 0, 1) != 0;
     else if (!std::strcmp(argv[i], "--resident-max-chunk"))
       opt.resident_max_chunk = parse_int("--resident-max-chunk", next(), 0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
     else if (!std::strcmp(argv[i], "--path")) {
@@ -483,6 +486,7 @@ int main(int argc, char** argv) {
             std::printf(" (layers %d-%d: a second such call)", r.tc_head_layers + 1,
                         r.tc_head_layers + r.tc_second_layers);
           if (r.tc_head_layers > 0 && !opt.tc_head_compact) std::printf(" (its survivors not compacted)");
+          if (r.tc_tail) std::printf(" (the resident calls on tensor cores, features rounded to bf16; NOT the fp32 chain)");
           if (r.tc_head_layers > 0)
             std::printf(" (tensor-core calls %s)", r.path_used == spdnn::Path::kGraph ? "in the network's graph"
                                                    : r.tc_graph                       ? "as one graph"

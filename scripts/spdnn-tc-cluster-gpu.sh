@@ -12,7 +12,8 @@
 # and the whole ctest last with the time left (then not the two tests first); TESTS=0: not the two tests either.
 # TIMELINE=1: per width, for the default path and each TC_RUNS entry, ncu's duration and warp instructions of each of
 # the first KERNELS (default 40) launches of one run without warm-up, caches not flushed (the
-# untimed preparation's launches come first; CSV in timeline_N_name.txt).
+# untimed preparation's launches come first; CSV in timeline_N_name.txt). NCU_STREAM=1: ncu of the streamed kernel's
+# first launch (session 56). BENCH_ROWS: bench_sparse's filter in place of the default rows.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-tc-cluster-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's four files)
 set -uo pipefail
@@ -69,8 +70,17 @@ if [ "${NCU:-1}" = 1 ]; then
     --section Occupancy --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \
     "$SI" --width 4096 --layers 6 --path resident --tc-head 5 --tc-convert 1 --validate no
 fi
+# NCU_STREAM=1: the streamed kernel's first launch (its second: the first is the untimed table build; the resident call of --tc-tail 1 after the head, N = 4096 L = 120)
+if [ "${NCU_STREAM:-0}" = 1 ]; then
+  step ncu_stream_4096 120 ncu --clock-control none --kernel-name regex:resident_tc_stream -s 1 -c 1 --section SpeedOfLight \
+    --section Occupancy --section MemoryWorkloadAnalysis \
+    --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \
+    "$SI" --width 4096 --layers 120 --path resident --tc-head 5 --tc-convert 1 --tc-tail 1 --validate no
+fi
 if [ "${BENCH:-0}" = 1 ]; then  # (fused: the graph path, the exact reference of graph_tc5c at N = 16384)
-  rows='SpDNN/(fused|resident|resident_tc5|resident_tc5c|resident_tc5_3c|graph_tc5c|cusparse)/'
+  rows='SpDNN/(fused|resident|resident_tc5|resident_tc5c|resident_tc5_3c|resident_tc5c_tail|resident_tail|graph_tc5c|'
+  rows+='cusparse)/'
+  rows=${BENCH_ROWS:-$rows}
   step bench_sparse 300 "$BS" --spdnn "${SPDNN_BENCH:-4096:120,480}" --baseline "${SPDNN_BENCH:-4096:120,480}" \
     --spdnn-runs 5 --benchmark_filter="$rows" --benchmark_out="$OUT/bench_sparse.json" --benchmark_out_format=json
 fi

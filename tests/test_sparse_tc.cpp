@@ -98,15 +98,17 @@ struct TcCase {
   bool random_weights = false;
   int compact_from = 0;  // counts[layers] on entry to the compacted call (its first slot)
   bool may_not_fit = false;  // a cluster past 8 CTAs (non-portable): the device may refuse it (NOT_SUPPORTED_SHAPE)
+  int first_layer = 1;       // the generated network's first layer in the call
 };
 
 // Runs the call on a case and checks it against the chain (see the file comment).
 void check_case(const TcCase& cs, uint64_t seed) {
-  INFO("n " << cs.n << " layers " << cs.layers << " images " << cs.images << " count " << cs.count << " max_active "
-            << cs.max_active << " convert " << cs.convert << " random weights " << cs.random_weights);
+  INFO("n " << cs.n << " layers " << cs.first_layer << ".." << cs.first_layer + cs.layers - 1 << " images "
+            << cs.images << " count " << cs.count << " max_active " << cs.max_active << " convert " << cs.convert
+            << " random weights " << cs.random_weights);
   SplitMix64 g(seed);
   std::vector<spdnn::Ell> ells;
-  for (int l = 1; l <= cs.layers; ++l) {
+  for (int l = cs.first_layer; l < cs.first_layer + cs.layers; ++l) {
     spdnn::Ell e = spdnn::generate_layer_ell(cs.n, l, 42);
     if (cs.random_weights)  // bf16 values in (-1, 1): each weight's place in its fragment matters
       for (float& w : e.val) w = float(int(g.next() % 511) - 255) / 256.f;
@@ -368,6 +370,133 @@ TEST_CASE("tensor-core resident layers past n = 1024 (a cluster): within the bou
   check_case(wide, seed++);
 }
 
+// More than 8 layers in a call (one piece, n <= 4096): the streamed kernel (dnn_resident_tc_stream.cu), 8-image
+// tiles of one CTA. The same checks as above, across widths (its tables past n = 1024 hold the cluster's block
+// columns and the renamed ones), many tiles a CTA, partial tiles, maxActive below the count, compacted slots.
+TEST_CASE("tensor-core resident layers, more than 8 in a call (streamed): within the bound of the fp32 chain",
+          "[sparse][gpu][tc]") {
+  JHDNN_REQUIRE_GPU();
+  uint64_t seed = 301;
+  for (int64_t n : {int64_t(1024), int64_t(2048), int64_t(4096)})
+    for (int layers : {9, 14}) {
+      TcCase cs;
+      cs.n = n;
+      cs.layers = layers;
+      cs.convert = true;
+      check_case(cs, seed++);
+    }
+  // (random weights over 9+ layers compound the rounding past this bound: the bitwise test below takes them)
+  TcCase narrow;  // n = 128: 8 groups, fewer than the warps (warps without a group derive the destinations)
+  narrow.n = 128;
+  narrow.layers = 10;
+  narrow.convert = true;
+  narrow.images = 50;
+  narrow.count = 45;
+  narrow.max_active = 45;
+  check_case(narrow, seed++);
+  TcCase later;  // layers 6-10 at n = 4096: their tables do not fit the cluster kernel's shared memory (session 54),
+  later.n = 4096;  // so the call runs streamed with 5 layers
+  later.first_layer = 6;
+  later.layers = 5;
+  later.convert = true;
+  check_case(later, seed++);
+  TcCase many;  // 625 tiles (more than CTAs), a partial last tile, maxActive below the count, compacted past it
+  many.n = 1024;
+  many.layers = 11;
+  many.convert = true;
+  many.images = 6000;
+  many.count = 5000;
+  many.max_active = 4997;
+  many.compact_from = 4950;
+  check_case(many, seed++);
+}
+
+// Per image the streamed kernel is the cluster / single-CTA kernel's arithmetic: one call of 11 layers gives the same
+// bits, survivors and counts as a call of layers 1-5 followed by one of 6-11 (the two could decide survival
+// differently only for an output below bf16's least denormal, ~2^-133: none in these data). Challenge weights, and
+// random bf16 weights in (-1, 1) (a block read from the wrong rows, or a fragment in the wrong place, moves outputs).
+TEST_CASE("tensor-core resident layers: 11 layers streamed equal 5 + 6 in two calls, bit for bit",
+          "[sparse][gpu][tc]") {
+  JHDNN_REQUIRE_GPU();
+  for (const auto& [n, random] : {std::pair<int64_t, bool>{1024, false}, {4096, false}, {4096, true}}) {
+    INFO("n " << n << " random weights " << random);
+    const int layers = 11, images = 700;
+    std::vector<spdnn::Ell> ells;
+    SplitMix64 w(99);
+    for (int l = 1; l <= layers; ++l) {
+      ells.push_back(spdnn::generate_layer_ell(n, l, 42));
+      if (random)
+        for (float& v : ells.back().val) v = float(int(w.next() % 511) - 255) / 256.f;
+    }
+    TcLayers net(ells, JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    SplitMix64 g(uint64_t(n) + 7);
+    std::vector<float> x(size_t(n) * images, 0.f);
+    for (int c = 0; c < images; ++c) {
+      const uint64_t percent = 5 + g.next() % 40;  // (some images die early, some late, some live)
+      for (int64_t i = 0; i < n; ++i)
+        if (g.next() % 100 < percent) x[size_t(i * images + c)] = 0.5f + float(g.next() % 1024) / 1024.f;
+    }
+    std::vector<int> rows(images), ids(images);
+    std::iota(rows.begin(), rows.end(), 0);
+    for (int c = 0; c < images; ++c) ids[size_t(c)] = 100 + c;
+    JhdnnHandle h;
+    DeviceBuffer dx = to_dev(x), dr = to_dev(rows), dids = to_dev(ids);
+    auto call = [&](int first, int k, DeviceBuffer& counts, const void* in, const int* in_rows, const int* in_ids,
+                    DeviceBuffer& y, DeviceBuffer& ro, DeviceBuffer& io) {
+      REQUIRE(jhdnnSparseDnnLayersForwardResident(h.get(), k, net.descs.data() + first, -0.3f, 32.f, images,
+                                                  counts.as<int>(), in_rows, in_ids, in, images, y.get(), images,
+                                                  ro.as<int>(), io.as<int>(), 0) == JHDNN_STATUS_SUCCESS);
+    };
+    std::vector<int> c0(size_t(layers) + 1, 0);
+    c0[0] = images;
+    DeviceBuffer c_one = to_dev(c0), y_one(size_t(n) * images * 4), ro_one(images * 4), io_one(images * 4);
+    call(0, layers, c_one, dx.get(), dr.as<int>(), dids.as<int>(), y_one, ro_one, io_one);
+    DeviceBuffer c_two = to_dev(c0), y_mid(size_t(n) * images * 4), ro_mid(images * 4), io_mid(images * 4),
+                 y_two(size_t(n) * images * 4), ro_two(images * 4), io_two(images * 4);
+    call(0, 5, c_two, dx.get(), dr.as<int>(), dids.as<int>(), y_mid, ro_mid, io_mid);
+    // (the second call's counts: counts[5 ..], its list the first call's output)
+    DeviceBuffer c_tail(size_t(layers - 5 + 1) * 4);
+    CUDA_CHECK(cudaMemset(c_tail.get(), 0, size_t(layers - 5 + 1) * 4));
+    CUDA_CHECK(cudaMemcpy(c_tail.get(), c_two.as<int>() + 5, 4, cudaMemcpyDeviceToDevice));
+    REQUIRE(jhdnnSparseDnnLayersForwardResident(h.get(), layers - 5, net.descs.data() + 5, -0.3f, 32.f, images,
+                                                c_tail.as<int>(), ro_mid.as<int>(), io_mid.as<int>(), y_mid.get(),
+                                                images, y_two.get(), images, ro_two.as<int>(), io_two.as<int>(),
+                                                0) == JHDNN_STATUS_SUCCESS);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const std::vector<int> one = from_dev<int>(c_one, c0.size()), two = from_dev<int>(c_two, 6),
+                           tail = from_dev<int>(c_tail, size_t(layers - 5 + 1));
+    std::vector<int> chained(two.begin(), two.end());
+    chained.insert(chained.end(), tail.begin() + 1, tail.end());
+    CHECK(one == chained);
+    const int survivors = one.back();
+    INFO("counts per layer: " << ::Catch::Detail::stringify(one));
+    CHECK(survivors > 0);
+    // (the challenge weights: images die in both calls' layers, 700 -> 387 -> 291 in the fp32 chain on the CPU;
+    // random weights: none does)
+    if (!random) CHECK(one[6] < one[5]);
+    if (!random) CHECK(one[1] > survivors);
+    // The survivors by id: the same set, each with the same bits in every row.
+    const std::vector<int> r1 = from_dev<int>(ro_one, size_t(survivors)), i1 = from_dev<int>(io_one, size_t(survivors)),
+                           r2 = from_dev<int>(ro_two, size_t(survivors)), i2 = from_dev<int>(io_two, size_t(survivors));
+    const std::vector<uint32_t> y1 = from_dev<uint32_t>(y_one, size_t(n) * images),
+                                y2 = from_dev<uint32_t>(y_two, size_t(n) * images);
+    std::vector<int> col1(size_t(images) + 100, -1), col2(size_t(images) + 100, -1);
+    for (int t = 0; t < survivors; ++t) {
+      col1[size_t(i1[size_t(t)])] = r1[size_t(t)];
+      col2[size_t(i2[size_t(t)])] = r2[size_t(t)];
+    }
+    int missing = 0, differ = 0;
+    for (size_t id = 0; id < col1.size(); ++id) {
+      if ((col1[id] < 0) != (col2[id] < 0)) ++missing;
+      if (col1[id] < 0 || col2[id] < 0) continue;
+      for (int64_t j = 0; j < n; ++j)
+        differ += y1[size_t(j * images + col1[id])] != y2[size_t(j * images + col2[id])];
+    }
+    CHECK(missing == 0);
+    CHECK(differ == 0);
+  }
+}
+
 TEST_CASE("tensor-core resident layers: refusals with their reason, nothing written", "[sparse][gpu][tc][api]") {
   JHDNN_REQUIRE_GPU();
   JhdnnHandle h;
@@ -409,9 +538,21 @@ TEST_CASE("tensor-core resident layers: refusals with their reason, nothing writ
     unchanged();
   }
   SECTION("more layers than a call takes, or than shared memory holds") {
-    CHECK(call(9, tc.descs.data()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+    CHECK(call(9, tc.descs.data()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);  // (past 8: the streamed kernel, one piece)
+    CHECK(last_error().find("one bf16 piece") != std::string::npos);
     CHECK(call(8, tc.descs.data()) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);  // 3 pieces at n = 1024: 6 fit
     CHECK(last_error().find("fewer layers") != std::string::npos);
+    unchanged();
+  }
+  SECTION("more than 8 layers past n = 4096") {
+    std::vector<spdnn::Ell> wide;
+    for (int l = 1; l <= 9; ++l) wide.push_back(spdnn::generate_layer_ell(8192, l, 42));
+    TcLayers w(wide, JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    DeviceBuffer bx(size_t(8192) * 64 * 4), by(size_t(8192) * 64 * 4);
+    CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 9, w.descs.data(), -0.3f, 32.f, 64, dc.as<int>(), dr.as<int>(),
+                                              dids.as<int>(), bx.get(), 64, by.get(), 64, dro.as<int>(),
+                                              dio.as<int>(), 0) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
+    CHECK(last_error().find("up to n = 4096") != std::string::npos);
     unchanged();
   }
   SECTION("a weight that is not a bf16 value") {
@@ -567,5 +708,61 @@ TEST_CASE("tensor-core head through the driver on the graph path: generated N = 
     INFO(why);
     REQUIRE(why.find("none fits on this device") != std::string::npos);  // (any other refusal fails)
     WARN("the tensor-core head at N = 16384 did not run: " << why);
+  }
+}
+
+// The resident calls on tensor cores too (DriverOptions::tc_tail, session 56: the streamed kernel for their calls of
+// more than 8 layers): the official N = 1024 network's categories exact, with and without the head; a generated
+// N = 4096 network (L = 30, 6000 images) against the default path's categories; the math types put back after.
+TEST_CASE("tensor-core tail through the driver: the resident calls on tensor cores", "[sparse][gpu][data][tc]") {
+  JHDNN_REQUIRE_GPU();
+  JHDNN_REQUIRE_SPDNN_DATA();
+  JhdnnHandle h;
+  auto run = [&](const spdnn::DeviceNetwork& net, const spdnn::Csr& images, int64_t rows, float bias, int head,
+                 bool tail) {
+    spdnn::DriverOptions opt;
+    opt.tc_head_layers = head;
+    opt.tc_head_convert = true;
+    opt.tc_tail = tail;
+    return spdnn::run_inference(h.get(), net, images, rows, bias, -1, 0, nullptr, nullptr, spdnn::Path::kResident, -1,
+                                -1, 0, nullptr, JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, opt);
+  };
+  {
+    const spdnn::Csr images = jhdnn::test::official_images();
+    const std::vector<int> truth = jhdnn::test::official_categories();
+    std::vector<spdnn::Csr> layers;
+    for (int l = 1; l <= 120; ++l) layers.push_back(jhdnn::test::official_layer(l));
+    spdnn::DeviceNetwork net;
+    net.load(1024, 120, [&](int l) { return spdnn::transpose_to_ell(layers[size_t(l - 1)]); });
+    std::vector<int> want;
+    for (int t = 0; t < 60000; ++t)
+      if (std::binary_search(truth.begin(), truth.end(), t % 1200)) want.push_back(t);
+    for (int head : {0, 5}) {
+      INFO("head " << head);
+      const spdnn::InferenceResult r = run(net, images, 60000, -0.3f, head, true);
+      INFO(r.note);
+      CHECK(r.tc_tail);
+      CHECK(r.path_used == spdnn::Path::kResident);
+      CHECK(r.resident_calls > 0);
+      CHECK(r.categories == want);
+    }
+    for (int l = 1; l <= 120; ++l) {
+      jhdnnMathType_t m = JHDNN_FMA_MATH;
+      JHDNN_CHECK(jhdnnGetSparseMatrixMathType(net.layer(l).desc, &m));
+      CHECK(m == JHDNN_DEFAULT_MATH);
+    }
+  }
+  {
+    const spdnn::Csr images = spdnn::scale_images(jhdnn::test::official_images(), 4096);
+    spdnn::DeviceNetwork net;
+    net.load(4096, 30, [&](int l) { return spdnn::generate_layer_ell(4096, l, 42); });
+    const float bias = spdnn::challenge_bias(4096);
+    const spdnn::InferenceResult want = run(net, images, 6000, bias, 0, false),
+                                 got = run(net, images, 6000, bias, 5, true);
+    INFO(got.note);
+    CHECK(got.tc_tail);
+    CHECK(got.resident_calls > 0);
+    CHECK(!want.categories.empty());
+    CHECK(got.categories == want.categories);
   }
 }

@@ -458,24 +458,28 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  *     also add the bias, in their order); a layer before the call's last counts an image active by its rounded
  *     features (an output below ~2^-134, bf16's zero, counts as zero, as the next layer reads it).
  * A resident call whose layers all carry a tensor-op math type runs them on tensor cores (three pieces unless every
- * layer allows conversion), in 16-image tiles whatever sliceImages says, with this contract instead of the fma
- * chain's; features must be finite (a non-finite one may give NaN where the chain gives the clamp). It returns
+ * layer allows conversion), in 16-image tiles (8 in the streamed calls below) whatever sliceImages says, with this
+ * contract instead of the fma chain's; features must be finite (a non-finite one may give NaN where the chain gives the clamp). It returns
  *   NOT_SUPPORTED: some but not all layers carry a tensor-op math type (split the call there); IMAGE_MAJOR features;
  *     a trace; a layer whose weights do not fit 16 x 16 bf16 blocks (a weight that is not a bf16 value, a row
  *     reading an input twice, 16 rows in reuse order reading more than two blocks of 16 inputs after the inputs are
  *     renamed by their readers, as the challenge's layers do); a first call with a descriptor inside a stream capture;
  *     past n = 1024, a block of 16 inputs read by groups of more than two of the cluster's CTAs (below);
  *   NOT_SUPPORTED_SHAPE: n not a multiple of 64 up to 1024 nor a multiple of 1024 up to 16384, three pieces past
- *     n = 1024, more than 8 layers, or more than shared memory holds (at n = 1024: 6 layers with three pieces), or
- *     past n = 1024 no cluster of its CTAs fits on the device;
+ *     n = 1024, more than 8 layers with three pieces or past n = 4096, or more than shared memory holds (at
+ *     n = 1024: 6 layers with three pieces), or past n = 1024 no cluster of its CTAs fits on the device;
  * and nothing has run then. Past n = 1024 (sm_90) the call runs as thread-block clusters of n / 1024 CTAs, each
  * computing 1024 rows of every layer and holding the inputs they read; a layer's outputs cross to the CTAs that read
  * them through distributed shared memory (clusters past 8 CTAs are non-portable: n = 16384 runs only where the
  * device fits one). The first call that uses a descriptor on a device builds its tables (a copy of its arrays to the
  * host and a synchronize of the handle's stream; n / 16 KiB + 8.5 n bytes of device memory, past n = 1024 at most
- * 4.5 n + n^2 / 4096 bytes more; kept with the descriptor until it is set again or destroyed). The tiles keep every
+ * 5 n + n^2 / 4096 bytes more; kept with the descriptor until it is set again or destroyed). The tiles keep every
  * image's features on chip through the call's layers without pruning between them: a call for the first few layers,
- * where most images live.
+ * where most images live; or, streamed, for the late ones, where few do. A call of more than 8 layers (one piece,
+ * n <= 4096), or one whose tables the cluster's shared memory cannot hold, runs the streamed kernel: one CTA keeps
+ * an 8-image tile's n features through all the call's layers and reads each layer's weights from the L2 as it goes
+ * (no cluster); a tile whose images all died stops. Per image it computes what the 8-layer calls compute, bit for
+ * bit: a call of layers 1-11 gives the outputs, survivors and counts of calls of 1-5 and 6-11.
  * BAD_PARAM for another value or a NULL descriptor. */
 jhdnnStatus_t jhdnnSetSparseMatrixMathType(jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t mathType);
 jhdnnStatus_t jhdnnGetSparseMatrixMathType(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t *mathType);

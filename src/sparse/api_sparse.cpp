@@ -131,6 +131,7 @@ Status load_kernels() {
   JHDNN_TRY(load_dnn_resident_kernels());
   JHDNN_TRY(load_dnn_resident_pack_kernel());
   JHDNN_TRY(load_dnn_resident_tc_kernels());
+  JHDNN_TRY(load_dnn_resident_tc_stream_kernel());
   return load_dnn_kernels();
 }
 }  // namespace jhdnn::sparse

@@ -52,6 +52,7 @@ constexpr int kW = kTcBlocks;      // blocks a group reads
 constexpr int kGroupsPerWarp = 4;  // groups a warp owns (its A fragments in registers: 4 x 2 x 4 x 2 registers)
 constexpr int kMaxWarps = 16;      // a CTA's rows <= 16 x 4 x 16 = 1024
 constexpr int kCtaRows = kMaxWarps * kGroupsPerWarp * 16;
+static_assert(kCtaRows == kTcCtaRows, "sparse.h's kTcCtaRows is this kernel's CTA");
 constexpr int kMaskBar = kTcMaxLayers, kSlotBar = kTcMaxLayers + 1;  // a cluster's tile barriers, after the layer ones
 
 struct TcLayer {
@@ -710,7 +711,8 @@ int tc_ctas(int64_t n) { return n <= kCtaRows ? 1 : int(n / kCtaRows); }
 
 // A descriptor's tables on `device` (built and published by the first call that needs them; resident_pack_list.h),
 // or why they cannot be built. One allocation: afrag (groups x 2 x 512 bytes), bcol, order, label, and for a
-// cluster (tc_ctas > 1) inv, slot (ctas x classes) and cls (ctas x max_slots; published as the copy's aux).
+// cluster (tc_ctas > 1) gbcol (groups x 2: the blocks' renamed columns, as bcol is without a cluster), inv, slot
+// (ctas x classes) and cls (ctas x max_slots; published as the copy's aux).
 Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMatrixStruct& d, TcLayer* out) {
   const int n = int(d.rows), groups = n / 16, ctas = tc_ctas(n), classes = n / 16;
   const size_t afrag_bytes = size_t(groups) * kW * 32 * 16, bcol_bytes = size_t(groups) * kW * 4;
@@ -720,7 +722,8 @@ Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMat
     out->bcol = reinterpret_cast<const int*>(b + afrag_bytes);
     out->order = out->bcol + groups * kW;
     out->label = out->order + n;
-    out->inv = ctas > 1 ? out->label + n : nullptr;
+    // (a cluster: gbcol, the blocks' renamed columns, which the cluster's bcol replaces; read by the streamed kernel)
+    out->inv = ctas > 1 ? out->label + n + groups * kW : nullptr;
     out->slot = ctas > 1 ? out->inv + n : nullptr;
     out->cls = ctas > 1 ? out->slot + ctas * classes : nullptr;
     out->max_slots = max_slots;
@@ -754,8 +757,10 @@ Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMat
   std::string why = build_tc_tables(d.rows, d.cols, d.width, idx.data(), val.data(), &t);
   TcClusterSlots cs;
   std::vector<int> inv;
+  std::vector<int> gbcol;
   if (why.empty() && ctas > 1) {
     why = build_tc_cluster_slots(d.cols, ctas, t, &cs);
+    gbcol = t.bcol;
     t.bcol = cs.bcol;  // (the blocks' rows in their CTA's buffer)
     inv.assign(size_t(n), 0);
     for (int i = 0; i < n; ++i) inv[size_t(t.label[size_t(i)])] = i;
@@ -769,6 +774,7 @@ Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMat
                                                        {t.order.data(), size_t(n) * 4},
                                                        {t.label.data(), size_t(n) * 4}};
   if (ctas > 1) {
+    parts.push_back({gbcol.data(), gbcol.size() * 4});
     parts.push_back({inv.data(), inv.size() * 4});
     parts.push_back({cs.slot.data(), cs.slot.size() * 4});
     parts.push_back({cs.cls.data(), cs.cls.size() * 4});
@@ -866,6 +872,12 @@ Status max_active_clusters(const cudaLaunchConfig_t& cfg, int device, int* clust
   return Status::success();
 }
 
+// Whether the streamed kernel can take a call at width n (one piece, n <= kTcStreamMaxN, its shared memory): it runs
+// calls of more than kTcMaxLayers layers, and those whose tables the other kernels' shared memory cannot hold.
+bool stream_fits(int64_t n, int pieces, size_t smem_optin) {
+  return pieces == 1 && n <= kTcStreamMaxN && resident_tc_stream_smem_bytes(n) <= smem_optin;
+}
+
 Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin) {
   if (n % 64 != 0 || (n > kCtaRows && (n % kCtaRows != 0 || n / kCtaRows > kTcMaxClusterCtas)))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
@@ -877,12 +889,27 @@ Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem
                       "the tensor-core resident path runs n = %lld > %d on one bf16 piece a feature only (every layer "
                       "TENSOR_OP_MATH_ALLOW_CONVERSION): three pieces' planes do not fit in a CTA's shared memory "
                       "beside its tables", (long long)n, kCtaRows);
-  if (layer_count > kTcMaxLayers)
-    return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
-                      "the tensor-core resident path runs up to %d layers in a call (%d given): call again for more",
-                      kTcMaxLayers, layer_count);
+  if (layer_count > kTcMaxLayers) {  // the streamed kernel (dnn_resident_tc_stream.cu)
+    if (pieces != 1)
+      return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                        "the tensor-core resident path runs more than %d layers in a call (%d given) on one bf16 piece "
+                        "a feature only (every layer TENSOR_OP_MATH_ALLOW_CONVERSION): call again for more",
+                        kTcMaxLayers, layer_count);
+    if (n > kTcStreamMaxN)
+      return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                        "the tensor-core resident path runs more than %d layers in a call (%d given) up to n = %d (a "
+                        "tile's features in one CTA); n = %lld: call with at most %d layers",
+                        kTcMaxLayers, layer_count, kTcStreamMaxN, (long long)n, kTcMaxLayers);
+    const size_t stream_smem = resident_tc_stream_smem_bytes(n);
+    if (stream_smem > smem_optin)
+      return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
+                        "the tensor-core resident path needs %zu bytes of shared memory for more than %d layers at "
+                        "n = %lld (%zu per block): call with at most %d layers",
+                        stream_smem, kTcMaxLayers, (long long)n, smem_optin, kTcMaxLayers);
+    return Status::success();
+  }
   const size_t smem = resident_tc_smem_bytes(pieces, n, layer_count);
-  if (smem > smem_optin)
+  if (smem > smem_optin && !stream_fits(n, pieces, smem_optin))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path needs %zu bytes of shared memory for %d layers at n = %lld "
                       "with %d bf16 piece%s a feature (%zu per block): call with fewer layers",
@@ -897,6 +924,19 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
   const int64_t n = wts[0]->rows;
   JHDNN_TRY(resident_tc_supported(n, layer_count, pieces, smem_optin));
   if (max_active == 0) return Status::success();
+  // The streamed kernel (dnn_resident_tc_stream.cu) for more than kTcMaxLayers layers, and where the others' shared
+  // memory cannot hold these layers' tables (checked below once they are built).
+  auto streamed = [&]() -> Status {
+    std::vector<const char*> tables(size_t(layer_count), nullptr);
+    for (int l = 0; l < layer_count; ++l) {
+      TcLayer t{};
+      JHDNN_TRY(tc_tables_of(s, device, pageable_ok, *wts[l], &t));
+      tables[size_t(l)] = reinterpret_cast<const char*>(t.afrag);  // (the allocation's start)
+    }
+    return dnn_resident_tc_stream(s, sms, tables.data(), layer_count, n, bias, clamp_max, max_active, counts, rows_in,
+                                  ids_in, x, ldx, y, ldy, rows_out, ids_out);
+  };
+  if (layer_count > kTcMaxLayers) return streamed();  // (one piece, n <= kTcStreamMaxN: resident_tc_supported)
   TcArgs a{};
   for (int l = 0; l < layer_count; ++l) JHDNN_TRY(tc_tables_of(s, device, pageable_ok, *wts[l], &a.layer[l]));
   a.layers = layer_count;
@@ -920,6 +960,7 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
   a.rows_out = rows_out;
   a.ids_out = ids_out;
   const size_t smem = smem_layout(pieces, a).total;
+  if (smem > smem_optin && stream_fits(n, pieces, smem_optin)) return streamed();
   const int tiles = (max_active + kT - 1) / kT;
   // (the kernels' shared-memory limit: load_dnn_resident_tc_kernels)
   if (a.ctas == 1) {

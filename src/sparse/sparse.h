@@ -148,6 +148,18 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
                        int max_active, int* counts, const int* rows_in, const int* ids_in, const float* x,
                        int64_t ldx, float* y, int64_t ldy, int* rows_out, int* ids_out);
 size_t resident_tc_smem_bytes(int pieces, int64_t n, int layer_count);
+// Calls of more than kTcMaxLayers layers (one piece only, n <= kTcStreamMaxN): the streamed kernel
+// (dnn_resident_tc_stream.cu), 8-image tiles of one CTA, the layers' weights streamed from the L2. `tables`: each
+// layer's table allocation (dnn_resident_tc.cu's tc_tables_of); kTcCtaRows: the most rows of a CTA of the cluster
+// kernel, past which the tables hold the cluster's block columns and the renamed ones after them.
+constexpr int kTcStreamMaxN = 4096;
+constexpr int kTcCtaRows = 1024;
+size_t resident_tc_stream_smem_bytes(int64_t n);
+Status dnn_resident_tc_stream(cudaStream_t s, int sms, const char* const* tables, int layer_count, int64_t n,
+                              float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
+                              const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                              int* ids_out);
+Status load_dnn_resident_tc_stream_kernel();
 // The shape checks of dnn_resident_tc (the shim runs them before it returns for maxActive 0, as for the other kernels).
 Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin);
 Status load_dnn_resident_tc_kernels();

@@ -554,6 +554,7 @@ struct InferenceRun {
   cudaGraph_t tc_graph = nullptr;
   cudaGraphExec_t tc_exec = nullptr;
   void prepare_tc_head();
+  void prepare_tc_tail();
   void tc_head_call();
   void tc_call(int first, int k, int in, const int* rows_in);
   // Set by the path's loop: the list and the count of the last layer's output.
@@ -907,6 +908,35 @@ void InferenceRun::prepare_tc_head() {
   res.tc_head_layers = k;
   res.tc_second_layers = k2;
   res.tc_graph = tc_exec != nullptr;
+}
+
+// kResident, before the clock (DriverOptions::tc_tail): every layer after the head's calls (all of them without a
+// head) set to TENSOR_OP_MATH_ALLOW_CONVERSION for the run (the destructor puts them back), and their tables built by
+// one call a chunk with a zero count, so that the resident calls in the loop find them (nothing runs on the device).
+void InferenceRun::prepare_tc_tail() {
+  if (keep || image_major || tiled) throw std::runtime_error("the tensor-core tail runs neuron-major, no kept layer");
+  for (int l = int(tc_saved_math.size()) + 1; l <= layers; ++l) {
+    jhdnnMathType_t m = JHDNN_DEFAULT_MATH;
+    JHDNN_CHECK(jhdnnGetSparseMatrixMathType(net.layer(l).desc, &m));
+    tc_saved_math.push_back(m);
+    JHDNN_CHECK(jhdnnSetSparseMatrixMathType(net.layer(l).desc, JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+  }
+  size_t bytes = 0;
+  int* const zero = dalloc<int>(size_t(layers) + 1, &bytes, &o);
+  res.device_bytes += bytes;
+  CUDA_CHECK(cudaMemset(zero, 0, (size_t(layers) + 1) * sizeof(int)));
+  std::vector<jhdnnSparseMatrixDescriptor_t> descs;
+  for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
+  for (int c0 = tc_layers; c0 < layers;) {
+    const int k = std::min(layers - c0, JHDNN_SPARSE_DNN_RESIDENT_MAX_LAYERS);
+    JHDNN_CHECK(jhdnnSparseDnnLayersForwardResidentEx(h, k, descs.data() + c0, bias, 32.f, r32, zero, act_rows[0],
+                                                      ids[0], JHDNN_SPARSE_DNN_FEATURES_NEURON_MAJOR, x[0], ld, x[1],
+                                                      ld, act_rows[1], ids[1], 0, nullptr, 0));
+    c0 += k;
+  }
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  res.api_host_ms = 0;
+  res.tc_tail = true;
 }
 
 // kResident, before the clock: layers 1 .. head_layers (DriverOptions::head_graph_layers, at most L - 1; none when
@@ -1300,6 +1330,9 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
   if (!tc_path && opt.tc_head_layers > 0)
     throw std::runtime_error(std::string("the tensor-core head runs on the resident and graph paths, not ") +
                              path_name(path));
+  if (opt.tc_tail && path != Path::kResident)
+    throw std::runtime_error(std::string("the tensor-core tail runs on the resident path, not ") + path_name(path));
+  if (opt.tc_tail) run.prepare_tc_tail();
   run.start_clock();
   if (path == Path::kSeparate) {
     run.separate_loop(refresh);

@@ -136,6 +136,7 @@ struct InferenceResult {
   int tc_head_layers = 0;          // kResident / kGraph: the head's layers run as one tensor-core call (DriverOptions)
   int tc_second_layers = 0;        // kResident: the layers of the second tensor-core call after it (DriverOptions)
   bool tc_graph = false;           // kResident: the tensor-core call(s) launched as one graph (DriverOptions)
+  bool tc_tail = false;            // kResident: the resident calls on tensor cores (DriverOptions)
   double build_ms = 0;             // kGraph: host time to capture and instantiate the graph (kResident: the head's)
   double api_host_ms = 0;          // host time inside the timed loop's jhDNN layer calls (checks and launches; the
                                    // graph path's launch only; kSeparate: 0, not measured)
@@ -252,6 +253,11 @@ struct DriverOptions {
   // Off by default: no gain measured (session 54, bench/results/0e8dec6/: N = 4096 L = 120 3.257 / 3.271 ms as a
   // graph, 3.252 / 3.208 launched; N = 1024 0.726 / 0.744 against 0.811 / 0.742). Kept for callers that capture.
   bool tc_graph = false;
+  // kResident: the resident calls on tensor cores too (one bf16 piece a feature: every layer after the head's calls
+  // set to TENSOR_OP_MATH_ALLOW_CONVERSION for the run). Their calls of more than 8 layers run the streamed kernel
+  // (src/sparse/dnn_resident_tc_stream.cu: a tile of 8 images in one CTA, n <= 4096, the weights streamed from the L2);
+  // the tables of every such layer are built before the clock. NOT the fp32 chain bit for bit. Off by default.
+  bool tc_tail = false;
 };
 constexpr int kResidentFirstChunkDefault = 96;
 // The first resident call's layers for `left` resident layers: `first` (DriverOptions::resident_first_chunk) where
