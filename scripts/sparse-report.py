@@ -152,25 +152,28 @@ def main():
     # (a network's rows are replaced together, so they come from one file)
     tc = {}
     for name, b in rows.items():
-        # (resident_tc<K>_<K2>c: layers K + 1 .. K + K2 as a second call; graph_tc<K>c: on the graph path; session 54)
-        m = re.match(r"SpDNN/(resident|graph)_tc(\d+)(?:_(\d+))?(c?)/N(\d+)/L(\d+)$", name)
-        if m:
-            tc[(int(m.group(5)), int(m.group(6)), int(m.group(2)), int(m.group(3) or 0), m.group(4) == "c",
-                m.group(1))] = b
+        # (resident_tc<K>_<K2>c: layers K + 1 .. K + K2 as a second call; graph_tc<K>c: on the graph path; session 54;
+        # ..._tail: the resident calls on tensor cores too, resident_tail without the head; session 56)
+        m = re.match(r"SpDNN/(resident|graph)_(?:tc(\d+)(?:_(\d+))?(c?))?(_?tail)?/N(\d+)/L(\d+)$", name)
+        if m and (m.group(2) or m.group(5)):
+            tc[(int(m.group(6)), int(m.group(7)), int(m.group(2) or 0), int(m.group(3) or 0),
+                m.group(4) == "c" or not m.group(2), m.group(1), bool(m.group(5)))] = b
     if tc:
         md += ["## The opt-in tensor-core head (not the fp32 chain bit for bit: jhdnnSetSparseMatrixMathType)", "",
                "The resident path (or the graph path, where the resident path does not fit) with layers 1..K as one "
                "resident call on bf16 tensor cores (three bf16 pieces a feature, or one with ALLOW_CONVERSION), its "
-               "survivors compacted (K = a + b: layers a + 1 .. a + b as a second such call on them); the same exact "
-               "path and the pipeline measured in the same run.",
+               "survivors compacted (K = a + b: layers a + 1 .. a + b as a second such call on them); tail: the "
+               "resident calls on tensor cores too (one piece; their calls of more than 8 layers the streamed kernel, "
+               "session 56; K = 0: the exact head); the same exact path and the pipeline measured in the same run.",
                "",
-               "| N | L | path | K | pieces | time (ms) | TE/s | exact ms (same path) | x exact | x cuSPARSE | "
-               "same categories | runs |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for (n, l, k1, k2, one, path), b in sorted(tc.items()):
+               "| N | L | path | K | tail | pieces | time (ms) | TE/s | exact ms (same path) | x exact | x cuSPARSE | "
+               "same categories | runs |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for (n, l, k1, k2, one, path, tail), b in sorted(tc.items()):
             k = f"{k1} + {k2}" if k2 else str(k1)
+            k += " | " + ("yes" if tail else "-")
             if b.get("error_occurred"):
                 md.append(f"| {n} | {l} | {path} | {k} | {1 if one else 3} | error: {b.get('error_message', '')} "
-                          "|||||||")
+                          "|||||||")  # (k holds the tail's cell)
                 continue
             ex = paths["resident" if path == "resident" else "fused"].get((n, l))  # (the graph path's rows: fused)
             pb = base.get((n, l))
