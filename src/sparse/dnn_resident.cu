@@ -135,6 +135,7 @@
 #include "core/config.h"
 #include "core/cuda_check.h"
 #include "core/log.h"
+#include "sparse/smem_access.cuh"
 #include "sparse/sparse.h"
 
 namespace jhdnn::sparse {
@@ -207,37 +208,7 @@ static_assert(sizeof(ResidentTable) + 128 <= 32764, "the table and the other par
 constexpr size_t kWBytes = size_t(kWSlots) * kChunkFloats * 4;
 constexpr size_t kFixedBytes = kWBytes + kMisc * 4;
 
-// Shared-memory accesses at byte addresses of the shared window, formed once per chunk and moved by
-// one add per row (plain indexing is re-formed per access from the thread index and the window's
-// base). volatile: they stay between the barriers around them (what they read was written before the
-// last __syncthreads); the store also clobbers memory for the compiler.
-__device__ __forceinline__ float lds_f32(unsigned addr) {
-  float v;
-  asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ int lds_s32(unsigned addr) {
-  int v;
-  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ int4 lds_v4_s32(unsigned addr) {
-  int4 v;
-  asm volatile("ld.shared.v4.s32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ float4 lds_v4_f32(unsigned addr) {
-  float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ void sts_f32(unsigned addr, float v) {
-  asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
-}
-__device__ __forceinline__ void sts_v4_f32(unsigned addr, float4 v) {
-  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
-               : "memory");
-}
+// (the shared-window accesses lds_* / sts_*: smem_access.cuh)
 
 // The two-row block of the duo and vals lanes: rows a and b (list slots at byte addresses lsa / lsb,
 // weights at wa / wb) for the 4 images whose 16-byte feature rows sit at xin + (i << kShift) (duo:

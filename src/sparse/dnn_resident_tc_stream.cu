@@ -25,6 +25,7 @@
 #include "conv/tensorcore/mma_sm80.cuh"
 #include "core/cuda_check.h"
 #include "core/status.h"
+#include "sparse/smem_access.cuh"
 #include "sparse/sparse.h"
 #include "sparse/tc_pieces.cuh"
 #include "sparse/tc_tables.h"
@@ -98,26 +99,7 @@ __device__ __forceinline__ int destination(const StreamArgs& a, int l, int j) {
   return l + 1 < a.layers ? plane_row(__ldg(label_of(a, l + 1) + j)) * kRowBytes : j;
 }
 
-// Shared-window accesses at byte addresses (formed once a layer and moved by adds, where generic pointers were
-// converted to the window at every store).
-__device__ __forceinline__ uint32_t lds_u16(unsigned addr) {
-  unsigned short v;
-  asm volatile("ld.shared.u16 %0, [%1];\n" : "=h"(v) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ uint32_t lds_u32(unsigned addr) {
-  uint32_t v;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ uint4 lds_u128(unsigned addr) {
-  uint4 v;
-  asm volatile("ld.shared.v4.u32 {%0,%1,%2,%3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
-  return v;
-}
-__device__ __forceinline__ void sts_u32(unsigned addr, uint32_t v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
+// (the shared-window accesses lds_* / sts_*: smem_access.cuh)
 // 16 bytes from global memory into the shared window, asynchronously (cp.async.cg: through the L2 only), and the end
 // of a group of such copies; wait_ring: all but the newest kRing - 1 groups of this thread landed.
 __device__ __forceinline__ void copy16(unsigned dst, const void* src) {
@@ -279,7 +261,7 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
             if (k == iters / 2) derive();
           wait_ring();  // (group k is in: each lane reads only the 16 bytes it copied)
           const unsigned slot = ring_lane + unsigned((k % kRing) * kSlotBytes);
-          const uint4 af[kTcBlocks] = {lds_u128(slot), lds_u128(slot + 512)};
+          const uint4 af[kTcBlocks] = {lds_v4_u32(slot), lds_v4_u32(slot + 512)};
           const uint32_t at = lds_u32(bcol_warp + unsigned(k * kWarps * 4));
           float c[4];
           group_mma(af, at & 0xffffu, at >> 16, cur_lane, a.bias, c);
