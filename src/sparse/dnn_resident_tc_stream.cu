@@ -4,8 +4,9 @@
 // layers and, past n = 1024, spreads a tile over a cluster whose CTAs exchange about half of a late layer's outputs.
 // This kernel is for the late layers, where few images are left and the call is long: one CTA takes a tile of 8
 // list positions and keeps all n of its features in shared memory (two bf16 planes, n x 16 bytes each) through
-// every layer of the call, and streams each layer's weights (the A fragments, n / 16 groups x 1 KiB) from the L2,
-// a group at a time, one group ahead. Each warp takes groups warp, warp + 16, ...: for each, two ldmatrix of the
+// every layer of the call, and streams each layer's weights (the A fragments, n / 16 groups x 1 KiB) from the L2
+// through a ring of 4 groups a warp (cp.async, three groups ahead). Each warp takes groups warp, warp + 16, ...: for
+// each, two ldmatrix of the
 // B operand (16 inputs x 8 images each) and two m16n8k16 MMAs with the bias as C's initial value, then ReLU and the
 // clamp on the rounded bf16 pair, stored where the next layer reads it. A layer's destinations (its output rows'
 // plane rows in the next layer's renamed order) are derived from the tables while the layer before runs. A tile
@@ -40,8 +41,8 @@ constexpr int kRowsPerThread = kTcStreamMaxN / kThreads;  // rows of a destinati
 constexpr int kRowBytes = kT * 2;                         // a plane row: 8 bf16 features
 
 struct StreamArgs {
-  // Per layer: its tables (dnn_resident_tc.cu, tc_tables_of: afrag, bcol, order, label, then for n > 1024 the
-  // cluster's block columns followed by gbcol, the blocks' renamed columns: tc_stream_gbcol).
+  // Per layer: its tables (dnn_resident_tc.cu, tc_tables_of: afrag, bcol, order, label, and for n > 1024 gbcol, the
+  // blocks' renamed columns, where bcol holds the cluster's; afrag_of .. label_of below).
   const char* tables[kResidentMaxLayers];
   int layers, n;
   bool cluster_tables;  // n > 1024: the block columns at gbcol
@@ -100,6 +101,7 @@ __device__ __forceinline__ int destination(const StreamArgs& a, int l, int j) {
 }
 
 // (the shared-window accesses lds_* / sts_*: smem_access.cuh)
+
 // 16 bytes from global memory into the shared window, asynchronously (cp.async.cg: through the L2 only), and the end
 // of a group of such copies; wait_ring: all but the newest kRing - 1 groups of this thread landed.
 __device__ __forceinline__ void copy16(unsigned dst, const void* src) {
