@@ -413,8 +413,11 @@ TEST_CASE("tensor-core resident layers, more than 8 in a call (streamed): within
 
 // Per image the streamed kernel is the cluster / single-CTA kernel's arithmetic: one call of 11 layers gives the same
 // bits, survivors and counts as a call of layers 1-5 followed by one of 6-11 (the two could decide survival
-// differently only for an output below bf16's least denormal, ~2^-133: none in these data). Challenge weights, and
-// random bf16 weights in (-1, 1) (a block read from the wrong rows, or a fragment in the wrong place, moves outputs).
+// differently only for an output below bf16's least denormal, ~2^-133: none in these data). At n = 1024 both short
+// calls run the single-CTA kernel; at n = 4096 the first runs the cluster kernel and the second streamed too (the
+// cluster's shared memory does not hold layers 6-11's tables), so there the test holds the cluster's layers 1-5 and
+// the hand-over through y. Challenge weights, and random bf16 weights in (-1, 1) (a block read from the wrong rows,
+// or a fragment in the wrong place, moves outputs).
 TEST_CASE("tensor-core resident layers: 11 layers streamed equal 5 + 6 in two calls, bit for bit",
           "[sparse][gpu][tc]") {
   JHDNN_REQUIRE_GPU();
