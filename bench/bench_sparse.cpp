@@ -12,7 +12,8 @@
 //       resident_tc5 / resident_tc5c: the resident path with layers 1-5 as one tensor-core call, three / one bf16
 //       pieces a feature, N <= 1024; resident_tc5c also N = 4096: not the fp32 chain bit for bit, `valid` against
 //       the graph run's categories; resident_tc5_3c: layers 6-8 as a second such call, one piece; graph_tc5c: the
-//       graph path with layers 1-5 as one such call, N = 16384)
+//       graph path with layers 1-5 as one such call, N = 16384; resident_tail / resident_tc5c_tail: the resident
+//       calls on tensor cores too, without / with that head, N <= 4096 the streamed kernel, past it the planes kernels)
 //       (cusparseSpMM CSR_ALG2 + bias/ReLU/clamp kernel per layer; at refresh layers only (1..16, powers of
 //       two, the last) a CUB select of the live columns, the count read back into pinned memory and a gather
 //       if columns died; bench_spdnn_cusparse says why it is exact). --spdnn-runs K timed runs each
@@ -832,6 +833,15 @@ int main(int argc, char** argv) {
     for (auto& [n, ls] : spdnn_cfg)
       for (int l : ls)
         if (n > 4096 && n <= 16384) fused("graph_tc5c", n, l, spdnn::Path::kGraph, false, 5, true, 0);
+    // Past N = 4096 the tensor-core tail on the library's planes kernels (session 58: one launch a layer, the features
+    // in bf16 planes in device memory), the resident path's calls from layer 1 (resident_tail) or after the head and
+    // its first fused layer (resident_tc5c_tail, N = 16384); `valid` against the graph run's categories.
+    for (auto& [n, ls] : spdnn_cfg)
+      for (int l : ls) {
+        if (n <= 4096) continue;
+        if (n <= 16384) fused("resident_tc5c_tail", n, l, spdnn::Path::kResident, false, 5, true, 0, true);
+        fused("resident_tail", n, l, spdnn::Path::kResident, false, 0, false, 0, true);
+      }
     for (auto& [n, ls] : base_cfg)
       for (int l : ls) {
         fused("separate", n, l, spdnn::Path::kSeparate, false, 0, false, 0);

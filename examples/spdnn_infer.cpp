@@ -92,7 +92,9 @@
 // --tc-second K2 (odd, 0: off): after it, layers K + 1..K + K2 as a second such call on its survivors
 // (DriverOptions::tc_second_layers). --tc-graph 1: the calls as one CUDA graph built before the clock instead of
 // launched by the host in the timed loop (the default, 0; DriverOptions::tc_graph). --tc-tail 1 (resident path): the
-// resident calls on bf16 tensor cores too, one piece a feature (DriverOptions::tc_tail; with or without --tc-head).
+// resident calls on bf16 tensor cores too, one piece a feature (DriverOptions::tc_tail; with or without --tc-head);
+// past N = 4096 on the library's planes kernels, the resident path then at any width, from the first layer the head
+// allows unless --resident-below says otherwise.
 // --head-graph K: the resident path launches its first K layers as one CUDA graph, built before the clock starts
 // (-1, the default: 1 + --widen, or none where --resident-below is given; 0: none; spdnn_gpu.h
 // DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.

@@ -411,6 +411,40 @@ TEST_CASE("tensor-core resident layers, more than 8 in a call (streamed): within
   check_case(many, seed++);
 }
 
+// Past n = 4096 (session 58): the planes kernels, one launch a layer, the features in bf16 planes in device memory, the
+// live columns compacted after call layers 1, 2, 4, ..: more than 8 layers at n = 8192 and 16384 (where the cluster
+// kernel takes up to 8), many chunks of 64 columns with a partial last one and maxActive below the count, and n = 32768
+// past a cluster's rows, where they take every call.
+TEST_CASE("tensor-core resident layers past n = 4096 (planes): within the bound of the fp32 chain",
+          "[sparse][gpu][tc]") {
+  JHDNN_REQUIRE_GPU();
+  uint64_t seed = 581;
+  for (const auto& [n, layers] : {std::pair<int64_t, int>{8192, 9}, {8192, 14}, {16384, 9}}) {
+    TcCase cs;
+    cs.n = n;
+    cs.layers = layers;
+    cs.convert = true;
+    check_case(cs, seed++);
+  }
+  TcCase many;  // 22 chunks of 64 columns, the last partial; compacted past maxActive
+  many.n = 8192;
+  many.layers = 9;
+  many.convert = true;
+  many.images = 1500;
+  many.count = 1400;
+  many.max_active = 1397;
+  many.compact_from = 1350;
+  check_case(many, seed++);
+  TcCase wide;  // past a cluster's 16 x 1024 rows: every call on the planes kernels, 3 layers too
+  wide.n = 32768;
+  wide.layers = 3;
+  wide.convert = true;
+  wide.images = 200;
+  wide.count = 190;
+  wide.max_active = 190;
+  check_case(wide, seed++);
+}
+
 // Per image the streamed kernel is the cluster / single-CTA kernel's arithmetic: one call of 11 layers gives the same
 // bits, survivors and counts as a call of layers 1-5 followed by one of 6-11 (the two could decide survival
 // differently only for an output below bf16's least denormal, ~2^-133: none in these data). At n = 1024 both short
@@ -418,10 +452,13 @@ TEST_CASE("tensor-core resident layers, more than 8 in a call (streamed): within
 // cluster's shared memory does not hold layers 6-11's tables), so there the test holds the cluster's layers 1-5 and
 // the hand-over through y. Challenge weights, and random bf16 weights in (-1, 1) (a block read from the wrong rows,
 // or a fragment in the wrong place, moves outputs).
-TEST_CASE("tensor-core resident layers: 11 layers streamed equal 5 + 6 in two calls, bit for bit",
+TEST_CASE("tensor-core resident layers: 11 layers streamed (or on planes) equal 5 + 6 in two calls, bit for bit",
           "[sparse][gpu][tc]") {
   JHDNN_REQUIRE_GPU();
-  for (const auto& [n, random] : {std::pair<int64_t, bool>{1024, false}, {4096, false}, {4096, true}}) {
+  // (n = 8192: the planes kernels take the 11 layers, the cluster kernel layers 1-5; n = 32768: the planes kernels
+  // every call, so there the test holds their call boundary and compactions)
+  for (const auto& [n, random] : {std::pair<int64_t, bool>{1024, false}, {4096, false}, {4096, true}, {8192, false},
+                                  {8192, true}, {32768, false}}) {
     INFO("n " << n << " random weights " << random);
     const int layers = 11, images = 700;
     std::vector<spdnn::Ell> ells;
@@ -547,15 +584,15 @@ TEST_CASE("tensor-core resident layers: refusals with their reason, nothing writ
     CHECK(last_error().find("fewer layers") != std::string::npos);
     unchanged();
   }
-  SECTION("more than 8 layers past n = 4096") {
+  SECTION("more than 8 layers past n = 4096 with three pieces") {
     std::vector<spdnn::Ell> wide;
     for (int l = 1; l <= 9; ++l) wide.push_back(spdnn::generate_layer_ell(8192, l, 42));
-    TcLayers w(wide, JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+    TcLayers w(wide, JHDNN_TENSOR_OP_MATH);
     DeviceBuffer bx(size_t(8192) * 64 * 4), by(size_t(8192) * 64 * 4);
     CHECK(jhdnnSparseDnnLayersForwardResident(h.get(), 9, w.descs.data(), -0.3f, 32.f, 64, dc.as<int>(), dr.as<int>(),
                                               dids.as<int>(), bx.get(), 64, by.get(), 64, dro.as<int>(),
                                               dio.as<int>(), 0) == JHDNN_STATUS_NOT_SUPPORTED_SHAPE);
-    CHECK(last_error().find("up to n = 4096") != std::string::npos);
+    CHECK(last_error().find("one bf16 piece") != std::string::npos);
     unchanged();
   }
   SECTION("a weight that is not a bf16 value") {
@@ -716,7 +753,8 @@ TEST_CASE("tensor-core head through the driver on the graph path: generated N = 
 
 // The resident calls on tensor cores too (DriverOptions::tc_tail, session 56: the streamed kernel for their calls of
 // more than 8 layers): the official N = 1024 network's categories exact, with and without the head; a generated
-// N = 4096 network (L = 30, 6000 images) against the default path's categories; the math types put back after.
+// N = 4096 network (L = 30, 6000 images) and an N = 16384 one (L = 20, 3000 images: the planes kernels) against the
+// default path's categories; the math types put back after.
 TEST_CASE("tensor-core tail through the driver: the resident calls on tensor cores", "[sparse][gpu][data][tc]") {
   JHDNN_REQUIRE_GPU();
   JHDNN_REQUIRE_SPDNN_DATA();
@@ -767,5 +805,31 @@ TEST_CASE("tensor-core tail through the driver: the resident calls on tensor cor
     CHECK(got.resident_calls > 0);
     CHECK(!want.categories.empty());
     CHECK(got.categories == want.categories);
+  }
+  {  // past N = 4096 (session 58): the planes kernels, the resident path at N = 16384, from layer 1 or after the head
+    const spdnn::Csr images = spdnn::scale_images(jhdnn::test::official_images(), 16384);
+    spdnn::DeviceNetwork net;
+    net.load(16384, 20, [&](int l) { return spdnn::generate_layer_ell(16384, l, 42); });
+    const float bias = spdnn::challenge_bias(16384);
+    const spdnn::InferenceResult want = spdnn::run_inference(h.get(), net, images, 3000, bias);  // (the graph path)
+    CHECK(!want.categories.empty());
+    for (int head : {0, 5}) {
+      INFO("head " << head);
+      try {
+        const spdnn::InferenceResult got = run(net, images, 3000, bias, head, true);
+        INFO(got.note);
+        CHECK(got.tc_tail);
+        CHECK(got.path_used == spdnn::Path::kResident);
+        CHECK(got.resident_calls > 0);
+        CHECK(got.tail_first == (head > 0 ? head + 2 : 1));
+        CHECK(got.categories == want.categories);
+      } catch (const std::exception& e) {  // (the head's cluster of 16 CTAs may not fit a device; nothing else may fail)
+        const std::string why = e.what();
+        INFO(why);
+        REQUIRE(head > 0);
+        REQUIRE(why.find("none fits on this device") != std::string::npos);
+        WARN("the tensor-core head at N = 16384 did not run: " << why);
+      }
+    }
   }
 }

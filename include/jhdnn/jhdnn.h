@@ -465,9 +465,10 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  *     reading an input twice, 16 rows in reuse order reading more than two blocks of 16 inputs after the inputs are
  *     renamed by their readers, as the challenge's layers do); a first call with a descriptor inside a stream capture;
  *     past n = 1024, a block of 16 inputs read by groups of more than two of the cluster's CTAs (below);
- *   NOT_SUPPORTED_SHAPE: n not a multiple of 64 up to 1024 nor a multiple of 1024 up to 16384, three pieces past
- *     n = 1024, more than 8 layers with three pieces or past n = 4096, or more than shared memory holds (at
- *     n = 1024: 6 layers with three pieces), or past n = 1024 no cluster of its CTAs fits on the device;
+ *   NOT_SUPPORTED_SHAPE: n not a multiple of 64 (up to 1024 and past 16384) nor of 1024 (up to 16384), three pieces
+ *     past n = 1024, more than 8 layers with three pieces, or more than shared memory holds (at n = 1024: 6 layers
+ *     with three pieces), or past n = 1024 no cluster of its CTAs fits on the device where the call needs one;
+ *   INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED: the planes below could not be allocated;
  * and nothing has run then. Past n = 1024 (sm_90) the call runs as thread-block clusters of n / 1024 CTAs, each
  * computing 1024 rows of every layer and holding the inputs they read; a layer's outputs cross to the CTAs that read
  * them through distributed shared memory (clusters past 8 CTAs are non-portable: n = 16384 runs only where the
@@ -479,7 +480,13 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  * n <= 4096), or one whose tables the cluster's shared memory cannot hold, runs the streamed kernel: one CTA keeps
  * an 8-image tile's n features through all the call's layers and reads each layer's weights from the L2 as it goes
  * (no cluster); a tile whose images all died stops. Per image it computes what the 8-layer calls compute, bit for
- * bit: a call of layers 1-11 gives the outputs, survivors and counts of calls of 1-5 and 6-11.
+ * bit: a call of layers 1-11 gives the outputs, survivors and counts of calls of 1-5 and 6-11. Past n = 4096 (one
+ * piece) such calls, and every call past n = 16384, run the planes kernels instead: the features in two bf16 planes in
+ * device memory (2 x n x maxActive x 2 bytes and ~16 bytes a column of lists, taken stream-ordered from the device's
+ * current memory pool with cudaMallocAsync and freed the same way at the call's end: the application's release
+ * threshold on that pool says whether the memory stays mapped for the next call), one launch a layer, the columns
+ * that died moved out after the call's layers 1, 2, 4, 8, ..; the same bits per image as the 8-layer calls, and the
+ * survivors listed in ascending list position.
  * BAD_PARAM for another value or a NULL descriptor. */
 jhdnnStatus_t jhdnnSetSparseMatrixMathType(jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t mathType);
 jhdnnStatus_t jhdnnGetSparseMatrixMathType(const jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t *mathType);

@@ -132,6 +132,7 @@ Status load_kernels() {
   JHDNN_TRY(load_dnn_resident_pack_kernel());
   JHDNN_TRY(load_dnn_resident_tc_kernels());
   JHDNN_TRY(load_dnn_resident_tc_stream_kernel());
+  JHDNN_TRY(load_dnn_resident_tc_planes_kernels());
   return load_dnn_kernels();
 }
 }  // namespace jhdnn::sparse

@@ -60,6 +60,7 @@ struct TcLayer {
   const int* bcol;     // groups x 2: the block's first renamed column (a cluster: its first row in the CTA's buffer)
   const int* order;    // n: row order[16 g + r] is row r of group g
   const int* label;    // n: input i's renamed column
+  const int* gbcol;    // groups x 2: the blocks' renamed columns (bcol itself without a cluster)
   // A cluster only (TcClusterSlots): the input at each renamed column (label's inverse), each CTA's slot of each
   // class of 16 renamed columns (ctas x classes, -1: not read there) and the class at each slot (ctas x max_slots).
   const int* inv;
@@ -708,13 +709,16 @@ __global__ void __launch_bounds__(kMaxWarps * 32, 1) resident_tc_kernel(TcArgs a
 
 // The cluster's CTAs at width n: one up to 1024 rows, else n / 1024 (each the single-CTA kernel's 64 groups).
 int tc_ctas(int64_t n) { return n <= kCtaRows ? 1 : int(n / kCtaRows); }
+// The CTAs a layer's tables are split for: tc_ctas, or 1 past a cluster's most rows (only the planes kernels run there,
+// and they read the blocks' renamed columns).
+int tc_table_ctas(int64_t n) { return tc_ctas(n) <= kTcMaxClusterCtas ? tc_ctas(n) : 1; }
 
 // A descriptor's tables on `device` (built and published by the first call that needs them; resident_pack_list.h),
 // or why they cannot be built. One allocation: afrag (groups x 2 x 512 bytes), bcol, order, label, and for a
 // cluster (tc_ctas > 1) gbcol (groups x 2: the blocks' renamed columns, as bcol is without a cluster), inv, slot
 // (ctas x classes) and cls (ctas x max_slots; published as the copy's aux).
 Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMatrixStruct& d, TcLayer* out) {
-  const int n = int(d.rows), groups = n / 16, ctas = tc_ctas(n), classes = n / 16;
+  const int n = int(d.rows), groups = n / 16, ctas = tc_table_ctas(n), classes = n / 16;
   const size_t afrag_bytes = size_t(groups) * kW * 32 * 16, bcol_bytes = size_t(groups) * kW * 4;
   auto carve = [&](float* p, int max_slots) {
     char* const b = reinterpret_cast<char*>(p);
@@ -722,6 +726,7 @@ Status tc_tables_of(cudaStream_t s, int device, bool pageable_ok, jhdnnSparseMat
     out->bcol = reinterpret_cast<const int*>(b + afrag_bytes);
     out->order = out->bcol + groups * kW;
     out->label = out->order + n;
+    out->gbcol = ctas > 1 ? out->label + n : out->bcol;
     // (a cluster: gbcol, the blocks' renamed columns, which the cluster's bcol replaces; read by the streamed kernel)
     out->inv = ctas > 1 ? out->label + n + groups * kW : nullptr;
     out->slot = ctas > 1 ? out->inv + n : nullptr;
@@ -878,28 +883,31 @@ bool stream_fits(int64_t n, int pieces, size_t smem_optin) {
   return pieces == 1 && n <= kTcStreamMaxN && resident_tc_stream_smem_bytes(n) <= smem_optin;
 }
 
+// Whether the planes kernels (dnn_resident_tc_planes.cu) can take a call at width n: one piece, past the streamed
+// kernel's widths. They run its calls of more than kTcMaxLayers layers, those whose tables the cluster kernel's shared
+// memory cannot hold, and every call past a cluster's rows.
+bool planes_fit(int64_t n, int pieces) { return pieces == 1 && n > kTcStreamMaxN; }
+
 Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin) {
-  if (n % 64 != 0 || (n > kCtaRows && (n % kCtaRows != 0 || n / kCtaRows > kTcMaxClusterCtas)))
+  const int64_t most_cluster = int64_t(kCtaRows) * kTcMaxClusterCtas;
+  if (n % 64 != 0 || (n > kCtaRows && n <= most_cluster && n % kCtaRows != 0))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path takes n a multiple of 64 up to %d (16 warps of 4 groups of 16 "
-                      "rows), or a multiple of %d up to %d (a cluster of CTAs of %d rows); n = %lld",
-                      kCtaRows, kCtaRows, kCtaRows * kTcMaxClusterCtas, kCtaRows, (long long)n);
+                      "rows), a multiple of %d up to %lld (a cluster of CTAs of %d rows), or a multiple of 64 past "
+                      "it; n = %lld",
+                      kCtaRows, kCtaRows, (long long)most_cluster, kCtaRows, (long long)n);
   if (n > kCtaRows && pieces != 1)
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path runs n = %lld > %d on one bf16 piece a feature only (every layer "
                       "TENSOR_OP_MATH_ALLOW_CONVERSION): three pieces' planes do not fit in a CTA's shared memory "
                       "beside its tables", (long long)n, kCtaRows);
+  if (n > most_cluster || (layer_count > kTcMaxLayers && planes_fit(n, pieces))) return Status::success();
   if (layer_count > kTcMaxLayers) {  // the streamed kernel (dnn_resident_tc_stream.cu)
     if (pieces != 1)
       return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                         "the tensor-core resident path runs more than %d layers in a call (%d given) on one bf16 piece "
                         "a feature only (every layer TENSOR_OP_MATH_ALLOW_CONVERSION): call again for more",
                         kTcMaxLayers, layer_count);
-    if (n > kTcStreamMaxN)
-      return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
-                        "the tensor-core resident path runs more than %d layers in a call (%d given) up to n = %d (a "
-                        "tile's features in one CTA); n = %lld: call with at most %d layers",
-                        kTcMaxLayers, layer_count, kTcStreamMaxN, (long long)n, kTcMaxLayers);
     const size_t stream_smem = resident_tc_stream_smem_bytes(n);
     if (stream_smem > smem_optin)
       return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
@@ -909,7 +917,7 @@ Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem
     return Status::success();
   }
   const size_t smem = resident_tc_smem_bytes(pieces, n, layer_count);
-  if (smem > smem_optin && !stream_fits(n, pieces, smem_optin))
+  if (smem > smem_optin && !stream_fits(n, pieces, smem_optin) && !planes_fit(n, pieces))
     return core::fail(JHDNN_STATUS_NOT_SUPPORTED_SHAPE,
                       "the tensor-core resident path needs %zu bytes of shared memory for %d layers at n = %lld "
                       "with %d bf16 piece%s a feature (%zu per block): call with fewer layers",
@@ -936,6 +944,19 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
     return dnn_resident_tc_stream(s, sms, tables.data(), layer_count, n, bias, clamp_max, max_active, counts, rows_in,
                                   ids_in, x, ldx, y, ldy, rows_out, ids_out);
   };
+  // The planes kernels (dnn_resident_tc_planes.cu) past kTcStreamMaxN where the others cannot run these layers.
+  auto planes = [&]() -> Status {
+    std::vector<TcPlanesTables> tables(static_cast<size_t>(layer_count));
+    for (int l = 0; l < layer_count; ++l) {
+      TcLayer t{};
+      JHDNN_TRY(tc_tables_of(s, device, pageable_ok, *wts[l], &t));
+      tables[size_t(l)] = TcPlanesTables{t.afrag, t.gbcol, t.order, t.label};
+    }
+    return dnn_resident_tc_planes(s, sms, tables.data(), layer_count, n, bias, clamp_max, max_active, counts, rows_in,
+                                  ids_in, x, ldx, y, ldy, rows_out, ids_out);
+  };
+  if (n > int64_t(kCtaRows) * kTcMaxClusterCtas || (layer_count > kTcMaxLayers && planes_fit(n, pieces)))
+    return planes();
   if (layer_count > kTcMaxLayers) return streamed();  // (one piece, n <= kTcStreamMaxN: resident_tc_supported)
   TcArgs a{};
   for (int l = 0; l < layer_count; ++l) JHDNN_TRY(tc_tables_of(s, device, pageable_ok, *wts[l], &a.layer[l]));
@@ -961,6 +982,7 @@ Status dnn_resident_tc(cudaStream_t s, int device, size_t smem_optin, int sms, b
   a.ids_out = ids_out;
   const size_t smem = smem_layout(pieces, a).total;
   if (smem > smem_optin && stream_fits(n, pieces, smem_optin)) return streamed();
+  if (smem > smem_optin && planes_fit(n, pieces)) return planes();
   const int tiles = (max_active + kT - 1) / kT;
   // (the kernels' shared-memory limit: load_dnn_resident_tc_kernels)
   if (a.ctas == 1) {

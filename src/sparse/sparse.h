@@ -160,6 +160,24 @@ Status dnn_resident_tc_stream(cudaStream_t s, int sms, const char* const* tables
                               const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
                               int* ids_out);
 Status load_dnn_resident_tc_stream_kernel();
+// Past n = kTcStreamMaxN, calls of more than kTcMaxLayers layers, and calls whose tables the cluster kernel's shared
+// memory cannot hold (one piece only; every call past kTcCtaRows x kTcMaxClusterCtas rows): the planes kernels
+// (dnn_resident_tc_planes.cu), one launch a layer, the features in two bf16 planes in device memory (n x maxActive x 2
+// bytes each, resident_tc_planes_bytes with the lists, stream-ordered from the device's current memory pool). tables:
+// each layer's afrag, its blocks' renamed columns (a cluster's tables: gbcol), order and label (tc_tables.h).
+struct TcPlanesTables {
+  const uint4* afrag;
+  const int* bcol;
+  const int* order;
+  const int* label;
+};
+constexpr int kTcPlanesMaxStages = 16;  // the live span after 0, 1, 2, .. compactions (after call layers 1, 2, 4, ..)
+size_t resident_tc_planes_bytes(int64_t n, int max_active);
+Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tables, int layer_count, int64_t n,
+                              float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
+                              const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
+                              int* ids_out);
+Status load_dnn_resident_tc_planes_kernels();
 // The shape checks of dnn_resident_tc (the shim runs them before it returns for maxActive 0, as for the other kernels).
 Status resident_tc_supported(int64_t n, int layer_count, int pieces, size_t smem_optin);
 Status load_dnn_resident_tc_kernels();

@@ -550,6 +550,9 @@ struct InferenceRun {
   // descriptors' math types back), and the graph of the calls (DriverOptions::tc_graph; null: launched by the host).
   int tc_first = 0, tc_layers = 0;
   std::vector<jhdnnMathType_t> tc_saved_math;
+  // prepare_tc_tail past n = 4096: the device's default pool and its release threshold before the run
+  cudaMemPool_t planes_pool = nullptr;
+  uint64_t planes_pool_threshold = 0;
   int* tc_iota = nullptr;  // DriverOptions::tc_head_compact: 0, 1, 2, ..., the list layer tc_layers + 1 reads
   cudaGraph_t tc_graph = nullptr;
   cudaGraphExec_t tc_exec = nullptr;
@@ -921,6 +924,17 @@ void InferenceRun::prepare_tc_tail() {
     tc_saved_math.push_back(m);
     JHDNN_CHECK(jhdnnSetSparseMatrixMathType(net.layer(l).desc, JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
   }
+  if (n > kTcTailStreamMaxN) {
+    // The planes kernels' calls take their planes from the device's current memory pool (stream-ordered): this
+    // application keeps what the pool holds across synchronizations for the run, so that the untimed calls below
+    // map it once (the largest bound) and the timed ones reuse it; the destructor puts the threshold back and trims.
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetDefaultMemPool(&planes_pool, device));
+    CUDA_CHECK(cudaMemPoolGetAttribute(planes_pool, cudaMemPoolAttrReleaseThreshold, &planes_pool_threshold));
+    uint64_t keep_all = UINT64_MAX;
+    CUDA_CHECK(cudaMemPoolSetAttribute(planes_pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+  }
   size_t bytes = 0;
   int* const zero = dalloc<int>(size_t(layers) + 1, &bytes, &o);
   res.device_bytes += bytes;
@@ -1012,7 +1026,11 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   // of all the images); where a layer's output is kept, a call ends at that layer and the output is copied after it.
   std::vector<jhdnnSparseMatrixDescriptor_t> descs;
   for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
-  const int threshold = resident_below >= 0 ? resident_below : resident_auto_threshold();
+  // (the tensor-core tail past n = 4096: its calls from the first layer the head's decision allows, as the planes
+  // kernels' layer costs what its planes cost to move, ~2.5x less an image than the fused late layer's, session 58)
+  const int threshold = resident_below >= 0              ? resident_below
+                        : opt.tc_tail && n > kTcTailStreamMaxN ? int(rows)
+                                                           : resident_auto_threshold();
   const auto t0 = std::chrono::steady_clock::now();
   CUDA_CHECK(cudaEventRecord(e0, s));
   int known = r32;
@@ -1253,6 +1271,11 @@ void InferenceRun::finish() {
 InferenceRun::~InferenceRun() {
   for (size_t l = 0; l < tc_saved_math.size(); ++l)
     jhdnnSetSparseMatrixMathType(net.layer(int(l) + 1).desc, tc_saved_math[l]);
+  if (planes_pool != nullptr) {
+    cudaDeviceSynchronize();  // (the planes' frees done before the pool lets go of them)
+    cudaMemPoolSetAttribute(planes_pool, cudaMemPoolAttrReleaseThreshold, &planes_pool_threshold);
+    cudaMemPoolTrimTo(planes_pool, 0);
+  }
   if (head_exec) cudaGraphExecDestroy(head_exec);
   if (head_graph) cudaGraphDestroy(head_graph);
   if (tc_exec) cudaGraphExecDestroy(tc_exec);
@@ -1295,7 +1318,9 @@ InferenceResult run_inference(jhdnnHandle_t h, const DeviceNetwork& net, const C
     throw std::runtime_error(std::string("the image-major feature layout runs on the resident path only, not ") +
                              path_name(path));
   if (image_major && opt.input_mask) throw std::runtime_error("the image-major feature layout has no input mask");
-  if (path == Path::kResident && !image_major && resident_below < 0 && !resident_auto_applies(n)) {
+  // (the tensor-core tail past n = 4096 runs its calls on the planes kernels, which need no slice in shared memory)
+  const bool tc_planes = opt.tc_tail && n > kTcTailStreamMaxN;
+  if (path == Path::kResident && !image_major && resident_below < 0 && !resident_auto_applies(n) && !tc_planes) {
     res.note = "resident path: an 8-image slice does not fit at n = " + std::to_string(n) +
                " (the rule: n <= 1024, or 2048 < n <= 4096 unless JHDNN_SPDNN_RESIDENT_4096=0; force it with "
                "resident_below >= 0)";
