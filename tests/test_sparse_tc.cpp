@@ -821,7 +821,7 @@ TEST_CASE("tensor-core tail through the driver: the resident calls on tensor cor
         CHECK(got.tc_tail);
         CHECK(got.path_used == spdnn::Path::kResident);
         CHECK(got.resident_calls > 0);
-        CHECK(got.tail_first == (head > 0 ? head + 2 : 1));
+        CHECK(got.tail_first > head);
         CHECK(got.categories == want.categories);
       } catch (const std::exception& e) {  // (the head's cluster of 16 CTAs may not fit a device; nothing else may fail)
         const std::string why = e.what();
