@@ -34,6 +34,7 @@
 #include "conv/tensorcore/mma_sm80.cuh"
 #include "core/cuda_check.h"
 #include "core/status.h"
+#include "sparse/smem_access.cuh"
 #include "sparse/sparse.h"
 #include "sparse/tc_pieces.cuh"
 #include "sparse/tc_tables.h"
@@ -42,10 +43,11 @@ namespace jhdnn::sparse {
 namespace {
 
 constexpr int kChunk = 64;              // columns of a unit: 8 n-tiles of m16n8k16
-constexpr int kWarps = 8;               // a CTA's warps (each on units of its own)
+constexpr int kWarps = 4;               // a CTA's warps (each on units of its own)
 constexpr int kThreads = kWarps * 32;
-constexpr int kBlockBytes = 16 * kChunk * 2;           // a block's 16 plane rows x 64 columns
-constexpr int kUnitBytes = kTcBlocks * kBlockBytes;    // 4 KiB of shared memory a warp
+constexpr int kBlockBytes = 16 * kChunk * 2;           // a block's 16 plane rows x 64 columns (2 KiB)
+constexpr int kStageBytes = kBlockBytes;               // the unit's 16 output rows x 64 columns
+constexpr int kUnitBytes = kTcBlocks * kBlockBytes + kStageBytes;  // 6 KiB of shared memory a warp
 constexpr int kScanThreads = 1024;      // the scans' one CTA
 
 // Where the call's state lives in its allocation (planes_layout).
@@ -129,6 +131,7 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
   const int chunks = (ncols + kChunk - 1) / kChunk;
   const int units = chunks * a.groups;
   const unsigned wbase = unsigned(__cvta_generic_to_shared(smem)) + unsigned(warp * kUnitBytes);
+  const unsigned stage = wbase + unsigned(kTcBlocks * kBlockBytes);
   const __nv_bfloat162 clamp2 = __float2bfloat162_rn(a.clamp);
   // This lane's ldmatrix row (lanes 0-15: rows 0-15 of a block at n-tile q; 16-31: the same rows at q + 1).
   const int lrow = lane & 15, lhalf = lane >> 4;
@@ -156,9 +159,10 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
     const uint32_t a0[4] = {af0.x, af0.y, af0.z, af0.w}, a1[4] = {af1.x, af1.y, af1.z, af1.w};
     const int j0 = __ldg(a.order + 16 * g + gid), j1 = __ldg(a.order + 16 * g + gid + 8);
     size_t d0 = 0, d1 = 0;
+    int p0 = 0, p1 = 0;  // kMode 0: the rows' plane rows in the next layer
     if constexpr (kMode == 0) {
-      d0 = size_t(plane_row(__ldg(a.next_label + j0))) * size_t(ld);
-      d1 = size_t(plane_row(__ldg(a.next_label + j1))) * size_t(ld);
+      p0 = plane_row(__ldg(a.next_label + j0));
+      p1 = plane_row(__ldg(a.next_label + j1));
     } else {
       d0 = size_t(j0) * size_t(a.ldy);
       d1 = size_t(j1) * size_t(a.ldy);
@@ -191,10 +195,11 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
         const int col = c0 + 8 * t + 2 * tig;
         const int shift = 8 * (t & 3) + 2 * tig;  // (this lane's two columns' bits in their word)
         unsigned mine = 0u;
-        if constexpr (kMode == 0) {
+        if constexpr (kMode == 0) {  // (into the stage: rows gid, gid + 8, 16-byte piece t at slot t ^ row % 8)
           const uint32_t w0 = relu_clamp_pair(c[0], c[1], clamp2), w1 = relu_clamp_pair(c[2], c[3], clamp2);
-          *reinterpret_cast<uint32_t*>(a.out + d0 + size_t(col)) = w0;
-          *reinterpret_cast<uint32_t*>(a.out + d1 + size_t(col)) = w1;
+          const unsigned at = stage + unsigned(((t ^ gid) << 4) + 4 * tig);
+          sts_u32(at + unsigned(gid * 128), w0);
+          sts_u32(at + unsigned((gid + 8) * 128), w1);
           const uint32_t o = w0 | w1;  // (a clamped output is +0, -0 or positive: the sign bit does not count)
           mine = ((o & 0x7fffu) != 0u ? 1u : 0u) | ((o & 0x7fff0000u) != 0u ? 2u : 0u);
         } else {
@@ -223,6 +228,20 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
         }
       }
     }
+    if constexpr (kMode == 0) {
+      // The stage to the plane: lane l's 16-byte piece l % 8 of rows l / 8 + 4 m (m = 0..3: 128 bytes a row, one
+      // line a request), where its tile computed something; the row's plane row from the lane that computed it.
+      __syncwarp();
+#pragma unroll
+      for (int m = 0; m < 4; ++m) {
+        const int row = (lane >> 3) + 4 * m, piece = lane & 7;
+        const int prow = __shfl_sync(0xffffffffu, m < 2 ? p0 : p1, (row & 7) << 2);
+        const unsigned lw = piece < 4 ? live0 : live1;
+        if (((lw >> (8 * (piece & 3))) & 0xffu) == 0u) continue;
+        const uint4 v = lds_v4_u32(stage + unsigned(row * 128 + ((piece ^ (row & 7)) << 4)));
+        *reinterpret_cast<uint4*>(a.out + size_t(prow) * size_t(ld) + size_t(c0 + 8 * piece)) = v;
+      }
+    }
     if constexpr (kMode != 2) {
       // A column lives on when any output of it is nonzero, and only if it was live on input (a dead column's
       // outputs are bias-only, and pruned columns stay pruned, as in every path).
@@ -232,24 +251,25 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
       if (lane == 0 && bits0 != 0u && (__ldcg(w) & bits0) != bits0) atomicOr(w, bits0);
       if (lane == 1 && bits1 != 0u && (__ldcg(w + 1) & bits1) != bits1) atomicOr(w + 1, bits1);
     }
-    __syncwarp();  // (every lane's ldmatrix done before the next unit's copies overwrite the rows)
+    __syncwarp();  // (every lane's ldmatrix and stage reads done before the next unit's writes)
   }
 }
 
 // The call's input: x's listed columns (rows_in[t], t < count) rounded to bf16 into plane 0 at layer 0's names, zero
-// past the count (a warp a row, a lane two columns at a time); the input's alive words set for t < count, layer 0's
+// past the count up to its last chunk (a warp a row, a lane two columns at a time); the input's alive words set for t < count, layer 0's
 // output's cleared; pos[t] = t; the live span.
 __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, int n, int64_t ld, const float* x,
                                                              int64_t ldx, const int* rows_in, const int* counts,
                                                              int max_active, __nv_bfloat16* plane, unsigned* alive_in,
                                                              unsigned* alive0, int* pos, int* ncols) {
   const int count = min(counts[0], max_active);
+  const int span = (count + kChunk - 1) / kChunk * kChunk;  // (the chunks the layers read: zero past the count)
   const int lane = int(threadIdx.x & 31);
   const int warps = int(gridDim.x) * kWarps;
   for (int i = int(blockIdx.x) * kWarps + int(threadIdx.x >> 5); i < n; i += warps) {
     const float* const xi = x + size_t(i) * size_t(ldx);
     __nv_bfloat16* const row = plane + size_t(plane_row(__ldg(label + i))) * size_t(ld);
-    for (int t = 2 * lane; t < ld; t += 64) {
+    for (int t = 2 * lane; t < span; t += 64) {
       const float v0 = t < count ? __ldg(xi + __ldg(rows_in + t)) : 0.f;
       const float v1 = t + 1 < count ? __ldg(xi + __ldg(rows_in + t + 1)) : 0.f;
       uint32_t p[1];
@@ -416,7 +436,7 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
     int grid = 0;
     JHDNN_TRY(grid_of(planes_layer_kernel<0>, sms, &grid));
     // alive[(l + 2) % 3] is layer l's input (l = 0: the call's), alive[l % 3] its output.
-    planes_in_kernel<<<unsigned(sms * 4), kThreads, 0, s>>>(tables[0].label, int(n), ld, x, ldx, rows_in, counts,
+    planes_in_kernel<<<unsigned(sms * 8), kThreads, 0, s>>>(tables[0].label, int(n), ld, x, ldx, rows_in, counts,
                                                              max_active, plane[0], alive[2], alive[0], pos[0], ncols);
     JHDNN_CUDA_TRY(cudaGetLastError());
     int cur = 0, cur_pos = 0, stage = 0;
@@ -456,7 +476,7 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
                                                               pos[cur_pos ^ 1], ncols + stage + 1, nullptr, 0,
                                                               nullptr, nullptr, nullptr);
           JHDNN_CUDA_TRY(cudaGetLastError());
-          planes_gather_kernel<<<unsigned(sms * 8), kThreads, 0, s>>>(int(n), ld, ncols + stage + 1, src, plane[cur],
+          planes_gather_kernel<<<unsigned(sms * 16), kThreads, 0, s>>>(int(n), ld, ncols + stage + 1, src, plane[cur],
                                                                       plane[cur ^ 1]);
           JHDNN_CUDA_TRY(cudaGetLastError());
           cur ^= 1;

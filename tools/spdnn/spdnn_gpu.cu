@@ -554,6 +554,11 @@ struct InferenceRun {
   cudaMemPool_t planes_pool = nullptr;
   uint64_t planes_pool_threshold = 0;
   int* tc_iota = nullptr;  // DriverOptions::tc_head_compact: 0, 1, 2, ..., the list layer tc_layers + 1 reads
+  // prepare_tc_tail past n = 4096: 0, 1, 2, .. (tc_iota where there is one), the list of the resident calls after the
+  // first, whose calls all write their survivors compacted (rowsOut NULL): the planes kernels' last layer then writes
+  // y's rows in runs of columns, not at the survivors' list positions spread over the call's input (session 58: that
+  // scatter took 580 us at N = 16384, its 32-byte sectors each written for 4 bytes).
+  int* planes_iota = nullptr;
   cudaGraph_t tc_graph = nullptr;
   cudaGraphExec_t tc_exec = nullptr;
   void prepare_tc_head();
@@ -936,6 +941,16 @@ void InferenceRun::prepare_tc_tail() {
     CUDA_CHECK(cudaMemPoolSetAttribute(planes_pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
   }
   size_t bytes = 0;
+  if (n > kTcTailStreamMaxN) {
+    planes_iota = tc_iota;
+    if (planes_iota == nullptr) {
+      planes_iota = dalloc<int>(rows, &bytes, &o);
+      res.device_bytes += bytes;
+      std::vector<int> iota(rows);
+      std::iota(iota.begin(), iota.end(), 0);
+      CUDA_CHECK(cudaMemcpy(planes_iota, iota.data(), rows * sizeof(int), cudaMemcpyHostToDevice));
+    }
+  }
   int* const zero = dalloc<int>(size_t(layers) + 1, &bytes, &o);
   res.device_bytes += bytes;
   CUDA_CHECK(cudaMemset(zero, 0, (size_t(layers) + 1) * sizeof(int)));
@@ -1065,9 +1080,11 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
     const int out = 1 - set;
     TraceRecord* call_trace = trace ? trace + trace_first.size() * trace_per_call : nullptr;
     const auto tc = std::chrono::steady_clock::now();
+    const int* const rows_in = planes_iota != nullptr && ran ? planes_iota : act_rows[set];
+    int* const rows_out = planes_iota != nullptr ? nullptr : act_rows[out];
     const jhdnnStatus_t st = jhdnnSparseDnnLayersForwardResidentEx(
-        h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, act_rows[set], ids[set], layout, x[set], rows,
-        x[out], rows, act_rows[out], ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
+        h, chunk, descs.data() + c0, bias, 32.f, max_active, counts + c0, rows_in, ids[set], layout, x[set], rows,
+        x[out], rows, rows_out, ids[out], resident_slice, call_trace, trace_per_call * sizeof(TraceRecord));
     const double call_ms = host_ms_since(tc);
     res.api_host_ms += call_ms;
     if (!ran) res.first_tail_host_ms = call_ms;
