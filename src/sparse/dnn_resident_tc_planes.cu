@@ -46,13 +46,14 @@ constexpr int kChunk = 64;              // columns of a unit: 8 n-tiles of m16n8
 constexpr int kWarps = 4;               // a CTA's warps (each on units of its own)
 constexpr int kThreads = kWarps * 32;
 constexpr int kBlockBytes = 16 * kChunk * 2;           // a block's 16 plane rows x 64 columns (2 KiB)
+constexpr int kInBytes = kTcBlocks * kBlockBytes;      // a unit's rows (two buffers a warp: one computed, one coming)
 constexpr int kStageBytes = kBlockBytes;               // the unit's 16 output rows x 64 columns
-constexpr int kUnitBytes = kTcBlocks * kBlockBytes + kStageBytes;  // 6 KiB of shared memory a warp
+constexpr int kUnitBytes = 2 * kInBytes + kStageBytes;  // 10 KiB of shared memory a warp
 constexpr int kScanThreads = 1024;      // the scans' one CTA
 
 // Where the call's state lives in its allocation (planes_layout).
 struct PlanesLayout {
-  size_t plane[2], alive[3], pos[2], src, base, ncols, total;
+  size_t plane[2], alive[3], pos[2], src, base, ncols, phase, total;
 };
 PlanesLayout planes_layout(int64_t n, int64_t ld, int stages) {
   PlanesLayout m{};
@@ -69,6 +70,7 @@ PlanesLayout planes_layout(int64_t n, int64_t ld, int stages) {
   m.src = take(size_t(ld) * 4);
   m.base = take(words * 4);
   m.ncols = take(size_t(stages) * 4);
+  m.phase = take(4);
   m.total = at;
   return m;
 }
@@ -85,8 +87,9 @@ struct LayerArgs {
   int64_t ld;              // a plane row's columns (a multiple of kChunk)
   const int* ncols;        // the planes' live span (columns 0 .. *ncols - 1)
   bool reverse;            // chunks in descending order
-  const __nv_bfloat16* in;
-  __nv_bfloat16* out;
+  __nv_bfloat16* planes[2];  // the input is planes[cur ^ *phase], the output the other
+  int cur;
+  const int* phase;          // 1 where an odd number of compactions were skipped (planes_scan_kernel)
   const unsigned* alive_in;  // the input's live columns
   unsigned* alive_out;       // kMode 0 / 1: OR-ed into (zeroed before); kMode 2: the survivors
   unsigned* alive_clear;     // zeroed by CTA 0 (the array two layers on writes), or null
@@ -121,6 +124,20 @@ __device__ void layer_bookkeeping(const LayerArgs& a) {
   if (threadIdx.x == 0 && total != 0) atomicAdd(a.count_add, total);
 }
 
+// A unit's table entries, loaded two units ahead (planes_layer_kernel): its columns and group, its blocks' first plane
+// rows, its output rows.
+struct UnitAhead {
+  int c0 = 0, g = -1;  // g < 0: past the warp's units
+  int r0 = 0, r1 = 0, j0 = 0, j1 = 0;
+};
+// The unit one ahead: what its compute reads besides its rows (the A fragments, the live columns of its input, the
+// next names of its rows: kMode 0), loaded while the unit before it computes.
+struct UnitNext {
+  uint4 af0, af1;
+  unsigned live0 = 0u, live1 = 0u;
+  int p0 = 0, p1 = 0;
+};
+
 template <int kMode>
 __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_constant__ LayerArgs a) {
   __shared__ __align__(128) char smem[kWarps * kUnitBytes];
@@ -131,128 +148,159 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
   const int chunks = (ncols + kChunk - 1) / kChunk;
   const int units = chunks * a.groups;
   const unsigned wbase = unsigned(__cvta_generic_to_shared(smem)) + unsigned(warp * kUnitBytes);
-  const unsigned stage = wbase + unsigned(kTcBlocks * kBlockBytes);
+  const unsigned stage = wbase + unsigned(2 * kInBytes);
   const __nv_bfloat162 clamp2 = __float2bfloat162_rn(a.clamp);
+  const unsigned* const live_words = kMode == 2 ? a.alive_out : a.alive_in;
+  const int ph = *a.phase;
+  const __nv_bfloat16* const in = a.planes[a.cur ^ ph];
+  __nv_bfloat16* const out = a.planes[a.cur ^ ph ^ 1];
   // This lane's ldmatrix row (lanes 0-15: rows 0-15 of a block at n-tile q; 16-31: the same rows at q + 1).
   const int lrow = lane & 15, lhalf = lane >> 4;
-  for (int u = int(blockIdx.x) * kWarps + warp; u < units; u += int(gridDim.x) * kWarps) {
+  const int stride = int(gridDim.x) * kWarps;
+  // Three units of a warp in flight: the table entries of unit k + 2 load while the rows of unit k + 1 come into one
+  // shared buffer (cp.async) and unit k computes from the other, so no dependent load waits in a unit's path.
+  auto load_ahead = [&](int u, UnitAhead& x) {
+    if (u >= units) {
+      x.g = -1;
+      return;
+    }
     int chunk = u / a.groups;
-    const int g = u - chunk * a.groups;
+    x.g = u - chunk * a.groups;
     if (a.reverse) chunk = chunks - 1 - chunk;
-    const int c0 = chunk * kChunk;
-    const unsigned* const live_words = kMode == 2 ? a.alive_out : a.alive_in;
-    const unsigned live0 = __ldcg(live_words + c0 / 32), live1 = __ldcg(live_words + c0 / 32 + 1);
-    if ((live0 | live1) == 0u) continue;  // (warp-uniform) every column of the chunk dead
-    {  // the two blocks' 16 rows x 128 bytes: copy k = lane + 32 m is block m / 4, row k / 8 % 16, 16 bytes k % 8,
-       // at 16-byte slot (k % 8) ^ (row % 8) of its row in shared memory
-      const int r0 = __ldg(a.bcol + 2 * g), r1 = __ldg(a.bcol + 2 * g + 1);
+    x.c0 = chunk * kChunk;
+    x.r0 = __ldg(a.bcol + 2 * x.g);
+    x.r1 = __ldg(a.bcol + 2 * x.g + 1);
+    x.j0 = __ldg(a.order + 16 * x.g + gid);
+    x.j1 = __ldg(a.order + 16 * x.g + gid + 8);
+  };
+  // The unit's two blocks' 16 rows x 128 bytes into buffer `buf` (copy k = lane + 32 m: block m / 4, row k / 8 % 16,
+  // 16 bytes k % 8, at 16-byte slot (k % 8) ^ (row % 8) of its row), unless all its columns are dead; one commit
+  // group either way.
+  auto issue = [&](const UnitAhead& x, unsigned buf, UnitNext& y) {
+    if (x.g >= 0) {
+      y.live0 = __ldcg(live_words + x.c0 / 32);
+      y.live1 = __ldcg(live_words + x.c0 / 32 + 1);
+      y.af0 = __ldg(a.afrag + (2 * x.g) * 32 + lane);
+      y.af1 = __ldg(a.afrag + (2 * x.g + 1) * 32 + lane);
+      if constexpr (kMode == 0) {
+        y.p0 = plane_row(__ldg(a.next_label + x.j0));
+        y.p1 = plane_row(__ldg(a.next_label + x.j1));
+      }
 #pragma unroll
       for (int m = 0; m < 8; ++m) {
         const int k = lane + 32 * m, b = m >> 2, row = (k >> 3) & 15, c = k & 7;
-        const __nv_bfloat16* src = a.in + size_t((b == 0 ? r0 : r1) + row) * size_t(ld) + size_t(c0 + 8 * c);
-        copy16(wbase + unsigned(b * kBlockBytes + row * 128 + ((c ^ (row & 7)) << 4)), src);
+        const __nv_bfloat16* src = in + size_t((b == 0 ? x.r0 : x.r1) + row) * size_t(ld) + size_t(x.c0 + 8 * c);
+        copy16(buf + unsigned(b * kBlockBytes + row * 128 + ((c ^ (row & 7)) << 4)), src);
       }
-      asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
-    // While the rows come in: the A fragments and the output rows' destinations.
-    const uint4 af0 = __ldg(a.afrag + (2 * g) * 32 + lane), af1 = __ldg(a.afrag + (2 * g + 1) * 32 + lane);
-    const uint32_t a0[4] = {af0.x, af0.y, af0.z, af0.w}, a1[4] = {af1.x, af1.y, af1.z, af1.w};
-    const int j0 = __ldg(a.order + 16 * g + gid), j1 = __ldg(a.order + 16 * g + gid + 8);
-    size_t d0 = 0, d1 = 0;
-    int p0 = 0, p1 = 0;  // kMode 0: the rows' plane rows in the next layer
-    if constexpr (kMode == 0) {
-      p0 = plane_row(__ldg(a.next_label + j0));
-      p1 = plane_row(__ldg(a.next_label + j1));
-    } else {
-      d0 = size_t(j0) * size_t(a.ldy);
-      d1 = size_t(j1) * size_t(a.ldy);
-    }
-    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+  };
+  const int u0 = int(blockIdx.x) * kWarps + warp;
+  UnitAhead cur, nxt, far;
+  UnitNext cn, nn;
+  load_ahead(u0, cur);
+  load_ahead(u0 + stride, nxt);
+  issue(cur, wbase, cn);
+  for (int u = u0, k = 0; u < units; u += stride, ++k) {
+    load_ahead(u + 2 * stride, far);
+    issue(nxt, wbase + unsigned(((k + 1) & 1) * kInBytes), nn);
+    asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // (unit k's rows: all but the newest group)
     __syncwarp();
-    unsigned bits0 = 0u, bits1 = 0u;  // kMode 0 / 1: this lane's live outputs (columns c0 + 0..31, c0 + 32..63)
+    const unsigned buf = wbase + unsigned((k & 1) * kInBytes);
+    const int c0 = cur.c0;
+    const unsigned live0 = cn.live0, live1 = cn.live1;
+    if ((live0 | live1) != 0u) {  // (warp-uniform) else every column of the chunk dead
+      const uint32_t a0[4] = {cn.af0.x, cn.af0.y, cn.af0.z, cn.af0.w}, a1[4] = {cn.af1.x, cn.af1.y, cn.af1.z, cn.af1.w};
+      const size_t d0 = size_t(cur.j0) * size_t(a.ldy), d1 = size_t(cur.j1) * size_t(a.ldy);  // (kMode 2: y's rows)
+      unsigned bits0 = 0u, bits1 = 0u;  // kMode 0 / 1: this lane's live outputs (columns c0 + 0..31, c0 + 32..63)
 #pragma unroll
-    for (int q = 0; q < 8; q += 2) {
-      const unsigned lw = q < 4 ? live0 : live1;
-      const unsigned pair = (lw >> (8 * (q & 3))) & 0xffffu;  // (the tiles q, q + 1's input columns)
-      if (pair == 0u) continue;  // (warp-uniform)
-      uint32_t bf[kTcBlocks][4];
+      for (int q = 0; q < 8; q += 2) {
+        const unsigned lw = q < 4 ? live0 : live1;
+        const unsigned pair = (lw >> (8 * (q & 3))) & 0xffffu;  // (the tiles q, q + 1's input columns)
+        if (pair == 0u) continue;  // (warp-uniform)
+        uint32_t bf[kTcBlocks][4];
 #pragma unroll
-      for (int b = 0; b < kTcBlocks; ++b) {
-        const int c = q + lhalf;
-        const unsigned addr = wbase + unsigned(b * kBlockBytes + lrow * 128 + ((c ^ (lrow & 7)) << 4));
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                     : "=r"(bf[b][0]), "=r"(bf[b][1]), "=r"(bf[b][2]), "=r"(bf[b][3])
-                     : "r"(addr));
-      }
+        for (int b = 0; b < kTcBlocks; ++b) {
+          const int c = q + lhalf;
+          const unsigned addr = buf + unsigned(b * kBlockBytes + lrow * 128 + ((c ^ (lrow & 7)) << 4));
+          asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                       : "=r"(bf[b][0]), "=r"(bf[b][1]), "=r"(bf[b][2]), "=r"(bf[b][3])
+                       : "r"(addr));
+        }
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int t = q + h;  // the n-tile: columns c0 + 8 t .. + 7
-        if (((pair >> (8 * h)) & 0xffu) == 0u) continue;
-        float c[4] = {a.bias, a.bias, a.bias, a.bias};
-        const uint32_t b0[2] = {bf[0][2 * h], bf[0][2 * h + 1]}, b1[2] = {bf[1][2 * h], bf[1][2 * h + 1]};
-        jhdnn::tc::Mma<__nv_bfloat16>::run(c, a0, b0);
-        jhdnn::tc::Mma<__nv_bfloat16>::run(c, a1, b1);
-        const int col = c0 + 8 * t + 2 * tig;
-        const int shift = 8 * (t & 3) + 2 * tig;  // (this lane's two columns' bits in their word)
-        unsigned mine = 0u;
-        if constexpr (kMode == 0) {  // (into the stage: rows gid, gid + 8, 16-byte piece t at slot t ^ row % 8)
-          const uint32_t w0 = relu_clamp_pair(c[0], c[1], clamp2), w1 = relu_clamp_pair(c[2], c[3], clamp2);
-          const unsigned at = stage + unsigned(((t ^ gid) << 4) + 4 * tig);
-          sts_u32(at + unsigned(gid * 128), w0);
-          sts_u32(at + unsigned((gid + 8) * 128), w1);
-          const uint32_t o = w0 | w1;  // (a clamped output is +0, -0 or positive: the sign bit does not count)
-          mine = ((o & 0x7fffu) != 0u ? 1u : 0u) | ((o & 0x7fff0000u) != 0u ? 2u : 0u);
-        } else {
+        for (int h = 0; h < 2; ++h) {
+          const int t = q + h;  // the n-tile: columns c0 + 8 t .. + 7
+          if (((pair >> (8 * h)) & 0xffu) == 0u) continue;
+          float c[4] = {a.bias, a.bias, a.bias, a.bias};
+          const uint32_t b0[2] = {bf[0][2 * h], bf[0][2 * h + 1]}, b1[2] = {bf[1][2 * h], bf[1][2 * h + 1]};
+          jhdnn::tc::Mma<__nv_bfloat16>::run(c, a0, b0);
+          jhdnn::tc::Mma<__nv_bfloat16>::run(c, a1, b1);
+          const int col = c0 + 8 * t + 2 * tig;
+          const int shift = 8 * (t & 3) + 2 * tig;  // (this lane's two columns' bits in their word)
+          unsigned mine = 0u;
+          if constexpr (kMode == 0) {  // (into the stage: rows gid, gid + 8, 16-byte piece t at slot t ^ row % 8)
+            const uint32_t w0 = relu_clamp_pair(c[0], c[1], clamp2), w1 = relu_clamp_pair(c[2], c[3], clamp2);
+            const unsigned at = stage + unsigned(((t ^ gid) << 4) + 4 * tig);
+            sts_u32(at + unsigned(gid * 128), w0);
+            sts_u32(at + unsigned((gid + 8) * 128), w1);
+            const uint32_t o = w0 | w1;  // (a clamped output is +0, -0 or positive: the sign bit does not count)
+            mine = ((o & 0x7fffu) != 0u ? 1u : 0u) | ((o & 0x7fff0000u) != 0u ? 2u : 0u);
+          } else {
 #pragma unroll
-          for (int e = 0; e < 4; ++e) c[e] = fminf(fmaxf(c[e], 0.f), a.clamp);
-          if constexpr (kMode == 1) {
-            mine = (((__float_as_uint(c[0]) | __float_as_uint(c[2])) << 1) != 0u ? 1u : 0u) |
-                   (((__float_as_uint(c[1]) | __float_as_uint(c[3])) << 1) != 0u ? 2u : 0u);
-          } else {  // kMode 2: the survivors among this lane's two columns
-            const unsigned lwt = t < 4 ? live0 : live1;
+            for (int e = 0; e < 4; ++e) c[e] = fminf(fmaxf(c[e], 0.f), a.clamp);
+            if constexpr (kMode == 1) {
+              mine = (((__float_as_uint(c[0]) | __float_as_uint(c[2])) << 1) != 0u ? 1u : 0u) |
+                     (((__float_as_uint(c[1]) | __float_as_uint(c[3])) << 1) != 0u ? 2u : 0u);
+            } else {  // kMode 2: the survivors among this lane's two columns
+              const unsigned lwt = t < 4 ? live0 : live1;
 #pragma unroll
-            for (int e = 0; e < 2; ++e) {
-              if (((lwt >> (shift + e)) & 1u) == 0u) continue;
-              const int cc = col + e;
-              const int out_col =
-                  a.compacted ? __ldg(a.base + cc / 32) + __popc(lwt & ((1u << (shift + e)) - 1u)) : __ldg(a.pos + cc);
-              if (out_col >= a.max_active) continue;
-              a.y[d0 + size_t(out_col)] = c[e];
-              a.y[d1 + size_t(out_col)] = c[2 + e];
+              for (int e = 0; e < 2; ++e) {
+                if (((lwt >> (shift + e)) & 1u) == 0u) continue;
+                const int cc = col + e;
+                const int out_col = a.compacted ? __ldg(a.base + cc / 32) + __popc(lwt & ((1u << (shift + e)) - 1u))
+                                                : __ldg(a.pos + cc);
+                if (out_col >= a.max_active) continue;
+                a.y[d0 + size_t(out_col)] = c[e];
+                a.y[d1 + size_t(out_col)] = c[2 + e];
+              }
             }
           }
-        }
-        if constexpr (kMode != 2) {
-          if (t < 4) bits0 |= mine << shift;
-          else bits1 |= mine << shift;
+          if constexpr (kMode != 2) {
+            if (t < 4) bits0 |= mine << shift;
+            else bits1 |= mine << shift;
+          }
         }
       }
-    }
-    if constexpr (kMode == 0) {
-      // The stage to the plane: lane l's 16-byte piece l % 8 of rows l / 8 + 4 m (m = 0..3: 128 bytes a row, one
-      // line a request), where its tile computed something; the row's plane row from the lane that computed it.
-      __syncwarp();
+      if constexpr (kMode == 0) {
+        // The stage to the plane: lane l's 16-byte piece l % 8 of rows l / 8 + 4 m (m = 0..3: 128 bytes a row, one
+        // line a request), where its tile computed something; the row's plane row from the lane that computed it.
+        __syncwarp();
 #pragma unroll
-      for (int m = 0; m < 4; ++m) {
-        const int row = (lane >> 3) + 4 * m, piece = lane & 7;
-        const int prow = __shfl_sync(0xffffffffu, m < 2 ? p0 : p1, (row & 7) << 2);
-        const unsigned lw = piece < 4 ? live0 : live1;
-        if (((lw >> (8 * (piece & 3))) & 0xffu) == 0u) continue;
-        const uint4 v = lds_v4_u32(stage + unsigned(row * 128 + ((piece ^ (row & 7)) << 4)));
-        *reinterpret_cast<uint4*>(a.out + size_t(prow) * size_t(ld) + size_t(c0 + 8 * piece)) = v;
+        for (int m = 0; m < 4; ++m) {
+          const int row = (lane >> 3) + 4 * m, piece = lane & 7;
+          const int prow = __shfl_sync(0xffffffffu, m < 2 ? cn.p0 : cn.p1, (row & 7) << 2);
+          const unsigned lw = piece < 4 ? live0 : live1;
+          if (((lw >> (8 * (piece & 3))) & 0xffu) == 0u) continue;
+          const uint4 v = lds_v4_u32(stage + unsigned(row * 128 + ((piece ^ (row & 7)) << 4)));
+          *reinterpret_cast<uint4*>(out + size_t(prow) * size_t(ld) + size_t(c0 + 8 * piece)) = v;
+        }
       }
-    }
-    if constexpr (kMode != 2) {
-      // A column lives on when any output of it is nonzero, and only if it was live on input (a dead column's
-      // outputs are bias-only, and pruned columns stay pruned, as in every path).
-      bits0 = __reduce_or_sync(0xffffffffu, bits0) & live0;
-      bits1 = __reduce_or_sync(0xffffffffu, bits1) & live1;
-      unsigned* const w = a.alive_out + c0 / 32;
-      if (lane == 0 && bits0 != 0u && (__ldcg(w) & bits0) != bits0) atomicOr(w, bits0);
-      if (lane == 1 && bits1 != 0u && (__ldcg(w + 1) & bits1) != bits1) atomicOr(w + 1, bits1);
+      if constexpr (kMode != 2) {
+        // A column lives on when any output of it is nonzero, and only if it was live on input (a dead column's
+        // outputs are bias-only, and pruned columns stay pruned, as in every path).
+        bits0 = __reduce_or_sync(0xffffffffu, bits0) & live0;
+        bits1 = __reduce_or_sync(0xffffffffu, bits1) & live1;
+        unsigned* const w = a.alive_out + c0 / 32;
+        if (lane == 0 && bits0 != 0u && (__ldcg(w) & bits0) != bits0) atomicOr(w, bits0);
+        if (lane == 1 && bits1 != 0u && (__ldcg(w + 1) & bits1) != bits1) atomicOr(w + 1, bits1);
+      }
     }
     __syncwarp();  // (every lane's ldmatrix and stage reads done before the next unit's writes)
+    cur = nxt;
+    nxt = far;
+    cn = nn;
   }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");  // (no copy outlives the CTA's shared memory)
 }
 
 // The call's input: x's listed columns (rows_in[t], t < count) rounded to bf16 into plane 0 at layer 0's names, zero
@@ -261,7 +309,7 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
 __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, int n, int64_t ld, const float* x,
                                                              int64_t ldx, const int* rows_in, const int* counts,
                                                              int max_active, __nv_bfloat16* plane, unsigned* alive_in,
-                                                             unsigned* alive0, int* pos, int* ncols) {
+                                                             unsigned* alive0, int* pos, int* ncols, int* phase) {
   const int count = min(counts[0], max_active);
   const int span = (count + kChunk - 1) / kChunk * kChunk;  // (the chunks the layers read: zero past the count)
   const int lane = int(threadIdx.x & 31);
@@ -285,7 +333,10 @@ __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, i
     alive0[w] = 0u;
   }
   for (int64_t t = g0; t < ld; t += gstride) pos[t] = int(t);
-  if (g0 == 0) *ncols = count;
+  if (g0 == 0) {
+    *ncols = count;
+    *phase = 0;
+  }
 }
 
 // Block-wide exclusive prefix of each thread's `v` (kScanThreads threads), and the total.
@@ -317,14 +368,19 @@ __device__ int block_prefix(int v, int* total) {
 }
 
 // One CTA over the alive words of a layer's output (words <= ld / 32): each word's first slot into base[], and
-// kCompact: each live column's source into src[slot], its list position into pos_out[slot], the new live span into
-// ncols_out, the words rewritten as the compacted span's (every column below it live); else (the survivors of the
-// call's last layer): rows_out / ids_out at each slot from `slot0` (counts[layers] on entry), the count added.
+// kCompact: where at least an eighth of the live span (ncols_in) died, each live column's source into src[slot], its
+// list position into pos_out[slot], the new live span into ncols_out, the words rewritten as the compacted span's
+// (every column below it live); where fewer died, the columns stay where they are (a gather would cost about a layer
+// and save less: session 58's timeline had ~40-150 us a gather at N = 16384): ncols_out = ncols_in, pos_out = pos,
+// and *phase flipped, so that the layers read the plane they would have read before the gather planned. Else (the
+// survivors of the call's last layer): rows_out / ids_out at each slot from `slot0` (counts[layers] on entry), the
+// count added.
 template <bool kCompact>
 __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* alive, int words, int* base,
                                                                    const int* pos, int* src, int* pos_out,
                                                                    int* ncols_out, int* count, int max_active,
-                                                                   const int* ids_in, int* rows_out, int* ids_out) {
+                                                                   const int* ids_in, int* rows_out, int* ids_out,
+                                                                   const int* ncols_in, int* phase) {
   __shared__ int slot0;
   if (!kCompact && threadIdx.x == 0) slot0 = *count;  // (the compacted output's first slot)
   const int per = (words + kScanThreads - 1) / kScanThreads;
@@ -334,6 +390,17 @@ __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* ali
   int total = 0;
   int at = block_prefix(mine, &total);  // (its barriers also publish slot0)
   if constexpr (!kCompact) at += slot0;
+  if constexpr (kCompact) {
+    const int span_in = *ncols_in;
+    if (8 * int64_t(total) > 7 * int64_t(span_in)) {  // (block-uniform) fewer than an eighth died: no gather
+      for (int t = int(threadIdx.x); t < span_in; t += kScanThreads) pos_out[t] = pos[t];
+      if (threadIdx.x == 0) {
+        *ncols_out = span_in;
+        *phase ^= 1;
+      }
+      return;
+    }
+  }
   for (int w = w0; w < w1; ++w) {
     const unsigned bits = alive[w];
     base[w] = at;
@@ -362,11 +429,16 @@ __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* ali
   }
 }
 
-// The compaction's gather: column s of `to` (every row) is column src[s] of `from`, s below the new span (a warp a
-// row).
-__global__ void __launch_bounds__(kThreads) planes_gather_kernel(int n, int64_t ld, const int* ncols, const int* src,
-                                                                 const __nv_bfloat16* from, __nv_bfloat16* to) {
+// The compaction's gather: column s of the other plane (every row) is column src[s] of the layer's output,
+// planes[cur ^ *phase], s below the new span (a warp a row); nothing where the scan kept the columns (the span the
+// same).
+__global__ void __launch_bounds__(kThreads) planes_gather_kernel(int n, int64_t ld, const int* ncols_in,
+                                                                 const int* ncols, const int* src, __nv_bfloat16* p0,
+                                                                 __nv_bfloat16* p1, int cur, const int* phase) {
   const int span = *ncols;
+  if (span == *ncols_in) return;
+  const __nv_bfloat16* const from = ((cur ^ *phase) == 0) ? p0 : p1;
+  __nv_bfloat16* const to = ((cur ^ *phase) == 0) ? p1 : p0;
   const int warps = int(gridDim.x) * kWarps;
   for (int i = int(blockIdx.x) * kWarps + int(threadIdx.x >> 5); i < n; i += warps) {
     const __nv_bfloat16* const f = from + size_t(i) * size_t(ld);
@@ -431,13 +503,15 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
   int* const src = reinterpret_cast<int*>(b + m.src);
   int* const base = reinterpret_cast<int*>(b + m.base);
   int* const ncols = reinterpret_cast<int*>(b + m.ncols);
+  int* const phase = reinterpret_cast<int*>(b + m.phase);
   // From here every path frees mem (in stream order), and the first error is the one returned.
   auto run = [&]() -> Status {
     int grid = 0;
     JHDNN_TRY(grid_of(planes_layer_kernel<0>, sms, &grid));
     // alive[(l + 2) % 3] is layer l's input (l = 0: the call's), alive[l % 3] its output.
     planes_in_kernel<<<unsigned(sms * 8), kThreads, 0, s>>>(tables[0].label, int(n), ld, x, ldx, rows_in, counts,
-                                                             max_active, plane[0], alive[2], alive[0], pos[0], ncols);
+                                                             max_active, plane[0], alive[2], alive[0], pos[0], ncols,
+                                                             phase);
     JHDNN_CUDA_TRY(cudaGetLastError());
     int cur = 0, cur_pos = 0, stage = 0;
     LayerArgs a{};
@@ -451,6 +525,9 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
     a.base = base;
     a.compacted = rows_out == nullptr;
     a.max_active = max_active;
+    a.planes[0] = plane[0];
+    a.planes[1] = plane[1];
+    a.phase = phase;
     for (int l = 0; l < layer_count; ++l) {
       const bool last = l + 1 == layer_count;
       a.afrag = tables[l].afrag;
@@ -459,8 +536,7 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
       a.next_label = last ? nullptr : tables[l + 1].label;
       a.ncols = ncols + stage;
       a.reverse = (l & 1) != 0;
-      a.in = plane[cur];
-      a.out = plane[cur ^ 1];
+      a.cur = cur;
       a.alive_in = alive[(l + 2) % 3];
       a.alive_out = alive[l % 3];
       a.alive_clear = last ? nullptr : alive[(l + 1) % 3];
@@ -471,13 +547,13 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
         cur ^= 1;
         const int done = l + 1;
         if ((done & (done - 1)) == 0 && stage + 1 < kTcPlanesMaxStages) {
-          // the live columns compacted: layer l's output (plane cur) gathered into the other plane
+          // the live columns compacted (where enough died): layer l's output gathered into the other plane
           planes_scan_kernel<true><<<1, kScanThreads, 0, s>>>(alive[l % 3], words, base, pos[cur_pos], src,
                                                               pos[cur_pos ^ 1], ncols + stage + 1, nullptr, 0,
-                                                              nullptr, nullptr, nullptr);
+                                                              nullptr, nullptr, nullptr, ncols + stage, phase);
           JHDNN_CUDA_TRY(cudaGetLastError());
-          planes_gather_kernel<<<unsigned(sms * 16), kThreads, 0, s>>>(int(n), ld, ncols + stage + 1, src, plane[cur],
-                                                                      plane[cur ^ 1]);
+          planes_gather_kernel<<<unsigned(sms * 16), kThreads, 0, s>>>(int(n), ld, ncols + stage, ncols + stage + 1,
+                                                                      src, plane[0], plane[1], cur, phase);
           JHDNN_CUDA_TRY(cudaGetLastError());
           cur ^= 1;
           cur_pos ^= 1;
@@ -488,7 +564,7 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
         JHDNN_CUDA_TRY(cudaGetLastError());
         planes_scan_kernel<false><<<1, kScanThreads, 0, s>>>(alive[l % 3], words, base, pos[cur_pos], nullptr,
                                                              nullptr, nullptr, counts + layer_count, max_active,
-                                                             ids_in, rows_out, ids_out);
+                                                             ids_in, rows_out, ids_out, nullptr, nullptr);
         JHDNN_CUDA_TRY(cudaGetLastError());
         a.pos = pos[cur_pos];
         a.count_add = nullptr;
