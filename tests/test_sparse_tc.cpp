@@ -823,7 +823,7 @@ TEST_CASE("tensor-core tail through the driver: the resident calls on tensor cor
         CHECK(got.resident_calls > 0);
         CHECK(got.tail_first > head);
         CHECK(got.categories == want.categories);
-      } catch (const std::exception& e) {  // (the head's cluster of 16 CTAs may not fit a device; nothing else may fail)
+      } catch (const std::exception& e) {  // (the head's cluster of 16 CTAs may not fit a device; nothing else)
         const std::string why = e.what();
         INFO(why);
         REQUIRE(head > 0);

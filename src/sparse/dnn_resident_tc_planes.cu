@@ -7,20 +7,21 @@
 // every column of the call, 2 bytes a column, so a group's two input blocks are 2 x 16 rows of the plane. Each warp
 // takes units of one group x 64 columns: the two blocks' 16 rows x 128 bytes into its shared memory (cp.async,
 // swizzled so that ldmatrix reads them without bank conflicts), the two A fragments from the L2, per 8 columns two
-// m16n8k16 MMAs with the bias as C's initial value, then ReLU and the clamp on the rounded bf16 pair, stored at the
-// output rows' next names. Units run column-chunk by column-chunk (every group of chunk 0, then of chunk 1, ..), so
-// that the two groups reading a block read it from the L2 close in time, and in the opposite direction every other
-// layer, so that a layer first reads what the one before wrote last.
+// m16n8k16 MMAs with the bias as C's initial value, then ReLU and the clamp on the rounded bf16 pair, through a
+// shared-memory stage to whole 128-byte rows at the output rows' next names; three units of a warp in flight (table
+// entries two ahead, rows one ahead). Units run column-chunk by column-chunk (every group of chunk 0, then of chunk
+// 1, ..), so that the two groups reading a block read it from the L2 close in time, and in the opposite direction
+// every other layer, so that a layer first reads what the one before wrote last.
 //
-// A layer costs what its planes cost to move: at n = 16384 and 1200 live columns ~40 MB read and ~40 MB written, where
-// the exact graph path's late layer is bound by its FFMA issue (~60 us, src/sparse/README.md).
+// A late layer at n = 16384 and 1200 live columns moves ~40 MB from and ~40 MB to DRAM and took 36-41 us on the H200
+// (session 58, docs/perf-notes.md), where the exact graph path's, bound by its FFMA issue, takes ~60.
 //
 // Live columns: each layer ORs its outputs into a bit per column (alive_out; a column of all-zero outputs is dead, as
 // everywhere in the sparse path) and skips the 8-column tiles whose inputs are all dead. After call layers 1, 2, 4, 8,
-// .. (not the last) the live columns are compacted (a scan, then a gather of both planes' live columns into the other
-// plane), so that the work shrinks with the survivors, as the pipeline's refreshes make it. The last layer runs twice,
-// as in the streamed kernel: once for the survivors (from its fp32 outputs), whose list positions and ids a scan then
-// writes in list order, then again to write their fp32 outputs into y.
+// .. (not the last) the live columns are compacted where at least an eighth of them died (a scan, then a gather into
+// the other plane), so that the work shrinks with the survivors, as the pipeline's refreshes make it. The last layer
+// runs twice, as in the streamed kernel: once for the survivors (from its fp32 outputs), whose list positions and ids
+// a scan then writes in list order, then again to write their fp32 outputs into y.
 //
 // Per column this is the cluster kernel's arithmetic (the same fragments, MMAs, bias and rounding in the same order),
 // so its outputs are the same bits as a chain of dnn_resident_tc calls over the same layers (tests/test_sparse_tc.cpp).
@@ -304,8 +305,8 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
 }
 
 // The call's input: x's listed columns (rows_in[t], t < count) rounded to bf16 into plane 0 at layer 0's names, zero
-// past the count up to its last chunk (a warp a row, a lane two columns at a time); the input's alive words set for t < count, layer 0's
-// output's cleared; pos[t] = t; the live span.
+// past the count up to its last chunk (a warp a row, a lane two columns at a time); the input's alive words set for
+// t < count, layer 0's output's cleared; pos[t] = t; the live span; the phase 0.
 __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, int n, int64_t ld, const float* x,
                                                              int64_t ldx, const int* rows_in, const int* counts,
                                                              int max_active, __nv_bfloat16* plane, unsigned* alive_in,

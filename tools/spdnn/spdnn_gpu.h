@@ -257,10 +257,10 @@ struct DriverOptions {
   // set to TENSOR_OP_MATH_ALLOW_CONVERSION for the run). Their calls of more than 8 layers run the streamed kernel
   // (src/sparse/dnn_resident_tc_stream.cu: a tile of 8 images in one CTA, n <= 4096, the weights streamed from the L2);
   // the tables of every such layer are built before the clock. NOT the fp32 chain bit for bit. Off by default.
-  // Past n = kTcTailStreamMaxN the library runs those calls on its planes kernels (src/sparse/dnn_resident_tc_planes.cu,
-  // session 58: one launch a layer, the features in bf16 planes in device memory); the resident path then runs at any
-  // width, its calls from the first layer the head allows (resident_below < 0), and the device's default memory pool
-  // keeps its memory for the run.
+  // Past n = kTcTailStreamMaxN the library runs those calls on its planes kernels (dnn_resident_tc_planes.cu, session
+  // 58: one launch a layer, the features in bf16 planes in device memory); the resident path then runs at any width,
+  // its calls from the first layer the head allows (resident_below < 0), and the device's default memory pool keeps
+  // its memory for the run.
   bool tc_tail = false;
 };
 // The widest n of the library's streamed kernel (its kTcStreamMaxN, src/sparse/sparse.h).
