@@ -472,11 +472,6 @@ Status load_dnn_resident_tc_planes_kernels() {
   return Status::success();
 }
 
-size_t resident_tc_planes_bytes(int64_t n, int max_active) {
-  const int64_t ld = (int64_t(max_active) + kChunk - 1) / kChunk * kChunk;
-  return planes_layout(n, ld, kTcPlanesMaxStages).total;
-}
-
 Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tables, int layer_count, int64_t n,
                               float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                               const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,

@@ -163,7 +163,7 @@ Status load_dnn_resident_tc_stream_kernel();
 // Past n = kTcStreamMaxN, calls of more than kTcMaxLayers layers, and calls whose tables the cluster kernel's shared
 // memory cannot hold (one piece only; every call past kTcCtaRows x kTcMaxClusterCtas rows): the planes kernels
 // (dnn_resident_tc_planes.cu), one launch a layer, the features in two bf16 planes in device memory (n x maxActive x 2
-// bytes each, resident_tc_planes_bytes with the lists, stream-ordered from the device's current memory pool). tables:
+// bytes each, and ~16 bytes a column of lists, stream-ordered from the device's current memory pool). tables:
 // each layer's afrag, its blocks' renamed columns (a cluster's tables: gbcol), order and label (tc_tables.h).
 struct TcPlanesTables {
   const uint4* afrag;
@@ -172,7 +172,6 @@ struct TcPlanesTables {
   const int* label;
 };
 constexpr int kTcPlanesMaxStages = 16;  // the live span after 0, 1, 2, .. compactions (after call layers 1, 2, 4, ..)
-size_t resident_tc_planes_bytes(int64_t n, int max_active);
 Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tables, int layer_count, int64_t n,
                               float bias, float clamp_max, int max_active, int* counts, const int* rows_in,
                               const int* ids_in, const float* x, int64_t ldx, float* y, int64_t ldy, int* rows_out,
