@@ -482,7 +482,7 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  * (no cluster); a tile whose images all died stops. Per image it computes what the 8-layer calls compute, bit for
  * bit: a call of layers 1-11 gives the outputs, survivors and counts of calls of 1-5 and 6-11. Past n = 4096 (one
  * piece) such calls, and every call past n = 16384, run the planes kernels instead: the features in two bf16 planes in
- * device memory (2 x n x maxActive x 2 bytes and ~16 bytes a column of lists, taken stream-ordered from the device's
+ * device memory (2 x n x maxActive x 2 bytes and 12.5 bytes a column of lists, taken stream-ordered from the device's
  * current memory pool with cudaMallocAsync and freed the same way at the call's end: the application's release
  * threshold on that pool says whether the memory stays mapped for the next call), one launch a layer, the columns
  * that died moved out after the call's layers 1, 2, 4, 8, .. where at least an eighth of them died; the same bits per

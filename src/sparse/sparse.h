@@ -163,7 +163,7 @@ Status load_dnn_resident_tc_stream_kernel();
 // Past n = kTcStreamMaxN, calls of more than kTcMaxLayers layers, and calls whose tables the cluster kernel's shared
 // memory cannot hold (one piece only; every call past kTcCtaRows x kTcMaxClusterCtas rows): the planes kernels
 // (dnn_resident_tc_planes.cu), one launch a layer, the features in two bf16 planes in device memory (n x maxActive x 2
-// bytes each, and ~16 bytes a column of lists, stream-ordered from the device's current memory pool). tables:
+// bytes each, and 12.5 bytes a column of lists, stream-ordered from the device's current memory pool). tables:
 // each layer's afrag, its blocks' renamed columns (a cluster's tables: gbcol), order and label (tc_tables.h).
 struct TcPlanesTables {
   const uint4* afrag;
