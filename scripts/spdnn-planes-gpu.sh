@@ -6,7 +6,8 @@
 # without validation (the categories are checked by the tests and bench_sparse). TIMELINE=1: ncu's duration, DRAM
 # bytes and warp instructions of the first KERNELS (default 260) launches of one --tc-tail 1 run at N = 16384 L = 30
 # (the untimed table build's launches first). NCU=1: the sections of one planes layer launch (SKIP, default 46: layer
-# ~21 of that run). BENCH=1: bench_sparse at SPDNN_BENCH (default "16384:120;65536:120") with the pipeline.
+# ~21 of that run; NCU_SRC=1 its per-instruction page too). TIMELINE_WIDE=1: the timeline at N = 65536 L = 20.
+# BENCH=1: bench_sparse at SPDNN_BENCH (default "16384:120;65536:120") with the pipeline.
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-planes-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's five files)
 set -uo pipefail
@@ -25,10 +26,19 @@ for n in ${WIDTHS:-16384 65536}; do
     done
   done
 done
-if [ "${TIMELINE:-0}" = 1 ]; then
-  step timeline_16384_tail 150 ncu --clock-control none --cache-control none --csv -c "${KERNELS:-260}" \
+# timeline NAME WIDTH LAYERS ARGS..: ncu's per-launch figures of one spdnn_infer run (the first KERNELS launches)
+timeline() {
+  local name=$1 w=$2 l=$3
+  shift 3
+  step "timeline_$name" 150 ncu --clock-control none --cache-control none --csv -c "${KERNELS:-260}" \
     --metrics gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-    "$SI" --width 16384 --layers 30 --path resident --tc-tail 1 --validate no --no-warmup
+    "$SI" --width "$w" --layers "$l" --path resident --validate no --no-warmup "$@"
+}
+[ "${TIMELINE:-0}" = 1 ] && timeline 16384_tail 16384 30 --tc-tail 1
+# TIMELINE_WIDE=1: the same at N = 65536 L = 20, with the exact head graph and from layer 1
+if [ "${TIMELINE_WIDE:-0}" = 1 ]; then
+  timeline 65536_tail 65536 20 --tc-tail 1
+  timeline 65536_tail_l1 65536 20 --tc-tail 1 --head-graph 0
 fi
 if [ "${NCU:-0}" = 1 ]; then
   step ncu_planes_16384 120 ncu --clock-control none --kernel-name regex:planes_layer -s "${SKIP:-46}" -c 1 \
@@ -36,6 +46,9 @@ if [ "${NCU:-0}" = 1 ]; then
     --metrics "smsp__inst_executed.sum,gpu__time_duration.sum$NCU_STALLS" \
     "$SI" --width 16384 --layers 30 --path resident --tc-tail 1 --validate no --no-warmup
 fi
+# NCU_SRC=1: the same launch's details and per-instruction page (src_planes_16384.csv.gz, scripts/ncu-source-lines.py)
+[ "${NCU_SRC:-0}" = 1 ] && ncu_profile planes_16384 planes_layer "${SKIP:-46}" --width 16384 --layers 30 \
+  --path resident --tc-tail 1
 if [ "${BENCH:-0}" = 1 ]; then
   rows=${BENCH_ROWS:-'SpDNN/(fused|resident_tail|resident_tc5c_tail|graph_tc5c|cusparse)/'}
   step bench_sparse 300 "$BS" --spdnn "${SPDNN_BENCH:-16384:120;65536:120}" \

@@ -51,6 +51,10 @@ constexpr int kInBytes = kTcBlocks * kBlockBytes;      // a unit's rows (two buf
 constexpr int kStageBytes = kBlockBytes;               // the unit's 16 output rows x 64 columns
 constexpr int kUnitBytes = 2 * kInBytes + kStageBytes;  // 10 KiB of shared memory a warp
 constexpr int kScanThreads = 1024;      // the scans' one CTA
+// A warp takes runs of kRun consecutive groups of one chunk, their live bits OR-ed in registers and added to the
+// layer's alive words by one atomic a run: a late layer's live columns are a few words on one or two L2 lines, which
+// every unit read and OR-ed into before (session 59). n is a multiple of 64: the groups a multiple of kRun.
+constexpr int kRun = 4;
 
 // Where the call's state lives in its allocation (planes_layout).
 struct PlanesLayout {
@@ -147,7 +151,7 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
   const int64_t ld = a.ld;
   const int ncols = *a.ncols;
   const int chunks = (ncols + kChunk - 1) / kChunk;
-  const int units = chunks * a.groups;
+  const int runs_per_chunk = a.groups / kRun, runs = chunks * runs_per_chunk;
   const unsigned wbase = unsigned(__cvta_generic_to_shared(smem)) + unsigned(warp * kUnitBytes);
   const unsigned stage = wbase + unsigned(2 * kInBytes);
   const __nv_bfloat162 clamp2 = __float2bfloat162_rn(a.clamp);
@@ -157,16 +161,18 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
   __nv_bfloat16* const out = a.planes[a.cur ^ ph ^ 1];
   // This lane's ldmatrix row (lanes 0-15: rows 0-15 of a block at n-tile q; 16-31: the same rows at q + 1).
   const int lrow = lane & 15, lhalf = lane >> 4;
-  const int stride = int(gridDim.x) * kWarps;
-  // Three units of a warp in flight: the table entries of unit k + 2 load while the rows of unit k + 1 come into one
-  // shared buffer (cp.async) and unit k computes from the other, so no dependent load waits in a unit's path.
-  auto load_ahead = [&](int u, UnitAhead& x) {
-    if (u >= units) {
+  const int wg = int(blockIdx.x) * kWarps + warp, stride = int(gridDim.x) * kWarps;
+  // The warp's unit k: group kRun r + k % kRun of run r = wg + (k / kRun) stride (runs chunk by chunk). Three units of
+  // a warp in flight: the table entries of unit k + 2 load while the rows of unit k + 1 come into one shared buffer
+  // (cp.async) and unit k computes from the other, so no dependent load waits in a unit's path.
+  auto load_ahead = [&](int k, UnitAhead& x) {
+    const int run = wg + (k / kRun) * stride;
+    if (run >= runs) {
       x.g = -1;
       return;
     }
-    int chunk = u / a.groups;
-    x.g = u - chunk * a.groups;
+    int chunk = run / runs_per_chunk;
+    x.g = (run - chunk * runs_per_chunk) * kRun + k % kRun;
     if (a.reverse) chunk = chunks - 1 - chunk;
     x.c0 = chunk * kChunk;
     x.r0 = __ldg(a.bcol + 2 * x.g);
@@ -179,8 +185,10 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
   // group either way.
   auto issue = [&](const UnitAhead& x, unsigned buf, UnitNext& y) {
     if (x.g >= 0) {
-      y.live0 = __ldcg(live_words + x.c0 / 32);
-      y.live1 = __ldcg(live_words + x.c0 / 32 + 1);
+      // (read-only in this launch: through the L1, where the SM's other warps find the same two words)
+      const uint2 lv = __ldg(reinterpret_cast<const uint2*>(live_words + x.c0 / 32));
+      y.live0 = lv.x;
+      y.live1 = lv.y;
       y.af0 = __ldg(a.afrag + (2 * x.g) * 32 + lane);
       y.af1 = __ldg(a.afrag + (2 * x.g + 1) * 32 + lane);
       if constexpr (kMode == 0) {
@@ -196,14 +204,14 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
     }
     asm volatile("cp.async.commit_group;\n" ::: "memory");
   };
-  const int u0 = int(blockIdx.x) * kWarps + warp;
   UnitAhead cur, nxt, far;
   UnitNext cn, nn;
-  load_ahead(u0, cur);
-  load_ahead(u0 + stride, nxt);
+  load_ahead(0, cur);
+  load_ahead(1, nxt);
   issue(cur, wbase, cn);
-  for (int u = u0, k = 0; u < units; u += stride, ++k) {
-    load_ahead(u + 2 * stride, far);
+  unsigned run0 = 0u, run1 = 0u;  // kMode 0 / 1: this lane's live outputs in the run so far (columns c0 + 0..63)
+  for (int k = 0; cur.g >= 0; ++k) {
+    load_ahead(k + 2, far);
     issue(nxt, wbase + unsigned(((k + 1) & 1) * kInBytes), nn);
     asm volatile("cp.async.wait_group 1;\n" ::: "memory");  // (unit k's rows: all but the newest group)
     __syncwarp();
@@ -213,7 +221,7 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
     if ((live0 | live1) != 0u) {  // (warp-uniform) else every column of the chunk dead
       const uint32_t a0[4] = {cn.af0.x, cn.af0.y, cn.af0.z, cn.af0.w}, a1[4] = {cn.af1.x, cn.af1.y, cn.af1.z, cn.af1.w};
       const size_t d0 = size_t(cur.j0) * size_t(a.ldy), d1 = size_t(cur.j1) * size_t(a.ldy);  // (kMode 2: y's rows)
-      unsigned bits0 = 0u, bits1 = 0u;  // kMode 0 / 1: this lane's live outputs (columns c0 + 0..31, c0 + 32..63)
+      unsigned bits0 = 0u, bits1 = 0u;  // kMode 0 / 1: this lane's live outputs in the unit
 #pragma unroll
       for (int q = 0; q < 8; q += 2) {
         const unsigned lw = q < 4 ? live0 : live1;
@@ -286,14 +294,19 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
           *reinterpret_cast<uint4*>(out + size_t(prow) * size_t(ld) + size_t(c0 + 8 * piece)) = v;
         }
       }
-      if constexpr (kMode != 2) {
+      run0 |= bits0;
+      run1 |= bits1;
+    }
+    if constexpr (kMode != 2) {
+      if (k % kRun == kRun - 1) {  // (warp-uniform) the run's last unit: its columns' live bits to the layer's words
         // A column lives on when any output of it is nonzero, and only if it was live on input (a dead column's
         // outputs are bias-only, and pruned columns stay pruned, as in every path).
-        bits0 = __reduce_or_sync(0xffffffffu, bits0) & live0;
-        bits1 = __reduce_or_sync(0xffffffffu, bits1) & live1;
-        unsigned* const w = a.alive_out + c0 / 32;
-        if (lane == 0 && bits0 != 0u && (__ldcg(w) & bits0) != bits0) atomicOr(w, bits0);
-        if (lane == 1 && bits1 != 0u && (__ldcg(w + 1) & bits1) != bits1) atomicOr(w + 1, bits1);
+        const unsigned b0 = __reduce_or_sync(0xffffffffu, run0) & live0;
+        const unsigned b1 = __reduce_or_sync(0xffffffffu, run1) & live1;
+        if (lane == 0 && (b0 | b1) != 0u)
+          atomicOr(reinterpret_cast<unsigned long long*>(a.alive_out + c0 / 32),
+                   (static_cast<unsigned long long>(b1) << 32) | b0);
+        run0 = run1 = 0u;
       }
     }
     __syncwarp();  // (every lane's ldmatrix and stage reads done before the next unit's writes)
