@@ -51,6 +51,7 @@ constexpr int kInBytes = kTcBlocks * kBlockBytes;      // a unit's rows (two buf
 constexpr int kStageBytes = kBlockBytes;               // the unit's 16 output rows x 64 columns
 constexpr int kUnitBytes = 2 * kInBytes + kStageBytes;  // 10 KiB of shared memory a warp
 constexpr int kScanThreads = 1024;      // the scans' one CTA
+constexpr int kGatherRows = 16;         // the input's conversion and the gathers: rows of a warp's item
 // A warp takes runs of kRun consecutive groups of one chunk, their live bits OR-ed in registers and added to the
 // layer's alive words by one atomic a run: a late layer's live columns are a few words on one or two L2 lines, which
 // every unit read and OR-ed into before (session 59). n is a multiple of 64: the groups a multiple of kRun.
@@ -135,8 +136,10 @@ struct UnitAhead {
   int c0 = 0, g = -1;  // g < 0: past the warp's units
   int r0 = 0, r1 = 0, j0 = 0, j1 = 0;
 };
-// The unit one ahead: what its compute reads besides its rows (the A fragments, the live columns of its input, the
-// next names of its rows: kMode 0), loaded while the unit before it computes.
+// The unit one ahead: what its compute reads besides its rows (the A fragments, the live columns of its input; kMode
+// 0: the next labels of its rows, kMode 2: its two words' first survivor slots), loaded while the unit before it
+// computes. (The labels are turned into plane rows where they are used: an instruction on a loaded value in the
+// issuing code would wait for the load there; session 59's per-instruction samples.)
 struct UnitNext {
   uint4 af0, af1;
   unsigned live0 = 0u, live1 = 0u;
@@ -192,8 +195,14 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
       y.af0 = __ldg(a.afrag + (2 * x.g) * 32 + lane);
       y.af1 = __ldg(a.afrag + (2 * x.g + 1) * 32 + lane);
       if constexpr (kMode == 0) {
-        y.p0 = plane_row(__ldg(a.next_label + x.j0));
-        y.p1 = plane_row(__ldg(a.next_label + x.j1));
+        y.p0 = __ldg(a.next_label + x.j0);
+        y.p1 = __ldg(a.next_label + x.j1);
+      } else if constexpr (kMode == 2) {
+        if (a.compacted) {
+          const int2 bw = __ldg(reinterpret_cast<const int2*>(a.base + x.c0 / 32));
+          y.p0 = bw.x;
+          y.p1 = bw.y;
+        }
       }
 #pragma unroll
       for (int m = 0; m < 8; ++m) {
@@ -266,7 +275,7 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
               for (int e = 0; e < 2; ++e) {
                 if (((lwt >> (shift + e)) & 1u) == 0u) continue;
                 const int cc = col + e;
-                const int out_col = a.compacted ? __ldg(a.base + cc / 32) + __popc(lwt & ((1u << (shift + e)) - 1u))
+                const int out_col = a.compacted ? (t < 4 ? cn.p0 : cn.p1) + __popc(lwt & ((1u << (shift + e)) - 1u))
                                                 : __ldg(a.pos + cc);
                 if (out_col >= a.max_active) continue;
                 a.y[d0 + size_t(out_col)] = c[e];
@@ -287,7 +296,7 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
 #pragma unroll
         for (int m = 0; m < 4; ++m) {
           const int row = (lane >> 3) + 4 * m, piece = lane & 7;
-          const int prow = __shfl_sync(0xffffffffu, m < 2 ? cn.p0 : cn.p1, (row & 7) << 2);
+          const int prow = plane_row(__shfl_sync(0xffffffffu, m < 2 ? cn.p0 : cn.p1, (row & 7) << 2));
           const unsigned lw = piece < 4 ? live0 : live1;
           if (((lw >> (8 * (piece & 3))) & 0xffu) == 0u) continue;
           const uint4 v = lds_v4_u32(stage + unsigned(row * 128 + ((piece ^ (row & 7)) << 4)));
@@ -318,8 +327,11 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
 }
 
 // The call's input: x's listed columns (rows_in[t], t < count) rounded to bf16 into plane 0 at layer 0's names, zero
-// past the count up to its last chunk (a warp a row, a lane two columns at a time); the input's alive words set for
-// t < count, layer 0's output's cleared; pos[t] = t; the live span; the phase 0.
+// past the count up to its last chunk; the input's alive words set for t < count, layer 0's output's cleared;
+// pos[t] = t; the live span; the phase 0. A warp takes items of 256 columns (8 a lane, their x columns loaded once)
+// x kGatherRows rows: per row two 16-byte loads where the lane's 8 columns are consecutive in x and aligned (as the
+// first call of a run gives them), else 8 loads, and one 16-byte store. (A lane of the first version moved two
+// columns a row: 8.8 ms at n = 65536 and 60000 columns, 2.7 TB/s; session 59.)
 __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, int n, int64_t ld, const float* x,
                                                              int64_t ldx, const int* rows_in, const int* counts,
                                                              int max_active, __nv_bfloat16* plane, unsigned* alive_in,
@@ -327,16 +339,40 @@ __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, i
   const int count = min(counts[0], max_active);
   const int span = (count + kChunk - 1) / kChunk * kChunk;  // (the chunks the layers read: zero past the count)
   const int lane = int(threadIdx.x & 31);
+  const int tiles = (span + 255) / 256, row_blocks = (n + kGatherRows - 1) / kGatherRows;
   const int warps = int(gridDim.x) * kWarps;
-  for (int i = int(blockIdx.x) * kWarps + int(threadIdx.x >> 5); i < n; i += warps) {
-    const float* const xi = x + size_t(i) * size_t(ldx);
-    __nv_bfloat16* const row = plane + size_t(plane_row(__ldg(label + i))) * size_t(ld);
-    for (int t = 2 * lane; t < span; t += 64) {
-      const float v0 = t < count ? __ldg(xi + __ldg(rows_in + t)) : 0.f;
-      const float v1 = t + 1 < count ? __ldg(xi + __ldg(rows_in + t + 1)) : 0.f;
-      uint32_t p[1];
-      split_pair<1>(v0, v1, p);
-      *reinterpret_cast<uint32_t*>(row + t) = p[0];
+  for (int item = int(blockIdx.x) * kWarps + int(threadIdx.x >> 5); item < tiles * row_blocks; item += warps) {
+    const int tile = item % tiles, rb = item / tiles;
+    const int t0 = tile * 256 + 8 * lane;
+    if (t0 >= span) continue;
+    int xc[8];
+    bool run = true;  // (the 8 columns consecutive in x)
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      xc[e] = t0 + e < count ? __ldg(rows_in + t0 + e) : -1;
+      run = run && xc[e] == xc[0] + e;
+    }
+    const int i1 = min(n, (rb + 1) * kGatherRows);
+    for (int i = rb * kGatherRows; i < i1; ++i) {
+      const float* const xi = x + size_t(i) * size_t(ldx);
+      float v[8];
+      if (run && (reinterpret_cast<uintptr_t>(xi + xc[0]) & 15u) == 0u) {
+        const float4 lo = __ldg(reinterpret_cast<const float4*>(xi + xc[0]));
+        const float4 hi = __ldg(reinterpret_cast<const float4*>(xi + xc[0]) + 1);
+        v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = xc[e] >= 0 ? __ldg(xi + xc[e]) : 0.f;
+      }
+      uint32_t w[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        uint32_t p[1];
+        split_pair<1>(v[2 * e], v[2 * e + 1], p);
+        w[e] = p[0];
+      }
+      __nv_bfloat16* const row = plane + size_t(plane_row(__ldg(label + i))) * size_t(ld);
+      *reinterpret_cast<uint4*>(row + t0) = make_uint4(w[0], w[1], w[2], w[3]);
     }
   }
   const int64_t gstride = int64_t(gridDim.x) * kThreads, g0 = int64_t(blockIdx.x) * kThreads + threadIdx.x;
@@ -382,19 +418,21 @@ __device__ int block_prefix(int v, int* total) {
 }
 
 // One CTA over the alive words of a layer's output (words <= ld / 32): each word's first slot into base[], and
-// kCompact: where at least an eighth of the live span (ncols_in) died, each live column's source into src[slot], its
-// list position into pos_out[slot], the new live span into ncols_out, the words rewritten as the compacted span's
-// (every column below it live); where fewer died, the columns stay where they are (a gather would cost about a layer
-// and save less: session 58's timeline had ~40-150 us a gather at N = 16384): ncols_out = ncols_in, pos_out = pos,
-// and *phase flipped, so that the layers read the plane they would have read before the gather planned. Else (the
-// survivors of the call's last layer): rows_out / ids_out at each slot from `slot0` (counts[layers] on entry), the
-// count added.
+// kCompact: where the gather pays (below), each live column's source into src[slot], its list position into
+// pos_out[slot], the new live span into ncols_out, the words rewritten as the compacted span's (every column below it
+// live); else the columns stay where they are: ncols_out = ncols_in, pos_out = pos, and *phase flipped, so that the
+// layers read the plane they would have read before the gather planned. The gather pays where the columns that died
+// times the `gap` layers (passes) that would read them before the next compaction outnumber the survivors it moves:
+// a gather moves a survivor about as a layer does (a read and a write of its 2 bytes a row), while a layer at the
+// old span moves the dead columns too. (Session 59's timeline at n = 65536: the gather after layer 1, 60000 -> 50850
+// columns, cost more than the one layer at the smaller span saved.) Else (the survivors of the call's last layer):
+// rows_out / ids_out at each slot from `slot0` (counts[layers] on entry), the count added.
 template <bool kCompact>
 __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* alive, int words, int* base,
                                                                    const int* pos, int* src, int* pos_out,
                                                                    int* ncols_out, int* count, int max_active,
                                                                    const int* ids_in, int* rows_out, int* ids_out,
-                                                                   const int* ncols_in, int* phase) {
+                                                                   const int* ncols_in, int* phase, int gap) {
   __shared__ int slot0;
   if (!kCompact && threadIdx.x == 0) slot0 = *count;  // (the compacted output's first slot)
   const int per = (words + kScanThreads - 1) / kScanThreads;
@@ -406,7 +444,7 @@ __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* ali
   if constexpr (!kCompact) at += slot0;
   if constexpr (kCompact) {
     const int span_in = *ncols_in;
-    if (8 * int64_t(total) > 7 * int64_t(span_in)) {  // (block-uniform) fewer than an eighth died: no gather
+    if (int64_t(span_in - total) * gap <= int64_t(total)) {  // (block-uniform) the gather would not pay
       for (int t = int(threadIdx.x); t < span_in; t += kScanThreads) pos_out[t] = pos[t];
       if (threadIdx.x == 0) {
         *ncols_out = span_in;
@@ -444,20 +482,40 @@ __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* ali
 }
 
 // The compaction's gather: column s of the other plane (every row) is column src[s] of the layer's output,
-// planes[cur ^ *phase], s below the new span (a warp a row); nothing where the scan kept the columns (the span the
-// same).
+// planes[cur ^ *phase], s below the new span, zero past it to the span's last chunk; nothing where the scan kept the
+// columns (the span the same). A warp takes items of 256 columns (8 a lane, their sources loaded once) x kGatherRows
+// rows: per row 8 two-byte loads through the L1 (a survivor's neighbours in the source row are mostly on the same
+// lines) and one 16-byte store, where a lane of the first version moved one column a row with a 2-byte load and store
+// (149 us for 3350 columns at n = 16384, session 59's timeline).
 __global__ void __launch_bounds__(kThreads) planes_gather_kernel(int n, int64_t ld, const int* ncols_in,
                                                                  const int* ncols, const int* src, __nv_bfloat16* p0,
                                                                  __nv_bfloat16* p1, int cur, const int* phase) {
   const int span = *ncols;
   if (span == *ncols_in) return;
-  const __nv_bfloat16* const from = ((cur ^ *phase) == 0) ? p0 : p1;
+  const unsigned short* const from = reinterpret_cast<const unsigned short*>((cur ^ *phase) == 0 ? p0 : p1);
   __nv_bfloat16* const to = ((cur ^ *phase) == 0) ? p1 : p0;
+  const int lane = int(threadIdx.x & 31);
+  const int tiles = (span + 255) / 256, row_blocks = (n + kGatherRows - 1) / kGatherRows;
   const int warps = int(gridDim.x) * kWarps;
-  for (int i = int(blockIdx.x) * kWarps + int(threadIdx.x >> 5); i < n; i += warps) {
-    const __nv_bfloat16* const f = from + size_t(i) * size_t(ld);
-    __nv_bfloat16* const t = to + size_t(i) * size_t(ld);
-    for (int s = int(threadIdx.x & 31); s < span; s += 32) t[s] = f[__ldg(src + s)];
+  for (int item = int(blockIdx.x) * kWarps + int(threadIdx.x >> 5); item < tiles * row_blocks; item += warps) {
+    const int tile = item % tiles, rb = item / tiles;
+    const int s0 = tile * 256 + 8 * lane;
+    if (s0 >= (span + kChunk - 1) / kChunk * kChunk) continue;  // (past the span's last chunk: not read)
+    int from_col[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) from_col[e] = s0 + e < span ? __ldg(src + s0 + e) : -1;
+    const int i1 = min(n, (rb + 1) * kGatherRows);
+    for (int i = rb * kGatherRows; i < i1; ++i) {
+      const unsigned short* const f = from + size_t(i) * size_t(ld);
+      uint32_t w[4];
+#pragma unroll
+      for (int e = 0; e < 8; e += 2) {
+        const uint32_t lo = from_col[e] >= 0 ? __ldg(f + from_col[e]) : 0u;
+        const uint32_t hi = from_col[e + 1] >= 0 ? __ldg(f + from_col[e + 1]) : 0u;
+        w[e / 2] = lo | (hi << 16);
+      }
+      *reinterpret_cast<uint4*>(to + size_t(i) * size_t(ld) + size_t(s0)) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
   }
 }
 
@@ -557,9 +615,13 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
         const int done = l + 1;
         if ((done & (done - 1)) == 0 && stage + 1 < kTcPlanesMaxStages) {
           // the live columns compacted (where enough died): layer l's output gathered into the other plane
+          // (the passes at the new span before the next compaction could run: call layers done + 1 .. 2 done, or
+          // to the end, where the last layer runs twice)
+          const int next = stage + 2 < kTcPlanesMaxStages ? 2 * done : layer_count;
+          const int gap = std::min(next, layer_count) - done + (next >= layer_count ? 1 : 0);
           planes_scan_kernel<true><<<1, kScanThreads, 0, s>>>(alive[l % 3], words, base, pos[cur_pos], src,
                                                               pos[cur_pos ^ 1], ncols + stage + 1, nullptr, 0,
-                                                              nullptr, nullptr, nullptr, ncols + stage, phase);
+                                                              nullptr, nullptr, nullptr, ncols + stage, phase, gap);
           JHDNN_CUDA_TRY(cudaGetLastError());
           planes_gather_kernel<<<unsigned(sms * 16), kThreads, 0, s>>>(int(n), ld, ncols + stage, ncols + stage + 1,
                                                                       src, plane[0], plane[1], cur, phase);
@@ -573,7 +635,7 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
         JHDNN_CUDA_TRY(cudaGetLastError());
         planes_scan_kernel<false><<<1, kScanThreads, 0, s>>>(alive[l % 3], words, base, pos[cur_pos], nullptr,
                                                              nullptr, nullptr, counts + layer_count, max_active,
-                                                             ids_in, rows_out, ids_out, nullptr, nullptr);
+                                                             ids_in, rows_out, ids_out, nullptr, nullptr, 0);
         JHDNN_CUDA_TRY(cudaGetLastError());
         a.pos = pos[cur_pos];
         a.count_add = nullptr;
