@@ -7,13 +7,19 @@
 # bytes and warp instructions of the first KERNELS (default 260) launches of one --tc-tail 1 run at N = 16384 L = 30
 # (the untimed table build's launches first). NCU=1: the sections of one planes layer launch (SKIP, default 46: layer
 # ~21 of that run; NCU_SRC=1 its per-instruction page too). TIMELINE_WIDE=1: the timeline at N = 65536 L = 20.
-# BENCH=1: bench_sparse at SPDNN_BENCH (default "16384:120;65536:120") with the pipeline.
+# BENCH=1: bench_sparse at SPDNN_BENCH (default "16384:120;65536:120") with the pipeline. CTEST=1 first: every
+# target and the whole ctest but the 19 switch reruns of test_sparse's GPU cases (then TESTS=0: ctest runs them).
 #   JHDNN_COMMIT=<sha> bash scripts/spdnn-planes-gpu.sh $OUT/t; mv $OUT/t/r.tgz $OUT/; rm -rf $OUT/t
 # (carry data/spdnn's five files)
 set -uo pipefail
 FETCH_SPDNN=1 BUDGET_DEFAULT=585 UNSET_SWITCHES="JHDNN_SPDNN_TILE JHDNN_RESIDENT_KERNEL JHDNN_RESIDENT_BLOCKS \
   JHDNN_TEST_SPDNN_TILE JHDNN_TEST_REUSE_CASE" source "$(dirname "$0")/lib/gpu-script.sh" "$@"
-build_step "$B" spdnn_infer test_sparse_tc bench_sparse
+if [ "${CTEST:-0}" = 1 ]; then  # every target and the whole ctest but the switch reruns of test_sparse's GPU cases
+  build_step "$B" all
+  ctest_step "$B" -E "spdnn_tile_|resident_kernel_|resident_blocks_"
+else
+  build_step "$B" spdnn_infer test_sparse_tc bench_sparse
+fi
 [ "${TESTS:-1}" = 1 ] && step tests_tc 240 "$T/test_sparse_tc"
 IFS=';' read -ra runs <<< "${RUNS:-tail=--tc-tail 1;tail_l1=--tc-tail 1 --head-graph 0}"
 for n in ${WIDTHS:-16384 65536}; do

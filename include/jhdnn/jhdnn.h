@@ -485,8 +485,8 @@ jhdnnStatus_t jhdnnSetSparseMatrixRowOrder(jhdnnSparseMatrixDescriptor_t spDesc,
  * device memory (2 x n x maxActive x 2 bytes and 12.5 bytes a column of lists, taken stream-ordered from the device's
  * current memory pool with cudaMallocAsync and freed the same way at the call's end: the application's release
  * threshold on that pool says whether the memory stays mapped for the next call), one launch a layer, the columns
- * that died moved out after the call's layers 1, 2, 4, 8, .. where at least an eighth of them died; the same bits per
- * image as the 8-layer calls, and the
+ * that died moved out after the call's layers 1, 2, 4, 8, .. where that pays (the columns that died times the layers
+ * before the next such point outnumber the survivors); the same bits per image as the 8-layer calls, and the
  * survivors listed in ascending list position.
  * BAD_PARAM for another value or a NULL descriptor. */
 jhdnnStatus_t jhdnnSetSparseMatrixMathType(jhdnnSparseMatrixDescriptor_t spDesc, jhdnnMathType_t mathType);

@@ -12,14 +12,17 @@
 // entries two ahead, rows one ahead). Units run column-chunk by column-chunk (every group of chunk 0, then of chunk
 // 1, ..), so that the two groups reading a block read it from the L2 close in time, and in the opposite direction
 // every other layer, so that a layer first reads what the one before wrote last.
+// A warp's units are runs of kRun consecutive groups of one chunk, so that the layer's live bits take one atomic a
+// run.
 //
-// A late layer at n = 16384 and 1200 live columns moves ~40 MB from and ~40 MB to DRAM and took 36-41 us on the H200
-// (session 58, docs/perf-notes.md), where the exact graph path's, bound by its FFMA issue, takes ~60.
+// A late layer at n = 16384 and 1200 live columns moves ~25 MB from and ~40 MB to DRAM and took 29-32 us on the H200
+// (sessions 58-59, docs/perf-notes.md; 36-41 before the runs of groups below), where the exact graph path's, bound by
+// its FFMA issue, takes ~60.
 //
 // Live columns: each layer ORs its outputs into a bit per column (alive_out; a column of all-zero outputs is dead, as
 // everywhere in the sparse path) and skips the 8-column tiles whose inputs are all dead. After call layers 1, 2, 4, 8,
-// .. (not the last) the live columns are compacted where at least an eighth of them died (a scan, then a gather into
-// the other plane), so that the work shrinks with the survivors, as the pipeline's refreshes make it. The last layer
+// .. (not the last) the live columns are compacted where that pays (a scan, then a gather into the other plane;
+// planes_scan_kernel says when), so that the work shrinks with the survivors, as the pipeline's refreshes make it. The last layer
 // runs twice, as in the streamed kernel: once for the survivors (from its fp32 outputs), whose list positions and ids
 // a scan then writes in list order, then again to write their fp32 outputs into y.
 //

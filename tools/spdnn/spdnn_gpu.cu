@@ -974,8 +974,14 @@ void InferenceRun::prepare_tc_tail() {
 // built leaves head_layers 0 (every layer launched by the host, as before) and says why in res.note.
 void InferenceRun::build_head_graph(int resident_below) {
   if (opt.tc_head_layers > 0) return;  // (the tensor-core call runs the head instead: prepare_tc_head)
-  // (auto: none where the caller set the resident threshold, so that the switch stays where it asked)
-  int k = opt.head_graph_layers >= 0 ? opt.head_graph_layers : resident_below >= 0 ? 0 : 1 + widen_layers;
+  // (auto: none where the caller set the resident threshold, so that the switch stays where it asked, and none for
+  // the tensor-core tail past n = 4096, whose planes calls run the crowded first layers faster than the fused ones:
+  // N = 16384 L = 120 14.43 ms from layer 1 against 16.61 after a head graph, N = 65536 55.68 against 68.47, session
+  // 59's spdnn_infer runs, bench/results/d24bb3d3/)
+  const bool tc_planes = opt.tc_tail && n > kTcTailStreamMaxN;
+  int k = opt.head_graph_layers >= 0 ? opt.head_graph_layers
+          : resident_below >= 0 || tc_planes ? 0
+                                             : 1 + widen_layers;
   k = std::min(k, layers - 1);
   if (k <= 0 || keep || image_major) return;  // (image-major: no fused layer reads that layout)
   cudaStream_t gs = nullptr;
@@ -1042,7 +1048,7 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   std::vector<jhdnnSparseMatrixDescriptor_t> descs;
   for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
   // (the tensor-core tail past n = 4096: its calls from the first layer the head's decision allows, as the planes
-  // kernels' late layer at N = 16384 takes 36-41 us against the fused one's ~60, session 58)
+  // kernels' late layer at N = 16384 takes 29-32 us against the fused one's ~60, sessions 58-59)
   const int threshold = resident_below >= 0              ? resident_below
                         : opt.tc_tail && n > kTcTailStreamMaxN ? int(rows)
                                                            : resident_auto_threshold();

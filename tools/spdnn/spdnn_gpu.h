@@ -221,7 +221,8 @@ struct DriverOptions {
   // kResident: the head's first layers as one CUDA graph, captured and instantiated before the clock starts (as
   // the graph path's whole network; InferenceResult::build_ms), launched with one call where the loop starts:
   // layers 1 .. head_graph_layers (-1: 1 + widen_layers, the crowded first layers that the widening check serves,
-  // or none where the caller set resident_below; 0: none, every head layer a host-driven launch as before session
+  // or none where the caller set resident_below, and none for the tensor-core tail past n = 4096, whose planes calls
+  // run those layers faster, session 59; 0: none, every head layer a host-driven launch as before session
   // 44). Layer head_graph_layers + 1 is then always a fused launch too (its decision would need the count of the
   // graph's last-but-one layer), and the host decides from layer head_graph_layers + 2 on, as before. Why: the
   // loop's first layer call took ~30 us of host time before anything ran (spdnn_infer's API host time at L = 1),
