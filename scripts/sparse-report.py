@@ -164,8 +164,9 @@ def main():
                "resident call on bf16 tensor cores (three bf16 pieces a feature, or one with ALLOW_CONVERSION), its "
                "survivors compacted (K = a + b: layers a + 1 .. a + b as a second such call on them); tail: the "
                "resident calls on tensor cores too (one piece; their calls of more than 8 layers the streamed kernel, "
-               "session 56, past N = 4096 every call the planes kernels, session 58; K = 0: the exact head); the same "
-               "exact path (past N = 4096 the exact graph path) and the pipeline measured in the same run.",
+               "session 56, past N = 4096 every call the planes kernels, session 58; K = 0: the exact head, past "
+               "N = 4096 from 3656a75b none: the planes calls from layer 1); the same exact path (past N = 4096 the "
+               "exact graph path) and the pipeline measured in the same run.",
                "",
                "| N | L | path | K | tail | pieces | time (ms) | TE/s | exact ms (same path) | x exact | x cuSPARSE | "
                "same categories | runs |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
