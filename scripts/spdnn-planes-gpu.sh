@@ -22,6 +22,7 @@ else
 fi
 [ "${TESTS:-1}" = 1 ] && step tests_tc 240 "$T/test_sparse_tc"
 IFS=';' read -ra runs <<< "${RUNS:-tail=--tc-tail 1;tail_l1=--tc-tail 1 --head-graph 0}"
+[ "${INFER:-1}" = 1 ] || WIDTHS=" "  # INFER=0: no spdnn_infer runs
 for n in ${WIDTHS:-16384 65536}; do
   for L in ${DEPTHS:-120}; do
     step "infer_${n}_${L}_graph" 90 "$SI" --width "$n" --layers "$L" --path graph --validate no
