@@ -358,24 +358,9 @@ __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, i
     const int i1 = min(n, (rb + 1) * kGatherRows);
     for (int i = rb * kGatherRows; i < i1; ++i) {
       const float* const xi = x + size_t(i) * size_t(ldx);
-      float v[8];
-      if (run && (reinterpret_cast<uintptr_t>(xi + xc[0]) & 15u) == 0u) {
-        const float4 lo = __ldg(reinterpret_cast<const float4*>(xi + xc[0]));
-        const float4 hi = __ldg(reinterpret_cast<const float4*>(xi + xc[0]) + 1);
-        v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
-      } else {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) v[e] = xc[e] >= 0 ? __ldg(xi + xc[e]) : 0.f;
-      }
-      uint32_t w[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        uint32_t p[1];
-        split_pair<1>(v[2 * e], v[2 * e + 1], p);
-        w[e] = p[0];
-      }
+      const uint4 w = load8_bf16(xi, xc, run && (reinterpret_cast<uintptr_t>(xi + xc[0]) & 15u) == 0u);
       __nv_bfloat16* const row = plane + size_t(plane_row(__ldg(label + i))) * size_t(ld);
-      *reinterpret_cast<uint4*>(row + t0) = make_uint4(w[0], w[1], w[2], w[3]);
+      *reinterpret_cast<uint4*>(row + t0) = w;
     }
   }
   const int64_t gstride = int64_t(gridDim.x) * kThreads, g0 = int64_t(blockIdx.x) * kThreads + threadIdx.x;

@@ -192,23 +192,7 @@ __global__ void __launch_bounds__(kThreads, 1) resident_tc_stream_kernel(const _
       const int* const order0 = order_of(a, 0);
       for (int i = int(threadIdx.x); i < n; i += kThreads) {
         const float* const xi = a.x + size_t(i) * size_t(a.ldx);
-        float v[kT];
-        if (vec) {
-          const float4 v0 = __ldg(reinterpret_cast<const float4*>(xi + col[0]));
-          const float4 v1 = __ldg(reinterpret_cast<const float4*>(xi + col[0] + 4));
-          v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w, v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
-        } else {
-#pragma unroll
-          for (int t = 0; t < kT; ++t) v[t] = col[t] >= 0 ? __ldg(xi + col[t]) : 0.f;
-        }
-        uint32_t p[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          uint32_t one[1];
-          split_pair<1>(v[2 * q], v[2 * q + 1], one);
-          p[q] = one[0];
-        }
-        *reinterpret_cast<uint4*>(base + plane_row(__ldg(label0 + i)) * kRowBytes) = make_uint4(p[0], p[1], p[2], p[3]);
+        *reinterpret_cast<uint4*>(base + plane_row(__ldg(label0 + i)) * kRowBytes) = load8_bf16(xi, col, vec);
         s_dst[i] = uint16_t(destination(a, 0, __ldg(order0 + i)));
       }
       const int* const bcol0 = bcol_of(a, 0);

@@ -29,6 +29,29 @@ __device__ __forceinline__ void split_pair(float a, float b, uint32_t (&p)[kPiec
   }
 }
 
+// Columns col[0..7] of the fp32 row xi (a negative column gives 0) rounded to bf16, one piece, as four pairs: two
+// 16-byte loads where `vec` says the columns are consecutive and 16-byte aligned, else one load a column. (The input
+// conversion of the streamed and the planes kernels.)
+__device__ __forceinline__ uint4 load8_bf16(const float* xi, const int (&col)[8], bool vec) {
+  float v[8];
+  if (vec) {
+    const float4 v0 = __ldg(reinterpret_cast<const float4*>(xi + col[0]));
+    const float4 v1 = __ldg(reinterpret_cast<const float4*>(xi + col[0] + 4));
+    v[0] = v0.x, v[1] = v0.y, v[2] = v0.z, v[3] = v0.w, v[4] = v1.x, v[5] = v1.y, v[6] = v1.z, v[7] = v1.w;
+  } else {
+#pragma unroll
+    for (int t = 0; t < 8; ++t) v[t] = col[t] >= 0 ? __ldg(xi + col[t]) : 0.f;
+  }
+  uint32_t p[4];
+#pragma unroll
+  for (int q = 0; q < 4; ++q) {
+    uint32_t one[1];
+    split_pair<1>(v[2 * q], v[2 * q + 1], one);
+    p[q] = one[0];
+  }
+  return make_uint4(p[0], p[1], p[2], p[3]);
+}
+
 // One piece: the pair a, b (images t, t + 1) through ReLU and the clamp, rounded to bf16: bf16(min(max(x, 0), clamp))
 // as min(max(bf16(x), 0), clamp2) on the rounded pair. Rounding is monotone and commutes with max and min, and 0 is
 // exact, so the bits are the same (a NaN too: bf16 max returns the other operand, like fmaxf), in 3 instructions a
