@@ -22,9 +22,9 @@
 // Live columns: each layer ORs its outputs into a bit per column (alive_out; a column of all-zero outputs is dead, as
 // everywhere in the sparse path) and skips the 8-column tiles whose inputs are all dead. After call layers 1, 2, 4, 8,
 // .. (not the last) the live columns are compacted where that pays (a scan, then a gather into the other plane;
-// planes_scan_kernel says when), so that the work shrinks with the survivors, as the pipeline's refreshes make it. The last layer
-// runs twice, as in the streamed kernel: once for the survivors (from its fp32 outputs), whose list positions and ids
-// a scan then writes in list order, then again to write their fp32 outputs into y.
+// planes_scan_kernel says when), so that the work shrinks with the survivors, as the pipeline's refreshes make it.
+// The last layer runs twice, as in the streamed kernel: once for the survivors (from its fp32 outputs), whose list
+// positions and ids a scan then writes in list order, then again to write their fp32 outputs into y.
 //
 // Per column this is the cluster kernel's arithmetic (the same fragments, MMAs, bias and rounding in the same order),
 // so its outputs are the same bits as a chain of dnn_resident_tc calls over the same layers (tests/test_sparse_tc.cpp).
@@ -602,7 +602,7 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
         cur ^= 1;
         const int done = l + 1;
         if ((done & (done - 1)) == 0 && stage + 1 < kTcPlanesMaxStages) {
-          // the live columns compacted (where enough died): layer l's output gathered into the other plane
+          // the live columns compacted (where it pays): layer l's output gathered into the other plane
           // (the passes at the new span before the next compaction could run: call layers done + 1 .. 2 done, or
           // to the end, where the last layer runs twice)
           const int next = stage + 2 < kTcPlanesMaxStages ? 2 * done : layer_count;
