@@ -94,9 +94,10 @@
 // launched by the host in the timed loop (the default, 0; DriverOptions::tc_graph). --tc-tail 1 (resident path): the
 // resident calls on bf16 tensor cores too, one piece a feature (DriverOptions::tc_tail; with or without --tc-head);
 // past N = 4096 on the library's planes kernels, the resident path then at any width, from the first layer the head
-// allows unless --resident-below says otherwise.
+// allows unless --resident-below says otherwise (without --tc-head: from layer 1, no head graph by default).
 // --head-graph K: the resident path launches its first K layers as one CUDA graph, built before the clock starts
-// (-1, the default: 1 + --widen, or none where --resident-below is given; 0: none; spdnn_gpu.h
+// (-1, the default: 1 + --widen, or none where --resident-below is given or --tc-tail 1 runs past N = 4096; 0: none;
+// spdnn_gpu.h
 // DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.
 // --resident-max-chunk K: the most layers of a resident call (1..1024; 0, the default: 1024); each call after the
 // first runs up to 4 times the layers of the one before (twice until session 41). 96 gives the calls of 96 layers
