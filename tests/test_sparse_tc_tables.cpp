@@ -271,3 +271,36 @@ TEST_CASE("tc survivors' write-out: the float division of items by the live coun
   }
   CHECK(wrong == 0);
 }
+
+// The planes kernels' compaction rule (dnn_resident_tc_planes.cu, session 59): the passes a compaction point serves,
+// and whether its gather pays, on the live counts the H200 runs saw (bench/results/4191a144/ timelines).
+TEST_CASE("tc planes: a compaction's passes and whether its gather pays", "[sparse][tc]") {
+  using jhdnn::sparse::tc_planes_gap;
+  using jhdnn::sparse::tc_planes_gather_pays;
+  constexpr int kStages = 16;
+  // L = 120 from layer 1: after call layers 1, 2, 4, .., 64 the passes before the next point, and to the end (the
+  // last layer twice) after 64
+  CHECK(tc_planes_gap(1, 0, 120, kStages) == 1);
+  CHECK(tc_planes_gap(2, 1, 120, kStages) == 2);
+  CHECK(tc_planes_gap(4, 2, 120, kStages) == 4);
+  CHECK(tc_planes_gap(32, 5, 120, kStages) == 32);
+  CHECK(tc_planes_gap(64, 6, 120, kStages) == 120 - 64 + 1);
+  CHECK(tc_planes_gap(2, 1, 3, kStages) == 2);  // (layers 3 and the last's second pass)
+  CHECK(tc_planes_gap(4, 2, 8, kStages) == 5);  // (2 done = 8 = the end: layers 5-8 and the second pass)
+  // the last point a call has: its span to the end
+  CHECK(tc_planes_gap(1, 0, 11, 2) == 11);
+  CHECK(tc_planes_gap(1 << 14, 14, 20000, kStages) == 20000 - (1 << 14) + 1);
+  // N = 65536 from layer 1: 60000 -> 50850 after layer 1 (one pass before the next point) does not pay, 60000 ->
+  // 32600 after layer 2 (two) does, as does 32600 -> 13600 after layer 4
+  CHECK_FALSE(tc_planes_gather_pays(60000, 50850, 1));
+  CHECK(tc_planes_gather_pays(60000, 32600, 2));
+  CHECK(tc_planes_gather_pays(32600, 13600, 4));
+  // nothing died: no gather; everything died: the gather to an empty span
+  CHECK_FALSE(tc_planes_gather_pays(5000, 5000, 100));
+  CHECK(tc_planes_gather_pays(5000, 0, 1));
+  // late: a sixteenth died, 32 passes left
+  CHECK(tc_planes_gather_pays(1600, 1500, 32));
+  CHECK_FALSE(tc_planes_gather_pays(1600, 1590, 32));
+  // no int overflow on the product
+  CHECK(tc_planes_gather_pays(2000000000, 0, 2000000000) == true);
+}

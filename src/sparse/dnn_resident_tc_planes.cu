@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* ali
   if constexpr (!kCompact) at += slot0;
   if constexpr (kCompact) {
     const int span_in = *ncols_in;
-    if (int64_t(span_in - total) * gap <= int64_t(total)) {  // (block-uniform) the gather would not pay
+    if (!tc_planes_gather_pays(span_in, total, gap)) {  // (block-uniform)
       for (int t = int(threadIdx.x); t < span_in; t += kScanThreads) pos_out[t] = pos[t];
       if (threadIdx.x == 0) {
         *ncols_out = span_in;
@@ -603,10 +603,7 @@ Status dnn_resident_tc_planes(cudaStream_t s, int sms, const TcPlanesTables* tab
         const int done = l + 1;
         if ((done & (done - 1)) == 0 && stage + 1 < kTcPlanesMaxStages) {
           // the live columns compacted (where it pays): layer l's output gathered into the other plane
-          // (the passes at the new span before the next compaction could run: call layers done + 1 .. 2 done, or
-          // to the end, where the last layer runs twice)
-          const int next = stage + 2 < kTcPlanesMaxStages ? 2 * done : layer_count;
-          const int gap = std::min(next, layer_count) - done + (next >= layer_count ? 1 : 0);
+          const int gap = tc_planes_gap(done, stage, layer_count, kTcPlanesMaxStages);
           planes_scan_kernel<true><<<1, kScanThreads, 0, s>>>(alive[l % 3], words, base, pos[cur_pos], src,
                                                               pos[cur_pos ^ 1], ncols + stage + 1, nullptr, 0,
                                                               nullptr, nullptr, nullptr, ncols + stage, phase, gap);

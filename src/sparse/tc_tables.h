@@ -91,4 +91,18 @@ JHDNN_TC_HD inline int tc_cluster_destinations(int lab, int ctas, int classes, c
 // not divisible by ctas, a class read by more than two CTAs, or a CTA reading more than kTcMaxSlots blocks.
 std::string build_tc_cluster_slots(int64_t cols, int ctas, const TcLayerTables& t, TcClusterSlots* s);
 
+// The planes kernels' compactions (dnn_resident_tc_planes.cu): after call layer `done` (1, 2, 4, .., not the last;
+// `stage` compaction points before it, at most `max_stages` - 1 in a call), the passes that would read the columns at
+// the span it leaves before the next point could compact them again: call layers done + 1 .. 2 done, or to the end,
+// where the last layer runs twice.
+JHDNN_TC_HD constexpr int tc_planes_gap(int done, int stage, int layer_count, int max_stages) {
+  const int next = stage + 2 < max_stages ? 2 * done : layer_count;
+  return (next < layer_count ? next : layer_count) - done + (next >= layer_count ? 1 : 0);
+}
+// Whether the gather pays: the columns that died (span_in - live) times the passes that would read them outnumber the
+// survivors it moves (a gather moves a survivor about as a layer does: a read and a write of its 2 bytes a row).
+JHDNN_TC_HD constexpr bool tc_planes_gather_pays(int span_in, int live, int gap) {
+  return int64_t(span_in - live) * gap > int64_t(live);
+}
+
 }  // namespace jhdnn::sparse
