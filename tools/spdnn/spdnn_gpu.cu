@@ -506,6 +506,7 @@ struct InferenceRun {
   const int64_t n;
   const bool tiled;
   const bool image_major;  // JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR: resident calls from layer 1 (resident_loop)
+  const bool tc_planes;    // the tensor-core tail past n = 4096: its calls on the library's planes kernels
   // The features' column capacity: the images, rounded up to whole blocks of 128 in the tiled layout.
   const int64_t ld;
   // The floats of a feature buffer: n x ld, or ld images of image_stride(n) floats in the image-major layout.
@@ -588,6 +589,7 @@ InferenceRun::InferenceRun(jhdnnHandle_t h, const DeviceNetwork& net, int64_t ro
       n(net.width()),
       tiled(layout == JHDNN_SPARSE_DNN_FEATURES_TILED128),
       image_major(layout == JHDNN_SPARSE_DNN_FEATURES_IMAGE_MAJOR),
+      tc_planes(opt.tc_tail && n > kTcTailStreamMaxN),
       ld(tiled ? (rows + 127) / 128 * 128 : rows),
       buffer_floats(size_t(image_major ? image_stride(n) : n) * size_t(ld)),
       layers(net.layers()),
@@ -929,7 +931,7 @@ void InferenceRun::prepare_tc_tail() {
     tc_saved_math.push_back(m);
     JHDNN_CHECK(jhdnnSetSparseMatrixMathType(net.layer(l).desc, JHDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
   }
-  if (n > kTcTailStreamMaxN) {
+  if (tc_planes) {
     // The planes kernels' calls take their planes from the device's current memory pool (stream-ordered): this
     // application keeps what the pool holds across synchronizations for the run, so that the untimed calls below
     // map it once (the largest bound) and the timed ones reuse it; the destructor puts the threshold back and trims.
@@ -941,7 +943,7 @@ void InferenceRun::prepare_tc_tail() {
     CUDA_CHECK(cudaMemPoolSetAttribute(planes_pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
   }
   size_t bytes = 0;
-  if (n > kTcTailStreamMaxN) {
+  if (tc_planes) {
     planes_iota = tc_iota;
     if (planes_iota == nullptr) {
       planes_iota = dalloc<int>(rows, &bytes, &o);
@@ -978,7 +980,6 @@ void InferenceRun::build_head_graph(int resident_below) {
   // the tensor-core tail past n = 4096, whose planes calls run the crowded first layers faster than the fused ones:
   // N = 16384 L = 120 14.43 ms from layer 1 against 16.61 after a head graph, N = 65536 55.68 against 68.47, session
   // 59's spdnn_infer runs, bench/results/d24bb3d3/)
-  const bool tc_planes = opt.tc_tail && n > kTcTailStreamMaxN;
   int k = opt.head_graph_layers >= 0 ? opt.head_graph_layers
           : resident_below >= 0 || tc_planes ? 0
                                              : 1 + widen_layers;
@@ -1049,9 +1050,7 @@ void InferenceRun::resident_loop(int resident_below, int resident_slice,
   for (int l = 1; l <= layers; ++l) descs.push_back(net.layer(l).desc);
   // (the tensor-core tail past n = 4096: its calls from the first layer the head's decision allows, as the planes
   // kernels' late layer at N = 16384 takes 29-32 us against the fused one's ~60, sessions 58-59)
-  const int threshold = resident_below >= 0              ? resident_below
-                        : opt.tc_tail && n > kTcTailStreamMaxN ? int(rows)
-                                                           : resident_auto_threshold();
+  const int threshold = resident_below >= 0 ? resident_below : tc_planes ? int(rows) : resident_auto_threshold();
   const auto t0 = std::chrono::steady_clock::now();
   CUDA_CHECK(cudaEventRecord(e0, s));
   int known = r32;
