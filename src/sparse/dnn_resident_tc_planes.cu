@@ -15,9 +15,9 @@
 // A warp's units are runs of kRun consecutive groups of one chunk, so that the layer's live bits take one atomic a
 // run.
 //
-// A late layer at n = 16384 and 1200 live columns moves ~25 MB from and ~40 MB to DRAM and took 29-32 us on the H200
-// (sessions 58-59, docs/perf-notes.md; 36-41 before the runs of groups below), where the exact graph path's, bound by
-// its FFMA issue, takes ~60.
+// A late layer at n = 16384 and 1200 live columns moves ~28 MB from and ~40 MB to DRAM and took 29-32 us on the H200
+// (ncu timelines, bench/results/d24bb3d3/; 36-41 us before the runs of groups below, session 58), where the exact
+// graph path's, bound by its FFMA issue, takes ~60.
 //
 // Live columns: each layer ORs its outputs into a bit per column (alive_out; a column of all-zero outputs is dead, as
 // everywhere in the sparse path) and skips the 8-column tiles whose inputs are all dead. After call layers 1, 2, 4, 8,
@@ -141,8 +141,9 @@ struct UnitAhead {
 };
 // The unit one ahead: what its compute reads besides its rows (the A fragments, the live columns of its input; kMode
 // 0: the next labels of its rows, kMode 2: its two words' first survivor slots), loaded while the unit before it
-// computes. (The labels are turned into plane rows where they are used: an instruction on a loaded value in the
-// issuing code would wait for the load there; session 59's per-instruction samples.)
+// computes. (The labels are turned into plane rows where they are used, so that no instruction of the issuing code
+// waits for their loads; session 59 measured no gain from it: the wait moved to the unit's end, where the loads of the
+// unit one ahead are still not back.)
 struct UnitNext {
   uint4 af0, af1;
   unsigned live0 = 0u, live1 = 0u;
