@@ -97,8 +97,7 @@
 // allows unless --resident-below says otherwise (without --tc-head: from layer 1, no head graph by default).
 // --head-graph K: the resident path launches its first K layers as one CUDA graph, built before the clock starts
 // (-1, the default: 1 + --widen, or none where --resident-below is given or --tc-tail 1 runs past N = 4096; 0: none;
-// spdnn_gpu.h
-// DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.
+// spdnn_gpu.h DriverOptions::head_graph_layers). Layer K + 1 is then a fused launch too. Results do not depend on it.
 // --resident-max-chunk K: the most layers of a resident call (1..1024; 0, the default: 1024); each call after the
 // first runs up to 4 times the layers of the one before (twice until session 41). 96 gives the calls of 96 layers
 // before session 37. The '#' line gives the host time inside the loop's jhDNN calls, the first resident /
