@@ -330,17 +330,12 @@ __global__ void __launch_bounds__(kThreads) planes_layer_kernel(const __grid_con
   asm volatile("cp.async.wait_all;\n" ::: "memory");  // (no copy outlives the CTA's shared memory)
 }
 
-// The call's input: x's listed columns (rows_in[t], t < count) rounded to bf16 into plane 0 at layer 0's names, zero
-// past the count up to its last chunk; the input's alive words set for t < count, layer 0's output's cleared;
-// pos[t] = t; the live span; the phase 0. A warp takes items of 256 columns (8 a lane, their x columns loaded once)
-// x kGatherRows rows: per row two 16-byte loads where the lane's 8 columns are consecutive in x and aligned (as the
-// first call of a run gives them), else 8 loads, and one 16-byte store. (A lane of the first version moved two
-// columns a row: 8.8 ms at n = 65536 and 60000 columns, 2.7 TB/s; session 59.)
-__global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, int n, int64_t ld, const float* x,
-                                                             int64_t ldx, const int* rows_in, const int* counts,
-                                                             int max_active, __nv_bfloat16* plane, unsigned* alive_in,
-                                                             unsigned* alive0, int* pos, int* ncols, int* phase) {
-  const int count = min(counts[0], max_active);
+// The item loop of the input's conversion and the gathers: a warp takes items of 256 columns (8 a lane) x
+// kGatherRows rows over the chunks that hold `count` columns, so that a lane loads its 8 columns' sources once an item
+// (list[t], -1 from `count` on: the lane writes zeros there) and writes 16 bytes a row: row(i, t0, cols, consecutive)
+// for each row i of the item, t0 the lane's first column, `consecutive` whether cols are 8 consecutive sources.
+template <typename Row>
+__device__ __forceinline__ void planes_items(int n, const int* list, int count, Row row) {
   const int span = (count + kChunk - 1) / kChunk * kChunk;  // (the chunks the layers read: zero past the count)
   const int lane = int(threadIdx.x & 31);
   const int tiles = (span + 255) / 256, row_blocks = (n + kGatherRows - 1) / kGatherRows;
@@ -349,21 +344,34 @@ __global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, i
     const int tile = item % tiles, rb = item / tiles;
     const int t0 = tile * 256 + 8 * lane;
     if (t0 >= span) continue;
-    int xc[8];
-    bool run = true;  // (the 8 columns consecutive in x)
+    int cols[8];
+    bool consecutive = true;
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
-      xc[e] = t0 + e < count ? __ldg(rows_in + t0 + e) : -1;
-      run = run && xc[e] == xc[0] + e;
+      cols[e] = t0 + e < count ? __ldg(list + t0 + e) : -1;
+      consecutive = consecutive && cols[e] == cols[0] + e;
     }
     const int i1 = min(n, (rb + 1) * kGatherRows);
-    for (int i = rb * kGatherRows; i < i1; ++i) {
-      const float* const xi = x + size_t(i) * size_t(ldx);
-      const uint4 w = load8_bf16(xi, xc, run && (reinterpret_cast<uintptr_t>(xi + xc[0]) & 15u) == 0u);
-      __nv_bfloat16* const row = plane + size_t(plane_row(__ldg(label + i))) * size_t(ld);
-      *reinterpret_cast<uint4*>(row + t0) = w;
-    }
+    for (int i = rb * kGatherRows; i < i1; ++i) row(i, t0, cols, consecutive);
   }
+}
+
+// The call's input: x's listed columns (rows_in[t], t < count) rounded to bf16 into plane 0 at layer 0's names, zero
+// past the count up to its last chunk; the input's alive words set for t < count, layer 0's output's cleared;
+// pos[t] = t; the live span; the phase 0. In planes_items' items a lane takes per row two 16-byte loads where its 8
+// columns are consecutive in x and aligned (as the first call of a run gives them), else 8 loads, and one 16-byte
+// store. (A lane of the first version moved two
+// columns a row: 8.8 ms at n = 65536 and 60000 columns, 2.7 TB/s; session 59.)
+__global__ void __launch_bounds__(kThreads) planes_in_kernel(const int* label, int n, int64_t ld, const float* x,
+                                                             int64_t ldx, const int* rows_in, const int* counts,
+                                                             int max_active, __nv_bfloat16* plane, unsigned* alive_in,
+                                                             unsigned* alive0, int* pos, int* ncols, int* phase) {
+  const int count = min(counts[0], max_active);
+  planes_items(n, rows_in, count, [&](int i, int t0, const int (&xc)[8], bool consecutive) {
+    const float* const xi = x + size_t(i) * size_t(ldx);
+    const uint4 w = load8_bf16(xi, xc, consecutive && (reinterpret_cast<uintptr_t>(xi + xc[0]) & 15u) == 0u);
+    *reinterpret_cast<uint4*>(plane + size_t(plane_row(__ldg(label + i))) * size_t(ld) + size_t(t0)) = w;
+  });
   const int64_t gstride = int64_t(gridDim.x) * kThreads, g0 = int64_t(blockIdx.x) * kThreads + threadIdx.x;
   const int words = int(ld / 32);
   for (int64_t w = g0; w < words; w += gstride) {
@@ -472,10 +480,10 @@ __global__ void __launch_bounds__(kScanThreads) planes_scan_kernel(unsigned* ali
 
 // The compaction's gather: column s of the other plane (every row) is column src[s] of the layer's output,
 // planes[cur ^ *phase], s below the new span, zero past it to the span's last chunk; nothing where the scan kept the
-// columns (the span the same). A warp takes items of 256 columns (8 a lane, their sources loaded once) x kGatherRows
-// rows: per row 8 two-byte loads through the L1 (a survivor's neighbours in the source row are mostly on the same
-// lines) and one 16-byte store, where a lane of the first version moved one column a row with a 2-byte load and store
-// (149 us for 3350 columns at n = 16384, session 59's timeline).
+// columns (the span the same). In planes_items' items a lane takes per row 8 two-byte loads through the L1 (a
+// survivor's neighbours in the source row are mostly on the same lines) and one 16-byte store, where a lane of the
+// first version moved one column a row with a 2-byte load and store (149 us for 3350 columns at n = 16384, session
+// 59's timeline).
 __global__ void __launch_bounds__(kThreads) planes_gather_kernel(int n, int64_t ld, const int* ncols_in,
                                                                  const int* ncols, const int* src, __nv_bfloat16* p0,
                                                                  __nv_bfloat16* p1, int cur, const int* phase) {
@@ -483,29 +491,17 @@ __global__ void __launch_bounds__(kThreads) planes_gather_kernel(int n, int64_t 
   if (span == *ncols_in) return;
   const unsigned short* const from = reinterpret_cast<const unsigned short*>((cur ^ *phase) == 0 ? p0 : p1);
   __nv_bfloat16* const to = ((cur ^ *phase) == 0) ? p1 : p0;
-  const int lane = int(threadIdx.x & 31);
-  const int tiles = (span + 255) / 256, row_blocks = (n + kGatherRows - 1) / kGatherRows;
-  const int warps = int(gridDim.x) * kWarps;
-  for (int item = int(blockIdx.x) * kWarps + int(threadIdx.x >> 5); item < tiles * row_blocks; item += warps) {
-    const int tile = item % tiles, rb = item / tiles;
-    const int s0 = tile * 256 + 8 * lane;
-    if (s0 >= (span + kChunk - 1) / kChunk * kChunk) continue;  // (past the span's last chunk: not read)
-    int from_col[8];
+  planes_items(n, src, span, [&](int i, int s0, const int (&from_col)[8], bool) {
+    const unsigned short* const f = from + size_t(i) * size_t(ld);
+    uint32_t w[4];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) from_col[e] = s0 + e < span ? __ldg(src + s0 + e) : -1;
-    const int i1 = min(n, (rb + 1) * kGatherRows);
-    for (int i = rb * kGatherRows; i < i1; ++i) {
-      const unsigned short* const f = from + size_t(i) * size_t(ld);
-      uint32_t w[4];
-#pragma unroll
-      for (int e = 0; e < 8; e += 2) {
-        const uint32_t lo = from_col[e] >= 0 ? __ldg(f + from_col[e]) : 0u;
-        const uint32_t hi = from_col[e + 1] >= 0 ? __ldg(f + from_col[e + 1]) : 0u;
-        w[e / 2] = lo | (hi << 16);
-      }
-      *reinterpret_cast<uint4*>(to + size_t(i) * size_t(ld) + size_t(s0)) = make_uint4(w[0], w[1], w[2], w[3]);
+    for (int e = 0; e < 8; e += 2) {
+      const uint32_t lo = from_col[e] >= 0 ? __ldg(f + from_col[e]) : 0u;
+      const uint32_t hi = from_col[e + 1] >= 0 ? __ldg(f + from_col[e + 1]) : 0u;
+      w[e / 2] = lo | (hi << 16);
     }
-  }
+    *reinterpret_cast<uint4*>(to + size_t(i) * size_t(ld) + size_t(s0)) = make_uint4(w[0], w[1], w[2], w[3]);
+  });
 }
 
 template <class K>
